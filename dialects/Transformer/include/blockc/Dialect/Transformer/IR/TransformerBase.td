@@ -1,0 +1,58 @@
+//===- TransformerBase.td - transformer dialect definition -*- tablegen -*-===//
+//
+// The `transformer` dialect says *what* a transformer block computes. Its ops
+// follow the Hugging Face / PyTorch conventions of the seed reference: weights
+// are stored [out, in] and projections compute y = x W^T (+ b).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef BLOCKC_DIALECT_TRANSFORMER_IR_TRANSFORMERBASE_TD
+#define BLOCKC_DIALECT_TRANSFORMER_IR_TRANSFORMERBASE_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/AttrTypeBase.td"
+
+def Transformer_Dialect : Dialect {
+  let name = "transformer";
+  let cppNamespace = "::blockc::transformer";
+  let summary = "Transformer blocks and their primitive operations";
+  let description = [{
+    The `transformer` dialect expresses transformer blocks (pre-norm Llama /
+    Mistral / Qwen blocks and post-norm 2017 blocks) at two levels:
+
+    * composites: `transformer.block`, `transformer.attention` (the attention
+      sub-layer with its four projections) and `transformer.ffn` (the
+      feed-forward sub-layer, gated or plain);
+    * primitives: `rms_norm`, `layer_norm`, `linear`, `rope`, `sdpa`,
+      `activation` and `residual_add`.
+
+    All ops are value-semantic on ranked tensors. Activations are shaped
+    `[B, T, d]` (B and T may be dynamic); weights are static tensors stored
+    `[out, in]`. The element type is f32, f16 or bf16, and all operands of
+    one op share it.
+  }];
+  let useDefaultAttributePrinterParser = 1;
+}
+
+class Transformer_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Transformer_Dialect, mnemonic, traits>;
+
+//===----------------------------------------------------------------------===//
+// Type constraints
+//===----------------------------------------------------------------------===//
+
+def Transformer_FloatType : AnyTypeOf<[F32, F16, BF16]>;
+
+// Any ranked tensor of a supported float type (activations of primitives).
+def Transformer_Tensor : RankedTensorOf<[F32, F16, BF16]>;
+
+// A statically shaped tensor of a supported float type (weights, biases).
+def Transformer_Weight : StaticShapeTensorOf<[F32, F16, BF16]>;
+
+// Activations of composite ops: [B, T, d].
+def Transformer_Activation : 3DTensorOf<[F32, F16, BF16]>;
+
+// Per-head activations of rope and sdpa: [B, T, H, D].
+def Transformer_HeadTensor : 4DTensorOf<[F32, F16, BF16]>;
+
+#endif // BLOCKC_DIALECT_TRANSFORMER_IR_TRANSFORMERBASE_TD

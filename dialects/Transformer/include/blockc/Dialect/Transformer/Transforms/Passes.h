@@ -1,0 +1,37 @@
+//===- Passes.h - transformer dialect passes --------------------*- C++ -*-===//
+//
+// Declarations generated from Passes.td, and the pattern entry points that
+// pipelines reuse without the pass.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef BLOCKC_DIALECT_TRANSFORMER_TRANSFORMS_PASSES_H
+#define BLOCKC_DIALECT_TRANSFORMER_TRANSFORMS_PASSES_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir {
+class RewritePatternSet;
+} // namespace mlir
+
+namespace blockc::transformer {
+
+#define GEN_PASS_DECL
+#include "blockc/Dialect/Transformer/Transforms/Passes.h.inc"
+
+/// Patterns that rewrite transformer.block into sub-layers, norms and
+/// residual adds.
+void populateDecomposeBlockPatterns(mlir::RewritePatternSet &patterns);
+
+/// Patterns that rewrite transformer.attention and transformer.ffn into
+/// primitive ops.
+void populateDecomposeSubLayerPatterns(mlir::RewritePatternSet &patterns);
+
+#define GEN_PASS_REGISTRATION
+#include "blockc/Dialect/Transformer/Transforms/Passes.h.inc"
+
+} // namespace blockc::transformer
+
+#endif // BLOCKC_DIALECT_TRANSFORMER_TRANSFORMS_PASSES_H

@@ -1,0 +1,54 @@
+//===- Passes.td - transformer dialect passes --------------*- tablegen -*-===//
+//
+// Passes that rewrite within the `transformer` dialect.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef BLOCKC_DIALECT_TRANSFORMER_TRANSFORMS_PASSES_TD
+#define BLOCKC_DIALECT_TRANSFORMER_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def TransformerDecomposePass : Pass<"transformer-decompose"> {
+  let summary = "Decompose composite transformer ops into primitives";
+  let description = [{
+    Rewrites `transformer.block` into norms, `transformer.attention`,
+    `transformer.ffn` and `transformer.residual_add` in pre- or post-norm
+    order; `transformer.attention` into `linear` projections, head reshapes
+    (`tensor.expand_shape` / `tensor.collapse_shape`), `rope` and `sdpa`;
+    and `transformer.ffn` into `linear`, `activation` and, when gated, an
+    elementwise `arith.mulf`. Locations are kept on every new op.
+
+    Before:
+    ```mlir
+    %y = transformer.ffn %x gate(%wg : tensor<128x64xf32>)
+        up(%wu : tensor<128x64xf32>) down(%wd : tensor<64x128xf32>)
+        : tensor<?x?x64xf32>
+    ```
+    After:
+    ```mlir
+    %g = transformer.linear %x, %wg : ... -> tensor<?x?x128xf32>
+    %a = transformer.activation <silu> %g : tensor<?x?x128xf32>
+    %u = transformer.linear %x, %wu : ... -> tensor<?x?x128xf32>
+    %h = arith.mulf %a, %u : tensor<?x?x128xf32>
+    %y = transformer.linear %h, %wd : ... -> tensor<?x?x64xf32>
+    ```
+
+    With `composites=block` only blocks are rewritten (into attention and
+    ffn sub-layers), which is useful to test the block structure alone.
+  }];
+  let options = [
+    Option<"composites", "composites", "std::string", /*default=*/"\"all\"",
+           "Which composites to decompose: 'all' or 'block'">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+  let statistics = [
+    Statistic<"numDecomposed", "num-decomposed",
+              "Number of composite ops decomposed">
+  ];
+}
+
+#endif // BLOCKC_DIALECT_TRANSFORMER_TRANSFORMS_PASSES_TD

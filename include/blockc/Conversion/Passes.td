@@ -1,0 +1,46 @@
+//===- Passes.td - blockc conversion passes ----------------*- tablegen -*-===//
+//
+// Conversions between dialects (CIRCT / upstream style: all conversion
+// passes in one file, one directory per conversion under lib/Conversion).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef BLOCKC_CONVERSION_PASSES_TD
+#define BLOCKC_CONVERSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def ConvertTransformerToLinalgPass : Pass<"convert-transformer-to-linalg"> {
+  let summary = "Lower primitive transformer ops to linalg on tensors";
+  let description = [{
+    Converts `rms_norm`, `layer_norm`, `linear`, `rope`, `sdpa`,
+    `activation` and `residual_add` into `linalg.generic` / `linalg.fill`
+    ops on tensors in destination-passing style (`tensor.empty` inits), with
+    `arith` and `math` bodies. Composite ops must have been decomposed first
+    (`--transformer-decompose`); any transformer op left is an error at its
+    location.
+
+    * norms: a row reduction (sum of squares; mean and biased variance for
+      LayerNorm) and a broadcasting elementwise op;
+    * `linear`: one contraction `[..., n, k]` with W read transposed
+      (`[out, in]` storage), initialised with the broadcast bias or zero;
+    * `rope`: a `[T, D]` cos/sin table computed in f64 (exact angles for long
+      positions), then one elementwise op whose partner element is read
+      through an affine map (`(j + R/2) mod R` or `j xor 1`);
+    * `sdpa`: scores `[B, H, T, S]` with GQA expressed in the key/value
+      indexing maps (`h floordiv (H / H_kv)`, no copy), a masked row max,
+      `exp` of the shifted scores, row sums and a guarded normalisation
+      (masked entries are exactly 0; fully masked rows give 0, not NaN), then
+      the P V contraction.
+
+    Only f32 is lowered today; f16/bf16 ops are reported as unsupported.
+  }];
+  let dependentDialects = [
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect",
+    "::mlir::arith::ArithDialect",
+    "::mlir::math::MathDialect"
+  ];
+}
+
+#endif // BLOCKC_CONVERSION_PASSES_TD

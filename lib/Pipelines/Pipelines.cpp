@@ -1,0 +1,78 @@
+//===- Pipelines.cpp - blockc pass pipelines ------------------------------===//
+//
+// The stages are spelled as textual pipelines of registered passes, so that
+// what a stage runs is exactly what `--dump-pass-pipeline` prints and what a
+// user can paste into `blockc-opt --pass-pipeline=...`.
+//
+//===----------------------------------------------------------------------===//
+
+#include "blockc/Pipelines/Pipelines.h"
+
+#include "mlir/Pass/PassRegistry.h"
+#include "llvm/Support/ErrorHandling.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+
+namespace {
+
+void addTextual(OpPassManager &pm, llvm::StringRef pipeline) {
+  std::string error;
+  llvm::raw_string_ostream os(error);
+  // The pipelines are fixed strings of registered passes: a failure here is
+  // a bug in blockc, not a user error.
+  if (failed(parsePassPipeline(pipeline, pm, os)))
+    llvm::report_fatal_error(llvm::Twine("invalid built-in pipeline: ") +
+                             error);
+}
+
+} // namespace
+
+void blockc::buildLowerToLinalgPipeline(OpPassManager &pm) {
+  addTextual(pm, "transformer-decompose,canonicalize,cse,"
+                 "convert-transformer-to-linalg,"
+                 "convert-elementwise-to-linalg,canonicalize,cse");
+}
+
+void blockc::buildCPUBufferizePipeline(OpPassManager &pm) {
+  addTextual(pm,
+             "one-shot-bufferize{bufferize-function-boundaries "
+             "function-boundary-type-conversion=identity-layout-map},"
+             "buffer-results-to-out-params{hoist-static-allocs=true},"
+             "canonicalize,buffer-deallocation-pipeline,"
+             "convert-linalg-to-loops,canonicalize,cse");
+}
+
+void blockc::buildCPULowerToLLVMPipeline(OpPassManager &pm) {
+  addTextual(pm, "func.func(llvm-request-c-wrappers),"
+                 "convert-scf-to-cf,expand-strided-metadata,lower-affine,"
+                 "finalize-memref-to-llvm,convert-math-to-llvm,"
+                 "convert-math-to-libm,convert-arith-to-llvm,"
+                 "convert-cf-to-llvm,convert-func-to-llvm,"
+                 "convert-index-to-llvm,convert-ub-to-llvm,"
+                 "reconcile-unrealized-casts");
+}
+
+void blockc::buildCPUPipeline(OpPassManager &pm) {
+  buildLowerToLinalgPipeline(pm);
+  buildCPUBufferizePipeline(pm);
+  buildCPULowerToLLVMPipeline(pm);
+}
+
+void blockc::registerBlockcPipelines() {
+  PassPipelineRegistration<>(
+      "blockc-lower-to-linalg-pipeline",
+      "Stage 1: transformer dialect to linalg on tensors",
+      [](OpPassManager &pm) { buildLowerToLinalgPipeline(pm); });
+  PassPipelineRegistration<>(
+      "blockc-cpu-bufferize-pipeline",
+      "Stage 2 (CPU): linalg on tensors to loops on buffers",
+      [](OpPassManager &pm) { buildCPUBufferizePipeline(pm); });
+  PassPipelineRegistration<>(
+      "blockc-cpu-lower-to-llvm-pipeline",
+      "Stage 3 (CPU): loops on buffers to the LLVM dialect",
+      [](OpPassManager &pm) { buildCPULowerToLLVMPipeline(pm); });
+  PassPipelineRegistration<>(
+      "blockc-cpu-pipeline", "All CPU stages: transformer to LLVM dialect",
+      [](OpPassManager &pm) { buildCPUPipeline(pm); });
+}

@@ -1,0 +1,33 @@
+//===- Registration.cpp - register dialects, passes and pipelines ---------===//
+//
+// The single place that decides what every blockc tool can parse and run.
+//
+//===----------------------------------------------------------------------===//
+
+#include "blockc/InitAllDialects.h"
+
+#include "blockc/Conversion/Passes.h"
+#include "blockc/Dialect/Transformer/IR/TransformerDialect.h"
+#include "blockc/Dialect/Transformer/Transforms/Passes.h"
+#include "blockc/Pipelines/Pipelines.h"
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+
+void blockc::registerAllDialects(mlir::DialectRegistry &registry) {
+  registry.insert<blockc::transformer::TransformerDialect>();
+  // The pipelines go through linalg, bufferization, memref, scf, vector,
+  // math and LLVM; registering every upstream dialect with its interface
+  // models keeps blockc-opt able to parse any intermediate stage.
+  mlir::registerAllDialects(registry);
+  mlir::registerAllExtensions(registry);
+}
+
+void blockc::registerAllPasses() {
+  mlir::registerAllPasses();
+  blockc::transformer::registerTransformerPasses();
+  blockc::registerBlockcConversionPasses();
+  blockc::registerBlockcPipelines();
+}

@@ -1,0 +1,1229 @@
+#!/usr/bin/python3
+"""NumPy reference implementation of one transformer block, plus file tools.
+
+This is the independent oracle for blockc: it computes a single decoder block
+(Hugging Face / PyTorch semantics, weights stored [out, in], y = x @ W.T + b)
+in float64 and writes float32 results.  It also generates random configs'
+weights and inputs, compares outputs, and produces deliberately broken
+safetensors / .npy files for negative tests.
+
+Only the Python standard library and NumPy are used (Debian python3-numpy).
+
+Subcommands (run ``blockc_ref.py <cmd> -h`` for details)::
+
+    gen-weights    --config C --seed S -o W.safetensors [--dtype f32|f16|bf16]
+                   [--scale 0.05]
+    gen-input      --config C --seed S --batch B --seq-len T -o x.npy [--rank2]
+    run            --config C --weights W --input x.npy -o ref.npy
+                   [--position-offset N] [--kv-cache K.npy V.npy]
+                   [--save-kv K.npy V.npy] [--dump DIR] [--strict]
+    compare        A.npy B.npy [--tol 1e-4]
+    corrupt        --mode truncate|bad-header-len|bad-json|bad-offsets|
+                   wrong-dtype IN.safetensors -o OUT
+    npy-corrupt    --mode truncate|bad-magic|wrong-dtype IN.npy -o OUT
+    drop-tensor    IN.safetensors NAME -o OUT
+    add-tensor     IN.safetensors NAME --shape 3,4 -o OUT
+    reshape-tensor IN.safetensors NAME --shape 3,4 -o OUT
+    info           FILE.safetensors|FILE.npy
+    selftest
+
+Every error prints ``blockc_ref: error: <message>`` to stderr and exits 1.
+"""
+
+import argparse
+import io
+import json
+import math
+import os
+import struct
+import sys
+
+import numpy as np
+
+
+class RefError(Exception):
+    """A user-facing error: printed to stderr, exit status 1."""
+
+
+# ---------------------------------------------------------------------------
+# Config
+# ---------------------------------------------------------------------------
+
+NORMS = ("rms", "layer")
+PLACEMENTS = ("pre", "post")
+ACTS = ("silu", "gelu", "gelu_tanh", "relu")
+ROPES = ("rotate_half", "interleaved", "none")
+
+
+def _get_int(raw, key, default=None, minimum=1):
+    val = raw.get(key)
+    if val is None:
+        if default is None:
+            raise RefError("config: missing required key '%s'" % key)
+        return default
+    if isinstance(val, bool) or not isinstance(val, int):
+        raise RefError("config: '%s' must be an integer, got %r" % (key, val))
+    if val < minimum:
+        raise RefError("config: '%s' must be >= %d, got %d"
+                       % (key, minimum, val))
+    return val
+
+
+def _get_bool(raw, key, default):
+    val = raw.get(key)
+    if val is None:
+        return default
+    if not isinstance(val, bool):
+        raise RefError("config: '%s' must be true or false, got %r"
+                       % (key, val))
+    return val
+
+
+def _get_num(raw, key, default, positive):
+    val = raw.get(key)
+    if val is None:
+        return float(default)
+    if isinstance(val, bool) or not isinstance(val, (int, float)):
+        raise RefError("config: '%s' must be a number, got %r" % (key, val))
+    val = float(val)
+    if not math.isfinite(val) or val < 0 or (positive and val == 0):
+        raise RefError("config: '%s' must be a finite %s number, got %r"
+                       % (key, "positive" if positive else "non-negative",
+                          val))
+    return val
+
+
+def _get_enum(raw, key, choices, default):
+    val = raw.get(key)
+    if val is None:
+        return default
+    if val not in choices:
+        raise RefError("config: '%s' must be one of %s, got %r"
+                       % (key, ", ".join(choices), val))
+    return val
+
+
+class Config:
+    """Validated block configuration (HF-like JSON keys).
+
+    Required keys: hidden_size, num_attention_heads, intermediate_size.
+    A JSON ``null`` is treated like an absent key (use the default).
+    Unknown keys are ignored.
+    """
+
+    def __init__(self, raw):
+        if not isinstance(raw, dict):
+            raise RefError("config: top level must be a JSON object")
+        self.d = _get_int(raw, "hidden_size")
+        self.n_heads = _get_int(raw, "num_attention_heads")
+        self.n_kv_heads = _get_int(raw, "num_key_value_heads", self.n_heads)
+        if raw.get("head_dim") is None and self.d % self.n_heads != 0:
+            raise RefError("config: hidden_size %d is not divisible by "
+                           "num_attention_heads %d (set head_dim explicitly)"
+                           % (self.d, self.n_heads))
+        self.head_dim = _get_int(raw, "head_dim", self.d // self.n_heads)
+        self.d_ff = _get_int(raw, "intermediate_size")
+        self.norm = _get_enum(raw, "norm", NORMS, "rms")
+        self.norm_placement = _get_enum(raw, "norm_placement", PLACEMENTS,
+                                        "pre")
+        self.norm_eps = _get_num(raw, "norm_eps", 1e-6, positive=False)
+        self.act = _get_enum(raw, "hidden_act", ACTS, "silu")
+        self.gated = _get_bool(raw, "gated", True)
+        self.rope = _get_enum(raw, "rope", ROPES, "rotate_half")
+        self.rope_theta = _get_num(raw, "rope_theta", 10000.0, positive=True)
+        self.attention_bias = _get_bool(raw, "attention_bias", False)
+        self.mlp_bias = _get_bool(raw, "mlp_bias", False)
+        self.causal = _get_bool(raw, "causal", True)
+        self.layer = _get_int(raw, "layer", 0, minimum=0)
+        if self.n_heads % self.n_kv_heads != 0:
+            raise RefError("config: num_attention_heads %d is not a multiple "
+                           "of num_key_value_heads %d"
+                           % (self.n_heads, self.n_kv_heads))
+        if self.rope != "none" and self.head_dim % 2 != 0:
+            raise RefError("config: RoPE needs an even head_dim, got %d"
+                           % self.head_dim)
+
+    @property
+    def prefix(self):
+        return "model.layers.%d." % self.layer
+
+    def expected_shapes(self):
+        """Ordered {tensor name: shape} of the weights the block needs."""
+        p = self.prefix
+        d, hd, kvd, ff = (self.d, self.n_heads * self.head_dim,
+                          self.n_kv_heads * self.head_dim, self.d_ff)
+        shapes = {}
+
+        def norm(name):
+            shapes[p + name + ".weight"] = (d,)
+            if self.norm == "layer":
+                shapes[p + name + ".bias"] = (d,)
+
+        def linear(name, out_f, in_f, bias):
+            shapes[p + name + ".weight"] = (out_f, in_f)
+            if bias:
+                shapes[p + name + ".bias"] = (out_f,)
+
+        norm("input_layernorm")
+        linear("self_attn.q_proj", hd, d, self.attention_bias)
+        linear("self_attn.k_proj", kvd, d, self.attention_bias)
+        linear("self_attn.v_proj", kvd, d, self.attention_bias)
+        linear("self_attn.o_proj", d, hd, self.attention_bias)
+        norm("post_attention_layernorm")
+        if self.gated:
+            linear("mlp.gate_proj", ff, d, self.mlp_bias)
+        linear("mlp.up_proj", ff, d, self.mlp_bias)
+        linear("mlp.down_proj", d, ff, self.mlp_bias)
+        return shapes
+
+
+def load_config(path):
+    try:
+        with open(path, "r", encoding="utf-8") as f:
+            raw = json.load(f)
+    except OSError as e:
+        raise RefError("cannot read config %s: %s" % (path, e.strerror))
+    except (ValueError, UnicodeDecodeError) as e:
+        raise RefError("config %s is not valid JSON: %s" % (path, e))
+    return Config(raw)
+
+
+# ---------------------------------------------------------------------------
+# safetensors
+# ---------------------------------------------------------------------------
+
+# dtype name -> (bytes per element, little-endian numpy storage dtype)
+ST_DTYPES = {"F32": (4, "<f4"), "F16": (2, "<f2"), "BF16": (2, "<u2")}
+CLI_DTYPES = {"f32": "F32", "f16": "F16", "bf16": "BF16"}
+
+
+def f32_to_bf16_bits(x):
+    """float32 array -> uint16 bf16 bit patterns, round to nearest even."""
+    u = np.ascontiguousarray(x, dtype="<f4").view("<u4").astype(np.uint64)
+    rounded = (u + 0x7FFF + ((u >> 16) & 1)) >> 16
+    nan = np.isnan(np.asarray(x, dtype=np.float32))
+    rounded = np.where(nan, (u >> 16) | 0x40, rounded)  # keep NaNs quiet NaN
+    return rounded.astype("<u2")
+
+
+def bf16_bits_to_f32(bits):
+    return (np.asarray(bits, dtype=np.uint32) << 16).astype("<u4").view("<f4")
+
+
+def encode_tensor(values, st_dtype):
+    """float array -> raw little-endian bytes in safetensors dtype."""
+    v = np.asarray(values, dtype=np.float32)
+    if st_dtype == "F32":
+        return v.astype("<f4").tobytes()
+    if st_dtype == "F16":
+        return v.astype("<f2").tobytes()
+    if st_dtype == "BF16":
+        return f32_to_bf16_bits(v).tobytes()
+    raise RefError("unsupported dtype %s" % st_dtype)
+
+
+def decode_tensor(raw, st_dtype, shape):
+    """raw bytes -> float64 array."""
+    _, np_dtype = ST_DTYPES[st_dtype]
+    arr = np.frombuffer(raw, dtype=np_dtype)
+    if st_dtype == "BF16":
+        arr = bf16_bits_to_f32(arr)
+    return arr.astype(np.float64).reshape(shape)
+
+
+def write_safetensors(path, entries, metadata=None):
+    """Write ``entries``: list of (name, dtype, shape, raw bytes), in order.
+
+    The JSON header is padded with spaces to a multiple of 8 bytes, like the
+    reference implementation does.
+    """
+    header = {}
+    if metadata is not None:
+        header["__metadata__"] = metadata
+    offset = 0
+    for name, dtype, shape, raw in entries:
+        header[name] = {"dtype": dtype, "shape": [int(s) for s in shape],
+                        "data_offsets": [offset, offset + len(raw)]}
+        offset += len(raw)
+    hbytes = json.dumps(header, separators=(",", ":")).encode("utf-8")
+    hbytes += b" " * (-len(hbytes) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(hbytes)))
+        f.write(hbytes)
+        for _, _, _, raw in entries:
+            f.write(raw)
+
+
+def _split_safetensors(path):
+    """Return (header dict, data buffer bytes) with only framing checks."""
+    try:
+        with open(path, "rb") as f:
+            blob = f.read()
+    except OSError as e:
+        raise RefError("cannot read %s: %s" % (path, e.strerror))
+    if len(blob) < 8:
+        raise RefError("%s: file too short for a safetensors header (%d bytes)"
+                       % (path, len(blob)))
+    (n,) = struct.unpack("<Q", blob[:8])
+    if n > len(blob) - 8:
+        raise RefError("%s: header length %d exceeds the %d bytes that "
+                       "follow the 8-byte length prefix"
+                       % (path, n, len(blob) - 8))
+    try:
+        header = json.loads(blob[8:8 + n].decode("utf-8"))
+    except (ValueError, UnicodeDecodeError) as e:
+        raise RefError("%s: header is not valid JSON: %s" % (path, e))
+    if not isinstance(header, dict):
+        raise RefError("%s: header must be a JSON object" % path)
+    return header, blob[8 + n:]
+
+
+def read_safetensors_raw(path):
+    """Strictly parse a safetensors file.
+
+    Returns (entries, metadata) where entries is a list of
+    (name, dtype, shape tuple, raw bytes) in data-offset order.
+    Checks: header framing, JSON, dtypes (F32/F16/BF16 only), shapes,
+    byte sizes vs. shapes, and that offsets tile the data buffer exactly
+    (contiguous, non-overlapping, fully covering it), as the official
+    safetensors library does.
+    """
+    header, buf = _split_safetensors(path)
+    metadata = header.pop("__metadata__", None)
+    if metadata is not None and not (
+            isinstance(metadata, dict)
+            and all(isinstance(v, str) for v in metadata.values())):
+        raise RefError("%s: __metadata__ must map strings to strings" % path)
+    entries = []
+    for name, info in header.items():
+        where = "%s: tensor '%s'" % (path, name)
+        if not isinstance(info, dict):
+            raise RefError("%s: entry is not an object" % where)
+        dtype = info.get("dtype")
+        if dtype not in ST_DTYPES:
+            raise RefError("%s: unsupported dtype %r (expected F32, F16 or "
+                           "BF16)" % (where, dtype))
+        shape = info.get("shape")
+        if (not isinstance(shape, list)
+                or not all(isinstance(s, int) and not isinstance(s, bool)
+                           and s >= 0 for s in shape)):
+            raise RefError("%s: bad shape %r" % (where, shape))
+        offs = info.get("data_offsets")
+        if (not isinstance(offs, list) or len(offs) != 2
+                or not all(isinstance(o, int) and not isinstance(o, bool)
+                           for o in offs)):
+            raise RefError("%s: bad data_offsets %r" % (where, offs))
+        begin, end = offs
+        if not 0 <= begin <= end <= len(buf):
+            raise RefError("%s: data_offsets [%d, %d] outside data buffer of "
+                           "%d bytes" % (where, begin, end, len(buf)))
+        nbytes = ST_DTYPES[dtype][0] * int(np.prod(shape, dtype=np.int64))
+        if end - begin != nbytes:
+            raise RefError("%s: data_offsets span %d bytes but %s%s needs %d"
+                           % (where, end - begin, dtype, shape, nbytes))
+        entries.append((name, dtype, tuple(shape), (begin, end)))
+    entries.sort(key=lambda e: e[3])
+    pos = 0
+    for name, _, _, (begin, end) in entries:
+        if begin != pos:
+            raise RefError("%s: tensor '%s' data_offsets [%d, %d] %s"
+                           % (path, name, begin, end,
+                              "overlap another tensor" if begin < pos
+                              else "leave a gap in the data buffer"))
+        pos = end
+    if pos != len(buf):
+        raise RefError("%s: data buffer has %d bytes but tensors cover %d"
+                       % (path, len(buf), pos))
+    out = [(n, dt, sh, buf[b:e]) for n, dt, sh, (b, e) in entries]
+    return out, metadata
+
+
+def load_safetensors(path):
+    """Return {name: float64 array} from a safetensors file."""
+    entries, _ = read_safetensors_raw(path)
+    return {n: decode_tensor(raw, dt, sh) for n, dt, sh, raw in entries}
+
+
+# ---------------------------------------------------------------------------
+# .npy helpers
+# ---------------------------------------------------------------------------
+
+def load_npy(path, what="input"):
+    """Load a float .npy file (no pickles) as float64."""
+    try:
+        arr = np.load(path, allow_pickle=False)
+    except OSError as e:
+        raise RefError("cannot read %s %s: %s" % (what, path,
+                                                   e.strerror or e))
+    except ValueError as e:
+        raise RefError("%s %s is not a valid .npy file: %s" % (what, path, e))
+    if not isinstance(arr, np.ndarray):
+        raise RefError("%s %s is not a single .npy array" % (what, path))
+    if arr.dtype.kind != "f":
+        raise RefError("%s %s has dtype %s, expected a float type"
+                       % (what, path, arr.dtype))
+    return arr.astype(np.float64)
+
+
+def save_npy(path, arr):
+    try:
+        with open(path, "wb") as f:
+            np.save(f, np.ascontiguousarray(arr, dtype="<f4"))
+    except OSError as e:
+        raise RefError("cannot write %s: %s" % (path, e.strerror))
+
+
+# ---------------------------------------------------------------------------
+# Block math (float64)
+# ---------------------------------------------------------------------------
+
+def linear(x, w, b=None):
+    y = x @ w.T
+    return y if b is None else y + b
+
+
+def rms_norm(x, g, eps):
+    inv_rms = 1.0 / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps)
+    return x * inv_rms * g
+
+
+def layer_norm(x, g, b, eps):
+    mu = np.mean(x, axis=-1, keepdims=True)
+    var = np.mean((x - mu) ** 2, axis=-1, keepdims=True)  # biased
+    return (x - mu) / np.sqrt(var + eps) * g + b
+
+
+_erf = np.vectorize(math.erf, otypes=[np.float64])
+
+
+def activation(x, kind):
+    if kind == "silu":
+        return x / (1.0 + np.exp(-x))
+    if kind == "gelu":
+        return 0.5 * x * (1.0 + _erf(x / math.sqrt(2.0)))
+    if kind == "gelu_tanh":
+        return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi)
+                                        * (x + 0.044715 * x ** 3)))
+    if kind == "relu":
+        return np.maximum(x, 0.0)
+    raise RefError("unknown activation %r" % kind)
+
+
+def rope_cos_sin(positions, head_dim, theta):
+    """cos/sin of pos * theta^(-2i/Dh), i < Dh/2; each [T, Dh/2] float64."""
+    i = np.arange(head_dim // 2, dtype=np.float64)
+    inv_freq = theta ** (-2.0 * i / head_dim)
+    ang = np.asarray(positions, dtype=np.float64)[:, None] * inv_freq[None, :]
+    return np.cos(ang), np.sin(ang)
+
+
+def apply_rope(x, positions, theta, mode):
+    """Rotate x [B, T, heads, Dh] at the given T positions."""
+    if mode == "none":
+        return x
+    half = x.shape[-1] // 2
+    cos, sin = rope_cos_sin(positions, x.shape[-1], theta)
+    cos = cos[None, :, None, :]
+    sin = sin[None, :, None, :]
+    if mode == "rotate_half":
+        x1, x2 = x[..., :half], x[..., half:]
+        return np.concatenate([x1 * cos - x2 * sin, x2 * cos + x1 * sin],
+                              axis=-1)
+    if mode == "interleaved":
+        a, b = x[..., 0::2], x[..., 1::2]
+        out = np.empty_like(x)
+        out[..., 0::2] = a * cos - b * sin
+        out[..., 1::2] = a * sin + b * cos
+        return out
+    raise RefError("unknown rope mode %r" % mode)
+
+
+def softmax(s):
+    s = s - np.max(s, axis=-1, keepdims=True)
+    e = np.exp(s)
+    return e / np.sum(e, axis=-1, keepdims=True)
+
+
+def attention(cfg, w, x, position_offset=0, kv_cache=None, dump=None):
+    """Self-attention of x [B, T, d].
+
+    kv_cache: optional (k, v), each [B, S0, H_kv, Dh], keys already rotated.
+    Returns (output [B, T, d], (k_all, v_all) each [B, S0 + T, H_kv, Dh]).
+    """
+    p = cfg.prefix + "self_attn."
+    bsz, t, _ = x.shape
+    h, hkv, dh = cfg.n_heads, cfg.n_kv_heads, cfg.head_dim
+
+    def proj(name):
+        return linear(x, w[p + name + ".weight"], w.get(p + name + ".bias"))
+
+    q = proj("q_proj").reshape(bsz, t, h, dh)
+    k = proj("k_proj").reshape(bsz, t, hkv, dh)
+    v = proj("v_proj").reshape(bsz, t, hkv, dh)
+    pos = position_offset + np.arange(t)
+    q = apply_rope(q, pos, cfg.rope_theta, cfg.rope)
+    k = apply_rope(k, pos, cfg.rope_theta, cfg.rope)
+    if kv_cache is not None:
+        k = np.concatenate([kv_cache[0], k], axis=1)
+        v = np.concatenate([kv_cache[1], v], axis=1)
+    s = k.shape[1]
+
+    kv_of_head = np.arange(h) // (h // hkv)          # repeat_interleave
+    qh = q.transpose(0, 2, 1, 3)                     # [B, H, T, Dh]
+    kh = k[:, :, kv_of_head, :].transpose(0, 2, 1, 3)  # [B, H, S, Dh]
+    vh = v[:, :, kv_of_head, :].transpose(0, 2, 1, 3)
+    scores = (qh @ kh.transpose(0, 1, 3, 2)) * (1.0 / math.sqrt(dh))
+    if cfg.causal:
+        # bottom-right aligned: query i sees keys j <= i + (S - T)
+        hidden = np.arange(s)[None, :] > np.arange(t)[:, None] + (s - t)
+        scores = np.where(hidden, -np.inf, scores)
+    probs = softmax(scores)
+    ctx = (probs @ vh).transpose(0, 2, 1, 3).reshape(bsz, t, h * dh)
+    out = linear(ctx, w[p + "o_proj.weight"], w.get(p + "o_proj.bias"))
+    if dump is not None:
+        dump.update(q_rope=q, k_rope=k, v=v, attn_probs=probs, attn_ctx=ctx,
+                    attn_out=out)
+    return out, (k, v)
+
+
+def ffn(cfg, w, x, dump=None):
+    p = cfg.prefix + "mlp."
+
+    def proj(name, inp):
+        return linear(inp, w[p + name + ".weight"], w.get(p + name + ".bias"))
+
+    up = proj("up_proj", x)
+    if cfg.gated:
+        hmid = activation(proj("gate_proj", x), cfg.act) * up
+    else:
+        hmid = activation(up, cfg.act)
+    out = proj("down_proj", hmid)
+    if dump is not None:
+        dump.update(ffn_hidden=hmid, ffn_out=out)
+    return out
+
+
+def norm(cfg, w, x, which):
+    p = cfg.prefix + which
+    if cfg.norm == "rms":
+        return rms_norm(x, w[p + ".weight"], cfg.norm_eps)
+    return layer_norm(x, w[p + ".weight"], w[p + ".bias"], cfg.norm_eps)
+
+
+def block_forward(cfg, w, x, position_offset=0, kv_cache=None, dump=None):
+    """One transformer block on x [B, T, d] (float64).
+
+    Returns (y [B, T, d], (k_all, v_all)).  If ``dump`` is a dict, named
+    intermediates are stored in it.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    if cfg.norm_placement == "pre":
+        n1 = norm(cfg, w, x, "input_layernorm")
+        a, kv = attention(cfg, w, n1, position_offset, kv_cache, dump)
+        h = x + a
+        n2 = norm(cfg, w, h, "post_attention_layernorm")
+        y = h + ffn(cfg, w, n2, dump)
+    else:
+        n1 = x
+        a, kv = attention(cfg, w, x, position_offset, kv_cache, dump)
+        h = norm(cfg, w, x + a, "input_layernorm")
+        n2 = h
+        y = norm(cfg, w, h + ffn(cfg, w, h, dump), "post_attention_layernorm")
+    if dump is not None:
+        dump.update(attn_in=n1, h=h, ffn_in=n2, y=y)
+    return y, kv
+
+
+def check_weights(cfg, weights, strict=False):
+    """Verify names and shapes; return list of warnings about extras."""
+    expected = cfg.expected_shapes()
+    missing = [n for n in expected if n not in weights]
+    if missing:
+        raise RefError("missing weight tensor(s): %s" % ", ".join(missing))
+    for name, shape in expected.items():
+        got = tuple(weights[name].shape)
+        if got != shape:
+            raise RefError("weight '%s' has shape %s, expected %s"
+                           % (name, list(got), list(shape)))
+    extra = sorted(n for n in weights
+                   if n.startswith(cfg.prefix) and n not in expected)
+    if extra and strict:
+        raise RefError("unexpected weight tensor(s) for layer %d: %s"
+                       % (cfg.layer, ", ".join(extra)))
+    return ["ignoring unexpected tensor '%s'" % n for n in extra]
+
+
+# ---------------------------------------------------------------------------
+# Generators
+# ---------------------------------------------------------------------------
+
+def gen_weights(cfg, seed, scale=0.05):
+    """Random float32 weights {name: array}, deterministic in (cfg, seed).
+
+    Linear weights and biases ~ scale * N(0, 1); norm gains ~ 1 + 0.1 N(0, 1);
+    LayerNorm biases ~ 0.1 N(0, 1).
+    """
+    rng = np.random.default_rng(seed)
+    out = {}
+    for name, shape in cfg.expected_shapes().items():
+        z = rng.standard_normal(shape)
+        if "layernorm" in name:
+            v = 1.0 + 0.1 * z if name.endswith(".weight") else 0.1 * z
+        else:
+            v = scale * z
+        out[name] = v.astype(np.float32)
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Compare
+# ---------------------------------------------------------------------------
+
+def compare_arrays(a, b, tol):
+    """Return (max_abs_err, scale); raise RefError when not within tol."""
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    if a.shape != b.shape:
+        raise RefError("shape mismatch: %s vs %s" % (list(a.shape),
+                                                     list(b.shape)))
+    na, nb = np.isnan(a), np.isnan(b)
+    if na.any() or nb.any():
+        if not np.array_equal(na, nb):
+            idx = np.argwhere(na != nb)[0]
+            raise RefError("NaN mismatch: %d NaN(s) in A, %d in B, first "
+                           "difference at index %s"
+                           % (na.sum(), nb.sum(), tuple(int(i) for i in idx)))
+    ia, ib = np.isinf(a), np.isinf(b)
+    if ia.any() or ib.any():
+        if not (np.array_equal(ia, ib) and np.array_equal(a[ia], b[ib])):
+            raise RefError("infinities differ between A and B")
+    fin = np.isfinite(a) & np.isfinite(b)
+    diff = np.abs(a - b)[fin] if fin.any() else np.zeros(1)
+    err = float(diff.max()) if diff.size else 0.0
+    mb = np.abs(b[np.isfinite(b)])
+    scale = max(1.0, float(mb.max()) if mb.size else 0.0)
+    if err > tol * scale:
+        full = np.where(fin, np.abs(a - b), -1.0)
+        idx = np.unravel_index(int(np.argmax(full)), a.shape)
+        raise RefError("max_abs_err=%.6g scale=%.6g exceeds tol*scale=%.6g "
+                       "at index %s (A=%.9g, B=%.9g)"
+                       % (err, scale, tol * scale, tuple(int(i) for i in idx),
+                          a[idx], b[idx]))
+    return err, scale
+
+
+# ---------------------------------------------------------------------------
+# File manipulation for negative tests
+# ---------------------------------------------------------------------------
+
+def _read_bytes(path):
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError as e:
+        raise RefError("cannot read %s: %s" % (path, e.strerror))
+
+
+def _write_bytes(path, data):
+    try:
+        with open(path, "wb") as f:
+            f.write(data)
+    except OSError as e:
+        raise RefError("cannot write %s: %s" % (path, e.strerror))
+
+
+def _pack_header(header):
+    hb = json.dumps(header, separators=(",", ":")).encode("utf-8")
+    hb += b" " * (-len(hb) % 8)
+    return struct.pack("<Q", len(hb)) + hb
+
+
+def _pick_tensor(header, name):
+    names = [n for n in header if n != "__metadata__"]
+    if not names:
+        raise RefError("file has no tensors")
+    if name is None:
+        return min(names, key=lambda n: header[n]["data_offsets"][0])
+    if name not in header:
+        raise RefError("no tensor named '%s'" % name)
+    return name
+
+
+def corrupt_safetensors(src, dst, mode, tensor=None, header_len=None):
+    """Write a broken copy of a valid safetensors file ``src``.
+
+    truncate:        cut the file in the middle of the data buffer.
+    bad-header-len:  u64 header length larger than the file (or header_len).
+    bad-json:        header JSON made unterminated (same length).
+    bad-offsets:     a tensor's data_offsets moved past the buffer end
+                     (size still consistent with its shape).
+    wrong-dtype:     a tensor's dtype changed to a same-width integer dtype
+                     (F32 -> I32, F16/BF16 -> I16); offsets stay valid.
+    """
+    read_safetensors_raw(src)  # input must be valid
+    blob = _read_bytes(src)
+    (n,) = struct.unpack("<Q", blob[:8])
+    header = json.loads(blob[8:8 + n].decode("utf-8"))
+    buf = blob[8 + n:]
+    if mode == "truncate":
+        keep = 8 + n + len(buf) // 2
+        out = blob[:min(keep, len(blob) - 1)]
+    elif mode == "bad-header-len":
+        val = len(blob) if header_len is None else header_len
+        if not 0 <= val < 2 ** 64:
+            raise RefError("--header-len must fit in a u64")
+        out = struct.pack("<Q", val) + blob[8:]
+    elif mode == "bad-json":
+        hb = bytearray(blob[8:8 + n])
+        last = len(hb.rstrip()) - 1  # the closing '}'
+        hb[last:last + 1] = b" "
+        out = blob[:8] + bytes(hb) + buf
+    elif mode == "bad-offsets":
+        name = _pick_tensor(header, tensor)
+        b, e = header[name]["data_offsets"]
+        header[name]["data_offsets"] = [len(buf), len(buf) + (e - b)]
+        out = _pack_header(header) + buf
+    elif mode == "wrong-dtype":
+        name = _pick_tensor(header, tensor)
+        header[name]["dtype"] = ("I32" if header[name]["dtype"] == "F32"
+                                 else "I16")
+        out = _pack_header(header) + buf
+    else:
+        raise RefError("unknown corrupt mode %r" % mode)
+    _write_bytes(dst, out)
+
+
+def corrupt_npy(src, dst, mode):
+    """Write a broken copy of a valid .npy file.
+
+    truncate:    drop the second half of the data (at least one byte).
+    bad-magic:   '\\x93NUMPY' -> '\\x93NUMPX'.
+    wrong-dtype: header descr changed to a same-width integer type
+                 (e.g. '<f4' -> '<i4'); data untouched.
+    """
+    arr = load_npy(src)  # validates
+    blob = _read_bytes(src)
+    data_len = arr.size * np.load(src, mmap_mode="r").dtype.itemsize
+    hdr_len = len(blob) - data_len
+    if mode == "truncate":
+        out = blob[:hdr_len + data_len // 2] if data_len > 1 \
+            else blob[:len(blob) - 1]
+    elif mode == "bad-magic":
+        out = blob[:5] + b"X" + blob[6:]
+    elif mode == "wrong-dtype":
+        orig = np.load(src, mmap_mode="r")
+        f = io.BytesIO()
+        np.lib.format.write_array_header_1_0(
+            f, {"descr": "<i%d" % orig.dtype.itemsize,
+                "fortran_order": bool(np.isfortran(orig)),
+                "shape": orig.shape})
+        out = f.getvalue() + blob[hdr_len:]
+    else:
+        raise RefError("unknown npy-corrupt mode %r" % mode)
+    _write_bytes(dst, out)
+
+
+def parse_shape(text):
+    text = text.strip()
+    if text in ("", "[]", "()"):
+        return ()
+    try:
+        dims = tuple(int(s) for s in text.strip("[]()").split(","))
+    except ValueError:
+        raise RefError("bad --shape %r (expected e.g. 3,4)" % text)
+    if any(s < 0 for s in dims):
+        raise RefError("bad --shape %r: negative dimension" % text)
+    return dims
+
+
+def edit_safetensors(src, dst, op, name, shape=None, dtype="F32", seed=0):
+    """drop / add / reshape one tensor, writing a valid file."""
+    entries, meta = read_safetensors_raw(src)
+    names = [e[0] for e in entries]
+    if op == "drop":
+        if name not in names:
+            raise RefError("%s has no tensor named '%s'" % (src, name))
+        entries = [e for e in entries if e[0] != name]
+    elif op == "add":
+        if name in names:
+            raise RefError("%s already has a tensor named '%s'" % (src, name))
+        vals = 0.05 * np.random.default_rng(seed).standard_normal(shape)
+        entries.append((name, dtype, shape, encode_tensor(vals, dtype)))
+    elif op == "reshape":
+        if name not in names:
+            raise RefError("%s has no tensor named '%s'" % (src, name))
+        i = names.index(name)
+        n, dt, _, raw = entries[i]
+        width = ST_DTYPES[dt][0]
+        elems = np.frombuffer(raw, dtype="<u%d" % width)
+        count = int(np.prod(shape, dtype=np.int64))
+        # keep the original elements, cycled (np.resize) or cut as needed
+        new = np.resize(elems, count) if elems.size else \
+            np.zeros(count, elems.dtype)
+        entries[i] = (n, dt, shape, new.astype("<u%d" % width).tobytes())
+    else:
+        raise RefError("unknown edit %r" % op)
+    write_safetensors(dst, entries, meta)
+
+
+# ---------------------------------------------------------------------------
+# CLI commands
+# ---------------------------------------------------------------------------
+
+def cmd_gen_weights(args):
+    cfg = load_config(args.config)
+    dtype = CLI_DTYPES[args.dtype]
+    w = gen_weights(cfg, args.seed, args.scale)
+    entries = [(n, dtype, v.shape, encode_tensor(v, dtype))
+               for n, v in w.items()]
+    write_safetensors(args.output, entries, {"format": "pt"})
+
+
+def cmd_gen_input(args):
+    cfg = load_config(args.config)
+    if args.batch < 1 or args.seq_len < 1:
+        raise RefError("--batch and --seq-len must be >= 1")
+    if args.rank2 and args.batch != 1:
+        raise RefError("--rank2 requires --batch 1")
+    rng = np.random.default_rng(args.seed)
+    x = rng.standard_normal((args.batch, args.seq_len, cfg.d))
+    save_npy(args.output, x[0] if args.rank2 else x)
+
+
+def cmd_run(args):
+    cfg = load_config(args.config)
+    weights = load_safetensors(args.weights)
+    for msg in check_weights(cfg, weights, args.strict):
+        print("blockc_ref: warning: %s" % msg, file=sys.stderr)
+    x = load_npy(args.input)
+    if x.ndim not in (2, 3) or x.shape[-1] != cfg.d or 0 in x.shape:
+        raise RefError("input %s has shape %s, expected [B, T, %d] or "
+                       "[T, %d]" % (args.input, list(x.shape), cfg.d, cfg.d))
+    rank2 = x.ndim == 2
+    x3 = x[None] if rank2 else x
+    cache = None
+    if args.kv_cache:
+        want = (x3.shape[0], None, cfg.n_kv_heads, cfg.head_dim)
+        cache = []
+        for path in args.kv_cache:
+            c = load_npy(path, "kv cache")
+            c = c[None] if rank2 and c.ndim == 3 else c
+            if c.ndim != 4 or c.shape[0] != want[0] or c.shape[2:] != want[2:]:
+                raise RefError("kv cache %s has shape %s, expected "
+                               "[%sS, %d, %d]"
+                               % (path, list(c.shape),
+                                  "" if rank2 else "%d, " % want[0],
+                                  cfg.n_kv_heads, cfg.head_dim))
+            cache.append(c)
+        if cache[0].shape != cache[1].shape:
+            raise RefError("kv cache K and V shapes differ")
+    offset = args.position_offset
+    if offset is None:
+        offset = cache[0].shape[1] if cache else 0
+    if offset < 0:
+        raise RefError("--position-offset must be >= 0")
+    dump = {} if args.dump else None
+    y, (k, v) = block_forward(cfg, weights, x3, offset, cache, dump)
+    save_npy(args.output, y[0] if rank2 else y)
+    if args.save_kv:
+        save_npy(args.save_kv[0], k[0] if rank2 else k)
+        save_npy(args.save_kv[1], v[0] if rank2 else v)
+    if dump is not None:
+        os.makedirs(args.dump, exist_ok=True)
+        for name, val in dump.items():
+            save_npy(os.path.join(args.dump, name + ".npy"), val)
+
+
+def cmd_compare(args):
+    a = load_npy(args.a, "array")
+    b = load_npy(args.b, "array")
+    err, scale = compare_arrays(a, b, args.tol)
+    print("max_abs_err=%.6g scale=%.6g ok" % (err, scale))
+
+
+def cmd_corrupt(args):
+    corrupt_safetensors(args.input, args.output, args.mode, args.tensor,
+                        args.header_len)
+
+
+def cmd_npy_corrupt(args):
+    corrupt_npy(args.input, args.output, args.mode)
+
+
+def cmd_drop(args):
+    edit_safetensors(args.input, args.output, "drop", args.name)
+
+
+def cmd_add(args):
+    edit_safetensors(args.input, args.output, "add", args.name,
+                     parse_shape(args.shape), CLI_DTYPES[args.dtype],
+                     args.seed)
+
+
+def cmd_reshape(args):
+    edit_safetensors(args.input, args.output, "reshape", args.name,
+                     parse_shape(args.shape))
+
+
+def cmd_info(args):
+    if args.file.endswith(".npy"):
+        arr = np.load(args.file, mmap_mode="r", allow_pickle=False)
+        print("%s %s" % (arr.dtype.str, list(arr.shape)))
+        return
+    entries, meta = read_safetensors_raw(args.file)
+    if meta:
+        print("__metadata__ %s" % json.dumps(meta))
+    for name, dt, shape, raw in entries:
+        print("%s %s %s" % (name, dt, list(shape)))
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that exits with status 1 on usage errors."""
+
+    def error(self, message):
+        self.print_usage(sys.stderr)
+        print("%s: error: %s" % (self.prog, message), file=sys.stderr)
+        sys.exit(1)
+
+
+def build_parser():
+    ap = _Parser(prog="blockc_ref.py",
+                 description="NumPy reference transformer block and file "
+                             "tools for blockc tests.")
+    sub = ap.add_subparsers(dest="cmd", metavar="COMMAND")
+    sub.required = True
+
+    p = sub.add_parser("gen-weights", help="random weights -> safetensors")
+    p.add_argument("--config", required=True)
+    p.add_argument("--seed", type=int, required=True)
+    p.add_argument("-o", "--output", required=True)
+    p.add_argument("--dtype", choices=sorted(CLI_DTYPES), default="f32")
+    p.add_argument("--scale", type=float, default=0.05,
+                   help="std of linear weights/biases (default 0.05)")
+    p.set_defaults(func=cmd_gen_weights)
+
+    p = sub.add_parser("gen-input", help="random float32 input -> .npy")
+    p.add_argument("--config", required=True)
+    p.add_argument("--seed", type=int, required=True)
+    p.add_argument("--batch", type=int, required=True)
+    p.add_argument("--seq-len", type=int, required=True)
+    p.add_argument("-o", "--output", required=True)
+    p.add_argument("--rank2", action="store_true",
+                   help="write [T, d] (requires --batch 1)")
+    p.set_defaults(func=cmd_gen_input)
+
+    p = sub.add_parser("run", help="compute the block (float64) -> float32")
+    p.add_argument("--config", required=True)
+    p.add_argument("--weights", required=True)
+    p.add_argument("--input", required=True)
+    p.add_argument("-o", "--output", required=True)
+    p.add_argument("--position-offset", type=int, default=None,
+                   help="RoPE position of the first token (default: kv "
+                        "cache length, or 0)")
+    p.add_argument("--kv-cache", nargs=2, metavar=("K.npy", "V.npy"),
+                   help="past keys (post-RoPE) and values, [B, S0, H_kv, Dh]"
+                        " ([S0, H_kv, Dh] for rank-2 input)")
+    p.add_argument("--save-kv", nargs=2, metavar=("K.npy", "V.npy"),
+                   help="write the full key/value cache after this step")
+    p.add_argument("--dump", metavar="DIR",
+                   help="write named float32 intermediates into DIR")
+    p.add_argument("--strict", action="store_true",
+                   help="fail on unexpected tensors under the layer prefix")
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("compare", help="compare two .npy outputs")
+    p.add_argument("a", metavar="A.npy")
+    p.add_argument("b", metavar="B.npy", help="reference (sets the scale)")
+    p.add_argument("--tol", type=float, default=1e-4)
+    p.set_defaults(func=cmd_compare)
+
+    p = sub.add_parser("corrupt", help="broken safetensors for negative tests")
+    p.add_argument("--mode", required=True,
+                   choices=["truncate", "bad-header-len", "bad-json",
+                            "bad-offsets", "wrong-dtype"])
+    p.add_argument("input", metavar="IN.safetensors")
+    p.add_argument("-o", "--output", required=True)
+    p.add_argument("--tensor", help="tensor for bad-offsets/wrong-dtype "
+                                    "(default: first in the buffer)")
+    p.add_argument("--header-len", type=int,
+                   help="value for bad-header-len (default: file size)")
+    p.set_defaults(func=cmd_corrupt)
+
+    p = sub.add_parser("npy-corrupt", help="broken .npy for negative tests")
+    p.add_argument("--mode", required=True,
+                   choices=["truncate", "bad-magic", "wrong-dtype"])
+    p.add_argument("input", metavar="IN.npy")
+    p.add_argument("-o", "--output", required=True)
+    p.set_defaults(func=cmd_npy_corrupt)
+
+    p = sub.add_parser("drop-tensor", help="remove one tensor")
+    p.add_argument("input", metavar="IN.safetensors")
+    p.add_argument("name")
+    p.add_argument("-o", "--output", required=True)
+    p.set_defaults(func=cmd_drop)
+
+    p = sub.add_parser("add-tensor", help="add one random tensor")
+    p.add_argument("input", metavar="IN.safetensors")
+    p.add_argument("name")
+    p.add_argument("--shape", required=True, help="e.g. 3,4")
+    p.add_argument("--dtype", choices=sorted(CLI_DTYPES), default="f32")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("-o", "--output", required=True)
+    p.set_defaults(func=cmd_add)
+
+    p = sub.add_parser("reshape-tensor",
+                       help="give one tensor a new shape (data cycled/cut)")
+    p.add_argument("input", metavar="IN.safetensors")
+    p.add_argument("name")
+    p.add_argument("--shape", required=True, help="e.g. 3,4")
+    p.add_argument("-o", "--output", required=True)
+    p.set_defaults(func=cmd_reshape)
+
+    p = sub.add_parser("info", help="list tensors / npy shape")
+    p.add_argument("file")
+    p.set_defaults(func=cmd_info)
+
+    p = sub.add_parser("selftest", help="run internal consistency checks")
+    p.set_defaults(func=cmd_selftest)
+    return ap
+
+
+# ---------------------------------------------------------------------------
+# Self test
+# ---------------------------------------------------------------------------
+
+def _loop_block(cfg, w, x, offset=0):
+    """Slow per-token/per-head loop version of the pre-norm block, used only
+    to cross-check the vectorised code (rope, GQA mapping, mask)."""
+    p = cfg.prefix
+    bsz, t, _ = x.shape
+    dh, grp = cfg.head_dim, cfg.n_heads // cfg.n_kv_heads
+    y = np.zeros_like(x)
+
+    def nrm(v, which):
+        g = w[p + which + ".weight"]
+        if cfg.norm == "rms":
+            return v / math.sqrt(sum(e * e for e in v) / len(v)
+                                 + cfg.norm_eps) * g
+        mu = sum(v) / len(v)
+        var = sum((e - mu) ** 2 for e in v) / len(v)
+        return (v - mu) / math.sqrt(var + cfg.norm_eps) * g \
+            + w[p + which + ".bias"]
+
+    def rot(vec, pos):
+        out = vec.copy()
+        for i in range(dh // 2):
+            ang = pos * cfg.rope_theta ** (-2.0 * i / dh)
+            c, s = math.cos(ang), math.sin(ang)
+            if cfg.rope == "rotate_half":
+                a, b, ia, ib = vec[i], vec[i + dh // 2], i, i + dh // 2
+            elif cfg.rope == "interleaved":
+                a, b, ia, ib = vec[2 * i], vec[2 * i + 1], 2 * i, 2 * i + 1
+            else:
+                return out
+            out[ia], out[ib] = a * c - b * s, a * s + b * c
+        return out
+
+    def lin(name, v):
+        wt, b = w[p + name + ".weight"], w.get(p + name + ".bias")
+        r = np.array([sum(wt[o, i] * v[i] for i in range(len(v)))
+                      for o in range(wt.shape[0])])
+        return r if b is None else r + b
+
+    for bi in range(bsz):
+        n1 = [nrm(x[bi, ti], "input_layernorm") for ti in range(t)]
+        qs = [lin("self_attn.q_proj", n) for n in n1]
+        ks = [lin("self_attn.k_proj", n) for n in n1]
+        vs = [lin("self_attn.v_proj", n) for n in n1]
+        for ti in range(t):
+            ctx = []
+            for hh in range(cfg.n_heads):
+                kvh = hh // grp
+                q = rot(qs[ti][hh * dh:(hh + 1) * dh], offset + ti)
+                js = range(ti + 1) if cfg.causal else range(t)
+                sc = []
+                for j in js:
+                    k = rot(ks[j][kvh * dh:(kvh + 1) * dh], offset + j)
+                    sc.append(sum(q[i] * k[i] for i in range(dh))
+                              / math.sqrt(dh))
+                m = max(sc)
+                e = [math.exp(s - m) for s in sc]
+                z = sum(e)
+                o = np.zeros(dh)
+                for pj, j in zip(e, js):
+                    o += pj / z * vs[j][kvh * dh:(kvh + 1) * dh]
+                ctx.extend(o)
+            h = x[bi, ti] + lin("self_attn.o_proj", np.array(ctx))
+            n2 = nrm(h, "post_attention_layernorm")
+            up = lin("mlp.up_proj", n2)
+            if cfg.gated:
+                mid = activation(lin("mlp.gate_proj", n2), cfg.act) * up
+            else:
+                mid = activation(up, cfg.act)
+            y[bi, ti] = h + lin("mlp.down_proj", mid)
+    return y
+
+
+def cmd_selftest(args):
+    import tempfile
+    failures = []
+
+    def check(cond, what):
+        print("%s %s" % ("ok  " if cond else "FAIL", what))
+        if not cond:
+            failures.append(what)
+
+    def expect_error(fn, what):
+        try:
+            fn()
+        except RefError as e:
+            check(True, "%s -> %s" % (what, e))
+            return
+        check(False, what + " (no error raised)")
+
+    # bf16 rounding: ties to even, NaN/inf preserved, overflow -> inf
+    one = np.float32(1.0)
+    vals = np.array([1.0 + 2.0 ** -8, 1.0 + 3 * 2.0 ** -8, -2.5, np.inf,
+                     np.nan, 3.4e38], dtype=np.float32)
+    back = bf16_bits_to_f32(f32_to_bf16_bits(vals))
+    check(back[0] == one and back[1] == np.float32(1 + 2.0 ** -6)
+          and back[2] == -2.5 and np.isposinf(back[3]) and np.isnan(back[4])
+          and np.isposinf(back[5]), "bf16 round-to-nearest-even")
+
+    base = {"hidden_size": 24, "num_attention_heads": 4,
+            "num_key_value_heads": 2, "intermediate_size": 40}
+    variants = [
+        {},
+        {"rope": "interleaved", "num_key_value_heads": 1},
+        {"rope": "none", "causal": False, "gated": False,
+         "hidden_act": "gelu"},
+        {"norm": "layer", "attention_bias": True, "mlp_bias": True,
+         "hidden_act": "gelu_tanh", "layer": 3},
+        {"hidden_act": "relu", "num_key_value_heads": 4, "head_dim": 8,
+         "rope_theta": 500000.0},
+    ]
+    rng = np.random.default_rng(1)
+    with tempfile.TemporaryDirectory() as tmp:
+        for vi, extra in enumerate(variants):
+            cfg = Config(dict(base, **extra))
+            w = {k: v.astype(np.float64) for k, v in
+                 gen_weights(cfg, vi, 0.2).items()}
+            x = rng.standard_normal((2, 5, cfg.d))
+            y, _ = block_forward(cfg, w, x, 3)
+            ref = _loop_block(cfg, w, x, 3)
+            err = float(np.abs(y - ref).max())
+            check(err < 1e-12, "variant %d %s: vectorised vs loop err %.2e"
+                  % (vi, extra, err))
+            # kv cache: prefix + cached step == full sequence
+            full, _ = block_forward(cfg, w, x)
+            _, kv = block_forward(cfg, w, x[:, :3])
+            part, _ = block_forward(cfg, w, x[:, 3:], 3, kv)
+            err = float(np.abs(full[:, 3:] - part).max())
+            check(err < 1e-12, "variant %d: kv-cache step err %.2e"
+                  % (vi, err))
+            # causality: changing the last token leaves earlier ones alone
+            x2 = x.copy()
+            x2[:, -1] += 1.0
+            y2, _ = block_forward(cfg, w, x2)
+            same = np.abs(y2[:, :-1] - full[:, :-1]).max() < 1e-14
+            check(same == cfg.causal, "variant %d: causal=%s respected"
+                  % (vi, cfg.causal))
+            # post-norm runs and differs from pre-norm
+            cpost = Config(dict(base, norm_placement="post", **extra))
+            yp, _ = block_forward(cpost, w, x)
+            check(np.isfinite(yp).all() and np.abs(yp - full).max() > 1e-3,
+                  "variant %d: post-norm differs from pre-norm" % vi)
+
+        # RoPE is relative: without a cache, the offset cancels out
+        cfg = Config(base)
+        w = gen_weights(cfg, 7, 0.2)
+        x = rng.standard_normal((1, 6, cfg.d))
+        a, _ = block_forward(cfg, w, x, 0)
+        b, _ = block_forward(cfg, w, x, 1000)
+        check(np.abs(a - b).max() < 1e-9,
+              "RoPE offset invariance %.2e" % np.abs(a - b).max())
+        # post-norm semantics spelled out
+        cp = Config(dict(base, norm_placement="post", norm="layer"))
+        wp = {k: v.astype(np.float64) for k, v in gen_weights(cp, 3).items()}
+        yp, _ = block_forward(cp, wp, x)
+        at, _ = attention(cp, wp, x)
+        hh = layer_norm(x + at, wp[cp.prefix + "input_layernorm.weight"],
+                        wp[cp.prefix + "input_layernorm.bias"], cp.norm_eps)
+        ex = layer_norm(hh + ffn(cp, wp, hh),
+                        wp[cp.prefix + "post_attention_layernorm.weight"],
+                        wp[cp.prefix + "post_attention_layernorm.bias"],
+                        cp.norm_eps)
+        check(np.abs(yp - ex).max() == 0.0, "post-norm formula")
+
+        # safetensors round trips and negative files
+        path = os.path.join(tmp, "w.safetensors")
+        for dt in ("F32", "F16", "BF16"):
+            write_safetensors(path, [(n, dt, v.shape, encode_tensor(v, dt))
+                                     for n, v in w.items()])
+            got = load_safetensors(path)
+            tol = {"F32": 0, "F16": 1e-3, "BF16": 8e-3}[dt]
+            err = max(float(np.abs(got[n] - w[n]).max()) for n in w)
+            check(set(got) == set(w) and err <= tol,
+                  "safetensors %s round trip err %.2e" % (dt, err))
+        write_safetensors(path, [(n, "F32", v.shape, encode_tensor(v, "F32"))
+                                 for n, v in w.items()], {"format": "pt"})
+        bad = os.path.join(tmp, "bad.safetensors")
+        for mode in ("truncate", "bad-header-len", "bad-json", "bad-offsets",
+                     "wrong-dtype"):
+            corrupt_safetensors(path, bad, mode)
+            expect_error(lambda: load_safetensors(bad), "corrupt " + mode)
+        corrupt_safetensors(path, bad, "bad-header-len",
+                            header_len=2 ** 64 - 1)
+        expect_error(lambda: load_safetensors(bad), "header len 2^64-1")
+        qn = cfg.prefix + "self_attn.q_proj.weight"
+        edit_safetensors(path, bad, "drop", qn)
+        expect_error(lambda: check_weights(cfg, load_safetensors(bad)),
+                     "drop-tensor")
+        edit_safetensors(path, bad, "reshape", qn, (cfg.d + 1, cfg.d))
+        expect_error(lambda: check_weights(cfg, load_safetensors(bad)),
+                     "reshape-tensor")
+        edit_safetensors(path, bad, "add", cfg.prefix + "extra.weight", (3,))
+        check(len(check_weights(cfg, load_safetensors(bad))) == 1,
+              "add-tensor warns")
+        expect_error(lambda: check_weights(cfg, load_safetensors(bad), True),
+                     "add-tensor --strict")
+
+        npy = os.path.join(tmp, "x.npy")
+        save_npy(npy, x)
+        for mode in ("truncate", "bad-magic", "wrong-dtype"):
+            corrupt_npy(npy, bad, mode)
+            expect_error(lambda: load_npy(bad), "npy-corrupt " + mode)
+
+    # compare
+    a = np.array([1.0, 2.0, np.nan])
+    expect_error(lambda: compare_arrays(a, np.array([1.0, 2.0, 3.0]), 1e-4),
+                 "compare NaN mismatch")
+    check(compare_arrays(a, a + 1e-5, 1e-4)[0] <= 1.1e-5,
+          "compare NaN at same places")
+    expect_error(lambda: compare_arrays(np.zeros(3), np.zeros(4), 1e-4),
+                 "compare shape mismatch")
+    check(compare_arrays(np.array([500.04]), np.array([500.0]), 1e-4)[1]
+          == 500.0, "compare relative scale")
+    expect_error(lambda: compare_arrays(np.array([0.0002]), np.array([0.0]),
+                                        1e-4), "compare absolute floor")
+
+    if failures:
+        raise RefError("%d selftest check(s) failed" % len(failures))
+    print("selftest: all checks passed")
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+    try:
+        args.func(args)
+    except RefError as e:
+        print("blockc_ref: error: %s" % e, file=sys.stderr)
+        return 1
+    except (OSError, ValueError, MemoryError) as e:
+        print("blockc_ref: error: %s" % e, file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
