@@ -44,7 +44,7 @@ void blockc::buildCPUBufferizePipeline(OpPassManager &pm) {
 }
 
 void blockc::buildCPULowerToLLVMPipeline(OpPassManager &pm) {
-  addTextual(pm, "func.func(llvm-request-c-wrappers),"
+  addTextual(pm, "transformer-strip-metadata,func.func(llvm-request-c-wrappers),"
                  "convert-scf-to-cf,expand-strided-metadata,lower-affine,"
                  "finalize-memref-to-llvm,convert-math-to-llvm,"
                  "convert-math-to-libm,convert-arith-to-llvm,"

@@ -28,3 +28,32 @@ void TransformerDialect::initialize() {
 #include "blockc/Dialect/Transformer/IR/TransformerAttrs.cpp.inc"
       >();
 }
+
+LogicalResult TransformerDialect::verifyRegionArgAttribute(
+    Operation *op, unsigned regionIndex, unsigned argIndex,
+    NamedAttribute attr) {
+  if (attr.getName() == kWeightNameAttr) {
+    auto name = dyn_cast<StringAttr>(attr.getValue());
+    if (!name || name.getValue().empty())
+      return op->emitError() << "'" << kWeightNameAttr
+                             << "' on argument #" << argIndex
+                             << " must be a non-empty string";
+    return success();
+  }
+  return op->emitError() << "unknown transformer argument attribute '"
+                         << attr.getName() << "'";
+}
+
+LogicalResult
+TransformerDialect::verifyOperationAttribute(Operation *op,
+                                             NamedAttribute attr) {
+  if (attr.getName() == kLayerAttr) {
+    auto layer = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!layer || layer.getValue().isNegative())
+      return op->emitError() << "'" << kLayerAttr
+                             << "' must be a non-negative integer";
+    return success();
+  }
+  return op->emitError() << "unknown transformer attribute '"
+                         << attr.getName() << "'";
+}

@@ -32,6 +32,14 @@ def Transformer_Dialect : Dialect {
     one op share it.
   }];
   let useDefaultAttributePrinterParser = 1;
+  // `transformer.weight_name` on function arguments and `transformer.layer`
+  // on blocks bind weights to tensor names (see ModelSignature.h).
+  let hasRegionArgAttrVerify = 1;
+  let hasOperationAttrVerify = 1;
+  let extraClassDeclaration = [{
+    static constexpr ::llvm::StringLiteral kWeightNameAttr = "transformer.weight_name";
+    static constexpr ::llvm::StringLiteral kLayerAttr = "transformer.layer";
+  }];
 }
 
 class Transformer_Op<string mnemonic, list<Trait> traits = []>

@@ -51,4 +51,16 @@ def TransformerDecomposePass : Pass<"transformer-decompose"> {
   ];
 }
 
+def TransformerStripMetadataPass
+    : Pass<"transformer-strip-metadata", "::mlir::ModuleOp"> {
+  let summary = "Remove transformer.* binding attributes before translation";
+  let description = [{
+    `transformer.weight_name` (function arguments) and `transformer.layer`
+    (ops) bind weights to tensor names for the drivers. They carry no
+    semantics for code generation and LLVM translation warns about unknown
+    argument attributes, so the CPU pipeline drops them before lowering to
+    the LLVM dialect.
+  }];
+}
+
 #endif // BLOCKC_DIALECT_TRANSFORMER_TRANSFORMS_PASSES_TD

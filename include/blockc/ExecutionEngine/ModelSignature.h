@@ -1,0 +1,68 @@
+//===- ModelSignature.h - entry point and weight binding --------*- C++ -*-===//
+//
+// A blockc model is a func.func whose first argument is the activation
+// [B, T, d], whose other arguments are weights, and whose single result is
+// the output [B, T, d]. This analysis finds the entry function, binds every
+// weight argument to a tensor name, and collects the block configuration
+// needed to count FLOPs.
+//
+// Weight names: an argument attribute `transformer.weight_name = "..."`
+// wins; otherwise an argument used as an operand of a transformer.block gets
+// the Hugging Face Llama name of that operand under the prefix
+// "model.layers.<L>." (L from the block's `transformer.layer` attribute,
+// default 0).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef BLOCKC_EXECUTIONENGINE_MODELSIGNATURE_H
+#define BLOCKC_EXECUTIONENGINE_MODELSIGNATURE_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/Support/LLVM.h"
+
+#include <string>
+#include <vector>
+
+namespace blockc {
+
+struct ModelArgument {
+  unsigned index = 0;
+  /// "input" for the activation, else the block operand role ("w_q", ...)
+  /// or "weight" for an argument bound only by its attribute.
+  std::string role;
+  /// The safetensors tensor name (weights only).
+  std::string weightName;
+  mlir::RankedTensorType type;
+};
+
+struct BlockConfig {
+  int64_t modelDim = 0, numHeads = 0, numKVHeads = 0, headDim = 0, dff = 0;
+  bool gated = false;
+};
+
+struct ModelSignature {
+  std::string funcName;
+  std::vector<ModelArgument> args; // args[0] is the activation input
+  mlir::RankedTensorType resultType;
+  std::vector<BlockConfig> blocks;
+
+  /// FLOPs of one forward pass over [batch, seqLen]: 2 per weight per token
+  /// for every projection, plus 4 T^2 H D per batch for attention (the full
+  /// square, as executed); elementwise work is not counted.
+  double flops(int64_t batch, int64_t seqLen) const;
+};
+
+/// Analyzes `module` (transformer-level IR). `entry` names the function;
+/// when empty, "forward" or else the only function is used. Errors are
+/// emitted as diagnostics at the offending location.
+mlir::FailureOr<ModelSignature> analyzeModel(mlir::ModuleOp module,
+                                             llvm::StringRef entry);
+
+/// The default Hugging Face name suffix of a block operand role, e.g.
+/// "w_q" -> "self_attn.q_proj.weight"; empty for an unknown role.
+llvm::StringRef getDefaultWeightSuffix(llvm::StringRef role);
+
+} // namespace blockc
+
+#endif // BLOCKC_EXECUTIONENGINE_MODELSIGNATURE_H

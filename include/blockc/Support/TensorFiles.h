@@ -1,0 +1,80 @@
+//===- TensorFiles.h - safetensors and .npy readers/writers -----*- C++ -*-===//
+//
+// Host-side tensor files used by blockc-run: safetensors weights (f32, f16
+// and bf16, converted to f32 on load) and NumPy .npy activations (f32, C
+// order). Every reader validates sizes and offsets against the file before
+// touching data and reports errors that name the file (and tensor).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef BLOCKC_SUPPORT_TENSORFILES_H
+#define BLOCKC_SUPPORT_TENSORFILES_H
+
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace blockc {
+
+/// A dense, row-major f32 tensor on the host.
+struct HostTensor {
+  std::vector<int64_t> shape;
+  std::vector<float> data;
+
+  int64_t numElements() const;
+};
+
+/// Formats a shape as "[2, 7, 64]".
+std::string formatShape(const std::vector<int64_t> &shape);
+
+/// A validated safetensors file, mapped in memory.
+class SafeTensorsFile {
+public:
+  struct Entry {
+    std::string dtype; // "F32", "F16" or "BF16"
+    std::vector<int64_t> shape;
+    uint64_t begin = 0, end = 0; // offsets in the data buffer
+  };
+
+  /// Opens and validates `path`: header length, JSON header, dtypes, shapes
+  /// and offsets (inside the file, consistent with shape and dtype).
+  static llvm::Expected<SafeTensorsFile> open(llvm::StringRef path);
+
+  const std::string &getPath() const { return path; }
+  const llvm::StringMap<Entry> &getEntries() const { return entries; }
+
+  /// Loads tensor `name` converted to f32.
+  llvm::Expected<HostTensor> load(llvm::StringRef name) const;
+
+private:
+  std::string path;
+  std::unique_ptr<llvm::MemoryBuffer> buffer;
+  uint64_t dataStart = 0;
+  llvm::StringMap<Entry> entries;
+};
+
+/// Reads an f32 C-order .npy file.
+llvm::Expected<HostTensor> readNpy(llvm::StringRef path);
+
+/// Writes `tensor` as an f32 .npy file atomically: the data goes to a
+/// temporary file in the same directory that is renamed over `path`, so a
+/// failure never leaves a partial file.
+llvm::Error writeNpy(llvm::StringRef path, const HostTensor &tensor);
+
+/// Checks up front that `path` can be created (its directory exists and is
+/// writable), without creating it.
+llvm::Error checkWritable(llvm::StringRef path);
+
+/// IEEE half and bfloat16 to float conversions.
+float halfToFloat(uint16_t bits);
+float bfloat16ToFloat(uint16_t bits);
+
+} // namespace blockc
+
+#endif // BLOCKC_SUPPORT_TENSORFILES_H

@@ -1,0 +1,48 @@
+//===- CPU.h - LLVM IR, assembly and object emission for the host -*- C++ -*-=//
+//
+// Translation of the LLVM-dialect module produced by the CPU pipeline to
+// LLVM IR, host assembly and host object files, plus the C header that
+// declares the entry point of an object file.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef BLOCKC_TARGET_CPU_H
+#define BLOCKC_TARGET_CPU_H
+
+#include "blockc/ExecutionEngine/ModelSignature.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/CodeGen.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Target/TargetMachine.h"
+
+#include <memory>
+#include <string>
+
+namespace blockc {
+
+/// A target machine for the host CPU and its features (AVX-512 when
+/// present).
+llvm::Expected<std::unique_ptr<llvm::TargetMachine>> createHostTargetMachine();
+
+/// Translates an LLVM-dialect module to LLVM IR for `tm` and optimises it at
+/// `optLevel` (0-3).
+llvm::Expected<std::unique_ptr<llvm::Module>>
+translateToLLVMIR(mlir::ModuleOp module, llvm::LLVMContext &llvmContext,
+                  llvm::TargetMachine &tm, unsigned optLevel);
+
+/// Emits assembly or an object file for `llvmModule`.
+llvm::Error emitMachineCode(llvm::Module &llvmModule, llvm::TargetMachine &tm,
+                            llvm::CodeGenFileType kind,
+                            llvm::raw_pwrite_stream &os);
+
+/// The C header declaring `_mlir_ciface_<entry>` and the memref descriptor
+/// structs it takes, with the weight names and shapes as comments.
+std::string emitCHeader(const ModelSignature &signature,
+                        llvm::StringRef headerName);
+
+} // namespace blockc
+
+#endif // BLOCKC_TARGET_CPU_H

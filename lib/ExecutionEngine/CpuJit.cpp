@@ -1,0 +1,149 @@
+//===- CpuJit.cpp - compile and run a model on the host CPU ---------------===//
+//
+// The entry function is called through its C interface
+// (_mlir_ciface_<name>, requested by the CPU pipeline), whose arguments are
+// pointers to memref descriptors: {allocated, aligned, offset, sizes[R],
+// strides[R]}, all 8-byte fields. After buffer-results-to-out-params the
+// result is a trailing out-parameter.
+//
+//===----------------------------------------------------------------------===//
+
+#include "blockc/ExecutionEngine/CpuJit.h"
+#include "blockc/Pipelines/Pipelines.h"
+
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/TargetSelect.h"
+
+#include <cstdlib>
+
+using namespace mlir;
+using namespace blockc;
+using llvm::Error;
+using llvm::Expected;
+
+namespace {
+
+Error makeError(const Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+/// A memref descriptor laid out as the C interface expects.
+std::vector<int64_t> makeDescriptor(const HostTensor &t) {
+  size_t rank = t.shape.size();
+  std::vector<int64_t> desc(3 + 2 * rank);
+  auto ptr = reinterpret_cast<int64_t>(const_cast<float *>(t.data.data()));
+  desc[0] = ptr;
+  desc[1] = ptr;
+  desc[2] = 0;
+  int64_t stride = 1;
+  for (size_t i = rank; i-- > 0;) {
+    desc[3 + i] = t.shape[i];
+    desc[3 + rank + i] = stride;
+    stride *= t.shape[i];
+  }
+  return desc;
+}
+
+} // namespace
+
+Expected<std::unique_ptr<CpuJit>> CpuJit::compile(ModuleOp module,
+                                                  const ModelSignature &sig,
+                                                  unsigned optLevel) {
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  MLIRContext *ctx = module.getContext();
+  registerBuiltinDialectTranslation(*ctx);
+  registerLLVMDialectTranslation(*ctx);
+
+  OwningOpRef<ModuleOp> lowered = module.clone();
+  PassManager pm(ctx, ModuleOp::getOperationName());
+  if (failed(applyPassManagerCLOptions(pm)))
+    return makeError("invalid pass manager options");
+  buildCPUPipeline(pm);
+  if (failed(pm.run(*lowered)))
+    return makeError("lowering to the CPU failed (see the diagnostics above)");
+
+  auto tmBuilder = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!tmBuilder)
+    return tmBuilder.takeError();
+  tmBuilder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+  auto tm = tmBuilder->createTargetMachine();
+  if (!tm)
+    return tm.takeError();
+
+  auto transformer =
+      makeOptimizingTransformer(optLevel, /*sizeLevel=*/0, tm->get());
+  ExecutionEngineOptions options;
+  options.transformer = transformer;
+  options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+  // memref.copy of non-contiguous buffers calls memrefCopy from here.
+  std::string cRunnerUtils = BLOCKC_MLIR_LIB_DIR "/libmlir_c_runner_utils.so";
+  SmallVector<StringRef> libs;
+  if (llvm::sys::fs::exists(cRunnerUtils))
+    libs.push_back(cRunnerUtils);
+  options.sharedLibPaths = libs;
+  auto engine = ExecutionEngine::create(*lowered, options, std::move(*tm));
+  if (!engine)
+    return engine.takeError();
+
+  std::unique_ptr<CpuJit> jit(new CpuJit());
+  jit->engine = std::move(*engine);
+  jit->entry = "_mlir_ciface_" + sig.funcName;
+  return std::move(jit);
+}
+
+Error CpuJit::run(ArrayRef<const HostTensor *> args, HostTensor &out) {
+  // The C interface returns the (dynamically shaped) result through a
+  // descriptor passed first; the buffer is malloc'ed by the callee and owned
+  // by the caller.
+  size_t rank = out.shape.size();
+  std::vector<int64_t> result(3 + 2 * rank, 0);
+  std::vector<std::vector<int64_t>> descriptors;
+  descriptors.reserve(args.size());
+  for (const HostTensor *t : args)
+    descriptors.push_back(makeDescriptor(*t));
+  // invokePacked takes one pointer per argument; each C-interface argument
+  // is itself a pointer to a descriptor.
+  std::vector<void *> argPtrs(descriptors.size() + 1);
+  std::vector<void *> packed(descriptors.size() + 1);
+  argPtrs[0] = result.data();
+  for (size_t i = 0; i < descriptors.size(); ++i)
+    argPtrs[i + 1] = descriptors[i].data();
+  for (size_t i = 0; i < argPtrs.size(); ++i)
+    packed[i] = &argPtrs[i];
+  if (Error e = engine->invokePacked(entry, packed))
+    return e;
+
+  auto *allocated = reinterpret_cast<float *>(result[0]);
+  auto *aligned = reinterpret_cast<float *>(result[1]);
+  int64_t offset = result[2];
+  Error status = Error::success();
+  for (size_t i = 0; i < rank && !status; ++i)
+    if (result[3 + i] != out.shape[i])
+      status = makeError("the compiled block returned a result of an "
+                         "unexpected shape");
+  if (!status) {
+    // Copy a possibly strided result into the dense output.
+    std::vector<int64_t> index(rank, 0);
+    int64_t n = out.numElements();
+    for (int64_t linear = 0; linear < n; ++linear) {
+      int64_t src = offset;
+      for (size_t i = 0; i < rank; ++i)
+        src += index[i] * result[3 + rank + i];
+      out.data[linear] = aligned[src];
+      for (size_t i = rank; i-- > 0;) {
+        if (++index[i] < out.shape[i])
+          break;
+        index[i] = 0;
+      }
+    }
+  }
+  std::free(allocated);
+  return status;
+}

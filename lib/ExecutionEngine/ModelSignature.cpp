@@ -1,0 +1,181 @@
+//===- ModelSignature.cpp - entry point and weight binding ----------------===//
+//
+// See ModelSignature.h for the binding rules.
+//
+//===----------------------------------------------------------------------===//
+
+#include "blockc/ExecutionEngine/ModelSignature.h"
+#include "blockc/Dialect/Transformer/IR/TransformerOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+
+using namespace mlir;
+using namespace blockc;
+using namespace blockc::transformer;
+
+StringRef blockc::getDefaultWeightSuffix(StringRef role) {
+  return llvm::StringSwitch<StringRef>(role)
+      .Case("attn_norm", "input_layernorm.weight")
+      .Case("attn_norm_bias", "input_layernorm.bias")
+      .Case("w_q", "self_attn.q_proj.weight")
+      .Case("b_q", "self_attn.q_proj.bias")
+      .Case("w_k", "self_attn.k_proj.weight")
+      .Case("b_k", "self_attn.k_proj.bias")
+      .Case("w_v", "self_attn.v_proj.weight")
+      .Case("b_v", "self_attn.v_proj.bias")
+      .Case("w_o", "self_attn.o_proj.weight")
+      .Case("b_o", "self_attn.o_proj.bias")
+      .Case("ffn_norm", "post_attention_layernorm.weight")
+      .Case("ffn_norm_bias", "post_attention_layernorm.bias")
+      .Case("w_gate", "mlp.gate_proj.weight")
+      .Case("b_gate", "mlp.gate_proj.bias")
+      .Case("w_up", "mlp.up_proj.weight")
+      .Case("b_up", "mlp.up_proj.bias")
+      .Case("w_down", "mlp.down_proj.weight")
+      .Case("b_down", "mlp.down_proj.bias")
+      .Default("");
+}
+
+double ModelSignature::flops(int64_t batch, int64_t seqLen) const {
+  double total = 0;
+  double tokens = static_cast<double>(batch) * seqLen;
+  for (const BlockConfig &b : blocks) {
+    double d = b.modelDim, q = b.numHeads * b.headDim,
+           kv = b.numKVHeads * b.headDim;
+    double projParams = d * q + 2 * d * kv + q * d + (b.gated ? 3 : 2) * d * b.dff;
+    total += 2 * tokens * projParams;
+    total += 4.0 * batch * seqLen * seqLen * b.numHeads * b.headDim;
+  }
+  return total;
+}
+
+namespace {
+
+/// The (role, value) pairs of a block's weight operands.
+SmallVector<std::pair<StringRef, Value>> blockRoles(BlockOp op) {
+  return {{"attn_norm", op.getAttnNormWeight()},
+          {"attn_norm_bias", op.getAttnNormBias()},
+          {"w_q", op.getWQ()},
+          {"b_q", op.getBQ()},
+          {"w_k", op.getWK()},
+          {"b_k", op.getBK()},
+          {"w_v", op.getWV()},
+          {"b_v", op.getBV()},
+          {"w_o", op.getWO()},
+          {"b_o", op.getBO()},
+          {"ffn_norm", op.getFfnNormWeight()},
+          {"ffn_norm_bias", op.getFfnNormBias()},
+          {"w_gate", op.getWGate()},
+          {"b_gate", op.getBGate()},
+          {"w_up", op.getWUp()},
+          {"b_up", op.getBUp()},
+          {"w_down", op.getWDown()},
+          {"b_down", op.getBDown()}};
+}
+
+} // namespace
+
+FailureOr<ModelSignature> blockc::analyzeModel(ModuleOp module,
+                                               StringRef entry) {
+  func::FuncOp func;
+  if (!entry.empty()) {
+    func = module.lookupSymbol<func::FuncOp>(entry);
+    if (!func)
+      return module.emitError() << "no entry function @" << entry;
+  } else {
+    func = module.lookupSymbol<func::FuncOp>("forward");
+    if (!func) {
+      auto funcs = llvm::to_vector(module.getOps<func::FuncOp>());
+      if (funcs.size() != 1)
+        return module.emitError()
+               << "cannot choose an entry function: no @forward and "
+               << funcs.size() << " functions (use --entry=<name>)";
+      func = funcs.front();
+    }
+  }
+  if (func.isExternal())
+    return func.emitError() << "entry function @" << func.getName()
+                            << " has no body";
+
+  ModelSignature sig;
+  sig.funcName = func.getName().str();
+  FunctionType type = func.getFunctionType();
+  if (type.getNumInputs() < 1 || type.getNumResults() != 1)
+    return func.emitError()
+           << "entry function must take the activation [B, T, d] first and "
+              "return exactly one tensor";
+  auto inputType = dyn_cast<RankedTensorType>(type.getInput(0));
+  auto resultType = dyn_cast<RankedTensorType>(type.getResult(0));
+  if (!inputType || inputType.getRank() != 3 ||
+      !inputType.getElementType().isF32())
+    return func.emitError() << "entry function's first argument must be an "
+                               "f32 activation tensor [B, T, d], got "
+                            << type.getInput(0);
+  if (!resultType || resultType != inputType)
+    return func.emitError() << "entry function must return the activation "
+                               "type "
+                            << inputType << ", got " << type.getResult(0);
+  if (ShapedType::isDynamic(inputType.getDimSize(2)))
+    return func.emitError() << "the model dimension of the activation must be "
+                               "static";
+  sig.resultType = resultType;
+  sig.args.push_back({0, "input", "", inputType});
+
+  // Default names from block operand roles.
+  llvm::DenseMap<Value, std::string> defaultNames;
+  llvm::DenseMap<Value, std::string> roles;
+  func.walk([&](BlockOp block) {
+    int64_t layer = 0;
+    if (auto attr = block->getAttrOfType<IntegerAttr>("transformer.layer"))
+      layer = attr.getInt();
+    std::string prefix = "model.layers." + std::to_string(layer) + ".";
+    for (auto [role, value] : blockRoles(block)) {
+      if (!value)
+        continue;
+      roles.try_emplace(value, role.str());
+      defaultNames.try_emplace(value,
+                               prefix + getDefaultWeightSuffix(role).str());
+    }
+    int64_t d = block.getInput().getType().getDimSize(2);
+    sig.blocks.push_back({d, static_cast<int64_t>(block.getNumHeads()),
+                          static_cast<int64_t>(block.getNumKvHeads()),
+                          static_cast<int64_t>(block.getHeadDim()),
+                          static_cast<int64_t>(block.getDFf()),
+                          block.isGated()});
+  });
+
+  llvm::StringMap<unsigned> seen;
+  for (unsigned i = 1; i < type.getNumInputs(); ++i) {
+    BlockArgument arg = func.getArgument(i);
+    auto argType = dyn_cast<RankedTensorType>(arg.getType());
+    if (!argType || !argType.hasStaticShape() ||
+        !argType.getElementType().isF32())
+      return func.emitError() << "weight argument #" << i
+                              << " must be a static f32 tensor, got "
+                              << arg.getType();
+    ModelArgument ma;
+    ma.index = i;
+    ma.type = argType;
+    auto it = roles.find(arg);
+    ma.role = it != roles.end() ? it->second : "weight";
+    if (auto name = func.getArgAttrOfType<StringAttr>(i,
+                                                      "transformer.weight_name"))
+      ma.weightName = name.str();
+    else if (auto dn = defaultNames.find(arg); dn != defaultNames.end())
+      ma.weightName = dn->second;
+    else
+      return func.emitError()
+             << "weight argument #" << i
+             << " has no tensor name: it feeds no transformer.block operand; "
+                "add {transformer.weight_name = \"...\"}";
+    auto [pos, inserted] = seen.try_emplace(ma.weightName, i);
+    if (!inserted)
+      return func.emitError() << "weight arguments #" << pos->second
+                              << " and #" << i << " are both bound to '"
+                              << ma.weightName << "'";
+    sig.args.push_back(std::move(ma));
+  }
+  return sig;
+}

@@ -1,0 +1,52 @@
+# -*- Python -*-
+# lit configuration for the blockc regression tests (test/).
+
+import os
+import shutil
+import subprocess
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "BLOCKC"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test", ".c"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.blockc_obj_root, "test")
+# Unit/ has its own configuration (GoogleTest format); Inputs/ hold data.
+config.excludes = ["Inputs", "Unit", "CMakeLists.txt", "lit.cfg.py",
+                   "lit.site.cfg.py"]
+
+llvm_config.use_default_substitutions()
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.with_environment("PATH", config.blockc_tools_dir, append_path=True)
+
+ref = os.path.join(config.blockc_src_root, "utils", "blockc_ref.py")
+config.substitutions.append(("%blockc_ref", f"{config.python3} {ref}"))
+config.substitutions.append(("%python", config.python3))
+config.substitutions.append(("%examples",
+                             os.path.join(config.blockc_src_root, "examples")))
+config.substitutions.append(("%host_cc", config.host_cc))
+config.substitutions.append(("%blockc_include",
+                             os.path.join(config.blockc_src_root, "include")))
+
+tools = ["blockc", "blockc-opt", "blockc-run"]
+llvm_config.add_tool_substitutions(tools, [config.blockc_tools_dir])
+
+# Optional features.
+try:
+    subprocess.run([config.python3, "-c", "import numpy"], check=True,
+                   capture_output=True)
+    config.available_features.add("numpy")
+except (OSError, subprocess.CalledProcessError):
+    pass
+if shutil.which("ptxas") or os.path.exists("/usr/local/cuda/bin/ptxas"):
+    config.available_features.add("ptxas")
+if shutil.which("nvidia-smi"):
+    try:
+        if subprocess.run(["nvidia-smi", "-L"], capture_output=True,
+                          timeout=20).returncode == 0:
+            config.available_features.add("cuda")
+    except (OSError, subprocess.TimeoutExpired):
+        pass

@@ -1,0 +1,360 @@
+//===- blockc-run.cpp - JIT-run a compiled transformer block --------------===//
+//
+//   blockc-run model.mlir [-target=cpu] [--weights=W.safetensors |
+//       --random-weights[=SEED]] [--input=x.npy | --random-input[=SEED]]
+//       [--seq-len=T] [--batch=B] [--output=y.npy] [--repeat=N]
+//       [--threads=N]
+//
+// Compiles the model in-process through the CPU pipeline, binds weights by
+// tensor name (see ModelSignature.h), runs it, writes the output atomically
+// and prints a summary (shapes, checksum, compile time, median run time,
+// GFLOP/s). Every input is validated before compilation starts, so a bad
+// file fails fast with a message naming the file and tensor.
+//
+//===----------------------------------------------------------------------===//
+
+#include "blockc/ExecutionEngine/CpuJit.h"
+#include "blockc/ExecutionEngine/ModelSignature.h"
+#include "blockc/InitAllDialects.h"
+#include "blockc/Support/TensorFiles.h"
+
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/WithColor.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+namespace {
+
+cl::OptionCategory category("blockc-run options");
+
+cl::opt<std::string> modelFile(cl::Positional, cl::desc("<model.mlir>"),
+                               cl::Required, cl::cat(category));
+cl::opt<std::string> targetName("target", cl::desc("cpu (default) or nvptx"),
+                                cl::init("cpu"), cl::cat(category));
+cl::opt<std::string> weightsFile("weights",
+                                 cl::desc("safetensors file with the weights"),
+                                 cl::value_desc("file"), cl::cat(category));
+cl::opt<std::string> randomWeights(
+    "random-weights", cl::desc("Use deterministic random weights"),
+    cl::value_desc("seed"), cl::ValueOptional, cl::cat(category));
+cl::opt<std::string> inputFile("input", cl::desc(".npy input [B,T,d] or [T,d]"),
+                               cl::value_desc("file"), cl::cat(category));
+cl::opt<std::string> randomInput("random-input",
+                                 cl::desc("Use a deterministic random input"),
+                                 cl::value_desc("seed"), cl::ValueOptional,
+                                 cl::cat(category));
+cl::opt<int64_t> seqLen("seq-len", cl::desc("Sequence length T"),
+                        cl::init(0), cl::cat(category));
+cl::opt<int64_t> batch("batch", cl::desc("Batch size B"), cl::init(0),
+                       cl::cat(category));
+cl::opt<std::string> outputFile("output", cl::desc("Write the output (.npy)"),
+                                cl::value_desc("file"), cl::cat(category));
+cl::opt<unsigned> repeat("repeat", cl::desc("Number of timed runs"),
+                         cl::init(1), cl::cat(category));
+// libLLVM already registers a global option named "threads", so ours is
+// "num-threads" and main() maps --threads=N onto it.
+cl::opt<unsigned> threads("num-threads",
+                          cl::desc("Threads to use (also --threads=N)"),
+                          cl::init(1), cl::cat(category));
+cl::opt<std::string> entryName("entry", cl::desc("Entry function"),
+                               cl::cat(category));
+cl::opt<bool> allowExtraWeights(
+    "allow-extra-weights",
+    cl::desc("Ignore tensors in the weights file that bind to no argument"),
+    cl::init(false), cl::cat(category));
+
+int fail(const llvm::Twine &message) {
+  llvm::WithColor::error(llvm::errs(), "blockc-run") << message << "\n";
+  return 1;
+}
+
+/// splitmix64: a small, portable, deterministic generator.
+struct Random {
+  uint64_t state;
+  explicit Random(uint64_t seed) : state(seed * 0x9E3779B97F4A7C15ull + 1) {}
+  uint64_t next() {
+    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  /// Uniform in [-1, 1).
+  float uniform() { return static_cast<float>((next() >> 40) * 0x1.0p-23 - 1.0); }
+};
+
+bool parseSeed(const cl::opt<std::string> &opt, uint64_t &seed) {
+  if (opt.empty()) {
+    seed = 0;
+    return true;
+  }
+  return !llvm::StringRef(opt).getAsInteger(10, seed);
+}
+
+blockc::HostTensor randomWeight(const blockc::ModelArgument &arg,
+                                uint64_t seed) {
+  blockc::HostTensor t;
+  t.shape.assign(arg.type.getShape().begin(), arg.type.getShape().end());
+  t.data.resize(t.numElements());
+  Random rng(seed * 1000003 + arg.index);
+  bool isNorm = llvm::StringRef(arg.role).ends_with("norm");
+  double scale = t.shape.size() == 2 ? 1.0 / std::sqrt(double(t.shape[1]))
+                                     : 0.1;
+  for (float &v : t.data)
+    v = isNorm ? 1.0f + 0.1f * rng.uniform()
+               : static_cast<float>(scale * rng.uniform());
+  return t;
+}
+
+std::string formatSeconds(double s) {
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  if (s < 1e-3)
+    os << llvm::format("%.1f us", s * 1e6);
+  else if (s < 1.0)
+    os << llvm::format("%.3f ms", s * 1e3);
+  else
+    os << llvm::format("%.3f s", s);
+  return out;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM y(argc, argv);
+  registerAsmPrinterCLOptions();
+  registerMLIRContextCLOptions();
+  registerPassManagerCLOptions();
+  blockc::registerAllPasses();
+  std::vector<std::string> argStorage(argv, argv + argc);
+  for (std::string &a : argStorage)
+    for (const char *prefix : {"--threads=", "-threads="})
+      if (llvm::StringRef(a).starts_with(prefix))
+        a = "--num-threads=" + a.substr(std::strlen(prefix));
+  std::vector<const char *> cliArgs;
+  for (const std::string &a : argStorage)
+    cliArgs.push_back(a.c_str());
+  cl::ParseCommandLineOptions(static_cast<int>(cliArgs.size()), cliArgs.data(),
+                              "blockc-run: JIT-run a transformer block\n");
+
+  // ---- Validate options ---------------------------------------------------
+  if (targetName == "nvptx")
+    return fail("-target=nvptx is not implemented yet; use -target=cpu");
+  if (targetName != "cpu")
+    return fail("unknown target '" + targetName + "' (expected cpu or nvptx)");
+  bool haveRandomWeights = randomWeights.getNumOccurrences() > 0;
+  bool haveRandomInput = randomInput.getNumOccurrences() > 0;
+  if (weightsFile.empty() == !haveRandomWeights)
+    return fail("give exactly one of --weights=FILE and --random-weights");
+  if (inputFile.empty() && !haveRandomInput)
+    haveRandomInput = true; // default: random input
+  if (!inputFile.empty() && haveRandomInput)
+    return fail("give only one of --input=FILE and --random-input");
+  uint64_t weightSeed = 0, inputSeed = 0;
+  if (haveRandomWeights && !parseSeed(randomWeights, weightSeed))
+    return fail("--random-weights: invalid seed '" + randomWeights + "'");
+  if (haveRandomInput && !parseSeed(randomInput, inputSeed))
+    return fail("--random-input: invalid seed '" + randomInput + "'");
+  if (seqLen < 0 || batch < 0)
+    return fail("--seq-len and --batch must be positive");
+  if (repeat == 0)
+    return fail("--repeat must be at least 1");
+  if (threads == 0)
+    return fail("--threads must be at least 1");
+  if (!outputFile.empty())
+    if (llvm::Error e = blockc::checkWritable(outputFile))
+      return fail(llvm::toString(std::move(e)));
+
+  // ---- Parse and analyse the model ---------------------------------------
+  DialectRegistry registry;
+  blockc::registerAllDialects(registry);
+  MLIRContext context(registry);
+  std::string errorMessage;
+  auto file = openInputFile(modelFile, &errorMessage);
+  if (!file)
+    return fail(errorMessage);
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+  SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return 1;
+  FailureOr<blockc::ModelSignature> sig =
+      blockc::analyzeModel(*module, entryName);
+  if (failed(sig))
+    return 1;
+  int64_t modelDim = sig->args[0].type.getDimSize(2);
+
+  // ---- Input ----------------------------------------------------------------
+  blockc::HostTensor input;
+  bool rank2 = false;
+  if (!inputFile.empty()) {
+    auto in = blockc::readNpy(inputFile);
+    if (!in)
+      return fail(llvm::toString(in.takeError()));
+    input = std::move(*in);
+    if (input.shape.size() == 2) {
+      rank2 = true;
+      input.shape.insert(input.shape.begin(), 1);
+    }
+    if (input.shape.size() != 3)
+      return fail(inputFile + ": input must be [B, T, d] or [T, d], got " +
+                  blockc::formatShape(input.shape));
+    if (input.shape[2] != modelDim)
+      return fail(inputFile + ": input has d = " +
+                  llvm::Twine(input.shape[2]) + ", the model expects d = " +
+                  llvm::Twine(modelDim));
+    if ((seqLen && seqLen != input.shape[1]) ||
+        (batch && batch != input.shape[0]))
+      return fail(inputFile + ": shape " + blockc::formatShape(input.shape) +
+                  " disagrees with --batch/--seq-len");
+  } else {
+    input.shape = {batch ? batch : 1, seqLen ? seqLen : 16, modelDim};
+    input.data.resize(input.numElements());
+    Random rng(inputSeed);
+    for (float &v : input.data)
+      v = rng.uniform();
+  }
+  if (input.shape[0] == 0 || input.shape[1] == 0)
+    return fail("empty input: B and T must be at least 1, got " +
+                blockc::formatShape(input.shape));
+  // The static dims of the declared input type must match.
+  for (unsigned i = 0; i < 2; ++i) {
+    int64_t d = sig->args[0].type.getDimSize(i);
+    if (!ShapedType::isDynamic(d) && d != input.shape[i])
+      return fail("input shape " + blockc::formatShape(input.shape) +
+                  " does not match the model's input type");
+  }
+
+  // ---- Weights --------------------------------------------------------------
+  std::vector<blockc::HostTensor> weights;
+  uint64_t numParams = 0;
+  if (!weightsFile.empty()) {
+    auto st = blockc::SafeTensorsFile::open(weightsFile);
+    if (!st)
+      return fail(llvm::toString(st.takeError()));
+    llvm::StringSet<> bound;
+    for (const blockc::ModelArgument &arg : llvm::drop_begin(sig->args)) {
+      bound.insert(arg.weightName);
+      auto it = st->getEntries().find(arg.weightName);
+      if (it == st->getEntries().end())
+        return fail(weightsFile + ": missing tensor '" + arg.weightName +
+                    "' (argument #" + llvm::Twine(arg.index) + ", " +
+                    arg.role + ", of @" + sig->funcName + ")");
+      std::vector<int64_t> expected(arg.type.getShape().begin(),
+                                    arg.type.getShape().end());
+      if (it->second.shape != expected)
+        return fail(weightsFile + ": tensor '" + arg.weightName +
+                    "' has shape " + blockc::formatShape(it->second.shape) +
+                    ", the model expects " + blockc::formatShape(expected));
+      auto t = st->load(arg.weightName);
+      if (!t)
+        return fail(llvm::toString(t.takeError()));
+      weights.push_back(std::move(*t));
+    }
+    if (!allowExtraWeights)
+      for (const auto &entry : st->getEntries())
+        if (!bound.contains(entry.getKey()))
+          return fail(weightsFile + ": unexpected tensor '" +
+                      entry.getKey() + "' binds to no argument of @" +
+                      sig->funcName + " (--allow-extra-weights ignores it)");
+  } else {
+    for (const blockc::ModelArgument &arg : llvm::drop_begin(sig->args))
+      weights.push_back(randomWeight(arg, weightSeed));
+  }
+  for (const blockc::HostTensor &w : weights)
+    numParams += w.numElements();
+
+  // ---- Compile ---------------------------------------------------------------
+  auto compileStart = std::chrono::steady_clock::now();
+  auto jit = blockc::CpuJit::compile(*module, *sig);
+  if (!jit)
+    return fail(llvm::toString(jit.takeError()));
+  double compileSeconds = std::chrono::duration<double>(
+                              std::chrono::steady_clock::now() - compileStart)
+                              .count();
+
+  // ---- Run -------------------------------------------------------------------
+  blockc::HostTensor output;
+  output.shape = input.shape;
+  output.data.assign(output.numElements(), 0.0f);
+  std::vector<const blockc::HostTensor *> args = {&input};
+  for (const blockc::HostTensor &w : weights)
+    args.push_back(&w);
+  std::vector<double> times;
+  for (unsigned r = 0; r < repeat; ++r) {
+    auto start = std::chrono::steady_clock::now();
+    if (llvm::Error e = (*jit)->run(args, output))
+      return fail("execution failed: " + llvm::toString(std::move(e)));
+    times.push_back(std::chrono::duration<double>(
+                        std::chrono::steady_clock::now() - start)
+                        .count());
+  }
+  std::vector<double> sorted = times;
+  std::sort(sorted.begin(), sorted.end());
+  double median = sorted.size() % 2
+                      ? sorted[sorted.size() / 2]
+                      : 0.5 * (sorted[sorted.size() / 2 - 1] +
+                               sorted[sorted.size() / 2]);
+
+  double sum = 0, absSum = 0;
+  bool finite = true;
+  for (float v : output.data) {
+    sum += v;
+    absSum += std::fabs(v);
+    finite &= std::isfinite(v);
+  }
+
+  if (!outputFile.empty()) {
+    blockc::HostTensor toWrite = output;
+    if (rank2)
+      toWrite.shape.erase(toWrite.shape.begin());
+    if (llvm::Error e = blockc::writeNpy(outputFile, toWrite))
+      return fail(llvm::toString(std::move(e)));
+  }
+
+  // ---- Summary ------------------------------------------------------------
+  double flops = sig->flops(input.shape[0], input.shape[1]);
+  auto &os = llvm::outs();
+  os << "blockc-run: " << modelFile << " @" << sig->funcName
+     << " (target cpu, threads 1";
+  if (threads > 1)
+    os << "; " << threads << " requested, multi-threading not implemented yet";
+  os << ")\n";
+  os << "  input    " << blockc::formatShape(input.shape) << "  "
+     << (inputFile.empty() ? "random (seed " + std::to_string(inputSeed) + ")"
+                           : inputFile.getValue())
+     << "\n";
+  os << "  weights  " << weights.size() << " tensors, " << numParams
+     << " parameters  "
+     << (weightsFile.empty()
+             ? "random (seed " + std::to_string(weightSeed) + ")"
+             : weightsFile.getValue())
+     << "\n";
+  os << "  output   " << blockc::formatShape(output.shape)
+     << (outputFile.empty() ? "" : "  -> " + outputFile.getValue()) << "\n";
+  os << llvm::format("  checksum sum=%.6e abs_sum=%.6e%s\n", sum, absSum,
+                     finite ? "" : " (non-finite values!)");
+  os << "  compile  " << formatSeconds(compileSeconds) << "\n";
+  os << "  run      median " << formatSeconds(median) << " over " << repeat
+     << (repeat == 1 ? " run" : " runs") << " (min "
+     << formatSeconds(sorted.front()) << ")\n";
+  os << llvm::format("  flops    %.4g per run, %.2f GFLOP/s\n", flops,
+                     flops / median * 1e-9);
+  return 0;
+}
