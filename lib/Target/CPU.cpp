@@ -107,19 +107,22 @@ std::string blockc::emitCHeader(const ModelSignature &sig,
     }
     return d + "]";
   };
-  os << "/* Arguments, in order:\n";
+  os << "/* Arguments, in order:\n"
+     << " *   result " << dims(sig.resultType)
+     << " (written by the callee: its buffer is malloc'ed and belongs to the\n"
+     << " *       caller, who releases it with free(result->allocated))\n";
   for (const ModelArgument &a : sig.args)
     os << " *   " << a.role << " " << dims(a.type)
        << (a.weightName.empty() ? "" : " \"" + a.weightName + "\"") << "\n";
-  os << " *   out " << dims(sig.resultType)
-     << " (written; caller-allocated)\n */\n";
-  os << "void _mlir_ciface_" << sig.funcName << "(";
+  os << " */\n";
+  os << "void _mlir_ciface_" << sig.funcName << "(blockc_memref_f32_"
+     << sig.resultType.getRank() << "d *result";
   for (const ModelArgument &a : sig.args)
-    os << "blockc_memref_f32_" << a.type.getRank() << "d *"
-       << (a.role == "input" ? std::string("input") : "arg" + std::to_string(a.index))
-       << ", ";
-  os << "blockc_memref_f32_" << sig.resultType.getRank() << "d *out);\n\n";
-  os << "#define BLOCKC_" << sig.funcName << "_NUM_ARGS " << sig.args.size() + 1
+    os << ", blockc_memref_f32_" << a.type.getRank() << "d *"
+       << (a.role == "input" ? std::string("input")
+                             : "arg" + std::to_string(a.index));
+  os << ");\n\n";
+  os << "#define BLOCKC_" << sig.funcName << "_NUM_ARGS " << sig.args.size()
      << "\n\n#ifdef __cplusplus\n}\n#endif\n\n#endif /* " << guard << " */\n";
   return s;
 }

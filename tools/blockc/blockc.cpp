@@ -166,6 +166,7 @@ int main(int argc, char **argv) {
 
   if (emit <= Emit::LLVMMLIR) {
     module->print(output->os());
+    output->os() << "\n";
     output->keep();
     return 0;
   }

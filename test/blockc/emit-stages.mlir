@@ -1,0 +1,28 @@
+// Every -emit stage of the CPU driver on a small block: the IR dialects each
+// stage leaves, and the LLVM IR / assembly / object outputs.
+
+// RUN: blockc %S/Inputs/tiny.mlir -emit=transformer | FileCheck %s --check-prefix=TRANSFORMER
+// RUN: blockc %S/Inputs/tiny.mlir -emit=linalg | FileCheck %s --check-prefix=LINALG --implicit-check-not=transformer.
+// RUN: blockc %S/Inputs/tiny.mlir -emit=buffers | FileCheck %s --check-prefix=BUFFERS --implicit-check-not=linalg.generic
+// RUN: blockc %S/Inputs/tiny.mlir -emit=llvm-mlir | FileCheck %s --check-prefix=LLVMMLIR
+// RUN: blockc %S/Inputs/tiny.mlir -emit=llvm-ir | FileCheck %s --check-prefix=LLVMIR
+// RUN: blockc %S/Inputs/tiny.mlir -emit=asm -o - | FileCheck %s --check-prefix=ASM
+// RUN: rm -rf %t && mkdir -p %t && blockc %S/Inputs/tiny.mlir -emit=obj -o %t/b.o --header=%t/api.h
+// RUN: test -s %t/b.o && FileCheck %s --check-prefix=HDR --input-file=%t/api.h
+
+// TRANSFORMER: transformer.block
+// LINALG-LABEL: func.func @forward
+// LINALG: linalg.generic
+// LINALG: math.rsqrt
+// LINALG: tensor.expand_shape
+// LINALG: math.exp
+// LINALG: tensor.collapse_shape
+// BUFFERS-LABEL: func.func @forward
+// BUFFERS: memref.alloc
+// BUFFERS: scf.for
+// LLVMMLIR: llvm.func @forward(
+// LLVMMLIR: llvm.func @_mlir_ciface_forward(
+// LLVMMLIR-NOT: transformer.weight_name
+// LLVMIR: define {{.*}}@_mlir_ciface_forward(ptr
+// ASM: _mlir_ciface_forward:
+// HDR: void _mlir_ciface_forward(
