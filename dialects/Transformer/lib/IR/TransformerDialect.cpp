@@ -41,7 +41,7 @@ LogicalResult TransformerDialect::verifyRegionArgAttribute(
     return success();
   }
   return op->emitError() << "unknown transformer argument attribute '"
-                         << attr.getName() << "'";
+                         << attr.getName().getValue() << "'";
 }
 
 LogicalResult
@@ -55,5 +55,5 @@ TransformerDialect::verifyOperationAttribute(Operation *op,
     return success();
   }
   return op->emitError() << "unknown transformer attribute '"
-                         << attr.getName() << "'";
+                         << attr.getName().getValue() << "'";
 }

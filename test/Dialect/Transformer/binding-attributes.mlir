@@ -1,0 +1,52 @@
+// RUN: blockc-opt %s -split-input-file -verify-diagnostics | FileCheck %s
+
+// Weight-name and layer attributes that bind weights to tensor names.
+// CHECK-LABEL: func.func @named
+// CHECK-SAME: {transformer.weight_name = "model.layers.3.input_layernorm.weight"}
+// CHECK: transformer.rms_norm {{.*}} {transformer.layer = 3 : i64}
+func.func @named(%x: tensor<?x?x8xf32>,
+    %g: tensor<8xf32> {transformer.weight_name = "model.layers.3.input_layernorm.weight"})
+    -> tensor<?x?x8xf32> {
+  %y = transformer.rms_norm %x, %g {transformer.layer = 3 : i64}
+      : tensor<?x?x8xf32>, tensor<8xf32>
+  return %y : tensor<?x?x8xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'transformer.weight_name' on argument #1 must be a non-empty string}}
+func.func @empty_name(%x: tensor<?x?x8xf32>, %g: tensor<8xf32> {transformer.weight_name = ""}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'transformer.weight_name' on argument #1 must be a non-empty string}}
+func.func @non_string_name(%x: tensor<?x?x8xf32>, %g: tensor<8xf32> {transformer.weight_name = 3}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{unknown transformer argument attribute 'transformer.weight'}}
+func.func @unknown_arg_attr(%x: tensor<?x?x8xf32>, %g: tensor<8xf32> {transformer.weight = "w"}) {
+  return
+}
+
+// -----
+
+func.func @negative_layer(%x: tensor<?x?x8xf32>, %g: tensor<8xf32>) {
+  // expected-error @+1 {{'transformer.layer' must be a non-negative integer}}
+  %y = transformer.rms_norm %x, %g {transformer.layer = -1 : i64}
+      : tensor<?x?x8xf32>, tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @unknown_op_attr(%x: tensor<?x?x8xf32>, %g: tensor<8xf32>) {
+  // expected-error @+1 {{unknown transformer attribute 'transformer.bogus'}}
+  %y = transformer.rms_norm %x, %g {transformer.bogus = 1 : i64}
+      : tensor<?x?x8xf32>, tensor<8xf32>
+  return
+}

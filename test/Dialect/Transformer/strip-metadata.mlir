@@ -1,0 +1,13 @@
+// RUN: blockc-opt %s --transformer-strip-metadata | FileCheck %s --implicit-check-not=transformer.weight_name --implicit-check-not=transformer.layer
+
+// The binding attributes are removed; everything else is kept.
+// CHECK-LABEL: func.func @f
+// CHECK-SAME: (%{{.*}}: tensor<?x?x8xf32>, %{{.*}}: tensor<8xf32> {other.attr})
+// CHECK: transformer.rms_norm {{.*}} {epsilon = 1.000000e-05 : f64}
+func.func @f(%x: tensor<?x?x8xf32>,
+    %g: tensor<8xf32> {transformer.weight_name = "g", other.attr})
+    -> tensor<?x?x8xf32> {
+  %y = transformer.rms_norm %x, %g {epsilon = 1.0e-5 : f64, transformer.layer = 2 : i64}
+      : tensor<?x?x8xf32>, tensor<8xf32>
+  return %y : tensor<?x?x8xf32>
+}
