@@ -52,9 +52,8 @@ std::vector<int64_t> makeDescriptor(const HostTensor &t) {
 
 } // namespace
 
-Expected<std::unique_ptr<CpuJit>> CpuJit::compile(ModuleOp module,
-                                                  const ModelSignature &sig,
-                                                  unsigned optLevel) {
+Expected<std::unique_ptr<CpuJit>>
+CpuJit::compile(ModuleOp module, const ModelSignature &sig, unsigned optLevel) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   MLIRContext *ctx = module.getContext();

@@ -44,7 +44,8 @@ double ModelSignature::flops(int64_t batch, int64_t seqLen) const {
   for (const BlockConfig &b : blocks) {
     double d = b.modelDim, q = b.numHeads * b.headDim,
            kv = b.numKVHeads * b.headDim;
-    double projParams = d * q + 2 * d * kv + q * d + (b.gated ? 3 : 2) * d * b.dff;
+    double projParams =
+        d * q + 2 * d * kv + q * d + (b.gated ? 3 : 2) * d * b.dff;
     total += 2 * tokens * projParams;
     total += 4.0 * batch * seqLen * seqLen * b.numHeads * b.headDim;
   }
@@ -96,8 +97,8 @@ FailureOr<ModelSignature> blockc::analyzeModel(ModuleOp module,
     }
   }
   if (func.isExternal())
-    return func.emitError() << "entry function @" << func.getName()
-                            << " has no body";
+    return func.emitError()
+           << "entry function @" << func.getName() << " has no body";
 
   ModelSignature sig;
   sig.funcName = func.getName().str();
@@ -152,16 +153,16 @@ FailureOr<ModelSignature> blockc::analyzeModel(ModuleOp module,
     auto argType = dyn_cast<RankedTensorType>(arg.getType());
     if (!argType || !argType.hasStaticShape() ||
         !argType.getElementType().isF32())
-      return func.emitError() << "weight argument #" << i
-                              << " must be a static f32 tensor, got "
-                              << arg.getType();
+      return func.emitError()
+             << "weight argument #" << i << " must be a static f32 tensor, got "
+             << arg.getType();
     ModelArgument ma;
     ma.index = i;
     ma.type = argType;
     auto it = roles.find(arg);
     ma.role = it != roles.end() ? it->second : "weight";
-    if (auto name = func.getArgAttrOfType<StringAttr>(i,
-                                                      "transformer.weight_name"))
+    if (auto name =
+            func.getArgAttrOfType<StringAttr>(i, "transformer.weight_name"))
       ma.weightName = name.str();
     else if (auto dn = defaultNames.find(arg); dn != defaultNames.end())
       ma.weightName = dn->second;
@@ -172,9 +173,9 @@ FailureOr<ModelSignature> blockc::analyzeModel(ModuleOp module,
                 "add {transformer.weight_name = \"...\"}";
     auto [pos, inserted] = seen.try_emplace(ma.weightName, i);
     if (!inserted)
-      return func.emitError() << "weight arguments #" << pos->second
-                              << " and #" << i << " are both bound to '"
-                              << ma.weightName << "'";
+      return func.emitError()
+             << "weight arguments #" << pos->second << " and #" << i
+             << " are both bound to '" << ma.weightName << "'";
     sig.args.push_back(std::move(ma));
   }
   return sig;

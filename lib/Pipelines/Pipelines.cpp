@@ -35,22 +35,22 @@ void blockc::buildLowerToLinalgPipeline(OpPassManager &pm) {
 }
 
 void blockc::buildCPUBufferizePipeline(OpPassManager &pm) {
-  addTextual(pm,
-             "one-shot-bufferize{bufferize-function-boundaries "
-             "function-boundary-type-conversion=identity-layout-map},"
-             "buffer-results-to-out-params{hoist-static-allocs=true},"
-             "canonicalize,buffer-deallocation-pipeline,"
-             "convert-linalg-to-loops,canonicalize,cse");
+  addTextual(pm, "one-shot-bufferize{bufferize-function-boundaries "
+                 "function-boundary-type-conversion=identity-layout-map},"
+                 "buffer-results-to-out-params{hoist-static-allocs=true},"
+                 "canonicalize,buffer-deallocation-pipeline,"
+                 "convert-linalg-to-loops,canonicalize,cse");
 }
 
 void blockc::buildCPULowerToLLVMPipeline(OpPassManager &pm) {
-  addTextual(pm, "transformer-strip-metadata,func.func(llvm-request-c-wrappers),"
-                 "convert-scf-to-cf,expand-strided-metadata,lower-affine,"
-                 "finalize-memref-to-llvm,convert-math-to-llvm,"
-                 "convert-math-to-libm,convert-arith-to-llvm,"
-                 "convert-cf-to-llvm,convert-func-to-llvm,"
-                 "convert-index-to-llvm,convert-ub-to-llvm,"
-                 "reconcile-unrealized-casts");
+  addTextual(pm,
+             "transformer-strip-metadata,func.func(llvm-request-c-wrappers),"
+             "convert-scf-to-cf,expand-strided-metadata,lower-affine,"
+             "finalize-memref-to-llvm,convert-math-to-llvm,"
+             "convert-math-to-libm,convert-arith-to-llvm,"
+             "convert-cf-to-llvm,convert-func-to-llvm,"
+             "convert-index-to-llvm,convert-ub-to-llvm,"
+             "reconcile-unrealized-casts");
 }
 
 void blockc::buildCPUPipeline(OpPassManager &pm) {
@@ -72,7 +72,7 @@ void blockc::registerBlockcPipelines() {
       "blockc-cpu-lower-to-llvm-pipeline",
       "Stage 3 (CPU): loops on buffers to the LLVM dialect",
       [](OpPassManager &pm) { buildCPULowerToLLVMPipeline(pm); });
-  PassPipelineRegistration<>(
-      "blockc-cpu-pipeline", "All CPU stages: transformer to LLVM dialect",
-      [](OpPassManager &pm) { buildCPUPipeline(pm); });
+  PassPipelineRegistration<>("blockc-cpu-pipeline",
+                             "All CPU stages: transformer to LLVM dialect",
+                             [](OpPassManager &pm) { buildCPUPipeline(pm); });
 }

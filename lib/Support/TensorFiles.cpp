@@ -27,8 +27,7 @@ using namespace blockc;
 namespace {
 
 Error fileError(StringRef path, const Twine &message) {
-  return createStringError(inconvertibleErrorCode(),
-                           path + ": " + message);
+  return createStringError(inconvertibleErrorCode(), path + ": " + message);
 }
 
 /// r = a * b, returning true on unsigned overflow.
@@ -116,9 +115,8 @@ Expected<SafeTensorsFile> SafeTensorsFile::open(StringRef path) {
   if (size < 8)
     return fileError(path, "truncated safetensors file (" + Twine(size) +
                                " bytes, no header length)");
-  uint64_t headerLen =
-      support::endian::read64le(reinterpret_cast<const uint8_t *>(
-          bytes.data()));
+  uint64_t headerLen = support::endian::read64le(
+      reinterpret_cast<const uint8_t *>(bytes.data()));
   if (headerLen > size - 8)
     return fileError(path, "corrupt safetensors header: header length " +
                                Twine(headerLen) + " exceeds the file size (" +
@@ -238,8 +236,8 @@ Expected<HostTensor> blockc::readNpy(StringRef path) {
   auto bufOr = MemoryBuffer::getFile(path, /*IsText=*/false,
                                      /*RequiresNullTerminator=*/false);
   if (!bufOr)
-    return fileError(path, "cannot open .npy file: " +
-                               bufOr.getError().message());
+    return fileError(path,
+                     "cannot open .npy file: " + bufOr.getError().message());
   StringRef bytes = (*bufOr)->getBuffer();
   if (bytes.size() < 10 || !bytes.starts_with("\x93NUMPY"))
     return fileError(path, "not a .npy file (bad magic)");
@@ -294,10 +292,9 @@ Expected<HostTensor> blockc::readNpy(StringRef path) {
     return fileError(path, "shape " + formatShape(t.shape) + " is too large");
   uint64_t available = bytes.size() - headerStart - headerLen;
   if (available != need)
-    return fileError(path, "data size mismatch: shape " +
-                               formatShape(t.shape) + " needs " + Twine(need) +
-                               " bytes, file has " + Twine(available) +
-                               " (truncated or corrupt)");
+    return fileError(path, "data size mismatch: shape " + formatShape(t.shape) +
+                               " needs " + Twine(need) + " bytes, file has " +
+                               Twine(available) + " (truncated or corrupt)");
   t.data.resize(n);
   std::memcpy(t.data.data(), bytes.data() + headerStart + headerLen, need);
   return t;
@@ -328,8 +325,8 @@ Error blockc::writeNpy(StringRef path, const HostTensor &tensor) {
   if (tensor.shape.size() > 1)
     shape.pop_back(); // "(2,7,64)" but "(7,)" for rank 1
   shape += ")";
-  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': " +
-                       shape + ", }";
+  std::string header =
+      "{'descr': '<f4', 'fortran_order': False, 'shape': " + shape + ", }";
   // Pad so that magic + version + length + header is a multiple of 64.
   size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
@@ -337,8 +334,8 @@ Error blockc::writeNpy(StringRef path, const HostTensor &tensor) {
 
   SmallString<256> tmp;
   int fd;
-  if (std::error_code ec = sys::fs::createUniqueFile(
-          path + ".tmp-%%%%%%", fd, tmp))
+  if (std::error_code ec =
+          sys::fs::createUniqueFile(path + ".tmp-%%%%%%", fd, tmp))
     return fileError(path, "cannot write output: " + ec.message());
   {
     raw_fd_ostream os(fd, /*shouldClose=*/true);

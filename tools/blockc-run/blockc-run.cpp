@@ -50,17 +50,18 @@ cl::opt<std::string> targetName("target", cl::desc("cpu (default) or nvptx"),
 cl::opt<std::string> weightsFile("weights",
                                  cl::desc("safetensors file with the weights"),
                                  cl::value_desc("file"), cl::cat(category));
-cl::opt<std::string> randomWeights(
-    "random-weights", cl::desc("Use deterministic random weights"),
-    cl::value_desc("seed"), cl::ValueOptional, cl::cat(category));
+cl::opt<std::string> randomWeights("random-weights",
+                                   cl::desc("Use deterministic random weights"),
+                                   cl::value_desc("seed"), cl::ValueOptional,
+                                   cl::cat(category));
 cl::opt<std::string> inputFile("input", cl::desc(".npy input [B,T,d] or [T,d]"),
                                cl::value_desc("file"), cl::cat(category));
 cl::opt<std::string> randomInput("random-input",
                                  cl::desc("Use a deterministic random input"),
                                  cl::value_desc("seed"), cl::ValueOptional,
                                  cl::cat(category));
-cl::opt<int64_t> seqLen("seq-len", cl::desc("Sequence length T"),
-                        cl::init(0), cl::cat(category));
+cl::opt<int64_t> seqLen("seq-len", cl::desc("Sequence length T"), cl::init(0),
+                        cl::cat(category));
 cl::opt<int64_t> batch("batch", cl::desc("Batch size B"), cl::init(0),
                        cl::cat(category));
 cl::opt<std::string> outputFile("output", cl::desc("Write the output (.npy)"),
@@ -95,7 +96,9 @@ struct Random {
     return z ^ (z >> 31);
   }
   /// Uniform in [-1, 1).
-  float uniform() { return static_cast<float>((next() >> 40) * 0x1.0p-23 - 1.0); }
+  float uniform() {
+    return static_cast<float>((next() >> 40) * 0x1.0p-23 - 1.0);
+  }
 };
 
 bool parseSeed(const cl::opt<std::string> &opt, uint64_t &seed) {
@@ -113,8 +116,8 @@ blockc::HostTensor randomWeight(const blockc::ModelArgument &arg,
   t.data.resize(t.numElements());
   Random rng(seed * 1000003 + arg.index);
   bool isNorm = llvm::StringRef(arg.role).ends_with("norm");
-  double scale = t.shape.size() == 2 ? 1.0 / std::sqrt(double(t.shape[1]))
-                                     : 0.1;
+  double scale =
+      t.shape.size() == 2 ? 1.0 / std::sqrt(double(t.shape[1])) : 0.1;
   for (float &v : t.data)
     v = isNorm ? 1.0f + 0.1f * rng.uniform()
                : static_cast<float>(scale * rng.uniform());
@@ -216,9 +219,8 @@ int main(int argc, char **argv) {
       return fail(inputFile + ": input must be [B, T, d] or [T, d], got " +
                   blockc::formatShape(input.shape));
     if (input.shape[2] != modelDim)
-      return fail(inputFile + ": input has d = " +
-                  llvm::Twine(input.shape[2]) + ", the model expects d = " +
-                  llvm::Twine(modelDim));
+      return fail(inputFile + ": input has d = " + llvm::Twine(input.shape[2]) +
+                  ", the model expects d = " + llvm::Twine(modelDim));
     if ((seqLen && seqLen != input.shape[1]) ||
         (batch && batch != input.shape[0]))
       return fail(inputFile + ": shape " + blockc::formatShape(input.shape) +
@@ -254,8 +256,8 @@ int main(int argc, char **argv) {
       auto it = st->getEntries().find(arg.weightName);
       if (it == st->getEntries().end())
         return fail(weightsFile + ": missing tensor '" + arg.weightName +
-                    "' (argument #" + llvm::Twine(arg.index) + ", " +
-                    arg.role + ", of @" + sig->funcName + ")");
+                    "' (argument #" + llvm::Twine(arg.index) + ", " + arg.role +
+                    ", of @" + sig->funcName + ")");
       std::vector<int64_t> expected(arg.type.getShape().begin(),
                                     arg.type.getShape().end());
       if (it->second.shape != expected)
@@ -270,9 +272,9 @@ int main(int argc, char **argv) {
     if (!allowExtraWeights)
       for (const auto &entry : st->getEntries())
         if (!bound.contains(entry.getKey()))
-          return fail(weightsFile + ": unexpected tensor '" +
-                      entry.getKey() + "' binds to no argument of @" +
-                      sig->funcName + " (--allow-extra-weights ignores it)");
+          return fail(weightsFile + ": unexpected tensor '" + entry.getKey() +
+                      "' binds to no argument of @" + sig->funcName +
+                      " (--allow-extra-weights ignores it)");
   } else {
     for (const blockc::ModelArgument &arg : llvm::drop_begin(sig->args))
       weights.push_back(randomWeight(arg, weightSeed));
@@ -280,7 +282,8 @@ int main(int argc, char **argv) {
   for (const blockc::HostTensor &w : weights)
     numParams += w.numElements();
 
-  // ---- Compile ---------------------------------------------------------------
+  // ---- Compile
+  // ---------------------------------------------------------------
   auto compileStart = std::chrono::steady_clock::now();
   auto jit = blockc::CpuJit::compile(*module, *sig);
   if (!jit)
@@ -289,7 +292,8 @@ int main(int argc, char **argv) {
                               std::chrono::steady_clock::now() - compileStart)
                               .count();
 
-  // ---- Run -------------------------------------------------------------------
+  // ---- Run
+  // -------------------------------------------------------------------
   blockc::HostTensor output;
   output.shape = input.shape;
   output.data.assign(output.numElements(), 0.0f);
@@ -301,16 +305,16 @@ int main(int argc, char **argv) {
     auto start = std::chrono::steady_clock::now();
     if (llvm::Error e = (*jit)->run(args, output))
       return fail("execution failed: " + llvm::toString(std::move(e)));
-    times.push_back(std::chrono::duration<double>(
-                        std::chrono::steady_clock::now() - start)
-                        .count());
+    times.push_back(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count());
   }
   std::vector<double> sorted = times;
   std::sort(sorted.begin(), sorted.end());
-  double median = sorted.size() % 2
-                      ? sorted[sorted.size() / 2]
-                      : 0.5 * (sorted[sorted.size() / 2 - 1] +
-                               sorted[sorted.size() / 2]);
+  double median =
+      sorted.size() % 2
+          ? sorted[sorted.size() / 2]
+          : 0.5 * (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]);
 
   double sum = 0, absSum = 0;
   bool finite = true;

@@ -43,28 +43,29 @@ cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.mlir>"),
                                cl::init("-"), cl::cat(category));
 cl::opt<std::string> outputFile("o", cl::desc("Output file ('-' = stdout)"),
                                 cl::value_desc("file"), cl::cat(category));
-cl::opt<Target> target(
-    "target", cl::desc("Code generation target"), cl::init(Target::CPU),
-    cl::values(clEnumValN(Target::CPU, "cpu", "host CPU through LLVM"),
-               clEnumValN(Target::NVPTX, "nvptx", "NVIDIA GPUs (PTX)")),
-    cl::cat(category));
-cl::opt<Emit> emit(
-    "emit", cl::desc("Stage to stop at"), cl::init(Emit::Obj),
-    cl::values(
-        clEnumValN(Emit::Transformer, "transformer",
-                   "parsed and verified transformer dialect"),
-        clEnumValN(Emit::Linalg, "linalg", "linalg on tensors (stage 1)"),
-        clEnumValN(Emit::Buffers, "buffers", "loops on buffers (stage 2)"),
-        clEnumValN(Emit::LLVMMLIR, "llvm-mlir", "LLVM dialect (stage 3)"),
-        clEnumValN(Emit::LLVMIR, "llvm-ir", "LLVM IR"),
-        clEnumValN(Emit::Asm, "asm", "host assembly"),
-        clEnumValN(Emit::Obj, "obj",
-                   "host object file plus a C header (default)")),
-    cl::cat(category));
-cl::opt<std::string> headerFile(
-    "header", cl::desc("C header to write with -emit=obj (default: the "
-                       "output file with extension .h)"),
-    cl::value_desc("file"), cl::cat(category));
+cl::opt<Target>
+    target("target", cl::desc("Code generation target"), cl::init(Target::CPU),
+           cl::values(clEnumValN(Target::CPU, "cpu", "host CPU through LLVM"),
+                      clEnumValN(Target::NVPTX, "nvptx", "NVIDIA GPUs (PTX)")),
+           cl::cat(category));
+cl::opt<Emit>
+    emit("emit", cl::desc("Stage to stop at"), cl::init(Emit::Obj),
+         cl::values(
+             clEnumValN(Emit::Transformer, "transformer",
+                        "parsed and verified transformer dialect"),
+             clEnumValN(Emit::Linalg, "linalg", "linalg on tensors (stage 1)"),
+             clEnumValN(Emit::Buffers, "buffers", "loops on buffers (stage 2)"),
+             clEnumValN(Emit::LLVMMLIR, "llvm-mlir", "LLVM dialect (stage 3)"),
+             clEnumValN(Emit::LLVMIR, "llvm-ir", "LLVM IR"),
+             clEnumValN(Emit::Asm, "asm", "host assembly"),
+             clEnumValN(Emit::Obj, "obj",
+                        "host object file plus a C header (default)")),
+         cl::cat(category));
+cl::opt<std::string>
+    headerFile("header",
+               cl::desc("C header to write with -emit=obj (default: the "
+                        "output file with extension .h)"),
+               cl::value_desc("file"), cl::cat(category));
 cl::opt<std::string> entryName("entry",
                                cl::desc("Entry function (default: @forward "
                                         "or the only function)"),
@@ -109,7 +110,8 @@ int main(int argc, char **argv) {
   registerMLIRContextCLOptions();
   registerPassManagerCLOptions();
   registerDefaultTimingManagerCLOptions();
-  cl::ParseCommandLineOptions(argc, argv, "blockc: transformer block compiler\n");
+  cl::ParseCommandLineOptions(argc, argv,
+                              "blockc: transformer block compiler\n");
 
   if (target == Target::NVPTX)
     return fail("-target=nvptx is not implemented yet; use -target=cpu");
@@ -198,8 +200,8 @@ int main(int argc, char **argv) {
     header = openOutputFile(headerPath, &errorMessage);
     if (!header)
       return fail(errorMessage);
-    header->os() << blockc::emitCHeader(
-        *signature, llvm::sys::path::filename(headerPath));
+    header->os() << blockc::emitCHeader(*signature,
+                                        llvm::sys::path::filename(headerPath));
   }
   if (llvm::Error e = blockc::emitMachineCode(
           **llvmModule, **machine,

@@ -6,15 +6,15 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "blockc/Conversion/Passes.h"
 #include "blockc/Conversion/TransformerToLinalg/TransformerToLinalg.h"
+#include "blockc/Conversion/Passes.h"
 #include "blockc/Dialect/Transformer/IR/TransformerOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Utils/StructuredOpsUtils.h"
 #include "mlir/IR/AffineMap.h"
 #include "mlir/IR/PatternMatch.h"
@@ -145,8 +145,7 @@ Value elementwise(OpBuilder &b, Location loc, Value sizeSource,
                   ArrayRef<AffineMap> inputMaps,
                   function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
   unsigned rank = resultType.getRank();
-  SmallVector<OpFoldResult> sizes =
-      tensor::getMixedSizes(b, loc, sizeSource);
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, sizeSource);
   Value init = emptyTensor(b, loc, sizes, resultType.getElementType());
   SmallVector<AffineMap> maps(inputMaps);
   maps.push_back(identity(b.getContext(), rank));
@@ -154,8 +153,7 @@ Value elementwise(OpBuilder &b, Location loc, Value sizeSource,
              b, loc, TypeRange{resultType}, inputs, ValueRange{init}, maps,
              iterators(rank, 0),
              [&](OpBuilder &nb, Location nloc, ValueRange args) {
-               yield(nb, nloc,
-                                       body(nb, nloc, args.drop_back()));
+               yield(nb, nloc, body(nb, nloc, args.drop_back()));
              })
       .getResult(0);
 }
@@ -179,17 +177,17 @@ struct RMSNormLowering : OpRewritePattern<RMSNormOp> {
                             [](OpBuilder &b, Location l, ValueRange a) {
                               return arith::MulFOp::create(b, l, a[0], a[0]);
                             });
-    Value result = elementwise(
-        rewriter, loc, x, type, {x, sumSq, op.getWeight()},
-        {identity(ctx, rank), dropLast(ctx, rank),
-         projection(ctx, rank, {rank - 1})},
-        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-          Value meanSq = arith::MulFOp::create(b, l, a[1], invD);
-          Value inv = math::RsqrtOp::create(
-              b, l, arith::AddFOp::create(b, l, meanSq, eps));
-          Value n = arith::MulFOp::create(b, l, a[0], inv);
-          return arith::MulFOp::create(b, l, n, a[2]);
-        });
+    Value result =
+        elementwise(rewriter, loc, x, type, {x, sumSq, op.getWeight()},
+                    {identity(ctx, rank), dropLast(ctx, rank),
+                     projection(ctx, rank, {rank - 1})},
+                    [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+                      Value meanSq = arith::MulFOp::create(b, l, a[1], invD);
+                      Value inv = math::RsqrtOp::create(
+                          b, l, arith::AddFOp::create(b, l, meanSq, eps));
+                      Value n = arith::MulFOp::create(b, l, a[0], inv);
+                      return arith::MulFOp::create(b, l, n, a[2]);
+                    });
     rewriter.replaceOp(op, result);
     return success();
   }
@@ -206,10 +204,9 @@ struct LayerNormLowering : OpRewritePattern<LayerNormOp> {
     MLIRContext *ctx = getContext();
     Value invD = reciprocalOfLastDim(rewriter, loc, x);
     Value eps = f32Const(rewriter, loc, op.getEpsilon().convertToDouble());
-    Value sum = rowReduce(rewriter, loc, x, {},
-                          [](OpBuilder &, Location, ValueRange a) {
-                            return a[0];
-                          });
+    Value sum =
+        rowReduce(rewriter, loc, x, {},
+                  [](OpBuilder &, Location, ValueRange a) { return a[0]; });
     // Two-pass variance: sum((x - mean)^2), numerically safer than
     // E[x^2] - E[x]^2.
     Value sumSqDev = rowReduce(
@@ -219,7 +216,8 @@ struct LayerNormLowering : OpRewritePattern<LayerNormOp> {
           return arith::MulFOp::create(b, l, dev, dev);
         });
     Value result = elementwise(
-        rewriter, loc, x, type, {x, sum, sumSqDev, op.getWeight(), op.getBias()},
+        rewriter, loc, x, type,
+        {x, sum, sumSqDev, op.getWeight(), op.getBias()},
         {identity(ctx, rank), dropLast(ctx, rank), dropLast(ctx, rank),
          projection(ctx, rank, {rank - 1}), projection(ctx, rank, {rank - 1})},
         [&](OpBuilder &b, Location l, ValueRange a) -> Value {
@@ -229,9 +227,8 @@ struct LayerNormLowering : OpRewritePattern<LayerNormOp> {
               b, l, arith::AddFOp::create(b, l, var, eps));
           Value n = arith::MulFOp::create(
               b, l, arith::SubFOp::create(b, l, a[0], mean), inv);
-          return arith::AddFOp::create(b, l,
-                                       arith::MulFOp::create(b, l, n, a[3]),
-                                       a[4]);
+          return arith::AddFOp::create(
+              b, l, arith::MulFOp::create(b, l, n, a[3]), a[4]);
         });
     rewriter.replaceOp(op, result);
     return success();
@@ -259,16 +256,15 @@ struct LinearLowering : OpRewritePattern<LinearOp> {
     if (Value bias = op.getBias()) {
       Value empty =
           emptyTensor(rewriter, loc, sizes, resultType.getElementType());
-      init = linalg::GenericOp::create(
-                 rewriter, loc, TypeRange{resultType}, ValueRange{bias},
-                 ValueRange{empty},
-                 ArrayRef<AffineMap>{projection(ctx, rank, {rank - 1}),
-                                     identity(ctx, rank)},
-                 iterators(rank, 0),
-                 [](OpBuilder &b, Location l, ValueRange a) {
-                   yield(b, l, a[0]);
-                 })
-                 .getResult(0);
+      init =
+          linalg::GenericOp::create(
+              rewriter, loc, TypeRange{resultType}, ValueRange{bias},
+              ValueRange{empty},
+              ArrayRef<AffineMap>{projection(ctx, rank, {rank - 1}),
+                                  identity(ctx, rank)},
+              iterators(rank, 0),
+              [](OpBuilder &b, Location l, ValueRange a) { yield(b, l, a[0]); })
+              .getResult(0);
     } else {
       init = filledTensor(rewriter, loc, sizes, f32Const(rewriter, loc, 0.0));
     }
@@ -285,13 +281,11 @@ struct LinearLowering : OpRewritePattern<LinearOp> {
                                    projection(ctx, rank + 1, outDims)};
     Value result =
         linalg::GenericOp::create(
-            rewriter, loc, TypeRange{resultType},
-            ValueRange{x, op.getWeight()}, ValueRange{init}, maps,
-            iterators(rank, 1),
+            rewriter, loc, TypeRange{resultType}, ValueRange{x, op.getWeight()},
+            ValueRange{init}, maps, iterators(rank, 1),
             [](OpBuilder &b, Location l, ValueRange a) {
               Value p = arith::MulFOp::create(b, l, a[0], a[1]);
-              yield(b, l,
-                                      arith::AddFOp::create(b, l, a[2], p));
+              yield(b, l, arith::AddFOp::create(b, l, a[2], p));
             })
             .getResult(0);
     rewriter.replaceOp(op, result);
@@ -373,21 +367,20 @@ struct RoPELowering : OpRewritePattern<RoPEOp> {
                                               j, indexConst(b, l, rotary));
           c = arith::SelectOp::create(b, l, inRot, c, f64Const(b, l, 1.0));
           s = arith::SelectOp::create(b, l, inRot, s, f64Const(b, l, 0.0));
-          yield(
-              b, l,
-              ValueRange{arith::TruncFOp::create(b, l, f32, c),
-                         arith::TruncFOp::create(b, l, f32, s)});
+          yield(b, l,
+                ValueRange{arith::TruncFOp::create(b, l, f32, c),
+                           arith::TruncFOp::create(b, l, f32, s)});
         });
 
     // out[b,t,h,j] = x[j] * cos[t,j] + x[partner(j)] * sin[t,j]
     AffineExpr j = getAffineDimExpr(3, ctx);
-    AffineExpr partner = interleaved ? j + 1 - (j % 2) * 2
-                                     : (j + half) % rotary;
-    AffineMap partnerMap = AffineMap::get(
-        4, 0,
-        {getAffineDimExpr(0, ctx), getAffineDimExpr(1, ctx),
-         getAffineDimExpr(2, ctx), partner},
-        ctx);
+    AffineExpr partner =
+        interleaved ? j + 1 - (j % 2) * 2 : (j + half) % rotary;
+    AffineMap partnerMap =
+        AffineMap::get(4, 0,
+                       {getAffineDimExpr(0, ctx), getAffineDimExpr(1, ctx),
+                        getAffineDimExpr(2, ctx), partner},
+                       ctx);
     bool partial = rotary < headDim;
     Value result = elementwise(
         rewriter, loc, x, type,
@@ -456,26 +449,25 @@ struct SDPALowering : OpRewritePattern<SDPAOp> {
     Value scoresInit =
         filledTensor(rewriter, loc, scoreSizes, f32Const(rewriter, loc, 0.0));
     auto scoresType = cast<RankedTensorType>(scoresInit.getType());
-    Value scores =
-        linalg::GenericOp::create(
-            rewriter, loc, TypeRange{scoresType}, ValueRange{q, k},
-            ValueRange{scoresInit},
-            ArrayRef<AffineMap>{
-                AffineMap::get(5, 0, {d0, d2, d1, d4}, ctx),
-                AffineMap::get(5, 0, {d0, d3, d1.floorDiv(group), d4}, ctx),
-                AffineMap::get(5, 0, {d0, d1, d2, d3}, ctx)},
-            iterators(4, 1),
-            [](OpBuilder &b, Location l, ValueRange a) {
-              Value p = arith::MulFOp::create(b, l, a[0], a[1]);
-              yield(b, l,
-                                      arith::AddFOp::create(b, l, a[2], p));
-            })
-            .getResult(0);
+    Value scores = linalg::GenericOp::create(
+                       rewriter, loc, TypeRange{scoresType}, ValueRange{q, k},
+                       ValueRange{scoresInit},
+                       ArrayRef<AffineMap>{
+                           AffineMap::get(5, 0, {d0, d2, d1, d4}, ctx),
+                           AffineMap::get(
+                               5, 0, {d0, d3, d1.floorDiv(group), d4}, ctx),
+                           AffineMap::get(5, 0, {d0, d1, d2, d3}, ctx)},
+                       iterators(4, 1),
+                       [](OpBuilder &b, Location l, ValueRange a) {
+                         Value p = arith::MulFOp::create(b, l, a[0], a[1]);
+                         yield(b, l, arith::AddFOp::create(b, l, a[2], p));
+                       })
+                       .getResult(0);
 
     // Row max of the scaled, masked scores.
     SmallVector<OpFoldResult> rowSizes = {bSize, hSize, tSize};
-    Value negInf = f32Const(rewriter, loc,
-                            -std::numeric_limits<double>::infinity());
+    Value negInf =
+        f32Const(rewriter, loc, -std::numeric_limits<double>::infinity());
     Value maxInit = filledTensor(rewriter, loc, rowSizes, negInf);
     AffineMap id4 = identity(ctx, 4), row4 = dropLast(ctx, 4);
     Value rowMax =
@@ -487,8 +479,7 @@ struct SDPALowering : OpRewritePattern<SDPAOp> {
               Value s = arith::MulFOp::create(b, l, a[0], scale);
               if (causal)
                 s = arith::SelectOp::create(b, l, isMasked(b, l), negInf, s);
-              yield(b, l,
-                                      arith::MaximumFOp::create(b, l, a[1], s));
+              yield(b, l, arith::MaximumFOp::create(b, l, a[1], s));
             })
             .getResult(0);
 
@@ -497,24 +488,23 @@ struct SDPALowering : OpRewritePattern<SDPAOp> {
         rewriter, loc, scoresInit, scoresType, {scores, rowMax}, {id4, row4},
         [&](OpBuilder &b, Location l, ValueRange a) -> Value {
           Value s = arith::MulFOp::create(b, l, a[0], scale);
-          Value e = math::ExpOp::create(b, l,
-                                        arith::SubFOp::create(b, l, s, a[1]));
+          Value e =
+              math::ExpOp::create(b, l, arith::SubFOp::create(b, l, s, a[1]));
           if (causal)
             e = arith::SelectOp::create(b, l, isMasked(b, l),
                                         f32Const(b, l, 0.0), e);
           return e;
         });
-    Value rowSum = rowReduce(rewriter, loc, probs, {},
-                             [](OpBuilder &, Location, ValueRange a) {
-                               return a[0];
-                             });
+    Value rowSum =
+        rowReduce(rewriter, loc, probs, {},
+                  [](OpBuilder &, Location, ValueRange a) { return a[0]; });
     // Normalise; a row without any visible key has sum 0 and yields 0.
     Value normalized = elementwise(
         rewriter, loc, scoresInit, scoresType, {probs, rowSum}, {id4, row4},
         [&](OpBuilder &b, Location l, ValueRange a) -> Value {
           Value zero = f32Const(b, l, 0.0);
-          Value isZero = arith::CmpFOp::create(
-              b, l, arith::CmpFPredicate::OEQ, a[1], zero);
+          Value isZero = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ,
+                                               a[1], zero);
           Value ratio = arith::DivFOp::create(b, l, a[0], a[1]);
           return arith::SelectOp::create(b, l, isZero, zero, ratio);
         });
@@ -524,21 +514,20 @@ struct SDPALowering : OpRewritePattern<SDPAOp> {
         bSize, tSize, hSize, tensor::getMixedSize(rewriter, loc, v, 3)};
     Value outInit =
         filledTensor(rewriter, loc, outSizes, f32Const(rewriter, loc, 0.0));
-    Value out =
-        linalg::GenericOp::create(
-            rewriter, loc, TypeRange{op.getType()}, ValueRange{normalized, v},
-            ValueRange{outInit},
-            ArrayRef<AffineMap>{
-                AffineMap::get(5, 0, {d0, d2, d1, d4}, ctx),
-                AffineMap::get(5, 0, {d0, d4, d2.floorDiv(group), d3}, ctx),
-                AffineMap::get(5, 0, {d0, d1, d2, d3}, ctx)},
-            iterators(4, 1),
-            [](OpBuilder &b, Location l, ValueRange a) {
-              Value p = arith::MulFOp::create(b, l, a[0], a[1]);
-              yield(b, l,
-                                      arith::AddFOp::create(b, l, a[2], p));
-            })
-            .getResult(0);
+    Value out = linalg::GenericOp::create(
+                    rewriter, loc, TypeRange{op.getType()},
+                    ValueRange{normalized, v}, ValueRange{outInit},
+                    ArrayRef<AffineMap>{
+                        AffineMap::get(5, 0, {d0, d2, d1, d4}, ctx),
+                        AffineMap::get(5, 0, {d0, d4, d2.floorDiv(group), d3},
+                                       ctx),
+                        AffineMap::get(5, 0, {d0, d1, d2, d3}, ctx)},
+                    iterators(4, 1),
+                    [](OpBuilder &b, Location l, ValueRange a) {
+                      Value p = arith::MulFOp::create(b, l, a[0], a[1]);
+                      yield(b, l, arith::AddFOp::create(b, l, a[2], p));
+                    })
+                    .getResult(0);
     (void)f32;
     rewriter.replaceOp(op, out);
     return success();
@@ -571,21 +560,22 @@ struct ActivationLowering : OpRewritePattern<ActivationOp> {
           }
           case ActivationKind::gelu: {
             Value e = math::ErfOp::create(
-                b, l, arith::MulFOp::create(b, l, x, f32Const(b, l, M_SQRT1_2)));
+                b, l,
+                arith::MulFOp::create(b, l, x, f32Const(b, l, M_SQRT1_2)));
             Value hx = arith::MulFOp::create(b, l, x, halfC);
             return arith::MulFOp::create(b, l, hx,
                                          arith::AddFOp::create(b, l, one, e));
           }
           case ActivationKind::gelu_tanh: {
-            Value x3 = arith::MulFOp::create(
-                b, l, x, arith::MulFOp::create(b, l, x, x));
+            Value x3 = arith::MulFOp::create(b, l, x,
+                                             arith::MulFOp::create(b, l, x, x));
             Value inner = arith::AddFOp::create(
                 b, l, x,
                 arith::MulFOp::create(b, l, x3, f32Const(b, l, 0.044715)));
             Value th = math::TanhOp::create(
                 b, l,
-                arith::MulFOp::create(
-                    b, l, inner, f32Const(b, l, 0.7978845608028654)));
+                arith::MulFOp::create(b, l, inner,
+                                      f32Const(b, l, 0.7978845608028654)));
             Value hx = arith::MulFOp::create(b, l, x, halfC);
             return arith::MulFOp::create(b, l, hx,
                                          arith::AddFOp::create(b, l, one, th));
@@ -606,12 +596,12 @@ struct ResidualAddLowering : OpRewritePattern<ResidualAddOp> {
                                 PatternRewriter &rewriter) const override {
     RankedTensorType type = cast<RankedTensorType>(op.getType());
     AffineMap id = identity(getContext(), type.getRank());
-    Value result = elementwise(
-        rewriter, op.getLoc(), op.getResidual(), type,
-        {op.getResidual(), op.getUpdate()}, {id, id},
-        [](OpBuilder &b, Location l, ValueRange a) -> Value {
-          return arith::AddFOp::create(b, l, a[0], a[1]);
-        });
+    Value result =
+        elementwise(rewriter, op.getLoc(), op.getResidual(), type,
+                    {op.getResidual(), op.getUpdate()}, {id, id},
+                    [](OpBuilder &b, Location l, ValueRange a) -> Value {
+                      return arith::AddFOp::create(b, l, a[0], a[1]);
+                    });
     rewriter.replaceOp(op, result);
     return success();
   }
@@ -638,9 +628,9 @@ struct ConvertTransformerToLinalgPass
       for (Type t : op->getOperandTypes()) {
         auto shaped = dyn_cast<ShapedType>(t);
         if (shaped && !shaped.getElementType().isF32()) {
-          op->emitOpError() << "lowering of element type "
-                            << shaped.getElementType()
-                            << " is not supported yet (only f32)";
+          op->emitOpError()
+              << "lowering of element type " << shaped.getElementType()
+              << " is not supported yet (only f32)";
           return WalkResult::interrupt();
         }
       }
@@ -665,7 +655,7 @@ struct ConvertTransformerToLinalgPass
 } // namespace
 
 void blockc::populateTransformerToLinalgPatterns(RewritePatternSet &patterns) {
-  patterns.add<RMSNormLowering, LayerNormLowering, LinearLowering,
-               RoPELowering, SDPALowering, ActivationLowering,
-               ResidualAddLowering>(patterns.getContext());
+  patterns.add<RMSNormLowering, LayerNormLowering, LinearLowering, RoPELowering,
+               SDPALowering, ActivationLowering, ResidualAddLowering>(
+      patterns.getContext());
 }

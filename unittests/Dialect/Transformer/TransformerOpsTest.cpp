@@ -47,8 +47,8 @@ TEST_F(TransformerOpsTest, FormatShape) {
 }
 
 TEST_F(TransformerOpsTest, InferLinearResultType) {
-  auto r = inferLinearResultType(tensor({kDyn, kDyn, 4096}),
-                                 tensor({11008, 4096}));
+  auto r =
+      inferLinearResultType(tensor({kDyn, kDyn, 4096}), tensor({11008, 4096}));
   ASSERT_TRUE(succeeded(r));
   EXPECT_EQ(*r, tensor({kDyn, kDyn, 11008}));
   // Rank-1 input (a single token) keeps rank 1.
@@ -62,8 +62,8 @@ TEST_F(TransformerOpsTest, InferSDPAResultType) {
                                tensor({2, kDyn, 8, 128}));
   ASSERT_TRUE(succeeded(r));
   EXPECT_EQ(*r, tensor({2, kDyn, 32, 128}));
-  EXPECT_TRUE(failed(inferSDPAResultType(tensor({2, 3, 4}),
-                                         tensor({2, 3, 4, 5}))));
+  EXPECT_TRUE(
+      failed(inferSDPAResultType(tensor({2, 3, 4}), tensor({2, 3, 4, 5}))));
 }
 
 TEST_F(TransformerOpsTest, AttentionShapesGQA) {
@@ -75,8 +75,8 @@ TEST_F(TransformerOpsTest, AttentionShapesGQA) {
   EXPECT_EQ(s.wo, (SmallVector<int64_t, 2>{4096, 4096}));
   EXPECT_EQ(s.bk, (SmallVector<int64_t, 1>{1024}));
   // Parameters of QKVO: d^2 + 2 d d/4 + d^2 = 2.5 d^2 for d_kv = d/4.
-  int64_t params = s.wq[0] * s.wq[1] + s.wk[0] * s.wk[1] +
-                   s.wv[0] * s.wv[1] + s.wo[0] * s.wo[1];
+  int64_t params = s.wq[0] * s.wq[1] + s.wk[0] * s.wk[1] + s.wv[0] * s.wv[1] +
+                   s.wo[0] * s.wo[1];
   EXPECT_EQ(params, 4096LL * 4096 * 5 / 2);
 }
 
@@ -85,9 +85,8 @@ TEST_F(TransformerOpsTest, LinearBuilderInfersResultType) {
   Location loc = UnknownLoc::get(&ctx);
   auto func = func::FuncOp::create(
       b, loc, "f",
-      b.getFunctionType({tensor({kDyn, kDyn, 64}), tensor({96, 64}),
-                         tensor({96})},
-                        {}));
+      b.getFunctionType(
+          {tensor({kDyn, kDyn, 64}), tensor({96, 64}), tensor({96})}, {}));
   Block *entry = func.addEntryBlock();
   b.setInsertionPointToStart(entry);
   auto lin = LinearOp::create(b, loc, entry->getArgument(0),

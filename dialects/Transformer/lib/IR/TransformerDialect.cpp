@@ -35,9 +35,8 @@ LogicalResult TransformerDialect::verifyRegionArgAttribute(
   if (attr.getName() == kWeightNameAttr) {
     auto name = dyn_cast<StringAttr>(attr.getValue());
     if (!name || name.getValue().empty())
-      return op->emitError() << "'" << kWeightNameAttr
-                             << "' on argument #" << argIndex
-                             << " must be a non-empty string";
+      return op->emitError() << "'" << kWeightNameAttr << "' on argument #"
+                             << argIndex << " must be a non-empty string";
     return success();
   }
   return op->emitError() << "unknown transformer argument attribute '"
@@ -50,8 +49,8 @@ TransformerDialect::verifyOperationAttribute(Operation *op,
   if (attr.getName() == kLayerAttr) {
     auto layer = dyn_cast<IntegerAttr>(attr.getValue());
     if (!layer || layer.getValue().isNegative())
-      return op->emitError() << "'" << kLayerAttr
-                             << "' must be a non-negative integer";
+      return op->emitError()
+             << "'" << kLayerAttr << "' must be a non-negative integer";
     return success();
   }
   return op->emitError() << "unknown transformer attribute '"

@@ -156,11 +156,11 @@ LogicalResult checkOptionalShape(Operation *op, StringRef name, Value value,
 
 /// Verifies the projections of an attention sub-layer (shared by
 /// `attention` and `block`).
-LogicalResult verifyAttentionWeights(Operation *op, int64_t d,
-                                     int64_t numHeads, int64_t numKVHeads,
-                                     int64_t headDim, bool hasRope, Value wq,
-                                     Value bq, Value wk, Value bk, Value wv,
-                                     Value bv, Value wo, Value bo) {
+LogicalResult verifyAttentionWeights(Operation *op, int64_t d, int64_t numHeads,
+                                     int64_t numKVHeads, int64_t headDim,
+                                     bool hasRope, Value wq, Value bq, Value wk,
+                                     Value bk, Value wv, Value bv, Value wo,
+                                     Value bo) {
   if (failed(checkHeads(op, numHeads, numKVHeads)))
     return failure();
   if (hasRope && headDim % 2 != 0)
@@ -213,8 +213,8 @@ LogicalResult RMSNormOp::verify() {
   auto inputType = getInput().getType();
   if (inputType.getRank() < 1)
     return emitOpError() << "expects input of rank >= 1";
-  if (failed(checkElementTypes(*this,
-                               {{"input", getInput()}, {"weight", getWeight()}})))
+  if (failed(checkElementTypes(
+          *this, {{"input", getInput()}, {"weight", getWeight()}})))
     return failure();
   if (failed(checkShape(*this, "weight", getWeight(),
                         {inputType.getShape().back()})))
@@ -305,8 +305,8 @@ LogicalResult RoPEOp::verify() {
 double SDPAOp::getScaleOrDefault() {
   if (std::optional<APFloat> s = getScale())
     return s->convertToDouble();
-  return 1.0 / std::sqrt(static_cast<double>(
-                   getQuery().getType().getShape().back()));
+  return 1.0 /
+         std::sqrt(static_cast<double>(getQuery().getType().getShape().back()));
 }
 
 LogicalResult SDPAOp::verify() {
@@ -331,10 +331,10 @@ LogicalResult SDPAOp::verify() {
     return emitOpError() << "expects the number of kv heads (" << k[2]
                          << ") to divide the number of query heads (" << q[2]
                          << ")";
-  if (failed(checkShape(*this, "result", getResult(),
-                        inferSDPAResultType(getQuery().getType(),
-                                            getValue().getType())
-                            ->getShape())))
+  if (failed(checkShape(
+          *this, "result", getResult(),
+          inferSDPAResultType(getQuery().getType(), getValue().getType())
+              ->getShape())))
     return failure();
   if (std::optional<APFloat> s = getScale())
     return checkPositiveFinite(*this, "scale", s->convertToDouble());
@@ -346,11 +346,13 @@ LogicalResult SDPAOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult FFNOp::verify() {
-  if (failed(checkElementTypes(
-          *this, {{"input", getInput()}, {"w_gate", getWGate()},
-                  {"b_gate", getBGate()}, {"w_up", getWUp()},
-                  {"b_up", getBUp()}, {"w_down", getWDown()},
-                  {"b_down", getBDown()}})))
+  if (failed(checkElementTypes(*this, {{"input", getInput()},
+                                       {"w_gate", getWGate()},
+                                       {"b_gate", getBGate()},
+                                       {"w_up", getWUp()},
+                                       {"b_up", getBUp()},
+                                       {"w_down", getWDown()},
+                                       {"b_down", getBDown()}})))
     return failure();
   FailureOr<int64_t> d = getModelDim(*this, getInput());
   if (failed(d))
@@ -365,10 +367,15 @@ LogicalResult FFNOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult AttentionOp::verify() {
-  if (failed(checkElementTypes(
-          *this, {{"input", getInput()}, {"w_q", getWQ()}, {"b_q", getBQ()},
-                  {"w_k", getWK()}, {"b_k", getBK()}, {"w_v", getWV()},
-                  {"b_v", getBV()}, {"w_o", getWO()}, {"b_o", getBO()}})))
+  if (failed(checkElementTypes(*this, {{"input", getInput()},
+                                       {"w_q", getWQ()},
+                                       {"b_q", getBQ()},
+                                       {"w_k", getWK()},
+                                       {"b_k", getBK()},
+                                       {"w_v", getWV()},
+                                       {"b_v", getBV()},
+                                       {"w_o", getWO()},
+                                       {"b_o", getBO()}})))
     return failure();
   FailureOr<int64_t> d = getModelDim(*this, getInput());
   if (failed(d))
@@ -390,19 +397,25 @@ LogicalResult AttentionOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult BlockOp::verify() {
-  if (failed(checkElementTypes(
-          *this,
-          {{"input", getInput()},          {"attn_norm", getAttnNormWeight()},
-           {"attn_norm_bias", getAttnNormBias()},
-           {"w_q", getWQ()},               {"b_q", getBQ()},
-           {"w_k", getWK()},               {"b_k", getBK()},
-           {"w_v", getWV()},               {"b_v", getBV()},
-           {"w_o", getWO()},               {"b_o", getBO()},
-           {"ffn_norm", getFfnNormWeight()},
-           {"ffn_norm_bias", getFfnNormBias()},
-           {"w_gate", getWGate()},         {"b_gate", getBGate()},
-           {"w_up", getWUp()},             {"b_up", getBUp()},
-           {"w_down", getWDown()},         {"b_down", getBDown()}})))
+  if (failed(checkElementTypes(*this, {{"input", getInput()},
+                                       {"attn_norm", getAttnNormWeight()},
+                                       {"attn_norm_bias", getAttnNormBias()},
+                                       {"w_q", getWQ()},
+                                       {"b_q", getBQ()},
+                                       {"w_k", getWK()},
+                                       {"b_k", getBK()},
+                                       {"w_v", getWV()},
+                                       {"b_v", getBV()},
+                                       {"w_o", getWO()},
+                                       {"b_o", getBO()},
+                                       {"ffn_norm", getFfnNormWeight()},
+                                       {"ffn_norm_bias", getFfnNormBias()},
+                                       {"w_gate", getWGate()},
+                                       {"b_gate", getBGate()},
+                                       {"w_up", getWUp()},
+                                       {"b_up", getBUp()},
+                                       {"w_down", getWDown()},
+                                       {"b_down", getBDown()}})))
     return failure();
   FailureOr<int64_t> d = getModelDim(*this, getInput());
   if (failed(d))
@@ -427,17 +440,17 @@ LogicalResult BlockOp::verify() {
       failed(checkOptionalShape(*this, "attn_norm_bias", getAttnNormBias(),
                                 {*d})) ||
       failed(checkShape(*this, "ffn_norm", getFfnNormWeight(), {*d})) ||
-      failed(checkOptionalShape(*this, "ffn_norm_bias", getFfnNormBias(),
-                                {*d})))
+      failed(
+          checkOptionalShape(*this, "ffn_norm_bias", getFfnNormBias(), {*d})))
     return failure();
 
-  if (failed(verifyAttentionWeights(
-          *this, *d, getNumHeads(), getNumKvHeads(), getHeadDim(),
-          getRope().has_value(), getWQ(), getBQ(), getWK(), getBK(), getWV(),
-          getBV(), getWO(), getBO())))
+  if (failed(verifyAttentionWeights(*this, *d, getNumHeads(), getNumKvHeads(),
+                                    getHeadDim(), getRope().has_value(),
+                                    getWQ(), getBQ(), getWK(), getBK(), getWV(),
+                                    getBV(), getWO(), getBO())))
     return failure();
-  return verifyFFNWeights(*this, *d, getDFf(), getWGate(), getBGate(),
-                          getWUp(), getBUp(), getWDown(), getBDown());
+  return verifyFFNWeights(*this, *d, getDFf(), getWGate(), getBGate(), getWUp(),
+                          getBUp(), getWDown(), getBDown());
 }
 
 #define GET_OP_CLASSES

@@ -51,9 +51,9 @@ struct DecomposeBlock : OpRewritePattern<BlockOp> {
           /*scale=*/FloatAttr());
     };
     auto ffn = [&](Value in) -> Value {
-      return FFNOp::create(rewriter, loc, type, in, op.getWGate(),
-                           op.getBGate(), op.getWUp(), op.getBUp(),
-                           op.getWDown(), op.getBDown(), op.getActivationAttr());
+      return FFNOp::create(
+          rewriter, loc, type, in, op.getWGate(), op.getBGate(), op.getWUp(),
+          op.getBUp(), op.getWDown(), op.getBDown(), op.getActivationAttr());
     };
     auto add = [&](Value a, Value b) -> Value {
       return ResidualAddOp::create(rewriter, loc, a, b);
@@ -61,11 +61,10 @@ struct DecomposeBlock : OpRewritePattern<BlockOp> {
     Value x = op.getInput();
     Value result;
     if (op.isPreNorm()) {
-      Value h = add(x, attention(buildNorm(rewriter, loc, op, x,
-                                           op.getAttnNormWeight(),
-                                           op.getAttnNormBias())));
-      result = add(h, ffn(buildNorm(rewriter, loc, op, h,
-                                    op.getFfnNormWeight(),
+      Value h = add(
+          x, attention(buildNorm(rewriter, loc, op, x, op.getAttnNormWeight(),
+                                 op.getAttnNormBias())));
+      result = add(h, ffn(buildNorm(rewriter, loc, op, h, op.getFfnNormWeight(),
                                     op.getFfnNormBias())));
     } else {
       Value h = buildNorm(rewriter, loc, op, add(x, attention(x)),
@@ -101,8 +100,7 @@ struct DecomposeAttention : OpRewritePattern<AttentionOp> {
   LogicalResult matchAndRewrite(AttentionOp op,
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    int64_t h = op.getNumHeads(), hkv = op.getNumKvHeads(),
-            d = op.getHeadDim();
+    int64_t h = op.getNumHeads(), hkv = op.getNumKvHeads(), d = op.getHeadDim();
     Value x = op.getInput();
     Value q = LinearOp::create(rewriter, loc, x, op.getWQ(), op.getBQ());
     Value k = LinearOp::create(rewriter, loc, x, op.getWK(), op.getBK());
