@@ -48,7 +48,7 @@ func.func @rms_norm_weight_rank2(%x: tensor<2x16xf32>, %g: tensor<1x16xf32>) -> 
 
 // epsilon must be > 0 (zero is rejected).
 func.func @rms_norm_epsilon_zero(%x: tensor<2x16xf32>, %g: tensor<16xf32>) -> tensor<2x16xf32> {
-  // expected-error @+1 {{expects epsilon > 0, got 0.000000e+00}}
+  // expected-error @+1 {{expects a finite epsilon > 0, got 0.000000e+00}}
   %0 = transformer.rms_norm %x, %g {epsilon = 0.0 : f64} : tensor<2x16xf32>, tensor<16xf32>
   return %0 : tensor<2x16xf32>
 }
@@ -57,7 +57,7 @@ func.func @rms_norm_epsilon_zero(%x: tensor<2x16xf32>, %g: tensor<16xf32>) -> te
 
 // epsilon must be finite (+inf is rejected).
 func.func @rms_norm_epsilon_inf(%x: tensor<2x16xf32>, %g: tensor<16xf32>) -> tensor<2x16xf32> {
-  // expected-error @+1 {{expects epsilon > 0, got INF}}
+  // expected-error @+1 {{expects a finite epsilon > 0, got INF}}
   %0 = transformer.rms_norm %x, %g {epsilon = 0x7FF0000000000000 : f64} : tensor<2x16xf32>, tensor<16xf32>
   return %0 : tensor<2x16xf32>
 }
@@ -124,7 +124,7 @@ func.func @layer_norm_bias_shape(%x: tensor<2x16xf32>, %g: tensor<16xf32>, %b: t
 
 // epsilon must be > 0 (negative is rejected).
 func.func @layer_norm_epsilon_negative(%x: tensor<2x16xf32>, %g: tensor<16xf32>, %b: tensor<16xf32>) -> tensor<2x16xf32> {
-  // expected-error @+1 {{expects epsilon > 0, got -1.000000e-05}}
+  // expected-error @+1 {{expects a finite epsilon > 0, got -1.000000e-05}}
   %0 = transformer.layer_norm %x, %g, %b {epsilon = -1.0e-5 : f64} : tensor<2x16xf32>, tensor<16xf32>, tensor<16xf32>
   return %0 : tensor<2x16xf32>
 }
@@ -260,7 +260,7 @@ func.func @rope_rotary_dim_too_large(%x: tensor<1x4x2x8xf32>) -> tensor<1x4x2x8x
 
 // theta must be > 0.
 func.func @rope_theta_zero(%x: tensor<1x4x2x8xf32>) -> tensor<1x4x2x8xf32> {
-  // expected-error @+1 {{expects theta > 0, got 0.000000e+00}}
+  // expected-error @+1 {{expects a finite theta > 0, got 0.000000e+00}}
   %0 = transformer.rope %x {theta = 0.0 : f64} : tensor<1x4x2x8xf32>
   return %0 : tensor<1x4x2x8xf32>
 }
@@ -269,7 +269,7 @@ func.func @rope_theta_zero(%x: tensor<1x4x2x8xf32>) -> tensor<1x4x2x8xf32> {
 
 // theta must be finite (NaN is rejected).
 func.func @rope_theta_nan(%x: tensor<1x4x2x8xf32>) -> tensor<1x4x2x8xf32> {
-  // expected-error @+1 {{expects theta > 0, got nan}}
+  // expected-error @+1 {{expects a finite theta > 0, got nan}}
   %0 = transformer.rope %x {theta = 0x7FF8000000000000 : f64} : tensor<1x4x2x8xf32>
   return %0 : tensor<1x4x2x8xf32>
 }
@@ -278,7 +278,7 @@ func.func @rope_theta_nan(%x: tensor<1x4x2x8xf32>) -> tensor<1x4x2x8xf32> {
 
 // ODS: rotary_dim is IntPositive.
 func.func @rope_ods_rotary_dim(%x: tensor<1x4x2x8xf32>) -> tensor<1x4x2x8xf32> {
-  // expected-error @+1 {{'rotary_dim' failed to satisfy constraint: 64-bit signless integer attribute whose value is positive}}
+  // expected-error @+1 {{attribute 'rotary_dim' failed to satisfy constraint: 64-bit signless integer attribute whose value is positive}}
   %0 = transformer.rope %x {rotary_dim = 0 : i64} : tensor<1x4x2x8xf32>
   return %0 : tensor<1x4x2x8xf32>
 }
@@ -417,7 +417,7 @@ func.func @sdpa_result_value_dim(%q: tensor<2x4x4x8xf32>, %k: tensor<2x6x2x8xf32
 
 // scale must be > 0.
 func.func @sdpa_scale_negative(%q: tensor<2x4x4x8xf32>, %k: tensor<2x6x2x8xf32>, %v: tensor<2x6x2x8xf32>) -> tensor<2x4x4x8xf32> {
-  // expected-error @+1 {{expects scale > 0, got -5.000000e-01}}
+  // expected-error @+1 {{expects a finite scale > 0, got -5.000000e-01}}
   %0 = transformer.sdpa %q, %k, %v {scale = -0.5 : f64} : tensor<2x4x4x8xf32>, tensor<2x6x2x8xf32>, tensor<2x6x2x8xf32> -> tensor<2x4x4x8xf32>
   return %0 : tensor<2x4x4x8xf32>
 }
@@ -600,7 +600,7 @@ func.func @attention_dynamic_model_dim(%x: tensor<2x4x?xf32>, %w_q: tensor<16x16
 
 // rope_theta must be > 0.
 func.func @attention_rope_theta_zero(%x: tensor<2x4x16xf32>, %w_q: tensor<16x16xf32>, %w_k: tensor<8x16xf32>, %w_v: tensor<8x16xf32>, %w_o: tensor<16x16xf32>) -> tensor<2x4x16xf32> {
-  // expected-error @+1 {{expects rope_theta > 0, got 0.000000e+00}}
+  // expected-error @+1 {{expects a finite rope_theta > 0, got 0.000000e+00}}
   %0 = transformer.attention %x q(%w_q : tensor<16x16xf32>) k(%w_k : tensor<8x16xf32>) v(%w_v : tensor<8x16xf32>) o(%w_o : tensor<16x16xf32>) {num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 4 : i64, rope = #transformer.rope<rotate_half>, rope_theta = 0.0 : f64} : tensor<2x4x16xf32>
   return %0 : tensor<2x4x16xf32>
 }
@@ -609,7 +609,7 @@ func.func @attention_rope_theta_zero(%x: tensor<2x4x16xf32>, %w_q: tensor<16x16x
 
 // scale must be > 0.
 func.func @attention_scale_negative(%x: tensor<2x4x16xf32>, %w_q: tensor<16x16xf32>, %w_k: tensor<8x16xf32>, %w_v: tensor<8x16xf32>, %w_o: tensor<16x16xf32>) -> tensor<2x4x16xf32> {
-  // expected-error @+1 {{expects scale > 0, got -1.000000e+00}}
+  // expected-error @+1 {{expects a finite scale > 0, got -1.000000e+00}}
   %0 = transformer.attention %x q(%w_q : tensor<16x16xf32>) k(%w_k : tensor<8x16xf32>) v(%w_v : tensor<8x16xf32>) o(%w_o : tensor<16x16xf32>) {num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 4 : i64, scale = -1.0 : f64} : tensor<2x4x16xf32>
   return %0 : tensor<2x4x16xf32>
 }
@@ -708,7 +708,7 @@ func.func @attention_b_o_shape(%x: tensor<2x4x16xf32>, %w_q: tensor<16x16xf32>, 
 
 // ODS: num_heads is IntPositive.
 func.func @attention_ods_num_heads(%x: tensor<2x4x16xf32>, %w_q: tensor<16x16xf32>, %w_k: tensor<8x16xf32>, %w_v: tensor<8x16xf32>, %w_o: tensor<16x16xf32>) -> tensor<2x4x16xf32> {
-  // expected-error @+1 {{'num_heads' failed to satisfy constraint: 64-bit signless integer attribute whose value is positive}}
+  // expected-error @+1 {{attribute 'num_heads' failed to satisfy constraint: 64-bit signless integer attribute whose value is positive}}
   %0 = transformer.attention %x q(%w_q : tensor<16x16xf32>) k(%w_k : tensor<8x16xf32>) v(%w_v : tensor<8x16xf32>) o(%w_o : tensor<16x16xf32>) {num_heads = 0 : i64, num_kv_heads = 2 : i64, head_dim = 4 : i64} : tensor<2x4x16xf32>
   return %0 : tensor<2x4x16xf32>
 }
@@ -767,7 +767,7 @@ func.func @block_dynamic_model_dim(%x: tensor<2x4x?xf32>, %attn_norm: tensor<16x
 
 // epsilon must be > 0.
 func.func @block_epsilon_zero(%x: tensor<2x4x16xf32>, %attn_norm: tensor<16xf32>, %w_q: tensor<16x16xf32>, %w_k: tensor<8x16xf32>, %w_v: tensor<8x16xf32>, %w_o: tensor<16x16xf32>, %ffn_norm: tensor<16xf32>, %w_gate: tensor<32x16xf32>, %w_up: tensor<32x16xf32>, %w_down: tensor<16x32xf32>) -> tensor<2x4x16xf32> {
-  // expected-error @+1 {{expects epsilon > 0, got 0.000000e+00}}
+  // expected-error @+1 {{expects a finite epsilon > 0, got 0.000000e+00}}
   %0 = transformer.block %x attn_norm(%attn_norm : tensor<16xf32>) q(%w_q : tensor<16x16xf32>) k(%w_k : tensor<8x16xf32>) v(%w_v : tensor<8x16xf32>) o(%w_o : tensor<16x16xf32>) ffn_norm(%ffn_norm : tensor<16xf32>) gate(%w_gate : tensor<32x16xf32>) up(%w_up : tensor<32x16xf32>) down(%w_down : tensor<16x32xf32>) {num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 4 : i64, d_ff = 32 : i64, epsilon = 0.0 : f64} : tensor<2x4x16xf32>
   return %0 : tensor<2x4x16xf32>
 }
@@ -776,7 +776,7 @@ func.func @block_epsilon_zero(%x: tensor<2x4x16xf32>, %attn_norm: tensor<16xf32>
 
 // rope_theta must be > 0.
 func.func @block_rope_theta_negative(%x: tensor<2x4x16xf32>, %attn_norm: tensor<16xf32>, %w_q: tensor<16x16xf32>, %w_k: tensor<8x16xf32>, %w_v: tensor<8x16xf32>, %w_o: tensor<16x16xf32>, %ffn_norm: tensor<16xf32>, %w_gate: tensor<32x16xf32>, %w_up: tensor<32x16xf32>, %w_down: tensor<16x32xf32>) -> tensor<2x4x16xf32> {
-  // expected-error @+1 {{expects rope_theta > 0, got -1.000000e+04}}
+  // expected-error @+1 {{expects a finite rope_theta > 0, got -1.000000e+04}}
   %0 = transformer.block %x attn_norm(%attn_norm : tensor<16xf32>) q(%w_q : tensor<16x16xf32>) k(%w_k : tensor<8x16xf32>) v(%w_v : tensor<8x16xf32>) o(%w_o : tensor<16x16xf32>) ffn_norm(%ffn_norm : tensor<16xf32>) gate(%w_gate : tensor<32x16xf32>) up(%w_up : tensor<32x16xf32>) down(%w_down : tensor<16x32xf32>) {num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 4 : i64, d_ff = 32 : i64, rope = #transformer.rope<rotate_half>, rope_theta = -1.0e4 : f64} : tensor<2x4x16xf32>
   return %0 : tensor<2x4x16xf32>
 }
@@ -1010,7 +1010,7 @@ func.func @block_b_down_shape(%x: tensor<2x4x16xf32>, %attn_norm: tensor<16xf32>
 
 // ODS: d_ff is IntPositive.
 func.func @block_ods_d_ff(%x: tensor<2x4x16xf32>, %attn_norm: tensor<16xf32>, %w_q: tensor<16x16xf32>, %w_k: tensor<8x16xf32>, %w_v: tensor<8x16xf32>, %w_o: tensor<16x16xf32>, %ffn_norm: tensor<16xf32>, %w_gate: tensor<32x16xf32>, %w_up: tensor<32x16xf32>, %w_down: tensor<16x32xf32>) -> tensor<2x4x16xf32> {
-  // expected-error @+1 {{'d_ff' failed to satisfy constraint: 64-bit signless integer attribute whose value is positive}}
+  // expected-error @+1 {{attribute 'd_ff' failed to satisfy constraint: 64-bit signless integer attribute whose value is positive}}
   %0 = transformer.block %x attn_norm(%attn_norm : tensor<16xf32>) q(%w_q : tensor<16x16xf32>) k(%w_k : tensor<8x16xf32>) v(%w_v : tensor<8x16xf32>) o(%w_o : tensor<16x16xf32>) ffn_norm(%ffn_norm : tensor<16xf32>) gate(%w_gate : tensor<32x16xf32>) up(%w_up : tensor<32x16xf32>) down(%w_down : tensor<16x32xf32>) {num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 4 : i64, d_ff = 0 : i64} : tensor<2x4x16xf32>
   return %0 : tensor<2x4x16xf32>
 }
@@ -1031,4 +1031,47 @@ func.func @block_ods_rank(%x: tensor<16xf32>, %attn_norm: tensor<16xf32>, %w_q: 
   // expected-error @+1 {{operand #0 must be 3D tensor of 32-bit float or 16-bit float or bfloat16 type values, but got 'tensor<16xf32>'}}
   %0 = transformer.block %x attn_norm(%attn_norm : tensor<16xf32>) q(%w_q : tensor<16x16xf32>) k(%w_k : tensor<8x16xf32>) v(%w_v : tensor<8x16xf32>) o(%w_o : tensor<16x16xf32>) ffn_norm(%ffn_norm : tensor<16xf32>) gate(%w_gate : tensor<32x16xf32>) up(%w_up : tensor<32x16xf32>) down(%w_down : tensor<16x32xf32>) {num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 4 : i64, d_ff = 32 : i64} : tensor<16xf32>
   return %0 : tensor<16xf32>
+}
+
+// -----
+
+// An empty key (zero kv heads) is rejected instead of dividing by zero.
+func.func @sdpa_zero_kv_heads(%q: tensor<1x4x2x8xf32>, %k: tensor<1x4x0x8xf32>) {
+  // expected-error @+1 {{'transformer.sdpa' op expects at least one kv head, got 0}}
+  %0 = transformer.sdpa %q, %k, %k : tensor<1x4x2x8xf32>, tensor<1x4x0x8xf32>, tensor<1x4x0x8xf32> -> tensor<1x4x2x8xf32>
+  return
+}
+
+// -----
+
+// A result more static than the operands is rejected (the lowering sizes the
+// result from the operands).
+func.func @linear_result_more_static(%x: tensor<?x4x16xf32>, %w: tensor<8x16xf32>) {
+  // expected-error @+1 {{'transformer.linear' op expects result to have shape [?, 4, 8], got [2, 4, 8]}}
+  %0 = transformer.linear %x, %w : tensor<?x4x16xf32>, tensor<8x16xf32> -> tensor<2x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @sdpa_result_more_static(%q: tensor<1x4x2x8xf32>, %v: tensor<1x4x2x?xf32>) {
+  // expected-error @+1 {{'transformer.sdpa' op expects result to have shape [1, 4, 2, ?], got [1, 4, 2, 8]}}
+  %0 = transformer.sdpa %q, %q, %v : tensor<1x4x2x8xf32>, tensor<1x4x2x8xf32>, tensor<1x4x2x?xf32> -> tensor<1x4x2x8xf32>
+  return
+}
+
+// -----
+
+func.func @rope_empty_head(%x: tensor<1x2x3x0xf32>) {
+  // expected-error @+1 {{'transformer.rope' op expects a non-empty head dimension}}
+  %0 = transformer.rope %x : tensor<1x2x3x0xf32>
+  return
+}
+
+// -----
+
+func.func @rope_interleaved_odd_head(%x: tensor<1x2x3x5xf32>) {
+  // expected-error @+1 {{'transformer.rope' op expects an even head dimension for interleaved RoPE, got 5}}
+  %0 = transformer.rope %x {layout = #transformer.rope<interleaved>, rotary_dim = 4 : i64} : tensor<1x2x3x5xf32>
+  return
 }

@@ -98,6 +98,19 @@ LogicalResult checkShape(Operation *op, StringRef name, Value value,
                            << formatShape(type.getShape());
 }
 
+/// Checks that a result has exactly the inferred shape: the same static
+/// dimensions and the same dynamic ones (lowerings size results from their
+/// operands, so a result may not be more static than its operands).
+LogicalResult checkResultShape(Operation *op, Value result,
+                               ArrayRef<int64_t> expected) {
+  auto type = cast<RankedTensorType>(result.getType());
+  if (type.getShape() == expected)
+    return success();
+  return op->emitOpError() << "expects result to have shape "
+                           << formatShape(expected) << ", got "
+                           << formatShape(type.getShape());
+}
+
 /// Checks that every named operand has the element type of the first one.
 LogicalResult
 checkElementTypes(Operation *op,
@@ -124,13 +137,13 @@ checkElementTypes(Operation *op,
 LogicalResult checkEpsilon(Operation *op, double epsilon) {
   if (epsilon > 0.0 && std::isfinite(epsilon))
     return success();
-  return op->emitOpError() << "expects epsilon > 0, got " << epsilon;
+  return op->emitOpError() << "expects a finite epsilon > 0, got " << epsilon;
 }
 
 LogicalResult checkPositiveFinite(Operation *op, StringRef name, double v) {
   if (v > 0.0 && std::isfinite(v))
     return success();
-  return op->emitOpError() << "expects " << name << " > 0, got " << v;
+  return op->emitOpError() << "expects a finite " << name << " > 0, got " << v;
 }
 
 /// The static model dimension (last dim) of a [B, T, d] activation.
@@ -271,7 +284,7 @@ LogicalResult LinearOp::verify() {
       failed(checkOptionalShape(*this, "bias", getBias(), {out})))
     return failure();
   auto expected = *inferLinearResultType(inputType, weightType);
-  return checkShape(*this, "result", getResult(), expected.getShape());
+  return checkResultShape(*this, getResult(), expected.getShape());
 }
 
 //===----------------------------------------------------------------------===//
@@ -288,6 +301,8 @@ LogicalResult RoPEOp::verify() {
   int64_t headDim = getInput().getType().getShape().back();
   if (ShapedType::isDynamic(headDim))
     return emitOpError() << "expects a static head dimension";
+  if (headDim < 1)
+    return emitOpError() << "expects a non-empty head dimension";
   int64_t rotary = getRotaryDimOrHeadDim();
   if (rotary % 2 != 0)
     return emitOpError() << "expects an even rotary dimension, got " << rotary;
@@ -295,6 +310,11 @@ LogicalResult RoPEOp::verify() {
     return emitOpError() << "expects rotary_dim (" << rotary
                          << ") to be at most the head dimension (" << headDim
                          << ")";
+  // Interleaved pairs (2i, 2i+1) must stay inside the head.
+  if (getLayout() == RoPELayout::interleaved && headDim % 2 != 0)
+    return emitOpError() << "expects an even head dimension for interleaved "
+                            "RoPE, got "
+                         << headDim;
   return checkPositiveFinite(*this, "theta", getTheta().convertToDouble());
 }
 
@@ -327,12 +347,14 @@ LogicalResult SDPAOp::verify() {
     return failure();
   if (failed(checkShape(*this, "key", getKey(), {q[0], k[1], k[2], q[3]})))
     return failure();
+  if (k[2] < 1)
+    return emitOpError() << "expects at least one kv head, got " << k[2];
   if (q[2] % k[2] != 0)
     return emitOpError() << "expects the number of kv heads (" << k[2]
                          << ") to divide the number of query heads (" << q[2]
                          << ")";
-  if (failed(checkShape(
-          *this, "result", getResult(),
+  if (failed(checkResultShape(
+          *this, getResult(),
           inferSDPAResultType(getQuery().getType(), getValue().getType())
               ->getShape())))
     return failure();

@@ -27,9 +27,9 @@ def TransformerDecomposePass : Pass<"transformer-decompose"> {
     ```
     After:
     ```mlir
+    %u = transformer.linear %x, %wu : ... -> tensor<?x?x128xf32>
     %g = transformer.linear %x, %wg : ... -> tensor<?x?x128xf32>
     %a = transformer.activation <silu> %g : tensor<?x?x128xf32>
-    %u = transformer.linear %x, %wu : ... -> tensor<?x?x128xf32>
     %h = arith.mulf %a, %u : tensor<?x?x128xf32>
     %y = transformer.linear %h, %wd : ... -> tensor<?x?x64xf32>
     ```

@@ -1,0 +1,49 @@
+// RUN: blockc-opt %s -split-input-file --convert-transformer-to-linalg -verify-diagnostics
+
+// The conversion rejects, at the offending op and before rewriting anything,
+// what its patterns do not handle: composite ops (which must be decomposed
+// first) and element types other than f32.
+
+// A block left in the input is reported, not silently kept.
+func.func @composite_block(%x: tensor<2x4x16xf32>, %g1: tensor<16xf32>, %wq: tensor<16x16xf32>, %g2: tensor<16xf32>, %wu: tensor<32x16xf32>, %wd: tensor<16x32xf32>) -> tensor<2x4x16xf32> {
+  // expected-error @+1 {{'transformer.block' op is a composite op; run --transformer-decompose before --convert-transformer-to-linalg}}
+  %0 = transformer.block %x attn_norm(%g1 : tensor<16xf32>) q(%wq : tensor<16x16xf32>) k(%wq : tensor<16x16xf32>) v(%wq : tensor<16x16xf32>) o(%wq : tensor<16x16xf32>) ffn_norm(%g2 : tensor<16xf32>) up(%wu : tensor<32x16xf32>) down(%wd : tensor<16x32xf32>) {num_heads = 4 : i64, num_kv_heads = 4 : i64, head_dim = 4 : i64, d_ff = 32 : i64} : tensor<2x4x16xf32>
+  return %0 : tensor<2x4x16xf32>
+}
+
+// -----
+
+// An attention sub-layer is a composite too.
+func.func @composite_attention(%x: tensor<2x4x16xf32>, %w: tensor<16x16xf32>) -> tensor<2x4x16xf32> {
+  // expected-error @+1 {{'transformer.attention' op is a composite op; run --transformer-decompose before --convert-transformer-to-linalg}}
+  %0 = transformer.attention %x q(%w : tensor<16x16xf32>) k(%w : tensor<16x16xf32>) v(%w : tensor<16x16xf32>) o(%w : tensor<16x16xf32>) {num_heads = 4 : i64, num_kv_heads = 4 : i64, head_dim = 4 : i64} : tensor<2x4x16xf32>
+  return %0 : tensor<2x4x16xf32>
+}
+
+// -----
+
+// So is an FFN sub-layer; the f32 primitive before it does not hide it.
+func.func @composite_ffn(%x: tensor<2x4x16xf32>, %g: tensor<16xf32>, %wu: tensor<32x16xf32>, %wd: tensor<16x32xf32>) -> tensor<2x4x16xf32> {
+  %n = transformer.rms_norm %x, %g : tensor<2x4x16xf32>, tensor<16xf32>
+  // expected-error @+1 {{'transformer.ffn' op is a composite op; run --transformer-decompose before --convert-transformer-to-linalg}}
+  %0 = transformer.ffn %n up(%wu : tensor<32x16xf32>) down(%wd : tensor<16x32xf32>) : tensor<2x4x16xf32>
+  return %0 : tensor<2x4x16xf32>
+}
+
+// -----
+
+// f16 primitives are valid IR but not lowered yet.
+func.func @f16_activation(%x: tensor<2x16xf16>) -> tensor<2x16xf16> {
+  // expected-error @+1 {{'transformer.activation' op lowering of element type 'f16' is not supported yet (only f32)}}
+  %0 = transformer.activation <relu> %x : tensor<2x16xf16>
+  return %0 : tensor<2x16xf16>
+}
+
+// -----
+
+// bf16 likewise, reported on the first non-f32 op.
+func.func @bf16_linear(%x: tensor<2x16xbf16>, %w: tensor<8x16xbf16>) -> tensor<2x8xbf16> {
+  // expected-error @+1 {{'transformer.linear' op lowering of element type 'bf16' is not supported yet (only f32)}}
+  %0 = transformer.linear %x, %w : tensor<2x16xbf16>, tensor<8x16xbf16> -> tensor<2x8xbf16>
+  return %0 : tensor<2x8xbf16>
+}
