@@ -94,6 +94,11 @@ CpuJit::compile(ModuleOp module, const ModelSignature &sig, unsigned optLevel) {
   std::unique_ptr<CpuJit> jit(new CpuJit());
   jit->engine = std::move(*engine);
   jit->entry = "_mlir_ciface_" + sig.funcName;
+  // Materialise the code now (the JIT is lazy), so that compile time is
+  // accounted here and not in the first run.
+  auto fn = jit->engine->lookupPacked(jit->entry);
+  if (!fn)
+    return fn.takeError();
   return std::move(jit);
 }
 

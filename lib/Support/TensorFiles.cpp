@@ -187,6 +187,29 @@ Expected<SafeTensorsFile> SafeTensorsFile::open(StringRef path) {
                  entry.dtype + " needs " + Twine(bytesNeeded));
     file.entries[name] = std::move(entry);
   }
+
+  // As in the reference implementation, the tensors must tile the data
+  // buffer exactly: no overlap (two tensors sharing bytes), no gap and no
+  // trailing bytes.
+  std::vector<std::pair<uint64_t, uint64_t>> ranges;
+  for (const auto &e : file.entries)
+    if (e.second.end > e.second.begin)
+      ranges.push_back({e.second.begin, e.second.end});
+  llvm::sort(ranges);
+  uint64_t covered = 0;
+  for (auto [b, e] : ranges) {
+    if (b != covered)
+      return fileError(path,
+                       "corrupt safetensors data: tensors " +
+                           Twine(b < covered ? "overlap" : "leave a gap") +
+                           " at byte " + Twine(std::min(b, covered)));
+    covered = e;
+  }
+  if (covered != dataSize)
+    return fileError(path, "corrupt safetensors data: the data buffer has " +
+                               Twine(dataSize) +
+                               " bytes but the tensors cover " +
+                               Twine(covered));
   return std::move(file);
 }
 

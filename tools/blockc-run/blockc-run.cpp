@@ -187,6 +187,8 @@ int main(int argc, char **argv) {
   DialectRegistry registry;
   blockc::registerAllDialects(registry);
   MLIRContext context(registry);
+  // One line per error: do not append the offending op in generic form.
+  context.printOpOnDiagnostic(false);
   std::string errorMessage;
   auto file = openInputFile(modelFile, &errorMessage);
   if (!file)
@@ -239,8 +241,18 @@ int main(int argc, char **argv) {
   for (unsigned i = 0; i < 2; ++i) {
     int64_t d = sig->args[0].type.getDimSize(i);
     if (!ShapedType::isDynamic(d) && d != input.shape[i])
-      return fail("input shape " + blockc::formatShape(input.shape) +
-                  " does not match the model's input type");
+      return fail((inputFile.empty() ? std::string("random input")
+                                     : inputFile.getValue()) +
+                  ": shape " + blockc::formatShape(input.shape) +
+                  " does not match the model's input type [" +
+                  (ShapedType::isDynamic(sig->args[0].type.getDimSize(0))
+                       ? std::string("?")
+                       : std::to_string(sig->args[0].type.getDimSize(0))) +
+                  ", " +
+                  (ShapedType::isDynamic(sig->args[0].type.getDimSize(1))
+                       ? std::string("?")
+                       : std::to_string(sig->args[0].type.getDimSize(1))) +
+                  ", " + std::to_string(modelDim) + "]");
   }
 
   // ---- Weights --------------------------------------------------------------
@@ -324,13 +336,12 @@ int main(int argc, char **argv) {
     finite &= std::isfinite(v);
   }
 
-  if (!outputFile.empty()) {
-    blockc::HostTensor toWrite = output;
-    if (rank2)
-      toWrite.shape.erase(toWrite.shape.begin());
-    if (llvm::Error e = blockc::writeNpy(outputFile, toWrite))
+  // A rank-2 input [T, d] gives a rank-2 output.
+  if (rank2)
+    output.shape.erase(output.shape.begin());
+  if (!outputFile.empty())
+    if (llvm::Error e = blockc::writeNpy(outputFile, output))
       return fail(llvm::toString(std::move(e)));
-  }
 
   // ---- Summary ------------------------------------------------------------
   double flops = sig->flops(input.shape[0], input.shape[1]);
@@ -340,7 +351,10 @@ int main(int argc, char **argv) {
   if (threads > 1)
     os << "; " << threads << " requested, multi-threading not implemented yet";
   os << ")\n";
-  os << "  input    " << blockc::formatShape(input.shape) << "  "
+  std::vector<int64_t> shownInput = input.shape;
+  if (rank2)
+    shownInput.erase(shownInput.begin());
+  os << "  input    " << blockc::formatShape(shownInput) << "  "
      << (inputFile.empty() ? "random (seed " + std::to_string(inputSeed) + ")"
                            : inputFile.getValue())
      << "\n";

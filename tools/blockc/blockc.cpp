@@ -122,6 +122,8 @@ int main(int argc, char **argv) {
   blockc::registerAllDialects(registry);
   blockc::registerAllPasses();
   MLIRContext context(registry);
+  // One line per error: do not append the offending op in generic form.
+  context.printOpOnDiagnostic(false);
 
   PassManager pm(&context, ModuleOp::getOperationName());
   buildPipeline(pm);
