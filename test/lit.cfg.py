@@ -34,6 +34,13 @@ config.substitutions.append(("%blockc_include",
 tools = ["blockc", "blockc-opt", "blockc-run"]
 llvm_config.add_tool_substitutions(tools, [config.blockc_tools_dir])
 
+# The CUDA runtime library exists when the toolkit was found at configure
+# time (it needs no GPU to build or to be inspected).
+cuda_runtime = os.path.join(config.blockc_lib_dir, "libblockc_cuda_runtime.so")
+config.substitutions.append(("%blockc_cuda_runtime", cuda_runtime))
+if os.path.exists(cuda_runtime):
+    config.available_features.add("cuda-runtime")
+
 # Optional features.
 try:
     subprocess.run([config.python3, "-c", "import numpy"], check=True,

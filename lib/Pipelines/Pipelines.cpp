@@ -8,6 +8,12 @@
 
 #include "blockc/Pipelines/Pipelines.h"
 
+#include "blockc/Codegen/NVPTX/Passes.h"
+#include "blockc/Dialect/Transformer/Transforms/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/GPU/Pipelines/Passes.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/raw_ostream.h"
@@ -59,6 +65,42 @@ void blockc::buildCPUPipeline(OpPassManager &pm) {
   buildCPULowerToLLVMPipeline(pm);
 }
 
+void blockc::buildNVPTXMapToGPUPipeline(OpPassManager &pm) {
+  // Parallel loops are tiled 1 x 4 x 32 (missing sizes: 1) so that the
+  // inner tile becomes the threads of a block and the outer loops the grid;
+  // reductions stay sequential loops inside each thread.
+  addTextual(pm, "one-shot-bufferize{bufferize-function-boundaries "
+                 "function-boundary-type-conversion=identity-layout-map},"
+                 "canonicalize,buffer-deallocation-pipeline,"
+                 "func.func(convert-linalg-to-parallel-loops,"
+                 "scf-parallel-loop-tiling{parallel-loop-tile-sizes=1,4,32 "
+                 "no-min-max-bounds=true},"
+                 "gpu-map-parallel-loops,convert-parallel-loops-to-gpu,"
+                 "blockc-gpu-expand-math,blockc-gpu-host-shared-allocs),"
+                 "canonicalize,cse");
+}
+
+void blockc::buildNVPTXLowerToLLVMPipeline(
+    OpPassManager &pm, const NVPTXPipelineOptions &options) {
+  addTextual(pm, "transformer-strip-metadata,"
+                 "func.func(llvm-request-c-wrappers),"
+                 "gpu-kernel-outlining,blockc-gpu-merge-modules,"
+                 "func.func(lower-affine),convert-scf-to-cf");
+  gpu::GPUToNVVMPipelineOptions nvvm;
+  nvvm.cubinChip = options.chip.getValue();
+  nvvm.cubinFeatures = options.features.getValue();
+  nvvm.cubinFormat = options.format.getValue();
+  nvvm.optLevel = options.optLevel.getValue();
+  gpu::buildLowerToNVVMPassPipeline(pm, nvvm);
+}
+
+void blockc::buildNVPTXPipeline(OpPassManager &pm,
+                                const NVPTXPipelineOptions &options) {
+  buildLowerToLinalgPipeline(pm);
+  buildNVPTXMapToGPUPipeline(pm);
+  buildNVPTXLowerToLLVMPipeline(pm, options);
+}
+
 void blockc::registerBlockcPipelines() {
   PassPipelineRegistration<>(
       "blockc-lower-to-linalg-pipeline",
@@ -75,4 +117,19 @@ void blockc::registerBlockcPipelines() {
   PassPipelineRegistration<>("blockc-cpu-pipeline",
                              "All CPU stages: transformer to LLVM dialect",
                              [](OpPassManager &pm) { buildCPUPipeline(pm); });
+  PassPipelineRegistration<>(
+      "blockc-nvptx-map-to-gpu-pipeline",
+      "Stage 2 (NVPTX): linalg on tensors to gpu.launch on managed buffers",
+      [](OpPassManager &pm) { buildNVPTXMapToGPUPipeline(pm); });
+  PassPipelineRegistration<NVPTXPipelineOptions>(
+      "blockc-nvptx-lower-to-llvm-pipeline",
+      "Stage 3 (NVPTX): outline kernels, NVVM, GPU binary, host LLVM",
+      [](OpPassManager &pm, const NVPTXPipelineOptions &options) {
+        buildNVPTXLowerToLLVMPipeline(pm, options);
+      });
+  PassPipelineRegistration<NVPTXPipelineOptions>(
+      "blockc-nvptx-pipeline", "All NVPTX stages: transformer to GPU binary",
+      [](OpPassManager &pm, const NVPTXPipelineOptions &options) {
+        buildNVPTXPipeline(pm, options);
+      });
 }

@@ -6,6 +6,7 @@
 
 #include "blockc/InitAllDialects.h"
 
+#include "blockc/Codegen/NVPTX/Passes.h"
 #include "blockc/Conversion/Passes.h"
 #include "blockc/Dialect/Transformer/IR/TransformerDialect.h"
 #include "blockc/Dialect/Transformer/Transforms/Passes.h"
@@ -15,6 +16,8 @@
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
+#include "mlir/Target/LLVM/NVVM/Target.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
 
 void blockc::registerAllDialects(mlir::DialectRegistry &registry) {
   registry.insert<blockc::transformer::TransformerDialect>();
@@ -23,11 +26,16 @@ void blockc::registerAllDialects(mlir::DialectRegistry &registry) {
   // models keeps blockc-opt able to parse any intermediate stage.
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
+  // LLVM IR translation of every dialect (including gpu.module/gpu.binary
+  // offloading) and the NVVM target used by gpu-module-to-binary.
+  mlir::registerAllToLLVMIRTranslations(registry);
+  mlir::NVVM::registerNVVMTargetInterfaceExternalModels(registry);
 }
 
 void blockc::registerAllPasses() {
   mlir::registerAllPasses();
   blockc::transformer::registerTransformerPasses();
   blockc::registerBlockcConversionPasses();
+  blockc::nvptx::registerBlockcNVPTXPasses();
   blockc::registerBlockcPipelines();
 }

@@ -71,7 +71,7 @@ llvm::Error blockc::emitMachineCode(llvm::Module &llvmModule,
 }
 
 std::string blockc::emitCHeader(const ModelSignature &sig,
-                                llvm::StringRef headerName) {
+                                llvm::StringRef headerName, bool gpu) {
   std::string guard = "BLOCKC_";
   for (char c : headerName)
     guard += std::isalnum(static_cast<unsigned char>(c))
@@ -107,10 +107,22 @@ std::string blockc::emitCHeader(const ModelSignature &sig,
     }
     return d + "]";
   };
+  if (gpu)
+    os << "/* NVPTX object: the kernels are embedded and loaded at startup;\n"
+       << "   link with libblockc_cuda_runtime and libcuda. Every argument\n"
+       << "   must be in memory the GPU can access (cuMemAllocManaged, or\n"
+       << "   mgpuMemAlloc(bytes, 0, 1) from the runtime). */\n"
+       << "void *mgpuMemAlloc(uint64_t sizeBytes, void *stream, "
+          "_Bool isHostShared);\n"
+       << "void mgpuMemFree(void *ptr, void *stream);\n\n";
   os << "/* Arguments, in order:\n"
      << " *   result " << dims(sig.resultType)
-     << " (written by the callee: its buffer is malloc'ed and belongs to the\n"
-     << " *       caller, who releases it with free(result->allocated))\n";
+     << (gpu ? " (written by the callee: its buffer is managed memory that\n"
+               " *       belongs to the caller: mgpuMemFree(result->allocated, "
+               "0))\n"
+             : " (written by the callee: its buffer is malloc'ed and belongs "
+               "to the\n *       caller, who releases it with "
+               "free(result->allocated))\n");
   for (const ModelArgument &a : sig.args)
     os << " *   " << a.role << " " << dims(a.type)
        << (a.weightName.empty() ? "" : " \"" + a.weightName + "\"") << "\n";

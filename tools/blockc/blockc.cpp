@@ -14,6 +14,7 @@
 #include "blockc/Pipelines/Pipelines.h"
 #include "blockc/Target/CPU.h"
 
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -25,6 +26,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
@@ -35,7 +37,18 @@ namespace cl = llvm::cl;
 namespace {
 
 enum class Target { CPU, NVPTX };
-enum class Emit { Transformer, Linalg, Buffers, LLVMMLIR, LLVMIR, Asm, Obj };
+enum class Emit {
+  Transformer,
+  Linalg,
+  Buffers, // loops on buffers (CPU) or gpu.launch on buffers (NVPTX)
+  LLVMMLIR,
+  LLVMIR,
+  Asm,
+  Obj,
+  PTX,
+  Cubin,
+  Fatbin
+};
 
 cl::OptionCategory category("blockc options");
 
@@ -48,19 +61,30 @@ cl::opt<Target>
            cl::values(clEnumValN(Target::CPU, "cpu", "host CPU through LLVM"),
                       clEnumValN(Target::NVPTX, "nvptx", "NVIDIA GPUs (PTX)")),
            cl::cat(category));
-cl::opt<Emit>
-    emit("emit", cl::desc("Stage to stop at"), cl::init(Emit::Obj),
-         cl::values(
-             clEnumValN(Emit::Transformer, "transformer",
-                        "parsed and verified transformer dialect"),
-             clEnumValN(Emit::Linalg, "linalg", "linalg on tensors (stage 1)"),
-             clEnumValN(Emit::Buffers, "buffers", "loops on buffers (stage 2)"),
-             clEnumValN(Emit::LLVMMLIR, "llvm-mlir", "LLVM dialect (stage 3)"),
-             clEnumValN(Emit::LLVMIR, "llvm-ir", "LLVM IR"),
-             clEnumValN(Emit::Asm, "asm", "host assembly"),
-             clEnumValN(Emit::Obj, "obj",
-                        "host object file plus a C header (default)")),
-         cl::cat(category));
+cl::opt<Emit> emit(
+    "emit", cl::desc("Stage to stop at"), cl::init(Emit::Obj),
+    cl::values(clEnumValN(Emit::Transformer, "transformer",
+                          "parsed and verified transformer dialect"),
+               clEnumValN(Emit::Linalg, "linalg",
+                          "linalg on tensors (stage 1)"),
+               clEnumValN(Emit::Buffers, "buffers",
+                          "loops on buffers (stage 2; NVPTX: gpu.launch)"),
+               clEnumValN(Emit::Buffers, "gpu",
+                          "NVPTX stage 2: gpu.launch on managed buffers"),
+               clEnumValN(Emit::LLVMMLIR, "llvm-mlir",
+                          "LLVM dialect (stage 3; NVPTX: with the gpu.binary)"),
+               clEnumValN(Emit::LLVMMLIR, "mlir", "same as llvm-mlir"),
+               clEnumValN(Emit::LLVMIR, "llvm-ir", "host LLVM IR"),
+               clEnumValN(Emit::LLVMIR, "llvm", "same as llvm-ir"),
+               clEnumValN(Emit::Asm, "asm", "host assembly"),
+               clEnumValN(Emit::Obj, "obj",
+                          "host object file plus a C header (default); NVPTX: "
+                          "with the GPU binary embedded"),
+               clEnumValN(Emit::PTX, "ptx", "NVPTX: PTX text (no CUDA needed)"),
+               clEnumValN(Emit::Cubin, "cubin", "NVPTX: cubin (needs ptxas)"),
+               clEnumValN(Emit::Fatbin, "fatbin",
+                          "NVPTX: fatbin (needs ptxas and fatbinary)")),
+    cl::cat(category));
 cl::opt<std::string>
     headerFile("header",
                cl::desc("C header to write with -emit=obj (default: the "
@@ -72,6 +96,19 @@ cl::opt<std::string> entryName("entry",
                                cl::cat(category));
 cl::opt<unsigned> optLevel("O", cl::desc("LLVM optimisation level (0-3)"),
                            cl::init(3), cl::Prefix, cl::cat(category));
+cl::opt<std::string> gpuArch("gpu-arch",
+                             cl::desc("NVPTX: GPU architecture (sm_XX)"),
+                             cl::init("sm_90"), cl::cat(category));
+cl::opt<std::string> ptxFeatures(
+    "ptx-features",
+    cl::desc("NVPTX: PTX ISA version feature (sm_90 needs +ptx80 or newer)"),
+    cl::init("+ptx80"), cl::cat(category));
+cl::opt<std::string> gpuBinary(
+    "gpu-binary",
+    cl::desc("NVPTX: GPU binary embedded by -emit=llvm-mlir|llvm-ir|obj: "
+             "isa (PTX, JIT-compiled by the driver at load; default), bin "
+             "(cubin) or fatbin"),
+    cl::init("isa"), cl::cat(category));
 cl::opt<bool> dumpPipeline(
     "dump-pass-pipeline",
     cl::desc("Print the textual pass pipeline that -emit runs and exit"),
@@ -82,17 +119,76 @@ int fail(const llvm::Twine &message) {
   return 1;
 }
 
+/// The GPU binary format the NVPTX pipeline must produce for `emit`.
+std::string gpuFormat() {
+  switch (emit) {
+  case Emit::PTX:
+    return "isa";
+  case Emit::Cubin:
+    return "bin";
+  case Emit::Fatbin:
+    return "fatbin";
+  default:
+    return gpuBinary;
+  }
+}
+
 /// Adds the pipeline stages that `emit` needs.
 void buildPipeline(OpPassManager &pm) {
   if (emit >= Emit::Linalg)
     blockc::buildLowerToLinalgPipeline(pm);
+  if (target == Target::CPU) {
+    if (emit >= Emit::Buffers)
+      blockc::buildCPUBufferizePipeline(pm);
+    if (emit >= Emit::LLVMMLIR)
+      blockc::buildCPULowerToLLVMPipeline(pm);
+    return;
+  }
   if (emit >= Emit::Buffers)
-    blockc::buildCPUBufferizePipeline(pm);
-  if (emit >= Emit::LLVMMLIR)
-    blockc::buildCPULowerToLLVMPipeline(pm);
+    blockc::buildNVPTXMapToGPUPipeline(pm);
+  if (emit >= Emit::LLVMMLIR) {
+    blockc::NVPTXPipelineOptions options;
+    options.chip = gpuArch;
+    options.features = ptxFeatures;
+    options.format = gpuFormat();
+    blockc::buildNVPTXLowerToLLVMPipeline(pm, options);
+  }
+}
+
+/// Finds `tool` from the CUDA toolkit: PATH, then $CUDA_ROOT, $CUDA_HOME,
+/// $CUDA_PATH and /usr/local/cuda. Puts its directory first on PATH so that
+/// MLIR's NVVM serializer finds the same one.
+std::optional<std::string> findCudaTool(llvm::StringRef tool) {
+  if (auto p = llvm::sys::findProgramByName(tool))
+    return *p;
+  for (const char *var : {"CUDA_ROOT", "CUDA_HOME", "CUDA_PATH"})
+    if (const char *dir = std::getenv(var)) {
+      llvm::SmallString<256> bin(dir);
+      llvm::sys::path::append(bin, "bin");
+      if (auto p = llvm::sys::findProgramByName(tool, {bin})) {
+        std::string path = std::string(bin) + ":" +
+                           (std::getenv("PATH") ? std::getenv("PATH") : "");
+        setenv("PATH", path.c_str(), 1);
+        return *p;
+      }
+    }
+  if (auto p = llvm::sys::findProgramByName(tool, {"/usr/local/cuda/bin"})) {
+    std::string path = std::string("/usr/local/cuda/bin:") +
+                       (std::getenv("PATH") ? std::getenv("PATH") : "");
+    setenv("PATH", path.c_str(), 1);
+    return *p;
+  }
+  return std::nullopt;
 }
 
 std::string defaultOutput() {
+  if (emit == Emit::Cubin || emit == Emit::Fatbin) {
+    llvm::SmallString<256> path(llvm::sys::path::filename(
+        inputFile == "-" ? std::string("model") : inputFile.getValue()));
+    llvm::sys::path::replace_extension(path, emit == Emit::Cubin ? ".cubin"
+                                                                 : ".fatbin");
+    return std::string(path);
+  }
   if (emit != Emit::Obj)
     return "-";
   if (inputFile == "-")
@@ -113,8 +209,25 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(argc, argv,
                               "blockc: transformer block compiler\n");
 
-  if (target == Target::NVPTX)
-    return fail("-target=nvptx is not implemented yet; use -target=cpu");
+  bool nvptx = target == Target::NVPTX;
+  if (!nvptx && emit >= Emit::PTX)
+    return fail("-emit=ptx|cubin|fatbin need -target=nvptx");
+  if (gpuBinary != "isa" && gpuBinary != "bin" && gpuBinary != "fatbin")
+    return fail("-gpu-binary must be isa, bin or fatbin");
+  if (nvptx && (gpuFormat() == "bin" || gpuFormat() == "fatbin") &&
+      emit >= Emit::LLVMMLIR) {
+    for (llvm::StringRef tool : {"ptxas", "fatbinary"}) {
+      if (tool == "fatbinary" && gpuFormat() != "fatbin")
+        continue;
+      if (!findCudaTool(tool))
+        return fail("a " +
+                    llvm::Twine(gpuFormat() == "bin" ? "cubin" : "fatbin") +
+                    " needs '" + tool +
+                    "' from the CUDA toolkit, which was not found in PATH, "
+                    "$CUDA_ROOT, $CUDA_HOME, $CUDA_PATH or /usr/local/cuda; "
+                    "-emit=ptx needs no toolkit");
+    }
+  }
   if (optLevel > 3)
     return fail("-O must be 0, 1, 2 or 3");
 
@@ -152,8 +265,9 @@ int main(int argc, char **argv) {
     return 1;
 
   std::string outPath = outputFile.empty() ? defaultOutput() : outputFile;
-  if (emit == Emit::Obj && outPath == "-")
-    return fail("-emit=obj needs an output file (-o)");
+  if ((emit == Emit::Obj || emit == Emit::Cubin || emit == Emit::Fatbin) &&
+      outPath == "-")
+    return fail("-emit=obj|cubin|fatbin need an output file (-o)");
 
   if (failed(applyPassManagerCLOptions(pm)))
     return fail("invalid pass manager options");
@@ -167,6 +281,22 @@ int main(int argc, char **argv) {
   auto output = openOutputFile(outPath, &errorMessage);
   if (!output)
     return fail(errorMessage);
+
+  if (emit >= Emit::PTX) {
+    // The GPU binaries of the module (one gpu.module after merging).
+    bool found = false;
+    module->walk([&](gpu::BinaryOp binary) {
+      for (Attribute attr : binary.getObjects()) {
+        auto object = cast<gpu::ObjectAttr>(attr);
+        output->os() << object.getObject().getValue();
+        found = true;
+      }
+    });
+    if (!found)
+      return fail("the pipeline produced no GPU binary (no kernels?)");
+    output->keep();
+    return 0;
+  }
 
   if (emit <= Emit::LLVMMLIR) {
     module->print(output->os());

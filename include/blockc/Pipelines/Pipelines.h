@@ -29,9 +29,45 @@ void buildCPULowerToLLVMPipeline(mlir::OpPassManager &pm);
 /// All CPU stages.
 void buildCPUPipeline(mlir::OpPassManager &pm);
 
+/// Options of the NVPTX pipeline (the blockc driver's -gpu-arch,
+/// -ptx-features and -emit flags map onto them).
+struct NVPTXPipelineOptions
+    : public mlir::PassPipelineOptions<NVPTXPipelineOptions> {
+  Option<std::string> chip{*this, "chip",
+                           llvm::cl::desc("GPU architecture (sm_XX)"),
+                           llvm::cl::init("sm_90")};
+  Option<std::string> features{
+      *this, "features",
+      llvm::cl::desc("PTX features; sm_90 needs +ptx80 or newer"),
+      llvm::cl::init("+ptx80")};
+  Option<std::string> format{
+      *this, "format",
+      llvm::cl::desc("Embedded GPU binary: isa (PTX text, needs no CUDA "
+                     "toolkit), bin (cubin, needs ptxas) or fatbin"),
+      llvm::cl::init("isa")};
+  Option<int> optLevel{*this, "opt-level",
+                       llvm::cl::desc("NVVM optimisation level"),
+                       llvm::cl::init(3)};
+};
+
+/// Stage 2 (NVPTX): linalg on tensors -> buffers in managed memory and
+/// gpu.launch ops (parallel loops tiled into blocks of threads).
+void buildNVPTXMapToGPUPipeline(mlir::OpPassManager &pm);
+
+/// Stage 3 (NVPTX): kernel outlining into one gpu.module, NVVM, the GPU
+/// binary and the host side in the LLVM dialect.
+void buildNVPTXLowerToLLVMPipeline(mlir::OpPassManager &pm,
+                                   const NVPTXPipelineOptions &options);
+
+/// All NVPTX stages.
+void buildNVPTXPipeline(mlir::OpPassManager &pm,
+                        const NVPTXPipelineOptions &options);
+
 /// Registers the pipelines above under their names
 /// (blockc-lower-to-linalg-pipeline, blockc-cpu-bufferize-pipeline,
-/// blockc-cpu-lower-to-llvm-pipeline, blockc-cpu-pipeline).
+/// blockc-cpu-lower-to-llvm-pipeline, blockc-cpu-pipeline,
+/// blockc-nvptx-map-to-gpu-pipeline, blockc-nvptx-lower-to-llvm-pipeline,
+/// blockc-nvptx-pipeline).
 void registerBlockcPipelines();
 
 } // namespace blockc

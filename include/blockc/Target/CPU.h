@@ -40,8 +40,11 @@ llvm::Error emitMachineCode(llvm::Module &llvmModule, llvm::TargetMachine &tm,
 
 /// The C header declaring `_mlir_ciface_<entry>` and the memref descriptor
 /// structs it takes, with the weight names and shapes as comments.
+/// With `gpu`, the header documents the NVPTX object's memory contract:
+/// arguments in device-accessible (managed) memory, the result released
+/// with mgpuMemFree from blockc's CUDA runtime.
 std::string emitCHeader(const ModelSignature &signature,
-                        llvm::StringRef headerName);
+                        llvm::StringRef headerName, bool gpu = false);
 
 } // namespace blockc
 

@@ -1,9 +1,10 @@
 // RUN: blockc-opt %s -split-input-file --convert-transformer-to-linalg --mlir-print-local-scope \
 // RUN:   | FileCheck %s --implicit-check-not=transformer.
 
-// transformer.rope becomes a [T, D] cos/sin table generic (two outputs, no
-// inputs, angles computed in f64 from linalg.index, the rotation sign folded
-// into sin, truncated to f32), then one elementwise generic
+// transformer.rope becomes a [T, D] cos/sin table generic (two outputs; the
+// input is a compile-time f64 inv_freq constant indexed by j; the angle
+// pos * inv_freq is reduced to [-pi, pi] in f64 with roundeven, then cos/sin
+// are f32; the rotation sign is folded into sin), then one elementwise generic
 //   out = x[j] * cos[t, j] + x[partner(j)] * sin[t, j]
 // whose partner element is read through an affine map: (j + R/2) mod R for
 // rotate_half, j xor 1 (written j - (j mod 2) * 2 + 1) for interleaved.
@@ -12,38 +13,33 @@
 // CHECK-LABEL: func.func @rope_rotate_half
 // CHECK-SAME: (%[[X:.+]]: tensor<2x4x2x16xf32>)
 // CHECK-DAG: %[[C0:.+]] = arith.constant 0 : index
+// inv_freq = 1e4^(-2i/16) for i = j mod 8, as a constant indexed by j.
+// CHECK-DAG: %[[INV:.+]] = arith.constant dense<[1.000000e+00, 0.31622776601683789, {{.*}}, 3.1622776601683783E-4, 1.000000e+00, 0.31622776601683789, {{.*}}, 3.1622776601683783E-4]> : tensor<16xf64>
 // CHECK: %[[COS_INIT:.+]] = tensor.empty() : tensor<4x16xf32>
 // CHECK: %[[SIN_INIT:.+]] = tensor.empty() : tensor<4x16xf32>
 // CHECK: %[[TABLES:.+]]:2 = linalg.generic
-// CHECK-SAME: indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>]
+// CHECK-SAME: indexing_maps = [affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>]
 // CHECK-SAME: iterator_types = ["parallel", "parallel"]
-// CHECK-SAME: outs(%[[COS_INIT]], %[[SIN_INIT]] : tensor<4x16xf32>, tensor<4x16xf32>)
+// CHECK-SAME: ins(%[[INV]] : tensor<16xf64>) outs(%[[COS_INIT]], %[[SIN_INIT]] : tensor<4x16xf32>, tensor<4x16xf32>)
+// CHECK: ^bb0(%[[FREQ:.+]]: f64, %{{.+}}: f32, %{{.+}}: f32):
 // CHECK: %[[T:.+]] = linalg.index 0 : index
 // CHECK: %[[J:.+]] = linalg.index 1 : index
-// Position = t + offset (0 without the offset operand), as f64.
 // CHECK: %[[POS:.+]] = arith.addi %[[T]], %[[C0]] : index
 // CHECK: %[[POS_I64:.+]] = arith.index_cast %[[POS]] : index to i64
 // CHECK: %[[POS_F:.+]] = arith.sitofp %[[POS_I64]] : i64 to f64
-// Frequency index j mod R/2; the first half takes -sin.
+// CHECK: %[[ANGLE:.+]] = arith.mulf %[[POS_F]], %[[FREQ]] : f64
+// CHECK: %[[TURNS:.+]] = arith.mulf %[[ANGLE]], %{{.+}} : f64
+// CHECK: %[[K:.+]] = math.roundeven %[[TURNS]] : f64
+// CHECK: %[[R32:.+]] = arith.truncf %{{.+}} : f64 to f32
+// CHECK: %[[COS:.+]] = math.cos %[[R32]] : f32
+// CHECK: %[[SIN:.+]] = math.sin %[[R32]] : f32
 // CHECK-DAG: %[[HALF:.+]] = arith.constant 8 : index
-// CHECK: %[[FREQ:.+]] = arith.remui %[[J]], %[[HALF]] : index
 // CHECK: %[[NEG:.+]] = arith.cmpi ult, %[[J]], %[[HALF]] : index
-// CHECK: %[[FREQ_I64:.+]] = arith.index_cast %[[FREQ]] : index to i64
-// CHECK: %[[FREQ_F:.+]] = arith.sitofp %[[FREQ_I64]] : i64 to f64
-// inv_freq = exp(i * (-2 ln(theta) / R)) with -2 ln(1e4) / 16.
-// CHECK-DAG: %[[LOG_STEP:.+]] = arith.constant -1.151292546497023 : f64
-// CHECK: %[[EXPO:.+]] = arith.mulf %[[FREQ_F]], %[[LOG_STEP]] : f64
-// CHECK: %[[INV_FREQ:.+]] = math.exp %[[EXPO]] : f64
-// CHECK: %[[ANGLE:.+]] = arith.mulf %[[POS_F]], %[[INV_FREQ]] : f64
-// CHECK: %[[COS:.+]] = math.cos %[[ANGLE]] : f64
-// CHECK: %[[SIN:.+]] = math.sin %[[ANGLE]] : f64
-// CHECK: %[[NSIN:.+]] = arith.negf %[[SIN]] : f64
-// CHECK: %[[SSIN:.+]] = arith.select %[[NEG]], %[[NSIN]], %[[SIN]] : f64
-// CHECK: %[[COS_SEL:.+]] = arith.select %{{[^ ]+}}, %[[COS]], %{{[^ ]+}} : f64
-// CHECK: %[[SIN_SEL:.+]] = arith.select %{{[^ ]+}}, %[[SSIN]], %{{[^ ]+}} : f64
-// CHECK: %[[COS32:.+]] = arith.truncf %[[COS_SEL]] : f64 to f32
-// CHECK: %[[SIN32:.+]] = arith.truncf %[[SIN_SEL]] : f64 to f32
-// CHECK: linalg.yield %[[COS32]], %[[SIN32]] : f32, f32
+// CHECK: %[[NSIN:.+]] = arith.negf %[[SIN]] : f32
+// CHECK: %[[SSIN:.+]] = arith.select %[[NEG]], %[[NSIN]], %[[SIN]] : f32
+// CHECK: %[[COS_SEL:.+]] = arith.select %{{[^ ]+}}, %[[COS]], %{{[^ ]+}} : f32
+// CHECK: %[[SIN_SEL:.+]] = arith.select %{{[^ ]+}}, %[[SSIN]], %{{[^ ]+}} : f32
+// CHECK: linalg.yield %[[COS_SEL]], %[[SIN_SEL]] : f32, f32
 // CHECK: %[[INIT:.+]] = tensor.empty() : tensor<2x4x2x16xf32>
 // CHECK: %[[R:.+]] = linalg.generic
 // CHECK-SAME: indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, (d3 + 8) mod 16)>, affine_map<(d0, d1, d2, d3) -> (d1, d3)>, affine_map<(d0, d1, d2, d3) -> (d1, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>]
@@ -69,22 +65,20 @@ func.func @rope_rotate_half(%x: tensor<2x4x2x16xf32>) -> tensor<2x4x2x16xf32> {
 // partner map pairs 2i with 2i + 1.
 // CHECK-LABEL: func.func @rope_interleaved_offset
 // CHECK-SAME: (%[[X:.+]]: tensor<1x4x2x8xf32>, %[[OFF:.+]]: index)
+// Pairs (2i, 2i+1) share inv_freq = 5e5^(-2i/8).
+// CHECK: arith.constant dense<[1.000000e+00, 1.000000e+00, 0.03760603093086{{[0-9]*}}, 0.03760603093086{{[0-9]*}}, 0.0014142135623730{{[0-9]*}}, 0.0014142135623730{{[0-9]*}}, 5.318295896944{{[0-9]*}}E-5, 5.318295896944{{[0-9]*}}E-5]> : tensor<8xf64>
 // CHECK: %[[TABLES:.+]]:2 = linalg.generic
 // CHECK-SAME: outs(%{{[^ ]+}}, %{{[^ ]+}} : tensor<4x8xf32>, tensor<4x8xf32>)
 // CHECK: %[[T:.+]] = linalg.index 0 : index
 // CHECK: %[[J:.+]] = linalg.index 1 : index
 // CHECK: %[[POS:.+]] = arith.addi %[[T]], %[[OFF]] : index
+// CHECK: math.cos %{{[^ ]+}} : f32
+// CHECK: %[[SIN:.+]] = math.sin %{{[^ ]+}} : f32
 // CHECK-DAG: %[[TWO:.+]] = arith.constant 2 : index
-// CHECK: %[[FREQ:.+]] = arith.divui %[[J]], %[[TWO]] : index
 // CHECK: %[[PARITY:.+]] = arith.remui %[[J]], %[[TWO]] : index
 // CHECK: %[[NEG:.+]] = arith.cmpi eq, %[[PARITY]], %{{[^ ]+}} : index
-// -2 ln(5e5) / 8.
-// CHECK: arith.constant -3.2805908443510821 : f64
-// CHECK: math.exp %{{[^ ]+}} : f64
-// CHECK: math.cos %{{[^ ]+}} : f64
-// CHECK: %[[SIN:.+]] = math.sin %{{[^ ]+}} : f64
-// CHECK: %[[NSIN:.+]] = arith.negf %[[SIN]] : f64
-// CHECK: arith.select %[[NEG]], %[[NSIN]], %[[SIN]] : f64
+// CHECK: %[[NSIN:.+]] = arith.negf %[[SIN]] : f32
+// CHECK: arith.select %[[NEG]], %[[NSIN]], %[[SIN]] : f32
 // CHECK: linalg.yield
 // CHECK: %[[R:.+]] = linalg.generic
 // CHECK-SAME: indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3 - (d3 mod 2) * 2 + 1)>, affine_map<(d0, d1, d2, d3) -> (d1, d3)>, affine_map<(d0, d1, d2, d3) -> (d1, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>]
@@ -104,23 +98,22 @@ func.func @rope_interleaved_offset(%x: tensor<1x4x2x8xf32>, %off: index) -> tens
 // linalg.index 3. The table has a dynamic T.
 // CHECK-LABEL: func.func @rope_partial_rotate_half
 // CHECK-SAME: (%[[X:.+]]: tensor<?x?x2x16xf32>)
+// -2 ln(1e4) / 8: the frequencies use R, not D; zero beyond R.
+// CHECK: arith.constant dense<[1.000000e+00, 0.099999999999999{{[0-9]*}}, 0.0099999999999999{{[0-9]*}}, 9.99999999999999{{[0-9]*}}E-4, 1.000000e+00, 0.099999999999999{{[0-9]*}}, 0.0099999999999999{{[0-9]*}}, 9.99999999999999{{[0-9]*}}E-4, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00]> : tensor<16xf64>
 // CHECK: %[[TDIM:.+]] = tensor.dim %[[X]], %{{[^ ]+}} : tensor<?x?x2x16xf32>
 // CHECK: %[[COS_INIT:.+]] = tensor.empty(%[[TDIM]]) : tensor<?x16xf32>
 // CHECK: %[[TABLES:.+]]:2 = linalg.generic
 // CHECK: %[[J:.+]] = linalg.index 1 : index
-// CHECK-DAG: %[[HALF:.+]] = arith.constant 4 : index
-// CHECK: arith.remui %[[J]], %[[HALF]] : index
-// CHECK: arith.cmpi ult, %[[J]], %[[HALF]] : index
-// -2 ln(1e4) / 8: the frequencies use R, not D.
-// CHECK: arith.constant -2.3025850929940459 : f64
 // CHECK: %[[COS:.+]] = math.cos
-// CHECK: %[[SSIN:.+]] = arith.select %{{[^ ]+}}, %{{[^ ]+}}, %{{[^ ]+}} : f64
+// CHECK-DAG: %[[HALF:.+]] = arith.constant 4 : index
+// CHECK: arith.cmpi ult, %[[J]], %[[HALF]] : index
+// CHECK: %[[SSIN:.+]] = arith.select %{{[^ ]+}}, %{{[^ ]+}}, %{{[^ ]+}} : f32
 // CHECK-DAG: %[[R_C:.+]] = arith.constant 8 : index
 // CHECK: %[[IN_ROT:.+]] = arith.cmpi ult, %[[J]], %[[R_C]] : index
-// CHECK-DAG: %[[ONE:.+]] = arith.constant 1.000000e+00 : f64
-// CHECK: arith.select %[[IN_ROT]], %[[COS]], %[[ONE]] : f64
-// CHECK-DAG: %[[ZERO:.+]] = arith.constant 0.000000e+00 : f64
-// CHECK: arith.select %[[IN_ROT]], %[[SSIN]], %[[ZERO]] : f64
+// CHECK-DAG: %[[ONE:.+]] = arith.constant 1.000000e+00 : f32
+// CHECK: arith.select %[[IN_ROT]], %[[COS]], %[[ONE]] : f32
+// CHECK-DAG: %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
+// CHECK: arith.select %[[IN_ROT]], %[[SSIN]], %[[ZERO]] : f32
 // CHECK: linalg.yield
 // CHECK: %[[R:.+]] = linalg.generic
 // CHECK-SAME: affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, (d3 + 4) mod 8)>

@@ -1,0 +1,25 @@
+//===- Passes.h - NVPTX code generation passes ------------------*- C++ -*-===//
+//
+// Declarations generated from Codegen/NVPTX/Passes.td.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef BLOCKC_CODEGEN_NVPTX_PASSES_H
+#define BLOCKC_CODEGEN_NVPTX_PASSES_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace blockc::nvptx {
+
+#define GEN_PASS_DECL
+#include "blockc/Codegen/NVPTX/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "blockc/Codegen/NVPTX/Passes.h.inc"
+
+} // namespace blockc::nvptx
+
+#endif // BLOCKC_CODEGEN_NVPTX_PASSES_H

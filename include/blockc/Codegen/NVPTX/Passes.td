@@ -1,0 +1,79 @@
+//===- Passes.td - NVPTX code generation passes ------------*- tablegen -*-===//
+//
+// Passes of the NVPTX code generation path (see docs/Pipelines.md).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef BLOCKC_CODEGEN_NVPTX_PASSES_TD
+#define BLOCKC_CODEGEN_NVPTX_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def GPUHostSharedAllocsPass
+    : Pass<"blockc-gpu-host-shared-allocs", "::mlir::func::FuncOp"> {
+  let summary = "Allocate buffers in memory that both host and GPU can access";
+  let description = [{
+    After bufferization and mapping to `gpu.launch`, buffers are still
+    `memref.alloc`s in host memory that kernels cannot read. This pass turns
+    every `memref.alloc` into `gpu.alloc host_shared` (CUDA managed memory)
+    and every `memref.dealloc` into an asynchronous `gpu.dealloc` followed by
+    a `gpu.wait` (the only form `gpu-to-llvm` lowers). Host code between
+    kernels (copies, shape queries) keeps working because managed memory is
+    host-accessible and every synchronous launch waits for completion.
+
+    ```mlir
+    %m = memref.alloc(%n) : memref<?xf32>      // before
+    %m = gpu.alloc host_shared (%n) : memref<?xf32>   // after
+    ```
+
+    Allocations with an alignment or a non-default memory space are left
+    alone and reported as an error.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
+def GPUMergeModulesPass
+    : Pass<"blockc-gpu-merge-modules", "::mlir::ModuleOp"> {
+  let summary = "Put every outlined kernel into one gpu.module";
+  let description = [{
+    `gpu-kernel-outlining` creates one `gpu.module` per kernel. This pass
+    moves all kernels into a single `gpu.module` (named by `module-name`) and
+    rewrites every `gpu.launch_func` to it, so that a block compiles to one
+    PTX / cubin / fatbin image that is loaded once.
+  }];
+  let options = [
+    Option<"moduleName", "module-name", "std::string",
+           /*default=*/"\"blockc_kernels\"",
+           "Name of the merged gpu.module">
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
+def GPUExpandMathPass
+    : Pass<"blockc-gpu-expand-math", "::mlir::func::FuncOp"> {
+  let summary = "Expand math ops inside kernels into arithmetic";
+  let description = [{
+    `convert-gpu-to-nvvm` turns most `math` ops into calls to libdevice
+    (`__nv_expf`, `__nv_rsqrtf`, `__nv_erff`, ...), which only link when the
+    CUDA toolkit's libdevice is found. Inside `gpu.launch` bodies this pass
+    rewrites f32 `math` ops with MLIR's polynomial approximations and
+    expansions (`exp`, `tanh`, `erf`, `sin`, `cos`, ...), ops with a native
+    PTX instruction (`sqrt`, `roundeven`, `absf`, `floor`, `ceil`) as LLVM
+    intrinsics, and `rsqrt(x)` as `1 / sqrt(x)`, so that the PTX blockc emits
+    is self-contained and `-emit=ptx` needs no CUDA toolkit.
+
+    ```mlir
+    %r = math.rsqrt %x : f32                 // before
+    %s = llvm.intr.sqrt(%x) : (f32) -> f32   // after
+    %r = arith.divf %one, %s : f32
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::LLVM::LLVMDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
+#endif // BLOCKC_CODEGEN_NVPTX_PASSES_TD

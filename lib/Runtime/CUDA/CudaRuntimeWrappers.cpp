@@ -1,0 +1,310 @@
+//===- CudaRuntimeWrappers.cpp - mgpu* host functions on the driver API ---===//
+//
+// The host side of code produced by MLIR 22's gpu-to-llvm calls these
+// functions; their signatures follow the LLVM IR that MLIR 22.1.8 emits
+// (docs/RuntimeABI.md, checked by test/Pipelines/runtime-abi.test). Only the
+// CUDA driver API is used, so the library needs nothing but libcuda. This is
+// the only file of blockc that includes cuda.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "blockc/Runtime/CudaRuntime.h"
+
+#include "cuda.h"
+
+#include <cstdint>
+#include <cstdio>
+#include <mutex>
+#include <string>
+
+#define BLOCKC_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace {
+
+std::mutex errorMutex;
+std::string lastError;
+int32_t defaultDevice = 0;
+CUcontext context = nullptr;
+
+bool hasError() {
+  std::lock_guard<std::mutex> lock(errorMutex);
+  return !lastError.empty();
+}
+
+/// Reports a failed driver call once on stderr and records it.
+void report(const char *call, CUresult result) {
+  const char *name = nullptr, *text = nullptr;
+  cuGetErrorName(result, &name);
+  cuGetErrorString(result, &text);
+  std::string message = std::string(call) +
+                        " failed: " + (name ? name : "unknown CUDA error") +
+                        " (" + (text ? text : "no description") + ")";
+  std::fprintf(stderr, "blockc CUDA runtime: %s\n", message.c_str());
+  std::lock_guard<std::mutex> lock(errorMutex);
+  if (lastError.empty())
+    lastError = message;
+}
+
+#define CHECK(call)                                                            \
+  [&]() {                                                                      \
+    CUresult result_ = (call);                                                 \
+    if (result_ != CUDA_SUCCESS) {                                             \
+      report(#call, result_);                                                  \
+      return false;                                                            \
+    }                                                                          \
+    return true;                                                               \
+  }()
+
+/// Makes the primary context of the default device current (once per
+/// thread); false after any error.
+bool ensureContext() {
+  if (hasError())
+    return false;
+  static std::once_flag once;
+  static bool ok = false;
+  std::call_once(once, [] {
+    CUdevice device;
+    ok = CHECK(cuInit(0)) && CHECK(cuDeviceGet(&device, defaultDevice)) &&
+         CHECK(cuDevicePrimaryCtxRetain(&context, device));
+  });
+  if (!ok)
+    return false;
+  return CHECK(cuCtxSetCurrent(context));
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// blockc entry points
+//===----------------------------------------------------------------------===//
+
+BLOCKC_EXPORT const char *blockcCudaLastError(void) {
+  std::lock_guard<std::mutex> lock(errorMutex);
+  return lastError.empty() ? nullptr : lastError.c_str();
+}
+
+BLOCKC_EXPORT void blockcCudaClearError(void) {
+  std::lock_guard<std::mutex> lock(errorMutex);
+  lastError.clear();
+}
+
+BLOCKC_EXPORT int blockcCudaInit(void) { return ensureContext() ? 0 : 1; }
+
+//===----------------------------------------------------------------------===//
+// Modules and launches
+//===----------------------------------------------------------------------===//
+
+BLOCKC_EXPORT CUmodule mgpuModuleLoad(void *data, size_t /*size*/) {
+  CUmodule module = nullptr;
+  if (ensureContext())
+    CHECK(cuModuleLoadData(&module, data));
+  return module;
+}
+
+BLOCKC_EXPORT CUmodule mgpuModuleLoadJIT(void *data, int optLevel) {
+  CUmodule module = nullptr;
+  if (!ensureContext())
+    return nullptr;
+  // PTX is compiled by the driver; keep its log for the error message.
+  char errorLog[8192] = {0};
+  CUjit_option options[] = {CU_JIT_OPTIMIZATION_LEVEL, CU_JIT_ERROR_LOG_BUFFER,
+                            CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+  void *values[] = {reinterpret_cast<void *>(static_cast<intptr_t>(optLevel)),
+                    errorLog, reinterpret_cast<void *>(sizeof(errorLog))};
+  if (!CHECK(cuModuleLoadDataEx(&module, data, 3, options, values)) &&
+      errorLog[0])
+    std::fprintf(stderr, "blockc CUDA runtime: PTX JIT log:\n%s\n", errorLog);
+  return module;
+}
+
+BLOCKC_EXPORT void mgpuModuleUnload(CUmodule module) {
+  if (module && ensureContext())
+    CHECK(cuModuleUnload(module));
+}
+
+BLOCKC_EXPORT CUfunction mgpuModuleGetFunction(CUmodule module,
+                                               const char *name) {
+  CUfunction function = nullptr;
+  if (module && ensureContext())
+    CHECK(cuModuleGetFunction(&function, module, name));
+  return function;
+}
+
+BLOCKC_EXPORT void mgpuLaunchKernel(CUfunction function, intptr_t gridX,
+                                    intptr_t gridY, intptr_t gridZ,
+                                    intptr_t blockX, intptr_t blockY,
+                                    intptr_t blockZ, int32_t smem,
+                                    CUstream stream, void **params,
+                                    void **extra, size_t /*paramsCount*/) {
+  if (!function || !ensureContext())
+    return;
+  if (smem > 48 * 1024)
+    CHECK(cuFuncSetAttribute(
+        function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem));
+  CHECK(cuLaunchKernel(function, gridX, gridY, gridZ, blockX, blockY, blockZ,
+                       smem, stream, params, extra));
+}
+
+BLOCKC_EXPORT void mgpuLaunchClusterKernel(
+    CUfunction function, intptr_t clusterX, intptr_t clusterY,
+    intptr_t clusterZ, intptr_t gridX, intptr_t gridY, intptr_t gridZ,
+    intptr_t blockX, intptr_t blockY, intptr_t blockZ, int32_t smem,
+    CUstream stream, void **params, void **extra, size_t /*paramsCount*/) {
+  if (!function || !ensureContext())
+    return;
+  CUlaunchAttribute attribute;
+  attribute.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+  attribute.value.clusterDim.x = static_cast<unsigned>(clusterX);
+  attribute.value.clusterDim.y = static_cast<unsigned>(clusterY);
+  attribute.value.clusterDim.z = static_cast<unsigned>(clusterZ);
+  CUlaunchConfig config = {};
+  config.gridDimX = static_cast<unsigned>(gridX);
+  config.gridDimY = static_cast<unsigned>(gridY);
+  config.gridDimZ = static_cast<unsigned>(gridZ);
+  config.blockDimX = static_cast<unsigned>(blockX);
+  config.blockDimY = static_cast<unsigned>(blockY);
+  config.blockDimZ = static_cast<unsigned>(blockZ);
+  config.sharedMemBytes = static_cast<unsigned>(smem);
+  config.hStream = stream;
+  config.attrs = &attribute;
+  config.numAttrs = 1;
+  CHECK(cuLaunchKernelEx(&config, function, params, extra));
+}
+
+//===----------------------------------------------------------------------===//
+// Streams and events
+//===----------------------------------------------------------------------===//
+
+BLOCKC_EXPORT CUstream mgpuStreamCreate() {
+  CUstream stream = nullptr;
+  if (ensureContext())
+    CHECK(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+  return stream;
+}
+
+BLOCKC_EXPORT void mgpuStreamDestroy(CUstream stream) {
+  if (stream && ensureContext())
+    CHECK(cuStreamDestroy(stream));
+}
+
+BLOCKC_EXPORT void mgpuStreamSynchronize(CUstream stream) {
+  if (ensureContext())
+    CHECK(cuStreamSynchronize(stream));
+}
+
+BLOCKC_EXPORT void mgpuStreamWaitEvent(CUstream stream, CUevent event) {
+  if (event && ensureContext())
+    CHECK(cuStreamWaitEvent(stream, event, 0));
+}
+
+BLOCKC_EXPORT CUevent mgpuEventCreate() {
+  CUevent event = nullptr;
+  if (ensureContext())
+    CHECK(cuEventCreate(&event, CU_EVENT_DISABLE_TIMING));
+  return event;
+}
+
+BLOCKC_EXPORT void mgpuEventDestroy(CUevent event) {
+  if (event && ensureContext())
+    CHECK(cuEventDestroy(event));
+}
+
+BLOCKC_EXPORT void mgpuEventSynchronize(CUevent event) {
+  if (event && ensureContext())
+    CHECK(cuEventSynchronize(event));
+}
+
+BLOCKC_EXPORT void mgpuEventRecord(CUevent event, CUstream stream) {
+  if (event && ensureContext())
+    CHECK(cuEventRecord(event, stream));
+}
+
+//===----------------------------------------------------------------------===//
+// Memory
+//===----------------------------------------------------------------------===//
+
+BLOCKC_EXPORT void *mgpuMemAlloc(uint64_t sizeBytes, CUstream stream,
+                                 bool isHostShared) {
+  if (!ensureContext() || sizeBytes == 0)
+    return nullptr;
+  CUdeviceptr ptr = 0;
+  if (isHostShared)
+    CHECK(cuMemAllocManaged(&ptr, sizeBytes, CU_MEM_ATTACH_GLOBAL));
+  else if (stream)
+    CHECK(cuMemAllocAsync(&ptr, sizeBytes, stream));
+  else
+    CHECK(cuMemAlloc(&ptr, sizeBytes));
+  return reinterpret_cast<void *>(ptr);
+}
+
+BLOCKC_EXPORT void mgpuMemFree(void *ptr, CUstream /*stream*/) {
+  // Managed allocations cannot be freed asynchronously; a synchronous free
+  // is correct for every kind of allocation made above.
+  if (ptr && ensureContext())
+    CHECK(cuMemFree(reinterpret_cast<CUdeviceptr>(ptr)));
+}
+
+BLOCKC_EXPORT void mgpuMemcpy(void *dst, void *src, size_t sizeBytes,
+                              CUstream stream) {
+  if (ensureContext())
+    CHECK(cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(dst),
+                        reinterpret_cast<CUdeviceptr>(src), sizeBytes, stream));
+}
+
+BLOCKC_EXPORT void mgpuMemset32(void *dst, unsigned int value, size_t count,
+                                CUstream stream) {
+  if (ensureContext())
+    CHECK(cuMemsetD32Async(reinterpret_cast<CUdeviceptr>(dst), value, count,
+                           stream));
+}
+
+BLOCKC_EXPORT void mgpuMemset16(void *dst, unsigned short value, size_t count,
+                                CUstream stream) {
+  if (ensureContext())
+    CHECK(cuMemsetD16Async(reinterpret_cast<CUdeviceptr>(dst), value, count,
+                           stream));
+}
+
+namespace {
+/// The byte size of the memref described by an unranked descriptor
+/// (rank, pointer to {allocated, aligned, offset, sizes[rank],
+/// strides[rank]}).
+void *memrefData(int64_t rank, void *descriptor, int64_t elementSize,
+                 size_t &bytes) {
+  auto *fields = static_cast<int64_t *>(descriptor);
+  auto *aligned = reinterpret_cast<char *>(fields[1]);
+  int64_t offset = fields[2];
+  int64_t count = 1;
+  for (int64_t i = 0; i < rank; ++i)
+    count *= fields[3 + i];
+  bytes = static_cast<size_t>(count * elementSize);
+  return aligned + offset * elementSize;
+}
+} // namespace
+
+BLOCKC_EXPORT void mgpuMemHostRegister(void *ptr, uint64_t sizeBytes) {
+  if (ensureContext())
+    CHECK(cuMemHostRegister(ptr, sizeBytes, 0));
+}
+
+BLOCKC_EXPORT void mgpuMemHostRegisterMemRef(int64_t rank, void *descriptor,
+                                             int64_t elementSize) {
+  size_t bytes;
+  void *data = memrefData(rank, descriptor, elementSize, bytes);
+  mgpuMemHostRegister(data, bytes);
+}
+
+BLOCKC_EXPORT void mgpuMemHostUnregister(void *ptr) {
+  if (ensureContext())
+    CHECK(cuMemHostUnregister(ptr));
+}
+
+BLOCKC_EXPORT void mgpuMemHostUnregisterMemRef(int64_t rank, void *descriptor,
+                                               int64_t elementSize) {
+  size_t bytes;
+  mgpuMemHostUnregister(memrefData(rank, descriptor, elementSize, bytes));
+}
+
+BLOCKC_EXPORT void mgpuSetDefaultDevice(int32_t device) {
+  defaultDevice = device;
+}
