@@ -109,6 +109,11 @@ cl::opt<std::string> gpuBinary(
              "isa (PTX, JIT-compiled by the driver at load; default), bin "
              "(cubin) or fatbin"),
     cl::init("isa"), cl::cat(category));
+cl::opt<std::string> cudaToolkit(
+    "cuda-toolkit",
+    cl::desc("NVPTX: CUDA toolkit directory for ptxas/fatbinary (default: "
+             "PATH, $CUDA_ROOT, $CUDA_HOME, $CUDA_PATH, /usr/local/cuda)"),
+    cl::value_desc("dir"), cl::cat(category));
 cl::opt<bool> dumpPipeline(
     "dump-pass-pipeline",
     cl::desc("Print the textual pass pipeline that -emit runs and exit"),
@@ -159,6 +164,20 @@ void buildPipeline(OpPassManager &pm) {
 /// $CUDA_PATH and /usr/local/cuda. Puts its directory first on PATH so that
 /// MLIR's NVVM serializer finds the same one.
 std::optional<std::string> findCudaTool(llvm::StringRef tool) {
+  auto prependToPath = [](llvm::StringRef dir) {
+    std::string path =
+        dir.str() + ":" + (std::getenv("PATH") ? std::getenv("PATH") : "");
+    setenv("PATH", path.c_str(), 1);
+  };
+  if (!cudaToolkit.empty()) {
+    llvm::SmallString<256> bin(cudaToolkit);
+    llvm::sys::path::append(bin, "bin");
+    auto p = llvm::sys::findProgramByName(tool, {bin});
+    if (!p)
+      return std::nullopt;
+    prependToPath(bin);
+    return *p;
+  }
   if (auto p = llvm::sys::findProgramByName(tool))
     return *p;
   for (const char *var : {"CUDA_ROOT", "CUDA_HOME", "CUDA_PATH"})
@@ -220,12 +239,14 @@ int main(int argc, char **argv) {
       if (tool == "fatbinary" && gpuFormat() != "fatbin")
         continue;
       if (!findCudaTool(tool))
-        return fail("a " +
-                    llvm::Twine(gpuFormat() == "bin" ? "cubin" : "fatbin") +
-                    " needs '" + tool +
-                    "' from the CUDA toolkit, which was not found in PATH, "
-                    "$CUDA_ROOT, $CUDA_HOME, $CUDA_PATH or /usr/local/cuda; "
-                    "-emit=ptx needs no toolkit");
+        return fail(
+            "a " + std::string(gpuFormat() == "bin" ? "cubin" : "fatbin") +
+            " needs '" + tool + "' from the CUDA toolkit, which was not found " +
+            (cudaToolkit.empty() ? std::string("in PATH, $CUDA_ROOT, "
+                                               "$CUDA_HOME, $CUDA_PATH or "
+                                               "/usr/local/cuda")
+                                 : "in " + cudaToolkit + "/bin") +
+            "; -emit=ptx needs no toolkit");
     }
   }
   if (optLevel > 3)
