@@ -13,7 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "blockc/ExecutionEngine/CpuJit.h"
+#include "blockc/ExecutionEngine/BlockJit.h"
 #include "blockc/ExecutionEngine/ModelSignature.h"
 #include "blockc/InitAllDialects.h"
 #include "blockc/Support/TensorFiles.h"
@@ -156,9 +156,7 @@ int main(int argc, char **argv) {
                               "blockc-run: JIT-run a transformer block\n");
 
   // ---- Validate options ---------------------------------------------------
-  if (targetName == "nvptx")
-    return fail("-target=nvptx is not implemented yet; use -target=cpu");
-  if (targetName != "cpu")
+  if (targetName != "cpu" && targetName != "nvptx")
     return fail("unknown target '" + targetName + "' (expected cpu or nvptx)");
   bool haveRandomWeights = randomWeights.getNumOccurrences() > 0;
   bool haveRandomInput = randomInput.getNumOccurrences() > 0;
@@ -181,6 +179,14 @@ int main(int argc, char **argv) {
     return fail("--threads must be at least 1");
   if (!outputFile.empty())
     if (llvm::Error e = blockc::checkWritable(outputFile))
+      return fail(llvm::toString(std::move(e)));
+
+  blockc::JitTarget jitTarget =
+      targetName == "nvptx" ? blockc::JitTarget::NVPTX : blockc::JitTarget::CPU;
+  // A GPU run fails fast, before anything is read or compiled, when there is
+  // no GPU, driver or runtime.
+  if (jitTarget == blockc::JitTarget::NVPTX)
+    if (llvm::Error e = blockc::checkCudaAvailable())
       return fail(llvm::toString(std::move(e)));
 
   // ---- Parse and analyse the model ---------------------------------------
@@ -297,7 +303,7 @@ int main(int argc, char **argv) {
   // ---- Compile
   // ---------------------------------------------------------------
   auto compileStart = std::chrono::steady_clock::now();
-  auto jit = blockc::CpuJit::compile(*module, *sig);
+  auto jit = blockc::BlockJit::compile(*module, *sig, jitTarget);
   if (!jit)
     return fail(llvm::toString(jit.takeError()));
   double compileSeconds = std::chrono::duration<double>(
@@ -346,8 +352,8 @@ int main(int argc, char **argv) {
   // ---- Summary ------------------------------------------------------------
   double flops = sig->flops(input.shape[0], input.shape[1]);
   auto &os = llvm::outs();
-  os << "blockc-run: " << modelFile << " @" << sig->funcName
-     << " (target cpu, threads 1";
+  os << "blockc-run: " << modelFile << " @" << sig->funcName << " (target "
+     << targetName << ", threads 1";
   if (threads > 1)
     os << "; " << threads << " requested, multi-threading not implemented yet";
   os << ")\n";

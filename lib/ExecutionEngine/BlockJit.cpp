@@ -1,4 +1,4 @@
-//===- CpuJit.cpp - compile and run a model on the host CPU ---------------===//
+//===- BlockJit.cpp - compile and run a model in-process ------------------===//
 //
 // The entry function is called through its C interface
 // (_mlir_ciface_<name>, requested by the CPU pipeline), whose arguments are
@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "blockc/ExecutionEngine/CpuJit.h"
+#include "blockc/ExecutionEngine/BlockJit.h"
 #include "blockc/Pipelines/Pipelines.h"
 
 #include "mlir/ExecutionEngine/OptUtils.h"
@@ -20,7 +20,11 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/TargetSelect.h"
 
+#include <dlfcn.h>
+
+#include <algorithm>
 #include <cstdlib>
+#include <cstring>
 
 using namespace mlir;
 using namespace blockc;
@@ -31,6 +35,51 @@ namespace {
 
 Error makeError(const Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+/// The CUDA runtime library, loaded on first use (RTLD_GLOBAL so that the
+/// JIT-compiled host code resolves mgpu* against it).
+struct CudaRuntime {
+  void *handle = nullptr;
+  int (*init)() = nullptr;
+  const char *(*lastError)() = nullptr;
+  void *(*memAlloc)(uint64_t, void *, bool) = nullptr;
+  void (*memFree)(void *, void *) = nullptr;
+};
+
+Expected<CudaRuntime *> loadCudaRuntime() {
+#ifndef BLOCKC_CUDA_RUNTIME_PATH
+  return makeError("-target=nvptx execution is unavailable: blockc was built "
+                   "without its CUDA runtime (no CUDA toolkit at configure "
+                   "time)");
+#else
+  static CudaRuntime runtime;
+  if (runtime.handle)
+    return &runtime;
+  // The driver first, for a clear message on machines without a GPU.
+  if (!dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL))
+    return makeError(Twine("no CUDA driver: libcuda.so.1 cannot be loaded (") +
+                     dlerror() +
+                     "); -target=nvptx needs an NVIDIA GPU and its driver");
+  void *handle = dlopen(BLOCKC_CUDA_RUNTIME_PATH, RTLD_NOW | RTLD_GLOBAL);
+  if (!handle)
+    return makeError(Twine("cannot load the blockc CUDA runtime ") +
+                     BLOCKC_CUDA_RUNTIME_PATH + ": " + dlerror());
+  runtime.init = reinterpret_cast<int (*)()>(dlsym(handle, "blockcCudaInit"));
+  runtime.lastError =
+      reinterpret_cast<const char *(*)()>(dlsym(handle, "blockcCudaLastError"));
+  runtime.memAlloc = reinterpret_cast<void *(*)(uint64_t, void *, bool)>(
+      dlsym(handle, "mgpuMemAlloc"));
+  runtime.memFree =
+      reinterpret_cast<void (*)(void *, void *)>(dlsym(handle, "mgpuMemFree"));
+  if (!runtime.init || !runtime.lastError || !runtime.memAlloc ||
+      !runtime.memFree)
+    return makeError("the blockc CUDA runtime lacks its entry points");
+  if (runtime.init() != 0)
+    return makeError(Twine("no usable GPU: ") + runtime.lastError());
+  runtime.handle = handle;
+  return &runtime;
+#endif
 }
 
 /// A memref descriptor laid out as the C interface expects.
@@ -52,8 +101,15 @@ std::vector<int64_t> makeDescriptor(const HostTensor &t) {
 
 } // namespace
 
-Expected<std::unique_ptr<CpuJit>>
-CpuJit::compile(ModuleOp module, const ModelSignature &sig, unsigned optLevel) {
+Error blockc::checkCudaAvailable() {
+  Expected<CudaRuntime *> runtime = loadCudaRuntime();
+  return runtime ? Error::success() : runtime.takeError();
+}
+
+Expected<std::unique_ptr<BlockJit>> BlockJit::compile(ModuleOp module,
+                                                      const ModelSignature &sig,
+                                                      JitTarget target,
+                                                      unsigned optLevel) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   MLIRContext *ctx = module.getContext();
@@ -64,7 +120,15 @@ CpuJit::compile(ModuleOp module, const ModelSignature &sig, unsigned optLevel) {
   PassManager pm(ctx, ModuleOp::getOperationName());
   if (failed(applyPassManagerCLOptions(pm)))
     return makeError("invalid pass manager options");
-  buildCPUPipeline(pm);
+  if (target == JitTarget::NVPTX) {
+    Expected<CudaRuntime *> runtime = loadCudaRuntime();
+    if (!runtime)
+      return runtime.takeError();
+    // PTX is embedded and compiled by the driver at load: no toolkit needed.
+    buildNVPTXPipeline(pm, NVPTXPipelineOptions());
+  } else {
+    buildCPUPipeline(pm);
+  }
   if (failed(pm.run(*lowered)))
     return makeError("lowering to the CPU failed (see the diagnostics above)");
 
@@ -86,14 +150,19 @@ CpuJit::compile(ModuleOp module, const ModelSignature &sig, unsigned optLevel) {
   SmallVector<StringRef> libs;
   if (llvm::sys::fs::exists(cRunnerUtils))
     libs.push_back(cRunnerUtils);
+#ifdef BLOCKC_CUDA_RUNTIME_PATH
+  if (target == JitTarget::NVPTX)
+    libs.push_back(BLOCKC_CUDA_RUNTIME_PATH);
+#endif
   options.sharedLibPaths = libs;
   auto engine = ExecutionEngine::create(*lowered, options, std::move(*tm));
   if (!engine)
     return engine.takeError();
 
-  std::unique_ptr<CpuJit> jit(new CpuJit());
+  std::unique_ptr<BlockJit> jit(new BlockJit());
   jit->engine = std::move(*engine);
   jit->entry = "_mlir_ciface_" + sig.funcName;
+  jit->target = target;
   // Materialise the code now (the JIT is lazy), so that compile time is
   // accounted here and not in the first run.
   auto fn = jit->engine->lookupPacked(jit->entry);
@@ -102,7 +171,7 @@ CpuJit::compile(ModuleOp module, const ModelSignature &sig, unsigned optLevel) {
   return std::move(jit);
 }
 
-Error CpuJit::run(ArrayRef<const HostTensor *> args, HostTensor &out) {
+Error BlockJit::run(ArrayRef<const HostTensor *> args, HostTensor &out) {
   // The C interface returns the (dynamically shaped) result through a
   // descriptor passed first; the buffer is malloc'ed by the callee and owned
   // by the caller.
@@ -110,8 +179,39 @@ Error CpuJit::run(ArrayRef<const HostTensor *> args, HostTensor &out) {
   std::vector<int64_t> result(3 + 2 * rank, 0);
   std::vector<std::vector<int64_t>> descriptors;
   descriptors.reserve(args.size());
-  for (const HostTensor *t : args)
-    descriptors.push_back(makeDescriptor(*t));
+
+  // On the GPU every argument must live in memory the kernels can access:
+  // copy it into managed memory (freed when this call returns).
+  CudaRuntime *cuda = nullptr;
+  std::vector<void *> managed;
+  auto freeManaged = [&] {
+    for (void *p : managed)
+      cuda->memFree(p, nullptr);
+  };
+  if (target == JitTarget::NVPTX) {
+    Expected<CudaRuntime *> runtime = loadCudaRuntime();
+    if (!runtime)
+      return runtime.takeError();
+    cuda = *runtime;
+  }
+  for (const HostTensor *t : args) {
+    if (!cuda) {
+      descriptors.push_back(makeDescriptor(*t));
+      continue;
+    }
+    size_t bytes = std::max<size_t>(t->data.size(), 1) * sizeof(float);
+    auto *p = static_cast<float *>(cuda->memAlloc(bytes, nullptr, true));
+    if (!p) {
+      freeManaged();
+      return makeError(Twine("GPU allocation failed: ") +
+                       (cuda->lastError() ? cuda->lastError() : "unknown"));
+    }
+    managed.push_back(p);
+    std::memcpy(p, t->data.data(), t->data.size() * sizeof(float));
+    std::vector<int64_t> desc = makeDescriptor(*t);
+    desc[0] = desc[1] = reinterpret_cast<int64_t>(p);
+    descriptors.push_back(std::move(desc));
+  }
   // invokePacked takes one pointer per argument; each C-interface argument
   // is itself a pointer to a descriptor.
   std::vector<void *> argPtrs(descriptors.size() + 1);
@@ -121,8 +221,15 @@ Error CpuJit::run(ArrayRef<const HostTensor *> args, HostTensor &out) {
     argPtrs[i + 1] = descriptors[i].data();
   for (size_t i = 0; i < argPtrs.size(); ++i)
     packed[i] = &argPtrs[i];
-  if (Error e = engine->invokePacked(entry, packed))
+  if (Error e = engine->invokePacked(entry, packed)) {
+    if (cuda)
+      freeManaged();
     return e;
+  }
+  if (cuda && cuda->lastError()) {
+    freeManaged();
+    return makeError(Twine("GPU execution failed: ") + cuda->lastError());
+  }
 
   auto *allocated = reinterpret_cast<float *>(result[0]);
   auto *aligned = reinterpret_cast<float *>(result[1]);
@@ -148,6 +255,11 @@ Error CpuJit::run(ArrayRef<const HostTensor *> args, HostTensor &out) {
       }
     }
   }
-  std::free(allocated);
+  if (cuda) {
+    cuda->memFree(allocated, nullptr);
+    freeManaged();
+  } else {
+    std::free(allocated);
+  }
   return status;
 }

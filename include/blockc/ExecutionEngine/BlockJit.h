@@ -1,0 +1,56 @@
+//===- BlockJit.h - compile and run a model in-process ----------*- C++ -*-===//
+//
+// Wraps mlir::ExecutionEngine: runs the CPU or NVPTX pipeline (the same
+// builder functions as blockc), JIT-compiles the host code for the host CPU
+// (AVX-512 when present) and invokes the C interface of the entry function
+// with host tensors. For NVPTX the kernels are embedded as PTX and the
+// mgpu* calls resolve to libblockc_cuda_runtime, loaded with dlopen so that
+// tools do not depend on libcuda unless a GPU run is asked for.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef BLOCKC_EXECUTIONENGINE_BLOCKJIT_H
+#define BLOCKC_EXECUTIONENGINE_BLOCKJIT_H
+
+#include "blockc/ExecutionEngine/ModelSignature.h"
+#include "blockc/Support/TensorFiles.h"
+
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/Error.h"
+
+#include <memory>
+
+namespace blockc {
+
+enum class JitTarget { CPU, NVPTX };
+
+/// Checks that GPU execution is possible: the CUDA runtime library was
+/// built, the driver (libcuda.so.1) loads and a device initialises. The
+/// error names what is missing.
+llvm::Error checkCudaAvailable();
+
+class BlockJit {
+public:
+  /// Lowers a clone of `module` with the pipeline of `target` and
+  /// JIT-compiles it.
+  /// Pass-manager command-line options (--mlir-print-ir-after-all,
+  /// --mlir-timing) apply. Pipeline errors are reported as diagnostics.
+  static llvm::Expected<std::unique_ptr<BlockJit>>
+  compile(mlir::ModuleOp module, const ModelSignature &signature,
+          JitTarget target = JitTarget::CPU, unsigned optLevel = 3);
+
+  /// Runs the entry function: `args` in signature order (input first), the
+  /// result written to `out`, whose shape must already be set.
+  llvm::Error run(llvm::ArrayRef<const HostTensor *> args, HostTensor &out);
+
+private:
+  BlockJit() = default;
+  std::unique_ptr<mlir::ExecutionEngine> engine;
+  std::string entry;
+  JitTarget target = JitTarget::CPU;
+};
+
+} // namespace blockc
+
+#endif // BLOCKC_EXECUTIONENGINE_BLOCKJIT_H
