@@ -24,9 +24,11 @@ def ConvertTransformerToLinalgPass : Pass<"convert-transformer-to-linalg"> {
       LayerNorm) and a broadcasting elementwise op;
     * `linear`: one contraction `[..., n, k]` with W read transposed
       (`[out, in]` storage), initialised with the broadcast bias or zero;
-    * `rope`: a `[T, D]` cos/sin table computed in f64 (exact angles for long
-      positions), then one elementwise op whose partner element is read
-      through an affine map (`(j + R/2) mod R` or `j xor 1`);
+    * `rope`: a `[T, D]` cos/sin table (inv_freq folded into an f64
+      constant; the angle and its reduction to [-pi, pi] in f64, so exact
+      for long positions; cos/sin in f32), then one elementwise op whose
+      partner element is read through an affine map (`(j + R/2) mod R` or
+      `j xor 1`);
     * `sdpa`: scores `[B, H, T, S]` with GQA expressed in the key/value
       indexing maps (`h floordiv (H / H_kv)`, no copy), a masked row max,
       `exp` of the shifted scores, row sums and a guarded normalisation

@@ -133,8 +133,9 @@ def Transformer_RoPEOp : Transformer_Op<"rope",
     * `interleaved` (GPT-J / original Meta): element `2i` pairs with `2i+1`:
       `out[2i] = x[2i] cos - x[2i+1] sin`, `out[2i+1] = x[2i+1] cos + x[2i] sin`.
 
-    Elements at `R <= j < D` pass through unchanged. Angles, cos and sin
-    are computed in f64 and rounded to f32 (exact for long positions).
+    Elements at `R <= j < D` pass through unchanged. Angles are computed and
+    reduced to [-pi, pi] in f64 (exact for long positions); cos and sin of
+    the reduced angle are f32.
 
     ```mlir
     %qr = transformer.rope %q offset %pos {theta = 500000.0 : f64}

@@ -1,0 +1,105 @@
+// RUN: blockc-opt %s -split-input-file -verify-diagnostics --blockc-gpu-host-shared-allocs | FileCheck %s
+
+// Outside kernels, every memref.alloc becomes managed memory
+// (gpu.alloc host_shared) and every memref.dealloc an asynchronous
+// gpu.dealloc that is waited for at once. Buffers of the kernels themselves
+// are left alone; a buffer in another memory space is an error.
+
+// A static host buffer becomes managed memory that kernels can access.
+// CHECK-LABEL: func.func @static_alloc
+// CHECK-NOT:     memref.alloc
+// CHECK:         %[[M:.+]] = gpu.alloc host_shared () : memref<4x8xf32>
+// CHECK-NOT:     memref.alloc
+// CHECK:         return %[[M]] : memref<4x8xf32>
+func.func @static_alloc() -> memref<4x8xf32> {
+  %m = memref.alloc() : memref<4x8xf32>
+  return %m : memref<4x8xf32>
+}
+
+// -----
+
+// Dynamic sizes are kept, in order.
+// CHECK-LABEL: func.func @dynamic_alloc
+// CHECK-SAME:    (%[[N:.+]]: index, %[[K:.+]]: index)
+// CHECK-NOT:     memref.alloc
+// CHECK:         %[[M:.+]] = gpu.alloc host_shared (%[[N]], %[[K]]) : memref<?x8x?xf32>
+// CHECK-NOT:     memref.alloc
+// CHECK:         return %[[M]] : memref<?x8x?xf32>
+func.func @dynamic_alloc(%n: index, %k: index) -> memref<?x8x?xf32> {
+  %m = memref.alloc(%n, %k) : memref<?x8x?xf32>
+  return %m : memref<?x8x?xf32>
+}
+
+// -----
+
+// A dealloc becomes the only form gpu-to-llvm lowers: an async gpu.dealloc
+// after a fresh token, then a blocking gpu.wait on its token.
+// CHECK-LABEL: func.func @dealloc
+// CHECK-SAME:    (%[[M:.+]]: memref<?xf32>)
+// CHECK-NOT:     memref.dealloc
+// CHECK:         %[[T0:.+]] = gpu.wait async
+// CHECK-NEXT:    %[[T1:.+]] = gpu.dealloc async [%[[T0]]] %[[M]] : memref<?xf32>
+// CHECK-NEXT:    gpu.wait [%[[T1]]]
+// CHECK-NOT:     memref.dealloc
+// CHECK:         return
+func.func @dealloc(%m: memref<?xf32>) {
+  memref.dealloc %m : memref<?xf32>
+  return
+}
+
+// -----
+
+// An alloc / dealloc pair: the dealloc frees the managed buffer.
+// CHECK-LABEL: func.func @alloc_dealloc
+// CHECK:         %[[M:.+]] = gpu.alloc host_shared (%{{.+}}) : memref<?xf32>
+// CHECK:         memref.store %{{.+}}, %[[M]]
+// CHECK:         %[[T0:.+]] = gpu.wait async
+// CHECK-NEXT:    %[[T1:.+]] = gpu.dealloc async [%[[T0]]] %[[M]] : memref<?xf32>
+// CHECK-NEXT:    gpu.wait [%[[T1]]]
+func.func @alloc_dealloc(%n: index, %i: index, %v: f32) {
+  %m = memref.alloc(%n) : memref<?xf32>
+  memref.store %v, %m[%i] : memref<?xf32>
+  memref.dealloc %m : memref<?xf32>
+  return
+}
+
+// -----
+
+// A buffer of the kernel itself (inside gpu.launch) is not a host buffer:
+// it stays a memref.alloc / memref.dealloc.
+// CHECK-LABEL: func.func @negative_alloc_in_launch
+// CHECK:         gpu.launch
+// CHECK:           %[[M:.+]] = memref.alloc(%{{.+}}) : memref<?xf32>
+// CHECK:           memref.dealloc %[[M]] : memref<?xf32>
+// CHECK:           gpu.terminator
+// CHECK-NOT:     gpu.alloc
+// CHECK-NOT:     gpu.dealloc
+// CHECK:         return
+func.func @negative_alloc_in_launch(%n: index) {
+  %c1 = arith.constant 1 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    %m = memref.alloc(%n) : memref<?xf32>
+    memref.dealloc %m : memref<?xf32>
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+// A buffer in a non-default memory space cannot be managed memory.
+func.func @alloc_memory_space() -> memref<4xf32, 1> {
+  // expected-error @+1 {{'memref.alloc' op cannot be placed in GPU-accessible memory (memory space or symbol operands)}}
+  %m = memref.alloc() : memref<4xf32, 1>
+  return %m : memref<4xf32, 1>
+}
+
+// -----
+
+// Nor can one with symbol operands (a non-identity layout).
+func.func @alloc_symbol_operands(%s: index) -> memref<4xf32, affine_map<(d0)[s0] -> (d0 + s0)>> {
+  // expected-error @+1 {{'memref.alloc' op cannot be placed in GPU-accessible memory (memory space or symbol operands)}}
+  %m = memref.alloc()[%s] : memref<4xf32, affine_map<(d0)[s0] -> (d0 + s0)>>
+  return %m : memref<4xf32, affine_map<(d0)[s0] -> (d0 + s0)>>
+}
