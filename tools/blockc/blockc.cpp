@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "blockc/Analysis/BlockReport.h"
 #include "blockc/ExecutionEngine/ModelSignature.h"
 #include "blockc/InitAllDialects.h"
 #include "blockc/Pipelines/Pipelines.h"
@@ -114,6 +115,33 @@ cl::opt<std::string> cudaToolkit(
     cl::desc("NVPTX: CUDA toolkit directory for ptxas/fatbinary (default: "
              "PATH, $CUDA_ROOT, $CUDA_HOME, $CUDA_PATH, /usr/local/cuda)"),
     cl::value_desc("dir"), cl::cat(category));
+cl::OptionCategory reportCategory("blockc --report options");
+cl::opt<bool> report("report",
+                     cl::desc("Print the walk of a tensor through each block "
+                              "(shapes, FLOPs, parameters, bytes) instead of "
+                              "compiling"),
+                     cl::init(false), cl::cat(reportCategory));
+cl::opt<int64_t> reportSeqLen("seq-len",
+                              cl::desc("--report: tokens per pass (T)"),
+                              cl::init(1), cl::cat(reportCategory));
+cl::opt<int64_t>
+    reportKVLen("kv-len",
+                cl::desc("--report: attended keys (L; default: --seq-len)"),
+                cl::init(0), cl::cat(reportCategory));
+cl::opt<int64_t> reportLayers("layers",
+                              cl::desc("--report: layers in the model (N)"),
+                              cl::init(1), cl::cat(reportCategory));
+cl::opt<blockc::ReportFormat> reportFormat(
+    "format", cl::desc("--report output format"),
+    cl::init(blockc::ReportFormat::Text),
+    cl::values(clEnumValN(blockc::ReportFormat::Text, "text", "aligned text"),
+               clEnumValN(blockc::ReportFormat::Markdown, "markdown",
+                          "markdown tables"),
+               clEnumValN(blockc::ReportFormat::JSON, "json",
+                          "JSON (schema blockc-report/1, docs/Report.md)"),
+               clEnumValN(blockc::ReportFormat::HTML, "html",
+                          "a self-contained HTML page with an SVG diagram")),
+    cl::cat(reportCategory));
 cl::opt<bool> dumpPipeline(
     "dump-pass-pipeline",
     cl::desc("Print the textual pass pipeline that -emit runs and exit"),
@@ -241,7 +269,8 @@ int main(int argc, char **argv) {
       if (!findCudaTool(tool))
         return fail(
             "a " + std::string(gpuFormat() == "bin" ? "cubin" : "fatbin") +
-            " needs '" + tool + "' from the CUDA toolkit, which was not found " +
+            " needs '" + tool +
+            "' from the CUDA toolkit, which was not found " +
             (cudaToolkit.empty() ? std::string("in PATH, $CUDA_ROOT, "
                                                "$CUDA_HOME, $CUDA_PATH or "
                                                "/usr/local/cuda")
@@ -278,6 +307,29 @@ int main(int argc, char **argv) {
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module)
     return 1; // diagnostics already printed with file:line:col
+
+  if (report) {
+    if (reportSeqLen < 1 || reportKVLen < 0 || reportLayers < 1)
+      return fail("--seq-len and --layers must be >= 1, --kv-len >= 1");
+    blockc::ReportOptions options;
+    options.seqLen = reportSeqLen;
+    options.kvLen = reportKVLen ? reportKVLen : reportSeqLen;
+    options.layers = reportLayers;
+    std::vector<blockc::BlockReport> reports;
+    module->walk([&](blockc::transformer::BlockOp block) {
+      reports.push_back(
+          blockc::buildReport(blockc::BlockShape::fromOp(block), options));
+    });
+    if (reports.empty())
+      return fail(inputFile + ": no transformer.block to report on");
+    std::string outPath = outputFile.empty() ? "-" : outputFile.getValue();
+    auto output = openOutputFile(outPath, &errorMessage);
+    if (!output)
+      return fail(errorMessage);
+    blockc::printReport(output->os(), inputFile, reports, reportFormat);
+    output->keep();
+    return 0;
+  }
 
   // The entry point must be well formed before anything is compiled.
   FailureOr<blockc::ModelSignature> signature =
