@@ -62,7 +62,7 @@ configure_and_build() {
       || die "CMake configuration failed"
   fi
   step "Building blockc (ninja, $(nproc) jobs)"
-  ninja -C "$BUILD" blockc blockc-opt blockc-run BlockcUnitTests \
+  ninja -C "$BUILD" blockc blockc-opt blockc-run blockc-import BlockcUnitTests \
     || die "build failed"
 }
 

@@ -31,7 +31,7 @@ config.substitutions.append(("%host_cc", config.host_cc))
 config.substitutions.append(("%blockc_include",
                              os.path.join(config.blockc_src_root, "include")))
 
-tools = ["blockc", "blockc-opt", "blockc-run"]
+tools = ["blockc", "blockc-opt", "blockc-run", "blockc-import"]
 llvm_config.add_tool_substitutions(tools, [config.blockc_tools_dir])
 
 # The CUDA runtime library exists when the toolkit was found at configure

@@ -1,22 +1,27 @@
 #!/usr/bin/python3
-"""NumPy reference implementation of one transformer block, plus file tools.
+"""NumPy reference implementation of transformer blocks, plus file tools.
 
-This is the independent oracle for blockc: it computes a single decoder block
+This is the independent oracle for blockc: it computes decoder blocks
 (Hugging Face / PyTorch semantics, weights stored [out, in], y = x @ W.T + b)
 in float64 and writes float32 results.  It also generates random configs'
 weights and inputs, compares outputs, and produces deliberately broken
 safetensors / .npy files for negative tests.
+
+The config is either blockc's own JSON format or a Hugging Face config.json
+(model_type llama, mistral, qwen2 or gpt2; GPT-2 weights use their own
+names and Conv1D [in, out] layout).  ``--layers N`` stacks N layers.
 
 Only the Python standard library and NumPy are used (Debian python3-numpy).
 
 Subcommands (run ``blockc_ref.py <cmd> -h`` for details)::
 
     gen-weights    --config C --seed S -o W.safetensors [--dtype f32|f16|bf16]
-                   [--scale 0.05]
+                   [--scale 0.05] [--layers N]
     gen-input      --config C --seed S --batch B --seq-len T -o x.npy [--rank2]
     run            --config C --weights W --input x.npy -o ref.npy
                    [--position-offset N] [--kv-cache K.npy V.npy]
                    [--save-kv K.npy V.npy] [--dump DIR] [--strict]
+                   [--layers N]
     compare        A.npy B.npy [--tol 1e-4]
     corrupt        --mode truncate|bad-header-len|bad-json|bad-offsets|
                    wrong-dtype IN.safetensors -o OUT
@@ -31,6 +36,8 @@ Every error prints ``blockc_ref: error: <message>`` to stderr and exits 1.
 """
 
 import argparse
+import contextlib
+import copy
 import io
 import json
 import math
@@ -103,17 +110,107 @@ def _get_enum(raw, key, choices, default):
     return val
 
 
-class Config:
-    """Validated block configuration (HF-like JSON keys).
+# Hugging Face activation names (ACT2FN keys) -> internal activation.
+HF_ACTS = {"silu": "silu", "swish": "silu", "gelu": "gelu",
+           "gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh",
+           "relu": "relu"}
+HF_LLAMA_TYPES = ("llama", "mistral", "qwen2")
+HF_MODEL_TYPES = HF_LLAMA_TYPES + ("gpt2",)
 
-    Required keys: hidden_size, num_attention_heads, intermediate_size.
+# Norm tensors (initialised as gains / LayerNorm biases by gen-weights).
+NORM_TENSORS = ("input_layernorm", "post_attention_layernorm", "ln_1", "ln_2")
+# Non-parameter buffers that real GPT-2 checkpoints may carry per layer
+# (the causal-mask buffer); never reported as unexpected.
+GPT2_BUFFERS = ("attn.bias", "attn.masked_bias")
+
+
+def _get_hf_act(raw, key, default):
+    val = raw.get(key)
+    if val is None:
+        val = default
+    if not isinstance(val, str) or val not in HF_ACTS:
+        raise RefError("config: unsupported %s %r (supported: %s)"
+                       % (key, val, ", ".join(sorted(HF_ACTS))))
+    return HF_ACTS[val]
+
+
+def _hf_rope_theta(raw):
+    """rope_theta of a Hugging Face config; rejects scaled RoPE.
+
+    Accepts the transformers v5 form ``rope_parameters`` with rope_type
+    "default" too (its rope_theta wins over a top-level one).
+    """
+    if raw.get("rope_scaling") is not None:
+        raise RefError("config: rope_scaling %s is not supported (only plain "
+                       "RoPE: rope_scaling must be null)"
+                       % json.dumps(raw["rope_scaling"]))
+    theta = _get_num(raw, "rope_theta", 10000.0, positive=True)
+    params = raw.get("rope_parameters")
+    if params is not None:
+        if not isinstance(params, dict):
+            raise RefError("config: 'rope_parameters' must be an object")
+        kind = params.get("rope_type", params.get("type"))
+        if kind not in (None, "default"):
+            raise RefError("config: rope_parameters.rope_type %r is not "
+                           "supported (only 'default')" % kind)
+        if params.get("partial_rotary_factor") not in (None, 1, 1.0):
+            raise RefError("config: rope_parameters.partial_rotary_factor "
+                           "%r is not supported (only 1)"
+                           % params["partial_rotary_factor"])
+        if params.get("rope_theta") is not None:
+            key = "rope_parameters.rope_theta"
+            theta = _get_num({key: params["rope_theta"]}, key, theta,
+                             positive=True)
+    return theta
+
+
+class Config:
+    """Validated block configuration.
+
+    Two JSON formats are accepted:
+
+    * blockc's own format (no ``model_type``): required keys hidden_size,
+      num_attention_heads, intermediate_size; see README.md for the rest.
+    * a Hugging Face ``config.json`` (``model_type`` llama, mistral, qwen2
+      or gpt2), read with the defaults and conventions of transformers.
+
     A JSON ``null`` is treated like an absent key (use the default).
     Unknown keys are ignored.
+
+    Attributes: d, n_heads, n_kv_heads, head_dim, d_ff, norm ("rms" |
+    "layer"), norm_placement, norm_eps, act, gated, rope, rope_theta,
+    q_bias / k_bias / v_bias / o_bias (per attention projection), mlp_bias,
+    causal, layer (index of the first layer), naming ("llama": tensors
+    ``model.layers.{i}.`` in [out, in] layout; "gpt2": ``h.{i}.`` with
+    Conv1D [in, out] layout and fused c_attn), model_type (None for the
+    blockc format) and max_layers (num_hidden_layers / n_layer, or None).
     """
 
     def __init__(self, raw):
         if not isinstance(raw, dict):
             raise RefError("config: top level must be a JSON object")
+        self.model_type = raw.get("model_type")
+        self.naming = "llama"
+        self.layer = 0
+        self.max_layers = None
+        if self.model_type is None:
+            self._init_blockc(raw)
+        elif self.model_type in HF_LLAMA_TYPES:
+            self._init_hf_llama(raw)
+        elif self.model_type == "gpt2":
+            self._init_hf_gpt2(raw)
+        else:
+            raise RefError("config: unsupported model_type %r (supported: %s)"
+                           % (self.model_type, ", ".join(HF_MODEL_TYPES)))
+        if self.n_heads % self.n_kv_heads != 0:
+            raise RefError("config: num_attention_heads %d is not a multiple "
+                           "of num_key_value_heads %d"
+                           % (self.n_heads, self.n_kv_heads))
+        if self.rope != "none" and self.head_dim % 2 != 0:
+            raise RefError("config: RoPE needs an even head_dim, got %d"
+                           % self.head_dim)
+
+    def _init_blockc(self, raw):
         self.d = _get_int(raw, "hidden_size")
         self.n_heads = _get_int(raw, "num_attention_heads")
         self.n_kv_heads = _get_int(raw, "num_key_value_heads", self.n_heads)
@@ -131,28 +228,125 @@ class Config:
         self.gated = _get_bool(raw, "gated", True)
         self.rope = _get_enum(raw, "rope", ROPES, "rotate_half")
         self.rope_theta = _get_num(raw, "rope_theta", 10000.0, positive=True)
-        self.attention_bias = _get_bool(raw, "attention_bias", False)
+        bias = _get_bool(raw, "attention_bias", False)
+        self.q_bias = self.k_bias = self.v_bias = self.o_bias = bias
         self.mlp_bias = _get_bool(raw, "mlp_bias", False)
         self.causal = _get_bool(raw, "causal", True)
         self.layer = _get_int(raw, "layer", 0, minimum=0)
-        if self.n_heads % self.n_kv_heads != 0:
-            raise RefError("config: num_attention_heads %d is not a multiple "
-                           "of num_key_value_heads %d"
-                           % (self.n_heads, self.n_kv_heads))
-        if self.rope != "none" and self.head_dim % 2 != 0:
-            raise RefError("config: RoPE needs an even head_dim, got %d"
-                           % self.head_dim)
+
+    def _init_hf_llama(self, raw):
+        """LlamaConfig / MistralConfig / Qwen2Config: pre-norm RMSNorm,
+        rotate-half RoPE, causal GQA, gated FFN."""
+        mt = self.model_type
+        self.d = _get_int(raw, "hidden_size")
+        self.n_heads = _get_int(raw, "num_attention_heads")
+        self.n_kv_heads = _get_int(raw, "num_key_value_heads", self.n_heads)
+        if raw.get("head_dim") is None and self.d % self.n_heads != 0:
+            raise RefError("config: hidden_size %d is not divisible by "
+                           "num_attention_heads %d (set head_dim explicitly)"
+                           % (self.d, self.n_heads))
+        self.head_dim = _get_int(raw, "head_dim", self.d // self.n_heads)
+        self.d_ff = _get_int(raw, "intermediate_size")
+        self.norm, self.norm_placement = "rms", "pre"
+        self.norm_eps = _get_num(raw, "rms_norm_eps", 1e-6, positive=False)
+        self.act = _get_hf_act(raw, "hidden_act", "silu")
+        self.gated, self.causal = True, True
+        self.rope = "rotate_half"
+        self.rope_theta = _hf_rope_theta(raw)
+        if mt == "qwen2":
+            # Qwen2Attention hard-codes bias=True on q/k/v, False on o;
+            # Qwen2MLP has no biases.
+            if _get_bool(raw, "use_sliding_window", False):
+                raise RefError("config: use_sliding_window true is not "
+                               "supported (sliding-window attention)")
+            self.q_bias = self.k_bias = self.v_bias = True
+            self.o_bias = self.mlp_bias = False
+        else:
+            bias = _get_bool(raw, "attention_bias", False)
+            self.q_bias = self.k_bias = self.v_bias = self.o_bias = bias
+            self.mlp_bias = (_get_bool(raw, "mlp_bias", False)
+                             if mt == "llama" else False)
+            if mt == "mistral" and raw.get("sliding_window") is not None:
+                raise RefError("config: sliding_window %r is not supported "
+                               "(sliding-window attention); it must be null"
+                               % raw["sliding_window"])
+        types = raw.get("layer_types")
+        if types is not None and (
+                not isinstance(types, list)
+                or any(t != "full_attention" for t in types)):
+            raise RefError("config: layer_types %s is not supported (only "
+                           "full_attention layers)" % json.dumps(types))
+        if raw.get("num_hidden_layers") is not None:
+            self.max_layers = _get_int(raw, "num_hidden_layers")
+
+    def _init_hf_gpt2(self, raw):
+        """GPT2Config: pre-norm LayerNorm, no RoPE (positions are added
+        before the block), causal MHA, plain FFN, biases everywhere."""
+        self.d = _get_int(raw, "n_embd")
+        self.n_heads = _get_int(raw, "n_head")
+        if self.d % self.n_heads != 0:
+            raise RefError("config: n_embd %d is not divisible by n_head %d"
+                           % (self.d, self.n_heads))
+        self.n_kv_heads = self.n_heads
+        self.head_dim = self.d // self.n_heads
+        self.d_ff = _get_int(raw, "n_inner", 4 * self.d)
+        self.norm, self.norm_placement = "layer", "pre"
+        self.norm_eps = _get_num(raw, "layer_norm_epsilon", 1e-5,
+                                 positive=False)
+        self.act = _get_hf_act(raw, "activation_function", "gelu_new")
+        self.gated, self.causal = False, True
+        self.rope, self.rope_theta = "none", 10000.0
+        self.q_bias = self.k_bias = self.v_bias = self.o_bias = True
+        self.mlp_bias = True
+        self.naming = "gpt2"
+        if not _get_bool(raw, "scale_attn_weights", True):
+            raise RefError("config: scale_attn_weights false is not "
+                           "supported (scores are scaled by 1/sqrt(head_dim))")
+        for key in ("scale_attn_by_inverse_layer_idx", "add_cross_attention"):
+            if _get_bool(raw, key, False):
+                raise RefError("config: %s true is not supported" % key)
+        if raw.get("n_layer") is not None:
+            self.max_layers = _get_int(raw, "n_layer")
 
     @property
     def prefix(self):
-        return "model.layers.%d." % self.layer
+        """Tensor-name prefix of layer ``self.layer``."""
+        return ("h.%d." if self.naming == "gpt2" else "model.layers.%d.") \
+            % self.layer
+
+    def for_layer(self, index):
+        """A copy of this config for layer ``index``."""
+        c = copy.copy(self)
+        c.layer = index
+        return c
+
+    def stack(self, n_layers):
+        """Configs of the layers layer, layer + 1, ..., layer + n - 1."""
+        if n_layers < 1:
+            raise RefError("--layers must be >= 1, got %d" % n_layers)
+        if self.max_layers is not None and n_layers > self.max_layers:
+            raise RefError("--layers %d exceeds the %d layer(s) the config "
+                           "declares (%s)"
+                           % (n_layers, self.max_layers,
+                              "n_layer" if self.naming == "gpt2"
+                              else "num_hidden_layers"))
+        return [self.for_layer(self.layer + i) for i in range(n_layers)]
 
     def expected_shapes(self):
-        """Ordered {tensor name: shape} of the weights the block needs."""
+        """Ordered {tensor name: shape} of the weights the block needs, as
+        stored in the file (GPT-2: Conv1D [in, out] layout)."""
         p = self.prefix
         d, hd, kvd, ff = (self.d, self.n_heads * self.head_dim,
                           self.n_kv_heads * self.head_dim, self.d_ff)
         shapes = {}
+        if self.naming == "gpt2":
+            for name, shape in (("ln_1", (d,)), ("attn.c_attn", (d, 3 * d)),
+                                ("attn.c_proj", (d, d)), ("ln_2", (d,)),
+                                ("mlp.c_fc", (d, ff)),
+                                ("mlp.c_proj", (ff, d))):
+                shapes[p + name + ".weight"] = shape
+                shapes[p + name + ".bias"] = (shape[-1],)
+            return shapes
 
         def norm(name):
             shapes[p + name + ".weight"] = (d,)
@@ -165,10 +359,10 @@ class Config:
                 shapes[p + name + ".bias"] = (out_f,)
 
         norm("input_layernorm")
-        linear("self_attn.q_proj", hd, d, self.attention_bias)
-        linear("self_attn.k_proj", kvd, d, self.attention_bias)
-        linear("self_attn.v_proj", kvd, d, self.attention_bias)
-        linear("self_attn.o_proj", d, hd, self.attention_bias)
+        linear("self_attn.q_proj", hd, d, self.q_bias)
+        linear("self_attn.k_proj", kvd, d, self.k_bias)
+        linear("self_attn.v_proj", kvd, d, self.v_bias)
+        linear("self_attn.o_proj", d, hd, self.o_bias)
         norm("post_attention_layernorm")
         if self.gated:
             linear("mlp.gate_proj", ff, d, self.mlp_bias)
@@ -534,6 +728,61 @@ def block_forward(cfg, w, x, position_offset=0, kv_cache=None, dump=None):
     return y, kv
 
 
+def block_weights(cfg, weights):
+    """The weights of layer ``cfg.layer`` as the block math reads them.
+
+    The math uses ``cfg.prefix`` + the Llama suffixes (input_layernorm,
+    self_attn.{q,k,v,o}_proj, post_attention_layernorm,
+    mlp.{gate,up,down}_proj) in [out, in] layout.  Llama-style files already
+    are that; GPT-2 tensors are mapped: ln_1/ln_2 -> the two norms, the
+    Conv1D ([in, out], y = x W + b) weights are transposed, and the fused
+    c_attn [d, 3d] is split column-wise into q, k, v (in that order).
+    The returned dict also holds the original tensors.
+    """
+    if cfg.naming != "gpt2":
+        return weights
+    p, d = cfg.prefix, cfg.d
+    w = dict(weights)
+    for src, dst in (("ln_1", "input_layernorm"),
+                     ("ln_2", "post_attention_layernorm")):
+        w[p + dst + ".weight"] = weights[p + src + ".weight"]
+        w[p + dst + ".bias"] = weights[p + src + ".bias"]
+    wc = weights[p + "attn.c_attn.weight"]
+    bc = weights[p + "attn.c_attn.bias"]
+    for j, name in enumerate(("q_proj", "k_proj", "v_proj")):
+        w[p + "self_attn." + name + ".weight"] = wc[:, j * d:(j + 1) * d].T
+        w[p + "self_attn." + name + ".bias"] = bc[j * d:(j + 1) * d]
+    for src, dst in (("attn.c_proj", "self_attn.o_proj"),
+                     ("mlp.c_fc", "mlp.up_proj"),
+                     ("mlp.c_proj", "mlp.down_proj")):
+        w[p + dst + ".weight"] = weights[p + src + ".weight"].T
+        w[p + dst + ".bias"] = weights[p + src + ".bias"]
+    return w
+
+
+def stack_forward(cfg, weights, x, n_layers=1, position_offset=0,
+                  kv_caches=None, dumps=None):
+    """Layers cfg.layer .. cfg.layer + n_layers - 1 applied in sequence
+    (layer i's output is layer i+1's input); every layer sees the same
+    token positions.
+
+    kv_caches: None or one (k, v) cache per layer (see ``attention``).
+    dumps: None or a list that receives one intermediates dict per layer.
+    Returns (y, [(k_all, v_all) per layer]).
+    """
+    kvs = []
+    for i, lc in enumerate(cfg.stack(n_layers)):
+        dump = {} if dumps is not None else None
+        x, kv = block_forward(lc, block_weights(lc, weights), x,
+                              position_offset,
+                              None if kv_caches is None else kv_caches[i],
+                              dump)
+        kvs.append(kv)
+        if dumps is not None:
+            dumps.append(dump)
+    return x, kvs
+
+
 def check_weights(cfg, weights, strict=False):
     """Verify names and shapes; return list of warnings about extras."""
     expected = cfg.expected_shapes()
@@ -545,8 +794,11 @@ def check_weights(cfg, weights, strict=False):
         if got != shape:
             raise RefError("weight '%s' has shape %s, expected %s"
                            % (name, list(got), list(shape)))
+    known = set(expected)
+    if cfg.naming == "gpt2":
+        known.update(cfg.prefix + b for b in GPT2_BUFFERS)
     extra = sorted(n for n in weights
-                   if n.startswith(cfg.prefix) and n not in expected)
+                   if n.startswith(cfg.prefix) and n not in known)
     if extra and strict:
         raise RefError("unexpected weight tensor(s) for layer %d: %s"
                        % (cfg.layer, ", ".join(extra)))
@@ -557,21 +809,24 @@ def check_weights(cfg, weights, strict=False):
 # Generators
 # ---------------------------------------------------------------------------
 
-def gen_weights(cfg, seed, scale=0.05):
-    """Random float32 weights {name: array}, deterministic in (cfg, seed).
+def gen_weights(cfg, seed, scale=0.05, n_layers=1):
+    """Random float32 weights {name: array}, deterministic in (cfg, seed),
+    for layers cfg.layer .. cfg.layer + n_layers - 1, in file layout.
 
     Linear weights and biases ~ scale * N(0, 1); norm gains ~ 1 + 0.1 N(0, 1);
-    LayerNorm biases ~ 0.1 N(0, 1).
+    LayerNorm biases ~ 0.1 N(0, 1).  One random stream runs through the
+    layers in order, so the first layer does not depend on n_layers.
     """
     rng = np.random.default_rng(seed)
     out = {}
-    for name, shape in cfg.expected_shapes().items():
-        z = rng.standard_normal(shape)
-        if "layernorm" in name:
-            v = 1.0 + 0.1 * z if name.endswith(".weight") else 0.1 * z
-        else:
-            v = scale * z
-        out[name] = v.astype(np.float32)
+    for lc in cfg.stack(n_layers):
+        for name, shape in lc.expected_shapes().items():
+            z = rng.standard_normal(shape)
+            if name[len(lc.prefix):].split(".")[0] in NORM_TENSORS:
+                v = 1.0 + 0.1 * z if name.endswith(".weight") else 0.1 * z
+            else:
+                v = scale * z
+            out[name] = v.astype(np.float32)
     return out
 
 
@@ -773,7 +1028,7 @@ def edit_safetensors(src, dst, op, name, shape=None, dtype="F32", seed=0):
 def cmd_gen_weights(args):
     cfg = load_config(args.config)
     dtype = CLI_DTYPES[args.dtype]
-    w = gen_weights(cfg, args.seed, args.scale)
+    w = gen_weights(cfg, args.seed, args.scale, args.layers)
     entries = [(n, dtype, v.shape, encode_tensor(v, dtype))
                for n, v in w.items()]
     write_safetensors(args.output, entries, {"format": "pt"})
@@ -790,48 +1045,79 @@ def cmd_gen_input(args):
     save_npy(args.output, x[0] if args.rank2 else x)
 
 
+def _load_kv_caches(args, cfg, n_layers, batch, rank2):
+    """--kv-cache K V -> one (k, v) pair per layer.
+
+    One layer: each file is [B, S0, H_kv, Dh] ([S0, H_kv, Dh] for rank-2
+    input).  A stack of N > 1 layers adds a leading layer axis:
+    [N, B, S0, H_kv, Dh] ([N, S0, H_kv, Dh]).
+    """
+    cache = []
+    for path in args.kv_cache:
+        c = load_npy(path, "kv cache")
+        if n_layers == 1:
+            c = c[None] if rank2 and c.ndim == 3 else c
+            if (c.ndim != 4 or c.shape[0] != batch
+                    or c.shape[2:] != (cfg.n_kv_heads, cfg.head_dim)):
+                raise RefError("kv cache %s has shape %s, expected "
+                               "[%sS, %d, %d]"
+                               % (path, list(c.shape),
+                                  "" if rank2 else "%d, " % batch,
+                                  cfg.n_kv_heads, cfg.head_dim))
+            c = c[None]
+        else:
+            shape = list(c.shape)
+            c = c[:, None] if rank2 and c.ndim == 4 else c
+            if (c.ndim != 5 or c.shape[:2] != (n_layers, batch)
+                    or c.shape[3:] != (cfg.n_kv_heads, cfg.head_dim)):
+                raise RefError("kv cache %s has shape %s, expected "
+                               "[%d, %sS, %d, %d] (layers first)"
+                               % (path, shape, n_layers,
+                                  "" if rank2 else "%d, " % batch,
+                                  cfg.n_kv_heads, cfg.head_dim))
+        cache.append(c)
+    if cache[0].shape != cache[1].shape:
+        raise RefError("kv cache K and V shapes differ")
+    return [(cache[0][i], cache[1][i]) for i in range(n_layers)]
+
+
 def cmd_run(args):
     cfg = load_config(args.config)
+    layers = cfg.stack(args.layers)
     weights = load_safetensors(args.weights)
-    for msg in check_weights(cfg, weights, args.strict):
-        print("blockc_ref: warning: %s" % msg, file=sys.stderr)
+    for lc in layers:
+        for msg in check_weights(lc, weights, args.strict):
+            print("blockc_ref: warning: %s" % msg, file=sys.stderr)
     x = load_npy(args.input)
     if x.ndim not in (2, 3) or x.shape[-1] != cfg.d or 0 in x.shape:
         raise RefError("input %s has shape %s, expected [B, T, %d] or "
                        "[T, %d]" % (args.input, list(x.shape), cfg.d, cfg.d))
     rank2 = x.ndim == 2
     x3 = x[None] if rank2 else x
-    cache = None
+    caches = None
     if args.kv_cache:
-        want = (x3.shape[0], None, cfg.n_kv_heads, cfg.head_dim)
-        cache = []
-        for path in args.kv_cache:
-            c = load_npy(path, "kv cache")
-            c = c[None] if rank2 and c.ndim == 3 else c
-            if c.ndim != 4 or c.shape[0] != want[0] or c.shape[2:] != want[2:]:
-                raise RefError("kv cache %s has shape %s, expected "
-                               "[%sS, %d, %d]"
-                               % (path, list(c.shape),
-                                  "" if rank2 else "%d, " % want[0],
-                                  cfg.n_kv_heads, cfg.head_dim))
-            cache.append(c)
-        if cache[0].shape != cache[1].shape:
-            raise RefError("kv cache K and V shapes differ")
+        caches = _load_kv_caches(args, cfg, len(layers), x3.shape[0], rank2)
     offset = args.position_offset
     if offset is None:
-        offset = cache[0].shape[1] if cache else 0
+        offset = caches[0][0].shape[1] if caches else 0
     if offset < 0:
         raise RefError("--position-offset must be >= 0")
-    dump = {} if args.dump else None
-    y, (k, v) = block_forward(cfg, weights, x3, offset, cache, dump)
+    dumps = [] if args.dump else None
+    y, kvs = stack_forward(cfg, weights, x3, len(layers), offset, caches,
+                           dumps)
     save_npy(args.output, y[0] if rank2 else y)
     if args.save_kv:
-        save_npy(args.save_kv[0], k[0] if rank2 else k)
-        save_npy(args.save_kv[1], v[0] if rank2 else v)
-    if dump is not None:
-        os.makedirs(args.dump, exist_ok=True)
-        for name, val in dump.items():
-            save_npy(os.path.join(args.dump, name + ".npy"), val)
+        for j, path in enumerate(args.save_kv):
+            c = np.stack([kv[j] for kv in kvs])   # [N, B, S, H_kv, Dh]
+            c = c[:, 0] if rank2 else c
+            save_npy(path, c[0] if len(layers) == 1 else c)
+    if dumps is not None:
+        for lc, dump in zip(layers, dumps):
+            where = args.dump if len(layers) == 1 else \
+                os.path.join(args.dump, "layer%d" % lc.layer)
+            os.makedirs(where, exist_ok=True)
+            for name, val in dump.items():
+                save_npy(os.path.join(where, name + ".npy"), val)
 
 
 def cmd_compare(args):
@@ -900,6 +1186,8 @@ def build_parser():
     p.add_argument("--dtype", choices=sorted(CLI_DTYPES), default="f32")
     p.add_argument("--scale", type=float, default=0.05,
                    help="std of linear weights/biases (default 0.05)")
+    p.add_argument("--layers", type=int, default=1, metavar="N",
+                   help="write layers layer .. layer+N-1 (default 1)")
     p.set_defaults(func=cmd_gen_weights)
 
     p = sub.add_parser("gen-input", help="random float32 input -> .npy")
@@ -922,13 +1210,19 @@ def build_parser():
                         "cache length, or 0)")
     p.add_argument("--kv-cache", nargs=2, metavar=("K.npy", "V.npy"),
                    help="past keys (post-RoPE) and values, [B, S0, H_kv, Dh]"
-                        " ([S0, H_kv, Dh] for rank-2 input)")
+                        " ([S0, H_kv, Dh] for rank-2 input); with --layers"
+                        " N > 1 a leading layer axis [N, ...]")
     p.add_argument("--save-kv", nargs=2, metavar=("K.npy", "V.npy"),
-                   help="write the full key/value cache after this step")
+                   help="write the full key/value cache after this step "
+                        "(same layout as --kv-cache)")
     p.add_argument("--dump", metavar="DIR",
                    help="write named float32 intermediates into DIR")
     p.add_argument("--strict", action="store_true",
                    help="fail on unexpected tensors under the layer prefix")
+    p.add_argument("--layers", type=int, default=1, metavar="N",
+                   help="apply layers layer .. layer+N-1 in sequence "
+                        "(default 1); with N > 1 kv-cache files have a "
+                        "leading layer axis and --dump writes DIR/layer<i>/")
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("compare", help="compare two .npy outputs")
@@ -1064,6 +1358,179 @@ def _loop_block(cfg, w, x, offset=0):
     return y
 
 
+def _selftest_hf_and_stacks(check, expect_error, tmp):
+    """Hugging Face config parsing, GPT-2 layout, layer stacks."""
+    rng = np.random.default_rng(5)
+    llama = {"model_type": "llama", "hidden_size": 32,
+             "intermediate_size": 48, "num_attention_heads": 4}
+    qwen2 = dict(llama, model_type="qwen2", num_key_value_heads=2,
+                 attention_bias=False, mlp_bias=True, use_sliding_window=False,
+                 sliding_window=4096, rope_scaling=None, vocab_size=10)
+    gpt2 = {"model_type": "gpt2", "n_embd": 32, "n_head": 4, "n_inner": 80,
+            "n_layer": 4, "activation_function": "gelu_new"}
+
+    # defaults and per-projection biases
+    c = Config(llama)
+    check((c.norm, c.norm_eps, c.act, c.rope, c.rope_theta, c.gated,
+           c.q_bias, c.o_bias, c.mlp_bias, c.prefix, c.max_layers)
+          == ("rms", 1e-6, "silu", "rotate_half", 10000.0, True, False,
+              False, False, "model.layers.0.", None), "hf llama defaults")
+    c = Config(dict(llama, attention_bias=True, mlp_bias=True,
+                    hidden_act="gelu_pytorch_tanh", rms_norm_eps=1e-5,
+                    num_hidden_layers=2, norm_eps=0.5, layer=7))
+    check((c.q_bias, c.o_bias, c.mlp_bias, c.act, c.norm_eps, c.layer,
+           c.max_layers) == (True, True, True, "gelu_tanh", 1e-5, 0, 2),
+          "hf llama biases, act, rms_norm_eps; blockc keys ignored")
+    c = Config(dict(llama, model_type="mistral", attention_bias=True,
+                    mlp_bias=True, sliding_window=None))
+    check((c.q_bias, c.o_bias, c.mlp_bias) == (True, True, False),
+          "hf mistral: attention_bias honoured, mlp_bias ignored")
+    c = Config(qwen2)
+    names = [n[len(c.prefix):] for n in c.expected_shapes()]
+    check((c.q_bias, c.k_bias, c.v_bias, c.o_bias, c.mlp_bias)
+          == (True, True, True, False, False)
+          and "self_attn.v_proj.bias" in names
+          and "self_attn.o_proj.bias" not in names,
+          "hf qwen2: q/k/v biases, no o bias, no mlp biases")
+    c = Config(dict(qwen2, rope_theta=5.0,
+                    rope_parameters={"rope_type": "default",
+                                     "rope_theta": 1e6}))
+    check(c.rope_theta == 1e6, "hf rope_parameters (transformers v5)")
+    c = Config(gpt2)
+    check((c.d, c.head_dim, c.d_ff, c.norm, c.norm_eps, c.act, c.rope,
+           c.gated, c.o_bias, c.mlp_bias, c.prefix, c.max_layers)
+          == (32, 8, 80, "layer", 1e-5, "gelu_tanh", "none", False, True,
+              True, "h.0.", 4), "hf gpt2 fields")
+    c = Config(dict(gpt2, n_inner=None, activation_function="gelu"))
+    check((c.d_ff, c.act) == (128, "gelu"), "hf gpt2 n_inner null -> 4*d")
+    check(Config(dict(llama, model_type=None)).model_type is None,
+          "model_type null -> blockc format")
+    for bad, field in (
+            (dict(llama, rope_scaling={"rope_type": "llama3"}),
+             "rope_scaling"),
+            (dict(qwen2, use_sliding_window=True), "use_sliding_window"),
+            (dict(llama, model_type="mistral", sliding_window=4096),
+             "sliding_window"),
+            (dict(llama, model_type="gemma"), "model_type"),
+            (dict(llama, hidden_act="quick_gelu"), "hidden_act"),
+            (dict(gpt2, activation_function="gelu_10"),
+             "activation_function"),
+            (dict(llama, rope_parameters={"rope_type": "yarn"}),
+             "rope_parameters.rope_type"),
+            (dict(qwen2, layer_types=["sliding_attention"]), "layer_types"),
+            (dict(gpt2, n_head=5), "n_head"),
+            (dict(gpt2, scale_attn_by_inverse_layer_idx=True),
+             "scale_attn_by_inverse_layer_idx"),
+            ({"model_type": "gpt2", "n_head": 4}, "n_embd")):
+        try:
+            Config(bad)
+            check(False, "config error naming %s (no error raised)" % field)
+        except RefError as e:
+            check(field in str(e), "config error naming %s -> %s"
+                  % (field, e))
+    expect_error(lambda: Config(gpt2).stack(5), "--layers > n_layer")
+
+    # GPT-2 and Qwen2 blocks vs the per-token loop; GPT-2 vs the same block
+    # spelled as a blockc config with transposed / split weights.
+    for raw in (gpt2, qwen2):
+        cfg = Config(raw)
+        w = {k: v.astype(np.float64)
+             for k, v in gen_weights(cfg, 11, 0.2).items()}
+        cw = block_weights(cfg, w)
+        x = rng.standard_normal((2, 5, cfg.d))
+        y, _ = block_forward(cfg, cw, x, 2)
+        err = float(np.abs(y - _loop_block(cfg, cw, x, 2)).max())
+        check(err < 1e-12, "%s: vectorised vs loop err %.2e"
+              % (raw["model_type"], err))
+    cfg = Config(gpt2)
+    w = {k: v.astype(np.float64) for k, v in gen_weights(cfg, 3).items()}
+    eq = Config({"hidden_size": 32, "num_attention_heads": 4,
+                 "intermediate_size": 80, "norm": "layer", "norm_eps": 1e-5,
+                 "gated": False, "rope": "none", "hidden_act": "gelu_tanh",
+                 "attention_bias": True, "mlp_bias": True})
+    p, d = "h.0.", 32
+    wc, bc = w[p + "attn.c_attn.weight"], w[p + "attn.c_attn.bias"]
+    ew = {}
+    for src, dst in (("ln_1", "input_layernorm"),
+                     ("ln_2", "post_attention_layernorm")):
+        for s in (".weight", ".bias"):
+            ew[eq.prefix + dst + s] = w[p + src + s]
+    for j, n in enumerate("qkv"):
+        ew[eq.prefix + "self_attn.%s_proj.weight" % n] = \
+            np.ascontiguousarray(wc[:, j * d:(j + 1) * d].T)
+        ew[eq.prefix + "self_attn.%s_proj.bias" % n] = bc[j * d:(j + 1) * d]
+    for src, dst in (("attn.c_proj", "self_attn.o_proj"),
+                     ("mlp.c_fc", "mlp.up_proj"),
+                     ("mlp.c_proj", "mlp.down_proj")):
+        ew[eq.prefix + dst + ".weight"] = w[p + src + ".weight"].T.copy()
+        ew[eq.prefix + dst + ".bias"] = w[p + src + ".bias"]
+    check(not check_weights(eq, ew), "gpt2 -> blockc weight mapping complete")
+    x = rng.standard_normal((2, 6, 32))
+    a, _ = stack_forward(cfg, w, x)
+    b, _ = block_forward(eq, ew, x)
+    check(np.abs(a - b).max() < 1e-12, "gpt2 == equivalent blockc config "
+          "(err %.2e)" % np.abs(a - b).max())
+    w[p + "attn.bias"] = np.ones((1, 1, 8, 8))
+    check(not check_weights(cfg, w, True), "gpt2 attn.bias buffer ignored")
+
+    # stacks: sequence of layers, weight stream, stacked kv cache
+    for raw in (gpt2, qwen2, {"hidden_size": 24, "num_attention_heads": 4,
+                              "intermediate_size": 40, "layer": 2}):
+        cfg = Config(raw)
+        w3 = gen_weights(cfg, 9, 0.2, n_layers=3)
+        w1 = gen_weights(cfg, 9, 0.2)
+        check(all(np.array_equal(w3[n], w1[n]) for n in w1)
+              and len(w3) == 3 * len(w1),
+              "%s: gen_weights layer 0 independent of --layers"
+              % cfg.prefix)
+        x = rng.standard_normal((2, 7, cfg.d))
+        y, _ = stack_forward(cfg, w3, x, 3, 4)
+        seq = x
+        for i in range(3):
+            lc = cfg.for_layer(cfg.layer + i)
+            seq, _ = block_forward(lc, block_weights(lc, w3), seq, 4)
+        check(np.abs(y - seq).max() == 0.0, "%s: 3-layer stack == layers "
+              "in sequence" % cfg.prefix)
+        _, kvs = stack_forward(cfg, w3, x[:, :4], 3)
+        part, _ = stack_forward(cfg, w3, x[:, 4:], 3, 4, kvs)
+        full, _ = stack_forward(cfg, w3, x, 3)
+        err = float(np.abs(full[:, 4:] - part).max())
+        check(err < 1e-12, "%s: stacked kv-cache step err %.2e"
+              % (cfg.prefix, err))
+
+    # the CLI: --layers for gen-weights / run, stacked cache files, dumps
+    cpath = os.path.join(tmp, "gpt2.json")
+    with open(cpath, "w") as f:
+        json.dump(gpt2, f)
+    j = lambda name: os.path.join(tmp, name)  # noqa: E731
+    x = rng.standard_normal((6, 32))
+    save_npy(j("x.npy"), x)
+    save_npy(j("xa.npy"), x[:4])
+    save_npy(j("xb.npy"), x[4:])
+    steps = [
+        ["gen-weights", "--config", cpath, "--seed", "1", "--layers", "2",
+         "-o", j("w2.st")],
+        ["run", "--config", cpath, "--weights", j("w2.st"), "--input",
+         j("x.npy"), "-o", j("y.npy"), "--layers", "2", "--dump", j("dd")],
+        ["run", "--config", cpath, "--weights", j("w2.st"), "--input",
+         j("xa.npy"), "-o", j("ya.npy"), "--layers", "2", "--save-kv",
+         j("k.npy"), j("v.npy")],
+        ["run", "--config", cpath, "--weights", j("w2.st"), "--input",
+         j("xb.npy"), "-o", j("yb.npy"), "--layers", "2", "--kv-cache",
+         j("k.npy"), j("v.npy")]]
+    check(all(main(s) == 0 for s in steps), "CLI --layers 2 round trip")
+    y = load_npy(j("y.npy"))
+    check(load_npy(j("k.npy")).shape == (2, 4, 4, 8)
+          and np.abs(load_npy(j("yb.npy")) - y[4:]).max() < 1e-6
+          and np.abs(load_npy(j("dd/layer1/y.npy")) - y).max() == 0.0,
+          "CLI stacked cache [N, S, H_kv, Dh] and DIR/layer<i>/ dumps")
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        rc = main(steps[3][:-2] + [j("xb.npy"), j("xb.npy")])
+    check(rc == 1, "CLI rejects a cache without the layer axis -> %s"
+          % err.getvalue().strip())
+
+
 def cmd_selftest(args):
     import tempfile
     failures = []
@@ -1193,6 +1660,8 @@ def cmd_selftest(args):
         for mode in ("truncate", "bad-magic", "wrong-dtype"):
             corrupt_npy(npy, bad, mode)
             expect_error(lambda: load_npy(bad), "npy-corrupt " + mode)
+
+        _selftest_hf_and_stacks(check, expect_error, tmp)
 
     # compare
     a = np.array([1.0, 2.0, np.nan])

@@ -171,7 +171,24 @@ FailureOr<ModelSignature> blockc::analyzeModel(ModuleOp module,
              << "weight argument #" << i
              << " has no tensor name: it feeds no transformer.block operand; "
                 "add {transformer.weight_name = \"...\"}";
-    auto [pos, inserted] = seen.try_emplace(ma.weightName, i);
+    if (func.getArgAttr(i, "transformer.weight_transpose"))
+      ma.transpose = true;
+    if (auto slice = func.getArgAttrOfType<DenseI64ArrayAttr>(
+            i, "transformer.weight_slice")) {
+      ma.sliceAxis = slice[0];
+      ma.sliceBegin = slice[1];
+      ma.sliceEnd = slice[2];
+    }
+    // Several arguments may read parts of one tensor; the same part twice is
+    // an error.
+    std::string key = ma.weightName;
+    if (ma.sliceAxis >= 0)
+      key += "[" + std::to_string(ma.sliceAxis) + ":" +
+             std::to_string(ma.sliceBegin) + ":" + std::to_string(ma.sliceEnd) +
+             "]";
+    if (ma.transpose)
+      key += "^T";
+    auto [pos, inserted] = seen.try_emplace(key, i);
     if (!inserted)
       return func.emitError()
              << "weight arguments #" << pos->second << " and #" << i

@@ -383,3 +383,34 @@ Error blockc::writeNpy(StringRef path, const HostTensor &tensor) {
   }
   return Error::success();
 }
+
+HostTensor blockc::sliceTensor(const HostTensor &t, int64_t axis, int64_t begin,
+                               int64_t end) {
+  // View the tensor as [outer, dim, inner] around `axis`.
+  int64_t outer = 1, inner = 1, dim = t.shape[axis];
+  for (int64_t i = 0; i < axis; ++i)
+    outer *= t.shape[i];
+  for (size_t i = axis + 1; i < t.shape.size(); ++i)
+    inner *= t.shape[i];
+  HostTensor r;
+  r.shape = t.shape;
+  r.shape[axis] = end - begin;
+  r.data.reserve(outer * (end - begin) * inner);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t d = begin; d < end; ++d) {
+      const float *row = t.data.data() + (o * dim + d) * inner;
+      r.data.insert(r.data.end(), row, row + inner);
+    }
+  return r;
+}
+
+HostTensor blockc::transpose2D(const HostTensor &t) {
+  int64_t rows = t.shape[0], cols = t.shape[1];
+  HostTensor r;
+  r.shape = {cols, rows};
+  r.data.resize(t.data.size());
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j)
+      r.data[j * rows + i] = t.data[i * cols + j];
+  return r;
+}

@@ -278,13 +278,44 @@ int main(int argc, char **argv) {
                     ", of @" + sig->funcName + ")");
       std::vector<int64_t> expected(arg.type.getShape().begin(),
                                     arg.type.getShape().end());
-      if (it->second.shape != expected)
-        return fail(weightsFile + ": tensor '" + arg.weightName +
-                    "' has shape " + blockc::formatShape(it->second.shape) +
-                    ", the model expects " + blockc::formatShape(expected));
+      // The stored shape, after the argument's slice and transpose.
+      std::vector<int64_t> view = it->second.shape;
+      std::string how;
+      if (arg.sliceAxis >= 0) {
+        if (arg.sliceAxis >= static_cast<int64_t>(view.size()) ||
+            arg.sliceEnd > view[arg.sliceAxis])
+          return fail(
+              weightsFile + ": tensor '" + arg.weightName + "' has shape " +
+              blockc::formatShape(view) + ", too small for the slice [" +
+              llvm::Twine(arg.sliceBegin) + ", " + llvm::Twine(arg.sliceEnd) +
+              ") along axis " + llvm::Twine(arg.sliceAxis) +
+              " that argument #" + llvm::Twine(arg.index) + " reads");
+        view[arg.sliceAxis] = arg.sliceEnd - arg.sliceBegin;
+        how += " sliced";
+      }
+      if (arg.transpose) {
+        if (view.size() != 2)
+          return fail(weightsFile + ": tensor '" + arg.weightName +
+                      "' has shape " + blockc::formatShape(it->second.shape) +
+                      " but argument #" + llvm::Twine(arg.index) +
+                      " transposes it (needs rank 2)");
+        std::swap(view[0], view[1]);
+        how += how.empty() ? " transposed" : " and transposed";
+      }
+      if (view != expected)
+        return fail(
+            weightsFile + ": tensor '" + arg.weightName + "' has shape " +
+            blockc::formatShape(it->second.shape) +
+            (how.empty() ? "" : " (" + blockc::formatShape(view) + how + ")") +
+            ", the model expects " + blockc::formatShape(expected));
       auto t = st->load(arg.weightName);
       if (!t)
         return fail(llvm::toString(t.takeError()));
+      if (arg.sliceAxis >= 0)
+        *t = blockc::sliceTensor(*t, arg.sliceAxis, arg.sliceBegin,
+                                 arg.sliceEnd);
+      if (arg.transpose)
+        *t = blockc::transpose2D(*t);
       weights.push_back(std::move(*t));
     }
     if (!allowExtraWeights)

@@ -253,6 +253,9 @@ int main(int argc, char **argv) {
   registerMLIRContextCLOptions();
   registerPassManagerCLOptions();
   registerDefaultTimingManagerCLOptions();
+  // Passes first, so that --mlir-print-ir-after=<pass> and friends know
+  // every pass name.
+  blockc::registerAllPasses();
   cl::ParseCommandLineOptions(argc, argv,
                               "blockc: transformer block compiler\n");
 
@@ -283,7 +286,6 @@ int main(int argc, char **argv) {
 
   DialectRegistry registry;
   blockc::registerAllDialects(registry);
-  blockc::registerAllPasses();
   MLIRContext context(registry);
   // One line per error: do not append the offending op in generic form.
   context.printOpOnDiagnostic(false);
@@ -405,8 +407,8 @@ int main(int argc, char **argv) {
     header = openOutputFile(headerPath, &errorMessage);
     if (!header)
       return fail(errorMessage);
-    header->os() << blockc::emitCHeader(*signature,
-                                        llvm::sys::path::filename(headerPath));
+    header->os() << blockc::emitCHeader(
+        *signature, llvm::sys::path::filename(headerPath), nvptx);
   }
   if (llvm::Error e = blockc::emitMachineCode(
           **llvmModule, **machine,

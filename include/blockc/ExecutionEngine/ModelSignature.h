@@ -34,6 +34,11 @@ struct ModelArgument {
   /// The safetensors tensor name (weights only).
   std::string weightName;
   mlir::RankedTensorType type;
+  /// How the stored tensor becomes the argument: an optional slice
+  /// [begin, end) along `sliceAxis` (-1: none), then an optional 2-D
+  /// transpose (GPT-2's fused, [in, out] Conv1D weights).
+  int64_t sliceAxis = -1, sliceBegin = 0, sliceEnd = 0;
+  bool transpose = false;
 };
 
 struct BlockConfig {

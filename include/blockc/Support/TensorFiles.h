@@ -71,6 +71,14 @@ llvm::Error writeNpy(llvm::StringRef path, const HostTensor &tensor);
 /// writable), without creating it.
 llvm::Error checkWritable(llvm::StringRef path);
 
+/// The elements [begin, end) of `t` along `axis` (bounds checked by the
+/// caller).
+HostTensor sliceTensor(const HostTensor &t, int64_t axis, int64_t begin,
+                       int64_t end);
+
+/// The transpose of a rank-2 tensor.
+HostTensor transpose2D(const HostTensor &t);
+
 /// IEEE half and bfloat16 to float conversions.
 float halfToFloat(uint16_t bits);
 float bfloat16ToFloat(uint16_t bits);

@@ -7,6 +7,7 @@
 
 #include "blockc/Codegen/NVPTX/Passes.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/PatternMatch.h"
@@ -63,7 +64,59 @@ struct GPUHostSharedAllocsPass
       }
     });
     if (failedAny)
+      return signalPassFailure();
+    if (failed(copyGlobalsToManagedMemory(rewriter)))
       signalPassFailure();
+  }
+
+  /// Kernels cannot read host globals: give each kernel-read global a
+  /// managed copy made at the start of the call and freed before returning.
+  LogicalResult copyGlobalsToManagedMemory(IRRewriter &rewriter) {
+    func::FuncOp func = getOperation();
+    SmallVector<memref::GetGlobalOp> globals;
+    func.walk([&](memref::GetGlobalOp op) {
+      if (!op->getParentOfType<gpu::LaunchOp>() &&
+          llvm::any_of(op->getUses(), [](OpOperand &use) {
+            return use.getOwner()->getParentOfType<gpu::LaunchOp>();
+          }))
+        globals.push_back(op);
+    });
+    SmallVector<Value> copies;
+    for (memref::GetGlobalOp global : globals) {
+      if (global->getBlock() != &func.getBody().front())
+        return global.emitOpError()
+               << "is read by a GPU kernel but is not in the entry block; "
+                  "cannot place it in GPU-accessible memory";
+      rewriter.setInsertionPointAfter(global);
+      Location loc = global.getLoc();
+      auto shared = gpu::AllocOp::create(rewriter, loc, global.getType(),
+                                         Type(), ValueRange(), ValueRange(),
+                                         ValueRange(), /*hostShared=*/true);
+      memref::CopyOp::create(rewriter, loc, global.getResult(),
+                             shared.getMemref());
+      global.getResult().replaceUsesWithIf(
+          shared.getMemref(), [](OpOperand &use) {
+            return static_cast<bool>(
+                use.getOwner()->getParentOfType<gpu::LaunchOp>());
+          });
+      copies.push_back(shared.getMemref());
+    }
+    if (copies.empty())
+      return success();
+    Type token = gpu::AsyncTokenType::get(&getContext());
+    func.walk([&](func::ReturnOp ret) {
+      rewriter.setInsertionPoint(ret);
+      for (Value copy : copies) {
+        Value start =
+            gpu::WaitOp::create(rewriter, ret.getLoc(), token, ValueRange())
+                .getAsyncToken();
+        Value done = gpu::DeallocOp::create(rewriter, ret.getLoc(), token,
+                                            ValueRange{start}, copy)
+                         .getAsyncToken();
+        gpu::WaitOp::create(rewriter, ret.getLoc(), Type(), ValueRange{done});
+      }
+    });
+    return success();
   }
 };
 } // namespace

@@ -27,6 +27,9 @@ struct GPUMergeModulesPass
     auto gpuModules = llvm::to_vector(module.getOps<gpu::GPUModuleOp>());
     if (gpuModules.empty())
       return;
+    // Already merged (e.g. the pass runs twice): nothing to do.
+    if (gpuModules.size() == 1 && gpuModules.front().getName() == moduleName)
+      return;
     if (SymbolTable::lookupSymbolIn(module, moduleName)) {
       module.emitError() << "blockc-gpu-merge-modules: a symbol named '"
                          << moduleName << "' already exists";
@@ -35,22 +38,27 @@ struct GPUMergeModulesPass
     OpBuilder builder(gpuModules.front());
     auto merged = gpu::GPUModuleOp::create(builder, gpuModules.front().getLoc(),
                                            moduleName);
-    // Keep the first module's targets and attributes (outlining gives all
-    // modules the same ones).
+    // Keep the first module's targets (outlining gives all modules the same
+    // ones).
     if (ArrayAttr targets = gpuModules.front().getTargetsAttr())
       merged.setTargetsAttr(targets);
     SymbolTable mergedTable(merged);
 
     llvm::DenseMap<Attribute, SymbolRefAttr> renamed;
     for (gpu::GPUModuleOp src : gpuModules) {
+      SmallVector<Operation *> moved;
+      SmallVector<std::pair<StringAttr, StringAttr>> renames;
       for (Operation &op :
            llvm::make_early_inc_range(src.getBody()->without_terminator())) {
+        moved.push_back(&op);
         auto symbol = dyn_cast<SymbolOpInterface>(&op);
         StringAttr oldName = symbol ? symbol.getNameAttr() : StringAttr();
         op.remove();
         if (symbol) {
           // Renames on collision and records the new reference.
           StringAttr newName = mergedTable.insert(&op);
+          if (newName != oldName)
+            renames.push_back({oldName, newName});
           renamed[SymbolRefAttr::get(src.getNameAttr(),
                                      {FlatSymbolRefAttr::get(oldName)})] =
               SymbolRefAttr::get(merged.getNameAttr(),
@@ -60,6 +68,12 @@ struct GPUMergeModulesPass
               merged.getBody()->without_terminator().end(), &op);
         }
       }
+      // Symbols renamed on collision: retarget their uses among the ops
+      // that came from the same module (e.g. calls to a helper function).
+      for (auto [oldName, newName] : renames)
+        for (Operation *op : moved)
+          if (failed(SymbolTable::replaceAllSymbolUses(oldName, newName, op)))
+            return signalPassFailure();
     }
     WalkResult result = module.walk([&](gpu::LaunchFuncOp launch) {
       auto it = renamed.find(launch.getKernel());

@@ -103,3 +103,33 @@ func.func @alloc_symbol_operands(%s: index) -> memref<4xf32, affine_map<(d0)[s0]
   %m = memref.alloc()[%s] : memref<4xf32, affine_map<(d0)[s0] -> (d0 + s0)>>
   return %m : memref<4xf32, affine_map<(d0)[s0] -> (d0 + s0)>>
 }
+
+// -----
+
+// A constant global read by a kernel gets a managed copy at the start of the
+// call; the kernel reads the copy, host code still reads the global, and the
+// copy is released before the return.
+memref.global "private" constant @table : memref<4xf64> = dense<[1.0, 2.0, 3.0, 4.0]>
+// CHECK-LABEL: func.func @global_read_by_kernel
+// CHECK: %[[G:.+]] = memref.get_global @table : memref<4xf64>
+// CHECK: %[[M:.+]] = gpu.alloc host_shared () : memref<4xf64>
+// CHECK: memref.copy %[[G]], %[[M]] : memref<4xf64> to memref<4xf64>
+// CHECK: gpu.launch
+// CHECK: memref.load %[[M]]
+// CHECK: memref.load %[[G]]
+// CHECK: %[[T:.+]] = gpu.wait async
+// CHECK: gpu.dealloc async [%[[T]]] %[[M]] : memref<4xf64>
+// CHECK: return
+func.func @global_read_by_kernel(%out: memref<4xf64>) -> f64 {
+  %g = memref.get_global @table : memref<4xf64>
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    %v = memref.load %g[%c0] : memref<4xf64>
+    memref.store %v, %out[%c0] : memref<4xf64>
+    gpu.terminator
+  }
+  %h = memref.load %g[%c1] : memref<4xf64>
+  return %h : f64
+}

@@ -1,12 +1,8 @@
 // RUN: blockc-opt %s --blockc-gpu-merge-modules | FileCheck %s
 
-// XFAIL: *
-// Known bug: when a non-kernel symbol collides (two gpu.modules each with
-// their own @helper), SymbolTable::insert renames the second one to
-// @helper_0 but the uses inside its module are not updated, so @kb silently
-// calls @ka's helper (returns 1.0 instead of 2.0). Remove the XFAIL once
-// blockc-gpu-merge-modules rewrites the uses of renamed symbols (e.g. with
-// SymbolTable::replaceAllSymbolUses on the moved ops).
+// Regression test: when a non-kernel symbol collides (two gpu.modules each
+// with their own @helper), the second is renamed @helper_0 and the uses in
+// its module must follow, or @kb would call @ka's helper.
 
 // CHECK-LABEL: gpu.module @blockc_kernels
 // CHECK:         func.func @[[H1:helper[_0-9]*]]() -> f32

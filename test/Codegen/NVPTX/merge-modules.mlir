@@ -53,7 +53,7 @@ module attributes {gpu.container_module} {
 // CHECK:         gpu.func @[[K0:forward_kernel]]() kernel
 // CHECK:         gpu.func @[[K1:forward_kernel_[0-9]+]]() kernel
 // CHECK:         func.func @helper
-// CHECK:         gpu.func @[[K2:[a-z_0-9]+]]() kernel
+// CHECK:         gpu.func @[[K2:forward_kernel_[0-9]+]]() kernel
 // CHECK-NEXT:      func.call @helper()
 // CHECK-LABEL: func.func @colliding_kernels
 // CHECK:         gpu.launch_func @blockc_kernels::@[[K0]] blocks

@@ -39,6 +39,22 @@ LogicalResult TransformerDialect::verifyRegionArgAttribute(
                              << argIndex << " must be a non-empty string";
     return success();
   }
+  if (attr.getName() == kWeightTransposeAttr) {
+    if (!isa<UnitAttr>(attr.getValue()))
+      return op->emitError() << "'" << kWeightTransposeAttr << "' on argument #"
+                             << argIndex << " must be a unit attribute";
+    return success();
+  }
+  if (attr.getName() == kWeightSliceAttr) {
+    auto slice = dyn_cast<DenseI64ArrayAttr>(attr.getValue());
+    if (!slice || slice.size() != 3 || slice[0] < 0 || slice[1] < 0 ||
+        slice[2] <= slice[1])
+      return op->emitError()
+             << "'" << kWeightSliceAttr << "' on argument #" << argIndex
+             << " must be array<i64: axis, begin, end> with axis >= 0 and "
+                "0 <= begin < end";
+    return success();
+  }
   return op->emitError() << "unknown transformer argument attribute '"
                          << attr.getName().getValue() << "'";
 }

@@ -28,7 +28,10 @@ struct TransformerStripMetadataPass
       op->removeAttr(TransformerDialect::kLayerAttr);
       if (auto func = dyn_cast<FunctionOpInterface>(op))
         for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
-          func.removeArgAttr(i, TransformerDialect::kWeightNameAttr);
+          for (StringRef name : {TransformerDialect::kWeightNameAttr,
+                                 TransformerDialect::kWeightTransposeAttr,
+                                 TransformerDialect::kWeightSliceAttr})
+            func.removeArgAttr(i, name);
     });
   }
 };

@@ -26,8 +26,14 @@ def GPUHostSharedAllocsPass
     %m = gpu.alloc host_shared (%n) : memref<?xf32>   // after
     ```
 
-    Allocations with an alignment or a non-default memory space are left
-    alone and reported as an error.
+    Constant globals read by kernels (`memref.get_global`, e.g. the RoPE
+    frequency table) live in host memory; each is copied once per call into
+    a managed buffer that the kernels read instead, released before the
+    function returns.
+
+    An `alignment` is dropped (managed memory is at least 256-byte
+    aligned); an allocation in a non-default memory space or with symbol
+    operands is reported as an error.
   }];
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
@@ -58,14 +64,16 @@ def GPUExpandMathPass
     CUDA toolkit's libdevice is found. Inside `gpu.launch` bodies this pass
     rewrites f32 `math` ops with MLIR's polynomial approximations and
     expansions (`exp`, `tanh`, `erf`, `sin`, `cos`, ...), ops with a native
-    PTX instruction (`sqrt`, `roundeven`, `absf`, `floor`, `ceil`) as LLVM
-    intrinsics, and `rsqrt(x)` as `1 / sqrt(x)`, so that the PTX blockc emits
-    is self-contained and `-emit=ptx` needs no CUDA toolkit.
+    PTX instruction (`sqrt`, `fma`, `roundeven`, `absf`, `floor`, `ceil`) as
+    that instruction in `llvm.inline_asm` (upstream sends both the math ops
+    and the LLVM intrinsics to libdevice), and `rsqrt(x)` as
+    `1 / sqrt.rn(x)`, so that the PTX blockc emits is self-contained and
+    `-emit=ptx` needs no CUDA toolkit.
 
     ```mlir
-    %r = math.rsqrt %x : f32                 // before
-    %s = llvm.intr.sqrt(%x) : (f32) -> f32   // after
-    %r = arith.divf %one, %s : f32
+    %r = math.rsqrt %x : f32                                  // before
+    %s = llvm.inline_asm "sqrt.rn.f32 $0, $1;", "=f,f" %x : (f32) -> f32
+    %r = arith.divf %one, %s : f32                            // after
     ```
   }];
   let dependentDialects = [

@@ -39,6 +39,10 @@ def Transformer_Dialect : Dialect {
   let extraClassDeclaration = [{
     static constexpr ::llvm::StringLiteral kWeightNameAttr = "transformer.weight_name";
     static constexpr ::llvm::StringLiteral kLayerAttr = "transformer.layer";
+    static constexpr ::llvm::StringLiteral kWeightTransposeAttr =
+        "transformer.weight_transpose";
+    static constexpr ::llvm::StringLiteral kWeightSliceAttr =
+        "transformer.weight_slice";
   }];
 }
 

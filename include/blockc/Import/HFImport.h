@@ -1,0 +1,36 @@
+//===- HFImport.h - transformer models from Hugging Face configs -*- C++
+//-*-===//
+//
+// Builds a blockc model (func.func @forward with one transformer.block per
+// layer) from a Hugging Face config.json of model_type llama, mistral, qwen2
+// or gpt2. Every weight argument is bound to that model's own safetensors
+// tensor name, so `blockc-run --weights=model.safetensors` runs a real
+// checkpoint's layers. Unsupported settings are errors naming the field.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef BLOCKC_IMPORT_HFIMPORT_H
+#define BLOCKC_IMPORT_HFIMPORT_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/Support/Error.h"
+
+namespace blockc {
+
+struct ImportOptions {
+  /// Layers to import (the first N); 0 = num_hidden_layers / n_layer.
+  int64_t layers = 1;
+  /// Element type of activations and weights: "f32", "bf16" or "f16".
+  std::string dtype = "f32";
+};
+
+/// Parses `configText` (the contents of config.json; `path` names it in
+/// errors) and builds the model.
+llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
+importHFConfig(mlir::MLIRContext *context, llvm::StringRef configText,
+               llvm::StringRef path, const ImportOptions &options);
+
+} // namespace blockc
+
+#endif // BLOCKC_IMPORT_HFIMPORT_H

@@ -1,0 +1,77 @@
+//===- blockc-import.cpp - model.mlir from a Hugging Face config.json -----===//
+//
+//   blockc-import --hf-config=config.json [--layers=N] [--dtype=f32|bf16|f16]
+//                 -o model.mlir
+//
+// Writes a blockc model whose weight arguments are bound to the
+// checkpoint's own tensor names (see HFImport.h).
+//
+//===----------------------------------------------------------------------===//
+
+#include "blockc/Import/HFImport.h"
+#include "blockc/InitAllDialects.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/WithColor.h"
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+namespace {
+cl::OptionCategory category("blockc-import options");
+cl::opt<std::string> configFile("hf-config",
+                                cl::desc("Hugging Face config.json"),
+                                cl::value_desc("file"), cl::Required,
+                                cl::cat(category));
+cl::opt<int64_t>
+    layers("layers",
+           cl::desc("Import the first N layers (default 1; 0 = all of them)"),
+           cl::init(1), cl::cat(category));
+cl::opt<std::string> dtype("dtype",
+                           cl::desc("Element type: f32 (default), bf16, f16"),
+                           cl::init("f32"), cl::cat(category));
+cl::opt<std::string> outputFile("o", cl::desc("Output model (default: -)"),
+                                cl::init("-"), cl::value_desc("file"),
+                                cl::cat(category));
+
+int fail(const llvm::Twine &message) {
+  llvm::WithColor::error(llvm::errs(), "blockc-import") << message << "\n";
+  return 1;
+}
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM y(argc, argv);
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(
+      argc, argv, "blockc-import: model.mlir from a Hugging Face config\n");
+  if (layers < 0)
+    return fail("--layers must be >= 0");
+  auto buffer = llvm::MemoryBuffer::getFile(configFile);
+  if (!buffer)
+    return fail(configFile + ": cannot read: " + buffer.getError().message());
+  DialectRegistry registry;
+  blockc::registerAllDialects(registry);
+  MLIRContext context(registry);
+  blockc::ImportOptions options;
+  options.layers = layers;
+  options.dtype = dtype;
+  auto module = blockc::importHFConfig(&context, (*buffer)->getBuffer(),
+                                       configFile, options);
+  if (!module)
+    return fail(llvm::toString(module.takeError()));
+  std::string errorMessage;
+  auto output = openOutputFile(outputFile, &errorMessage);
+  if (!output)
+    return fail(errorMessage);
+  output->os() << "// Imported by blockc-import from " << configFile << "\n";
+  (*module)->print(output->os());
+  output->os() << "\n";
+  output->keep();
+  return 0;
+}
