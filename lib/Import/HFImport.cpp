@@ -182,6 +182,11 @@ llvm::Expected<Config> readConfig(const llvm::json::Object &obj,
                   "per-layer attention scaling is not implemented");
     r.rejectIfSet("reorder_and_upcast_attn",
                   "only the standard attention is implemented");
+    r.rejectIfSet("add_cross_attention",
+                  "cross-attention blocks are not implemented");
+    if (!r.boolean("scale_attn_weights", true))
+      r.fail("field 'scale_attn_weights' = false is not supported (blockc "
+             "always scales scores by 1/sqrt(head_dim))");
   } else {
     return error(path, "field 'model_type' = '" + c.family +
                            "' is not supported (llama, mistral, qwen2, gpt2)");
