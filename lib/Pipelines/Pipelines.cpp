@@ -66,17 +66,15 @@ void blockc::buildCPUPipeline(OpPassManager &pm) {
 }
 
 void blockc::buildNVPTXMapToGPUPipeline(OpPassManager &pm) {
-  // Parallel loops are tiled 1 x 4 x 32 (missing sizes: 1) so that the
-  // inner tile becomes the threads of a block and the outer loops the grid;
-  // reductions stay sequential loops inside each thread.
+  // Parallel loops are tiled into blocks of 8 x 32 threads along their two
+  // innermost dimensions, innermost on x (coalesced); reductions stay
+  // sequential loops inside each thread.
   addTextual(pm, "one-shot-bufferize{bufferize-function-boundaries "
                  "function-boundary-type-conversion=identity-layout-map},"
                  "canonicalize,buffer-deallocation-pipeline,"
                  "func.func(convert-linalg-to-parallel-loops,"
-                 "scf-parallel-loop-tiling{parallel-loop-tile-sizes=1,4,32 "
-                 "no-min-max-bounds=true},"
-                 "gpu-map-parallel-loops,convert-parallel-loops-to-gpu,"
-                 "blockc-gpu-expand-math,blockc-gpu-host-shared-allocs),"
+             "blockc-gpu-tile-and-map,convert-parallel-loops-to-gpu,"
+             "blockc-gpu-expand-math,blockc-gpu-host-shared-allocs),"
                  "canonicalize,cse");
 }
 

@@ -2,21 +2,23 @@
 // RUN: blockc-opt %S/../blockc/Inputs/tiny.mlir --blockc-lower-to-linalg-pipeline --blockc-nvptx-map-to-gpu-pipeline | FileCheck %s --check-prefix=BLOCK --implicit-check-not=transformer. --implicit-check-not=linalg. --implicit-check-not=scf.parallel --implicit-check-not=memref.alloc --implicit-check-not=memref.dealloc --implicit-check-not=math.
 
 // Stage 2 of the NVPTX path: linalg on tensors becomes gpu.launch ops on
-// buffers in managed memory. Parallel loops are tiled 1 x 4 x 32 (missing
+// buffers in managed memory. Parallel loops are tiled 32 x 8 threads along the two innermost dimensions (x innermost;
 // sizes: 1): the inner tile is a block of threads, the outer loops the grid;
 // reductions stay sequential loops inside a thread. No linalg, parallel
 // loop, host-only buffer or math op (a libdevice call later) is left.
 
-// Three parallel dimensions: blocks of 1 x 4 x 32 threads, the result
+// Three parallel dimensions: blocks of 32 x 8 threads, the result
 // buffer is managed memory, exp is expanded inside the kernel.
 // CHECK-LABEL: func.func @elementwise_3d
 // CHECK-SAME:    (%[[X:.+]]: memref<?x?x32xf32>) -> memref<?x?x32xf32>
 // CHECK-DAG:     %[[C1:.+]] = arith.constant 1 : index
-// CHECK-DAG:     %[[C4:.+]] = arith.constant 4 : index
+// CHECK-DAG:     %[[C8:.+]] = arith.constant 8 : index
 // CHECK-DAG:     %[[C32:.+]] = arith.constant 32 : index
 // CHECK:         %[[OUT:.+]] = gpu.alloc host_shared (%{{.+}}, %{{.+}}) : memref<?x?x32xf32>
-// CHECK:         gpu.launch blocks(%{{.+}}, %{{.+}}, %{{.+}}) in (%{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}, %{{.+}} = %[[C1]])
-// CHECK-SAME:        threads(%{{.+}}, %{{.+}}, %{{.+}}) in (%{{.+}} = %[[C1]], %{{.+}} = %[[C4]], %{{.+}} = %[[C32]])
+// Innermost dimension on x (32 threads, 1 block of the 32 columns), T on y
+// (blocks of 8 rows), B on the grid's z.
+// CHECK:         gpu.launch blocks(%{{[^ ,)]+}}, %{{[^ ,)]+}}, %{{[^ ,)]+}}) in (%{{[^ ,)]+}} = %[[C1]], %{{[^ ,)]+}} = %{{[^ ,)]+}}, %{{[^ ,)]+}} = %{{[^ ,)]+}})
+// CHECK-SAME:        threads(%{{[^ ,)]+}}, %{{[^ ,)]+}}, %{{[^ ,)]+}}) in (%{{[^ ,)]+}} = %[[C32]], %{{[^ ,)]+}} = %[[C8]], %{{[^ ,)]+}} = %[[C1]])
 // CHECK:           scf.if
 // CHECK:             memref.load %[[X]]
 // CHECK:             llvm.inline_asm "cvt.rmi.f32.f32 $0, $1;"
@@ -48,14 +50,14 @@ func.func @elementwise_3d(%x: tensor<?x?x32xf32>) -> tensor<?x?x32xf32> {
 // CHECK-LABEL: func.func @matmul
 // CHECK-SAME:    (%[[A:.+]]: memref<?x32xf32>, %[[B:.+]]: memref<32x64xf32>)
 // CHECK-DAG:     %[[C1:.+]] = arith.constant 1 : index
-// CHECK-DAG:     %[[C4:.+]] = arith.constant 4 : index
+// CHECK-DAG:     %[[C8:.+]] = arith.constant 8 : index
 // CHECK-DAG:     %[[C32:.+]] = arith.constant 32 : index
 // CHECK:         %[[OUT:.+]] = gpu.alloc host_shared (%{{.+}}) : memref<?x64xf32>
 // CHECK:         gpu.launch
-// CHECK-SAME:        threads(%{{.+}}, %{{.+}}, %{{.+}}) in (%{{.+}} = %[[C1]], %{{.+}} = %[[C4]], %{{.+}} = %[[C1]])
+// CHECK-SAME:        threads(%{{[^ ,)]+}}, %{{[^ ,)]+}}, %{{[^ ,)]+}}) in (%{{[^ ,)]+}} = %[[C32]], %{{[^ ,)]+}} = %[[C8]], %{{[^ ,)]+}} = %[[C1]])
 // CHECK:             memref.store %{{.+}}, %[[OUT]]
 // CHECK:         gpu.launch
-// CHECK-SAME:        threads(%{{.+}}, %{{.+}}, %{{.+}}) in (%{{.+}} = %[[C1]], %{{.+}} = %[[C4]], %{{.+}} = %[[C1]])
+// CHECK-SAME:        threads(%{{[^ ,)]+}}, %{{[^ ,)]+}}, %{{[^ ,)]+}}) in (%{{[^ ,)]+}} = %[[C32]], %{{[^ ,)]+}} = %[[C8]], %{{[^ ,)]+}} = %[[C1]])
 // CHECK:             scf.for %{{.+}} = %{{.+}} to %[[C32]] step %[[C1]]
 // CHECK:               memref.load %[[A]]
 // CHECK:               memref.load %[[B]]
@@ -74,20 +76,20 @@ func.func @matmul(%a: tensor<?x32xf32>, %b: tensor<32x64xf32>) -> tensor<?x64xf3
 
 // The tiny transformer block (stage 1 then stage 2): the entry takes and
 // returns buffers, every intermediate buffer is allocated as managed memory
-// and freed with an async gpu.dealloc, every kernel is a 1 x 4 x 32 or
-// 1 x 4 x 1 block of threads, and the result is a managed buffer (a gpu.alloc, not an argument).
+// and freed with an async gpu.dealloc, every kernel is a 32 x 8 x 1 or
+// 32 x 8 x 1 block of threads, and the result is a managed buffer (a gpu.alloc, not an argument).
 // BLOCK-LABEL: func.func @forward
 // BLOCK-SAME:    (%{{.+}}: memref<?x?x32xf32>, %{{.+}}: memref<32xf32>
 // BLOCK-SAME:    -> memref<?x?x32xf32>
 // BLOCK-DAG:     %[[C1:.+]] = arith.constant 1 : index
-// BLOCK-DAG:     %[[C4:.+]] = arith.constant 4 : index
+// BLOCK-DAG:     %[[C8:.+]] = arith.constant 8 : index
 // BLOCK-DAG:     %[[C32:.+]] = arith.constant 32 : index
 // BLOCK:         gpu.alloc host_shared
 // BLOCK:         gpu.launch
-// BLOCK-SAME:        threads(%{{.+}}, %{{.+}}, %{{.+}}) in (%{{.+}} = %[[C1]], %{{.+}} = %[[C4]], %{{.+}} = %[[C1]])
+// BLOCK-SAME:        threads(%{{[^ ,)]+}}, %{{[^ ,)]+}}, %{{[^ ,)]+}}) in (%{{[^ ,)]+}} = %[[C32]], %{{[^ ,)]+}} = %[[C8]], %{{[^ ,)]+}} = %[[C1]])
 // BLOCK:         gpu.alloc host_shared (%{{.+}}, %{{.+}}) : memref<?x?x32xf32>
 // BLOCK:         gpu.launch
-// BLOCK-SAME:        threads(%{{.+}}, %{{.+}}, %{{.+}}) in (%{{.+}} = %[[C1]], %{{.+}} = %[[C4]], %{{.+}} = %[[C32]])
+// BLOCK-SAME:        threads(%{{[^ ,)]+}}, %{{[^ ,)]+}}, %{{[^ ,)]+}}) in (%{{[^ ,)]+}} = %[[C32]], %{{[^ ,)]+}} = %[[C8]], %{{[^ ,)]+}} = %[[C1]])
 // BLOCK:           llvm.inline_asm "sqrt.rn.f32 $0, $1;"
 // BLOCK:         %[[T0:.+]] = gpu.wait async
 // BLOCK-NEXT:    %[[T1:.+]] = gpu.dealloc async [%[[T0]]]

@@ -32,7 +32,7 @@
 // NVVM:       IR Dump Before GpuModuleToBinaryPass
 // NVVM:       gpu.module @blockc_kernels [#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">]
 // NVVM:         llvm.func @forward_kernel(
-// NVVM-SAME:      gpu.kernel, gpu.known_block_size = array<i32: 1, 4, 1>, nvvm.kernel
+// NVVM-SAME:      gpu.kernel, gpu.known_block_size = array<i32: 32, 8, 1>, nvvm.kernel
 // NVVM:         llvm.func @forward_kernel_0(
 // NVVM-NOT:   gpu.module
 func.func @forward(%x: tensor<?x?x16xf32>, %g: tensor<16xf32>) -> tensor<?x?x16xf32> {

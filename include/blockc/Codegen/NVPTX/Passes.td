@@ -84,4 +84,34 @@ def GPUExpandMathPass
   ];
 }
 
+def GPUTileAndMapPass
+    : Pass<"blockc-gpu-tile-and-map", "::mlir::func::FuncOp"> {
+  let summary = "Tile parallel loops into thread blocks with coalesced access";
+  let description = [{
+    Tiles every outermost `scf.parallel` (the parallel dimensions of a
+    linalg op) so that the innermost dimension gets `threads-x` threads and
+    the one before it `threads-y` (other dimensions tile by 1), then maps
+    the loops for `convert-parallel-loops-to-gpu`: the innermost dimension
+    to `block_x` / `thread_x` (consecutive threads touch consecutive
+    elements: coalesced loads and stores), the next to `y`, the next to the
+    grid's `z`, and any further outer dimension to a sequential loop inside
+    the kernel. A one-dimensional loop gets `threads-x * threads-y` threads.
+    Unlike upstream's `gpu-map-parallel-loops`, which maps the outermost
+    dimension to `x`, this keeps the fastest-varying index on `x`.
+
+    ```mlir
+    scf.parallel (%t, %j) = (%c0, %c0) to (%T, %c4096) step (%c1, %c1)
+    // becomes a grid (4096/32, T/8) of blocks of (32, 8) threads
+    ```
+  }];
+  let options = [
+    Option<"threadsX", "threads-x", "int64_t", /*default=*/"32",
+           "Threads along the innermost dimension">,
+    Option<"threadsY", "threads-y", "int64_t", /*default=*/"8",
+           "Threads along the second innermost dimension">
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 #endif // BLOCKC_CODEGEN_NVPTX_PASSES_TD
