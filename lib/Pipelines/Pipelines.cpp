@@ -40,18 +40,30 @@ void blockc::buildLowerToLinalgPipeline(OpPassManager &pm) {
                  "convert-elementwise-to-linalg,canonicalize,cse");
 }
 
+void blockc::buildCPULowerToLinalgPipeline(OpPassManager &pm) {
+  // As the generic stage 1, but projections become the register-tiled
+  // vector kernel of blockc-cpu-lower-linear instead of a linalg.generic.
+  addTextual(pm, "transformer-decompose,canonicalize,cse,"
+                 "func.func(blockc-cpu-lower-linear),"
+                 "convert-transformer-to-linalg,"
+                 "convert-elementwise-to-linalg,canonicalize,cse");
+}
+
 void blockc::buildCPUBufferizePipeline(OpPassManager &pm) {
   addTextual(pm, "one-shot-bufferize{bufferize-function-boundaries "
                  "function-boundary-type-conversion=identity-layout-map},"
                  "buffer-results-to-out-params{hoist-static-allocs=true},"
                  "canonicalize,buffer-deallocation-pipeline,"
+                 "convert-bufferization-to-memref,"
                  "convert-linalg-to-loops,canonicalize,cse");
 }
 
 void blockc::buildCPULowerToLLVMPipeline(OpPassManager &pm) {
   addTextual(pm,
              "transformer-strip-metadata,func.func(llvm-request-c-wrappers),"
+             "convert-vector-to-scf{full-unroll=true},"
              "convert-scf-to-cf,expand-strided-metadata,lower-affine,"
+             "convert-vector-to-llvm{vector-contract-lowering=outerproduct},"
              "finalize-memref-to-llvm,convert-math-to-llvm,"
              "convert-math-to-libm,convert-arith-to-llvm,"
              "convert-cf-to-llvm,convert-func-to-llvm,"
@@ -60,7 +72,7 @@ void blockc::buildCPULowerToLLVMPipeline(OpPassManager &pm) {
 }
 
 void blockc::buildCPUPipeline(OpPassManager &pm) {
-  buildLowerToLinalgPipeline(pm);
+  buildCPULowerToLinalgPipeline(pm);
   buildCPUBufferizePipeline(pm);
   buildCPULowerToLLVMPipeline(pm);
 }
@@ -73,8 +85,8 @@ void blockc::buildNVPTXMapToGPUPipeline(OpPassManager &pm) {
                  "function-boundary-type-conversion=identity-layout-map},"
                  "canonicalize,buffer-deallocation-pipeline,"
                  "func.func(convert-linalg-to-parallel-loops,"
-             "blockc-gpu-tile-and-map,convert-parallel-loops-to-gpu,"
-             "blockc-gpu-expand-math,blockc-gpu-host-shared-allocs),"
+                 "blockc-gpu-tile-and-map,convert-parallel-loops-to-gpu,"
+                 "blockc-gpu-expand-math,blockc-gpu-host-shared-allocs),"
                  "canonicalize,cse");
 }
 
@@ -104,6 +116,10 @@ void blockc::registerBlockcPipelines() {
       "blockc-lower-to-linalg-pipeline",
       "Stage 1: transformer dialect to linalg on tensors",
       [](OpPassManager &pm) { buildLowerToLinalgPipeline(pm); });
+  PassPipelineRegistration<>(
+      "blockc-cpu-lower-to-linalg-pipeline",
+      "Stage 1 (CPU): transformer to linalg, with vector kernels for linear",
+      [](OpPassManager &pm) { buildCPULowerToLinalgPipeline(pm); });
   PassPipelineRegistration<>(
       "blockc-cpu-bufferize-pipeline",
       "Stage 2 (CPU): linalg on tensors to loops on buffers",

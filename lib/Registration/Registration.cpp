@@ -6,6 +6,7 @@
 
 #include "blockc/InitAllDialects.h"
 
+#include "blockc/Codegen/CPU/Passes.h"
 #include "blockc/Codegen/NVPTX/Passes.h"
 #include "blockc/Conversion/Passes.h"
 #include "blockc/Dialect/Transformer/IR/TransformerDialect.h"
@@ -37,5 +38,6 @@ void blockc::registerAllPasses() {
   blockc::transformer::registerTransformerPasses();
   blockc::registerBlockcConversionPasses();
   blockc::nvptx::registerBlockcNVPTXPasses();
+  blockc::cpu::registerBlockcCPUPasses();
   blockc::registerBlockcPipelines();
 }

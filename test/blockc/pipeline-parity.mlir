@@ -4,7 +4,7 @@
 
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: blockc %S/Inputs/tiny.mlir -emit=linalg -o %t/driver-linalg.mlir
-// RUN: blockc-opt %S/Inputs/tiny.mlir --blockc-lower-to-linalg-pipeline -o %t/opt-linalg.mlir
+// RUN: blockc-opt %S/Inputs/tiny.mlir --blockc-cpu-lower-to-linalg-pipeline -o %t/opt-linalg.mlir
 // RUN: diff %t/driver-linalg.mlir %t/opt-linalg.mlir
 // RUN: blockc %S/Inputs/tiny.mlir -emit=llvm-mlir -o %t/driver-llvm.mlir
 // RUN: blockc-opt %S/Inputs/tiny.mlir --blockc-cpu-pipeline -o %t/opt-llvm.mlir

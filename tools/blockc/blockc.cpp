@@ -168,15 +168,17 @@ std::string gpuFormat() {
 
 /// Adds the pipeline stages that `emit` needs.
 void buildPipeline(OpPassManager &pm) {
-  if (emit >= Emit::Linalg)
-    blockc::buildLowerToLinalgPipeline(pm);
   if (target == Target::CPU) {
+    if (emit >= Emit::Linalg)
+      blockc::buildCPULowerToLinalgPipeline(pm);
     if (emit >= Emit::Buffers)
       blockc::buildCPUBufferizePipeline(pm);
     if (emit >= Emit::LLVMMLIR)
       blockc::buildCPULowerToLLVMPipeline(pm);
     return;
   }
+  if (emit >= Emit::Linalg)
+    blockc::buildLowerToLinalgPipeline(pm);
   if (emit >= Emit::Buffers)
     blockc::buildNVPTXMapToGPUPipeline(pm);
   if (emit >= Emit::LLVMMLIR) {

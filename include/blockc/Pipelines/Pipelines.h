@@ -18,6 +18,10 @@ namespace blockc {
 /// Stage 1: transformer dialect -> linalg on tensors.
 void buildLowerToLinalgPipeline(mlir::OpPassManager &pm);
 
+/// Stage 1 (CPU): as buildLowerToLinalgPipeline, with transformer.linear
+/// lowered to the register-tiled vector kernel (blockc-cpu-lower-linear).
+void buildCPULowerToLinalgPipeline(mlir::OpPassManager &pm);
+
 /// Stage 2 (CPU): linalg on tensors -> loops on buffers. The entry
 /// function's tensor results become trailing out-parameters.
 void buildCPUBufferizePipeline(mlir::OpPassManager &pm);

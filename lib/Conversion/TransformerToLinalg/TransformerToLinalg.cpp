@@ -239,6 +239,13 @@ struct LayerNormLowering : OpRewritePattern<LayerNormOp> {
 // Linear
 //===----------------------------------------------------------------------===//
 
+/// linear as one contraction over a packed weight: W ([N, K], as stored)
+/// is transposed once into a [K, N] panel so that the inner kernel loads
+/// contiguous rows of W^T as vectors, then
+///   result[..., n] = init[..., n] + sum_k x[..., k] * Wt[k, n]
+/// with init the broadcast bias or zero. The leading dimensions of x stay
+/// separate loops (collapsing B and T into one dynamic row dimension trips
+/// an MLIR 22 bug in expand-strided-metadata).
 struct LinearLowering : OpRewritePattern<LinearOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(LinearOp op,
@@ -247,15 +254,25 @@ struct LinearLowering : OpRewritePattern<LinearOp> {
     MLIRContext *ctx = getContext();
     Value x = op.getInput();
     RankedTensorType resultType = op.getType();
+    Type elt = resultType.getElementType();
     unsigned rank = resultType.getRank(); // loops: rank parallel + 1 (k)
+    int64_t n = resultType.getShape().back();
+    int64_t k = op.getInput().getType().getShape().back();
     SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(rewriter, loc, x);
-    sizes.back() = rewriter.getIndexAttr(resultType.getShape().back());
+    sizes.back() = rewriter.getIndexAttr(n);
+
+    // W^T: [K, N].
+    Value wtInit =
+        emptyTensor(rewriter, loc,
+                    {rewriter.getIndexAttr(k), rewriter.getIndexAttr(n)}, elt);
+    Value wt = linalg::TransposeOp::create(rewriter, loc, op.getWeight(),
+                                           wtInit, ArrayRef<int64_t>{1, 0})
+                   .getResult()[0];
 
     // The accumulator starts as the broadcast bias, or zero.
     Value init;
     if (Value bias = op.getBias()) {
-      Value empty =
-          emptyTensor(rewriter, loc, sizes, resultType.getElementType());
+      Value empty = emptyTensor(rewriter, loc, sizes, elt);
       init =
           linalg::GenericOp::create(
               rewriter, loc, TypeRange{resultType}, ValueRange{bias},
@@ -269,7 +286,7 @@ struct LinearLowering : OpRewritePattern<LinearOp> {
       init = filledTensor(rewriter, loc, sizes, f32Const(rewriter, loc, 0.0));
     }
 
-    // result[..., n] += x[..., k] * W[n, k]
+    // result[..., n] += x[..., k] * Wt[k, n]
     SmallVector<unsigned> xDims, outDims;
     for (unsigned i = 0; i + 1 < rank; ++i)
       xDims.push_back(i);
@@ -277,17 +294,16 @@ struct LinearLowering : OpRewritePattern<LinearOp> {
     for (unsigned i = 0; i < rank; ++i)
       outDims.push_back(i);
     SmallVector<AffineMap> maps = {projection(ctx, rank + 1, xDims),
-                                   projection(ctx, rank + 1, {rank - 1, rank}),
+                                   projection(ctx, rank + 1, {rank, rank - 1}),
                                    projection(ctx, rank + 1, outDims)};
-    Value result =
-        linalg::GenericOp::create(
-            rewriter, loc, TypeRange{resultType}, ValueRange{x, op.getWeight()},
-            ValueRange{init}, maps, iterators(rank, 1),
-            [](OpBuilder &b, Location l, ValueRange a) {
-              Value p = arith::MulFOp::create(b, l, a[0], a[1]);
-              yield(b, l, arith::AddFOp::create(b, l, a[2], p));
-            })
-            .getResult(0);
+    Value result = linalg::GenericOp::create(
+                       rewriter, loc, TypeRange{resultType}, ValueRange{x, wt},
+                       ValueRange{init}, maps, iterators(rank, 1),
+                       [](OpBuilder &b, Location l, ValueRange a) {
+                         Value p = arith::MulFOp::create(b, l, a[0], a[1]);
+                         yield(b, l, arith::AddFOp::create(b, l, a[2], p));
+                       })
+                       .getResult(0);
     rewriter.replaceOp(op, result);
     return success();
   }

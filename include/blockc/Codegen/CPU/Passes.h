@@ -1,0 +1,29 @@
+//===- Passes.h - CPU code generation passes --------------------*- C++ -*-===//
+//
+// Declarations generated from Codegen/CPU/Passes.td.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef BLOCKC_CODEGEN_CPU_PASSES_H
+#define BLOCKC_CODEGEN_CPU_PASSES_H
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace blockc::cpu {
+
+#define GEN_PASS_DECL
+#include "blockc/Codegen/CPU/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "blockc/Codegen/CPU/Passes.h.inc"
+
+} // namespace blockc::cpu
+
+#endif // BLOCKC_CODEGEN_CPU_PASSES_H

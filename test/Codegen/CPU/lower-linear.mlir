@@ -1,0 +1,60 @@
+// RUN: blockc-opt %s -split-input-file --blockc-cpu-lower-linear | FileCheck %s
+// RUN: blockc-opt %s -split-input-file --blockc-cpu-lower-linear="rows=2 cols=3 vector-width=8 block-n=32 block-k=256" | FileCheck %s --check-prefix=OPT
+
+// transformer.linear on [B, T, K] becomes a loop nest on tensors (n-block,
+// k-block, batch, row tiles, column tiles) around a register-tiled kernel:
+// rows x cols accumulators of vector<V x f32> updated by vector.fma from
+// full-vector reads of x and of W in its stored [N, K] layout, a masked
+// (zero-padded) step for the k remainder, and a horizontal add per output.
+
+// CHECK-LABEL: func.func @linear
+// CHECK-SAME: (%[[X:.+]]: tensor<?x?x40xf32>, %[[W:.+]]: tensor<24x40xf32>)
+// No packing or transposition of W.
+// CHECK-NOT: linalg.transpose
+// CHECK: %[[INIT:.+]] = linalg.fill
+// n-block (64), k-block (1024), batch, full row tiles (4).
+// CHECK: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%{{.+}} = %[[INIT]])
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: scf.for
+// The 4 x 4 kernel: 4 + 4 full-vector reads and 16 FMAs per k step.
+// CHECK: scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// CHECK-COUNT-4: vector.transfer_read %[[X]]{{.*}} {in_bounds = [true]} : tensor<?x?x40xf32>, vector<16xf32>
+// CHECK-COUNT-4: vector.transfer_read %[[W]]{{.*}} {in_bounds = [true]} : tensor<24x40xf32>, vector<16xf32>
+// CHECK-COUNT-16: vector.fma
+// The k remainder (40 = 2 x 16 + 8): masked reads.
+// CHECK: vector.transfer_read %[[X]][%{{[^]]+}}], %{{[^ ]+}} : tensor<?x?x40xf32>, vector<16xf32>
+// CHECK: vector.transfer_read %[[W]][%{{[^]]+}}], %{{[^ ]+}} : tensor<24x40xf32>, vector<16xf32>
+// CHECK: vector.reduction <add>
+// CHECK: tensor.insert
+func.func @linear(%x: tensor<?x?x40xf32>, %w: tensor<24x40xf32>) -> tensor<?x?x24xf32> {
+  %y = transformer.linear %x, %w : tensor<?x?x40xf32>, tensor<24x40xf32> -> tensor<?x?x24xf32>
+  return %y : tensor<?x?x24xf32>
+}
+// OPT-LABEL: func.func @linear
+// OPT: scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
+// OPT-COUNT-6: vector.fma
+
+// -----
+
+// The bias initialises the output (broadcast along B and T).
+// CHECK-LABEL: func.func @linear_bias
+// CHECK-SAME: (%{{.+}}: tensor<2x3x16xf32>, %{{.+}}: tensor<8x16xf32>, %[[B:.+]]: tensor<8xf32>)
+// CHECK: %[[INIT:.+]] = linalg.generic
+// CHECK-SAME: ins(%[[B]] : tensor<8xf32>)
+// CHECK: scf.for {{.*}} iter_args(%{{.+}} = %[[INIT]])
+func.func @linear_bias(%x: tensor<2x3x16xf32>, %w: tensor<8x16xf32>, %b: tensor<8xf32>) -> tensor<2x3x8xf32> {
+  %y = transformer.linear %x, %w bias %b : tensor<2x3x16xf32>, tensor<8x16xf32>, tensor<8xf32> -> tensor<2x3x8xf32>
+  return %y : tensor<2x3x8xf32>
+}
+
+// -----
+
+// Inputs that are not [B, T, K] are left to convert-transformer-to-linalg.
+// CHECK-LABEL: func.func @negative_rank2
+// CHECK: transformer.linear
+// CHECK-NOT: vector.fma
+func.func @negative_rank2(%x: tensor<4x16xf32>, %w: tensor<8x16xf32>) -> tensor<4x8xf32> {
+  %y = transformer.linear %x, %w : tensor<4x16xf32>, tensor<8x16xf32> -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
