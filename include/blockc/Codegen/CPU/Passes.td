@@ -62,4 +62,45 @@ def CPULowerLinearPass
   ];
 }
 
+def CPULowerSDPAPass
+    : Pass<"blockc-cpu-lower-sdpa", "::mlir::func::FuncOp"> {
+  let summary = "Lower transformer.sdpa to a fused, online-softmax vector kernel";
+  let description = [{
+    Rewrites every f32 `transformer.sdpa` whose head dimension D is a
+    multiple of `vector-width` into one fused loop nest on tensors
+    (flash-attention style, no `[T, S]` score matrix in memory):
+
+    ```
+    for b, h, t:                       // kv head = h / (H / H_kv): no K/V copy
+      q = query[b, t, h, :] * scale    // D / V vectors, kept in registers
+      m = -inf, l = 0, acc = 0         // running max, sum, D / V vectors
+      for s0 in [0, S_end) step V:     // S_end = t + S - T + 1 if causal:
+        s_j = q . key[b, s0+j, kvh, :] //   fully masked tiles never run
+        m' = max(m, max_j s_j); c = exp(m - m'); p_j = exp(s_j - m')
+        l = l c + sum_j p_j; acc = acc c + sum_j p_j value[b, s0+j, kvh, :]
+      (the last S_end mod V keys one at a time, same update)
+      out[b, t, h, :] = l > 0 ? acc / l : 0
+    ```
+
+    The row max is subtracted before every exp, masked keys are never
+    visited (so they contribute exactly zero) and a row without any visible
+    key yields zeros, never NaN. Other head dimensions are left to
+    `convert-transformer-to-linalg`.
+  }];
+  let options = [
+    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
+           "f32 lanes per vector; also the key tile">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+  let statistics = [
+    Statistic<"numLowered", "num-lowered", "transformer.sdpa ops lowered">
+  ];
+}
+
 #endif // BLOCKC_CODEGEN_CPU_PASSES_TD

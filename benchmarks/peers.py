@@ -1,0 +1,260 @@
+#!/usr/bin/python3
+"""Peer measurements for benchmarks/run.py, one case per process.
+
+    peers.py torch --d D --heads H --kv-heads HKV --d-ff F --seq-len T
+                   --threads N --repeat R [--eps E] [--theta TH]
+    peers.py blas  --d D --heads H --kv-heads HKV --d-ff F --seq-len T
+                   --threads N --repeat R
+
+`torch`: PyTorch eager forward of the same pre-norm Llama block blockc
+compiles (RMSNorm, q/k/v/o without bias, rotate-half RoPE, causal attention
+with GQA by repeat_interleave, SwiGLU FFN, two residual adds), float32,
+batch 1, under torch.inference_mode().  Written out explicitly because torch
+1.13 has no F.scaled_dot_product_attention.  The RoPE cos/sin tables and the
+causal mask are built once, outside the timed forward (a model keeps them as
+buffers).  Weights are nn.Linear layout [out, in] (F.linear -> sgemm with
+W transposed).
+
+`blas`: the sum of the block's projections as numpy float32 matmuls
+[T, d] @ [d, out] (q, k, v, o, gate, up, down), i.e. the GEMM work of the
+block with nothing else.  numpy sends 2-D x 2-D float32 products to
+cblas_sgemm; when T = 1 it takes its vector-matrix path and calls
+cblas_sgemv instead (numpy/core/src/umath/matmul.c.src), so for T = 1 this
+process additionally times the same products through cblas_sgemm called
+directly with ctypes (M = 1), which is what PyTorch eager runs in decode.
+
+The caller sets OPENBLAS_NUM_THREADS / OMP_NUM_THREADS in the environment;
+`torch` also calls torch.set_num_threads(N).  Each process prints one JSON
+object on its last stdout line: median/min ms over `repeat` timed runs after
+one warm-up run, and the BLAS library actually mapped into the process.
+"""
+
+import argparse
+import ctypes
+import json
+import math
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+
+
+def mapped_blas():
+    """The BLAS/LAPACK shared objects mapped into this process."""
+    libs = set()
+    try:
+        with open("/proc/self/maps") as f:
+            for line in f:
+                path = line.split()[-1]
+                name = os.path.basename(path).lower()
+                if path.startswith("/") and ("blas" in name or "blis" in name
+                                             or "mkl" in name):
+                    libs.add(path)
+    except OSError:
+        pass
+    return sorted(libs)
+
+
+def openblas_config():
+    """openblas_get_config() of the mapped OpenBLAS, if any."""
+    for path in mapped_blas():
+        try:
+            lib = ctypes.CDLL(path)
+            fn = lib.openblas_get_config
+        except (OSError, AttributeError):
+            continue
+        fn.restype = ctypes.c_char_p
+        info = {"config": fn().decode()}
+        try:
+            lib.openblas_get_num_threads.restype = ctypes.c_int
+            info["num_threads"] = lib.openblas_get_num_threads()
+        except AttributeError:
+            pass
+        return info
+    return None
+
+
+def timed(fn, repeat):
+    fn()  # warm-up
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return {"median_ms": statistics.median(times) * 1e3,
+            "min_ms": min(times) * 1e3,
+            "times_ms": [t * 1e3 for t in times]}
+
+
+def projections(a):
+    """(name, in, out) of every projection of the block."""
+    q, kv = a.heads * a.head_dim, a.kv_heads * a.head_dim
+    return [("q", a.d, q), ("k", a.d, kv), ("v", a.d, kv), ("o", q, a.d),
+            ("gate", a.d, a.d_ff), ("up", a.d, a.d_ff), ("down", a.d_ff, a.d)]
+
+
+# --- PyTorch eager block -------------------------------------------------
+
+def run_torch(a):
+    import torch
+    import torch.nn.functional as F
+
+    torch.set_num_threads(a.threads)
+    torch.manual_seed(0)
+    T, d, H, Hkv, dh = a.seq_len, a.d, a.heads, a.kv_heads, a.head_dim
+
+    def lin(n_in, n_out):
+        return torch.randn(n_out, n_in) * (1.0 / math.sqrt(n_in))
+
+    w = {name: lin(i, o) for name, i, o in projections(a)}
+    g1 = 1.0 + 0.1 * torch.randn(d)
+    g2 = 1.0 + 0.1 * torch.randn(d)
+    x = torch.randn(1, T, d)
+
+    inv_freq = 1.0 / (a.theta ** (torch.arange(0, dh, 2, dtype=torch.float64)
+                                  / dh))
+    freqs = torch.outer(torch.arange(T, dtype=torch.float64), inv_freq)
+    emb = torch.cat((freqs, freqs), dim=-1)
+    cos = emb.cos().float()[None, :, None, :]
+    sin = emb.sin().float()[None, :, None, :]
+    mask = torch.full((T, T), float("-inf")).triu(1)
+    scale = 1.0 / math.sqrt(dh)
+    eps = a.eps
+
+    def rms(v, g):
+        return v * torch.rsqrt(v.pow(2).mean(-1, keepdim=True) + eps) * g
+
+    def rope(v):
+        v1, v2 = v[..., :dh // 2], v[..., dh // 2:]
+        return v * cos + torch.cat((-v2, v1), dim=-1) * sin
+
+    def block(x):
+        B = x.shape[0]
+        h = rms(x, g1)
+        q = rope(F.linear(h, w["q"]).view(B, T, H, dh))
+        k = rope(F.linear(h, w["k"]).view(B, T, Hkv, dh))
+        v = F.linear(h, w["v"]).view(B, T, Hkv, dh)
+        if H != Hkv:
+            k = k.repeat_interleave(H // Hkv, dim=2)
+            v = v.repeat_interleave(H // Hkv, dim=2)
+        q, k, v = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
+        s = (q @ k.transpose(-2, -1)) * scale + mask
+        o = torch.softmax(s, dim=-1) @ v
+        x = x + F.linear(o.transpose(1, 2).reshape(B, T, H * dh), w["o"])
+        h = rms(x, g2)
+        return x + F.linear(F.silu(F.linear(h, w["gate"]))
+                            * F.linear(h, w["up"]), w["down"])
+
+    with torch.inference_mode():
+        y = None
+
+        def step():
+            nonlocal y
+            y = block(x)
+
+        result = timed(step, a.repeat)
+        result["checksum"] = float(y.sum())
+    result.update(torch_version=torch.__version__,
+                  torch_threads=torch.get_num_threads(),
+                  torch_blas=next((p.split("=", 1)[1] for p in
+                                   torch.__config__.show().replace(",", "\n")
+                                   .split() if p.startswith("BLAS_INFO=")),
+                                  None))
+    return result
+
+
+# --- BLAS projection sum -------------------------------------------------
+
+def cblas_sgemm_fn():
+    """cblas_sgemm from the mapped BLAS library (after numpy loaded it)."""
+    for path in mapped_blas():
+        try:
+            fn = ctypes.CDLL(path).cblas_sgemm
+        except (OSError, AttributeError):
+            continue
+        fn.restype = None
+        fn.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int,
+                       ctypes.c_int, ctypes.c_int, ctypes.c_int,
+                       ctypes.c_float, ctypes.c_void_p, ctypes.c_int,
+                       ctypes.c_void_p, ctypes.c_int, ctypes.c_float,
+                       ctypes.c_void_p, ctypes.c_int]
+        return fn, path
+    return None, None
+
+
+def run_blas(a):
+    rng = np.random.default_rng(0)
+    T = a.seq_len
+    mats = []
+    for name, n_in, n_out in projections(a):
+        x = rng.standard_normal((T, n_in), dtype=np.float32)
+        w = (rng.standard_normal((n_in, n_out), dtype=np.float32)
+             / np.float32(math.sqrt(n_in)))
+        y = np.empty((T, n_out), dtype=np.float32)
+        mats.append((name, x, w, y))
+
+    def numpy_sum():
+        for _, x, w, y in mats:
+            np.matmul(x, w, out=y)
+
+    result = timed(numpy_sum, a.repeat)
+    result["numpy_path"] = "cblas_sgemv (vector @ matrix)" if T == 1 \
+        else "cblas_sgemm"
+    per = {}
+    for name, x, w, y in mats:
+        def one(x=x, w=w, y=y):
+            np.matmul(x, w, out=y)
+        per[name] = timed(one, max(3, a.repeat // 2))["median_ms"]
+    result["per_projection_median_ms"] = per
+
+    if T == 1:
+        sgemm, path = cblas_sgemm_fn()
+        if sgemm is not None:
+            RowMajor, NoTrans = 101, 111
+
+            def sgemm_sum():
+                for _, x, w, y in mats:
+                    M, K = x.shape
+                    N = w.shape[1]
+                    sgemm(RowMajor, NoTrans, NoTrans, M, N, K, 1.0,
+                          x.ctypes.data, K, w.ctypes.data, N, 0.0,
+                          y.ctypes.data, N)
+
+            forced = timed(sgemm_sum, a.repeat)
+            result["forced_sgemm"] = {"median_ms": forced["median_ms"],
+                                      "min_ms": forced["min_ms"],
+                                      "library": path}
+    result["numpy_version"] = np.__version__
+    return result
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("mode", choices=["torch", "blas"])
+    p.add_argument("--d", type=int, required=True)
+    p.add_argument("--heads", type=int, required=True)
+    p.add_argument("--kv-heads", type=int, required=True)
+    p.add_argument("--head-dim", type=int, default=0)
+    p.add_argument("--d-ff", type=int, required=True)
+    p.add_argument("--seq-len", type=int, required=True)
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--eps", type=float, default=1e-6)
+    p.add_argument("--theta", type=float, default=1e4)
+    a = p.parse_args()
+    if not a.head_dim:
+        a.head_dim = a.d // a.heads
+    result = run_torch(a) if a.mode == "torch" else run_blas(a)
+    result.update(mode=a.mode, threads=a.threads, repeat=a.repeat,
+                  blas_libraries=mapped_blas(), openblas=openblas_config(),
+                  env={k: os.environ.get(k) for k in
+                       ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
+                        "OMP_PROC_BIND", "LD_LIBRARY_PATH")})
+    print(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
