@@ -97,22 +97,13 @@ def projections(a):
 
 # --- PyTorch eager block -------------------------------------------------
 
-def run_torch(a):
+def torch_block(a, w, g1, g2, T):
+    """The eager block as a function of x [B, T, d]; w: {q,k,v,o,gate,up,down}
+    as [out, in] tensors, g1/g2 the two RMSNorm gains."""
     import torch
     import torch.nn.functional as F
 
-    torch.set_num_threads(a.threads)
-    torch.manual_seed(0)
-    T, d, H, Hkv, dh = a.seq_len, a.d, a.heads, a.kv_heads, a.head_dim
-
-    def lin(n_in, n_out):
-        return torch.randn(n_out, n_in) * (1.0 / math.sqrt(n_in))
-
-    w = {name: lin(i, o) for name, i, o in projections(a)}
-    g1 = 1.0 + 0.1 * torch.randn(d)
-    g2 = 1.0 + 0.1 * torch.randn(d)
-    x = torch.randn(1, T, d)
-
+    d, H, Hkv, dh = a.d, a.heads, a.kv_heads, a.head_dim
     inv_freq = 1.0 / (a.theta ** (torch.arange(0, dh, 2, dtype=torch.float64)
                                   / dh))
     freqs = torch.outer(torch.arange(T, dtype=torch.float64), inv_freq)
@@ -146,6 +137,25 @@ def run_torch(a):
         h = rms(x, g2)
         return x + F.linear(F.silu(F.linear(h, w["gate"]))
                             * F.linear(h, w["up"]), w["down"])
+
+    return block
+
+
+def run_torch(a):
+    import torch
+
+    torch.set_num_threads(a.threads)
+    torch.manual_seed(0)
+    T, d = a.seq_len, a.d
+
+    def lin(n_in, n_out):
+        return torch.randn(n_out, n_in) * (1.0 / math.sqrt(n_in))
+
+    w = {name: lin(i, o) for name, i, o in projections(a)}
+    g1 = 1.0 + 0.1 * torch.randn(d)
+    g2 = 1.0 + 0.1 * torch.randn(d)
+    x = torch.randn(1, T, d)
+    block = torch_block(a, w, g1, g2, T)
 
     with torch.inference_mode():
         y = None
@@ -202,13 +212,6 @@ def run_blas(a):
     result = timed(numpy_sum, a.repeat)
     result["numpy_path"] = "cblas_sgemv (vector @ matrix)" if T == 1 \
         else "cblas_sgemm"
-    per = {}
-    for name, x, w, y in mats:
-        def one(x=x, w=w, y=y):
-            np.matmul(x, w, out=y)
-        per[name] = timed(one, max(3, a.repeat // 2))["median_ms"]
-    result["per_projection_median_ms"] = per
-
     if T == 1:
         sgemm, path = cblas_sgemm_fn()
         if sgemm is not None:

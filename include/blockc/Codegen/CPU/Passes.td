@@ -45,9 +45,9 @@ def CPULowerLinearPass
            "Register tile: weight rows (output features) per kernel">,
     Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
            "f32 lanes per vector (16 for AVX-512, 8 for AVX2)">,
-    Option<"blockN", "block-n", "int64_t", /*default=*/"64",
+    Option<"blockN", "block-n", "int64_t", /*default=*/"32",
            "Cache block: weight rows">,
-    Option<"blockK", "block-k", "int64_t", /*default=*/"1024",
+    Option<"blockK", "block-k", "int64_t", /*default=*/"2048",
            "Cache block: reduction length">
   ];
   let dependentDialects = [
