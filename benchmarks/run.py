@@ -132,7 +132,8 @@ def machine_info():
         "threads_per_core": fields.get("Thread(s) per core", "?"),
         "cores_per_socket": fields.get("Core(s) per socket", "?"),
         "sockets": fields.get("Socket(s)", "?"),
-        "cpu_family_model": "%s/%s" % (fields.get("CPU family", "?"),
+        "cpu_family_model": "family %s model %s" % (
+            fields.get("CPU family", "?"),
                                        fields.get("Model", "?")),
         "hypervisor": fields.get("Hypervisor vendor", "none"),
         "l2": fields.get("L2 cache", "?"),
@@ -647,6 +648,71 @@ def update_readme(md):
     return True
 
 
+def finish(report):
+    """Name the peers' BLAS, collect warnings, derive the table's values."""
+    warnings = list(report.get("base_warnings", []))
+    threads = report["threads"]
+    # Which BLAS the peers really ran on.
+    libs = sorted({lib for r in report["rows"] for k in ("torch", "blas")
+                   for lib in r[k].get("blas_libraries", [])})
+    cfgs = {r[k]["openblas"]["config"] for r in report["rows"]
+            for k in ("torch", "blas") if r[k].get("openblas")}
+    torch_v = next((r["torch"].get("torch_version") for r in report["rows"]
+                    if r["torch"].get("torch_version")), "?")
+    numpy_v = next((r["blas"].get("numpy_version") for r in report["rows"]
+                    if r["blas"].get("numpy_version")), "?")
+    blas_name = ", ".join(sorted(cfgs)) or "not OpenBLAS: " + ", ".join(libs)
+    report["peers"] = {"torch": "PyTorch %s eager" % torch_v,
+                       "blas": "numpy %s on %s" % (numpy_v, blas_name),
+                       "blas_libraries": libs}
+    if not cfgs:
+        warnings.append("the peers did not run on OpenBLAS (mapped: %s)"
+                        % ", ".join(libs))
+    for r in report["rows"]:
+        for k in ("torch", "blas"):
+            env = r[k].get("env", {})
+            if env.get("OMP_PROC_BIND"):
+                warnings.append("OMP_PROC_BIND was set for a peer")
+    builds = sorted({r["blockc"].get("blockc_run_mtime") for r in
+                     report["rows"]} - {None})
+    if len(builds) > 1 or any(r["blockc"].get("relinked_during_run")
+                              for r in report["rows"]):
+        warnings.append("blockc-run was rebuilt during this run (binaries "
+                        "from %s): rows may come from different builds"
+                        % ", ".join(builds))
+    for n in threads:
+        peaks = limits(report["probes"], n)
+        for row in report["rows"]:
+            if row["threads"] == n:
+                derive(row, peaks)
+    # Sanity of the measured limits.
+    f1 = limits(report["probes"], 1)[0] if 1 in threads else 0
+    for n in threads:
+        fn, tn = limits(report["probes"], n)
+        if n > 1 and f1 and fn < 1.3 * f1:
+            warnings.append(
+                "the %d-thread FMA probe (%.0f GFLOP/s) barely beats 1 thread "
+                "(%.0f): the vCPUs shared a core or another job was running "
+                "during the probe, so %d-thread %%-of-peak figures are "
+                "unreliable in this run" % (n, fn, f1, n))
+        for row in report["rows"]:
+            for key, name in (("blockc", "blockc"), ("torch", "PyTorch"),
+                              ("blas", "the sgemm-sum")):
+                own = None
+                ms = row[key].get("median_ms")
+                if row["threads"] == n and ms and row["T"] > 1:
+                    flops = (2.0 * row["T"] * proj_params(row["shape"])
+                             if key == "blas" else row["flops"])
+                    own = flops / (ms * 1e-3) * 1e-9
+                if own and fn and own > 1.02 * fn:
+                    warnings.append(
+                        "%s at %s T=%d, %d thread(s) ran at %.0f GFLOP/s of "
+                        "its own FLOPs, above the measured %d-thread FMA peak "
+                        "(%.0f): the probe was disturbed"
+                        % (name, row["case"], row["T"], n, own, n, fn))
+    report["warnings"] = sorted(set(warnings))
+
+
 # --- main ------------------------------------------------------------------
 
 def main():
@@ -667,7 +733,12 @@ def main():
     ap.add_argument("--out", default=None, help="output directory")
     ap.add_argument("--no-readme", action="store_true",
                     help="do not refresh benchmarks/README.md")
+    ap.add_argument("--render", metavar="JSON",
+                    help="measure nothing: rebuild latest.md, the chart and "
+                    "the README section from this latest.json")
     a = ap.parse_args()
+    if a.render:
+        return render(a.render, a.no_readme)
 
     threads = [int(t) for t in (a.threads or ("1" if a.quick else "1,2"))
                .split(",")]
@@ -744,42 +815,16 @@ def main():
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
-    # Which BLAS the peers really ran on.
-    libs = sorted({lib for r in report["rows"] for k in ("torch", "blas")
-                   for lib in r[k].get("blas_libraries", [])})
-    cfgs = {r[k]["openblas"]["config"] for r in report["rows"]
-            for k in ("torch", "blas") if r[k].get("openblas")}
-    torch_v = next((r["torch"].get("torch_version") for r in report["rows"]
-                    if r["torch"].get("torch_version")), "?")
-    numpy_v = next((r["blas"].get("numpy_version") for r in report["rows"]
-                    if r["blas"].get("numpy_version")), "?")
-    blas_name = ", ".join(sorted(cfgs)) or "not OpenBLAS: " + ", ".join(libs)
-    report["peers"] = {"torch": "PyTorch %s eager" % torch_v,
-                       "blas": "numpy %s on %s" % (numpy_v, blas_name),
-                       "blas_libraries": libs}
-    if not cfgs:
-        warnings.append("the peers did not run on OpenBLAS (mapped: %s)"
-                        % ", ".join(libs))
-    for r in report["rows"]:
-        for k in ("torch", "blas"):
-            env = r[k].get("env", {})
-            if env.get("OMP_PROC_BIND"):
-                warnings.append("OMP_PROC_BIND was set for a peer")
-    builds = sorted({r["blockc"].get("blockc_run_mtime") for r in
-                     report["rows"]} - {None})
-    if len(builds) > 1 or any(r["blockc"].get("relinked_during_run")
-                              for r in report["rows"]):
-        warnings.append("blockc-run was rebuilt during this run (binaries "
-                        "from %s): rows may come from different builds"
-                        % ", ".join(builds))
-    report["warnings"] = sorted(set(warnings))
-    for n in threads:
-        peaks = limits(report["probes"], n)
-        for row in report["rows"]:
-            if row["threads"] == n:
-                derive(row, peaks)
+    report["base_warnings"] = warnings
+    finish(report)
     report["elapsed_s"] = time.time() - t_start
 
+    full = set(names) == {c[0] for c in CASES}
+    return write_outputs(report, out_dir, not a.quick and not a.no_readme
+                         and a.out is None and full)
+
+
+def write_outputs(report, out_dir, readme):
     report["chart"] = chart(report, out_dir)
     md = markdown(report)
     with open(os.path.join(out_dir, "latest.md"), "w") as f:
@@ -789,16 +834,29 @@ def main():
         f.write("\n")
     print()
     print(md)
-    readme = False
-    if not a.quick and not a.no_readme and a.out is None and \
-            set(names) == {c[0] for c in CASES}:
-        readme = update_readme(md)
+    readme = readme and update_readme(md)
     log("wrote %s/latest.{md,json,%s}%s (%.0f s)" % (
         os.path.relpath(out_dir, os.getcwd()), report["chart"],
-        " and benchmarks/README.md" if readme else "", report["elapsed_s"]))
+        " and benchmarks/README.md" if readme else "",
+        report.get("elapsed_s", 0)))
     failed = any("error" in r[k] for r in report["rows"]
                  for k in ("blockc", "torch", "blas"))
     return 1 if failed else 0
+
+
+def render(path, no_readme):
+    """Rebuild the table, chart and README section from a latest.json."""
+    with open(path) as f:
+        report = json.load(f)
+    # JSON turns the probes' integer thread keys into strings.
+    for p in report["probes"]:
+        for k in ("fma", "triad"):
+            p[k] = {int(n): v for n, v in p[k].items()}
+    finish(report)
+    out_dir = os.path.dirname(os.path.abspath(path))
+    default = os.path.join(HERE, "results")
+    return write_outputs(report, out_dir, not no_readme and not report["quick"]
+                         and os.path.samefile(out_dir, default))
 
 
 if __name__ == "__main__":

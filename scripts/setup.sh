@@ -12,7 +12,7 @@ BUILD="${BLOCKC_BUILD_DIR:-$ROOT/build}"
 PACKAGES=(
   cmake ninja-build ccache
   clang-22 lld-22
-  llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
+  llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools libomp-22-dev
   libgtest-dev
   python3 python3-numpy
 )

@@ -28,6 +28,8 @@ config.substitutions.append(("%python", config.python3))
 config.substitutions.append(("%examples",
                              os.path.join(config.blockc_src_root, "examples")))
 config.substitutions.append(("%host_cc", config.host_cc))
+# CPU objects call the OpenMP runtime of LLVM 22 (libomp-22-dev).
+config.substitutions.append(("%llvm_lib_dir", config.mlir_lib_dir))
 config.substitutions.append(("%blockc_include",
                              os.path.join(config.blockc_src_root, "include")))
 

@@ -101,6 +101,15 @@ std::vector<int64_t> makeDescriptor(const HostTensor &t) {
 
 } // namespace
 
+Error blockc::setCpuThreads(unsigned threads) {
+  // libomp reads OMP_NUM_THREADS when it initialises, which happens when the
+  // compiled code first runs; call this before that.
+  std::string value = std::to_string(threads);
+  if (setenv("OMP_NUM_THREADS", value.c_str(), /*overwrite=*/1) != 0)
+    return makeError("cannot set OMP_NUM_THREADS");
+  return Error::success();
+}
+
 Error blockc::checkCudaAvailable() {
   Expected<CudaRuntime *> runtime = loadCudaRuntime();
   return runtime ? Error::success() : runtime.takeError();
@@ -150,6 +159,14 @@ Expected<std::unique_ptr<BlockJit>> BlockJit::compile(ModuleOp module,
   SmallVector<StringRef> libs;
   if (llvm::sys::fs::exists(cRunnerUtils))
     libs.push_back(cRunnerUtils);
+  // Parallel loops of the CPU pipeline are OpenMP (libomp from LLVM 22).
+  std::string libomp = BLOCKC_MLIR_LIB_DIR "/libomp.so";
+  if (target == JitTarget::CPU) {
+    if (!llvm::sys::fs::exists(libomp))
+      return makeError("the CPU code needs the OpenMP runtime " + libomp +
+                       " (Debian package libomp-22-dev)");
+    libs.push_back(libomp);
+  }
 #ifdef BLOCKC_CUDA_RUNTIME_PATH
   if (target == JitTarget::NVPTX)
     libs.push_back(BLOCKC_CUDA_RUNTIME_PATH);

@@ -55,7 +55,9 @@ void blockc::buildCPUBufferizePipeline(OpPassManager &pm) {
                  "buffer-results-to-out-params{hoist-static-allocs=true},"
                  "canonicalize,buffer-deallocation-pipeline,"
                  "convert-bufferization-to-memref,"
-                 "convert-linalg-to-loops,canonicalize,cse");
+                 "convert-linalg-to-loops,canonicalize,cse,"
+                 // Independent blocks (scf.forall) run on OpenMP threads.
+                 "scf-forall-to-parallel,convert-scf-to-openmp,canonicalize");
 }
 
 void blockc::buildCPULowerToLLVMPipeline(OpPassManager &pm) {
@@ -63,6 +65,7 @@ void blockc::buildCPULowerToLLVMPipeline(OpPassManager &pm) {
              "transformer-strip-metadata,func.func(llvm-request-c-wrappers),"
              "convert-vector-to-scf{full-unroll=true},"
              "convert-scf-to-cf,expand-strided-metadata,lower-affine,"
+             "convert-openmp-to-llvm,"
              "convert-vector-to-llvm{vector-contract-lowering=outerproduct},"
              "finalize-memref-to-llvm,convert-math-to-llvm,"
              "convert-math-to-libm,convert-arith-to-llvm,"

@@ -331,6 +331,11 @@ int main(int argc, char **argv) {
   for (const blockc::HostTensor &w : weights)
     numParams += w.numElements();
 
+  // The OpenMP runtime reads its thread count when it initialises.
+  if (jitTarget == blockc::JitTarget::CPU)
+    if (llvm::Error e = blockc::setCpuThreads(threads))
+      return fail(llvm::toString(std::move(e)));
+
   // ---- Compile
   // ---------------------------------------------------------------
   auto compileStart = std::chrono::steady_clock::now();
@@ -384,10 +389,9 @@ int main(int argc, char **argv) {
   double flops = sig->flops(input.shape[0], input.shape[1]);
   auto &os = llvm::outs();
   os << "blockc-run: " << modelFile << " @" << sig->funcName << " (target "
-     << targetName << ", threads 1";
-  if (threads > 1)
-    os << "; " << threads << " requested, multi-threading not implemented yet";
-  os << ")\n";
+     << targetName << ", threads "
+     << (jitTarget == blockc::JitTarget::CPU ? threads.getValue() : 1u)
+     << ")\n";
   std::vector<int64_t> shownInput = input.shape;
   if (rank2)
     shownInput.erase(shownInput.begin());

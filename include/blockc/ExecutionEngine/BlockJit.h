@@ -30,6 +30,10 @@ enum class JitTarget { CPU, NVPTX };
 /// error names what is missing.
 llvm::Error checkCudaAvailable();
 
+/// Sets the number of threads the CPU code's parallel loops use (OpenMP);
+/// call it before the first run.
+llvm::Error setCpuThreads(unsigned threads);
+
 class BlockJit {
 public:
   /// Lowers a clone of `module` with the pipeline of `target` and

@@ -70,8 +70,9 @@ struct KernelBuilder {
 
   /// One r x c kernel at (bIdx, t, n) over the k-block [kc, kcEnd), whose
   /// full-vector part ends at kMain; adds into `out` and returns it.
-  Value kernel(Value out, Value bIdx, Value t, Value n, int64_t r, int64_t c,
-               Value kc, Value kMain, Value kcEnd, int64_t v) {
+  Value kernel(Value out, Value bIdx, Value t, Value n, Value nOffset,
+               int64_t r, int64_t c, Value kc, Value kMain, Value kcEnd,
+               int64_t v) {
     SmallVector<Value> accs(r * c, zeroVec);
     accs = kLoop(bIdx, t, n, r, c, kc, kMain, v, /*inBounds=*/true, accs);
     // At most one masked step for the k remainder.
@@ -80,7 +81,9 @@ struct KernelBuilder {
       for (int64_t j = 0; j < c; ++j) {
         Value sum = vector::ReductionOp::create(
             b, loc, vector::CombiningKind::ADD, accs[i * c + j]);
-        SmallVector<Value> at = {bIdx, add(t, idx(i)), add(n, idx(j))};
+        // `out` is the slice of the output that starts at column nOffset.
+        Value col = arith::SubIOp::create(b, loc, add(n, idx(j)), nOffset);
+        SmallVector<Value> at = {bIdx, add(t, idx(i)), col};
         Value old = tensor::ExtractOp::create(b, loc, out, at);
         Value updated = arith::AddFOp::create(b, loc, old, sum);
         out = tensor::InsertOp::create(b, loc, updated, out, at);
@@ -119,6 +122,63 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
               int64_t blockN, int64_t blockK)
       : OpRewritePattern<LinearOp>(ctx), rows(rows), cols(cols), width(width),
         blockN(blockN), blockK(blockK) {}
+
+  /// The n-blocks are independent (each writes its own columns): an
+  /// scf.forall that the pipeline turns into an OpenMP parallel loop. Each
+  /// iteration computes its [B, T, block] slice of the output.
+  Value buildBlocks(PatternRewriter &rewriter, Location loc, KernelBuilder &kb,
+                    Value init, Value bDim, Value tDim, int64_t n,
+                    int64_t k) const {
+    Value c0 = kb.idx(0), nVal = kb.idx(n), kVal = kb.idx(k);
+    int64_t numBlocks = (n + blockN - 1) / blockN;
+    auto forall = scf::ForallOp::create(
+        rewriter, loc, ArrayRef<OpFoldResult>{rewriter.getIndexAttr(numBlocks)},
+        ValueRange{init}, /*mapping=*/std::nullopt);
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPointToStart(forall.getBody());
+    Value nc = arith::MulIOp::create(rewriter, loc, forall.getInductionVar(0),
+                                     kb.idx(blockN));
+    Value ncEnd = kb.minIdx(kb.add(nc, kb.idx(blockN)), nVal);
+    Value blockWidth = arith::SubIOp::create(rewriter, loc, ncEnd, nc);
+    Value shared = forall.getRegionIterArgs()[0];
+    SmallVector<OpFoldResult> offsets = {rewriter.getIndexAttr(0),
+                                         rewriter.getIndexAttr(0), nc};
+    SmallVector<OpFoldResult> sizes = {bDim, tDim, blockWidth};
+    SmallVector<OpFoldResult> strides(3, rewriter.getIndexAttr(1));
+    Value slice = tensor::ExtractSliceOp::create(rewriter, loc, shared, offsets,
+                                                 sizes, strides);
+    Value computed =
+        kb.forTensor(c0, kVal, blockK, slice, [&](Value kc, Value o2) {
+          Value kcEnd = kb.minIdx(kb.add(kc, kb.idx(blockK)), kVal);
+          Value kMain = kb.fullEnd(kc, kcEnd, width);
+          return kb.forTensor(c0, bDim, 1, o2, [&](Value bIdx, Value o3) {
+            // Columns of one row group: full tiles, then single columns.
+            auto colsLoop = [&](Value t, int64_t r, Value o) {
+              Value nMain = kb.fullEnd(nc, ncEnd, cols);
+              o = kb.forTensor(nc, nMain, cols, o, [&](Value nIdx, Value acc) {
+                return kb.kernel(acc, bIdx, t, nIdx, nc, r, cols, kc, kMain,
+                                 kcEnd, width);
+              });
+              return kb.forTensor(
+                  nMain, ncEnd, 1, o, [&](Value nIdx, Value acc) {
+                    return kb.kernel(acc, bIdx, t, nIdx, nc, r, 1, kc, kMain,
+                                     kcEnd, width);
+                  });
+            };
+            Value tMain = kb.fullEnd(c0, tDim, rows);
+            o3 = kb.forTensor(c0, tMain, rows, o3, [&](Value t, Value acc) {
+              return colsLoop(t, rows, acc);
+            });
+            return kb.forTensor(tMain, tDim, 1, o3, [&](Value t, Value acc) {
+              return colsLoop(t, 1, acc);
+            });
+          });
+        });
+    rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
+    tensor::ParallelInsertSliceOp::create(rewriter, loc, computed, shared,
+                                          offsets, sizes, strides);
+    return forall.getResult(0);
+  }
 
   LogicalResult matchAndRewrite(LinearOp op,
                                 PatternRewriter &rewriter) const override {
@@ -170,38 +230,7 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
 
     Value bDim = tensor::DimOp::create(rewriter, loc, op.getInput(), 0);
     Value tDim = tensor::DimOp::create(rewriter, loc, op.getInput(), 1);
-    Value c0 = kb.idx(0), nVal = kb.idx(n), kVal = kb.idx(k);
-    Value result =
-        kb.forTensor(c0, nVal, blockN, init, [&](Value nc, Value o1) {
-          Value ncEnd = kb.minIdx(kb.add(nc, kb.idx(blockN)), nVal);
-          return kb.forTensor(c0, kVal, blockK, o1, [&](Value kc, Value o2) {
-            Value kcEnd = kb.minIdx(kb.add(kc, kb.idx(blockK)), kVal);
-            Value kMain = kb.fullEnd(kc, kcEnd, width);
-            return kb.forTensor(c0, bDim, 1, o2, [&](Value bIdx, Value o3) {
-              // Columns of one row group: full tiles, then single columns.
-              auto colsLoop = [&](Value t, int64_t r, Value o) {
-                Value nMain = kb.fullEnd(nc, ncEnd, cols);
-                o = kb.forTensor(nc, nMain, cols, o,
-                                 [&](Value nIdx, Value acc) {
-                                   return kb.kernel(acc, bIdx, t, nIdx, r, cols,
-                                                    kc, kMain, kcEnd, width);
-                                 });
-                return kb.forTensor(nMain, ncEnd, 1, o,
-                                    [&](Value nIdx, Value acc) {
-                                      return kb.kernel(acc, bIdx, t, nIdx, r, 1,
-                                                       kc, kMain, kcEnd, width);
-                                    });
-              };
-              Value tMain = kb.fullEnd(c0, tDim, rows);
-              o3 = kb.forTensor(c0, tMain, rows, o3, [&](Value t, Value acc) {
-                return colsLoop(t, rows, acc);
-              });
-              return kb.forTensor(tMain, tDim, 1, o3, [&](Value t, Value acc) {
-                return colsLoop(t, 1, acc);
-              });
-            });
-          });
-        });
+    Value result = buildBlocks(rewriter, loc, kb, init, bDim, tDim, n, k);
     rewriter.replaceOp(op, result);
     return success();
   }

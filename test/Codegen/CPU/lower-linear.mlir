@@ -12,9 +12,11 @@
 // No packing or transposition of W.
 // CHECK-NOT: linalg.transpose
 // CHECK: %[[INIT:.+]] = linalg.fill
-// n-block (64), k-block (1024), batch, full row tiles (4).
-// CHECK: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%{{.+}} = %[[INIT]])
-// CHECK: scf.for
+// n-blocks in parallel (scf.forall over ceil(24 / 32) = 1 block, each
+// writing its own columns), then k-block (2048), batch, full row tiles (4).
+// CHECK: scf.forall (%{{.+}}) in (1) shared_outs(%[[OUT:.+]] = %[[INIT]])
+// CHECK: %[[SLICE:.+]] = tensor.extract_slice %[[OUT]]
+// CHECK: scf.for {{.*}} iter_args(%{{.+}} = %[[SLICE]])
 // CHECK: scf.for
 // CHECK: scf.for
 // The 4 x 4 kernel: 4 + 4 full-vector reads and 16 FMAs per k step.
@@ -27,11 +29,15 @@
 // CHECK: vector.transfer_read %[[W]][%{{[^]]+}}], %{{[^ ]+}} : tensor<24x40xf32>, vector<16xf32>
 // CHECK: vector.reduction <add>
 // CHECK: tensor.insert
+// CHECK: scf.forall.in_parallel
+// CHECK: tensor.parallel_insert_slice %{{.+}} into %[[OUT]]
 func.func @linear(%x: tensor<?x?x40xf32>, %w: tensor<24x40xf32>) -> tensor<?x?x24xf32> {
   %y = transformer.linear %x, %w : tensor<?x?x40xf32>, tensor<24x40xf32> -> tensor<?x?x24xf32>
   return %y : tensor<?x?x24xf32>
 }
 // OPT-LABEL: func.func @linear
+// block-n = 32: one block; block-k = 256.
+// OPT: scf.forall (%{{.+}}) in (1)
 // OPT: scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
 // OPT-COUNT-6: vector.fma
 
@@ -42,7 +48,7 @@ func.func @linear(%x: tensor<?x?x40xf32>, %w: tensor<24x40xf32>) -> tensor<?x?x2
 // CHECK-SAME: (%{{.+}}: tensor<2x3x16xf32>, %{{.+}}: tensor<8x16xf32>, %[[B:.+]]: tensor<8xf32>)
 // CHECK: %[[INIT:.+]] = linalg.generic
 // CHECK-SAME: ins(%[[B]] : tensor<8xf32>)
-// CHECK: scf.for {{.*}} iter_args(%{{.+}} = %[[INIT]])
+// CHECK: scf.forall {{.*}} shared_outs(%{{.+}} = %[[INIT]])
 func.func @linear_bias(%x: tensor<2x3x16xf32>, %w: tensor<8x16xf32>, %b: tensor<8xf32>) -> tensor<2x3x8xf32> {
   %y = transformer.linear %x, %w bias %b : tensor<2x3x16xf32>, tensor<8x16xf32>, tensor<8xf32> -> tensor<2x3x8xf32>
   return %y : tensor<2x3x8xf32>
