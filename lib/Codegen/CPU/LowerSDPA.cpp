@@ -154,9 +154,26 @@ struct LowerSDPA : OpRewritePattern<SDPAOp> {
       return loop.getResult(0);
     };
 
-    Value result = forTensor(c0, bDim, out, [&](Value bIdx, Value o1) {
-      return forTensor(c0, ab.idx(h), o1, [&](Value hIdx, Value o2) {
-        Value kvh = arith::DivUIOp::create(rewriter, loc, hIdx, ab.idx(group));
+    // Heads are independent: an scf.forall (OpenMP threads) whose
+    // iterations each write their own [B, T, 1, D] slice of the output.
+    auto forall = scf::ForallOp::create(
+        rewriter, loc, ArrayRef<OpFoldResult>{rewriter.getIndexAttr(h)},
+        ValueRange{out}, /*mapping=*/std::nullopt);
+    OpBuilder::InsertionGuard forallGuard(rewriter);
+    rewriter.setInsertionPointToStart(forall.getBody());
+    Value hIdx = forall.getInductionVar(0);
+    Value shared = forall.getRegionIterArgs()[0];
+    SmallVector<OpFoldResult> offsets = {rewriter.getIndexAttr(0),
+                                         rewriter.getIndexAttr(0), hIdx,
+                                         rewriter.getIndexAttr(0)};
+    SmallVector<OpFoldResult> sizes = {bDim, tDim, rewriter.getIndexAttr(1),
+                                       rewriter.getIndexAttr(d)};
+    SmallVector<OpFoldResult> strides(4, rewriter.getIndexAttr(1));
+    Value slice = tensor::ExtractSliceOp::create(rewriter, loc, shared, offsets,
+                                                 sizes, strides);
+    Value kvh = arith::DivUIOp::create(rewriter, loc, hIdx, ab.idx(group));
+    Value computed = forTensor(c0, bDim, slice, [&](Value bIdx, Value o2) {
+      {
         return forTensor(c0, tDim, o2, [&](Value t, Value o3) {
           // Keys visible to row t: all, or s <= t + (S - T).
           Value sEnd = sDim;
@@ -227,15 +244,18 @@ struct LowerSDPA : OpRewritePattern<SDPAOp> {
                                               tail.getResult(2 + i), invVec);
             o = vector::TransferWriteOp::create(
                     rewriter, loc, row, o,
-                    ValueRange{bIdx, t, hIdx, ab.idx(i * width)},
+                    ValueRange{bIdx, t, c0, ab.idx(i * width)},
                     ArrayRef<bool>{true})
                     .getResult();
           }
           return o;
         });
-      });
+      }
     });
-    rewriter.replaceOp(op, result);
+    rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
+    tensor::ParallelInsertSliceOp::create(rewriter, loc, computed, shared,
+                                          offsets, sizes, strides);
+    rewriter.replaceOp(op, forall.getResult(0));
     return success();
   }
 

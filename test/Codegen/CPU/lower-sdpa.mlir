@@ -9,10 +9,12 @@
 // CHECK-LABEL: func.func @gqa_causal
 // CHECK-SAME: (%[[Q:.+]]: tensor<?x?x4x32xf32>, %[[K:.+]]: tensor<?x?x2x32xf32>, %[[V:.+]]: tensor<?x?x2x32xf32>)
 // CHECK-NOT: tensor.empty() : tensor<{{.*}}x?x?xf32>
-// CHECK: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %{{.+}} iter_args
-// CHECK: scf.for %[[H:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args
+// Heads in parallel, each writing its own [B, T, 1, D] slice.
+// CHECK: scf.forall (%[[H:.+]]) in (4) shared_outs(%[[OUT:.+]] = %{{.+}})
+// CHECK: %[[SLICE:.+]] = tensor.extract_slice %[[OUT]][0, 0, %[[H]], 0]
 // CHECK: %[[C2:.+]] = arith.constant 2 : index
 // CHECK: %[[KVH:.+]] = arith.divui %[[H]], %[[C2]] : index
+// CHECK: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%{{.+}} = %[[SLICE]])
 // CHECK: scf.for %[[T:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args
 // Causal: the visible keys end at min(t + S - T + 1, S).
 // CHECK: arith.minsi
@@ -28,6 +30,7 @@
 // CHECK: arith.cmpf ogt
 // CHECK: arith.select
 // CHECK: vector.transfer_write
+// CHECK: tensor.parallel_insert_slice %{{.+}} into %[[OUT]][0, 0, %[[H]], 0]
 // W8-LABEL: func.func @gqa_causal
 // W8: scf.for {{.*}} -> (f32, f32, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
 func.func @gqa_causal(%q: tensor<?x?x4x32xf32>, %k: tensor<?x?x2x32xf32>, %v: tensor<?x?x2x32xf32>) -> tensor<?x?x4x32xf32> {
