@@ -1,16 +1,18 @@
-// benchmarks/probes/fma.c - f32 FMA throughput probe (the machine's compute peak).
+// benchmarks/probes/fma.c - f32 FMA throughput probe (the machine's compute
+// peak).
 //
 // Each thread runs NCHAINS independent dependency chains of packed f32 FMAs
 // (acc = acc * m + a) held in registers: enough chains to cover the FMA latency
-// times the number of FMA pipes (Zen 4: 4 cycles x 2 pipes = 8 in flight, so 12+
-// chains saturate it). AVX-512 (zmm, 16 lanes) when the compiler targets it,
-// else AVX2 (ymm, 8 lanes). m and a keep every accumulator near a fixed point,
-// so nothing overflows or goes denormal.
+// times the number of FMA pipes (Zen 4: 4 cycles x 2 pipes = 8 in flight, so
+// 12+ chains saturate it). AVX-512 (zmm, 16 lanes) when the compiler targets
+// it, else AVX2 (ymm, 8 lanes). m and a keep every accumulator near a fixed
+// point, so nothing overflows or goes denormal.
 //
 // Build: clang-22 -O3 -march=native -pthread fma.c -o fma
 // Usage: fma [threads] [trials] [iterations]
 // Prints one line per thread count, e.g.
-//   fma isa=avx512 chains=16 threads=1 best_gflops=115.2 median_gflops=114.8 trials=5
+//   fma isa=avx512 chains=16 threads=1 best_gflops=115.2 median_gflops=114.8
+//   trials=5
 // for 1 thread and for `threads` threads (if > 1). FLOPs = 2 per lane per FMA.
 #include <immintrin.h>
 #include <pthread.h>
@@ -122,7 +124,8 @@ int main(int argc, char **argv) {
     iterations = atol(argv[3]);
   if (threads < 1 || threads > 256 || trials < 1 || trials > 64 ||
       iterations < 1) {
-    fprintf(stderr, "usage: fma [threads 1..256] [trials 1..64] [iterations]\n");
+    fprintf(stderr,
+            "usage: fma [threads 1..256] [trials 1..64] [iterations]\n");
     return 1;
   }
   report(1, trials);
