@@ -154,10 +154,12 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
           return kb.forTensor(c0, bDim, 1, o2, [&](Value bIdx, Value o3) {
             // Columns of one row group: full tiles, then single columns.
             auto colsLoop = [&](Value t, int64_t r, Value o) {
-              Value nMain = kb.fullEnd(nc, ncEnd, cols);
-              o = kb.forTensor(nc, nMain, cols, o, [&](Value nIdx, Value acc) {
-                return kb.kernel(acc, bIdx, t, nIdx, nc, r, cols, kc, kMain,
-                                 kcEnd, width);
+              // A single row (decode) streams more weight rows at once.
+              int64_t c = r == 1 ? 2 * cols : cols;
+              Value nMain = kb.fullEnd(nc, ncEnd, c);
+              o = kb.forTensor(nc, nMain, c, o, [&](Value nIdx, Value acc) {
+                return kb.kernel(acc, bIdx, t, nIdx, nc, r, c, kc, kMain, kcEnd,
+                                 width);
               });
               return kb.forTensor(
                   nMain, ncEnd, 1, o, [&](Value nIdx, Value acc) {

@@ -29,6 +29,12 @@
 // CHECK: vector.transfer_read %[[W]][%{{[^]]+}}], %{{[^ ]+}} : tensor<24x40xf32>, vector<16xf32>
 // CHECK: vector.reduction <add>
 // CHECK: tensor.insert
+// The 1-row kernel (row remainder, and a single token) covers 2 x cols = 8
+// weight rows: 8 accumulators, one x read and 8 W reads per k step.
+// CHECK: scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// CHECK-COUNT-1: vector.transfer_read %[[X]]
+// CHECK-COUNT-8: vector.transfer_read %[[W]]
+// CHECK-COUNT-8: vector.fma
 // CHECK: scf.forall.in_parallel
 // CHECK: tensor.parallel_insert_slice %{{.+}} into %[[OUT]]
 func.func @linear(%x: tensor<?x?x40xf32>, %w: tensor<24x40xf32>) -> tensor<?x?x24xf32> {

@@ -32,9 +32,11 @@ def CPULowerLinearPass
     Both operands are contiguous along k, so every load is a full vector;
     the `rows x cols` accumulators stay in registers (4 x 4 = 16 zmm with
     AVX-512). The weight block (`block-n x block-k`) stays in L2 while all
-    rows of the input pass over it. Remainders: rows and columns that do not
-    fill a tile use 1-row / 1-column kernels, and a k remainder uses one
-    masked (zero-padded) vector step. The output starts as the broadcast
+    rows of the input pass over it. Rows that do not fill a tile (and a
+    single token, T = 1) use a 1-row kernel over `2 x cols` weight rows,
+    which streams more of W at once (decode is bandwidth-bound); columns
+    that do not fill a tile use a 1-column kernel, and a k remainder uses
+    one masked (zero-padded) vector step. The output starts as the broadcast
     bias or zero. Inputs of other ranks are left to
     `convert-transformer-to-linalg`.
   }];
