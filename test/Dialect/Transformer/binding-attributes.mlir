@@ -50,3 +50,34 @@ func.func @unknown_op_attr(%x: tensor<?x?x8xf32>, %g: tensor<8xf32>) {
       : tensor<?x?x8xf32>, tensor<8xf32>
   return
 }
+
+// -----
+
+// Slice and transpose bindings (GPT-2's fused [in, out] weights).
+// CHECK-LABEL: func.func @sliced
+// CHECK-SAME: transformer.weight_slice = array<i64: 1, 0, 8>, transformer.weight_transpose
+func.func @sliced(%x: tensor<?x?x8xf32>,
+    %w: tensor<8x8xf32> {transformer.weight_name = "h.0.attn.c_attn.weight", transformer.weight_slice = array<i64: 1, 0, 8>, transformer.weight_transpose}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'transformer.weight_transpose' on argument #1 must be a unit attribute}}
+func.func @transpose_not_unit(%x: tensor<?x?x8xf32>, %w: tensor<8x8xf32> {transformer.weight_transpose = 1 : i64}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'transformer.weight_slice' on argument #1 must be array<i64: axis, begin, end> with axis >= 0 and 0 <= begin < end}}
+func.func @slice_empty(%x: tensor<?x?x8xf32>, %w: tensor<8x8xf32> {transformer.weight_slice = array<i64: 1, 8, 8>}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'transformer.weight_slice' on argument #1 must be array<i64: axis, begin, end> with axis >= 0 and 0 <= begin < end}}
+func.func @slice_wrong_arity(%x: tensor<?x?x8xf32>, %w: tensor<8x8xf32> {transformer.weight_slice = array<i64: 0, 8>}) {
+  return
+}
