@@ -54,28 +54,14 @@ std::string fixed(double v, int digits = 2) {
   return s;
 }
 
-const char *activationName(ActivationKind kind) {
-  switch (kind) {
-  case ActivationKind::silu:
-    return "silu";
-  case ActivationKind::gelu:
-    return "gelu";
-  case ActivationKind::gelu_tanh:
-    return "gelu_tanh";
-  case ActivationKind::relu:
-    return "relu";
-  }
-  return "?";
-}
-
 std::string describe(const BlockShape &s) {
   std::string d;
   llvm::raw_string_ostream os(d);
   os << (s.preNorm ? "pre-norm" : "post-norm") << ", "
      << (s.layerNorm ? "LayerNorm" : "RMSNorm") << ", "
-     << (s.gated ? "gated " : "") << activationName(s.activation) << " FFN, "
-     << s.numHeads << " heads / " << s.numKVHeads << " kv heads x " << s.headDim
-     << ", d = " << s.modelDim << ", d_ff = " << s.dff
+     << (s.gated ? "gated " : "") << stringifyActivationKind(s.activation)
+     << " FFN, " << s.numHeads << " heads / " << s.numKVHeads << " kv heads x "
+     << s.headDim << ", d = " << s.modelDim << ", d_ff = " << s.dff
      << (s.rope ? ", RoPE" : ", no RoPE") << (s.causal ? ", causal" : "");
   return d;
 }
@@ -243,7 +229,7 @@ void printJSON(llvm::raw_ostream &os, llvm::StringRef title,
             j.attribute("d_ff", s.dff);
             j.attribute("norm", s.layerNorm ? "layer" : "rms");
             j.attribute("norm_placement", s.preNorm ? "pre" : "post");
-            j.attribute("activation", activationName(s.activation));
+            j.attribute("activation", stringifyActivationKind(s.activation));
             j.attribute("gated", s.gated);
             j.attribute("rope", s.rope);
             j.attribute("causal", s.causal);

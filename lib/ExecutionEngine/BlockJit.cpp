@@ -110,6 +110,18 @@ Error blockc::setCpuThreads(unsigned threads) {
   return Error::success();
 }
 
+BlockJit::~BlockJit() {
+  if (deviceArgs.empty())
+    return;
+  if (Expected<CudaRuntime *> cuda = loadCudaRuntime()) {
+    for (DeviceCopy &copy : deviceArgs)
+      if (copy.device)
+        (*cuda)->memFree(copy.device, nullptr);
+  } else {
+    llvm::consumeError(cuda.takeError());
+  }
+}
+
 Error blockc::checkCudaAvailable() {
   Expected<CudaRuntime *> runtime = loadCudaRuntime();
   return runtime ? Error::success() : runtime.takeError();
@@ -197,36 +209,43 @@ Error BlockJit::run(ArrayRef<const HostTensor *> args, HostTensor &out) {
   std::vector<std::vector<int64_t>> descriptors;
   descriptors.reserve(args.size());
 
-  // On the GPU every argument must live in memory the kernels can access:
-  // copy it into managed memory (freed when this call returns).
+  // On the GPU every argument must live in memory the kernels can access.
   CudaRuntime *cuda = nullptr;
-  std::vector<void *> managed;
-  auto freeManaged = [&] {
-    for (void *p : managed)
-      cuda->memFree(p, nullptr);
-  };
   if (target == JitTarget::NVPTX) {
     Expected<CudaRuntime *> runtime = loadCudaRuntime();
     if (!runtime)
       return runtime.takeError();
     cuda = *runtime;
+    deviceArgs.resize(args.size());
   }
-  for (const HostTensor *t : args) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    const HostTensor *t = args[i];
     if (!cuda) {
       descriptors.push_back(makeDescriptor(*t));
       continue;
     }
-    size_t bytes = std::max<size_t>(t->data.size(), 1) * sizeof(float);
-    auto *p = static_cast<float *>(cuda->memAlloc(bytes, nullptr, true));
-    if (!p) {
-      freeManaged();
-      return makeError(Twine("GPU allocation failed: ") +
-                       (cuda->lastError() ? cuda->lastError() : "unknown"));
+    // Kernels read managed memory. Weights (every argument but the first)
+    // are copied once and reused by later runs with the same host tensors;
+    // the activation input is copied on every run.
+    DeviceCopy &copy = deviceArgs[i];
+    size_t count = t->data.size();
+    bool reuse = copy.device && copy.count == count;
+    if (!reuse) {
+      if (copy.device)
+        cuda->memFree(copy.device, nullptr);
+      copy = {};
+      size_t bytes = std::max<size_t>(count, 1) * sizeof(float);
+      copy.device = cuda->memAlloc(bytes, nullptr, true);
+      if (!copy.device)
+        return makeError(Twine("GPU allocation failed: ") +
+                         (cuda->lastError() ? cuda->lastError() : "unknown"));
+      copy.count = count;
     }
-    managed.push_back(p);
-    std::memcpy(p, t->data.data(), t->data.size() * sizeof(float));
+    if (i == 0 || copy.host != t->data.data() || !reuse)
+      std::memcpy(copy.device, t->data.data(), count * sizeof(float));
+    copy.host = t->data.data();
     std::vector<int64_t> desc = makeDescriptor(*t);
-    desc[0] = desc[1] = reinterpret_cast<int64_t>(p);
+    desc[0] = desc[1] = reinterpret_cast<int64_t>(copy.device);
     descriptors.push_back(std::move(desc));
   }
   // invokePacked takes one pointer per argument; each C-interface argument
@@ -238,15 +257,10 @@ Error BlockJit::run(ArrayRef<const HostTensor *> args, HostTensor &out) {
     argPtrs[i + 1] = descriptors[i].data();
   for (size_t i = 0; i < argPtrs.size(); ++i)
     packed[i] = &argPtrs[i];
-  if (Error e = engine->invokePacked(entry, packed)) {
-    if (cuda)
-      freeManaged();
+  if (Error e = engine->invokePacked(entry, packed))
     return e;
-  }
-  if (cuda && cuda->lastError()) {
-    freeManaged();
+  if (cuda && cuda->lastError())
     return makeError(Twine("GPU execution failed: ") + cuda->lastError());
-  }
 
   auto *allocated = reinterpret_cast<float *>(result[0]);
   auto *aligned = reinterpret_cast<float *>(result[1]);
@@ -274,7 +288,6 @@ Error BlockJit::run(ArrayRef<const HostTensor *> args, HostTensor &out) {
   }
   if (cuda) {
     cuda->memFree(allocated, nullptr);
-    freeManaged();
   } else {
     std::free(allocated);
   }

@@ -52,32 +52,6 @@ double ModelSignature::flops(int64_t batch, int64_t seqLen) const {
   return total;
 }
 
-namespace {
-
-/// The (role, value) pairs of a block's weight operands.
-SmallVector<std::pair<StringRef, Value>> blockRoles(BlockOp op) {
-  return {{"attn_norm", op.getAttnNormWeight()},
-          {"attn_norm_bias", op.getAttnNormBias()},
-          {"w_q", op.getWQ()},
-          {"b_q", op.getBQ()},
-          {"w_k", op.getWK()},
-          {"b_k", op.getBK()},
-          {"w_v", op.getWV()},
-          {"b_v", op.getBV()},
-          {"w_o", op.getWO()},
-          {"b_o", op.getBO()},
-          {"ffn_norm", op.getFfnNormWeight()},
-          {"ffn_norm_bias", op.getFfnNormBias()},
-          {"w_gate", op.getWGate()},
-          {"b_gate", op.getBGate()},
-          {"w_up", op.getWUp()},
-          {"b_up", op.getBUp()},
-          {"w_down", op.getWDown()},
-          {"b_down", op.getBDown()}};
-}
-
-} // namespace
-
 FailureOr<ModelSignature> blockc::analyzeModel(ModuleOp module,
                                                StringRef entry) {
   func::FuncOp func;
@@ -132,7 +106,7 @@ FailureOr<ModelSignature> blockc::analyzeModel(ModuleOp module,
     if (auto attr = block->getAttrOfType<IntegerAttr>("transformer.layer"))
       layer = attr.getInt();
     std::string prefix = "model.layers." + std::to_string(layer) + ".";
-    for (auto [role, value] : blockRoles(block)) {
+    for (auto [role, value] : block.getNamedWeights()) {
       if (!value)
         continue;
       roles.try_emplace(value, role.str());

@@ -44,8 +44,13 @@ public:
   compile(mlir::ModuleOp module, const ModelSignature &signature,
           JitTarget target = JitTarget::CPU, unsigned optLevel = 3);
 
+  ~BlockJit();
+
   /// Runs the entry function: `args` in signature order (input first), the
-  /// result written to `out`, whose shape must already be set.
+  /// result written to `out`, whose shape must already be set. On the GPU
+  /// the weights are copied to device-accessible memory on the first run
+  /// and reused while the same host tensors are passed; the input is copied
+  /// on every run.
   llvm::Error run(llvm::ArrayRef<const HostTensor *> args, HostTensor &out);
 
 private:
@@ -53,6 +58,13 @@ private:
   std::unique_ptr<mlir::ExecutionEngine> engine;
   std::string entry;
   JitTarget target = JitTarget::CPU;
+  /// GPU copies of the arguments, kept across runs.
+  struct DeviceCopy {
+    const float *host = nullptr;
+    size_t count = 0;
+    void *device = nullptr;
+  };
+  std::vector<DeviceCopy> deviceArgs;
 };
 
 } // namespace blockc

@@ -138,6 +138,20 @@ Value rowReduce(OpBuilder &b, Location loc, Value x, ValueRange extraInputs,
       .getResult(0);
 }
 
+/// A contraction `acc += a * b` over `maps` (inputs a, b, then the init).
+Value mulAddContraction(OpBuilder &b, Location loc, Type resultType, Value lhs,
+                        Value rhs, Value init, ArrayRef<AffineMap> maps,
+                        ArrayRef<IteratorType> iteratorTypes) {
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{resultType}, ValueRange{lhs, rhs},
+             ValueRange{init}, maps, iteratorTypes,
+             [](OpBuilder &nb, Location l, ValueRange a) {
+               Value p = arith::MulFOp::create(nb, l, a[0], a[1]);
+               yield(nb, l, arith::AddFOp::create(nb, l, a[2], p));
+             })
+      .getResult(0);
+}
+
 /// An all-parallel generic over the iteration space of `result` (identity
 /// output map) whose inputs are indexed by `inputMaps`.
 Value elementwise(OpBuilder &b, Location loc, Value sizeSource,
@@ -296,14 +310,8 @@ struct LinearLowering : OpRewritePattern<LinearOp> {
     SmallVector<AffineMap> maps = {projection(ctx, rank + 1, xDims),
                                    projection(ctx, rank + 1, {rank, rank - 1}),
                                    projection(ctx, rank + 1, outDims)};
-    Value result = linalg::GenericOp::create(
-                       rewriter, loc, TypeRange{resultType}, ValueRange{x, wt},
-                       ValueRange{init}, maps, iterators(rank, 1),
-                       [](OpBuilder &b, Location l, ValueRange a) {
-                         Value p = arith::MulFOp::create(b, l, a[0], a[1]);
-                         yield(b, l, arith::AddFOp::create(b, l, a[2], p));
-                       })
-                       .getResult(0);
+    Value result = mulAddContraction(rewriter, loc, resultType, x, wt, init,
+                                     maps, iterators(rank, 1));
     rewriter.replaceOp(op, result);
     return success();
   }
@@ -448,7 +456,6 @@ struct SDPALowering : OpRewritePattern<SDPAOp> {
     MLIRContext *ctx = getContext();
     Value q = op.getQuery(), k = op.getKey(), v = op.getValue();
     RankedTensorType qType = op.getQuery().getType();
-    Type f32 = rewriter.getF32Type();
     int64_t numHeads = qType.getDimSize(2);
     int64_t group = numHeads / op.getKey().getType().getDimSize(2);
     bool causal = op.getCausal();
@@ -481,20 +488,12 @@ struct SDPALowering : OpRewritePattern<SDPAOp> {
     Value scoresInit =
         filledTensor(rewriter, loc, scoreSizes, f32Const(rewriter, loc, 0.0));
     auto scoresType = cast<RankedTensorType>(scoresInit.getType());
-    Value scores = linalg::GenericOp::create(
-                       rewriter, loc, TypeRange{scoresType}, ValueRange{q, k},
-                       ValueRange{scoresInit},
-                       ArrayRef<AffineMap>{
-                           AffineMap::get(5, 0, {d0, d2, d1, d4}, ctx),
-                           AffineMap::get(
-                               5, 0, {d0, d3, d1.floorDiv(group), d4}, ctx),
-                           AffineMap::get(5, 0, {d0, d1, d2, d3}, ctx)},
-                       iterators(4, 1),
-                       [](OpBuilder &b, Location l, ValueRange a) {
-                         Value p = arith::MulFOp::create(b, l, a[0], a[1]);
-                         yield(b, l, arith::AddFOp::create(b, l, a[2], p));
-                       })
-                       .getResult(0);
+    Value scores = mulAddContraction(
+        rewriter, loc, scoresType, q, k, scoresInit,
+        {AffineMap::get(5, 0, {d0, d2, d1, d4}, ctx),
+         AffineMap::get(5, 0, {d0, d3, d1.floorDiv(group), d4}, ctx),
+         AffineMap::get(5, 0, {d0, d1, d2, d3}, ctx)},
+        iterators(4, 1));
 
     // Row max of the scaled, masked scores.
     SmallVector<OpFoldResult> rowSizes = {bSize, hSize, tSize};
@@ -546,21 +545,12 @@ struct SDPALowering : OpRewritePattern<SDPAOp> {
         bSize, tSize, hSize, tensor::getMixedSize(rewriter, loc, v, 3)};
     Value outInit =
         filledTensor(rewriter, loc, outSizes, f32Const(rewriter, loc, 0.0));
-    Value out = linalg::GenericOp::create(
-                    rewriter, loc, TypeRange{op.getType()},
-                    ValueRange{normalized, v}, ValueRange{outInit},
-                    ArrayRef<AffineMap>{
-                        AffineMap::get(5, 0, {d0, d2, d1, d4}, ctx),
-                        AffineMap::get(5, 0, {d0, d4, d2.floorDiv(group), d3},
-                                       ctx),
-                        AffineMap::get(5, 0, {d0, d1, d2, d3}, ctx)},
-                    iterators(4, 1),
-                    [](OpBuilder &b, Location l, ValueRange a) {
-                      Value p = arith::MulFOp::create(b, l, a[0], a[1]);
-                      yield(b, l, arith::AddFOp::create(b, l, a[2], p));
-                    })
-                    .getResult(0);
-    (void)f32;
+    Value out = mulAddContraction(
+        rewriter, loc, op.getType(), normalized, v, outInit,
+        {AffineMap::get(5, 0, {d0, d2, d1, d4}, ctx),
+         AffineMap::get(5, 0, {d0, d4, d2.floorDiv(group), d3}, ctx),
+         AffineMap::get(5, 0, {d0, d1, d2, d3}, ctx)},
+        iterators(4, 1));
     rewriter.replaceOp(op, out);
     return success();
   }

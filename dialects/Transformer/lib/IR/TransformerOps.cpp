@@ -134,6 +134,15 @@ checkElementTypes(Operation *op,
   return success();
 }
 
+/// As above, for an op's input followed by its named weights.
+LogicalResult
+checkElementTypes(Operation *op, Value input,
+                  ArrayRef<std::pair<StringRef, Value>> namedWeights) {
+  SmallVector<std::pair<StringRef, Value>> all = {{"input", input}};
+  all.append(namedWeights.begin(), namedWeights.end());
+  return checkElementTypes(op, all);
+}
+
 LogicalResult checkEpsilon(Operation *op, double epsilon) {
   if (epsilon > 0.0 && std::isfinite(epsilon))
     return success();
@@ -367,14 +376,14 @@ LogicalResult SDPAOp::verify() {
 // FFNOp
 //===----------------------------------------------------------------------===//
 
+SmallVector<std::pair<StringRef, Value>> FFNOp::getNamedWeights() {
+  return {{"w_gate", getWGate()}, {"b_gate", getBGate()},
+          {"w_up", getWUp()},     {"b_up", getBUp()},
+          {"w_down", getWDown()}, {"b_down", getBDown()}};
+}
+
 LogicalResult FFNOp::verify() {
-  if (failed(checkElementTypes(*this, {{"input", getInput()},
-                                       {"w_gate", getWGate()},
-                                       {"b_gate", getBGate()},
-                                       {"w_up", getWUp()},
-                                       {"b_up", getBUp()},
-                                       {"w_down", getWDown()},
-                                       {"b_down", getBDown()}})))
+  if (failed(checkElementTypes(*this, getInput(), getNamedWeights())))
     return failure();
   FailureOr<int64_t> d = getModelDim(*this, getInput());
   if (failed(d))
@@ -388,16 +397,14 @@ LogicalResult FFNOp::verify() {
 // AttentionOp
 //===----------------------------------------------------------------------===//
 
+SmallVector<std::pair<StringRef, Value>> AttentionOp::getNamedWeights() {
+  return {{"w_q", getWQ()}, {"b_q", getBQ()}, {"w_k", getWK()},
+          {"b_k", getBK()}, {"w_v", getWV()}, {"b_v", getBV()},
+          {"w_o", getWO()}, {"b_o", getBO()}};
+}
+
 LogicalResult AttentionOp::verify() {
-  if (failed(checkElementTypes(*this, {{"input", getInput()},
-                                       {"w_q", getWQ()},
-                                       {"b_q", getBQ()},
-                                       {"w_k", getWK()},
-                                       {"b_k", getBK()},
-                                       {"w_v", getWV()},
-                                       {"b_v", getBV()},
-                                       {"w_o", getWO()},
-                                       {"b_o", getBO()}})))
+  if (failed(checkElementTypes(*this, getInput(), getNamedWeights())))
     return failure();
   FailureOr<int64_t> d = getModelDim(*this, getInput());
   if (failed(d))
@@ -418,26 +425,29 @@ LogicalResult AttentionOp::verify() {
 // BlockOp
 //===----------------------------------------------------------------------===//
 
+SmallVector<std::pair<StringRef, Value>> BlockOp::getNamedWeights() {
+  return {{"attn_norm", getAttnNormWeight()},
+          {"attn_norm_bias", getAttnNormBias()},
+          {"w_q", getWQ()},
+          {"b_q", getBQ()},
+          {"w_k", getWK()},
+          {"b_k", getBK()},
+          {"w_v", getWV()},
+          {"b_v", getBV()},
+          {"w_o", getWO()},
+          {"b_o", getBO()},
+          {"ffn_norm", getFfnNormWeight()},
+          {"ffn_norm_bias", getFfnNormBias()},
+          {"w_gate", getWGate()},
+          {"b_gate", getBGate()},
+          {"w_up", getWUp()},
+          {"b_up", getBUp()},
+          {"w_down", getWDown()},
+          {"b_down", getBDown()}};
+}
+
 LogicalResult BlockOp::verify() {
-  if (failed(checkElementTypes(*this, {{"input", getInput()},
-                                       {"attn_norm", getAttnNormWeight()},
-                                       {"attn_norm_bias", getAttnNormBias()},
-                                       {"w_q", getWQ()},
-                                       {"b_q", getBQ()},
-                                       {"w_k", getWK()},
-                                       {"b_k", getBK()},
-                                       {"w_v", getWV()},
-                                       {"b_v", getBV()},
-                                       {"w_o", getWO()},
-                                       {"b_o", getBO()},
-                                       {"ffn_norm", getFfnNormWeight()},
-                                       {"ffn_norm_bias", getFfnNormBias()},
-                                       {"w_gate", getWGate()},
-                                       {"b_gate", getBGate()},
-                                       {"w_up", getWUp()},
-                                       {"b_up", getBUp()},
-                                       {"w_down", getWDown()},
-                                       {"b_down", getBDown()}})))
+  if (failed(checkElementTypes(*this, getInput(), getNamedWeights())))
     return failure();
   FailureOr<int64_t> d = getModelDim(*this, getInput());
   if (failed(d))

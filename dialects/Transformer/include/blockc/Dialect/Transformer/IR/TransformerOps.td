@@ -292,6 +292,10 @@ def Transformer_FFNOp : Transformer_Op<"ffn",
   }];
   let extraClassDeclaration = [{
     bool isGated() { return static_cast<bool>(getWGate()); }
+    /// The weight operands with their names (as in diagnostics and weight
+    /// binding), in operand order; absent optional operands are null.
+    ::llvm::SmallVector<std::pair<::llvm::StringRef, ::mlir::Value>>
+    getNamedWeights();
   }];
   let hasVerifier = 1;
 }
@@ -349,6 +353,12 @@ def Transformer_AttentionOp : Transformer_Op<"attention",
     `o` `(` $w_o `:` type($w_o) `)`
     (`o_bias` `(` $b_o^ `:` type($b_o) `)`)?
     attr-dict `:` type($input)
+  }];
+  let extraClassDeclaration = [{
+    /// The weight operands with their names (as in diagnostics and weight
+    /// binding), in operand order; absent optional operands are null.
+    ::llvm::SmallVector<std::pair<::llvm::StringRef, ::mlir::Value>>
+    getNamedWeights();
   }];
   let hasVerifier = 1;
 }
@@ -449,6 +459,11 @@ def Transformer_BlockOp : Transformer_Op<"block",
     bool isPreNorm() {
       return getNormPlacement() == ::blockc::transformer::NormPlacement::pre;
     }
+    /// The weight operands with their names (as in diagnostics and weight
+    /// binding), in operand order; absent optional operands are null.
+    ::llvm::SmallVector<std::pair<::llvm::StringRef, ::mlir::Value>>
+    getNamedWeights();
+
   }];
   let hasVerifier = 1;
 }
