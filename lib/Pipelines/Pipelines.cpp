@@ -80,14 +80,26 @@ void blockc::buildCPUPipeline(OpPassManager &pm) {
   buildCPULowerToLLVMPipeline(pm);
 }
 
+void blockc::buildNVPTXLowerToLinalgPipeline(OpPassManager &pm) {
+  // As the generic stage 1, but attention becomes the fused GPU kernel and
+  // elementwise chains are fused into single linalg ops (one kernel each).
+  addTextual(pm, "transformer-decompose,canonicalize,cse,"
+                 "func.func(blockc-gpu-lower-sdpa),"
+                 "convert-transformer-to-linalg,"
+                 "convert-elementwise-to-linalg,canonicalize,cse,"
+                 "func.func(blockc-gpu-fuse-elementwise),canonicalize,cse");
+}
+
 void blockc::buildNVPTXMapToGPUPipeline(OpPassManager &pm) {
-  // Parallel loops are tiled into blocks of 8 x 32 threads along their two
-  // innermost dimensions, innermost on x (coalesced); reductions stay
+  // Contractions become shared-memory tiled kernels; the other parallel
+  // loops are tiled into blocks of 8 x 32 threads along their two innermost
+  // dimensions, innermost on x (coalesced); their reductions stay
   // sequential loops inside each thread.
   addTextual(pm, "one-shot-bufferize{bufferize-function-boundaries "
                  "function-boundary-type-conversion=identity-layout-map},"
                  "canonicalize,buffer-deallocation-pipeline,"
-                 "func.func(convert-linalg-to-parallel-loops,"
+                 "func.func(blockc-gpu-tile-matmul,"
+                 "convert-linalg-to-parallel-loops,"
                  "blockc-gpu-tile-and-map,convert-parallel-loops-to-gpu,"
                  "blockc-gpu-expand-math,blockc-gpu-host-shared-allocs),"
                  "canonicalize,cse");
@@ -109,7 +121,7 @@ void blockc::buildNVPTXLowerToLLVMPipeline(
 
 void blockc::buildNVPTXPipeline(OpPassManager &pm,
                                 const NVPTXPipelineOptions &options) {
-  buildLowerToLinalgPipeline(pm);
+  buildNVPTXLowerToLinalgPipeline(pm);
   buildNVPTXMapToGPUPipeline(pm);
   buildNVPTXLowerToLLVMPipeline(pm, options);
 }
@@ -134,6 +146,11 @@ void blockc::registerBlockcPipelines() {
   PassPipelineRegistration<>("blockc-cpu-pipeline",
                              "All CPU stages: transformer to LLVM dialect",
                              [](OpPassManager &pm) { buildCPUPipeline(pm); });
+  PassPipelineRegistration<>(
+      "blockc-nvptx-lower-to-linalg-pipeline",
+      "Stage 1 (NVPTX): transformer to linalg, fused attention kernel, "
+      "elementwise fusion",
+      [](OpPassManager &pm) { buildNVPTXLowerToLinalgPipeline(pm); });
   PassPipelineRegistration<>(
       "blockc-nvptx-map-to-gpu-pipeline",
       "Stage 2 (NVPTX): linalg on tensors to gpu.launch on managed buffers",

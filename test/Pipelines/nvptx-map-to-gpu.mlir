@@ -45,23 +45,34 @@ func.func @elementwise_3d(%x: tensor<?x?x32xf32>) -> tensor<?x?x32xf32> {
 
 // -----
 
-// A matmul: the two parallel dimensions are the grid and 1 x 4 threads; the
-// reduction is a sequential loop in each thread, after a fill kernel.
+// A matmul: the zero fill is a 32 x 8 elementwise kernel; the contraction
+// is the shared-memory tiled kernel of blockc-gpu-tile-matmul (16 x 16
+// threads, two 16 x 65 workgroup tiles, K in steps of 16 between barriers,
+// fma.rn register tile), adding into the filled buffer.
 // CHECK-LABEL: func.func @matmul
 // CHECK-SAME:    (%[[A:.+]]: memref<?x32xf32>, %[[B:.+]]: memref<32x64xf32>)
 // CHECK-DAG:     %[[C1:.+]] = arith.constant 1 : index
 // CHECK-DAG:     %[[C8:.+]] = arith.constant 8 : index
+// CHECK-DAG:     %[[C16:.+]] = arith.constant 16 : index
 // CHECK-DAG:     %[[C32:.+]] = arith.constant 32 : index
 // CHECK:         %[[OUT:.+]] = gpu.alloc host_shared (%{{.+}}) : memref<?x64xf32>
 // CHECK:         gpu.launch
 // CHECK-SAME:        threads(%{{[^ ,)]+}}, %{{[^ ,)]+}}, %{{[^ ,)]+}}) in (%{{[^ ,)]+}} = %[[C32]], %{{[^ ,)]+}} = %[[C8]], %{{[^ ,)]+}} = %[[C1]])
 // CHECK:             memref.store %{{.+}}, %[[OUT]]
-// CHECK:         gpu.launch
-// CHECK-SAME:        threads(%{{[^ ,)]+}}, %{{[^ ,)]+}}, %{{[^ ,)]+}}) in (%{{[^ ,)]+}} = %[[C32]], %{{[^ ,)]+}} = %[[C8]], %{{[^ ,)]+}} = %[[C1]])
-// CHECK:             scf.for %{{.+}} = %{{.+}} to %[[C32]] step %[[C1]]
-// CHECK:               memref.load %[[A]]
-// CHECK:               memref.load %[[B]]
-// CHECK:               memref.store %{{.+}}, %[[OUT]]
+// CHECK:         gpu.launch blocks(%{{[^ ,)]+}}, %{{[^ ,)]+}}, %{{[^ ,)]+}}) in (%{{[^ ,)]+}} = %[[C1]], %{{[^ ,)]+}} = %{{[^ ,)]+}}, %{{[^ ,)]+}} = %[[C1]])
+// CHECK-SAME:        threads(%{{[^ ,)]+}}, %{{[^ ,)]+}}, %{{[^ ,)]+}}) in (%{{[^ ,)]+}} = %[[C16]], %{{[^ ,)]+}} = %[[C16]], %{{[^ ,)]+}} = %[[C1]])
+// CHECK-SAME:        workgroup(%[[AS:.+]] : memref<16x65xf32, #gpu.address_space<workgroup>>, %[[BS:.+]] : memref<16x65xf32, #gpu.address_space<workgroup>>)
+// CHECK:           scf.for %{{.+}} = %{{.+}} to %[[C32]] step %[[C16]]
+// CHECK:             memref.load %[[A]]
+// CHECK:             memref.store %{{.+}}, %[[AS]]
+// CHECK:             memref.load %[[B]]
+// CHECK:             memref.store %{{.+}}, %[[BS]]
+// CHECK:             gpu.barrier
+// CHECK:             scf.for %{{.+}} = %{{.+}} to %[[C16]] step %[[C1]]
+// CHECK-COUNT-16:      llvm.inline_asm "fma.rn.f32 $0, $1, $2, $3;"
+// CHECK:             gpu.barrier
+// CHECK-COUNT-16:  memref.store %{{.+}}, %[[OUT]]
+// CHECK:           gpu.terminator
 // CHECK:         return %[[OUT]] : memref<?x64xf32>
 func.func @matmul(%a: tensor<?x32xf32>, %b: tensor<32x64xf32>) -> tensor<?x64xf32> {
   %c0 = arith.constant 0 : index

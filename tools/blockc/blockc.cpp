@@ -178,7 +178,7 @@ void buildPipeline(OpPassManager &pm) {
     return;
   }
   if (emit >= Emit::Linalg)
-    blockc::buildLowerToLinalgPipeline(pm);
+    blockc::buildNVPTXLowerToLinalgPipeline(pm);
   if (emit >= Emit::Buffers)
     blockc::buildNVPTXMapToGPUPipeline(pm);
   if (emit >= Emit::LLVMMLIR) {

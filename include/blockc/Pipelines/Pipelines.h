@@ -54,6 +54,11 @@ struct NVPTXPipelineOptions
                        llvm::cl::init(3)};
 };
 
+/// Stage 1 (NVPTX): as buildLowerToLinalgPipeline, with transformer.sdpa as
+/// the fused attention kernel (blockc-gpu-lower-sdpa) and elementwise chains
+/// fused (blockc-gpu-fuse-elementwise).
+void buildNVPTXLowerToLinalgPipeline(mlir::OpPassManager &pm);
+
 /// Stage 2 (NVPTX): linalg on tensors -> buffers in managed memory and
 /// gpu.launch ops (parallel loops tiled into blocks of threads).
 void buildNVPTXMapToGPUPipeline(mlir::OpPassManager &pm);

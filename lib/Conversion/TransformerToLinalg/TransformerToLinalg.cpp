@@ -253,10 +253,8 @@ struct LayerNormLowering : OpRewritePattern<LayerNormOp> {
 // Linear
 //===----------------------------------------------------------------------===//
 
-/// linear as one contraction over a packed weight: W ([N, K], as stored)
-/// is transposed once into a [K, N] panel so that the inner kernel loads
-/// contiguous rows of W^T as vectors, then
-///   result[..., n] = init[..., n] + sum_k x[..., k] * Wt[k, n]
+/// linear as one contraction reading W in its stored [N, K] layout:
+///   result[..., n] = init[..., n] + sum_k x[..., k] * W[n, k]
 /// with init the broadcast bias or zero. The leading dimensions of x stay
 /// separate loops (collapsing B and T into one dynamic row dimension trips
 /// an MLIR 22 bug in expand-strided-metadata).
@@ -271,17 +269,8 @@ struct LinearLowering : OpRewritePattern<LinearOp> {
     Type elt = resultType.getElementType();
     unsigned rank = resultType.getRank(); // loops: rank parallel + 1 (k)
     int64_t n = resultType.getShape().back();
-    int64_t k = op.getInput().getType().getShape().back();
     SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(rewriter, loc, x);
     sizes.back() = rewriter.getIndexAttr(n);
-
-    // W^T: [K, N].
-    Value wtInit =
-        emptyTensor(rewriter, loc,
-                    {rewriter.getIndexAttr(k), rewriter.getIndexAttr(n)}, elt);
-    Value wt = linalg::TransposeOp::create(rewriter, loc, op.getWeight(),
-                                           wtInit, ArrayRef<int64_t>{1, 0})
-                   .getResult()[0];
 
     // The accumulator starts as the broadcast bias, or zero.
     Value init;
@@ -300,7 +289,8 @@ struct LinearLowering : OpRewritePattern<LinearOp> {
       init = filledTensor(rewriter, loc, sizes, f32Const(rewriter, loc, 0.0));
     }
 
-    // result[..., n] += x[..., k] * Wt[k, n]
+    // result[..., n] += x[..., k] * W[n, k]: W is read in its stored
+    // [out, in] layout (no transposed copy of the weights per call).
     SmallVector<unsigned> xDims, outDims;
     for (unsigned i = 0; i + 1 < rank; ++i)
       xDims.push_back(i);
@@ -308,10 +298,11 @@ struct LinearLowering : OpRewritePattern<LinearOp> {
     for (unsigned i = 0; i < rank; ++i)
       outDims.push_back(i);
     SmallVector<AffineMap> maps = {projection(ctx, rank + 1, xDims),
-                                   projection(ctx, rank + 1, {rank, rank - 1}),
+                                   projection(ctx, rank + 1, {rank - 1, rank}),
                                    projection(ctx, rank + 1, outDims)};
-    Value result = mulAddContraction(rewriter, loc, resultType, x, wt, init,
-                                     maps, iterators(rank, 1));
+    Value result =
+        mulAddContraction(rewriter, loc, resultType, x, op.getWeight(), init,
+                          maps, iterators(rank, 1));
     rewriter.replaceOp(op, result);
     return success();
   }

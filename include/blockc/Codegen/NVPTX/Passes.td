@@ -114,4 +114,136 @@ def GPUTileAndMapPass
                            "::mlir::scf::SCFDialect"];
 }
 
+def GPUFuseElementwisePass
+    : Pass<"blockc-gpu-fuse-elementwise", "::mlir::func::FuncOp"> {
+  let summary = "Fuse chains of elementwise linalg ops into one kernel";
+  let description = [{
+    Runs upstream's elementwise fusion (`linalg::populateElementwiseOpsFusionPatterns`)
+    on linalg ops on tensors, restricted to an all-parallel producer feeding
+    an all-parallel consumer. Chains such as `silu(gate) * up`, RoPE
+    followed by nothing but reshapes, or a residual add after a bias become
+    one `linalg.generic`, hence one GPU kernel that reads its inputs once
+    instead of one kernel per step with the intermediate in global memory.
+    Contractions and reductions are never consumers, so the projections
+    stay plain contractions for `blockc-gpu-tile-matmul` and no producer is
+    recomputed inside a reduction loop.
+
+    ```mlir
+    %s = linalg.generic ... ins(%g) { silu }            // before
+    %p = linalg.generic ... ins(%s, %u) { mulf }
+    %p = linalg.generic ... ins(%g, %u) { silu; mulf }  // after
+    ```
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
+def GPUTileMatmulPass
+    : Pass<"blockc-gpu-tile-matmul", "::mlir::func::FuncOp"> {
+  let summary = "Shared-memory tiled kernels for contractions on buffers";
+  let description = [{
+    Rewrites every linalg op on f32 buffers whose body is `out + a * b` and
+    whose indexing maps are projected permutations with one N and one K
+    dimension (batch and M may be several dimensions; e.g. a projection
+    `y[b, t, n] += x[b, t, k] * W[n, k]`) into one `gpu.launch`:
+
+    * the grid is `(ceil(N / tile-n), ceil(M / tile-m), batch)` with blocks
+      of `threads-x x threads-y` threads;
+    * each step of the K loop copies a `tile-k x tile-m` tile of the M-side
+      operand and a `tile-k x tile-n` tile of the N-side operand into
+      workgroup (shared) memory (`#gpu.address_space<workgroup>`
+      attributions of the launch, padded by one column against bank
+      conflicts), with consecutive threads reading consecutive elements of
+      the operand's fastest-varying dimension (coalesced), then
+      `gpu.barrier`;
+    * each thread accumulates a `(tile-m / threads-y) x (tile-n / threads-x)`
+      register tile (rows `thread_y + threads-y * i`, columns
+      `thread_x + threads-x * j`) with `math.fma`, then adds it to the
+      output (which holds the bias or zero) under a bounds check.
+
+    Out-of-range tile elements read a clamped address and contribute zero,
+    so any M, N and K work. The launch carries `blockc.kernel =
+    "tiled_matmul"`. Runs after bufferization and buffer deallocation (the
+    barrier has no declared memory effects, which the ownership-based
+    deallocation rejects).
+
+    ```mlir
+    linalg.generic ... ins(%x, %w : memref<?x?x64xf32>, memref<32x64xf32>)
+        outs(%y : memref<?x?x32xf32>) { mulf; addf }            // before
+    gpu.launch blocks(...) in (%gx = ceil(32/64), %gy = ceil(B*T/64), %gz = 1)
+        threads(...) in (16, 16, 1)
+        workgroup(%a : memref<16x65xf32, #gpu.address_space<workgroup>>,
+                  %b : memref<16x65xf32, #gpu.address_space<workgroup>>)  // after
+    ```
+  }];
+  let options = [
+    Option<"tileM", "tile-m", "int64_t", /*default=*/"64",
+           "Rows (M) of the output tile of one thread block">,
+    Option<"tileN", "tile-n", "int64_t", /*default=*/"64",
+           "Columns (N) of the output tile of one thread block">,
+    Option<"tileK", "tile-k", "int64_t", /*default=*/"16",
+           "Reduction depth staged in shared memory per step">,
+    Option<"threadsX", "threads-x", "int64_t", /*default=*/"16",
+           "Threads along N">,
+    Option<"threadsY", "threads-y", "int64_t", /*default=*/"16",
+           "Threads along M">
+  ];
+  let statistics = [
+    Statistic<"numTiled", "num-tiled", "Contractions turned into tiled kernels">
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
+def GPULowerSDPAPass
+    : Pass<"blockc-gpu-lower-sdpa", "::mlir::func::FuncOp"> {
+  let summary = "Fused online-softmax attention kernel for transformer.sdpa";
+  let description = [{
+    Replaces each f32 `transformer.sdpa` whose head dim is a multiple of 32
+    with one `gpu.launch` (attribute `blockc.kernel = "fused_attention"`);
+    other head sizes keep the generic linalg lowering. The operands enter
+    through `bufferization.to_buffer ... read_only`, the result is a new
+    buffer returned through `bufferization.to_tensor ... restrict writable`.
+
+    * Grid `(ceil(T / (rows-per-warp * warps)), H, B)`: one query tile per
+      (batch, head) block; blocks of `32 x warps` threads.
+    * Each warp owns `rows-per-warp` consecutive query rows. Lane `l` keeps
+      elements `l, l + 32, ...` of each (pre-scaled) query row and of its
+      output accumulator in registers; key and value row `j` are read once
+      per warp with coalesced loads and shared by the warp's rows; the dot
+      product is summed across lanes with `gpu.shuffle xor`.
+    * Online softmax over the keys (running max `m`, sum `l`, rescale of the
+      accumulator by `exp(m - m')`): no score matrix exists in memory.
+    * Causal: a warp stops at the last key its last row can see
+      (`t + S - T`), so keys above the diagonal of the warp's rows are never
+      read; earlier rows of the warp ignore keys past their own end.
+    * GQA/MQA: query head `h` reads kv head `h / (H / H_kv)` in place.
+    * A row without a visible key yields zeros (never NaN).
+
+    ```mlir
+    %o = transformer.sdpa %q, %k, %v {causal} : ...           // before
+    %qm = bufferization.to_buffer %q read_only : ...           // after
+    gpu.launch blocks(...) in (%x = ceil(T/16), %y = 32, %z = B)
+               threads(...) in (32, 4, 1) { ... gpu.shuffle xor ... }
+    %o = bufferization.to_tensor %out restrict writable : ...
+    ```
+  }];
+  let options = [
+    Option<"rowsPerWarp", "rows-per-warp", "int64_t", /*default=*/"4",
+           "Query rows handled by one warp">,
+    Option<"warps", "warps", "int64_t", /*default=*/"4",
+           "Warps per thread block">
+  ];
+  let statistics = [
+    Statistic<"numLowered", "num-lowered", "sdpa ops turned into kernels">
+  ];
+  let dependentDialects = ["::mlir::bufferization::BufferizationDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 #endif // BLOCKC_CODEGEN_NVPTX_PASSES_TD

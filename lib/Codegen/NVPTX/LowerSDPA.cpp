@@ -1,0 +1,273 @@
+//===- LowerSDPA.cpp - fused online-softmax attention kernel for GPUs -----===//
+//
+// Replaces transformer.sdpa on tensors by one gpu.launch over buffers (the
+// operands through bufferization.to_buffer, the result a fresh buffer
+// returned through bufferization.to_tensor). See Codegen/NVPTX/Passes.td
+// (GPULowerSDPAPass) for the mapping.
+//
+//===----------------------------------------------------------------------===//
+
+#include "blockc/Codegen/NVPTX/Passes.h"
+#include "blockc/Dialect/Transformer/IR/TransformerOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+
+#include <limits>
+
+namespace blockc::nvptx {
+#define GEN_PASS_DEF_GPULOWERSDPAPASS
+#include "blockc/Codegen/NVPTX/Passes.h.inc"
+} // namespace blockc::nvptx
+
+using namespace mlir;
+using namespace blockc::transformer;
+
+namespace {
+
+constexpr int64_t kWarp = 32;
+
+struct SDPAKernel {
+  OpBuilder &b;
+  Location loc;
+  int64_t rowsPerWarp, warps, headDim, group;
+  bool causal;
+  double scale;
+
+  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value f32(double v) {
+    return arith::ConstantOp::create(b, loc,
+                                     b.getF32FloatAttr(static_cast<float>(v)));
+  }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
+
+  /// The sum of `v` over the 32 lanes of the warp, in every lane.
+  Value warpSum(Value v) {
+    for (int32_t offset = kWarp / 2; offset > 0; offset /= 2) {
+      Value other = gpu::ShuffleOp::create(b, loc, v, offset, kWarp,
+                                           gpu::ShuffleMode::XOR)
+                        .getShuffleResult();
+      v = arith::AddFOp::create(b, loc, v, other);
+    }
+    return v;
+  }
+
+  /// Emits the launch. q/k/v/out are buffers [B, T|S, H|Hkv, D].
+  void build(Value q, Value k, Value v, Value out) {
+    Value c0 = idx(0), c1 = idx(1);
+    Value bDim = memref::DimOp::create(b, loc, q, 0);
+    Value tDim = memref::DimOp::create(b, loc, q, 1);
+    Value hDim = memref::DimOp::create(b, loc, q, 2);
+    Value sDim = memref::DimOp::create(b, loc, k, 1);
+    int64_t tile = rowsPerWarp * warps;
+    Value tiles = arith::CeilDivUIOp::create(b, loc, tDim, idx(tile));
+    auto launch = gpu::LaunchOp::create(b, loc, tiles, hDim, bDim, idx(kWarp),
+                                        idx(warps), c1);
+    launch->setAttr("blockc.kernel", b.getStringAttr("fused_attention"));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&launch.getBody().front());
+    gpu::KernelDim3 block = launch.getBlockIds(),
+                    thread = launch.getThreadIds();
+    Value lane = thread.x, hIdx = block.y, bIdx = block.z;
+    // GQA/MQA: query head h reads kv head h / group, no copy of K/V.
+    Value kvh = arith::DivUIOp::create(b, loc, hIdx, idx(group));
+    Value row0 = add(mul(block.x, idx(tile)), mul(thread.y, idx(rowsPerWarp)));
+    Value lastT = arith::SubIOp::create(b, loc, tDim, c1);
+    Value offset = arith::SubIOp::create(b, loc, sDim, tDim); // S - T
+    int64_t perLane = headDim / kWarp;
+
+    // Each warp owns rowsPerWarp query rows; lane l holds elements
+    // l, l + 32, ... of the (pre-scaled) query and of the accumulator.
+    SmallVector<Value> rows, valid, keyEnd;
+    SmallVector<SmallVector<Value>> qs(rowsPerWarp);
+    Value scaleF = f32(scale);
+    for (int64_t r = 0; r < rowsPerWarp; ++r) {
+      Value t = add(row0, idx(r));
+      rows.push_back(t);
+      valid.push_back(
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, t, tDim));
+      Value tc = arith::MinUIOp::create(b, loc, t, lastT);
+      for (int64_t i = 0; i < perLane; ++i) {
+        Value d = add(lane, idx(i * kWarp));
+        Value x =
+            memref::LoadOp::create(b, loc, q, ValueRange{bIdx, tc, hIdx, d});
+        qs[r].push_back(arith::MulFOp::create(b, loc, x, scaleF));
+      }
+      // Row t sees keys j < t + (S - T) + 1 (bottom-right causal).
+      if (causal) {
+        Value end = add(add(t, offset), c1);
+        end = arith::MinSIOp::create(b, loc, end, sDim);
+        keyEnd.push_back(arith::MaxSIOp::create(b, loc, end, c0));
+      }
+    }
+    // The warp visits keys up to the end of its last row: the keys above
+    // the causal diagonal of the whole warp are never read.
+    Value warpEnd = causal ? keyEnd.back() : sDim;
+
+    Value negInf = f32(-std::numeric_limits<double>::infinity());
+    Value zeroF = f32(0.0);
+    // State per row: m, l, then perLane accumulators.
+    int64_t stride = 2 + perLane;
+    SmallVector<Value> init;
+    for (int64_t r = 0; r < rowsPerWarp; ++r) {
+      init.push_back(negInf);
+      init.push_back(zeroF);
+      init.append(perLane, zeroF);
+    }
+    auto keys = scf::ForOp::create(
+        b, loc, c0, warpEnd, c1, init,
+        [&](OpBuilder &nb, Location, Value j, ValueRange state) {
+          OpBuilder::InsertionGuard g(b);
+          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+          // One coalesced load of key and value row j, shared by all rows.
+          SmallVector<Value> ks, vs;
+          for (int64_t i = 0; i < perLane; ++i) {
+            Value d = add(lane, idx(i * kWarp));
+            ks.push_back(
+                memref::LoadOp::create(b, loc, k, ValueRange{bIdx, j, kvh, d}));
+            vs.push_back(
+                memref::LoadOp::create(b, loc, v, ValueRange{bIdx, j, kvh, d}));
+          }
+          SmallVector<Value> next;
+          for (int64_t r = 0; r < rowsPerWarp; ++r) {
+            ValueRange st = state.slice(r * stride, stride);
+            Value partial = zeroF;
+            for (int64_t i = 0; i < perLane; ++i)
+              partial = math::FmaOp::create(b, loc, qs[r][i], ks[i], partial);
+            Value s = warpSum(partial);
+            Value m = st[0], l = st[1];
+            // Online softmax with one key: rescale by exp(m - m'), add
+            // p = exp(s - m'). A row that has seen no key yet (m = -inf)
+            // rescales by 0, never by exp(-inf - -inf) = NaN.
+            Value mNew = arith::MaximumFOp::create(b, loc, m, s);
+            Value first = arith::CmpFOp::create(
+                b, loc, arith::CmpFPredicate::OEQ, m, negInf);
+            Value c = arith::SelectOp::create(
+                b, loc, first, zeroF,
+                math::ExpOp::create(b, loc,
+                                    arith::SubFOp::create(b, loc, m, mNew)));
+            Value p = math::ExpOp::create(
+                b, loc, arith::SubFOp::create(b, loc, s, mNew));
+            Value lNew = math::FmaOp::create(b, loc, l, c, p);
+            // Keys past the row's causal end leave its state unchanged.
+            Value keep;
+            if (causal)
+              keep = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, j,
+                                           keyEnd[r]);
+            auto pick = [&](Value updated, Value old) -> Value {
+              return causal
+                         ? arith::SelectOp::create(b, loc, keep, old, updated)
+                               .getResult()
+                         : updated;
+            };
+            next.push_back(pick(mNew, m));
+            next.push_back(pick(lNew, l));
+            for (int64_t i = 0; i < perLane; ++i) {
+              Value acc = arith::MulFOp::create(b, loc, st[2 + i], c);
+              acc = math::FmaOp::create(b, loc, p, vs[i], acc);
+              next.push_back(pick(acc, st[2 + i]));
+            }
+          }
+          scf::YieldOp::create(b, loc, next);
+        });
+
+    // out = acc / l; a row without any visible key (l = 0) is 0.
+    for (int64_t r = 0; r < rowsPerWarp; ++r) {
+      auto ifOp = scf::IfOp::create(b, loc, valid[r], /*withElse=*/false);
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      Value l = keys.getResult(r * stride + 1);
+      Value positive =
+          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, l, zeroF);
+      Value inv = arith::SelectOp::create(
+          b, loc, positive, arith::DivFOp::create(b, loc, f32(1.0), l), zeroF);
+      for (int64_t i = 0; i < perLane; ++i) {
+        Value d = add(lane, idx(i * kWarp));
+        Value o = arith::MulFOp::create(
+            b, loc, keys.getResult(r * stride + 2 + i), inv);
+        memref::StoreOp::create(b, loc, o, out,
+                                ValueRange{bIdx, rows[r], hIdx, d});
+      }
+    }
+    gpu::TerminatorOp::create(b, loc);
+  }
+};
+
+/// A memref type for `type` with a fully dynamic strided layout, so that
+/// the kernel reads any buffer bufferization assigns to the tensor.
+MemRefType anyLayout(RankedTensorType type) {
+  SmallVector<int64_t> strides(type.getRank(), ShapedType::kDynamic);
+  auto layout =
+      StridedLayoutAttr::get(type.getContext(), ShapedType::kDynamic, strides);
+  return MemRefType::get(type.getShape(), type.getElementType(), layout);
+}
+
+struct GPULowerSDPAPass
+    : blockc::nvptx::impl::GPULowerSDPAPassBase<GPULowerSDPAPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (rowsPerWarp < 1 || warps < 1 || warps * kWarp > 1024) {
+      getOperation().emitError()
+          << "blockc-gpu-lower-sdpa: rows-per-warp must be >= 1 and warps in "
+             "[1, 32]";
+      return signalPassFailure();
+    }
+    SmallVector<SDPAOp> ops;
+    getOperation().walk([&](SDPAOp op) { ops.push_back(op); });
+    OpBuilder b(&getContext());
+    for (SDPAOp op : ops) {
+      RankedTensorType qType = op.getQuery().getType();
+      int64_t d = qType.getDimSize(3);
+      // Other head sizes keep the generic linalg lowering.
+      if (!qType.getElementType().isF32() || ShapedType::isDynamic(d) ||
+          d % kWarp != 0 || op.getValue().getType().getDimSize(3) != d ||
+          ShapedType::isDynamic(qType.getDimSize(2)) ||
+          ShapedType::isDynamic(op.getKey().getType().getDimSize(2)))
+        continue;
+      b.setInsertionPoint(op);
+      Location loc = op.getLoc();
+      auto buffer = [&](Value t) -> Value {
+        auto type = cast<RankedTensorType>(t.getType());
+        return bufferization::ToBufferOp::create(b, loc, anyLayout(type), t,
+                                                 /*read_only=*/true);
+      };
+      Value qm = buffer(op.getQuery()), km = buffer(op.getKey()),
+            vm = buffer(op.getValue());
+      SmallVector<Value> dynSizes;
+      for (int64_t i = 0; i < qType.getRank(); ++i)
+        if (qType.isDynamicDim(i))
+          dynSizes.push_back(memref::DimOp::create(b, loc, qm, i));
+      auto outType = MemRefType::get(qType.getShape(), qType.getElementType());
+      Value out = memref::AllocOp::create(b, loc, outType, dynSizes);
+      int64_t h = qType.getDimSize(2);
+      SDPAKernel kernel{b,
+                        loc,
+                        rowsPerWarp,
+                        warps,
+                        d,
+                        h / op.getKey().getType().getDimSize(2),
+                        op.getCausal(),
+                        op.getScaleOrDefault()};
+      kernel.build(qm, km, vm, out);
+      Value result = bufferization::ToTensorOp::create(
+          b, loc,
+          RankedTensorType::get(qType.getShape(), qType.getElementType()), out,
+          /*restrict=*/true, /*writable=*/true);
+      if (result.getType() != op.getType())
+        result = tensor::CastOp::create(b, loc, op.getType(), result);
+      op.replaceAllUsesWith(result);
+      op.erase();
+      ++numLowered;
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,309 @@
+//===- TileMatmul.cpp - shared-memory tiled contractions on the GPU -------===//
+//
+// Rewrites mul-add contractions on buffers (linalg ops whose body is
+// `out + a * b`) into one gpu.launch that stages tiles of both operands in
+// workgroup (shared) memory and keeps a register tile of accumulators per
+// thread. See Codegen/NVPTX/Passes.td (GPUTileMatmulPass).
+//
+//===----------------------------------------------------------------------===//
+
+#include "blockc/Codegen/NVPTX/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace blockc::nvptx {
+#define GEN_PASS_DEF_GPUTILEMATMULPASS
+#include "blockc/Codegen/NVPTX/Passes.h.inc"
+} // namespace blockc::nvptx
+
+using namespace mlir;
+
+namespace {
+
+/// True if the body of `op` is `yield out + in0 * in1` (either order).
+bool isMulAddBody(linalg::LinalgOp op) {
+  Block *body = op.getBlock();
+  if (body->getOperations().size() != 3)
+    return false;
+  auto mul = dyn_cast<arith::MulFOp>(&body->front());
+  auto add = dyn_cast<arith::AddFOp>(mul ? mul->getNextNode() : nullptr);
+  auto yield = dyn_cast<linalg::YieldOp>(body->getTerminator());
+  if (!mul || !add || !yield || yield.getValues().size() != 1 ||
+      yield.getValues()[0] != add.getResult())
+    return false;
+  Value a0 = body->getArgument(0), a1 = body->getArgument(1),
+        acc = body->getArgument(2);
+  bool mulOk = (mul.getLhs() == a0 && mul.getRhs() == a1) ||
+               (mul.getLhs() == a1 && mul.getRhs() == a0);
+  bool addOk = (add.getLhs() == acc && add.getRhs() == mul.getResult()) ||
+               (add.getRhs() == acc && add.getLhs() == mul.getResult());
+  return mulOk && addOk;
+}
+
+struct Tiling {
+  int64_t tileM, tileN, tileK, threadsX, threadsY;
+  int64_t regM() const { return tileM / threadsY; }
+  int64_t regN() const { return tileN / threadsX; }
+  int64_t threads() const { return threadsX * threadsY; }
+};
+
+/// Builds the kernel for one contraction. Loop dimensions are grouped into
+/// batch (grid z), M (grid y, rows of the tile), N (grid x) and K (the
+/// reduction, staged through shared memory in steps of tileK).
+struct MatmulKernel {
+  OpBuilder &b;
+  Location loc;
+  linalg::LinalgOp op;
+  linalg::ContractionDimensions dims;
+  Tiling tiling;
+  SmallVector<Value> loopSizes; // one per loop dimension (host values)
+
+  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
+  Value lt(Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x, y);
+  }
+
+  Value product(ArrayRef<unsigned> group) {
+    Value p = idx(1);
+    for (unsigned d : group)
+      p = mul(p, loopSizes[d]);
+    return p;
+  }
+
+  /// Splits the linear index `linear` of `group` (last dimension fastest)
+  /// into the per-dimension indices, written into `iv`.
+  void delinearize(Value linear, ArrayRef<unsigned> group,
+                   SmallVectorImpl<Value> &iv) {
+    for (unsigned d : llvm::reverse(group)) {
+      iv[d] = arith::RemUIOp::create(b, loc, linear, loopSizes[d]);
+      linear = arith::DivUIOp::create(b, loc, linear, loopSizes[d]);
+    }
+  }
+
+  /// Indices into operand `operand` for the loop indices `iv`.
+  SmallVector<Value> operandIndices(OpOperand &operand, ArrayRef<Value> iv) {
+    SmallVector<Value> indices;
+    for (AffineExpr e : op.getMatchingIndexingMap(&operand).getResults())
+      indices.push_back(iv[cast<AffineDimExpr>(e).getPosition()]);
+    return indices;
+  }
+
+  /// Whether the operand's fastest-varying index is the K dimension (then
+  /// consecutive threads load consecutive k for coalesced reads).
+  bool kFastest(OpOperand &operand) {
+    AffineMap map = op.getMatchingIndexingMap(&operand);
+    return cast<AffineDimExpr>(map.getResults().back()).getPosition() ==
+           dims.k.front();
+  }
+
+  /// Copies the [tileK x rows] tile of `operand` starting at row `row0` of
+  /// `rowGroup` and at `k0` into `shared[k][row]`; out-of-range elements
+  /// read a clamped in-bounds address and store zero.
+  void loadTile(OpOperand &operand, ArrayRef<unsigned> rowGroup, Value rows,
+                int64_t tileRows, Value row0, Value k0, Value kSize,
+                ArrayRef<Value> batchIv, Value tid, Value shared) {
+    int64_t elems = tileRows * tiling.tileK;
+    bool byK = kFastest(operand);
+    Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
+    for (int64_t e = 0; e < elems / tiling.threads(); ++e) {
+      Value linear = add(tid, idx(e * tiling.threads()));
+      Value r, kk;
+      if (byK) {
+        kk = arith::RemUIOp::create(b, loc, linear, idx(tiling.tileK));
+        r = arith::DivUIOp::create(b, loc, linear, idx(tiling.tileK));
+      } else {
+        r = arith::RemUIOp::create(b, loc, linear, idx(tileRows));
+        kk = arith::DivUIOp::create(b, loc, linear, idx(tileRows));
+      }
+      Value row = add(row0, r), k = add(k0, kk);
+      Value inside = arith::AndIOp::create(b, loc, lt(row, rows), lt(k, kSize));
+      // Clamp to the last valid element (the grid only exists when the
+      // sizes are non-zero, so the clamped address is in bounds).
+      Value rowC = arith::MinUIOp::create(
+          b, loc, row, arith::SubIOp::create(b, loc, rows, idx(1)));
+      Value kC = arith::MinUIOp::create(
+          b, loc, k, arith::SubIOp::create(b, loc, kSize, idx(1)));
+      SmallVector<Value> iv(batchIv.begin(), batchIv.end());
+      delinearize(rowC, rowGroup, iv);
+      iv[dims.k.front()] = kC;
+      Value v = memref::LoadOp::create(b, loc, operand.get(),
+                                       operandIndices(operand, iv));
+      v = arith::SelectOp::create(b, loc, inside, v, zero);
+      memref::StoreOp::create(b, loc, v, shared, ValueRange{kk, r});
+    }
+  }
+
+  void build() {
+    MLIRContext *ctx = b.getContext();
+    OpOperand &lhs = op->getOpOperand(0), &rhs = op->getOpOperand(1),
+              &out = op->getOpOperand(2);
+    // Which input is indexed by M (the other by N).
+    bool lhsIsM = false;
+    for (AffineExpr e : op.getMatchingIndexingMap(&lhs).getResults())
+      if (llvm::is_contained(dims.m, cast<AffineDimExpr>(e).getPosition()))
+        lhsIsM = true;
+    OpOperand &aOp = lhsIsM ? lhs : rhs, &bOp = lhsIsM ? rhs : lhs;
+
+    Value mSize = product(dims.m), nSize = loopSizes[dims.n.front()],
+          kSize = loopSizes[dims.k.front()], batchSize = product(dims.batch);
+    auto ceilDiv = [&](Value v, int64_t d) {
+      return arith::CeilDivUIOp::create(b, loc, v, idx(d));
+    };
+    Value one = idx(1);
+    auto sharedType = [&](int64_t rows) {
+      return MemRefType::get(
+          {tiling.tileK, rows + 1}, b.getF32Type(), MemRefLayoutAttrInterface(),
+          gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup));
+    };
+    auto launch = gpu::LaunchOp::create(
+        b, loc, ceilDiv(nSize, tiling.tileN), ceilDiv(mSize, tiling.tileM),
+        batchSize, idx(tiling.threadsX), idx(tiling.threadsY), one,
+        /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
+        /*asyncDependencies=*/{},
+        TypeRange{sharedType(tiling.tileM), sharedType(tiling.tileN)});
+    launch->setAttr("blockc.kernel", b.getStringAttr("tiled_matmul"));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&launch.getBody().front());
+    Value aShared = launch.getWorkgroupAttributions()[0];
+    Value bShared = launch.getWorkgroupAttributions()[1];
+    gpu::KernelDim3 block = launch.getBlockIds(),
+                    thread = launch.getThreadIds();
+    Value tid = add(mul(thread.y, idx(tiling.threadsX)), thread.x);
+    Value m0 = mul(block.y, idx(tiling.tileM));
+    Value n0 = mul(block.x, idx(tiling.tileN));
+    SmallVector<Value> batchIv(op.getNumLoops(), idx(0));
+    delinearize(block.z, dims.batch, batchIv);
+
+    int64_t rm = tiling.regM(), rn = tiling.regN();
+    Value zeroF = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
+    SmallVector<Value> init(rm * rn, zeroF);
+    auto kLoop = scf::ForOp::create(
+        b, loc, idx(0), kSize, idx(tiling.tileK), init,
+        [&](OpBuilder &nb, Location, Value k0, ValueRange accs) {
+          OpBuilder::InsertionGuard g(b);
+          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+          loadTile(aOp, dims.m, mSize, tiling.tileM, m0, k0, kSize, batchIv,
+                   tid, aShared);
+          loadTile(bOp, dims.n, nSize, tiling.tileN, n0, k0, kSize, batchIv,
+                   tid, bShared);
+          gpu::BarrierOp::create(b, loc);
+          auto inner = scf::ForOp::create(
+              b, loc, idx(0), idx(tiling.tileK), idx(1), accs,
+              [&](OpBuilder &ib, Location, Value kk, ValueRange acc) {
+                OpBuilder::InsertionGuard g2(b);
+                b.setInsertionPoint(ib.getInsertionBlock(),
+                                    ib.getInsertionPoint());
+                // Row i of the thread's tile is thread.y + threadsY * i, so
+                // a warp reads consecutive columns (no bank conflicts) and
+                // stores consecutive addresses.
+                SmallVector<Value> av, bv, next;
+                for (int64_t i = 0; i < rm; ++i)
+                  av.push_back(memref::LoadOp::create(
+                      b, loc, aShared,
+                      ValueRange{kk, add(thread.y, idx(i * tiling.threadsY))}));
+                for (int64_t j = 0; j < rn; ++j)
+                  bv.push_back(memref::LoadOp::create(
+                      b, loc, bShared,
+                      ValueRange{kk, add(thread.x, idx(j * tiling.threadsX))}));
+                for (int64_t i = 0; i < rm; ++i)
+                  for (int64_t j = 0; j < rn; ++j)
+                    next.push_back(math::FmaOp::create(b, loc, av[i], bv[j],
+                                                       acc[i * rn + j]));
+                scf::YieldOp::create(b, loc, next);
+              });
+          // The tile is consumed before the next iteration overwrites it.
+          gpu::BarrierOp::create(b, loc);
+          scf::YieldOp::create(b, loc, inner.getResults());
+        });
+
+    // Epilogue: out += acc for the in-range elements of the register tile.
+    for (int64_t i = 0; i < rm; ++i) {
+      Value m = add(add(m0, thread.y), idx(i * tiling.threadsY));
+      for (int64_t j = 0; j < rn; ++j) {
+        Value n = add(add(n0, thread.x), idx(j * tiling.threadsX));
+        Value inside =
+            arith::AndIOp::create(b, loc, lt(m, mSize), lt(n, nSize));
+        auto ifOp = scf::IfOp::create(b, loc, inside, /*withElse=*/false);
+        OpBuilder::InsertionGuard g(b);
+        b.setInsertionPointToStart(ifOp.thenBlock());
+        SmallVector<Value> iv(batchIv);
+        delinearize(m, dims.m, iv);
+        iv[dims.n.front()] = n;
+        SmallVector<Value> at = operandIndices(out, iv);
+        Value old = memref::LoadOp::create(b, loc, out.get(), at);
+        Value sum =
+            arith::AddFOp::create(b, loc, old, kLoop.getResult(i * rn + j));
+        memref::StoreOp::create(b, loc, sum, out.get(), at);
+      }
+    }
+    gpu::TerminatorOp::create(b, loc);
+  }
+};
+
+struct GPUTileMatmulPass
+    : blockc::nvptx::impl::GPUTileMatmulPassBase<GPUTileMatmulPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    Tiling tiling{tileM, tileN, tileK, threadsX, threadsY};
+    if (tileM < 1 || tileN < 1 || tileK < 1 || threadsX < 1 || threadsY < 1 ||
+        tileM % threadsY != 0 || tileN % threadsX != 0 ||
+        tiling.threads() > 1024 || (tileM * tileK) % tiling.threads() != 0 ||
+        (tileN * tileK) % tiling.threads() != 0) {
+      getOperation().emitError()
+          << "blockc-gpu-tile-matmul: tile-m must be a multiple of threads-y, "
+             "tile-n of threads-x, threads-x * threads-y at most 1024 and a "
+             "divisor of tile-m * tile-k and tile-n * tile-k";
+      return signalPassFailure();
+    }
+    if ((tileM + 1 + tileN + 1) * tileK * 4 > 48 * 1024) {
+      getOperation().emitError() << "blockc-gpu-tile-matmul: the shared tiles "
+                                    "exceed 48 KiB of static shared memory";
+      return signalPassFailure();
+    }
+    SmallVector<linalg::LinalgOp> candidates;
+    getOperation().walk([&](linalg::LinalgOp op) {
+      if (op->getParentOfType<gpu::LaunchOp>())
+        return;
+      if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
+          op.getNumDpsInits() != 1 || !isMulAddBody(op))
+        return;
+      for (OpOperand &operand : op->getOpOperands()) {
+        auto type = dyn_cast<MemRefType>(operand.get().getType());
+        if (!type || !type.getElementType().isF32() ||
+            !op.getMatchingIndexingMap(&operand).isProjectedPermutation())
+          return;
+      }
+      FailureOr<linalg::ContractionDimensions> dims =
+          linalg::inferContractionDims(op);
+      if (failed(dims) || dims->n.size() != 1 || dims->k.size() != 1 ||
+          dims->m.empty() ||
+          dims->batch.size() + dims->m.size() + 2 != op.getNumLoops())
+        return;
+      candidates.push_back(op);
+    });
+    OpBuilder b(&getContext());
+    for (linalg::LinalgOp op : candidates) {
+      b.setInsertionPoint(op);
+      Location loc = op.getLoc();
+      SmallVector<Value> sizes;
+      for (Range r : op.createLoopRanges(b, loc))
+        sizes.push_back(getValueOrCreateConstantIndexOp(b, loc, r.size));
+      MatmulKernel kernel{b,      loc,  op, *linalg::inferContractionDims(op),
+                          tiling, sizes};
+      kernel.build();
+      op->erase();
+      ++numTiled;
+    }
+  }
+};
+
+} // namespace
