@@ -1,0 +1,78 @@
+// RUN: blockc-opt %s -split-input-file --blockc-gpu-fuse-elementwise | FileCheck %s
+
+// silu(gate) * up, then + residual: three elementwise generics become one
+// (one GPU kernel), reading gate, up and the residual once.
+// CHECK-LABEL: func.func @swiglu_residual
+// CHECK-SAME:    (%[[G:.+]]: tensor<2x8xf32>, %[[U:.+]]: tensor<2x8xf32>, %[[R:.+]]: tensor<2x8xf32>)
+// CHECK:         %[[F:.+]] = linalg.generic
+// CHECK-SAME:        ins(%[[G]], %[[U]], %[[R]] : tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>)
+// CHECK:           math.exp
+// CHECK:           arith.mulf
+// CHECK:           arith.addf
+// CHECK-NOT:     linalg.generic
+// CHECK:         return %[[F]]
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @swiglu_residual(%g: tensor<2x8xf32>, %u: tensor<2x8xf32>, %r: tensor<2x8xf32>) -> tensor<2x8xf32> {
+  %e = tensor.empty() : tensor<2x8xf32>
+  %s = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%g : tensor<2x8xf32>) outs(%e : tensor<2x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %one = arith.constant 1.0 : f32
+    %n = arith.negf %a : f32
+    %x = math.exp %n : f32
+    %d = arith.addf %one, %x : f32
+    %y = arith.divf %a, %d : f32
+    linalg.yield %y : f32
+  } -> tensor<2x8xf32>
+  %p = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%s, %u : tensor<2x8xf32>, tensor<2x8xf32>) outs(%e : tensor<2x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    linalg.yield %m : f32
+  } -> tensor<2x8xf32>
+  %q = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%p, %r : tensor<2x8xf32>, tensor<2x8xf32>) outs(%e : tensor<2x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.addf %a, %b : f32
+    linalg.yield %m : f32
+  } -> tensor<2x8xf32>
+  return %q : tensor<2x8xf32>
+}
+
+// -----
+
+// The normalised input of a projection is not fused into the contraction
+// (it would be recomputed for every output column and hide the contraction
+// from blockc-gpu-tile-matmul); the contraction is not fused into its
+// elementwise consumer either: all three generics stay.
+// CHECK-LABEL: func.func @keep_contraction
+// CHECK-COUNT-3: linalg.generic
+// CHECK-NOT:     linalg.generic
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#x = affine_map<(m, n, k) -> (m, k)>
+#w = affine_map<(m, n, k) -> (n, k)>
+#y = affine_map<(m, n, k) -> (m, n)>
+func.func @keep_contraction(%x: tensor<2x8xf32>, %g: tensor<2x8xf32>, %w: tensor<4x8xf32>, %init: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  %e = tensor.empty() : tensor<2x8xf32>
+  %n = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %g : tensor<2x8xf32>, tensor<2x8xf32>) outs(%e : tensor<2x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    linalg.yield %m : f32
+  } -> tensor<2x8xf32>
+  %c = linalg.generic {indexing_maps = [#x, #w, #y], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%n, %w : tensor<2x8xf32>, tensor<4x8xf32>) outs(%init : tensor<2x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<2x4xf32>
+  %e2 = tensor.empty() : tensor<2x4xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c : tensor<2x4xf32>) outs(%e2 : tensor<2x4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.mulf %a, %a : f32
+    linalg.yield %m : f32
+  } -> tensor<2x4xf32>
+  return %r : tensor<2x4xf32>
+}
