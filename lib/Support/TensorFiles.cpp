@@ -107,9 +107,15 @@ Expected<SafeTensorsFile> SafeTensorsFile::open(StringRef path) {
   if (!bufOr)
     return fileError(path, "cannot open safetensors file: " +
                                bufOr.getError().message());
+  return fromBuffer(std::move(*bufOr), path);
+}
+
+Expected<SafeTensorsFile>
+SafeTensorsFile::fromBuffer(std::unique_ptr<MemoryBuffer> contents,
+                            StringRef path) {
   SafeTensorsFile file;
   file.path = path.str();
-  file.buffer = std::move(*bufOr);
+  file.buffer = std::move(contents);
   StringRef bytes = file.buffer->getBuffer();
   uint64_t size = bytes.size();
   if (size < 8)
@@ -261,7 +267,10 @@ Expected<HostTensor> blockc::readNpy(StringRef path) {
   if (!bufOr)
     return fileError(path,
                      "cannot open .npy file: " + bufOr.getError().message());
-  StringRef bytes = (*bufOr)->getBuffer();
+  return parseNpy((*bufOr)->getBuffer(), path);
+}
+
+Expected<HostTensor> blockc::parseNpy(StringRef bytes, StringRef path) {
   if (bytes.size() < 10 || !bytes.starts_with("\x93NUMPY"))
     return fileError(path, "not a .npy file (bad magic)");
   uint8_t major = bytes[6];

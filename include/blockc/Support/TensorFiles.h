@@ -46,6 +46,11 @@ public:
   /// and offsets (inside the file, consistent with shape and dtype).
   static llvm::Expected<SafeTensorsFile> open(llvm::StringRef path);
 
+  /// As open, on bytes already in memory; `path` names them in errors.
+  static llvm::Expected<SafeTensorsFile>
+  fromBuffer(std::unique_ptr<llvm::MemoryBuffer> contents,
+             llvm::StringRef path);
+
   const std::string &getPath() const { return path; }
   const llvm::StringMap<Entry> &getEntries() const { return entries; }
 
@@ -61,6 +66,10 @@ private:
 
 /// Reads an f32 C-order .npy file.
 llvm::Expected<HostTensor> readNpy(llvm::StringRef path);
+
+/// As readNpy, on the bytes of a .npy file; `path` names them in errors.
+llvm::Expected<HostTensor> parseNpy(llvm::StringRef bytes,
+                                    llvm::StringRef path);
 
 /// Writes `tensor` as an f32 .npy file atomically: the data goes to a
 /// temporary file in the same directory that is renamed over `path`, so a
