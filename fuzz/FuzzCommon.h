@@ -19,10 +19,12 @@ namespace blockc::fuzz {
 
 inline mlir::MLIRContext &context() {
   static mlir::MLIRContext *ctx = [] {
+    // The pipelines are textual lists of registered passes.
+    blockc::registerAllPasses();
     mlir::DialectRegistry registry;
     blockc::registerAllDialects(registry);
-    auto *c = new mlir::MLIRContext(registry,
-                                    mlir::MLIRContext::Threading::DISABLED);
+    auto *c =
+        new mlir::MLIRContext(registry, mlir::MLIRContext::Threading::DISABLED);
     c->loadAllAvailableDialects();
     c->getDiagEngine().registerHandler([](mlir::Diagnostic &) {});
     return c;

@@ -53,11 +53,10 @@ std::string buildBlock(Bytes &in) {
   bool gated = in.next() % 2, layer = in.next() % 2, post = in.next() % 3 == 0;
   bool biases = in.next() % 2, causal = in.next() % 2;
   int64_t bDim = in.pick({-1, 1, 2, 0}), tDim = in.pick({-1, 1, 5, 0});
-  static const char *const plainActs[] = {"relu", "gelu", "gelu_tanh",
-                                          "silu"};
+  static const char *const plainActs[] = {"relu", "gelu", "gelu_tanh", "silu"};
   static const char *const ropes[] = {"", "rotate_half", "interleaved"};
-  const char *act = gated ? (in.next() % 2 ? "silu" : "gelu")
-                          : plainActs[in.next() % 4];
+  const char *act =
+      gated ? (in.next() % 2 ? "silu" : "gelu") : plainActs[in.next() % 4];
   const char *rope = ropes[in.next() % 3];
   int64_t kvDim = kvHeads * headDim;
 
@@ -132,9 +131,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       mlir::parseSourceString<mlir::ModuleOp>(text, config, "fuzz-block");
   if (!module)
     return 0;
-  runPipeline(*module, [](mlir::OpPassManager &pm) {
-    blockc::buildCPUPipeline(pm);
-  });
+  runPipeline(*module,
+              [](mlir::OpPassManager &pm) { blockc::buildCPUPipeline(pm); });
   runPipeline(*module, [](mlir::OpPassManager &pm) {
     blockc::buildNVPTXPipeline(pm, blockc::NVPTXPipelineOptions());
   });

@@ -230,7 +230,8 @@ Expected<HostTensor> SafeTensorsFile::load(StringRef name) const {
   t.data.resize(n);
   const char *src = buffer->getBufferStart() + dataStart + e.begin;
   if (e.dtype == "F32") {
-    std::memcpy(t.data.data(), src, n * 4);
+    if (n != 0) // an empty vector's data() may be null (UB for memcpy)
+      std::memcpy(t.data.data(), src, n * 4);
   } else {
     bool isHalf = e.dtype == "F16";
     for (uint64_t i = 0; i < n; ++i) {
@@ -328,7 +329,9 @@ Expected<HostTensor> blockc::parseNpy(StringRef bytes, StringRef path) {
                                " needs " + Twine(need) + " bytes, file has " +
                                Twine(available) + " (truncated or corrupt)");
   t.data.resize(n);
-  std::memcpy(t.data.data(), bytes.data() + headerStart + headerLen, need);
+  if (need != 0) // found by blockc-fuzz-tensor-files: data() of an empty
+                  // vector is null, and memcpy from/to null is UB
+    std::memcpy(t.data.data(), bytes.data() + headerStart + headerLen, need);
   return t;
 }
 
