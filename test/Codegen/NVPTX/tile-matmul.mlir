@@ -121,8 +121,8 @@ func.func @not_matched(%x: memref<4x8xf32>, %w: memref<6x8xf32>, %y: memref<4x6x
       ins(%x, %w : memref<4x8xf32>, memref<6x8xf32>) outs(%y : memref<4x6xf32>) {
   ^bb0(%a: f32, %bb: f32, %acc: f32):
     %p = arith.addf %a, %bb : f32
-    %s = arith.addf %acc, %p : f32
-    linalg.yield %s : f32
+    %sum = arith.addf %acc, %p : f32
+    linalg.yield %sum : f32
   }
   %r = linalg.matmul ins(%ta, %tb : tensor<4x8xf32>, tensor<8x4xf32>) outs(%tc : tensor<4x4xf32>) -> tensor<4x4xf32>
   return %r : tensor<4x4xf32>
