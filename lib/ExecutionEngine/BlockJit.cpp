@@ -201,11 +201,6 @@ Expected<std::unique_ptr<BlockJit>> BlockJit::compile(ModuleOp module,
 }
 
 Error BlockJit::run(ArrayRef<const HostTensor *> args, HostTensor &out) {
-  // The C interface returns the (dynamically shaped) result through a
-  // descriptor passed first; the buffer is malloc'ed by the callee and owned
-  // by the caller.
-  size_t rank = out.shape.size();
-  std::vector<int64_t> result(3 + 2 * rank, 0);
   std::vector<std::vector<int64_t>> descriptors;
   descriptors.reserve(args.size());
 
@@ -248,19 +243,61 @@ Error BlockJit::run(ArrayRef<const HostTensor *> args, HostTensor &out) {
     desc[0] = desc[1] = reinterpret_cast<int64_t>(copy.device);
     descriptors.push_back(std::move(desc));
   }
+  return invoke(descriptors, std::nullopt, 0, out, cuda != nullptr);
+}
+
+Error BlockJit::runDecode(ArrayRef<const HostTensor *> args, int64_t position,
+                          ArrayRef<HostTensor *> caches, HostTensor &out) {
+  if (target != JitTarget::CPU)
+    return makeError("KV-cached decoding runs on the CPU target only");
+  std::vector<std::vector<int64_t>> descriptors;
+  descriptors.reserve(args.size() + caches.size());
+  for (const HostTensor *t : args)
+    descriptors.push_back(makeDescriptor(*t));
+  for (HostTensor *c : caches)
+    descriptors.push_back(makeDescriptor(*c));
+  return invoke(descriptors, position, caches.size(), out, /*gpu=*/false);
+}
+
+Error BlockJit::invoke(std::vector<std::vector<int64_t>> &descriptors,
+                       std::optional<int64_t> position, size_t numCaches,
+                       HostTensor &out, bool gpu) {
+  // The C interface returns the (dynamically shaped) result through a
+  // descriptor passed first; the buffer is malloc'ed by the callee and owned
+  // by the caller.
+  size_t rank = out.shape.size();
+  std::vector<int64_t> result(3 + 2 * rank, 0);
   // invokePacked takes one pointer per argument; each C-interface argument
-  // is itself a pointer to a descriptor.
-  std::vector<void *> argPtrs(descriptors.size() + 1);
-  std::vector<void *> packed(descriptors.size() + 1);
-  argPtrs[0] = result.data();
-  for (size_t i = 0; i < descriptors.size(); ++i)
-    argPtrs[i + 1] = descriptors[i].data();
+  // is itself a pointer to a descriptor, the position an index by value.
+  int64_t pos = position.value_or(0);
+  size_t numArgs = descriptors.size() + 1 + (position ? 1 : 0);
+  std::vector<void *> argPtrs;
+  argPtrs.reserve(numArgs);
+  argPtrs.push_back(result.data());
+  size_t firstCache = descriptors.size() - numCaches;
+  for (size_t i = 0; i < descriptors.size(); ++i) {
+    if (position && i == firstCache)
+      argPtrs.push_back(nullptr); // placeholder for the position
+    argPtrs.push_back(descriptors[i].data());
+  }
+  if (position && firstCache == descriptors.size())
+    argPtrs.push_back(nullptr);
+  std::vector<void *> packed(argPtrs.size());
   for (size_t i = 0; i < argPtrs.size(); ++i)
     packed[i] = &argPtrs[i];
+  if (position)
+    packed[1 + firstCache] = &pos;
   if (Error e = engine->invokePacked(entry, packed))
     return e;
-  if (cuda && cuda->lastError())
-    return makeError(Twine("GPU execution failed: ") + cuda->lastError());
+  CudaRuntime *cuda = nullptr;
+  if (gpu) {
+    Expected<CudaRuntime *> runtime = loadCudaRuntime();
+    if (!runtime)
+      return runtime.takeError();
+    cuda = *runtime;
+    if (cuda->lastError())
+      return makeError(Twine("GPU execution failed: ") + cuda->lastError());
+  }
 
   auto *allocated = reinterpret_cast<float *>(result[0]);
   auto *aligned = reinterpret_cast<float *>(result[1]);

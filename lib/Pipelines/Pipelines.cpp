@@ -50,8 +50,11 @@ void blockc::buildCPULowerToLinalgPipeline(OpPassManager &pm) {
 }
 
 void blockc::buildCPUBufferizePipeline(OpPassManager &pm) {
+  // Results bufferized in place into an argument (KV caches of a decode
+  // entry) are dropped before deallocation, which would clone them.
   addTextual(pm, "one-shot-bufferize{bufferize-function-boundaries "
                  "function-boundary-type-conversion=identity-layout-map},"
+                 "blockc-drop-inplace-results,"
                  "buffer-results-to-out-params{hoist-static-allocs=true},"
                  "canonicalize,buffer-deallocation-pipeline,"
                  "convert-bufferization-to-memref,"

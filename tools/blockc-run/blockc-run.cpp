@@ -3,7 +3,12 @@
 //   blockc-run model.mlir [-target=cpu] [--weights=W.safetensors |
 //       --random-weights[=SEED]] [--input=x.npy | --random-input[=SEED]]
 //       [--seq-len=T] [--batch=B] [--output=y.npy] [--repeat=N]
-//       [--threads=N]
+//       [--threads=N] [--decode=N | --check-decode] [--max-len=L]
+//
+// --decode=N prefills the input through the KV-cached decode entry derived
+// by transformer-derive-decode and runs N single-token steps;
+// --check-decode compares token-by-token decoding with one full prefill
+// (docs/Decoding.md).
 //
 // Compiles the model in-process through the CPU pipeline, binds weights by
 // tensor name (see ModelSignature.h), runs it, writes the output atomically
@@ -18,15 +23,18 @@
 #include "blockc/InitAllDialects.h"
 #include "blockc/Support/TensorFiles.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/WithColor.h"
@@ -75,6 +83,25 @@ cl::opt<unsigned> threads("num-threads",
                           cl::init(1), cl::cat(category));
 cl::opt<std::string> entryName("entry", cl::desc("Entry function"),
                                cl::cat(category));
+cl::opt<unsigned> decodeSteps(
+    "decode",
+    cl::desc("Prefill the input through the KV-cached decode entry, then run "
+             "N single-token steps feeding each step's last output row back"),
+    cl::value_desc("N"), cl::init(0), cl::cat(category));
+cl::opt<bool> checkDecode(
+    "check-decode",
+    cl::desc("Run the input token by token through the KV cache and compare "
+             "every position with one full prefill; fail on mismatch"),
+    cl::init(false), cl::cat(category));
+cl::opt<int64_t>
+    maxLen("max-len",
+           cl::desc("KV cache capacity L_max in tokens (default: what the run "
+                    "needs)"),
+           cl::value_desc("L"), cl::init(0), cl::cat(category));
+cl::opt<double> checkTolerance(
+    "check-tol",
+    cl::desc("--check-decode tolerance, relative to the largest |output|"),
+    cl::init(1e-4), cl::cat(category));
 cl::opt<bool> allowExtraWeights(
     "allow-extra-weights",
     cl::desc("Ignore tensors in the weights file that bind to no argument"),
@@ -136,6 +163,259 @@ std::string formatSeconds(double s) {
   return out;
 }
 
+/// What the decode modes need from main().
+struct DecodeContext {
+  const blockc::ModelSignature &sig;
+  const blockc::HostTensor &input;
+  const std::vector<blockc::HostTensor> &weights;
+  uint64_t numParams;
+  std::string inputLabel, weightsLabel;
+  bool rank2;
+};
+
+double medianOf(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/// Rows [t0, t0 + n) of every batch of a [B, T, d] tensor.
+blockc::HostTensor sliceRows(const blockc::HostTensor &x, int64_t t0,
+                             int64_t n) {
+  int64_t b = x.shape[0], t = x.shape[1], d = x.shape[2];
+  blockc::HostTensor out;
+  out.shape = {b, n, d};
+  out.data.resize(b * n * d);
+  for (int64_t i = 0; i < b; ++i)
+    std::copy_n(x.data.begin() + (i * t + t0) * d, n * d,
+                out.data.begin() + i * n * d);
+  return out;
+}
+
+/// Writes `rows` ([B, n, d]) at rows [t0, t0 + n) of `dst` ([B, T, d]).
+void storeRows(blockc::HostTensor &dst, const blockc::HostTensor &rows,
+               int64_t t0) {
+  int64_t b = dst.shape[0], t = dst.shape[1], d = dst.shape[2];
+  int64_t n = rows.shape[1];
+  for (int64_t i = 0; i < b; ++i)
+    std::copy_n(rows.data.begin() + i * n * d, n * d,
+                dst.data.begin() + (i * t + t0) * d);
+}
+
+/// --decode=N and --check-decode: derive the decode entry
+/// (transformer-derive-decode), compile it alone and drive it with caches
+/// [B, L_max, H_kv, D] allocated here.
+int runDecodeMode(ModuleOp module, const DecodeContext &ctx) {
+  const blockc::HostTensor &input = ctx.input;
+  int64_t batchSize = input.shape[0], promptLen = input.shape[1];
+  int64_t modelDim = input.shape[2];
+  int64_t needed = checkDecode ? promptLen : promptLen + decodeSteps;
+  int64_t capacity = maxLen ? maxLen.getValue() : needed;
+
+  PassManager pm(module.getContext(), ModuleOp::getOperationName());
+  std::string pipeline =
+      "transformer-derive-decode{entry=" + ctx.sig.funcName + "}";
+  if (failed(parsePassPipeline(pipeline, pm)) || failed(pm.run(module)))
+    return 1;
+  // The forward function is not needed: prefill is the decode entry at
+  // position 0.
+  module.lookupSymbol<func::FuncOp>(ctx.sig.funcName).erase();
+  blockc::ModelSignature sig = ctx.sig;
+  sig.funcName += "_decode";
+  auto decodeFunc = module.lookupSymbol<func::FuncOp>(sig.funcName);
+
+  // One zeroed [B, L_max, H_kv, D] cache per K/V argument.
+  std::vector<std::vector<int64_t>> cacheShapes;
+  for (BlockArgument arg : decodeFunc.getArguments()) {
+    if (!decodeFunc.getArgAttr(arg.getArgNumber(), "transformer.kv_cache"))
+      continue;
+    auto type = cast<RankedTensorType>(arg.getType());
+    if (!ShapedType::isDynamic(type.getDimSize(0)) &&
+        type.getDimSize(0) != batchSize)
+      return fail("the KV cache of argument #" +
+                  llvm::Twine(arg.getArgNumber()) + " has batch " +
+                  llvm::Twine(type.getDimSize(0)) + ", the input has " +
+                  llvm::Twine(batchSize));
+    cacheShapes.push_back(
+        {batchSize, capacity, type.getDimSize(2), type.getDimSize(3)});
+  }
+  auto freshCaches = [&] {
+    std::vector<blockc::HostTensor> caches(cacheShapes.size());
+    for (size_t i = 0; i < caches.size(); ++i) {
+      caches[i].shape = cacheShapes[i];
+      caches[i].data.assign(caches[i].numElements(), 0.0f);
+    }
+    return caches;
+  };
+  int64_t cacheBytes = 0;
+  for (const auto &shape : cacheShapes)
+    cacheBytes += shape[0] * shape[1] * shape[2] * shape[3] * 4;
+
+  auto compileStart = std::chrono::steady_clock::now();
+  auto jit = blockc::BlockJit::compile(module, sig, blockc::JitTarget::CPU);
+  if (!jit)
+    return fail(llvm::toString(jit.takeError()));
+  double compileSeconds = std::chrono::duration<double>(
+                              std::chrono::steady_clock::now() - compileStart)
+                              .count();
+
+  // One call of the entry: `x` ([B, n, d]) at position `pos`; the overflow
+  // check comes first (the compiled code would abort).
+  std::string error;
+  auto step = [&](const blockc::HostTensor &x, int64_t pos,
+                  std::vector<blockc::HostTensor> &caches,
+                  blockc::HostTensor &out) -> bool {
+    int64_t n = x.shape[1];
+    if (pos + n > capacity) {
+      error = "KV cache overflow: " + std::to_string(pos) + " cached + " +
+              std::to_string(n) + " new tokens exceed the capacity L_max = " +
+              std::to_string(capacity) + " (--max-len)";
+      return false;
+    }
+    out.shape = x.shape;
+    out.data.assign(out.numElements(), 0.0f);
+    std::vector<const blockc::HostTensor *> args = {&x};
+    for (const blockc::HostTensor &w : ctx.weights)
+      args.push_back(&w);
+    std::vector<blockc::HostTensor *> cachePtrs;
+    for (blockc::HostTensor &c : caches)
+      cachePtrs.push_back(&c);
+    if (llvm::Error e = (*jit)->runDecode(args, pos, cachePtrs, out)) {
+      error = "execution failed: " + llvm::toString(std::move(e));
+      return false;
+    }
+    return true;
+  };
+  auto seconds = [](auto start) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                         start)
+        .count();
+  };
+
+  // All outputs, [B, T (+ steps), d].
+  blockc::HostTensor all;
+  all.shape = {batchSize, needed, modelDim};
+  all.data.assign(all.numElements(), 0.0f);
+  double prefillSeconds = 0, maxDiff = 0, scale = 0;
+  std::vector<double> stepTimes;
+  if (checkDecode) {
+    // One full prefill, then the same sequence token by token.
+    std::vector<blockc::HostTensor> caches = freshCaches();
+    blockc::HostTensor full;
+    auto start = std::chrono::steady_clock::now();
+    if (!step(input, 0, caches, full))
+      return fail(error);
+    prefillSeconds = seconds(start);
+    caches = freshCaches();
+    for (int64_t t = 0; t < promptLen; ++t) {
+      blockc::HostTensor row, out;
+      row = sliceRows(input, t, 1);
+      auto s0 = std::chrono::steady_clock::now();
+      if (!step(row, t, caches, out))
+        return fail(error);
+      stepTimes.push_back(seconds(s0));
+      storeRows(all, out, t);
+    }
+    for (float v : full.data)
+      scale = std::max(scale, double(std::fabs(v)));
+    int64_t worstT = 0, worstB = 0;
+    for (int64_t b = 0; b < batchSize; ++b)
+      for (int64_t t = 0; t < promptLen; ++t)
+        for (int64_t i = 0; i < modelDim; ++i) {
+          int64_t at = (b * promptLen + t) * modelDim + i;
+          double diff = std::fabs(double(all.data[at]) - full.data[at]);
+          if (!(diff <= maxDiff)) { // NaN counts as the worst
+            maxDiff = std::isnan(diff) ? INFINITY : diff;
+            worstT = t;
+            worstB = b;
+          }
+        }
+    if (!(maxDiff <= checkTolerance * std::max(scale, 1e-30)))
+      return fail(llvm::formatv("--check-decode: position {0} (batch {1}) "
+                                "differs from the prefill by {2:e3}, more "
+                                "than {3:e1} of the output scale {4:e3}",
+                                worstT, worstB, maxDiff,
+                                checkTolerance.getValue(), scale)
+                      .str());
+  } else {
+    std::vector<blockc::HostTensor> caches = freshCaches();
+    blockc::HostTensor out;
+    auto start = std::chrono::steady_clock::now();
+    if (!step(input, 0, caches, out))
+      return fail(error);
+    prefillSeconds = seconds(start);
+    storeRows(all, out, 0);
+    int64_t pos = promptLen;
+    for (unsigned s = 0; s < decodeSteps; ++s) {
+      // The last output row stands in for the sampled token's embedding.
+      blockc::HostTensor next = sliceRows(out, out.shape[1] - 1, 1);
+      auto s0 = std::chrono::steady_clock::now();
+      if (!step(next, pos, caches, out))
+        return fail(error);
+      stepTimes.push_back(seconds(s0));
+      storeRows(all, out, pos);
+      pos += 1;
+    }
+  }
+
+  double sum = 0, absSum = 0;
+  bool finite = true;
+  for (float v : all.data) {
+    sum += v;
+    absSum += std::fabs(v);
+    finite &= std::isfinite(v);
+  }
+  if (ctx.rank2)
+    all.shape.erase(all.shape.begin());
+  if (!outputFile.empty())
+    if (llvm::Error e = blockc::writeNpy(outputFile, all))
+      return fail(llvm::toString(std::move(e)));
+
+  auto &os = llvm::outs();
+  std::vector<int64_t> shownInput = input.shape;
+  if (ctx.rank2)
+    shownInput.erase(shownInput.begin());
+  os << "blockc-run: " << modelFile << " @" << sig.funcName
+     << " (target cpu, threads " << threads.getValue() << ")\n";
+  os << "  input    " << blockc::formatShape(shownInput) << "  "
+     << ctx.inputLabel << "\n";
+  os << "  weights  " << ctx.weights.size() << " tensors, " << ctx.numParams
+     << " parameters  " << ctx.weightsLabel << "\n";
+  os << "  kv cache " << cacheShapes.size() / 2 << " layer"
+     << (cacheShapes.size() == 2 ? "" : "s") << " x K, V "
+     << blockc::formatShape(cacheShapes.front()) << ", "
+     << llvm::format("%.1f KiB", cacheBytes / 1024.0) << "\n";
+  os << "  output   " << blockc::formatShape(all.shape)
+     << (outputFile.empty() ? "" : "  -> " + outputFile.getValue()) << "\n";
+  os << llvm::format("  checksum sum=%.6e abs_sum=%.6e%s\n", sum, absSum,
+                     finite ? "" : " (non-finite values!)");
+  os << "  compile  " << formatSeconds(compileSeconds) << "\n";
+  os << "  prefill  " << promptLen << " tokens in "
+     << formatSeconds(prefillSeconds) << "\n";
+  if (!stepTimes.empty()) {
+    std::vector<double> sorted = stepTimes;
+    std::sort(sorted.begin(), sorted.end());
+    double p90 = sorted[std::min<size_t>(sorted.size() - 1,
+                                         (sorted.size() * 9 + 9) / 10 - 1)];
+    double total = 0;
+    for (double t : stepTimes)
+      total += t;
+    os << "  decode   " << stepTimes.size() << " steps of 1 token: median "
+       << formatSeconds(medianOf(stepTimes)) << ", p90 " << formatSeconds(p90)
+       << llvm::format(", %.1f tokens/s (batch %lld)\n",
+                       double(batchSize) * stepTimes.size() / total,
+                       (long long)batchSize);
+  }
+  if (checkDecode)
+    os << llvm::format("  check    PASS: %lld positions x %lld, max |decode "
+                       "- prefill| = %.3e (%.1e of the output scale, "
+                       "tolerance %.0e)\n",
+                       (long long)promptLen, (long long)batchSize, maxDiff,
+                       maxDiff / std::max(scale, 1e-30),
+                       checkTolerance.getValue());
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -177,6 +457,17 @@ int main(int argc, char **argv) {
     return fail("--repeat must be at least 1");
   if (threads == 0)
     return fail("--threads must be at least 1");
+  bool decodeMode = decodeSteps > 0 || checkDecode;
+  if (decodeSteps > 0 && checkDecode)
+    return fail("give only one of --decode=N and --check-decode");
+  if (maxLen < 0 || (maxLen.getNumOccurrences() && maxLen == 0))
+    return fail("--max-len must be at least 1");
+  if (maxLen.getNumOccurrences() && !decodeMode)
+    return fail("--max-len needs --decode=N or --check-decode");
+  if (decodeMode && targetName != "cpu")
+    return fail("--decode and --check-decode run on the CPU target only");
+  if (!(checkTolerance > 0))
+    return fail("--check-tol must be positive");
   if (!outputFile.empty())
     if (llvm::Error e = blockc::checkWritable(outputFile))
       return fail(llvm::toString(std::move(e)));
@@ -335,6 +626,17 @@ int main(int argc, char **argv) {
   if (jitTarget == blockc::JitTarget::CPU)
     if (llvm::Error e = blockc::setCpuThreads(threads))
       return fail(llvm::toString(std::move(e)));
+
+  if (decodeMode)
+    return runDecodeMode(
+        *module,
+        {*sig, input, weights, numParams,
+         inputFile.empty() ? "random (seed " + std::to_string(inputSeed) + ")"
+                           : inputFile.getValue(),
+         weightsFile.empty()
+             ? "random (seed " + std::to_string(weightSeed) + ")"
+             : weightsFile.getValue(),
+         rank2});
 
   // ---- Compile
   // ---------------------------------------------------------------

@@ -35,13 +35,18 @@ def ConvertTransformerToLinalgPass : Pass<"convert-transformer-to-linalg"> {
       (masked entries are exactly 0; fully masked rows give 0, not NaN), then
       the P V contraction.
 
+    * `kv_cache_append`: a `cf.assert` that `0 <= position` and
+      `position + T <= L_max`, then one `tensor.insert_slice` of the new
+      rows (in place after bufferization of a writable cache argument).
+
     Only f32 is lowered today; f16/bf16 ops are reported as unsupported.
   }];
   let dependentDialects = [
     "::mlir::linalg::LinalgDialect",
     "::mlir::tensor::TensorDialect",
     "::mlir::arith::ArithDialect",
-    "::mlir::math::MathDialect"
+    "::mlir::math::MathDialect",
+    "::mlir::cf::ControlFlowDialect"
   ];
 }
 

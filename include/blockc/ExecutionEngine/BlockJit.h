@@ -20,6 +20,7 @@
 #include "llvm/Support/Error.h"
 
 #include <memory>
+#include <optional>
 
 namespace blockc {
 
@@ -53,8 +54,24 @@ public:
   /// on every run.
   llvm::Error run(llvm::ArrayRef<const HostTensor *> args, HostTensor &out);
 
+  /// Runs a decode entry derived by transformer-derive-decode (CPU only):
+  /// `args` are the input and the weights as for run(), `position` the
+  /// number of tokens already cached and `caches` the K and V caches of
+  /// every layer (k_0, v_0, k_1, ...), each [B, L_max, H_kv, D]. The new
+  /// rows are written into the caches in place; the caller checks that
+  /// position + T <= L_max first (the compiled code aborts otherwise).
+  llvm::Error runDecode(llvm::ArrayRef<const HostTensor *> args,
+                        int64_t position, llvm::ArrayRef<HostTensor *> caches,
+                        HostTensor &out);
+
 private:
   BlockJit() = default;
+  /// Invokes the entry with the result descriptor first, then `descriptors`
+  /// (one pointer each) with `position` inserted before the caches when
+  /// given, and copies the result into `out`.
+  llvm::Error invoke(std::vector<std::vector<int64_t>> &descriptors,
+                     std::optional<int64_t> position, size_t numCaches,
+                     HostTensor &out, bool gpu);
   std::unique_ptr<mlir::ExecutionEngine> engine;
   std::string entry;
   JitTarget target = JitTarget::CPU;

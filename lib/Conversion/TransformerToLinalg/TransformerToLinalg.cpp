@@ -12,6 +12,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -620,6 +621,41 @@ struct ResidualAddLowering : OpRewritePattern<ResidualAddOp> {
   }
 };
 
+/// kv_cache_append -> a run-time bound check (cf.assert) and one
+/// tensor.insert_slice of the new rows at [0, position, 0, 0]. Bufferized in
+/// place on a writable cache argument, this writes only the new rows.
+struct KVCacheAppendLowering : OpRewritePattern<KVCacheAppendOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(KVCacheAppendOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value entries = op.getNewEntries(), cache = op.getCache();
+    Value pos = op.getPosition();
+    SmallVector<OpFoldResult> sizes =
+        tensor::getMixedSizes(rewriter, loc, entries);
+    Value newLen = getValueOrCreateConstantIndexOp(rewriter, loc, sizes[1]);
+    Value end = arith::AddIOp::create(rewriter, loc, pos, newLen);
+    Value capacity = tensor::DimOp::create(rewriter, loc, cache, 1);
+    Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+    Value fits = arith::AndIOp::create(
+        rewriter, loc,
+        arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sge, pos,
+                              zero),
+        arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sle, end,
+                              capacity));
+    cf::AssertOp::create(rewriter, loc, fits,
+                         "blockc: KV cache overflow (position + new tokens > "
+                         "cache capacity L_max)");
+    SmallVector<OpFoldResult> offsets = {rewriter.getIndexAttr(0), pos,
+                                         rewriter.getIndexAttr(0),
+                                         rewriter.getIndexAttr(0)};
+    SmallVector<OpFoldResult> strides(4, rewriter.getIndexAttr(1));
+    rewriter.replaceOpWithNewOp<tensor::InsertSliceOp>(op, entries, cache,
+                                                       offsets, sizes, strides);
+    return success();
+  }
+};
+
 //===----------------------------------------------------------------------===//
 // Pass
 //===----------------------------------------------------------------------===//
@@ -657,7 +693,8 @@ struct ConvertTransformerToLinalgPass
     ConversionTarget target(getContext());
     target.addIllegalDialect<TransformerDialect>();
     target.addLegalDialect<linalg::LinalgDialect, tensor::TensorDialect,
-                           arith::ArithDialect, math::MathDialect>();
+                           arith::ArithDialect, math::MathDialect,
+                           cf::ControlFlowDialect>();
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
     if (failed(applyPartialConversion(getOperation(), target,
                                       std::move(patterns))))
@@ -669,6 +706,6 @@ struct ConvertTransformerToLinalgPass
 
 void blockc::populateTransformerToLinalgPatterns(RewritePatternSet &patterns) {
   patterns.add<RMSNormLowering, LayerNormLowering, LinearLowering, RoPELowering,
-               SDPALowering, ActivationLowering, ResidualAddLowering>(
-      patterns.getContext());
+               SDPALowering, ActivationLowering, ResidualAddLowering,
+               KVCacheAppendLowering>(patterns.getContext());
 }

@@ -81,3 +81,36 @@ func.func @slice_empty(%x: tensor<?x?x8xf32>, %w: tensor<8x8xf32> {transformer.w
 func.func @slice_wrong_arity(%x: tensor<?x?x8xf32>, %w: tensor<8x8xf32> {transformer.weight_slice = array<i64: 0, 8>}) {
   return
 }
+
+// -----
+
+// Decode entries (transformer-derive-decode) mark the position and the
+// caches; the marks are verified like the weight bindings.
+// CHECK-LABEL: func.func @decode_marks
+// CHECK-SAME: %{{.*}}: index {transformer.kv_position}
+// CHECK-SAME: {transformer.kv_cache = "k", transformer.layer = 1 : i64}
+func.func @decode_marks(%p: index {transformer.kv_position},
+    %k: tensor<1x?x2x8xf32> {transformer.kv_cache = "k", transformer.layer = 1 : i64}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'transformer.kv_position' on argument #0 must be a unit attribute}}
+func.func @position_not_unit(%p: index {transformer.kv_position = 1}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'transformer.kv_cache' on argument #0 must be "k" or "v"}}
+func.func @cache_kind(%k: tensor<1x?x2x8xf32> {transformer.kv_cache = "q"}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'transformer.layer' on argument #0 must be a non-negative integer}}
+func.func @cache_layer(%k: tensor<1x?x2x8xf32> {transformer.kv_cache = "k", transformer.layer = -1 : i64}) {
+  return
+}

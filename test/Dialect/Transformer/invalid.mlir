@@ -1075,3 +1075,59 @@ func.func @rope_interleaved_odd_head(%x: tensor<1x2x3x5xf32>) {
   %0 = transformer.rope %x {layout = #transformer.rope<interleaved>, rotary_dim = 4 : i64} : tensor<1x2x3x5xf32>
   return
 }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// kv_cache_append
+//===----------------------------------------------------------------------===//
+
+// The new rows must share the cache's element type.
+func.func @kv_cache_append_element_type(%k: tensor<2x1x2x8xf16>, %c: tensor<2x?x2x8xf32>, %p: index) -> tensor<2x?x2x8xf32> {
+  // expected-error @+1 {{expects new_entries to have element type 'f32' (the element type of cache), got 'f16'}}
+  %0 = transformer.kv_cache_append %k into %c at %p : tensor<2x1x2x8xf16> into tensor<2x?x2x8xf32>
+  return %0 : tensor<2x?x2x8xf32>
+}
+
+// -----
+
+// Batch, kv heads and head dim of the new rows must match the cache.
+func.func @kv_cache_append_kv_heads(%k: tensor<2x1x4x8xf32>, %c: tensor<2x?x2x8xf32>, %p: index) -> tensor<2x?x2x8xf32> {
+  // expected-error @+1 {{expects new_entries to have shape [2, 1, 2, 8], got [2, 1, 4, 8]}}
+  %0 = transformer.kv_cache_append %k into %c at %p : tensor<2x1x4x8xf32> into tensor<2x?x2x8xf32>
+  return %0 : tensor<2x?x2x8xf32>
+}
+
+// -----
+
+func.func @kv_cache_append_batch(%k: tensor<3x1x2x8xf32>, %c: tensor<2x?x2x8xf32>, %p: index) -> tensor<2x?x2x8xf32> {
+  // expected-error @+1 {{expects new_entries to have shape [2, 1, 2, 8], got [3, 1, 2, 8]}}
+  %0 = transformer.kv_cache_append %k into %c at %p : tensor<3x1x2x8xf32> into tensor<2x?x2x8xf32>
+  return %0 : tensor<2x?x2x8xf32>
+}
+
+// -----
+
+// More new rows than the cache holds can never fit (a static overflow).
+func.func @kv_cache_append_capacity(%k: tensor<2x9x2x8xf32>, %c: tensor<2x8x2x8xf32>, %p: index) -> tensor<2x8x2x8xf32> {
+  // expected-error @+1 {{expects at most the cache capacity L_max = 8 new entries, got 9}}
+  %0 = transformer.kv_cache_append %k into %c at %p : tensor<2x9x2x8xf32> into tensor<2x8x2x8xf32>
+  return %0 : tensor<2x8x2x8xf32>
+}
+
+// -----
+
+// The result is the updated cache: same type (ODS AllTypesMatch).
+func.func @kv_cache_append_rank(%k: tensor<2x1x16xf32>, %c: tensor<2x?x2x8xf32>, %p: index) -> tensor<2x?x2x8xf32> {
+  // expected-error @+1 {{operand #0 must be 4D tensor of 32-bit float or 16-bit float or bfloat16 type values}}
+  %0 = "transformer.kv_cache_append"(%k, %c, %p) : (tensor<2x1x16xf32>, tensor<2x?x2x8xf32>, index) -> tensor<2x?x2x8xf32>
+  return %0 : tensor<2x?x2x8xf32>
+}
+
+// -----
+
+func.func @kv_cache_append_result_type(%k: tensor<2x1x2x8xf32>, %c: tensor<2x?x2x8xf32>, %p: index) -> tensor<2x8x2x8xf32> {
+  // expected-error @+1 {{failed to verify that all of {cache, result} have same type}}
+  %0 = "transformer.kv_cache_append"(%k, %c, %p) : (tensor<2x1x2x8xf32>, tensor<2x?x2x8xf32>, index) -> tensor<2x8x2x8xf32>
+  return %0 : tensor<2x8x2x8xf32>
+}

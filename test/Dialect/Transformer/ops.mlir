@@ -374,3 +374,24 @@ func.func @block_dynamic_gate_bias(%x: tensor<?x?x16xf32>, %g1: tensor<16xf32>, 
   %0 = transformer.block %x attn_norm(%g1 : tensor<16xf32>) q(%wq : tensor<16x16xf32>) k(%wk : tensor<16x16xf32>) v(%wv : tensor<16x16xf32>) o(%wo : tensor<16x16xf32>) ffn_norm(%g2 : tensor<16xf32>) gate(%wg : tensor<32x16xf32>) gate_bias(%bg : tensor<32xf32>) up(%wu : tensor<32x16xf32>) up_bias(%bu : tensor<32xf32>) down(%wd : tensor<16x32xf32>) {activation = #transformer.activation<gelu>, num_heads = 4 : i64, num_kv_heads = 4 : i64, head_dim = 4 : i64, d_ff = 32 : i64} : tensor<?x?x16xf32>
   return %0 : tensor<?x?x16xf32>
 }
+
+//===----------------------------------------------------------------------===//
+// kv_cache_append
+//===----------------------------------------------------------------------===//
+
+// CHECK-LABEL: func.func @kv_cache_append
+// CHECK-SAME: (%[[K:.+]]: tensor<2x1x2x8xf32>, %[[C:.+]]: tensor<2x?x2x8xf32>, %[[P:.+]]: index)
+// CHECK: %[[R:.+]] = transformer.kv_cache_append %[[K]] into %[[C]] at %[[P]] : tensor<2x1x2x8xf32> into tensor<2x?x2x8xf32>
+// CHECK: return %[[R]]
+func.func @kv_cache_append(%k: tensor<2x1x2x8xf32>, %c: tensor<2x?x2x8xf32>, %p: index) -> tensor<2x?x2x8xf32> {
+  %0 = transformer.kv_cache_append %k into %c at %p : tensor<2x1x2x8xf32> into tensor<2x?x2x8xf32>
+  return %0 : tensor<2x?x2x8xf32>
+}
+
+// Dynamic batch and length on both sides, static capacity.
+// CHECK-LABEL: func.func @kv_cache_append_dynamic
+// CHECK: transformer.kv_cache_append %{{.*}} into %{{.*}} at %{{.*}} : tensor<?x?x1x16xf32> into tensor<?x64x1x16xf32>
+func.func @kv_cache_append_dynamic(%k: tensor<?x?x1x16xf32>, %c: tensor<?x64x1x16xf32>, %p: index) -> tensor<?x64x1x16xf32> {
+  %0 = transformer.kv_cache_append %k into %c at %p : tensor<?x?x1x16xf32> into tensor<?x64x1x16xf32>
+  return %0 : tensor<?x64x1x16xf32>
+}

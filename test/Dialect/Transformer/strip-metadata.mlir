@@ -1,4 +1,4 @@
-// RUN: blockc-opt %s --transformer-strip-metadata | FileCheck %s --implicit-check-not=transformer.weight_name --implicit-check-not=transformer.layer
+// RUN: blockc-opt %s --transformer-strip-metadata | FileCheck %s --implicit-check-not=transformer.weight_name --implicit-check-not=transformer.layer --implicit-check-not=transformer.kv_
 
 // The binding attributes are removed; everything else is kept.
 // CHECK-LABEL: func.func @f
@@ -10,4 +10,12 @@ func.func @f(%x: tensor<?x?x8xf32>,
   %y = transformer.rms_norm %x, %g {epsilon = 1.0e-5 : f64, transformer.layer = 2 : i64}
       : tensor<?x?x8xf32>, tensor<8xf32>
   return %y : tensor<?x?x8xf32>
+}
+
+// Decode-entry marks (position, caches with their layer) go too.
+// CHECK-LABEL: func.func @decode
+// CHECK-SAME: (%{{.*}}: index, %{{.*}}: tensor<1x?x2x8xf32>)
+func.func @decode(%p: index {transformer.kv_position},
+    %k: tensor<1x?x2x8xf32> {transformer.kv_cache = "k", transformer.layer = 0 : i64}) {
+  return
 }

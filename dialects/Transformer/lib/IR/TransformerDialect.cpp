@@ -55,6 +55,26 @@ LogicalResult TransformerDialect::verifyRegionArgAttribute(
                 "0 <= begin < end";
     return success();
   }
+  if (attr.getName() == kKVPositionAttr) {
+    if (!isa<UnitAttr>(attr.getValue()))
+      return op->emitError() << "'" << kKVPositionAttr << "' on argument #"
+                             << argIndex << " must be a unit attribute";
+    return success();
+  }
+  if (attr.getName() == kKVCacheAttr) {
+    auto kind = dyn_cast<StringAttr>(attr.getValue());
+    if (!kind || (kind.getValue() != "k" && kind.getValue() != "v"))
+      return op->emitError() << "'" << kKVCacheAttr << "' on argument #"
+                             << argIndex << " must be \"k\" or \"v\"";
+    return success();
+  }
+  if (attr.getName() == kLayerAttr) {
+    auto layer = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!layer || layer.getValue().isNegative())
+      return op->emitError() << "'" << kLayerAttr << "' on argument #"
+                             << argIndex << " must be a non-negative integer";
+    return success();
+  }
   return op->emitError() << "unknown transformer argument attribute '"
                          << attr.getName().getValue() << "'";
 }

@@ -373,6 +373,27 @@ LogicalResult SDPAOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
+// KVCacheAppendOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult KVCacheAppendOp::verify() {
+  if (failed(checkElementTypes(
+          *this, {{"cache", getCache()}, {"new_entries", getNewEntries()}})))
+    return failure();
+  ArrayRef<int64_t> cache = getCache().getType().getShape();
+  ArrayRef<int64_t> entries = getNewEntries().getType().getShape();
+  // Batch, kv heads and head dim agree; the length may differ.
+  if (failed(checkShape(*this, "new_entries", getNewEntries(),
+                        {cache[0], entries[1], cache[2], cache[3]})))
+    return failure();
+  if (!ShapedType::isDynamic(entries[1]) && !ShapedType::isDynamic(cache[1]) &&
+      entries[1] > cache[1])
+    return emitOpError() << "expects at most the cache capacity L_max = "
+                         << cache[1] << " new entries, got " << entries[1];
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // FFNOp
 //===----------------------------------------------------------------------===//
 

@@ -30,7 +30,10 @@ struct TransformerStripMetadataPass
         for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
           for (StringRef name : {TransformerDialect::kWeightNameAttr,
                                  TransformerDialect::kWeightTransposeAttr,
-                                 TransformerDialect::kWeightSliceAttr})
+                                 TransformerDialect::kWeightSliceAttr,
+                                 TransformerDialect::kKVPositionAttr,
+                                 TransformerDialect::kKVCacheAttr,
+                                 TransformerDialect::kLayerAttr})
             func.removeArgAttr(i, name);
     });
   }

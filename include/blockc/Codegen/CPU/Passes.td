@@ -105,4 +105,38 @@ def CPULowerSDPAPass
   ];
 }
 
+def DropInPlaceResultsPass
+    : Pass<"blockc-drop-inplace-results", "::mlir::ModuleOp"> {
+  let summary = "Drop function results that are the function's own buffer arguments";
+  let description = [{
+    After one-shot bufferization, a value-semantic result that was computed
+    in place in an argument's buffer (the KV caches of a decode entry, see
+    `transformer-derive-decode`) is returned as that very block argument.
+    This pass removes such results from functions that have no callers in
+    the module (entry points), so the caller simply sees its buffer updated
+    and the entry keeps the one-result C interface. It must run before the
+    deallocation pipeline, which would otherwise return a clone (a full copy
+    of the cache per call). Upstream's `drop-equivalent-buffer-results` only
+    handles private functions.
+
+    Before:
+    ```mlir
+    func.func @f(%x: memref<?xf32>, %c: memref<?xf32>) -> (memref<?xf32>, memref<?xf32>) {
+      ...
+      return %y, %c : memref<?xf32>, memref<?xf32>
+    }
+    ```
+    After:
+    ```mlir
+    func.func @f(%x: memref<?xf32>, %c: memref<?xf32>) -> memref<?xf32> {
+      ...
+      return %y : memref<?xf32>
+    }
+    ```
+  }];
+  let statistics = [
+    Statistic<"numDropped", "num-dropped", "Number of results dropped">
+  ];
+}
+
 #endif // BLOCKC_CODEGEN_CPU_PASSES_TD

@@ -24,7 +24,10 @@ def Transformer_Dialect : Dialect {
       sub-layer with its four projections) and `transformer.ffn` (the
       feed-forward sub-layer, gated or plain);
     * primitives: `rms_norm`, `layer_norm`, `linear`, `rope`, `sdpa`,
-      `activation` and `residual_add`.
+      `activation` and `residual_add`;
+    * KV caches: `kv_cache_append` (the decode entry derived by
+      `transformer-derive-decode` writes each layer's new keys and values
+      into caches `[B, L_max, H_kv, D]` with it).
 
     All ops are value-semantic on ranked tensors. Activations are shaped
     `[B, T, d]` (B and T may be dynamic); weights are static tensors stored
@@ -43,6 +46,12 @@ def Transformer_Dialect : Dialect {
         "transformer.weight_transpose";
     static constexpr ::llvm::StringLiteral kWeightSliceAttr =
         "transformer.weight_slice";
+    // Decode entry functions (transformer-derive-decode): the argument that
+    // holds the number of cached tokens, and the K/V cache arguments
+    // ("k" or "v", with the layer in `transformer.layer`).
+    static constexpr ::llvm::StringLiteral kKVPositionAttr =
+        "transformer.kv_position";
+    static constexpr ::llvm::StringLiteral kKVCacheAttr = "transformer.kv_cache";
   }];
 }
 

@@ -202,6 +202,42 @@ def Transformer_SDPAOp : Transformer_Op<"sdpa", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Transformer_KVCacheAppendOp : Transformer_Op<"kv_cache_append",
+    [Pure, AllTypesMatch<["cache", "result"]>]> {
+  let summary = "write new key or value rows into a KV cache at a position";
+  let description = [{
+    `cache` is one layer's key (or value) cache `[B, L_max, H_kv, D]`
+    (`L_max` is its capacity), `new_entries` the `T` new rows
+    `[B, T, H_kv, D]` and `position` the number of rows already cached. The
+    result is the cache with rows `[position, position + T)` replaced:
+
+    ```
+    result[b, position + t, h, d] = new_entries[b, t, h, d]   // t < T
+    result[b, j, h, d]            = cache[b, j, h, d]         // other j
+    ```
+
+    `position + T <= L_max` is required; the static part is verified, the
+    dynamic part is checked at run time (the lowering emits a `cf.assert`
+    that aborts with a message instead of writing out of bounds). The op is
+    destination-style in spirit: it lowers to `tensor.insert_slice`, which
+    one-shot bufferization performs in place on a writable cache argument,
+    so a decode step writes T rows and never copies the cache.
+
+    ```mlir
+    %kc1 = transformer.kv_cache_append %k into %kc at %pos
+        : tensor<?x1x8x128xf32> into tensor<?x?x8x128xf32>
+    ```
+  }];
+  let arguments = (ins Transformer_HeadTensor:$new_entries,
+                   Transformer_HeadTensor:$cache, Index:$position);
+  let results = (outs Transformer_HeadTensor:$result);
+  let assemblyFormat = [{
+    $new_entries `into` $cache `at` $position attr-dict `:`
+    type($new_entries) `into` type($cache)
+  }];
+  let hasVerifier = 1;
+}
+
 def Transformer_ActivationOp : Transformer_Op<"activation",
     [Pure, AllTypesMatch<["input", "result"]>]> {
   let summary = "pointwise activation function";

@@ -51,6 +51,49 @@ def TransformerDecomposePass : Pass<"transformer-decompose"> {
   ];
 }
 
+def TransformerDeriveDecodePass
+    : Pass<"transformer-derive-decode", "::mlir::ModuleOp"> {
+  let summary = "Derive a KV-cached decode entry from a model's forward function";
+  let description = [{
+    Adds `@<entry>_decode` next to the model function `@<entry>` (default
+    `@forward`, which is left unchanged). The new function is the forward
+    function decomposed (as by `transformer-decompose`) with every attention
+    routed through a KV cache:
+
+    ```
+    @forward_decode(%x: [B, T, d], <the weights of @forward>,
+                    %pos: index {transformer.kv_position},
+                    %k_0 {transformer.kv_cache = "k", transformer.layer = 0},
+                    %v_0 {transformer.kv_cache = "v", transformer.layer = 0},
+                    ..., %k_{N-1}, %v_{N-1})
+        -> ([B, T, d], k_0', v_0', ..., k_{N-1}', v_{N-1}')
+    ```
+
+    Each cache is `[B, L_max, H_kv, D]` (L_max dynamic); layer `i` is the
+    `i`-th attention in program order. In the body every `transformer.rope`
+    gets the absolute position offset `%pos`, and every `transformer.sdpa`
+    reads its keys and values from
+    `tensor.extract_slice (transformer.kv_cache_append %k into %k_i at %pos)`
+    over the first `pos + T` rows; its causal mask is bottom-right aligned, so
+    query `t` sees cache rows `j <= pos + t`. The updated caches are returned
+    (value semantics); after one-shot bufferization they are the caller's
+    buffers written in place, and `blockc-drop-inplace-results` removes them
+    from the results.
+
+    Prefill is the same function with `%pos = 0`, so prefill and decode
+    cannot drift apart. Non-causal attention has no decode entry (an error).
+  }];
+  let options = [
+    Option<"entry", "entry", "std::string", /*default=*/"\"forward\"",
+           "The model function to derive the decode entry from">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::func::FuncDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
 def TransformerStripMetadataPass
     : Pass<"transformer-strip-metadata", "::mlir::ModuleOp"> {
   let summary = "Remove transformer.* binding attributes before translation";

@@ -1,0 +1,168 @@
+//===- DeriveDecode.cpp - KV-cached decode entry from a forward function --===//
+//
+// Clones the model function, decomposes the clone into primitives and routes
+// every attention through per-layer K/V caches (transformer.kv_cache_append
+// plus a view of the valid prefix), with RoPE at the absolute positions
+// pos .. pos + T - 1. See Passes.td (TransformerDeriveDecodePass).
+//
+//===----------------------------------------------------------------------===//
+
+#include "blockc/Dialect/Transformer/IR/TransformerDialect.h"
+#include "blockc/Dialect/Transformer/IR/TransformerOps.h"
+#include "blockc/Dialect/Transformer/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace blockc::transformer {
+#define GEN_PASS_DEF_TRANSFORMERDERIVEDECODEPASS
+#include "blockc/Dialect/Transformer/Transforms/Passes.h.inc"
+} // namespace blockc::transformer
+
+using namespace mlir;
+using namespace blockc::transformer;
+
+namespace {
+
+struct TransformerDeriveDecodePass
+    : blockc::transformer::impl::TransformerDeriveDecodePassBase<
+          TransformerDeriveDecodePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *ctx = &getContext();
+    auto forward = module.lookupSymbol<func::FuncOp>(entry);
+    if (!forward || forward.isExternal()) {
+      module.emitError() << "transformer-derive-decode: no function @" << entry
+                         << " with a body";
+      return signalPassFailure();
+    }
+    std::string name = entry + "_decode";
+    if (module.lookupSymbol(name)) {
+      forward.emitError() << "transformer-derive-decode: @" << name
+                          << " already exists";
+      return signalPassFailure();
+    }
+    auto decode = cast<func::FuncOp>(forward->clone());
+    decode.setName(name);
+    decode.setPublic();
+    module.insert(std::next(Block::iterator(forward)), decode);
+
+    // The decode entry is the forward function decomposed: the caches are
+    // threaded through its primitive ops.
+    RewritePatternSet patterns(ctx);
+    populateDecomposeBlockPatterns(patterns);
+    populateDecomposeSubLayerPatterns(patterns);
+    GreedyRewriteConfig config;
+    config.setUseTopDownTraversal(true);
+    if (failed(applyPatternsGreedily(decode, std::move(patterns), config))) {
+      decode.emitError() << "transformer-derive-decode: decomposition of @"
+                         << name << " did not converge";
+      return signalPassFailure();
+    }
+
+    SmallVector<SDPAOp> attentions;
+    SmallVector<RoPEOp> ropes;
+    decode.walk([&](Operation *op) {
+      if (auto sdpa = dyn_cast<SDPAOp>(op))
+        attentions.push_back(sdpa);
+      else if (auto rope = dyn_cast<RoPEOp>(op))
+        ropes.push_back(rope);
+    });
+    if (attentions.empty()) {
+      forward.emitError() << "transformer-derive-decode: @" << entry
+                          << " has no attention to cache";
+      decode.erase();
+      return signalPassFailure();
+    }
+    for (SDPAOp sdpa : attentions) {
+      if (!sdpa.getCausal()) {
+        sdpa.emitOpError() << "is not causal: a decode entry needs causal "
+                              "attention (transformer-derive-decode)";
+        decode.erase();
+        return signalPassFailure();
+      }
+    }
+
+    // %pos: the number of tokens already in the caches.
+    Location loc = decode.getLoc();
+    Block &body = decode.getBody().front();
+    unsigned posIndex = decode.getNumArguments();
+    (void)decode.insertArgument(
+        posIndex, IndexType::get(ctx),
+        DictionaryAttr::get(
+            ctx, {NamedAttribute(
+                     StringAttr::get(ctx, TransformerDialect::kKVPositionAttr),
+                     UnitAttr::get(ctx))}),
+        loc);
+    Value pos = body.getArgument(posIndex);
+
+    OpBuilder b(ctx);
+    for (RoPEOp rope : ropes) {
+      b.setInsertionPoint(rope);
+      Value offset = pos;
+      if (Value old = rope.getPositionOffset())
+        offset = arith::AddIOp::create(b, rope.getLoc(), old, pos);
+      rope.getPositionOffsetMutable().assign(offset);
+    }
+
+    SmallVector<Value> updated;
+    for (auto [layer, sdpa] : llvm::enumerate(attentions)) {
+      Location l = sdpa.getLoc();
+      b.setInsertionPoint(sdpa);
+      Value views[2];
+      for (int kv = 0; kv < 2; ++kv) {
+        Value entries = kv == 0 ? sdpa.getKey() : sdpa.getValue();
+        auto type = cast<RankedTensorType>(entries.getType());
+        auto cacheType =
+            RankedTensorType::get({type.getDimSize(0), ShapedType::kDynamic,
+                                   type.getDimSize(2), type.getDimSize(3)},
+                                  type.getElementType());
+        NamedAttribute attrs[] = {
+            NamedAttribute(
+                StringAttr::get(ctx, TransformerDialect::kKVCacheAttr),
+                StringAttr::get(ctx, kv == 0 ? "k" : "v")),
+            NamedAttribute(StringAttr::get(ctx, TransformerDialect::kLayerAttr),
+                           b.getI64IntegerAttr(layer))};
+        unsigned index = decode.getNumArguments();
+        (void)decode.insertArgument(index, cacheType,
+                                    DictionaryAttr::get(ctx, attrs), l);
+        Value cache = body.getArgument(index);
+        Value appended =
+            KVCacheAppendOp::create(b, l, cacheType, entries, cache, pos);
+        updated.push_back(appended);
+        // The valid prefix: rows [0, pos + T).
+        SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, l, entries);
+        Value newLen = getValueOrCreateConstantIndexOp(b, l, sizes[1]);
+        sizes[1] = arith::AddIOp::create(b, l, pos, newLen).getResult();
+        SmallVector<OpFoldResult> offsets(4, b.getIndexAttr(0));
+        SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
+        auto viewType =
+            RankedTensorType::get({type.getDimSize(0), ShapedType::kDynamic,
+                                   type.getDimSize(2), type.getDimSize(3)},
+                                  type.getElementType());
+        views[kv] = tensor::ExtractSliceOp::create(b, l, viewType, appended,
+                                                   offsets, sizes, strides);
+      }
+      sdpa.getKeyMutable().assign(views[0]);
+      sdpa.getValueMutable().assign(views[1]);
+    }
+
+    // Return the updated caches after the activation.
+    auto ret = cast<func::ReturnOp>(body.getTerminator());
+    unsigned numResults = decode.getNumResults();
+    for (auto [i, v] : llvm::enumerate(updated))
+      (void)decode.insertResult(numResults + i, v.getType(),
+                                DictionaryAttr::get(ctx));
+    ret.getOperandsMutable().append(updated);
+  }
+};
+
+} // namespace
