@@ -15,6 +15,10 @@ causal mask are built once, outside the timed forward (a model keeps them as
 buffers).  Weights are nn.Linear layout [out, in] (F.linear -> sgemm with
 W transposed).
 
+`torch-decode`: one decode step (T = 1) of the same block against a
+preallocated KV cache of --kv-len tokens, written in place (see
+run_torch_decode).
+
 `blas`: the sum of the block's projections as numpy float32 matmuls
 [T, d] @ [d, out] (q, k, v, o, gate, up, down), i.e. the GEMM work of the
 block with nothing else.  numpy sends 2-D x 2-D float32 products to
@@ -175,6 +179,73 @@ def run_torch(a):
     return result
 
 
+def run_torch_decode(a):
+    """One decode step of the eager block against a preallocated KV cache
+    [1, kv_len + 1, H_kv, dh] holding kv_len tokens: RoPE at position kv_len,
+    the new K/V row written in place (slice assignment), attention over
+    kv_len + 1 keys (GQA by expanding the cached heads, as HF Llama does).
+    Every timed step writes the same row, so the cache length stays kv_len."""
+    import torch
+    import torch.nn.functional as F
+
+    torch.set_num_threads(a.threads)
+    torch.manual_seed(0)
+    d, H, Hkv, dh, L = a.d, a.heads, a.kv_heads, a.head_dim, a.kv_len
+
+    def lin(n_in, n_out):
+        return torch.randn(n_out, n_in) * (1.0 / math.sqrt(n_in))
+
+    w = {name: lin(i, o) for name, i, o in projections(a)}
+    g1 = 1.0 + 0.1 * torch.randn(d)
+    g2 = 1.0 + 0.1 * torch.randn(d)
+    k_cache = torch.zeros(1, L + 1, Hkv, dh)
+    v_cache = torch.zeros(1, L + 1, Hkv, dh)
+    k_cache[:, :L].normal_()
+    v_cache[:, :L].normal_()
+    inv_freq = 1.0 / (a.theta ** (torch.arange(0, dh, 2, dtype=torch.float64)
+                                  / dh))
+    emb = torch.cat((L * inv_freq, L * inv_freq))
+    cos, sin = emb.cos().float(), emb.sin().float()
+    scale = 1.0 / math.sqrt(dh)
+    x = torch.randn(1, 1, d)
+
+    def rms(v, g):
+        return v * torch.rsqrt(v.pow(2).mean(-1, keepdim=True) + a.eps) * g
+
+    def rope(v):
+        v1, v2 = v[..., :dh // 2], v[..., dh // 2:]
+        return v * cos + torch.cat((-v2, v1), dim=-1) * sin
+
+    def step_fn(x):
+        h = rms(x, g1)
+        q = rope(F.linear(h, w["q"]).view(1, 1, H, dh))
+        k_cache[:, L:L + 1] = rope(F.linear(h, w["k"]).view(1, 1, Hkv, dh))
+        v_cache[:, L:L + 1] = F.linear(h, w["v"]).view(1, 1, Hkv, dh)
+        k, v = k_cache[:, :L + 1], v_cache[:, :L + 1]
+        if H != Hkv:
+            k = k.repeat_interleave(H // Hkv, dim=2)
+            v = v.repeat_interleave(H // Hkv, dim=2)
+        q, k, v = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
+        o = torch.softmax((q @ k.transpose(-2, -1)) * scale, dim=-1) @ v
+        x = x + F.linear(o.transpose(1, 2).reshape(1, 1, H * dh), w["o"])
+        h = rms(x, g2)
+        return x + F.linear(F.silu(F.linear(h, w["gate"]))
+                            * F.linear(h, w["up"]), w["down"])
+
+    with torch.inference_mode():
+        y = None
+
+        def step():
+            nonlocal y
+            y = step_fn(x)
+
+        result = timed(step, a.repeat)
+        result["checksum"] = float(y.sum())
+    result.update(torch_version=torch.__version__,
+                  torch_threads=torch.get_num_threads(), kv_len=L)
+    return result
+
+
 # --- BLAS projection sum -------------------------------------------------
 
 def cblas_sgemm_fn():
@@ -235,7 +306,7 @@ def run_blas(a):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("mode", choices=["torch", "blas"])
+    p.add_argument("mode", choices=["torch", "torch-decode", "blas"])
     p.add_argument("--d", type=int, required=True)
     p.add_argument("--heads", type=int, required=True)
     p.add_argument("--kv-heads", type=int, required=True)
@@ -246,10 +317,17 @@ def main():
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--eps", type=float, default=1e-6)
     p.add_argument("--theta", type=float, default=1e4)
+    p.add_argument("--kv-len", type=int, default=0,
+                   help="torch-decode: tokens already in the KV cache")
     a = p.parse_args()
     if not a.head_dim:
         a.head_dim = a.d // a.heads
-    result = run_torch(a) if a.mode == "torch" else run_blas(a)
+    if a.mode == "torch":
+        result = run_torch(a)
+    elif a.mode == "torch-decode":
+        result = run_torch_decode(a)
+    else:
+        result = run_blas(a)
     result.update(mode=a.mode, threads=a.threads, repeat=a.repeat,
                   blas_libraries=mapped_blas(), openblas=openblas_config(),
                   env={k: os.environ.get(k) for k in
