@@ -45,13 +45,16 @@ PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") \
     else sys.executable
 OPENBLAS_DIR = "/usr/lib/x86_64-linux-gnu/openblas-pthread"
 
-# (case name, config file in benchmarks/configs, sequence length T)
+# (case name, config file in benchmarks/configs, sequence length T, KV
+# cache length L: 0 = no cache, else one decode step against L cached tokens)
 CASES = [
-    ("small", "small", 128),
-    ("mid", "mid", 128),
-    ("7b", "7b", 128),
-    ("long", "mid", 2048),
-    ("7b-decode", "7b", 1),
+    ("small", "small", 128, 0),
+    ("mid", "mid", 128, 0),
+    ("7b", "7b", 128, 0),
+    ("long", "mid", 2048, 0),
+    ("7b-decode", "7b", 1, 0),
+    ("7b-kv512", "7b", 1, 512),
+    ("7b-kv4096", "7b", 1, 4096),
 ]
 QUICK_CASES = ["small", "7b-decode"]
 
@@ -265,6 +268,16 @@ def block_flops(c, T):
             + 4.0 * T * T * c["heads"] * c["head_dim"])
 
 
+def kv_bytes(c, L):
+    """f32 bytes of the K and V caches one decode step reads (L tokens)."""
+    return 2.0 * 4 * L * c["kv_heads"] * c["head_dim"]
+
+
+def decode_flops(c, L):
+    """One token against L cached ones: 2*P + 4*(L+1)*H*dh."""
+    return 2.0 * proj_params(c) + 4.0 * (L + 1) * c["heads"] * c["head_dim"]
+
+
 def weight_bytes(c):
     """f32 bytes of all the block's weights (projections + 2 norm gains)."""
     return 4.0 * (proj_params(c) + 2 * c["d"])
@@ -319,14 +332,28 @@ def bin_mtime(name):
         return None
 
 
-def measure_blockc(model, T, threads, repeat):
+def measure_blockc(model, T, threads, repeat, kv_len=0):
     built = bin_mtime("blockc-run")
-    cmd = [os.path.join(BIN, "blockc-run"), model, "--random-weights",
-           "--random-input", "--seq-len=%d" % T, "--repeat=%d" % (repeat + 1),
-           "--threads=%d" % threads]
+    if kv_len:
+        # Prefill kv_len tokens, then repeat+1 single-token steps through
+        # the KV cache; the decode line's median is the per-token latency.
+        cmd = [os.path.join(BIN, "blockc-run"), model, "--random-weights",
+               "--random-input", "--seq-len=%d" % kv_len,
+               "--decode=%d" % (repeat + 1), "--threads=%d" % threads]
+    else:
+        cmd = [os.path.join(BIN, "blockc-run"), model, "--random-weights",
+               "--random-input", "--seq-len=%d" % T,
+               "--repeat=%d" % (repeat + 1), "--threads=%d" % threads]
     t0 = time.time()
     p = run_tool(cmd)
     r = parse_blockc(p.stdout)
+    if kv_len:
+        m = re.search(r"decode\s+(\d+) steps of 1 token: median ([0-9.]+) "
+                      r"(us|ms|s), p90 ([0-9.]+) (us|ms|s)", p.stdout)
+        if m:
+            r["median_ms"] = float(m.group(2)) * UNIT[m.group(3)]
+            r["p90_ms"] = float(m.group(4)) * UNIT[m.group(5)]
+            r["runs"] = int(m.group(1))
     r.update(command=" ".join(os.path.relpath(a, ROOT) if a.startswith(ROOT)
                               else a for a in cmd),
              rc=p.returncode, wall_s=time.time() - t0,
@@ -339,13 +366,15 @@ def measure_blockc(model, T, threads, repeat):
     return r
 
 
-def measure_peer(mode, c, T, threads, repeat):
+def measure_peer(mode, c, T, threads, repeat, kv_len=0):
     cmd = [PYTHON, os.path.join(HERE, "peers.py"), mode,
            "--d", str(c["d"]), "--heads", str(c["heads"]),
            "--kv-heads", str(c["kv_heads"]), "--head-dim", str(c["head_dim"]),
            "--d-ff", str(c["d_ff"]), "--seq-len", str(T),
            "--threads", str(threads), "--repeat", str(repeat),
            "--eps", repr(c["eps"]), "--theta", repr(c["theta"])]
+    if kv_len:
+        cmd += ["--kv-len", str(kv_len)]
     t0 = time.time()
     try:
         p = subprocess.run(cmd, env=peer_env(threads), capture_output=True,
@@ -513,6 +542,16 @@ def markdown(report):
     if b_notes:
         notes.append("blockc-run said: " + "; ".join(
             "\"%s\"" % n for n in b_notes) + ".")
+    notes.append("The 7b-kv512 and 7b-kv4096 rows are one decode step "
+                 "against a KV cache of 512 or 4096 tokens: blockc-run "
+                 "--decode (the per-token median after a prefill of L "
+                 "tokens; the cache grows by one per step), PyTorch eager "
+                 "with a preallocated cache written in place "
+                 "(peers.py torch-decode); their GB/s count the weights "
+                 "plus the K/V bytes read (%.0f / %.0f MB of cache), and "
+                 "their sgemm-sum is the projections alone." % (
+                     kv_bytes(load_config("7b"), 512) / 1e6,
+                     kv_bytes(load_config("7b"), 4096) / 1e6))
     notes.append("T=1 is one token with no KV cache (L = 1): pure weight "
                  "streaming, %.0f MB of f32 weights per 7B block. numpy sends "
                  "[1, d] @ [d, out] to sgemv, so the sgemm-sum column is an "
@@ -778,27 +817,34 @@ def main():
             f, t = limits(report["probes"], n)
             log("  %d thread(s): FMA %.1f GFLOP/s, triad %.1f GB/s" % (n, f, t))
 
-        for case, cfg_name, T in cases:
+        for case, cfg_name, T, kv_len in cases:
             cfg = load_config(cfg_name)
             model = import_model(cfg, tmp)
             flops, wbytes = block_flops(cfg, T), weight_bytes(cfg)
+            if kv_len:
+                # Bytes one step must read: the weights and the K/V caches.
+                flops = decode_flops(cfg, kv_len)
+                wbytes = weight_bytes(cfg) + kv_bytes(cfg, kv_len)
             reps = repeats_for(cfg, T, repeat)
             for n in threads:
                 log("%s T=%d, %d thread(s), %d runs:" % (case, T, n, reps))
                 row = {"case": case, "config": cfg_name, "T": T,
+                       "kv_len": kv_len, "kv_bytes": kv_bytes(cfg, kv_len),
                        "threads": n, "repeat": reps, "flops": flops,
                        "weight_bytes": wbytes,
                        "shape": {k: cfg[k] for k in ("d", "heads", "kv_heads",
                                                      "head_dim", "d_ff")}}
-                row["blockc"] = measure_blockc(model, T, n, reps)
+                row["blockc"] = measure_blockc(model, T, n, reps, kv_len)
                 log("  blockc    %s" % (fmt_ms(row["blockc"].get("median_ms"))
                                         + " ms" if "error" not in
                                         row["blockc"] else "FAILED"))
                 rf = row["blockc"].get("flops_reported")
-                if rf and abs(rf - flops) > 1e-3 * flops:
+                if rf and not kv_len and abs(rf - flops) > 1e-3 * flops:
                     warnings.append("%s T=%d: blockc-run counts %.4g FLOPs, "
                                     "this harness %.4g" % (case, T, rf, flops))
-                row["torch"] = measure_peer("torch", cfg, T, n, reps)
+                row["torch"] = measure_peer(
+                    "torch-decode" if kv_len else "torch", cfg, T, n, reps,
+                    kv_len)
                 log("  PyTorch   %s" % (fmt_ms(row["torch"].get("median_ms"))
                                         + " ms" if "error" not in
                                         row["torch"] else "FAILED"))
