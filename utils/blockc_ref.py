@@ -783,6 +783,32 @@ def stack_forward(cfg, weights, x, n_layers=1, position_offset=0,
     return x, kvs
 
 
+def final_norm_names(cfg):
+    """Tensor names of the model's final norm: GPT-2 ``ln_f``, otherwise
+    Hugging Face Llama's ``model.norm`` (weight, plus bias for LayerNorm)."""
+    base = "ln_f" if cfg.naming == "gpt2" else "model.norm"
+    names = [base + ".weight"]
+    if cfg.norm == "layer":
+        names.append(base + ".bias")
+    return names
+
+
+def final_norm(cfg, weights, x):
+    """The model's final norm after the stack (float64)."""
+    names = final_norm_names(cfg)
+    missing = [n for n in names if n not in weights]
+    if missing:
+        raise RefError("missing weight tensor(s): %s" % ", ".join(missing))
+    g = np.asarray(weights[names[0]], dtype=np.float64)
+    if g.shape != (cfg.d,):
+        raise RefError("weight '%s' has shape %s, expected [%d]"
+                       % (names[0], list(g.shape), cfg.d))
+    if cfg.norm == "rms":
+        return rms_norm(x, g, cfg.norm_eps)
+    return layer_norm(x, g, np.asarray(weights[names[1]], dtype=np.float64),
+                      cfg.norm_eps)
+
+
 def check_weights(cfg, weights, strict=False):
     """Verify names and shapes; return list of warnings about extras."""
     expected = cfg.expected_shapes()
@@ -809,7 +835,7 @@ def check_weights(cfg, weights, strict=False):
 # Generators
 # ---------------------------------------------------------------------------
 
-def gen_weights(cfg, seed, scale=0.05, n_layers=1):
+def gen_weights(cfg, seed, scale=0.05, n_layers=1, with_final_norm=False):
     """Random float32 weights {name: array}, deterministic in (cfg, seed),
     for layers cfg.layer .. cfg.layer + n_layers - 1, in file layout.
 
@@ -826,6 +852,11 @@ def gen_weights(cfg, seed, scale=0.05, n_layers=1):
                 v = 1.0 + 0.1 * z if name.endswith(".weight") else 0.1 * z
             else:
                 v = scale * z
+            out[name] = v.astype(np.float32)
+    if with_final_norm:
+        for name in final_norm_names(cfg):
+            z = rng.standard_normal((cfg.d,))
+            v = 1.0 + 0.1 * z if name.endswith(".weight") else 0.1 * z
             out[name] = v.astype(np.float32)
     return out
 
@@ -1028,7 +1059,8 @@ def edit_safetensors(src, dst, op, name, shape=None, dtype="F32", seed=0):
 def cmd_gen_weights(args):
     cfg = load_config(args.config)
     dtype = CLI_DTYPES[args.dtype]
-    w = gen_weights(cfg, args.seed, args.scale, args.layers)
+    w = gen_weights(cfg, args.seed, args.scale, args.layers,
+                    args.final_norm)
     entries = [(n, dtype, v.shape, encode_tensor(v, dtype))
                for n, v in w.items()]
     write_safetensors(args.output, entries, {"format": "pt"})
@@ -1105,6 +1137,8 @@ def cmd_run(args):
     dumps = [] if args.dump else None
     y, kvs = stack_forward(cfg, weights, x3, len(layers), offset, caches,
                            dumps)
+    if args.final_norm:
+        y = final_norm(cfg, weights, y)
     save_npy(args.output, y[0] if rank2 else y)
     if args.save_kv:
         for j, path in enumerate(args.save_kv):
@@ -1188,6 +1222,9 @@ def build_parser():
                    help="std of linear weights/biases (default 0.05)")
     p.add_argument("--layers", type=int, default=1, metavar="N",
                    help="write layers layer .. layer+N-1 (default 1)")
+    p.add_argument("--final-norm", action="store_true",
+                   help="also write the model's final norm (model.norm / "
+                        "GPT-2 ln_f)")
     p.set_defaults(func=cmd_gen_weights)
 
     p = sub.add_parser("gen-input", help="random float32 input -> .npy")
@@ -1223,6 +1260,9 @@ def build_parser():
                    help="apply layers layer .. layer+N-1 in sequence "
                         "(default 1); with N > 1 kv-cache files have a "
                         "leading layer axis and --dump writes DIR/layer<i>/")
+    p.add_argument("--final-norm", action="store_true",
+                   help="apply the model's final norm (model.norm / GPT-2 "
+                        "ln_f) after the last layer")
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("compare", help="compare two .npy outputs")

@@ -351,6 +351,17 @@ blockc::importHFConfig(MLIRContext *ctx, llvm::StringRef configText,
       s[BDown] = addWeight({p + "mlp.down_proj.bias", {c.d}});
   }
 
+  // The model's final norm (Llama/Mistral/Qwen2 `model.norm`, GPT-2
+  // `ln_f`), applied after the last imported layer.
+  int finalNorm = -1, finalNormBias = -1;
+  if (options.finalNorm) {
+    bool gpt2 = c.family == "gpt2";
+    finalNorm = addWeight({gpt2 ? "ln_f.weight" : "model.norm.weight", {c.d}});
+    if (c.layerNorm)
+      finalNormBias =
+          addWeight({gpt2 ? "ln_f.bias" : "model.norm.bias", {c.d}});
+  }
+
   b.setInsertionPointToEnd(module->getBody());
   auto func = func::FuncOp::create(b, loc, "forward",
                                    b.getFunctionType(args.types, {actType}));
@@ -381,6 +392,16 @@ blockc::importHFConfig(MLIRContext *ctx, llvm::StringRef configText,
         b.getF64FloatAttr(c.theta));
     block->setAttr(TransformerDialect::kLayerAttr, b.getI64IntegerAttr(i));
     x = block.getResult();
+  }
+  if (finalNorm >= 0) {
+    Location normLoc = NameLoc::get(b.getStringAttr("final_norm"), loc);
+    FloatAttr eps = b.getF64FloatAttr(c.eps);
+    x = c.layerNorm
+            ? LayerNormOp::create(b, normLoc, actType, x, arg(finalNorm),
+                                  arg(finalNormBias), eps)
+                  .getResult()
+            : RMSNormOp::create(b, normLoc, actType, x, arg(finalNorm), eps)
+                  .getResult();
   }
   func::ReturnOp::create(b, loc, x);
   if (failed(verify(*module)))

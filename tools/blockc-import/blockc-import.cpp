@@ -35,6 +35,11 @@ cl::opt<int64_t>
 cl::opt<std::string> dtype("dtype",
                            cl::desc("Element type: f32 (default), bf16, f16"),
                            cl::init("f32"), cl::cat(category));
+cl::opt<bool> finalNorm(
+    "final-norm",
+    cl::desc("Append the model's final norm (model.norm.weight, GPT-2 "
+             "ln_f) after the last imported layer"),
+    cl::init(false), cl::cat(category));
 cl::opt<std::string> outputFile("o", cl::desc("Output model (default: -)"),
                                 cl::init("-"), cl::value_desc("file"),
                                 cl::cat(category));
@@ -61,6 +66,7 @@ int main(int argc, char **argv) {
   blockc::ImportOptions options;
   options.layers = layers;
   options.dtype = dtype;
+  options.finalNorm = finalNorm;
   auto module = blockc::importHFConfig(&context, (*buffer)->getBuffer(),
                                        configFile, options);
   if (!module)

@@ -23,6 +23,9 @@ struct ImportOptions {
   int64_t layers = 1;
   /// Element type of activations and weights: "f32", "bf16" or "f16".
   std::string dtype = "f32";
+  /// Append the model's final norm (`model.norm` / GPT-2 `ln_f`) after the
+  /// last imported layer.
+  bool finalNorm = false;
 };
 
 /// Parses `configText` (the contents of config.json; `path` names it in
