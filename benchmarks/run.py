@@ -366,6 +366,29 @@ def measure_blockc(model, T, threads, repeat, kv_len=0):
     return r
 
 
+def measure_rss(model, T):
+    """Peak resident memory of one blockc-run (compile + one run) at
+    sequence length T: the kernel's max RSS of the child (os.wait4)."""
+    cmd = [os.path.join(BIN, "blockc-run"), model, "--random-weights",
+           "--random-input", "--seq-len=%d" % T, "--repeat=1",
+           "--threads=1"]
+    t0 = time.time()
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    out = p.stdout.read().decode(errors="replace")
+    _, status, usage = os.wait4(p.pid, 0)
+    p.returncode = os.waitstatus_to_exitcode(status)
+    r = {"T": T, "command": " ".join(os.path.relpath(a, ROOT)
+                                     if a.startswith(ROOT) else a
+                                     for a in cmd),
+         "rc": p.returncode, "wall_s": time.time() - t0,
+         "max_rss_mb": usage.ru_maxrss / 1024.0}
+    r.update({k: v for k, v in parse_blockc(out).items()
+              if k in ("median_ms", "compile_ms")})
+    if p.returncode:
+        r["error"] = out[-3000:]
+    return r
+
+
 def measure_peer(mode, c, T, threads, repeat, kv_len=0):
     cmd = [PYTHON, os.path.join(HERE, "peers.py"), mode,
            "--d", str(c["d"]), "--heads", str(c["heads"]),
@@ -536,7 +559,37 @@ def markdown(report):
             fmt(d["blas_gbs"]) if decode else "–",
             fmt_ms(forced) if decode else "–"))
     lines.append("")
+    mem = report.get("memory") or []
+    if mem:
+        cfg = load_config("mid")
+        lines.append("Peak resident memory of one `blockc-run` (compile, "
+                     "random weights and input, one run, 1 thread) of the "
+                     "mid block: weights %.0f MB; a T x T score matrix per "
+                     "head would add 4*T^2*H bytes." % (
+                         weight_bytes(cfg) / 1e6))
+        lines.append("")
+        lines.append("| T | peak RSS MB | growth vs previous T | "
+                     "T x T scores would be MB | run ms | compile ms |")
+        lines.append("|---|---|---|---|---|---|")
+        prev = None
+        for r in mem:
+            grow = ("%.0f MB for %dx T" % (r["max_rss_mb"] - prev["max_rss_mb"],
+                                            r["T"] // prev["T"])
+                    if prev else "–")
+            lines.append("| %d | %s | %s | %.0f | %s | %s |" % (
+                r["T"], "FAILED" if r.get("error") else
+                "%.0f" % r["max_rss_mb"], grow,
+                4.0 * r["T"] ** 2 * cfg["heads"] / 1e6,
+                fmt_ms(r.get("median_ms")), fmt_ms(r.get("compile_ms"))))
+            prev = r
+        lines.append("")
     notes = []
+    comp = sorted(r["blockc"]["compile_ms"] for r in report["rows"]
+                  if r["case"] == "7b" and r["blockc"].get("compile_ms"))
+    if comp:
+        notes.append("Compiling the Llama-2-7B block (blockc-run's compile "
+                     "line: parse, all passes, LLVM -O3, JIT): %s ms." %
+                     " / ".join("%.0f" % c for c in comp))
     b_notes = sorted({r["blockc"].get("mode_note") for r in report["rows"]
                       if r["blockc"].get("mode_note")})
     if b_notes:
@@ -769,6 +822,10 @@ def main():
     ap.add_argument("--cases", default=None,
                     help="comma-separated subset of: " +
                     ",".join(c[0] for c in CASES))
+    ap.add_argument("--memory", default=None,
+                    help="comma-separated sequence lengths for the peak-RSS "
+                    "series of the mid block (default 1024,2048,4096 in a "
+                    "full run, none with --quick or --cases; 'none' skips)")
     ap.add_argument("--out", default=None, help="output directory")
     ap.add_argument("--no-readme", action="store_true",
                     help="do not refresh benchmarks/README.md")
@@ -853,6 +910,19 @@ def main():
                                         + " ms" if "error" not in
                                         row["blas"] else "FAILED"))
                 report["rows"].append(row)
+
+        mem_ts = ([] if a.memory == "none" else
+                  [int(t) for t in a.memory.split(",")] if a.memory else
+                  [] if a.quick or a.cases else [1024, 2048, 4096])
+        report["memory"] = []
+        if mem_ts:
+            cfg = load_config("mid")
+            model = import_model(cfg, tmp)
+            for T in mem_ts:
+                log("peak RSS, mid block, T=%d ..." % T)
+                r = measure_rss(model, T)
+                log("  %.0f MB" % r["max_rss_mb"])
+                report["memory"].append(r)
 
         if not a.quick:
             log("probes again ...")
