@@ -44,7 +44,8 @@ void blockc::buildCPULowerToLinalgPipeline(OpPassManager &pm) {
   // As the generic stage 1, but projections become the register-tiled
   // vector kernel of blockc-cpu-lower-linear instead of a linalg.generic.
   addTextual(pm, "transformer-decompose,canonicalize,cse,"
-                 "func.func(blockc-cpu-lower-linear,blockc-cpu-lower-sdpa),"
+                 "func.func(blockc-cpu-select-tiles,blockc-cpu-lower-linear,"
+                 "blockc-cpu-lower-sdpa),"
                  "convert-transformer-to-linalg,"
                  "convert-elementwise-to-linalg,canonicalize,cse");
 }

@@ -252,9 +252,32 @@ struct CPULowerLinearPass
     }
     SmallVector<LinearOp> ops;
     getOperation().walk([&](LinearOp op) { ops.push_back(op); });
-    LowerLinear pattern(&getContext(), rows, cols, vectorWidth, blockN, blockK);
     PatternRewriter rewriter(&getContext());
     for (LinearOp op : ops) {
+      // Tiles chosen for this op (blockc-cpu-select-tiles or by hand)
+      // override the pass options.
+      int64_t t[5] = {rows, cols, vectorWidth, blockN, blockK};
+      if (Attribute attr = op->getAttr(blockc::cpu::kCpuTilesAttrName)) {
+        auto dict = dyn_cast<DictionaryAttr>(attr);
+        static constexpr const char *names[5] = {"rows", "cols", "vector_width",
+                                                 "block_n", "block_k"};
+        for (int i = 0; dict && i < 5; ++i) {
+          auto v = dict.getAs<IntegerAttr>(names[i]);
+          if (!v || v.getInt() < 1) {
+            dict = nullptr;
+            break;
+          }
+          t[i] = v.getInt();
+        }
+        if (!dict) {
+          op.emitOpError() << "has a malformed '"
+                           << blockc::cpu::kCpuTilesAttrName
+                           << "': expected a dictionary of positive integers "
+                              "rows, cols, vector_width, block_n, block_k";
+          return signalPassFailure();
+        }
+      }
+      LowerLinear pattern(&getContext(), t[0], t[1], t[2], t[3], t[4]);
       rewriter.setInsertionPoint(op);
       if (succeeded(pattern.matchAndRewrite(op, rewriter)))
         ++numLowered;

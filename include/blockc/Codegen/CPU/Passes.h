@@ -19,6 +19,10 @@
 
 namespace blockc::cpu {
 
+/// The tile-size dictionary {rows, cols, vector_width, block_n, block_k}
+/// that blockc-cpu-select-tiles attaches and blockc-cpu-lower-linear reads.
+inline constexpr llvm::StringLiteral kCpuTilesAttrName = "blockc.cpu_tiles";
+
 #define GEN_PASS_DECL
 #include "blockc/Codegen/CPU/Passes.h.inc"
 

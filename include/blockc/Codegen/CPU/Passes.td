@@ -39,6 +39,10 @@ def CPULowerLinearPass
     one masked (zero-padded) vector step. The output starts as the broadcast
     bias or zero. Inputs of other ranks are left to
     `convert-transformer-to-linalg`.
+
+    A `blockc.cpu_tiles` dictionary on the op (from
+    `blockc-cpu-select-tiles`, or written by hand) overrides the options
+    below for that op; a malformed one is an error at the op.
   }];
   let options = [
     Option<"rows", "rows", "int64_t", /*default=*/"4",
@@ -61,6 +65,45 @@ def CPULowerLinearPass
   ];
   let statistics = [
     Statistic<"numLowered", "num-lowered", "transformer.linear ops lowered">
+  ];
+}
+
+def CPUSelectTilesPass
+    : Pass<"blockc-cpu-select-tiles", "::mlir::func::FuncOp"> {
+  let summary = "Choose the CPU kernel's tile sizes per projection";
+  let description = [{
+    The heuristic half of the CPU projection kernel: attaches to every
+    `transformer.linear` without one a `blockc.cpu_tiles` dictionary
+    `{rows, cols, vector_width, block_n, block_k}` that
+    `blockc-cpu-lower-linear` (the mechanism) then uses instead of its pass
+    options. A tile attribute already present (written by a user, or by an
+    earlier run) is kept, so tests and users can pin any choice.
+
+    * ISA (`isa=auto` reads the host's features): `avx512` (32 zmm): 16
+      lanes, a 4 x 4 register tile (16 accumulators + 8 operand registers);
+      `avx2` (16 ymm): 8 lanes, 2 x 4 (8 accumulators + 6 operands);
+      `generic` (SSE, 16 xmm): 4 lanes, 2 x 4.
+    * Cache blocking: `block_k` is the reduction length rounded up to the
+      vector width, at most 2048; `block_n` keeps the weight block
+      (`block_n x block_k x 4` bytes) within `l2-bytes / 8` (256 KiB of a
+      2 MiB L2: the block measured best for the 7B projections), at least
+      `cols` and a multiple of it.
+
+    ```mlir
+    %y = transformer.linear %x, %w : ...          // before
+    %y = transformer.linear %x, %w {blockc.cpu_tiles = {block_k = 2048 : i64,
+        block_n = 32 : i64, cols = 4 : i64, rows = 4 : i64,
+        vector_width = 16 : i64}} : ...           // after, isa=avx512
+    ```
+  }];
+  let options = [
+    Option<"isa", "isa", "std::string", /*default=*/"\"auto\"",
+           "auto (host), avx512, avx2 or generic">,
+    Option<"l2Bytes", "l2-bytes", "int64_t", /*default=*/"2097152",
+           "L2 cache size used for the cache blocks">
+  ];
+  let statistics = [
+    Statistic<"numAnnotated", "num-annotated", "Projections given tiles">
   ];
 }
 
