@@ -45,7 +45,7 @@ void blockc::buildCPULowerToLinalgPipeline(OpPassManager &pm) {
   // vector kernel of blockc-cpu-lower-linear instead of a linalg.generic.
   addTextual(pm, "transformer-decompose,canonicalize,cse,"
                  "func.func(blockc-cpu-select-tiles,blockc-cpu-lower-linear,"
-                 "blockc-cpu-lower-sdpa),"
+                 "blockc-cpu-fuse-residual,blockc-cpu-lower-sdpa),"
                  "convert-transformer-to-linalg,"
                  "convert-elementwise-to-linalg,canonicalize,cse");
 }

@@ -134,6 +134,8 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
     auto forall = scf::ForallOp::create(
         rewriter, loc, ArrayRef<OpFoldResult>{rewriter.getIndexAttr(numBlocks)},
         ValueRange{init}, /*mapping=*/std::nullopt);
+    // Lets later passes (blockc-cpu-fuse-residual) find the kernel.
+    forall->setAttr(blockc::cpu::kLinearKernelAttr, rewriter.getUnitAttr());
     OpBuilder::InsertionGuard guard(rewriter);
     rewriter.setInsertionPointToStart(forall.getBody());
     Value nc = arith::MulIOp::create(rewriter, loc, forall.getInductionVar(0),

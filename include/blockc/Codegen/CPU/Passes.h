@@ -23,6 +23,10 @@ namespace blockc::cpu {
 /// that blockc-cpu-select-tiles attaches and blockc-cpu-lower-linear reads.
 inline constexpr llvm::StringLiteral kCpuTilesAttrName = "blockc.cpu_tiles";
 
+/// Marks the scf.forall of a projection kernel built by
+/// blockc-cpu-lower-linear (its shared output starts as the kernel's init).
+inline constexpr llvm::StringLiteral kLinearKernelAttr = "blockc.linear_kernel";
+
 #define GEN_PASS_DECL
 #include "blockc/Codegen/CPU/Passes.h.inc"
 

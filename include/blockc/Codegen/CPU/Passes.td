@@ -107,6 +107,32 @@ def CPUSelectTilesPass
   ];
 }
 
+def CPUFuseResidualPass
+    : Pass<"blockc-cpu-fuse-residual", "::mlir::func::FuncOp"> {
+  let summary = "Fuse residual adds into the epilogue of projection kernels";
+  let description = [{
+    A projection kernel of `blockc-cpu-lower-linear` (an `scf.forall`
+    marked `blockc.linear_kernel`) accumulates `x W^T` into its shared output,
+    which starts as zero (a `linalg.fill`) or as the broadcast bias. When
+    that result's only use is a `transformer.residual_add` with a residual
+    `r` of the same type, the kernel starts from `r` instead (or from
+    `r + bias`), and the add disappears: the residual stream is updated in
+    the projection's own stores (the O projection and the down projection of
+    a pre-norm block) instead of by a separate pass over `[B, T, d]`. The sum
+    is the same up to the order of the f32 additions.
+
+    ```mlir
+    %z = linalg.fill ins(%c0) outs(%e)                      // before
+    %y = scf.forall ... shared_outs(%o = %z) {...} {blockc.linear_kernel}
+    %h = transformer.residual_add %r, %y : tensor<?x?x64xf32>
+    %y = scf.forall ... shared_outs(%o = %r) {...} {blockc.linear_kernel}  // after
+    ```
+  }];
+  let statistics = [
+    Statistic<"numFused", "num-fused", "Residual adds fused">
+  ];
+}
+
 def CPULowerSDPAPass
     : Pass<"blockc-cpu-lower-sdpa", "::mlir::func::FuncOp"> {
   let summary = "Lower transformer.sdpa to a fused, online-softmax vector kernel";

@@ -1,0 +1,55 @@
+// RUN: blockc-opt %s -split-input-file --blockc-cpu-lower-linear --blockc-cpu-fuse-residual | FileCheck %s
+
+// The projection kernel starts from the residual r instead of a zero fill,
+// and the residual add disappears (its users read the kernel's result).
+// CHECK-LABEL: func.func @fused
+// CHECK:         %[[R:.+]] = transformer.activation <silu>
+// CHECK-NOT:     linalg.fill
+// CHECK:         %[[Y:.+]] = scf.forall (%{{.+}}) in (1) shared_outs(%{{.+}} = %[[R]])
+// CHECK:         } {blockc.linear_kernel}
+// CHECK-NOT:     transformer.residual_add
+// CHECK:         return %[[Y]]
+func.func @fused(%a: tensor<?x?x32xf32>, %x: tensor<?x?x16xf32>, %w: tensor<32x16xf32>) -> tensor<?x?x32xf32> {
+  %r = transformer.activation <silu> %a : tensor<?x?x32xf32>
+  %y = transformer.linear %x, %w : tensor<?x?x16xf32>, tensor<32x16xf32> -> tensor<?x?x32xf32>
+  %h = transformer.residual_add %r, %y : tensor<?x?x32xf32>
+  return %h : tensor<?x?x32xf32>
+}
+
+// -----
+
+// With a bias: the kernel starts from r + bias (one generic reading both),
+// whichever operand of the add the projection is.
+// CHECK-LABEL: func.func @fused_bias
+// CHECK-SAME:    (%{{.+}}: tensor<2x4x32xf32>, %{{.+}}: tensor<2x4x16xf32>, %{{.+}}: tensor<32x16xf32>, %[[B:.+]]: tensor<32xf32>)
+// CHECK:         %[[R:.+]] = transformer.activation <relu>
+// CHECK:         %[[INIT:.+]] = linalg.generic
+// CHECK-SAME:        ins(%[[B]], %[[R]] : tensor<32xf32>, tensor<2x4x32xf32>)
+// CHECK:           arith.addf
+// CHECK:         scf.forall (%{{.+}}) in (1) shared_outs(%{{.+}} = %[[INIT]])
+// CHECK-NOT:     transformer.residual_add
+func.func @fused_bias(%a: tensor<2x4x32xf32>, %x: tensor<2x4x16xf32>, %w: tensor<32x16xf32>, %b: tensor<32xf32>) -> tensor<2x4x32xf32> {
+  %r = transformer.activation <relu> %a : tensor<2x4x32xf32>
+  %y = transformer.linear %x, %w bias %b : tensor<2x4x16xf32>, tensor<32x16xf32>, tensor<32xf32> -> tensor<2x4x32xf32>
+  %h = transformer.residual_add %y, %r : tensor<2x4x32xf32>
+  return %h : tensor<2x4x32xf32>
+}
+
+// -----
+
+// Not fused: the residual is a function argument (the caller's buffer must
+// not be updated in place), or the projection has another use.
+// CHECK-LABEL: func.func @not_fused
+// CHECK:         linalg.fill
+// CHECK:         transformer.residual_add
+// CHECK:         linalg.fill
+// CHECK:         transformer.residual_add
+func.func @not_fused(%r: tensor<?x?x32xf32>, %x: tensor<?x?x16xf32>, %w: tensor<32x16xf32>) -> (tensor<?x?x32xf32>, tensor<?x?x32xf32>) {
+  %y = transformer.linear %x, %w : tensor<?x?x16xf32>, tensor<32x16xf32> -> tensor<?x?x32xf32>
+  %h = transformer.residual_add %r, %y : tensor<?x?x32xf32>
+  %s = transformer.activation <silu> %h : tensor<?x?x32xf32>
+  %y2 = transformer.linear %x, %w : tensor<?x?x16xf32>, tensor<32x16xf32> -> tensor<?x?x32xf32>
+  %h2 = transformer.residual_add %s, %y2 : tensor<?x?x32xf32>
+  %twice = transformer.residual_add %h2, %y2 : tensor<?x?x32xf32>
+  return %h2, %twice : tensor<?x?x32xf32>, tensor<?x?x32xf32>
+}
