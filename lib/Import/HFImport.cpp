@@ -19,6 +19,9 @@ using namespace blockc::transformer;
 
 namespace {
 
+/// Layers a config may declare (a module holds one block per layer).
+constexpr int64_t kMaxLayers = 4096;
+
 llvm::Error error(llvm::StringRef path, const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                  path + ": " + message);
@@ -54,7 +57,12 @@ struct Reader {
     return v && v->kind() != llvm::json::Value::Null ? v : nullptr;
   }
 
-  int64_t integer(llvm::StringRef key, std::optional<int64_t> dflt) {
+  /// Sizes above this are rejected: they are far beyond any published
+  /// model, and products of them (4 * n_embd, d * d_ff) must not overflow.
+  static constexpr int64_t kMaxSize = int64_t(1) << 24;
+
+  int64_t integer(llvm::StringRef key, std::optional<int64_t> dflt,
+                  int64_t max = kMaxSize) {
     const llvm::json::Value *v = get(key);
     if (!v) {
       if (!dflt)
@@ -64,6 +72,11 @@ struct Reader {
     std::optional<int64_t> i = v->getAsInteger();
     if (!i || *i < 1) {
       fail("field '" + key + "' must be a positive integer");
+      return 0;
+    }
+    if (*i > max) {
+      fail("field '" + key + "' = " + llvm::Twine(*i) +
+           " is too large (at most " + llvm::Twine(max) + ")");
       return 0;
     }
     return *i;
@@ -146,7 +159,7 @@ llvm::Expected<Config> readConfig(const llvm::json::Object &obj,
     c.heads = r.integer("num_attention_heads", std::nullopt);
     c.kvHeads = r.integer("num_key_value_heads", c.heads);
     c.headDim = r.integer("head_dim", c.heads ? c.d / c.heads : 1);
-    c.layers = r.integer("num_hidden_layers", 1);
+    c.layers = r.integer("num_hidden_layers", 1, kMaxLayers);
     c.eps = r.number("rms_norm_eps", 1e-6);
     c.theta = r.number("rope_theta", 10000.0);
     c.act = r.activation("hidden_act", "silu");
@@ -171,7 +184,7 @@ llvm::Expected<Config> readConfig(const llvm::json::Object &obj,
     c.kvHeads = c.heads;
     c.headDim = c.heads ? c.d / c.heads : 1;
     c.dff = r.integer("n_inner", 4 * c.d);
-    c.layers = r.integer("n_layer", 1);
+    c.layers = r.integer("n_layer", 1, kMaxLayers);
     c.eps = r.number("layer_norm_epsilon", 1e-5);
     c.act = r.activation("activation_function", "gelu_new");
     c.layerNorm = true;
