@@ -1,0 +1,4 @@
+func.func @forward(%x: tensor<?x?x65536xf32>, %g1: tensor<65536xf32>, %wq: tensor<65536x65536xf32>, %wk: tensor<65536x65536xf32>, %wv: tensor<65536x65536xf32>, %wo: tensor<65536x65536xf32>, %g2: tensor<65536xf32>, %wu: tensor<262144x65536xf32>, %wd: tensor<65536x262144xf32>) -> tensor<?x?x65536xf32> {
+  %y = transformer.block %x attn_norm(%g1 : tensor<65536xf32>) q(%wq : tensor<65536x65536xf32>) k(%wk : tensor<65536x65536xf32>) v(%wv : tensor<65536x65536xf32>) o(%wo : tensor<65536x65536xf32>) ffn_norm(%g2 : tensor<65536xf32>) up(%wu : tensor<262144x65536xf32>) down(%wd : tensor<65536x262144xf32>) {num_heads = 256 : i64, num_kv_heads = 256 : i64, head_dim = 256 : i64, d_ff = 262144 : i64, activation = #transformer.activation<relu>} : tensor<?x?x65536xf32>
+  return %y : tensor<?x?x65536xf32>
+}
