@@ -202,6 +202,64 @@ void storeRows(blockc::HostTensor &dst, const blockc::HostTensor &rows,
                 dst.data.begin() + (i * t + t0) * d);
 }
 
+/// Bytes of memory available to this process: MemAvailable from
+/// /proc/meminfo (free memory plus reclaimable caches), else 0 (unknown).
+double availableBytes() {
+  auto buf = llvm::MemoryBuffer::getFileAsStream("/proc/meminfo");
+  if (!buf)
+    return 0;
+  llvm::StringRef text = (*buf)->getBuffer();
+  size_t pos = text.find("MemAvailable:");
+  if (pos == llvm::StringRef::npos)
+    return 0;
+  unsigned long long kib = 0;
+  llvm::StringRef rest = text.drop_front(pos + 13).ltrim();
+  if (rest.consumeInteger(10, kib))
+    return 0;
+  return double(kib) * 1024.0;
+}
+
+std::string gib(double bytes) {
+  return llvm::formatv("{0:F1} GiB", bytes / (1024.0 * 1024 * 1024)).str();
+}
+
+/// Refuses, before anything large is allocated, a run whose f32 buffers
+/// (weights, input and output, the largest block's live intermediates, KV
+/// caches) would not fit in the memory available. The activations are an
+/// estimate: per token, 6 d + 2 (H + H_kv) D + 3 d_ff floats of one block
+/// (blocks run one after the other; attention keeps no T x T matrix).
+int checkMemory(const blockc::ModelSignature &sig, int64_t b, int64_t t,
+                int64_t steps, int64_t cacheLen) {
+  double weights = 0;
+  for (const blockc::ModelArgument &arg : llvm::drop_begin(sig.args)) {
+    double n = 4;
+    for (int64_t d : arg.type.getShape())
+      n *= double(d);
+    weights += n;
+  }
+  double tokens = double(b) * double(t + steps);
+  double d = double(sig.args[0].type.getDimSize(2));
+  double act = 8 * d, kv = 0;
+  for (const blockc::BlockConfig &c : sig.blocks) {
+    act = std::max(act, 6.0 * c.modelDim +
+                            2.0 * (c.numHeads + c.numKVHeads) * c.headDim +
+                            3.0 * c.dff);
+    kv += 2.0 * double(b) * double(cacheLen) * c.numKVHeads * c.headDim * 4;
+  }
+  double activations = tokens * act * 4;
+  double io = 2 * tokens * d * 4;
+  double total = weights + activations + io + kv;
+  double avail = availableBytes();
+  if (avail > 0 && total > avail)
+    return fail("this run needs about " + gib(total) + " (weights " +
+                gib(weights) + ", activations " + gib(activations) +
+                ", input and output " + gib(io) +
+                (kv > 0 ? ", KV caches " + gib(kv) : std::string()) +
+                "), more than the " + gib(avail) +
+                " of memory available; use a smaller --batch/--seq-len");
+  return 0;
+}
+
 /// --decode=N and --check-decode: derive the decode entry
 /// (transformer-derive-decode), compile it alone and drive it with caches
 /// [B, L_max, H_kv, D] allocated here.
@@ -526,14 +584,25 @@ int main(int argc, char **argv) {
                   " disagrees with --batch/--seq-len");
   } else {
     input.shape = {batch ? batch : 1, seqLen ? seqLen : 16, modelDim};
+  }
+  if (input.shape[0] == 0 || input.shape[1] == 0)
+    return fail("empty input: B and T must be at least 1, got " +
+                blockc::formatShape(input.shape));
+  {
+    int64_t steps = decodeMode && !checkDecode ? decodeSteps : 0;
+    int64_t cacheLen = !decodeMode ? 0
+                       : maxLen    ? maxLen.getValue()
+                                   : input.shape[1] + steps;
+    if (int rc =
+            checkMemory(*sig, input.shape[0], input.shape[1], steps, cacheLen))
+      return rc;
+  }
+  if (inputFile.empty()) {
     input.data.resize(input.numElements());
     Random rng(inputSeed);
     for (float &v : input.data)
       v = rng.uniform();
   }
-  if (input.shape[0] == 0 || input.shape[1] == 0)
-    return fail("empty input: B and T must be at least 1, got " +
-                blockc::formatShape(input.shape));
   // The static dims of the declared input type must match.
   for (unsigned i = 0; i < 2; ++i) {
     int64_t d = sig->args[0].type.getDimSize(i);
