@@ -672,7 +672,16 @@ def attention(cfg, w, x, position_offset=0, kv_cache=None, dump=None):
         hidden = np.arange(s)[None, :] > np.arange(t)[:, None] + (s - t)
         scores = np.where(hidden, -np.inf, scores)
     probs = softmax(scores)
-    ctx = (probs @ vh).transpose(0, 2, 1, 3).reshape(bsz, t, h * dh)
+    if cfg.causal and getattr(cfg, "skip_masked", False):
+        # Sum over the visible keys only: a masked key has no effect, even
+        # when its value row holds NaN or Inf (0 x NaN is NaN in the plain
+        # product below, as in eager PyTorch).
+        prod = probs[..., None] * vh[:, :, None, :, :]  # [B, H, T, S, Dh]
+        prod = np.where(hidden[None, None, :, :, None], 0.0, prod)
+        ctx = prod.sum(axis=3)
+    else:
+        ctx = probs @ vh
+    ctx = ctx.transpose(0, 2, 1, 3).reshape(bsz, t, h * dh)
     out = linear(ctx, w[p + "o_proj.weight"], w.get(p + "o_proj.bias"))
     if dump is not None:
         dump.update(q_rope=q, k_rope=k, v=v, attn_probs=probs, attn_ctx=ctx,
@@ -1061,6 +1070,13 @@ def cmd_gen_weights(args):
     dtype = CLI_DTYPES[args.dtype]
     w = gen_weights(cfg, args.seed, args.scale, args.layers,
                     args.final_norm)
+    for spec in args.scale_tensor or []:
+        suffix, _, factor = spec.rpartition("=")
+        hits = [n for n in w if n.endswith(suffix)]
+        if not suffix or not hits:
+            raise RefError("--scale-tensor %r matches no tensor" % spec)
+        for n in hits:
+            w[n] = w[n] * float(factor)
     entries = [(n, dtype, v.shape, encode_tensor(v, dtype))
                for n, v in w.items()]
     write_safetensors(args.output, entries, {"format": "pt"})
@@ -1073,7 +1089,15 @@ def cmd_gen_input(args):
     if args.rank2 and args.batch != 1:
         raise RefError("--rank2 requires --batch 1")
     rng = np.random.default_rng(args.seed)
-    x = rng.standard_normal((args.batch, args.seq_len, cfg.d))
+    x = rng.standard_normal((args.batch, args.seq_len, cfg.d)) * args.scale
+    for spec in args.set or []:
+        where, _, value = spec.partition("=")
+        try:
+            b, t, i = (int(v) for v in where.split(","))
+            x[b, t, i] = float(value)
+        except (ValueError, IndexError):
+            raise RefError("--set %r: expected B,T,I=VALUE inside [%d, %d, "
+                           "%d]" % (spec, args.batch, args.seq_len, cfg.d))
     save_npy(args.output, x[0] if args.rank2 else x)
 
 
@@ -1115,6 +1139,7 @@ def _load_kv_caches(args, cfg, n_layers, batch, rank2):
 
 def cmd_run(args):
     cfg = load_config(args.config)
+    cfg.skip_masked = args.skip_masked
     layers = cfg.stack(args.layers)
     weights = load_safetensors(args.weights)
     for lc in layers:
@@ -1225,6 +1250,10 @@ def build_parser():
     p.add_argument("--final-norm", action="store_true",
                    help="also write the model's final norm (model.norm / "
                         "GPT-2 ln_f)")
+    p.add_argument("--scale-tensor", action="append", metavar="SUFFIX=F",
+                   help="multiply the tensors whose names end in SUFFIX by "
+                        "F (repeatable; e.g. q_proj.weight=100 for large "
+                        "attention logits)")
     p.set_defaults(func=cmd_gen_weights)
 
     p = sub.add_parser("gen-input", help="random float32 input -> .npy")
@@ -1235,6 +1264,11 @@ def build_parser():
     p.add_argument("-o", "--output", required=True)
     p.add_argument("--rank2", action="store_true",
                    help="write [T, d] (requires --batch 1)")
+    p.add_argument("--scale", type=float, default=1.0,
+                   help="multiply the standard normal input by this")
+    p.add_argument("--set", action="append", metavar="B,T,I=VALUE",
+                   help="then set x[B, T, I] to VALUE (nan, inf, -inf or a "
+                        "number; repeatable)")
     p.set_defaults(func=cmd_gen_input)
 
     p = sub.add_parser("run", help="compute the block (float64) -> float32")
@@ -1263,6 +1297,11 @@ def build_parser():
     p.add_argument("--final-norm", action="store_true",
                    help="apply the model's final norm (model.norm / GPT-2 "
                         "ln_f) after the last layer")
+    p.add_argument("--skip-masked", action="store_true",
+                   help="causal attention sums over visible keys only, so a "
+                        "NaN/Inf in a later token's value row cannot reach "
+                        "earlier rows (blockc's kernels; eager PyTorch "
+                        "computes 0 x NaN = NaN there)")
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("compare", help="compare two .npy outputs")

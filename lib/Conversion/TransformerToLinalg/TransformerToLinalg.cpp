@@ -521,9 +521,12 @@ struct SDPALowering : OpRewritePattern<SDPAOp> {
       Value sVal = getValueOrCreateConstantIndexOp(rewriter, loc, sSize);
       offset = arith::SubIOp::create(rewriter, loc, sVal, tVal);
     }
-    auto isMasked = [&](OpBuilder &b, Location l) -> Value {
-      Value t = linalg::IndexOp::create(b, l, 2);
-      Value s = linalg::IndexOp::create(b, l, 3);
+    // Whether key s is invisible to query row t, with t and s the generic's
+    // loop dimensions `tDim` and `sDim`.
+    auto isMasked = [&](OpBuilder &b, Location l, unsigned tDim = 2,
+                        unsigned sDim = 3) -> Value {
+      Value t = linalg::IndexOp::create(b, l, tDim);
+      Value s = linalg::IndexOp::create(b, l, sDim);
       Value limit = arith::AddIOp::create(b, l, t, offset);
       return arith::CmpIOp::create(b, l, arith::CmpIPredicate::sgt, s, limit);
     };
@@ -594,12 +597,31 @@ struct SDPALowering : OpRewritePattern<SDPAOp> {
         bSize, tSize, hSize, tensor::getMixedSize(rewriter, loc, v, 3)};
     Value outInit =
         filledTensor(rewriter, loc, outSizes, f32Const(rewriter, loc, 0.0));
-    Value out = mulAddContraction(
-        rewriter, loc, op.getType(), normalized, v, outInit,
-        {AffineMap::get(5, 0, {d0, d2, d1, d4}, ctx),
-         AffineMap::get(5, 0, {d0, d4, d2.floorDiv(group), d3}, ctx),
-         AffineMap::get(5, 0, {d0, d1, d2, d3}, ctx)},
-        iterators(4, 1));
+    SmallVector<AffineMap> pvMaps = {
+        AffineMap::get(5, 0, {d0, d2, d1, d4}, ctx),
+        AffineMap::get(5, 0, {d0, d4, d2.floorDiv(group), d3}, ctx),
+        AffineMap::get(5, 0, {d0, d1, d2, d3}, ctx)};
+    Value out;
+    if (!causal) {
+      out = mulAddContraction(rewriter, loc, op.getType(), normalized, v,
+                              outInit, pvMaps, iterators(4, 1));
+    } else {
+      // A masked key contributes nothing, not 0 x v: a NaN or Inf in the
+      // value row of a later token must not reach earlier rows (as in the
+      // fused kernels, which never read masked keys).
+      out =
+          linalg::GenericOp::create(
+              rewriter, loc, TypeRange{op.getType()}, ValueRange{normalized, v},
+              ValueRange{outInit}, pvMaps, iterators(4, 1),
+              [&](OpBuilder &b, Location l, ValueRange a) {
+                Value p = arith::MulFOp::create(b, l, a[0], a[1]);
+                Value sum = arith::AddFOp::create(b, l, a[2], p);
+                yield(b, l,
+                      arith::SelectOp::create(b, l, isMasked(b, l, 1, 4), a[2],
+                                              sum));
+              })
+              .getResult(0);
+    }
     rewriter.replaceOp(op, out);
     return success();
   }

@@ -7,7 +7,9 @@
 //   3. p = exp(scale * scores - max) (masked to exactly 0 when causal);
 //   4. the row sum of p;
 //   5. p / sum, guarded so that a zero sum gives 0 rather than NaN;
-// then the P V contraction into [B, T, H, D_v], GQA again in the value map.
+// then the P V contraction into [B, T, H, D_v], GQA again in the value map
+// (when causal, masked keys are skipped by a select, so a NaN or Inf in a
+// later value row cannot reach earlier rows).
 
 // GQA (H = 4 over H_kv = 2), causal, default scale 1/sqrt(8).
 // CHECK-LABEL: func.func @sdpa_gqa_causal
@@ -72,6 +74,17 @@
 // CHECK-SAME: indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d2, d1, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d2 floordiv 2, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>]
 // CHECK-SAME: iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]
 // CHECK-SAME: ins(%[[PN]], %[[V]] : tensor<2x4x4x6xf32>, tensor<2x6x2x8xf32>) outs(%[[OUT_INIT]] : tensor<2x4x4x8xf32>)
+// A masked key adds nothing (not 0 x v, which is NaN for a NaN or Inf value
+// row): row t = d1, key s = d4.
+// CHECK: ^bb0(%[[PV_P:.+]]: f32, %[[PV_V:.+]]: f32, %[[PV_ACC:.+]]: f32):
+// CHECK: %[[PV:.+]] = arith.mulf %[[PV_P]], %[[PV_V]] : f32
+// CHECK: %[[PV_SUM:.+]] = arith.addf %[[PV_ACC]], %[[PV]] : f32
+// CHECK: %[[PV_T:.+]] = linalg.index 1 : index
+// CHECK: %[[PV_S:.+]] = linalg.index 4 : index
+// CHECK: %[[PV_LIMIT:.+]] = arith.addi %[[PV_T]], %[[OFFSET]] : index
+// CHECK: %[[PV_MASKED:.+]] = arith.cmpi sgt, %[[PV_S]], %[[PV_LIMIT]] : index
+// CHECK: %[[PV_SEL:.+]] = arith.select %[[PV_MASKED]], %[[PV_ACC]], %[[PV_SUM]] : f32
+// CHECK: linalg.yield %[[PV_SEL]] : f32
 // CHECK: return %[[R]]
 func.func @sdpa_gqa_causal(%q: tensor<2x4x4x8xf32>, %k: tensor<2x6x2x8xf32>, %v: tensor<2x6x2x8xf32>) -> tensor<2x4x4x8xf32> {
   %0 = transformer.sdpa %q, %k, %v {causal} : tensor<2x4x4x8xf32>, tensor<2x6x2x8xf32>, tensor<2x6x2x8xf32> -> tensor<2x4x4x8xf32>
