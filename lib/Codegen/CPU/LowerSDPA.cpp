@@ -1,8 +1,23 @@
 //===- LowerSDPA.cpp - fused online-softmax attention kernel --------------===//
 //
-// Builds the loop nest of Codegen/CPU/Passes.td (CPULowerSDPAPass) with
+// Builds the loop nests of Codegen/CPU/Passes.td (CPULowerSDPAPass) with
 // scf/vector/tensor builders on tensors, carrying the output through
-// scf.for iter_args.
+// scf.for iter_args. Two kernels share one online-softmax recurrence:
+//
+// * the multi-row kernel (full blocks of W = vector-width query rows): the
+//   W rows of the block live in the lanes of every vector. Scores of key j
+//   for the W rows are sum_d key[j, d] * Qt[d, :] (a broadcast key element
+//   times a row of the transposed, pre-scaled query block Qt, kept in a
+//   stack buffer), so no horizontal reduction exists at all; the running
+//   max, sum and the transposed accumulator Ot[d, :] are per lane.
+// * the single-row kernel (the rows that do not fill a block, e.g. decode):
+//   the W keys of a tile live in the lanes; the W partial dot products of a
+//   tile are summed across lanes by one transpose-add tree (3 ops per
+//   halving step and vector pair instead of a horizontal reduction per
+//   key).
+//
+// exp is a Cephes-style polynomial on vectors (LLVM would scalarise a vector
+// llvm.exp into libm calls), exact 0 for -inf and NaN-propagating.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,12 +26,14 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/PatternMatch.h"
 
 #include <limits>
+#include <numeric>
 
 namespace blockc::cpu {
 #define GEN_PASS_DEF_CPULOWERSDPAPASS
@@ -28,13 +45,25 @@ using namespace blockc::transformer;
 
 namespace {
 
+struct KernelOptions {
+  int64_t width;
+  bool multiRow;
+  int64_t qkUnroll;
+  int64_t pvChunk;
+};
+
 struct AttentionBuilder {
   OpBuilder &b;
   Location loc;
   Value q, k, v; // [B, T, H, D], [B, S, Hkv, D] x 2
-  int64_t width, nVec, group;
-  VectorType vec; // vector<width x f32>
-  Value zeroF;
+  int64_t width, d, nVec;
+  VectorType vec;     // vector<width x f32>
+  VectorType ivec;    // vector<width x i32>
+  Value zeroF, zeroV; // 0.0 as f32 and as vector
+  Value negInf, negInfV;
+  Value scale, scaleV;
+  Value sDim, offset; // S, S - T
+  bool causal;
 
   Value idx(int64_t x) { return arith::ConstantIndexOp::create(b, loc, x); }
   Value f32(double x) {
@@ -47,66 +76,441 @@ struct AttentionBuilder {
     return vector::TransferReadOp::create(b, loc, vec, src, at, zeroF,
                                           ArrayRef<bool>{true});
   }
-
-  /// q . key[bIdx, s, kvh, :] for the pre-scaled query vectors `qs`.
-  Value dot(ArrayRef<Value> qs, Value bIdx, Value s, Value kvh) {
-    Value acc =
-        arith::ConstantOp::create(b, loc, DenseElementsAttr::get(vec, 0.0f));
-    for (int64_t i = 0; i < nVec; ++i)
-      acc = vector::FMAOp::create(b, loc, qs[i],
-                                  read(k, {bIdx, s, kvh, idx(i * width)}), acc);
-    return vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD, acc);
+  Value add(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
+  Value fma(Value x, Value y, Value z) {
+    return math::FmaOp::create(b, loc, x, y, z);
+  }
+  Value addi(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value addi(Value x, int64_t y) { return y == 0 ? x : addi(x, idx(y)); }
+  Value clampIndex(Value x, Value lo, Value hi) {
+    return arith::MaxSIOp::create(b, loc, arith::MinSIOp::create(b, loc, x, hi),
+                                  lo);
   }
 
-  /// State carried across keys: m, l, then nVec accumulator vectors.
-  /// Folds the scores of `keys` (a vector of `count` lanes, or a scalar when
-  /// count == 1) starting at key `s0` into the state.
-  SmallVector<Value> update(ValueRange state, Value scores, int64_t count,
-                            Value bIdx, Value s0, Value kvh) {
-    Value m = state[0], l = state[1];
-    Value tileMax = count == 1
-                        ? scores
-                        : vector::ReductionOp::create(
-                              b, loc, vector::CombiningKind::MAXNUMF, scores);
-    Value mNew = arith::MaxNumFOp::create(b, loc, m, tileMax);
-    Value c =
-        math::ExpOp::create(b, loc, arith::SubFOp::create(b, loc, m, mNew));
-    Value p, pSum;
-    if (count == 1) {
-      p = math::ExpOp::create(b, loc,
-                              arith::SubFOp::create(b, loc, scores, mNew));
-      pSum = p;
-    } else {
-      p = math::ExpOp::create(
-          b, loc, arith::SubFOp::create(b, loc, scores, splat(mNew)));
-      pSum = vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD, p);
+  /// A constant of the shape of `like` (f32 or vector of f32).
+  Value cst(Type like, double x) {
+    if (auto vt = dyn_cast<VectorType>(like))
+      return arith::ConstantOp::create(
+          b, loc, DenseElementsAttr::get(vt, static_cast<float>(x)));
+    return f32(x);
+  }
+
+  /// exp(x) on f32 or vector<f32>: Cephes expf (range reduction by ln 2, a
+  /// degree-5 polynomial, 2^n through the exponent bits), about 2 ulp.
+  /// exp(-inf) and anything below -88 is exactly 0; NaN gives NaN.
+  Value exp(Value x) {
+    Type t = x.getType();
+    Type it = b.getI32Type();
+    if (auto vt = dyn_cast<VectorType>(t))
+      it = VectorType::get(vt.getShape(), b.getI32Type());
+    auto icst = [&](int32_t c) -> Value {
+      if (auto vt = dyn_cast<VectorType>(it))
+        return arith::ConstantOp::create(b, loc, DenseElementsAttr::get(vt, c));
+      return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(c));
+    };
+    const double lo = -88.0, hi = 88.0;
+    // maxnumf/minnumf drop a NaN here; it is put back at the end.
+    Value xc = arith::MinNumFOp::create(
+        b, loc, arith::MaxNumFOp::create(b, loc, x, cst(t, lo)), cst(t, hi));
+    Value fx = math::FloorOp::create(
+        b, loc, fma(xc, cst(t, 1.44269504088896341), cst(t, 0.5)));
+    Value r = fma(fx, cst(t, -0.693359375), xc);
+    r = fma(fx, cst(t, 2.12194440e-4), r);
+    Value p = cst(t, 1.9875691500e-4);
+    for (double c : {1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2,
+                     1.6666665459e-1, 5.0000001201e-1})
+      p = fma(p, r, cst(t, c));
+    Value y = fma(p, mul(r, r), add(r, cst(t, 1.0)));
+    Value n = arith::FPToSIOp::create(b, loc, it, fx);
+    Value bits = arith::ShLIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, n, icst(127)), icst(23));
+    Value res = mul(y, arith::BitcastOp::create(b, loc, t, bits));
+    Value under =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x, cst(t, lo));
+    res = arith::SelectOp::create(b, loc, under, cst(t, 0.0), res);
+    Value isNaN =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, x, x);
+    return arith::SelectOp::create(b, loc, isNaN, x, res);
+  }
+
+  /// Pairwise sum of a list of values (shorter dependency chains).
+  Value sumAll(SmallVector<Value> xs) {
+    while (xs.size() > 1) {
+      SmallVector<Value> next;
+      for (size_t i = 0; i + 1 < xs.size(); i += 2)
+        next.push_back(add(xs[i], xs[i + 1]));
+      if (xs.size() % 2)
+        next.push_back(xs.back());
+      xs = std::move(next);
     }
-    Value lNew = arith::AddFOp::create(
-        b, loc, arith::MulFOp::create(b, loc, l, c), pSum);
-    SmallVector<Value> acc;
-    Value cVec = splat(c);
-    for (int64_t i = 0; i < nVec; ++i)
-      acc.push_back(arith::MulFOp::create(b, loc, state[2 + i], cVec));
-    for (int64_t j = 0; j < count; ++j) {
-      Value pj = count == 1 ? p : vector::ExtractOp::create(b, loc, p, j);
-      Value pjVec = splat(pj);
-      Value s = arith::AddIOp::create(b, loc, s0, idx(j));
+    return xs[0];
+  }
+
+  /// Lane j of the result is the sum of the lanes of accs[j]
+  /// (accs.size() == width). For a power-of-two width: a transpose-add tree,
+  /// each step pairs two vectors whose lane groups hold partial sums and
+  /// halves the groups (two shuffles and one add per pair).
+  Value sumLanes(SmallVector<Value> accs) {
+    int64_t w = width;
+    if (!llvm::isPowerOf2_64(w) || w == 1) {
+      Value r = zeroV;
+      for (int64_t j = 0; j < w; ++j)
+        r = vector::InsertOp::create(
+            b, loc,
+            vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD,
+                                        accs[j]),
+            r, j);
+      return r;
+    }
+    // keys[i][g]: which accumulator the g-th lane group of vector i sums.
+    SmallVector<SmallVector<int64_t>> keys;
+    for (int64_t j = 0; j < w; ++j)
+      keys.push_back({j});
+    for (int64_t g = w; g > 1; g /= 2) {
+      int64_t half = g / 2, groups = w / g;
+      SmallVector<Value> next;
+      SmallVector<SmallVector<int64_t>> nextKeys;
+      for (size_t i = 0; i < accs.size(); i += 2) {
+        SmallVector<int64_t> lo, hi, nk;
+        for (int64_t grp = 0; grp < groups; ++grp) {
+          for (int64_t side = 0; side < 2; ++side) {
+            for (int64_t e = 0; e < half; ++e) {
+              lo.push_back(side * w + grp * g + e);
+              hi.push_back(side * w + grp * g + half + e);
+            }
+            nk.push_back(keys[i + side][grp]);
+          }
+        }
+        Value l = vector::ShuffleOp::create(b, loc, accs[i], accs[i + 1], lo);
+        Value h = vector::ShuffleOp::create(b, loc, accs[i], accs[i + 1], hi);
+        next.push_back(add(l, h));
+        nextKeys.push_back(nk);
+      }
+      accs = std::move(next);
+      keys = std::move(nextKeys);
+    }
+    // Lane i now holds accumulator keys[0][i]: put lane j at position j.
+    SmallVector<int64_t> perm(w);
+    bool identity = true;
+    for (int64_t i = 0; i < w; ++i) {
+      perm[keys[0][i]] = i;
+      identity &= keys[0][i] == i;
+    }
+    if (identity)
+      return accs[0];
+    return vector::ShuffleOp::create(b, loc, accs[0], accs[0], perm);
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Single-row kernel: keys in lanes.
+  //===--------------------------------------------------------------------===//
+
+  /// Online-softmax state of one row: m (f32), l (vector, per-lane partial
+  /// sums), nVec accumulator vectors.
+  /// Folds the key tile [s0, s0 + width) into the state; with `limit`, keys
+  /// at or beyond it are masked (their index is clamped to limit - 1, a
+  /// visible key, and their score is -inf).
+  SmallVector<Value> rowTile(ValueRange state, ArrayRef<Value> qs, Value bIdx,
+                             Value kvh, Value s0, Value limit) {
+    SmallVector<Value> keyIdx;
+    Value last;
+    if (limit)
+      last = arith::SubIOp::create(b, loc, limit, idx(1));
+    for (int64_t j = 0; j < width; ++j) {
+      Value s = addi(s0, j);
+      keyIdx.push_back(limit ? arith::MinSIOp::create(b, loc, s, last) : s);
+    }
+    SmallVector<Value> accs;
+    for (int64_t j = 0; j < width; ++j) {
+      Value acc = zeroV;
       for (int64_t i = 0; i < nVec; ++i)
-        acc[i] = vector::FMAOp::create(
-            b, loc, pjVec, read(v, {bIdx, s, kvh, idx(i * width)}), acc[i]);
+        acc = fma(qs[i], read(k, {bIdx, keyIdx[j], kvh, idx(i * width)}), acc);
+      accs.push_back(acc);
+    }
+    Value scores = sumLanes(accs);
+    if (limit) {
+      // lane j visible iff s0 + j < limit, i.e. j < limit - s0.
+      Value n = arith::IndexCastOp::create(
+          b, loc, b.getI32Type(), arith::SubIOp::create(b, loc, limit, s0));
+      Value vis =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, iota(),
+                                vector::BroadcastOp::create(b, loc, ivec, n));
+      scores = arith::SelectOp::create(b, loc, vis, scores, negInfV);
+    }
+    Value m = state[0];
+    Value tileMax = vector::ReductionOp::create(
+        b, loc, vector::CombiningKind::MAXNUMF, scores);
+    Value mNew = arith::MaxNumFOp::create(b, loc, m, tileMax);
+    Value c = exp(arith::SubFOp::create(b, loc, m, mNew));
+    Value p = exp(arith::SubFOp::create(b, loc, scores, splat(mNew)));
+    Value cVec = splat(c);
+    Value lNew = fma(state[1], cVec, p);
+    SmallVector<Value> acc;
+    for (int64_t i = 0; i < nVec; ++i)
+      acc.push_back(mul(state[2 + i], cVec));
+    for (int64_t j = 0; j < width; ++j) {
+      Value pj = splat(vector::ExtractOp::create(b, loc, p, j));
+      for (int64_t i = 0; i < nVec; ++i)
+        acc[i] =
+            fma(pj, read(v, {bIdx, keyIdx[j], kvh, idx(i * width)}), acc[i]);
     }
     SmallVector<Value> next = {mNew, lNew};
     next.append(acc);
     return next;
   }
+
+  Value iota() {
+    SmallVector<int32_t> lanes(width);
+    std::iota(lanes.begin(), lanes.end(), 0);
+    return arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(ivec, ArrayRef<int32_t>(lanes)));
+  }
+
+  /// scf.for over [lo, hi) step `step` carrying `init`.
+  SmallVector<Value>
+  loop(Value lo, Value hi, int64_t step, ValueRange init,
+       function_ref<SmallVector<Value>(Value, ValueRange)> body) {
+    auto forOp = scf::ForOp::create(
+        b, loc, lo, hi, idx(step), init,
+        [&](OpBuilder &nb, Location, Value iv, ValueRange iter) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+          scf::YieldOp::create(b, loc, body(iv, iter));
+        });
+    return SmallVector<Value>(forOp.getResults());
+  }
+
+  /// Keys visible to query row t: [0, end(t)); end(t) = clamp(t + S - T + 1,
+  /// 0, S) when causal, else S.
+  Value rowEnd(Value t) {
+    if (!causal)
+      return sDim;
+    return clampIndex(addi(addi(t, offset), 1), idx(0), sDim);
+  }
+
+  Value floorTo(Value x, int64_t m) {
+    return arith::MulIOp::create(
+        b, loc, arith::DivUIOp::create(b, loc, x, idx(m)), idx(m));
+  }
+
+  /// Out row t of head h (out is the [B, T, 1, D] slice of the head).
+  Value singleRow(Value out, Value bIdx, Value t, Value h, Value kvh) {
+    Value sEnd = rowEnd(t);
+    SmallVector<Value> qs;
+    for (int64_t i = 0; i < nVec; ++i)
+      qs.push_back(mul(read(q, {bIdx, t, h, idx(i * width)}), scaleV));
+    SmallVector<Value> state = {negInf, zeroV};
+    for (int64_t i = 0; i < nVec; ++i)
+      state.push_back(zeroV);
+    Value full = floorTo(sEnd, width);
+    state = loop(idx(0), full, width, state, [&](Value s0, ValueRange st) {
+      return rowTile(st, qs, bIdx, kvh, s0, Value());
+    });
+    // The last partial tile, masked (runs at most once).
+    state = loop(full, sEnd, width, state, [&](Value s0, ValueRange st) {
+      return rowTile(st, qs, bIdx, kvh, s0, sEnd);
+    });
+    // out = l > 0 ? acc / l : 0 (a NaN in acc stays NaN).
+    Value l = vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD,
+                                          state[1]);
+    Value positive =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, l, zeroF);
+    Value inv = arith::SelectOp::create(
+        b, loc, positive, arith::DivFOp::create(b, loc, f32(1.0), l), zeroF);
+    Value invVec = splat(inv);
+    for (int64_t i = 0; i < nVec; ++i)
+      out =
+          vector::TransferWriteOp::create(
+              b, loc, mul(state[2 + i], invVec), out,
+              ValueRange{bIdx, t, idx(0), idx(i * width)}, ArrayRef<bool>{true})
+              .getResult();
+    return out;
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Multi-row kernel: query rows in lanes.
+  //===--------------------------------------------------------------------===//
+
+  /// Folds the key tile [s0, s0 + width) into the state {m, l} (vectors over
+  /// the block's rows) and the transposed accumulator `ot`. With `masked`,
+  /// key s0 + j is visible to lane r iff s0 + j < S and (causal)
+  /// s0 + j <= t0 + r + S - T; invisible keys read a clamped (valid) row,
+  /// score -inf and add exactly nothing to ot (also when that row holds a
+  /// NaN or Inf).
+  SmallVector<Value> blockTile(ValueRange state, Value qt, Value ot, Value bIdx,
+                               Value t0, Value kvh, Value s0, bool masked,
+                               const KernelOptions &opts) {
+    SmallVector<Value> keyIdx, vis;
+    Value lastKey = arith::SubIOp::create(b, loc, sDim, idx(1));
+    for (int64_t j = 0; j < width; ++j) {
+      Value s = addi(s0, j);
+      if (!masked) {
+        keyIdx.push_back(s);
+        continue;
+      }
+      keyIdx.push_back(arith::MinSIOp::create(b, loc, s, lastKey));
+      Value inRange =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, s, sDim);
+      Value lanes = vector::BroadcastOp::create(
+          b, loc, VectorType::get({width}, b.getI1Type()), inRange);
+      if (causal) {
+        // r >= s - t0 - (S - T)
+        Value rel = arith::SubIOp::create(
+            b, loc, arith::SubIOp::create(b, loc, s, t0), offset);
+        Value relI = arith::IndexCastOp::create(
+            b, loc, b.getI32Type(),
+            clampIndex(rel, idx(-1), idx(width))); // no i32 overflow
+        Value ok = arith::CmpIOp::create(
+            b, loc, arith::CmpIPredicate::sge, iota(),
+            vector::BroadcastOp::create(b, loc, ivec, relI));
+        lanes = arith::AndIOp::create(b, loc, lanes, ok);
+      }
+      vis.push_back(lanes);
+    }
+    // Scores: st[j] = sum_d key[s0 + j, d] * qt[d, :].
+    int64_t unroll = std::gcd(opts.qkUnroll, d);
+    SmallVector<Value> init(width, zeroV);
+    SmallVector<Value> st =
+        loop(idx(0), idx(d), unroll, init, [&](Value d0, ValueRange acc) {
+          SmallVector<Value> next(acc);
+          for (int64_t u = 0; u < unroll; ++u) {
+            Value dd = addi(d0, u);
+            Value qv =
+                vector::LoadOp::create(b, loc, vec, qt, ValueRange{dd, idx(0)});
+            for (int64_t j = 0; j < width; ++j) {
+              Value kv = tensor::ExtractOp::create(
+                  b, loc, k, ValueRange{bIdx, keyIdx[j], kvh, dd});
+              next[j] = fma(splat(kv), qv, next[j]);
+            }
+          }
+          return next;
+        });
+    if (masked)
+      for (int64_t j = 0; j < width; ++j)
+        st[j] = arith::SelectOp::create(b, loc, vis[j], st[j], negInfV);
+    // Online softmax, per lane (row).
+    Value m = state[0], l = state[1];
+    SmallVector<Value> maxes(st);
+    while (maxes.size() > 1) {
+      SmallVector<Value> next;
+      for (size_t i = 0; i + 1 < maxes.size(); i += 2)
+        next.push_back(
+            arith::MaxNumFOp::create(b, loc, maxes[i], maxes[i + 1]));
+      if (maxes.size() % 2)
+        next.push_back(maxes.back());
+      maxes = std::move(next);
+    }
+    Value mNew = arith::MaxNumFOp::create(b, loc, m, maxes[0]);
+    // A row that has seen no visible key yet keeps m = -inf; subtract 0
+    // then, so that exp(-inf - m) is 0 rather than NaN.
+    Value none =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, mNew, negInfV);
+    Value mUse = arith::SelectOp::create(b, loc, none, zeroV, mNew);
+    Value c = exp(arith::SubFOp::create(b, loc, m, mUse));
+    SmallVector<Value> p;
+    for (int64_t j = 0; j < width; ++j)
+      p.push_back(exp(arith::SubFOp::create(b, loc, st[j], mUse)));
+    Value lNew = fma(l, c, sumAll(p));
+    // ot[d, :] = ot[d, :] * c + sum_j value[s0 + j, d] * p[j].
+    int64_t chunk = std::gcd(opts.pvChunk, d);
+    loop(idx(0), idx(d), chunk, {}, [&](Value d0, ValueRange) {
+      SmallVector<Value> acc, dds;
+      for (int64_t cc = 0; cc < chunk; ++cc) {
+        Value dd = addi(d0, cc);
+        dds.push_back(dd);
+        acc.push_back(
+            mul(vector::LoadOp::create(b, loc, vec, ot, ValueRange{dd, idx(0)}),
+                c));
+      }
+      for (int64_t j = 0; j < width; ++j) {
+        for (int64_t cc = 0; cc < chunk; ++cc) {
+          Value vv = splat(tensor::ExtractOp::create(
+              b, loc, v, ValueRange{bIdx, keyIdx[j], kvh, dds[cc]}));
+          if (masked)
+            acc[cc] = add(acc[cc], arith::SelectOp::create(
+                                       b, loc, vis[j], mul(vv, p[j]), zeroV));
+          else
+            acc[cc] = fma(vv, p[j], acc[cc]);
+        }
+      }
+      for (int64_t cc = 0; cc < chunk; ++cc)
+        vector::StoreOp::create(b, loc, acc[cc], ot,
+                                ValueRange{dds[cc], idx(0)});
+      return SmallVector<Value>();
+    });
+    return {mNew, lNew};
+  }
+
+  /// Rows [t0, t0 + width) of head h (all < T).
+  Value rowBlock(Value out, Value qt, Value ot, Value bIdx, Value t0, Value h,
+                 Value kvh, const KernelOptions &opts) {
+    // qt[d, r] = scale * query[b, t0 + r, h, d]; ot = 0.
+    MLIRContext *ctx = b.getContext();
+    AffineMap rowsOfQ = AffineMap::get(4, 0, b.getAffineDimExpr(1), ctx);
+    loop(idx(0), idx(d), 1, {}, [&](Value dd, ValueRange) {
+      Value col = vector::TransferReadOp::create(
+          b, loc, vec, q, ValueRange{bIdx, t0, h, dd}, zeroF, rowsOfQ,
+          ArrayRef<bool>{true});
+      vector::StoreOp::create(b, loc, mul(col, scaleV), qt,
+                              ValueRange{dd, idx(0)});
+      vector::StoreOp::create(b, loc, zeroV, ot, ValueRange{dd, idx(0)});
+      return SmallVector<Value>();
+    });
+    // Tiles visible to every row of the block run unmasked; the rest (the
+    // causal diagonal, the partial last tile) masked. Fully masked tiles
+    // never run.
+    Value endFirst = rowEnd(t0);
+    Value endLast = rowEnd(addi(t0, width - 1));
+    Value full = floorTo(endFirst, width);
+    SmallVector<Value> state = {negInfV, zeroV};
+    state = loop(idx(0), full, width, state, [&](Value s0, ValueRange st) {
+      return blockTile(st, qt, ot, bIdx, t0, kvh, s0, /*masked=*/false, opts);
+    });
+    state = loop(full, endLast, width, state, [&](Value s0, ValueRange st) {
+      return blockTile(st, qt, ot, bIdx, t0, kvh, s0, /*masked=*/true, opts);
+    });
+    // ot[d, :] *= (l > 0 ? 1 / l : 0), then row r of the block is column r.
+    Value positive = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT,
+                                           state[1], zeroV);
+    Value inv = arith::SelectOp::create(
+        b, loc, positive,
+        arith::DivFOp::create(b, loc, cst(vec, 1.0), state[1]), zeroV);
+    loop(idx(0), idx(d), 1, {}, [&](Value dd, ValueRange) {
+      Value row =
+          vector::LoadOp::create(b, loc, vec, ot, ValueRange{dd, idx(0)});
+      vector::StoreOp::create(b, loc, mul(row, inv), ot,
+                              ValueRange{dd, idx(0)});
+      return SmallVector<Value>();
+    });
+    AffineMap column = AffineMap::get(2, 0, b.getAffineDimExpr(0), ctx);
+    return loop(idx(0), idx(width), 1, {out},
+                [&](Value r, ValueRange o) {
+                  Value res = o[0];
+                  Value t = addi(t0, r);
+                  for (int64_t i = 0; i < nVec; ++i) {
+                    Value col = vector::TransferReadOp::create(
+                        b, loc, vec, ot, ValueRange{idx(i * width), r}, zeroF,
+                        column, ArrayRef<bool>{true});
+                    res = vector::TransferWriteOp::create(
+                              b, loc, col, res,
+                              ValueRange{bIdx, t, idx(0), idx(i * width)},
+                              ArrayRef<bool>{true})
+                              .getResult();
+                  }
+                  return SmallVector<Value>{res};
+                })
+        .front();
+  }
 };
 
 struct LowerSDPA : OpRewritePattern<SDPAOp> {
-  LowerSDPA(MLIRContext *ctx, int64_t width)
-      : OpRewritePattern<SDPAOp>(ctx), width(width) {}
+  LowerSDPA(MLIRContext *ctx, KernelOptions opts)
+      : OpRewritePattern<SDPAOp>(ctx), opts(opts) {}
 
   LogicalResult matchAndRewrite(SDPAOp op,
                                 PatternRewriter &rewriter) const override {
+    int64_t width = opts.width;
     RankedTensorType qType = op.getQuery().getType();
     int64_t d = qType.getDimSize(3);
     if (!qType.getElementType().isF32() || ShapedType::isDynamic(d) ||
@@ -116,43 +520,51 @@ struct LowerSDPA : OpRewritePattern<SDPAOp> {
     Location loc = op.getLoc();
     int64_t h = qType.getDimSize(2);
     int64_t group = h / op.getKey().getType().getDimSize(2);
+    VectorType vec = VectorType::get({width}, rewriter.getF32Type());
     AttentionBuilder ab{rewriter,
                         loc,
                         op.getQuery(),
                         op.getKey(),
                         op.getValue(),
                         width,
+                        d,
                         d / width,
-                        group,
-                        VectorType::get({width}, rewriter.getF32Type()),
-                        Value()};
+                        vec,
+                        VectorType::get({width}, rewriter.getI32Type()),
+                        {},
+                        {},
+                        {},
+                        {},
+                        {},
+                        {},
+                        {},
+                        {},
+                        op.getCausal()};
     ab.zeroF = ab.f32(0.0);
-    Value scale = ab.f32(op.getScaleOrDefault());
-    Value scaleVec = ab.splat(scale);
-    Value negInf = ab.f32(-std::numeric_limits<float>::infinity());
+    ab.zeroV = arith::ConstantOp::create(rewriter, loc,
+                                         DenseElementsAttr::get(vec, 0.0f));
+    ab.negInf = ab.f32(-std::numeric_limits<float>::infinity());
+    ab.negInfV = ab.splat(ab.negInf);
+    ab.scale = ab.f32(op.getScaleOrDefault());
+    ab.scaleV = ab.splat(ab.scale);
 
     Value bDim = tensor::DimOp::create(rewriter, loc, op.getQuery(), 0);
     Value tDim = tensor::DimOp::create(rewriter, loc, op.getQuery(), 1);
-    Value sDim = tensor::DimOp::create(rewriter, loc, op.getKey(), 1);
-    Value offset = arith::SubIOp::create(rewriter, loc, sDim, tDim);
+    ab.sDim = tensor::DimOp::create(rewriter, loc, op.getKey(), 1);
+    ab.offset = arith::SubIOp::create(rewriter, loc, ab.sDim, tDim);
     Value out = tensor::EmptyOp::create(
         rewriter, loc, tensor::getMixedSizes(rewriter, loc, op.getQuery()),
         rewriter.getF32Type());
-    Value c0 = ab.idx(0), c1 = ab.idx(1);
-    bool causal = op.getCausal();
+    Value c0 = ab.idx(0);
 
-    auto forTensor = [&](Value lo, Value hi, Value init,
-                         function_ref<Value(Value, Value)> body) -> Value {
-      auto loop = scf::ForOp::create(
-          rewriter, loc, lo, hi, c1, ValueRange{init},
-          [&](OpBuilder &nb, Location, Value iv, ValueRange iter) {
-            OpBuilder::InsertionGuard guard(rewriter);
-            rewriter.setInsertionPoint(nb.getInsertionBlock(),
-                                       nb.getInsertionPoint());
-            scf::YieldOp::create(rewriter, loc, body(iv, iter[0]));
-          });
-      return loop.getResult(0);
-    };
+    Value qtAll, otAll;
+    if (opts.multiRow) {
+      auto scratch = MemRefType::get({h, d, width}, rewriter.getF32Type());
+      qtAll = memref::AllocOp::create(rewriter, loc, scratch,
+                                      rewriter.getI64IntegerAttr(64));
+      otAll = memref::AllocOp::create(rewriter, loc, scratch,
+                                      rewriter.getI64IntegerAttr(64));
+    }
 
     // Heads are independent: an scf.forall (OpenMP threads) whose
     // iterations each write their own [B, T, 1, D] slice of the output.
@@ -172,86 +584,49 @@ struct LowerSDPA : OpRewritePattern<SDPAOp> {
     Value slice = tensor::ExtractSliceOp::create(rewriter, loc, shared, offsets,
                                                  sizes, strides);
     Value kvh = arith::DivUIOp::create(rewriter, loc, hIdx, ab.idx(group));
-    Value computed = forTensor(c0, bDim, slice, [&](Value bIdx, Value o2) {
-      {
-        return forTensor(c0, tDim, o2, [&](Value t, Value o3) {
-          // Keys visible to row t: all, or s <= t + (S - T).
-          Value sEnd = sDim;
-          if (causal) {
-            Value limit = arith::AddIOp::create(
-                rewriter, loc, arith::AddIOp::create(rewriter, loc, t, offset),
-                c1);
-            sEnd = arith::MinSIOp::create(rewriter, loc, limit, sDim);
-            sEnd = arith::MaxSIOp::create(rewriter, loc, sEnd, c0);
-          }
-          SmallVector<Value> qs;
-          for (int64_t i = 0; i < ab.nVec; ++i)
-            qs.push_back(arith::MulFOp::create(
-                rewriter, loc,
-                ab.read(ab.q, {bIdx, t, hIdx, ab.idx(i * width)}), scaleVec));
-          SmallVector<Value> state = {negInf, ab.zeroF};
-          for (int64_t i = 0; i < ab.nVec; ++i)
-            state.push_back(arith::ConstantOp::create(
-                rewriter, loc, DenseElementsAttr::get(ab.vec, 0.0f)));
-
-          // Full tiles of `width` keys.
-          Value full = arith::MulIOp::create(
-              rewriter, loc,
-              arith::DivUIOp::create(rewriter, loc, sEnd, ab.idx(width)),
-              ab.idx(width));
-          auto tiles = scf::ForOp::create(
-              rewriter, loc, c0, full, ab.idx(width), state,
-              [&](OpBuilder &nb, Location, Value s0, ValueRange iter) {
-                OpBuilder::InsertionGuard guard(rewriter);
-                rewriter.setInsertionPoint(nb.getInsertionBlock(),
-                                           nb.getInsertionPoint());
-                Value scores = arith::ConstantOp::create(
-                    rewriter, loc, DenseElementsAttr::get(ab.vec, 0.0f));
-                for (int64_t j = 0; j < width; ++j)
-                  scores = vector::InsertOp::create(
-                      rewriter, loc,
-                      ab.dot(
-                          qs, bIdx,
-                          arith::AddIOp::create(rewriter, loc, s0, ab.idx(j)),
-                          kvh),
-                      scores, j);
-                scf::YieldOp::create(
-                    rewriter, loc,
-                    ab.update(iter, scores, width, bIdx, s0, kvh));
-              });
-          // The remaining keys one at a time.
-          auto tail = scf::ForOp::create(
-              rewriter, loc, full, sEnd, c1, tiles.getResults(),
-              [&](OpBuilder &nb, Location, Value s, ValueRange iter) {
-                OpBuilder::InsertionGuard guard(rewriter);
-                rewriter.setInsertionPoint(nb.getInsertionBlock(),
-                                           nb.getInsertionPoint());
-                scf::YieldOp::create(
-                    rewriter, loc,
-                    ab.update(iter, ab.dot(qs, bIdx, s, kvh), 1, bIdx, s, kvh));
-              });
-          // out = l > 0 ? acc / l : 0
-          Value l = tail.getResult(1);
-          Value positive = arith::CmpFOp::create(
-              rewriter, loc, arith::CmpFPredicate::OGT, l, ab.zeroF);
-          Value inv = arith::SelectOp::create(
-              rewriter, loc, positive,
-              arith::DivFOp::create(rewriter, loc, ab.f32(1.0), l), ab.zeroF);
-          Value invVec = ab.splat(inv);
-          Value o = o3;
-          for (int64_t i = 0; i < ab.nVec; ++i) {
-            Value row = arith::MulFOp::create(rewriter, loc,
-                                              tail.getResult(2 + i), invVec);
-            o = vector::TransferWriteOp::create(
-                    rewriter, loc, row, o,
-                    ValueRange{bIdx, t, c0, ab.idx(i * width)},
-                    ArrayRef<bool>{true})
-                    .getResult();
-          }
-          return o;
-        });
-      }
-    });
+    // Full blocks of `width` rows: the multi-row kernel, with the
+    // transposed query block and accumulator in the head's own [D, width]
+    // slices of two heap buffers allocated before the forall (a stack
+    // buffer inside it would need an alloca scope in the OpenMP region).
+    Value blocked = c0;
+    Value qt, ot;
+    if (opts.multiRow) {
+      blocked = ab.floorTo(tDim, width);
+      auto slice2d = [&](Value buf) -> Value {
+        auto type = MemRefType::get(
+            {d, width}, rewriter.getF32Type(),
+            StridedLayoutAttr::get(rewriter.getContext(), ShapedType::kDynamic,
+                                   {width, 1}));
+        return memref::SubViewOp::create(
+            rewriter, loc, type, buf,
+            ArrayRef<OpFoldResult>{hIdx, rewriter.getIndexAttr(0),
+                                   rewriter.getIndexAttr(0)},
+            ArrayRef<OpFoldResult>{rewriter.getIndexAttr(1),
+                                   rewriter.getIndexAttr(d),
+                                   rewriter.getIndexAttr(width)},
+            ArrayRef<OpFoldResult>(strides).take_front(3));
+      };
+      qt = slice2d(qtAll);
+      ot = slice2d(otAll);
+    }
+    Value computed =
+        ab.loop(c0, bDim, 1, {slice}, [&](Value bIdx, ValueRange o) {
+            Value res = o[0];
+            if (opts.multiRow)
+              res = ab.loop(c0, blocked, width, {res},
+                            [&](Value t0, ValueRange o2) {
+                              return SmallVector<Value>{ab.rowBlock(
+                                  o2[0], qt, ot, bIdx, t0, hIdx, kvh, opts)};
+                            })
+                        .front();
+            // The remaining rows (all of them for T < width, e.g. decode),
+            // one at a time.
+            return ab.loop(blocked, tDim, 1, {res},
+                           [&](Value t, ValueRange o2) {
+                             return SmallVector<Value>{
+                                 ab.singleRow(o2[0], bIdx, t, hIdx, kvh)};
+                           });
+          }).front();
     rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
     tensor::ParallelInsertSliceOp::create(rewriter, loc, computed, shared,
                                           offsets, sizes, strides);
@@ -259,7 +634,7 @@ struct LowerSDPA : OpRewritePattern<SDPAOp> {
     return success();
   }
 
-  int64_t width;
+  KernelOptions opts;
 };
 
 struct CPULowerSDPAPass
@@ -271,9 +646,20 @@ struct CPULowerSDPAPass
           << "blockc-cpu-lower-sdpa: vector-width must be >= 1";
       return signalPassFailure();
     }
+    if (qkUnroll < 1) {
+      getOperation().emitError()
+          << "blockc-cpu-lower-sdpa: qk-unroll must be >= 1";
+      return signalPassFailure();
+    }
+    if (pvChunk < 1) {
+      getOperation().emitError()
+          << "blockc-cpu-lower-sdpa: pv-chunk must be >= 1";
+      return signalPassFailure();
+    }
     SmallVector<SDPAOp> ops;
     getOperation().walk([&](SDPAOp op) { ops.push_back(op); });
-    LowerSDPA pattern(&getContext(), vectorWidth);
+    LowerSDPA pattern(&getContext(),
+                      KernelOptions{vectorWidth, multiRow, qkUnroll, pvChunk});
     PatternRewriter rewriter(&getContext());
     for (SDPAOp op : ops) {
       rewriter.setInsertionPoint(op);

@@ -138,33 +138,52 @@ def CPULowerSDPAPass
   let summary = "Lower transformer.sdpa to a fused, online-softmax vector kernel";
   let description = [{
     Rewrites every f32 `transformer.sdpa` whose head dimension D is a
-    multiple of `vector-width` into one fused loop nest on tensors
-    (flash-attention style, no `[T, S]` score matrix in memory):
+    multiple of `vector-width` (V) into one fused loop nest on tensors
+    (flash-attention style, no `[T, S]` score matrix in memory). Heads run
+    in parallel (`scf.forall`); kv head = h / (H / H_kv), read in place (no
+    K/V copy). Full blocks of V query rows use the multi-row kernel, whose
+    vectors hold the V rows of the block (no horizontal reduction at all):
 
     ```
-    for b, h, t:                       // kv head = h / (H / H_kv): no K/V copy
-      q = query[b, t, h, :] * scale    // D / V vectors, kept in registers
-      m = -inf, l = 0, acc = 0         // running max, sum, D / V vectors
-      for s0 in [0, S_end) step V:     // S_end = t + S - T + 1 if causal:
-        s_j = q . key[b, s0+j, kvh, :] //   fully masked tiles never run
-        m' = max(m, max_j s_j); c = exp(m - m'); p_j = exp(s_j - m')
-        l = l c + sum_j p_j; acc = acc c + sum_j p_j value[b, s0+j, kvh, :]
-      (the last S_end mod V keys one at a time, same update)
-      out[b, t, h, :] = l > 0 ? acc / l : 0
+    qt[d, :] = scale * query[b, t0:t0+V, h, d]       // [D, V] scratch per head
+    m = -inf, l = 0, ot[d, :] = 0                    // per row (lane)
+    for s0 in [0, S_end(last row)) step V:           // fully masked tiles never run
+      st_j = sum_d key[b, s0+j, kvh, d] * qt[d, :]   // broadcast x vector FMAs
+      (tiles not visible to every row: st_j = -inf where s0+j is masked)
+      m' = max(m, max_j st_j); c = exp(m - m'); p_j = exp(st_j - m')
+      l = l c + sum_j p_j
+      ot[d, :] = ot[d, :] c + sum_j value[b, s0+j, kvh, d] * p_j
+    out[b, t0+r, h, :] = l_r > 0 ? ot[:, r] / l_r : 0
     ```
 
-    The row max is subtracted before every exp, masked keys are never
-    visited (so they contribute exactly zero) and a row without any visible
-    key yields zeros, never NaN. Other head dimensions are left to
-    `convert-transformer-to-linalg`.
+    The remaining rows (T mod V of them; every row of a decode step) use the
+    single-row kernel, whose vectors hold the V keys of a tile: V partial dot
+    products (D / V FMAs each) summed across lanes by one transpose-add tree
+    (log2 V shuffle steps), then the same update with m scalar; the partial
+    last tile is masked.
+
+    The row max is subtracted before every exp (a vector polynomial, exact 0
+    for -inf, NaN-propagating), masked keys contribute exactly zero (their
+    values are selected away, so a NaN in a future value row does not leak
+    into earlier rows) and a row without any visible key yields zeros.
+    Other head dimensions are left to `convert-transformer-to-linalg`.
   }];
   let options = [
     Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
-           "f32 lanes per vector; also the key tile">
+           "f32 lanes per vector; also the key tile and the query row block">,
+    Option<"multiRow", "multi-row", "bool", /*default=*/"true",
+           "Full blocks of vector-width query rows use the rows-in-lanes "
+           "kernel (off: every row uses the single-row kernel)">,
+    Option<"qkUnroll", "qk-unroll", "int64_t", /*default=*/"4",
+           "Multi-row kernel: head dims per step of the q.k loop">,
+    Option<"pvChunk", "pv-chunk", "int64_t", /*default=*/"8",
+           "Multi-row kernel: head dims accumulated in registers per P.V "
+           "step (rounded down to a divisor of the head dim)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect",
     "::mlir::scf::SCFDialect",
     "::mlir::tensor::TensorDialect",
     "::mlir::vector::VectorDialect"
