@@ -35,19 +35,21 @@ void addTextual(OpPassManager &pm, llvm::StringRef pipeline) {
 } // namespace
 
 void blockc::buildLowerToLinalgPipeline(OpPassManager &pm) {
-  addTextual(pm, "transformer-decompose,canonicalize,cse,"
-                 "convert-transformer-to-linalg,"
-                 "convert-elementwise-to-linalg,canonicalize,cse");
+  addTextual(pm,
+             "transformer-fold-empty,transformer-decompose,canonicalize,cse,"
+             "convert-transformer-to-linalg,"
+             "convert-elementwise-to-linalg,canonicalize,cse");
 }
 
 void blockc::buildCPULowerToLinalgPipeline(OpPassManager &pm) {
   // As the generic stage 1, but projections become the register-tiled
   // vector kernel of blockc-cpu-lower-linear instead of a linalg.generic.
-  addTextual(pm, "transformer-decompose,canonicalize,cse,"
-                 "func.func(blockc-cpu-select-tiles,blockc-cpu-lower-linear,"
-                 "blockc-cpu-fuse-residual,blockc-cpu-lower-sdpa),"
-                 "convert-transformer-to-linalg,"
-                 "convert-elementwise-to-linalg,canonicalize,cse");
+  addTextual(pm,
+             "transformer-fold-empty,transformer-decompose,canonicalize,cse,"
+             "func.func(blockc-cpu-select-tiles,blockc-cpu-lower-linear,"
+             "blockc-cpu-fuse-residual,blockc-cpu-lower-sdpa),"
+             "convert-transformer-to-linalg,"
+             "convert-elementwise-to-linalg,canonicalize,cse");
 }
 
 void blockc::buildCPUBufferizePipeline(OpPassManager &pm) {
@@ -87,11 +89,12 @@ void blockc::buildCPUPipeline(OpPassManager &pm) {
 void blockc::buildNVPTXLowerToLinalgPipeline(OpPassManager &pm) {
   // As the generic stage 1, but attention becomes the fused GPU kernel and
   // elementwise chains are fused into single linalg ops (one kernel each).
-  addTextual(pm, "transformer-decompose,canonicalize,cse,"
-                 "func.func(blockc-gpu-lower-sdpa),"
-                 "convert-transformer-to-linalg,"
-                 "convert-elementwise-to-linalg,canonicalize,cse,"
-                 "func.func(blockc-gpu-fuse-elementwise),canonicalize,cse");
+  addTextual(pm,
+             "transformer-fold-empty,transformer-decompose,canonicalize,cse,"
+             "func.func(blockc-gpu-lower-sdpa),"
+             "convert-transformer-to-linalg,"
+             "convert-elementwise-to-linalg,canonicalize,cse,"
+             "func.func(blockc-gpu-fuse-elementwise),canonicalize,cse");
 }
 
 void blockc::buildNVPTXMapToGPUPipeline(OpPassManager &pm) {

@@ -14,4 +14,4 @@
 // RUN: blockc-opt %S/Inputs/tiny.mlir --pass-pipeline="$(cat %t/pipeline.txt)" -o %t/replayed.mlir
 // RUN: diff %t/driver-llvm.mlir %t/replayed.mlir
 
-// CHECK: builtin.module(transformer-decompose{{.*}}convert-transformer-to-linalg{{.*}}one-shot-bufferize{{.*}}transformer-strip-metadata{{.*}}reconcile-unrealized-casts)
+// CHECK: builtin.module(transformer-fold-empty,transformer-decompose{{.*}}convert-transformer-to-linalg{{.*}}one-shot-bufferize{{.*}}transformer-strip-metadata{{.*}}reconcile-unrealized-casts)

@@ -583,7 +583,13 @@ int main(int argc, char **argv) {
       return fail(inputFile + ": shape " + blockc::formatShape(input.shape) +
                   " disagrees with --batch/--seq-len");
   } else {
-    input.shape = {batch ? batch : 1, seqLen ? seqLen : 16, modelDim};
+    // Defaults: the model's static B and T, else 1 and 16.
+    auto dimOr = [&](unsigned i, int64_t fallback) {
+      int64_t d = sig->args[0].type.getDimSize(i);
+      return ShapedType::isDynamic(d) ? fallback : d;
+    };
+    input.shape = {batch ? batch.getValue() : dimOr(0, 1),
+                   seqLen ? seqLen.getValue() : dimOr(1, 16), modelDim};
   }
   if (input.shape[0] == 0 || input.shape[1] == 0)
     return fail("empty input: B and T must be at least 1, got " +

@@ -15,6 +15,7 @@
 #include "blockc/Pipelines/Pipelines.h"
 #include "blockc/Target/CPU.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -340,6 +341,10 @@ int main(int argc, char **argv) {
       blockc::analyzeModel(*module, entryName);
   if (failed(signature))
     return 1;
+  // The pipeline rewrites the entry (into llvm.func): keep its location.
+  Location entryLoc = module->getLoc();
+  if (auto entry = module->lookupSymbol<func::FuncOp>(signature->funcName))
+    entryLoc = entry.getLoc();
 
   std::string outPath = outputFile.empty() ? defaultOutput() : outputFile;
   if ((emit == Emit::Obj || emit == Emit::Cubin || emit == Emit::Fatbin) &&
@@ -369,8 +374,16 @@ int main(int argc, char **argv) {
         found = true;
       }
     });
-    if (!found)
-      return fail("the pipeline produced no GPU binary (no kernels?)");
+    if (!found) {
+      // A block whose result is empty (a static zero dimension) folds away
+      // entirely and launches nothing.
+      mlir::emitError(entryLoc)
+          << "@" << signature->funcName
+          << " launches no GPU kernel (its result " << signature->resultType
+          << " is empty), so there is no GPU binary to emit; -emit=obj "
+             "compiles its host code";
+      return 1;
+    }
     output->keep();
     return 0;
   }

@@ -51,6 +51,25 @@ def TransformerDecomposePass : Pass<"transformer-decompose"> {
   ];
 }
 
+def TransformerFoldEmptyPass : Pass<"transformer-fold-empty"> {
+  let summary = "Replace transformer ops with statically empty results by "
+                "tensor.empty";
+  let description = [{
+    A transformer op whose result has a static dimension of size 0 (a block
+    on `tensor<0x?x64xf32>` or `tensor<2x0x64xf32>`) computes no element, so
+    its result is `tensor.empty` of the same type (dynamic dimensions taken
+    from the input with `tensor.dim`). The op is valid IR, and the kernels
+    further down are written for non-empty tiles: folding it first is what
+    makes the pipelines compile such blocks instead of failing inside a
+    kernel pass. `kv_cache_append` is left alone (its result aliases the
+    cache).
+  }];
+  let dependentDialects = ["::mlir::tensor::TensorDialect"];
+  let statistics = [
+    Statistic<"numFolded", "num-folded", "Number of empty ops folded">
+  ];
+}
+
 def TransformerDeriveDecodePass
     : Pass<"transformer-derive-decode", "::mlir::ModuleOp"> {
   let summary = "Derive a KV-cached decode entry from a model's forward function";

@@ -1,0 +1,4 @@
+func.func @forward(%x: tensor<?x?x16xf32>, %a0: tensor<16xf32>, %a1: tensor<16x16xf32>, %a2: tensor<2x16xf32>, %a3: tensor<2x16xf32>, %a4: tensor<16x16xf32>, %a5: tensor<16xf32>, %a6: tensor<16x16xf32>, %a7: tensor<16x16xf32>, %a8: tensor<16x16xf32>) -> tensor<?x?x16xf32> {
+  %y = transformer.block %x attn_norm(%a0 : tensor<16xf32>) q(%a1 : tensor<16x16xf32>) k(%a2 : tensor<2x16xf32>) v(%a3 : tensor<2x16xf32>) o(%a4 : tensor<16x16xf32>) ffn_norm(%a5 : tensor<16xf32>) gate(%a6 : tensor<16x16xf32>) up(%a7 : tensor<16x16xf32>) down(%a8 : tensor<16x16xf32>) {num_heads = 8 : i64, num_kv_heads = 1 : i64, head_dim = 2 : i64, d_ff = 16 : i64, causal, rope = #transformer.rope<interleaved>} : tensor<?x?x16xf32>
+  return %y : tensor<?x?x16xf32>
+}
