@@ -17,6 +17,9 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/PatternMatch.h"
 
+#include "llvm/ADT/bit.h"
+#include "llvm/Support/MathExtras.h"
+
 namespace blockc::cpu {
 #define GEN_PASS_DEF_CPULOWERLINEARPASS
 #include "blockc/Codegen/CPU/Passes.h.inc"
@@ -115,32 +118,239 @@ struct KernelBuilder {
   Value minIdx(Value a, Value c) {
     return arith::MinUIOp::create(b, loc, a, c);
   }
+
+  /// Transposes `rows` (V vectors of V lanes, V a power of two) in
+  /// registers: log2(V) butterfly stages of two-source shuffles; the stage
+  /// of distance d swaps index bit d between row and lane.
+  void transposeInRegisters(SmallVectorImpl<Value> &rows) {
+    int64_t v = rows.size();
+    for (int64_t d = v / 2; d >= 1; d /= 2) {
+      SmallVector<int64_t> loMask(v), hiMask(v);
+      for (int64_t c = 0; c < v; ++c) {
+        loMask[c] = (c & d) ? v + c - d : c;
+        hiMask[c] = (c & d) ? v + c : c + d;
+      }
+      for (int64_t i = 0; i < v; ++i) {
+        if (i & d)
+          continue;
+        Value lo =
+            vector::ShuffleOp::create(b, loc, rows[i], rows[i + d], loMask);
+        Value hi =
+            vector::ShuffleOp::create(b, loc, rows[i], rows[i + d], hiMask);
+        rows[i] = lo;
+        rows[i + d] = hi;
+      }
+    }
+  }
+
+  /// Packs W[nc + j, kc + k] for j < width (of the n-block), k < kLen into
+  /// panel[k][j] (transposed), V x V blocks at a time: V vector reads along
+  /// k of V weight rows, an in-register transpose, V vector writes along n.
+  /// Rows past N read row N - 1 (the columns they fill are never stored)
+  /// and k past K reads zeros.
+  Value pack(Value panel, Value nc, Value width, Value kc, Value kLen,
+             int64_t n, int64_t k, int64_t v) {
+    bool clampRows = n % v != 0, kInBounds = k % v == 0;
+    Value c0 = idx(0), lastRow = idx(n - 1);
+    return forTensor(c0, kLen, v, panel, [&](Value k0, Value p) {
+      return forTensor(c0, width, v, p, [&](Value j0, Value q) {
+        SmallVector<Value> rows;
+        Value kAt = add(kc, k0);
+        for (int64_t jj = 0; jj < v; ++jj) {
+          Value row = add(add(nc, j0), idx(jj));
+          if (clampRows)
+            row = minIdx(row, lastRow);
+          rows.push_back(read(w, {row, kAt}, kInBounds));
+        }
+        transposeInRegisters(rows);
+        for (int64_t kk = 0; kk < v; ++kk)
+          q = vector::TransferWriteOp::create(b, loc, rows[kk], q,
+                                              ValueRange{add(k0, idx(kk)), j0},
+                                              ArrayRef<bool>{true})
+                  .getResult();
+        return q;
+      });
+    });
+  }
+
+  /// The outer-product micro-kernel: out[bIdx, t+i, n0 + jV : +V] for
+  /// i < r, j < c, accumulated over k < kLen of the packed panel: per k, c
+  /// vector reads of panel[k, n0:], r broadcast scalars x[bIdx, t+i, kc+k],
+  /// r * c FMAs. The accumulators start from, and end in, the output tile
+  /// (masked past the block's width).
+  Value outerKernel(Value out, Value panel, Value bIdx, Value t, Value n0,
+                    int64_t r, int64_t c, Value kc, Value kLen, int64_t v) {
+    SmallVector<SmallVector<Value>> at;
+    SmallVector<Value> accs;
+    for (int64_t i = 0; i < r; ++i)
+      for (int64_t j = 0; j < c; ++j) {
+        at.push_back({bIdx, add(t, idx(i)), add(n0, idx(j * v))});
+        accs.push_back(read(out, at.back(), /*inBounds=*/false));
+      }
+    auto loop = scf::ForOp::create(
+        b, loc, idx(0), kLen, idx(1), accs,
+        [&](OpBuilder &nb, Location nloc, Value kk, ValueRange iter) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+          SmallVector<Value> ps, next(iter.begin(), iter.end());
+          for (int64_t j = 0; j < c; ++j)
+            ps.push_back(read(panel, {kk, add(n0, idx(j * v))}, true));
+          Value kAt = add(kc, kk);
+          for (int64_t i = 0; i < r; ++i) {
+            Value s = tensor::ExtractOp::create(
+                b, loc, x, ValueRange{bIdx, add(t, idx(i)), kAt});
+            Value bx = vector::BroadcastOp::create(b, loc, vecType, s);
+            for (int64_t j = 0; j < c; ++j)
+              next[i * c + j] =
+                  vector::FMAOp::create(b, loc, bx, ps[j], next[i * c + j]);
+          }
+          scf::YieldOp::create(b, loc, next);
+        });
+    for (int64_t i = 0; i < r * c; ++i)
+      out = vector::TransferWriteOp::create(b, loc, loop.getResult(i), out,
+                                            at[i], ArrayRef<bool>{false})
+                .getResult();
+    return out;
+  }
+};
+
+/// Tile parameters of one projection (blockc.cpu_tiles or the pass options).
+struct Tiles {
+  // Dot-product kernel (T < packMinRows, e.g. decode).
+  int64_t rows, cols, width, blockN, blockK;
+  // Packed outer-product kernel (T >= packMinRows).
+  int64_t packRows, packCols, panelK, panelN, packMinRows;
 };
 
 struct LowerLinear : OpRewritePattern<LinearOp> {
-  LowerLinear(MLIRContext *ctx, int64_t rows, int64_t cols, int64_t width,
-              int64_t blockN, int64_t blockK)
-      : OpRewritePattern<LinearOp>(ctx), rows(rows), cols(cols), width(width),
-        blockN(blockN), blockK(blockK) {}
+  LowerLinear(MLIRContext *ctx, const Tiles &tiles)
+      : OpRewritePattern<LinearOp>(ctx), tiles(tiles) {}
+
+  /// The dot-product kernel over one n-block (`slice` = out[:, :, nc:ncEnd]).
+  Value buildDotBlock(KernelBuilder &kb, Value slice, Value bDim, Value tDim,
+                      Value nc, Value ncEnd, int64_t k) const {
+    int64_t rows = tiles.rows, cols = tiles.cols, width = tiles.width,
+            blockK = tiles.blockK;
+    Value c0 = kb.idx(0), kVal = kb.idx(k);
+    return kb.forTensor(c0, kVal, blockK, slice, [&](Value kc, Value o2) {
+      Value kcEnd = kb.minIdx(kb.add(kc, kb.idx(blockK)), kVal);
+      Value kMain = kb.fullEnd(kc, kcEnd, width);
+      return kb.forTensor(c0, bDim, 1, o2, [&](Value bIdx, Value o3) {
+        // Columns of one row group: full tiles, then single columns.
+        auto colsLoop = [&](Value t, int64_t r, Value o) {
+          // A single row (decode) streams more weight rows at once.
+          int64_t c = r == 1 ? 2 * cols : cols;
+          Value nMain = kb.fullEnd(nc, ncEnd, c);
+          o = kb.forTensor(nc, nMain, c, o, [&](Value nIdx, Value acc) {
+            return kb.kernel(acc, bIdx, t, nIdx, nc, r, c, kc, kMain, kcEnd,
+                             width);
+          });
+          return kb.forTensor(nMain, ncEnd, 1, o, [&](Value nIdx, Value acc) {
+            return kb.kernel(acc, bIdx, t, nIdx, nc, r, 1, kc, kMain, kcEnd,
+                             width);
+          });
+        };
+        Value tMain = kb.fullEnd(c0, tDim, rows);
+        o3 = kb.forTensor(c0, tMain, rows, o3, [&](Value t, Value acc) {
+          return colsLoop(t, rows, acc);
+        });
+        return kb.forTensor(tMain, tDim, 1, o3, [&](Value t, Value acc) {
+          return colsLoop(t, 1, acc);
+        });
+      });
+    });
+  }
+
+  /// The packed kernel over one n-block of at most panelN columns: per
+  /// k-block, pack the transposed weight panel, then run the outer-product
+  /// micro-kernel over all rows (packRows at a time, the remainder in
+  /// halving row counts down to 1) and the block's column tiles.
+  Value buildPackedBlock(KernelBuilder &kb, Value slice, Value bDim,
+                         Value tDim, Value nc, Value blockWidth, int64_t n,
+                         int64_t k) const {
+    int64_t v = tiles.width, r = tiles.packRows, c = tiles.packCols;
+    int64_t panelK = tiles.panelK, panelN = tiles.panelN;
+    Value c0 = kb.idx(0), kVal = kb.idx(k);
+    return kb.forTensor(c0, kVal, panelK, slice, [&](Value kc, Value o) {
+      Value kLen =
+          arith::SubIOp::create(kb.b, kb.loc,
+                                kb.minIdx(kb.add(kc, kb.idx(panelK)), kVal), kc);
+      Value panel = tensor::EmptyOp::create(
+          kb.b, kb.loc, ArrayRef<int64_t>{panelK, panelN}, kb.b.getF32Type());
+      panel = kb.pack(panel, nc, blockWidth, kc, kLen, n, k, v);
+      return kb.forTensor(c0, bDim, 1, o, [&](Value bIdx, Value o2) {
+        auto rowTiles = [&](Value lo, Value hi, int64_t rr, Value acc) {
+          return kb.forTensor(lo, hi, rr, acc, [&](Value t, Value a) {
+            return kb.forTensor(c0, blockWidth, c * v, a, [&](Value n0,
+                                                                Value a2) {
+              return kb.outerKernel(a2, panel, bIdx, t, n0, rr, c, kc, kLen,
+                                    v);
+            });
+          });
+        };
+        Value tEnd = kb.fullEnd(c0, tDim, r);
+        o2 = rowTiles(c0, tEnd, r, o2);
+        for (int64_t rr = llvm::bit_floor(uint64_t(r - 1)); r > 1 && rr >= 1;
+             rr /= 2) {
+          Value next = kb.fullEnd(tEnd, tDim, rr);
+          o2 = rowTiles(tEnd, next, rr, o2);
+          tEnd = next;
+        }
+        return o2;
+      });
+    });
+  }
 
   /// The n-blocks are independent (each writes its own columns): an
   /// scf.forall that the pipeline turns into an OpenMP parallel loop. Each
-  /// iteration computes its [B, T, block] slice of the output.
+  /// iteration computes its [B, T, block] slice of the output, with the
+  /// packed kernel when T >= packMinRows (blocks of panelN columns) and the
+  /// dot-product kernel otherwise (blocks of blockN); a static T keeps only
+  /// one of them, a dynamic T chooses at run time.
   Value buildBlocks(PatternRewriter &rewriter, Location loc, KernelBuilder &kb,
-                    Value init, Value bDim, Value tDim, int64_t n,
-                    int64_t k) const {
-    Value c0 = kb.idx(0), nVal = kb.idx(n), kVal = kb.idx(k);
-    int64_t numBlocks = (n + blockN - 1) / blockN;
+                    Value init, Value bDim, Value tDim, int64_t n, int64_t k,
+                    int64_t staticT) const {
+    bool canPack = llvm::isPowerOf2_64(tiles.width);
+    bool packed = canPack, dot = true;
+    if (!ShapedType::isDynamic(staticT)) {
+      packed = canPack && staticT >= tiles.packMinRows;
+      dot = !packed;
+    }
+    Value nVal = kb.idx(n);
+    Value usePacked, blockSize;
+    if (packed && dot) {
+      usePacked =
+          arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::uge, tDim,
+                                kb.idx(tiles.packMinRows));
+      blockSize = arith::SelectOp::create(rewriter, loc, usePacked,
+                                          kb.idx(tiles.panelN),
+                                          kb.idx(tiles.blockN));
+    } else {
+      blockSize = kb.idx(packed ? tiles.panelN : tiles.blockN);
+    }
+    // ceil(N / blockSize) blocks.
+    OpFoldResult numBlocks;
+    if (packed && dot) {
+      numBlocks = arith::DivUIOp::create(
+                      rewriter, loc,
+                      kb.add(nVal, arith::SubIOp::create(rewriter, loc,
+                                                         blockSize, kb.idx(1))),
+                      blockSize)
+                      .getResult();
+    } else {
+      int64_t bs = packed ? tiles.panelN : tiles.blockN;
+      numBlocks = rewriter.getIndexAttr((n + bs - 1) / bs);
+    }
     auto forall = scf::ForallOp::create(
-        rewriter, loc, ArrayRef<OpFoldResult>{rewriter.getIndexAttr(numBlocks)},
+        rewriter, loc, ArrayRef<OpFoldResult>{numBlocks},
         ValueRange{init}, /*mapping=*/std::nullopt);
     // Lets later passes (blockc-cpu-fuse-residual) find the kernel.
     forall->setAttr(blockc::cpu::kLinearKernelAttr, rewriter.getUnitAttr());
     OpBuilder::InsertionGuard guard(rewriter);
     rewriter.setInsertionPointToStart(forall.getBody());
     Value nc = arith::MulIOp::create(rewriter, loc, forall.getInductionVar(0),
-                                     kb.idx(blockN));
-    Value ncEnd = kb.minIdx(kb.add(nc, kb.idx(blockN)), nVal);
+                                     blockSize);
+    Value ncEnd = kb.minIdx(kb.add(nc, blockSize), nVal);
     Value blockWidth = arith::SubIOp::create(rewriter, loc, ncEnd, nc);
     Value shared = forall.getRegionIterArgs()[0];
     SmallVector<OpFoldResult> offsets = {rewriter.getIndexAttr(0),
@@ -149,35 +359,34 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
     SmallVector<OpFoldResult> strides(3, rewriter.getIndexAttr(1));
     Value slice = tensor::ExtractSliceOp::create(rewriter, loc, shared, offsets,
                                                  sizes, strides);
-    Value computed =
-        kb.forTensor(c0, kVal, blockK, slice, [&](Value kc, Value o2) {
-          Value kcEnd = kb.minIdx(kb.add(kc, kb.idx(blockK)), kVal);
-          Value kMain = kb.fullEnd(kc, kcEnd, width);
-          return kb.forTensor(c0, bDim, 1, o2, [&](Value bIdx, Value o3) {
-            // Columns of one row group: full tiles, then single columns.
-            auto colsLoop = [&](Value t, int64_t r, Value o) {
-              // A single row (decode) streams more weight rows at once.
-              int64_t c = r == 1 ? 2 * cols : cols;
-              Value nMain = kb.fullEnd(nc, ncEnd, c);
-              o = kb.forTensor(nc, nMain, c, o, [&](Value nIdx, Value acc) {
-                return kb.kernel(acc, bIdx, t, nIdx, nc, r, c, kc, kMain, kcEnd,
-                                 width);
-              });
-              return kb.forTensor(
-                  nMain, ncEnd, 1, o, [&](Value nIdx, Value acc) {
-                    return kb.kernel(acc, bIdx, t, nIdx, nc, r, 1, kc, kMain,
-                                     kcEnd, width);
-                  });
-            };
-            Value tMain = kb.fullEnd(c0, tDim, rows);
-            o3 = kb.forTensor(c0, tMain, rows, o3, [&](Value t, Value acc) {
-              return colsLoop(t, rows, acc);
-            });
-            return kb.forTensor(tMain, tDim, 1, o3, [&](Value t, Value acc) {
-              return colsLoop(t, 1, acc);
-            });
+    // The kernels index the slice from 0; the dot kernel takes absolute
+    // weight rows [nc, ncEnd) and subtracts nc itself.
+    auto packedBlock = [&]() {
+      return buildPackedBlock(kb, slice, bDim, tDim, nc, blockWidth, n, k);
+    };
+    auto dotBlock = [&]() {
+      return buildDotBlock(kb, slice, bDim, tDim, nc, ncEnd, k);
+    };
+    Value computed;
+    if (packed && dot) {
+      auto ifOp = scf::IfOp::create(
+          rewriter, loc, usePacked,
+          [&](OpBuilder &nb, Location) {
+            OpBuilder::InsertionGuard g(rewriter);
+            rewriter.setInsertionPoint(nb.getInsertionBlock(),
+                                       nb.getInsertionPoint());
+            scf::YieldOp::create(rewriter, loc, packedBlock());
+          },
+          [&](OpBuilder &nb, Location) {
+            OpBuilder::InsertionGuard g(rewriter);
+            rewriter.setInsertionPoint(nb.getInsertionBlock(),
+                                       nb.getInsertionPoint());
+            scf::YieldOp::create(rewriter, loc, dotBlock());
           });
-        });
+      computed = ifOp.getResult(0);
+    } else {
+      computed = packed ? packedBlock() : dotBlock();
+    }
     rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
     tensor::ParallelInsertSliceOp::create(rewriter, loc, computed, shared,
                                           offsets, sizes, strides);
@@ -198,7 +407,7 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
                      loc,
                      op.getInput(),
                      op.getWeight(),
-                     VectorType::get({width}, rewriter.getF32Type()),
+                     VectorType::get({tiles.width}, rewriter.getF32Type()),
                      Value(),
                      Value()};
     kb.zeroF =
@@ -234,12 +443,13 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
 
     Value bDim = tensor::DimOp::create(rewriter, loc, op.getInput(), 0);
     Value tDim = tensor::DimOp::create(rewriter, loc, op.getInput(), 1);
-    Value result = buildBlocks(rewriter, loc, kb, init, bDim, tDim, n, k);
+    Value result = buildBlocks(rewriter, loc, kb, init, bDim, tDim, n, k,
+                               inType.getDimSize(1));
     rewriter.replaceOp(op, result);
     return success();
   }
 
-  int64_t rows, cols, width, blockN, blockK;
+  Tiles tiles;
 };
 
 struct CPULowerLinearPass
@@ -247,39 +457,67 @@ struct CPULowerLinearPass
   using Base::Base;
 
   void runOnOperation() override {
-    if (rows < 1 || cols < 1 || vectorWidth < 1 || blockN < 1 || blockK < 1) {
-      getOperation().emitError()
-          << "blockc-cpu-lower-linear: every option must be >= 1";
-      return signalPassFailure();
-    }
+    Tiles defaults{rows,     cols,     vectorWidth, blockN, blockK,
+                   packRows, packCols, panelK,      panelN, packMinRows};
+    static constexpr const char *names[10] = {
+        "rows",      "cols",      "vector_width", "block_n", "block_k",
+        "pack_rows", "pack_cols", "panel_k",      "panel_n", "pack_min_rows"};
+    int64_t *fields[10] = {&defaults.rows,     &defaults.cols,
+                           &defaults.width,    &defaults.blockN,
+                           &defaults.blockK,   &defaults.packRows,
+                           &defaults.packCols, &defaults.panelK,
+                           &defaults.panelN,   &defaults.packMinRows};
+    for (int64_t *f : fields)
+      if (*f < 1) {
+        getOperation().emitError()
+            << "blockc-cpu-lower-linear: every option must be >= 1";
+        return signalPassFailure();
+      }
     SmallVector<LinearOp> ops;
     getOperation().walk([&](LinearOp op) { ops.push_back(op); });
     PatternRewriter rewriter(&getContext());
     for (LinearOp op : ops) {
       // Tiles chosen for this op (blockc-cpu-select-tiles or by hand)
-      // override the pass options.
-      int64_t t[5] = {rows, cols, vectorWidth, blockN, blockK};
+      // override the pass options; the first five keys are required, the
+      // packed kernel's default to the options.
+      Tiles t = defaults;
+      int64_t *tf[10] = {&t.rows,     &t.cols,     &t.width,  &t.blockN,
+                         &t.blockK,   &t.packRows, &t.packCols, &t.panelK,
+                         &t.panelN,   &t.packMinRows};
       if (Attribute attr = op->getAttr(blockc::cpu::kCpuTilesAttrName)) {
         auto dict = dyn_cast<DictionaryAttr>(attr);
-        static constexpr const char *names[5] = {"rows", "cols", "vector_width",
-                                                 "block_n", "block_k"};
-        for (int i = 0; dict && i < 5; ++i) {
-          auto v = dict.getAs<IntegerAttr>(names[i]);
+        for (int i = 0; dict && i < 10; ++i) {
+          Attribute entry = dict.get(names[i]);
+          if (!entry && i >= 5)
+            continue;
+          auto v = dyn_cast_or_null<IntegerAttr>(entry);
           if (!v || v.getInt() < 1) {
             dict = nullptr;
             break;
           }
-          t[i] = v.getInt();
+          *tf[i] = v.getInt();
         }
         if (!dict) {
           op.emitOpError() << "has a malformed '"
                            << blockc::cpu::kCpuTilesAttrName
                            << "': expected a dictionary of positive integers "
-                              "rows, cols, vector_width, block_n, block_k";
+                              "rows, cols, vector_width, block_n, block_k "
+                              "(and optionally pack_rows, pack_cols, panel_k, "
+                              "panel_n, pack_min_rows)";
           return signalPassFailure();
         }
       }
-      LowerLinear pattern(&getContext(), t[0], t[1], t[2], t[3], t[4]);
+      // The panel holds whole V x V transposed blocks and whole column
+      // tiles of the micro-kernel.
+      int64_t tileN = t.packCols * t.width;
+      auto roundUp = [](int64_t a, int64_t m) { return (a + m - 1) / m * m; };
+      t.panelN = roundUp(t.panelN, tileN);
+      t.panelK = roundUp(t.panelK, t.width);
+      // A panel need not be larger than the whole (padded) weight.
+      auto wType = cast<RankedTensorType>(op.getWeight().getType());
+      t.panelN = std::min(t.panelN, roundUp(wType.getDimSize(0), tileN));
+      t.panelK = std::min(t.panelK, roundUp(wType.getDimSize(1), t.width));
+      LowerLinear pattern(&getContext(), t);
       rewriter.setInsertionPoint(op);
       if (succeeded(pattern.matchAndRewrite(op, rewriter)))
         ++numLowered;

@@ -5,7 +5,7 @@
 // CHECK-LABEL: func.func @fused
 // CHECK:         %[[R:.+]] = transformer.activation <silu>
 // CHECK-NOT:     linalg.fill
-// CHECK:         %[[Y:.+]] = scf.forall (%{{.+}}) in (1) shared_outs(%{{.+}} = %[[R]])
+// CHECK:         %[[Y:.+]] = scf.forall (%{{.+}}) in (%{{.+}}) shared_outs(%{{.+}} = %[[R]])
 // CHECK:         } {blockc.linear_kernel}
 // CHECK-NOT:     transformer.residual_add
 // CHECK:         return %[[Y]]

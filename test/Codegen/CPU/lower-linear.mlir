@@ -12,10 +12,22 @@
 // No packing or transposition of W.
 // CHECK-NOT: linalg.transpose
 // CHECK: %[[INIT:.+]] = linalg.fill
+// T is dynamic, so both kernels are built and T >= pack-min-rows (32)
+// picks one at run time, with its own block size (packed: panel-n = 32
+// columns; dot product: block-n = 32).
+// CHECK: %[[PACKED:.+]] = arith.cmpi uge, %{{.+}}, %c32
+// CHECK: %[[BS:.+]] = arith.select %[[PACKED]]
+// CHECK: %[[NB:.+]] = arith.divui %{{.+}}, %[[BS]]
 // n-blocks in parallel (scf.forall over ceil(24 / 32) = 1 block, each
-// writing its own columns), then k-block (2048), batch, full row tiles (4).
-// CHECK: scf.forall (%{{.+}}) in (1) shared_outs(%[[OUT:.+]] = %[[INIT]])
+// writing its own columns).
+// CHECK: scf.forall (%{{.+}}) in (%[[NB]]) shared_outs(%[[OUT:.+]] = %[[INIT]])
 // CHECK: %[[SLICE:.+]] = tensor.extract_slice %[[OUT]]
+// CHECK: scf.if %[[PACKED]]
+// The packed kernel (lower-linear-tiles.mlir checks it in detail).
+// CHECK: tensor.empty() : tensor<48x32xf32>
+// CHECK: vector.shuffle
+// The dot-product kernel: k-block (2048), batch, full row tiles (4).
+// CHECK: } else {
 // CHECK: scf.for {{.*}} iter_args(%{{.+}} = %[[SLICE]])
 // CHECK: scf.for
 // CHECK: scf.for
@@ -43,7 +55,8 @@ func.func @linear(%x: tensor<?x?x40xf32>, %w: tensor<24x40xf32>) -> tensor<?x?x2
 }
 // OPT-LABEL: func.func @linear
 // block-n = 32: one block; block-k = 256.
-// OPT: scf.forall (%{{.+}}) in (1)
+// OPT: scf.forall (%{{.+}}) in (%{{.+}})
+// OPT: } else {
 // OPT: scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
 // OPT-COUNT-6: vector.fma
 

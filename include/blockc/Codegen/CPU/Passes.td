@@ -11,38 +11,65 @@ include "mlir/Pass/PassBase.td"
 
 def CPULowerLinearPass
     : Pass<"blockc-cpu-lower-linear", "::mlir::func::FuncOp"> {
-  let summary = "Lower transformer.linear to a register-tiled vector kernel";
+  let summary = "Lower transformer.linear to register-tiled vector kernels";
   let description = [{
-    Rewrites every `transformer.linear` on a `[B, T, K]` input into a loop
-    nest on tensors around a register-tiled vector micro-kernel that reads
-    the weight in its stored `[N, K]` layout, so nothing is packed or
-    transposed per call and a single token (T = 1) streams every weight
-    element exactly once:
+    Rewrites every `transformer.linear` on a `[B, T, K]` input into an
+    `scf.forall` over blocks of output columns (weight rows; OpenMP threads
+    after bufferization, marked `blockc.linear_kernel`) whose single shared
+    output starts as the broadcast bias or zero. Each block runs one of two
+    kernels on tensors, both reading the weight from its stored `[N, K]`
+    layout (no whole-weight copy per call):
 
-    ```
-    for n-block (block-n rows of W), k-block (block-k), b, t (rows at a time):
-      for n in the block (cols at a time):
-        acc[rows][cols] = 0                          // vector<vector-width>
-        for k in the k-block (vector-width at a time):
-          x_i = x[b, t+i, k:k+V]   w_j = W[n+j, k:k+V]
-          acc[i][j] = fma(x_i, w_j, acc[i][j])       // rows*cols FMAs
-        out[b, t+i, n+j] += reduce_add(acc[i][j])
-    ```
+    * **packed outer-product kernel** (T >= `pack-min-rows`, prefill):
+      ```
+      for n-block (panel-n weight rows), k-block (panel-k):
+        P[k][j] = W[n0+j, k0+k]     // panel-k x panel-n, transposed;
+                                    // V x V blocks: V row reads along k,
+                                    // log2(V) shuffle stages, V writes
+        for b, t (pack-rows at a time), n (pack-cols vectors at a time):
+          acc[i][j] = out[b, t+i, n+jV : +V]     // masked past N
+          for k in the k-block:
+            p_j = P[k, n+jV : +V]               // pack-cols vector loads
+            x_i = broadcast(x[b, t+i, k0+k])    // pack-rows scalars
+            acc[i][j] = fma(x_i, p_j, acc[i][j])
+          out[b, t+i, n+jV : +V] = acc[i][j]    // masked past N
+      ```
+      No horizontal reductions: the output tile is read and written as
+      whole vectors once per k-block. Rows that do not fill a tile use
+      kernels of halving row counts (e.g. 4, 2, 1 for 8). The panel is a
+      `tensor.empty` (a heap buffer of panel-k x panel-n floats after
+      bufferization, 32 KiB by default); weight rows past N repeat row
+      N - 1 and reads past K are zero, and the columns they feed are never
+      stored. Needs a power-of-two `vector-width` (the in-register
+      transpose).
+    * **dot-product kernel** (T < `pack-min-rows`: decode, short prompts;
+      bandwidth-bound, every weight element read once):
+      ```
+      for n-block (block-n rows of W), k-block (block-k), b, t (rows at a time):
+        for n in the block (cols at a time):
+          acc[rows][cols] = 0                          // vector<vector-width>
+          for k in the k-block (vector-width at a time):
+            x_i = x[b, t+i, k:k+V]   w_j = W[n+j, k:k+V]
+            acc[i][j] = fma(x_i, w_j, acc[i][j])       // rows*cols FMAs
+          out[b, t+i, n+j] += reduce_add(acc[i][j])
+      ```
+      Rows that do not fill a tile (and a single token) use a 1-row kernel
+      over `2 x cols` weight rows; columns that do not fill a tile a
+      1-column kernel; a k remainder one masked (zero-padded) vector step.
 
-    Both operands are contiguous along k, so every load is a full vector;
-    the `rows x cols` accumulators stay in registers (4 x 4 = 16 zmm with
-    AVX-512). The weight block (`block-n x block-k`) stays in L2 while all
-    rows of the input pass over it. Rows that do not fill a tile (and a
-    single token, T = 1) use a 1-row kernel over `2 x cols` weight rows,
-    which streams more of W at once (decode is bandwidth-bound); columns
-    that do not fill a tile use a 1-column kernel, and a k remainder uses
-    one masked (zero-padded) vector step. The output starts as the broadcast
-    bias or zero. Inputs of other ranks are left to
+    A static T builds only the kernel it needs; a dynamic T builds both
+    behind an `scf.if` inside the forall (whose block count and size are
+    then chosen at run time). Inputs of other ranks are left to
     `convert-transformer-to-linalg`.
 
     A `blockc.cpu_tiles` dictionary on the op (from
     `blockc-cpu-select-tiles`, or written by hand) overrides the options
-    below for that op; a malformed one is an error at the op.
+    below for that op: `rows`, `cols`, `vector_width`, `block_n`, `block_k`
+    are required, `pack_rows`, `pack_cols`, `panel_k`, `panel_n`,
+    `pack_min_rows` optional (default: the options); a malformed one is an
+    error at the op. `panel_n` is rounded up to a multiple of `pack_cols x
+    vector_width`, `panel_k` to one of `vector_width`, and both are capped
+    at the (padded) weight.
   }];
   let options = [
     Option<"rows", "rows", "int64_t", /*default=*/"4",
@@ -54,7 +81,19 @@ def CPULowerLinearPass
     Option<"blockN", "block-n", "int64_t", /*default=*/"32",
            "Cache block: weight rows">,
     Option<"blockK", "block-k", "int64_t", /*default=*/"2048",
-           "Cache block: reduction length">
+           "Cache block: reduction length">,
+    Option<"packRows", "pack-rows", "int64_t", /*default=*/"8",
+           "Packed kernel: input rows (tokens) per micro-kernel">,
+    Option<"packCols", "pack-cols", "int64_t", /*default=*/"2",
+           "Packed kernel: output vectors (of vector-width columns) per "
+           "micro-kernel">,
+    Option<"panelK", "panel-k", "int64_t", /*default=*/"256",
+           "Packed kernel: reduction length of one weight panel">,
+    Option<"panelN", "panel-n", "int64_t", /*default=*/"32",
+           "Packed kernel: weight rows (output columns) of one panel, "
+           "also the parallel block">,
+    Option<"packMinRows", "pack-min-rows", "int64_t", /*default=*/"32",
+           "Smallest T that uses the packed kernel">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
@@ -72,28 +111,37 @@ def CPUSelectTilesPass
     : Pass<"blockc-cpu-select-tiles", "::mlir::func::FuncOp"> {
   let summary = "Choose the CPU kernel's tile sizes per projection";
   let description = [{
-    The heuristic half of the CPU projection kernel: attaches to every
+    The heuristic half of the CPU projection kernels: attaches to every
     `transformer.linear` without one a `blockc.cpu_tiles` dictionary
-    `{rows, cols, vector_width, block_n, block_k}` that
-    `blockc-cpu-lower-linear` (the mechanism) then uses instead of its pass
-    options. A tile attribute already present (written by a user, or by an
-    earlier run) is kept, so tests and users can pin any choice.
+    `{rows, cols, vector_width, block_n, block_k, pack_rows, pack_cols,
+    panel_k, panel_n, pack_min_rows}` that `blockc-cpu-lower-linear` (the
+    mechanism) then uses instead of its pass options. A tile attribute
+    already present (written by a user, or by an earlier run) is kept, so
+    tests and users can pin any choice.
 
     * ISA (`isa=auto` reads the host's features): `avx512` (32 zmm): 16
-      lanes, a 4 x 4 register tile (16 accumulators + 8 operand registers);
-      `avx2` (16 ymm): 8 lanes, 2 x 4 (8 accumulators + 6 operands);
-      `generic` (SSE, 16 xmm): 4 lanes, 2 x 4.
-    * Cache blocking: `block_k` is the reduction length rounded up to the
-      vector width, at most 2048; `block_n` keeps the weight block
+      lanes, a 4 x 4 dot-product tile (16 accumulators + 8 operand
+      registers) and an 8 x 2-vector packed tile (16 accumulators + 2 panel
+      vectors + a broadcast); `avx2` (16 ymm): 8 lanes, 2 x 4 and 6 x 2
+      (12 + 3); `generic` (SSE, 16 xmm): 4 lanes, 2 x 4 and 6 x 2.
+    * Dot-product cache blocks: `block_k` is the reduction length rounded
+      up to the vector width, at most 2048; `block_n` keeps the weight block
       (`block_n x block_k x 4` bytes) within `l2-bytes / 8` (256 KiB of a
       2 MiB L2: the block measured best for the 7B projections), at least
       `cols` and a multiple of it.
+    * Packed panels: `panel_n` = one micro-kernel width (32 with AVX-512, 16 with AVX2, 8 generic), `panel_k` = 256
+      (the reduction length if shorter, rounded up to the vector width): a
+      32 KiB panel with AVX-512, within L1. `pack_min_rows` = 32: below,
+      packing costs more than the reductions it saves (the two kernels tie
+      at T = 32 for d = 512 on Zen 4).
 
     ```mlir
     %y = transformer.linear %x, %w : ...          // before
     %y = transformer.linear %x, %w {blockc.cpu_tiles = {block_k = 2048 : i64,
-        block_n = 32 : i64, cols = 4 : i64, rows = 4 : i64,
-        vector_width = 16 : i64}} : ...           // after, isa=avx512
+        block_n = 32 : i64, cols = 4 : i64, pack_cols = 2 : i64,
+        pack_min_rows = 32 : i64, pack_rows = 8 : i64, panel_k = 256 : i64,
+        panel_n = 32 : i64, rows = 4 : i64, vector_width = 16 : i64}} : ...
+                                                  // after, isa=avx512
     ```
   }];
   let options = [
