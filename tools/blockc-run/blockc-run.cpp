@@ -83,6 +83,8 @@ cl::opt<unsigned> threads("num-threads",
                           cl::init(1), cl::cat(category));
 cl::opt<std::string> entryName("entry", cl::desc("Entry function"),
                                cl::cat(category));
+cl::opt<unsigned> optLevel("O", cl::desc("LLVM optimisation level (0-3)"),
+                           cl::init(3), cl::Prefix, cl::cat(category));
 cl::opt<unsigned> decodeSteps(
     "decode",
     cl::desc("Prefill the input through the KV-cached decode entry, then run "
@@ -310,7 +312,8 @@ int runDecodeMode(ModuleOp module, const DecodeContext &ctx) {
     cacheBytes += shape[0] * shape[1] * shape[2] * shape[3] * 4;
 
   auto compileStart = std::chrono::steady_clock::now();
-  auto jit = blockc::BlockJit::compile(module, sig, blockc::JitTarget::CPU);
+  auto jit = blockc::BlockJit::compile(module, sig, blockc::JitTarget::CPU,
+                                       optLevel);
   if (!jit)
     return fail(llvm::toString(jit.takeError()));
   double compileSeconds = std::chrono::duration<double>(
@@ -496,6 +499,8 @@ int main(int argc, char **argv) {
   // ---- Validate options ---------------------------------------------------
   if (targetName != "cpu" && targetName != "nvptx")
     return fail("unknown target '" + targetName + "' (expected cpu or nvptx)");
+  if (optLevel > 3)
+    return fail("-O must be 0, 1, 2 or 3");
   bool haveRandomWeights = randomWeights.getNumOccurrences() > 0;
   bool haveRandomInput = randomInput.getNumOccurrences() > 0;
   if (weightsFile.empty() == !haveRandomWeights)
@@ -716,7 +721,7 @@ int main(int argc, char **argv) {
   // ---- Compile
   // ---------------------------------------------------------------
   auto compileStart = std::chrono::steady_clock::now();
-  auto jit = blockc::BlockJit::compile(*module, *sig, jitTarget);
+  auto jit = blockc::BlockJit::compile(*module, *sig, jitTarget, optLevel);
   if (!jit)
     return fail(llvm::toString(jit.takeError()));
   double compileSeconds = std::chrono::duration<double>(
