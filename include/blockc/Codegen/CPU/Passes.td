@@ -181,6 +181,58 @@ def CPUFuseResidualPass
   ];
 }
 
+def CPUFuseActivationPass
+    : Pass<"blockc-cpu-fuse-activation", "::mlir::func::FuncOp"> {
+  let summary = "Fuse activations (SiLU x up, GeLU, ReLU) into the epilogue "
+                "of projection kernels";
+  let description = [{
+    Applies an activation to a projection's output tile inside the kernel
+    (an `scf.forall` marked `blockc.linear_kernel`), right after the tile
+    is computed and while it is in cache, with `vector-width`-lane vector
+    math, instead of in a separate elementwise pass over `[B, T, d_ff]`:
+
+    * gated (SwiGLU, GeGLU): `arith.mulf(transformer.activation(g), u)`
+      where `u` is a kernel result used only there: each block of `u`'s
+      kernel ends with `tile = act(g[tile]) * tile`. The activation must
+      have no other use; `u`'s kernel is moved after `g`'s definition when
+      needed.
+    * plain (ReLU / GeLU FFN): `transformer.activation(u)`: `tile =
+      act(tile)` (after the bias, which the kernel starts from).
+
+    The epilogue is a loop over the block's rows and full vectors plus one
+    masked vector for the remainder columns. exp, erf and tanh become the
+    upstream polynomial approximations (`populateMathPolynomialApproximation
+    Patterns`): SiLU is `x / (1 + exp(-x))`, GeLU `x/2 (1 + erf(x/sqrt 2))`,
+    the tanh form as in the reference. Differences from the separate
+    elementwise lowering are rounding-level.
+
+    ```mlir
+    %g = scf.forall ... {blockc.linear_kernel}                 // before
+    %u = scf.forall ... {blockc.linear_kernel}
+    %a = transformer.activation <silu> %g
+    %m = arith.mulf %a, %u
+    %u = scf.forall ... {                                      // after
+      ... %act = <vector silu of g's tile> ; %t = arith.mulf %act, %acc ...
+    } {blockc.linear_kernel}
+    ```
+  }];
+  let options = [
+    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
+           "f32 lanes per vector of the epilogue">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+  let statistics = [
+    Statistic<"numGated", "num-gated", "Gated activations fused">,
+    Statistic<"numPlain", "num-plain", "Plain activations fused">
+  ];
+}
+
 def CPULowerSDPAPass
     : Pass<"blockc-cpu-lower-sdpa", "::mlir::func::FuncOp"> {
   let summary = "Lower transformer.sdpa to a fused, online-softmax vector kernel";

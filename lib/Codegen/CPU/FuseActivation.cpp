@@ -1,0 +1,263 @@
+//===- FuseActivation.cpp - activations into projection epilogues ---------===//
+//
+// See Codegen/CPU/Passes.td (CPUFuseActivationPass).
+//
+//===----------------------------------------------------------------------===//
+
+#include "blockc/Codegen/CPU/Passes.h"
+#include "blockc/Dialect/Transformer/IR/TransformerOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#include <cmath>
+
+namespace blockc::cpu {
+#define GEN_PASS_DEF_CPUFUSEACTIVATIONPASS
+#include "blockc/Codegen/CPU/Passes.h.inc"
+} // namespace blockc::cpu
+
+using namespace mlir;
+using namespace blockc::transformer;
+
+namespace {
+
+/// The projection kernel that produces `v`, if `v` is its only result and
+/// has exactly one use.
+scf::ForallOp kernelOf(Value v) {
+  auto forall = v.getDefiningOp<scf::ForallOp>();
+  if (!forall || !forall->hasAttr(blockc::cpu::kLinearKernelAttr) ||
+      forall.getNumResults() != 1 || !v.hasOneUse())
+    return {};
+  return forall;
+}
+
+/// The kernel's single parallel_insert_slice (its block's tile), or null.
+tensor::ParallelInsertSliceOp tileInsert(scf::ForallOp forall) {
+  auto ops = forall.getTerminator().getYieldingOps();
+  if (!llvm::hasSingleElement(ops))
+    return {};
+  return dyn_cast<tensor::ParallelInsertSliceOp>(*ops.begin());
+}
+
+struct EpilogueBuilder {
+  OpBuilder &b;
+  Location loc;
+  VectorType vec;
+  SmallVector<Operation *> &mathOps;
+
+  Value cst(double x) {
+    return arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(vec, static_cast<float>(x)));
+  }
+  template <typename OpT> Value math(Value x) {
+    auto op = OpT::create(b, loc, x);
+    mathOps.push_back(op);
+    return op;
+  }
+
+  /// The activation on a vector, as the reference defines it.
+  Value activate(ActivationKind kind, Value x) {
+    switch (kind) {
+    case ActivationKind::silu: {
+      // x / (1 + exp(-x))
+      Value e = math<math::ExpOp>(arith::NegFOp::create(b, loc, x));
+      return arith::DivFOp::create(
+          b, loc, x, arith::AddFOp::create(b, loc, cst(1.0), e));
+    }
+    case ActivationKind::gelu: {
+      Value e =
+          math<math::ErfOp>(arith::MulFOp::create(b, loc, x, cst(M_SQRT1_2)));
+      return arith::MulFOp::create(
+          b, loc, arith::MulFOp::create(b, loc, x, cst(0.5)),
+          arith::AddFOp::create(b, loc, cst(1.0), e));
+    }
+    case ActivationKind::gelu_tanh: {
+      Value x3 = arith::MulFOp::create(b, loc, x,
+                                       arith::MulFOp::create(b, loc, x, x));
+      Value inner = arith::AddFOp::create(
+          b, loc, x, arith::MulFOp::create(b, loc, x3, cst(0.044715)));
+      Value th = math<math::TanhOp>(
+          arith::MulFOp::create(b, loc, inner, cst(0.7978845608028654)));
+      return arith::MulFOp::create(
+          b, loc, arith::MulFOp::create(b, loc, x, cst(0.5)),
+          arith::AddFOp::create(b, loc, cst(1.0), th));
+    }
+    case ActivationKind::relu:
+      return arith::MaximumFOp::create(b, loc, x, cst(0.0));
+    }
+    llvm_unreachable("unknown activation kind");
+  }
+
+  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+
+  /// scf.for over [lo, hi) step `step` carrying one tensor.
+  Value forTensor(Value lo, Value hi, int64_t step, Value init,
+                  function_ref<Value(Value, Value)> body) {
+    auto forOp = scf::ForOp::create(
+        b, loc, lo, hi, idx(step), ValueRange{init},
+        [&](OpBuilder &nb, Location, Value iv, ValueRange iter) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+          scf::YieldOp::create(b, loc, body(iv, iter[0]));
+        });
+    return forOp.getResult(0);
+  }
+
+  /// tile[b, t, n] = act(gate[b, t, n]) * tile[b, t, n] (gated) or
+  /// act(tile[b, t, n]), over full vectors along n, then one masked vector.
+  Value epilogue(Value tile, Value gate, ActivationKind kind) {
+    int64_t width = vec.getNumElements();
+    Value c0 = idx(0);
+    Value pad = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
+    Value bDim = tensor::DimOp::create(b, loc, tile, 0);
+    Value tDim = tensor::DimOp::create(b, loc, tile, 1);
+    Value nDim = tensor::DimOp::create(b, loc, tile, 2);
+    Value nFull = arith::MulIOp::create(
+        b, loc, arith::DivUIOp::create(b, loc, nDim, idx(width)), idx(width));
+    auto step = [&](Value acc, Value bi, Value ti, Value n, bool inBounds) {
+      SmallVector<Value> at = {bi, ti, n};
+      Value x = vector::TransferReadOp::create(b, loc, vec, acc, at, pad,
+                                               ArrayRef<bool>{inBounds});
+      Value y;
+      if (gate) {
+        Value g = vector::TransferReadOp::create(b, loc, vec, gate, at, pad,
+                                                 ArrayRef<bool>{inBounds});
+        y = arith::MulFOp::create(b, loc, activate(kind, g), x);
+      } else {
+        y = activate(kind, x);
+      }
+      return vector::TransferWriteOp::create(b, loc, y, acc, at,
+                                             ArrayRef<bool>{inBounds})
+          .getResult();
+    };
+    return forTensor(c0, bDim, 1, tile, [&](Value bi, Value t1) {
+      return forTensor(c0, tDim, 1, t1, [&](Value ti, Value t2) {
+        t2 = forTensor(c0, nFull, width, t2, [&](Value n, Value t3) {
+          return step(t3, bi, ti, n, /*inBounds=*/true);
+        });
+        // The remainder columns: at most one masked vector.
+        return forTensor(nFull, nDim, width, t2, [&](Value n, Value t3) {
+          return step(t3, bi, ti, n, /*inBounds=*/false);
+        });
+      });
+    });
+  }
+};
+
+struct CPUFuseActivationPass
+    : blockc::cpu::impl::CPUFuseActivationPassBase<CPUFuseActivationPass> {
+  using Base::Base;
+
+  /// Ends every block of `forall` with the epilogue; `gate` (or null) is
+  /// read at the tile's offsets.
+  void fuse(scf::ForallOp forall, tensor::ParallelInsertSliceOp insert,
+            Value gate, ActivationKind kind,
+            SmallVector<Operation *> &mathOps) {
+    OpBuilder b(forall.getTerminator());
+    Location loc = insert.getLoc();
+    EpilogueBuilder eb{b, loc,
+                       VectorType::get({vectorWidth}, b.getF32Type()), mathOps};
+    Value tile = insert.getSource();
+    Value gateTile;
+    if (gate)
+      gateTile = tensor::ExtractSliceOp::create(
+          b, loc, cast<RankedTensorType>(tile.getType()), gate,
+          insert.getMixedOffsets(), insert.getMixedSizes(),
+          insert.getMixedStrides());
+    Value result = eb.epilogue(tile, gateTile, kind);
+    insert.getSourceMutable().assign(result);
+  }
+
+  /// Whether `v` is available at `op` (a block argument or defined before
+  /// it in the same block, or in an enclosing region).
+  static bool availableBefore(Value v, Operation *op) {
+    Operation *def = v.getDefiningOp();
+    if (!def)
+      return v.getParentRegion()->isAncestor(op->getParentRegion());
+    if (def->getBlock() == op->getBlock())
+      return def->isBeforeInBlock(op);
+    return def->getParentRegion()->isProperAncestor(op->getParentRegion());
+  }
+
+  void runOnOperation() override {
+    if (vectorWidth < 1) {
+      getOperation().emitError()
+          << "blockc-cpu-fuse-activation: vector-width must be >= 1";
+      return signalPassFailure();
+    }
+    SmallVector<Operation *> mathOps;
+    SmallVector<ActivationOp> acts;
+    getOperation().walk([&](ActivationOp op) { acts.push_back(op); });
+    for (ActivationOp act : acts) {
+      auto type = dyn_cast<RankedTensorType>(act.getType());
+      if (!type || !type.getElementType().isF32() || type.getRank() != 3)
+        continue;
+      // Gated: mulf(act(g), u), u a kernel used only there.
+      if (act->hasOneUse()) {
+        if (auto mul = dyn_cast<arith::MulFOp>(*act->getUsers().begin())) {
+          Value other = mul.getLhs() == act.getResult() ? mul.getRhs()
+                                                        : mul.getLhs();
+          scf::ForallOp forall = kernelOf(other);
+          tensor::ParallelInsertSliceOp insert;
+          if (forall)
+            insert = tileInsert(forall);
+          Value g = act.getInput();
+          if (insert && other != act.getResult() &&
+              other.getType() == act.getType() && g.getType() == type) {
+            // The gate must be available inside u's kernel: move the
+            // kernel after g's definition (its users, the mulf, come after
+            // g's activation anyway).
+            Operation *gDef = g.getDefiningOp();
+            if (gDef && gDef->getBlock() == forall->getBlock() &&
+                forall->isBeforeInBlock(gDef))
+              forall->moveAfter(gDef);
+            if (availableBefore(g, forall)) {
+              fuse(forall, insert, g, act.getKind(), mathOps);
+              mul.getResult().replaceAllUsesWith(forall.getResult(0));
+              mul->erase();
+              act->erase();
+              ++numGated;
+              continue;
+            }
+          }
+        }
+      }
+      // Plain: act(u), u a kernel used only here.
+      scf::ForallOp forall = kernelOf(act.getInput());
+      if (!forall || act.getInput().getType() != type)
+        continue;
+      tensor::ParallelInsertSliceOp insert = tileInsert(forall);
+      if (!insert)
+        continue;
+      fuse(forall, insert, Value(), act.getKind(), mathOps);
+      act.getResult().replaceAllUsesWith(forall.getResult(0));
+      act->erase();
+      ++numPlain;
+    }
+    if (mathOps.empty())
+      return;
+    // exp / erf / tanh of the epilogues become vector polynomials (LLVM
+    // would otherwise scalarise them into libm calls).
+    RewritePatternSet patterns(&getContext());
+    populateMathPolynomialApproximationPatterns(
+        patterns, [](StringRef name) {
+          return name == "math.exp" || name == "math.erf" ||
+                 name == "math.tanh";
+        });
+    if (failed(applyOpPatternsGreedily(mathOps, std::move(patterns)))) {
+      getOperation().emitError()
+          << "blockc-cpu-fuse-activation: polynomial expansion did not "
+             "converge";
+      return signalPassFailure();
+    }
+  }
+};
+
+} // namespace

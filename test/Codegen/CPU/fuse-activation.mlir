@@ -1,0 +1,138 @@
+// RUN: blockc-opt %s -split-input-file --blockc-cpu-lower-linear --blockc-cpu-fuse-activation | FileCheck %s
+// RUN: blockc-opt %s -split-input-file --blockc-cpu-lower-linear --blockc-cpu-fuse-activation="vector-width=8" | FileCheck %s --check-prefix=W8
+
+// SwiGLU: silu(g) * u becomes the epilogue of u's kernel. Each block of
+// columns ends with a loop over its rows: full vectors of the tile and of
+// the gate's matching slice, silu with a polynomial exp (no math.exp left
+// for LLVM to scalarise), the product written back; then one masked vector
+// for the remainder columns (block of 32 = 2 x 16, the last block 8).
+// CHECK-LABEL: func.func @swiglu
+// CHECK-NOT:   transformer.activation
+// CHECK:       %[[G:.+]] = scf.forall
+// CHECK:       } {blockc.linear_kernel}
+// CHECK:       %[[U:.+]] = scf.forall
+// CHECK:       %[[GT:.+]] = tensor.extract_slice %[[G]][0, 0, %{{.+}}] [%{{.+}}, %{{.+}}, %{{.+}}] [1, 1, 1] : tensor<2x3x40xf32> to tensor<?x?x?xf32>
+// CHECK:       scf.for
+// CHECK:       scf.for
+// CHECK:       scf.for
+// CHECK:       %[[ACC:.+]] = vector.transfer_read %{{.+}} {in_bounds = [true]} : tensor<?x?x?xf32>, vector<16xf32>
+// CHECK:       %[[GV:.+]] = vector.transfer_read %[[GT]][{{.+}}], %{{.+}} {in_bounds = [true]} : tensor<?x?x?xf32>, vector<16xf32>
+// CHECK-NOT:   math.exp
+// CHECK:       math.floor
+// CHECK:       %[[S:.+]] = arith.divf %[[GV]], %{{.+}} : vector<16xf32>
+// CHECK:       %[[P:.+]] = arith.mulf %[[S]], %[[ACC]] : vector<16xf32>
+// CHECK:       vector.transfer_write %[[P]], %{{.+}} {in_bounds = [true]} : vector<16xf32>, tensor<?x?x?xf32>
+// CHECK:       vector.transfer_read %{{.+}}, %{{[^ ]+}} : tensor<?x?x?xf32>, vector<16xf32>
+// CHECK:       vector.transfer_write %{{[^ ]+}}, %{{[^ ]+}}[{{.+}}] : vector<16xf32>, tensor<?x?x?xf32>
+// CHECK:       tensor.parallel_insert_slice
+// CHECK:       } {blockc.linear_kernel}
+// CHECK-NOT:   arith.mulf
+// CHECK:       return %[[U]]
+// W8-LABEL:    func.func @swiglu
+// W8:          } {blockc.linear_kernel}
+// W8:          arith.divf %{{.+}}, %{{.+}} : vector<8xf32>
+func.func @swiglu(%x: tensor<2x3x16xf32>, %wg: tensor<40x16xf32>, %wu: tensor<40x16xf32>) -> tensor<2x3x40xf32> {
+  %g = transformer.linear %x, %wg : tensor<2x3x16xf32>, tensor<40x16xf32> -> tensor<2x3x40xf32>
+  %u = transformer.linear %x, %wu : tensor<2x3x16xf32>, tensor<40x16xf32> -> tensor<2x3x40xf32>
+  %a = transformer.activation <silu> %g : tensor<2x3x40xf32>
+  %m = arith.mulf %a, %u : tensor<2x3x40xf32>
+  return %m : tensor<2x3x40xf32>
+}
+
+// -----
+
+// u's kernel comes first: it moves after g's so that g's tiles can be read
+// in its epilogue; the operands of the mulf may come in either order.
+// CHECK-LABEL: func.func @swiglu_order
+// CHECK-SAME:  (%[[X:.+]]: tensor<2x3x16xf32>, %[[WU:.+]]: tensor<40x16xf32>, %[[WG:.+]]: tensor<40x16xf32>)
+// CHECK:       %[[G:.+]] = scf.forall
+// CHECK:       vector.transfer_read %[[WG]]
+// CHECK:       } {blockc.linear_kernel}
+// CHECK:       %[[U:.+]] = scf.forall
+// CHECK:       vector.transfer_read %[[WU]]
+// CHECK:       tensor.extract_slice %[[G]]
+// CHECK:       } {blockc.linear_kernel}
+// CHECK-NEXT:  return %[[U]]
+func.func @swiglu_order(%x: tensor<2x3x16xf32>, %wu: tensor<40x16xf32>, %wg: tensor<40x16xf32>) -> tensor<2x3x40xf32> {
+  %u = transformer.linear %x, %wu : tensor<2x3x16xf32>, tensor<40x16xf32> -> tensor<2x3x40xf32>
+  %g = transformer.linear %x, %wg : tensor<2x3x16xf32>, tensor<40x16xf32> -> tensor<2x3x40xf32>
+  %a = transformer.activation <silu> %g : tensor<2x3x40xf32>
+  %m = arith.mulf %u, %a : tensor<2x3x40xf32>
+  return %m : tensor<2x3x40xf32>
+}
+
+// -----
+
+// Plain activation (the 2017 post-norm FFN: ReLU after a biased
+// projection): the kernel starts from the bias and its epilogue applies
+// max(x, 0) to the finished tile.
+// CHECK-LABEL: func.func @relu_bias
+// CHECK:       %[[INIT:.+]] = linalg.generic
+// CHECK:       %[[Y:.+]] = scf.forall {{.*}} shared_outs(%{{.+}} = %[[INIT]])
+// CHECK:       arith.maximumf %{{.+}}, %{{.+}} : vector<16xf32>
+// CHECK:       } {blockc.linear_kernel}
+// CHECK-NOT:   transformer.activation
+// CHECK:       return %[[Y]]
+func.func @relu_bias(%x: tensor<2x3x16xf32>, %w: tensor<40x16xf32>, %b: tensor<40xf32>) -> tensor<2x3x40xf32> {
+  %y = transformer.linear %x, %w bias %b : tensor<2x3x16xf32>, tensor<40x16xf32>, tensor<40xf32> -> tensor<2x3x40xf32>
+  %r = transformer.activation <relu> %y : tensor<2x3x40xf32>
+  return %r : tensor<2x3x40xf32>
+}
+
+// -----
+
+// GeLU (erf) plain and GeGLU with the tanh form: erf and tanh become
+// polynomials too.
+// CHECK-LABEL: func.func @gelu
+// CHECK-NOT:   math.erf
+// CHECK:       } {blockc.linear_kernel}
+// CHECK-NOT:   transformer.activation
+// CHECK-LABEL: func.func @geglu_tanh
+// CHECK-NOT:   math.tanh
+// CHECK:       } {blockc.linear_kernel}
+// CHECK:       } {blockc.linear_kernel}
+// CHECK-NOT:   transformer.activation
+func.func @gelu(%x: tensor<2x3x16xf32>, %w: tensor<40x16xf32>) -> tensor<2x3x40xf32> {
+  %y = transformer.linear %x, %w : tensor<2x3x16xf32>, tensor<40x16xf32> -> tensor<2x3x40xf32>
+  %r = transformer.activation <gelu> %y : tensor<2x3x40xf32>
+  return %r : tensor<2x3x40xf32>
+}
+func.func @geglu_tanh(%x: tensor<2x3x16xf32>, %wg: tensor<40x16xf32>, %wu: tensor<40x16xf32>) -> tensor<2x3x40xf32> {
+  %g = transformer.linear %x, %wg : tensor<2x3x16xf32>, tensor<40x16xf32> -> tensor<2x3x40xf32>
+  %u = transformer.linear %x, %wu : tensor<2x3x16xf32>, tensor<40x16xf32> -> tensor<2x3x40xf32>
+  %a = transformer.activation <gelu_tanh> %g : tensor<2x3x40xf32>
+  %m = arith.mulf %a, %u : tensor<2x3x40xf32>
+  return %m : tensor<2x3x40xf32>
+}
+
+// -----
+
+// An activation with another use is not fused as a gate (its tensor is
+// needed), but still as a plain epilogue of its own input's kernel; the
+// mulf stays. Not fused at all: the kernel's result has another use, or
+// the activation's input is not a projection kernel.
+// CHECK-LABEL: func.func @act_used_twice
+// CHECK-NOT:   transformer.activation
+// CHECK:       arith.divf %{{.+}}, %{{.+}} : vector<16xf32>
+// CHECK:       } {blockc.linear_kernel}
+// CHECK:       arith.mulf %{{.+}}, %{{.+}} : tensor<2x3x40xf32>
+// CHECK-LABEL: func.func @kernel_used_twice
+// CHECK:       transformer.activation <relu>
+// CHECK-LABEL: func.func @not_a_kernel
+// CHECK:       transformer.activation <silu>
+func.func @act_used_twice(%x: tensor<2x3x16xf32>, %wg: tensor<40x16xf32>, %wu: tensor<40x16xf32>) -> (tensor<2x3x40xf32>, tensor<2x3x40xf32>) {
+  %g = transformer.linear %x, %wg : tensor<2x3x16xf32>, tensor<40x16xf32> -> tensor<2x3x40xf32>
+  %u = transformer.linear %x, %wu : tensor<2x3x16xf32>, tensor<40x16xf32> -> tensor<2x3x40xf32>
+  %a = transformer.activation <silu> %g : tensor<2x3x40xf32>
+  %m = arith.mulf %a, %u : tensor<2x3x40xf32>
+  return %m, %a : tensor<2x3x40xf32>, tensor<2x3x40xf32>
+}
+func.func @kernel_used_twice(%x: tensor<2x3x16xf32>, %w: tensor<40x16xf32>) -> (tensor<2x3x40xf32>, tensor<2x3x40xf32>) {
+  %y = transformer.linear %x, %w : tensor<2x3x16xf32>, tensor<40x16xf32> -> tensor<2x3x40xf32>
+  %r = transformer.activation <relu> %y : tensor<2x3x40xf32>
+  return %r, %y : tensor<2x3x40xf32>, tensor<2x3x40xf32>
+}
+func.func @not_a_kernel(%a: tensor<2x3x40xf32>) -> tensor<2x3x40xf32> {
+  %r = transformer.activation <silu> %a : tensor<2x3x40xf32>
+  return %r : tensor<2x3x40xf32>
+}
