@@ -12,9 +12,10 @@
 
 // TRANSFORMER: transformer.block
 // LINALG-LABEL: func.func @forward
-// LINALG: linalg.generic
 // LINALG: math.rsqrt
+// LINALG: scf.forall
 // LINALG: tensor.expand_shape
+// LINALG: linalg.generic
 // LINALG: math.exp
 // LINALG: tensor.collapse_shape
 // BUFFERS-LABEL: func.func @forward

@@ -181,6 +181,55 @@ def CPUFuseResidualPass
   ];
 }
 
+def CPUFuseNormPass
+    : Pass<"blockc-cpu-fuse-norm", "::mlir::func::FuncOp"> {
+  let summary = "Fuse RMSNorm into the prologue of the projection kernels "
+                "that read it";
+  let description = [{
+    `n = rms_norm(x, g)` is `x[b, t, :] * r[b, t] * g` with one scalar r per
+    row. When every use of `n` is a projection kernel of
+    `blockc-cpu-lower-linear` (an `scf.forall` marked
+    `blockc.linear_kernel` that starts from zero: no bias, no residual) or
+    a `tensor.dim`, the normalised tensor is never built:
+
+    * one small loop nest computes `r` (`[B, T]`) with the overflow-safe
+      scaling of the RMSNorm lowering (rows whose finite max |x| exceeds
+      2^50 are summed as `x / max|x|`);
+    * each kernel reads `x` instead of `n` and applies the gain where it
+      costs least: the packed kernel multiplies its weight vectors
+      `W[i, k:k+V]` by `g[k:k+V]` while packing (once per weight element;
+      its x reads are scalar broadcasts), the dot-product kernel of short T
+      its x vectors `x[b, t, k:k+V]` (one multiply per row and k step);
+    * each finished block of output columns is scaled row by row by `r`.
+
+    Q, K and V (and gate and up) share the one `r`. The sums are the same
+    up to the order of the f32 roundings, except that rows with |x| above
+    about 1e34 could overflow in `x g W` where the normalised input would
+    not.
+
+    ```mlir
+    %n = transformer.rms_norm %x, %g {epsilon = 1.0e-06 : f32}   // before
+    %q = scf.forall ... (reads %n, %wq) {blockc.linear_kernel}
+    %r = scf.for ... -> tensor<?x?xf32>                            // after
+    %q = scf.forall ... (reads %x, %wq * %g; tile rows * %r) {blockc.linear_kernel}
+    ```
+  }];
+  let options = [
+    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
+           "f32 lanes per vector of the row-scale and epilogue loops">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+  let statistics = [
+    Statistic<"numFused", "num-fused", "RMSNorms fused into projections">
+  ];
+}
+
 def CPUFuseActivationPass
     : Pass<"blockc-cpu-fuse-activation", "::mlir::func::FuncOp"> {
   let summary = "Fuse activations (SiLU x up, GeLU, ReLU) into the epilogue "

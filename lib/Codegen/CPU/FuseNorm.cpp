@@ -1,0 +1,315 @@
+//===- FuseNorm.cpp - RMSNorm into the prologue of projection kernels -----===//
+//
+// See Codegen/CPU/Passes.td (CPUFuseNormPass).
+//
+//===----------------------------------------------------------------------===//
+
+#include "blockc/Codegen/CPU/Passes.h"
+#include "blockc/Dialect/Transformer/IR/TransformerOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
+
+#include <limits>
+
+namespace blockc::cpu {
+#define GEN_PASS_DEF_CPUFUSENORMPASS
+#include "blockc/Codegen/CPU/Passes.h.inc"
+} // namespace blockc::cpu
+
+using namespace mlir;
+using namespace blockc::transformer;
+
+namespace {
+
+struct Builder {
+  OpBuilder &b;
+  Location loc;
+  VectorType vec;
+
+  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value f32(double v) {
+    return arith::ConstantOp::create(b, loc,
+                                     b.getF32FloatAttr(static_cast<float>(v)));
+  }
+
+  /// scf.for over [lo, hi) step `step` carrying `init`.
+  SmallVector<Value> loop(Value lo, Value hi, int64_t step, ValueRange init,
+                          function_ref<SmallVector<Value>(Value, ValueRange)>
+                              body) {
+    auto forOp = scf::ForOp::create(
+        b, loc, lo, hi, idx(step), init,
+        [&](OpBuilder &nb, Location, Value iv, ValueRange iter) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+          scf::YieldOp::create(b, loc, body(iv, iter));
+        });
+    return SmallVector<Value>(forOp.getResults());
+  }
+
+  /// Over the vectors of row x[bi, ti, :] (K long): full vectors, then one
+  /// masked (zero-padded) vector; `body` folds each into the carried values.
+  SmallVector<Value> overRow(Value x, Value bi, Value ti, int64_t k,
+                             ValueRange init,
+                             function_ref<SmallVector<Value>(Value, ValueRange)>
+                                 body) {
+    int64_t width = vec.getNumElements();
+    Value pad = f32(0.0);
+    auto step = [&](bool inBounds) {
+      return [&, inBounds](Value kk, ValueRange acc) {
+        Value v = vector::TransferReadOp::create(
+            b, loc, vec, x, ValueRange{bi, ti, kk}, pad,
+            ArrayRef<bool>{inBounds});
+        return body(v, acc);
+      };
+    };
+    int64_t full = k / width * width;
+    SmallVector<Value> acc =
+        loop(idx(0), idx(full), width, init, step(/*inBounds=*/true));
+    if (full < k)
+      acc = loop(idx(full), idx(k), width, acc, step(/*inBounds=*/false));
+    return acc;
+  }
+
+  /// r[b, t] such that rms_norm(x)[b, t, :] = x[b, t, :] * r[b, t] * g, with
+  /// the overflow-safe scaling of the RMSNorm lowering (rows whose max |x|
+  /// is finite and above 2^50 are summed as x / max|x|): r = inv *
+  /// rsqrt(sum((x inv)^2) / K + eps inv^2), inv = 1 / max|x| or 1.
+  Value rowScales(Value x, int64_t k, double eps) {
+    Value bDim = tensor::DimOp::create(b, loc, x, 0);
+    Value tDim = tensor::DimOp::create(b, loc, x, 1);
+    Value r = tensor::EmptyOp::create(b, loc,
+                                      ArrayRef<OpFoldResult>{bDim, tDim},
+                                      b.getF32Type());
+    Value zeroV = arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(vec, 0.0f));
+    return loop(idx(0), bDim, 1, {r}, [&](Value bi, ValueRange r1) {
+             return loop(idx(0), tDim, 1, r1, [&](Value ti, ValueRange r2) {
+               // max |x| (NaN-propagating, as the norm's reduction).
+               Value maxV = overRow(x, bi, ti, k, {zeroV},
+                                    [&](Value v, ValueRange a) {
+                                      return SmallVector<Value>{
+                                          arith::MaximumFOp::create(
+                                              b, loc, a[0],
+                                              math::AbsFOp::create(b, loc, v))};
+                                    })
+                                .front();
+               Value maxAbs = vector::ReductionOp::create(
+                   b, loc, vector::CombiningKind::MAXIMUMF, maxV);
+               Value big = arith::CmpFOp::create(
+                   b, loc, arith::CmpFPredicate::OGT, maxAbs, f32(0x1p50));
+               Value finite = arith::CmpFOp::create(
+                   b, loc, arith::CmpFPredicate::OLT, maxAbs,
+                   f32(std::numeric_limits<double>::infinity()));
+               Value scale = arith::SelectOp::create(
+                   b, loc, arith::AndIOp::create(b, loc, big, finite), maxAbs,
+                   f32(1.0));
+               Value inv = arith::DivFOp::create(b, loc, f32(1.0), scale);
+               Value invV = vector::BroadcastOp::create(b, loc, vec, inv);
+               Value sumV =
+                   overRow(x, bi, ti, k, {zeroV},
+                           [&](Value v, ValueRange a) {
+                             Value xs = arith::MulFOp::create(b, loc, v, invV);
+                             return SmallVector<Value>{
+                                 math::FmaOp::create(b, loc, xs, xs, a[0])};
+                           })
+                       .front();
+               Value sumSq = vector::ReductionOp::create(
+                   b, loc, vector::CombiningKind::ADD, sumV);
+               Value meanSq = arith::MulFOp::create(b, loc, sumSq,
+                                                    f32(1.0 / double(k)));
+               Value epsScaled = arith::MulFOp::create(
+                   b, loc, f32(eps), arith::MulFOp::create(b, loc, inv, inv));
+               Value rs = math::RsqrtOp::create(
+                   b, loc, arith::AddFOp::create(b, loc, meanSq, epsScaled));
+               Value rv = arith::MulFOp::create(b, loc, inv, rs);
+               return SmallVector<Value>{tensor::InsertOp::create(
+                   b, loc, rv, r2[0], ValueRange{bi, ti})};
+             });
+           })
+        .front();
+  }
+
+  /// tile[b, t, :] *= r[b, t] (tile is the kernel block's [B, T, w] slice;
+  /// its b and t are global).
+  Value scaleRows(Value tile, Value r) {
+    int64_t width = vec.getNumElements();
+    Value pad = f32(0.0);
+    Value bDim = tensor::DimOp::create(b, loc, tile, 0);
+    Value tDim = tensor::DimOp::create(b, loc, tile, 1);
+    Value nDim = tensor::DimOp::create(b, loc, tile, 2);
+    Value nFull = arith::MulIOp::create(
+        b, loc, arith::DivUIOp::create(b, loc, nDim, idx(width)), idx(width));
+    return loop(idx(0), bDim, 1, {tile}, [&](Value bi, ValueRange t1) {
+             return loop(idx(0), tDim, 1, t1, [&](Value ti, ValueRange t2) {
+               Value s = vector::BroadcastOp::create(
+                   b, loc, vec,
+                   tensor::ExtractOp::create(b, loc, r, ValueRange{bi, ti}));
+               auto step = [&](bool inBounds) {
+                 return [&, inBounds](Value n, ValueRange acc) {
+                   SmallVector<Value> at = {bi, ti, n};
+                   Value v = vector::TransferReadOp::create(
+                       b, loc, vec, acc[0], at, pad, ArrayRef<bool>{inBounds});
+                   return SmallVector<Value>{
+                       vector::TransferWriteOp::create(
+                           b, loc, arith::MulFOp::create(b, loc, v, s), acc[0],
+                           at, ArrayRef<bool>{inBounds})
+                           .getResult()};
+                 };
+               };
+               SmallVector<Value> res =
+                   loop(idx(0), nFull, width, t2, step(true));
+               return loop(nFull, nDim, width, res, step(false));
+             });
+           })
+        .front();
+  }
+};
+
+/// Whether `init` is a zero fill (the projection had no bias).
+bool isZeroFill(Value init) {
+  auto fill = init.getDefiningOp<linalg::FillOp>();
+  return fill && matchPattern(fill.getInputs()[0], m_AnyZeroFloat());
+}
+
+/// The op of `block` that contains `op` (op itself when it is in `block`).
+Operation *ancestorIn(Block *block, Operation *op) {
+  while (op && op->getBlock() != block)
+    op = op->getParentOp();
+  return op;
+}
+
+struct CPUFuseNormPass
+    : blockc::cpu::impl::CPUFuseNormPassBase<CPUFuseNormPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (vectorWidth < 1) {
+      getOperation().emitError()
+          << "blockc-cpu-fuse-norm: vector-width must be >= 1";
+      return signalPassFailure();
+    }
+    SmallVector<RMSNormOp> norms;
+    getOperation().walk([&](RMSNormOp op) { norms.push_back(op); });
+    for (RMSNormOp norm : norms)
+      if (succeeded(fuse(norm)))
+        ++numFused;
+  }
+
+  LogicalResult fuse(RMSNormOp norm) {
+    auto type = cast<RankedTensorType>(norm.getType());
+    Value n = norm.getResult(), x = norm.getInput(), g = norm.getWeight();
+    int64_t k = type.getDimSize(type.getRank() - 1);
+    if (type.getRank() != 3 || !type.getElementType().isF32() ||
+        ShapedType::isDynamic(k) || k == 0 ||
+        cast<RankedTensorType>(g.getType()).getRank() != 1)
+      return failure();
+    // Every use must be a tensor.dim (of the shape, which x shares) or lie
+    // in a projection kernel that starts from zero; inside, the weight
+    // reads must be 1-D vector reads along k.
+    Block *block = norm->getBlock();
+    SetVector<scf::ForallOp> kernels;
+    SmallVector<tensor::DimOp> dims;
+    for (OpOperand &use : n.getUses()) {
+      Operation *top = ancestorIn(block, use.getOwner());
+      if (auto dim = dyn_cast_or_null<tensor::DimOp>(top)) {
+        dims.push_back(dim);
+        continue;
+      }
+      auto forall = dyn_cast_or_null<scf::ForallOp>(top);
+      if (!forall || !forall->hasAttr(blockc::cpu::kLinearKernelAttr) ||
+          forall.getNumResults() != 1 ||
+          !isZeroFill(forall.getOutputs()[0]) ||
+          !isa<tensor::ExtractOp, vector::TransferReadOp, tensor::DimOp>(
+              use.getOwner()))
+        return failure();
+      kernels.insert(forall);
+    }
+    if (kernels.empty())
+      return failure();
+    // Where each kernel gets the gain: the packed kernel multiplies its
+    // weight reads (vector reads of a 2-D tensor from outside the kernel,
+    // made once per element while packing; its x reads are scalars); the
+    // dot-product kernel multiplies its x vector reads instead (one per row
+    // and k step, fewer than its weight reads), so a weight read that shares
+    // its loop body with an x vector read is left alone.
+    DenseMap<scf::ForallOp, SmallVector<vector::TransferReadOp>> gainReads;
+    for (scf::ForallOp forall : kernels) {
+      auto insert = dyn_cast<tensor::ParallelInsertSliceOp>(
+          *forall.getTerminator().getYieldingOps().begin());
+      if (!insert)
+        return failure();
+      bool ok = true;
+      SmallVector<vector::TransferReadOp> xReads, wReads;
+      DenseSet<Block *> xBlocks;
+      forall.walk([&](vector::TransferReadOp read) {
+        auto src = dyn_cast<RankedTensorType>(read.getBase().getType());
+        bool isX = read.getBase() == n;
+        bool isW = src && src.getRank() == 2 &&
+                   !forall->isAncestor(
+                       read.getBase().getParentBlock()->getParentOp());
+        if (!isX && !isW)
+          return;
+        if (read.getVectorType().getRank() != 1 || read.getMask() ||
+            !read.getPermutationMap().isMinorIdentity())
+          ok = false;
+        if (isX) {
+          xReads.push_back(read);
+          xBlocks.insert(read->getBlock());
+        } else {
+          wReads.push_back(read);
+        }
+      });
+      if (!ok || (xReads.empty() && wReads.empty()))
+        return failure();
+      SmallVector<vector::TransferReadOp> &reads = gainReads[forall];
+      reads.append(xReads);
+      for (vector::TransferReadOp w : wReads)
+        if (!xBlocks.contains(w->getBlock()))
+          reads.push_back(w);
+    }
+
+    OpBuilder b(norm);
+    Location loc = norm.getLoc();
+    VectorType vec = VectorType::get({vectorWidth}, b.getF32Type());
+    Builder nb{b, loc, vec};
+    Value r = nb.rowScales(x, k, norm.getEpsilon().convertToDouble());
+    for (scf::ForallOp forall : kernels) {
+      // x[b, t, k] * g[k] or W[i, k] * g[k] (the last index is k).
+      for (vector::TransferReadOp read : gainReads[forall]) {
+        OpBuilder rb(read->getNextNode());
+        Value gv = vector::TransferReadOp::create(
+            rb, read.getLoc(), read.getVectorType(), g,
+            ValueRange{read.getIndices().back()}, read.getPadding(),
+            ArrayRef<bool>{read.getInBoundsValues()[0]});
+        Value scaled =
+            arith::MulFOp::create(rb, read.getLoc(), read.getResult(), gv);
+        read.getResult().replaceAllUsesExcept(scaled,
+                                              scaled.getDefiningOp());
+      }
+      // x instead of the normalised x, and each finished tile times r.
+      n.replaceUsesWithIf(x, [&](OpOperand &use) {
+        return forall->isAncestor(use.getOwner());
+      });
+      auto insert = cast<tensor::ParallelInsertSliceOp>(
+          *forall.getTerminator().getYieldingOps().begin());
+      OpBuilder eb(forall.getTerminator());
+      Builder tb{eb, loc, vec};
+      insert.getSourceMutable().assign(tb.scaleRows(insert.getSource(), r));
+    }
+    for (tensor::DimOp dim : dims)
+      dim.getSourceMutable().assign(x);
+    if (!n.use_empty())
+      return norm.emitOpError("blockc-cpu-fuse-norm left uses behind");
+    norm->erase();
+    return success();
+  }
+};
+
+} // namespace
