@@ -47,8 +47,8 @@ void blockc::buildCPULowerToLinalgPipeline(OpPassManager &pm) {
   addTextual(pm,
              "transformer-fold-empty,transformer-decompose,canonicalize,cse,"
              "func.func(blockc-cpu-select-tiles,blockc-cpu-lower-linear,"
-             "blockc-cpu-fuse-norm,blockc-cpu-fuse-residual,blockc-cpu-fuse-activation,"
-             "blockc-cpu-lower-sdpa),"
+             "blockc-cpu-fuse-norm,blockc-cpu-fuse-residual,"
+             "blockc-cpu-fuse-activation,blockc-cpu-lower-sdpa),"
              "convert-transformer-to-linalg,"
              "convert-elementwise-to-linalg,canonicalize,cse");
 }

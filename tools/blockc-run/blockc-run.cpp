@@ -315,8 +315,8 @@ int runDecodeMode(ModuleOp module, const DecodeContext &ctx) {
     cacheBytes += shape[0] * shape[1] * shape[2] * shape[3] * 4;
 
   auto compileStart = std::chrono::steady_clock::now();
-  auto jit = blockc::BlockJit::compile(module, sig, blockc::JitTarget::CPU,
-                                       optLevel);
+  auto jit =
+      blockc::BlockJit::compile(module, sig, blockc::JitTarget::CPU, optLevel);
   if (!jit)
     return fail(llvm::toString(jit.takeError()));
   double compileSeconds = std::chrono::duration<double>(

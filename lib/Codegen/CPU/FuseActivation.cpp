@@ -68,26 +68,26 @@ struct EpilogueBuilder {
     case ActivationKind::silu: {
       // x / (1 + exp(-x))
       Value e = math<math::ExpOp>(arith::NegFOp::create(b, loc, x));
-      return arith::DivFOp::create(
-          b, loc, x, arith::AddFOp::create(b, loc, cst(1.0), e));
+      return arith::DivFOp::create(b, loc, x,
+                                   arith::AddFOp::create(b, loc, cst(1.0), e));
     }
     case ActivationKind::gelu: {
       Value e =
           math<math::ErfOp>(arith::MulFOp::create(b, loc, x, cst(M_SQRT1_2)));
-      return arith::MulFOp::create(
-          b, loc, arith::MulFOp::create(b, loc, x, cst(0.5)),
-          arith::AddFOp::create(b, loc, cst(1.0), e));
+      return arith::MulFOp::create(b, loc,
+                                   arith::MulFOp::create(b, loc, x, cst(0.5)),
+                                   arith::AddFOp::create(b, loc, cst(1.0), e));
     }
     case ActivationKind::gelu_tanh: {
-      Value x3 = arith::MulFOp::create(b, loc, x,
-                                       arith::MulFOp::create(b, loc, x, x));
+      Value x3 =
+          arith::MulFOp::create(b, loc, x, arith::MulFOp::create(b, loc, x, x));
       Value inner = arith::AddFOp::create(
           b, loc, x, arith::MulFOp::create(b, loc, x3, cst(0.044715)));
       Value th = math<math::TanhOp>(
           arith::MulFOp::create(b, loc, inner, cst(0.7978845608028654)));
-      return arith::MulFOp::create(
-          b, loc, arith::MulFOp::create(b, loc, x, cst(0.5)),
-          arith::AddFOp::create(b, loc, cst(1.0), th));
+      return arith::MulFOp::create(b, loc,
+                                   arith::MulFOp::create(b, loc, x, cst(0.5)),
+                                   arith::AddFOp::create(b, loc, cst(1.0), th));
     }
     case ActivationKind::relu:
       return arith::MaximumFOp::create(b, loc, x, cst(0.0));
@@ -162,8 +162,8 @@ struct CPUFuseActivationPass
             SmallVector<Operation *> &mathOps) {
     OpBuilder b(forall.getTerminator());
     Location loc = insert.getLoc();
-    EpilogueBuilder eb{b, loc,
-                       VectorType::get({vectorWidth}, b.getF32Type()), mathOps};
+    EpilogueBuilder eb{b, loc, VectorType::get({vectorWidth}, b.getF32Type()),
+                       mathOps};
     Value tile = insert.getSource();
     Value gateTile;
     if (gate)
@@ -202,8 +202,8 @@ struct CPUFuseActivationPass
       // Gated: mulf(act(g), u), u a kernel used only there.
       if (act->hasOneUse()) {
         if (auto mul = dyn_cast<arith::MulFOp>(*act->getUsers().begin())) {
-          Value other = mul.getLhs() == act.getResult() ? mul.getRhs()
-                                                        : mul.getLhs();
+          Value other =
+              mul.getLhs() == act.getResult() ? mul.getRhs() : mul.getLhs();
           scf::ForallOp forall = kernelOf(other);
           tensor::ParallelInsertSliceOp insert;
           if (forall)
@@ -246,11 +246,9 @@ struct CPUFuseActivationPass
     // exp / erf / tanh of the epilogues become vector polynomials (LLVM
     // would otherwise scalarise them into libm calls).
     RewritePatternSet patterns(&getContext());
-    populateMathPolynomialApproximationPatterns(
-        patterns, [](StringRef name) {
-          return name == "math.exp" || name == "math.erf" ||
-                 name == "math.tanh";
-        });
+    populateMathPolynomialApproximationPatterns(patterns, [](StringRef name) {
+      return name == "math.exp" || name == "math.erf" || name == "math.tanh";
+    });
     if (failed(applyOpPatternsGreedily(mathOps, std::move(patterns)))) {
       getOperation().emitError()
           << "blockc-cpu-fuse-activation: polynomial expansion did not "

@@ -40,9 +40,9 @@ struct Builder {
   }
 
   /// scf.for over [lo, hi) step `step` carrying `init`.
-  SmallVector<Value> loop(Value lo, Value hi, int64_t step, ValueRange init,
-                          function_ref<SmallVector<Value>(Value, ValueRange)>
-                              body) {
+  SmallVector<Value>
+  loop(Value lo, Value hi, int64_t step, ValueRange init,
+       function_ref<SmallVector<Value>(Value, ValueRange)> body) {
     auto forOp = scf::ForOp::create(
         b, loc, lo, hi, idx(step), init,
         [&](OpBuilder &nb, Location, Value iv, ValueRange iter) {
@@ -55,17 +55,16 @@ struct Builder {
 
   /// Over the vectors of row x[bi, ti, :] (K long): full vectors, then one
   /// masked (zero-padded) vector; `body` folds each into the carried values.
-  SmallVector<Value> overRow(Value x, Value bi, Value ti, int64_t k,
-                             ValueRange init,
-                             function_ref<SmallVector<Value>(Value, ValueRange)>
-                                 body) {
+  SmallVector<Value>
+  overRow(Value x, Value bi, Value ti, int64_t k, ValueRange init,
+          function_ref<SmallVector<Value>(Value, ValueRange)> body) {
     int64_t width = vec.getNumElements();
     Value pad = f32(0.0);
     auto step = [&](bool inBounds) {
       return [&, inBounds](Value kk, ValueRange acc) {
-        Value v = vector::TransferReadOp::create(
-            b, loc, vec, x, ValueRange{bi, ti, kk}, pad,
-            ArrayRef<bool>{inBounds});
+        Value v = vector::TransferReadOp::create(b, loc, vec, x,
+                                                 ValueRange{bi, ti, kk}, pad,
+                                                 ArrayRef<bool>{inBounds});
         return body(v, acc);
       };
     };
@@ -84,55 +83,60 @@ struct Builder {
   Value rowScales(Value x, int64_t k, double eps) {
     Value bDim = tensor::DimOp::create(b, loc, x, 0);
     Value tDim = tensor::DimOp::create(b, loc, x, 1);
-    Value r = tensor::EmptyOp::create(b, loc,
-                                      ArrayRef<OpFoldResult>{bDim, tDim},
-                                      b.getF32Type());
-    Value zeroV = arith::ConstantOp::create(
-        b, loc, DenseElementsAttr::get(vec, 0.0f));
-    return loop(idx(0), bDim, 1, {r}, [&](Value bi, ValueRange r1) {
-             return loop(idx(0), tDim, 1, r1, [&](Value ti, ValueRange r2) {
-               // max |x| (NaN-propagating, as the norm's reduction).
-               Value maxV = overRow(x, bi, ti, k, {zeroV},
-                                    [&](Value v, ValueRange a) {
-                                      return SmallVector<Value>{
-                                          arith::MaximumFOp::create(
-                                              b, loc, a[0],
-                                              math::AbsFOp::create(b, loc, v))};
-                                    })
-                                .front();
-               Value maxAbs = vector::ReductionOp::create(
-                   b, loc, vector::CombiningKind::MAXIMUMF, maxV);
-               Value big = arith::CmpFOp::create(
-                   b, loc, arith::CmpFPredicate::OGT, maxAbs, f32(0x1p50));
-               Value finite = arith::CmpFOp::create(
-                   b, loc, arith::CmpFPredicate::OLT, maxAbs,
-                   f32(std::numeric_limits<double>::infinity()));
-               Value scale = arith::SelectOp::create(
-                   b, loc, arith::AndIOp::create(b, loc, big, finite), maxAbs,
-                   f32(1.0));
-               Value inv = arith::DivFOp::create(b, loc, f32(1.0), scale);
-               Value invV = vector::BroadcastOp::create(b, loc, vec, inv);
-               Value sumV =
-                   overRow(x, bi, ti, k, {zeroV},
-                           [&](Value v, ValueRange a) {
-                             Value xs = arith::MulFOp::create(b, loc, v, invV);
-                             return SmallVector<Value>{
-                                 math::FmaOp::create(b, loc, xs, xs, a[0])};
-                           })
-                       .front();
-               Value sumSq = vector::ReductionOp::create(
-                   b, loc, vector::CombiningKind::ADD, sumV);
-               Value meanSq = arith::MulFOp::create(b, loc, sumSq,
-                                                    f32(1.0 / double(k)));
-               Value epsScaled = arith::MulFOp::create(
-                   b, loc, f32(eps), arith::MulFOp::create(b, loc, inv, inv));
-               Value rs = math::RsqrtOp::create(
-                   b, loc, arith::AddFOp::create(b, loc, meanSq, epsScaled));
-               Value rv = arith::MulFOp::create(b, loc, inv, rs);
-               return SmallVector<Value>{tensor::InsertOp::create(
-                   b, loc, rv, r2[0], ValueRange{bi, ti})};
-             });
-           })
+    Value r = tensor::EmptyOp::create(
+        b, loc, ArrayRef<OpFoldResult>{bDim, tDim}, b.getF32Type());
+    Value zeroV =
+        arith::ConstantOp::create(b, loc, DenseElementsAttr::get(vec, 0.0f));
+    return loop(
+               idx(0), bDim, 1, {r},
+               [&](Value bi, ValueRange r1) {
+                 return loop(idx(0), tDim, 1, r1, [&](Value ti, ValueRange r2) {
+                   // max |x| (NaN-propagating, as the norm's reduction).
+                   Value maxV =
+                       overRow(x, bi, ti, k, {zeroV},
+                               [&](Value v, ValueRange a) {
+                                 return SmallVector<Value>{
+                                     arith::MaximumFOp::create(
+                                         b, loc, a[0],
+                                         math::AbsFOp::create(b, loc, v))};
+                               })
+                           .front();
+                   Value maxAbs = vector::ReductionOp::create(
+                       b, loc, vector::CombiningKind::MAXIMUMF, maxV);
+                   Value big = arith::CmpFOp::create(
+                       b, loc, arith::CmpFPredicate::OGT, maxAbs, f32(0x1p50));
+                   Value finite = arith::CmpFOp::create(
+                       b, loc, arith::CmpFPredicate::OLT, maxAbs,
+                       f32(std::numeric_limits<double>::infinity()));
+                   Value scale = arith::SelectOp::create(
+                       b, loc, arith::AndIOp::create(b, loc, big, finite),
+                       maxAbs, f32(1.0));
+                   Value inv = arith::DivFOp::create(b, loc, f32(1.0), scale);
+                   Value invV = vector::BroadcastOp::create(b, loc, vec, inv);
+                   Value sumV =
+                       overRow(x, bi, ti, k, {zeroV},
+                               [&](Value v, ValueRange a) {
+                                 Value xs =
+                                     arith::MulFOp::create(b, loc, v, invV);
+                                 return SmallVector<Value>{
+                                     math::FmaOp::create(b, loc, xs, xs, a[0])};
+                               })
+                           .front();
+                   Value sumSq = vector::ReductionOp::create(
+                       b, loc, vector::CombiningKind::ADD, sumV);
+                   Value meanSq = arith::MulFOp::create(b, loc, sumSq,
+                                                        f32(1.0 / double(k)));
+                   Value epsScaled = arith::MulFOp::create(
+                       b, loc, f32(eps),
+                       arith::MulFOp::create(b, loc, inv, inv));
+                   Value rs = math::RsqrtOp::create(
+                       b, loc,
+                       arith::AddFOp::create(b, loc, meanSq, epsScaled));
+                   Value rv = arith::MulFOp::create(b, loc, inv, rs);
+                   return SmallVector<Value>{tensor::InsertOp::create(
+                       b, loc, rv, r2[0], ValueRange{bi, ti})};
+                 });
+               })
         .front();
   }
 
@@ -146,28 +150,32 @@ struct Builder {
     Value nDim = tensor::DimOp::create(b, loc, tile, 2);
     Value nFull = arith::MulIOp::create(
         b, loc, arith::DivUIOp::create(b, loc, nDim, idx(width)), idx(width));
-    return loop(idx(0), bDim, 1, {tile}, [&](Value bi, ValueRange t1) {
-             return loop(idx(0), tDim, 1, t1, [&](Value ti, ValueRange t2) {
-               Value s = vector::BroadcastOp::create(
-                   b, loc, vec,
-                   tensor::ExtractOp::create(b, loc, r, ValueRange{bi, ti}));
-               auto step = [&](bool inBounds) {
-                 return [&, inBounds](Value n, ValueRange acc) {
-                   SmallVector<Value> at = {bi, ti, n};
-                   Value v = vector::TransferReadOp::create(
-                       b, loc, vec, acc[0], at, pad, ArrayRef<bool>{inBounds});
-                   return SmallVector<Value>{
-                       vector::TransferWriteOp::create(
-                           b, loc, arith::MulFOp::create(b, loc, v, s), acc[0],
-                           at, ArrayRef<bool>{inBounds})
-                           .getResult()};
-                 };
-               };
-               SmallVector<Value> res =
-                   loop(idx(0), nFull, width, t2, step(true));
-               return loop(nFull, nDim, width, res, step(false));
-             });
-           })
+    return loop(idx(0), bDim, 1, {tile},
+                [&](Value bi, ValueRange t1) {
+                  return loop(
+                      idx(0), tDim, 1, t1, [&](Value ti, ValueRange t2) {
+                        Value s = vector::BroadcastOp::create(
+                            b, loc, vec,
+                            tensor::ExtractOp::create(b, loc, r,
+                                                      ValueRange{bi, ti}));
+                        auto step = [&](bool inBounds) {
+                          return [&, inBounds](Value n, ValueRange acc) {
+                            SmallVector<Value> at = {bi, ti, n};
+                            Value v = vector::TransferReadOp::create(
+                                b, loc, vec, acc[0], at, pad,
+                                ArrayRef<bool>{inBounds});
+                            return SmallVector<Value>{
+                                vector::TransferWriteOp::create(
+                                    b, loc, arith::MulFOp::create(b, loc, v, s),
+                                    acc[0], at, ArrayRef<bool>{inBounds})
+                                    .getResult()};
+                          };
+                        };
+                        SmallVector<Value> res =
+                            loop(idx(0), nFull, width, t2, step(true));
+                        return loop(nFull, nDim, width, res, step(false));
+                      });
+                })
         .front();
   }
 };
@@ -224,8 +232,7 @@ struct CPUFuseNormPass
       }
       auto forall = dyn_cast_or_null<scf::ForallOp>(top);
       if (!forall || !forall->hasAttr(blockc::cpu::kLinearKernelAttr) ||
-          forall.getNumResults() != 1 ||
-          !isZeroFill(forall.getOutputs()[0]) ||
+          forall.getNumResults() != 1 || !isZeroFill(forall.getOutputs()[0]) ||
           !isa<tensor::ExtractOp, vector::TransferReadOp, tensor::DimOp>(
               use.getOwner()))
         return failure();
@@ -251,9 +258,9 @@ struct CPUFuseNormPass
       forall.walk([&](vector::TransferReadOp read) {
         auto src = dyn_cast<RankedTensorType>(read.getBase().getType());
         bool isX = read.getBase() == n;
-        bool isW = src && src.getRank() == 2 &&
-                   !forall->isAncestor(
-                       read.getBase().getParentBlock()->getParentOp());
+        bool isW =
+            src && src.getRank() == 2 &&
+            !forall->isAncestor(read.getBase().getParentBlock()->getParentOp());
         if (!isX && !isW)
           return;
         if (read.getVectorType().getRank() != 1 || read.getMask() ||
@@ -290,8 +297,7 @@ struct CPUFuseNormPass
             ArrayRef<bool>{read.getInBoundsValues()[0]});
         Value scaled =
             arith::MulFOp::create(rb, read.getLoc(), read.getResult(), gv);
-        read.getResult().replaceAllUsesExcept(scaled,
-                                              scaled.getDefiningOp());
+        read.getResult().replaceAllUsesExcept(scaled, scaled.getDefiningOp());
       }
       // x instead of the normalised x, and each finished tile times r.
       n.replaceUsesWithIf(x, [&](OpOperand &use) {

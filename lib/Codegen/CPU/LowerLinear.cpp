@@ -265,27 +265,26 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
   /// k-block, pack the transposed weight panel, then run the outer-product
   /// micro-kernel over all rows (packRows at a time, the remainder in
   /// halving row counts down to 1) and the block's column tiles.
-  Value buildPackedBlock(KernelBuilder &kb, Value slice, Value bDim,
-                         Value tDim, Value nc, Value blockWidth, int64_t n,
+  Value buildPackedBlock(KernelBuilder &kb, Value slice, Value bDim, Value tDim,
+                         Value nc, Value blockWidth, int64_t n,
                          int64_t k) const {
     int64_t v = tiles.width, r = tiles.packRows, c = tiles.packCols;
     int64_t panelK = tiles.panelK, panelN = tiles.panelN;
     Value c0 = kb.idx(0), kVal = kb.idx(k);
     return kb.forTensor(c0, kVal, panelK, slice, [&](Value kc, Value o) {
-      Value kLen =
-          arith::SubIOp::create(kb.b, kb.loc,
-                                kb.minIdx(kb.add(kc, kb.idx(panelK)), kVal), kc);
+      Value kLen = arith::SubIOp::create(
+          kb.b, kb.loc, kb.minIdx(kb.add(kc, kb.idx(panelK)), kVal), kc);
       Value panel = tensor::EmptyOp::create(
           kb.b, kb.loc, ArrayRef<int64_t>{panelK, panelN}, kb.b.getF32Type());
       panel = kb.pack(panel, nc, blockWidth, kc, kLen, n, k, v);
       return kb.forTensor(c0, bDim, 1, o, [&](Value bIdx, Value o2) {
         auto rowTiles = [&](Value lo, Value hi, int64_t rr, Value acc) {
           return kb.forTensor(lo, hi, rr, acc, [&](Value t, Value a) {
-            return kb.forTensor(c0, blockWidth, c * v, a, [&](Value n0,
-                                                                Value a2) {
-              return kb.outerKernel(a2, panel, bIdx, t, n0, rr, c, kc, kLen,
-                                    v);
-            });
+            return kb.forTensor(c0, blockWidth, c * v, a,
+                                [&](Value n0, Value a2) {
+                                  return kb.outerKernel(a2, panel, bIdx, t, n0,
+                                                        rr, c, kc, kLen, v);
+                                });
           });
         };
         Value tEnd = kb.fullEnd(c0, tDim, r);
@@ -322,9 +321,8 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
       usePacked =
           arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::uge, tDim,
                                 kb.idx(tiles.packMinRows));
-      blockSize = arith::SelectOp::create(rewriter, loc, usePacked,
-                                          kb.idx(tiles.panelN),
-                                          kb.idx(tiles.blockN));
+      blockSize = arith::SelectOp::create(
+          rewriter, loc, usePacked, kb.idx(tiles.panelN), kb.idx(tiles.blockN));
     } else {
       blockSize = kb.idx(packed ? tiles.panelN : tiles.blockN);
     }
@@ -341,9 +339,9 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
       int64_t bs = packed ? tiles.panelN : tiles.blockN;
       numBlocks = rewriter.getIndexAttr((n + bs - 1) / bs);
     }
-    auto forall = scf::ForallOp::create(
-        rewriter, loc, ArrayRef<OpFoldResult>{numBlocks},
-        ValueRange{init}, /*mapping=*/std::nullopt);
+    auto forall =
+        scf::ForallOp::create(rewriter, loc, ArrayRef<OpFoldResult>{numBlocks},
+                              ValueRange{init}, /*mapping=*/std::nullopt);
     // Lets later passes (blockc-cpu-fuse-residual) find the kernel.
     forall->setAttr(blockc::cpu::kLinearKernelAttr, rewriter.getUnitAttr());
     OpBuilder::InsertionGuard guard(rewriter);
@@ -481,9 +479,9 @@ struct CPULowerLinearPass
       // override the pass options; the first five keys are required, the
       // packed kernel's default to the options.
       Tiles t = defaults;
-      int64_t *tf[10] = {&t.rows,     &t.cols,     &t.width,  &t.blockN,
-                         &t.blockK,   &t.packRows, &t.packCols, &t.panelK,
-                         &t.panelN,   &t.packMinRows};
+      int64_t *tf[10] = {&t.rows,   &t.cols,       &t.width,    &t.blockN,
+                         &t.blockK, &t.packRows,   &t.packCols, &t.panelK,
+                         &t.panelN, &t.packMinRows};
       if (Attribute attr = op->getAttr(blockc::cpu::kCpuTilesAttrName)) {
         auto dict = dyn_cast<DictionaryAttr>(attr);
         for (int i = 0; dict && i < 10; ++i) {

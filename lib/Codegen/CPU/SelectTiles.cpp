@@ -88,8 +88,8 @@ struct CPUSelectTilesPass
       blockN = std::max(t->cols, blockN / t->cols * t->cols);
       // The panel need not be longer than the (padded) reduction.
       int64_t panelK = std::min(
-          kPanelK, std::max<int64_t>(t->width, (k + t->width - 1) / t->width *
-                                                   t->width));
+          kPanelK, std::max<int64_t>(t->width,
+                                     (k + t->width - 1) / t->width * t->width));
       op->setAttr(
           blockc::cpu::kCpuTilesAttrName,
           b.getDictionaryAttr({
