@@ -46,7 +46,8 @@ void blockc::buildCPULowerToLinalgPipeline(OpPassManager &pm) {
   // vector kernel of blockc-cpu-lower-linear instead of a linalg.generic.
   addTextual(pm,
              "transformer-fold-empty,transformer-decompose,canonicalize,cse,"
-             "func.func(blockc-cpu-select-tiles,blockc-cpu-lower-linear,"
+             "func.func(blockc-cpu-select-tiles,blockc-cpu-group-projections,"
+             "blockc-cpu-lower-linear,"
              "blockc-cpu-fuse-norm,blockc-cpu-fuse-residual,"
              "blockc-cpu-fuse-activation,blockc-cpu-lower-sdpa),"
              "convert-transformer-to-linalg,"

@@ -28,22 +28,25 @@ using namespace blockc::transformer;
 
 namespace {
 
-/// The projection kernel that produces `v`, if `v` is its only result and
-/// has exactly one use.
+/// The projection kernel that produces `v` (one of its results; a
+/// horizontal group has one per member), if `v` has exactly one use.
 scf::ForallOp kernelOf(Value v) {
   auto forall = v.getDefiningOp<scf::ForallOp>();
   if (!forall || !forall->hasAttr(blockc::cpu::kLinearKernelAttr) ||
-      forall.getNumResults() != 1 || !v.hasOneUse())
+      !v.hasOneUse())
     return {};
   return forall;
 }
 
-/// The kernel's single parallel_insert_slice (its block's tile), or null.
-tensor::ParallelInsertSliceOp tileInsert(scf::ForallOp forall) {
+/// The parallel_insert_slice that writes kernel result `v` (its block's
+/// tile), or null.
+tensor::ParallelInsertSliceOp tileInsert(scf::ForallOp forall, Value v) {
   auto ops = forall.getTerminator().getYieldingOps();
-  if (!llvm::hasSingleElement(ops))
+  unsigned index = cast<OpResult>(v).getResultNumber();
+  if (static_cast<size_t>(llvm::range_size(ops)) != forall.getNumResults())
     return {};
-  return dyn_cast<tensor::ParallelInsertSliceOp>(*ops.begin());
+  return dyn_cast<tensor::ParallelInsertSliceOp>(
+      *std::next(ops.begin(), index));
 }
 
 struct EpilogueBuilder {
@@ -155,18 +158,22 @@ struct CPUFuseActivationPass
     : blockc::cpu::impl::CPUFuseActivationPassBase<CPUFuseActivationPass> {
   using Base::Base;
 
-  /// Ends every block of `forall` with the epilogue; `gate` (or null) is
+  /// Ends every block of `forall` with the epilogue. The gate (if any) is
+  /// `gateInsert`'s tile when g comes from the same kernel (a horizontal
+  /// group computes gate and up block i in one iteration), else `gate`
   /// read at the tile's offsets.
   void fuse(scf::ForallOp forall, tensor::ParallelInsertSliceOp insert,
-            Value gate, ActivationKind kind,
-            SmallVector<Operation *> &mathOps) {
+            Value gate, tensor::ParallelInsertSliceOp gateInsert,
+            ActivationKind kind, SmallVector<Operation *> &mathOps) {
     OpBuilder b(forall.getTerminator());
     Location loc = insert.getLoc();
     EpilogueBuilder eb{b, loc, VectorType::get({vectorWidth}, b.getF32Type()),
                        mathOps};
     Value tile = insert.getSource();
     Value gateTile;
-    if (gate)
+    if (gateInsert)
+      gateTile = gateInsert.getSource();
+    else if (gate)
       gateTile = tensor::ExtractSliceOp::create(
           b, loc, cast<RankedTensorType>(tile.getType()), gate,
           insert.getMixedOffsets(), insert.getMixedSizes(),
@@ -207,9 +214,22 @@ struct CPUFuseActivationPass
           scf::ForallOp forall = kernelOf(other);
           tensor::ParallelInsertSliceOp insert;
           if (forall)
-            insert = tileInsert(forall);
+            insert = tileInsert(forall, other);
           Value g = act.getInput();
+          // g from the same (grouped) kernel: its tile of the same block.
+          if (insert && g.getDefiningOp() == forall.getOperation() &&
+              g != other && g.getType() == type) {
+            if (auto gateInsert = tileInsert(forall, g)) {
+              fuse(forall, insert, Value(), gateInsert, act.getKind(), mathOps);
+              mul.getResult().replaceAllUsesWith(other);
+              mul->erase();
+              act->erase();
+              ++numGated;
+              continue;
+            }
+          }
           if (insert && other != act.getResult() &&
+              g.getDefiningOp() != forall.getOperation() &&
               other.getType() == act.getType() && g.getType() == type) {
             // The gate must be available inside u's kernel: move the
             // kernel after g's definition (its users, the mulf, come after
@@ -219,8 +239,8 @@ struct CPUFuseActivationPass
                 forall->isBeforeInBlock(gDef))
               forall->moveAfter(gDef);
             if (availableBefore(g, forall)) {
-              fuse(forall, insert, g, act.getKind(), mathOps);
-              mul.getResult().replaceAllUsesWith(forall.getResult(0));
+              fuse(forall, insert, g, {}, act.getKind(), mathOps);
+              mul.getResult().replaceAllUsesWith(other);
               mul->erase();
               act->erase();
               ++numGated;
@@ -233,11 +253,11 @@ struct CPUFuseActivationPass
       scf::ForallOp forall = kernelOf(act.getInput());
       if (!forall || act.getInput().getType() != type)
         continue;
-      tensor::ParallelInsertSliceOp insert = tileInsert(forall);
+      tensor::ParallelInsertSliceOp insert = tileInsert(forall, act.getInput());
       if (!insert)
         continue;
-      fuse(forall, insert, Value(), act.getKind(), mathOps);
-      act.getResult().replaceAllUsesWith(forall.getResult(0));
+      fuse(forall, insert, Value(), {}, act.getKind(), mathOps);
+      act.getResult().replaceAllUsesWith(act.getInput());
       act->erase();
       ++numPlain;
     }

@@ -232,7 +232,7 @@ struct CPUFuseNormPass
       }
       auto forall = dyn_cast_or_null<scf::ForallOp>(top);
       if (!forall || !forall->hasAttr(blockc::cpu::kLinearKernelAttr) ||
-          forall.getNumResults() != 1 || !isZeroFill(forall.getOutputs()[0]) ||
+          !llvm::all_of(forall.getOutputs(), isZeroFill) ||
           !isa<tensor::ExtractOp, vector::TransferReadOp, tensor::DimOp>(
               use.getOwner()))
         return failure();
@@ -248,9 +248,8 @@ struct CPUFuseNormPass
     // its loop body with an x vector read is left alone.
     DenseMap<scf::ForallOp, SmallVector<vector::TransferReadOp>> gainReads;
     for (scf::ForallOp forall : kernels) {
-      auto insert = dyn_cast<tensor::ParallelInsertSliceOp>(
-          *forall.getTerminator().getYieldingOps().begin());
-      if (!insert)
+      if (!llvm::all_of(forall.getTerminator().getYieldingOps(),
+                        llvm::IsaPred<tensor::ParallelInsertSliceOp>))
         return failure();
       bool ok = true;
       SmallVector<vector::TransferReadOp> xReads, wReads;
@@ -303,11 +302,13 @@ struct CPUFuseNormPass
       n.replaceUsesWithIf(x, [&](OpOperand &use) {
         return forall->isAncestor(use.getOwner());
       });
-      auto insert = cast<tensor::ParallelInsertSliceOp>(
-          *forall.getTerminator().getYieldingOps().begin());
+      // Every member's tile (a horizontal group has one per member).
       OpBuilder eb(forall.getTerminator());
       Builder tb{eb, loc, vec};
-      insert.getSourceMutable().assign(tb.scaleRows(insert.getSource(), r));
+      for (Operation &op : forall.getTerminator().getYieldingOps()) {
+        auto insert = cast<tensor::ParallelInsertSliceOp>(op);
+        insert.getSourceMutable().assign(tb.scaleRows(insert.getSource(), r));
+      }
     }
     for (tensor::DimOp dim : dims)
       dim.getSourceMutable().assign(x);

@@ -220,6 +220,13 @@ struct Tiles {
   int64_t rows, cols, width, blockN, blockK;
   // Packed outer-product kernel (T >= packMinRows).
   int64_t packRows, packCols, panelK, panelN, packMinRows;
+
+  bool operator==(const Tiles &o) const {
+    return rows == o.rows && cols == o.cols && width == o.width &&
+           blockN == o.blockN && blockK == o.blockK && packRows == o.packRows &&
+           packCols == o.packCols && panelK == o.panelK && panelN == o.panelN &&
+           packMinRows == o.packMinRows;
+  }
 };
 
 struct LowerLinear : OpRewritePattern<LinearOp> {
@@ -306,9 +313,11 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
   /// packed kernel when T >= packMinRows (blocks of panelN columns) and the
   /// dot-product kernel otherwise (blocks of blockN); a static T keeps only
   /// one of them, a dynamic T chooses at run time.
-  Value buildBlocks(PatternRewriter &rewriter, Location loc, KernelBuilder &kb,
-                    Value init, Value bDim, Value tDim, int64_t n, int64_t k,
-                    int64_t staticT) const {
+  SmallVector<Value> buildBlocks(PatternRewriter &rewriter, Location loc,
+                                 KernelBuilder &kb, ArrayRef<Value> inits,
+                                 ArrayRef<Value> weights, Value bDim,
+                                 Value tDim, int64_t n, int64_t k,
+                                 int64_t staticT) const {
     bool canPack = llvm::isPowerOf2_64(tiles.width);
     bool packed = canPack, dot = true;
     if (!ShapedType::isDynamic(staticT)) {
@@ -341,7 +350,7 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
     }
     auto forall =
         scf::ForallOp::create(rewriter, loc, ArrayRef<OpFoldResult>{numBlocks},
-                              ValueRange{init}, /*mapping=*/std::nullopt);
+                              ValueRange(inits), /*mapping=*/std::nullopt);
     // Lets later passes (blockc-cpu-fuse-residual) find the kernel.
     forall->setAttr(blockc::cpu::kLinearKernelAttr, rewriter.getUnitAttr());
     OpBuilder::InsertionGuard guard(rewriter);
@@ -350,49 +359,66 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
                                      blockSize);
     Value ncEnd = kb.minIdx(kb.add(nc, blockSize), nVal);
     Value blockWidth = arith::SubIOp::create(rewriter, loc, ncEnd, nc);
-    Value shared = forall.getRegionIterArgs()[0];
     SmallVector<OpFoldResult> offsets = {rewriter.getIndexAttr(0),
                                          rewriter.getIndexAttr(0), nc};
     SmallVector<OpFoldResult> sizes = {bDim, tDim, blockWidth};
     SmallVector<OpFoldResult> strides(3, rewriter.getIndexAttr(1));
-    Value slice = tensor::ExtractSliceOp::create(rewriter, loc, shared, offsets,
-                                                 sizes, strides);
-    // The kernels index the slice from 0; the dot kernel takes absolute
-    // weight rows [nc, ncEnd) and subtracts nc itself.
-    auto packedBlock = [&]() {
-      return buildPackedBlock(kb, slice, bDim, tDim, nc, blockWidth, n, k);
-    };
-    auto dotBlock = [&]() {
-      return buildDotBlock(kb, slice, bDim, tDim, nc, ncEnd, k);
-    };
-    Value computed;
-    if (packed && dot) {
-      auto ifOp = scf::IfOp::create(
-          rewriter, loc, usePacked,
-          [&](OpBuilder &nb, Location) {
-            OpBuilder::InsertionGuard g(rewriter);
-            rewriter.setInsertionPoint(nb.getInsertionBlock(),
-                                       nb.getInsertionPoint());
-            scf::YieldOp::create(rewriter, loc, packedBlock());
-          },
-          [&](OpBuilder &nb, Location) {
-            OpBuilder::InsertionGuard g(rewriter);
-            rewriter.setInsertionPoint(nb.getInsertionBlock(),
-                                       nb.getInsertionPoint());
-            scf::YieldOp::create(rewriter, loc, dotBlock());
-          });
-      computed = ifOp.getResult(0);
-    } else {
-      computed = packed ? packedBlock() : dotBlock();
+    // Column block i of every member of the group, one after the other
+    // (the input rows they all read stay in cache).
+    SmallVector<Value> computedTiles;
+    for (auto [shared, weight] :
+         llvm::zip_equal(forall.getRegionIterArgs(), weights)) {
+      kb.w = weight;
+      Value slice = tensor::ExtractSliceOp::create(rewriter, loc, shared,
+                                                   offsets, sizes, strides);
+      // The kernels index the slice from 0; the dot kernel takes absolute
+      // weight rows [nc, ncEnd) and subtracts nc itself.
+      auto packedBlock = [&]() {
+        return buildPackedBlock(kb, slice, bDim, tDim, nc, blockWidth, n, k);
+      };
+      auto dotBlock = [&]() {
+        return buildDotBlock(kb, slice, bDim, tDim, nc, ncEnd, k);
+      };
+      Value computed;
+      if (packed && dot) {
+        auto ifOp = scf::IfOp::create(
+            rewriter, loc, usePacked,
+            [&](OpBuilder &nb, Location) {
+              OpBuilder::InsertionGuard g(rewriter);
+              rewriter.setInsertionPoint(nb.getInsertionBlock(),
+                                         nb.getInsertionPoint());
+              scf::YieldOp::create(rewriter, loc, packedBlock());
+            },
+            [&](OpBuilder &nb, Location) {
+              OpBuilder::InsertionGuard g(rewriter);
+              rewriter.setInsertionPoint(nb.getInsertionBlock(),
+                                         nb.getInsertionPoint());
+              scf::YieldOp::create(rewriter, loc, dotBlock());
+            });
+        computed = ifOp.getResult(0);
+      } else {
+        computed = packed ? packedBlock() : dotBlock();
+      }
+      computedTiles.push_back(computed);
     }
     rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
-    tensor::ParallelInsertSliceOp::create(rewriter, loc, computed, shared,
-                                          offsets, sizes, strides);
-    return forall.getResult(0);
+    for (auto [computed, shared] :
+         llvm::zip_equal(computedTiles, forall.getRegionIterArgs()))
+      tensor::ParallelInsertSliceOp::create(rewriter, loc, computed, shared,
+                                            offsets, sizes, strides);
+    return SmallVector<Value>(forall.getResults());
   }
 
   LogicalResult matchAndRewrite(LinearOp op,
                                 PatternRewriter &rewriter) const override {
+    return lowerGroup({op}, rewriter);
+  }
+
+  /// Lowers `ops` (one op, or a horizontal group: same input, weight type,
+  /// bias presence and result type) into one kernel at the first op.
+  LogicalResult lowerGroup(ArrayRef<LinearOp> ops,
+                           PatternRewriter &rewriter) const {
+    LinearOp op = ops.front();
     RankedTensorType inType = op.getInput().getType();
     RankedTensorType outType = op.getType();
     if (inType.getRank() != 3 || !inType.getElementType().isF32())
@@ -413,37 +439,43 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
     kb.zeroVec = arith::ConstantOp::create(
         rewriter, loc, DenseElementsAttr::get(kb.vecType, 0.0f));
 
-    // The output starts as the broadcast bias, or zero.
+    // Each output starts as the broadcast bias, or zero.
     SmallVector<OpFoldResult> sizes =
         tensor::getMixedSizes(rewriter, loc, op.getInput());
     sizes.back() = rewriter.getIndexAttr(n);
-    Value empty =
-        tensor::EmptyOp::create(rewriter, loc, sizes, rewriter.getF32Type());
-    Value init;
-    if (Value bias = op.getBias()) {
-      MLIRContext *ctx = getContext();
-      AffineMap id = AffineMap::getMultiDimIdentityMap(3, ctx);
-      AffineMap last = AffineMap::get(3, 0, {getAffineDimExpr(2, ctx)}, ctx);
-      init = linalg::GenericOp::create(
-                 rewriter, loc, TypeRange{outType}, ValueRange{bias},
-                 ValueRange{empty}, ArrayRef<AffineMap>{last, id},
-                 SmallVector<utils::IteratorType>(
-                     3, utils::IteratorType::parallel),
-                 [](OpBuilder &b, Location l, ValueRange a) {
-                   linalg::YieldOp::create(b, l, ValueRange{a[0]});
-                 })
-                 .getResult(0);
-    } else {
-      init = linalg::FillOp::create(rewriter, loc, ValueRange{kb.zeroF},
-                                    ValueRange{empty})
-                 .getResult(0);
+    SmallVector<Value> inits, weights;
+    for (LinearOp member : ops) {
+      weights.push_back(member.getWeight());
+      Value empty =
+          tensor::EmptyOp::create(rewriter, loc, sizes, rewriter.getF32Type());
+      if (Value bias = member.getBias()) {
+        MLIRContext *ctx = getContext();
+        AffineMap id = AffineMap::getMultiDimIdentityMap(3, ctx);
+        AffineMap last = AffineMap::get(3, 0, {getAffineDimExpr(2, ctx)}, ctx);
+        inits.push_back(linalg::GenericOp::create(
+                            rewriter, loc, TypeRange{outType}, ValueRange{bias},
+                            ValueRange{empty}, ArrayRef<AffineMap>{last, id},
+                            SmallVector<utils::IteratorType>(
+                                3, utils::IteratorType::parallel),
+                            [](OpBuilder &b, Location l, ValueRange a) {
+                              linalg::YieldOp::create(b, l, ValueRange{a[0]});
+                            })
+                            .getResult(0));
+      } else {
+        inits.push_back(linalg::FillOp::create(rewriter, loc,
+                                               ValueRange{kb.zeroF},
+                                               ValueRange{empty})
+                            .getResult(0));
+      }
     }
 
     Value bDim = tensor::DimOp::create(rewriter, loc, op.getInput(), 0);
     Value tDim = tensor::DimOp::create(rewriter, loc, op.getInput(), 1);
-    Value result = buildBlocks(rewriter, loc, kb, init, bDim, tDim, n, k,
-                               inType.getDimSize(1));
-    rewriter.replaceOp(op, result);
+    SmallVector<Value> results =
+        buildBlocks(rewriter, loc, kb, inits, weights, bDim, tDim, n, k,
+                    inType.getDimSize(1));
+    for (auto [member, result] : llvm::zip_equal(ops, results))
+      rewriter.replaceOp(member, result);
     return success();
   }
 
@@ -474,6 +506,7 @@ struct CPULowerLinearPass
     SmallVector<LinearOp> ops;
     getOperation().walk([&](LinearOp op) { ops.push_back(op); });
     PatternRewriter rewriter(&getContext());
+    SmallVector<Tiles> tilesOf;
     for (LinearOp op : ops) {
       // Tiles chosen for this op (blockc-cpu-select-tiles or by hand)
       // override the pass options; the first five keys are required, the
@@ -515,10 +548,51 @@ struct CPULowerLinearPass
       auto wType = cast<RankedTensorType>(op.getWeight().getType());
       t.panelN = std::min(t.panelN, roundUp(wType.getDimSize(0), tileN));
       t.panelK = std::min(t.panelK, roundUp(wType.getDimSize(1), t.width));
-      LowerLinear pattern(&getContext(), t);
+      tilesOf.push_back(t);
+    }
+
+    // Horizontal groups (blockc.horizontal_group): members that can share
+    // one kernel are lowered together at the first member; the others of
+    // the group (different shapes or tiles, or operands not available at
+    // the first member) are lowered on their own.
+    DenseSet<Operation *> done;
+    for (auto [i, op] : llvm::enumerate(ops)) {
+      if (done.contains(op))
+        continue;
+      SmallVector<LinearOp> group = {op};
+      auto id =
+          op->getAttrOfType<IntegerAttr>(blockc::cpu::kHorizontalGroupAttrName);
+      for (size_t j = i + 1; id && j < ops.size(); ++j) {
+        LinearOp other = ops[j];
+        auto otherId = other->getAttrOfType<IntegerAttr>(
+            blockc::cpu::kHorizontalGroupAttrName);
+        if (!otherId || otherId != id || done.contains(other) ||
+            !(tilesOf[j] == tilesOf[i]) ||
+            other->getBlock() != op->getBlock() ||
+            other.getInput() != op.getInput() ||
+            other.getWeight().getType() != op.getWeight().getType() ||
+            static_cast<bool>(other.getBias()) !=
+                static_cast<bool>(op.getBias()) ||
+            other.getType() != op.getType())
+          continue;
+        auto available = [&](Value v) {
+          Operation *def = v ? v.getDefiningOp() : nullptr;
+          return !def || def->getBlock() != op->getBlock() ||
+                 def->isBeforeInBlock(op);
+        };
+        if (!available(other.getWeight()) || !available(other.getBias()))
+          continue;
+        group.push_back(other);
+      }
+      for (LinearOp member : group)
+        done.insert(member);
+      LowerLinear pattern(&getContext(), tilesOf[i]);
       rewriter.setInsertionPoint(op);
-      if (succeeded(pattern.matchAndRewrite(op, rewriter)))
-        ++numLowered;
+      if (succeeded(pattern.lowerGroup(group, rewriter))) {
+        numLowered += group.size();
+        if (group.size() > 1)
+          ++numGroups;
+      }
     }
   }
 };

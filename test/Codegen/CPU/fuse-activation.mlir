@@ -136,3 +136,26 @@ func.func @not_a_kernel(%a: tensor<2x3x40xf32>) -> tensor<2x3x40xf32> {
   %r = transformer.activation <silu> %a : tensor<2x3x40xf32>
   return %r : tensor<2x3x40xf32>
 }
+
+// -----
+
+// Gate and up as one horizontal group (blockc-cpu-group-projections): the
+// iteration that computes gate block i also computes up block i, so the
+// epilogue reads the gate's tile straight from the same iteration (no slice
+// of a kernel result) and the product is up's result.
+// CHECK-LABEL: func.func @swiglu_group
+// CHECK:       %[[R:.+]]:2 = scf.forall (%{{.+}}) in (2) shared_outs(%[[OG:.+]] = %{{[^,]+}}, %[[OU:.+]] = %{{[^)]+}})
+// CHECK-NOT:   tensor.extract_slice %[[R]]
+// CHECK:       arith.divf %{{.+}}, %{{.+}} : vector<16xf32>
+// CHECK:       scf.forall.in_parallel
+// CHECK-NEXT:  tensor.parallel_insert_slice %{{.+}} into %[[OG]]
+// CHECK-NEXT:  tensor.parallel_insert_slice %{{.+}} into %[[OU]]
+// CHECK-NOT:   arith.mulf %{{.+}} : tensor
+// CHECK:       return %[[R]]#1
+func.func @swiglu_group(%x: tensor<2x3x16xf32>, %wg: tensor<40x16xf32>, %wu: tensor<40x16xf32>) -> tensor<2x3x40xf32> {
+  %g = transformer.linear %x, %wg {blockc.horizontal_group = 0 : i64} : tensor<2x3x16xf32>, tensor<40x16xf32> -> tensor<2x3x40xf32>
+  %u = transformer.linear %x, %wu {blockc.horizontal_group = 0 : i64} : tensor<2x3x16xf32>, tensor<40x16xf32> -> tensor<2x3x40xf32>
+  %a = transformer.activation <silu> %g : tensor<2x3x40xf32>
+  %m = arith.mulf %a, %u : tensor<2x3x40xf32>
+  return %m : tensor<2x3x40xf32>
+}

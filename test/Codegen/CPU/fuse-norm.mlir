@@ -82,3 +82,19 @@ func.func @bias(%x: tensor<2x3x40xf32>, %g: tensor<40xf32>, %w: tensor<24x40xf32
   %q = transformer.linear %n, %w bias %b : tensor<2x3x40xf32>, tensor<24x40xf32>, tensor<24xf32> -> tensor<2x3x24xf32>
   return %q : tensor<2x3x24xf32>
 }
+
+// -----
+
+// A horizontal group (K and V in one kernel): both members' tiles are
+// scaled by r (one r read per member and row).
+// CHECK-LABEL: func.func @group
+// CHECK:       scf.forall (%{{.+}}) in (1) shared_outs(%[[OK:.+]] = %{{[^,]+}}, %[[OV:.+]] = %{{[^)]+}})
+// CHECK-COUNT-2: tensor.extract %{{.+}}[%{{.+}}, %{{.+}}] : tensor<?x?xf32>
+// CHECK:       scf.forall.in_parallel
+// CHECK-NOT:   transformer.rms_norm
+func.func @group(%x: tensor<2x3x40xf32>, %g: tensor<40xf32>, %wk: tensor<8x40xf32>, %wv: tensor<8x40xf32>) -> (tensor<2x3x8xf32>, tensor<2x3x8xf32>) {
+  %n = transformer.rms_norm %x, %g {epsilon = 1.0e-06 : f64} : tensor<2x3x40xf32>, tensor<40xf32>
+  %k = transformer.linear %n, %wk {blockc.horizontal_group = 0 : i64} : tensor<2x3x40xf32>, tensor<8x40xf32> -> tensor<2x3x8xf32>
+  %v = transformer.linear %n, %wv {blockc.horizontal_group = 0 : i64} : tensor<2x3x40xf32>, tensor<8x40xf32> -> tensor<2x3x8xf32>
+  return %k, %v : tensor<2x3x8xf32>, tensor<2x3x8xf32>
+}

@@ -26,6 +26,10 @@ inline constexpr llvm::StringLiteral kCpuTilesAttrName = "blockc.cpu_tiles";
 /// Marks the scf.forall of a projection kernel built by
 /// blockc-cpu-lower-linear (its shared output starts as the kernel's init).
 inline constexpr llvm::StringLiteral kLinearKernelAttr = "blockc.linear_kernel";
+/// Projections with the same value of this integer attribute are lowered by
+/// blockc-cpu-lower-linear into one kernel (see blockc-cpu-group-projections).
+inline constexpr llvm::StringLiteral kHorizontalGroupAttrName =
+    "blockc.horizontal_group";
 
 #define GEN_PASS_DECL
 #include "blockc/Codegen/CPU/Passes.h.inc"

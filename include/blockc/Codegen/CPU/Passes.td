@@ -57,6 +57,12 @@ def CPULowerLinearPass
       over `2 x cols` weight rows; columns that do not fill a tile a
       1-column kernel; a k remainder one masked (zero-padded) vector step.
 
+    Projections with the same `blockc.horizontal_group` (from
+    `blockc-cpu-group-projections`, or pinned) that share the input, weight
+    type, bias presence, result type and tiles become one `scf.forall`
+    with one shared output per member: iteration i computes column block i
+    of each member in turn. Members that do not fit are lowered alone.
+
     A static T builds only the kernel it needs; a dynamic T builds both
     behind an `scf.if` inside the forall (whose block count and size are
     then chosen at run time). Inputs of other ranks are left to
@@ -103,7 +109,39 @@ def CPULowerLinearPass
     "::mlir::vector::VectorDialect"
   ];
   let statistics = [
+    Statistic<"numGroups", "num-groups",
+              "Horizontal groups lowered as one kernel">,
     Statistic<"numLowered", "num-lowered", "transformer.linear ops lowered">
+  ];
+}
+
+def CPUGroupProjectionsPass
+    : Pass<"blockc-cpu-group-projections", "::mlir::func::FuncOp"> {
+  let summary = "Choose the projections to lower as one horizontally fused "
+                "kernel";
+  let description = [{
+    The decision half of horizontal fusion: `transformer.linear` ops in the
+    same block that read the same input and have the same weight type, bias
+    presence, result type and `blockc.cpu_tiles` (Q, K and V of an MHA
+    block; K and V of a GQA block; gate and up of a gated FFN) get a common
+    `blockc.horizontal_group = <id>`. `blockc-cpu-lower-linear` (the
+    mechanism) then builds one `scf.forall` for the group whose iteration i
+    computes column block i of every member (one shared output each): one
+    parallel region instead of several, the input rows reused from cache
+    by every member, and the gate and up tiles of one block side by side
+    for the SwiGLU epilogue of `blockc-cpu-fuse-activation`. Ops that
+    already carry a group keep it, so tests and users can pin or forbid
+    (a group of one) a grouping.
+
+    ```mlir
+    %q = transformer.linear %n, %wq : ...          // before
+    %k = transformer.linear %n, %wk : ...
+    %q = transformer.linear %n, %wq {blockc.horizontal_group = 0 : i64} : ...
+    %k = transformer.linear %n, %wk {blockc.horizontal_group = 0 : i64} : ...
+    ```
+  }];
+  let statistics = [
+    Statistic<"numGroups", "num-groups", "Groups of two or more projections">
   ];
 }
 
