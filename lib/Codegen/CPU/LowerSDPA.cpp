@@ -25,6 +25,7 @@
 #include "blockc/Dialect/Transformer/IR/TransformerOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -50,6 +51,7 @@ struct KernelOptions {
   bool multiRow;
   int64_t qkUnroll;
   int64_t pvChunk;
+  bool prefetch;
 };
 
 struct AttentionBuilder {
@@ -64,6 +66,7 @@ struct AttentionBuilder {
   Value scale, scaleV;
   Value sDim, offset; // S, S - T
   bool causal;
+  Value kBuf, vBuf; // read-only views of K and V for prefetches (or null)
 
   Value idx(int64_t x) { return arith::ConstantIndexOp::create(b, loc, x); }
   Value f32(double x) {
@@ -213,6 +216,8 @@ struct AttentionBuilder {
   /// visible key, and their score is -inf).
   SmallVector<Value> rowTile(ValueRange state, ArrayRef<Value> qs, Value bIdx,
                              Value kvh, Value s0, Value limit) {
+    if (vBuf && !limit)
+      prefetchRows(bIdx, kvh, s0);
     SmallVector<Value> keyIdx;
     Value last;
     if (limit)
@@ -258,6 +263,24 @@ struct AttentionBuilder {
     SmallVector<Value> next = {mNew, lNew};
     next.append(acc);
     return next;
+  }
+
+  /// Prefetches the value rows of keys [s0, s0 + width) (used after the
+  /// q.k part of this tile) and the key rows of the next tile (clamped to
+  /// the last key): in a decode step each row is a separate 4 KiB page
+  /// region, which the hardware prefetchers do not follow.
+  void prefetchRows(Value bIdx, Value kvh, Value s0) {
+    Value last = arith::SubIOp::create(b, loc, sDim, idx(1));
+    for (int64_t j = 0; j < width; ++j) {
+      Value sv = addi(s0, j);
+      Value sk = arith::MinSIOp::create(b, loc, addi(s0, width + j), last);
+      for (auto [buf, s] : {std::pair{vBuf, sv}, std::pair{kBuf, sk}})
+        for (int64_t e = 0; e < d; e += 16)
+          memref::PrefetchOp::create(b, loc, buf,
+                                     ValueRange{bIdx, s, kvh, idx(e)},
+                                     /*isWrite=*/false, /*localityHint=*/3,
+                                     /*isDataCache=*/true);
+    }
   }
 
   Value iota() {
@@ -552,6 +575,22 @@ struct LowerSDPA : OpRewritePattern<SDPAOp> {
     Value tDim = tensor::DimOp::create(rewriter, loc, op.getQuery(), 1);
     ab.sDim = tensor::DimOp::create(rewriter, loc, op.getKey(), 1);
     ab.offset = arith::SubIOp::create(rewriter, loc, ab.sDim, tDim);
+    if (opts.prefetch) {
+      // Read-only views of K and V (any layout: in a decode step they are
+      // slices of the caches) for memref.prefetch.
+      auto view = [&](Value t) -> Value {
+        auto type = cast<RankedTensorType>(t.getType());
+        auto layout = StridedLayoutAttr::get(
+            rewriter.getContext(), ShapedType::kDynamic,
+            SmallVector<int64_t>(type.getRank(), ShapedType::kDynamic));
+        return bufferization::ToBufferOp::create(
+            rewriter, loc,
+            MemRefType::get(type.getShape(), type.getElementType(), layout), t,
+            /*readOnly=*/true);
+      };
+      ab.kBuf = view(op.getKey());
+      ab.vBuf = view(op.getValue());
+    }
     Value out = tensor::EmptyOp::create(
         rewriter, loc, tensor::getMixedSizes(rewriter, loc, op.getQuery()),
         rewriter.getF32Type());
@@ -658,8 +697,9 @@ struct CPULowerSDPAPass
     }
     SmallVector<SDPAOp> ops;
     getOperation().walk([&](SDPAOp op) { ops.push_back(op); });
-    LowerSDPA pattern(&getContext(),
-                      KernelOptions{vectorWidth, multiRow, qkUnroll, pvChunk});
+    LowerSDPA pattern(
+        &getContext(),
+        KernelOptions{vectorWidth, multiRow, qkUnroll, pvChunk, prefetch});
     PatternRewriter rewriter(&getContext());
     for (SDPAOp op : ops) {
       rewriter.setInsertionPoint(op);

@@ -2,6 +2,8 @@
 // RUN: blockc-opt %s -split-input-file --blockc-cpu-lower-sdpa="vector-width=8" | FileCheck %s --check-prefix=W8
 // RUN: blockc-opt %s -split-input-file --blockc-cpu-lower-sdpa="multi-row=false" | FileCheck %s --check-prefix=ROW
 // RUN: blockc-opt %s -split-input-file --blockc-cpu-lower-sdpa="qk-unroll=2 pv-chunk=4" | FileCheck %s --check-prefix=OPT
+// RUN: blockc-opt %s -split-input-file --blockc-cpu-lower-sdpa | FileCheck %s --check-prefix=PF
+// RUN: blockc-opt %s -split-input-file --blockc-cpu-lower-sdpa="prefetch=false" | FileCheck %s --check-prefix=NOPF
 
 // transformer.sdpa becomes one fused loop nest per head with an online
 // softmax over key tiles: no [T, S] score tensor, the kv head is h / group
@@ -100,6 +102,22 @@
 // ROW-NOT: memref.subview
 // ROW: scf.for {{.*}} -> (f32, vector<16xf32>, vector<16xf32>, vector<16xf32>)
 // ROW: vector.shuffle
+
+// The single-row kernel prefetches, at the start of each full key tile,
+// the tile's value rows and the next tile's key rows (one memref.prefetch
+// per 64-byte line: head dim 32 = 2 lines) through read-only views of K and
+// V (no copy); prefetch=false leaves them out.
+// PF-LABEL: func.func @gqa_causal
+// PF-SAME: (%{{.+}}: tensor<?x?x4x32xf32>, %[[K:.+]]: tensor<?x?x2x32xf32>, %[[V:.+]]: tensor<?x?x2x32xf32>)
+// PF: %[[KB:.+]] = bufferization.to_buffer %[[K]] read_only
+// PF: %[[VB:.+]] = bufferization.to_buffer %[[V]] read_only
+// PF: memref.prefetch %[[VB]][%{{.+}}, %{{.+}}, %{{.+}}, %c0{{.*}}], read, locality<3>, data
+// PF: memref.prefetch %[[VB]][%{{.+}}, %{{.+}}, %{{.+}}, %c16{{.*}}], read, locality<3>, data
+// PF: memref.prefetch %[[KB]]
+// PF: memref.prefetch %[[KB]]
+// NOPF-LABEL: func.func @gqa_causal
+// NOPF-NOT: memref.prefetch
+// NOPF-NOT: bufferization.to_buffer
 
 // OPT-LABEL: func.func @gqa_causal
 // OPT: scf.for {{.*}} step %c2{{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {

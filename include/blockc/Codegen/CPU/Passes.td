@@ -347,7 +347,10 @@ def CPULowerSDPAPass
     single-row kernel, whose vectors hold the V keys of a tile: V partial dot
     products (D / V FMAs each) summed across lanes by one transpose-add tree
     (log2 V shuffle steps), then the same update with m scalar; the partial
-    last tile is masked.
+    last tile is masked. Each full tile first prefetches its value rows
+    (read after the q.k part) and the next tile's key rows (`prefetch`):
+    in a decode step every cached row is 16 KiB from the next, which the
+    hardware prefetchers do not follow.
 
     The row max is subtracted before every exp (a vector polynomial, exact 0
     for -inf, NaN-propagating), masked keys contribute exactly zero (their
@@ -365,10 +368,14 @@ def CPULowerSDPAPass
            "Multi-row kernel: head dims per step of the q.k loop">,
     Option<"pvChunk", "pv-chunk", "int64_t", /*default=*/"8",
            "Multi-row kernel: head dims accumulated in registers per P.V "
-           "step (rounded down to a divisor of the head dim)">
+           "step (rounded down to a divisor of the head dim)">,
+    Option<"prefetch", "prefetch", "bool", /*default=*/"true",
+           "Single-row kernel: prefetch each tile's value rows and the next "
+           "tile's key rows">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
+    "::mlir::bufferization::BufferizationDialect",
     "::mlir::math::MathDialect",
     "::mlir::memref::MemRefDialect",
     "::mlir::scf::SCFDialect",
