@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TileEpilogue.h"
 #include "blockc/Codegen/CPU/Passes.h"
 #include "blockc/Dialect/Transformer/IR/TransformerOps.h"
 
@@ -98,59 +99,18 @@ struct EpilogueBuilder {
     llvm_unreachable("unknown activation kind");
   }
 
-  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
-
-  /// scf.for over [lo, hi) step `step` carrying one tensor.
-  Value forTensor(Value lo, Value hi, int64_t step, Value init,
-                  function_ref<Value(Value, Value)> body) {
-    auto forOp = scf::ForOp::create(
-        b, loc, lo, hi, idx(step), ValueRange{init},
-        [&](OpBuilder &nb, Location, Value iv, ValueRange iter) {
-          OpBuilder::InsertionGuard guard(b);
-          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-          scf::YieldOp::create(b, loc, body(iv, iter[0]));
-        });
-    return forOp.getResult(0);
-  }
-
   /// tile[b, t, n] = act(gate[b, t, n]) * tile[b, t, n] (gated) or
-  /// act(tile[b, t, n]), over full vectors along n, then one masked vector.
+  /// act(tile[b, t, n]).
   Value epilogue(Value tile, Value gate, ActivationKind kind) {
-    int64_t width = vec.getNumElements();
-    Value c0 = idx(0);
     Value pad = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
-    Value bDim = tensor::DimOp::create(b, loc, tile, 0);
-    Value tDim = tensor::DimOp::create(b, loc, tile, 1);
-    Value nDim = tensor::DimOp::create(b, loc, tile, 2);
-    Value nFull = arith::MulIOp::create(
-        b, loc, arith::DivUIOp::create(b, loc, nDim, idx(width)), idx(width));
-    auto step = [&](Value acc, Value bi, Value ti, Value n, bool inBounds) {
-      SmallVector<Value> at = {bi, ti, n};
-      Value x = vector::TransferReadOp::create(b, loc, vec, acc, at, pad,
-                                               ArrayRef<bool>{inBounds});
-      Value y;
-      if (gate) {
-        Value g = vector::TransferReadOp::create(b, loc, vec, gate, at, pad,
-                                                 ArrayRef<bool>{inBounds});
-        y = arith::MulFOp::create(b, loc, activate(kind, g), x);
-      } else {
-        y = activate(kind, x);
-      }
-      return vector::TransferWriteOp::create(b, loc, y, acc, at,
-                                             ArrayRef<bool>{inBounds})
-          .getResult();
-    };
-    return forTensor(c0, bDim, 1, tile, [&](Value bi, Value t1) {
-      return forTensor(c0, tDim, 1, t1, [&](Value ti, Value t2) {
-        t2 = forTensor(c0, nFull, width, t2, [&](Value n, Value t3) {
-          return step(t3, bi, ti, n, /*inBounds=*/true);
+    return blockc::cpu::buildTileEpilogue(
+        b, loc, tile, vec, [&](Value x, ValueRange at, bool inBounds) {
+          if (!gate)
+            return activate(kind, x);
+          Value g = vector::TransferReadOp::create(b, loc, vec, gate, at, pad,
+                                                   ArrayRef<bool>{inBounds});
+          return Value(arith::MulFOp::create(b, loc, activate(kind, g), x));
         });
-        // The remainder columns: at most one masked vector.
-        return forTensor(nFull, nDim, width, t2, [&](Value n, Value t3) {
-          return step(t3, bi, ti, n, /*inBounds=*/false);
-        });
-      });
-    });
   }
 };
 

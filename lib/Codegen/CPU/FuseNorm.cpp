@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TileEpilogue.h"
 #include "blockc/Codegen/CPU/Passes.h"
 #include "blockc/Dialect/Transformer/IR/TransformerOps.h"
 
@@ -143,48 +144,15 @@ struct Builder {
   /// tile[b, t, :] *= r[b, t] (tile is the kernel block's [B, T, w] slice;
   /// its b and t are global).
   Value scaleRows(Value tile, Value r) {
-    int64_t width = vec.getNumElements();
-    Value pad = f32(0.0);
-    Value bDim = tensor::DimOp::create(b, loc, tile, 0);
-    Value tDim = tensor::DimOp::create(b, loc, tile, 1);
-    Value nDim = tensor::DimOp::create(b, loc, tile, 2);
-    Value nFull = arith::MulIOp::create(
-        b, loc, arith::DivUIOp::create(b, loc, nDim, idx(width)), idx(width));
-    return loop(idx(0), bDim, 1, {tile},
-                [&](Value bi, ValueRange t1) {
-                  return loop(
-                      idx(0), tDim, 1, t1, [&](Value ti, ValueRange t2) {
-                        Value s = vector::BroadcastOp::create(
-                            b, loc, vec,
-                            tensor::ExtractOp::create(b, loc, r,
-                                                      ValueRange{bi, ti}));
-                        auto step = [&](bool inBounds) {
-                          return [&, inBounds](Value n, ValueRange acc) {
-                            SmallVector<Value> at = {bi, ti, n};
-                            Value v = vector::TransferReadOp::create(
-                                b, loc, vec, acc[0], at, pad,
-                                ArrayRef<bool>{inBounds});
-                            return SmallVector<Value>{
-                                vector::TransferWriteOp::create(
-                                    b, loc, arith::MulFOp::create(b, loc, v, s),
-                                    acc[0], at, ArrayRef<bool>{inBounds})
-                                    .getResult()};
-                          };
-                        };
-                        SmallVector<Value> res =
-                            loop(idx(0), nFull, width, t2, step(true));
-                        return loop(nFull, nDim, width, res, step(false));
-                      });
-                })
-        .front();
+    return blockc::cpu::buildTileEpilogue(
+        b, loc, tile, vec, [&](Value x, ValueRange at, bool) {
+          Value s = vector::BroadcastOp::create(
+              b, loc, vec,
+              tensor::ExtractOp::create(b, loc, r, at.take_front(2)));
+          return Value(arith::MulFOp::create(b, loc, x, s));
+        });
   }
 };
-
-/// Whether `init` is a zero fill (the projection had no bias).
-bool isZeroFill(Value init) {
-  auto fill = init.getDefiningOp<linalg::FillOp>();
-  return fill && matchPattern(fill.getInputs()[0], m_AnyZeroFloat());
-}
 
 /// The op of `block` that contains `op` (op itself when it is in `block`).
 Operation *ancestorIn(Block *block, Operation *op) {
@@ -232,7 +200,7 @@ struct CPUFuseNormPass
       }
       auto forall = dyn_cast_or_null<scf::ForallOp>(top);
       if (!forall || !forall->hasAttr(blockc::cpu::kLinearKernelAttr) ||
-          !llvm::all_of(forall.getOutputs(), isZeroFill) ||
+          !llvm::all_of(forall.getOutputs(), blockc::cpu::isZeroFill) ||
           !isa<tensor::ExtractOp, vector::TransferReadOp, tensor::DimOp>(
               use.getOwner()))
         return failure();

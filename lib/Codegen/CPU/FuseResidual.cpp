@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TileEpilogue.h"
 #include "blockc/Codegen/CPU/Passes.h"
 #include "blockc/Dialect/Transformer/IR/TransformerOps.h"
 
@@ -26,10 +27,8 @@ namespace {
 enum class InitKind { Zero, Bias, Other };
 
 InitKind classify(Value init) {
-  if (auto fill = init.getDefiningOp<linalg::FillOp>())
-    return matchPattern(fill.getInputs()[0], m_AnyZeroFloat())
-               ? InitKind::Zero
-               : InitKind::Other;
+  if (init.getDefiningOp<linalg::FillOp>())
+    return blockc::cpu::isZeroFill(init) ? InitKind::Zero : InitKind::Other;
   auto generic = init.getDefiningOp<linalg::GenericOp>();
   if (generic && generic.getNumDpsInputs() == 1 &&
       generic.getNumLoops() == generic.getNumParallelLoops()) {

@@ -1,0 +1,63 @@
+//===- TileEpilogue.cpp - shared helpers of the CPU epilogue passes -------===//
+
+#include "TileEpilogue.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Matchers.h"
+
+using namespace mlir;
+
+bool blockc::cpu::isZeroFill(Value init) {
+  auto fill = init.getDefiningOp<linalg::FillOp>();
+  return fill && matchPattern(fill.getInputs()[0], m_AnyZeroFloat());
+}
+
+Value blockc::cpu::buildTileEpilogue(
+    OpBuilder &b, Location loc, Value tile, VectorType vec,
+    function_ref<Value(Value, ValueRange, bool)> body) {
+  int64_t width = vec.getNumElements();
+  auto idx = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  auto forTensor = [&](Value lo, Value hi, int64_t step, Value init,
+                       function_ref<Value(Value, Value)> fn) -> Value {
+    auto forOp = scf::ForOp::create(
+        b, loc, lo, hi, idx(step), ValueRange{init},
+        [&](OpBuilder &nb, Location, Value iv, ValueRange iter) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+          scf::YieldOp::create(b, loc, fn(iv, iter[0]));
+        });
+    return forOp.getResult(0);
+  };
+  Value c0 = idx(0);
+  Value pad = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
+  Value bDim = tensor::DimOp::create(b, loc, tile, 0);
+  Value tDim = tensor::DimOp::create(b, loc, tile, 1);
+  Value nDim = tensor::DimOp::create(b, loc, tile, 2);
+  Value nFull = arith::MulIOp::create(
+      b, loc, arith::DivUIOp::create(b, loc, nDim, idx(width)), idx(width));
+  auto step = [&](Value acc, Value bi, Value ti, Value n, bool inBounds) {
+    SmallVector<Value> at = {bi, ti, n};
+    Value x = vector::TransferReadOp::create(b, loc, vec, acc, at, pad,
+                                             ArrayRef<bool>{inBounds});
+    return vector::TransferWriteOp::create(b, loc, body(x, at, inBounds), acc,
+                                           at, ArrayRef<bool>{inBounds})
+        .getResult();
+  };
+  return forTensor(c0, bDim, 1, tile, [&](Value bi, Value t1) {
+    return forTensor(c0, tDim, 1, t1, [&](Value ti, Value t2) {
+      t2 = forTensor(c0, nFull, width, t2, [&](Value n, Value t3) {
+        return step(t3, bi, ti, n, /*inBounds=*/true);
+      });
+      // The remainder columns: at most one masked vector.
+      return forTensor(nFull, nDim, width, t2, [&](Value n, Value t3) {
+        return step(t3, bi, ti, n, /*inBounds=*/false);
+      });
+    });
+  });
+}
