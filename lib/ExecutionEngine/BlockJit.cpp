@@ -247,15 +247,26 @@ Error BlockJit::run(ArrayRef<const HostTensor *> args, HostTensor &out) {
 }
 
 Error BlockJit::runDecode(ArrayRef<const HostTensor *> args, int64_t position,
-                          ArrayRef<HostTensor *> caches, HostTensor &out) {
+                          ArrayRef<HostTensor *> caches, bool headMajor,
+                          HostTensor &out) {
   if (target != JitTarget::CPU)
     return makeError("KV-cached decoding runs on the CPU target only");
   std::vector<std::vector<int64_t>> descriptors;
   descriptors.reserve(args.size() + caches.size());
   for (const HostTensor *t : args)
     descriptors.push_back(makeDescriptor(*t));
-  for (HostTensor *c : caches)
-    descriptors.push_back(makeDescriptor(*c));
+  for (HostTensor *c : caches) {
+    if (c->shape.size() != 4)
+      return makeError("a KV cache must have rank 4");
+    std::vector<int64_t> desc = makeDescriptor(*c);
+    if (headMajor) {
+      // Memory [B, H, L, D] seen as the tensor [B, L, H, D]: swap the sizes
+      // and strides of dims 1 and 2.
+      std::swap(desc[3 + 1], desc[3 + 2]);
+      std::swap(desc[7 + 1], desc[7 + 2]);
+    }
+    descriptors.push_back(std::move(desc));
+  }
   return invoke(descriptors, position, caches.size(), out, /*gpu=*/false);
 }
 

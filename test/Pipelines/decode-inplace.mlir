@@ -8,24 +8,27 @@
 // [0, pos] (written by one memref.copy of [B, T, H_kv, D]) and the first
 // pos + T rows (read by the attention kernel). No alloc, copy or clone of a
 // whole cache exists, and the caches are no longer results (the entry keeps
-// the one-result C interface of @forward).
+// the one-result C interface of @forward). The caches are head-major
+// (strides [?, D, ?, 1] of the [B, L_max, H_kv, D] tensor): bufferization
+// returns them as copies into identity-layout buffers, which
+// blockc-drop-inplace-results removes with the results.
 
 // CHECK-LABEL: func.func @forward_decode(
 // CHECK-SAME: %[[POS:[a-z0-9]+]]: index {transformer.kv_position}
-// CHECK-SAME: %[[KC:[a-z0-9]+]]: memref<?x?x1x16xf32> {transformer.kv_cache = "k", transformer.layer = 0 : i64}
-// CHECK-SAME: %[[VC:[a-z0-9]+]]: memref<?x?x1x16xf32> {transformer.kv_cache = "v", transformer.layer = 0 : i64})
+// CHECK-SAME: %[[KC:[a-z0-9]+]]: memref<?x?x1x16xf32, strided<[?, 16, ?, 1], offset: ?>> {transformer.kv_cache = "k", transformer.kv_layout = "bhsd", transformer.layer = 0 : i64}
+// CHECK-SAME: %[[VC:[a-z0-9]+]]: memref<?x?x1x16xf32, strided<[?, 16, ?, 1], offset: ?>> {transformer.kv_cache = "v", transformer.kv_layout = "bhsd", transformer.layer = 0 : i64})
 // CHECK-SAME: -> memref<?x?x64xf32>
 // CHECK-NOT: %[[KC]]
-// CHECK: memref.dim %[[KC]], %{{.+}} : memref<?x?x1x16xf32>
+// CHECK: memref.dim %[[KC]], %{{.+}} : memref<?x?x1x16xf32, strided<[?, 16, ?, 1], offset: ?>>
 // CHECK-NOT: %[[KC]]
 // CHECK: cf.assert %{{.+}}, "blockc: KV cache overflow
 // CHECK-NOT: %[[KC]]
 // CHECK: %[[KW:.+]] = memref.subview %[[KC]][0, %[[POS]], 0, 0] [%{{.+}}, %{{.+}}, 1, 16] [1, 1, 1, 1]
-// CHECK-NEXT: memref.copy %{{.+}}, %[[KW]] : memref<?x?x1x16xf32> to memref<?x?x1x16xf32, strided<[?, 16, 16, 1], offset: ?>>
+// CHECK-NEXT: memref.copy %{{.+}}, %[[KW]] : memref<?x?x1x16xf32> to memref<?x?x1x16xf32, strided<[?, 16, ?, 1], offset: ?>>
 // CHECK-NOT: %[[KC]]
 // CHECK: memref.subview %[[KC]][0, 0, 0, 0] [%{{.+}}, %{{.+}}, 1, 16] [1, 1, 1, 1]
 // CHECK-NOT: %[[KC]]
-// CHECK: memref.dim %[[VC]], %{{.+}} : memref<?x?x1x16xf32>
+// CHECK: memref.dim %[[VC]], %{{.+}} : memref<?x?x1x16xf32, strided<[?, 16, ?, 1], offset: ?>>
 // CHECK: %[[VW:.+]] = memref.subview %[[VC]][0, %[[POS]], 0, 0]
 // CHECK-NEXT: memref.copy %{{.+}}, %[[VW]]
 // CHECK-NEXT: memref.subview %[[VC]][0, 0, 0, 0]

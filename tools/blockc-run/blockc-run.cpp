@@ -103,6 +103,11 @@ cl::opt<int64_t>
            cl::desc("KV cache capacity L_max in tokens (default: what the run "
                     "needs)"),
            cl::value_desc("L"), cl::init(0), cl::cat(category));
+cl::opt<std::string> kvLayout(
+    "kv-layout",
+    cl::desc("Memory order of the KV caches: bhsd (head-major, default) or "
+             "bshd (token-major)"),
+    cl::init("bhsd"), cl::cat(category));
 cl::opt<double> checkTolerance(
     "check-tol",
     cl::desc("--check-decode tolerance, relative to the largest |output|"),
@@ -267,7 +272,7 @@ int checkMemory(const blockc::ModelSignature &sig, int64_t b, int64_t t,
 
 /// --decode=N and --check-decode: derive the decode entry
 /// (transformer-derive-decode), compile it alone and drive it with caches
-/// [B, L_max, H_kv, D] allocated here.
+/// allocated here (head-major by default, see runDecode).
 int runDecodeMode(ModuleOp module, const DecodeContext &ctx) {
   const blockc::HostTensor &input = ctx.input;
   int64_t batchSize = input.shape[0], promptLen = input.shape[1];
@@ -276,8 +281,8 @@ int runDecodeMode(ModuleOp module, const DecodeContext &ctx) {
   int64_t capacity = maxLen ? maxLen.getValue() : needed;
 
   PassManager pm(module.getContext(), ModuleOp::getOperationName());
-  std::string pipeline =
-      "transformer-derive-decode{entry=" + ctx.sig.funcName + "}";
+  std::string pipeline = "transformer-derive-decode{entry=" + ctx.sig.funcName +
+                         " kv-layout=" + kvLayout + "}";
   if (failed(parsePassPipeline(pipeline, pm)) || failed(pm.run(module)))
     return 1;
   // The forward function is not needed: prefill is the decode entry at
@@ -287,11 +292,17 @@ int runDecodeMode(ModuleOp module, const DecodeContext &ctx) {
   sig.funcName += "_decode";
   auto decodeFunc = module.lookupSymbol<func::FuncOp>(sig.funcName);
 
-  // One zeroed [B, L_max, H_kv, D] cache per K/V argument.
+  // One zeroed cache per K/V argument: [B, H_kv, L_max, D] in memory for
+  // the head-major layout (the default of transformer-derive-decode), else
+  // [B, L_max, H_kv, D].
   std::vector<std::vector<int64_t>> cacheShapes;
+  bool headMajor = false;
   for (BlockArgument arg : decodeFunc.getArguments()) {
     if (!decodeFunc.getArgAttr(arg.getArgNumber(), "transformer.kv_cache"))
       continue;
+    auto layout = decodeFunc.getArgAttrOfType<StringAttr>(
+        arg.getArgNumber(), "transformer.kv_layout");
+    headMajor = layout && layout.getValue() == "bhsd";
     auto type = cast<RankedTensorType>(arg.getType());
     if (!ShapedType::isDynamic(type.getDimSize(0)) &&
         type.getDimSize(0) != batchSize)
@@ -299,8 +310,12 @@ int runDecodeMode(ModuleOp module, const DecodeContext &ctx) {
                   llvm::Twine(arg.getArgNumber()) + " has batch " +
                   llvm::Twine(type.getDimSize(0)) + ", the input has " +
                   llvm::Twine(batchSize));
-    cacheShapes.push_back(
-        {batchSize, capacity, type.getDimSize(2), type.getDimSize(3)});
+    if (headMajor)
+      cacheShapes.push_back(
+          {batchSize, type.getDimSize(2), capacity, type.getDimSize(3)});
+    else
+      cacheShapes.push_back(
+          {batchSize, capacity, type.getDimSize(2), type.getDimSize(3)});
   }
   auto freshCaches = [&] {
     std::vector<blockc::HostTensor> caches(cacheShapes.size());
@@ -344,7 +359,8 @@ int runDecodeMode(ModuleOp module, const DecodeContext &ctx) {
     std::vector<blockc::HostTensor *> cachePtrs;
     for (blockc::HostTensor &c : caches)
       cachePtrs.push_back(&c);
-    if (llvm::Error e = (*jit)->runDecode(args, pos, cachePtrs, out)) {
+    if (llvm::Error e =
+            (*jit)->runDecode(args, pos, cachePtrs, headMajor, out)) {
       error = "execution failed: " + llvm::toString(std::move(e));
       return false;
     }
@@ -447,7 +463,8 @@ int runDecodeMode(ModuleOp module, const DecodeContext &ctx) {
      << " parameters  " << ctx.weightsLabel << "\n";
   os << "  kv cache " << cacheShapes.size() / 2 << " layer"
      << (cacheShapes.size() == 2 ? "" : "s") << " x K, V "
-     << blockc::formatShape(cacheShapes.front()) << ", "
+     << blockc::formatShape(cacheShapes.front())
+     << (headMajor ? " [B, H_kv, L_max, D]" : " [B, L_max, H_kv, D]") << ", "
      << llvm::format("%.1f KiB", cacheBytes / 1024.0) << "\n";
   os << "  output   " << blockc::formatShape(all.shape)
      << (outputFile.empty() ? "" : "  -> " + outputFile.getValue()) << "\n";
@@ -545,6 +562,8 @@ int main(int argc, char **argv) {
     return fail("--decode and --check-decode run on the CPU target only");
   if (!(checkTolerance > 0))
     return fail("--check-tol must be positive");
+  if (kvLayout != "bhsd" && kvLayout != "bshd")
+    return fail("--kv-layout must be bhsd or bshd");
   if (!outputFile.empty())
     if (llvm::Error e = blockc::checkWritable(outputFile))
       return fail(llvm::toString(std::move(e)));

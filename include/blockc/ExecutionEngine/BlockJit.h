@@ -57,12 +57,15 @@ public:
   /// Runs a decode entry derived by transformer-derive-decode (CPU only):
   /// `args` are the input and the weights as for run(), `position` the
   /// number of tokens already cached and `caches` the K and V caches of
-  /// every layer (k_0, v_0, k_1, ...), each [B, L_max, H_kv, D]. The new
-  /// rows are written into the caches in place; the caller checks that
+  /// every layer (k_0, v_0, k_1, ...). The entry sees each cache as the
+  /// tensor [B, L_max, H_kv, D]; with `headMajor` (the entry's caches have
+  /// transformer.kv_layout = "bhsd") the host tensors hold them as
+  /// [B, H_kv, L_max, D], else as [B, L_max, H_kv, D]. The new rows are
+  /// written into the caches in place; the caller checks that
   /// position + T <= L_max first (the compiled code aborts otherwise).
   llvm::Error runDecode(llvm::ArrayRef<const HostTensor *> args,
                         int64_t position, llvm::ArrayRef<HostTensor *> caches,
-                        HostTensor &out);
+                        bool headMajor, HostTensor &out);
 
 private:
   BlockJit() = default;

@@ -9,6 +9,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/BitVector.h"
 
 namespace blockc::cpu {
@@ -19,6 +20,35 @@ namespace blockc::cpu {
 using namespace mlir;
 
 namespace {
+
+/// `v` is a fresh buffer whose only other use is one memref.copy of a whole
+/// function argument into it, after which (up to `ret`) only allocations
+/// and copies into fresh buffers run: returns that copy.
+memref::CopyOp copyOfArgument(Value v, Block &body, Operation *ret) {
+  auto alloc = v.getDefiningOp<memref::AllocOp>();
+  if (!alloc || alloc->getBlock() != &body)
+    return {};
+  memref::CopyOp copy;
+  for (Operation *user : alloc->getUsers()) {
+    if (user == ret)
+      continue;
+    auto c = dyn_cast<memref::CopyOp>(user);
+    if (!c || c.getTarget() != v || copy)
+      return {};
+    copy = c;
+  }
+  auto src = copy ? dyn_cast<BlockArgument>(copy.getSource()) : BlockArgument();
+  if (!src || src.getOwner() != &body || copy->getBlock() != &body)
+    return {};
+  for (Operation *op = copy->getNextNode(); op != ret; op = op->getNextNode()) {
+    if (isa<memref::AllocOp, memref::DimOp>(op) || isPure(op))
+      continue;
+    auto c = dyn_cast<memref::CopyOp>(op);
+    if (!c || !c.getTarget().getDefiningOp<memref::AllocOp>())
+      return {};
+  }
+  return copy;
+}
 
 struct DropInPlaceResultsPass
     : blockc::cpu::impl::DropInPlaceResultsPassBase<DropInPlaceResultsPass> {
@@ -32,16 +62,27 @@ struct DropInPlaceResultsPass
       if (!uses || !uses->empty())
         continue;
       auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+      Block &body = func.getBody().front();
       llvm::BitVector drop(func.getNumResults());
+      SmallVector<memref::CopyOp> copies;
       for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
         auto arg = dyn_cast<BlockArgument>(v);
         if (arg && isa<BaseMemRefType>(arg.getType()) &&
-            arg.getOwner() == &func.getBody().front())
+            arg.getOwner() == &body) {
           drop.set(i);
+        } else if (memref::CopyOp copy = copyOfArgument(v, body, ret)) {
+          drop.set(i);
+          copies.push_back(copy);
+        }
       }
       if (drop.none())
         continue;
       ret->eraseOperands(drop);
+      for (memref::CopyOp copy : copies) {
+        Operation *alloc = copy.getTarget().getDefiningOp();
+        copy->erase();
+        alloc->erase();
+      }
       if (failed(func.eraseResults(drop))) {
         func.emitError() << "blockc-drop-inplace-results: cannot erase the "
                             "results of @"

@@ -33,6 +33,7 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/PatternMatch.h"
 
+#include <functional>
 #include <limits>
 #include <numeric>
 
@@ -150,11 +151,40 @@ struct AttentionBuilder {
     return xs[0];
   }
 
-  /// Lane j of the result is the sum of the lanes of accs[j]
-  /// (accs.size() == width). For a power-of-two width: a transpose-add tree,
-  /// each step pairs two vectors whose lane groups hold partial sums and
-  /// halves the groups (two shuffles and one add per pair).
-  Value sumLanes(SmallVector<Value> accs) {
+  /// A partial result of the transpose-add tree: a vector whose `width /
+  /// group` lane groups of `group` lanes each hold partial sums of the
+  /// accumulators keys[g].
+  struct Partial {
+    Value v;
+    SmallVector<int64_t> keys;
+    int64_t group;
+  };
+
+  /// Pairs two partials with the same group size: lane group grp of each
+  /// is split in halves, the halves added (two shuffles and one add).
+  Partial combine(const Partial &x, const Partial &y) {
+    int64_t g = x.group, half = g / 2, groups = width / g;
+    SmallVector<int64_t> lo, hi, keys;
+    for (int64_t grp = 0; grp < groups; ++grp) {
+      for (int64_t side = 0; side < 2; ++side) {
+        for (int64_t e = 0; e < half; ++e) {
+          lo.push_back(side * width + grp * g + e);
+          hi.push_back(side * width + grp * g + half + e);
+        }
+        keys.push_back((side ? y : x).keys[grp]);
+      }
+    }
+    Value l = vector::ShuffleOp::create(b, loc, x.v, y.v, lo);
+    Value h = vector::ShuffleOp::create(b, loc, x.v, y.v, hi);
+    return {add(l, h), keys, half};
+  }
+
+  /// Lane j of the result is the sum of the lanes of leaf(j), j < width.
+  /// For a power-of-two width: a transpose-add tree built depth first, so
+  /// each accumulator is folded in as soon as it is complete and at most
+  /// log2(width) + 1 partial vectors are live (the q vectors, the tile's
+  /// accumulators and the row state then fit the 32 vector registers).
+  Value sumLanes(function_ref<Value(int64_t)> leaf) {
     int64_t w = width;
     if (!llvm::isPowerOf2_64(w) || w == 1) {
       Value r = zeroV;
@@ -162,55 +192,56 @@ struct AttentionBuilder {
         r = vector::InsertOp::create(
             b, loc,
             vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD,
-                                        accs[j]),
+                                        leaf(j)),
             r, j);
       return r;
     }
-    // keys[i][g]: which accumulator the g-th lane group of vector i sums.
-    SmallVector<SmallVector<int64_t>> keys;
-    for (int64_t j = 0; j < w; ++j)
-      keys.push_back({j});
-    for (int64_t g = w; g > 1; g /= 2) {
-      int64_t half = g / 2, groups = w / g;
-      SmallVector<Value> next;
-      SmallVector<SmallVector<int64_t>> nextKeys;
-      for (size_t i = 0; i < accs.size(); i += 2) {
-        SmallVector<int64_t> lo, hi, nk;
-        for (int64_t grp = 0; grp < groups; ++grp) {
-          for (int64_t side = 0; side < 2; ++side) {
-            for (int64_t e = 0; e < half; ++e) {
-              lo.push_back(side * w + grp * g + e);
-              hi.push_back(side * w + grp * g + half + e);
-            }
-            nk.push_back(keys[i + side][grp]);
-          }
-        }
-        Value l = vector::ShuffleOp::create(b, loc, accs[i], accs[i + 1], lo);
-        Value h = vector::ShuffleOp::create(b, loc, accs[i], accs[i + 1], hi);
-        next.push_back(add(l, h));
-        nextKeys.push_back(nk);
-      }
-      accs = std::move(next);
-      keys = std::move(nextKeys);
-    }
-    // Lane i now holds accumulator keys[0][i]: put lane j at position j.
+    std::function<Partial(int64_t, int64_t)> tree = [&](int64_t lo, int64_t n) {
+      if (n == 1)
+        return Partial{leaf(lo), {lo}, w};
+      Partial x = tree(lo, n / 2);
+      Partial y = tree(lo + n / 2, n / 2);
+      return combine(x, y);
+    };
+    Partial all = tree(0, w);
+    // Lane i now holds accumulator keys[i]: put lane j at position j.
     SmallVector<int64_t> perm(w);
     bool identity = true;
     for (int64_t i = 0; i < w; ++i) {
-      perm[keys[0][i]] = i;
-      identity &= keys[0][i] == i;
+      perm[all.keys[i]] = i;
+      identity &= all.keys[i] == i;
     }
     if (identity)
-      return accs[0];
-    return vector::ShuffleOp::create(b, loc, accs[0], accs[0], perm);
+      return all.v;
+    return vector::ShuffleOp::create(b, loc, all.v, all.v, perm);
+  }
+
+  /// max(x, y) lane-wise as compare and select: one vmaxps on x86 (no NaN
+  /// fix-up as for maxnumf; a NaN score still reaches the output through
+  /// its exp).
+  Value vmax(Value x, Value y) {
+    Value gt = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x, y);
+    return arith::SelectOp::create(b, loc, gt, x, y);
+  }
+
+  /// The maximum of the lanes of x in every lane (butterfly, log2(width)
+  /// shuffle + max steps, no scalar chain). Power-of-two widths only.
+  Value allLanesMax(Value x) {
+    for (int64_t k = width / 2; k >= 1; k /= 2) {
+      SmallVector<int64_t> perm;
+      for (int64_t i = 0; i < width; ++i)
+        perm.push_back(i ^ k);
+      x = vmax(x, vector::ShuffleOp::create(b, loc, x, x, perm));
+    }
+    return x;
   }
 
   //===--------------------------------------------------------------------===//
   // Single-row kernel: keys in lanes.
   //===--------------------------------------------------------------------===//
 
-  /// Online-softmax state of one row: m (f32), l (vector, per-lane partial
-  /// sums), nVec accumulator vectors.
+  /// Online-softmax state of one row: m (vector, the running max in every
+  /// lane), l (vector, per-lane partial sums), nVec accumulator vectors.
   /// Folds the key tile [s0, s0 + width) into the state; with `limit`, keys
   /// at or beyond it are masked (their index is clamped to limit - 1, a
   /// visible key, and their score is -inf).
@@ -226,14 +257,18 @@ struct AttentionBuilder {
       Value s = addi(s0, j);
       keyIdx.push_back(limit ? arith::MinSIOp::create(b, loc, s, last) : s);
     }
-    SmallVector<Value> accs;
-    for (int64_t j = 0; j < width; ++j) {
-      Value acc = zeroV;
-      for (int64_t i = 0; i < nVec; ++i)
-        acc = fma(qs[i], read(k, {bIdx, keyIdx[j], kvh, idx(i * width)}), acc);
-      accs.push_back(acc);
-    }
-    Value scores = sumLanes(accs);
+    Value scores = sumLanes([&](int64_t j) {
+      SmallVector<Value> parts;
+      // Two chains per key halve the latency of the dot product.
+      for (int64_t i = 0; i < nVec; ++i) {
+        Value kv = read(k, {bIdx, keyIdx[j], kvh, idx(i * width)});
+        if (i < 2)
+          parts.push_back(mul(qs[i], kv));
+        else
+          parts[i % 2] = fma(qs[i], kv, parts[i % 2]);
+      }
+      return sumAll(parts);
+    });
     if (limit) {
       // lane j visible iff s0 + j < limit, i.e. j < limit - s0.
       Value n = arith::IndexCastOp::create(
@@ -244,18 +279,23 @@ struct AttentionBuilder {
       scores = arith::SelectOp::create(b, loc, vis, scores, negInfV);
     }
     Value m = state[0];
-    Value tileMax = vector::ReductionOp::create(
-        b, loc, vector::CombiningKind::MAXNUMF, scores);
-    Value mNew = arith::MaxNumFOp::create(b, loc, m, tileMax);
+    Value mNew;
+    if (llvm::isPowerOf2_64(width)) {
+      mNew = vmax(m, allLanesMax(scores));
+    } else {
+      Value tileMax = vector::ReductionOp::create(
+          b, loc, vector::CombiningKind::MAXNUMF, scores);
+      mNew = arith::MaxNumFOp::create(b, loc, m, splat(tileMax));
+    }
     Value c = exp(arith::SubFOp::create(b, loc, m, mNew));
-    Value p = exp(arith::SubFOp::create(b, loc, scores, splat(mNew)));
-    Value cVec = splat(c);
-    Value lNew = fma(state[1], cVec, p);
+    Value p = exp(arith::SubFOp::create(b, loc, scores, mNew));
+    Value lNew = fma(state[1], c, p);
     SmallVector<Value> acc;
     for (int64_t i = 0; i < nVec; ++i)
-      acc.push_back(mul(state[2 + i], cVec));
+      acc.push_back(mul(state[2 + i], c));
     for (int64_t j = 0; j < width; ++j) {
-      Value pj = splat(vector::ExtractOp::create(b, loc, p, j));
+      Value pj = vector::ShuffleOp::create(b, loc, p, p,
+                                           SmallVector<int64_t>(width, j));
       for (int64_t i = 0; i < nVec; ++i)
         acc[i] =
             fma(pj, read(v, {bIdx, keyIdx[j], kvh, idx(i * width)}), acc[i]);
@@ -266,21 +306,20 @@ struct AttentionBuilder {
   }
 
   /// Prefetches the value rows of keys [s0, s0 + width) (used after the
-  /// q.k part of this tile) and the key rows of the next tile (clamped to
-  /// the last key): in a decode step each row is a separate 4 KiB page
-  /// region, which the hardware prefetchers do not follow.
+  /// q.k part of this tile) and the key rows of the next full tile (its
+  /// start clamped so that every row is a key; full tiles only run when
+  /// S >= width), one prefetch per 64-byte line.
   void prefetchRows(Value bIdx, Value kvh, Value s0) {
-    Value last = arith::SubIOp::create(b, loc, sDim, idx(1));
-    for (int64_t j = 0; j < width; ++j) {
-      Value sv = addi(s0, j);
-      Value sk = arith::MinSIOp::create(b, loc, addi(s0, width + j), last);
-      for (auto [buf, s] : {std::pair{vBuf, sv}, std::pair{kBuf, sk}})
+    Value next =
+        arith::MinSIOp::create(b, loc, addi(s0, width),
+                               arith::SubIOp::create(b, loc, sDim, idx(width)));
+    for (auto [buf, base] : {std::pair{vBuf, s0}, std::pair{kBuf, next}})
+      for (int64_t j = 0; j < width; ++j)
         for (int64_t e = 0; e < d; e += 16)
-          memref::PrefetchOp::create(b, loc, buf,
-                                     ValueRange{bIdx, s, kvh, idx(e)},
-                                     /*isWrite=*/false, /*localityHint=*/3,
-                                     /*isDataCache=*/true);
-    }
+          memref::PrefetchOp::create(
+              b, loc, buf, ValueRange{bIdx, addi(base, j), kvh, idx(e)},
+              /*isWrite=*/false, /*localityHint=*/3,
+              /*isDataCache=*/true);
   }
 
   Value iota() {
@@ -323,7 +362,7 @@ struct AttentionBuilder {
     SmallVector<Value> qs;
     for (int64_t i = 0; i < nVec; ++i)
       qs.push_back(mul(read(q, {bIdx, t, h, idx(i * width)}), scaleV));
-    SmallVector<Value> state = {negInf, zeroV};
+    SmallVector<Value> state = {negInfV, zeroV};
     for (int64_t i = 0; i < nVec; ++i)
       state.push_back(zeroV);
     Value full = floorTo(sEnd, width);

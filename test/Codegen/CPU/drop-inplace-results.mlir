@@ -37,3 +37,43 @@ func.func @fresh() -> memref<4xf32> {
   %0 = memref.alloc() : memref<4xf32>
   return %0 : memref<4xf32>
 }
+
+// -----
+
+// A strided argument returned as an identity-layout copy (bufferization of a
+// head-major cache): the result, its allocation and the copy go; a copy into
+// another fresh buffer may follow.
+// CHECK-LABEL: func.func @copied
+// CHECK-SAME: (%[[N:.+]]: index, %[[C:.+]]: memref<?x4xf32, strided<[1, ?], offset: ?>>, %[[D:.+]]: memref<?x4xf32, strided<[1, ?], offset: ?>>) -> memref<?xf32>
+// CHECK-NOT: memref.copy
+// CHECK: %[[Y:.+]] = memref.alloc(%[[N]]) : memref<?xf32>
+// CHECK-NOT: memref.alloc
+// CHECK-NOT: memref.copy
+// CHECK: return %[[Y]] : memref<?xf32>
+func.func @copied(%n: index, %c: memref<?x4xf32, strided<[1, ?], offset: ?>>, %d: memref<?x4xf32, strided<[1, ?], offset: ?>>) -> (memref<?xf32>, memref<?x4xf32>, memref<?x4xf32>) {
+  %y = memref.alloc(%n) : memref<?xf32>
+  %a = memref.alloc(%n) : memref<?x4xf32>
+  memref.copy %c, %a : memref<?x4xf32, strided<[1, ?], offset: ?>> to memref<?x4xf32>
+  %b = memref.alloc(%n) : memref<?x4xf32>
+  memref.copy %d, %b : memref<?x4xf32, strided<[1, ?], offset: ?>> to memref<?x4xf32>
+  return %y, %a, %b : memref<?xf32>, memref<?x4xf32>, memref<?x4xf32>
+}
+
+// -----
+
+// A copy of the argument that is written again before the return is not
+// the argument's content: kept.
+// CHECK-LABEL: func.func @written_after
+// CHECK-SAME: -> (memref<?xf32>, memref<4xf32>)
+// CHECK: memref.copy
+// CHECK: memref.store
+// CHECK: return
+func.func @written_after(%n: index, %c: memref<4xf32, strided<[?], offset: ?>>) -> (memref<?xf32>, memref<4xf32>) {
+  %y = memref.alloc(%n) : memref<?xf32>
+  %a = memref.alloc() : memref<4xf32>
+  memref.copy %c, %a : memref<4xf32, strided<[?], offset: ?>> to memref<4xf32>
+  %f = arith.constant 1.0 : f32
+  %i = arith.constant 0 : index
+  memref.store %f, %a[%i] : memref<4xf32>
+  return %y, %a : memref<?xf32>, memref<4xf32>
+}

@@ -64,20 +64,32 @@
 // CHECK: arith.cmpf ogt, {{.*}} : vector<16xf32>
 // CHECK: vector.transfer_read %[[HOT]][%{{.+}}, %{{.+}}], %{{.+}} {in_bounds = [true], permutation_map = #[[COL:.+]]}
 // CHECK: vector.transfer_write
-// The remaining rows, one at a time: key tiles carry m, l (per lane) and
-// the two accumulator vectors.
+// The remaining rows, one at a time: key tiles carry m (the running max in
+// every lane), l (per lane) and the two accumulator vectors.
 // CHECK: scf.for %[[T:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args
-// CHECK: scf.for {{.*}} -> (f32, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// CHECK: scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
 // CHECK: vector.transfer_read %[[K]][%{{.+}}, %{{.+}}, %[[KVH]], %{{.+}}]
-// The 16 dot products of a tile: a transpose-add tree, 4 halving steps.
+// The 16 dot products of a tile: a transpose-add tree, 4 halving steps
+// (built depth first: each dot product is folded in once complete).
 // CHECK: vector.shuffle {{.*}} [0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23]
 // CHECK: vector.shuffle {{.*}} [0, 1, 2, 3, 16, 17, 18, 19, 8, 9, 10, 11, 24, 25, 26, 27]
 // CHECK: vector.shuffle {{.*}} [0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29]
 // CHECK: vector.shuffle {{.*}} [0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30]
-// CHECK: vector.reduction <maxnumf>
+// The tile max in every lane: a butterfly of 4 shuffle + max steps (max as
+// compare and select, one vmaxps), no scalar reduction chain.
+// CHECK-NOT: vector.reduction <maxnumf>
+// CHECK: %[[S8:.+]] = vector.shuffle %[[SC:.+]], %[[SC]] [8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7]
+// CHECK: %[[GT:.+]] = arith.cmpf ogt, %[[SC]], %[[S8]] : vector<16xf32>
+// CHECK: arith.select %[[GT]], %[[SC]], %[[S8]]
+// CHECK: vector.shuffle {{.*}} [4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11]
+// CHECK: vector.shuffle {{.*}} [2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13]
+// CHECK: vector.shuffle {{.*}} [1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14]
+// CHECK-NOT: vector.reduction <maxnumf>
+// p_j is broadcast from lane j.
+// CHECK: vector.shuffle %[[P:.+]], %[[P]] [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]
 // CHECK: vector.transfer_read %[[V]][%{{.+}}, %{{.+}}, %[[KVH]], %{{.+}}]
 // The last partial tile, masked (lanes at or beyond the row's end).
-// CHECK: scf.for {{.*}} -> (f32, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// CHECK: scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
 // CHECK: arith.minsi
 // CHECK: arith.cmpi slt
 // CHECK: vector.reduction <add>
@@ -92,7 +104,7 @@
 // W8: memref.alloc() {alignment = 64 : i64} : memref<4x32x8xf32>
 // W8: scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>) {
 // W8: scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>) {
-// W8: scf.for {{.*}} -> (f32, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
+// W8: scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
 // W8: vector.shuffle {{.*}} [0, 1, 2, 3, 8, 9, 10, 11]
 
 // multi-row=false: every row uses the single-row kernel.
@@ -100,7 +112,7 @@
 // ROW-NOT: memref.alloc
 // ROW: scf.forall
 // ROW-NOT: memref.subview
-// ROW: scf.for {{.*}} -> (f32, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// ROW: scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
 // ROW: vector.shuffle
 
 // The single-row kernel prefetches, at the start of each full key tile,

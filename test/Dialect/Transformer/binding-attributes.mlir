@@ -88,9 +88,11 @@ func.func @slice_wrong_arity(%x: tensor<?x?x8xf32>, %w: tensor<8x8xf32> {transfo
 // caches; the marks are verified like the weight bindings.
 // CHECK-LABEL: func.func @decode_marks
 // CHECK-SAME: %{{.*}}: index {transformer.kv_position}
-// CHECK-SAME: {transformer.kv_cache = "k", transformer.layer = 1 : i64}
+// CHECK-SAME: {transformer.kv_cache = "k", transformer.kv_layout = "bhsd", transformer.layer = 1 : i64}
+// CHECK-SAME: {transformer.kv_cache = "v", transformer.kv_layout = "bshd", transformer.layer = 1 : i64}
 func.func @decode_marks(%p: index {transformer.kv_position},
-    %k: tensor<1x?x2x8xf32> {transformer.kv_cache = "k", transformer.layer = 1 : i64}) {
+    %k: tensor<1x?x2x8xf32> {transformer.kv_cache = "k", transformer.layer = 1 : i64, transformer.kv_layout = "bhsd"},
+    %v: tensor<1x?x2x8xf32> {transformer.kv_cache = "v", transformer.layer = 1 : i64, transformer.kv_layout = "bshd"}) {
   return
 }
 
@@ -105,6 +107,13 @@ func.func @position_not_unit(%p: index {transformer.kv_position = 1}) {
 
 // expected-error @+1 {{'transformer.kv_cache' on argument #0 must be "k" or "v"}}
 func.func @cache_kind(%k: tensor<1x?x2x8xf32> {transformer.kv_cache = "q"}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'transformer.kv_layout' on argument #0 must be "bhsd" or "bshd"}}
+func.func @cache_layout(%k: tensor<1x?x2x8xf32> {transformer.kv_cache = "k", transformer.kv_layout = "sbhd"}) {
   return
 }
 

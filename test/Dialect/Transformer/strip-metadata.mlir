@@ -12,10 +12,10 @@ func.func @f(%x: tensor<?x?x8xf32>,
   return %y : tensor<?x?x8xf32>
 }
 
-// Decode-entry marks (position, caches with their layer) go too.
+// Decode-entry marks (position, caches with their layer and layout) go too.
 // CHECK-LABEL: func.func @decode
 // CHECK-SAME: (%{{.*}}: index, %{{.*}}: tensor<1x?x2x8xf32>)
 func.func @decode(%p: index {transformer.kv_position},
-    %k: tensor<1x?x2x8xf32> {transformer.kv_cache = "k", transformer.layer = 0 : i64}) {
+    %k: tensor<1x?x2x8xf32> {transformer.kv_cache = "k", transformer.layer = 0 : i64, transformer.kv_layout = "bhsd"}) {
   return
 }

@@ -75,6 +75,13 @@ LogicalResult TransformerDialect::verifyRegionArgAttribute(
                              << argIndex << " must be a non-negative integer";
     return success();
   }
+  if (attr.getName() == kKVLayoutAttr) {
+    auto layout = dyn_cast<StringAttr>(attr.getValue());
+    if (!layout || (layout.getValue() != "bhsd" && layout.getValue() != "bshd"))
+      return op->emitError() << "'" << kKVLayoutAttr << "' on argument #"
+                             << argIndex << " must be \"bhsd\" or \"bshd\"";
+    return success();
+  }
   return op->emitError() << "unknown transformer argument attribute '"
                          << attr.getName().getValue() << "'";
 }

@@ -30,6 +30,11 @@ using namespace blockc::transformer;
 
 namespace {
 
+/// One-shot bufferization's argument attribute for the layout of a function
+/// argument's buffer (BufferizationDialect::kBufferLayoutAttrName; spelled
+/// out so that the dialect library needs no bufferization dependency).
+constexpr llvm::StringLiteral kBufferLayoutAttr = "bufferization.buffer_layout";
+
 struct TransformerDeriveDecodePass
     : blockc::transformer::impl::TransformerDeriveDecodePassBase<
           TransformerDeriveDecodePass> {
@@ -38,6 +43,12 @@ struct TransformerDeriveDecodePass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
+    if (kvLayout != "bhsd" && kvLayout != "bshd") {
+      module.emitError() << "transformer-derive-decode: kv-layout must be "
+                            "bhsd or bshd, not '"
+                         << kvLayout << "'";
+      return signalPassFailure();
+    }
     auto forward = module.lookupSymbol<func::FuncOp>(entry);
     if (!forward || forward.isExternal()) {
       module.emitError() << "transformer-derive-decode: no function @" << entry
@@ -125,12 +136,24 @@ struct TransformerDeriveDecodePass
             RankedTensorType::get({type.getDimSize(0), ShapedType::kDynamic,
                                    type.getDimSize(2), type.getDimSize(3)},
                                   type.getElementType());
-        NamedAttribute attrs[] = {
+        SmallVector<NamedAttribute> attrs = {
             NamedAttribute(
                 StringAttr::get(ctx, TransformerDialect::kKVCacheAttr),
                 StringAttr::get(ctx, kv == 0 ? "k" : "v")),
             NamedAttribute(StringAttr::get(ctx, TransformerDialect::kLayerAttr),
-                           b.getI64IntegerAttr(layer))};
+                           b.getI64IntegerAttr(layer)),
+            NamedAttribute(
+                StringAttr::get(ctx, TransformerDialect::kKVLayoutAttr),
+                StringAttr::get(ctx, kvLayout))};
+        if (kvLayout == "bhsd") {
+          // Element (b, s, h, d) at b * sB + h * sH + s * D + d: strides
+          // [?, D, ?, 1] of the [B, L_max, H_kv, D] tensor.
+          int64_t dyn = ShapedType::kDynamic;
+          attrs.push_back(
+              NamedAttribute(StringAttr::get(ctx, kBufferLayoutAttr),
+                             StridedLayoutAttr::get(
+                                 ctx, dyn, {dyn, type.getDimSize(3), dyn, 1})));
+        }
         unsigned index = decode.getNumArguments();
         (void)decode.insertArgument(index, cacheType,
                                     DictionaryAttr::get(ctx, attrs), l);

@@ -33,6 +33,7 @@ struct TransformerStripMetadataPass
                                  TransformerDialect::kWeightSliceAttr,
                                  TransformerDialect::kKVPositionAttr,
                                  TransformerDialect::kKVCacheAttr,
+                                 TransformerDialect::kKVLayoutAttr,
                                  TransformerDialect::kLayerAttr})
             func.removeArgAttr(i, name);
     });

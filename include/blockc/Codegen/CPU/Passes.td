@@ -345,12 +345,16 @@ def CPULowerSDPAPass
 
     The remaining rows (T mod V of them; every row of a decode step) use the
     single-row kernel, whose vectors hold the V keys of a tile: V partial dot
-    products (D / V FMAs each) summed across lanes by one transpose-add tree
-    (log2 V shuffle steps), then the same update with m scalar; the partial
-    last tile is masked. Each full tile first prefetches its value rows
-    (read after the q.k part) and the next tile's key rows (`prefetch`):
-    in a decode step every cached row is 16 KiB from the next, which the
-    hardware prefetchers do not follow.
+    products (D / V FMAs each, in two chains) summed across lanes by one
+    transpose-add tree (log2 V shuffle steps) built depth first, so each dot
+    product is folded in as soon as it is complete and q, the tile and the
+    row state fit the 32 vector registers; the tile max reaches every lane
+    through a butterfly of log2 V shuffle + max steps (m is a vector, no
+    scalar reduction chain), then the same update; the partial last tile is
+    masked. Each full tile first prefetches its value rows (read after the
+    q.k part) and the next tile's key rows (`prefetch`), one prefetch per
+    64-byte line, which matters for token-major KV caches whose rows are
+    16 KiB apart (see `transformer-derive-decode`'s `kv-layout`).
 
     The row max is subtracted before every exp (a vector polynomial, exact 0
     for -inf, NaN-propagating), masked keys contribute exactly zero (their
@@ -400,6 +404,13 @@ def DropInPlaceResultsPass
     deallocation pipeline, which would otherwise return a clone (a full copy
     of the cache per call). Upstream's `drop-equivalent-buffer-results` only
     handles private functions.
+
+    When the argument has a non-identity layout (a head-major KV cache, see
+    `bufferization.buffer_layout`) and the result type the identity layout,
+    bufferization returns a fresh buffer filled by one `memref.copy` of the
+    whole argument right before the return; that result is dropped too,
+    with its allocation and copy (after the copy nothing but other such
+    allocations and copies may run).
 
     Before:
     ```mlir

@@ -52,6 +52,11 @@ def Transformer_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kKVPositionAttr =
         "transformer.kv_position";
     static constexpr ::llvm::StringLiteral kKVCacheAttr = "transformer.kv_cache";
+    // The memory order of a cache argument: "bhsd" (head-major, the
+    // default) or "bshd" (token-major); the tensor is [B, L_max, H_kv, D]
+    // in both.
+    static constexpr ::llvm::StringLiteral kKVLayoutAttr =
+        "transformer.kv_layout";
   }];
 }
 

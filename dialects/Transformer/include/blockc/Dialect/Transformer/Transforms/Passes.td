@@ -82,14 +82,22 @@ def TransformerDeriveDecodePass
     ```
     @forward_decode(%x: [B, T, d], <the weights of @forward>,
                     %pos: index {transformer.kv_position},
-                    %k_0 {transformer.kv_cache = "k", transformer.layer = 0},
-                    %v_0 {transformer.kv_cache = "v", transformer.layer = 0},
+                    %k_0 {transformer.kv_cache = "k", transformer.layer = 0,
+                          transformer.kv_layout = "bhsd",
+                          bufferization.buffer_layout = strided<[?, D, ?, 1], offset: ?>},
+                    %v_0 {transformer.kv_cache = "v", ...},
                     ..., %k_{N-1}, %v_{N-1})
         -> ([B, T, d], k_0', v_0', ..., k_{N-1}', v_{N-1}')
     ```
 
-    Each cache is `[B, L_max, H_kv, D]` (L_max dynamic); layer `i` is the
-    `i`-th attention in program order. In the body every `transformer.rope`
+    Each cache is the tensor `[B, L_max, H_kv, D]` (L_max dynamic); layer
+    `i` is the `i`-th attention in program order. `kv-layout` picks its
+    memory order, recorded in `transformer.kv_layout`: `bhsd` (default,
+    head-major: `[B][H_kv][L_max][D]` in memory, so one head's keys are
+    contiguous and the decode attention streams them) through the
+    `bufferization.buffer_layout` argument attribute that one-shot
+    bufferization reads, or `bshd` (token-major: the tensor's own row-major
+    order, one token's heads contiguous). In the body every `transformer.rope`
     gets the absolute position offset `%pos`, and every `transformer.sdpa`
     reads its keys and values from
     `tensor.extract_slice (transformer.kv_cache_append %k into %k_i at %pos)`
@@ -104,7 +112,10 @@ def TransformerDeriveDecodePass
   }];
   let options = [
     Option<"entry", "entry", "std::string", /*default=*/"\"forward\"",
-           "The model function to derive the decode entry from">
+           "The model function to derive the decode entry from">,
+    Option<"kvLayout", "kv-layout", "std::string", /*default=*/"\"bhsd\"",
+           "Memory order of the caches: bhsd (head-major) or bshd "
+           "(token-major)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
