@@ -26,9 +26,13 @@
 // The packed kernel (lower-linear-tiles.mlir checks it in detail).
 // CHECK: tensor.empty() : tensor<48x32xf32>
 // CHECK: vector.shuffle
-// The dot-product kernel: k-block (2048), batch, full row tiles (4).
+// The dot-product kernel: k-block (2048, or the whole row when B * T == 1:
+// nothing reuses a block then), batch, full row tiles (4).
 // CHECK: } else {
-// CHECK: scf.for {{.*}} iter_args(%{{.+}} = %[[SLICE]])
+// CHECK: %[[BT:.+]] = arith.muli
+// CHECK: %[[ONE:.+]] = arith.cmpi eq, %[[BT]], %c1
+// CHECK: %[[KS:.+]] = arith.select %[[ONE]], %c40{{.*}}, %c2048
+// CHECK: scf.for %{{.+}} = %c0{{.*}} to %c40{{.*}} step %[[KS]] iter_args(%{{.+}} = %[[SLICE]])
 // CHECK: scf.for
 // CHECK: scf.for
 // The 4 x 4 kernel: 4 + 4 full-vector reads and 16 FMAs per k step.
@@ -57,6 +61,7 @@ func.func @linear(%x: tensor<?x?x40xf32>, %w: tensor<24x40xf32>) -> tensor<?x?x2
 // block-n = 32: one block; block-k = 256.
 // OPT: scf.forall (%{{.+}}) in (%{{.+}})
 // OPT: } else {
+// OPT: arith.select %{{.+}}, %c40{{.*}}, %c256
 // OPT: scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
 // OPT-COUNT-6: vector.fma
 

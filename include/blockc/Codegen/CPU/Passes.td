@@ -56,6 +56,10 @@ def CPULowerLinearPass
       Rows that do not fill a tile (and a single token) use a 1-row kernel
       over `2 x cols` weight rows; columns that do not fill a tile a
       1-column kernel; a k remainder one masked (zero-padded) vector step.
+      When B * T == 1 (checked at run time) the k-block is the whole row:
+      nothing reuses a weight block then, and whole-row streams keep the
+      hardware prefetchers going (a 7B block's T = 1 step went from 40 to
+      34.5 ms on one Zen 4 core).
 
     Projections with the same `blockc.horizontal_group` (from
     `blockc-cpu-group-projections`, or pinned) that share the input, weight
