@@ -53,6 +53,7 @@ struct KernelOptions {
   int64_t qkUnroll;
   int64_t pvChunk;
   bool prefetch;
+  int64_t prefetchDistance, prefetchLocality;
 };
 
 struct AttentionBuilder {
@@ -68,6 +69,7 @@ struct AttentionBuilder {
   Value sDim, offset; // S, S - T
   bool causal;
   Value kBuf, vBuf; // read-only views of K and V for prefetches (or null)
+  int64_t prefetchDistance = 1, prefetchLocality = 2;
 
   Value idx(int64_t x) { return arith::ConstantIndexOp::create(b, loc, x); }
   Value f32(double x) {
@@ -305,20 +307,23 @@ struct AttentionBuilder {
     return next;
   }
 
-  /// Prefetches the value rows of keys [s0, s0 + width) (used after the
-  /// q.k part of this tile) and the key rows of the next full tile (its
-  /// start clamped so that every row is a key; full tiles only run when
-  /// S >= width), one prefetch per 64-byte line.
+  /// Prefetches the key and value rows of the tile `prefetchDistance`
+  /// tiles ahead (its start clamped so that every row is a key; full tiles
+  /// only run when S >= width), one prefetch per 64-byte line. The rows of
+  /// one head are a few contiguous streams (two per head for head-major
+  /// caches): too few for the hardware prefetchers to keep enough lines in
+  /// flight, so the kernel asks for them a couple of tiles early, into L2
+  /// by default (which holds more outstanding misses than L1).
   void prefetchRows(Value bIdx, Value kvh, Value s0) {
-    Value next =
-        arith::MinSIOp::create(b, loc, addi(s0, width),
+    Value ahead =
+        arith::MinSIOp::create(b, loc, addi(s0, prefetchDistance * width),
                                arith::SubIOp::create(b, loc, sDim, idx(width)));
-    for (auto [buf, base] : {std::pair{vBuf, s0}, std::pair{kBuf, next}})
+    for (Value buf : {kBuf, vBuf})
       for (int64_t j = 0; j < width; ++j)
         for (int64_t e = 0; e < d; e += 16)
           memref::PrefetchOp::create(
-              b, loc, buf, ValueRange{bIdx, addi(base, j), kvh, idx(e)},
-              /*isWrite=*/false, /*localityHint=*/3,
+              b, loc, buf, ValueRange{bIdx, addi(ahead, j), kvh, idx(e)},
+              /*isWrite=*/false, prefetchLocality,
               /*isDataCache=*/true);
   }
 
@@ -627,6 +632,8 @@ struct LowerSDPA : OpRewritePattern<SDPAOp> {
             MemRefType::get(type.getShape(), type.getElementType(), layout), t,
             /*readOnly=*/true);
       };
+      ab.prefetchDistance = opts.prefetchDistance;
+      ab.prefetchLocality = opts.prefetchLocality;
       ab.kBuf = view(op.getKey());
       ab.vBuf = view(op.getValue());
     }
@@ -729,6 +736,12 @@ struct CPULowerSDPAPass
           << "blockc-cpu-lower-sdpa: qk-unroll must be >= 1";
       return signalPassFailure();
     }
+    if (prefetchDistance < 1 || prefetchLocality < 0 || prefetchLocality > 3) {
+      getOperation().emitError()
+          << "blockc-cpu-lower-sdpa: prefetch-distance must be >= 1 and "
+             "prefetch-locality in [0, 3]";
+      return signalPassFailure();
+    }
     if (pvChunk < 1) {
       getOperation().emitError()
           << "blockc-cpu-lower-sdpa: pv-chunk must be >= 1";
@@ -736,9 +749,10 @@ struct CPULowerSDPAPass
     }
     SmallVector<SDPAOp> ops;
     getOperation().walk([&](SDPAOp op) { ops.push_back(op); });
-    LowerSDPA pattern(
-        &getContext(),
-        KernelOptions{vectorWidth, multiRow, qkUnroll, pvChunk, prefetch});
+    LowerSDPA pattern(&getContext(),
+                      KernelOptions{vectorWidth, multiRow, qkUnroll, pvChunk,
+                                    prefetch, prefetchDistance,
+                                    prefetchLocality});
     PatternRewriter rewriter(&getContext());
     for (SDPAOp op : ops) {
       rewriter.setInsertionPoint(op);

@@ -4,6 +4,7 @@
 // RUN: blockc-opt %s -split-input-file --blockc-cpu-lower-sdpa="qk-unroll=2 pv-chunk=4" | FileCheck %s --check-prefix=OPT
 // RUN: blockc-opt %s -split-input-file --blockc-cpu-lower-sdpa | FileCheck %s --check-prefix=PF
 // RUN: blockc-opt %s -split-input-file --blockc-cpu-lower-sdpa="prefetch=false" | FileCheck %s --check-prefix=NOPF
+// RUN: blockc-opt %s -split-input-file --blockc-cpu-lower-sdpa="prefetch-distance=3 prefetch-locality=3" | FileCheck %s --check-prefix=FAR
 
 // transformer.sdpa becomes one fused loop nest per head with an online
 // softmax over key tiles: no [T, S] score tensor, the kv head is h / group
@@ -116,17 +117,26 @@
 // ROW: vector.shuffle
 
 // The single-row kernel prefetches, at the start of each full key tile,
-// the tile's value rows and the next tile's key rows (one memref.prefetch
-// per 64-byte line: head dim 32 = 2 lines) through read-only views of K and
-// V (no copy); prefetch=false leaves them out.
+// the key and value rows of the next tile (start min(s0 + 16, S - 16)) into
+// L2 (locality 2), one memref.prefetch per 64-byte line (head dim 32 = 2
+// lines), through read-only views of K and V (no copy); prefetch=false
+// leaves them out, prefetch-distance / prefetch-locality move them.
 // PF-LABEL: func.func @gqa_causal
 // PF-SAME: (%{{.+}}: tensor<?x?x4x32xf32>, %[[K:.+]]: tensor<?x?x2x32xf32>, %[[V:.+]]: tensor<?x?x2x32xf32>)
 // PF: %[[KB:.+]] = bufferization.to_buffer %[[K]] read_only
 // PF: %[[VB:.+]] = bufferization.to_buffer %[[V]] read_only
-// PF: memref.prefetch %[[VB]][%{{.+}}, %{{.+}}, %{{.+}}, %c0{{.*}}], read, locality<3>, data
-// PF: memref.prefetch %[[VB]][%{{.+}}, %{{.+}}, %{{.+}}, %c16{{.*}}], read, locality<3>, data
-// PF: memref.prefetch %[[KB]]
-// PF: memref.prefetch %[[KB]]
+// PF: %[[NEXT:.+]] = arith.addi %[[S0:.+]], %c16{{.*}} : index
+// PF: %[[AHEAD:.+]] = arith.minsi %[[NEXT]], %{{.+}} : index
+// PF: memref.prefetch %[[KB]][%{{.+}}, %[[AHEAD]], %{{.+}}, %c0{{.*}}], read, locality<2>, data
+// PF: memref.prefetch %[[KB]][%{{.+}}, %[[AHEAD]], %{{.+}}, %c16{{.*}}], read, locality<2>, data
+// PF-COUNT-30: memref.prefetch %[[KB]]
+// PF: memref.prefetch %[[VB]][%{{.+}}, %[[AHEAD]], %{{.+}}, %c0{{.*}}], read, locality<2>, data
+// PF-COUNT-31: memref.prefetch %[[VB]]
+// PF-NOT: memref.prefetch
+// PF: vector.transfer_read %[[K]]
+// FAR-LABEL: func.func @gqa_causal
+// FAR: arith.addi %{{.+}}, %c48{{.*}} : index
+// FAR: memref.prefetch {{.*}} locality<3>, data
 // NOPF-LABEL: func.func @gqa_causal
 // NOPF-NOT: memref.prefetch
 // NOPF-NOT: bufferization.to_buffer
