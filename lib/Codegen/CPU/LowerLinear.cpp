@@ -251,9 +251,8 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
     Value single = arith::CmpIOp::create(
         kb.b, kb.loc, arith::CmpIPredicate::eq,
         arith::MulIOp::create(kb.b, kb.loc, bDim, tDim), kb.idx(1));
-    Value kStep = arith::SelectOp::create(kb.b, kb.loc, single,
-                                          kb.idx(std::max<int64_t>(k, 1)),
-                                          kb.idx(blockK));
+    Value kStep = arith::SelectOp::create(
+        kb.b, kb.loc, single, kb.idx(std::max<int64_t>(k, 1)), kb.idx(blockK));
     return kb.forTensor(c0, kVal, kStep, slice, [&](Value kc, Value o2) {
       Value kcEnd = kb.minIdx(kb.add(kc, kStep), kVal);
       Value kMain = kb.fullEnd(kc, kcEnd, width);
