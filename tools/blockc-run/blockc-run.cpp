@@ -18,6 +18,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "blockc/Dialect/Transformer/IR/TransformerDialect.h"
 #include "blockc/ExecutionEngine/BlockJit.h"
 #include "blockc/ExecutionEngine/ModelSignature.h"
 #include "blockc/InitAllDialects.h"
@@ -298,10 +299,13 @@ int runDecodeMode(ModuleOp module, const DecodeContext &ctx) {
   std::vector<std::vector<int64_t>> cacheShapes;
   bool headMajor = false;
   for (BlockArgument arg : decodeFunc.getArguments()) {
-    if (!decodeFunc.getArgAttr(arg.getArgNumber(), "transformer.kv_cache"))
+    if (!decodeFunc.getArgAttr(
+            arg.getArgNumber(),
+            blockc::transformer::TransformerDialect::kKVCacheAttr))
       continue;
     auto layout = decodeFunc.getArgAttrOfType<StringAttr>(
-        arg.getArgNumber(), "transformer.kv_layout");
+        arg.getArgNumber(),
+        blockc::transformer::TransformerDialect::kKVLayoutAttr);
     headMajor = layout && layout.getValue() == "bhsd";
     auto type = cast<RankedTensorType>(arg.getType());
     if (!ShapedType::isDynamic(type.getDimSize(0)) &&

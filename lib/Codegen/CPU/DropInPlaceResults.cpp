@@ -41,7 +41,7 @@ memref::CopyOp copyOfArgument(Value v, Block &body, Operation *ret) {
   if (!src || src.getOwner() != &body || copy->getBlock() != &body)
     return {};
   for (Operation *op = copy->getNextNode(); op != ret; op = op->getNextNode()) {
-    if (isa<memref::AllocOp, memref::DimOp>(op) || isPure(op))
+    if (isa<memref::AllocOp>(op) || isPure(op))
       continue;
     auto c = dyn_cast<memref::CopyOp>(op);
     if (!c || !c.getTarget().getDefiningOp<memref::AllocOp>())

@@ -29,6 +29,18 @@ void TransformerDialect::initialize() {
       >();
 }
 
+/// An argument attribute that must be one of two strings.
+static LogicalResult verifyStringChoice(Operation *op, unsigned argIndex,
+                                        NamedAttribute attr, StringRef a,
+                                        StringRef b) {
+  auto value = dyn_cast<StringAttr>(attr.getValue());
+  if (value && (value.getValue() == a || value.getValue() == b))
+    return success();
+  return op->emitError() << "'" << attr.getName().getValue()
+                         << "' on argument #" << argIndex << " must be \"" << a
+                         << "\" or \"" << b << "\"";
+}
+
 LogicalResult TransformerDialect::verifyRegionArgAttribute(
     Operation *op, unsigned regionIndex, unsigned argIndex,
     NamedAttribute attr) {
@@ -61,13 +73,8 @@ LogicalResult TransformerDialect::verifyRegionArgAttribute(
                              << argIndex << " must be a unit attribute";
     return success();
   }
-  if (attr.getName() == kKVCacheAttr) {
-    auto kind = dyn_cast<StringAttr>(attr.getValue());
-    if (!kind || (kind.getValue() != "k" && kind.getValue() != "v"))
-      return op->emitError() << "'" << kKVCacheAttr << "' on argument #"
-                             << argIndex << " must be \"k\" or \"v\"";
-    return success();
-  }
+  if (attr.getName() == kKVCacheAttr)
+    return verifyStringChoice(op, argIndex, attr, "k", "v");
   if (attr.getName() == kLayerAttr) {
     auto layer = dyn_cast<IntegerAttr>(attr.getValue());
     if (!layer || layer.getValue().isNegative())
@@ -75,13 +82,8 @@ LogicalResult TransformerDialect::verifyRegionArgAttribute(
                              << argIndex << " must be a non-negative integer";
     return success();
   }
-  if (attr.getName() == kKVLayoutAttr) {
-    auto layout = dyn_cast<StringAttr>(attr.getValue());
-    if (!layout || (layout.getValue() != "bhsd" && layout.getValue() != "bshd"))
-      return op->emitError() << "'" << kKVLayoutAttr << "' on argument #"
-                             << argIndex << " must be \"bhsd\" or \"bshd\"";
-    return success();
-  }
+  if (attr.getName() == kKVLayoutAttr)
+    return verifyStringChoice(op, argIndex, attr, "bhsd", "bshd");
   return op->emitError() << "unknown transformer argument attribute '"
                          << attr.getName().getValue() << "'";
 }

@@ -13,6 +13,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
@@ -29,11 +30,6 @@ using namespace mlir;
 using namespace blockc::transformer;
 
 namespace {
-
-/// One-shot bufferization's argument attribute for the layout of a function
-/// argument's buffer (BufferizationDialect::kBufferLayoutAttrName; spelled
-/// out so that the dialect library needs no bufferization dependency).
-constexpr llvm::StringLiteral kBufferLayoutAttr = "bufferization.buffer_layout";
 
 struct TransformerDeriveDecodePass
     : blockc::transformer::impl::TransformerDeriveDecodePassBase<
@@ -149,10 +145,12 @@ struct TransformerDeriveDecodePass
           // Element (b, s, h, d) at b * sB + h * sH + s * D + d: strides
           // [?, D, ?, 1] of the [B, L_max, H_kv, D] tensor.
           int64_t dyn = ShapedType::kDynamic;
-          attrs.push_back(
-              NamedAttribute(StringAttr::get(ctx, kBufferLayoutAttr),
-                             StridedLayoutAttr::get(
-                                 ctx, dyn, {dyn, type.getDimSize(3), dyn, 1})));
+          attrs.push_back(NamedAttribute(
+              StringAttr::get(
+                  ctx,
+                  bufferization::BufferizationDialect::kBufferLayoutAttrName),
+              StridedLayoutAttr::get(ctx, dyn,
+                                     {dyn, type.getDimSize(3), dyn, 1})));
         }
         unsigned index = decode.getNumArguments();
         (void)decode.insertArgument(index, cacheType,
