@@ -131,8 +131,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       mlir::parseSourceString<mlir::ModuleOp>(text, config, "fuzz-block");
   if (!module)
     return 0;
-  runPipeline(*module,
-              [](mlir::OpPassManager &pm) { blockc::buildCPUPipeline(pm); });
+  runPipeline(*module, [](mlir::OpPassManager &pm) {
+    blockc::buildCPUPipeline(pm, blockc::CPUTargetConfig());
+  });
   runPipeline(*module, [](mlir::OpPassManager &pm) {
     blockc::buildNVPTXPipeline(pm, blockc::NVPTXPipelineOptions());
   });

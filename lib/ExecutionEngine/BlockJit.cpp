@@ -148,7 +148,7 @@ Expected<std::unique_ptr<BlockJit>> BlockJit::compile(ModuleOp module,
     // PTX is embedded and compiled by the driver at load: no toolkit needed.
     buildNVPTXPipeline(pm, NVPTXPipelineOptions());
   } else {
-    buildCPUPipeline(pm);
+    buildCPUPipeline(pm, CPUTargetConfig());
   }
   if (failed(pm.run(*lowered)))
     return makeError("lowering to the CPU failed (see the diagnostics above)");

@@ -1,131 +1,383 @@
 //===- Pipelines.cpp - blockc pass pipelines ------------------------------===//
 //
-// The stages are spelled as textual pipelines of registered passes, so that
-// what a stage runs is exactly what `--dump-pass-pipeline` prints and what a
-// user can paste into `blockc-opt --pass-pipeline=...`.
+// Every stage is built in C++ from its typed options; the common part of
+// stage 1 is written once (addStage1) and each target only adds its kernel
+// passes. What a builder adds is exactly what `--dump-pass-pipeline` prints
+// and what `blockc-opt --pass-pipeline=...` replays.
 //
 //===----------------------------------------------------------------------===//
 
 #include "blockc/Pipelines/Pipelines.h"
 
+#include "blockc/Codegen/CPU/Passes.h"
 #include "blockc/Codegen/NVPTX/Passes.h"
+#include "blockc/Conversion/Passes.h"
 #include "blockc/Dialect/Transformer/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/Pipelines/Passes.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/LLVMIR/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/ErrorHandling.h"
-#include "llvm/Support/raw_ostream.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/TargetParser/Host.h"
+
+#include <functional>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 
 using namespace mlir;
+using namespace blockc;
+
+//===----------------------------------------------------------------------===//
+// CPU target configuration
+//===----------------------------------------------------------------------===//
+
+llvm::StringRef blockc::stringifyCPUISA(CPUISA isa) {
+  switch (isa) {
+  case CPUISA::Host:
+    return "host";
+  case CPUISA::AVX512:
+    return "avx512";
+  case CPUISA::AVX2:
+    return "avx2";
+  case CPUISA::SSE:
+    return "sse";
+  }
+  llvm_unreachable("unknown ISA");
+}
 
 namespace {
 
-void addTextual(OpPassManager &pm, llvm::StringRef pipeline) {
-  std::string error;
-  llvm::raw_string_ostream os(error);
-  // The pipelines are fixed strings of registered passes: a failure here is
-  // a bug in blockc, not a user error.
-  if (failed(parsePassPipeline(pipeline, pm, os)))
-    llvm::report_fatal_error(llvm::Twine("invalid built-in pipeline: ") +
-                             error);
+CPUISA hostISA() {
+  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+  if (features.lookup("avx512f"))
+    return CPUISA::AVX512;
+  if (features.lookup("avx2") && features.lookup("fma"))
+    return CPUISA::AVX2;
+  return CPUISA::SSE;
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+/// Size in bytes of the host's data or unified cache of `level` from the
+/// CPUID deterministic cache parameters (leaf 4 on Intel, 0x8000001D on
+/// AMD), else the legacy AMD leaves (which some hypervisors keep when they
+/// hide the others), or 0.
+int64_t cpuidCacheBytes(int level) {
+  for (unsigned leaf : {4u, 0x8000001Du}) {
+    if (__get_cpuid_max(leaf & 0x80000000u, nullptr) < leaf)
+      continue;
+    for (unsigned i = 0; i < 16; ++i) {
+      unsigned a, b, c, d;
+      __cpuid_count(leaf, i, a, b, c, d);
+      unsigned type = a & 0x1f; // 0: no more caches, 2: instruction
+      if (type == 0)
+        break;
+      if (((a >> 5) & 7) != static_cast<unsigned>(level) || type == 2)
+        continue;
+      int64_t ways = ((b >> 22) & 0x3ff) + 1;
+      int64_t partitions = ((b >> 12) & 0x3ff) + 1;
+      int64_t line = (b & 0xfff) + 1;
+      int64_t sets = static_cast<int64_t>(c) + 1;
+      return ways * partitions * line * sets;
+    }
+  }
+  // The older extended leaves (AMD; Intel fills in the L2 one).
+  unsigned a, b, c, d;
+  if (level == 1 && __get_cpuid(0x80000005u, &a, &b, &c, &d))
+    return static_cast<int64_t>(c >> 24) * 1024;
+  if (level == 2 && __get_cpuid(0x80000006u, &a, &b, &c, &d))
+    return static_cast<int64_t>(c >> 16) * 1024;
+  return 0;
+}
+#else
+int64_t cpuidCacheBytes(int) { return 0; }
+#endif
+
+/// Size in bytes of the host's data or unified cache of `level`: CPUID,
+/// else Linux sysfs (cpu0), else 0.
+int64_t hostCacheBytes(int level) {
+  if (int64_t bytes = cpuidCacheBytes(level))
+    return bytes;
+  for (int index = 0; index < 8; ++index) {
+    std::string dir =
+        "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index);
+    auto read = [&](const char *file) -> std::string {
+      auto buffer = llvm::MemoryBuffer::getFile(dir + "/" + file,
+                                                /*IsText=*/true);
+      return buffer ? (*buffer)->getBuffer().trim().str() : std::string();
+    };
+    std::string levelText = read("level");
+    if (levelText.empty())
+      return 0;
+    if (levelText != std::to_string(level) || read("type") == "Instruction")
+      continue;
+    llvm::StringRef size = read("size");
+    int64_t scale = 1;
+    if (size.consume_back("K"))
+      scale = 1024;
+    else if (size.consume_back("M"))
+      scale = 1024 * 1024;
+    int64_t value = 0;
+    if (size.getAsInteger(10, value))
+      return 0;
+    return value * scale;
+  }
+  return 0;
+}
+
+} // namespace
+
+CPUTargetConfig CPUTargetConfig::resolved() const {
+  CPUTargetConfig c = *this;
+  bool host = c.isa == CPUISA::Host;
+  if (host)
+    c.isa = hostISA();
+  if (c.vectorWidth == 0)
+    c.vectorWidth = c.isa == CPUISA::AVX512 ? 16
+                    : c.isa == CPUISA::AVX2 ? 8
+                                            : 4;
+  if (c.registers == 0)
+    c.registers = c.isa == CPUISA::AVX512 ? 32 : 16;
+  if (c.l1Bytes == 0)
+    c.l1Bytes = host && hostCacheBytes(1) ? hostCacheBytes(1) : 32 * 1024;
+  if (c.l2Bytes == 0)
+    c.l2Bytes = host && hostCacheBytes(2) ? hostCacheBytes(2) : 1024 * 1024;
+  return c;
+}
+
+//===----------------------------------------------------------------------===//
+// Stage 1: transformer -> linalg on tensors
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The stage 1 of every target: transformer ops decomposed into primitives,
+/// `addKernels` (the target's kernel passes, on each function), then the
+/// generic lowering of what the kernels left and of elementwise arith.
+void addStage1(OpPassManager &pm,
+               llvm::function_ref<void(OpPassManager &)> addKernels) {
+  pm.addPass(transformer::createTransformerFoldEmptyPass());
+  pm.addPass(transformer::createTransformerDecomposePass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  if (addKernels)
+    addKernels(pm.nest<func::FuncOp>());
+  pm.addPass(createConvertTransformerToLinalgPass());
+  pm.addPass(createConvertElementwiseToLinalgPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
 }
 
 } // namespace
 
 void blockc::buildLowerToLinalgPipeline(OpPassManager &pm) {
-  addTextual(pm,
-             "transformer-fold-empty,transformer-decompose,canonicalize,cse,"
-             "convert-transformer-to-linalg,"
-             "convert-elementwise-to-linalg,canonicalize,cse");
+  addStage1(pm, nullptr);
 }
 
-void blockc::buildCPULowerToLinalgPipeline(OpPassManager &pm) {
-  // As the generic stage 1, but projections become the register-tiled
-  // vector kernel of blockc-cpu-lower-linear instead of a linalg.generic.
-  addTextual(pm,
-             "transformer-fold-empty,transformer-decompose,canonicalize,cse,"
-             "func.func(blockc-cpu-select-tiles,blockc-cpu-group-projections,"
-             "blockc-cpu-lower-linear,"
-             "blockc-cpu-fuse-norm,blockc-cpu-fuse-residual,"
-             "blockc-cpu-fuse-activation,blockc-cpu-lower-sdpa),"
-             "convert-transformer-to-linalg,"
-             "convert-elementwise-to-linalg,canonicalize,cse");
+void blockc::buildCPULowerToLinalgPipeline(OpPassManager &pm,
+                                           const CPUTargetConfig &config) {
+  CPUTargetConfig c = config.resolved();
+  addStage1(pm, [&](OpPassManager &fpm) {
+    // Heuristic passes write the typed configuration, the kernel passes
+    // (mechanism) read it.
+    cpu::CPUSelectTilesPassOptions tiles;
+    tiles.isa = c.isa == CPUISA::SSE ? "generic" : stringifyCPUISA(c.isa).str();
+    tiles.l2Bytes = c.l2Bytes;
+    fpm.addPass(cpu::createCPUSelectTilesPass(tiles));
+    fpm.addPass(cpu::createCPUGroupProjectionsPass());
+    fpm.addPass(cpu::createCPULowerLinearPass());
+    fpm.addPass(cpu::createCPUFuseNormPass());
+    fpm.addPass(cpu::createCPUFuseResidualPass());
+    fpm.addPass(cpu::createCPUFuseActivationPass());
+    fpm.addPass(cpu::createCPULowerSDPAPass());
+  });
 }
 
-void blockc::buildCPUBufferizePipeline(OpPassManager &pm) {
+//===----------------------------------------------------------------------===//
+// Stages 2 and 3 (CPU)
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+bufferization::OneShotBufferizePassOptions functionBoundaryBufferization() {
+  bufferization::OneShotBufferizePassOptions options;
+  options.bufferizeFunctionBoundaries = true;
+  options.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  return options;
+}
+
+} // namespace
+
+void blockc::buildCPUBufferizePipeline(OpPassManager &pm,
+                                       const CPUTargetConfig &config) {
+  CPUTargetConfig c = config.resolved();
+  pm.addPass(bufferization::createOneShotBufferizePass(
+      functionBoundaryBufferization()));
   // Results bufferized in place into an argument (KV caches of a decode
   // entry) are dropped before deallocation, which would clone them.
-  addTextual(pm, "one-shot-bufferize{bufferize-function-boundaries "
-                 "function-boundary-type-conversion=identity-layout-map},"
-                 "blockc-drop-inplace-results,"
-                 "buffer-results-to-out-params{hoist-static-allocs=true},"
-                 "canonicalize,buffer-deallocation-pipeline,"
-                 "convert-bufferization-to-memref,"
-                 "convert-linalg-to-loops,canonicalize,cse,"
-                 // Independent blocks (scf.forall) run on OpenMP threads.
-                 "scf-forall-to-parallel,convert-scf-to-openmp,canonicalize");
+  pm.addPass(cpu::createDropInPlaceResultsPass());
+  bufferization::BufferResultsToOutParamsPassOptions outParams;
+  outParams.hoistStaticAllocs = true;
+  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  pm.addPass(createCanonicalizerPass());
+  bufferization::buildBufferDeallocationPipeline(pm);
+  pm.addPass(createConvertBufferizationToMemRefPass());
+  pm.addPass(createConvertLinalgToLoopsPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  // Independent blocks (scf.forall) run on OpenMP threads.
+  pm.addPass(createForallToParallelLoopPass());
+  ConvertSCFToOpenMPPassOptions openmp;
+  openmp.numThreads = static_cast<unsigned>(c.threads);
+  pm.addPass(createConvertSCFToOpenMPPass(openmp));
+  pm.addPass(createCanonicalizerPass());
 }
 
 void blockc::buildCPULowerToLLVMPipeline(OpPassManager &pm) {
-  addTextual(pm,
-             "transformer-strip-metadata,func.func(llvm-request-c-wrappers),"
-             "convert-vector-to-scf{full-unroll=true},"
-             "convert-scf-to-cf,expand-strided-metadata,lower-affine,"
-             "convert-openmp-to-llvm,"
-             "convert-vector-to-llvm{vector-contract-lowering=outerproduct},"
-             "finalize-memref-to-llvm,convert-math-to-llvm,"
-             "convert-math-to-libm,convert-arith-to-llvm,"
-             "convert-cf-to-llvm,convert-func-to-llvm,"
-             "convert-index-to-llvm,convert-ub-to-llvm,"
-             "reconcile-unrealized-casts");
+  pm.addPass(transformer::createTransformerStripMetadataPass());
+  pm.addNestedPass<func::FuncOp>(LLVM::createLLVMRequestCWrappersPass());
+  pm.addPass(createConvertVectorToSCFPass(
+      VectorTransferToSCFOptions().enableFullUnroll()));
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createConvertOpenMPToLLVMPass());
+  ConvertVectorToLLVMPassOptions vectorToLLVM;
+  vectorToLLVM.vectorContractLowering =
+      vector::VectorContractLowering::OuterProduct;
+  pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createUBToLLVMConversionPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
 }
 
-void blockc::buildCPUPipeline(OpPassManager &pm) {
-  buildCPULowerToLinalgPipeline(pm);
-  buildCPUBufferizePipeline(pm);
+void blockc::buildCPUPipeline(OpPassManager &pm,
+                              const CPUTargetConfig &config) {
+  CPUTargetConfig c = config.resolved();
+  buildCPULowerToLinalgPipeline(pm, c);
+  buildCPUBufferizePipeline(pm, c);
   buildCPULowerToLLVMPipeline(pm);
 }
 
+//===----------------------------------------------------------------------===//
+// Decode
+//===----------------------------------------------------------------------===//
+
+void blockc::buildDeriveDecodePipeline(OpPassManager &pm,
+                                       const DecodeOptions &options) {
+  transformer::TransformerDeriveDecodePassOptions derive;
+  derive.entry = options.entry;
+  derive.kvLayout = options.kvLayout == KVCacheLayout::BHSD ? "bhsd" : "bshd";
+  derive.keepEntry = options.keepPrefill;
+  pm.addPass(transformer::createTransformerDeriveDecodePass(derive));
+}
+
+void blockc::buildCPUDecodePipeline(OpPassManager &pm,
+                                    const CPUTargetConfig &config,
+                                    const DecodeOptions &options) {
+  buildDeriveDecodePipeline(pm, options);
+  buildCPUPipeline(pm, config);
+}
+
+//===----------------------------------------------------------------------===//
+// NVPTX
+//===----------------------------------------------------------------------===//
+
 void blockc::buildNVPTXLowerToLinalgPipeline(OpPassManager &pm) {
-  // As the generic stage 1, but attention becomes the fused GPU kernel and
-  // elementwise chains are fused into single linalg ops (one kernel each).
-  addTextual(pm,
-             "transformer-fold-empty,transformer-decompose,canonicalize,cse,"
-             "func.func(blockc-gpu-lower-sdpa),"
-             "convert-transformer-to-linalg,"
-             "convert-elementwise-to-linalg,canonicalize,cse,"
-             "func.func(blockc-gpu-fuse-elementwise),canonicalize,cse");
+  // Attention becomes the fused GPU kernel; elementwise chains are fused
+  // into single linalg ops (one kernel each).
+  addStage1(pm, [](OpPassManager &fpm) {
+    fpm.addPass(nvptx::createGPULowerSDPAPass());
+  });
+  pm.addNestedPass<func::FuncOp>(nvptx::createGPUFuseElementwisePass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
 }
 
 void blockc::buildNVPTXMapToGPUPipeline(OpPassManager &pm) {
   // Contractions become shared-memory tiled kernels; the other parallel
-  // loops are tiled into blocks of 8 x 32 threads along their two innermost
+  // loops are tiled into blocks of threads along their two innermost
   // dimensions, innermost on x (coalesced); their reductions stay
   // sequential loops inside each thread.
-  addTextual(pm, "one-shot-bufferize{bufferize-function-boundaries "
-                 "function-boundary-type-conversion=identity-layout-map},"
-                 "canonicalize,buffer-deallocation-pipeline,"
-                 "func.func(blockc-gpu-tile-matmul,"
-                 "convert-linalg-to-parallel-loops,"
-                 "blockc-gpu-tile-and-map,convert-parallel-loops-to-gpu,"
-                 "blockc-gpu-expand-math,blockc-gpu-host-shared-allocs),"
-                 "canonicalize,cse");
+  pm.addPass(bufferization::createOneShotBufferizePass(
+      functionBoundaryBufferization()));
+  pm.addPass(createCanonicalizerPass());
+  bufferization::buildBufferDeallocationPipeline(pm);
+  OpPassManager &fpm = pm.nest<func::FuncOp>();
+  fpm.addPass(nvptx::createGPUTileMatmulPass());
+  fpm.addPass(createConvertLinalgToParallelLoopsPass());
+  fpm.addPass(nvptx::createGPUTileAndMapPass());
+  fpm.addPass(createConvertParallelLoopToGpuPass());
+  fpm.addPass(nvptx::createGPUExpandMathPass());
+  fpm.addPass(nvptx::createGPUHostSharedAllocsPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
 }
+
+namespace {
+
+llvm::StringRef stringifyGPUBinaryFormat(GPUBinaryFormat format) {
+  switch (format) {
+  case GPUBinaryFormat::ISA:
+    return "isa";
+  case GPUBinaryFormat::Bin:
+    return "bin";
+  case GPUBinaryFormat::Fatbin:
+    return "fatbin";
+  }
+  llvm_unreachable("unknown GPU binary format");
+}
+
+} // namespace
 
 void blockc::buildNVPTXLowerToLLVMPipeline(
     OpPassManager &pm, const NVPTXPipelineOptions &options) {
-  addTextual(pm, "transformer-strip-metadata,"
-                 "func.func(llvm-request-c-wrappers),"
-                 "gpu-kernel-outlining,blockc-gpu-merge-modules,"
-                 "func.func(lower-affine),convert-scf-to-cf");
+  pm.addPass(transformer::createTransformerStripMetadataPass());
+  pm.addNestedPass<func::FuncOp>(LLVM::createLLVMRequestCWrappersPass());
+  pm.addPass(createGpuKernelOutliningPass());
+  pm.addPass(nvptx::createGPUMergeModulesPass());
+  pm.addNestedPass<func::FuncOp>(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+
   gpu::GPUToNVVMPipelineOptions nvvm;
   nvvm.cubinChip = options.chip.getValue();
   nvvm.cubinFeatures = options.features.getValue();
-  nvvm.cubinFormat = options.format.getValue();
+  nvvm.cubinFormat = stringifyGPUBinaryFormat(options.format).str();
   nvvm.optLevel = options.optLevel.getValue();
   gpu::buildLowerToNVVMPassPipeline(pm, nvvm);
+  if (options.toolkit.empty())
+    return;
+  // Upstream's builder has no toolkit option: set it on its
+  // gpu-module-to-binary, so that the toolkit is part of the printed
+  // pipeline instead of the process environment.
+  for (Pass &pass : pm.getPasses()) {
+    if (pass.getArgument() != "gpu-module-to-binary")
+      continue;
+    if (failed(pass.initializeOptions(
+            "toolkit=" + options.toolkit.getValue(),
+            [](const llvm::Twine &) { return failure(); })))
+      llvm::report_fatal_error("gpu-module-to-binary has no toolkit option");
+  }
 }
 
 void blockc::buildNVPTXPipeline(OpPassManager &pm,
@@ -135,26 +387,43 @@ void blockc::buildNVPTXPipeline(OpPassManager &pm,
   buildNVPTXLowerToLLVMPipeline(pm, options);
 }
 
+//===----------------------------------------------------------------------===//
+// Registration
+//===----------------------------------------------------------------------===//
+
 void blockc::registerBlockcPipelines() {
   PassPipelineRegistration<>(
       "blockc-lower-to-linalg-pipeline",
-      "Stage 1: transformer dialect to linalg on tensors",
+      "Stage 1: transformer dialect to linalg on tensors (generic lowering)",
       [](OpPassManager &pm) { buildLowerToLinalgPipeline(pm); });
-  PassPipelineRegistration<>(
+  PassPipelineRegistration<CPUPipelineOptions>(
       "blockc-cpu-lower-to-linalg-pipeline",
-      "Stage 1 (CPU): transformer to linalg, with vector kernels for linear",
-      [](OpPassManager &pm) { buildCPULowerToLinalgPipeline(pm); });
-  PassPipelineRegistration<>(
+      "Stage 1 (CPU): transformer to linalg, with vector kernels",
+      [](OpPassManager &pm, const CPUPipelineOptions &options) {
+        buildCPULowerToLinalgPipeline(pm, options.getTargetConfig());
+      });
+  PassPipelineRegistration<CPUPipelineOptions>(
       "blockc-cpu-bufferize-pipeline",
       "Stage 2 (CPU): linalg on tensors to loops on buffers",
-      [](OpPassManager &pm) { buildCPUBufferizePipeline(pm); });
+      [](OpPassManager &pm, const CPUPipelineOptions &options) {
+        buildCPUBufferizePipeline(pm, options.getTargetConfig());
+      });
   PassPipelineRegistration<>(
       "blockc-cpu-lower-to-llvm-pipeline",
       "Stage 3 (CPU): loops on buffers to the LLVM dialect",
       [](OpPassManager &pm) { buildCPULowerToLLVMPipeline(pm); });
-  PassPipelineRegistration<>("blockc-cpu-pipeline",
-                             "All CPU stages: transformer to LLVM dialect",
-                             [](OpPassManager &pm) { buildCPUPipeline(pm); });
+  PassPipelineRegistration<CPUPipelineOptions>(
+      "blockc-cpu-pipeline", "All CPU stages: transformer to LLVM dialect",
+      [](OpPassManager &pm, const CPUPipelineOptions &options) {
+        buildCPUPipeline(pm, options.getTargetConfig());
+      });
+  PassPipelineRegistration<CPUDecodePipelineOptions>(
+      "blockc-cpu-decode-pipeline",
+      "The decode entry (transformer-derive-decode) and all CPU stages",
+      [](OpPassManager &pm, const CPUDecodePipelineOptions &options) {
+        buildCPUDecodePipeline(pm, options.getTargetConfig(),
+                               options.getDecodeOptions());
+      });
   PassPipelineRegistration<>(
       "blockc-nvptx-lower-to-linalg-pipeline",
       "Stage 1 (NVPTX): transformer to linalg, fused attention kernel, "

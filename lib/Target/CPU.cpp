@@ -71,7 +71,8 @@ llvm::Error blockc::emitMachineCode(llvm::Module &llvmModule,
 }
 
 std::string blockc::emitCHeader(const ModelSignature &sig,
-                                llvm::StringRef headerName, bool gpu) {
+                                llvm::StringRef headerName, bool gpu,
+                                const DecodeEntry *decode) {
   std::string guard = "BLOCKC_";
   for (char c : headerName)
     guard += std::isalnum(static_cast<unsigned char>(c))
@@ -88,6 +89,8 @@ std::string blockc::emitCHeader(const ModelSignature &sig,
   for (const ModelArgument &a : sig.args)
     ranks.insert(a.type.getRank());
   ranks.insert(sig.resultType.getRank());
+  if (decode && !decode->caches.empty())
+    ranks.insert(decode->caches.front().getRank());
   os << "/* A strided f32 memref descriptor (MLIR's C interface). For a\n"
      << "   dense row-major tensor: allocated = aligned = data, offset = 0,\n"
      << "   strides = suffix products of sizes. */\n";
@@ -135,6 +138,44 @@ std::string blockc::emitCHeader(const ModelSignature &sig,
                              : "arg" + std::to_string(a.index));
   os << ");\n\n";
   os << "#define BLOCKC_" << sig.funcName << "_NUM_ARGS " << sig.args.size()
-     << "\n\n#ifdef __cplusplus\n}\n#endif\n\n#endif /* " << guard << " */\n";
+     << "\n\n";
+  if (decode) {
+    os << "/* KV-cached decode entry (transformer-derive-decode): the same\n"
+       << " * arguments, then the number of tokens already cached and the K\n"
+       << " * and V cache of every layer (k_0, v_0, k_1, ...). The new rows\n"
+       << " * are written into the caches in place; position + T must not\n"
+       << " * exceed L_max (the code aborts otherwise). Prefill is the call\n"
+       << " * at position 0. Each cache is the tensor [B, L_max, H_kv, D]";
+    if (decode->headMajor)
+      os << "\n * stored head-major, [B][H_kv][L_max][D]: its descriptor has\n"
+         << " * sizes {B, L_max, H_kv, D} and strides\n"
+         << " * {H_kv * L_max * D, D, L_max * D, 1}.";
+    else
+      os << ",\n * dense row-major.";
+    os << "\n *   caches:";
+    for (mlir::RankedTensorType t : decode->caches) {
+      os << " [";
+      for (int64_t i = 0; i < t.getRank(); ++i)
+        os << (i ? ", " : "")
+           << (mlir::ShapedType::isDynamic(t.getDimSize(i))
+                   ? std::string(i == 0 ? "B" : "L_max")
+                   : std::to_string(t.getDimSize(i)));
+      os << "]";
+    }
+    os << "\n */\n";
+    os << "void _mlir_ciface_" << decode->funcName << "(blockc_memref_f32_"
+       << sig.resultType.getRank() << "d *result";
+    for (const ModelArgument &a : sig.args)
+      os << ", blockc_memref_f32_" << a.type.getRank() << "d *"
+         << (a.role == "input" ? std::string("input")
+                               : "arg" + std::to_string(a.index));
+    os << ", int64_t position";
+    for (auto [i, t] : llvm::enumerate(decode->caches))
+      os << ", blockc_memref_f32_" << t.getRank() << "d *"
+         << (i % 2 ? "v_" : "k_") << i / 2;
+    os << ");\n\n#define BLOCKC_" << decode->funcName << "_NUM_CACHES "
+       << decode->caches.size() << "\n\n";
+  }
+  os << "#ifdef __cplusplus\n}\n#endif\n\n#endif /* " << guard << " */\n";
   return s;
 }

@@ -1,12 +1,18 @@
-// RUN: blockc-opt %s --blockc-cpu-pipeline | FileCheck %s
+// RUN: blockc-opt %s --blockc-cpu-pipeline="isa=avx512" \
+// RUN:   | FileCheck %s --implicit-check-not=transformer. --implicit-check-not=linalg. \
+// RUN:     --implicit-check-not=memref. --implicit-check-not=scf. --implicit-check-not=func.func \
+// RUN:     --implicit-check-not=vector. --implicit-check-not=omp.
+// The same checks reject a module that stopped earlier (they can fail):
+// RUN: blockc-opt %s --blockc-cpu-lower-to-linalg-pipeline="isa=avx512" --blockc-cpu-bufferize-pipeline="isa=avx512" \
+// RUN:   | not FileCheck %s --implicit-check-not=transformer. --implicit-check-not=linalg. \
+// RUN:     --implicit-check-not=memref. --implicit-check-not=scf. --implicit-check-not=func.func \
+// RUN:     --implicit-check-not=vector. --implicit-check-not=omp.
 
 // The whole CPU pipeline leaves only the LLVM dialect: the entry function,
-// its C-interface wrapper (result descriptor first), and malloc; math lowers to LLVM intrinsics.
-// CHECK-NOT: transformer.
-// CHECK-NOT: linalg.
-// CHECK-NOT: memref.
-// CHECK-NOT: scf.
-// CHECK-NOT: func.func
+// its C-interface wrapper (result descriptor first), and malloc; math lowers
+// to LLVM intrinsics. No op of another dialect remains anywhere in the
+// output (--implicit-check-not applies to every line, unlike a leading
+// CHECK-NOT, which only covers the lines before the first match).
 // CHECK-DAG: llvm.func @malloc
 // CHECK: llvm.func @forward(
 // CHECK: llvm.intr.sqrt

@@ -19,7 +19,7 @@ func.func @forward(%x: tensor<?x?x16xf32>, %g: tensor<8xf32>)
 }
 
 // PTXCPU: error: -emit=ptx|cubin|fatbin need -target=nvptx
-// GPUBIN: error: -gpu-binary must be isa, bin or fatbin
+// GPUBIN: blockc: for the --gpu-binary option: Cannot find option named 'elf'!
 // MISSING: error: cannot open input file '{{.*}}does-not-exist.mlir': No such file or directory
 // UNWRITABLE: error: {{.*}}no/such/dir/b.{{o|h}}
 // OBJSTDOUT: error: -emit=obj|cubin|fatbin need an output file (-o)

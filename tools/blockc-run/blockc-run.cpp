@@ -22,6 +22,7 @@
 #include "blockc/ExecutionEngine/BlockJit.h"
 #include "blockc/ExecutionEngine/ModelSignature.h"
 #include "blockc/InitAllDialects.h"
+#include "blockc/Pipelines/Pipelines.h"
 #include "blockc/Support/TensorFiles.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -104,11 +105,14 @@ cl::opt<int64_t>
            cl::desc("KV cache capacity L_max in tokens (default: what the run "
                     "needs)"),
            cl::value_desc("L"), cl::init(0), cl::cat(category));
-cl::opt<std::string> kvLayout(
-    "kv-layout",
-    cl::desc("Memory order of the KV caches: bhsd (head-major, default) or "
-             "bshd (token-major)"),
-    cl::init("bhsd"), cl::cat(category));
+cl::opt<blockc::KVCacheLayout>
+    kvLayout("kv-layout", cl::desc("Memory order of the KV caches"),
+             cl::init(blockc::KVCacheLayout::BHSD),
+             cl::values(clEnumValN(blockc::KVCacheLayout::BHSD, "bhsd",
+                                   "[B, H_kv, L_max, D] (head-major, default)"),
+                        clEnumValN(blockc::KVCacheLayout::BSHD, "bshd",
+                                   "[B, L_max, H_kv, D] (token-major)")),
+             cl::cat(category));
 cl::opt<double> checkTolerance(
     "check-tol",
     cl::desc("--check-decode tolerance, relative to the largest |output|"),
@@ -281,14 +285,16 @@ int runDecodeMode(ModuleOp module, const DecodeContext &ctx) {
   int64_t needed = checkDecode ? promptLen : promptLen + decodeSteps;
   int64_t capacity = maxLen ? maxLen.getValue() : needed;
 
-  PassManager pm(module.getContext(), ModuleOp::getOperationName());
-  std::string pipeline = "transformer-derive-decode{entry=" + ctx.sig.funcName +
-                         " kv-layout=" + kvLayout + "}";
-  if (failed(parsePassPipeline(pipeline, pm)) || failed(pm.run(module)))
-    return 1;
-  // The forward function is not needed: prefill is the decode entry at
+  // The forward function is not kept: prefill is the decode entry at
   // position 0.
-  module.lookupSymbol<func::FuncOp>(ctx.sig.funcName).erase();
+  PassManager pm(module.getContext(), ModuleOp::getOperationName());
+  blockc::DecodeOptions decode;
+  decode.entry = ctx.sig.funcName;
+  decode.kvLayout = kvLayout;
+  decode.keepPrefill = false;
+  blockc::buildDeriveDecodePipeline(pm, decode);
+  if (failed(pm.run(module)))
+    return 1;
   blockc::ModelSignature sig = ctx.sig;
   sig.funcName += "_decode";
   auto decodeFunc = module.lookupSymbol<func::FuncOp>(sig.funcName);
@@ -566,8 +572,6 @@ int main(int argc, char **argv) {
     return fail("--decode and --check-decode run on the CPU target only");
   if (!(checkTolerance > 0))
     return fail("--check-tol must be positive");
-  if (kvLayout != "bhsd" && kvLayout != "bshd")
-    return fail("--kv-layout must be bhsd or bshd");
   if (!outputFile.empty())
     if (llvm::Error e = blockc::checkWritable(outputFile))
       return fail(llvm::toString(std::move(e)));

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "blockc/Analysis/BlockReport.h"
+#include "blockc/Dialect/Transformer/IR/TransformerDialect.h"
 #include "blockc/ExecutionEngine/ModelSignature.h"
 #include "blockc/InitAllDialects.h"
 #include "blockc/Pipelines/Pipelines.h"
@@ -25,6 +26,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/Timing.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
@@ -32,6 +34,10 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
+
+#include <cstring>
+#include <string>
+#include <vector>
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -105,12 +111,46 @@ cl::opt<std::string> ptxFeatures(
     "ptx-features",
     cl::desc("NVPTX: PTX ISA version feature (sm_90 needs +ptx80 or newer)"),
     cl::init("+ptx80"), cl::cat(category));
-cl::opt<std::string> gpuBinary(
+cl::opt<blockc::GPUBinaryFormat> gpuBinary(
     "gpu-binary",
-    cl::desc("NVPTX: GPU binary embedded by -emit=llvm-mlir|llvm-ir|obj: "
-             "isa (PTX, JIT-compiled by the driver at load; default), bin "
-             "(cubin) or fatbin"),
-    cl::init("isa"), cl::cat(category));
+    cl::desc("NVPTX: GPU binary embedded by -emit=llvm-mlir|llvm-ir|obj"),
+    cl::init(blockc::GPUBinaryFormat::ISA),
+    cl::values(clEnumValN(blockc::GPUBinaryFormat::ISA, "isa",
+                          "PTX, JIT-compiled by the driver at load (default)"),
+               clEnumValN(blockc::GPUBinaryFormat::Bin, "bin", "cubin"),
+               clEnumValN(blockc::GPUBinaryFormat::Fatbin, "fatbin",
+                          "fat binary")),
+    cl::cat(category));
+cl::opt<blockc::CPUISA> cpuIsa(
+    "isa", cl::desc("CPU: vector ISA the kernels are shaped for"),
+    cl::init(blockc::CPUISA::Host),
+    cl::values(clEnumValN(blockc::CPUISA::Host, "host",
+                          "this machine's (default; --dump-pass-pipeline "
+                          "prints what it resolved to)"),
+               clEnumValN(blockc::CPUISA::AVX512, "avx512", "AVX-512"),
+               clEnumValN(blockc::CPUISA::AVX2, "avx2", "AVX2 + FMA"),
+               clEnumValN(blockc::CPUISA::SSE, "sse", "SSE2 (any x86-64)")),
+    cl::cat(category));
+// libLLVM registers a global option named "threads": ours is "num-threads"
+// and main() maps --threads=N onto it (as blockc-run does).
+cl::opt<unsigned> cpuThreads(
+    "num-threads",
+    cl::desc("CPU: threads of every parallel loop (default 0: chosen at run "
+             "time by OMP_NUM_THREADS)"),
+    cl::init(0), cl::cat(category));
+cl::opt<bool> withDecode(
+    "decode",
+    cl::desc("CPU: also compile the KV-cached decode entry <entry>_decode "
+             "(transformer-derive-decode) and declare it in the C header"),
+    cl::init(false), cl::cat(category));
+cl::opt<blockc::KVCacheLayout>
+    kvLayout("kv-layout", cl::desc("--decode: memory order of the KV caches"),
+             cl::init(blockc::KVCacheLayout::BHSD),
+             cl::values(clEnumValN(blockc::KVCacheLayout::BHSD, "bhsd",
+                                   "[B, H_kv, L_max, D] (head-major, default)"),
+                        clEnumValN(blockc::KVCacheLayout::BSHD, "bshd",
+                                   "[B, L_max, H_kv, D]")),
+             cl::cat(category));
 cl::opt<std::string> cudaToolkit(
     "cuda-toolkit",
     cl::desc("NVPTX: CUDA toolkit directory for ptxas/fatbinary (default: "
@@ -154,26 +194,45 @@ int fail(const llvm::Twine &message) {
 }
 
 /// The GPU binary format the NVPTX pipeline must produce for `emit`.
-std::string gpuFormat() {
+blockc::GPUBinaryFormat gpuFormat() {
   switch (emit) {
   case Emit::PTX:
-    return "isa";
+    return blockc::GPUBinaryFormat::ISA;
   case Emit::Cubin:
-    return "bin";
+    return blockc::GPUBinaryFormat::Bin;
   case Emit::Fatbin:
-    return "fatbin";
+    return blockc::GPUBinaryFormat::Fatbin;
   default:
     return gpuBinary;
   }
 }
 
-/// Adds the pipeline stages that `emit` needs.
-void buildPipeline(OpPassManager &pm) {
+/// The CPU target of the flags; every choice left to the host is resolved
+/// by the builders (and so printed by --dump-pass-pipeline).
+blockc::CPUTargetConfig cpuConfig() {
+  blockc::CPUTargetConfig config;
+  config.isa = cpuIsa;
+  config.threads = cpuThreads;
+  return config;
+}
+
+/// Adds the pipeline stages that `emit` needs; `toolkit` is the CUDA
+/// toolkit that serialises cubins and fatbins.
+void buildPipeline(OpPassManager &pm, llvm::StringRef entry,
+                   llvm::StringRef toolkit) {
   if (target == Target::CPU) {
+    blockc::CPUTargetConfig config = cpuConfig().resolved();
+    if (withDecode) {
+      blockc::DecodeOptions decode;
+      decode.entry = entry.str();
+      decode.kvLayout = kvLayout;
+      decode.keepPrefill = true;
+      blockc::buildDeriveDecodePipeline(pm, decode);
+    }
     if (emit >= Emit::Linalg)
-      blockc::buildCPULowerToLinalgPipeline(pm);
+      blockc::buildCPULowerToLinalgPipeline(pm, config);
     if (emit >= Emit::Buffers)
-      blockc::buildCPUBufferizePipeline(pm);
+      blockc::buildCPUBufferizePipeline(pm, config);
     if (emit >= Emit::LLVMMLIR)
       blockc::buildCPULowerToLLVMPipeline(pm);
     return;
@@ -187,47 +246,40 @@ void buildPipeline(OpPassManager &pm) {
     options.chip = gpuArch;
     options.features = ptxFeatures;
     options.format = gpuFormat();
+    options.toolkit = toolkit.str();
     blockc::buildNVPTXLowerToLLVMPipeline(pm, options);
   }
 }
 
-/// Finds `tool` from the CUDA toolkit: PATH, then $CUDA_ROOT, $CUDA_HOME,
-/// $CUDA_PATH and /usr/local/cuda. Puts its directory first on PATH so that
-/// MLIR's NVVM serializer finds the same one.
-std::optional<std::string> findCudaTool(llvm::StringRef tool) {
-  auto prependToPath = [](llvm::StringRef dir) {
-    std::string path =
-        dir.str() + ":" + (std::getenv("PATH") ? std::getenv("PATH") : "");
-    setenv("PATH", path.c_str(), 1);
-  };
-  if (!cudaToolkit.empty()) {
-    llvm::SmallString<256> bin(cudaToolkit);
+/// The CUDA toolkit directory whose bin/ holds every tool in `tools`:
+/// -cuda-toolkit, else the directory above the first one found on PATH,
+/// else $CUDA_ROOT, $CUDA_HOME, $CUDA_PATH and /usr/local/cuda. The result
+/// is passed to gpu-module-to-binary as its toolkit option; the process
+/// environment is left alone.
+std::optional<std::string>
+findCudaToolkit(llvm::ArrayRef<llvm::StringRef> tools) {
+  auto hasTools = [&](llvm::StringRef dir) {
+    llvm::SmallString<256> bin(dir);
     llvm::sys::path::append(bin, "bin");
-    auto p = llvm::sys::findProgramByName(tool, {bin});
-    if (!p)
-      return std::nullopt;
-    prependToPath(bin);
-    return *p;
+    return llvm::all_of(tools, [&](llvm::StringRef tool) {
+      return static_cast<bool>(llvm::sys::findProgramByName(tool, {bin}));
+    });
+  };
+  if (!cudaToolkit.empty())
+    return hasTools(cudaToolkit) ? std::optional<std::string>(cudaToolkit)
+                                 : std::nullopt;
+  if (auto p = llvm::sys::findProgramByName(tools.front())) {
+    llvm::StringRef dir =
+        llvm::sys::path::parent_path(llvm::sys::path::parent_path(*p));
+    if (hasTools(dir))
+      return dir.str();
   }
-  if (auto p = llvm::sys::findProgramByName(tool))
-    return *p;
   for (const char *var : {"CUDA_ROOT", "CUDA_HOME", "CUDA_PATH"})
-    if (const char *dir = std::getenv(var)) {
-      llvm::SmallString<256> bin(dir);
-      llvm::sys::path::append(bin, "bin");
-      if (auto p = llvm::sys::findProgramByName(tool, {bin})) {
-        std::string path = std::string(bin) + ":" +
-                           (std::getenv("PATH") ? std::getenv("PATH") : "");
-        setenv("PATH", path.c_str(), 1);
-        return *p;
-      }
-    }
-  if (auto p = llvm::sys::findProgramByName(tool, {"/usr/local/cuda/bin"})) {
-    std::string path = std::string("/usr/local/cuda/bin:") +
-                       (std::getenv("PATH") ? std::getenv("PATH") : "");
-    setenv("PATH", path.c_str(), 1);
-    return *p;
-  }
+    if (const char *dir = std::getenv(var))
+      if (hasTools(dir))
+        return std::string(dir);
+  if (hasTools("/usr/local/cuda"))
+    return std::string("/usr/local/cuda");
   return std::nullopt;
 }
 
@@ -259,30 +311,44 @@ int main(int argc, char **argv) {
   // Passes first, so that --mlir-print-ir-after=<pass> and friends know
   // every pass name.
   blockc::registerAllPasses();
-  cl::ParseCommandLineOptions(argc, argv,
+  std::vector<std::string> argStorage(argv, argv + argc);
+  for (std::string &a : argStorage)
+    for (const char *prefix : {"--threads=", "-threads="})
+      if (llvm::StringRef(a).starts_with(prefix))
+        a = "--num-threads=" + a.substr(std::strlen(prefix));
+  std::vector<const char *> cliArgs;
+  for (const std::string &a : argStorage)
+    cliArgs.push_back(a.c_str());
+  cl::ParseCommandLineOptions(static_cast<int>(cliArgs.size()), cliArgs.data(),
                               "blockc: transformer block compiler\n");
 
   bool nvptx = target == Target::NVPTX;
   if (!nvptx && emit >= Emit::PTX)
     return fail("-emit=ptx|cubin|fatbin need -target=nvptx");
-  if (gpuBinary != "isa" && gpuBinary != "bin" && gpuBinary != "fatbin")
-    return fail("-gpu-binary must be isa, bin or fatbin");
-  if (nvptx && (gpuFormat() == "bin" || gpuFormat() == "fatbin") &&
+  if (nvptx && withDecode)
+    return fail("--decode is implemented for -target=cpu only");
+  std::string toolkit;
+  blockc::GPUBinaryFormat format = gpuFormat();
+  if (nvptx && format != blockc::GPUBinaryFormat::ISA &&
       emit >= Emit::LLVMMLIR) {
-    for (llvm::StringRef tool : {"ptxas", "fatbinary"}) {
-      if (tool == "fatbinary" && gpuFormat() != "fatbin")
-        continue;
-      if (!findCudaTool(tool))
-        return fail(
-            "a " + std::string(gpuFormat() == "bin" ? "cubin" : "fatbin") +
-            " needs '" + tool +
-            "' from the CUDA toolkit, which was not found " +
-            (cudaToolkit.empty() ? std::string("in PATH, $CUDA_ROOT, "
-                                               "$CUDA_HOME, $CUDA_PATH or "
-                                               "/usr/local/cuda")
-                                 : "in " + cudaToolkit + "/bin") +
-            "; -emit=ptx needs no toolkit");
-    }
+    SmallVector<llvm::StringRef> tools = {"ptxas"};
+    if (format == blockc::GPUBinaryFormat::Fatbin)
+      tools.push_back("fatbinary");
+    std::optional<std::string> found = findCudaToolkit(tools);
+    if (!found)
+      return fail(
+          "a " +
+          std::string(format == blockc::GPUBinaryFormat::Bin ? "cubin"
+                                                             : "fatbin") +
+          " needs '" + llvm::join(tools, "' and '") + "'" +
+          " from the CUDA toolkit, which " +
+          (tools.size() > 1 ? "were" : "was") + " not found " +
+          (cudaToolkit.empty() ? std::string("in PATH, $CUDA_ROOT, "
+                                             "$CUDA_HOME, $CUDA_PATH or "
+                                             "/usr/local/cuda")
+                               : "in " + cudaToolkit + "/bin") +
+          "; -emit=ptx needs no toolkit");
+    toolkit = *found;
   }
   if (optLevel > 3)
     return fail("-O must be 0, 1, 2 or 3");
@@ -293,9 +359,12 @@ int main(int argc, char **argv) {
   // One line per error: do not append the offending op in generic form.
   context.printOpOnDiagnostic(false);
 
-  PassManager pm(&context, ModuleOp::getOperationName());
-  buildPipeline(pm);
   if (dumpPipeline) {
+    // Every host-derived choice is resolved: the printed pipeline replays
+    // this run's IR in blockc-opt on any machine.
+    PassManager pm(&context, ModuleOp::getOperationName());
+    buildPipeline(pm, entryName.empty() ? "forward" : entryName.getValue(),
+                  toolkit);
     pm.printAsTextualPipeline(llvm::outs());
     llvm::outs() << "\n";
     return 0;
@@ -350,6 +419,31 @@ int main(int argc, char **argv) {
   if ((emit == Emit::Obj || emit == Emit::Cubin || emit == Emit::Fatbin) &&
       outPath == "-")
     return fail("-emit=obj|cubin|fatbin need an output file (-o)");
+
+  PassManager pm(&context, ModuleOp::getOperationName());
+  buildPipeline(pm, signature->funcName, toolkit);
+  // The decode entry's signature, for the C header: derived on a copy.
+  std::optional<blockc::DecodeEntry> decodeEntry;
+  if (withDecode && emit == Emit::Obj) {
+    OwningOpRef<ModuleOp> derived = module->clone();
+    PassManager derive(&context, ModuleOp::getOperationName());
+    blockc::DecodeOptions decode;
+    decode.entry = signature->funcName;
+    decode.kvLayout = kvLayout;
+    blockc::buildDeriveDecodePipeline(derive, decode);
+    if (failed(derive.run(*derived)))
+      return 1;
+    decodeEntry.emplace();
+    decodeEntry->funcName = signature->funcName + "_decode";
+    decodeEntry->headMajor = kvLayout == blockc::KVCacheLayout::BHSD;
+    auto decodeFunc =
+        derived->lookupSymbol<func::FuncOp>(decodeEntry->funcName);
+    for (unsigned i = 0, e = decodeFunc.getNumArguments(); i < e; ++i)
+      if (decodeFunc.getArgAttr(
+              i, blockc::transformer::TransformerDialect::kKVCacheAttr))
+        decodeEntry->caches.push_back(
+            cast<RankedTensorType>(decodeFunc.getArgument(i).getType()));
+  }
 
   if (failed(applyPassManagerCLOptions(pm)))
     return fail("invalid pass manager options");
@@ -423,7 +517,8 @@ int main(int argc, char **argv) {
     if (!header)
       return fail(errorMessage);
     header->os() << blockc::emitCHeader(
-        *signature, llvm::sys::path::filename(headerPath), nvptx);
+        *signature, llvm::sys::path::filename(headerPath), nvptx,
+        decodeEntry ? &*decodeEntry : nullptr);
   }
   if (llvm::Error e = blockc::emitMachineCode(
           **llvmModule, **machine,

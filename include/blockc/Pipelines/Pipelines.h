@@ -1,9 +1,16 @@
 //===- Pipelines.h - blockc pass pipelines ----------------------*- C++ -*-===//
 //
-// Builder functions for every named pipeline. The drivers (blockc,
-// blockc-run) call these same functions, and registerBlockcPipelines()
-// registers them by name, so `blockc-opt --blockc-cpu-pipeline` reproduces
-// exactly what the driver runs (see docs/Pipelines.md).
+// Builder functions for every named pipeline, each taking a typed options
+// struct (the model is upstream's buildLowerToNVVMPassPipeline). The drivers
+// (blockc, blockc-run) call these same functions, and
+// registerBlockcPipelines() registers them by name with their options, so
+// `blockc-opt --blockc-cpu-pipeline="isa=avx2"` reproduces exactly what a
+// driver runs (see docs/Pipelines.md).
+//
+// Host-derived choices (`isa=host`, cache sizes of 0) are resolved to
+// explicit values before any pass is built (resolveHostCPU), so a pipeline
+// printed with --dump-pass-pipeline names every choice and replays the same
+// IR on any machine.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,28 +20,149 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
 
+#include <string>
+
 namespace blockc {
 
-/// Stage 1: transformer dialect -> linalg on tensors.
-void buildLowerToLinalgPipeline(mlir::OpPassManager &pm);
+/// The vector ISA the CPU kernels are shaped for.
+enum class CPUISA {
+  /// The compiling machine's (resolved by resolveHostCPU).
+  Host,
+  /// 32 x 512-bit registers (16 f32 lanes).
+  AVX512,
+  /// 16 x 256-bit registers (8 f32 lanes), FMA.
+  AVX2,
+  /// 16 x 128-bit registers (4 f32 lanes): any x86-64.
+  SSE,
+};
 
-/// Stage 1 (CPU): as buildLowerToLinalgPipeline, with transformer.linear
-/// lowered to the register-tiled vector kernel (blockc-cpu-lower-linear).
-void buildCPULowerToLinalgPipeline(mlir::OpPassManager &pm);
+/// The CPU the kernels are generated for. Zero fields mean "derive it":
+/// from the ISA (vector width, registers) or from the host (caches, with
+/// isa=host). resolved() makes every choice explicit.
+struct CPUTargetConfig {
+  CPUISA isa = CPUISA::Host;
+  int64_t vectorWidth = 0;
+  int64_t registers = 0;
+  int64_t l1Bytes = 0;
+  int64_t l2Bytes = 0;
+  /// Threads of every parallel loop; 0 leaves it to the run time
+  /// (OMP_NUM_THREADS, blockc-run --threads).
+  int64_t threads = 0;
 
-/// Stage 2 (CPU): linalg on tensors -> loops on buffers. The entry
-/// function's tensor results become trailing out-parameters.
-void buildCPUBufferizePipeline(mlir::OpPassManager &pm);
+  /// A copy with isa=host replaced by the compiling machine's ISA, a vector
+  /// width or register count of 0 by the ISA's, cache sizes of 0 by the
+  /// host's (isa=host) or by 32 KiB / 1 MiB. Every builder resolves its
+  /// config first, so printed pipelines carry explicit values only.
+  CPUTargetConfig resolved() const;
+};
 
-/// Stage 3 (CPU): loops on buffers -> LLVM dialect, with C-interface
-/// wrappers (`_mlir_ciface_<name>`) on every function.
-void buildCPULowerToLLVMPipeline(mlir::OpPassManager &pm);
+/// The spelling of `isa` in pass and pipeline options.
+llvm::StringRef stringifyCPUISA(CPUISA isa);
 
-/// All CPU stages.
-void buildCPUPipeline(mlir::OpPassManager &pm);
+/// The options of every CPU pipeline, under the same names everywhere
+/// (`blockc-opt --blockc-cpu-pipeline="isa=avx2 threads=2"`).
+template <typename Derived>
+struct CPUPipelineOptionsBase : public mlir::PassPipelineOptions<Derived> {
+  template <typename T> using Option = mlir::detail::PassOptions::Option<T>;
 
-/// Options of the NVPTX pipeline (the blockc driver's -gpu-arch,
-/// -ptx-features and -emit flags map onto them).
+  Option<CPUISA> isa{
+      *this, "isa", llvm::cl::desc("Vector ISA the kernels are shaped for"),
+      llvm::cl::init(CPUISA::Host),
+      llvm::cl::values(
+          clEnumValN(CPUISA::Host, "host",
+                     "the compiling machine's (resolved when the pipeline "
+                     "is built)"),
+          clEnumValN(CPUISA::AVX512, "avx512", "AVX-512: 32 x 16 f32 lanes"),
+          clEnumValN(CPUISA::AVX2, "avx2", "AVX2 + FMA: 16 x 8 f32 lanes"),
+          clEnumValN(CPUISA::SSE, "sse", "SSE2: 16 x 4 f32 lanes"))};
+  Option<int64_t> vectorWidth{
+      *this, "vector-width",
+      llvm::cl::desc("f32 lanes per vector (0: the ISA's)"), llvm::cl::init(0)};
+  Option<int64_t> registers{
+      *this, "registers",
+      llvm::cl::desc("Vector registers the kernels may use (0: the ISA's)"),
+      llvm::cl::init(0)};
+  Option<int64_t> l1Bytes{
+      *this, "l1-bytes",
+      llvm::cl::desc("L1 data cache per core in bytes (0: the host's with "
+                     "isa=host, else 32768)"),
+      llvm::cl::init(0)};
+  Option<int64_t> l2Bytes{
+      *this, "l2-bytes",
+      llvm::cl::desc("L2 cache per core in bytes (0: the host's with "
+                     "isa=host, else 1048576)"),
+      llvm::cl::init(0)};
+  Option<int64_t> threads{
+      *this, "threads",
+      llvm::cl::desc("Threads of every parallel loop (0: decided at run "
+                     "time, OMP_NUM_THREADS or blockc-run --threads)"),
+      llvm::cl::init(0)};
+
+  CPUTargetConfig getTargetConfig() const {
+    CPUTargetConfig c;
+    c.isa = isa;
+    c.vectorWidth = vectorWidth;
+    c.registers = registers;
+    c.l1Bytes = l1Bytes;
+    c.l2Bytes = l2Bytes;
+    c.threads = threads;
+    return c;
+  }
+};
+
+struct CPUPipelineOptions : CPUPipelineOptionsBase<CPUPipelineOptions> {};
+
+/// The memory order of the KV caches of a decode entry.
+enum class KVCacheLayout {
+  /// [B, H_kv, L_max, D]: a head's keys are one contiguous run.
+  BHSD,
+  /// [B, L_max, H_kv, D]: the tensor's own order.
+  BSHD,
+};
+
+/// What the decode pipelines derive (transformer-derive-decode).
+struct DecodeOptions {
+  /// The prefill entry to derive from; its decode entry is
+  /// `<entry>_decode`.
+  std::string entry = "forward";
+  KVCacheLayout kvLayout = KVCacheLayout::BHSD;
+  /// Keep the prefill entry beside the decode entry (blockc -emit=obj
+  /// --decode); blockc-run drops it, since the decode entry at position 0
+  /// is the prefill.
+  bool keepPrefill = true;
+};
+
+struct CPUDecodePipelineOptions
+    : CPUPipelineOptionsBase<CPUDecodePipelineOptions> {
+  Option<std::string> entry{*this, "entry",
+                            llvm::cl::desc("Prefill entry to derive from"),
+                            llvm::cl::init("forward")};
+  Option<KVCacheLayout> kvLayout{
+      *this, "kv-layout", llvm::cl::desc("Memory order of the KV caches"),
+      llvm::cl::init(KVCacheLayout::BHSD),
+      llvm::cl::values(
+          clEnumValN(KVCacheLayout::BHSD, "bhsd", "[B, H_kv, L_max, D]"),
+          clEnumValN(KVCacheLayout::BSHD, "bshd", "[B, L_max, H_kv, D]"))};
+  Option<bool> keepPrefill{
+      *this, "keep-prefill",
+      llvm::cl::desc("Keep the prefill entry beside the decode entry"),
+      llvm::cl::init(true)};
+
+  DecodeOptions getDecodeOptions() const {
+    DecodeOptions d;
+    d.entry = entry;
+    d.kvLayout = kvLayout;
+    d.keepPrefill = keepPrefill;
+    return d;
+  }
+};
+
+/// The GPU binary the NVPTX pipeline embeds (gpu-module-to-binary's
+/// format).
+enum class GPUBinaryFormat { ISA, Bin, Fatbin };
+
+/// Options of the NVPTX pipeline (blockc's -gpu-arch, -ptx-features,
+/// -gpu-binary, -cuda-toolkit and -emit flags map onto them).
 struct NVPTXPipelineOptions
     : public mlir::PassPipelineOptions<NVPTXPipelineOptions> {
   Option<std::string> chip{*this, "chip",
@@ -44,19 +172,65 @@ struct NVPTXPipelineOptions
       *this, "features",
       llvm::cl::desc("PTX features; sm_90 needs +ptx80 or newer"),
       llvm::cl::init("+ptx80")};
-  Option<std::string> format{
-      *this, "format",
-      llvm::cl::desc("Embedded GPU binary: isa (PTX text, needs no CUDA "
-                     "toolkit), bin (cubin, needs ptxas) or fatbin"),
-      llvm::cl::init("isa")};
+  Option<GPUBinaryFormat> format{
+      *this, "format", llvm::cl::desc("Embedded GPU binary"),
+      llvm::cl::init(GPUBinaryFormat::ISA),
+      llvm::cl::values(
+          clEnumValN(GPUBinaryFormat::ISA, "isa",
+                     "PTX text, JIT-compiled by the driver at load (needs no "
+                     "CUDA toolkit)"),
+          clEnumValN(GPUBinaryFormat::Bin, "bin", "cubin (needs ptxas)"),
+          clEnumValN(GPUBinaryFormat::Fatbin, "fatbin",
+                     "fat binary (needs ptxas and fatbinary)"))};
   Option<int> optLevel{*this, "opt-level",
                        llvm::cl::desc("NVVM optimisation level"),
                        llvm::cl::init(3)};
+  Option<std::string> toolkit{
+      *this, "toolkit",
+      llvm::cl::desc("CUDA toolkit directory whose bin/ has ptxas and "
+                     "fatbinary (empty: MLIR's search: PATH, $CUDA_ROOT, "
+                     "...)"),
+      llvm::cl::init("")};
 };
 
-/// Stage 1 (NVPTX): as buildLowerToLinalgPipeline, with transformer.sdpa as
-/// the fused attention kernel (blockc-gpu-lower-sdpa) and elementwise chains
-/// fused (blockc-gpu-fuse-elementwise).
+/// Stage 1, every target: transformer dialect -> linalg on tensors with the
+/// generic lowering of every op (the reference the kernels are checked
+/// against).
+void buildLowerToLinalgPipeline(mlir::OpPassManager &pm);
+
+/// Stage 1 (CPU): the common stage 1 with projections, attention and their
+/// prologues/epilogues as vector kernels sized by `options`.
+void buildCPULowerToLinalgPipeline(mlir::OpPassManager &pm,
+                                   const CPUTargetConfig &config);
+
+/// Stage 2 (CPU): linalg on tensors -> loops on buffers, parallel loops on
+/// OpenMP. The entry function's tensor results become trailing
+/// out-parameters.
+void buildCPUBufferizePipeline(mlir::OpPassManager &pm,
+                               const CPUTargetConfig &config);
+
+/// Stage 3 (CPU): loops on buffers -> LLVM dialect, with C-interface
+/// wrappers (`_mlir_ciface_<name>`) on every function.
+void buildCPULowerToLLVMPipeline(mlir::OpPassManager &pm);
+
+/// All CPU stages.
+void buildCPUPipeline(mlir::OpPassManager &pm, const CPUTargetConfig &config);
+
+/// Derives the decode entry (transformer-derive-decode) and, unless
+/// `keepPrefill`, drops the prefill entry it was derived from. Target
+/// independent: runs before a target's stage 1.
+void buildDeriveDecodePipeline(mlir::OpPassManager &pm,
+                               const DecodeOptions &options);
+
+/// The decode entry derived and compiled for the CPU (blockc-run --decode,
+/// blockc -emit=obj --decode).
+void buildCPUDecodePipeline(mlir::OpPassManager &pm,
+                            const CPUTargetConfig &config,
+                            const DecodeOptions &options);
+
+/// Stage 1 (NVPTX): the common stage 1 with attention as the fused kernel
+/// (blockc-gpu-lower-sdpa) and elementwise chains fused
+/// (blockc-gpu-fuse-elementwise).
 void buildNVPTXLowerToLinalgPipeline(mlir::OpPassManager &pm);
 
 /// Stage 2 (NVPTX): linalg on tensors -> buffers in managed memory and
@@ -73,10 +247,11 @@ void buildNVPTXPipeline(mlir::OpPassManager &pm,
                         const NVPTXPipelineOptions &options);
 
 /// Registers the pipelines above under their names
-/// (blockc-lower-to-linalg-pipeline, blockc-cpu-bufferize-pipeline,
-/// blockc-cpu-lower-to-llvm-pipeline, blockc-cpu-pipeline,
-/// blockc-nvptx-map-to-gpu-pipeline, blockc-nvptx-lower-to-llvm-pipeline,
-/// blockc-nvptx-pipeline).
+/// (blockc-lower-to-linalg-pipeline, blockc-cpu-lower-to-linalg-pipeline,
+/// blockc-cpu-bufferize-pipeline, blockc-cpu-lower-to-llvm-pipeline,
+/// blockc-cpu-pipeline, blockc-cpu-decode-pipeline,
+/// blockc-nvptx-lower-to-linalg-pipeline, blockc-nvptx-map-to-gpu-pipeline,
+/// blockc-nvptx-lower-to-llvm-pipeline, blockc-nvptx-pipeline).
 void registerBlockcPipelines();
 
 } // namespace blockc

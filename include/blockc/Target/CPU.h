@@ -20,6 +20,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace blockc {
 
@@ -43,8 +44,19 @@ llvm::Error emitMachineCode(llvm::Module &llvmModule, llvm::TargetMachine &tm,
 /// With `gpu`, the header documents the NVPTX object's memory contract:
 /// arguments in device-accessible (managed) memory, the result released
 /// with mgpuMemFree from blockc's CUDA runtime.
+/// The decode entry compiled beside the model's entry (blockc --decode).
+struct DecodeEntry {
+  std::string funcName;
+  /// The K and V cache arguments in order (k_0, v_0, k_1, ...), as tensors
+  /// [B, L_max, H_kv, D].
+  std::vector<mlir::RankedTensorType> caches;
+  /// Head-major memory order ([B][H_kv][L_max][D]) of every cache.
+  bool headMajor = true;
+};
+
 std::string emitCHeader(const ModelSignature &signature,
-                        llvm::StringRef headerName, bool gpu = false);
+                        llvm::StringRef headerName, bool gpu = false,
+                        const DecodeEntry *decode = nullptr);
 
 } // namespace blockc
 

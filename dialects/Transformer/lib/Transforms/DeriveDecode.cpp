@@ -183,6 +183,16 @@ struct TransformerDeriveDecodePass
       (void)decode.insertResult(numResults + i, v.getType(),
                                 DictionaryAttr::get(ctx));
     ret.getOperandsMutable().append(updated);
+
+    if (keepEntry)
+      return;
+    if (!SymbolTable::symbolKnownUseEmpty(forward, module)) {
+      forward.emitError() << "transformer-derive-decode: @" << entry
+                          << " is still referenced, so keep-entry=false "
+                             "cannot remove it";
+      return signalPassFailure();
+    }
+    forward.erase();
   }
 };
 

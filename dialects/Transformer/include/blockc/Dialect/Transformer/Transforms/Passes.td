@@ -75,7 +75,7 @@ def TransformerDeriveDecodePass
   let summary = "Derive a KV-cached decode entry from a model's forward function";
   let description = [{
     Adds `@<entry>_decode` next to the model function `@<entry>` (default
-    `@forward`, which is left unchanged). The new function is the forward
+    `@forward`, which is left unchanged, or removed with `keep-entry=false`). The new function is the forward
     function decomposed (as by `transformer-decompose`) with every attention
     routed through a KV cache:
 
@@ -115,7 +115,10 @@ def TransformerDeriveDecodePass
            "The model function to derive the decode entry from">,
     Option<"kvLayout", "kv-layout", "std::string", /*default=*/"\"bhsd\"",
            "Memory order of the caches: bhsd (head-major) or bshd "
-           "(token-major)">
+           "(token-major)">,
+    Option<"keepEntry", "keep-entry", "bool", /*default=*/"true",
+           "Keep @<entry> beside @<entry>_decode (false: the decode entry, "
+           "which at position 0 is the prefill, replaces it)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
