@@ -10,7 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "blockc/Analysis/BlockReport.h"
-#include "blockc/ExecutionEngine/ModelSignature.h"
+#include "blockc/Analysis/ModelSignature.h"
 #include "blockc/InitAllDialects.h"
 #include "blockc/Pipelines/Pipelines.h"
 #include "blockc/Target/CPU.h"
