@@ -14,8 +14,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef BLOCKC_EXECUTIONENGINE_MODELSIGNATURE_H
-#define BLOCKC_EXECUTIONENGINE_MODELSIGNATURE_H
+#ifndef BLOCKC_ANALYSIS_MODELSIGNATURE_H
+#define BLOCKC_ANALYSIS_MODELSIGNATURE_H
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -70,4 +70,4 @@ llvm::StringRef getDefaultWeightSuffix(llvm::StringRef role);
 
 } // namespace blockc
 
-#endif // BLOCKC_EXECUTIONENGINE_MODELSIGNATURE_H
+#endif // BLOCKC_ANALYSIS_MODELSIGNATURE_H
