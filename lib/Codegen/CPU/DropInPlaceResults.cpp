@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "blockc/Codegen/CPU/Passes.h"
+#include "blockc/Dialect/Transformer/IR/TransformerDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -18,13 +19,24 @@ namespace blockc::cpu {
 } // namespace blockc::cpu
 
 using namespace mlir;
+using blockc::transformer::TransformerDialect;
 
 namespace {
 
+/// `v` is an argument of `func`'s entry block marked as a KV cache
+/// (transformer.kv_cache, see transformer-derive-decode).
+bool isKVCacheArgument(func::FuncOp func, Value v) {
+  auto arg = dyn_cast<BlockArgument>(v);
+  return arg && arg.getOwner() == &func.getBody().front() &&
+         isa<BaseMemRefType>(arg.getType()) &&
+         func.getArgAttr(arg.getArgNumber(), TransformerDialect::kKVCacheAttr);
+}
+
 /// `v` is a fresh buffer whose only other use is one memref.copy of a whole
-/// function argument into it, after which (up to `ret`) only allocations
+/// KV cache argument into it, after which (up to `ret`) only allocations
 /// and copies into fresh buffers run: returns that copy.
-memref::CopyOp copyOfArgument(Value v, Block &body, Operation *ret) {
+memref::CopyOp copyOfCache(func::FuncOp func, Value v, Operation *ret) {
+  Block &body = func.getBody().front();
   auto alloc = v.getDefiningOp<memref::AllocOp>();
   if (!alloc || alloc->getBlock() != &body)
     return {};
@@ -37,8 +49,8 @@ memref::CopyOp copyOfArgument(Value v, Block &body, Operation *ret) {
       return {};
     copy = c;
   }
-  auto src = copy ? dyn_cast<BlockArgument>(copy.getSource()) : BlockArgument();
-  if (!src || src.getOwner() != &body || copy->getBlock() != &body)
+  if (!copy || !isKVCacheArgument(func, copy.getSource()) ||
+      copy->getBlock() != &body)
     return {};
   for (Operation *op = copy->getNextNode(); op != ret; op = op->getNextNode()) {
     if (isa<memref::AllocOp>(op) || isPure(op))
@@ -62,15 +74,14 @@ struct DropInPlaceResultsPass
       if (!uses || !uses->empty())
         continue;
       auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
-      Block &body = func.getBody().front();
       llvm::BitVector drop(func.getNumResults());
       SmallVector<memref::CopyOp> copies;
+      // Only the caches: any other argument the entry returns (an input
+      // passed through) is a result the caller expects.
       for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
-        auto arg = dyn_cast<BlockArgument>(v);
-        if (arg && isa<BaseMemRefType>(arg.getType()) &&
-            arg.getOwner() == &body) {
+        if (isKVCacheArgument(func, v)) {
           drop.set(i);
-        } else if (memref::CopyOp copy = copyOfArgument(v, body, ret)) {
+        } else if (memref::CopyOp copy = copyOfCache(func, v, ret)) {
           drop.set(i);
           copies.push_back(copy);
         }

@@ -14,6 +14,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Dominance.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -33,8 +34,7 @@ namespace {
 /// horizontal group has one per member), if `v` has exactly one use.
 scf::ForallOp kernelOf(Value v) {
   auto forall = v.getDefiningOp<scf::ForallOp>();
-  if (!forall || !forall->hasAttr(blockc::cpu::kLinearKernelAttr) ||
-      !v.hasOneUse())
+  if (!forall || !blockc::cpu::isLinearKernel(forall) || !v.hasOneUse())
     return {};
   return forall;
 }
@@ -124,10 +124,11 @@ struct CPUFuseActivationPass
   /// read at the tile's offsets.
   void fuse(scf::ForallOp forall, tensor::ParallelInsertSliceOp insert,
             Value gate, tensor::ParallelInsertSliceOp gateInsert,
-            ActivationKind kind, SmallVector<Operation *> &mathOps) {
+            ActivationKind kind, int64_t width,
+            SmallVector<Operation *> &mathOps) {
     OpBuilder b(forall.getTerminator());
     Location loc = insert.getLoc();
-    EpilogueBuilder eb{b, loc, VectorType::get({vectorWidth}, b.getF32Type()),
+    EpilogueBuilder eb{b, loc, VectorType::get({width}, b.getF32Type()),
                        mathOps};
     Value tile = insert.getSource();
     Value gateTile;
@@ -142,26 +143,27 @@ struct CPUFuseActivationPass
     insert.getSourceMutable().assign(result);
   }
 
-  /// Whether `v` is available at `op` (a block argument or defined before
-  /// it in the same block, or in an enclosing region).
-  static bool availableBefore(Value v, Operation *op) {
-    Operation *def = v.getDefiningOp();
-    if (!def)
-      return v.getParentRegion()->isAncestor(op->getParentRegion());
-    if (def->getBlock() == op->getBlock())
-      return def->isBeforeInBlock(op);
-    return def->getParentRegion()->isProperAncestor(op->getParentRegion());
-  }
-
   void runOnOperation() override {
-    if (vectorWidth < 1) {
-      getOperation().emitError()
-          << "blockc-cpu-fuse-activation: vector-width must be >= 1";
-      return signalPassFailure();
-    }
     SmallVector<Operation *> mathOps;
     SmallVector<ActivationOp> acts;
     getOperation().walk([&](ActivationOp op) { acts.push_back(op); });
+    DominanceInfo &dom = getAnalysis<DominanceInfo>();
+    // The target is needed only once there is an epilogue to build.
+    std::optional<int64_t> width;
+    auto fuseInto = [&](scf::ForallOp forall,
+                        tensor::ParallelInsertSliceOp insert, Value gate,
+                        tensor::ParallelInsertSliceOp gateInsert,
+                        ActivationKind kind) -> LogicalResult {
+      if (!width) {
+        FailureOr<int64_t> w = blockc::cpu::getTargetVectorWidth(
+            getOperation(), "blockc-cpu-fuse-activation");
+        if (failed(w))
+          return failure();
+        width = *w;
+      }
+      fuse(forall, insert, gate, gateInsert, kind, *width, mathOps);
+      return success();
+    };
     for (ActivationOp act : acts) {
       auto type = dyn_cast<RankedTensorType>(act.getType());
       if (!type || !type.getElementType().isF32() || type.getRank() != 3)
@@ -180,7 +182,9 @@ struct CPUFuseActivationPass
           if (insert && g.getDefiningOp() == forall.getOperation() &&
               g != other && g.getType() == type) {
             if (auto gateInsert = tileInsert(forall, g)) {
-              fuse(forall, insert, Value(), gateInsert, act.getKind(), mathOps);
+              if (failed(fuseInto(forall, insert, Value(), gateInsert,
+                                  act.getKind())))
+                return signalPassFailure();
               mul.getResult().replaceAllUsesWith(other);
               mul->erase();
               act->erase();
@@ -198,8 +202,9 @@ struct CPUFuseActivationPass
             if (gDef && gDef->getBlock() == forall->getBlock() &&
                 forall->isBeforeInBlock(gDef))
               forall->moveAfter(gDef);
-            if (availableBefore(g, forall)) {
-              fuse(forall, insert, g, {}, act.getKind(), mathOps);
+            if (dom.properlyDominates(g, forall)) {
+              if (failed(fuseInto(forall, insert, g, {}, act.getKind())))
+                return signalPassFailure();
               mul.getResult().replaceAllUsesWith(other);
               mul->erase();
               act->erase();
@@ -216,7 +221,8 @@ struct CPUFuseActivationPass
       tensor::ParallelInsertSliceOp insert = tileInsert(forall, act.getInput());
       if (!insert)
         continue;
-      fuse(forall, insert, Value(), {}, act.getKind(), mathOps);
+      if (failed(fuseInto(forall, insert, Value(), {}, act.getKind())))
+        return signalPassFailure();
       act.getResult().replaceAllUsesWith(act.getInput());
       act->erase();
       ++numPlain;

@@ -166,26 +166,27 @@ struct CPUFuseNormPass
   using Base::Base;
 
   void runOnOperation() override {
-    if (vectorWidth < 1) {
-      getOperation().emitError()
-          << "blockc-cpu-fuse-norm: vector-width must be >= 1";
-      return signalPassFailure();
-    }
     SmallVector<RMSNormOp> norms;
     getOperation().walk([&](RMSNormOp op) { norms.push_back(op); });
-    for (RMSNormOp norm : norms)
-      if (succeeded(fuse(norm)))
+    for (RMSNormOp norm : norms) {
+      FailureOr<bool> fused = fuse(norm);
+      if (failed(fused))
+        return signalPassFailure();
+      if (*fused)
         ++numFused;
+    }
   }
 
-  LogicalResult fuse(RMSNormOp norm) {
+  /// Fuses `norm` into the kernels that read it if it can (true), leaves it
+  /// (false), or fails (an error was emitted).
+  FailureOr<bool> fuse(RMSNormOp norm) {
     auto type = cast<RankedTensorType>(norm.getType());
     Value n = norm.getResult(), x = norm.getInput(), g = norm.getWeight();
     int64_t k = type.getDimSize(type.getRank() - 1);
     if (type.getRank() != 3 || !type.getElementType().isF32() ||
         ShapedType::isDynamic(k) || k == 0 ||
         cast<RankedTensorType>(g.getType()).getRank() != 1)
-      return failure();
+      return false;
     // Every use must be a tensor.dim (of the shape, which x shares) or lie
     // in a projection kernel that starts from zero; inside, the weight
     // reads must be 1-D vector reads along k.
@@ -199,15 +200,15 @@ struct CPUFuseNormPass
         continue;
       }
       auto forall = dyn_cast_or_null<scf::ForallOp>(top);
-      if (!forall || !forall->hasAttr(blockc::cpu::kLinearKernelAttr) ||
+      if (!forall || !blockc::cpu::isLinearKernel(forall) ||
           !llvm::all_of(forall.getOutputs(), blockc::cpu::isZeroFill) ||
           !isa<tensor::ExtractOp, vector::TransferReadOp, tensor::DimOp>(
               use.getOwner()))
-        return failure();
+        return false;
       kernels.insert(forall);
     }
     if (kernels.empty())
-      return failure();
+      return false;
     // Where each kernel gets the gain: the packed kernel multiplies its
     // weight reads (vector reads of a 2-D tensor from outside the kernel,
     // made once per element while packing; its x reads are scalars); the
@@ -218,7 +219,7 @@ struct CPUFuseNormPass
     for (scf::ForallOp forall : kernels) {
       if (!llvm::all_of(forall.getTerminator().getYieldingOps(),
                         llvm::IsaPred<tensor::ParallelInsertSliceOp>))
-        return failure();
+        return false;
       bool ok = true;
       SmallVector<vector::TransferReadOp> xReads, wReads;
       DenseSet<Block *> xBlocks;
@@ -241,7 +242,7 @@ struct CPUFuseNormPass
         }
       });
       if (!ok || (xReads.empty() && wReads.empty()))
-        return failure();
+        return false;
       SmallVector<vector::TransferReadOp> &reads = gainReads[forall];
       reads.append(xReads);
       for (vector::TransferReadOp w : wReads)
@@ -249,9 +250,13 @@ struct CPUFuseNormPass
           reads.push_back(w);
     }
 
+    FailureOr<int64_t> width = blockc::cpu::getTargetVectorWidth(
+        getOperation(), "blockc-cpu-fuse-norm");
+    if (failed(width))
+      return failure();
     OpBuilder b(norm);
     Location loc = norm.getLoc();
-    VectorType vec = VectorType::get({vectorWidth}, b.getF32Type());
+    VectorType vec = VectorType::get({*width}, b.getF32Type());
     Builder nb{b, loc, vec};
     Value r = nb.rowScales(x, k, norm.getEpsilon().convertToDouble());
     for (scf::ForallOp forall : kernels) {
@@ -283,7 +288,7 @@ struct CPUFuseNormPass
     if (!n.use_empty())
       return norm.emitOpError("blockc-cpu-fuse-norm left uses behind");
     norm->erase();
-    return success();
+    return true;
   }
 };
 

@@ -10,6 +10,7 @@
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Dominance.h"
 #include "mlir/IR/Matchers.h"
 
 namespace blockc::cpu {
@@ -47,12 +48,13 @@ struct CPUFuseResidualPass
   void runOnOperation() override {
     SmallVector<ResidualAddOp> adds;
     getOperation().walk([&](ResidualAddOp op) { adds.push_back(op); });
+    DominanceInfo &dom = getAnalysis<DominanceInfo>();
     for (ResidualAddOp add : adds) {
       for (int side = 0; side < 2; ++side) {
         Value y = side ? add.getResidual() : add.getUpdate();
         Value r = side ? add.getUpdate() : add.getResidual();
         auto forall = y.getDefiningOp<scf::ForallOp>();
-        if (!forall || !forall->hasAttr(blockc::cpu::kLinearKernelAttr) ||
+        if (!forall || !blockc::cpu::isLinearKernel(forall) ||
             forall.getNumResults() != 1 || !y.hasOneUse() ||
             r.getType() != y.getType() || y == r)
           continue;
@@ -67,9 +69,7 @@ struct CPUFuseResidualPass
         if (isa<BlockArgument>(r))
           continue;
         // The residual must be available before the kernel.
-        if (Operation *def = r.getDefiningOp();
-            def && !def->isBeforeInBlock(forall) &&
-            def->getBlock() == forall->getBlock())
+        if (!dom.properlyDominates(r, forall))
           continue;
         if (kind == InitKind::Zero) {
           initOperand.set(r);
@@ -78,8 +78,10 @@ struct CPUFuseResidualPass
         } else {
           // init = r + bias: the broadcast generic reads r as a second
           // input and adds it.
+          // Built at the kernel, which r dominates (the bias broadcast may
+          // come before r's definition).
           auto generic = init.getDefiningOp<linalg::GenericOp>();
-          OpBuilder b(generic);
+          OpBuilder b(forall);
           Location loc = generic.getLoc();
           SmallVector<AffineMap> maps = {
               generic.getIndexingMapsArray()[0],

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "blockc/Codegen/CPU/Passes.h"
+#include "blockc/Dialect/Codegen/IR/CodegenDialect.h"
 #include "blockc/Dialect/Transformer/IR/TransformerOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -16,6 +17,8 @@ namespace blockc::cpu {
 
 using namespace mlir;
 using namespace blockc::transformer;
+using blockc::codegen::CodegenDialect;
+using blockc::codegen::HorizontalGroupAttr;
 
 namespace {
 
@@ -24,19 +27,18 @@ struct CPUGroupProjectionsPass
   using Base::Base;
 
   void runOnOperation() override {
-    Builder b(&getContext());
     // Ids already in use (pinned by hand) are not reused.
     int64_t nextId = 0;
     getOperation().walk([&](LinearOp op) {
-      if (auto id = op->getAttrOfType<IntegerAttr>(
-              blockc::cpu::kHorizontalGroupAttrName))
-        nextId = std::max(nextId, id.getInt() + 1);
+      if (auto group = op->getAttrOfType<HorizontalGroupAttr>(
+              CodegenDialect::kHorizontalGroupAttrName))
+        nextId = std::max(nextId, group.getId() + 1);
     });
     // Members of one group: same block, input, weight type, bias
     // presence, result type and tile attribute.
     SmallVector<SmallVector<LinearOp>> groups;
     getOperation().walk([&](LinearOp op) {
-      if (op->hasAttr(blockc::cpu::kHorizontalGroupAttrName))
+      if (op->hasAttr(CodegenDialect::kHorizontalGroupAttrName))
         return;
       for (SmallVector<LinearOp> &g : groups) {
         LinearOp first = g.front();
@@ -48,8 +50,8 @@ struct CPUGroupProjectionsPass
             (!first.getBias() ||
              first.getBias().getType() == op.getBias().getType()) &&
             first.getType() == op.getType() &&
-            first->getAttr(blockc::cpu::kCpuTilesAttrName) ==
-                op->getAttr(blockc::cpu::kCpuTilesAttrName)) {
+            first->getAttr(CodegenDialect::kLinearTilesAttrName) ==
+                op->getAttr(CodegenDialect::kLinearTilesAttrName)) {
           g.push_back(op);
           return;
         }
@@ -60,8 +62,8 @@ struct CPUGroupProjectionsPass
       if (g.size() < 2)
         continue;
       for (LinearOp op : g)
-        op->setAttr(blockc::cpu::kHorizontalGroupAttrName,
-                    b.getI64IntegerAttr(nextId));
+        op->setAttr(CodegenDialect::kHorizontalGroupAttrName,
+                    HorizontalGroupAttr::get(&getContext(), nextId));
       ++nextId;
       ++numGroups;
     }

@@ -7,7 +7,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TileEpilogue.h"
 #include "blockc/Codegen/CPU/Passes.h"
+#include "blockc/Dialect/Codegen/IR/CodegenDialect.h"
 #include "blockc/Dialect/Transformer/IR/TransformerOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -15,6 +17,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Dominance.h"
 #include "mlir/IR/PatternMatch.h"
 
 #include "llvm/ADT/bit.h"
@@ -27,6 +30,7 @@ namespace blockc::cpu {
 
 using namespace mlir;
 using namespace blockc::transformer;
+using blockc::codegen::CodegenDialect;
 
 namespace {
 
@@ -218,7 +222,8 @@ struct KernelBuilder {
   }
 };
 
-/// Tile parameters of one projection (blockc.cpu_tiles or the pass options).
+/// Tile parameters of one projection (its blockc_codegen.linear_tiles) and
+/// the target's vector width.
 struct Tiles {
   // Dot-product kernel (T < packMinRows, e.g. decode).
   int64_t rows, cols, width, blockN, blockK;
@@ -366,7 +371,7 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
         scf::ForallOp::create(rewriter, loc, ArrayRef<OpFoldResult>{numBlocks},
                               ValueRange(inits), /*mapping=*/std::nullopt);
     // Lets later passes (blockc-cpu-fuse-residual) find the kernel.
-    forall->setAttr(blockc::cpu::kLinearKernelAttr, rewriter.getUnitAttr());
+    blockc::cpu::setKernelKind(forall, blockc::codegen::KernelKind::linear);
     OpBuilder::InsertionGuard guard(rewriter);
     rewriter.setInsertionPointToStart(forall.getBody());
     Value nc = arith::MulIOp::create(rewriter, loc, forall.getInductionVar(0),
@@ -501,57 +506,35 @@ struct CPULowerLinearPass
   using Base::Base;
 
   void runOnOperation() override {
-    Tiles defaults{rows,     cols,     vectorWidth, blockN, blockK,
-                   packRows, packCols, panelK,      panelN, packMinRows};
-    static constexpr const char *names[10] = {
-        "rows",      "cols",      "vector_width", "block_n", "block_k",
-        "pack_rows", "pack_cols", "panel_k",      "panel_n", "pack_min_rows"};
-    int64_t *fields[10] = {&defaults.rows,     &defaults.cols,
-                           &defaults.width,    &defaults.blockN,
-                           &defaults.blockK,   &defaults.packRows,
-                           &defaults.packCols, &defaults.panelK,
-                           &defaults.panelN,   &defaults.packMinRows};
-    for (int64_t *f : fields)
-      if (*f < 1) {
-        getOperation().emitError()
-            << "blockc-cpu-lower-linear: every option must be >= 1";
-        return signalPassFailure();
-      }
+    // The ops this pass lowers (f32 [B, T, K] inputs); the others are left
+    // to convert-transformer-to-linalg.
     SmallVector<LinearOp> ops;
-    getOperation().walk([&](LinearOp op) { ops.push_back(op); });
+    getOperation().walk([&](LinearOp op) {
+      RankedTensorType inType = op.getInput().getType();
+      if (inType.getRank() == 3 && inType.getElementType().isF32())
+        ops.push_back(op);
+    });
+    if (ops.empty())
+      return;
+    FailureOr<int64_t> width = blockc::cpu::getTargetVectorWidth(
+        getOperation(), "blockc-cpu-lower-linear");
+    if (failed(width))
+      return signalPassFailure();
     PatternRewriter rewriter(&getContext());
     SmallVector<Tiles> tilesOf;
     for (LinearOp op : ops) {
-      // Tiles chosen for this op (blockc-cpu-select-tiles or by hand)
-      // override the pass options; the first five keys are required, the
-      // packed kernel's default to the options.
-      Tiles t = defaults;
-      int64_t *tf[10] = {&t.rows,   &t.cols,       &t.width,    &t.blockN,
-                         &t.blockK, &t.packRows,   &t.packCols, &t.panelK,
-                         &t.panelN, &t.packMinRows};
-      if (Attribute attr = op->getAttr(blockc::cpu::kCpuTilesAttrName)) {
-        auto dict = dyn_cast<DictionaryAttr>(attr);
-        for (int i = 0; dict && i < 10; ++i) {
-          Attribute entry = dict.get(names[i]);
-          if (!entry && i >= 5)
-            continue;
-          auto v = dyn_cast_or_null<IntegerAttr>(entry);
-          if (!v || v.getInt() < 1) {
-            dict = nullptr;
-            break;
-          }
-          *tf[i] = v.getInt();
-        }
-        if (!dict) {
-          op.emitOpError() << "has a malformed '"
-                           << blockc::cpu::kCpuTilesAttrName
-                           << "': expected a dictionary of positive integers "
-                              "rows, cols, vector_width, block_n, block_k "
-                              "(and optionally pack_rows, pack_cols, panel_k, "
-                              "panel_n, pack_min_rows)";
-          return signalPassFailure();
-        }
+      // The tiles chosen for this op (blockc-cpu-select-tiles or by hand).
+      auto tiles = op->getAttrOfType<blockc::codegen::LinearTilesAttr>(
+          CodegenDialect::kLinearTilesAttrName);
+      if (!tiles) {
+        op.emitOpError() << "has no '" << CodegenDialect::kLinearTilesAttrName
+                         << "' (run blockc-cpu-select-tiles first)";
+        return signalPassFailure();
       }
+      Tiles t{tiles.getRows(),       tiles.getCols(),   *width,
+              tiles.getBlockN(),     tiles.getBlockK(), tiles.getPackRows(),
+              tiles.getPackCols(),   tiles.getPanelK(), tiles.getPanelN(),
+              tiles.getPackMinRows()};
       // The panel holds whole V x V transposed blocks and whole column
       // tiles of the micro-kernel.
       int64_t tileN = t.packCols * t.width;
@@ -565,21 +548,23 @@ struct CPULowerLinearPass
       tilesOf.push_back(t);
     }
 
-    // Horizontal groups (blockc.horizontal_group): members that can share
-    // one kernel are lowered together at the first member; the others of
-    // the group (different shapes or tiles, or operands not available at
-    // the first member) are lowered on their own.
+    // Horizontal groups (blockc_codegen.horizontal_group): members that can
+    // share one kernel are lowered together at the first member; the others
+    // of the group (different shapes or tiles, or a weight or bias that does
+    // not dominate the first member) are lowered on their own.
+    DominanceInfo &dom = getAnalysis<DominanceInfo>();
     DenseSet<Operation *> done;
     for (auto [i, op] : llvm::enumerate(ops)) {
       if (done.contains(op))
         continue;
       SmallVector<LinearOp> group = {op};
-      auto id =
-          op->getAttrOfType<IntegerAttr>(blockc::cpu::kHorizontalGroupAttrName);
+      auto id = op->getAttrOfType<blockc::codegen::HorizontalGroupAttr>(
+          CodegenDialect::kHorizontalGroupAttrName);
       for (size_t j = i + 1; id && j < ops.size(); ++j) {
         LinearOp other = ops[j];
-        auto otherId = other->getAttrOfType<IntegerAttr>(
-            blockc::cpu::kHorizontalGroupAttrName);
+        auto otherId =
+            other->getAttrOfType<blockc::codegen::HorizontalGroupAttr>(
+                CodegenDialect::kHorizontalGroupAttrName);
         if (!otherId || otherId != id || done.contains(other) ||
             !(tilesOf[j] == tilesOf[i]) ||
             other->getBlock() != op->getBlock() ||
@@ -589,10 +574,8 @@ struct CPULowerLinearPass
                 static_cast<bool>(op.getBias()) ||
             other.getType() != op.getType())
           continue;
-        auto available = [&](Value v) {
-          Operation *def = v ? v.getDefiningOp() : nullptr;
-          return !def || def->getBlock() != op->getBlock() ||
-                 def->isBeforeInBlock(op);
+        auto available = [&dom, first = op.getOperation()](Value v) {
+          return !v || dom.properlyDominates(v, first);
         };
         if (!available(other.getWeight()) || !available(other.getBias()))
           continue;

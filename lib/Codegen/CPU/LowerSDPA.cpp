@@ -4,7 +4,10 @@
 // scf/vector/tensor builders on tensors, carrying the output through
 // scf.for iter_args. Two kernels share one online-softmax recurrence:
 //
-// * the multi-row kernel (full blocks of W = vector-width query rows): the
+// W is the vector width (f32 lanes) of the function's
+// blockc_codegen.cpu_target.
+//
+// * the multi-row kernel (full blocks of W query rows): the
 //   W rows of the block live in the lanes of every vector. Scores of key j
 //   for the W rows are sum_d key[j, d] * Qt[d, :] (a broadcast key element
 //   times a row of the transposed, pre-scaled query block Qt, kept in a
@@ -21,6 +24,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TileEpilogue.h"
 #include "blockc/Codegen/CPU/Passes.h"
 #include "blockc/Dialect/Transformer/IR/TransformerOps.h"
 
@@ -46,6 +50,10 @@ using namespace mlir;
 using namespace blockc::transformer;
 
 namespace {
+
+/// f32 elements per 64-byte cache line: one prefetch covers this many
+/// elements of a key or value row (whatever the vector width).
+constexpr int64_t kFloatsPerCacheLine = 64 / sizeof(float);
 
 struct KernelOptions {
   int64_t width;
@@ -320,7 +328,7 @@ struct AttentionBuilder {
                                arith::SubIOp::create(b, loc, sDim, idx(width)));
     for (Value buf : {kBuf, vBuf})
       for (int64_t j = 0; j < width; ++j)
-        for (int64_t e = 0; e < d; e += 16)
+        for (int64_t e = 0; e < d; e += kFloatsPerCacheLine)
           memref::PrefetchOp::create(
               b, loc, buf, ValueRange{bIdx, addi(ahead, j), kvh, idx(e)},
               /*isWrite=*/false, prefetchLocality,
@@ -715,6 +723,7 @@ struct LowerSDPA : OpRewritePattern<SDPAOp> {
     rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
     tensor::ParallelInsertSliceOp::create(rewriter, loc, computed, shared,
                                           offsets, sizes, strides);
+    blockc::cpu::setKernelKind(forall, blockc::codegen::KernelKind::attention);
     rewriter.replaceOp(op, forall.getResult(0));
     return success();
   }
@@ -726,11 +735,6 @@ struct CPULowerSDPAPass
     : blockc::cpu::impl::CPULowerSDPAPassBase<CPULowerSDPAPass> {
   using Base::Base;
   void runOnOperation() override {
-    if (vectorWidth < 1) {
-      getOperation().emitError()
-          << "blockc-cpu-lower-sdpa: vector-width must be >= 1";
-      return signalPassFailure();
-    }
     if (qkUnroll < 1) {
       getOperation().emitError()
           << "blockc-cpu-lower-sdpa: qk-unroll must be >= 1";
@@ -749,8 +753,14 @@ struct CPULowerSDPAPass
     }
     SmallVector<SDPAOp> ops;
     getOperation().walk([&](SDPAOp op) { ops.push_back(op); });
+    if (ops.empty())
+      return;
+    FailureOr<int64_t> width = blockc::cpu::getTargetVectorWidth(
+        getOperation(), "blockc-cpu-lower-sdpa");
+    if (failed(width))
+      return signalPassFailure();
     LowerSDPA pattern(&getContext(),
-                      KernelOptions{vectorWidth, multiRow, qkUnroll, pvChunk,
+                      KernelOptions{*width, multiRow, qkUnroll, pvChunk,
                                     prefetch, prefetchDistance,
                                     prefetchLocality});
     PatternRewriter rewriter(&getContext());

@@ -1,15 +1,15 @@
 //===- SelectTiles.cpp - tile-size heuristic for the CPU kernels ----------===//
 //
-// Attaches blockc.cpu_tiles to transformer.linear ops; see
-// Codegen/CPU/Passes.td (CPUSelectTilesPass).
+// The heuristic half of the CPU code generation: attaches the function's
+// #blockc_codegen.cpu_target and each transformer.linear's
+// #blockc_codegen.linear_tiles; see Codegen/CPU/Passes.td
+// (CPUSelectTilesPass).
 //
 //===----------------------------------------------------------------------===//
 
 #include "blockc/Codegen/CPU/Passes.h"
+#include "blockc/Dialect/Codegen/IR/CodegenDialect.h"
 #include "blockc/Dialect/Transformer/IR/TransformerOps.h"
-
-#include "llvm/ADT/StringMap.h"
-#include "llvm/TargetParser/Host.h"
 
 #include <algorithm>
 
@@ -20,91 +20,103 @@ namespace blockc::cpu {
 
 using namespace mlir;
 using namespace blockc::transformer;
+namespace codegen = blockc::codegen;
+using codegen::CodegenDialect;
 
 namespace {
 
-struct IsaTiles {
-  int64_t width, rows, cols;
-  // Packed outer-product kernel: packRows x packCols vectors of
-  // accumulators, panels of panelN weight rows.
-  int64_t packRows, packCols, panelN;
+/// f32 lanes per vector and vector registers of each ISA.
+struct IsaShape {
+  int64_t width, registers;
 };
 
-/// The register tiles of each ISA. Dot-product kernel: accumulators plus
-/// the operand vectors of one k step (rows + cols) fit the register file.
-/// Packed kernel: packRows * packCols accumulators, packCols panel vectors
-/// and a broadcast; at least 8 independent FMA chains (latency 4, two FMA
-/// pipes).
-std::optional<IsaTiles> tilesFor(llvm::StringRef isa) {
-  if (isa == "avx512")
-    return IsaTiles{16, 4, 4, 8, 2, 32}; // 16 + 8 / 16 + 3 of 32 zmm
-  if (isa == "avx2")
-    return IsaTiles{8, 2, 4, 6, 2, 16}; // 8 + 6 / 12 + 3 of 16 ymm
-  if (isa == "generic")
-    return IsaTiles{4, 2, 4, 6, 2, 8}; // 8 + 6 / 12 + 3 of 16 xmm
-  return std::nullopt;
+IsaShape shapeOf(codegen::ISA isa) {
+  switch (isa) {
+  case codegen::ISA::avx512:
+    return {16, 32}; // 32 zmm
+  case codegen::ISA::avx2:
+    return {8, 16}; // 16 ymm
+  case codegen::ISA::sse:
+    return {4, 16}; // 16 xmm
+  }
+  llvm_unreachable("unknown ISA");
 }
 
+/// Weight rows per dot-product kernel and output vectors per packed
+/// micro-kernel.
+constexpr int64_t kCols = 4, kPackCols = 2;
+/// At most this many rows per packed micro-kernel: 8 x 2 accumulators are
+/// 16 independent FMA chains, enough to cover the FMA latency.
+constexpr int64_t kMaxPackRows = 8;
 /// Rows (tokens) from which the packed kernel is used: below, packing a
 /// panel costs more than the horizontal reductions it saves (measured on
 /// Zen 4: the two kernels tie at T = 32 for d = 512 / d_ff = 1408).
 constexpr int64_t kPackMinRows = 32;
 /// Reduction length of one packed panel (panel_k x panel_n x 4 bytes: 32
-/// KiB with AVX-512, L1-sized).
+/// KiB with AVX-512, L1-sized), at most what fits the L1 cache.
 constexpr int64_t kPanelK = 256;
+/// Longest reduction of one dot-product cache block.
+constexpr int64_t kMaxBlockK = 2048;
 
-std::string hostIsa() {
-  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
-  if (features.lookup("avx512f"))
-    return "avx512";
-  if (features.lookup("avx2") && features.lookup("fma"))
-    return "avx2";
-  return "generic";
-}
+int64_t roundUp(int64_t a, int64_t m) { return (a + m - 1) / m * m; }
 
 struct CPUSelectTilesPass
     : blockc::cpu::impl::CPUSelectTilesPassBase<CPUSelectTilesPass> {
   using Base::Base;
 
+  /// The function's target: the one already there (pinned), or the one the
+  /// options describe (null, with an error at the function, if invalid).
+  codegen::CPUTargetAttr target() {
+    func::FuncOp func = getOperation();
+    if (auto pinned = func->getAttrOfType<codegen::CPUTargetAttr>(
+            CodegenDialect::kCpuTargetAttrName))
+      return pinned;
+    IsaShape shape = shapeOf(isa);
+    return codegen::CPUTargetAttr::getChecked(
+        [&] { return func.emitError("blockc-cpu-select-tiles: "); },
+        &getContext(), isa.getValue(),
+        vectorWidth ? vectorWidth.getValue() : shape.width,
+        registers ? registers.getValue() : shape.registers, l1Bytes.getValue(),
+        l2Bytes.getValue());
+  }
+
   void runOnOperation() override {
-    std::string chosen = isa == "auto" ? hostIsa() : std::string(isa);
-    std::optional<IsaTiles> t = tilesFor(chosen);
-    if (!t || l2Bytes < 1024) {
-      getOperation().emitError()
-          << "blockc-cpu-select-tiles: isa must be auto, avx512, avx2 or "
-             "generic and l2-bytes at least 1024";
+    codegen::CPUTargetAttr t = target();
+    if (!t)
       return signalPassFailure();
-    }
-    Builder b(&getContext());
+    getOperation()->setAttr(CodegenDialect::kCpuTargetAttrName, t);
+    int64_t width = t.getVectorWidth(), regs = t.getRegisters();
+    // Dot-product kernel: rows x kCols accumulators plus the operand
+    // vectors of one k step (rows + kCols) fit the register file: the
+    // largest power-of-two row count that does (4 x 4 = 16 + 8 of 32
+    // registers, 2 x 4 = 8 + 6 of 16).
+    int64_t rows = 1;
+    while (2 * rows * kCols + 2 * rows + kCols <= regs)
+      rows *= 2;
+    // Packed kernel: packRows x kPackCols accumulators, kPackCols panel
+    // vectors and a broadcast (8 x 2 with 32 registers, 6 x 2 with 16).
+    int64_t packRows = std::clamp<int64_t>((regs - kPackCols - 1) / kPackCols,
+                                           1, kMaxPackRows);
+    // One micro-kernel width per panel, and a panel within L1.
+    int64_t panelN = kPackCols * width;
+    int64_t maxPanelK =
+        std::max(width, t.getL1Bytes() / (panelN * 4) / width * width);
+    MLIRContext *ctx = &getContext();
     getOperation().walk([&](LinearOp op) {
-      if (op->hasAttr(blockc::cpu::kCpuTilesAttrName))
+      if (op->hasAttr(CodegenDialect::kLinearTilesAttrName))
         return; // a user's (or an earlier) choice is kept
       int64_t k = op.getWeight().getType().getDimSize(1);
-      int64_t blockK = std::min<int64_t>(
-          2048, std::max<int64_t>(t->width,
-                                  (k + t->width - 1) / t->width * t->width));
-      int64_t budget = l2Bytes / 8; // bytes of one weight block
+      int64_t paddedK = std::max(width, roundUp(k, width));
+      int64_t blockK = std::min(kMaxBlockK, paddedK);
+      int64_t budget = t.getL2Bytes() / 8; // bytes of one weight block
       int64_t blockN = budget / (blockK * 4);
-      blockN = std::max(t->cols, blockN / t->cols * t->cols);
+      blockN = std::max(kCols, blockN / kCols * kCols);
       // The panel need not be longer than the (padded) reduction.
-      int64_t panelK = std::min(
-          kPanelK, std::max<int64_t>(t->width,
-                                     (k + t->width - 1) / t->width * t->width));
-      op->setAttr(
-          blockc::cpu::kCpuTilesAttrName,
-          b.getDictionaryAttr({
-              b.getNamedAttr("rows", b.getI64IntegerAttr(t->rows)),
-              b.getNamedAttr("cols", b.getI64IntegerAttr(t->cols)),
-              b.getNamedAttr("vector_width", b.getI64IntegerAttr(t->width)),
-              b.getNamedAttr("block_n", b.getI64IntegerAttr(blockN)),
-              b.getNamedAttr("block_k", b.getI64IntegerAttr(blockK)),
-              b.getNamedAttr("pack_rows", b.getI64IntegerAttr(t->packRows)),
-              b.getNamedAttr("pack_cols", b.getI64IntegerAttr(t->packCols)),
-              b.getNamedAttr("panel_k", b.getI64IntegerAttr(panelK)),
-              b.getNamedAttr("panel_n", b.getI64IntegerAttr(t->panelN)),
-              b.getNamedAttr("pack_min_rows",
-                             b.getI64IntegerAttr(kPackMinRows)),
-          }));
+      int64_t panelK = std::min({kPanelK, maxPanelK, paddedK});
+      op->setAttr(CodegenDialect::kLinearTilesAttrName,
+                  codegen::LinearTilesAttr::get(ctx, rows, kCols, blockN,
+                                                blockK, packRows, kPackCols,
+                                                panelK, panelN, kPackMinRows));
       ++numAnnotated;
     });
   }

@@ -1,4 +1,4 @@
-//===- TileEpilogue.cpp - shared helpers of the CPU epilogue passes -------===//
+//===- TileEpilogue.cpp - shared helpers of the CPU kernel passes ---------===//
 
 #include "TileEpilogue.h"
 
@@ -10,6 +10,30 @@
 #include "mlir/IR/Matchers.h"
 
 using namespace mlir;
+namespace codegen = blockc::codegen;
+
+FailureOr<int64_t> blockc::cpu::getTargetVectorWidth(func::FuncOp func,
+                                                     StringRef pass) {
+  auto target = func->getAttrOfType<codegen::CPUTargetAttr>(
+      codegen::CodegenDialect::kCpuTargetAttrName);
+  if (!target)
+    return func.emitError() << pass << ": the function has no '"
+                            << codegen::CodegenDialect::kCpuTargetAttrName
+                            << "' (run blockc-cpu-select-tiles first)";
+  return target.getVectorWidth();
+}
+
+void blockc::cpu::setKernelKind(Operation *op, codegen::KernelKind kind) {
+  op->setAttr(codegen::CodegenDialect::kKernelAttrName,
+              codegen::KernelKindAttr::get(op->getContext(), kind));
+}
+
+bool blockc::cpu::isLinearKernel(Operation *op) {
+  auto kind = op->getAttrOfType<codegen::KernelKindAttr>(
+      codegen::CodegenDialect::kKernelAttrName);
+  return isa<scf::ForallOp>(op) && kind &&
+         kind.getValue() == codegen::KernelKind::linear;
+}
 
 bool blockc::cpu::isZeroFill(Value init) {
   auto fill = init.getDefiningOp<linalg::FillOp>();

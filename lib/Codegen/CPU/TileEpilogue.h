@@ -1,19 +1,36 @@
-//===- TileEpilogue.h - shared helpers of the CPU epilogue passes -*- C++
-//-*-===//
+//===- TileEpilogue.h - shared helpers of the CPU kernel passes -*- C++ -*-===//
 //
-// Used by blockc-cpu-fuse-norm, blockc-cpu-fuse-activation and
-// blockc-cpu-fuse-residual, which all rewrite the projection kernels of
-// blockc-cpu-lower-linear.
+// Used by the passes that build the CPU kernels (blockc-cpu-lower-linear,
+// blockc-cpu-lower-sdpa) and by blockc-cpu-fuse-norm,
+// blockc-cpu-fuse-activation and blockc-cpu-fuse-residual, which rewrite
+// the projection kernels of blockc-cpu-lower-linear.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef BLOCKC_LIB_CODEGEN_CPU_TILEEPILOGUE_H
 #define BLOCKC_LIB_CODEGEN_CPU_TILEEPILOGUE_H
 
+#include "blockc/Dialect/Codegen/IR/CodegenDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Value.h"
 
 namespace blockc::cpu {
+
+/// The f32 lanes per vector of the kernels of `func`: the vector width of
+/// its blockc_codegen.cpu_target. Fails, with an error at the function
+/// naming `pass`, when the function has no target.
+mlir::FailureOr<int64_t> getTargetVectorWidth(mlir::func::FuncOp func,
+                                              llvm::StringRef pass);
+
+/// Marks `op` as a kernel of `kind` (blockc_codegen.kernel).
+void setKernelKind(mlir::Operation *op, codegen::KernelKind kind);
+
+/// Whether `op` is the scf.forall of a projection kernel built by
+/// blockc-cpu-lower-linear (blockc_codegen.kernel =
+/// #blockc_codegen.kernel<linear>).
+bool isLinearKernel(mlir::Operation *op);
 
 /// Whether `init` (a kernel's shared output) is a zero fill, i.e. the
 /// projection had no bias and nothing was fused into its start.

@@ -1,12 +1,12 @@
 // RUN: blockc-opt %s -split-input-file --blockc-drop-inplace-results | FileCheck %s
 
-// A result that is the function's own buffer argument (a cache written in
-// place) is dropped; the other results stay.
+// A result that is a KV cache argument of the function (transformer.kv_cache,
+// a cache written in place) is dropped; the other results stay.
 // CHECK-LABEL: func.func @entry
-// CHECK-SAME: (%[[N:.+]]: index, %[[C:.+]]: memref<?x4xf32>, %[[D:.+]]: memref<?x4xf32>) -> (memref<?xf32>, index)
+// CHECK-SAME: (%[[N:.+]]: index, %[[C:[^:]+]]: memref<?x4xf32> {transformer.kv_cache = "k"}, %[[D:[^:]+]]: memref<?x4xf32> {transformer.kv_cache = "v"}) -> (memref<?xf32>, index)
 // CHECK: %[[Y:.+]] = memref.alloc
 // CHECK: return %[[Y]], %[[N]] : memref<?xf32>, index
-func.func @entry(%n: index, %c: memref<?x4xf32>, %d: memref<?x4xf32>) -> (memref<?xf32>, memref<?x4xf32>, memref<?x4xf32>, index) {
+func.func @entry(%n: index, %c: memref<?x4xf32> {transformer.kv_cache = "k"}, %d: memref<?x4xf32> {transformer.kv_cache = "v"}) -> (memref<?xf32>, memref<?x4xf32>, memref<?x4xf32>, index) {
   %y = memref.alloc(%n) : memref<?xf32>
   return %y, %c, %d, %n : memref<?xf32>, memref<?x4xf32>, memref<?x4xf32>, index
 }
@@ -20,7 +20,7 @@ func.func @entry(%n: index, %c: memref<?x4xf32>, %d: memref<?x4xf32>) -> (memref
 // CHECK: return %{{.+}} : memref<4xf32>
 // CHECK-LABEL: func.func @caller
 // CHECK-SAME: -> index
-func.func @callee(%c: memref<4xf32>) -> memref<4xf32> {
+func.func @callee(%c: memref<4xf32> {transformer.kv_cache = "k"}) -> memref<4xf32> {
   return %c : memref<4xf32>
 }
 func.func @caller(%c: memref<4xf32>, %i: index) -> index {
@@ -44,13 +44,13 @@ func.func @fresh() -> memref<4xf32> {
 // head-major cache): the result, its allocation and the copy go; a copy into
 // another fresh buffer may follow.
 // CHECK-LABEL: func.func @copied
-// CHECK-SAME: (%[[N:.+]]: index, %[[C:.+]]: memref<?x4xf32, strided<[1, ?], offset: ?>>, %[[D:.+]]: memref<?x4xf32, strided<[1, ?], offset: ?>>) -> memref<?xf32>
+// CHECK-SAME: (%[[N:.+]]: index, %[[C:[^:]+]]: memref<?x4xf32, strided<[1, ?], offset: ?>> {transformer.kv_cache = "k"}, %[[D:[^:]+]]: memref<?x4xf32, strided<[1, ?], offset: ?>> {transformer.kv_cache = "v"}) -> memref<?xf32>
 // CHECK-NOT: memref.copy
 // CHECK: %[[Y:.+]] = memref.alloc(%[[N]]) : memref<?xf32>
 // CHECK-NOT: memref.alloc
 // CHECK-NOT: memref.copy
 // CHECK: return %[[Y]] : memref<?xf32>
-func.func @copied(%n: index, %c: memref<?x4xf32, strided<[1, ?], offset: ?>>, %d: memref<?x4xf32, strided<[1, ?], offset: ?>>) -> (memref<?xf32>, memref<?x4xf32>, memref<?x4xf32>) {
+func.func @copied(%n: index, %c: memref<?x4xf32, strided<[1, ?], offset: ?>> {transformer.kv_cache = "k"}, %d: memref<?x4xf32, strided<[1, ?], offset: ?>> {transformer.kv_cache = "v"}) -> (memref<?xf32>, memref<?x4xf32>, memref<?x4xf32>) {
   %y = memref.alloc(%n) : memref<?xf32>
   %a = memref.alloc(%n) : memref<?x4xf32>
   memref.copy %c, %a : memref<?x4xf32, strided<[1, ?], offset: ?>> to memref<?x4xf32>
@@ -68,7 +68,7 @@ func.func @copied(%n: index, %c: memref<?x4xf32, strided<[1, ?], offset: ?>>, %d
 // CHECK: memref.copy
 // CHECK: memref.store
 // CHECK: return
-func.func @written_after(%n: index, %c: memref<4xf32, strided<[?], offset: ?>>) -> (memref<?xf32>, memref<4xf32>) {
+func.func @written_after(%n: index, %c: memref<4xf32, strided<[?], offset: ?>> {transformer.kv_cache = "k"}) -> (memref<?xf32>, memref<4xf32>) {
   %y = memref.alloc(%n) : memref<?xf32>
   %a = memref.alloc() : memref<4xf32>
   memref.copy %c, %a : memref<4xf32, strided<[?], offset: ?>> to memref<4xf32>
@@ -76,4 +76,31 @@ func.func @written_after(%n: index, %c: memref<4xf32, strided<[?], offset: ?>>) 
   %i = arith.constant 0 : index
   memref.store %f, %a[%i] : memref<4xf32>
   return %y, %a : memref<?xf32>, memref<4xf32>
+}
+
+// -----
+
+// An entry that returns one of its inputs (not a KV cache) keeps that
+// result: the caller expects it. Only the marked cache goes.
+// CHECK-LABEL: func.func @returns_input
+// CHECK-SAME: (%[[X:[^:]+]]: memref<4xf32>, %[[C:[^:]+]]: memref<4xf32> {transformer.kv_cache = "v"}) -> (memref<4xf32>, memref<4xf32>)
+// CHECK: %[[Y:.+]] = memref.alloc
+// CHECK: return %[[X]], %[[Y]] : memref<4xf32>, memref<4xf32>
+func.func @returns_input(%x: memref<4xf32>, %c: memref<4xf32> {transformer.kv_cache = "v"}) -> (memref<4xf32>, memref<4xf32>, memref<4xf32>) {
+  %y = memref.alloc() : memref<4xf32>
+  return %x, %y, %c : memref<4xf32>, memref<4xf32>, memref<4xf32>
+}
+
+// -----
+
+// The identity-layout copy of an input that is not a cache is kept too.
+// CHECK-LABEL: func.func @copied_input
+// CHECK-SAME: -> memref<4xf32>
+// CHECK: %[[A:.+]] = memref.alloc
+// CHECK: memref.copy
+// CHECK: return %[[A]] : memref<4xf32>
+func.func @copied_input(%x: memref<4xf32, strided<[?], offset: ?>>) -> memref<4xf32> {
+  %a = memref.alloc() : memref<4xf32>
+  memref.copy %x, %a : memref<4xf32, strided<[?], offset: ?>> to memref<4xf32>
+  return %a : memref<4xf32>
 }

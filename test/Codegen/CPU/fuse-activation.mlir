@@ -1,15 +1,17 @@
-// RUN: blockc-opt %s -split-input-file --blockc-cpu-lower-linear --blockc-cpu-fuse-activation | FileCheck %s
-// RUN: blockc-opt %s -split-input-file --blockc-cpu-lower-linear --blockc-cpu-fuse-activation="vector-width=8" | FileCheck %s --check-prefix=W8
+// RUN: blockc-opt %s -split-input-file --blockc-cpu-select-tiles="isa=avx512" --blockc-cpu-lower-linear --blockc-cpu-fuse-activation | FileCheck %s
+// RUN: blockc-opt %s -split-input-file --blockc-cpu-select-tiles="isa=avx2" --blockc-cpu-lower-linear --blockc-cpu-fuse-activation | FileCheck %s --check-prefix=AVX2 --implicit-check-not="vector<16xf32>"
 
 // SwiGLU: silu(g) * u becomes the epilogue of u's kernel. Each block of
 // columns ends with a loop over its rows: full vectors of the tile and of
 // the gate's matching slice, silu with a polynomial exp (no math.exp left
 // for LLVM to scalarise), the product written back; then one masked vector
-// for the remainder columns (block of 32 = 2 x 16, the last block 8).
+// for the remainder columns (one block of 40 = 2 x 16 + 8). The vectors
+// have the width of the function's cpu_target: 16 lanes with AVX-512, 8
+// with AVX2 (and no 16-lane vector anywhere in the AVX2 output).
 // CHECK-LABEL: func.func @swiglu
 // CHECK-NOT:   transformer.activation
 // CHECK:       %[[G:.+]] = scf.forall
-// CHECK:       } {blockc.linear_kernel}
+// CHECK:       } {blockc_codegen.kernel = #blockc_codegen.kernel<linear>}
 // CHECK:       %[[U:.+]] = scf.forall
 // CHECK:       %[[GT:.+]] = tensor.extract_slice %[[G]][0, 0, %{{.+}}] [%{{.+}}, %{{.+}}, %{{.+}}] [1, 1, 1] : tensor<2x3x40xf32> to tensor<?x?x?xf32>
 // CHECK:       scf.for
@@ -25,12 +27,15 @@
 // CHECK:       vector.transfer_read %{{.+}}, %{{[^ ]+}} : tensor<?x?x?xf32>, vector<16xf32>
 // CHECK:       vector.transfer_write %{{[^ ]+}}, %{{[^ ]+}}[{{.+}}] : vector<16xf32>, tensor<?x?x?xf32>
 // CHECK:       tensor.parallel_insert_slice
-// CHECK:       } {blockc.linear_kernel}
+// CHECK:       } {blockc_codegen.kernel = #blockc_codegen.kernel<linear>}
 // CHECK-NOT:   arith.mulf
 // CHECK:       return %[[U]]
-// W8-LABEL:    func.func @swiglu
-// W8:          } {blockc.linear_kernel}
-// W8:          arith.divf %{{.+}}, %{{.+}} : vector<8xf32>
+// AVX2-LABEL:  func.func @swiglu
+// AVX2:        } {blockc_codegen.kernel = #blockc_codegen.kernel<linear>}
+// AVX2:        vector.transfer_read %{{.+}} {in_bounds = [true]} : tensor<?x?x?xf32>, vector<8xf32>
+// AVX2:        math.floor %{{.+}} : vector<8xf32>
+// AVX2:        arith.divf %{{.+}}, %{{.+}} : vector<8xf32>
+// AVX2:        vector.transfer_write %{{.+}} {in_bounds = [true]} : vector<8xf32>, tensor<?x?x?xf32>
 func.func @swiglu(%x: tensor<2x3x16xf32>, %wg: tensor<40x16xf32>, %wu: tensor<40x16xf32>) -> tensor<2x3x40xf32> {
   %g = transformer.linear %x, %wg : tensor<2x3x16xf32>, tensor<40x16xf32> -> tensor<2x3x40xf32>
   %u = transformer.linear %x, %wu : tensor<2x3x16xf32>, tensor<40x16xf32> -> tensor<2x3x40xf32>
@@ -47,11 +52,11 @@ func.func @swiglu(%x: tensor<2x3x16xf32>, %wg: tensor<40x16xf32>, %wu: tensor<40
 // CHECK-SAME:  (%[[X:.+]]: tensor<2x3x16xf32>, %[[WU:.+]]: tensor<40x16xf32>, %[[WG:.+]]: tensor<40x16xf32>)
 // CHECK:       %[[G:.+]] = scf.forall
 // CHECK:       vector.transfer_read %[[WG]]
-// CHECK:       } {blockc.linear_kernel}
+// CHECK:       } {blockc_codegen.kernel = #blockc_codegen.kernel<linear>}
 // CHECK:       %[[U:.+]] = scf.forall
 // CHECK:       vector.transfer_read %[[WU]]
 // CHECK:       tensor.extract_slice %[[G]]
-// CHECK:       } {blockc.linear_kernel}
+// CHECK:       } {blockc_codegen.kernel = #blockc_codegen.kernel<linear>}
 // CHECK-NEXT:  return %[[U]]
 func.func @swiglu_order(%x: tensor<2x3x16xf32>, %wu: tensor<40x16xf32>, %wg: tensor<40x16xf32>) -> tensor<2x3x40xf32> {
   %u = transformer.linear %x, %wu : tensor<2x3x16xf32>, tensor<40x16xf32> -> tensor<2x3x40xf32>
@@ -70,7 +75,7 @@ func.func @swiglu_order(%x: tensor<2x3x16xf32>, %wu: tensor<40x16xf32>, %wg: ten
 // CHECK:       %[[INIT:.+]] = linalg.generic
 // CHECK:       %[[Y:.+]] = scf.forall {{.*}} shared_outs(%{{.+}} = %[[INIT]])
 // CHECK:       arith.maximumf %{{.+}}, %{{.+}} : vector<16xf32>
-// CHECK:       } {blockc.linear_kernel}
+// CHECK:       } {blockc_codegen.kernel = #blockc_codegen.kernel<linear>}
 // CHECK-NOT:   transformer.activation
 // CHECK:       return %[[Y]]
 func.func @relu_bias(%x: tensor<2x3x16xf32>, %w: tensor<40x16xf32>, %b: tensor<40xf32>) -> tensor<2x3x40xf32> {
@@ -85,12 +90,12 @@ func.func @relu_bias(%x: tensor<2x3x16xf32>, %w: tensor<40x16xf32>, %b: tensor<4
 // polynomials too.
 // CHECK-LABEL: func.func @gelu
 // CHECK-NOT:   math.erf
-// CHECK:       } {blockc.linear_kernel}
+// CHECK:       } {blockc_codegen.kernel = #blockc_codegen.kernel<linear>}
 // CHECK-NOT:   transformer.activation
 // CHECK-LABEL: func.func @geglu_tanh
 // CHECK-NOT:   math.tanh
-// CHECK:       } {blockc.linear_kernel}
-// CHECK:       } {blockc.linear_kernel}
+// CHECK:       } {blockc_codegen.kernel = #blockc_codegen.kernel<linear>}
+// CHECK:       } {blockc_codegen.kernel = #blockc_codegen.kernel<linear>}
 // CHECK-NOT:   transformer.activation
 func.func @gelu(%x: tensor<2x3x16xf32>, %w: tensor<40x16xf32>) -> tensor<2x3x40xf32> {
   %y = transformer.linear %x, %w : tensor<2x3x16xf32>, tensor<40x16xf32> -> tensor<2x3x40xf32>
@@ -114,7 +119,7 @@ func.func @geglu_tanh(%x: tensor<2x3x16xf32>, %wg: tensor<40x16xf32>, %wu: tenso
 // CHECK-LABEL: func.func @act_used_twice
 // CHECK-NOT:   transformer.activation
 // CHECK:       arith.divf %{{.+}}, %{{.+}} : vector<16xf32>
-// CHECK:       } {blockc.linear_kernel}
+// CHECK:       } {blockc_codegen.kernel = #blockc_codegen.kernel<linear>}
 // CHECK:       arith.mulf %{{.+}}, %{{.+}} : tensor<2x3x40xf32>
 // CHECK-LABEL: func.func @kernel_used_twice
 // CHECK:       transformer.activation <relu>
@@ -144,6 +149,7 @@ func.func @not_a_kernel(%a: tensor<2x3x40xf32>) -> tensor<2x3x40xf32> {
 // epilogue reads the gate's tile straight from the same iteration (no slice
 // of a kernel result) and the product is up's result.
 // CHECK-LABEL: func.func @swiglu_group
+// Pinned tiles with blocks of 32 columns: two iterations.
 // CHECK:       %[[R:.+]]:2 = scf.forall (%{{.+}}) in (2) shared_outs(%[[OG:.+]] = %{{[^,]+}}, %[[OU:.+]] = %{{[^)]+}})
 // CHECK-NOT:   tensor.extract_slice %[[R]]
 // CHECK:       arith.divf %{{.+}}, %{{.+}} : vector<16xf32>
@@ -153,8 +159,33 @@ func.func @not_a_kernel(%a: tensor<2x3x40xf32>) -> tensor<2x3x40xf32> {
 // CHECK-NOT:   arith.mulf %{{.+}} : tensor
 // CHECK:       return %[[R]]#1
 func.func @swiglu_group(%x: tensor<2x3x16xf32>, %wg: tensor<40x16xf32>, %wu: tensor<40x16xf32>) -> tensor<2x3x40xf32> {
-  %g = transformer.linear %x, %wg {blockc.horizontal_group = 0 : i64} : tensor<2x3x16xf32>, tensor<40x16xf32> -> tensor<2x3x40xf32>
-  %u = transformer.linear %x, %wu {blockc.horizontal_group = 0 : i64} : tensor<2x3x16xf32>, tensor<40x16xf32> -> tensor<2x3x40xf32>
+  %g = transformer.linear %x, %wg {blockc_codegen.horizontal_group = #blockc_codegen.horizontal_group<0>, blockc_codegen.linear_tiles = #blockc_codegen.linear_tiles<rows = 4, cols = 4, block_n = 32, block_k = 16, pack_rows = 8, pack_cols = 2, panel_k = 16, panel_n = 32, pack_min_rows = 32>} : tensor<2x3x16xf32>, tensor<40x16xf32> -> tensor<2x3x40xf32>
+  %u = transformer.linear %x, %wu {blockc_codegen.horizontal_group = #blockc_codegen.horizontal_group<0>, blockc_codegen.linear_tiles = #blockc_codegen.linear_tiles<rows = 4, cols = 4, block_n = 32, block_k = 16, pack_rows = 8, pack_cols = 2, panel_k = 16, panel_n = 32, pack_min_rows = 32>} : tensor<2x3x16xf32>, tensor<40x16xf32> -> tensor<2x3x40xf32>
+  %a = transformer.activation <silu> %g : tensor<2x3x40xf32>
+  %m = arith.mulf %a, %u : tensor<2x3x40xf32>
+  return %m : tensor<2x3x40xf32>
+}
+
+// -----
+
+// The gate is defined in a block that dominates u's kernel (the entry
+// block of a function with a branch): available, fused. (Before
+// DominanceInfo, only the same block or an enclosing region counted.)
+// CHECK-LABEL: func.func @gate_in_dominating_block
+// CHECK:       %[[G:.+]] = scf.forall
+// CHECK:       ^bb1:
+// CHECK:       %[[U:.+]] = scf.forall
+// CHECK:       tensor.extract_slice %[[G]]
+// CHECK:       arith.divf %{{.+}}, %{{.+}} : vector<16xf32>
+// CHECK:       } {blockc_codegen.kernel = #blockc_codegen.kernel<linear>}
+// CHECK-NOT:   transformer.activation
+// CHECK-NOT:   arith.mulf %{{.+}} : tensor
+// CHECK:       return %[[U]]
+func.func @gate_in_dominating_block(%x: tensor<2x3x16xf32>, %wg: tensor<40x16xf32>, %wu: tensor<40x16xf32>) -> tensor<2x3x40xf32> {
+  %g = transformer.linear %x, %wg : tensor<2x3x16xf32>, tensor<40x16xf32> -> tensor<2x3x40xf32>
+  cf.br ^bb1
+^bb1:
+  %u = transformer.linear %x, %wu : tensor<2x3x16xf32>, tensor<40x16xf32> -> tensor<2x3x40xf32>
   %a = transformer.activation <silu> %g : tensor<2x3x40xf32>
   %m = arith.mulf %a, %u : tensor<2x3x40xf32>
   return %m : tensor<2x3x40xf32>

@@ -1,10 +1,13 @@
-// RUN: blockc-opt %s -split-input-file --blockc-cpu-lower-linear --blockc-cpu-fuse-norm | FileCheck %s
+// RUN: blockc-opt %s -split-input-file --blockc-cpu-select-tiles="isa=avx512" --blockc-cpu-lower-linear --blockc-cpu-fuse-norm | FileCheck %s
+// RUN: blockc-opt %s -split-input-file --blockc-cpu-select-tiles="isa=avx2" --blockc-cpu-lower-linear --blockc-cpu-fuse-norm | FileCheck %s --check-prefix=AVX2 --implicit-check-not="vector<16xf32>"
 
 // RMSNorm read only by projection kernels (Q and K here): no normalised
 // tensor is built. One loop nest computes the row scales r[b, t]
 // (overflow-safe: max |x|, then the sum of squares of x / max|x| where that
 // is needed); both kernels read x itself, multiply it (or the weight) by
-// the gain g at the same k, and scale each finished tile row by r.
+// the gain g at the same k, and scale each finished tile row by r. The
+// vectors have the width of the function's cpu_target: 16 lanes with
+// AVX-512, 8 with AVX2 (the row scales, the gain and the tile scaling too).
 // CHECK-LABEL: func.func @qk
 // CHECK-SAME:  (%[[X:.+]]: tensor<2x3x40xf32>, %[[G:.+]]: tensor<40xf32>, %[[WQ:.+]]: tensor<24x40xf32>, %[[WK:.+]]: tensor<8x40xf32>)
 // CHECK-NOT:   transformer.rms_norm
@@ -31,13 +34,20 @@
 // CHECK:       %[[RV:.+]] = vector.broadcast %[[RS]] : f32 to vector<16xf32>
 // CHECK:       arith.mulf %{{.+}}, %[[RV]] : vector<16xf32>
 // CHECK:       tensor.parallel_insert_slice
-// CHECK:       } {blockc.linear_kernel}
+// CHECK:       } {blockc_codegen.kernel = #blockc_codegen.kernel<linear>}
 // CHECK:       %[[K:.+]] = scf.forall
 // CHECK:       vector.transfer_read %[[X]]
 // CHECK-NEXT:  vector.transfer_read %[[G]]
 // CHECK:       tensor.extract %[[R]]
-// CHECK:       } {blockc.linear_kernel}
+// CHECK:       } {blockc_codegen.kernel = #blockc_codegen.kernel<linear>}
 // CHECK:       return %[[Q]], %[[K]]
+// AVX2-LABEL:  func.func @qk
+// AVX2:        arith.maximumf %{{.+}}, %{{.+}} : vector<8xf32>
+// AVX2:        math.fma %{{.+}}, %{{.+}}, %{{.+}} : vector<8xf32>
+// AVX2:        scf.forall
+// AVX2:        vector.transfer_read %{{.+}} {in_bounds = [true]} : tensor<40xf32>, vector<8xf32>
+// AVX2:        vector.broadcast %{{.+}} : f32 to vector<8xf32>
+// AVX2:        arith.mulf %{{.+}}, %{{.+}} : vector<8xf32>
 func.func @qk(%x: tensor<2x3x40xf32>, %g: tensor<40xf32>, %wq: tensor<24x40xf32>, %wk: tensor<8x40xf32>) -> (tensor<2x3x24xf32>, tensor<2x3x8xf32>) {
   %n = transformer.rms_norm %x, %g {epsilon = 1.0e-06 : f64} : tensor<2x3x40xf32>, tensor<40xf32>
   %q = transformer.linear %n, %wq : tensor<2x3x40xf32>, tensor<24x40xf32> -> tensor<2x3x24xf32>
@@ -94,7 +104,7 @@ func.func @bias(%x: tensor<2x3x40xf32>, %g: tensor<40xf32>, %w: tensor<24x40xf32
 // CHECK-NOT:   transformer.rms_norm
 func.func @group(%x: tensor<2x3x40xf32>, %g: tensor<40xf32>, %wk: tensor<8x40xf32>, %wv: tensor<8x40xf32>) -> (tensor<2x3x8xf32>, tensor<2x3x8xf32>) {
   %n = transformer.rms_norm %x, %g {epsilon = 1.0e-06 : f64} : tensor<2x3x40xf32>, tensor<40xf32>
-  %k = transformer.linear %n, %wk {blockc.horizontal_group = 0 : i64} : tensor<2x3x40xf32>, tensor<8x40xf32> -> tensor<2x3x8xf32>
-  %v = transformer.linear %n, %wv {blockc.horizontal_group = 0 : i64} : tensor<2x3x40xf32>, tensor<8x40xf32> -> tensor<2x3x8xf32>
+  %k = transformer.linear %n, %wk {blockc_codegen.horizontal_group = #blockc_codegen.horizontal_group<0>} : tensor<2x3x40xf32>, tensor<8x40xf32> -> tensor<2x3x8xf32>
+  %v = transformer.linear %n, %wv {blockc_codegen.horizontal_group = #blockc_codegen.horizontal_group<0>} : tensor<2x3x40xf32>, tensor<8x40xf32> -> tensor<2x3x8xf32>
   return %k, %v : tensor<2x3x8xf32>, tensor<2x3x8xf32>
 }

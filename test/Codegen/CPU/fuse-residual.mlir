@@ -1,4 +1,6 @@
-// RUN: blockc-opt %s -split-input-file --blockc-cpu-lower-linear --blockc-cpu-fuse-residual | FileCheck %s
+// RUN: blockc-opt %s -split-input-file --blockc-cpu-select-tiles="isa=avx512" --blockc-cpu-lower-linear --blockc-cpu-fuse-residual | FileCheck %s
+// The pass builds no vectors (it only changes where a kernel starts), so it
+// reads no target; the ISA only changes the kernel it starts.
 
 // The projection kernel starts from the residual r instead of a zero fill,
 // and the residual add disappears (its users read the kernel's result).
@@ -6,7 +8,7 @@
 // CHECK:         %[[R:.+]] = transformer.activation <silu>
 // CHECK-NOT:     linalg.fill
 // CHECK:         %[[Y:.+]] = scf.forall (%{{.+}}) in (%{{.+}}) shared_outs(%{{.+}} = %[[R]])
-// CHECK:         } {blockc.linear_kernel}
+// CHECK:         } {blockc_codegen.kernel = #blockc_codegen.kernel<linear>}
 // CHECK-NOT:     transformer.residual_add
 // CHECK:         return %[[Y]]
 func.func @fused(%a: tensor<?x?x32xf32>, %x: tensor<?x?x16xf32>, %w: tensor<32x16xf32>) -> tensor<?x?x32xf32> {
@@ -52,4 +54,59 @@ func.func @not_fused(%r: tensor<?x?x32xf32>, %x: tensor<?x?x16xf32>, %w: tensor<
   %h2 = transformer.residual_add %s, %y2 : tensor<?x?x32xf32>
   %twice = transformer.residual_add %h2, %y2 : tensor<?x?x32xf32>
   return %h2, %twice : tensor<?x?x32xf32>, tensor<?x?x32xf32>
+}
+
+// -----
+
+// The residual must dominate the kernel. Defined after it in the same
+// block: not fused.
+// CHECK-LABEL: func.func @residual_after_kernel
+// CHECK:         linalg.fill
+// CHECK:         scf.forall
+// CHECK:         transformer.activation
+// CHECK:         transformer.residual_add
+func.func @residual_after_kernel(%a: tensor<2x4x32xf32>, %x: tensor<2x4x16xf32>, %w: tensor<32x16xf32>) -> tensor<2x4x32xf32> {
+  %y = transformer.linear %x, %w : tensor<2x4x16xf32>, tensor<32x16xf32> -> tensor<2x4x32xf32>
+  %r = transformer.activation <silu> %a : tensor<2x4x32xf32>
+  %h = transformer.residual_add %r, %y : tensor<2x4x32xf32>
+  return %h : tensor<2x4x32xf32>
+}
+
+// -----
+
+// Defined in a later block than the kernel (before, the pass compared the
+// order of ops in different blocks and fused this one into invalid IR):
+// not fused.
+// CHECK-LABEL: func.func @residual_in_later_block
+// CHECK:         linalg.fill
+// CHECK:         scf.forall
+// CHECK:       ^bb1:
+// CHECK:         transformer.activation
+// CHECK:         transformer.residual_add
+func.func @residual_in_later_block(%a: tensor<2x4x32xf32>, %x: tensor<2x4x16xf32>, %w: tensor<32x16xf32>) -> tensor<2x4x32xf32> {
+  %y = transformer.linear %x, %w : tensor<2x4x16xf32>, tensor<32x16xf32> -> tensor<2x4x32xf32>
+  cf.br ^bb1
+^bb1:
+  %r = transformer.activation <silu> %a : tensor<2x4x32xf32>
+  %h = transformer.residual_add %r, %y : tensor<2x4x32xf32>
+  return %h : tensor<2x4x32xf32>
+}
+
+// -----
+
+// Defined in a block that dominates the kernel's: fused.
+// CHECK-LABEL: func.func @residual_in_earlier_block
+// CHECK:         %[[R:.+]] = transformer.activation <silu>
+// CHECK:       ^bb1:
+// CHECK-NOT:     linalg.fill
+// CHECK:         %[[Y:.+]] = scf.forall (%{{.+}}) in (1) shared_outs(%{{.+}} = %[[R]])
+// CHECK-NOT:     transformer.residual_add
+// CHECK:         return %[[Y]]
+func.func @residual_in_earlier_block(%a: tensor<2x4x32xf32>, %x: tensor<2x4x16xf32>, %w: tensor<32x16xf32>) -> tensor<2x4x32xf32> {
+  %r = transformer.activation <silu> %a : tensor<2x4x32xf32>
+  cf.br ^bb1
+^bb1:
+  %y = transformer.linear %x, %w : tensor<2x4x16xf32>, tensor<32x16xf32> -> tensor<2x4x32xf32>
+  %h = transformer.residual_add %r, %y : tensor<2x4x32xf32>
+  return %h : tensor<2x4x32xf32>
 }

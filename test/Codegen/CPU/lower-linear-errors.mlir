@@ -1,7 +1,26 @@
-// RUN: blockc-opt %s --blockc-cpu-lower-linear="rows=0" -verify-diagnostics
+// RUN: blockc-opt %s -split-input-file --blockc-cpu-lower-linear -verify-diagnostics
 
-// Kernel options must be positive.
-// expected-error @+1 {{blockc-cpu-lower-linear: every option must be >= 1}}
-func.func @bad_linear_options() {
-  return
+// The mechanism only reads the configuration: the vector width is the
+// function's cpu_target's (blockc-cpu-select-tiles writes it) ...
+// expected-error @+1 {{blockc-cpu-lower-linear: the function has no 'blockc_codegen.cpu_target' (run blockc-cpu-select-tiles first)}}
+func.func @no_target(%x: tensor<2x3x16xf32>, %w: tensor<8x16xf32>) -> tensor<2x3x8xf32> {
+  %y = transformer.linear %x, %w {blockc_codegen.linear_tiles = #blockc_codegen.linear_tiles<rows = 4, cols = 4, block_n = 32, block_k = 16, pack_rows = 8, pack_cols = 2, panel_k = 16, panel_n = 32, pack_min_rows = 32>} : tensor<2x3x16xf32>, tensor<8x16xf32> -> tensor<2x3x8xf32>
+  return %y : tensor<2x3x8xf32>
+}
+
+// -----
+
+// ... and the tiles are the op's linear_tiles.
+func.func @no_tiles(%x: tensor<2x3x16xf32>, %w: tensor<8x16xf32>) -> tensor<2x3x8xf32> attributes {blockc_codegen.cpu_target = #blockc_codegen.cpu_target<isa = avx2, vector_width = 8, registers = 16, l1_bytes = 32768, l2_bytes = 1048576>} {
+  // expected-error @+1 {{'transformer.linear' op has no 'blockc_codegen.linear_tiles' (run blockc-cpu-select-tiles first)}}
+  %y = transformer.linear %x, %w : tensor<2x3x16xf32>, tensor<8x16xf32> -> tensor<2x3x8xf32>
+  return %y : tensor<2x3x8xf32>
+}
+
+// -----
+
+// A function with nothing to lower needs no target.
+func.func @nothing_to_lower(%x: tensor<4x16xf32>, %w: tensor<8x16xf32>) -> tensor<4x8xf32> {
+  %y = transformer.linear %x, %w : tensor<4x16xf32>, tensor<8x16xf32> -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
 }

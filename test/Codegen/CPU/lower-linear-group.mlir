@@ -1,4 +1,4 @@
-// RUN: blockc-opt %s -split-input-file --blockc-cpu-lower-linear | FileCheck %s
+// RUN: blockc-opt %s -split-input-file --blockc-cpu-select-tiles="isa=avx512" --blockc-cpu-lower-linear | FileCheck %s
 
 // A horizontal group becomes one kernel: one scf.forall with a shared
 // output per member, whose iteration computes column block i of each
@@ -16,11 +16,11 @@
 // CHECK:       scf.forall.in_parallel
 // CHECK-NEXT:  tensor.parallel_insert_slice %{{.+}} into %[[OK]][0, 0, %[[NC]]]
 // CHECK-NEXT:  tensor.parallel_insert_slice %{{.+}} into %[[OV]][0, 0, %[[NC]]]
-// CHECK:       } {blockc.linear_kernel}
+// CHECK:       } {blockc_codegen.kernel = #blockc_codegen.kernel<linear>}
 // CHECK:       return %[[R]]#0, %[[R]]#1
 func.func @kv(%x: tensor<2x3x16xf32>, %wk: tensor<8x16xf32>, %wv: tensor<8x16xf32>) -> (tensor<2x3x8xf32>, tensor<2x3x8xf32>) {
-  %k = transformer.linear %x, %wk {blockc.horizontal_group = 0 : i64} : tensor<2x3x16xf32>, tensor<8x16xf32> -> tensor<2x3x8xf32>
-  %v = transformer.linear %x, %wv {blockc.horizontal_group = 0 : i64} : tensor<2x3x16xf32>, tensor<8x16xf32> -> tensor<2x3x8xf32>
+  %k = transformer.linear %x, %wk {blockc_codegen.horizontal_group = #blockc_codegen.horizontal_group<0>} : tensor<2x3x16xf32>, tensor<8x16xf32> -> tensor<2x3x8xf32>
+  %v = transformer.linear %x, %wv {blockc_codegen.horizontal_group = #blockc_codegen.horizontal_group<0>} : tensor<2x3x16xf32>, tensor<8x16xf32> -> tensor<2x3x8xf32>
   return %k, %v : tensor<2x3x8xf32>, tensor<2x3x8xf32>
 }
 
@@ -32,8 +32,41 @@ func.func @kv(%x: tensor<2x3x16xf32>, %wk: tensor<8x16xf32>, %wv: tensor<8x16xf3
 // CHECK-COUNT-3: scf.forall (%{{.+}}) in (1) shared_outs(%{{[^ ]+}} = %{{[^ ]+}}) ->
 // CHECK-NOT:   scf.forall (
 func.func @incompatible(%x: tensor<2x3x16xf32>, %y: tensor<2x3x16xf32>, %wk: tensor<8x16xf32>, %wq: tensor<24x16xf32>) -> (tensor<2x3x8xf32>, tensor<2x3x24xf32>, tensor<2x3x8xf32>) {
-  %k = transformer.linear %x, %wk {blockc.horizontal_group = 0 : i64} : tensor<2x3x16xf32>, tensor<8x16xf32> -> tensor<2x3x8xf32>
-  %q = transformer.linear %x, %wq {blockc.horizontal_group = 0 : i64} : tensor<2x3x16xf32>, tensor<24x16xf32> -> tensor<2x3x24xf32>
-  %v = transformer.linear %y, %wk {blockc.horizontal_group = 0 : i64} : tensor<2x3x16xf32>, tensor<8x16xf32> -> tensor<2x3x8xf32>
+  %k = transformer.linear %x, %wk {blockc_codegen.horizontal_group = #blockc_codegen.horizontal_group<0>} : tensor<2x3x16xf32>, tensor<8x16xf32> -> tensor<2x3x8xf32>
+  %q = transformer.linear %x, %wq {blockc_codegen.horizontal_group = #blockc_codegen.horizontal_group<0>} : tensor<2x3x16xf32>, tensor<24x16xf32> -> tensor<2x3x24xf32>
+  %v = transformer.linear %y, %wk {blockc_codegen.horizontal_group = #blockc_codegen.horizontal_group<0>} : tensor<2x3x16xf32>, tensor<8x16xf32> -> tensor<2x3x8xf32>
   return %k, %q, %v : tensor<2x3x8xf32>, tensor<2x3x24xf32>, tensor<2x3x8xf32>
+}
+
+// -----
+
+// A member whose weight is defined after the first member does not
+// dominate the group's kernel (built at the first member): lowered alone.
+// CHECK-LABEL: func.func @weight_after_first
+// CHECK:       scf.forall (%{{.+}}) in (1) shared_outs(%{{[^ ]+}} = %{{[^ ]+}}) ->
+// CHECK:       arith.negf
+// CHECK:       scf.forall (%{{.+}}) in (1) shared_outs(%{{[^ ]+}} = %{{[^ ]+}}) ->
+func.func @weight_after_first(%x: tensor<2x3x16xf32>, %wk: tensor<8x16xf32>, %w: tensor<8x16xf32>) -> (tensor<2x3x8xf32>, tensor<2x3x8xf32>) {
+  %k = transformer.linear %x, %wk {blockc_codegen.horizontal_group = #blockc_codegen.horizontal_group<0>} : tensor<2x3x16xf32>, tensor<8x16xf32> -> tensor<2x3x8xf32>
+  %wv = arith.negf %w : tensor<8x16xf32>
+  %v = transformer.linear %x, %wv {blockc_codegen.horizontal_group = #blockc_codegen.horizontal_group<0>} : tensor<2x3x16xf32>, tensor<8x16xf32> -> tensor<2x3x8xf32>
+  return %k, %v : tensor<2x3x8xf32>, tensor<2x3x8xf32>
+}
+
+// -----
+
+// A weight defined in a block that dominates the members' block (here the
+// entry block of a function with a branch) is available: one kernel.
+// CHECK-LABEL: func.func @weight_in_dominating_block
+// CHECK:       arith.negf
+// CHECK:       ^bb1:
+// CHECK:       scf.forall (%{{.+}}) in (1) shared_outs(%{{[^ ]+}} = %{{[^ ]+}}, %{{[^ ]+}} = %{{[^ ]+}}) ->
+// CHECK-NOT:   scf.forall (
+func.func @weight_in_dominating_block(%x: tensor<2x3x16xf32>, %wk: tensor<8x16xf32>, %w: tensor<8x16xf32>) -> (tensor<2x3x8xf32>, tensor<2x3x8xf32>) {
+  %wv = arith.negf %w : tensor<8x16xf32>
+  cf.br ^bb1
+^bb1:
+  %k = transformer.linear %x, %wk {blockc_codegen.horizontal_group = #blockc_codegen.horizontal_group<0>} : tensor<2x3x16xf32>, tensor<8x16xf32> -> tensor<2x3x8xf32>
+  %v = transformer.linear %x, %wv {blockc_codegen.horizontal_group = #blockc_codegen.horizontal_group<0>} : tensor<2x3x16xf32>, tensor<8x16xf32> -> tensor<2x3x8xf32>
+  return %k, %v : tensor<2x3x8xf32>, tensor<2x3x8xf32>
 }

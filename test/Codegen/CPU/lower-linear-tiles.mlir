@@ -1,11 +1,11 @@
-// RUN: blockc-opt %s -split-input-file -verify-diagnostics --blockc-cpu-lower-linear | FileCheck %s
-// RUN: blockc-opt %s -split-input-file -verify-diagnostics --blockc-cpu-select-tiles="isa=avx2" --blockc-cpu-lower-linear | FileCheck %s --check-prefix=AVX2
+// RUN: blockc-opt %s -split-input-file --blockc-cpu-select-tiles="isa=avx2" --blockc-cpu-lower-linear | FileCheck %s
+// RUN: blockc-opt %s -split-input-file --blockc-cpu-select-tiles="isa=avx512" --blockc-cpu-lower-linear | FileCheck %s --check-prefix=AVX512
 
-// The mechanism reads the op's blockc.cpu_tiles instead of its options: a
-// pinned 2 x 3 tile of vector<8xf32> (AVX2 width) with 8-row cache blocks
-// gives 6 accumulators and, for T < 32 (the dot-product kernel),
-// ceil(24 / 8) = 3 parallel blocks; the packed kernel's keys are absent, so
-// its options apply (panels of 32 columns, 8 x 2 vectors).
+// The mechanism builds what the op's linear_tiles say, in vectors of the
+// function's cpu_target width: a pinned 2 x 3 tile of vector<8xf32> (AVX2)
+// with 8-row cache blocks gives 6 accumulators and, for T < 32 (the
+// dot-product kernel), ceil(24 / 8) = 3 parallel blocks; the packed kernel
+// has panels of 32 columns and 8 x 2 vectors.
 // CHECK-LABEL: func.func @pinned_tiles
 // CHECK:       %[[PACKED:.+]] = arith.cmpi uge, %{{.+}}, %c32
 // CHECK:       %[[BS:.+]] = arith.select %[[PACKED]], %c32{{.*}}, %c8 : index
@@ -18,45 +18,38 @@
 // CHECK-COUNT-3: vector.transfer_read %{{.+}} : tensor<24x40xf32>, vector<8xf32>
 // CHECK-COUNT-6: vector.fma
 // CHECK-NOT:   vector<16xf32>
-// Without the attribute, the pass options (default 4 x 4 of 16 lanes).
+// The same pinned tiles under an AVX-512 target: 16 lanes.
+// AVX512-LABEL: func.func @pinned_tiles
+// AVX512:       arith.select %{{.+}}, %c32{{.*}}, %c8 : index
+// AVX512:       scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// AVX512:       } else {
+// AVX512:       scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// AVX512-COUNT-6: vector.fma
+// AVX512-NOT:   vector<8xf32>
+// Without the attribute, the heuristic's tiles: isa=avx2 gives a 2 x 4
+// tile of 8 lanes; packed: 6 x 2 vectors of 8 lanes (12 accumulators),
+// panels of 16 columns.
 // CHECK-LABEL: func.func @heuristic_tiles
-// CHECK:       vector<16xf32>
-// The heuristic then the mechanism: isa=avx2 gives a 2 x 4 tile of 8 lanes.
-// AVX2-LABEL: func.func @pinned_tiles
-// AVX2:       arith.select %{{.+}}, %c32{{.*}}, %c8 : index
-// AVX2-LABEL: func.func @heuristic_tiles
-// Packed: 6 x 2 vectors of 8 lanes (12 accumulators), panels of 16 columns.
-// AVX2:       arith.select %{{.+}}, %c16, %c{{[0-9]+}} : index
-// AVX2:       tensor.empty() : tensor<40x16xf32>
-// AVX2:       scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
-// AVX2-COUNT-12: vector.fma
-// AVX2:       } else {
-// AVX2:       scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
-// AVX2-COUNT-8: vector.fma
+// CHECK:       arith.select %{{.+}}, %c16, %c{{[0-9]+}} : index
+// CHECK:       tensor.empty() : tensor<40x16xf32>
+// CHECK:       scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
+// CHECK-COUNT-12: vector.fma
+// CHECK:       } else {
+// CHECK:       scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
+// CHECK-COUNT-8: vector.fma
+// isa=avx512: 4 x 4 of 16 lanes; packed 8 x 2 vectors, panels of 32.
+// AVX512-LABEL: func.func @heuristic_tiles
+// AVX512:       arith.select %{{.+}}, %c32{{.*}}, %c{{[0-9]+}} : index
+// AVX512:       tensor.empty() : tensor<48x32xf32>
+// AVX512:       } else {
+// AVX512:       scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// AVX512-COUNT-16: vector.fma
 func.func @pinned_tiles(%x: tensor<?x?x40xf32>, %w: tensor<24x40xf32>) -> tensor<?x?x24xf32> {
-  %a = transformer.linear %x, %w {blockc.cpu_tiles = {rows = 2 : i64, cols = 3 : i64, vector_width = 8 : i64, block_n = 8 : i64, block_k = 40 : i64}} : tensor<?x?x40xf32>, tensor<24x40xf32> -> tensor<?x?x24xf32>
+  %a = transformer.linear %x, %w {blockc_codegen.linear_tiles = #blockc_codegen.linear_tiles<rows = 2, cols = 3, block_n = 8, block_k = 40, pack_rows = 8, pack_cols = 2, panel_k = 256, panel_n = 32, pack_min_rows = 32>} : tensor<?x?x40xf32>, tensor<24x40xf32> -> tensor<?x?x24xf32>
   return %a : tensor<?x?x24xf32>
 }
 func.func @heuristic_tiles(%x: tensor<?x?x40xf32>, %w: tensor<24x40xf32>) -> tensor<?x?x24xf32> {
   %a = transformer.linear %x, %w : tensor<?x?x40xf32>, tensor<24x40xf32> -> tensor<?x?x24xf32>
-  return %a : tensor<?x?x24xf32>
-}
-
-// -----
-
-// A malformed tile attribute is an error at the op.
-func.func @bad_tiles(%x: tensor<?x?x40xf32>, %w: tensor<24x40xf32>) -> tensor<?x?x24xf32> {
-  // expected-error @+1 {{'transformer.linear' op has a malformed 'blockc.cpu_tiles': expected a dictionary of positive integers rows, cols, vector_width, block_n, block_k (and optionally pack_rows, pack_cols, panel_k, panel_n, pack_min_rows)}}
-  %a = transformer.linear %x, %w {blockc.cpu_tiles = {rows = 0 : i64, cols = 3 : i64, vector_width = 8 : i64, block_n = 8 : i64, block_k = 40 : i64}} : tensor<?x?x40xf32>, tensor<24x40xf32> -> tensor<?x?x24xf32>
-  return %a : tensor<?x?x24xf32>
-}
-
-// -----
-
-// The packed kernel's keys are checked too.
-func.func @bad_pack_tiles(%x: tensor<?x?x40xf32>, %w: tensor<24x40xf32>) -> tensor<?x?x24xf32> {
-  // expected-error @+1 {{'transformer.linear' op has a malformed 'blockc.cpu_tiles'}}
-  %a = transformer.linear %x, %w {blockc.cpu_tiles = {rows = 2 : i64, cols = 3 : i64, vector_width = 8 : i64, block_n = 8 : i64, block_k = 40 : i64, pack_rows = 0 : i64}} : tensor<?x?x40xf32>, tensor<24x40xf32> -> tensor<?x?x24xf32>
   return %a : tensor<?x?x24xf32>
 }
 
@@ -83,6 +76,6 @@ func.func @bad_pack_tiles(%x: tensor<?x?x40xf32>, %w: tensor<24x40xf32>) -> tens
 // CHECK-NOT:   vector.reduction
 // CHECK:       return
 func.func @pinned_packed(%x: tensor<2x11x40xf32>, %w: tensor<24x40xf32>) -> tensor<2x11x24xf32> {
-  %a = transformer.linear %x, %w {blockc.cpu_tiles = {rows = 2 : i64, cols = 3 : i64, vector_width = 8 : i64, block_n = 8 : i64, block_k = 40 : i64, pack_rows = 3 : i64, pack_cols = 1 : i64, panel_k = 16 : i64, panel_n = 16 : i64, pack_min_rows = 4 : i64}} : tensor<2x11x40xf32>, tensor<24x40xf32> -> tensor<2x11x24xf32>
+  %a = transformer.linear %x, %w {blockc_codegen.linear_tiles = #blockc_codegen.linear_tiles<rows = 2, cols = 3, block_n = 8, block_k = 40, pack_rows = 3, pack_cols = 1, panel_k = 16, panel_n = 16, pack_min_rows = 4>} : tensor<2x11x40xf32>, tensor<24x40xf32> -> tensor<2x11x24xf32>
   return %a : tensor<2x11x24xf32>
 }

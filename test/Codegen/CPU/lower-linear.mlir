@@ -1,11 +1,14 @@
-// RUN: blockc-opt %s -split-input-file --blockc-cpu-lower-linear | FileCheck %s
-// RUN: blockc-opt %s -split-input-file --blockc-cpu-lower-linear="rows=2 cols=3 vector-width=8 block-n=32 block-k=256" | FileCheck %s --check-prefix=OPT
+// RUN: blockc-opt %s -split-input-file --blockc-cpu-select-tiles="isa=avx512" --blockc-cpu-lower-linear | FileCheck %s
+// RUN: blockc-opt %s -split-input-file --blockc-cpu-select-tiles="isa=avx2" --blockc-cpu-lower-linear | FileCheck %s --check-prefix=AVX2 --implicit-check-not="vector<16xf32>"
 
 // transformer.linear on [B, T, K] becomes a loop nest on tensors (n-block,
 // k-block, batch, row tiles, column tiles) around a register-tiled kernel:
 // rows x cols accumulators of vector<V x f32> updated by vector.fma from
 // full-vector reads of x and of W in its stored [N, K] layout, a masked
 // (zero-padded) step for the k remainder, and a horizontal add per output.
+// The tiles are those blockc-cpu-select-tiles chose (linear_tiles), the
+// vector width V the function's cpu_target's: 16 lanes with AVX-512, 8
+// with AVX2 (and no 16-lane vector anywhere).
 
 // CHECK-LABEL: func.func @linear
 // CHECK-SAME: (%[[X:.+]]: tensor<?x?x40xf32>, %[[W:.+]]: tensor<24x40xf32>)
@@ -26,12 +29,13 @@
 // The packed kernel (lower-linear-tiles.mlir checks it in detail).
 // CHECK: tensor.empty() : tensor<48x32xf32>
 // CHECK: vector.shuffle
-// The dot-product kernel: k-block (2048, or the whole row when B * T == 1:
-// nothing reuses a block then), batch, full row tiles (4).
+// The dot-product kernel: k-block (block_k = 48: 40 rounded up to the
+// vector width; the whole row when B * T == 1: nothing reuses a block
+// then), batch, full row tiles (4).
 // CHECK: } else {
 // CHECK: %[[BT:.+]] = arith.muli
 // CHECK: %[[ONE:.+]] = arith.cmpi eq, %[[BT]], %c1
-// CHECK: %[[KS:.+]] = arith.select %[[ONE]], %c40{{.*}}, %c2048
+// CHECK: %[[KS:.+]] = arith.select %[[ONE]], %c40{{.*}}, %c48
 // CHECK: scf.for %{{.+}} = %c0{{.*}} to %c40{{.*}} step %[[KS]] iter_args(%{{.+}} = %[[SLICE]])
 // CHECK: scf.for
 // CHECK: scf.for
@@ -57,13 +61,23 @@ func.func @linear(%x: tensor<?x?x40xf32>, %w: tensor<24x40xf32>) -> tensor<?x?x2
   %y = transformer.linear %x, %w : tensor<?x?x40xf32>, tensor<24x40xf32> -> tensor<?x?x24xf32>
   return %y : tensor<?x?x24xf32>
 }
-// OPT-LABEL: func.func @linear
-// block-n = 32: one block; block-k = 256.
-// OPT: scf.forall (%{{.+}}) in (%{{.+}})
-// OPT: } else {
-// OPT: arith.select %{{.+}}, %c40{{.*}}, %c256
-// OPT: scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
-// OPT-COUNT-6: vector.fma
+// With AVX2, 8 lanes: a packed panel of 6 x 2 vectors of 8 lanes (16 columns),
+// a 2 x 4 dot-product tile over k-blocks of 40 (= 5 x 8: the masked step
+// never runs).
+// AVX2-LABEL: func.func @linear
+// AVX2: scf.forall (%{{.+}}) in (%{{.+}})
+// AVX2: scf.if
+// AVX2: tensor.empty() : tensor<40x16xf32>
+// AVX2: vector.shuffle %{{.+}}, %{{.+}} [{{.*}}] : vector<8xf32>, vector<8xf32>
+// AVX2: scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
+// AVX2-COUNT-12: vector.fma
+// AVX2: } else {
+// AVX2: arith.select %{{.+}}, %c40{{.*}}, %c40
+// AVX2: scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
+// AVX2-COUNT-2: vector.transfer_read %{{.+}} {in_bounds = [true]} : tensor<?x?x40xf32>, vector<8xf32>
+// AVX2-COUNT-4: vector.transfer_read %{{.+}} {in_bounds = [true]} : tensor<24x40xf32>, vector<8xf32>
+// AVX2-COUNT-8: vector.fma
+// AVX2: vector.reduction <add>, %{{.+}} : vector<8xf32> into f32
 
 // -----
 

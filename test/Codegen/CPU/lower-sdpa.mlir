@@ -1,17 +1,19 @@
-// RUN: blockc-opt %s -split-input-file --blockc-cpu-lower-sdpa | FileCheck %s --implicit-check-not=transformer.sdpa
-// RUN: blockc-opt %s -split-input-file --blockc-cpu-lower-sdpa="vector-width=8" | FileCheck %s --check-prefix=W8
-// RUN: blockc-opt %s -split-input-file --blockc-cpu-lower-sdpa="multi-row=false" | FileCheck %s --check-prefix=ROW
-// RUN: blockc-opt %s -split-input-file --blockc-cpu-lower-sdpa="qk-unroll=2 pv-chunk=4" | FileCheck %s --check-prefix=OPT
-// RUN: blockc-opt %s -split-input-file --blockc-cpu-lower-sdpa | FileCheck %s --check-prefix=PF
-// RUN: blockc-opt %s -split-input-file --blockc-cpu-lower-sdpa="prefetch=false" | FileCheck %s --check-prefix=NOPF
-// RUN: blockc-opt %s -split-input-file --blockc-cpu-lower-sdpa="prefetch-distance=3 prefetch-locality=3" | FileCheck %s --check-prefix=FAR
+// RUN: blockc-opt %s -split-input-file --blockc-cpu-select-tiles="isa=avx512" --blockc-cpu-lower-sdpa | FileCheck %s --implicit-check-not=transformer.sdpa
+// RUN: blockc-opt %s -split-input-file --blockc-cpu-select-tiles="isa=avx2" --blockc-cpu-lower-sdpa | FileCheck %s --check-prefix=AVX2 --implicit-check-not="vector<16xf32>"
+// RUN: blockc-opt %s -split-input-file --blockc-cpu-select-tiles="isa=avx512" --blockc-cpu-lower-sdpa="multi-row=false" | FileCheck %s --check-prefix=ROW
+// RUN: blockc-opt %s -split-input-file --blockc-cpu-select-tiles="isa=avx512" --blockc-cpu-lower-sdpa="qk-unroll=2 pv-chunk=4" | FileCheck %s --check-prefix=OPT
+// RUN: blockc-opt %s -split-input-file --blockc-cpu-select-tiles="isa=avx512" --blockc-cpu-lower-sdpa | FileCheck %s --check-prefix=PF
+// RUN: blockc-opt %s -split-input-file --blockc-cpu-select-tiles="isa=avx512" --blockc-cpu-lower-sdpa="prefetch=false" | FileCheck %s --check-prefix=NOPF
+// RUN: blockc-opt %s -split-input-file --blockc-cpu-select-tiles="isa=avx512" --blockc-cpu-lower-sdpa="prefetch-distance=3 prefetch-locality=3" | FileCheck %s --check-prefix=FAR
 
 // transformer.sdpa becomes one fused loop nest per head with an online
 // softmax over key tiles: no [T, S] score tensor, the kv head is h / group
-// (no copy of K or V), causal rows stop at t + S - T + 1. Full blocks of 16
+// (no copy of K or V), causal rows stop at t + S - T + 1. Full blocks of V
 // query rows use the multi-row kernel (rows in lanes: no horizontal
-// reduction); the remaining rows (all of them when T < 16, e.g. decode) the
+// reduction); the remaining rows (all of them when T < V, e.g. decode) the
 // single-row kernel (keys in lanes, one transpose-add tree per key tile).
+// V is the vector width of the function's cpu_target: 16 with AVX-512 (the
+// CHECK lines), 8 with AVX2 (no 16-lane vector anywhere).
 
 // GQA (4 query heads, 2 kv heads), causal, D = 32 (two vectors of 16).
 // CHECK-LABEL: func.func @gqa_causal
@@ -98,15 +100,30 @@
 // CHECK: arith.select
 // CHECK: vector.transfer_write
 // CHECK: tensor.parallel_insert_slice %{{.+}} into %[[OUT]][0, 0, %[[H]], 0]
+// CHECK: } {blockc_codegen.kernel = #blockc_codegen.kernel<attention>}
 // CHECK-DAG: #[[ROWS]] = affine_map<(d0, d1, d2, d3) -> (d1)>
 // CHECK-DAG: #[[COL]] = affine_map<(d0, d1) -> (d0)>
 
-// W8-LABEL: func.func @gqa_causal
-// W8: memref.alloc() {alignment = 64 : i64} : memref<4x32x8xf32>
-// W8: scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>) {
-// W8: scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>) {
-// W8: scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
-// W8: vector.shuffle {{.*}} [0, 1, 2, 3, 8, 9, 10, 11]
+// With AVX2 (8 lanes): blocks of 8 rows, tiles of 8 keys, 4 vectors per
+// head row. The prefetches stay one per 64-byte line (16 floats: offsets 0
+// and 16 of the head dim), 8 keys x 2 lines per buffer and tile, starting
+// 8 keys ahead.
+// AVX2-LABEL: func.func @gqa_causal
+// AVX2: %[[KB:.+]] = bufferization.to_buffer
+// AVX2: %[[VB:.+]] = bufferization.to_buffer
+// AVX2: memref.alloc() {alignment = 64 : i64} : memref<4x32x8xf32>
+// AVX2: scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>) {
+// AVX2: scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>) {
+// AVX2: math.floor {{.*}} : vector<8xf32>
+// AVX2: scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
+// AVX2: arith.addi %{{.+}}, %c8{{.*}} : index
+// AVX2: memref.prefetch %[[KB]][%{{.+}}, %{{.+}}, %{{.+}}, %c0{{.*}}], read, locality<2>, data
+// AVX2: memref.prefetch %[[KB]][%{{.+}}, %{{.+}}, %{{.+}}, %c16{{.*}}], read, locality<2>, data
+// AVX2-COUNT-14: memref.prefetch %[[KB]]
+// AVX2-COUNT-16: memref.prefetch %[[VB]]
+// AVX2-NOT: memref.prefetch
+// AVX2: vector.shuffle {{.*}} [0, 1, 2, 3, 8, 9, 10, 11]
+// AVX2: } {blockc_codegen.kernel = #blockc_codegen.kernel<attention>}
 
 // multi-row=false: every row uses the single-row kernel.
 // ROW-LABEL: func.func @gqa_causal

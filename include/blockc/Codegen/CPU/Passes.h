@@ -7,6 +7,8 @@
 #ifndef BLOCKC_CODEGEN_CPU_PASSES_H
 #define BLOCKC_CODEGEN_CPU_PASSES_H
 
+#include "blockc/Dialect/Codegen/IR/CodegenDialect.h"
+
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -19,17 +21,10 @@
 
 namespace blockc::cpu {
 
-/// The tile-size dictionary {rows, cols, vector_width, block_n, block_k}
-/// that blockc-cpu-select-tiles attaches and blockc-cpu-lower-linear reads.
-inline constexpr llvm::StringLiteral kCpuTilesAttrName = "blockc.cpu_tiles";
-
-/// Marks the scf.forall of a projection kernel built by
-/// blockc-cpu-lower-linear (its shared output starts as the kernel's init).
-inline constexpr llvm::StringLiteral kLinearKernelAttr = "blockc.linear_kernel";
-/// Projections with the same value of this integer attribute are lowered by
-/// blockc-cpu-lower-linear into one kernel (see blockc-cpu-group-projections).
-inline constexpr llvm::StringLiteral kHorizontalGroupAttrName =
-    "blockc.horizontal_group";
+// The configuration that blockc-cpu-select-tiles and
+// blockc-cpu-group-projections write and the kernel passes read lives in the
+// blockc_codegen dialect (blockc/Dialect/Codegen/IR/CodegenDialect.h):
+// blockc_codegen.cpu_target, .linear_tiles, .horizontal_group and .kernel.
 
 #define GEN_PASS_DECL
 #include "blockc/Codegen/CPU/Passes.h.inc"

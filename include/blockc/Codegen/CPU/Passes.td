@@ -15,40 +15,43 @@ def CPULowerLinearPass
   let description = [{
     Rewrites every `transformer.linear` on a `[B, T, K]` input into an
     `scf.forall` over blocks of output columns (weight rows; OpenMP threads
-    after bufferization, marked `blockc.linear_kernel`) whose single shared
-    output starts as the broadcast bias or zero. Each block runs one of two
+    after bufferization, marked `blockc_codegen.kernel =
+    #blockc_codegen.kernel<linear>`) whose single shared output starts as
+    the broadcast bias or zero. Vectors have the V f32 lanes of the
+    function's `blockc_codegen.cpu_target` (from `blockc-cpu-select-tiles`;
+    without one the pass fails at the function). Each block runs one of two
     kernels on tensors, both reading the weight from its stored `[N, K]`
     layout (no whole-weight copy per call):
 
-    * **packed outer-product kernel** (T >= `pack-min-rows`, prefill):
+    * **packed outer-product kernel** (T >= `pack_min_rows`, prefill):
       ```
-      for n-block (panel-n weight rows), k-block (panel-k):
-        P[k][j] = W[n0+j, k0+k]     // panel-k x panel-n, transposed;
+      for n-block (panel_n weight rows), k-block (panel_k):
+        P[k][j] = W[n0+j, k0+k]     // panel_k x panel_n, transposed;
                                     // V x V blocks: V row reads along k,
                                     // log2(V) shuffle stages, V writes
-        for b, t (pack-rows at a time), n (pack-cols vectors at a time):
+        for b, t (pack_rows at a time), n (pack_cols vectors at a time):
           acc[i][j] = out[b, t+i, n+jV : +V]     // masked past N
           for k in the k-block:
-            p_j = P[k, n+jV : +V]               // pack-cols vector loads
-            x_i = broadcast(x[b, t+i, k0+k])    // pack-rows scalars
+            p_j = P[k, n+jV : +V]               // pack_cols vector loads
+            x_i = broadcast(x[b, t+i, k0+k])    // pack_rows scalars
             acc[i][j] = fma(x_i, p_j, acc[i][j])
           out[b, t+i, n+jV : +V] = acc[i][j]    // masked past N
       ```
       No horizontal reductions: the output tile is read and written as
       whole vectors once per k-block. Rows that do not fill a tile use
       kernels of halving row counts (e.g. 4, 2, 1 for 8). The panel is a
-      `tensor.empty` (a heap buffer of panel-k x panel-n floats after
+      `tensor.empty` (a heap buffer of panel_k x panel_n floats after
       bufferization, 32 KiB by default); weight rows past N repeat row
       N - 1 and reads past K are zero, and the columns they feed are never
-      stored. Needs a power-of-two `vector-width` (the in-register
-      transpose).
-    * **dot-product kernel** (T < `pack-min-rows`: decode, short prompts;
+      stored. Needs a power-of-two V (the in-register transpose); the
+      target's verifier guarantees one.
+    * **dot-product kernel** (T < `pack_min_rows`: decode, short prompts;
       bandwidth-bound, every weight element read once):
       ```
-      for n-block (block-n rows of W), k-block (block-k), b, t (rows at a time):
+      for n-block (block_n rows of W), k-block (block_k), b, t (rows at a time):
         for n in the block (cols at a time):
-          acc[rows][cols] = 0                          // vector<vector-width>
-          for k in the k-block (vector-width at a time):
+          acc[rows][cols] = 0                          // vector<V x f32>
+          for k in the k-block (V at a time):
             x_i = x[b, t+i, k:k+V]   w_j = W[n+j, k:k+V]
             acc[i][j] = fma(x_i, w_j, acc[i][j])       // rows*cols FMAs
           out[b, t+i, n+j] += reduce_add(acc[i][j])
@@ -61,7 +64,7 @@ def CPULowerLinearPass
       hardware prefetchers going (a 7B block's T = 1 step went from 40 to
       34.5 ms on one Zen 4 core).
 
-    Projections with the same `blockc.horizontal_group` (from
+    Projections with the same `blockc_codegen.horizontal_group` (from
     `blockc-cpu-group-projections`, or pinned) that share the input, weight
     type, bias presence, result type and tiles become one `scf.forall`
     with one shared output per member: iteration i computes column block i
@@ -72,40 +75,14 @@ def CPULowerLinearPass
     then chosen at run time). Inputs of other ranks are left to
     `convert-transformer-to-linalg`.
 
-    A `blockc.cpu_tiles` dictionary on the op (from
-    `blockc-cpu-select-tiles`, or written by hand) overrides the options
-    below for that op: `rows`, `cols`, `vector_width`, `block_n`, `block_k`
-    are required, `pack_rows`, `pack_cols`, `panel_k`, `panel_n`,
-    `pack_min_rows` optional (default: the options); a malformed one is an
-    error at the op. `panel_n` is rounded up to a multiple of `pack_cols x
-    vector_width`, `panel_k` to one of `vector_width`, and both are capped
-    at the (padded) weight.
+    The pass has no options: the tiles are the op's
+    `blockc_codegen.linear_tiles` (from `blockc-cpu-select-tiles`, or
+    written by hand; an op without one is an error) and V the target's.
+    `panel_n` is rounded up to a multiple of `pack_cols x V`, `panel_k` to
+    one of V, and both are capped at the (padded) weight.
   }];
-  let options = [
-    Option<"rows", "rows", "int64_t", /*default=*/"4",
-           "Register tile: input rows (tokens) per kernel">,
-    Option<"cols", "cols", "int64_t", /*default=*/"4",
-           "Register tile: weight rows (output features) per kernel">,
-    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
-           "f32 lanes per vector (16 for AVX-512, 8 for AVX2)">,
-    Option<"blockN", "block-n", "int64_t", /*default=*/"32",
-           "Cache block: weight rows">,
-    Option<"blockK", "block-k", "int64_t", /*default=*/"2048",
-           "Cache block: reduction length">,
-    Option<"packRows", "pack-rows", "int64_t", /*default=*/"8",
-           "Packed kernel: input rows (tokens) per micro-kernel">,
-    Option<"packCols", "pack-cols", "int64_t", /*default=*/"2",
-           "Packed kernel: output vectors (of vector-width columns) per "
-           "micro-kernel">,
-    Option<"panelK", "panel-k", "int64_t", /*default=*/"256",
-           "Packed kernel: reduction length of one weight panel">,
-    Option<"panelN", "panel-n", "int64_t", /*default=*/"32",
-           "Packed kernel: weight rows (output columns) of one panel, "
-           "also the parallel block">,
-    Option<"packMinRows", "pack-min-rows", "int64_t", /*default=*/"32",
-           "Smallest T that uses the packed kernel">
-  ];
   let dependentDialects = [
+    "::blockc::codegen::CodegenDialect",
     "::mlir::arith::ArithDialect",
     "::mlir::linalg::LinalgDialect",
     "::mlir::scf::SCFDialect",
@@ -126,9 +103,9 @@ def CPUGroupProjectionsPass
   let description = [{
     The decision half of horizontal fusion: `transformer.linear` ops in the
     same block that read the same input and have the same weight type, bias
-    presence, result type and `blockc.cpu_tiles` (Q, K and V of an MHA
-    block; K and V of a GQA block; gate and up of a gated FFN) get a common
-    `blockc.horizontal_group = <id>`. `blockc-cpu-lower-linear` (the
+    presence, result type and `blockc_codegen.linear_tiles` (Q, K and V of
+    an MHA block; K and V of a GQA block; gate and up of a gated FFN) get a
+    common `blockc_codegen.horizontal_group = #blockc_codegen.horizontal_group<id>`. `blockc-cpu-lower-linear` (the
     mechanism) then builds one `scf.forall` for the group whose iteration i
     computes column block i of every member (one shared output each): one
     parallel region instead of several, the input rows reused from cache
@@ -140,10 +117,13 @@ def CPUGroupProjectionsPass
     ```mlir
     %q = transformer.linear %n, %wq : ...          // before
     %k = transformer.linear %n, %wk : ...
-    %q = transformer.linear %n, %wq {blockc.horizontal_group = 0 : i64} : ...
-    %k = transformer.linear %n, %wk {blockc.horizontal_group = 0 : i64} : ...
+    %q = transformer.linear %n, %wq {blockc_codegen.horizontal_group =
+        #blockc_codegen.horizontal_group<0>} : ...
+    %k = transformer.linear %n, %wk {blockc_codegen.horizontal_group =
+        #blockc_codegen.horizontal_group<0>} : ...
     ```
   }];
+  let dependentDialects = ["::blockc::codegen::CodegenDialect"];
   let statistics = [
     Statistic<"numGroups", "num-groups", "Groups of two or more projections">
   ];
@@ -151,47 +131,78 @@ def CPUGroupProjectionsPass
 
 def CPUSelectTilesPass
     : Pass<"blockc-cpu-select-tiles", "::mlir::func::FuncOp"> {
-  let summary = "Choose the CPU kernel's tile sizes per projection";
+  let summary = "Choose the CPU target and each projection's kernel tiles";
   let description = [{
-    The heuristic half of the CPU projection kernels: attaches to every
-    `transformer.linear` without one a `blockc.cpu_tiles` dictionary
-    `{rows, cols, vector_width, block_n, block_k, pack_rows, pack_cols,
-    panel_k, panel_n, pack_min_rows}` that `blockc-cpu-lower-linear` (the
-    mechanism) then uses instead of its pass options. A tile attribute
-    already present (written by a user, or by an earlier run) is kept, so
-    tests and users can pin any choice.
+    The heuristic half of the CPU kernels: every later CPU kernel pass (the
+    mechanism) only reads what this pass writes.
 
-    * ISA (`isa=auto` reads the host's features): `avx512` (32 zmm): 16
-      lanes, a 4 x 4 dot-product tile (16 accumulators + 8 operand
-      registers) and an 8 x 2-vector packed tile (16 accumulators + 2 panel
-      vectors + a broadcast); `avx2` (16 ymm): 8 lanes, 2 x 4 and 6 x 2
-      (12 + 3); `generic` (SSE, 16 xmm): 4 lanes, 2 x 4 and 6 x 2.
-    * Dot-product cache blocks: `block_k` is the reduction length rounded
-      up to the vector width, at most 2048; `block_n` keeps the weight block
-      (`block_n x block_k x 4` bytes) within `l2-bytes / 8` (256 KiB of a
-      2 MiB L2: the block measured best for the 7B projections), at least
-      `cols` and a multiple of it.
-    * Packed panels: `panel_n` = one micro-kernel width (32 with AVX-512, 16 with AVX2, 8 generic), `panel_k` = 256
-      (the reduction length if shorter, rounded up to the vector width): a
-      32 KiB panel with AVX-512, within L1. `pack_min_rows` = 32: below,
-      packing costs more than the reductions it saves (the two kernels tie
-      at T = 32 for d = 512 on Zen 4).
+    * On the function, `blockc_codegen.cpu_target` from the options: the
+      ISA, its f32 lanes per vector and vector registers (`avx512`: 16 and
+      32, `avx2`: 8 and 16, `sse`: 4 and 16; `vector-width` and `registers`
+      override them when non-zero) and the L1 / L2 sizes. The pass does not
+      look at the host: the pipeline builder decides the options. A target
+      already on the function is kept (and the tiles below derive from it).
+    * On every `transformer.linear` without one, a
+      `blockc_codegen.linear_tiles` that `blockc-cpu-lower-linear` builds
+      the projection's kernel with. One already present (written by a
+      user, or by an earlier run) is kept, so tests and users can pin any
+      choice.
+
+    The tiles, for V lanes and R registers:
+
+    * Dot-product kernel: `cols` = 4 weight rows and `rows` the largest
+      power of two whose accumulators plus the operand vectors of one k
+      step fit R (4 x 4 = 16 + 8 of 32 zmm, 2 x 4 = 8 + 6 of 16 ymm/xmm).
+      `block_k` is the reduction length rounded up to V, at most 2048;
+      `block_n` keeps the weight block (`block_n x block_k x 4` bytes)
+      within `l2-bytes / 8` (256 KiB of a 2 MiB L2: the block measured best
+      for the 7B projections), at least `cols` and a multiple of it.
+    * Packed outer-product kernel: `pack_cols` = 2 vectors and `pack_rows`
+      = (R - 3) / 2 rows, at most 8 (8 x 2 = 16 accumulators + 2 panel
+      vectors + a broadcast with AVX-512, 6 x 2 with 16 registers);
+      `panel_n` = one micro-kernel width (2V), `panel_k` = 256 (the
+      reduction length if shorter, rounded up to V; at most what fits
+      `l1-bytes`): a 32 KiB panel with AVX-512, within L1. `pack_min_rows`
+      = 32: below, packing costs more than the reductions it saves (the two
+      kernels tie at T = 32 for d = 512 on Zen 4).
 
     ```mlir
-    %y = transformer.linear %x, %w : ...          // before
-    %y = transformer.linear %x, %w {blockc.cpu_tiles = {block_k = 2048 : i64,
-        block_n = 32 : i64, cols = 4 : i64, pack_cols = 2 : i64,
-        pack_min_rows = 32 : i64, pack_rows = 8 : i64, panel_k = 256 : i64,
-        panel_n = 32 : i64, rows = 4 : i64, vector_width = 16 : i64}} : ...
-                                                  // after, isa=avx512
+    func.func @f(...) {                                         // before
+      %y = transformer.linear %x, %w : ...
+    func.func @f(...) attributes {blockc_codegen.cpu_target =   // after
+        #blockc_codegen.cpu_target<isa = avx512, vector_width = 16,
+          registers = 32, l1_bytes = 32768, l2_bytes = 2097152>} {
+      %y = transformer.linear %x, %w {blockc_codegen.linear_tiles =
+          #blockc_codegen.linear_tiles<rows = 4, cols = 4, block_n = 32,
+            block_k = 2048, pack_rows = 8, pack_cols = 2, panel_k = 256,
+            panel_n = 32, pack_min_rows = 32>} : ...
     ```
+
+    Options that make an invalid target (a vector width that is not a
+    power of two, fewer than 8 registers, a cache size that is not
+    positive) are an error at the function.
   }];
   let options = [
-    Option<"isa", "isa", "std::string", /*default=*/"\"auto\"",
-           "auto (host), avx512, avx2 or generic">,
+    Option<"isa", "isa", "::blockc::codegen::ISA",
+           /*default=*/"::blockc::codegen::ISA::avx512",
+           "Vector instruction set",
+           [{::llvm::cl::values(
+             clEnumValN(::blockc::codegen::ISA::avx512, "avx512",
+                        "AVX-512: 32 registers of 16 f32 lanes"),
+             clEnumValN(::blockc::codegen::ISA::avx2, "avx2",
+                        "AVX2 and FMA: 16 registers of 8 f32 lanes"),
+             clEnumValN(::blockc::codegen::ISA::sse, "sse",
+                        "SSE: 16 registers of 4 f32 lanes"))}]>,
+    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"0",
+           "f32 lanes per vector (0: the ISA's)">,
+    Option<"registers", "registers", "int64_t", /*default=*/"0",
+           "Vector registers (0: the ISA's)">,
+    Option<"l1Bytes", "l1-bytes", "int64_t", /*default=*/"32768",
+           "L1 data cache size: bounds the packed kernel's panels">,
     Option<"l2Bytes", "l2-bytes", "int64_t", /*default=*/"2097152",
-           "L2 cache size used for the cache blocks">
+           "L2 cache size used for the dot-product kernel's cache blocks">
   ];
+  let dependentDialects = ["::blockc::codegen::CodegenDialect"];
   let statistics = [
     Statistic<"numAnnotated", "num-annotated", "Projections given tiles">
   ];
@@ -202,20 +213,24 @@ def CPUFuseResidualPass
   let summary = "Fuse residual adds into the epilogue of projection kernels";
   let description = [{
     A projection kernel of `blockc-cpu-lower-linear` (an `scf.forall`
-    marked `blockc.linear_kernel`) accumulates `x W^T` into its shared output,
+    marked `blockc_codegen.kernel = #blockc_codegen.kernel<linear>`)
+    accumulates `x W^T` into its shared output,
     which starts as zero (a `linalg.fill`) or as the broadcast bias. When
     that result's only use is a `transformer.residual_add` with a residual
     `r` of the same type, the kernel starts from `r` instead (or from
     `r + bias`), and the add disappears: the residual stream is updated in
     the projection's own stores (the O projection and the down projection of
     a pre-norm block) instead of by a separate pass over `[B, T, d]`. The sum
-    is the same up to the order of the f32 additions.
+    is the same up to the order of the f32 additions. The residual must
+    dominate the kernel (`DominanceInfo`) and not be a function argument
+    (the caller's buffer). No vectors are built, so the pass needs no
+    target.
 
     ```mlir
     %z = linalg.fill ins(%c0) outs(%e)                      // before
-    %y = scf.forall ... shared_outs(%o = %z) {...} {blockc.linear_kernel}
+    %y = scf.forall ... shared_outs(%o = %z) {...} {blockc_codegen.kernel = ...}
     %h = transformer.residual_add %r, %y : tensor<?x?x64xf32>
-    %y = scf.forall ... shared_outs(%o = %r) {...} {blockc.linear_kernel}  // after
+    %y = scf.forall ... shared_outs(%o = %r) {...} {blockc_codegen.kernel = ...}  // after
     ```
   }];
   let statistics = [
@@ -230,9 +245,12 @@ def CPUFuseNormPass
   let description = [{
     `n = rms_norm(x, g)` is `x[b, t, :] * r[b, t] * g` with one scalar r per
     row. When every use of `n` is a projection kernel of
-    `blockc-cpu-lower-linear` (an `scf.forall` marked
-    `blockc.linear_kernel` that starts from zero: no bias, no residual) or
-    a `tensor.dim`, the normalised tensor is never built:
+    `blockc-cpu-lower-linear` (an `scf.forall` marked `blockc_codegen.kernel
+    = #blockc_codegen.kernel<linear>` that starts from zero: no bias, no
+    residual) or a `tensor.dim`, the normalised tensor is never built (the
+    vectors of the loops below have the width of the function's
+    `blockc_codegen.cpu_target`; the pass fails at a function without one
+    when it has a norm to fuse):
 
     * one small loop nest computes `r` (`[B, T]`) with the overflow-safe
       scaling of the RMSNorm lowering (rows whose finite max |x| exceeds
@@ -251,15 +269,11 @@ def CPUFuseNormPass
 
     ```mlir
     %n = transformer.rms_norm %x, %g {epsilon = 1.0e-06 : f32}   // before
-    %q = scf.forall ... (reads %n, %wq) {blockc.linear_kernel}
+    %q = scf.forall ... (reads %n, %wq) {blockc_codegen.kernel = ...}
     %r = scf.for ... -> tensor<?x?xf32>                            // after
-    %q = scf.forall ... (reads %x, %wq * %g; tile rows * %r) {blockc.linear_kernel}
+    %q = scf.forall ... (reads %x, %wq * %g; tile rows * %r) {blockc_codegen.kernel = ...}
     ```
   }];
-  let options = [
-    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
-           "f32 lanes per vector of the row-scale and epilogue loops">
-  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::math::MathDialect",
@@ -278,15 +292,18 @@ def CPUFuseActivationPass
                 "of projection kernels";
   let description = [{
     Applies an activation to a projection's output tile inside the kernel
-    (an `scf.forall` marked `blockc.linear_kernel`), right after the tile
-    is computed and while it is in cache, with `vector-width`-lane vector
-    math, instead of in a separate elementwise pass over `[B, T, d_ff]`:
+    (an `scf.forall` marked `blockc_codegen.kernel =
+    #blockc_codegen.kernel<linear>`), right after the tile is computed and
+    while it is in cache, with vector math of the width of the function's
+    `blockc_codegen.cpu_target` (the pass fails at a function without one
+    when it has an activation to fuse), instead of in a separate
+    elementwise pass over `[B, T, d_ff]`:
 
     * gated (SwiGLU, GeGLU): `arith.mulf(transformer.activation(g), u)`
       where `u` is a kernel result used only there: each block of `u`'s
       kernel ends with `tile = act(g[tile]) * tile`. The activation must
       have no other use; `u`'s kernel is moved after `g`'s definition when
-      needed.
+      needed (and fused when `g` then dominates it).
     * plain (ReLU / GeLU FFN): `transformer.activation(u)`: `tile =
       act(tile)` (after the bias, which the kernel starts from).
 
@@ -298,19 +315,15 @@ def CPUFuseActivationPass
     elementwise lowering are rounding-level.
 
     ```mlir
-    %g = scf.forall ... {blockc.linear_kernel}                 // before
-    %u = scf.forall ... {blockc.linear_kernel}
+    %g = scf.forall ... {blockc_codegen.kernel = ...}          // before
+    %u = scf.forall ... {blockc_codegen.kernel = ...}
     %a = transformer.activation <silu> %g
     %m = arith.mulf %a, %u
     %u = scf.forall ... {                                      // after
       ... %act = <vector silu of g's tile> ; %t = arith.mulf %act, %acc ...
-    } {blockc.linear_kernel}
+    } {blockc_codegen.kernel = #blockc_codegen.kernel<linear>}
     ```
   }];
-  let options = [
-    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
-           "f32 lanes per vector of the epilogue">
-  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::math::MathDialect",
@@ -329,9 +342,12 @@ def CPULowerSDPAPass
   let summary = "Lower transformer.sdpa to a fused, online-softmax vector kernel";
   let description = [{
     Rewrites every f32 `transformer.sdpa` whose head dimension D is a
-    multiple of `vector-width` (V) into one fused loop nest on tensors
+    multiple of the vector width V (f32 lanes, from the function's
+    `blockc_codegen.cpu_target`; the pass fails at a function without one
+    when it has an sdpa to lower) into one fused loop nest on tensors
     (flash-attention style, no `[T, S]` score matrix in memory). Heads run
-    in parallel (`scf.forall`); kv head = h / (H / H_kv), read in place (no
+    in parallel (`scf.forall`, marked `blockc_codegen.kernel =
+    #blockc_codegen.kernel<attention>`); kv head = h / (H / H_kv), read in place (no
     K/V copy). Full blocks of V query rows use the multi-row kernel, whose
     vectors hold the V rows of the block (no horizontal reduction at all):
 
@@ -371,12 +387,16 @@ def CPULowerSDPAPass
     values are selected away, so a NaN in a future value row does not leak
     into earlier rows) and a row without any visible key yields zeros.
     Other head dimensions are left to `convert-transformer-to-linalg`.
+
+    The vector width is the target's (it fixes the key tile and the query
+    row block too); the options below stay pass options: they choose
+    between equivalent schedules of this one kernel (unrolling, prefetch
+    distance) rather than describe the machine, and no heuristic pass
+    chooses them yet.
   }];
   let options = [
-    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
-           "f32 lanes per vector; also the key tile and the query row block">,
     Option<"multiRow", "multi-row", "bool", /*default=*/"true",
-           "Full blocks of vector-width query rows use the rows-in-lanes "
+           "Full blocks of V query rows use the rows-in-lanes "
            "kernel (off: every row uses the single-row kernel)">,
     Option<"qkUnroll", "qk-unroll", "int64_t", /*default=*/"4",
            "Multi-row kernel: head dims per step of the q.k loop">,
@@ -395,6 +415,7 @@ def CPULowerSDPAPass
            "(3: L1, 2: L2, 1: L3 on x86)">
   ];
   let dependentDialects = [
+    "::blockc::codegen::CodegenDialect",
     "::mlir::arith::ArithDialect",
     "::mlir::bufferization::BufferizationDialect",
     "::mlir::math::MathDialect",
@@ -413,16 +434,18 @@ def DropInPlaceResultsPass
   let summary = "Drop function results that are the function's own buffer arguments";
   let description = [{
     After one-shot bufferization, a value-semantic result that was computed
-    in place in an argument's buffer (the KV caches of a decode entry, see
-    `transformer-derive-decode`) is returned as that very block argument.
-    This pass removes such results from functions that have no callers in
-    the module (entry points), so the caller simply sees its buffer updated
-    and the entry keeps the one-result C interface. It must run before the
+    in place in a KV cache argument's buffer (the arguments of a decode
+    entry marked `transformer.kv_cache`, see `transformer-derive-decode`) is
+    returned as that very block argument. This pass removes such results
+    from functions that have no callers in the module (entry points), so the
+    caller simply sees its cache updated and the entry keeps the one-result
+    C interface. Any other returned argument (an input passed through) is a
+    result the caller expects and stays. It must run before the
     deallocation pipeline, which would otherwise return a clone (a full copy
     of the cache per call). Upstream's `drop-equivalent-buffer-results` only
     handles private functions.
 
-    When the argument has a non-identity layout (a head-major KV cache, see
+    When the cache argument has a non-identity layout (a head-major KV cache, see
     `bufferization.buffer_layout`) and the result type the identity layout,
     bufferization returns a fresh buffer filled by one `memref.copy` of the
     whole argument right before the return; that result is dropped too,
@@ -431,14 +454,16 @@ def DropInPlaceResultsPass
 
     Before:
     ```mlir
-    func.func @f(%x: memref<?xf32>, %c: memref<?xf32>) -> (memref<?xf32>, memref<?xf32>) {
+    func.func @f(%x: memref<?xf32>, %c: memref<?xf32> {transformer.kv_cache = "k"})
+        -> (memref<?xf32>, memref<?xf32>) {
       ...
       return %y, %c : memref<?xf32>, memref<?xf32>
     }
     ```
     After:
     ```mlir
-    func.func @f(%x: memref<?xf32>, %c: memref<?xf32>) -> memref<?xf32> {
+    func.func @f(%x: memref<?xf32>, %c: memref<?xf32> {transformer.kv_cache = "k"})
+        -> memref<?xf32> {
       ...
       return %y : memref<?xf32>
     }
