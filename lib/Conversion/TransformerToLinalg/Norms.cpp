@@ -1,0 +1,160 @@
+//===- Norms.cpp - rms_norm and layer_norm to linalg ----------------------===//
+//
+// The norms as row reductions and one elementwise generic; rows whose
+// sum of squares could overflow f32 are scaled by 1 / max|x| first.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LoweringUtils.h"
+#include "blockc/Dialect/Transformer/IR/TransformerOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace blockc::transformer;
+using namespace blockc::detail;
+using mlir::utils::IteratorType;
+
+namespace {
+
+/// max |x| over the last dimension of `x` (NaN propagates).
+Value rowMaxAbs(OpBuilder &b, Location loc, Value x) {
+  auto type = cast<RankedTensorType>(x.getType());
+  unsigned rank = type.getRank();
+  MLIRContext *ctx = b.getContext();
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, x);
+  sizes.pop_back();
+  Value init = filledTensor(b, loc, sizes, f32Const(b, loc, 0.0));
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{init.getType()}, ValueRange{x}, ValueRange{init},
+             ArrayRef<AffineMap>{identity(ctx, rank), dropLast(ctx, rank)},
+             iterators(rank - 1, 1),
+             [](OpBuilder &nb, Location l, ValueRange a) {
+               Value m = arith::MaximumFOp::create(
+                   nb, l, a[1], math::AbsFOp::create(nb, l, a[0]));
+               yield(nb, l, m);
+             })
+      .getResult(0);
+}
+
+/// The factor a norm's row is scaled by before squaring: 1 / max|x| when
+/// that is above 2^50 (so that the sum of squares of up to 2^26 elements
+/// cannot overflow f32) and finite, else 1 (the unscaled formula is exact
+/// for small rows, and an Inf or NaN row keeps IEEE semantics).
+Value rowInvScale(OpBuilder &b, Location l, Value maxAbs) {
+  Value big = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGT, maxAbs,
+                                    f32Const(b, l, 0x1p50));
+  Value finite = arith::CmpFOp::create(
+      b, l, arith::CmpFPredicate::OLT, maxAbs,
+      f32Const(b, l, std::numeric_limits<double>::infinity()));
+  Value scale =
+      arith::SelectOp::create(b, l, arith::AndIOp::create(b, l, big, finite),
+                              maxAbs, f32Const(b, l, 1.0));
+  return arith::DivFOp::create(b, l, f32Const(b, l, 1.0), scale);
+}
+
+/// RMSNorm and LayerNorm scale rows whose magnitude would overflow the f32
+/// sum of squares (|x| above 2^50): y is computed from x' = x / max|x| with
+/// epsilon / max|x|^2, which is the same value mathematically, so rows up to
+/// the f32 maximum normalise correctly instead of to zero; the extra max|x|
+/// reduction reads the row once more.
+struct RMSNormLowering : OpRewritePattern<RMSNormOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(RMSNormOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value x = op.getInput();
+    RankedTensorType type = op.getType();
+    unsigned rank = type.getRank();
+    MLIRContext *ctx = getContext();
+    Value invD = reciprocalOfLastDim(rewriter, loc, x);
+    Value eps = f32Const(rewriter, loc, op.getEpsilon().convertToDouble());
+    Value maxAbs = rowMaxAbs(rewriter, loc, x);
+    Value sumSq = rowReduce(
+        rewriter, loc, x, {maxAbs}, [](OpBuilder &b, Location l, ValueRange a) {
+          Value xs = arith::MulFOp::create(b, l, a[0], rowInvScale(b, l, a[1]));
+          return arith::MulFOp::create(b, l, xs, xs);
+        });
+    Value result =
+        elementwise(rewriter, loc, x, type, {x, sumSq, op.getWeight(), maxAbs},
+                    {identity(ctx, rank), dropLast(ctx, rank),
+                     projection(ctx, rank, {rank - 1}), dropLast(ctx, rank)},
+                    [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+                      Value inv = rowInvScale(b, l, a[3]);
+                      Value meanSq = arith::MulFOp::create(b, l, a[1], invD);
+                      Value epsScaled = arith::MulFOp::create(
+                          b, l, eps, arith::MulFOp::create(b, l, inv, inv));
+                      Value r = math::RsqrtOp::create(
+                          b, l, arith::AddFOp::create(b, l, meanSq, epsScaled));
+                      Value xs = arith::MulFOp::create(b, l, a[0], inv);
+                      return arith::MulFOp::create(
+                          b, l, arith::MulFOp::create(b, l, xs, r), a[2]);
+                    });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct LayerNormLowering : OpRewritePattern<LayerNormOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(LayerNormOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value x = op.getInput();
+    RankedTensorType type = op.getType();
+    unsigned rank = type.getRank();
+    MLIRContext *ctx = getContext();
+    Value invD = reciprocalOfLastDim(rewriter, loc, x);
+    Value eps = f32Const(rewriter, loc, op.getEpsilon().convertToDouble());
+    Value maxAbs = rowMaxAbs(rewriter, loc, x);
+    // Sums of the scaled row x' = x * inv (see rowInvScale).
+    Value sum = rowReduce(
+        rewriter, loc, x, {maxAbs}, [](OpBuilder &b, Location l, ValueRange a) {
+          return arith::MulFOp::create(b, l, a[0], rowInvScale(b, l, a[1]));
+        });
+    // Two-pass variance: sum((x' - mean')^2), numerically safer than
+    // E[x^2] - E[x]^2.
+    Value sumSqDev = rowReduce(
+        rewriter, loc, x, {sum, maxAbs},
+        [&](OpBuilder &b, Location l, ValueRange a) {
+          Value mean = arith::MulFOp::create(b, l, a[1], invD);
+          Value xs = arith::MulFOp::create(b, l, a[0], rowInvScale(b, l, a[2]));
+          Value dev = arith::SubFOp::create(b, l, xs, mean);
+          return arith::MulFOp::create(b, l, dev, dev);
+        });
+    Value result =
+        elementwise(rewriter, loc, x, type,
+                    {x, sum, sumSqDev, op.getWeight(), op.getBias(), maxAbs},
+                    {identity(ctx, rank), dropLast(ctx, rank),
+                     dropLast(ctx, rank), projection(ctx, rank, {rank - 1}),
+                     projection(ctx, rank, {rank - 1}), dropLast(ctx, rank)},
+                    [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+                      Value inv = rowInvScale(b, l, a[5]);
+                      Value mean = arith::MulFOp::create(b, l, a[1], invD);
+                      Value var = arith::MulFOp::create(b, l, a[2], invD);
+                      Value epsScaled = arith::MulFOp::create(
+                          b, l, eps, arith::MulFOp::create(b, l, inv, inv));
+                      Value r = math::RsqrtOp::create(
+                          b, l, arith::AddFOp::create(b, l, var, epsScaled));
+                      Value xs = arith::MulFOp::create(b, l, a[0], inv);
+                      Value n = arith::MulFOp::create(
+                          b, l, arith::SubFOp::create(b, l, xs, mean), r);
+                      return arith::AddFOp::create(
+                          b, l, arith::MulFOp::create(b, l, n, a[3]), a[4]);
+                    });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+} // namespace
+
+void blockc::detail::populateNormLoweringPatterns(RewritePatternSet &patterns) {
+  patterns.add<RMSNormLowering, LayerNormLowering>(patterns.getContext());
+}
