@@ -9,16 +9,14 @@
 //===----------------------------------------------------------------------===//
 
 #include "blockc/ExecutionEngine/BlockJit.h"
-#include "blockc/Pipelines/Pipelines.h"
+#include "blockc/Target/CPU.h"
 
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
-#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/TargetSelect.h"
 
 #include <dlfcn.h>
 
@@ -127,12 +125,9 @@ Error blockc::checkCudaAvailable() {
   return runtime ? Error::success() : runtime.takeError();
 }
 
-Expected<std::unique_ptr<BlockJit>> BlockJit::compile(ModuleOp module,
-                                                      const ModelSignature &sig,
-                                                      JitTarget target,
-                                                      unsigned optLevel) {
-  llvm::InitializeNativeTarget();
-  llvm::InitializeNativeTargetAsmPrinter();
+Expected<std::unique_ptr<BlockJit>>
+BlockJit::compile(ModuleOp module, const ModelSignature &sig, JitTarget target,
+                  unsigned optLevel, const NVPTXPipelineOptions &nvptxOptions) {
   MLIRContext *ctx = module.getContext();
   registerBuiltinDialectTranslation(*ctx);
   registerLLVMDialectTranslation(*ctx);
@@ -142,22 +137,24 @@ Expected<std::unique_ptr<BlockJit>> BlockJit::compile(ModuleOp module,
   if (failed(applyPassManagerCLOptions(pm)))
     return makeError("invalid pass manager options");
   if (target == JitTarget::NVPTX) {
-    Expected<CudaRuntime *> runtime = loadCudaRuntime();
-    if (!runtime)
-      return runtime.takeError();
     // PTX is embedded and compiled by the driver at load: no toolkit needed.
-    buildNVPTXPipeline(pm, NVPTXPipelineOptions());
+    buildNVPTXPipeline(pm, nvptxOptions);
   } else {
     buildCPUPipeline(pm, CPUTargetConfig());
   }
   if (failed(pm.run(*lowered)))
-    return makeError("lowering to the CPU failed (see the diagnostics above)");
+    return makeError(Twine("lowering to ") +
+                     (target == JitTarget::NVPTX ? "NVPTX" : "the CPU") +
+                     " failed (see the diagnostics above)");
+  // The host code of a GPU run calls mgpu* from the CUDA runtime, which
+  // must be loaded before the JIT resolves them.
+  if (target == JitTarget::NVPTX)
+    if (Expected<CudaRuntime *> runtime = loadCudaRuntime(); !runtime)
+      return runtime.takeError();
 
-  auto tmBuilder = llvm::orc::JITTargetMachineBuilder::detectHost();
-  if (!tmBuilder)
-    return tmBuilder.takeError();
-  tmBuilder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
-  auto tm = tmBuilder->createTargetMachine();
+  // The host target machine of blockc -emit=obj, with the target's default
+  // relocation model (the JIT links in memory).
+  auto tm = createHostTargetMachine(/*relocModel=*/std::nullopt);
   if (!tm)
     return tm.takeError();
 

@@ -30,15 +30,14 @@ llvm::Error makeError(const llvm::Twine &message) {
 } // namespace
 
 llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
-blockc::createHostTargetMachine() {
+blockc::createHostTargetMachine(std::optional<llvm::Reloc::Model> relocModel) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!builder)
     return builder.takeError();
   builder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
-  // Objects may be linked into position-independent executables.
-  builder->setRelocationModel(llvm::Reloc::PIC_);
+  builder->setRelocationModel(relocModel);
   return builder->createTargetMachine();
 }
 

@@ -16,16 +16,21 @@
 // GFLOP/s). Every input is validated before compilation starts, so a bad
 // file fails fast with a message naming the file and tensor.
 //
+// This file parses options and prints; the work is in the library:
+// weight binding in WeightBinding.h, decoding in DecodeSession.h, the JIT in
+// BlockJit.h (lib/ExecutionEngine).
+//
 //===----------------------------------------------------------------------===//
 
-#include "blockc/Dialect/Transformer/IR/TransformerDialect.h"
+#include "blockc/Analysis/ModelSignature.h"
 #include "blockc/ExecutionEngine/BlockJit.h"
-#include "blockc/ExecutionEngine/ModelSignature.h"
+#include "blockc/ExecutionEngine/DecodeSession.h"
+#include "blockc/ExecutionEngine/MemoryEstimate.h"
+#include "blockc/ExecutionEngine/WeightBinding.h"
 #include "blockc/InitAllDialects.h"
 #include "blockc/Pipelines/Pipelines.h"
 #include "blockc/Support/TensorFiles.h"
 
-#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -33,7 +38,6 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/FileUtilities.h"
-#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -127,43 +131,12 @@ int fail(const llvm::Twine &message) {
   return 1;
 }
 
-/// splitmix64: a small, portable, deterministic generator.
-struct Random {
-  uint64_t state;
-  explicit Random(uint64_t seed) : state(seed * 0x9E3779B97F4A7C15ull + 1) {}
-  uint64_t next() {
-    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  /// Uniform in [-1, 1).
-  float uniform() {
-    return static_cast<float>((next() >> 40) * 0x1.0p-23 - 1.0);
-  }
-};
-
 bool parseSeed(const cl::opt<std::string> &opt, uint64_t &seed) {
   if (opt.empty()) {
     seed = 0;
     return true;
   }
   return !llvm::StringRef(opt).getAsInteger(10, seed);
-}
-
-blockc::HostTensor randomWeight(const blockc::ModelArgument &arg,
-                                uint64_t seed) {
-  blockc::HostTensor t;
-  t.shape.assign(arg.type.getShape().begin(), arg.type.getShape().end());
-  t.data.resize(t.numElements());
-  Random rng(seed * 1000003 + arg.index);
-  bool isNorm = llvm::StringRef(arg.role).ends_with("norm");
-  double scale =
-      t.shape.size() == 2 ? 1.0 / std::sqrt(double(t.shape[1])) : 0.1;
-  for (float &v : t.data)
-    v = isNorm ? 1.0f + 0.1f * rng.uniform()
-               : static_cast<float>(scale * rng.uniform());
-  return t;
 }
 
 std::string formatSeconds(double s) {
@@ -194,260 +167,73 @@ double medianOf(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-/// Rows [t0, t0 + n) of every batch of a [B, T, d] tensor.
-blockc::HostTensor sliceRows(const blockc::HostTensor &x, int64_t t0,
-                             int64_t n) {
-  int64_t b = x.shape[0], t = x.shape[1], d = x.shape[2];
-  blockc::HostTensor out;
-  out.shape = {b, n, d};
-  out.data.resize(b * n * d);
-  for (int64_t i = 0; i < b; ++i)
-    std::copy_n(x.data.begin() + (i * t + t0) * d, n * d,
-                out.data.begin() + i * n * d);
-  return out;
-}
-
-/// Writes `rows` ([B, n, d]) at rows [t0, t0 + n) of `dst` ([B, T, d]).
-void storeRows(blockc::HostTensor &dst, const blockc::HostTensor &rows,
-               int64_t t0) {
-  int64_t b = dst.shape[0], t = dst.shape[1], d = dst.shape[2];
-  int64_t n = rows.shape[1];
-  for (int64_t i = 0; i < b; ++i)
-    std::copy_n(rows.data.begin() + i * n * d, n * d,
-                dst.data.begin() + (i * t + t0) * d);
-}
-
-/// Bytes of memory available to this process: MemAvailable from
-/// /proc/meminfo (free memory plus reclaimable caches), else 0 (unknown).
-double availableBytes() {
-  auto buf = llvm::MemoryBuffer::getFileAsStream("/proc/meminfo");
-  if (!buf)
-    return 0;
-  llvm::StringRef text = (*buf)->getBuffer();
-  size_t pos = text.find("MemAvailable:");
-  if (pos == llvm::StringRef::npos)
-    return 0;
-  unsigned long long kib = 0;
-  llvm::StringRef rest = text.drop_front(pos + 13).ltrim();
-  if (rest.consumeInteger(10, kib))
-    return 0;
-  return double(kib) * 1024.0;
-}
-
 std::string gib(double bytes) {
   return llvm::formatv("{0:F1} GiB", bytes / (1024.0 * 1024 * 1024)).str();
 }
 
 /// Refuses, before anything large is allocated, a run whose f32 buffers
-/// (weights, input and output, the largest block's live intermediates, KV
-/// caches) would not fit in the memory available. The activations are an
-/// estimate: per token, 6 d + 2 (H + H_kv) D + 3 d_ff floats of one block
-/// (blocks run one after the other; attention keeps no T x T matrix).
+/// would not fit in the memory available (see MemoryEstimate.h).
 int checkMemory(const blockc::ModelSignature &sig, int64_t b, int64_t t,
                 int64_t steps, int64_t cacheLen) {
-  double weights = 0;
-  for (const blockc::ModelArgument &arg : llvm::drop_begin(sig.args)) {
-    double n = 4;
-    for (int64_t d : arg.type.getShape())
-      n *= double(d);
-    weights += n;
-  }
-  double tokens = double(b) * double(t + steps);
-  double d = double(sig.args[0].type.getDimSize(2));
-  double act = 8 * d, kv = 0;
-  for (const blockc::BlockConfig &c : sig.blocks) {
-    act = std::max(act, 6.0 * c.modelDim +
-                            2.0 * (c.numHeads + c.numKVHeads) * c.headDim +
-                            3.0 * c.dff);
-    kv += 2.0 * double(b) * double(cacheLen) * c.numKVHeads * c.headDim * 4;
-  }
-  double activations = tokens * act * 4;
-  double io = 2 * tokens * d * 4;
-  double total = weights + activations + io + kv;
-  double avail = availableBytes();
-  if (avail > 0 && total > avail)
-    return fail("this run needs about " + gib(total) + " (weights " +
-                gib(weights) + ", activations " + gib(activations) +
-                ", input and output " + gib(io) +
-                (kv > 0 ? ", KV caches " + gib(kv) : std::string()) +
-                "), more than the " + gib(avail) +
-                " of memory available; use a smaller --batch/--seq-len");
+  blockc::MemoryEstimate m = blockc::estimateMemory(sig, b, t, steps, cacheLen);
+  double avail = blockc::getAvailableMemory();
+  if (avail > 0 && m.total() > avail)
+    return fail(
+        "this run needs about " + gib(m.total()) + " (weights " +
+        gib(m.weights) + ", activations " + gib(m.activations) +
+        ", input and output " + gib(m.io) +
+        (m.kvCaches > 0 ? ", KV caches " + gib(m.kvCaches) : std::string()) +
+        "), more than the " + gib(avail) +
+        " of memory available; use a smaller --batch/--seq-len");
   return 0;
 }
 
-/// --decode=N and --check-decode: derive the decode entry
-/// (transformer-derive-decode), compile it alone and drive it with caches
-/// allocated here (head-major by default, see runDecode).
+/// --decode=N and --check-decode: derive the decode entry, compile it alone
+/// and drive it through a DecodeSession (docs/Decoding.md).
 int runDecodeMode(ModuleOp module, const DecodeContext &ctx) {
   const blockc::HostTensor &input = ctx.input;
   int64_t batchSize = input.shape[0], promptLen = input.shape[1];
-  int64_t modelDim = input.shape[2];
   int64_t needed = checkDecode ? promptLen : promptLen + decodeSteps;
   int64_t capacity = maxLen ? maxLen.getValue() : needed;
 
-  // The forward function is not kept: prefill is the decode entry at
-  // position 0.
-  PassManager pm(module.getContext(), ModuleOp::getOperationName());
-  blockc::DecodeOptions decode;
-  decode.entry = ctx.sig.funcName;
-  decode.kvLayout = kvLayout;
-  decode.keepPrefill = false;
-  blockc::buildDeriveDecodePipeline(pm, decode);
-  if (failed(pm.run(module)))
+  FailureOr<std::unique_ptr<blockc::DecodeSession>> session =
+      blockc::DecodeSession::derive(module, ctx.sig, kvLayout);
+  if (failed(session))
     return 1;
-  blockc::ModelSignature sig = ctx.sig;
-  sig.funcName += "_decode";
-  auto decodeFunc = module.lookupSymbol<func::FuncOp>(sig.funcName);
-
-  // One zeroed cache per K/V argument: [B, H_kv, L_max, D] in memory for
-  // the head-major layout (the default of transformer-derive-decode), else
-  // [B, L_max, H_kv, D].
-  std::vector<std::vector<int64_t>> cacheShapes;
-  bool headMajor = false;
-  for (BlockArgument arg : decodeFunc.getArguments()) {
-    if (!decodeFunc.getArgAttr(
-            arg.getArgNumber(),
-            blockc::transformer::TransformerDialect::kKVCacheAttr))
-      continue;
-    auto layout = decodeFunc.getArgAttrOfType<StringAttr>(
-        arg.getArgNumber(),
-        blockc::transformer::TransformerDialect::kKVLayoutAttr);
-    headMajor = layout && layout.getValue() == "bhsd";
-    auto type = cast<RankedTensorType>(arg.getType());
-    if (!ShapedType::isDynamic(type.getDimSize(0)) &&
-        type.getDimSize(0) != batchSize)
-      return fail("the KV cache of argument #" +
-                  llvm::Twine(arg.getArgNumber()) + " has batch " +
-                  llvm::Twine(type.getDimSize(0)) + ", the input has " +
-                  llvm::Twine(batchSize));
-    if (headMajor)
-      cacheShapes.push_back(
-          {batchSize, type.getDimSize(2), capacity, type.getDimSize(3)});
-    else
-      cacheShapes.push_back(
-          {batchSize, capacity, type.getDimSize(2), type.getDimSize(3)});
-  }
-  auto freshCaches = [&] {
-    std::vector<blockc::HostTensor> caches(cacheShapes.size());
-    for (size_t i = 0; i < caches.size(); ++i) {
-      caches[i].shape = cacheShapes[i];
-      caches[i].data.assign(caches[i].numElements(), 0.0f);
-    }
-    return caches;
-  };
-  int64_t cacheBytes = 0;
-  for (const auto &shape : cacheShapes)
-    cacheBytes += shape[0] * shape[1] * shape[2] * shape[3] * 4;
+  if (llvm::Error e = (*session)->bind(ctx.weights, batchSize, capacity))
+    return fail(llvm::toString(std::move(e)));
 
   auto compileStart = std::chrono::steady_clock::now();
-  auto jit =
-      blockc::BlockJit::compile(module, sig, blockc::JitTarget::CPU, optLevel);
-  if (!jit)
-    return fail(llvm::toString(jit.takeError()));
+  if (llvm::Error e = (*session)->compile(optLevel))
+    return fail(llvm::toString(std::move(e)));
   double compileSeconds = std::chrono::duration<double>(
                               std::chrono::steady_clock::now() - compileStart)
                               .count();
 
-  // One call of the entry: `x` ([B, n, d]) at position `pos`; the overflow
-  // check comes first (the compiled code would abort).
-  std::string error;
-  auto step = [&](const blockc::HostTensor &x, int64_t pos,
-                  std::vector<blockc::HostTensor> &caches,
-                  blockc::HostTensor &out) -> bool {
-    int64_t n = x.shape[1];
-    if (pos + n > capacity) {
-      error = "KV cache overflow: " + std::to_string(pos) + " cached + " +
-              std::to_string(n) + " new tokens exceed the capacity L_max = " +
-              std::to_string(capacity) + " (--max-len)";
-      return false;
-    }
-    out.shape = x.shape;
-    out.data.assign(out.numElements(), 0.0f);
-    std::vector<const blockc::HostTensor *> args = {&x};
-    for (const blockc::HostTensor &w : ctx.weights)
-      args.push_back(&w);
-    std::vector<blockc::HostTensor *> cachePtrs;
-    for (blockc::HostTensor &c : caches)
-      cachePtrs.push_back(&c);
-    if (llvm::Error e =
-            (*jit)->runDecode(args, pos, cachePtrs, headMajor, out)) {
-      error = "execution failed: " + llvm::toString(std::move(e));
-      return false;
-    }
-    return true;
-  };
-  auto seconds = [](auto start) {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                         start)
-        .count();
-  };
-
-  // All outputs, [B, T (+ steps), d].
-  blockc::HostTensor all;
-  all.shape = {batchSize, needed, modelDim};
-  all.data.assign(all.numElements(), 0.0f);
-  double prefillSeconds = 0, maxDiff = 0, scale = 0;
-  std::vector<double> stepTimes;
+  blockc::DecodeRun run;
+  blockc::DecodeComparison comparison;
   if (checkDecode) {
-    // One full prefill, then the same sequence token by token.
-    std::vector<blockc::HostTensor> caches = freshCaches();
-    blockc::HostTensor full;
-    auto start = std::chrono::steady_clock::now();
-    if (!step(input, 0, caches, full))
-      return fail(error);
-    prefillSeconds = seconds(start);
-    caches = freshCaches();
-    for (int64_t t = 0; t < promptLen; ++t) {
-      blockc::HostTensor row, out;
-      row = sliceRows(input, t, 1);
-      auto s0 = std::chrono::steady_clock::now();
-      if (!step(row, t, caches, out))
-        return fail(error);
-      stepTimes.push_back(seconds(s0));
-      storeRows(all, out, t);
-    }
-    for (float v : full.data)
-      scale = std::max(scale, double(std::fabs(v)));
-    int64_t worstT = 0, worstB = 0;
-    for (int64_t b = 0; b < batchSize; ++b)
-      for (int64_t t = 0; t < promptLen; ++t)
-        for (int64_t i = 0; i < modelDim; ++i) {
-          int64_t at = (b * promptLen + t) * modelDim + i;
-          double diff = std::fabs(double(all.data[at]) - full.data[at]);
-          if (!(diff <= maxDiff)) { // NaN counts as the worst
-            maxDiff = std::isnan(diff) ? INFINITY : diff;
-            worstT = t;
-            worstB = b;
-          }
-        }
-    if (!(maxDiff <= checkTolerance * std::max(scale, 1e-30)))
+    auto result = (*session)->compareWithPrefill(input);
+    if (!result)
+      return fail(llvm::toString(result.takeError()));
+    comparison = std::move(*result);
+    if (!comparison.passes(checkTolerance))
       return fail(llvm::formatv("--check-decode: position {0} (batch {1}) "
                                 "differs from the prefill by {2:e3}, more "
                                 "than {3:e1} of the output scale {4:e3}",
-                                worstT, worstB, maxDiff,
-                                checkTolerance.getValue(), scale)
+                                comparison.worstPosition, comparison.worstBatch,
+                                comparison.maxDiff, checkTolerance.getValue(),
+                                comparison.scale)
                       .str());
+    run = std::move(comparison.run);
   } else {
-    std::vector<blockc::HostTensor> caches = freshCaches();
-    blockc::HostTensor out;
-    auto start = std::chrono::steady_clock::now();
-    if (!step(input, 0, caches, out))
-      return fail(error);
-    prefillSeconds = seconds(start);
-    storeRows(all, out, 0);
-    int64_t pos = promptLen;
-    for (unsigned s = 0; s < decodeSteps; ++s) {
-      // The last output row stands in for the sampled token's embedding.
-      blockc::HostTensor next = sliceRows(out, out.shape[1] - 1, 1);
-      auto s0 = std::chrono::steady_clock::now();
-      if (!step(next, pos, caches, out))
-        return fail(error);
-      stepTimes.push_back(seconds(s0));
-      storeRows(all, out, pos);
-      pos += 1;
-    }
+    auto result = (*session)->generate(input, decodeSteps);
+    if (!result)
+      return fail(llvm::toString(result.takeError()));
+    run = std::move(*result);
   }
 
+  blockc::HostTensor &all = run.output;
   double sum = 0, absSum = 0;
   bool finite = true;
   for (float v : all.data) {
@@ -465,24 +251,30 @@ int runDecodeMode(ModuleOp module, const DecodeContext &ctx) {
   std::vector<int64_t> shownInput = input.shape;
   if (ctx.rank2)
     shownInput.erase(shownInput.begin());
-  os << "blockc-run: " << modelFile << " @" << sig.funcName
-     << " (target cpu, threads " << threads.getValue() << ")\n";
+  llvm::ArrayRef<blockc::HostTensor> caches = (*session)->getCaches();
+  os << "blockc-run: " << modelFile << " @"
+     << (*session)->getSignature().funcName << " (target cpu, threads "
+     << threads.getValue() << ")\n";
   os << "  input    " << blockc::formatShape(shownInput) << "  "
      << ctx.inputLabel << "\n";
   os << "  weights  " << ctx.weights.size() << " tensors, " << ctx.numParams
      << " parameters  " << ctx.weightsLabel << "\n";
-  os << "  kv cache " << cacheShapes.size() / 2 << " layer"
-     << (cacheShapes.size() == 2 ? "" : "s") << " x K, V "
-     << blockc::formatShape(cacheShapes.front())
-     << (headMajor ? " [B, H_kv, L_max, D]" : " [B, L_max, H_kv, D]") << ", "
-     << llvm::format("%.1f KiB", cacheBytes / 1024.0) << "\n";
+  os << "  kv cache " << (*session)->getNumLayers() << " layer"
+     << (caches.size() == 2 ? "" : "s") << " x K, V "
+     << (caches.empty() ? std::string("(none)")
+                        : blockc::formatShape(caches.front().shape))
+     << ((*session)->isHeadMajor() ? " [B, H_kv, L_max, D]"
+                                   : " [B, L_max, H_kv, D]")
+     << ", " << llvm::format("%.1f KiB", (*session)->getCacheBytes() / 1024.0)
+     << "\n";
   os << "  output   " << blockc::formatShape(all.shape)
      << (outputFile.empty() ? "" : "  -> " + outputFile.getValue()) << "\n";
   os << llvm::format("  checksum sum=%.6e abs_sum=%.6e%s\n", sum, absSum,
                      finite ? "" : " (non-finite values!)");
   os << "  compile  " << formatSeconds(compileSeconds) << "\n";
   os << "  prefill  " << promptLen << " tokens in "
-     << formatSeconds(prefillSeconds) << "\n";
+     << formatSeconds(run.prefillSeconds) << "\n";
+  const std::vector<double> &stepTimes = run.stepSeconds;
   if (!stepTimes.empty()) {
     std::vector<double> sorted = stepTimes;
     std::sort(sorted.begin(), sorted.end());
@@ -501,8 +293,9 @@ int runDecodeMode(ModuleOp module, const DecodeContext &ctx) {
     os << llvm::format("  check    PASS: %lld positions x %lld, max |decode "
                        "- prefill| = %.3e (%.1e of the output scale, "
                        "tolerance %.0e)\n",
-                       (long long)promptLen, (long long)batchSize, maxDiff,
-                       maxDiff / std::max(scale, 1e-30),
+                       (long long)promptLen, (long long)batchSize,
+                       comparison.maxDiff,
+                       comparison.maxDiff / std::max(comparison.scale, 1e-30),
                        checkTolerance.getValue());
   return 0;
 }
@@ -649,12 +442,8 @@ int main(int argc, char **argv) {
             checkMemory(*sig, input.shape[0], input.shape[1], steps, cacheLen))
       return rc;
   }
-  if (inputFile.empty()) {
-    input.data.resize(input.numElements());
-    Random rng(inputSeed);
-    for (float &v : input.data)
-      v = rng.uniform();
-  }
+  if (inputFile.empty())
+    input = blockc::makeRandomTensor(std::move(input.shape), inputSeed);
   // The static dims of the declared input type must match.
   for (unsigned i = 0; i < 2; ++i) {
     int64_t d = sig->args[0].type.getDimSize(i);
@@ -680,65 +469,14 @@ int main(int argc, char **argv) {
     auto st = blockc::SafeTensorsFile::open(weightsFile);
     if (!st)
       return fail(llvm::toString(st.takeError()));
-    llvm::StringSet<> bound;
-    for (const blockc::ModelArgument &arg : llvm::drop_begin(sig->args)) {
-      bound.insert(arg.weightName);
-      auto it = st->getEntries().find(arg.weightName);
-      if (it == st->getEntries().end())
-        return fail(weightsFile + ": missing tensor '" + arg.weightName +
-                    "' (argument #" + llvm::Twine(arg.index) + ", " + arg.role +
-                    ", of @" + sig->funcName + ")");
-      std::vector<int64_t> expected(arg.type.getShape().begin(),
-                                    arg.type.getShape().end());
-      // The stored shape, after the argument's slice and transpose.
-      std::vector<int64_t> view = it->second.shape;
-      std::string how;
-      if (arg.sliceAxis >= 0) {
-        if (arg.sliceAxis >= static_cast<int64_t>(view.size()) ||
-            arg.sliceEnd > view[arg.sliceAxis])
-          return fail(
-              weightsFile + ": tensor '" + arg.weightName + "' has shape " +
-              blockc::formatShape(view) + ", too small for the slice [" +
-              llvm::Twine(arg.sliceBegin) + ", " + llvm::Twine(arg.sliceEnd) +
-              ") along axis " + llvm::Twine(arg.sliceAxis) +
-              " that argument #" + llvm::Twine(arg.index) + " reads");
-        view[arg.sliceAxis] = arg.sliceEnd - arg.sliceBegin;
-        how += " sliced";
-      }
-      if (arg.transpose) {
-        if (view.size() != 2)
-          return fail(weightsFile + ": tensor '" + arg.weightName +
-                      "' has shape " + blockc::formatShape(it->second.shape) +
-                      " but argument #" + llvm::Twine(arg.index) +
-                      " transposes it (needs rank 2)");
-        std::swap(view[0], view[1]);
-        how += how.empty() ? " transposed" : " and transposed";
-      }
-      if (view != expected)
-        return fail(
-            weightsFile + ": tensor '" + arg.weightName + "' has shape " +
-            blockc::formatShape(it->second.shape) +
-            (how.empty() ? "" : " (" + blockc::formatShape(view) + how + ")") +
-            ", the model expects " + blockc::formatShape(expected));
-      auto t = st->load(arg.weightName);
-      if (!t)
-        return fail(llvm::toString(t.takeError()));
-      if (arg.sliceAxis >= 0)
-        *t = blockc::sliceTensor(*t, arg.sliceAxis, arg.sliceBegin,
-                                 arg.sliceEnd);
-      if (arg.transpose)
-        *t = blockc::transpose2D(*t);
-      weights.push_back(std::move(*t));
-    }
-    if (!allowExtraWeights)
-      for (const auto &entry : st->getEntries())
-        if (!bound.contains(entry.getKey()))
-          return fail(weightsFile + ": unexpected tensor '" + entry.getKey() +
-                      "' binds to no argument of @" + sig->funcName +
-                      " (--allow-extra-weights ignores it)");
+    blockc::WeightBindingOptions options;
+    options.allowExtraTensors = allowExtraWeights;
+    auto bound = blockc::bindWeights(*st, *sig, options);
+    if (!bound)
+      return fail(llvm::toString(bound.takeError()));
+    weights = std::move(*bound);
   } else {
-    for (const blockc::ModelArgument &arg : llvm::drop_begin(sig->args))
-      weights.push_back(randomWeight(arg, weightSeed));
+    weights = blockc::makeRandomWeights(*sig, weightSeed);
   }
   for (const blockc::HostTensor &w : weights)
     numParams += w.numElements();

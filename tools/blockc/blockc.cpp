@@ -10,8 +10,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "blockc/Analysis/BlockReport.h"
+#include "blockc/Analysis/ModelSignature.h"
 #include "blockc/Dialect/Transformer/IR/TransformerDialect.h"
-#include "blockc/ExecutionEngine/ModelSignature.h"
 #include "blockc/InitAllDialects.h"
 #include "blockc/Pipelines/Pipelines.h"
 #include "blockc/Target/CPU.h"

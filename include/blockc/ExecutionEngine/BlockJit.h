@@ -2,17 +2,19 @@
 //
 // Wraps mlir::ExecutionEngine: runs the CPU or NVPTX pipeline (the same
 // builder functions as blockc), JIT-compiles the host code for the host CPU
-// (AVX-512 when present) and invokes the C interface of the entry function
-// with host tensors. For NVPTX the kernels are embedded as PTX and the
-// mgpu* calls resolve to libblockc_cuda_runtime, loaded with dlopen so that
-// tools do not depend on libcuda unless a GPU run is asked for.
+// (AVX-512 when present, the target machine of lib/Target) and invokes the C
+// interface of the entry function with host tensors. For NVPTX the kernels are
+// embedded as PTX and the mgpu* calls resolve to libblockc_cuda_runtime, loaded
+// with dlopen so that tools do not depend on libcuda unless a GPU run is asked
+// for.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef BLOCKC_EXECUTIONENGINE_BLOCKJIT_H
 #define BLOCKC_EXECUTIONENGINE_BLOCKJIT_H
 
-#include "blockc/ExecutionEngine/ModelSignature.h"
+#include "blockc/Analysis/ModelSignature.h"
+#include "blockc/Pipelines/Pipelines.h"
 #include "blockc/Support/TensorFiles.h"
 
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
@@ -37,13 +39,20 @@ llvm::Error setCpuThreads(unsigned threads);
 
 class BlockJit {
 public:
-  /// Lowers a clone of `module` with the pipeline of `target` and
-  /// JIT-compiles it.
+  /// Lowers a clone of `module` with the pipeline of `target` (NVPTX:
+  /// with `nvptxOptions`) and JIT-compiles it for the host CPU with the
+  /// target machine of blockc -emit=obj (createHostTargetMachine).
   /// Pass-manager command-line options (--mlir-print-ir-after-all,
-  /// --mlir-timing) apply. Pipeline errors are reported as diagnostics.
+  /// --mlir-timing) apply: mlir::registerPassManagerCLOptions() must have
+  /// been called (else the error is "invalid pass manager options"). Pipeline
+  /// errors are reported as diagnostics, and the error returned names the
+  /// target whose lowering failed. An NVPTX module is lowered before the CUDA
+  /// runtime is loaded, so that lowering errors show on machines without a GPU
+  /// too.
   static llvm::Expected<std::unique_ptr<BlockJit>>
   compile(mlir::ModuleOp module, const ModelSignature &signature,
-          JitTarget target = JitTarget::CPU, unsigned optLevel = 3);
+          JitTarget target = JitTarget::CPU, unsigned optLevel = 3,
+          const NVPTXPipelineOptions &nvptxOptions = NVPTXPipelineOptions());
 
   ~BlockJit();
 

@@ -9,7 +9,7 @@
 #ifndef BLOCKC_TARGET_CPU_H
 #define BLOCKC_TARGET_CPU_H
 
-#include "blockc/ExecutionEngine/ModelSignature.h"
+#include "blockc/Analysis/ModelSignature.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/IR/LLVMContext.h"
@@ -19,14 +19,18 @@
 #include "llvm/Target/TargetMachine.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace blockc {
 
 /// A target machine for the host CPU and its features (AVX-512 when
-/// present).
-llvm::Expected<std::unique_ptr<llvm::TargetMachine>> createHostTargetMachine();
+/// present), generating code at the aggressive optimisation level. Objects
+/// are position-independent by default (they may be linked into PIE
+/// executables); the JIT passes std::nullopt, the target's default model.
+llvm::Expected<std::unique_ptr<llvm::TargetMachine>> createHostTargetMachine(
+    std::optional<llvm::Reloc::Model> relocModel = llvm::Reloc::PIC_);
 
 /// Translates an LLVM-dialect module to LLVM IR for `tm` and optimises it at
 /// `optLevel` (0-3).

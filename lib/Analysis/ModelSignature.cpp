@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "blockc/ExecutionEngine/ModelSignature.h"
+#include "blockc/Analysis/ModelSignature.h"
 #include "blockc/Dialect/Transformer/IR/TransformerOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -103,7 +103,8 @@ FailureOr<ModelSignature> blockc::analyzeModel(ModuleOp module,
   llvm::DenseMap<Value, std::string> roles;
   func.walk([&](BlockOp block) {
     int64_t layer = 0;
-    if (auto attr = block->getAttrOfType<IntegerAttr>("transformer.layer"))
+    if (auto attr =
+            block->getAttrOfType<IntegerAttr>(TransformerDialect::kLayerAttr))
       layer = attr.getInt();
     std::string prefix = "model.layers." + std::to_string(layer) + ".";
     for (auto [role, value] : block.getNamedWeights()) {
@@ -135,8 +136,8 @@ FailureOr<ModelSignature> blockc::analyzeModel(ModuleOp module,
     ma.type = argType;
     auto it = roles.find(arg);
     ma.role = it != roles.end() ? it->second : "weight";
-    if (auto name =
-            func.getArgAttrOfType<StringAttr>(i, "transformer.weight_name"))
+    if (auto name = func.getArgAttrOfType<StringAttr>(
+            i, TransformerDialect::kWeightNameAttr))
       ma.weightName = name.str();
     else if (auto dn = defaultNames.find(arg); dn != defaultNames.end())
       ma.weightName = dn->second;
@@ -145,10 +146,10 @@ FailureOr<ModelSignature> blockc::analyzeModel(ModuleOp module,
              << "weight argument #" << i
              << " has no tensor name: it feeds no transformer.block operand; "
                 "add {transformer.weight_name = \"...\"}";
-    if (func.getArgAttr(i, "transformer.weight_transpose"))
+    if (func.getArgAttr(i, TransformerDialect::kWeightTransposeAttr))
       ma.transpose = true;
     if (auto slice = func.getArgAttrOfType<DenseI64ArrayAttr>(
-            i, "transformer.weight_slice")) {
+            i, TransformerDialect::kWeightSliceAttr)) {
       ma.sliceAxis = slice[0];
       ma.sliceBegin = slice[1];
       ma.sliceEnd = slice[2];
@@ -170,4 +171,18 @@ FailureOr<ModelSignature> blockc::analyzeModel(ModuleOp module,
     sig.args.push_back(std::move(ma));
   }
   return sig;
+}
+
+SmallVector<KVCacheArgument> blockc::getKVCacheArguments(func::FuncOp func) {
+  SmallVector<KVCacheArgument> result;
+  for (BlockArgument arg : func.getArguments()) {
+    unsigned i = arg.getArgNumber();
+    if (!func.getArgAttr(i, TransformerDialect::kKVCacheAttr))
+      continue;
+    auto layout =
+        func.getArgAttrOfType<StringAttr>(i, TransformerDialect::kKVLayoutAttr);
+    result.push_back({i, cast<RankedTensorType>(arg.getType()),
+                      layout && layout.getValue() == "bhsd"});
+  }
+  return result;
 }

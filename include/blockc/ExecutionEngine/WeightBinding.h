@@ -1,0 +1,84 @@
+//===- WeightBinding.h - bind safetensors tensors to arguments --*- C++ -*-===//
+//
+// Turns the tensors of a safetensors file into the weight arguments of a
+// model (every argument of ModelSignature but the activation input), by the
+// tensor names that analyzeModel bound: the stored tensor is sliced
+// (`transformer.weight_slice`) and transposed (`transformer.weight_transpose`)
+// as the argument asks, and its shape must then be the argument's. Every
+// error names the file, the tensor and the argument; nothing is loaded
+// before its shape has been checked.
+//
+// Also: deterministic random weights and inputs (splitmix64), for runs
+// without a weights file.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef BLOCKC_EXECUTIONENGINE_WEIGHTBINDING_H
+#define BLOCKC_EXECUTIONENGINE_WEIGHTBINDING_H
+
+#include "blockc/Analysis/ModelSignature.h"
+#include "blockc/Support/TensorFiles.h"
+
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace blockc {
+
+struct WeightBindingOptions {
+  /// Ignore tensors of the file that bind to no argument (else an error).
+  bool allowExtraTensors = false;
+};
+
+/// Loads the tensor of weight argument `arg` (of @`funcName`) from `file`,
+/// sliced and transposed as `arg` asks. Fails when the tensor is missing,
+/// too small for the slice, not a matrix but transposed, or not of the
+/// argument's shape after both.
+llvm::Expected<HostTensor> bindWeight(const SafeTensorsFile &file,
+                                      const ModelArgument &arg,
+                                      llvm::StringRef funcName);
+
+/// Binds every weight argument of `signature` (args[1..]) in order, then,
+/// unless `options.allowExtraTensors`, fails on a tensor of `file` that no
+/// argument reads.
+llvm::Expected<std::vector<HostTensor>>
+bindWeights(const SafeTensorsFile &file, const ModelSignature &signature,
+            const WeightBindingOptions &options = {});
+
+/// splitmix64: a small, portable, deterministic generator.
+class SplitMix64 {
+public:
+  explicit SplitMix64(uint64_t seed)
+      : state(seed * 0x9E3779B97F4A7C15ull + 1) {}
+  uint64_t next() {
+    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  /// Uniform in [-1, 1).
+  float uniform() {
+    return static_cast<float>((next() >> 40) * 0x1.0p-23 - 1.0);
+  }
+
+private:
+  uint64_t state;
+};
+
+/// A deterministic random value for weight argument `arg`: norm gains near
+/// 1, matrices uniform with scale 1/sqrt(columns), other vectors uniform in
+/// [-0.1, 0.1). Each argument has its own stream (seeded by `seed` and the
+/// argument's index), so a weight does not change when others are added.
+HostTensor makeRandomWeight(const ModelArgument &arg, uint64_t seed);
+
+/// makeRandomWeight for every weight argument of `signature`, in order.
+std::vector<HostTensor> makeRandomWeights(const ModelSignature &signature,
+                                          uint64_t seed);
+
+/// A tensor of `shape` uniform in [-1, 1) from SplitMix64(seed).
+HostTensor makeRandomTensor(std::vector<int64_t> shape, uint64_t seed);
+
+} // namespace blockc
+
+#endif // BLOCKC_EXECUTIONENGINE_WEIGHTBINDING_H

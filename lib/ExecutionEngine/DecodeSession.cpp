@@ -1,0 +1,219 @@
+//===- DecodeSession.cpp - KV-cached decoding of a model in-process -------===//
+//
+// See DecodeSession.h. The error messages are the ones blockc-run prints
+// (test/blockc-run/decode-errors.test checks them).
+//
+//===----------------------------------------------------------------------===//
+
+#include "blockc/ExecutionEngine/DecodeSession.h"
+
+#include "mlir/Pass/PassManager.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+using namespace mlir;
+using namespace blockc;
+using llvm::Twine;
+
+namespace {
+llvm::Error makeError(const Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+} // namespace
+
+HostTensor blockc::sliceRows(const HostTensor &x, int64_t t0, int64_t n) {
+  int64_t b = x.shape[0], t = x.shape[1], d = x.shape[2];
+  HostTensor out;
+  out.shape = {b, n, d};
+  out.data.resize(b * n * d);
+  for (int64_t i = 0; i < b; ++i)
+    std::copy_n(x.data.begin() + (i * t + t0) * d, n * d,
+                out.data.begin() + i * n * d);
+  return out;
+}
+
+void blockc::storeRows(HostTensor &dst, const HostTensor &rows, int64_t t0) {
+  int64_t b = dst.shape[0], t = dst.shape[1], d = dst.shape[2];
+  int64_t n = rows.shape[1];
+  for (int64_t i = 0; i < b; ++i)
+    std::copy_n(rows.data.begin() + i * n * d, n * d,
+                dst.data.begin() + (i * t + t0) * d);
+}
+
+bool DecodeComparison::passes(double relativeTolerance) const {
+  return maxDiff <= relativeTolerance * std::max(scale, 1e-30);
+}
+
+FailureOr<std::unique_ptr<DecodeSession>>
+DecodeSession::derive(ModuleOp module, const ModelSignature &forward,
+                      KVCacheLayout kvLayout) {
+  // The forward function is not kept: prefill is the decode entry at
+  // position 0.
+  PassManager pm(module.getContext(), ModuleOp::getOperationName());
+  DecodeOptions options;
+  options.entry = forward.funcName;
+  options.kvLayout = kvLayout;
+  options.keepPrefill = false;
+  buildDeriveDecodePipeline(pm, options);
+  if (failed(pm.run(module)))
+    return failure();
+
+  std::unique_ptr<DecodeSession> session(new DecodeSession());
+  session->module = module;
+  session->signature = forward;
+  session->signature.funcName += "_decode";
+  auto decodeFunc =
+      module.lookupSymbol<func::FuncOp>(session->signature.funcName);
+  session->cacheArgs = getKVCacheArguments(decodeFunc);
+  if (!session->cacheArgs.empty())
+    session->headMajor = session->cacheArgs.back().headMajor;
+  return session;
+}
+
+llvm::Error DecodeSession::bind(ArrayRef<HostTensor> weights, int64_t batchSize,
+                                int64_t cacheCapacity) {
+  // One zeroed cache per K/V argument: [B, H_kv, L_max, D] in memory for
+  // the head-major layout, else [B, L_max, H_kv, D].
+  std::vector<HostTensor> fresh;
+  for (const KVCacheArgument &arg : cacheArgs) {
+    int64_t argBatch = arg.type.getDimSize(0);
+    if (!ShapedType::isDynamic(argBatch) && argBatch != batchSize)
+      return makeError("the KV cache of argument #" + Twine(arg.argNumber) +
+                       " has batch " + Twine(argBatch) + ", the input has " +
+                       Twine(batchSize));
+    HostTensor cache;
+    int64_t heads = arg.type.getDimSize(2), headDim = arg.type.getDimSize(3);
+    if (arg.headMajor)
+      cache.shape = {batchSize, heads, cacheCapacity, headDim};
+    else
+      cache.shape = {batchSize, cacheCapacity, heads, headDim};
+    fresh.push_back(std::move(cache));
+  }
+  caches = std::move(fresh);
+  batch = batchSize;
+  capacity = cacheCapacity;
+  weightArgs.clear();
+  for (const HostTensor &w : weights)
+    weightArgs.push_back(&w);
+  reset();
+  return llvm::Error::success();
+}
+
+llvm::Error DecodeSession::compile(unsigned optLevel) {
+  auto compiled =
+      BlockJit::compile(module, signature, JitTarget::CPU, optLevel);
+  if (!compiled)
+    return compiled.takeError();
+  jit = std::move(*compiled);
+  return llvm::Error::success();
+}
+
+void DecodeSession::reset() {
+  for (HostTensor &c : caches)
+    c.data.assign(c.numElements(), 0.0f);
+  position = 0;
+}
+
+int64_t DecodeSession::getCacheBytes() const {
+  int64_t bytes = 0;
+  for (const HostTensor &c : caches)
+    bytes += c.numElements() * 4;
+  return bytes;
+}
+
+llvm::Error DecodeSession::step(const HostTensor &x, HostTensor &out) {
+  // The overflow check comes first: the compiled code would abort.
+  int64_t n = x.shape[1];
+  if (position + n > capacity)
+    return makeError("KV cache overflow: " + Twine(position) + " cached + " +
+                     Twine(n) + " new tokens exceed the capacity L_max = " +
+                     Twine(capacity) + " (--max-len)");
+  if (!jit)
+    return makeError("the decode entry is not compiled");
+  out.shape = x.shape;
+  out.data.assign(out.numElements(), 0.0f);
+  std::vector<const HostTensor *> args = {&x};
+  args.insert(args.end(), weightArgs.begin(), weightArgs.end());
+  std::vector<HostTensor *> cachePtrs;
+  for (HostTensor &c : caches)
+    cachePtrs.push_back(&c);
+  if (llvm::Error e = jit->runDecode(args, position, cachePtrs, headMajor, out))
+    return makeError("execution failed: " + llvm::toString(std::move(e)));
+  position += n;
+  return llvm::Error::success();
+}
+
+llvm::Expected<DecodeRun> DecodeSession::generate(const HostTensor &prompt,
+                                                  unsigned steps) {
+  int64_t batchSize = prompt.shape[0], promptLen = prompt.shape[1];
+  DecodeRun run;
+  run.output.shape = {batchSize, promptLen + steps, prompt.shape[2]};
+  run.output.data.assign(run.output.numElements(), 0.0f);
+  reset();
+  HostTensor out;
+  auto start = std::chrono::steady_clock::now();
+  if (llvm::Error e = step(prompt, out))
+    return std::move(e);
+  run.prefillSeconds = secondsSince(start);
+  storeRows(run.output, out, 0);
+  for (unsigned s = 0; s < steps; ++s) {
+    // The last output row stands in for the sampled token's embedding.
+    HostTensor next = sliceRows(out, out.shape[1] - 1, 1);
+    int64_t pos = position;
+    auto s0 = std::chrono::steady_clock::now();
+    if (llvm::Error e = step(next, out))
+      return std::move(e);
+    run.stepSeconds.push_back(secondsSince(s0));
+    storeRows(run.output, out, pos);
+  }
+  return std::move(run);
+}
+
+llvm::Expected<DecodeComparison>
+DecodeSession::compareWithPrefill(const HostTensor &input) {
+  int64_t batchSize = input.shape[0], promptLen = input.shape[1];
+  int64_t modelDim = input.shape[2];
+  DecodeComparison cmp;
+  DecodeRun &run = cmp.run;
+  run.output.shape = input.shape;
+  run.output.data.assign(run.output.numElements(), 0.0f);
+
+  // One full prefill, then the same sequence token by token.
+  reset();
+  HostTensor full;
+  auto start = std::chrono::steady_clock::now();
+  if (llvm::Error e = step(input, full))
+    return std::move(e);
+  run.prefillSeconds = secondsSince(start);
+  reset();
+  for (int64_t t = 0; t < promptLen; ++t) {
+    HostTensor row = sliceRows(input, t, 1), out;
+    auto s0 = std::chrono::steady_clock::now();
+    if (llvm::Error e = step(row, out))
+      return std::move(e);
+    run.stepSeconds.push_back(secondsSince(s0));
+    storeRows(run.output, out, t);
+  }
+
+  for (float v : full.data)
+    cmp.scale = std::max(cmp.scale, double(std::fabs(v)));
+  for (int64_t b = 0; b < batchSize; ++b)
+    for (int64_t t = 0; t < promptLen; ++t)
+      for (int64_t i = 0; i < modelDim; ++i) {
+        int64_t at = (b * promptLen + t) * modelDim + i;
+        double diff = std::fabs(double(run.output.data[at]) - full.data[at]);
+        if (!(diff <= cmp.maxDiff)) { // NaN counts as the worst
+          cmp.maxDiff = std::isnan(diff) ? INFINITY : diff;
+          cmp.worstPosition = t;
+          cmp.worstBatch = b;
+        }
+      }
+  return std::move(cmp);
+}

@@ -1,0 +1,54 @@
+//===- MemoryEstimate.cpp - the host memory a run needs -------------------===//
+//
+// See MemoryEstimate.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "blockc/ExecutionEngine/MemoryEstimate.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <algorithm>
+
+using namespace blockc;
+
+MemoryEstimate blockc::estimateMemory(const ModelSignature &sig, int64_t b,
+                                      int64_t t, int64_t steps,
+                                      int64_t cacheLen) {
+  MemoryEstimate m;
+  for (const ModelArgument &arg : llvm::drop_begin(sig.args)) {
+    double n = 4;
+    for (int64_t d : arg.type.getShape())
+      n *= double(d);
+    m.weights += n;
+  }
+  double tokens = double(b) * double(t + steps);
+  double d = double(sig.args[0].type.getDimSize(2));
+  double act = 8 * d;
+  for (const BlockConfig &c : sig.blocks) {
+    act = std::max(act, 6.0 * c.modelDim +
+                            2.0 * (c.numHeads + c.numKVHeads) * c.headDim +
+                            3.0 * c.dff);
+    m.kvCaches +=
+        2.0 * double(b) * double(cacheLen) * c.numKVHeads * c.headDim * 4;
+  }
+  m.activations = tokens * act * 4;
+  m.io = 2 * tokens * d * 4;
+  return m;
+}
+
+double blockc::getAvailableMemory() {
+  auto buf = llvm::MemoryBuffer::getFileAsStream("/proc/meminfo");
+  if (!buf)
+    return 0;
+  llvm::StringRef text = (*buf)->getBuffer();
+  size_t pos = text.find("MemAvailable:");
+  if (pos == llvm::StringRef::npos)
+    return 0;
+  unsigned long long kib = 0;
+  llvm::StringRef rest = text.drop_front(pos + 13).ltrim();
+  if (rest.consumeInteger(10, kib))
+    return 0;
+  return double(kib) * 1024.0;
+}

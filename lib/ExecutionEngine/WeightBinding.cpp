@@ -1,0 +1,125 @@
+//===- WeightBinding.cpp - bind safetensors tensors to model arguments ----===//
+//
+// See WeightBinding.h. The error messages are the ones blockc-run prints
+// (test/blockc-run checks them).
+//
+//===----------------------------------------------------------------------===//
+
+#include "blockc/ExecutionEngine/WeightBinding.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSet.h"
+
+#include <cmath>
+#include <utility>
+
+using namespace blockc;
+using llvm::Twine;
+
+namespace {
+llvm::Error makeError(const Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+} // namespace
+
+llvm::Expected<HostTensor> blockc::bindWeight(const SafeTensorsFile &file,
+                                              const ModelArgument &arg,
+                                              llvm::StringRef funcName) {
+  const std::string &path = file.getPath();
+  auto it = file.getEntries().find(arg.weightName);
+  if (it == file.getEntries().end())
+    return makeError(path + ": missing tensor '" + arg.weightName +
+                     "' (argument #" + Twine(arg.index) + ", " + arg.role +
+                     ", of @" + funcName + ")");
+  const std::vector<int64_t> &stored = it->second.shape;
+  std::vector<int64_t> expected(arg.type.getShape().begin(),
+                                arg.type.getShape().end());
+  // The stored shape, after the argument's slice and transpose.
+  std::vector<int64_t> view = stored;
+  std::string how;
+  if (arg.sliceAxis >= 0) {
+    if (arg.sliceAxis >= static_cast<int64_t>(view.size()) ||
+        arg.sliceEnd > view[arg.sliceAxis])
+      return makeError(path + ": tensor '" + arg.weightName + "' has shape " +
+                       formatShape(view) + ", too small for the slice [" +
+                       Twine(arg.sliceBegin) + ", " + Twine(arg.sliceEnd) +
+                       ") along axis " + Twine(arg.sliceAxis) +
+                       " that argument #" + Twine(arg.index) + " reads");
+    view[arg.sliceAxis] = arg.sliceEnd - arg.sliceBegin;
+    how += " sliced";
+  }
+  if (arg.transpose) {
+    if (view.size() != 2)
+      return makeError(path + ": tensor '" + arg.weightName + "' has shape " +
+                       formatShape(stored) + " but argument #" +
+                       Twine(arg.index) + " transposes it (needs rank 2)");
+    std::swap(view[0], view[1]);
+    how += how.empty() ? " transposed" : " and transposed";
+  }
+  if (view != expected)
+    return makeError(path + ": tensor '" + arg.weightName + "' has shape " +
+                     formatShape(stored) +
+                     (how.empty() ? "" : " (" + formatShape(view) + how + ")") +
+                     ", the model expects " + formatShape(expected));
+  llvm::Expected<HostTensor> t = file.load(arg.weightName);
+  if (!t)
+    return t.takeError();
+  if (arg.sliceAxis >= 0)
+    *t = sliceTensor(*t, arg.sliceAxis, arg.sliceBegin, arg.sliceEnd);
+  if (arg.transpose)
+    *t = transpose2D(*t);
+  return t;
+}
+
+llvm::Expected<std::vector<HostTensor>>
+blockc::bindWeights(const SafeTensorsFile &file, const ModelSignature &sig,
+                    const WeightBindingOptions &options) {
+  std::vector<HostTensor> weights;
+  llvm::StringSet<> bound;
+  for (const ModelArgument &arg : llvm::drop_begin(sig.args)) {
+    bound.insert(arg.weightName);
+    llvm::Expected<HostTensor> t = bindWeight(file, arg, sig.funcName);
+    if (!t)
+      return t.takeError();
+    weights.push_back(std::move(*t));
+  }
+  if (!options.allowExtraTensors)
+    for (const auto &entry : file.getEntries())
+      if (!bound.contains(entry.getKey()))
+        return makeError(file.getPath() + ": unexpected tensor '" +
+                         entry.getKey() + "' binds to no argument of @" +
+                         sig.funcName + " (--allow-extra-weights ignores it)");
+  return std::move(weights);
+}
+
+HostTensor blockc::makeRandomWeight(const ModelArgument &arg, uint64_t seed) {
+  HostTensor t;
+  t.shape.assign(arg.type.getShape().begin(), arg.type.getShape().end());
+  t.data.resize(t.numElements());
+  SplitMix64 rng(seed * 1000003 + arg.index);
+  bool isNorm = llvm::StringRef(arg.role).ends_with("norm");
+  double scale =
+      t.shape.size() == 2 ? 1.0 / std::sqrt(double(t.shape[1])) : 0.1;
+  for (float &v : t.data)
+    v = isNorm ? 1.0f + 0.1f * rng.uniform()
+               : static_cast<float>(scale * rng.uniform());
+  return t;
+}
+
+std::vector<HostTensor> blockc::makeRandomWeights(const ModelSignature &sig,
+                                                  uint64_t seed) {
+  std::vector<HostTensor> weights;
+  for (const ModelArgument &arg : llvm::drop_begin(sig.args))
+    weights.push_back(makeRandomWeight(arg, seed));
+  return weights;
+}
+
+HostTensor blockc::makeRandomTensor(std::vector<int64_t> shape, uint64_t seed) {
+  HostTensor t;
+  t.shape = std::move(shape);
+  t.data.resize(t.numElements());
+  SplitMix64 rng(seed);
+  for (float &v : t.data)
+    v = rng.uniform();
+  return t;
+}
