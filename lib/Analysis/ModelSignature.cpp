@@ -172,3 +172,17 @@ FailureOr<ModelSignature> blockc::analyzeModel(ModuleOp module,
   }
   return sig;
 }
+
+SmallVector<KVCacheArgument> blockc::getKVCacheArguments(func::FuncOp func) {
+  SmallVector<KVCacheArgument> result;
+  for (BlockArgument arg : func.getArguments()) {
+    unsigned i = arg.getArgNumber();
+    if (!func.getArgAttr(i, TransformerDialect::kKVCacheAttr))
+      continue;
+    auto layout =
+        func.getArgAttrOfType<StringAttr>(i, TransformerDialect::kKVLayoutAttr);
+    result.push_back({i, cast<RankedTensorType>(arg.getType()),
+                      layout && layout.getValue() == "bhsd"});
+  }
+  return result;
+}

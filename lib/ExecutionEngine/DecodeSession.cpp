@@ -6,8 +6,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "blockc/ExecutionEngine/DecodeSession.h"
-#include "blockc/Dialect/Transformer/IR/TransformerDialect.h"
-#include "blockc/Dialect/Transformer/Transforms/Passes.h"
 
 #include "mlir/Pass/PassManager.h"
 
@@ -17,7 +15,6 @@
 
 using namespace mlir;
 using namespace blockc;
-using blockc::transformer::TransformerDialect;
 using llvm::Twine;
 
 namespace {
@@ -30,20 +27,6 @@ double secondsSince(std::chrono::steady_clock::time_point start) {
       .count();
 }
 } // namespace
-
-SmallVector<KVCacheArgument> blockc::getKVCacheArguments(func::FuncOp func) {
-  SmallVector<KVCacheArgument> result;
-  for (BlockArgument arg : func.getArguments()) {
-    unsigned i = arg.getArgNumber();
-    if (!func.getArgAttr(i, TransformerDialect::kKVCacheAttr))
-      continue;
-    auto layout =
-        func.getArgAttrOfType<StringAttr>(i, TransformerDialect::kKVLayoutAttr);
-    result.push_back({i, cast<RankedTensorType>(arg.getType()),
-                      layout && layout.getValue() == "bhsd"});
-  }
-  return result;
-}
 
 HostTensor blockc::sliceRows(const HostTensor &x, int64_t t0, int64_t n) {
   int64_t b = x.shape[0], t = x.shape[1], d = x.shape[2];

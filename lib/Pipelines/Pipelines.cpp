@@ -124,7 +124,8 @@ int64_t hostCacheBytes(int level) {
       return 0;
     if (levelText != std::to_string(level) || read("type") == "Instruction")
       continue;
-    llvm::StringRef size = read("size");
+    std::string sizeText = read("size");
+    llvm::StringRef size = sizeText;
     int64_t scale = 1;
     if (size.consume_back("K"))
       scale = 1024;
@@ -194,7 +195,12 @@ void blockc::buildCPULowerToLinalgPipeline(OpPassManager &pm,
     // Heuristic passes write the typed configuration, the kernel passes
     // (mechanism) read it.
     cpu::CPUSelectTilesPassOptions tiles;
-    tiles.isa = c.isa == CPUISA::SSE ? "generic" : stringifyCPUISA(c.isa).str();
+    tiles.isa = c.isa == CPUISA::AVX512 ? codegen::ISA::avx512
+                : c.isa == CPUISA::AVX2 ? codegen::ISA::avx2
+                                        : codegen::ISA::sse;
+    tiles.vectorWidth = c.vectorWidth;
+    tiles.registers = c.registers;
+    tiles.l1Bytes = c.l1Bytes;
     tiles.l2Bytes = c.l2Bytes;
     fpm.addPass(cpu::createCPUSelectTilesPass(tiles));
     fpm.addPass(cpu::createCPUGroupProjectionsPass());

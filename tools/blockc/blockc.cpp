@@ -11,7 +11,6 @@
 
 #include "blockc/Analysis/BlockReport.h"
 #include "blockc/Analysis/ModelSignature.h"
-#include "blockc/Dialect/Transformer/IR/TransformerDialect.h"
 #include "blockc/InitAllDialects.h"
 #include "blockc/Pipelines/Pipelines.h"
 #include "blockc/Target/CPU.h"
@@ -435,14 +434,13 @@ int main(int argc, char **argv) {
       return 1;
     decodeEntry.emplace();
     decodeEntry->funcName = signature->funcName + "_decode";
-    decodeEntry->headMajor = kvLayout == blockc::KVCacheLayout::BHSD;
     auto decodeFunc =
         derived->lookupSymbol<func::FuncOp>(decodeEntry->funcName);
-    for (unsigned i = 0, e = decodeFunc.getNumArguments(); i < e; ++i)
-      if (decodeFunc.getArgAttr(
-              i, blockc::transformer::TransformerDialect::kKVCacheAttr))
-        decodeEntry->caches.push_back(
-            cast<RankedTensorType>(decodeFunc.getArgument(i).getType()));
+    for (const blockc::KVCacheArgument &cache :
+         blockc::getKVCacheArguments(decodeFunc)) {
+      decodeEntry->caches.push_back(cache.type);
+      decodeEntry->headMajor = cache.headMajor;
+    }
   }
 
   if (failed(applyPassManagerCLOptions(pm)))

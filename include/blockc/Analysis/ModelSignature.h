@@ -4,7 +4,8 @@
 // [B, T, d], whose other arguments are weights, and whose single result is
 // the output [B, T, d]. This analysis finds the entry function, binds every
 // weight argument to a tensor name, and collects the block configuration
-// needed to count FLOPs.
+// needed to count FLOPs; and reads the K/V cache arguments of a decode
+// entry derived by transformer-derive-decode.
 //
 // Weight names: an argument attribute `transformer.weight_name = "..."`
 // wins; otherwise an argument used as an operand of a transformer.block gets
@@ -17,9 +18,11 @@
 #ifndef BLOCKC_ANALYSIS_MODELSIGNATURE_H
 #define BLOCKC_ANALYSIS_MODELSIGNATURE_H
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/Support/LLVM.h"
+#include "llvm/ADT/SmallVector.h"
 
 #include <string>
 #include <vector>
@@ -63,6 +66,21 @@ struct ModelSignature {
 /// emitted as diagnostics at the offending location.
 mlir::FailureOr<ModelSignature> analyzeModel(mlir::ModuleOp module,
                                              llvm::StringRef entry);
+
+/// One K or V cache argument of a decode entry (transformer-derive-decode).
+struct KVCacheArgument {
+  unsigned argNumber = 0;
+  /// The tensor type the entry sees, [B, L_max, H_kv, D].
+  mlir::RankedTensorType type;
+  /// The memory order is [B, H_kv, L_max, D] (`bhsd`), else the tensor's
+  /// own [B, L_max, H_kv, D] (`bshd`).
+  bool headMajor = false;
+};
+
+/// The cache arguments of decode entry `func`, in argument order (k_0, v_0,
+/// k_1, ...), with their layout: the one place that reads the
+/// `transformer.kv_cache` and `transformer.kv_layout` argument attributes.
+llvm::SmallVector<KVCacheArgument> getKVCacheArguments(mlir::func::FuncOp func);
 
 /// The default Hugging Face name suffix of a block operand role, e.g.
 /// "w_q" -> "self_attn.q_proj.weight"; empty for an unknown role.

@@ -8,6 +8,8 @@
 // position 0 over the whole prompt; every later step appends its tokens at
 // the current position. `generate` is prefill plus greedy-style steps,
 // `compareWithPrefill` checks token-by-token decoding against one prefill.
+// The caches' layout is read from the entry (getKVCacheArguments in
+// ModelSignature.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,9 +18,9 @@
 
 #include "blockc/Analysis/ModelSignature.h"
 #include "blockc/ExecutionEngine/BlockJit.h"
+#include "blockc/Pipelines/Pipelines.h"
 #include "blockc/Support/TensorFiles.h"
 
-#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/Error.h"
@@ -27,21 +29,6 @@
 #include <vector>
 
 namespace blockc {
-
-/// One K or V cache argument of a decode entry.
-struct KVCacheArgument {
-  unsigned argNumber = 0;
-  /// The tensor type the entry sees, [B, L_max, H_kv, D].
-  mlir::RankedTensorType type;
-  /// The memory order is [B, H_kv, L_max, D] (`bhsd`), else the tensor's
-  /// own [B, L_max, H_kv, D] (`bshd`).
-  bool headMajor = false;
-};
-
-/// The cache arguments of a decode entry, in argument order (k_0, v_0, k_1,
-/// ...), with their layout: the one place that reads the
-/// `transformer.kv_cache` and `transformer.kv_layout` argument attributes.
-llvm::SmallVector<KVCacheArgument> getKVCacheArguments(mlir::func::FuncOp func);
 
 /// Rows [t0, t0 + n) of every batch of a [B, T, d] tensor.
 HostTensor sliceRows(const HostTensor &x, int64_t t0, int64_t n);
@@ -74,10 +61,10 @@ struct DecodeComparison {
 
 class DecodeSession {
 public:
-  /// Derives the decode entry of `forward` in `module`
-  /// (buildDeriveDecodePipeline with the caches in `kvLayout`), which
-  /// removes the forward function from `module` (prefill is the decode
-  /// entry at position 0). Pass errors are emitted as diagnostics.
+  /// Derives the decode entry of `forward` in `module` with caches in
+  /// `kvLayout` (buildDeriveDecodePipeline), dropping the forward function
+  /// (prefill is the decode entry at position 0). `module` must outlive the
+  /// session's compile(). Pass errors are emitted as diagnostics.
   static mlir::FailureOr<std::unique_ptr<DecodeSession>>
   derive(mlir::ModuleOp module, const ModelSignature &forward,
          KVCacheLayout kvLayout = KVCacheLayout::BHSD);

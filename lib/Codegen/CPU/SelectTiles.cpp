@@ -108,7 +108,7 @@ struct CPUSelectTilesPass
       int64_t k = op.getWeight().getType().getDimSize(1);
       int64_t paddedK = std::max(width, roundUp(k, width));
       int64_t blockK = std::min(kMaxBlockK, paddedK);
-      int64_t budget = t.getL2Bytes() / 8; // bytes of one weight block
+      int64_t budget = t.getL2Bytes() / 4; // bytes of one weight block
       int64_t blockN = budget / (blockK * 4);
       blockN = std::max(kCols, blockN / kCols * kCols);
       // The panel need not be longer than the (padded) reduction.

@@ -155,8 +155,8 @@ def CPUSelectTilesPass
       step fit R (4 x 4 = 16 + 8 of 32 zmm, 2 x 4 = 8 + 6 of 16 ymm/xmm).
       `block_k` is the reduction length rounded up to V, at most 2048;
       `block_n` keeps the weight block (`block_n x block_k x 4` bytes)
-      within `l2-bytes / 8` (256 KiB of a 2 MiB L2: the block measured best
-      for the 7B projections), at least `cols` and a multiple of it.
+      within `l2-bytes / 4` (256 KiB of Zen 4's 1 MiB L2: the block measured
+      best for the 7B projections), at least `cols` and a multiple of it.
     * Packed outer-product kernel: `pack_cols` = 2 vectors and `pack_rows`
       = (R - 3) / 2 rows, at most 8 (8 x 2 = 16 accumulators + 2 panel
       vectors + a broadcast with AVX-512, 6 x 2 with 16 registers);
@@ -171,7 +171,7 @@ def CPUSelectTilesPass
       %y = transformer.linear %x, %w : ...
     func.func @f(...) attributes {blockc_codegen.cpu_target =   // after
         #blockc_codegen.cpu_target<isa = avx512, vector_width = 16,
-          registers = 32, l1_bytes = 32768, l2_bytes = 2097152>} {
+          registers = 32, l1_bytes = 32768, l2_bytes = 1048576>} {
       %y = transformer.linear %x, %w {blockc_codegen.linear_tiles =
           #blockc_codegen.linear_tiles<rows = 4, cols = 4, block_n = 32,
             block_k = 2048, pack_rows = 8, pack_cols = 2, panel_k = 256,
@@ -199,7 +199,7 @@ def CPUSelectTilesPass
            "Vector registers (0: the ISA's)">,
     Option<"l1Bytes", "l1-bytes", "int64_t", /*default=*/"32768",
            "L1 data cache size: bounds the packed kernel's panels">,
-    Option<"l2Bytes", "l2-bytes", "int64_t", /*default=*/"2097152",
+    Option<"l2Bytes", "l2-bytes", "int64_t", /*default=*/"1048576",
            "L2 cache size used for the dot-product kernel's cache blocks">
   ];
   let dependentDialects = ["::blockc::codegen::CodegenDialect"];
