@@ -6,18 +6,15 @@
 
 #include "TileEpilogue.h"
 #include "blockc/Codegen/CPU/Passes.h"
+#include "blockc/Codegen/Common/Approximations.h"
 #include "blockc/Dialect/Transformer/IR/TransformerOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
-#include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/PatternMatch.h"
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
-
-#include <cmath>
 
 namespace blockc::cpu {
 #define GEN_PASS_DEF_CPUFUSEACTIVATIONPASS
@@ -54,47 +51,22 @@ struct EpilogueBuilder {
   OpBuilder &b;
   Location loc;
   VectorType vec;
-  SmallVector<Operation *> &mathOps;
 
-  Value cst(double x) {
-    return arith::ConstantOp::create(
-        b, loc, DenseElementsAttr::get(vec, static_cast<float>(x)));
-  }
-  template <typename OpT> Value math(Value x) {
-    auto op = OpT::create(b, loc, x);
-    mathOps.push_back(op);
-    return op;
-  }
-
-  /// The activation on a vector, as the reference defines it.
+  /// The activation on a vector, as the reference defines it (the
+  /// polynomials of Codegen/Common/Approximations.h: LLVM would otherwise
+  /// scalarise a vector exp / erf into libm calls).
   Value activate(ActivationKind kind, Value x) {
     switch (kind) {
-    case ActivationKind::silu: {
-      // x / (1 + exp(-x))
-      Value e = math<math::ExpOp>(arith::NegFOp::create(b, loc, x));
-      return arith::DivFOp::create(b, loc, x,
-                                   arith::AddFOp::create(b, loc, cst(1.0), e));
-    }
-    case ActivationKind::gelu: {
-      Value e =
-          math<math::ErfOp>(arith::MulFOp::create(b, loc, x, cst(M_SQRT1_2)));
-      return arith::MulFOp::create(b, loc,
-                                   arith::MulFOp::create(b, loc, x, cst(0.5)),
-                                   arith::AddFOp::create(b, loc, cst(1.0), e));
-    }
-    case ActivationKind::gelu_tanh: {
-      Value x3 =
-          arith::MulFOp::create(b, loc, x, arith::MulFOp::create(b, loc, x, x));
-      Value inner = arith::AddFOp::create(
-          b, loc, x, arith::MulFOp::create(b, loc, x3, cst(0.044715)));
-      Value th = math<math::TanhOp>(
-          arith::MulFOp::create(b, loc, inner, cst(0.7978845608028654)));
-      return arith::MulFOp::create(b, loc,
-                                   arith::MulFOp::create(b, loc, x, cst(0.5)),
-                                   arith::AddFOp::create(b, loc, cst(1.0), th));
-    }
+    case ActivationKind::silu:
+      return blockc::buildSilu(b, loc, x);
+    case ActivationKind::gelu:
+      return blockc::buildGelu(b, loc, x);
+    case ActivationKind::gelu_tanh:
+      return blockc::buildGeluTanh(b, loc, x);
     case ActivationKind::relu:
-      return arith::MaximumFOp::create(b, loc, x, cst(0.0));
+      return arith::MaximumFOp::create(
+          b, loc, x,
+          arith::ConstantOp::create(b, loc, DenseElementsAttr::get(vec, 0.0f)));
     }
     llvm_unreachable("unknown activation kind");
   }
@@ -124,11 +96,10 @@ struct CPUFuseActivationPass
   /// read at the tile's offsets.
   void fuse(scf::ForallOp forall, tensor::ParallelInsertSliceOp insert,
             Value gate, tensor::ParallelInsertSliceOp gateInsert,
-            ActivationKind kind, SmallVector<Operation *> &mathOps) {
+            ActivationKind kind) {
     OpBuilder b(forall.getTerminator());
     Location loc = insert.getLoc();
-    EpilogueBuilder eb{b, loc, VectorType::get({vectorWidth}, b.getF32Type()),
-                       mathOps};
+    EpilogueBuilder eb{b, loc, VectorType::get({vectorWidth}, b.getF32Type())};
     Value tile = insert.getSource();
     Value gateTile;
     if (gateInsert)
@@ -159,7 +130,6 @@ struct CPUFuseActivationPass
           << "blockc-cpu-fuse-activation: vector-width must be >= 1";
       return signalPassFailure();
     }
-    SmallVector<Operation *> mathOps;
     SmallVector<ActivationOp> acts;
     getOperation().walk([&](ActivationOp op) { acts.push_back(op); });
     for (ActivationOp act : acts) {
@@ -180,7 +150,7 @@ struct CPUFuseActivationPass
           if (insert && g.getDefiningOp() == forall.getOperation() &&
               g != other && g.getType() == type) {
             if (auto gateInsert = tileInsert(forall, g)) {
-              fuse(forall, insert, Value(), gateInsert, act.getKind(), mathOps);
+              fuse(forall, insert, Value(), gateInsert, act.getKind());
               mul.getResult().replaceAllUsesWith(other);
               mul->erase();
               act->erase();
@@ -199,7 +169,7 @@ struct CPUFuseActivationPass
                 forall->isBeforeInBlock(gDef))
               forall->moveAfter(gDef);
             if (availableBefore(g, forall)) {
-              fuse(forall, insert, g, {}, act.getKind(), mathOps);
+              fuse(forall, insert, g, {}, act.getKind());
               mul.getResult().replaceAllUsesWith(other);
               mul->erase();
               act->erase();
@@ -216,24 +186,10 @@ struct CPUFuseActivationPass
       tensor::ParallelInsertSliceOp insert = tileInsert(forall, act.getInput());
       if (!insert)
         continue;
-      fuse(forall, insert, Value(), {}, act.getKind(), mathOps);
+      fuse(forall, insert, Value(), {}, act.getKind());
       act.getResult().replaceAllUsesWith(act.getInput());
       act->erase();
       ++numPlain;
-    }
-    if (mathOps.empty())
-      return;
-    // exp / erf / tanh of the epilogues become vector polynomials (LLVM
-    // would otherwise scalarise them into libm calls).
-    RewritePatternSet patterns(&getContext());
-    populateMathPolynomialApproximationPatterns(patterns, [](StringRef name) {
-      return name == "math.exp" || name == "math.erf" || name == "math.tanh";
-    });
-    if (failed(applyOpPatternsGreedily(mathOps, std::move(patterns)))) {
-      getOperation().emitError()
-          << "blockc-cpu-fuse-activation: polynomial expansion did not "
-             "converge";
-      return signalPassFailure();
     }
   }
 };
