@@ -6,19 +6,16 @@
 
 #include "TileEpilogue.h"
 #include "blockc/Codegen/CPU/Passes.h"
+#include "blockc/Codegen/Common/Approximations.h"
 #include "blockc/Dialect/Transformer/IR/TransformerOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
-#include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/PatternMatch.h"
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
-
-#include <cmath>
 
 namespace blockc::cpu {
 #define GEN_PASS_DEF_CPUFUSEACTIVATIONPASS
@@ -54,47 +51,22 @@ struct EpilogueBuilder {
   OpBuilder &b;
   Location loc;
   VectorType vec;
-  SmallVector<Operation *> &mathOps;
 
-  Value cst(double x) {
-    return arith::ConstantOp::create(
-        b, loc, DenseElementsAttr::get(vec, static_cast<float>(x)));
-  }
-  template <typename OpT> Value math(Value x) {
-    auto op = OpT::create(b, loc, x);
-    mathOps.push_back(op);
-    return op;
-  }
-
-  /// The activation on a vector, as the reference defines it.
+  /// The activation on a vector, as the reference defines it (the
+  /// polynomials of Codegen/Common/Approximations.h: LLVM would otherwise
+  /// scalarise a vector exp / erf into libm calls).
   Value activate(ActivationKind kind, Value x) {
     switch (kind) {
-    case ActivationKind::silu: {
-      // x / (1 + exp(-x))
-      Value e = math<math::ExpOp>(arith::NegFOp::create(b, loc, x));
-      return arith::DivFOp::create(b, loc, x,
-                                   arith::AddFOp::create(b, loc, cst(1.0), e));
-    }
-    case ActivationKind::gelu: {
-      Value e =
-          math<math::ErfOp>(arith::MulFOp::create(b, loc, x, cst(M_SQRT1_2)));
-      return arith::MulFOp::create(b, loc,
-                                   arith::MulFOp::create(b, loc, x, cst(0.5)),
-                                   arith::AddFOp::create(b, loc, cst(1.0), e));
-    }
-    case ActivationKind::gelu_tanh: {
-      Value x3 =
-          arith::MulFOp::create(b, loc, x, arith::MulFOp::create(b, loc, x, x));
-      Value inner = arith::AddFOp::create(
-          b, loc, x, arith::MulFOp::create(b, loc, x3, cst(0.044715)));
-      Value th = math<math::TanhOp>(
-          arith::MulFOp::create(b, loc, inner, cst(0.7978845608028654)));
-      return arith::MulFOp::create(b, loc,
-                                   arith::MulFOp::create(b, loc, x, cst(0.5)),
-                                   arith::AddFOp::create(b, loc, cst(1.0), th));
-    }
+    case ActivationKind::silu:
+      return blockc::buildSilu(b, loc, x);
+    case ActivationKind::gelu:
+      return blockc::buildGelu(b, loc, x);
+    case ActivationKind::gelu_tanh:
+      return blockc::buildGeluTanh(b, loc, x);
     case ActivationKind::relu:
-      return arith::MaximumFOp::create(b, loc, x, cst(0.0));
+      return arith::MaximumFOp::create(
+          b, loc, x,
+          arith::ConstantOp::create(b, loc, DenseElementsAttr::get(vec, 0.0f)));
     }
     llvm_unreachable("unknown activation kind");
   }
@@ -124,12 +96,10 @@ struct CPUFuseActivationPass
   /// read at the tile's offsets.
   void fuse(scf::ForallOp forall, tensor::ParallelInsertSliceOp insert,
             Value gate, tensor::ParallelInsertSliceOp gateInsert,
-            ActivationKind kind, int64_t width,
-            SmallVector<Operation *> &mathOps) {
+            ActivationKind kind, int64_t width) {
     OpBuilder b(forall.getTerminator());
     Location loc = insert.getLoc();
-    EpilogueBuilder eb{b, loc, VectorType::get({width}, b.getF32Type()),
-                       mathOps};
+    EpilogueBuilder eb{b, loc, VectorType::get({width}, b.getF32Type())};
     Value tile = insert.getSource();
     Value gateTile;
     if (gateInsert)
@@ -144,7 +114,6 @@ struct CPUFuseActivationPass
   }
 
   void runOnOperation() override {
-    SmallVector<Operation *> mathOps;
     SmallVector<ActivationOp> acts;
     getOperation().walk([&](ActivationOp op) { acts.push_back(op); });
     DominanceInfo &dom = getAnalysis<DominanceInfo>();
@@ -161,7 +130,7 @@ struct CPUFuseActivationPass
           return failure();
         width = *w;
       }
-      fuse(forall, insert, gate, gateInsert, kind, *width, mathOps);
+      fuse(forall, insert, gate, gateInsert, kind, *width);
       return success();
     };
     for (ActivationOp act : acts) {
@@ -226,20 +195,6 @@ struct CPUFuseActivationPass
       act.getResult().replaceAllUsesWith(act.getInput());
       act->erase();
       ++numPlain;
-    }
-    if (mathOps.empty())
-      return;
-    // exp / erf / tanh of the epilogues become vector polynomials (LLVM
-    // would otherwise scalarise them into libm calls).
-    RewritePatternSet patterns(&getContext());
-    populateMathPolynomialApproximationPatterns(patterns, [](StringRef name) {
-      return name == "math.exp" || name == "math.erf" || name == "math.tanh";
-    });
-    if (failed(applyOpPatternsGreedily(mathOps, std::move(patterns)))) {
-      getOperation().emitError()
-          << "blockc-cpu-fuse-activation: polynomial expansion did not "
-             "converge";
-      return signalPassFailure();
     }
   }
 };

@@ -19,13 +19,15 @@
 //   halving step and vector pair instead of a horizontal reduction per
 //   key).
 //
-// exp is a Cephes-style polynomial on vectors (LLVM would scalarise a vector
-// llvm.exp into libm calls), exact 0 for -inf and NaN-propagating.
+// exp is the polynomial of Codegen/Common/Approximations.h on vectors (LLVM
+// would scalarise a vector llvm.exp into libm calls), exact 0 for -inf and
+// NaN-propagating.
 //
 //===----------------------------------------------------------------------===//
 
 #include "TileEpilogue.h"
 #include "blockc/Codegen/CPU/Passes.h"
+#include "blockc/Codegen/Common/Approximations.h"
 #include "blockc/Dialect/Transformer/IR/TransformerOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -110,43 +112,9 @@ struct AttentionBuilder {
     return f32(x);
   }
 
-  /// exp(x) on f32 or vector<f32>: Cephes expf (range reduction by ln 2, a
-  /// degree-5 polynomial, 2^n through the exponent bits), about 2 ulp.
-  /// exp(-inf) and anything below -88 is exactly 0; NaN gives NaN.
-  Value exp(Value x) {
-    Type t = x.getType();
-    Type it = b.getI32Type();
-    if (auto vt = dyn_cast<VectorType>(t))
-      it = VectorType::get(vt.getShape(), b.getI32Type());
-    auto icst = [&](int32_t c) -> Value {
-      if (auto vt = dyn_cast<VectorType>(it))
-        return arith::ConstantOp::create(b, loc, DenseElementsAttr::get(vt, c));
-      return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(c));
-    };
-    const double lo = -88.0, hi = 88.0;
-    // maxnumf/minnumf drop a NaN here; it is put back at the end.
-    Value xc = arith::MinNumFOp::create(
-        b, loc, arith::MaxNumFOp::create(b, loc, x, cst(t, lo)), cst(t, hi));
-    Value fx = math::FloorOp::create(
-        b, loc, fma(xc, cst(t, 1.44269504088896341), cst(t, 0.5)));
-    Value r = fma(fx, cst(t, -0.693359375), xc);
-    r = fma(fx, cst(t, 2.12194440e-4), r);
-    Value p = cst(t, 1.9875691500e-4);
-    for (double c : {1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2,
-                     1.6666665459e-1, 5.0000001201e-1})
-      p = fma(p, r, cst(t, c));
-    Value y = fma(p, mul(r, r), add(r, cst(t, 1.0)));
-    Value n = arith::FPToSIOp::create(b, loc, it, fx);
-    Value bits = arith::ShLIOp::create(
-        b, loc, arith::AddIOp::create(b, loc, n, icst(127)), icst(23));
-    Value res = mul(y, arith::BitcastOp::create(b, loc, t, bits));
-    Value under =
-        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x, cst(t, lo));
-    res = arith::SelectOp::create(b, loc, under, cst(t, 0.0), res);
-    Value isNaN =
-        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, x, x);
-    return arith::SelectOp::create(b, loc, isNaN, x, res);
-  }
+  /// exp(x) on f32 or vector<f32> (Codegen/Common/Approximations.h):
+  /// exact 0 for -inf, NaN-propagating.
+  Value exp(Value x) { return blockc::buildExp(b, loc, x); }
 
   /// Pairwise sum of a list of values (shorter dependency chains).
   Value sumAll(SmallVector<Value> xs) {

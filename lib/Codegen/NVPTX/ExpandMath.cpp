@@ -1,10 +1,13 @@
 //===- ExpandMath.cpp - libdevice-free math inside kernels ----------------===//
 //
 // Polynomial approximations / expansions of f32 math ops and rsqrt as
-// 1/sqrt inside gpu.launch bodies. See Codegen/NVPTX/Passes.td.
+// 1/sqrt inside gpu.launch bodies: exp, erf, erfc and tanh from
+// Codegen/Common/Approximations.h, the others from upstream. See
+// Codegen/NVPTX/Passes.td.
 //
 //===----------------------------------------------------------------------===//
 
+#include "blockc/Codegen/Common/Approximations.h"
 #include "blockc/Codegen/NVPTX/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -98,6 +101,11 @@ struct GPUExpandMathPass
                                       "cvt.rpi.f64.f64");
     patterns.add<ToPTX<math::RoundEvenOp>>(ctx, "cvt.rni.f32.f32",
                                            "cvt.rni.f64.f64");
+    // blockc's exp / erf / erfc / tanh (more accurate than upstream's, see
+    // docs/Pipelines.md) take precedence over upstream's patterns for the
+    // same ops; upstream's expansions that produce math.exp (erfc, expm1,
+    // ...) then get blockc's exp too.
+    blockc::populateMathApproximationPatterns(patterns, /*benefit=*/2);
     populateMathPolynomialApproximationPatterns(
         patterns, MathPolynomialApproximationOptions{});
     FrozenRewritePatternSet frozen(std::move(patterns));

@@ -5,16 +5,15 @@
 //===----------------------------------------------------------------------===//
 
 #include "LoweringUtils.h"
+#include "blockc/Codegen/Common/Approximations.h"
 #include "blockc/Dialect/Transformer/IR/TransformerOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
-#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/PatternMatch.h"
 
-#include <cmath>
-
 using namespace mlir;
+using namespace blockc;
 using namespace blockc::transformer;
 using namespace blockc::detail;
 
@@ -31,37 +30,17 @@ struct ActivationLowering : OpRewritePattern<ActivationOp> {
         rewriter, loc, op.getInput(), type, {op.getInput()},
         {identity(getContext(), type.getRank())},
         [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          // The formulas of Codegen/Common/Approximations.h on math.exp /
+          // math.erfc, which each target implements (libm on the CPU's
+          // loops, blockc's polynomials in GPU kernels).
           Value x = a[0];
-          Value one = f32Const(b, l, 1.0), halfC = f32Const(b, l, 0.5);
           switch (kind) {
-          case ActivationKind::silu: {
-            // x * sigmoid(x) = x / (1 + exp(-x)); exp overflow gives -0.
-            Value e = math::ExpOp::create(b, l, arith::NegFOp::create(b, l, x));
-            return arith::DivFOp::create(b, l, x,
-                                         arith::AddFOp::create(b, l, one, e));
-          }
-          case ActivationKind::gelu: {
-            Value e = math::ErfOp::create(
-                b, l,
-                arith::MulFOp::create(b, l, x, f32Const(b, l, M_SQRT1_2)));
-            Value hx = arith::MulFOp::create(b, l, x, halfC);
-            return arith::MulFOp::create(b, l, hx,
-                                         arith::AddFOp::create(b, l, one, e));
-          }
-          case ActivationKind::gelu_tanh: {
-            Value x3 = arith::MulFOp::create(b, l, x,
-                                             arith::MulFOp::create(b, l, x, x));
-            Value inner = arith::AddFOp::create(
-                b, l, x,
-                arith::MulFOp::create(b, l, x3, f32Const(b, l, 0.044715)));
-            Value th = math::TanhOp::create(
-                b, l,
-                arith::MulFOp::create(b, l, inner,
-                                      f32Const(b, l, 0.7978845608028654)));
-            Value hx = arith::MulFOp::create(b, l, x, halfC);
-            return arith::MulFOp::create(b, l, hx,
-                                         arith::AddFOp::create(b, l, one, th));
-          }
+          case ActivationKind::silu:
+            return buildSilu(b, l, x, ElementaryMath::MathDialect);
+          case ActivationKind::gelu:
+            return buildGelu(b, l, x, ElementaryMath::MathDialect);
+          case ActivationKind::gelu_tanh:
+            return buildGeluTanh(b, l, x, ElementaryMath::MathDialect);
           case ActivationKind::relu:
             return arith::MaximumFOp::create(b, l, x, f32Const(b, l, 0.0));
           }

@@ -199,19 +199,27 @@ func.func @fma(%a: f32, %b: f32, %c: f32, %d: f64, %m: memref<1xf32>,
 
 // -----
 
-// exp: range reduction with floor, a polynomial of fmas, and 2^n built from
-// the exponent bits; no math op (hence no __nv_expf) is left.
+// exp (Codegen/Common/Approximations.h): the argument clamped to
+// [-104, 88.75] (NaN put back at the end), range reduction with floor, a
+// polynomial of fmas, and 2^n applied as two exponent-bit factors (so that
+// denormal results are rounded once); no math op (hence no __nv_expf) is
+// left.
 // CHECK-LABEL: func.func @exp_f32
 // CHECK-SAME:    (%[[X:.+]]: f32, %[[M:.+]]: memref<1xf32>)
 // CHECK:         gpu.launch
 // CHECK-NOT:       math.
-// CHECK:           arith.cmpf {{.*}}, %[[X]]
+// CHECK:           %[[LO:.+]] = arith.maxnumf %[[X]], %{{.+}} : f32
+// CHECK:           arith.minnumf %[[LO]], %{{.+}} : f32
+// CHECK:           %[[NAN:.+]] = arith.cmpf uno, %[[X]], %[[X]] : f32
 // CHECK:           llvm.inline_asm "cvt.rmi.f32.f32 $0, $1;"
 // CHECK:           llvm.inline_asm "fma.rn.f32 $0, $1, $2, $3;"
-// CHECK:           arith.shli
-// CHECK:           %[[POW2:.+]] = arith.bitcast %{{.+}} : i32 to f32
-// CHECK:           %[[R:.+]] = arith.mulf %{{.+}}, %[[POW2]] : f32
-// CHECK:           memref.store %[[R]], %[[M]]
+// CHECK:           arith.shrsi
+// CHECK:           %[[P1:.+]] = arith.bitcast %{{.+}} : i32 to f32
+// CHECK:           %[[Y1:.+]] = arith.mulf %{{.+}}, %[[P1]] : f32
+// CHECK:           %[[P2:.+]] = arith.bitcast %{{.+}} : i32 to f32
+// CHECK:           %[[Y2:.+]] = arith.mulf %[[Y1]], %[[P2]] : f32
+// CHECK:           %[[R:.+]] = arith.select %[[NAN]], %[[X]], %[[Y2]] : f32
+// CHECK-NEXT:      memref.store %[[R]], %[[M]]
 // CHECK-NOT:       math.
 func.func @exp_f32(%x: f32, %m: memref<1xf32>) {
   %c0 = arith.constant 0 : index
@@ -227,13 +235,15 @@ func.func @exp_f32(%x: f32, %m: memref<1xf32>) {
 
 // -----
 
-// tanh: a rational approximation (fma polynomials and one division).
+// tanh: an odd polynomial for |x| < 0.75, 1 - 2 / (e^{2|x|} + 1) above
+// (one division), selected.
 // CHECK-LABEL: func.func @tanh_f32
 // CHECK-SAME:    (%[[X:.+]]: f32, %[[M:.+]]: memref<1xf32>)
 // CHECK:         gpu.launch
 // CHECK-NOT:       math.
 // CHECK:           llvm.inline_asm "fma.rn.f32 $0, $1, $2, $3;"
 // CHECK:           arith.divf
+// CHECK:           arith.select
 // CHECK:           %[[R:.+]] = arith.select
 // CHECK-NEXT:      memref.store %[[R]], %[[M]]
 // CHECK-NOT:       math.
@@ -251,7 +261,8 @@ func.func @tanh_f32(%x: f32, %m: memref<1xf32>) {
 
 // -----
 
-// erf: piecewise rational approximation (GELU uses it).
+// erf: an odd polynomial for |x| < 1, 1 - erfc(|x|) above (erfc with one
+// division and an exp).
 // CHECK-LABEL: func.func @erf_f32
 // CHECK-SAME:    (%[[X:.+]]: f32, %[[M:.+]]: memref<1xf32>)
 // CHECK:         gpu.launch
@@ -266,6 +277,32 @@ func.func @erf_f32(%x: f32, %m: memref<1xf32>) {
   gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
              threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
     %r = math.erf %x : f32
+    memref.store %r, %m[%c0] : memref<1xf32>
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+// erfc (the exact GeLU of the linalg lowering uses it): as erf, blockc's
+// polynomial; no __nv_erfcf is left.
+// CHECK-LABEL: func.func @erfc_f32
+// CHECK-SAME:    (%[[X:.+]]: f32, %[[M:.+]]: memref<1xf32>)
+// CHECK:         gpu.launch
+// CHECK-NOT:       math.
+// CHECK:           llvm.inline_asm "abs.f32 $0, $1;", "=f,f" %[[X]]
+// CHECK:           arith.divf
+// CHECK:           arith.select
+// CHECK:           %[[R:.+]] = arith.select
+// CHECK-NEXT:      memref.store %[[R]], %[[M]]
+// CHECK-NOT:       math.
+func.func @erfc_f32(%x: f32, %m: memref<1xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    %r = math.erfc %x : f32
     memref.store %r, %m[%c0] : memref<1xf32>
     gpu.terminator
   }

@@ -308,11 +308,11 @@ def CPUFuseActivationPass
       act(tile)` (after the bias, which the kernel starts from).
 
     The epilogue is a loop over the block's rows and full vectors plus one
-    masked vector for the remainder columns. exp, erf and tanh become the
-    upstream polynomial approximations (`populateMathPolynomialApproximation
-    Patterns`): SiLU is `x / (1 + exp(-x))`, GeLU `x/2 (1 + erf(x/sqrt 2))`,
-    the tanh form as in the reference. Differences from the separate
-    elementwise lowering are rounding-level.
+    masked vector for the remainder columns. The activations are the
+    vector polynomials of `Codegen/Common/Approximations.h` (SiLU
+    `x sigmoid(x)`, GeLU `x/2 erfc(-x/sqrt 2)`, the tanh form as
+    `x sigmoid(2u)`; see docs/Pipelines.md, "Math approximations").
+    Differences from the separate elementwise lowering are rounding-level.
 
     ```mlir
     %g = scf.forall ... {blockc_codegen.kernel = ...}          // before

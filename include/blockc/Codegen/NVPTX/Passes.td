@@ -62,8 +62,10 @@ def GPUExpandMathPass
     `convert-gpu-to-nvvm` turns most `math` ops into calls to libdevice
     (`__nv_expf`, `__nv_rsqrtf`, `__nv_erff`, ...), which only link when the
     CUDA toolkit's libdevice is found. Inside `gpu.launch` bodies this pass
-    rewrites f32 `math` ops with MLIR's polynomial approximations and
-    expansions (`exp`, `tanh`, `erf`, `sin`, `cos`, ...), ops with a native
+    rewrites f32 `exp`, `erf`, `erfc` and `tanh` (scalars or vectors) with
+    blockc's polynomials (`Codegen/Common/Approximations.h`), the other f32
+    `math` ops with MLIR's polynomial approximations and expansions (`sin`,
+    `cos`, `log`, ...), ops with a native
     PTX instruction (`sqrt`, `fma`, `roundeven`, `absf`, `floor`, `ceil`) as
     that instruction in `llvm.inline_asm` (upstream sends both the math ops
     and the LLVM intrinsics to libdevice), and `rsqrt(x)` as
