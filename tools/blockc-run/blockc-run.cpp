@@ -18,7 +18,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "blockc/Dialect/Transformer/IR/TransformerDialect.h"
+#include "blockc/Dialect/Transformer/IR/TransformerOps.h"
 #include "blockc/ExecutionEngine/BlockJit.h"
 #include "blockc/ExecutionEngine/ModelSignature.h"
 #include "blockc/InitAllDialects.h"
@@ -303,10 +303,12 @@ int runDecodeMode(ModuleOp module, const DecodeContext &ctx) {
             arg.getArgNumber(),
             blockc::transformer::TransformerDialect::kKVCacheAttr))
       continue;
-    auto layout = decodeFunc.getArgAttrOfType<StringAttr>(
-        arg.getArgNumber(),
-        blockc::transformer::TransformerDialect::kKVLayoutAttr);
-    headMajor = layout && layout.getValue() == "bhsd";
+    auto layout =
+        decodeFunc.getArgAttrOfType<blockc::transformer::KVLayoutAttr>(
+            arg.getArgNumber(),
+            blockc::transformer::TransformerDialect::kKVLayoutAttr);
+    headMajor =
+        layout && layout.getValue() == blockc::transformer::KVLayout::bhsd;
     auto type = cast<RankedTensorType>(arg.getType());
     if (!ShapedType::isDynamic(type.getDimSize(0)) &&
         type.getDimSize(0) != batchSize)
