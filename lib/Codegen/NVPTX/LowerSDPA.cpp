@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "blockc/Codegen/NVPTX/KernelMatchers.h"
 #include "blockc/Codegen/NVPTX/Passes.h"
 #include "blockc/Dialect/Transformer/IR/TransformerOps.h"
 
@@ -31,7 +32,7 @@ using namespace blockc::transformer;
 
 namespace {
 
-constexpr int64_t kWarp = 32;
+constexpr int64_t kWarp = blockc::nvptx::kWarpSize;
 
 struct SDPAKernel {
   OpBuilder &b;
@@ -224,14 +225,11 @@ struct GPULowerSDPAPass
     getOperation().walk([&](SDPAOp op) { ops.push_back(op); });
     OpBuilder b(&getContext());
     for (SDPAOp op : ops) {
+      // Other head sizes keep the generic linalg lowering.
+      if (!blockc::nvptx::isFusedAttentionCandidate(op))
+        continue;
       RankedTensorType qType = op.getQuery().getType();
       int64_t d = qType.getDimSize(3);
-      // Other head sizes keep the generic linalg lowering.
-      if (!qType.getElementType().isF32() || ShapedType::isDynamic(d) ||
-          d % kWarp != 0 || op.getValue().getType().getDimSize(3) != d ||
-          ShapedType::isDynamic(qType.getDimSize(2)) ||
-          ShapedType::isDynamic(op.getKey().getType().getDimSize(2)))
-        continue;
       b.setInsertionPoint(op);
       Location loc = op.getLoc();
       auto buffer = [&](Value t) -> Value {

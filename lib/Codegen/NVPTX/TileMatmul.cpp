@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "blockc/Codegen/NVPTX/KernelMatchers.h"
 #include "blockc/Codegen/NVPTX/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -25,27 +26,6 @@ namespace blockc::nvptx {
 using namespace mlir;
 
 namespace {
-
-/// True if the body of `op` is `yield out + in0 * in1` (either order).
-bool isMulAddBody(linalg::LinalgOp op) {
-  Block *body = op.getBlock();
-  if (body->getOperations().size() != 3)
-    return false;
-  auto mul = dyn_cast<arith::MulFOp>(&body->front());
-  auto add =
-      dyn_cast_or_null<arith::AddFOp>(mul ? mul->getNextNode() : nullptr);
-  auto yield = dyn_cast<linalg::YieldOp>(body->getTerminator());
-  if (!mul || !add || !yield || yield.getValues().size() != 1 ||
-      yield.getValues()[0] != add.getResult())
-    return false;
-  Value a0 = body->getArgument(0), a1 = body->getArgument(1),
-        acc = body->getArgument(2);
-  bool mulOk = (mul.getLhs() == a0 && mul.getRhs() == a1) ||
-               (mul.getLhs() == a1 && mul.getRhs() == a0);
-  bool addOk = (add.getLhs() == acc && add.getRhs() == mul.getResult()) ||
-               (add.getRhs() == acc && add.getLhs() == mul.getResult());
-  return mulOk && addOk;
-}
 
 struct Tiling {
   int64_t tileM, tileN, tileK, threadsX, threadsY;
@@ -272,24 +252,8 @@ struct GPUTileMatmulPass
     }
     SmallVector<linalg::LinalgOp> candidates;
     getOperation().walk([&](linalg::LinalgOp op) {
-      if (op->getParentOfType<gpu::LaunchOp>())
-        return;
-      if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
-          op.getNumDpsInits() != 1 || !isMulAddBody(op))
-        return;
-      for (OpOperand &operand : op->getOpOperands()) {
-        auto type = dyn_cast<MemRefType>(operand.get().getType());
-        if (!type || !type.getElementType().isF32() ||
-            !op.getMatchingIndexingMap(&operand).isProjectedPermutation())
-          return;
-      }
-      FailureOr<linalg::ContractionDimensions> dims =
-          linalg::inferContractionDims(op);
-      if (failed(dims) || dims->n.size() != 1 || dims->k.size() != 1 ||
-          dims->m.empty() ||
-          dims->batch.size() + dims->m.size() + 2 != op.getNumLoops())
-        return;
-      candidates.push_back(op);
+      if (blockc::nvptx::isTiledMatmulCandidate(op))
+        candidates.push_back(op);
     });
     OpBuilder b(&getContext());
     for (linalg::LinalgOp op : candidates) {
