@@ -9,6 +9,7 @@
 #include "blockc/Codegen/CPU/Passes.h"
 #include "blockc/Codegen/NVPTX/Passes.h"
 #include "blockc/Conversion/Passes.h"
+#include "blockc/Dialect/Codegen/IR/CodegenDialect.h"
 #include "blockc/Dialect/Transformer/IR/TransformerDialect.h"
 #include "blockc/Dialect/Transformer/Transforms/Passes.h"
 #include "blockc/Pipelines/Pipelines.h"
@@ -21,7 +22,8 @@
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 
 void blockc::registerAllDialects(mlir::DialectRegistry &registry) {
-  registry.insert<blockc::transformer::TransformerDialect>();
+  registry.insert<blockc::transformer::TransformerDialect,
+                  blockc::codegen::CodegenDialect>();
   // The pipelines go through linalg, bufferization, memref, scf, vector,
   // math and LLVM; registering every upstream dialect with its interface
   // models keeps blockc-opt able to parse any intermediate stage.

@@ -1,0 +1,175 @@
+//===- CodegenAttrs.td - blockc_codegen attributes ---------*- tablegen -*-===//
+//
+// The enums and attributes of the `blockc_codegen` dialect: the CPU target,
+// the tiles of the CPU projection kernel, horizontal groups and kernel kinds.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef BLOCKC_DIALECT_CODEGEN_IR_CODEGENATTRS_TD
+#define BLOCKC_DIALECT_CODEGEN_IR_CODEGENATTRS_TD
+
+include "blockc/Dialect/Codegen/IR/CodegenBase.td"
+include "mlir/IR/EnumAttr.td"
+
+class Codegen_Attr<string name, string attrMnemonic, list<Trait> traits = []>
+    : AttrDef<Codegen_Dialect, name, traits> {
+  let mnemonic = attrMnemonic;
+}
+
+//===----------------------------------------------------------------------===//
+// Enums
+//===----------------------------------------------------------------------===//
+
+def Codegen_ISA : I32EnumAttr<"ISA", "x86 vector instruction set", [
+    I32EnumAttrCase<"avx512", 0>,
+    I32EnumAttrCase<"avx2", 1>,
+    I32EnumAttrCase<"sse", 2>
+  ]> {
+  let cppNamespace = "::blockc::codegen";
+  let genSpecializedAttr = 0;
+}
+def Codegen_ISAAttr : EnumAttr<Codegen_Dialect, Codegen_ISA, "isa"> {
+  let summary = "An x86 vector instruction set";
+  let description = [{
+    `avx512` (32 zmm registers of 16 f32 lanes), `avx2` (16 ymm registers
+    of 8 lanes, with FMA) or `sse` (16 xmm registers of 4 lanes).
+
+    ```mlir
+    #blockc_codegen.isa<avx2>
+    ```
+  }];
+  let assemblyFormat = "`<` $value `>`";
+}
+
+def Codegen_KernelKind : I32EnumAttr<"KernelKind",
+    "what a generated kernel computes", [
+    // CPU: the projection kernel of blockc-cpu-lower-linear.
+    I32EnumAttrCase<"linear", 0>,
+    // CPU: the attention kernel of blockc-cpu-lower-sdpa.
+    I32EnumAttrCase<"attention", 1>,
+    // NVPTX: the shared-memory tiled matmul of blockc-gpu-tile-matmul.
+    I32EnumAttrCase<"tiled_matmul", 2>,
+    // NVPTX: the fused attention launch of blockc-gpu-lower-sdpa.
+    I32EnumAttrCase<"fused_attention", 3>
+  ]> {
+  let cppNamespace = "::blockc::codegen";
+  let genSpecializedAttr = 0;
+}
+def Codegen_KernelKindAttr
+    : EnumAttr<Codegen_Dialect, Codegen_KernelKind, "kernel"> {
+  let summary = "What a generated kernel computes";
+  let description = [{
+    Marks the loop (CPU) or launch (NVPTX) of a generated kernel, under the
+    name `blockc_codegen.kernel`, so that later passes can find it:
+
+    * `linear`: the `scf.forall` of a projection kernel built by
+      `blockc-cpu-lower-linear`, whose shared outputs start as the kernel's
+      init (zero, the bias); the norm, residual and activation fusions
+      rewrite it;
+    * `attention`: the fused attention kernel of `blockc-cpu-lower-sdpa`;
+    * `tiled_matmul`, `fused_attention`: the `gpu.launch` of
+      `blockc-gpu-tile-matmul` and `blockc-gpu-lower-sdpa`.
+
+    ```mlir
+    scf.forall ... {blockc_codegen.kernel = #blockc_codegen.kernel<linear>}
+    ```
+  }];
+  let assemblyFormat = "`<` $value `>`";
+}
+
+//===----------------------------------------------------------------------===//
+// CPU attributes
+//===----------------------------------------------------------------------===//
+
+def Codegen_CPUTargetAttr : Codegen_Attr<"CPUTarget", "cpu_target"> {
+  let summary = "The CPU that a function's kernels are generated for";
+  let description = [{
+    Attached to a `func.func` as `blockc_codegen.cpu_target` by
+    `blockc-cpu-select-tiles`. Every CPU kernel pass reads its vector width
+    (f32 lanes per vector) from here; the register count and the cache
+    sizes are what the tile heuristic assumed.
+
+    ```mlir
+    func.func @f(...) attributes {blockc_codegen.cpu_target =
+        #blockc_codegen.cpu_target<isa = avx512, vector_width = 16,
+                                   registers = 32, l1_bytes = 32768,
+                                   l2_bytes = 2097152>}
+    ```
+
+    `vector_width` is a power of two, `registers` at least 8 and the cache
+    sizes positive.
+  }];
+  let parameters = (ins EnumParameter<Codegen_ISA>:$isa,
+                        "int64_t":$vector_width,
+                        "int64_t":$registers,
+                        "int64_t":$l1_bytes,
+                        "int64_t":$l2_bytes);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+def Codegen_LinearTilesAttr : Codegen_Attr<"LinearTiles", "linear_tiles"> {
+  let summary = "The tiles of one CPU projection kernel";
+  let description = [{
+    Attached to a `transformer.linear` as `blockc_codegen.linear_tiles` by
+    `blockc-cpu-select-tiles` (or by hand); `blockc-cpu-lower-linear` builds
+    the projection's kernel with these sizes, in vectors of the function's
+    `cpu_target` width V:
+
+    * dot-product kernel (short T): `rows` x `cols` register tile (input
+      rows x weight rows), cache blocks of `block_n` weight rows and
+      `block_k` reduction elements;
+    * packed outer-product kernel (T >= `pack_min_rows`): `pack_rows` x
+      `pack_cols` vectors of accumulators, weight panels of `panel_k` x
+      `panel_n` elements (rounded up to whole V x V blocks and micro-kernel
+      widths, capped at the weight, by the lowering).
+
+    ```mlir
+    transformer.linear %x, %w {blockc_codegen.linear_tiles =
+        #blockc_codegen.linear_tiles<rows = 4, cols = 4, block_n = 32,
+            block_k = 2048, pack_rows = 8, pack_cols = 2, panel_k = 256,
+            panel_n = 32, pack_min_rows = 32>} : ...
+    ```
+
+    Every size is at least 1.
+  }];
+  let parameters = (ins "int64_t":$rows,
+                        "int64_t":$cols,
+                        "int64_t":$block_n,
+                        "int64_t":$block_k,
+                        "int64_t":$pack_rows,
+                        "int64_t":$pack_cols,
+                        "int64_t":$panel_k,
+                        "int64_t":$panel_n,
+                        "int64_t":$pack_min_rows);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+def Codegen_HorizontalGroupAttr
+    : Codegen_Attr<"HorizontalGroup", "horizontal_group"> {
+  let summary = "Projections lowered together as one kernel";
+  let description = [{
+    Attached to `transformer.linear` ops as
+    `blockc_codegen.horizontal_group` by `blockc-cpu-group-projections` (or
+    by hand): `blockc-cpu-lower-linear` lowers the projections of one block
+    with the same group (and the same input, weight type, bias presence,
+    result type and tiles) as one `scf.forall`. The id is non-negative.
+
+    ```mlir
+    %q = transformer.linear %n, %wq {blockc_codegen.horizontal_group =
+        #blockc_codegen.horizontal_group<0>} : ...
+    ```
+  }];
+  let parameters = (ins "int64_t":$id);
+  let assemblyFormat = "`<` $id `>`";
+  let genVerifyDecl = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// NVPTX attributes
+//===----------------------------------------------------------------------===//
+
+// (reserved for the NVPTX tile attributes)
+
+#endif // BLOCKC_DIALECT_CODEGEN_IR_CODEGENATTRS_TD

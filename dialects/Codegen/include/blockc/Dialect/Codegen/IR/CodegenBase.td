@@ -1,0 +1,56 @@
+//===- CodegenBase.td - blockc_codegen dialect definition --*- tablegen -*-===//
+//
+// The `blockc_codegen` dialect says *how* the code of a target is generated:
+// it holds no ops, only the attributes through which the heuristic passes
+// (which choose) talk to the lowering passes (which build), as IREE's
+// lowering configurations do.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef BLOCKC_DIALECT_CODEGEN_IR_CODEGENBASE_TD
+#define BLOCKC_DIALECT_CODEGEN_IR_CODEGENBASE_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/AttrTypeBase.td"
+
+def Codegen_Dialect : Dialect {
+  let name = "blockc_codegen";
+  let cppNamespace = "::blockc::codegen";
+  let summary = "Typed code generation configuration of the blockc targets";
+  let description = [{
+    Attributes that configure blockc's code generation. A heuristic pass
+    writes them (`blockc-cpu-select-tiles`, `blockc-cpu-group-projections`)
+    and the lowering passes only read them, so that a test or a user can pin
+    any choice by writing the attribute by hand, and the IR between the two
+    says exactly what will be built.
+
+    They are attached as discardable attributes whose names carry the
+    dialect prefix; the dialect verifies that each name holds the right kind
+    of attribute:
+
+    | name | attribute | on |
+    | --- | --- | --- |
+    | `blockc_codegen.cpu_target` | `#blockc_codegen.cpu_target<...>` | `func.func` |
+    | `blockc_codegen.linear_tiles` | `#blockc_codegen.linear_tiles<...>` | `transformer.linear` |
+    | `blockc_codegen.horizontal_group` | `#blockc_codegen.horizontal_group<N>` | `transformer.linear` |
+    | `blockc_codegen.kernel` | `#blockc_codegen.kernel<...>` | a kernel's loop or launch |
+  }];
+  let useDefaultAttributePrinterParser = 1;
+  let hasOperationAttrVerify = 1;
+  let extraClassDeclaration = [{
+    /// The target a function's kernels are generated for (a CPUTargetAttr).
+    static constexpr ::llvm::StringLiteral kCpuTargetAttrName =
+        "blockc_codegen.cpu_target";
+    /// The tiles of one projection's kernel (a LinearTilesAttr).
+    static constexpr ::llvm::StringLiteral kLinearTilesAttrName =
+        "blockc_codegen.linear_tiles";
+    /// Projections lowered as one kernel (a HorizontalGroupAttr).
+    static constexpr ::llvm::StringLiteral kHorizontalGroupAttrName =
+        "blockc_codegen.horizontal_group";
+    /// What a generated kernel computes (a KernelKindAttr).
+    static constexpr ::llvm::StringLiteral kKernelAttrName =
+        "blockc_codegen.kernel";
+  }];
+}
+
+#endif // BLOCKC_DIALECT_CODEGEN_IR_CODEGENBASE_TD

@@ -1,0 +1,22 @@
+//===- CodegenDialect.h - blockc_codegen dialect ----------------*- C++ -*-===//
+//
+// Declares the `blockc_codegen` dialect, its enums and its attributes: the
+// typed code generation configuration that heuristic passes write and
+// lowering passes read.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef BLOCKC_DIALECT_CODEGEN_IR_CODEGENDIALECT_H
+#define BLOCKC_DIALECT_CODEGEN_IR_CODEGENDIALECT_H
+
+#include "mlir/IR/Attributes.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Dialect.h"
+
+#include "blockc/Dialect/Codegen/IR/CodegenDialect.h.inc"
+#include "blockc/Dialect/Codegen/IR/CodegenEnums.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "blockc/Dialect/Codegen/IR/CodegenAttrs.h.inc"
+
+#endif // BLOCKC_DIALECT_CODEGEN_IR_CODEGENDIALECT_H

@@ -1,0 +1,104 @@
+//===- CodegenDialect.cpp - blockc_codegen dialect ------------------------===//
+//
+// Registers the attributes of the `blockc_codegen` dialect and verifies them,
+// both as attributes and under their discardable names.
+//
+//===----------------------------------------------------------------------===//
+
+#include "blockc/Dialect/Codegen/IR/CodegenDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "mlir/IR/Operation.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/MathExtras.h"
+
+using namespace mlir;
+using namespace blockc::codegen;
+
+#include "blockc/Dialect/Codegen/IR/CodegenDialect.cpp.inc"
+#include "blockc/Dialect/Codegen/IR/CodegenEnums.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "blockc/Dialect/Codegen/IR/CodegenAttrs.cpp.inc"
+
+void CodegenDialect::initialize() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "blockc/Dialect/Codegen/IR/CodegenAttrs.cpp.inc"
+      >();
+}
+
+//===----------------------------------------------------------------------===//
+// Attribute verifiers
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+CPUTargetAttr::verify(function_ref<InFlightDiagnostic()> emitError, ISA isa,
+                      int64_t vectorWidth, int64_t registers, int64_t l1Bytes,
+                      int64_t l2Bytes) {
+  if (vectorWidth < 1 || !llvm::isPowerOf2_64(vectorWidth))
+    return emitError() << "vector_width must be a power of two >= 1, got "
+                       << vectorWidth;
+  if (registers < 8)
+    return emitError() << "registers must be >= 8, got " << registers;
+  if (l1Bytes < 1)
+    return emitError() << "l1_bytes must be positive, got " << l1Bytes;
+  if (l2Bytes < 1)
+    return emitError() << "l2_bytes must be positive, got " << l2Bytes;
+  return success();
+}
+
+LogicalResult
+LinearTilesAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                        int64_t rows, int64_t cols, int64_t blockN,
+                        int64_t blockK, int64_t packRows, int64_t packCols,
+                        int64_t panelK, int64_t panelN, int64_t packMinRows) {
+  std::pair<StringRef, int64_t> sizes[] = {{"rows", rows},
+                                           {"cols", cols},
+                                           {"block_n", blockN},
+                                           {"block_k", blockK},
+                                           {"pack_rows", packRows},
+                                           {"pack_cols", packCols},
+                                           {"panel_k", panelK},
+                                           {"panel_n", panelN},
+                                           {"pack_min_rows", packMinRows}};
+  for (auto [name, value] : sizes)
+    if (value < 1)
+      return emitError() << name << " must be >= 1, got " << value;
+  return success();
+}
+
+LogicalResult
+HorizontalGroupAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                            int64_t id) {
+  if (id < 0)
+    return emitError() << "horizontal group id must be non-negative, got "
+                       << id;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Discardable attributes
+//===----------------------------------------------------------------------===//
+
+LogicalResult CodegenDialect::verifyOperationAttribute(Operation *op,
+                                                       NamedAttribute attr) {
+  StringRef name = attr.getName().getValue();
+  Attribute value = attr.getValue();
+  auto expect = [&](bool ok, StringRef kind) -> LogicalResult {
+    if (ok)
+      return success();
+    return op->emitError() << "'" << name << "' must be a #blockc_codegen."
+                           << kind << " attribute";
+  };
+  if (name == kCpuTargetAttrName)
+    return expect(isa<CPUTargetAttr>(value), "cpu_target");
+  if (name == kLinearTilesAttrName)
+    return expect(isa<LinearTilesAttr>(value), "linear_tiles");
+  if (name == kHorizontalGroupAttrName)
+    return expect(isa<HorizontalGroupAttr>(value), "horizontal_group");
+  if (name == kKernelAttrName)
+    return expect(isa<KernelKindAttr>(value), "kernel");
+  return op->emitError() << "unknown blockc_codegen attribute '" << name << "'";
+}

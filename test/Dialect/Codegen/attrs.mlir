@@ -1,0 +1,61 @@
+// RUN: blockc-opt %s -split-input-file | blockc-opt -split-input-file | FileCheck %s
+
+// Round trip of every blockc_codegen attribute, under its discardable name
+// and (for the enums) as a plain attribute value.
+
+// CHECK-LABEL: func.func @cpu_target
+// CHECK-SAME: blockc_codegen.cpu_target = #blockc_codegen.cpu_target<isa = avx2, vector_width = 8, registers = 16, l1_bytes = 32768, l2_bytes = 1048576>
+func.func @cpu_target() attributes {blockc_codegen.cpu_target = #blockc_codegen.cpu_target<isa = avx2, vector_width = 8, registers = 16, l1_bytes = 32768, l2_bytes = 1048576>} {
+  return
+}
+
+// -----
+
+// The parameters may be written in any order; they print in declaration order.
+// CHECK-LABEL: func.func @cpu_target_order
+// CHECK-SAME: #blockc_codegen.cpu_target<isa = sse, vector_width = 4, registers = 16, l1_bytes = 49152, l2_bytes = 2097152>
+func.func @cpu_target_order() attributes {blockc_codegen.cpu_target = #blockc_codegen.cpu_target<l2_bytes = 2097152, l1_bytes = 49152, registers = 16, vector_width = 4, isa = sse>} {
+  return
+}
+
+// -----
+
+// CHECK-LABEL: func.func @isa
+// CHECK-SAME: a = #blockc_codegen.isa<avx512>, b = #blockc_codegen.isa<avx2>, c = #blockc_codegen.isa<sse>
+func.func @isa() attributes {a = #blockc_codegen.isa<avx512>, b = #blockc_codegen.isa<avx2>, c = #blockc_codegen.isa<sse>} {
+  return
+}
+
+// -----
+
+// CHECK-LABEL: func.func @linear
+// CHECK: transformer.linear
+// CHECK-SAME: blockc_codegen.horizontal_group = #blockc_codegen.horizontal_group<3>
+// CHECK-SAME: blockc_codegen.linear_tiles = #blockc_codegen.linear_tiles<rows = 4, cols = 2, block_n = 32, block_k = 2048, pack_rows = 8, pack_cols = 2, panel_k = 256, panel_n = 32, pack_min_rows = 32>
+func.func @linear(%x: tensor<1x2x8xf32>, %w: tensor<4x8xf32>) -> tensor<1x2x4xf32> {
+  %y = transformer.linear %x, %w {blockc_codegen.horizontal_group = #blockc_codegen.horizontal_group<3>, blockc_codegen.linear_tiles = #blockc_codegen.linear_tiles<rows = 4, cols = 2, block_n = 32, block_k = 2048, pack_rows = 8, pack_cols = 2, panel_k = 256, panel_n = 32, pack_min_rows = 32>} : tensor<1x2x8xf32>, tensor<4x8xf32> -> tensor<1x2x4xf32>
+  return %y : tensor<1x2x4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @kernels
+// CHECK: blockc_codegen.kernel = #blockc_codegen.kernel<linear>
+// CHECK: blockc_codegen.kernel = #blockc_codegen.kernel<attention>
+// CHECK: blockc_codegen.kernel = #blockc_codegen.kernel<tiled_matmul>
+// CHECK: blockc_codegen.kernel = #blockc_codegen.kernel<fused_attention>
+func.func @kernels() {
+  scf.execute_region {
+    scf.yield
+  } {blockc_codegen.kernel = #blockc_codegen.kernel<linear>}
+  scf.execute_region {
+    scf.yield
+  } {blockc_codegen.kernel = #blockc_codegen.kernel<attention>}
+  scf.execute_region {
+    scf.yield
+  } {blockc_codegen.kernel = #blockc_codegen.kernel<tiled_matmul>}
+  scf.execute_region {
+    scf.yield
+  } {blockc_codegen.kernel = #blockc_codegen.kernel<fused_attention>}
+  return
+}

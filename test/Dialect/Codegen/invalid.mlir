@@ -1,0 +1,137 @@
+// RUN: blockc-opt %s -split-input-file -verify-diagnostics
+
+// One case per verifier message of CodegenDialect.cpp: the attribute
+// verifiers (CPUTargetAttr, LinearTilesAttr, HorizontalGroupAttr) and the
+// dialect's check of the discardable names.
+
+//===----------------------------------------------------------------------===//
+// cpu_target
+//===----------------------------------------------------------------------===//
+
+// expected-error @+1 {{vector_width must be a power of two >= 1, got 12}}
+func.func @vector_width_not_power_of_two() attributes {blockc_codegen.cpu_target = #blockc_codegen.cpu_target<isa = avx512, vector_width = 12, registers = 32, l1_bytes = 32768, l2_bytes = 1048576>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{vector_width must be a power of two >= 1, got 0}}
+func.func @vector_width_zero() attributes {blockc_codegen.cpu_target = #blockc_codegen.cpu_target<isa = avx512, vector_width = 0, registers = 32, l1_bytes = 32768, l2_bytes = 1048576>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{registers must be >= 8, got 4}}
+func.func @too_few_registers() attributes {blockc_codegen.cpu_target = #blockc_codegen.cpu_target<isa = avx2, vector_width = 8, registers = 4, l1_bytes = 32768, l2_bytes = 1048576>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{l1_bytes must be positive, got 0}}
+func.func @l1_zero() attributes {blockc_codegen.cpu_target = #blockc_codegen.cpu_target<isa = avx2, vector_width = 8, registers = 16, l1_bytes = 0, l2_bytes = 1048576>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{l2_bytes must be positive, got -1}}
+func.func @l2_negative() attributes {blockc_codegen.cpu_target = #blockc_codegen.cpu_target<isa = avx2, vector_width = 8, registers = 16, l1_bytes = 32768, l2_bytes = -1>} {
+  return
+}
+
+// -----
+
+// An ISA outside the enum.
+// expected-error @+2 {{expected ::blockc::codegen::ISA to be one of: avx512, avx2, sse}}
+// expected-error @+1 {{failed to parse Codegen_CPUTargetAttr parameter 'isa' which is to be a `::blockc::codegen::ISA`}}
+func.func @unknown_isa() attributes {blockc_codegen.cpu_target = #blockc_codegen.cpu_target<isa = neon, vector_width = 4, registers = 32, l1_bytes = 32768, l2_bytes = 1048576>} {
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// linear_tiles
+//===----------------------------------------------------------------------===//
+
+func.func @tiles_zero(%x: tensor<1x2x8xf32>, %w: tensor<4x8xf32>) -> tensor<1x2x4xf32> {
+  // expected-error @+1 {{panel_k must be >= 1, got 0}}
+  %y = transformer.linear %x, %w {blockc_codegen.linear_tiles = #blockc_codegen.linear_tiles<rows = 4, cols = 4, block_n = 32, block_k = 2048, pack_rows = 8, pack_cols = 2, panel_k = 0, panel_n = 32, pack_min_rows = 32>} : tensor<1x2x8xf32>, tensor<4x8xf32> -> tensor<1x2x4xf32>
+  return %y : tensor<1x2x4xf32>
+}
+
+// -----
+
+func.func @tiles_negative(%x: tensor<1x2x8xf32>, %w: tensor<4x8xf32>) -> tensor<1x2x4xf32> {
+  // expected-error @+1 {{rows must be >= 1, got -2}}
+  %y = transformer.linear %x, %w {blockc_codegen.linear_tiles = #blockc_codegen.linear_tiles<rows = -2, cols = 4, block_n = 32, block_k = 2048, pack_rows = 8, pack_cols = 2, panel_k = 256, panel_n = 32, pack_min_rows = 32>} : tensor<1x2x8xf32>, tensor<4x8xf32> -> tensor<1x2x4xf32>
+  return %y : tensor<1x2x4xf32>
+}
+
+// -----
+
+// Every parameter is required (the vector width comes from the cpu_target):
+// the parser expects the next one.
+func.func @tiles_missing(%x: tensor<1x2x8xf32>, %w: tensor<4x8xf32>) -> tensor<1x2x4xf32> {
+  // expected-error @+1 {{expected ','}}
+  %y = transformer.linear %x, %w {blockc_codegen.linear_tiles = #blockc_codegen.linear_tiles<rows = 4, cols = 4, block_n = 32, block_k = 2048, pack_rows = 8, pack_cols = 2, panel_k = 256, panel_n = 32>} : tensor<1x2x8xf32>, tensor<4x8xf32> -> tensor<1x2x4xf32>
+  return %y : tensor<1x2x4xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// horizontal_group
+//===----------------------------------------------------------------------===//
+
+func.func @group_negative(%x: tensor<1x2x8xf32>, %w: tensor<4x8xf32>) -> tensor<1x2x4xf32> {
+  // expected-error @+1 {{horizontal group id must be non-negative, got -1}}
+  %y = transformer.linear %x, %w {blockc_codegen.horizontal_group = #blockc_codegen.horizontal_group<-1>} : tensor<1x2x8xf32>, tensor<4x8xf32> -> tensor<1x2x4xf32>
+  return %y : tensor<1x2x4xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Discardable attribute names
+//===----------------------------------------------------------------------===//
+
+// expected-error @+1 {{'blockc_codegen.cpu_target' must be a #blockc_codegen.cpu_target attribute}}
+func.func @cpu_target_kind() attributes {blockc_codegen.cpu_target = #blockc_codegen.isa<avx512>} {
+  return
+}
+
+// -----
+
+func.func @linear_tiles_kind(%x: tensor<1x2x8xf32>, %w: tensor<4x8xf32>) -> tensor<1x2x4xf32> {
+  // expected-error @+1 {{'blockc_codegen.linear_tiles' must be a #blockc_codegen.linear_tiles attribute}}
+  %y = transformer.linear %x, %w {blockc_codegen.linear_tiles = {rows = 4 : i64}} : tensor<1x2x8xf32>, tensor<4x8xf32> -> tensor<1x2x4xf32>
+  return %y : tensor<1x2x4xf32>
+}
+
+// -----
+
+func.func @horizontal_group_kind(%x: tensor<1x2x8xf32>, %w: tensor<4x8xf32>) -> tensor<1x2x4xf32> {
+  // expected-error @+1 {{'blockc_codegen.horizontal_group' must be a #blockc_codegen.horizontal_group attribute}}
+  %y = transformer.linear %x, %w {blockc_codegen.horizontal_group = 0 : i64} : tensor<1x2x8xf32>, tensor<4x8xf32> -> tensor<1x2x4xf32>
+  return %y : tensor<1x2x4xf32>
+}
+
+// -----
+
+func.func @kernel_kind() {
+  // expected-error @+1 {{'blockc_codegen.kernel' must be a #blockc_codegen.kernel attribute}}
+  scf.execute_region {
+    scf.yield
+  } {blockc_codegen.kernel = "tiled_matmul"}
+  return
+}
+
+// -----
+
+// expected-error @+1 {{unknown blockc_codegen attribute 'blockc_codegen.tiles'}}
+func.func @unknown_name() attributes {blockc_codegen.tiles = #blockc_codegen.isa<avx2>} {
+  return
+}
