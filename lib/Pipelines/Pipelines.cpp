@@ -93,7 +93,7 @@ void blockc::buildNVPTXLowerToLinalgPipeline(OpPassManager &pm) {
   // elementwise chains are fused into single linalg ops (one kernel each).
   addTextual(pm,
              "transformer-fold-empty,transformer-decompose,canonicalize,cse,"
-             "func.func(blockc-gpu-lower-sdpa),"
+             "func.func(blockc-gpu-select-tiles,blockc-gpu-lower-sdpa),"
              "convert-transformer-to-linalg,"
              "convert-elementwise-to-linalg,canonicalize,cse,"
              "func.func(blockc-gpu-fuse-elementwise),canonicalize,cse");
@@ -107,7 +107,7 @@ void blockc::buildNVPTXMapToGPUPipeline(OpPassManager &pm) {
   addTextual(pm, "one-shot-bufferize{bufferize-function-boundaries "
                  "function-boundary-type-conversion=identity-layout-map},"
                  "canonicalize,buffer-deallocation-pipeline,"
-                 "func.func(blockc-gpu-tile-matmul,"
+                 "func.func(blockc-gpu-select-tiles,blockc-gpu-tile-matmul,"
                  "convert-linalg-to-parallel-loops,"
                  "blockc-gpu-tile-and-map,convert-parallel-loops-to-gpu,"
                  "blockc-gpu-expand-math,blockc-gpu-host-shared-allocs),"
