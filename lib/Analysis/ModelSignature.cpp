@@ -179,10 +179,11 @@ SmallVector<KVCacheArgument> blockc::getKVCacheArguments(func::FuncOp func) {
     unsigned i = arg.getArgNumber();
     if (!func.getArgAttr(i, TransformerDialect::kKVCacheAttr))
       continue;
-    auto layout =
-        func.getArgAttrOfType<StringAttr>(i, TransformerDialect::kKVLayoutAttr);
-    result.push_back({i, cast<RankedTensorType>(arg.getType()),
-                      layout && layout.getValue() == "bhsd"});
+    auto layout = func.getArgAttrOfType<transformer::KVLayoutAttr>(
+        i, TransformerDialect::kKVLayoutAttr);
+    result.push_back(
+        {i, cast<RankedTensorType>(arg.getType()),
+         layout && layout.getValue() == transformer::KVLayout::bhsd});
   }
   return result;
 }

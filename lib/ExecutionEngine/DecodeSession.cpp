@@ -53,7 +53,7 @@ bool DecodeComparison::passes(double relativeTolerance) const {
 
 FailureOr<std::unique_ptr<DecodeSession>>
 DecodeSession::derive(ModuleOp module, const ModelSignature &forward,
-                      KVCacheLayout kvLayout) {
+                      transformer::KVLayout kvLayout) {
   // The forward function is not kept: prefill is the decode entry at
   // position 0.
   PassManager pm(module.getContext(), ModuleOp::getOperationName());

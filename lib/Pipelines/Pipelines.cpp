@@ -293,7 +293,7 @@ void blockc::buildDeriveDecodePipeline(OpPassManager &pm,
                                        const DecodeOptions &options) {
   transformer::TransformerDeriveDecodePassOptions derive;
   derive.entry = options.entry;
-  derive.kvLayout = options.kvLayout == KVCacheLayout::BHSD ? "bhsd" : "bshd";
+  derive.kvLayout = options.kvLayout;
   derive.keepEntry = options.keepPrefill;
   pm.addPass(transformer::createTransformerDeriveDecodePass(derive));
 }
@@ -309,10 +309,24 @@ void blockc::buildCPUDecodePipeline(OpPassManager &pm,
 // NVPTX
 //===----------------------------------------------------------------------===//
 
-void blockc::buildNVPTXLowerToLinalgPipeline(OpPassManager &pm) {
+namespace {
+
+/// The NVPTX tile heuristic for the options' chip.
+std::unique_ptr<Pass>
+createGPUSelectTiles(const NVPTXPipelineOptions &options) {
+  nvptx::GPUSelectTilesPassOptions tiles;
+  tiles.chip = options.chip.getValue();
+  return nvptx::createGPUSelectTilesPass(tiles);
+}
+
+} // namespace
+
+void blockc::buildNVPTXLowerToLinalgPipeline(
+    OpPassManager &pm, const NVPTXPipelineOptions &options) {
   // Attention becomes the fused GPU kernel; elementwise chains are fused
   // into single linalg ops (one kernel each).
-  addStage1(pm, [](OpPassManager &fpm) {
+  addStage1(pm, [&](OpPassManager &fpm) {
+    fpm.addPass(createGPUSelectTiles(options));
     fpm.addPass(nvptx::createGPULowerSDPAPass());
   });
   pm.addNestedPass<func::FuncOp>(nvptx::createGPUFuseElementwisePass());
@@ -320,7 +334,8 @@ void blockc::buildNVPTXLowerToLinalgPipeline(OpPassManager &pm) {
   pm.addPass(createCSEPass());
 }
 
-void blockc::buildNVPTXMapToGPUPipeline(OpPassManager &pm) {
+void blockc::buildNVPTXMapToGPUPipeline(OpPassManager &pm,
+                                        const NVPTXPipelineOptions &options) {
   // Contractions become shared-memory tiled kernels; the other parallel
   // loops are tiled into blocks of threads along their two innermost
   // dimensions, innermost on x (coalesced); their reductions stay
@@ -330,6 +345,9 @@ void blockc::buildNVPTXMapToGPUPipeline(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
   bufferization::buildBufferDeallocationPipeline(pm);
   OpPassManager &fpm = pm.nest<func::FuncOp>();
+  // Contractions exist only now (on buffers): the heuristic runs again and
+  // keeps what stage 1 chose.
+  fpm.addPass(createGPUSelectTiles(options));
   fpm.addPass(nvptx::createGPUTileMatmulPass());
   fpm.addPass(createConvertLinalgToParallelLoopsPass());
   fpm.addPass(nvptx::createGPUTileAndMapPass());
@@ -388,8 +406,8 @@ void blockc::buildNVPTXLowerToLLVMPipeline(
 
 void blockc::buildNVPTXPipeline(OpPassManager &pm,
                                 const NVPTXPipelineOptions &options) {
-  buildNVPTXLowerToLinalgPipeline(pm);
-  buildNVPTXMapToGPUPipeline(pm);
+  buildNVPTXLowerToLinalgPipeline(pm, options);
+  buildNVPTXMapToGPUPipeline(pm, options);
   buildNVPTXLowerToLLVMPipeline(pm, options);
 }
 
@@ -430,15 +448,19 @@ void blockc::registerBlockcPipelines() {
         buildCPUDecodePipeline(pm, options.getTargetConfig(),
                                options.getDecodeOptions());
       });
-  PassPipelineRegistration<>(
+  PassPipelineRegistration<NVPTXPipelineOptions>(
       "blockc-nvptx-lower-to-linalg-pipeline",
       "Stage 1 (NVPTX): transformer to linalg, fused attention kernel, "
       "elementwise fusion",
-      [](OpPassManager &pm) { buildNVPTXLowerToLinalgPipeline(pm); });
-  PassPipelineRegistration<>(
+      [](OpPassManager &pm, const NVPTXPipelineOptions &options) {
+        buildNVPTXLowerToLinalgPipeline(pm, options);
+      });
+  PassPipelineRegistration<NVPTXPipelineOptions>(
       "blockc-nvptx-map-to-gpu-pipeline",
       "Stage 2 (NVPTX): linalg on tensors to gpu.launch on managed buffers",
-      [](OpPassManager &pm) { buildNVPTXMapToGPUPipeline(pm); });
+      [](OpPassManager &pm, const NVPTXPipelineOptions &options) {
+        buildNVPTXMapToGPUPipeline(pm, options);
+      });
   PassPipelineRegistration<NVPTXPipelineOptions>(
       "blockc-nvptx-lower-to-llvm-pipeline",
       "Stage 3 (NVPTX): outline kernels, NVVM, GPU binary, host LLVM",

@@ -15,8 +15,8 @@
 
 // CHECK-LABEL: func.func @forward_decode(
 // CHECK-SAME: %[[POS:[a-z0-9]+]]: index {transformer.kv_position}
-// CHECK-SAME: %[[KC:[a-z0-9]+]]: memref<?x?x1x16xf32, strided<[?, 16, ?, 1], offset: ?>> {transformer.kv_cache = "k", transformer.kv_layout = "bhsd", transformer.layer = 0 : i64}
-// CHECK-SAME: %[[VC:[a-z0-9]+]]: memref<?x?x1x16xf32, strided<[?, 16, ?, 1], offset: ?>> {transformer.kv_cache = "v", transformer.kv_layout = "bhsd", transformer.layer = 0 : i64})
+// CHECK-SAME: %[[KC:[a-z0-9]+]]: memref<?x?x1x16xf32, strided<[?, 16, ?, 1], offset: ?>> {transformer.kv_cache = #transformer.kv_cache<key>, transformer.kv_layout = #transformer.kv_layout<bhsd>, transformer.layer = 0 : i64}
+// CHECK-SAME: %[[VC:[a-z0-9]+]]: memref<?x?x1x16xf32, strided<[?, 16, ?, 1], offset: ?>> {transformer.kv_cache = #transformer.kv_cache<value>, transformer.kv_layout = #transformer.kv_layout<bhsd>, transformer.layer = 0 : i64})
 // CHECK-SAME: -> memref<?x?x64xf32>
 // CHECK-NOT: %[[KC]]
 // CHECK: memref.dim %[[KC]], %{{.+}} : memref<?x?x1x16xf32, strided<[?, 16, ?, 1], offset: ?>>

@@ -123,12 +123,12 @@ cl::opt<int64_t>
            cl::desc("KV cache capacity L_max in tokens (default: what the run "
                     "needs)"),
            cl::value_desc("L"), cl::init(0), cl::cat(category));
-cl::opt<blockc::KVCacheLayout>
+cl::opt<blockc::transformer::KVLayout>
     kvLayout("kv-layout", cl::desc("Memory order of the KV caches"),
-             cl::init(blockc::KVCacheLayout::BHSD),
-             cl::values(clEnumValN(blockc::KVCacheLayout::BHSD, "bhsd",
+             cl::init(blockc::transformer::KVLayout::bhsd),
+             cl::values(clEnumValN(blockc::transformer::KVLayout::bhsd, "bhsd",
                                    "[B, H_kv, L_max, D] (head-major, default)"),
-                        clEnumValN(blockc::KVCacheLayout::BSHD, "bshd",
+                        clEnumValN(blockc::transformer::KVLayout::bshd, "bshd",
                                    "[B, L_max, H_kv, D] (token-major)")),
              cl::cat(category));
 cl::opt<double> checkTolerance(

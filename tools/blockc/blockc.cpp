@@ -142,12 +142,12 @@ cl::opt<bool> withDecode(
     cl::desc("CPU: also compile the KV-cached decode entry <entry>_decode "
              "(transformer-derive-decode) and declare it in the C header"),
     cl::init(false), cl::cat(category));
-cl::opt<blockc::KVCacheLayout>
+cl::opt<blockc::transformer::KVLayout>
     kvLayout("kv-layout", cl::desc("--decode: memory order of the KV caches"),
-             cl::init(blockc::KVCacheLayout::BHSD),
-             cl::values(clEnumValN(blockc::KVCacheLayout::BHSD, "bhsd",
+             cl::init(blockc::transformer::KVLayout::bhsd),
+             cl::values(clEnumValN(blockc::transformer::KVLayout::bhsd, "bhsd",
                                    "[B, H_kv, L_max, D] (head-major, default)"),
-                        clEnumValN(blockc::KVCacheLayout::BSHD, "bshd",
+                        clEnumValN(blockc::transformer::KVLayout::bshd, "bshd",
                                    "[B, L_max, H_kv, D]")),
              cl::cat(category));
 cl::opt<std::string> cudaToolkit(
@@ -236,18 +236,17 @@ void buildPipeline(OpPassManager &pm, llvm::StringRef entry,
       blockc::buildCPULowerToLLVMPipeline(pm);
     return;
   }
+  blockc::NVPTXPipelineOptions options;
+  options.chip = gpuArch;
+  options.features = ptxFeatures;
+  options.format = gpuFormat();
+  options.toolkit = toolkit.str();
   if (emit >= Emit::Linalg)
-    blockc::buildNVPTXLowerToLinalgPipeline(pm);
+    blockc::buildNVPTXLowerToLinalgPipeline(pm, options);
   if (emit >= Emit::Buffers)
-    blockc::buildNVPTXMapToGPUPipeline(pm);
-  if (emit >= Emit::LLVMMLIR) {
-    blockc::NVPTXPipelineOptions options;
-    options.chip = gpuArch;
-    options.features = ptxFeatures;
-    options.format = gpuFormat();
-    options.toolkit = toolkit.str();
+    blockc::buildNVPTXMapToGPUPipeline(pm, options);
+  if (emit >= Emit::LLVMMLIR)
     blockc::buildNVPTXLowerToLLVMPipeline(pm, options);
-  }
 }
 
 /// The CUDA toolkit directory whose bin/ holds every tool in `tools`:

@@ -140,7 +140,7 @@ protected:
       ASSERT_TRUE(models[i]->module);
       auto session = DecodeSession::derive(
           *models[i]->module, models[i]->signature,
-          i == 0 ? KVCacheLayout::BHSD : KVCacheLayout::BSHD);
+          i == 0 ? transformer::KVLayout::bhsd : transformer::KVLayout::bshd);
       ASSERT_TRUE(succeeded(session));
       sessions[i] = session->release();
       llvm::Error e = sessions[i]->bind(models[i]->weights, kBatch, kCapacity);
@@ -339,8 +339,8 @@ TEST(DecodeSessionErrors, StaticBatchMismatch) {
 TEST(DecodeSessionErrors, StepBeforeCompile) {
   Model m = parseModel(kModel);
   ASSERT_TRUE(m.module);
-  auto session =
-      DecodeSession::derive(*m.module, m.signature, KVCacheLayout::BSHD);
+  auto session = DecodeSession::derive(*m.module, m.signature,
+                                       transformer::KVLayout::bshd);
   ASSERT_TRUE(succeeded(session));
   llvm::Error e = (*session)->bind(m.weights, 1, 4);
   ASSERT_FALSE(static_cast<bool>(e)) << llvm::toString(std::move(e));

@@ -67,7 +67,7 @@ public:
   /// session's compile(). Pass errors are emitted as diagnostics.
   static mlir::FailureOr<std::unique_ptr<DecodeSession>>
   derive(mlir::ModuleOp module, const ModelSignature &forward,
-         KVCacheLayout kvLayout = KVCacheLayout::BHSD);
+         transformer::KVLayout kvLayout = transformer::KVLayout::bhsd);
 
   /// Keeps `weights` (the model's weight arguments in order; referenced,
   /// not copied) and allocates one zeroed cache per K/V argument for

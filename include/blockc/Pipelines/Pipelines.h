@@ -17,6 +17,8 @@
 #ifndef BLOCKC_PIPELINES_PIPELINES_H
 #define BLOCKC_PIPELINES_PIPELINES_H
 
+#include "blockc/Dialect/Transformer/IR/TransformerOps.h"
+
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
 
@@ -112,20 +114,12 @@ struct CPUPipelineOptionsBase : public mlir::PassPipelineOptions<Derived> {
 
 struct CPUPipelineOptions : CPUPipelineOptionsBase<CPUPipelineOptions> {};
 
-/// The memory order of the KV caches of a decode entry.
-enum class KVCacheLayout {
-  /// [B, H_kv, L_max, D]: a head's keys are one contiguous run.
-  BHSD,
-  /// [B, L_max, H_kv, D]: the tensor's own order.
-  BSHD,
-};
-
 /// What the decode pipelines derive (transformer-derive-decode).
 struct DecodeOptions {
   /// The prefill entry to derive from; its decode entry is
   /// `<entry>_decode`.
   std::string entry = "forward";
-  KVCacheLayout kvLayout = KVCacheLayout::BHSD;
+  transformer::KVLayout kvLayout = transformer::KVLayout::bhsd;
   /// Keep the prefill entry beside the decode entry (blockc -emit=obj
   /// --decode); blockc-run drops it, since the decode entry at position 0
   /// is the prefill.
@@ -137,12 +131,13 @@ struct CPUDecodePipelineOptions
   Option<std::string> entry{*this, "entry",
                             llvm::cl::desc("Prefill entry to derive from"),
                             llvm::cl::init("forward")};
-  Option<KVCacheLayout> kvLayout{
+  Option<transformer::KVLayout> kvLayout{
       *this, "kv-layout", llvm::cl::desc("Memory order of the KV caches"),
-      llvm::cl::init(KVCacheLayout::BHSD),
-      llvm::cl::values(
-          clEnumValN(KVCacheLayout::BHSD, "bhsd", "[B, H_kv, L_max, D]"),
-          clEnumValN(KVCacheLayout::BSHD, "bshd", "[B, L_max, H_kv, D]"))};
+      llvm::cl::init(transformer::KVLayout::bhsd),
+      llvm::cl::values(clEnumValN(transformer::KVLayout::bhsd, "bhsd",
+                                  "[B, H_kv, L_max, D]"),
+                       clEnumValN(transformer::KVLayout::bshd, "bshd",
+                                  "[B, L_max, H_kv, D]"))};
   Option<bool> keepPrefill{
       *this, "keep-prefill",
       llvm::cl::desc("Keep the prefill entry beside the decode entry"),
@@ -229,13 +224,17 @@ void buildCPUDecodePipeline(mlir::OpPassManager &pm,
                             const DecodeOptions &options);
 
 /// Stage 1 (NVPTX): the common stage 1 with attention as the fused kernel
-/// (blockc-gpu-lower-sdpa) and elementwise chains fused
+/// (blockc-gpu-lower-sdpa, its tiles chosen for `options.chip` by
+/// blockc-gpu-select-tiles) and elementwise chains fused
 /// (blockc-gpu-fuse-elementwise).
-void buildNVPTXLowerToLinalgPipeline(mlir::OpPassManager &pm);
+void buildNVPTXLowerToLinalgPipeline(mlir::OpPassManager &pm,
+                                     const NVPTXPipelineOptions &options);
 
 /// Stage 2 (NVPTX): linalg on tensors -> buffers in managed memory and
-/// gpu.launch ops (parallel loops tiled into blocks of threads).
-void buildNVPTXMapToGPUPipeline(mlir::OpPassManager &pm);
+/// gpu.launch ops (parallel loops tiled into blocks of threads; tiles and
+/// thread blocks chosen for `options.chip` by blockc-gpu-select-tiles).
+void buildNVPTXMapToGPUPipeline(mlir::OpPassManager &pm,
+                                const NVPTXPipelineOptions &options);
 
 /// Stage 3 (NVPTX): kernel outlining into one gpu.module, NVVM, the GPU
 /// binary and the host side in the LLVM dialect.

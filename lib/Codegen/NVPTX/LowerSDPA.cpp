@@ -7,7 +7,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "blockc/Codegen/NVPTX/KernelMatchers.h"
 #include "blockc/Codegen/NVPTX/Passes.h"
+#include "blockc/Dialect/Codegen/IR/CodegenDialect.h"
 #include "blockc/Dialect/Transformer/IR/TransformerOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -31,7 +33,7 @@ using namespace blockc::transformer;
 
 namespace {
 
-constexpr int64_t kWarp = 32;
+constexpr int64_t kWarp = blockc::nvptx::kWarpSize;
 
 struct SDPAKernel {
   OpBuilder &b;
@@ -70,7 +72,10 @@ struct SDPAKernel {
     Value tiles = arith::CeilDivUIOp::create(b, loc, tDim, idx(tile));
     auto launch = gpu::LaunchOp::create(b, loc, tiles, hDim, bDim, idx(kWarp),
                                         idx(warps), c1);
-    launch->setAttr("blockc.kernel", b.getStringAttr("fused_attention"));
+    launch->setAttr(
+        blockc::codegen::CodegenDialect::kKernelAttrName,
+        blockc::codegen::KernelKindAttr::get(
+            b.getContext(), blockc::codegen::KernelKind::fused_attention));
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&launch.getBody().front());
     gpu::KernelDim3 block = launch.getBlockIds(),
@@ -214,24 +219,30 @@ struct GPULowerSDPAPass
   using Base::Base;
 
   void runOnOperation() override {
-    if (rowsPerWarp < 1 || warps < 1 || warps * kWarp > 1024) {
-      getOperation().emitError()
-          << "blockc-gpu-lower-sdpa: rows-per-warp must be >= 1 and warps in "
-             "[1, 32]";
+    // Other head sizes keep the generic linalg lowering.
+    SmallVector<std::pair<SDPAOp, blockc::codegen::GPUAttentionAttr>> ops;
+    WalkResult walk =
+        getOperation().walk([&](SDPAOp op) {
+          if (!blockc::nvptx::isFusedAttentionCandidate(op))
+            return WalkResult::advance();
+          auto config = op->getAttrOfType<blockc::codegen::GPUAttentionAttr>(
+              blockc::codegen::CodegenDialect::kGpuAttentionAttrName);
+          if (!config) {
+            op.emitOpError()
+                << "has no '"
+                << blockc::codegen::CodegenDialect::kGpuAttentionAttrName
+                << "' (run blockc-gpu-select-tiles first)";
+            return WalkResult::interrupt();
+          }
+          ops.push_back({op, config});
+          return WalkResult::advance();
+        });
+    if (walk.wasInterrupted())
       return signalPassFailure();
-    }
-    SmallVector<SDPAOp> ops;
-    getOperation().walk([&](SDPAOp op) { ops.push_back(op); });
     OpBuilder b(&getContext());
-    for (SDPAOp op : ops) {
+    for (auto [op, config] : ops) {
       RankedTensorType qType = op.getQuery().getType();
       int64_t d = qType.getDimSize(3);
-      // Other head sizes keep the generic linalg lowering.
-      if (!qType.getElementType().isF32() || ShapedType::isDynamic(d) ||
-          d % kWarp != 0 || op.getValue().getType().getDimSize(3) != d ||
-          ShapedType::isDynamic(qType.getDimSize(2)) ||
-          ShapedType::isDynamic(op.getKey().getType().getDimSize(2)))
-        continue;
       b.setInsertionPoint(op);
       Location loc = op.getLoc();
       auto buffer = [&](Value t) -> Value {
@@ -250,8 +261,8 @@ struct GPULowerSDPAPass
       int64_t h = qType.getDimSize(2);
       SDPAKernel kernel{b,
                         loc,
-                        rowsPerWarp,
-                        warps,
+                        config.getRowsPerWarp(),
+                        config.getWarps(),
                         d,
                         h / op.getKey().getType().getDimSize(2),
                         op.getCausal(),

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "blockc/Codegen/NVPTX/Passes.h"
+#include "blockc/Dialect/Codegen/IR/CodegenDialect.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/ParallelLoopMapper.h"
@@ -48,18 +49,25 @@ struct GPUTileAndMapPass
   using Base::Base;
 
   void runOnOperation() override {
-    if (threadsX < 1 || threadsY < 1 || threadsX * threadsY > 1024) {
-      getOperation().emitError()
-          << "blockc-gpu-tile-and-map: threads-x * threads-y must be in "
-             "[1, 1024]";
-      return signalPassFailure();
-    }
     SmallVector<scf::ParallelOp> outermost;
     getOperation().walk([&](scf::ParallelOp op) {
       if (!op->getParentOfType<scf::ParallelOp>() &&
           !op->getParentOfType<gpu::LaunchOp>())
         outermost.push_back(op);
     });
+    if (outermost.empty())
+      return;
+    auto map = getOperation()->getAttrOfType<blockc::codegen::GPUMapAttr>(
+        blockc::codegen::CodegenDialect::kGpuMapAttrName);
+    if (!map) {
+      getOperation().emitError()
+          << "blockc-gpu-tile-and-map: @" << getOperation().getName()
+          << " has parallel loops and no '"
+          << blockc::codegen::CodegenDialect::kGpuMapAttrName
+          << "' (run blockc-gpu-select-tiles first)";
+      return signalPassFailure();
+    }
+    int64_t threadsX = map.getThreadsX(), threadsY = map.getThreadsY();
     MLIRContext *ctx = &getContext();
     for (scf::ParallelOp op : outermost) {
       unsigned rank = op.getNumLoops();

@@ -7,7 +7,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "blockc/Codegen/NVPTX/KernelMatchers.h"
 #include "blockc/Codegen/NVPTX/Passes.h"
+#include "blockc/Dialect/Codegen/IR/CodegenDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -23,30 +25,12 @@ namespace blockc::nvptx {
 } // namespace blockc::nvptx
 
 using namespace mlir;
+using namespace blockc::codegen;
 
 namespace {
 
-/// True if the body of `op` is `yield out + in0 * in1` (either order).
-bool isMulAddBody(linalg::LinalgOp op) {
-  Block *body = op.getBlock();
-  if (body->getOperations().size() != 3)
-    return false;
-  auto mul = dyn_cast<arith::MulFOp>(&body->front());
-  auto add =
-      dyn_cast_or_null<arith::AddFOp>(mul ? mul->getNextNode() : nullptr);
-  auto yield = dyn_cast<linalg::YieldOp>(body->getTerminator());
-  if (!mul || !add || !yield || yield.getValues().size() != 1 ||
-      yield.getValues()[0] != add.getResult())
-    return false;
-  Value a0 = body->getArgument(0), a1 = body->getArgument(1),
-        acc = body->getArgument(2);
-  bool mulOk = (mul.getLhs() == a0 && mul.getRhs() == a1) ||
-               (mul.getLhs() == a1 && mul.getRhs() == a0);
-  bool addOk = (add.getLhs() == acc && add.getRhs() == mul.getResult()) ||
-               (add.getRhs() == acc && add.getLhs() == mul.getResult());
-  return mulOk && addOk;
-}
-
+/// The sizes of a GPUMatmulTilesAttr (verified there: the divisions below
+/// are exact and the block and shared tiles fit).
 struct Tiling {
   int64_t tileM, tileN, tileK, threadsX, threadsY;
   int64_t regM() const { return tileM / threadsY; }
@@ -170,7 +154,8 @@ struct MatmulKernel {
         /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
         /*asyncDependencies=*/{},
         TypeRange{sharedType(tiling.tileM), sharedType(tiling.tileN)});
-    launch->setAttr("blockc.kernel", b.getStringAttr("tiled_matmul"));
+    launch->setAttr(CodegenDialect::kKernelAttrName,
+                    KernelKindAttr::get(ctx, KernelKind::tiled_matmul));
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&launch.getBody().front());
     Value aShared = launch.getWorkgroupAttributions()[0];
@@ -254,45 +239,27 @@ struct GPUTileMatmulPass
   using Base::Base;
 
   void runOnOperation() override {
-    Tiling tiling{tileM, tileN, tileK, threadsX, threadsY};
-    if (tileM < 1 || tileN < 1 || tileK < 1 || threadsX < 1 || threadsY < 1 ||
-        tileM % threadsY != 0 || tileN % threadsX != 0 ||
-        tiling.threads() > 1024 || (tileM * tileK) % tiling.threads() != 0 ||
-        (tileN * tileK) % tiling.threads() != 0) {
-      getOperation().emitError()
-          << "blockc-gpu-tile-matmul: tile-m must be a multiple of threads-y, "
-             "tile-n of threads-x, threads-x * threads-y at most 1024 and a "
-             "divisor of tile-m * tile-k and tile-n * tile-k";
-      return signalPassFailure();
-    }
-    if ((tileM + 1 + tileN + 1) * tileK * 4 > 48 * 1024) {
-      getOperation().emitError() << "blockc-gpu-tile-matmul: the shared tiles "
-                                    "exceed 48 KiB of static shared memory";
-      return signalPassFailure();
-    }
-    SmallVector<linalg::LinalgOp> candidates;
-    getOperation().walk([&](linalg::LinalgOp op) {
-      if (op->getParentOfType<gpu::LaunchOp>())
-        return;
-      if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
-          op.getNumDpsInits() != 1 || !isMulAddBody(op))
-        return;
-      for (OpOperand &operand : op->getOpOperands()) {
-        auto type = dyn_cast<MemRefType>(operand.get().getType());
-        if (!type || !type.getElementType().isF32() ||
-            !op.getMatchingIndexingMap(&operand).isProjectedPermutation())
-          return;
+    SmallVector<std::pair<linalg::LinalgOp, GPUMatmulTilesAttr>> candidates;
+    WalkResult walk = getOperation().walk([&](linalg::LinalgOp op) {
+      if (!blockc::nvptx::isTiledMatmulCandidate(op))
+        return WalkResult::advance();
+      auto tiles = op->getAttrOfType<GPUMatmulTilesAttr>(
+          CodegenDialect::kGpuMatmulTilesAttrName);
+      if (!tiles) {
+        op->emitOpError() << "has no '"
+                          << CodegenDialect::kGpuMatmulTilesAttrName
+                          << "' (run blockc-gpu-select-tiles first)";
+        return WalkResult::interrupt();
       }
-      FailureOr<linalg::ContractionDimensions> dims =
-          linalg::inferContractionDims(op);
-      if (failed(dims) || dims->n.size() != 1 || dims->k.size() != 1 ||
-          dims->m.empty() ||
-          dims->batch.size() + dims->m.size() + 2 != op.getNumLoops())
-        return;
-      candidates.push_back(op);
+      candidates.push_back({op, tiles});
+      return WalkResult::advance();
     });
+    if (walk.wasInterrupted())
+      return signalPassFailure();
     OpBuilder b(&getContext());
-    for (linalg::LinalgOp op : candidates) {
+    for (auto [op, tiles] : candidates) {
+      Tiling tiling{tiles.getTileM(), tiles.getTileN(), tiles.getTileK(),
+                    tiles.getThreadsX(), tiles.getThreadsY()};
       b.setInsertionPoint(op);
       Location loc = op.getLoc();
       SmallVector<Value> sizes;

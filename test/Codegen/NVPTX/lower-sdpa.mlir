@@ -1,6 +1,5 @@
-// RUN: blockc-opt %s -split-input-file --blockc-gpu-lower-sdpa | FileCheck %s
-// RUN: blockc-opt %s -split-input-file --blockc-gpu-lower-sdpa="rows-per-warp=2 warps=8" | FileCheck %s --check-prefix=OPT
-// RUN: not blockc-opt %s -split-input-file --blockc-gpu-lower-sdpa="warps=33" 2>&1 | FileCheck %s --check-prefix=ERR
+// RUN: blockc-opt %s -split-input-file --blockc-gpu-select-tiles --blockc-gpu-lower-sdpa | FileCheck %s
+// RUN: blockc-opt %s -split-input-file --blockc-gpu-lower-sdpa -verify-diagnostics | FileCheck %s --check-prefix=UNCONF
 
 // Causal GQA (4 query heads, 2 kv heads, head dim 64): one gpu.launch, the
 // operands read in place through read-only buffers, the result a new buffer.
@@ -11,7 +10,8 @@
 // end of the warp's last row; per key and row: a 5-step xor-shuffle sum
 // across the warp, one online-softmax update (two exps), and a select that
 // leaves rows past their own causal end unchanged. Rows < T are stored.
-// ERR: error: blockc-gpu-lower-sdpa: rows-per-warp must be >= 1 and warps in [1, 32]
+// The launch is marked as the fused attention kernel. (Block shape from
+// blockc-gpu-select-tiles: 4 warps x 4 rows.)
 // CHECK-LABEL: func.func @gqa_causal
 // CHECK-SAME:    (%[[Q:.+]]: tensor<?x?x4x64xf32>, %[[K:.+]]: tensor<?x?x2x64xf32>, %[[V:.+]]: tensor<?x?x2x64xf32>)
 // CHECK:         %[[QM:.+]] = bufferization.to_buffer %[[Q]] read_only : tensor<?x?x4x64xf32> to memref<?x?x4x64xf32, strided<[?, ?, ?, ?], offset: ?>>
@@ -34,18 +34,35 @@
 // CHECK:             scf.yield
 // CHECK-COUNT-4:   scf.if
 // CHECK:           gpu.terminator
+// CHECK-NEXT:    } {blockc_codegen.kernel = #blockc_codegen.kernel<fused_attention>}
 // CHECK:         %[[R:.+]] = bufferization.to_tensor %[[OUT]] restrict writable : memref<?x?x4x64xf32> to tensor<?x?x4x64xf32>
 // CHECK:         return %[[R]]
-// OPT-LABEL: func.func @gqa_causal
-// OPT:         arith.ceildivui %{{.+}}, %c16
-// OPT:         gpu.launch
-// OPT-SAME:        threads(%{{[^ ,]+}}, %{{[^ ,]+}}, %{{[^ ,]+}}) in (%{{[^ ,]+}} = %c32{{[^ ,]*}}, %{{[^ ,]+}} = %c8{{[^ ,]*}}, %{{[^ ,]+}} = %c1{{[^ ,]*}})
-// OPT:           scf.for {{.+}} -> (f32, f32, f32, f32, f32, f32, f32, f32) {
-// OPT-COUNT-2:     gpu.shuffle  xor %{{.+}}, %c16_i32
-// OPT-NOT:         gpu.shuffle  xor %{{.+}}, %c16_i32
-// OPT:             scf.yield
+// Without blockc-gpu-select-tiles the block shape is missing (UNCONF).
 func.func @gqa_causal(%q: tensor<?x?x4x64xf32>, %k: tensor<?x?x2x64xf32>, %v: tensor<?x?x2x64xf32>) -> tensor<?x?x4x64xf32> {
+  // expected-error @+1 {{'transformer.sdpa' op has no 'blockc_codegen.gpu_attention' (run blockc-gpu-select-tiles first)}}
   %o = transformer.sdpa %q, %k, %v {causal} : tensor<?x?x4x64xf32>, tensor<?x?x2x64xf32>, tensor<?x?x2x64xf32> -> tensor<?x?x4x64xf32>
+  return %o : tensor<?x?x4x64xf32>
+}
+
+// -----
+
+// A pinned block shape (kept by blockc-gpu-select-tiles): 8 warps x 2 rows,
+// a query tile of 16 rows, 32 x 8 threads; 2 rows x (2 + 64 / 32) values of
+// loop state; one 5-step shuffle sum per row and key.
+// CHECK-LABEL: func.func @gqa_causal_pinned
+// CHECK:         arith.ceildivui %{{.+}}, %c16
+// CHECK:         gpu.launch
+// CHECK-SAME:        threads(%{{[^ ,]+}}, %{{[^ ,]+}}, %{{[^ ,]+}}) in (%{{[^ ,]+}} = %c32{{[^ ,]*}}, %{{[^ ,]+}} = %c8{{[^ ,]*}}, %{{[^ ,]+}} = %c1{{[^ ,]*}})
+// CHECK:           scf.for {{.+}} -> (f32, f32, f32, f32, f32, f32, f32, f32) {
+// CHECK-COUNT-2:     gpu.shuffle  xor %{{.+}}, %c16_i32
+// CHECK-NOT:         gpu.shuffle  xor %{{.+}}, %c16_i32
+// CHECK:             scf.yield
+// The pinned shape is all the pass needs.
+// UNCONF-LABEL: func.func @gqa_causal_pinned
+// UNCONF:         gpu.launch
+func.func @gqa_causal_pinned(%q: tensor<?x?x4x64xf32>, %k: tensor<?x?x2x64xf32>, %v: tensor<?x?x2x64xf32>) -> tensor<?x?x4x64xf32> {
+  %o = transformer.sdpa %q, %k, %v {causal, blockc_codegen.gpu_attention = #blockc_codegen.gpu_attention<rows_per_warp = 2, warps = 8>}
+      : tensor<?x?x4x64xf32>, tensor<?x?x2x64xf32>, tensor<?x?x2x64xf32> -> tensor<?x?x4x64xf32>
   return %o : tensor<?x?x4x64xf32>
 }
 
@@ -63,6 +80,7 @@ func.func @gqa_causal(%q: tensor<?x?x4x64xf32>, %k: tensor<?x?x2x64xf32>, %v: te
 // CHECK-NOT:         arith.cmpi sge
 // CHECK:             scf.yield
 func.func @mha_full(%q: tensor<1x?x2x32xf32>, %k: tensor<1x?x2x32xf32>, %v: tensor<1x?x2x32xf32>) -> tensor<1x?x2x32xf32> {
+  // expected-error @+1 {{'transformer.sdpa' op has no 'blockc_codegen.gpu_attention' (run blockc-gpu-select-tiles first)}}
   %o = transformer.sdpa %q, %k, %v {scale = 0.5 : f64} : tensor<1x?x2x32xf32>, tensor<1x?x2x32xf32>, tensor<1x?x2x32xf32> -> tensor<1x?x2x32xf32>
   return %o : tensor<1x?x2x32xf32>
 }
@@ -70,10 +88,12 @@ func.func @mha_full(%q: tensor<1x?x2x32xf32>, %k: tensor<1x?x2x32xf32>, %v: tens
 // -----
 
 // A head dim that is not a multiple of 32 keeps transformer.sdpa for the
-// generic linalg lowering.
+// generic linalg lowering; it needs no block shape.
 // CHECK-LABEL: func.func @small_head
 // CHECK-NOT:     gpu.launch
 // CHECK:         transformer.sdpa
+// UNCONF-LABEL: func.func @small_head
+// UNCONF-NEXT:     transformer.sdpa
 func.func @small_head(%q: tensor<1x4x2x8xf32>, %k: tensor<1x4x2x8xf32>, %v: tensor<1x4x2x8xf32>) -> tensor<1x4x2x8xf32> {
   %o = transformer.sdpa %q, %k, %v {causal} : tensor<1x4x2x8xf32>, tensor<1x4x2x8xf32>, tensor<1x4x2x8xf32> -> tensor<1x4x2x8xf32>
   return %o : tensor<1x4x2x8xf32>

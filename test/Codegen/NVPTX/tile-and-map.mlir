@@ -1,10 +1,11 @@
-// RUN: blockc-opt %s -split-input-file -verify-diagnostics --blockc-gpu-tile-and-map | FileCheck %s
-// RUN: blockc-opt %s -split-input-file -verify-diagnostics --blockc-gpu-tile-and-map="threads-x=64 threads-y=4" | FileCheck %s --check-prefix=OPT
+// RUN: blockc-opt %s -split-input-file -verify-diagnostics --blockc-gpu-select-tiles --blockc-gpu-tile-and-map | FileCheck %s
 
-// Outermost scf.parallel loops are tiled (innermost dim by threads-x, the
-// next by threads-y, the rest by 1) and mapped innermost-first: the last
-// dimension to block_x / thread_x (coalesced), then y, then z, and further
-// outer dimensions to sequential loops.
+// Outermost scf.parallel loops are tiled (innermost dim by threads_x, the
+// next by threads_y, the rest by 1, from the function's
+// blockc_codegen.gpu_map: 32 x 8 as blockc-gpu-select-tiles chooses, or
+// pinned in the input) and mapped innermost-first: the last dimension to
+// block_x / thread_x (coalesced), then y, then z, and further outer
+// dimensions to sequential loops.
 
 // CHECK-LABEL: func.func @three_dims
 // CHECK-DAG: %[[C8:.+]] = arith.constant 8 : index
@@ -16,13 +17,27 @@
 // CHECK: memref.store
 // CHECK: } {mapping = [#gpu.loop_dim_map<processor = thread_z, map = (d0) -> (d0), bound = (d0) -> (d0)>, #gpu.loop_dim_map<processor = thread_y, map = (d0) -> (d0), bound = (d0) -> (d0)>, #gpu.loop_dim_map<processor = thread_x, map = (d0) -> (d0), bound = (d0) -> (d0)>]}
 // CHECK: } {mapping = [#gpu.loop_dim_map<processor = block_z, map = (d0) -> (d0), bound = (d0) -> (d0)>, #gpu.loop_dim_map<processor = block_y, map = (d0) -> (d0), bound = (d0) -> (d0)>, #gpu.loop_dim_map<processor = block_x, map = (d0) -> (d0), bound = (d0) -> (d0)>]}
-// OPT-LABEL: func.func @three_dims
-// OPT-DAG: %[[C4:.+]] = arith.constant 4 : index
-// OPT-DAG: %[[C64:.+]] = arith.constant 64 : index
-// OPT: %[[SY:.+]] = arith.muli %{{.+}}, %[[C4]] : index
-// OPT: %[[SX:.+]] = arith.muli %{{.+}}, %[[C64]] : index
-// OPT: step (%{{[^,]+}}, %[[SY]], %[[SX]])
 func.func @three_dims(%m: memref<?x?x?xf32>, %a: index, %b: index, %c: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %f = arith.constant 1.0 : f32
+  scf.parallel (%i, %j, %k) = (%c0, %c0, %c0) to (%a, %b, %c) step (%c1, %c1, %c1) {
+    memref.store %f, %m[%i, %j, %k] : memref<?x?x?xf32>
+  }
+  return
+}
+
+// -----
+
+// A pinned mapping: 64 x 4 threads.
+// CHECK-LABEL: func.func @three_dims_pinned
+// CHECK-DAG: %[[C4:.+]] = arith.constant 4 : index
+// CHECK-DAG: %[[C64:.+]] = arith.constant 64 : index
+// CHECK: %[[SY:.+]] = arith.muli %{{.+}}, %[[C4]] : index
+// CHECK: %[[SX:.+]] = arith.muli %{{.+}}, %[[C64]] : index
+// CHECK: step (%{{[^,]+}}, %[[SY]], %[[SX]])
+func.func @three_dims_pinned(%m: memref<?x?x?xf32>, %a: index, %b: index, %c: index)
+    attributes {blockc_codegen.gpu_map = #blockc_codegen.gpu_map<threads_x = 64, threads_y = 4>} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %f = arith.constant 1.0 : f32
@@ -50,16 +65,32 @@ func.func @four_dims(%m: memref<?x?x?x?xf32>, %n: index) {
 
 // -----
 
-// One dimension: threads-x * threads-y threads along it.
+// One dimension: threads_x * threads_y threads along it (32 * 8 here).
 // CHECK-LABEL: func.func @one_dim
 // CHECK: %[[C256:.+]] = arith.constant 256 : index
 // CHECK: %[[S:.+]] = arith.muli %{{.+}}, %[[C256]] : index
 // CHECK: scf.parallel (%{{.+}}) = {{.*}} step (%[[S]])
 // CHECK: processor = thread_x
 // CHECK: processor = block_x
-// OPT-LABEL: func.func @one_dim
-// OPT: arith.constant 256 : index
 func.func @one_dim(%m: memref<?xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %f = arith.constant 1.0 : f32
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    memref.store %f, %m[%i] : memref<?xf32>
+  }
+  return
+}
+
+// -----
+
+// 64 * 2 threads along a pinned one-dimensional loop.
+// CHECK-LABEL: func.func @one_dim_pinned
+// CHECK: %[[C128:.+]] = arith.constant 128 : index
+// CHECK: %[[S:.+]] = arith.muli %{{.+}}, %[[C128]] : index
+// CHECK: scf.parallel (%{{.+}}) = {{.*}} step (%[[S]])
+func.func @one_dim_pinned(%m: memref<?xf32>, %n: index)
+    attributes {blockc_codegen.gpu_map = #blockc_codegen.gpu_map<threads_x = 64, threads_y = 2>} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %f = arith.constant 1.0 : f32

@@ -1,8 +1,8 @@
-// RUN: blockc-opt %s -split-input-file --blockc-gpu-tile-matmul --canonicalize --cse | FileCheck %s
-// RUN: blockc-opt %s -split-input-file --blockc-gpu-tile-matmul="tile-m=32 tile-n=128 tile-k=8 threads-x=32 threads-y=8" | FileCheck %s --check-prefix=OPT
+// RUN: blockc-opt %s -split-input-file --blockc-gpu-select-tiles --blockc-gpu-tile-matmul --canonicalize --cse | FileCheck %s
 
 // A projection y[b, t, n] += x[b, t, k] * W[n, k] on buffers: M is (b, t)
-// flattened, N = 48, K = 40. Grid (ceil(48/64), ceil(B*T/64), 1), 16 x 16
+// flattened, N = 48, K = 40. With the tiles blockc-gpu-select-tiles chooses
+// (64 x 64 x 16 on 16 x 16 threads): grid (ceil(48/64), ceil(B*T/64), 1), 16 x 16
 // threads, two padded 16 x 65 shared tiles; the K loop steps by 16 with a
 // barrier after the copies and after the 16 x 16-element register tile
 // update (4 x 4 fma per thread and k); the epilogue adds 16 bounds-checked
@@ -37,6 +37,7 @@
 // CHECK:             gpu.barrier
 // CHECK-COUNT-16:  memref.store %{{.+}}, %[[Y]]
 // CHECK:           gpu.terminator
+// CHECK-NEXT:    } {blockc_codegen.kernel = #blockc_codegen.kernel<tiled_matmul>}
 // CHECK-NOT:     linalg.generic
 // CHECK:         return
 func.func @projection(%x: memref<?x?x40xf32>, %w: memref<48x40xf32>, %y: memref<?x?x48xf32>) {
@@ -54,14 +55,37 @@ func.func @projection(%x: memref<?x?x40xf32>, %w: memref<48x40xf32>, %y: memref<
   return
 }
 
-// Options: 32 x 128 tiles, k steps of 8, 32 x 8 threads: 4 x 4 registers
-// per thread, shared tiles 8 x 33 and 8 x 129.
-// OPT-LABEL: func.func @projection
-// OPT:         gpu.launch
-// OPT-SAME:        workgroup(%{{.+}} : memref<8x33xf32, #gpu.address_space<workgroup>>, %{{.+}} : memref<8x129xf32, #gpu.address_space<workgroup>>)
-// OPT:           scf.for
-// OPT:             scf.for
-// OPT-COUNT-16:      math.fma
+// -----
+
+// Pinned tiles (kept by blockc-gpu-select-tiles): 32 x 128 tiles, k steps
+// of 8, 32 x 8 threads: 4 x 4 registers per thread, shared tiles 8 x 33 and
+// 8 x 129, grid (ceil(48/128), ceil(B*T/32), 1).
+// CHECK-LABEL: func.func @projection_pinned
+// CHECK-DAG:     %[[C8:.+]] = arith.constant 8 : index
+// CHECK-DAG:     %[[C32:.+]] = arith.constant 32 : index
+// CHECK:         %[[GY:.+]] = arith.ceildivui %{{.+}}, %[[C32]] : index
+// CHECK:         gpu.launch blocks(%{{[^ ,]+}}, %{{[^ ,]+}}, %{{[^ ,]+}}) in (%{{[^ ,]+}} = %{{[^ ,]+}}, %{{[^ ,]+}} = %[[GY]], %{{[^ ,]+}} = %{{[^ ,]+}})
+// CHECK-SAME:        threads(%{{[^ ,]+}}, %{{[^ ,]+}}, %{{[^ ,]+}}) in (%{{[^ ,]+}} = %[[C32]], %{{[^ ,]+}} = %[[C8]], %{{[^ ,]+}} = %{{[^ ,]+}})
+// CHECK-SAME:        workgroup(%{{.+}} : memref<8x33xf32, #gpu.address_space<workgroup>>, %{{.+}} : memref<8x129xf32, #gpu.address_space<workgroup>>)
+// CHECK:           scf.for
+// CHECK:             scf.for
+// CHECK-COUNT-16:      math.fma
+// CHECK:         return
+func.func @projection_pinned(%x: memref<?x?x40xf32>, %w: memref<48x40xf32>, %y: memref<?x?x48xf32>) {
+  linalg.generic {
+      indexing_maps = [affine_map<(b, t, n, k) -> (b, t, k)>,
+                       affine_map<(b, t, n, k) -> (n, k)>,
+                       affine_map<(b, t, n, k) -> (b, t, n)>],
+      iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<?x?x40xf32>, memref<48x40xf32>) outs(%y : memref<?x?x48xf32>)
+      attrs = {blockc_codegen.gpu_matmul_tiles = #blockc_codegen.gpu_matmul_tiles<tile_m = 32, tile_n = 128, tile_k = 8, threads_x = 32, threads_y = 8>} {
+  ^bb0(%a: f32, %bb: f32, %acc: f32):
+    %p = arith.mulf %a, %bb : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
 
 // -----
 

@@ -88,11 +88,11 @@ func.func @slice_wrong_arity(%x: tensor<?x?x8xf32>, %w: tensor<8x8xf32> {transfo
 // caches; the marks are verified like the weight bindings.
 // CHECK-LABEL: func.func @decode_marks
 // CHECK-SAME: %{{.*}}: index {transformer.kv_position}
-// CHECK-SAME: {transformer.kv_cache = "k", transformer.kv_layout = "bhsd", transformer.layer = 1 : i64}
-// CHECK-SAME: {transformer.kv_cache = "v", transformer.kv_layout = "bshd", transformer.layer = 1 : i64}
+// CHECK-SAME: {transformer.kv_cache = #transformer.kv_cache<key>, transformer.kv_layout = #transformer.kv_layout<bhsd>, transformer.layer = 1 : i64}
+// CHECK-SAME: {transformer.kv_cache = #transformer.kv_cache<value>, transformer.kv_layout = #transformer.kv_layout<bshd>, transformer.layer = 1 : i64}
 func.func @decode_marks(%p: index {transformer.kv_position},
-    %k: tensor<1x?x2x8xf32> {transformer.kv_cache = "k", transformer.layer = 1 : i64, transformer.kv_layout = "bhsd"},
-    %v: tensor<1x?x2x8xf32> {transformer.kv_cache = "v", transformer.layer = 1 : i64, transformer.kv_layout = "bshd"}) {
+    %k: tensor<1x?x2x8xf32> {transformer.kv_cache = #transformer.kv_cache<key>, transformer.layer = 1 : i64, transformer.kv_layout = #transformer.kv_layout<bhsd>},
+    %v: tensor<1x?x2x8xf32> {transformer.kv_cache = #transformer.kv_cache<value>, transformer.layer = 1 : i64, transformer.kv_layout = #transformer.kv_layout<bshd>}) {
   return
 }
 
@@ -105,21 +105,72 @@ func.func @position_not_unit(%p: index {transformer.kv_position = 1}) {
 
 // -----
 
-// expected-error @+1 {{'transformer.kv_cache' on argument #0 must be "k" or "v"}}
-func.func @cache_kind(%k: tensor<1x?x2x8xf32> {transformer.kv_cache = "q"}) {
+// The cache kind and layout are enum attributes: a value outside the enum
+// does not parse.
+// expected-error @+2 {{expected ::blockc::transformer::KVCacheKind to be one of: key, value}}
+// expected-error @+1 {{failed to parse Transformer_KVCacheKindAttr parameter 'value'}}
+func.func @cache_kind(%k: tensor<1x?x2x8xf32> {transformer.kv_cache = #transformer.kv_cache<query>}) {
   return
 }
 
 // -----
 
-// expected-error @+1 {{'transformer.kv_layout' on argument #0 must be "bhsd" or "bshd"}}
-func.func @cache_layout(%k: tensor<1x?x2x8xf32> {transformer.kv_cache = "k", transformer.kv_layout = "sbhd"}) {
+// expected-error @+2 {{expected ::blockc::transformer::KVLayout to be one of: bhsd, bshd}}
+// expected-error @+1 {{failed to parse Transformer_KVLayoutAttr parameter 'value'}}
+func.func @cache_layout(%k: tensor<1x?x2x8xf32> {transformer.kv_cache = #transformer.kv_cache<key>, transformer.kv_layout = #transformer.kv_layout<sbhd>}) {
   return
 }
+
+// -----
+
+// The discardable attribute names hold any attribute; the dialect checks
+// the kind.
+// expected-error @+1 {{'transformer.kv_cache' on argument #0 must be a #transformer.kv_cache}}
+func.func @cache_kind_string(%k: tensor<1x?x2x8xf32> {transformer.kv_cache = "k"}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'transformer.kv_layout' on argument #0 must be a #transformer.kv_layout}}
+func.func @cache_layout_kind(%k: tensor<1x?x2x8xf32> {transformer.kv_cache = #transformer.kv_cache<key>, transformer.kv_layout = #transformer.kv_cache<key>}) {
+  return
+}
+
+// -----
+
+// A cache is [B, L_max, H_kv, D]: rank 4, tensor or (after bufferization)
+// memref.
+// expected-error @+1 {{'transformer.kv_cache' on argument #1 needs a rank-4 tensor or memref [B, L_max, H_kv, D], not 'tensor<?x8xf32>'}}
+func.func @cache_rank(%p: index, %k: tensor<?x8xf32> {transformer.kv_cache = #transformer.kv_cache<key>}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'transformer.kv_layout' on argument #0 needs a rank-4 tensor or memref [B, L_max, H_kv, D], not 'index'}}
+func.func @layout_rank(%p: index {transformer.kv_layout = #transformer.kv_layout<bhsd>}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'transformer.kv_layout' on argument #0 needs 'transformer.kv_cache' on the same argument}}
+func.func @layout_without_cache(%k: tensor<1x?x2x8xf32> {transformer.kv_layout = #transformer.kv_layout<bshd>}) {
+  return
+}
+
+// -----
+
+// Bufferized decode entries keep the marks on memref arguments, and
+// declarations are checked like definitions.
+// CHECK-LABEL: func.func private @cache_memref
+// CHECK-SAME: memref<1x?x2x8xf32> {transformer.kv_cache = #transformer.kv_cache<value>, transformer.kv_layout = #transformer.kv_layout<bhsd>}
+func.func private @cache_memref(memref<1x?x2x8xf32> {transformer.kv_cache = #transformer.kv_cache<value>, transformer.kv_layout = #transformer.kv_layout<bhsd>})
 
 // -----
 
 // expected-error @+1 {{'transformer.layer' on argument #0 must be a non-negative integer}}
-func.func @cache_layer(%k: tensor<1x?x2x8xf32> {transformer.kv_cache = "k", transformer.layer = -1 : i64}) {
+func.func @cache_layer(%k: tensor<1x?x2x8xf32> {transformer.kv_cache = #transformer.kv_cache<key>, transformer.layer = -1 : i64}) {
   return
 }

@@ -17,7 +17,8 @@
 // blocks are rewritten: attention and ffn sub-layers stay whole, so no
 // transformer.linear may appear.
 
-// ERR: error: transformer-decompose: unknown composites='bogus' (expected 'all' or 'block')
+// composites is an enum option: the option parser rejects other values.
+// ERR: for the --composites option: Cannot find option named 'bogus'!
 
 // Llama-style pre-norm block: h = x + Attn(RMSNorm(x)); y = h + FFN(RMSNorm(h)).
 // The block's epsilon reaches both norms.

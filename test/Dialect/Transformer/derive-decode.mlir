@@ -2,7 +2,12 @@
 // RUN: blockc-opt %s --transformer-derive-decode=entry=two_layers | FileCheck %s --check-prefix=TWO
 // RUN: blockc-opt %s --transformer-derive-decode="entry=two_layers kv-layout=bshd" | FileCheck %s --check-prefix=BSHD
 // RUN: not blockc-opt %s --transformer-derive-decode="kv-layout=sbhd" 2>&1 | FileCheck %s --check-prefix=LAYOUT
-// LAYOUT: error: transformer-derive-decode: kv-layout must be bhsd or bshd, not 'sbhd'
+// RUN: not blockc-opt %s --pass-pipeline="builtin.module(transformer-derive-decode{kv-layout=sbhd})" 2>&1 | FileCheck %s --check-prefixes=LAYOUT,PIPELINE
+
+// kv-layout is an enum option: the option parser rejects other values
+// before the pass runs.
+// LAYOUT: for the --kv-layout option: Cannot find option named 'sbhd'!
+// PIPELINE: failed to add `transformer-derive-decode` with options `kv-layout=sbhd`
 
 // Two stacked attention sub-layers (MHA, then GQA without RoPE): the decode
 // entry takes the position after the weights, then K and V caches per layer
@@ -19,10 +24,10 @@
 // CHECK-LABEL: func.func @forward_decode(
 // CHECK-SAME: %[[X:[^:]+]]: tensor<?x?x16xf32>
 // CHECK-SAME: %[[POS:[^:]+]]: index {transformer.kv_position}
-// CHECK-SAME: %[[K0:[^:]+]]: tensor<?x?x4x4xf32> {bufferization.buffer_layout = strided<[?, 4, ?, 1], offset: ?>, transformer.kv_cache = "k", transformer.kv_layout = "bhsd", transformer.layer = 0 : i64}
-// CHECK-SAME: %[[V0:[^:]+]]: tensor<?x?x4x4xf32> {bufferization.buffer_layout = strided<[?, 4, ?, 1], offset: ?>, transformer.kv_cache = "v", transformer.kv_layout = "bhsd", transformer.layer = 0 : i64}
-// CHECK-SAME: %[[K1:[^:]+]]: tensor<?x?x2x4xf32> {bufferization.buffer_layout = strided<[?, 4, ?, 1], offset: ?>, transformer.kv_cache = "k", transformer.kv_layout = "bhsd", transformer.layer = 1 : i64}
-// CHECK-SAME: %[[V1:[^:]+]]: tensor<?x?x2x4xf32> {bufferization.buffer_layout = strided<[?, 4, ?, 1], offset: ?>, transformer.kv_cache = "v", transformer.kv_layout = "bhsd", transformer.layer = 1 : i64})
+// CHECK-SAME: %[[K0:[^:]+]]: tensor<?x?x4x4xf32> {bufferization.buffer_layout = strided<[?, 4, ?, 1], offset: ?>, transformer.kv_cache = #transformer.kv_cache<key>, transformer.kv_layout = #transformer.kv_layout<bhsd>, transformer.layer = 0 : i64}
+// CHECK-SAME: %[[V0:[^:]+]]: tensor<?x?x4x4xf32> {bufferization.buffer_layout = strided<[?, 4, ?, 1], offset: ?>, transformer.kv_cache = #transformer.kv_cache<value>, transformer.kv_layout = #transformer.kv_layout<bhsd>, transformer.layer = 0 : i64}
+// CHECK-SAME: %[[K1:[^:]+]]: tensor<?x?x2x4xf32> {bufferization.buffer_layout = strided<[?, 4, ?, 1], offset: ?>, transformer.kv_cache = #transformer.kv_cache<key>, transformer.kv_layout = #transformer.kv_layout<bhsd>, transformer.layer = 1 : i64}
+// CHECK-SAME: %[[V1:[^:]+]]: tensor<?x?x2x4xf32> {bufferization.buffer_layout = strided<[?, 4, ?, 1], offset: ?>, transformer.kv_cache = #transformer.kv_cache<value>, transformer.kv_layout = #transformer.kv_layout<bhsd>, transformer.layer = 1 : i64})
 // CHECK-SAME: -> (tensor<?x?x16xf32>, tensor<?x?x4x4xf32>, tensor<?x?x4x4xf32>, tensor<?x?x2x4xf32>, tensor<?x?x2x4xf32>)
 // CHECK: %[[Q:.+]] = transformer.rope %{{.+}} offset %[[POS]] {theta = 5.000000e+05 : f64} : tensor<?x?x4x4xf32>
 // CHECK: %[[K:.+]] = transformer.rope %{{.+}} offset %[[POS]] {theta = 5.000000e+05 : f64} : tensor<?x?x4x4xf32>
@@ -58,16 +63,16 @@ func.func @forward(%x: tensor<?x?x16xf32>,
 // added to the position. Selected with entry=.
 // TWO-LABEL: func.func @two_layers_decode(
 // TWO-SAME: %[[POS:[^:]+]]: index {transformer.kv_position}
-// TWO-SAME: tensor<2x?x1x8xf32> {bufferization.buffer_layout = strided<[?, 8, ?, 1], offset: ?>, transformer.kv_cache = "k", transformer.kv_layout = "bhsd", transformer.layer = 0 : i64}
-// TWO-SAME: tensor<2x?x1x8xf32> {bufferization.buffer_layout = strided<[?, 8, ?, 1], offset: ?>, transformer.kv_cache = "v", transformer.kv_layout = "bhsd", transformer.layer = 0 : i64})
+// TWO-SAME: tensor<2x?x1x8xf32> {bufferization.buffer_layout = strided<[?, 8, ?, 1], offset: ?>, transformer.kv_cache = #transformer.kv_cache<key>, transformer.kv_layout = #transformer.kv_layout<bhsd>, transformer.layer = 0 : i64}
+// TWO-SAME: tensor<2x?x1x8xf32> {bufferization.buffer_layout = strided<[?, 8, ?, 1], offset: ?>, transformer.kv_cache = #transformer.kv_cache<value>, transformer.kv_layout = #transformer.kv_layout<bhsd>, transformer.layer = 0 : i64})
 // TWO: %[[OFF:.+]] = arith.addi %{{.+}}, %[[POS]] : index
 // TWO: transformer.rope %{{.+}} offset %[[OFF]]
 // TWO: transformer.kv_cache_append %{{.+}} into %{{.+}} at %[[POS]] : tensor<2x?x1x8xf32> into tensor<2x?x1x8xf32>
 // kv-layout=bshd: token-major caches, the tensor's own row-major order (no
 // buffer layout attribute).
 // BSHD-LABEL: func.func @two_layers_decode(
-// BSHD-SAME: tensor<2x?x1x8xf32> {transformer.kv_cache = "k", transformer.kv_layout = "bshd", transformer.layer = 0 : i64}
-// BSHD-SAME: tensor<2x?x1x8xf32> {transformer.kv_cache = "v", transformer.kv_layout = "bshd", transformer.layer = 0 : i64})
+// BSHD-SAME: tensor<2x?x1x8xf32> {transformer.kv_cache = #transformer.kv_cache<key>, transformer.kv_layout = #transformer.kv_layout<bshd>, transformer.layer = 0 : i64}
+// BSHD-SAME: tensor<2x?x1x8xf32> {transformer.kv_cache = #transformer.kv_cache<value>, transformer.kv_layout = #transformer.kv_layout<bshd>, transformer.layer = 0 : i64})
 func.func @two_layers(%q: tensor<2x?x2x8xf32>, %k: tensor<2x?x1x8xf32>, %v: tensor<2x?x1x8xf32>, %off: index) -> tensor<2x?x2x8xf32> {
   %kr = transformer.rope %k offset %off : tensor<2x?x1x8xf32>
   %o = transformer.sdpa %q, %kr, %v {causal} : tensor<2x?x2x8xf32>, tensor<2x?x1x8xf32>, tensor<2x?x1x8xf32> -> tensor<2x?x2x8xf32>

@@ -16,6 +16,6 @@ func.func @f(%x: tensor<?x?x8xf32>,
 // CHECK-LABEL: func.func @decode
 // CHECK-SAME: (%{{.*}}: index, %{{.*}}: tensor<1x?x2x8xf32>)
 func.func @decode(%p: index {transformer.kv_position},
-    %k: tensor<1x?x2x8xf32> {transformer.kv_cache = "k", transformer.layer = 0 : i64, transformer.kv_layout = "bhsd"}) {
+    %k: tensor<1x?x2x8xf32> {transformer.kv_cache = #transformer.kv_cache<key>, transformer.layer = 0 : i64, transformer.kv_layout = #transformer.kv_layout<bhsd>}) {
   return
 }

@@ -100,5 +100,11 @@ LogicalResult CodegenDialect::verifyOperationAttribute(Operation *op,
     return expect(isa<HorizontalGroupAttr>(value), "horizontal_group");
   if (name == kKernelAttrName)
     return expect(isa<KernelKindAttr>(value), "kernel");
+  if (name == kGpuMatmulTilesAttrName)
+    return expect(isa<GPUMatmulTilesAttr>(value), "gpu_matmul_tiles");
+  if (name == kGpuMapAttrName)
+    return expect(isa<GPUMapAttr>(value), "gpu_map");
+  if (name == kGpuAttentionAttrName)
+    return expect(isa<GPUAttentionAttr>(value), "gpu_attention");
   return op->emitError() << "unknown blockc_codegen attribute '" << name << "'";
 }

@@ -8,6 +8,7 @@
 #include "blockc/Dialect/Transformer/IR/TransformerOps.h"
 
 #include "mlir/IR/DialectImplementation.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -29,16 +30,28 @@ void TransformerDialect::initialize() {
       >();
 }
 
-/// An argument attribute that must be one of two strings.
-static LogicalResult verifyStringChoice(Operation *op, unsigned argIndex,
-                                        NamedAttribute attr, StringRef a,
-                                        StringRef b) {
-  auto value = dyn_cast<StringAttr>(attr.getValue());
-  if (value && (value.getValue() == a || value.getValue() == b))
+/// The KV-cache marks: the value's kind is checked by the caller; here what
+/// the attribute kinds cannot say. A cache is a rank-4 tensor or memref
+/// [B, L_max, H_kv, D], and a layout only makes sense on a cache.
+static LogicalResult verifyCacheArgument(Operation *op, unsigned argIndex,
+                                         StringRef name) {
+  // Argument attributes are verified through here for functions only
+  // (function_interface_impl::verifyTrait).
+  auto func = dyn_cast<FunctionOpInterface>(op);
+  if (!func)
     return success();
-  return op->emitError() << "'" << attr.getName().getValue()
-                         << "' on argument #" << argIndex << " must be \"" << a
-                         << "\" or \"" << b << "\"";
+  auto type = dyn_cast<ShapedType>(func.getArgumentTypes()[argIndex]);
+  if (!type || !type.hasRank() || type.getRank() != 4)
+    return op->emitError() << "'" << name << "' on argument #" << argIndex
+                           << " needs a rank-4 tensor or memref [B, L_max, "
+                              "H_kv, D], not "
+                           << func.getArgumentTypes()[argIndex];
+  if (name == TransformerDialect::kKVLayoutAttr &&
+      !func.getArgAttr(argIndex, TransformerDialect::kKVCacheAttr))
+    return op->emitError() << "'" << name << "' on argument #" << argIndex
+                           << " needs '" << TransformerDialect::kKVCacheAttr
+                           << "' on the same argument";
+  return success();
 }
 
 LogicalResult TransformerDialect::verifyRegionArgAttribute(
@@ -73,8 +86,12 @@ LogicalResult TransformerDialect::verifyRegionArgAttribute(
                              << argIndex << " must be a unit attribute";
     return success();
   }
-  if (attr.getName() == kKVCacheAttr)
-    return verifyStringChoice(op, argIndex, attr, "k", "v");
+  if (attr.getName() == kKVCacheAttr) {
+    if (!isa<KVCacheKindAttr>(attr.getValue()))
+      return op->emitError() << "'" << kKVCacheAttr << "' on argument #"
+                             << argIndex << " must be a #transformer.kv_cache";
+    return verifyCacheArgument(op, argIndex, kKVCacheAttr);
+  }
   if (attr.getName() == kLayerAttr) {
     auto layer = dyn_cast<IntegerAttr>(attr.getValue());
     if (!layer || layer.getValue().isNegative())
@@ -82,8 +99,12 @@ LogicalResult TransformerDialect::verifyRegionArgAttribute(
                              << argIndex << " must be a non-negative integer";
     return success();
   }
-  if (attr.getName() == kKVLayoutAttr)
-    return verifyStringChoice(op, argIndex, attr, "bhsd", "bshd");
+  if (attr.getName() == kKVLayoutAttr) {
+    if (!isa<KVLayoutAttr>(attr.getValue()))
+      return op->emitError() << "'" << kKVLayoutAttr << "' on argument #"
+                             << argIndex << " must be a #transformer.kv_layout";
+    return verifyCacheArgument(op, argIndex, kKVLayoutAttr);
+  }
   return op->emitError() << "unknown transformer argument attribute '"
                          << attr.getName().getValue() << "'";
 }

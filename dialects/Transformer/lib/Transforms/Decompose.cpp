@@ -158,21 +158,15 @@ struct TransformerDecomposePass
   using Base::Base;
 
   void runOnOperation() override {
-    if (composites != "all" && composites != "block") {
-      getOperation()->emitError()
-          << "transformer-decompose: unknown composites='" << composites
-          << "' (expected 'all' or 'block')";
-      return signalPassFailure();
-    }
+    bool all = composites == DecomposeComposites::all;
     RewritePatternSet patterns(&getContext());
     populateDecomposeBlockPatterns(patterns);
-    if (composites == "all")
+    if (all)
       populateDecomposeSubLayerPatterns(patterns);
     FrozenRewritePatternSet frozen(std::move(patterns));
 
     // Count up front; with composites=all, every block also yields one
     // attention and one FFN sub-layer that are decomposed in turn.
-    bool all = composites == "all";
     getOperation()->walk([&](Operation *op) {
       if (isa<BlockOp>(op))
         numDecomposed += all ? 3 : 1;

@@ -39,12 +39,6 @@ struct TransformerDeriveDecodePass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
-    if (kvLayout != "bhsd" && kvLayout != "bshd") {
-      module.emitError() << "transformer-derive-decode: kv-layout must be "
-                            "bhsd or bshd, not '"
-                         << kvLayout << "'";
-      return signalPassFailure();
-    }
     auto forward = module.lookupSymbol<func::FuncOp>(entry);
     if (!forward || forward.isExternal()) {
       module.emitError() << "transformer-derive-decode: no function @" << entry
@@ -135,13 +129,14 @@ struct TransformerDeriveDecodePass
         SmallVector<NamedAttribute> attrs = {
             NamedAttribute(
                 StringAttr::get(ctx, TransformerDialect::kKVCacheAttr),
-                StringAttr::get(ctx, kv == 0 ? "k" : "v")),
+                KVCacheKindAttr::get(ctx, kv == 0 ? KVCacheKind::key
+                                                  : KVCacheKind::value)),
             NamedAttribute(StringAttr::get(ctx, TransformerDialect::kLayerAttr),
                            b.getI64IntegerAttr(layer)),
             NamedAttribute(
                 StringAttr::get(ctx, TransformerDialect::kKVLayoutAttr),
-                StringAttr::get(ctx, kvLayout))};
-        if (kvLayout == "bhsd") {
+                KVLayoutAttr::get(ctx, kvLayout))};
+        if (kvLayout == KVLayout::bhsd) {
           // Element (b, s, h, d) at b * sB + h * sH + s * D + d: strides
           // [?, D, ?, 1] of the [B, L_max, H_kv, D] tensor.
           int64_t dyn = ShapedType::kDynamic;

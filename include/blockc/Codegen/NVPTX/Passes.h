@@ -7,6 +7,8 @@
 #ifndef BLOCKC_CODEGEN_NVPTX_PASSES_H
 #define BLOCKC_CODEGEN_NVPTX_PASSES_H
 
+#include "blockc/Dialect/Codegen/IR/CodegenDialect.h"
+
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"

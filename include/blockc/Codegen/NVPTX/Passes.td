@@ -86,33 +86,86 @@ def GPUExpandMathPass
   ];
 }
 
+def GPUSelectTilesPass
+    : Pass<"blockc-gpu-select-tiles", "::mlir::func::FuncOp"> {
+  let summary = "Choose the tiles and thread blocks of the NVPTX kernels";
+  let description = [{
+    The heuristic half of the NVPTX kernels: the kernel passes are the
+    mechanism and only read what this pass writes. On a function with a
+    body it sets, unless already present (so that a test or a user can pin
+    any choice by writing the attribute by hand):
+
+    * `blockc_codegen.gpu_map = #blockc_codegen.gpu_map<threads_x, threads_y>`
+      on the function, read by `blockc-gpu-tile-and-map`;
+    * `blockc_codegen.gpu_attention = #blockc_codegen.gpu_attention<
+      rows_per_warp, warps>` on each `transformer.sdpa` that
+      `blockc-gpu-lower-sdpa` turns into the fused kernel;
+    * `blockc_codegen.gpu_matmul_tiles = #blockc_codegen.gpu_matmul_tiles<
+      tile_m, tile_n, tile_k, threads_x, threads_y>` on each contraction on
+      buffers that `blockc-gpu-tile-matmul` tiles.
+
+    The attention ops exist before bufferization and the contractions on
+    buffers only after it, so the NVPTX pipeline runs this pass before
+    `blockc-gpu-lower-sdpa` and again before `blockc-gpu-tile-matmul`; the
+    second run keeps what the first wrote.
+
+    The rule per chip (`sm_<N>`, optionally with a feature suffix as in
+    `sm_90a`): sm_80 and sm_90 get 64 x 64 contraction tiles on 16 x 16
+    threads (4 x 4 accumulators per thread) with k steps of 16 (8.1 KiB of
+    shared memory), 32 x 8 threads for the other loops and attention
+    blocks of 4 warps x 4 query rows. Every other chip gets the same
+    values: they need at most 256 threads and 8.1 KiB of static shared
+    memory per block, within the limits of every chip since sm_50 (1024
+    threads, 48 KiB), but have been chosen for sm_80 / sm_90 only. A chip
+    name that is not `sm_<N>` is an error.
+
+    ```mlir
+    func.func @f(...) {                                       // before
+      %o = transformer.sdpa %q, %k, %v {causal} : ...
+    func.func @f(...) attributes {blockc_codegen.gpu_map =   // after
+        #blockc_codegen.gpu_map<threads_x = 32, threads_y = 8>} {
+      %o = transformer.sdpa %q, %k, %v {causal, blockc_codegen.gpu_attention =
+          #blockc_codegen.gpu_attention<rows_per_warp = 4, warps = 4>} : ...
+    ```
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90\"",
+           "The GPU the kernels are for (sm_<N>)">
+  ];
+  let statistics = [
+    Statistic<"numConfigured", "num-configured",
+              "Configuration attributes written">
+  ];
+  let dependentDialects = ["::blockc::codegen::CodegenDialect"];
+}
+
 def GPUTileAndMapPass
     : Pass<"blockc-gpu-tile-and-map", "::mlir::func::FuncOp"> {
   let summary = "Tile parallel loops into thread blocks with coalesced access";
   let description = [{
     Tiles every outermost `scf.parallel` (the parallel dimensions of a
-    linalg op) so that the innermost dimension gets `threads-x` threads and
-    the one before it `threads-y` (other dimensions tile by 1), then maps
+    linalg op) so that the innermost dimension gets `threads_x` threads and
+    the one before it `threads_y` (other dimensions tile by 1), as the
+    function's `blockc_codegen.gpu_map = #blockc_codegen.gpu_map<threads_x,
+    threads_y>` says (written by `blockc-gpu-select-tiles`; a function with
+    a loop to map and no such attribute is an error), then maps
     the loops for `convert-parallel-loops-to-gpu`: the innermost dimension
     to `block_x` / `thread_x` (consecutive threads touch consecutive
     elements: coalesced loads and stores), the next to `y`, the next to the
     grid's `z`, and any further outer dimension to a sequential loop inside
-    the kernel. A one-dimensional loop gets `threads-x * threads-y` threads.
+    the kernel. A one-dimensional loop gets `threads_x * threads_y` threads.
     Unlike upstream's `gpu-map-parallel-loops`, which maps the outermost
     dimension to `x`, this keeps the fastest-varying index on `x`.
 
     ```mlir
+    // in a function with blockc_codegen.gpu_map =
+    //     #blockc_codegen.gpu_map<threads_x = 32, threads_y = 8>
     scf.parallel (%t, %j) = (%c0, %c0) to (%T, %c4096) step (%c1, %c1)
     // becomes a grid (4096/32, T/8) of blocks of (32, 8) threads
     ```
   }];
-  let options = [
-    Option<"threadsX", "threads-x", "int64_t", /*default=*/"32",
-           "Threads along the innermost dimension">,
-    Option<"threadsY", "threads-y", "int64_t", /*default=*/"8",
-           "Threads along the second innermost dimension">
-  ];
-  let dependentDialects = ["::mlir::gpu::GPUDialect",
+  let dependentDialects = ["::blockc::codegen::CodegenDialect",
+                           "::mlir::gpu::GPUDialect",
                            "::mlir::scf::SCFDialect"];
 }
 
@@ -146,53 +199,49 @@ def GPUTileMatmulPass
     Rewrites every linalg op on f32 buffers whose body is `out + a * b` and
     whose indexing maps are projected permutations with one N and one K
     dimension (batch and M may be several dimensions; e.g. a projection
-    `y[b, t, n] += x[b, t, k] * W[n, k]`) into one `gpu.launch`:
+    `y[b, t, n] += x[b, t, k] * W[n, k]`) into one `gpu.launch`, with the
+    sizes of the op's `blockc_codegen.gpu_matmul_tiles =
+    #blockc_codegen.gpu_matmul_tiles<tile_m, tile_n, tile_k, threads_x,
+    threads_y>` (written by `blockc-gpu-select-tiles`; a contraction without
+    it is an error):
 
-    * the grid is `(ceil(N / tile-n), ceil(M / tile-m), batch)` with blocks
-      of `threads-x x threads-y` threads;
-    * each step of the K loop copies a `tile-k x tile-m` tile of the M-side
-      operand and a `tile-k x tile-n` tile of the N-side operand into
+    * the grid is `(ceil(N / tile_n), ceil(M / tile_m), batch)` with blocks
+      of `threads_x x threads_y` threads;
+    * each step of the K loop copies a `tile_k x tile_m` tile of the M-side
+      operand and a `tile_k x tile_n` tile of the N-side operand into
       workgroup (shared) memory (`#gpu.address_space<workgroup>`
       attributions of the launch, padded by one column against bank
       conflicts), with consecutive threads reading consecutive elements of
       the operand's fastest-varying dimension (coalesced), then
       `gpu.barrier`;
-    * each thread accumulates a `(tile-m / threads-y) x (tile-n / threads-x)`
-      register tile (rows `thread_y + threads-y * i`, columns
-      `thread_x + threads-x * j`) with `math.fma`, then adds it to the
+    * each thread accumulates a `(tile_m / threads_y) x (tile_n / threads_x)`
+      register tile (rows `thread_y + threads_y * i`, columns
+      `thread_x + threads_x * j`) with `math.fma`, then adds it to the
       output (which holds the bias or zero) under a bounds check.
 
     Out-of-range tile elements read a clamped address and contribute zero,
-    so any M, N and K work. The launch carries `blockc.kernel =
-    "tiled_matmul"`. Runs after bufferization and buffer deallocation (the
-    barrier has no declared memory effects, which the ownership-based
-    deallocation rejects).
+    so any M, N and K work. The launch carries `blockc_codegen.kernel =
+    #blockc_codegen.kernel<tiled_matmul>`. Runs after bufferization and
+    buffer deallocation (the barrier has no declared memory effects, which
+    the ownership-based deallocation rejects).
 
     ```mlir
     linalg.generic ... ins(%x, %w : memref<?x?x64xf32>, memref<32x64xf32>)
-        outs(%y : memref<?x?x32xf32>) { mulf; addf }            // before
+        outs(%y : memref<?x?x32xf32>) { mulf; addf }
+        {blockc_codegen.gpu_matmul_tiles = #blockc_codegen.gpu_matmul_tiles<
+           tile_m = 64, tile_n = 64, tile_k = 16, threads_x = 16,
+           threads_y = 16>}                                      // before
     gpu.launch blocks(...) in (%gx = ceil(32/64), %gy = ceil(B*T/64), %gz = 1)
         threads(...) in (16, 16, 1)
         workgroup(%a : memref<16x65xf32, #gpu.address_space<workgroup>>,
                   %b : memref<16x65xf32, #gpu.address_space<workgroup>>)  // after
     ```
   }];
-  let options = [
-    Option<"tileM", "tile-m", "int64_t", /*default=*/"64",
-           "Rows (M) of the output tile of one thread block">,
-    Option<"tileN", "tile-n", "int64_t", /*default=*/"64",
-           "Columns (N) of the output tile of one thread block">,
-    Option<"tileK", "tile-k", "int64_t", /*default=*/"16",
-           "Reduction depth staged in shared memory per step">,
-    Option<"threadsX", "threads-x", "int64_t", /*default=*/"16",
-           "Threads along N">,
-    Option<"threadsY", "threads-y", "int64_t", /*default=*/"16",
-           "Threads along M">
-  ];
   let statistics = [
     Statistic<"numTiled", "num-tiled", "Contractions turned into tiled kernels">
   ];
-  let dependentDialects = ["::mlir::gpu::GPUDialect",
+  let dependentDialects = ["::blockc::codegen::CodegenDialect",
+                           "::mlir::gpu::GPUDialect",
                            "::mlir::scf::SCFDialect",
                            "::mlir::math::MathDialect",
                            "::mlir::memref::MemRefDialect"];
@@ -203,14 +252,18 @@ def GPULowerSDPAPass
   let summary = "Fused online-softmax attention kernel for transformer.sdpa";
   let description = [{
     Replaces each f32 `transformer.sdpa` whose head dim is a multiple of 32
-    with one `gpu.launch` (attribute `blockc.kernel = "fused_attention"`);
-    other head sizes keep the generic linalg lowering. The operands enter
+    with one `gpu.launch` (attribute `blockc_codegen.kernel =
+    #blockc_codegen.kernel<fused_attention>`); other head sizes keep the
+    generic linalg lowering. The block shape comes from the op's
+    `blockc_codegen.gpu_attention = #blockc_codegen.gpu_attention<
+    rows_per_warp, warps>` (written by `blockc-gpu-select-tiles`; an sdpa
+    that the kernel handles without it is an error). The operands enter
     through `bufferization.to_buffer ... read_only`, the result is a new
     buffer returned through `bufferization.to_tensor ... restrict writable`.
 
-    * Grid `(ceil(T / (rows-per-warp * warps)), H, B)`: one query tile per
+    * Grid `(ceil(T / (rows_per_warp * warps)), H, B)`: one query tile per
       (batch, head) block; blocks of `32 x warps` threads.
-    * Each warp owns `rows-per-warp` consecutive query rows. Lane `l` keeps
+    * Each warp owns `rows_per_warp` consecutive query rows. Lane `l` keeps
       elements `l, l + 32, ...` of each (pre-scaled) query row and of its
       output accumulator in registers; key and value row `j` are read once
       per warp with coalesced loads and shared by the warp's rows; the dot
@@ -224,23 +277,20 @@ def GPULowerSDPAPass
     * A row without a visible key yields zeros (never NaN).
 
     ```mlir
-    %o = transformer.sdpa %q, %k, %v {causal} : ...           // before
+    %o = transformer.sdpa %q, %k, %v {causal, blockc_codegen.gpu_attention =
+        #blockc_codegen.gpu_attention<rows_per_warp = 4, warps = 4>}
+        : ...                                                  // before
     %qm = bufferization.to_buffer %q read_only : ...           // after
     gpu.launch blocks(...) in (%x = ceil(T/16), %y = 32, %z = B)
                threads(...) in (32, 4, 1) { ... gpu.shuffle xor ... }
     %o = bufferization.to_tensor %out restrict writable : ...
     ```
   }];
-  let options = [
-    Option<"rowsPerWarp", "rows-per-warp", "int64_t", /*default=*/"4",
-           "Query rows handled by one warp">,
-    Option<"warps", "warps", "int64_t", /*default=*/"4",
-           "Warps per thread block">
-  ];
   let statistics = [
     Statistic<"numLowered", "num-lowered", "sdpa ops turned into kernels">
   ];
-  let dependentDialects = ["::mlir::bufferization::BufferizationDialect",
+  let dependentDialects = ["::blockc::codegen::CodegenDialect",
+                           "::mlir::bufferization::BufferizationDialect",
                            "::mlir::gpu::GPUDialect",
                            "::mlir::math::MathDialect",
                            "::mlir::memref::MemRefDialect",

@@ -170,6 +170,96 @@ def Codegen_HorizontalGroupAttr
 // NVPTX attributes
 //===----------------------------------------------------------------------===//
 
-// (reserved for the NVPTX tile attributes)
+// The limits every CUDA chip blockc targets shares: 1024 threads per block
+// and 48 KiB of static shared memory per block (the kernels use static
+// workgroup attributions; more would need the dynamic opt-in).
+
+def Codegen_GPUMatmulTilesAttr
+    : Codegen_Attr<"GPUMatmulTiles", "gpu_matmul_tiles"> {
+  let summary = "The tiles of one shared-memory tiled GPU contraction";
+  let description = [{
+    Attached to a linalg contraction on buffers as
+    `blockc_codegen.gpu_matmul_tiles` by `blockc-gpu-select-tiles` (or by
+    hand); `blockc-gpu-tile-matmul` builds the contraction's `gpu.launch`
+    with these sizes:
+
+    * a thread block computes a `tile_m` x `tile_n` tile of the output with
+      `threads_x` (along N) x `threads_y` (along M) threads, each holding a
+      `(tile_m / threads_y) x (tile_n / threads_x)` register tile;
+    * each step of the reduction stages `tile_k` x `tile_m` and `tile_k` x
+      `tile_n` operand tiles (padded by one column) in shared memory, every
+      thread copying the same number of elements.
+
+    ```mlir
+    linalg.matmul {blockc_codegen.gpu_matmul_tiles =
+        #blockc_codegen.gpu_matmul_tiles<tile_m = 64, tile_n = 64, tile_k = 16,
+                                         threads_x = 16, threads_y = 16>}
+        ins(...) outs(...)
+    ```
+
+    Every size is at least 1; `threads_y` divides `tile_m` and `threads_x`
+    divides `tile_n`; a block has at most 1024 threads, which divide
+    `tile_m * tile_k` and `tile_n * tile_k`; the two shared tiles,
+    `(tile_m + 1 + tile_n + 1) * tile_k` f32, fit in 48 KiB.
+  }];
+  let parameters = (ins "int64_t":$tile_m,
+                        "int64_t":$tile_n,
+                        "int64_t":$tile_k,
+                        "int64_t":$threads_x,
+                        "int64_t":$threads_y);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Threads per block.
+    int64_t getThreads() const { return getThreadsX() * getThreadsY(); }
+    /// Bytes of static shared memory of the two padded f32 tiles.
+    int64_t getSharedBytes() const {
+      return (getTileM() + 1 + getTileN() + 1) * getTileK() * 4;
+    }
+  }];
+}
+
+def Codegen_GPUMapAttr : Codegen_Attr<"GPUMap", "gpu_map"> {
+  let summary = "The thread block of a function's parallel-loop kernels";
+  let description = [{
+    Attached to a `func.func` as `blockc_codegen.gpu_map` by
+    `blockc-gpu-select-tiles` (or by hand); `blockc-gpu-tile-and-map` tiles
+    each outermost `scf.parallel` of the function into blocks of
+    `threads_x` threads along its innermost dimension and `threads_y` along
+    the next one (`threads_x * threads_y` threads for a one-dimensional
+    loop).
+
+    ```mlir
+    func.func @f(...) attributes {blockc_codegen.gpu_map =
+        #blockc_codegen.gpu_map<threads_x = 32, threads_y = 8>}
+    ```
+
+    Both are at least 1 and a block has at most 1024 threads.
+  }];
+  let parameters = (ins "int64_t":$threads_x, "int64_t":$threads_y);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+def Codegen_GPUAttentionAttr : Codegen_Attr<"GPUAttention", "gpu_attention"> {
+  let summary = "The thread block of one fused GPU attention kernel";
+  let description = [{
+    Attached to a `transformer.sdpa` as `blockc_codegen.gpu_attention` by
+    `blockc-gpu-select-tiles` (or by hand); `blockc-gpu-lower-sdpa` builds
+    its `gpu.launch` with blocks of `warps` warps (32 x `warps` threads),
+    each warp owning `rows_per_warp` consecutive query rows, so that a block
+    covers `rows_per_warp * warps` query rows of one (batch, head).
+
+    ```mlir
+    transformer.sdpa %q, %k, %v {causal, blockc_codegen.gpu_attention =
+        #blockc_codegen.gpu_attention<rows_per_warp = 4, warps = 4>} : ...
+    ```
+
+    Both are at least 1 and a block has at most 1024 threads (32 warps).
+  }];
+  let parameters = (ins "int64_t":$rows_per_warp, "int64_t":$warps);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
 
 #endif // BLOCKC_DIALECT_CODEGEN_IR_CODEGENATTRS_TD

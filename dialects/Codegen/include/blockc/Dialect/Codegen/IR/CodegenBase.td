@@ -34,6 +34,9 @@ def Codegen_Dialect : Dialect {
     | `blockc_codegen.linear_tiles` | `#blockc_codegen.linear_tiles<...>` | `transformer.linear` |
     | `blockc_codegen.horizontal_group` | `#blockc_codegen.horizontal_group<N>` | `transformer.linear` |
     | `blockc_codegen.kernel` | `#blockc_codegen.kernel<...>` | a kernel's loop or launch |
+    | `blockc_codegen.gpu_matmul_tiles` | `#blockc_codegen.gpu_matmul_tiles<...>` | a linalg contraction on buffers |
+    | `blockc_codegen.gpu_map` | `#blockc_codegen.gpu_map<...>` | `func.func` |
+    | `blockc_codegen.gpu_attention` | `#blockc_codegen.gpu_attention<...>` | `transformer.sdpa` |
   }];
   let useDefaultAttributePrinterParser = 1;
   let hasOperationAttrVerify = 1;
@@ -50,6 +53,15 @@ def Codegen_Dialect : Dialect {
     /// What a generated kernel computes (a KernelKindAttr).
     static constexpr ::llvm::StringLiteral kKernelAttrName =
         "blockc_codegen.kernel";
+    /// NVPTX: the tiles of one contraction's kernel (a GPUMatmulTilesAttr),
+    /// the thread block of a function's loop kernels (a GPUMapAttr) and of
+    /// one attention kernel (a GPUAttentionAttr).
+    static constexpr ::llvm::StringLiteral kGpuMatmulTilesAttrName =
+        "blockc_codegen.gpu_matmul_tiles";
+    static constexpr ::llvm::StringLiteral kGpuMapAttrName =
+        "blockc_codegen.gpu_map";
+    static constexpr ::llvm::StringLiteral kGpuAttentionAttrName =
+        "blockc_codegen.gpu_attention";
   }];
 }
 

@@ -1,7 +1,8 @@
 //===- TransformerAttrs.td - transformer enum attributes ---*- tablegen -*-===//
 //
-// Enumerations that configure transformer ops: the norm kind and placement,
-// the activation function and the RoPE layout.
+// Enumerations that configure transformer ops (the norm kind and placement,
+// the activation function, the RoPE layout) and that mark the KV-cache
+// arguments of decode entries (the cache kind and its memory order).
 //
 //===----------------------------------------------------------------------===//
 
@@ -61,6 +62,66 @@ def Transformer_RoPELayout : I32EnumAttr<"RoPELayout",
 }
 def Transformer_RoPELayoutAttr
     : EnumAttr<Transformer_Dialect, Transformer_RoPELayout, "rope"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
+//===----------------------------------------------------------------------===//
+// KV caches of decode entries (transformer-derive-decode)
+//===----------------------------------------------------------------------===//
+
+def Transformer_KVCacheKind : I32EnumAttr<"KVCacheKind",
+    "which of an attention's inputs a KV-cache argument holds", [
+    I32EnumAttrCase<"key", 0>,
+    I32EnumAttrCase<"value", 1>
+  ]> {
+  let cppNamespace = "::blockc::transformer";
+  let genSpecializedAttr = 0;
+}
+def Transformer_KVCacheKindAttr
+    : EnumAttr<Transformer_Dialect, Transformer_KVCacheKind, "kv_cache"> {
+  let summary = "the kind of a KV-cache argument: keys or values";
+  let description = [{
+    Held by the discardable argument attribute `transformer.kv_cache` on the
+    cache arguments of a decode entry; `transformer.layer` on the same
+    argument names the attention (in program order) the cache belongs to.
+
+    ```mlir
+    %k_0: tensor<?x?x8x64xf32> {transformer.kv_cache = #transformer.kv_cache<key>,
+                                transformer.layer = 0 : i64}
+    ```
+  }];
+  let assemblyFormat = "`<` $value `>`";
+}
+
+def Transformer_KVLayout : I32EnumAttr<"KVLayout",
+    "memory order of a KV cache [B, L_max, H_kv, D]", [
+    // Head-major: [B][H_kv][L_max][D] in memory, one head's rows contiguous.
+    I32EnumAttrCase<"bhsd", 0>,
+    // Token-major: the tensor's own row-major order, one token's heads
+    // contiguous.
+    I32EnumAttrCase<"bshd", 1>
+  ]> {
+  let cppNamespace = "::blockc::transformer";
+  let genSpecializedAttr = 0;
+}
+def Transformer_KVLayoutAttr
+    : EnumAttr<Transformer_Dialect, Transformer_KVLayout, "kv_layout"> {
+  let summary = "the memory order of a KV-cache argument";
+  let description = [{
+    Held by the discardable argument attribute `transformer.kv_layout` next
+    to `transformer.kv_cache`. The cache tensor is `[B, L_max, H_kv, D]` in
+    both layouts; the letters name the memory order (B, H_kv, S = L_max, D):
+
+    * `bhsd` (head-major, the default of `transformer-derive-decode`): one
+      head's keys or values are contiguous; the argument also carries the
+      strided `bufferization.buffer_layout` that realises this order;
+    * `bshd` (token-major): the tensor's own row-major order.
+
+    ```mlir
+    %k_0: tensor<?x?x8x64xf32> {transformer.kv_cache = #transformer.kv_cache<key>,
+                                transformer.kv_layout = #transformer.kv_layout<bshd>}
+    ```
+  }];
   let assemblyFormat = "`<` $value `>`";
 }
 

@@ -48,13 +48,14 @@ def Transformer_Dialect : Dialect {
         "transformer.weight_slice";
     // Decode entry functions (transformer-derive-decode): the argument that
     // holds the number of cached tokens, and the K/V cache arguments
-    // ("k" or "v", with the layer in `transformer.layer`).
+    // (a #transformer.kv_cache<key|value>, with the layer in
+    // `transformer.layer`).
     static constexpr ::llvm::StringLiteral kKVPositionAttr =
         "transformer.kv_position";
     static constexpr ::llvm::StringLiteral kKVCacheAttr = "transformer.kv_cache";
-    // The memory order of a cache argument: "bhsd" (head-major, the
-    // default) or "bshd" (token-major); the tensor is [B, L_max, H_kv, D]
-    // in both.
+    // The memory order of a cache argument, a #transformer.kv_layout<bhsd>
+    // (head-major, the default) or <bshd> (token-major); the tensor is
+    // [B, L_max, H_kv, D] in both.
     static constexpr ::llvm::StringLiteral kKVLayoutAttr =
         "transformer.kv_layout";
   }];

@@ -8,6 +8,8 @@
 #ifndef BLOCKC_DIALECT_TRANSFORMER_TRANSFORMS_PASSES_H
 #define BLOCKC_DIALECT_TRANSFORMER_TRANSFORMS_PASSES_H
 
+#include "blockc/Dialect/Transformer/IR/TransformerOps.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -18,6 +20,15 @@ class RewritePatternSet;
 } // namespace mlir
 
 namespace blockc::transformer {
+
+/// The composites that transformer-decompose rewrites (its `composites`
+/// option).
+enum class DecomposeComposites {
+  /// Blocks, attention and ffn: everything down to primitives.
+  all,
+  /// Blocks only, into attention / ffn sub-layers, norms and residual adds.
+  block,
+};
 
 #define GEN_PASS_DECL
 #include "blockc/Dialect/Transformer/Transforms/Passes.h.inc"

@@ -36,10 +36,19 @@ def TransformerDecomposePass : Pass<"transformer-decompose"> {
 
     With `composites=block` only blocks are rewritten (into attention and
     ffn sub-layers), which is useful to test the block structure alone.
+    `composites` is an enum option: any other value is rejected when the
+    pipeline is parsed.
   }];
   let options = [
-    Option<"composites", "composites", "std::string", /*default=*/"\"all\"",
-           "Which composites to decompose: 'all' or 'block'">
+    Option<"composites", "composites",
+           "::blockc::transformer::DecomposeComposites",
+           /*default=*/"::blockc::transformer::DecomposeComposites::all",
+           "Which composites to decompose",
+           [{::llvm::cl::values(
+               clEnumValN(::blockc::transformer::DecomposeComposites::all,
+                          "all", "blocks, attention and ffn (to primitives)"),
+               clEnumValN(::blockc::transformer::DecomposeComposites::block,
+                          "block", "blocks only (into sub-layers)"))}]>
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
@@ -82,17 +91,19 @@ def TransformerDeriveDecodePass
     ```
     @forward_decode(%x: [B, T, d], <the weights of @forward>,
                     %pos: index {transformer.kv_position},
-                    %k_0 {transformer.kv_cache = "k", transformer.layer = 0,
-                          transformer.kv_layout = "bhsd",
+                    %k_0 {transformer.kv_cache = #transformer.kv_cache<key>,
+                          transformer.layer = 0,
+                          transformer.kv_layout = #transformer.kv_layout<bhsd>,
                           bufferization.buffer_layout = strided<[?, D, ?, 1], offset: ?>},
-                    %v_0 {transformer.kv_cache = "v", ...},
+                    %v_0 {transformer.kv_cache = #transformer.kv_cache<value>, ...},
                     ..., %k_{N-1}, %v_{N-1})
         -> ([B, T, d], k_0', v_0', ..., k_{N-1}', v_{N-1}')
     ```
 
     Each cache is the tensor `[B, L_max, H_kv, D]` (L_max dynamic); layer
-    `i` is the `i`-th attention in program order. `kv-layout` picks its
-    memory order, recorded in `transformer.kv_layout`: `bhsd` (default,
+    `i` is the `i`-th attention in program order. `kv-layout` (an enum
+    option) picks its memory order, recorded as a `#transformer.kv_layout`
+    in `transformer.kv_layout`: `bhsd` (default,
     head-major: `[B][H_kv][L_max][D]` in memory, so one head's keys are
     contiguous and the decode attention streams them) through the
     `bufferization.buffer_layout` argument attribute that one-shot
@@ -113,9 +124,14 @@ def TransformerDeriveDecodePass
   let options = [
     Option<"entry", "entry", "std::string", /*default=*/"\"forward\"",
            "The model function to derive the decode entry from">,
-    Option<"kvLayout", "kv-layout", "std::string", /*default=*/"\"bhsd\"",
-           "Memory order of the caches: bhsd (head-major) or bshd "
-           "(token-major)">,
+    Option<"kvLayout", "kv-layout", "::blockc::transformer::KVLayout",
+           /*default=*/"::blockc::transformer::KVLayout::bhsd",
+           "Memory order of the caches",
+           [{::llvm::cl::values(
+               clEnumValN(::blockc::transformer::KVLayout::bhsd, "bhsd",
+                          "head-major: [B][H_kv][L_max][D] in memory"),
+               clEnumValN(::blockc::transformer::KVLayout::bshd, "bshd",
+                          "token-major: [B][L_max][H_kv][D] in memory"))}]>,
     Option<"keepEntry", "keep-entry", "bool", /*default=*/"true",
            "Keep @<entry> beside @<entry>_decode (false: the decode entry, "
            "which at position 0 is the prefill, replaces it)">
@@ -131,8 +147,11 @@ def TransformerStripMetadataPass
     : Pass<"transformer-strip-metadata", "::mlir::ModuleOp"> {
   let summary = "Remove transformer.* binding attributes before translation";
   let description = [{
-    `transformer.weight_name` (function arguments) and `transformer.layer`
-    (ops) bind weights to tensor names for the drivers. They carry no
+    `transformer.weight_name`, `transformer.weight_transpose`,
+    `transformer.weight_slice` (function arguments) and `transformer.layer`
+    (ops and arguments) bind weights to tensor names for the drivers;
+    `transformer.kv_position`, `transformer.kv_cache` and
+    `transformer.kv_layout` mark a decode entry's arguments. They carry no
     semantics for code generation and LLVM translation warns about unknown
     argument attributes, so the CPU pipeline drops them before lowering to
     the LLVM dialect.

@@ -1,0 +1,91 @@
+//===- NVPTXAttrs.cpp - blockc_codegen NVPTX attribute verifiers ----------===//
+//
+// Verifies the NVPTX kernel configurations (GPUMatmulTilesAttr, GPUMapAttr,
+// GPUAttentionAttr) against what the kernels need and what every CUDA chip
+// allows: 1024 threads and 48 KiB of static shared memory per block.
+//
+//===----------------------------------------------------------------------===//
+
+#include "blockc/Dialect/Codegen/IR/CodegenDialect.h"
+
+#include "mlir/IR/Diagnostics.h"
+
+using namespace mlir;
+using namespace blockc::codegen;
+
+namespace {
+
+constexpr int64_t kMaxThreadsPerBlock = 1024;
+constexpr int64_t kMaxStaticSharedBytes = 48 * 1024;
+constexpr int64_t kWarpSize = 32;
+
+/// Every size in `sizes` is at least 1.
+LogicalResult verifyPositive(function_ref<InFlightDiagnostic()> emitError,
+                             ArrayRef<std::pair<StringRef, int64_t>> sizes) {
+  for (auto [name, value] : sizes)
+    if (value < 1)
+      return emitError() << name << " must be >= 1, got " << value;
+  return success();
+}
+
+/// A block of `threads` threads fits every chip.
+LogicalResult verifyBlock(function_ref<InFlightDiagnostic()> emitError,
+                          StringRef what, int64_t threads) {
+  if (threads > kMaxThreadsPerBlock)
+    return emitError() << "a block of " << what << " = " << threads
+                       << " threads exceeds " << kMaxThreadsPerBlock;
+  return success();
+}
+
+} // namespace
+
+LogicalResult
+GPUMatmulTilesAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                           int64_t tileM, int64_t tileN, int64_t tileK,
+                           int64_t threadsX, int64_t threadsY) {
+  if (failed(verifyPositive(emitError, {{"tile_m", tileM},
+                                        {"tile_n", tileN},
+                                        {"tile_k", tileK},
+                                        {"threads_x", threadsX},
+                                        {"threads_y", threadsY}})))
+    return failure();
+  // Register tiles: each thread owns tile_m / threads_y rows and
+  // tile_n / threads_x columns.
+  if (tileM % threadsY != 0)
+    return emitError() << "threads_y (" << threadsY << ") must divide tile_m ("
+                       << tileM << ")";
+  if (tileN % threadsX != 0)
+    return emitError() << "threads_x (" << threadsX << ") must divide tile_n ("
+                       << tileN << ")";
+  int64_t threads = threadsX * threadsY;
+  if (failed(verifyBlock(emitError, "threads_x * threads_y", threads)))
+    return failure();
+  // Tile copies: every thread copies the same number of elements.
+  if ((tileM * tileK) % threads != 0 || (tileN * tileK) % threads != 0)
+    return emitError() << "threads_x * threads_y (" << threads
+                       << ") must divide tile_m * tile_k (" << tileM * tileK
+                       << ") and tile_n * tile_k (" << tileN * tileK << ")";
+  int64_t shared = (tileM + 1 + tileN + 1) * tileK * 4;
+  if (shared > kMaxStaticSharedBytes)
+    return emitError() << "the shared tiles take " << shared
+                       << " bytes, more than the " << kMaxStaticSharedBytes
+                       << " bytes of static shared memory of a block";
+  return success();
+}
+
+LogicalResult GPUMapAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                 int64_t threadsX, int64_t threadsY) {
+  if (failed(verifyPositive(
+          emitError, {{"threads_x", threadsX}, {"threads_y", threadsY}})))
+    return failure();
+  return verifyBlock(emitError, "threads_x * threads_y", threadsX * threadsY);
+}
+
+LogicalResult
+GPUAttentionAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                         int64_t rowsPerWarp, int64_t warps) {
+  if (failed(verifyPositive(
+          emitError, {{"rows_per_warp", rowsPerWarp}, {"warps", warps}})))
+    return failure();
+  return verifyBlock(emitError, "32 * warps", kWarpSize * warps);
+}

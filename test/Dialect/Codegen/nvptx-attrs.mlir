@@ -1,0 +1,67 @@
+// RUN: blockc-opt %s -split-input-file | blockc-opt -split-input-file | FileCheck %s
+
+// Round trip of the NVPTX kernel configurations under their discardable
+// names, at the values blockc-gpu-select-tiles writes and at the limits the
+// verifiers allow.
+
+// CHECK-LABEL: func.func @gpu_map
+// CHECK-SAME: blockc_codegen.gpu_map = #blockc_codegen.gpu_map<threads_x = 32, threads_y = 8>
+func.func @gpu_map() attributes {blockc_codegen.gpu_map = #blockc_codegen.gpu_map<threads_x = 32, threads_y = 8>} {
+  return
+}
+
+// -----
+
+// 1024 threads is the largest block.
+// CHECK-LABEL: func.func @gpu_map_largest
+// CHECK-SAME: #blockc_codegen.gpu_map<threads_x = 1024, threads_y = 1>
+func.func @gpu_map_largest() attributes {blockc_codegen.gpu_map = #blockc_codegen.gpu_map<threads_y = 1, threads_x = 1024>} {
+  return
+}
+
+// -----
+
+// CHECK-LABEL: func.func @gpu_matmul_tiles
+// CHECK: linalg.matmul {blockc_codegen.gpu_matmul_tiles = #blockc_codegen.gpu_matmul_tiles<tile_m = 64, tile_n = 64, tile_k = 16, threads_x = 16, threads_y = 16>}
+func.func @gpu_matmul_tiles(%a: memref<8x16xf32>, %b: memref<16x8xf32>, %c: memref<8x8xf32>) {
+  linalg.matmul {blockc_codegen.gpu_matmul_tiles = #blockc_codegen.gpu_matmul_tiles<tile_m = 64, tile_n = 64, tile_k = 16, threads_x = 16, threads_y = 16>}
+      ins(%a, %b : memref<8x16xf32>, memref<16x8xf32>) outs(%c : memref<8x8xf32>)
+  return
+}
+
+// -----
+
+// The largest shared tiles: (255 + 1 + 255 + 1) * 24 * 4 = 49152 bytes.
+// CHECK-LABEL: func.func @gpu_matmul_tiles_largest
+// CHECK-SAME: #blockc_codegen.gpu_matmul_tiles<tile_m = 255, tile_n = 255, tile_k = 24, threads_x = 5, threads_y = 3>
+func.func @gpu_matmul_tiles_largest() attributes {t = #blockc_codegen.gpu_matmul_tiles<tile_m = 255, tile_n = 255, tile_k = 24, threads_x = 5, threads_y = 3>} {
+  return
+}
+
+// -----
+
+// CHECK-LABEL: func.func @gpu_attention
+// CHECK: transformer.sdpa {{.*}} {blockc_codegen.gpu_attention = #blockc_codegen.gpu_attention<rows_per_warp = 4, warps = 4>, causal}
+func.func @gpu_attention(%q: tensor<1x4x2x32xf32>, %k: tensor<1x4x2x32xf32>, %v: tensor<1x4x2x32xf32>) -> tensor<1x4x2x32xf32> {
+  %o = transformer.sdpa %q, %k, %v {causal, blockc_codegen.gpu_attention = #blockc_codegen.gpu_attention<rows_per_warp = 4, warps = 4>}
+      : tensor<1x4x2x32xf32>, tensor<1x4x2x32xf32>, tensor<1x4x2x32xf32> -> tensor<1x4x2x32xf32>
+  return %o : tensor<1x4x2x32xf32>
+}
+
+// -----
+
+// 32 warps (1024 threads) is the largest attention block.
+// CHECK-LABEL: func.func @gpu_attention_largest
+// CHECK-SAME: #blockc_codegen.gpu_attention<rows_per_warp = 1, warps = 32>
+func.func @gpu_attention_largest() attributes {a = #blockc_codegen.gpu_attention<rows_per_warp = 1, warps = 32>} {
+  return
+}
+
+// -----
+
+// The NVPTX kernel kinds.
+// CHECK-LABEL: func.func @kernel_kinds
+// CHECK-SAME: a = #blockc_codegen.kernel<tiled_matmul>, b = #blockc_codegen.kernel<fused_attention>
+func.func @kernel_kinds() attributes {a = #blockc_codegen.kernel<tiled_matmul>, b = #blockc_codegen.kernel<fused_attention>} {
+  return
+}

@@ -1,0 +1,123 @@
+// RUN: blockc-opt %s -split-input-file -verify-diagnostics
+
+// One case per verifier message of the NVPTX attributes (NVPTXAttrs.cpp)
+// and the dialect's check of their discardable names.
+
+//===----------------------------------------------------------------------===//
+// gpu_matmul_tiles
+//===----------------------------------------------------------------------===//
+
+// expected-error @+1 {{tile_k must be >= 1, got 0}}
+func.func @matmul_tile_zero() attributes {t = #blockc_codegen.gpu_matmul_tiles<tile_m = 64, tile_n = 64, tile_k = 0, threads_x = 16, threads_y = 16>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{threads_y must be >= 1, got -2}}
+func.func @matmul_threads_negative() attributes {t = #blockc_codegen.gpu_matmul_tiles<tile_m = 64, tile_n = 64, tile_k = 16, threads_x = 16, threads_y = -2>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{threads_y (12) must divide tile_m (64)}}
+func.func @matmul_rows_not_divisible() attributes {t = #blockc_codegen.gpu_matmul_tiles<tile_m = 64, tile_n = 64, tile_k = 16, threads_x = 16, threads_y = 12>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{threads_x (24) must divide tile_n (64)}}
+func.func @matmul_cols_not_divisible() attributes {t = #blockc_codegen.gpu_matmul_tiles<tile_m = 64, tile_n = 64, tile_k = 16, threads_x = 24, threads_y = 16>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{a block of threads_x * threads_y = 2048 threads exceeds 1024}}
+func.func @matmul_block_too_large() attributes {t = #blockc_codegen.gpu_matmul_tiles<tile_m = 64, tile_n = 64, tile_k = 16, threads_x = 64, threads_y = 32>} {
+  return
+}
+
+// -----
+
+// 64 threads cannot share the copy of a 8 x 4 tile evenly.
+// expected-error @+1 {{threads_x * threads_y (64) must divide tile_m * tile_k (32) and tile_n * tile_k (256)}}
+func.func @matmul_copy_not_divisible() attributes {t = #blockc_codegen.gpu_matmul_tiles<tile_m = 8, tile_n = 64, tile_k = 4, threads_x = 8, threads_y = 8>} {
+  return
+}
+
+// -----
+
+// (256 + 1 + 256 + 1) * 32 * 4 bytes: more than a block's static shared memory.
+// expected-error @+1 {{the shared tiles take 65792 bytes, more than the 49152 bytes of static shared memory of a block}}
+func.func @matmul_shared_too_large() attributes {t = #blockc_codegen.gpu_matmul_tiles<tile_m = 256, tile_n = 256, tile_k = 32, threads_x = 16, threads_y = 16>} {
+  return
+}
+
+
+//===----------------------------------------------------------------------===//
+// gpu_map
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// expected-error @+1 {{threads_x must be >= 1, got 0}}
+func.func @map_zero() attributes {blockc_codegen.gpu_map = #blockc_codegen.gpu_map<threads_x = 0, threads_y = 8>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{a block of threads_x * threads_y = 2048 threads exceeds 1024}}
+func.func @map_block_too_large() attributes {blockc_codegen.gpu_map = #blockc_codegen.gpu_map<threads_x = 64, threads_y = 32>} {
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// gpu_attention
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// expected-error @+1 {{rows_per_warp must be >= 1, got 0}}
+func.func @attention_no_rows() attributes {a = #blockc_codegen.gpu_attention<rows_per_warp = 0, warps = 4>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{a block of 32 * warps = 1056 threads exceeds 1024}}
+func.func @attention_too_many_warps() attributes {a = #blockc_codegen.gpu_attention<rows_per_warp = 4, warps = 33>} {
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// Discardable attribute names
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// expected-error @+1 {{'blockc_codegen.gpu_map' must be a #blockc_codegen.gpu_map attribute}}
+func.func @map_kind() attributes {blockc_codegen.gpu_map = #blockc_codegen.gpu_attention<rows_per_warp = 4, warps = 4>} {
+  return
+}
+
+// -----
+
+func.func @matmul_tiles_kind(%a: memref<8x16xf32>, %b: memref<16x8xf32>, %c: memref<8x8xf32>) {
+  // expected-error @+1 {{'blockc_codegen.gpu_matmul_tiles' must be a #blockc_codegen.gpu_matmul_tiles attribute}}
+  linalg.matmul {blockc_codegen.gpu_matmul_tiles = {tile_m = 64 : i64}}
+      ins(%a, %b : memref<8x16xf32>, memref<16x8xf32>) outs(%c : memref<8x8xf32>)
+  return
+}
+
+// -----
+
+func.func @attention_kind(%q: tensor<1x4x2x32xf32>, %k: tensor<1x4x2x32xf32>, %v: tensor<1x4x2x32xf32>) -> tensor<1x4x2x32xf32> {
+  // expected-error @+1 {{'blockc_codegen.gpu_attention' must be a #blockc_codegen.gpu_attention attribute}}
+  %o = transformer.sdpa %q, %k, %v {causal, blockc_codegen.gpu_attention = #blockc_codegen.gpu_map<threads_x = 32, threads_y = 4>}
+      : tensor<1x4x2x32xf32>, tensor<1x4x2x32xf32>, tensor<1x4x2x32xf32> -> tensor<1x4x2x32xf32>
+  return %o : tensor<1x4x2x32xf32>
+}
