@@ -50,6 +50,9 @@ install_packages() {
 
 configure_and_build() {
   export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/ccache}"
+  # Paths under the checkout hash relative to it: clones in other folders
+  # (CI's fresh clone) reuse the cache.
+  export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$ROOT}"
   if [ ! -f "$BUILD/build.ninja" ]; then
     step "Configuring ($BUILD)"
     cmake -G Ninja -S "$ROOT" -B "$BUILD" \

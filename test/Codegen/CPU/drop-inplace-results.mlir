@@ -3,12 +3,12 @@
 // A result that is a KV cache argument of the function (transformer.kv_cache,
 // a cache written in place) is dropped; the other results stay.
 // CHECK-LABEL: func.func @entry
-// CHECK-SAME: (%[[N:.+]]: index, %[[C:[^:]+]]: memref<?x4xf32> {transformer.kv_cache = "k"}, %[[D:[^:]+]]: memref<?x4xf32> {transformer.kv_cache = "v"}) -> (memref<?xf32>, index)
+// CHECK-SAME: (%[[N:.+]]: index, %[[C:[^:]+]]: memref<1x?x2x4xf32> {transformer.kv_cache = #transformer.kv_cache<key>}, %[[D:[^:]+]]: memref<1x?x2x4xf32> {transformer.kv_cache = #transformer.kv_cache<value>}) -> (memref<?xf32>, index)
 // CHECK: %[[Y:.+]] = memref.alloc
 // CHECK: return %[[Y]], %[[N]] : memref<?xf32>, index
-func.func @entry(%n: index, %c: memref<?x4xf32> {transformer.kv_cache = "k"}, %d: memref<?x4xf32> {transformer.kv_cache = "v"}) -> (memref<?xf32>, memref<?x4xf32>, memref<?x4xf32>, index) {
+func.func @entry(%n: index, %c: memref<1x?x2x4xf32> {transformer.kv_cache = #transformer.kv_cache<key>}, %d: memref<1x?x2x4xf32> {transformer.kv_cache = #transformer.kv_cache<value>}) -> (memref<?xf32>, memref<1x?x2x4xf32>, memref<1x?x2x4xf32>, index) {
   %y = memref.alloc(%n) : memref<?xf32>
-  return %y, %c, %d, %n : memref<?xf32>, memref<?x4xf32>, memref<?x4xf32>, index
+  return %y, %c, %d, %n : memref<?xf32>, memref<1x?x2x4xf32>, memref<1x?x2x4xf32>, index
 }
 
 // -----
@@ -16,15 +16,15 @@ func.func @entry(%n: index, %c: memref<?x4xf32> {transformer.kv_cache = "k"}, %d
 // Functions with callers keep their results (the callers would need
 // rewriting).
 // CHECK-LABEL: func.func @callee
-// CHECK-SAME: -> memref<4xf32>
-// CHECK: return %{{.+}} : memref<4xf32>
+// CHECK-SAME: -> memref<1x4x1x1xf32>
+// CHECK: return %{{.+}} : memref<1x4x1x1xf32>
 // CHECK-LABEL: func.func @caller
 // CHECK-SAME: -> index
-func.func @callee(%c: memref<4xf32> {transformer.kv_cache = "k"}) -> memref<4xf32> {
-  return %c : memref<4xf32>
+func.func @callee(%c: memref<1x4x1x1xf32> {transformer.kv_cache = #transformer.kv_cache<key>}) -> memref<1x4x1x1xf32> {
+  return %c : memref<1x4x1x1xf32>
 }
-func.func @caller(%c: memref<4xf32>, %i: index) -> index {
-  %0 = func.call @callee(%c) : (memref<4xf32>) -> memref<4xf32>
+func.func @caller(%c: memref<1x4x1x1xf32>, %i: index) -> index {
+  %0 = func.call @callee(%c) : (memref<1x4x1x1xf32>) -> memref<1x4x1x1xf32>
   return %i : index
 }
 
@@ -32,10 +32,10 @@ func.func @caller(%c: memref<4xf32>, %i: index) -> index {
 
 // A fresh buffer is not an argument: kept.
 // CHECK-LABEL: func.func @fresh
-// CHECK-SAME: -> memref<4xf32>
-func.func @fresh() -> memref<4xf32> {
-  %0 = memref.alloc() : memref<4xf32>
-  return %0 : memref<4xf32>
+// CHECK-SAME: -> memref<1x4x1x1xf32>
+func.func @fresh() -> memref<1x4x1x1xf32> {
+  %0 = memref.alloc() : memref<1x4x1x1xf32>
+  return %0 : memref<1x4x1x1xf32>
 }
 
 // -----
@@ -44,19 +44,19 @@ func.func @fresh() -> memref<4xf32> {
 // head-major cache): the result, its allocation and the copy go; a copy into
 // another fresh buffer may follow.
 // CHECK-LABEL: func.func @copied
-// CHECK-SAME: (%[[N:.+]]: index, %[[C:[^:]+]]: memref<?x4xf32, strided<[1, ?], offset: ?>> {transformer.kv_cache = "k"}, %[[D:[^:]+]]: memref<?x4xf32, strided<[1, ?], offset: ?>> {transformer.kv_cache = "v"}) -> memref<?xf32>
+// CHECK-SAME: (%[[N:.+]]: index, %[[C:[^:]+]]: memref<1x?x2x4xf32, strided<[?, 4, ?, 1], offset: ?>> {transformer.kv_cache = #transformer.kv_cache<key>}, %[[D:[^:]+]]: memref<1x?x2x4xf32, strided<[?, 4, ?, 1], offset: ?>> {transformer.kv_cache = #transformer.kv_cache<value>}) -> memref<?xf32>
 // CHECK-NOT: memref.copy
 // CHECK: %[[Y:.+]] = memref.alloc(%[[N]]) : memref<?xf32>
 // CHECK-NOT: memref.alloc
 // CHECK-NOT: memref.copy
 // CHECK: return %[[Y]] : memref<?xf32>
-func.func @copied(%n: index, %c: memref<?x4xf32, strided<[1, ?], offset: ?>> {transformer.kv_cache = "k"}, %d: memref<?x4xf32, strided<[1, ?], offset: ?>> {transformer.kv_cache = "v"}) -> (memref<?xf32>, memref<?x4xf32>, memref<?x4xf32>) {
+func.func @copied(%n: index, %c: memref<1x?x2x4xf32, strided<[?, 4, ?, 1], offset: ?>> {transformer.kv_cache = #transformer.kv_cache<key>}, %d: memref<1x?x2x4xf32, strided<[?, 4, ?, 1], offset: ?>> {transformer.kv_cache = #transformer.kv_cache<value>}) -> (memref<?xf32>, memref<1x?x2x4xf32>, memref<1x?x2x4xf32>) {
   %y = memref.alloc(%n) : memref<?xf32>
-  %a = memref.alloc(%n) : memref<?x4xf32>
-  memref.copy %c, %a : memref<?x4xf32, strided<[1, ?], offset: ?>> to memref<?x4xf32>
-  %b = memref.alloc(%n) : memref<?x4xf32>
-  memref.copy %d, %b : memref<?x4xf32, strided<[1, ?], offset: ?>> to memref<?x4xf32>
-  return %y, %a, %b : memref<?xf32>, memref<?x4xf32>, memref<?x4xf32>
+  %a = memref.alloc(%n) : memref<1x?x2x4xf32>
+  memref.copy %c, %a : memref<1x?x2x4xf32, strided<[?, 4, ?, 1], offset: ?>> to memref<1x?x2x4xf32>
+  %b = memref.alloc(%n) : memref<1x?x2x4xf32>
+  memref.copy %d, %b : memref<1x?x2x4xf32, strided<[?, 4, ?, 1], offset: ?>> to memref<1x?x2x4xf32>
+  return %y, %a, %b : memref<?xf32>, memref<1x?x2x4xf32>, memref<1x?x2x4xf32>
 }
 
 // -----
@@ -64,18 +64,18 @@ func.func @copied(%n: index, %c: memref<?x4xf32, strided<[1, ?], offset: ?>> {tr
 // A copy of the argument that is written again before the return is not
 // the argument's content: kept.
 // CHECK-LABEL: func.func @written_after
-// CHECK-SAME: -> (memref<?xf32>, memref<4xf32>)
+// CHECK-SAME: -> (memref<?xf32>, memref<1x4x1x1xf32>)
 // CHECK: memref.copy
 // CHECK: memref.store
 // CHECK: return
-func.func @written_after(%n: index, %c: memref<4xf32, strided<[?], offset: ?>> {transformer.kv_cache = "k"}) -> (memref<?xf32>, memref<4xf32>) {
+func.func @written_after(%n: index, %c: memref<1x4x1x1xf32, strided<[?, ?, ?, 1], offset: ?>> {transformer.kv_cache = #transformer.kv_cache<key>}) -> (memref<?xf32>, memref<1x4x1x1xf32>) {
   %y = memref.alloc(%n) : memref<?xf32>
-  %a = memref.alloc() : memref<4xf32>
-  memref.copy %c, %a : memref<4xf32, strided<[?], offset: ?>> to memref<4xf32>
+  %a = memref.alloc() : memref<1x4x1x1xf32>
+  memref.copy %c, %a : memref<1x4x1x1xf32, strided<[?, ?, ?, 1], offset: ?>> to memref<1x4x1x1xf32>
   %f = arith.constant 1.0 : f32
   %i = arith.constant 0 : index
-  memref.store %f, %a[%i] : memref<4xf32>
-  return %y, %a : memref<?xf32>, memref<4xf32>
+  memref.store %f, %a[%i, %i, %i, %i] : memref<1x4x1x1xf32>
+  return %y, %a : memref<?xf32>, memref<1x4x1x1xf32>
 }
 
 // -----
@@ -83,24 +83,24 @@ func.func @written_after(%n: index, %c: memref<4xf32, strided<[?], offset: ?>> {
 // An entry that returns one of its inputs (not a KV cache) keeps that
 // result: the caller expects it. Only the marked cache goes.
 // CHECK-LABEL: func.func @returns_input
-// CHECK-SAME: (%[[X:[^:]+]]: memref<4xf32>, %[[C:[^:]+]]: memref<4xf32> {transformer.kv_cache = "v"}) -> (memref<4xf32>, memref<4xf32>)
+// CHECK-SAME: (%[[X:[^:]+]]: memref<1x4x1x1xf32>, %[[C:[^:]+]]: memref<1x4x1x1xf32> {transformer.kv_cache = #transformer.kv_cache<value>}) -> (memref<1x4x1x1xf32>, memref<1x4x1x1xf32>)
 // CHECK: %[[Y:.+]] = memref.alloc
-// CHECK: return %[[X]], %[[Y]] : memref<4xf32>, memref<4xf32>
-func.func @returns_input(%x: memref<4xf32>, %c: memref<4xf32> {transformer.kv_cache = "v"}) -> (memref<4xf32>, memref<4xf32>, memref<4xf32>) {
-  %y = memref.alloc() : memref<4xf32>
-  return %x, %y, %c : memref<4xf32>, memref<4xf32>, memref<4xf32>
+// CHECK: return %[[X]], %[[Y]] : memref<1x4x1x1xf32>, memref<1x4x1x1xf32>
+func.func @returns_input(%x: memref<1x4x1x1xf32>, %c: memref<1x4x1x1xf32> {transformer.kv_cache = #transformer.kv_cache<value>}) -> (memref<1x4x1x1xf32>, memref<1x4x1x1xf32>, memref<1x4x1x1xf32>) {
+  %y = memref.alloc() : memref<1x4x1x1xf32>
+  return %x, %y, %c : memref<1x4x1x1xf32>, memref<1x4x1x1xf32>, memref<1x4x1x1xf32>
 }
 
 // -----
 
 // The identity-layout copy of an input that is not a cache is kept too.
 // CHECK-LABEL: func.func @copied_input
-// CHECK-SAME: -> memref<4xf32>
+// CHECK-SAME: -> memref<1x4x1x1xf32>
 // CHECK: %[[A:.+]] = memref.alloc
 // CHECK: memref.copy
-// CHECK: return %[[A]] : memref<4xf32>
-func.func @copied_input(%x: memref<4xf32, strided<[?], offset: ?>>) -> memref<4xf32> {
-  %a = memref.alloc() : memref<4xf32>
-  memref.copy %x, %a : memref<4xf32, strided<[?], offset: ?>> to memref<4xf32>
-  return %a : memref<4xf32>
+// CHECK: return %[[A]] : memref<1x4x1x1xf32>
+func.func @copied_input(%x: memref<1x4x1x1xf32, strided<[?, ?, ?, 1], offset: ?>>) -> memref<1x4x1x1xf32> {
+  %a = memref.alloc() : memref<1x4x1x1xf32>
+  memref.copy %x, %a : memref<1x4x1x1xf32, strided<[?, ?, ?, 1], offset: ?>> to memref<1x4x1x1xf32>
+  return %a : memref<1x4x1x1xf32>
 }

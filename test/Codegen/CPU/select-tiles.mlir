@@ -7,7 +7,7 @@
 
 // The heuristic alone: the function gets its cpu_target and each
 // transformer.linear its linear_tiles. A 4096 x 4096 projection: block_k =
-// 2048 (the cap); the weight block stays within l2 / 8 = 256 KiB: 256 KiB /
+// 2048 (the cap); the weight block stays within l2 / 4 = 256 KiB: 256 KiB /
 // (2048 * 4 B) = 32 weight rows. A 11008 x 40 projection: block_k = 40
 // rounded up to the vector width (48 with 16 lanes, 40 with 8 or 4),
 // block_n as many rows as fit, a multiple of cols. Dot-product tiles: 4 x 4
@@ -16,22 +16,22 @@
 // panels of one micro-kernel width (2 vectors) by panel_k = 256 (or the
 // padded reduction length, 48 / 40, when shorter).
 // AVX512-LABEL: func.func @two_projections
-// AVX512-SAME:  attributes {blockc_codegen.cpu_target = #blockc_codegen.cpu_target<isa = avx512, vector_width = 16, registers = 32, l1_bytes = 32768, l2_bytes = 2097152>}
+// AVX512-SAME:  attributes {blockc_codegen.cpu_target = #blockc_codegen.cpu_target<isa = avx512, vector_width = 16, registers = 32, l1_bytes = 32768, l2_bytes = 1048576>}
 // AVX512:       transformer.linear {{.*}} {blockc_codegen.linear_tiles = #blockc_codegen.linear_tiles<rows = 4, cols = 4, block_n = 32, block_k = 2048, pack_rows = 8, pack_cols = 2, panel_k = 256, panel_n = 32, pack_min_rows = 32>}
 // AVX512:       transformer.linear {{.*}} {blockc_codegen.linear_tiles = #blockc_codegen.linear_tiles<rows = 4, cols = 4, block_n = 1364, block_k = 48, pack_rows = 8, pack_cols = 2, panel_k = 48, panel_n = 32, pack_min_rows = 32>}
 // AVX2-LABEL:   func.func @two_projections
-// AVX2-SAME:    attributes {blockc_codegen.cpu_target = #blockc_codegen.cpu_target<isa = avx2, vector_width = 8, registers = 16, l1_bytes = 32768, l2_bytes = 2097152>}
+// AVX2-SAME:    attributes {blockc_codegen.cpu_target = #blockc_codegen.cpu_target<isa = avx2, vector_width = 8, registers = 16, l1_bytes = 32768, l2_bytes = 1048576>}
 // AVX2:         transformer.linear {{.*}} {blockc_codegen.linear_tiles = #blockc_codegen.linear_tiles<rows = 2, cols = 4, block_n = 32, block_k = 2048, pack_rows = 6, pack_cols = 2, panel_k = 256, panel_n = 16, pack_min_rows = 32>}
 // AVX2:         transformer.linear {{.*}} {blockc_codegen.linear_tiles = #blockc_codegen.linear_tiles<rows = 2, cols = 4, block_n = 1636, block_k = 40, pack_rows = 6, pack_cols = 2, panel_k = 40, panel_n = 16, pack_min_rows = 32>}
-// 512 KiB of L2: 64 KiB weight blocks, 8 rows of 2048.
+// 512 KiB of L2: 128 KiB weight blocks, 16 rows of 2048.
 // SSE-LABEL:    func.func @two_projections
 // SSE-SAME:     attributes {blockc_codegen.cpu_target = #blockc_codegen.cpu_target<isa = sse, vector_width = 4, registers = 16, l1_bytes = 32768, l2_bytes = 524288>}
-// SSE:          transformer.linear {{.*}} {blockc_codegen.linear_tiles = #blockc_codegen.linear_tiles<rows = 2, cols = 4, block_n = 8, block_k = 2048, pack_rows = 6, pack_cols = 2, panel_k = 256, panel_n = 8, pack_min_rows = 32>}
+// SSE:          transformer.linear {{.*}} {blockc_codegen.linear_tiles = #blockc_codegen.linear_tiles<rows = 2, cols = 4, block_n = 16, block_k = 2048, pack_rows = 6, pack_cols = 2, panel_k = 256, panel_n = 8, pack_min_rows = 32>}
 // Explicit width, registers and L1 override the ISA's: 8 lanes and 16
 // registers give AVX2's tiles; an 8 KiB L1 holds panels of 8192 / (16 * 4)
 // = 128 k-steps.
 // OVR-LABEL:    func.func @two_projections
-// OVR-SAME:     attributes {blockc_codegen.cpu_target = #blockc_codegen.cpu_target<isa = avx512, vector_width = 8, registers = 16, l1_bytes = 8192, l2_bytes = 2097152>}
+// OVR-SAME:     attributes {blockc_codegen.cpu_target = #blockc_codegen.cpu_target<isa = avx512, vector_width = 8, registers = 16, l1_bytes = 8192, l2_bytes = 1048576>}
 // OVR:          transformer.linear {{.*}} {blockc_codegen.linear_tiles = #blockc_codegen.linear_tiles<rows = 2, cols = 4, block_n = 32, block_k = 2048, pack_rows = 6, pack_cols = 2, panel_k = 128, panel_n = 16, pack_min_rows = 32>}
 // OVR:          transformer.linear {{.*}} {blockc_codegen.linear_tiles = #blockc_codegen.linear_tiles<rows = 2, cols = 4, block_n = 1636, block_k = 40, pack_rows = 6, pack_cols = 2, panel_k = 40, panel_n = 16, pack_min_rows = 32>}
 func.func @two_projections(%x: tensor<?x?x4096xf32>, %w: tensor<4096x4096xf32>,
@@ -60,7 +60,7 @@ func.func @pinned_tiles(%x: tensor<?x?x64xf32>, %w: tensor<8x64xf32>) -> tensor<
 // the tiles follow it (here AVX2's, under isa=avx512).
 // AVX512-LABEL: func.func @pinned_target
 // AVX512-SAME:  attributes {blockc_codegen.cpu_target = #blockc_codegen.cpu_target<isa = avx2, vector_width = 8, registers = 16, l1_bytes = 49152, l2_bytes = 1048576>}
-// AVX512:       transformer.linear {{.*}} {blockc_codegen.linear_tiles = #blockc_codegen.linear_tiles<rows = 2, cols = 4, block_n = 2048, block_k = 16, pack_rows = 6, pack_cols = 2, panel_k = 16, panel_n = 16, pack_min_rows = 32>}
+// AVX512:       transformer.linear {{.*}} {blockc_codegen.linear_tiles = #blockc_codegen.linear_tiles<rows = 2, cols = 4, block_n = 4096, block_k = 16, pack_rows = 6, pack_cols = 2, panel_k = 16, panel_n = 16, pack_min_rows = 32>}
 func.func @pinned_target(%x: tensor<?x?x16xf32>, %w: tensor<8x16xf32>) -> tensor<?x?x8xf32> attributes {blockc_codegen.cpu_target = #blockc_codegen.cpu_target<isa = avx2, vector_width = 8, registers = 16, l1_bytes = 49152, l2_bytes = 1048576>} {
   %a = transformer.linear %x, %w : tensor<?x?x16xf32>, tensor<8x16xf32> -> tensor<?x?x8xf32>
   return %a : tensor<?x?x8xf32>
@@ -71,7 +71,7 @@ func.func @pinned_target(%x: tensor<?x?x16xf32>, %w: tensor<8x16xf32>) -> tensor
 // A function without projections still gets its target (the attention and
 // epilogue kernels read it too).
 // AVX2-LABEL:   func.func @no_projection
-// AVX2-SAME:    attributes {blockc_codegen.cpu_target = #blockc_codegen.cpu_target<isa = avx2, vector_width = 8, registers = 16, l1_bytes = 32768, l2_bytes = 2097152>}
+// AVX2-SAME:    attributes {blockc_codegen.cpu_target = #blockc_codegen.cpu_target<isa = avx2, vector_width = 8, registers = 16, l1_bytes = 32768, l2_bytes = 1048576>}
 func.func @no_projection() {
   return
 }
