@@ -60,10 +60,10 @@ int main(int argc, char **argv) {
   size_t cacheElems = (size_t)(b * hkv * lmax * hd);
   float *kc = calloc(cacheElems, sizeof(float));
   float *vc = calloc(cacheElems, sizeof(float));
-  blockc_memref_f32_4d k0 = {kc, kc, 0, {b, lmax, hkv, hd},
-                             {hkv * lmax * hd, hd, lmax * hd, 1}};
-  blockc_memref_f32_4d v0 = {vc, vc, 0, {b, lmax, hkv, hd},
-                             {hkv * lmax * hd, hd, lmax * hd, 1}};
+  blockc_memref_f32_4d k0 = {
+      kc, kc, 0, {b, lmax, hkv, hd}, {hkv * lmax * hd, hd, lmax * hd, 1}};
+  blockc_memref_f32_4d v0 = {
+      vc, vc, 0, {b, lmax, hkv, hd}, {hkv * lmax * hd, hd, lmax * hd, 1}};
 
   float *y = malloc((size_t)(b * t * d) * sizeof(float));
   int64_t calls = 0;
@@ -76,8 +76,8 @@ int main(int argc, char **argv) {
              (size_t)(n * d) * sizeof(float));
     blockc_memref_f32_3d in = {chunk, chunk, 0, {b, n, d}, {n * d, d, 1}};
     blockc_memref_f32_3d result;
-    _mlir_ciface_forward_decode(&result, &in, &g1, &wq, &wk, &wv, &wo, &g2,
-                                &wg, &wu, &wd, pos, &k0, &v0);
+    _mlir_ciface_forward_decode(&result, &in, &g1, &wq, &wk, &wv, &wo, &g2, &wg,
+                                &wu, &wd, pos, &k0, &v0);
     if (result.sizes[0] != b || result.sizes[1] != n || result.sizes[2] != d) {
       fprintf(stderr, "unexpected result shape at position %lld\n",
               (long long)pos);
