@@ -161,7 +161,10 @@ BlockJit::compile(ModuleOp module, const ModelSignature &sig, JitTarget target,
 
   // The host target machine of blockc -emit=obj, with the target's default
   // relocation model (the JIT links in memory).
-  auto tm = createHostTargetMachine(/*relocModel=*/std::nullopt);
+  auto tm = createHostTargetMachine(
+      /*relocModel=*/std::nullopt, target == JitTarget::CPU
+                                       ? cpuConfig.llvmTargetFeatures()
+                                       : llvm::SmallVector<std::string>());
   if (!tm)
     return tm.takeError();
 

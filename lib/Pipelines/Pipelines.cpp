@@ -159,6 +159,22 @@ CPUTargetConfig CPUTargetConfig::resolved() const {
   return c;
 }
 
+llvm::SmallVector<std::string> CPUTargetConfig::llvmTargetFeatures() const {
+  switch (isa) {
+  case CPUISA::Host:
+    return {};
+  case CPUISA::AVX512:
+    return {"+avx512f", "+avx512vl", "+avx512bw", "+avx512dq"};
+  case CPUISA::AVX2:
+    // Disabling AVX-512F disables every AVX-512 extension with it.
+    return {"+avx2", "+fma", "-avx512f"};
+  case CPUISA::SSE:
+    // Disabling AVX disables AVX2, FMA and AVX-512 with it.
+    return {"-avx"};
+  }
+  llvm_unreachable("unknown ISA");
+}
+
 //===----------------------------------------------------------------------===//
 // Stage 1: transformer -> linalg on tensors
 //===----------------------------------------------------------------------===//

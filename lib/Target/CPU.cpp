@@ -30,12 +30,15 @@ llvm::Error makeError(const llvm::Twine &message) {
 } // namespace
 
 llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
-blockc::createHostTargetMachine(std::optional<llvm::Reloc::Model> relocModel) {
+blockc::createHostTargetMachine(std::optional<llvm::Reloc::Model> relocModel,
+                                llvm::ArrayRef<std::string> extraFeatures) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!builder)
     return builder.takeError();
+  for (const std::string &feature : extraFeatures)
+    builder->getFeatures().AddFeature(feature);
   builder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
   builder->setRelocationModel(relocModel);
   return builder->createTargetMachine();

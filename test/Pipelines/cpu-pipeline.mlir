@@ -1,7 +1,11 @@
 // RUN: blockc-opt %s --blockc-cpu-pipeline="isa=avx512" \
 // RUN:   | FileCheck %s --implicit-check-not=transformer. --implicit-check-not=linalg. \
 // RUN:     --implicit-check-not=memref. --implicit-check-not=scf. --implicit-check-not=func.func \
-// RUN:     --implicit-check-not=vector. --implicit-check-not=omp.
+// RUN:     --implicit-check-not=vector. --implicit-check-not=omp. --implicit-check-not=blockc_codegen
+// The LLVM dialect it prints translates with upstream's mlir-translate,
+// which knows none of blockc's dialects:
+// RUN: blockc-opt %s --blockc-cpu-pipeline="isa=avx2" | mlir-translate --mlir-to-llvmir | FileCheck %s --check-prefix=LLVMIR
+// LLVMIR: define {{.*}} @_mlir_ciface_forward(
 // The same checks reject a module that stopped earlier (they can fail):
 // RUN: blockc-opt %s --blockc-cpu-lower-to-linalg-pipeline="isa=avx512" --blockc-cpu-bufferize-pipeline="isa=avx512" \
 // RUN:   | not FileCheck %s --implicit-check-not=transformer. --implicit-check-not=linalg. \

@@ -486,7 +486,11 @@ int main(int argc, char **argv) {
     return 0;
   }
 
-  auto machine = blockc::createHostTargetMachine();
+  // The host code of an NVPTX object runs on the host; CPU kernels stay
+  // within the ISA they were shaped for.
+  auto machine = blockc::createHostTargetMachine(
+      llvm::Reloc::PIC_, nvptx ? llvm::SmallVector<std::string>()
+                               : cpuConfig().llvmTargetFeatures());
   if (!machine)
     return fail("cannot create the host target: " +
                 llvm::toString(machine.takeError()));

@@ -56,6 +56,11 @@ struct CPUTargetConfig {
   /// host's (isa=host) or by 32 KiB / 1 MiB. Every builder resolves its
   /// config first, so printed pipelines carry explicit values only.
   CPUTargetConfig resolved() const;
+
+  /// LLVM target features that keep the host target machine within `isa`
+  /// (e.g. "-avx512f" for avx2), so that objects and JIT code shaped for a
+  /// smaller ISA also run on CPUs that have only that ISA; none for host.
+  llvm::SmallVector<std::string> llvmTargetFeatures() const;
 };
 
 /// The spelling of `isa` in pass and pipeline options.

@@ -29,8 +29,11 @@ namespace blockc {
 /// present), generating code at the aggressive optimisation level. Objects
 /// are position-independent by default (they may be linked into PIE
 /// executables); the JIT passes std::nullopt, the target's default model.
+/// `extraFeatures` ("+f" / "-f", e.g. "-avx512f" for code that must run on
+/// an AVX2-only CPU) are applied after the host's features.
 llvm::Expected<std::unique_ptr<llvm::TargetMachine>> createHostTargetMachine(
-    std::optional<llvm::Reloc::Model> relocModel = llvm::Reloc::PIC_);
+    std::optional<llvm::Reloc::Model> relocModel = llvm::Reloc::PIC_,
+    llvm::ArrayRef<std::string> extraFeatures = {});
 
 /// Translates an LLVM-dialect module to LLVM IR for `tm` and optimises it at
 /// `optLevel` (0-3).

@@ -1,4 +1,4 @@
-// RUN: blockc-opt %s --transformer-strip-metadata | FileCheck %s --implicit-check-not=transformer.weight_name --implicit-check-not=transformer.layer --implicit-check-not=transformer.kv_
+// RUN: blockc-opt %s --transformer-strip-metadata | FileCheck %s --implicit-check-not=transformer.weight_name --implicit-check-not=transformer.layer --implicit-check-not=transformer.kv_ --implicit-check-not=blockc_codegen
 
 // The binding attributes are removed; everything else is kept.
 // CHECK-LABEL: func.func @f
@@ -18,4 +18,14 @@ func.func @f(%x: tensor<?x?x8xf32>,
 func.func @decode(%p: index {transformer.kv_position},
     %k: tensor<1x?x2x8xf32> {transformer.kv_cache = #transformer.kv_cache<key>, transformer.layer = 0 : i64, transformer.kv_layout = #transformer.kv_layout<bhsd>}) {
   return
+}
+
+// The codegen configuration on functions and ops goes as well (the LLVM
+// dialect must parse without blockc's dialects); other attributes stay.
+// CHECK-LABEL: func.func @configured
+// CHECK-SAME: attributes {other.attr}
+// CHECK: arith.addf %{{.*}}, %{{.*}} {other.op_attr} : f32
+func.func @configured(%a: f32) -> f32 attributes {blockc_codegen.cpu_target = #blockc_codegen.cpu_target<isa = avx2, vector_width = 8, registers = 16, l1_bytes = 32768, l2_bytes = 1048576>, other.attr} {
+  %b = arith.addf %a, %a {blockc_codegen.kernel = #blockc_codegen.kernel<linear>, other.op_attr} : f32
+  return %b : f32
 }

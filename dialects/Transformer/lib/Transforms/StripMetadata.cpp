@@ -1,7 +1,7 @@
 //===- StripMetadata.cpp - drop transformer binding attributes ------------===//
 //
-// Removes `transformer.weight_name` argument attributes and
-// `transformer.layer` op attributes once the drivers have read them.
+// Removes the transformer binding attributes once the drivers have read
+// them, and the blockc_codegen configuration once the kernels are built.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,12 +20,23 @@ using namespace mlir;
 using namespace blockc::transformer;
 
 namespace {
+constexpr llvm::StringLiteral kCodegenPrefix = "blockc_codegen.";
+
 struct TransformerStripMetadataPass
     : blockc::transformer::impl::TransformerStripMetadataPassBase<
           TransformerStripMetadataPass> {
   void runOnOperation() override {
     getOperation()->walk([](Operation *op) {
       op->removeAttr(TransformerDialect::kLayerAttr);
+      // The codegen configuration (blockc_codegen.*, written and read by the
+      // kernel passes of stage 1) is matched by name: dialects/ do not
+      // depend on each other's C++.
+      SmallVector<StringAttr> codegen;
+      for (NamedAttribute attr : op->getDiscardableAttrs())
+        if (attr.getName().getValue().starts_with(kCodegenPrefix))
+          codegen.push_back(attr.getName());
+      for (StringAttr name : codegen)
+        op->removeDiscardableAttr(name);
       if (auto func = dyn_cast<FunctionOpInterface>(op))
         for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
           for (StringRef name : {TransformerDialect::kWeightNameAttr,

@@ -145,7 +145,7 @@ def TransformerDeriveDecodePass
 
 def TransformerStripMetadataPass
     : Pass<"transformer-strip-metadata", "::mlir::ModuleOp"> {
-  let summary = "Remove transformer.* binding attributes before translation";
+  let summary = "Remove transformer.* binding and blockc_codegen.* attributes before translation";
   let description = [{
     `transformer.weight_name`, `transformer.weight_transpose`,
     `transformer.weight_slice` (function arguments) and `transformer.layer`
@@ -154,7 +154,10 @@ def TransformerStripMetadataPass
     `transformer.kv_layout` mark a decode entry's arguments. They carry no
     semantics for code generation and LLVM translation warns about unknown
     argument attributes, so the CPU pipeline drops them before lowering to
-    the LLVM dialect.
+    the LLVM dialect. The `blockc_codegen.*` attributes of ops (the target
+    and tile configuration that stage 1's kernel passes read) go too, so
+    that the LLVM dialect blockc prints parses with upstream tools
+    (`mlir-translate`) that do not know blockc's dialects.
   }];
 }
 
