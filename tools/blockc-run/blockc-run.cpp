@@ -30,6 +30,7 @@
 #include "blockc/InitAllDialects.h"
 #include "blockc/Pipelines/Pipelines.h"
 #include "blockc/Support/TensorFiles.h"
+#include "blockc/Tools/CommandLine.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -94,12 +95,7 @@ cl::opt<std::string> entryName("entry", cl::desc("Entry function"),
                                cl::cat(category));
 cl::opt<blockc::CPUISA>
     cpuIsa("isa", cl::desc("CPU: vector ISA the kernels are shaped for"),
-           cl::init(blockc::CPUISA::Host),
-           cl::values(clEnumValN(blockc::CPUISA::Host, "host",
-                                 "this machine's (default)"),
-                      clEnumValN(blockc::CPUISA::AVX512, "avx512", "AVX-512"),
-                      clEnumValN(blockc::CPUISA::AVX2, "avx2", "AVX2 + FMA"),
-                      clEnumValN(blockc::CPUISA::SSE, "sse", "SSE2")),
+           cl::init(blockc::CPUISA::Host), blockc::cpuISAValues(),
            cl::cat(category));
 cl::opt<bool> dumpPipeline(
     "dump-pass-pipeline",
@@ -334,16 +330,8 @@ int main(int argc, char **argv) {
   registerMLIRContextCLOptions();
   registerPassManagerCLOptions();
   blockc::registerAllPasses();
-  std::vector<std::string> argStorage(argv, argv + argc);
-  for (std::string &a : argStorage)
-    for (const char *prefix : {"--threads=", "-threads="})
-      if (llvm::StringRef(a).starts_with(prefix))
-        a = "--num-threads=" + a.substr(std::strlen(prefix));
-  std::vector<const char *> cliArgs;
-  for (const std::string &a : argStorage)
-    cliArgs.push_back(a.c_str());
-  cl::ParseCommandLineOptions(static_cast<int>(cliArgs.size()), cliArgs.data(),
-                              "blockc-run: JIT-run a transformer block\n");
+  blockc::parseBlockcOptions(argc, argv,
+                             "blockc-run: JIT-run a transformer block\n");
 
   // ---- Validate options ---------------------------------------------------
   if (targetName != "cpu" && targetName != "nvptx")

@@ -14,6 +14,7 @@
 #include "blockc/InitAllDialects.h"
 #include "blockc/Pipelines/Pipelines.h"
 #include "blockc/Target/CPU.h"
+#include "blockc/Tools/CommandLine.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -120,16 +121,10 @@ cl::opt<blockc::GPUBinaryFormat> gpuBinary(
                clEnumValN(blockc::GPUBinaryFormat::Fatbin, "fatbin",
                           "fat binary")),
     cl::cat(category));
-cl::opt<blockc::CPUISA> cpuIsa(
-    "isa", cl::desc("CPU: vector ISA the kernels are shaped for"),
-    cl::init(blockc::CPUISA::Host),
-    cl::values(clEnumValN(blockc::CPUISA::Host, "host",
-                          "this machine's (default; --dump-pass-pipeline "
-                          "prints what it resolved to)"),
-               clEnumValN(blockc::CPUISA::AVX512, "avx512", "AVX-512"),
-               clEnumValN(blockc::CPUISA::AVX2, "avx2", "AVX2 + FMA"),
-               clEnumValN(blockc::CPUISA::SSE, "sse", "SSE2 (any x86-64)")),
-    cl::cat(category));
+cl::opt<blockc::CPUISA>
+    cpuIsa("isa", cl::desc("CPU: vector ISA the kernels are shaped for"),
+           cl::init(blockc::CPUISA::Host), blockc::cpuISAValues(),
+           cl::cat(category));
 // libLLVM registers a global option named "threads": ours is "num-threads"
 // and main() maps --threads=N onto it (as blockc-run does).
 cl::opt<unsigned> cpuThreads(
@@ -309,16 +304,8 @@ int main(int argc, char **argv) {
   // Passes first, so that --mlir-print-ir-after=<pass> and friends know
   // every pass name.
   blockc::registerAllPasses();
-  std::vector<std::string> argStorage(argv, argv + argc);
-  for (std::string &a : argStorage)
-    for (const char *prefix : {"--threads=", "-threads="})
-      if (llvm::StringRef(a).starts_with(prefix))
-        a = "--num-threads=" + a.substr(std::strlen(prefix));
-  std::vector<const char *> cliArgs;
-  for (const std::string &a : argStorage)
-    cliArgs.push_back(a.c_str());
-  cl::ParseCommandLineOptions(static_cast<int>(cliArgs.size()), cliArgs.data(),
-                              "blockc: transformer block compiler\n");
+  blockc::parseBlockcOptions(argc, argv,
+                             "blockc: transformer block compiler\n");
 
   bool nvptx = target == Target::NVPTX;
   if (!nvptx && emit >= Emit::PTX)

@@ -1,0 +1,53 @@
+//===- CommandLine.h - command-line pieces shared by the drivers -*- C++
+//-*-===//
+//
+// What blockc and blockc-run parse alike: the values of -isa= and the
+// --threads=N spelling (libLLVM owns a global option named "threads", so
+// both tools declare "num-threads" and parse through parseBlockcOptions).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef BLOCKC_TOOLS_COMMANDLINE_H
+#define BLOCKC_TOOLS_COMMANDLINE_H
+
+#include "blockc/Pipelines/Pipelines.h"
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/CommandLine.h"
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace blockc {
+
+/// The values of the drivers' -isa= option.
+inline auto cpuISAValues() {
+  return llvm::cl::values(
+      clEnumValN(CPUISA::Host, "host",
+                 "this machine's (default; --dump-pass-pipeline prints what "
+                 "it resolved to)"),
+      clEnumValN(CPUISA::AVX512, "avx512", "AVX-512"),
+      clEnumValN(CPUISA::AVX2, "avx2", "AVX2 + FMA"),
+      clEnumValN(CPUISA::SSE, "sse", "SSE2 (any x86-64)"));
+}
+
+/// cl::ParseCommandLineOptions with --threads=N / -threads=N read as
+/// --num-threads=N.
+inline void parseBlockcOptions(int argc, char **argv,
+                               llvm::StringRef overview) {
+  std::vector<std::string> storage(argv, argv + argc);
+  for (std::string &a : storage)
+    for (const char *prefix : {"--threads=", "-threads="})
+      if (llvm::StringRef(a).starts_with(prefix))
+        a = "--num-threads=" + a.substr(std::strlen(prefix));
+  std::vector<const char *> args;
+  for (const std::string &a : storage)
+    args.push_back(a.c_str());
+  llvm::cl::ParseCommandLineOptions(static_cast<int>(args.size()), args.data(),
+                                    overview);
+}
+
+} // namespace blockc
+
+#endif // BLOCKC_TOOLS_COMMANDLINE_H
