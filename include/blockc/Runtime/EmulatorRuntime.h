@@ -1,0 +1,113 @@
+/*===- EmulatorRuntime.h - the GPU emulator's runtime (C ABI) -----*- C -*-===//
+ *
+ * libblockc_emulator_runtime runs blockc's NVPTX kernels on the host
+ * (blockc-run -target=nvptx --emulate, docs/GPUEmulator.md). It exports:
+ *
+ *  - the mgpu* host functions that MLIR 22's gpu-to-llvm calls (the same
+ *    ABI as libblockc_cuda_runtime, docs/RuntimeABI.md), implemented over
+ *    host memory: allocations are aligned host buffers, copies are memmove,
+ *    streams and events are tokens (every launch completes before it
+ *    returns);
+ *  - the functions below, called by kernels that blockc-gpu-emulate-kernels
+ *    moved from the gpu.module into host code, and by drivers.
+ *
+ * A launch runs the thread blocks one after another. Inside a block, a
+ * kernel without barriers or warp collectives runs as a loop over its
+ * threads; any other kernel runs one fiber per thread (Boost.Context),
+ * switching at every barrier and shuffle. CUDA's launch limits and the
+ * collective semantics are checked; every violation is recorded as an error
+ * naming the kernel. After the first error the runtime is "sticky" like a
+ * CUDA context: later launches, copies and allocations do nothing until
+ * blockcEmuClearError().
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef BLOCKC_RUNTIME_EMULATORRUNTIME_H
+#define BLOCKC_RUNTIME_EMULATORRUNTIME_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The state of one emulated GPU thread. Compiled kernels read the first
+   fields with plain loads (their offsets are part of the ABI, see
+   blockc-gpu-emulate-kernels); the rest is private to the runtime. */
+typedef struct BlockcEmuThread {
+  int32_t threadId[3]; /* offset 0  */
+  int32_t blockId[3];  /* offset 12 */
+  int32_t blockDim[3]; /* offset 24 */
+  int32_t gridDim[3];  /* offset 36 */
+  int32_t laneId;      /* offset 48: linear thread id % 32 */
+  int32_t reserved;    /* offset 52 */
+  void *runtime;       /* offset 56: private */
+} BlockcEmuThread;
+
+/* The packed entry of one emulated kernel: `params` holds one pointer per
+   kernel parameter (the array mgpuLaunchKernel receives), `shared` the
+   block's shared memory (static then dynamic), `sharedBytes` its size. */
+typedef void (*BlockcEmuKernelFn)(void **params, BlockcEmuThread *thread,
+                                  void *shared, int64_t sharedBytes);
+
+/* Flags of blockcEmuRegisterKernel. */
+enum {
+  /* The kernel has a barrier or a warp collective: run it on fibers. */
+  BLOCKC_EMU_SYNCHRONIZES = 1
+};
+
+/* Makes `kernel` of the emulated module `module` (the contents of its
+   gpu.binary object after the "blockc-emulator:" prefix) resolvable by
+   mgpuModuleGetFunction. `staticSharedBytes` is the kernel's static shared
+   memory, `maxSharedBytes` the target's opt-in limit for static plus dynamic
+   shared memory; `knownBlock` the kernel's known_block_size (0 = unknown).
+   Registering the same (module, kernel) again shadows the older entry until
+   it is unregistered. */
+void blockcEmuRegisterKernel(const char *module, const char *kernel,
+                             BlockcEmuKernelFn fn, int64_t staticSharedBytes,
+                             int64_t maxSharedBytes, int32_t flags,
+                             int32_t knownBlockX, int32_t knownBlockY,
+                             int32_t knownBlockZ);
+/* Removes the registration of `fn` (compiled modules call it from their
+   destructors). */
+void blockcEmuUnregisterKernel(BlockcEmuKernelFn fn);
+
+/* gpu.barrier: waits until every thread of the block reached the barrier
+   at `site` (a string naming the kernel and the op's location; threads at
+   a different site, or exited, are a divergence error). */
+void blockcEmuBarrier(BlockcEmuThread *thread, const char *site);
+
+/* gpu.shuffle on a 32-bit value (`mode`: 0 xor, 1 down, 2 up, 3 idx, the
+   values of mlir::gpu::ShuffleMode), with the semantics of the
+   shfl.sync.{bfly,down,up,idx} that convert-gpu-to-nvvm emits: member mask
+   = the first `width` lanes, clamp = width - 1 (up: 32 - width). Returns the
+   32 result bits in the low half and the `valid` flag in bit 32. */
+int64_t blockcEmuShuffle32(BlockcEmuThread *thread, int32_t value,
+                           int32_t offset, int32_t width, int32_t mode,
+                           const char *site);
+
+/* Called by kernels compiled with bounds checking instead of an access
+   whose `index` in dimension `dim` is outside [0, size); the access is
+   skipped (a load yields 0) and the launch fails with this error. */
+void blockcEmuOutOfBounds(BlockcEmuThread *thread, const char *site,
+                          int64_t dim, int64_t index, int64_t size);
+
+/* The first error since the last blockcEmuClearError(), or NULL. */
+const char *blockcEmuLastError(void);
+void blockcEmuClearError(void);
+
+/* Counters since the process started, for reports and tests. */
+typedef struct BlockcEmuStats {
+  int64_t launches;  /* kernels launched */
+  int64_t blocks;    /* thread blocks run */
+  int64_t threads;   /* threads run */
+  int64_t fiberRuns; /* launches that needed fibers */
+  int64_t switches;  /* fiber switches */
+} BlockcEmuStats;
+void blockcEmuGetStats(BlockcEmuStats *stats);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* BLOCKC_RUNTIME_EMULATORRUNTIME_H */
