@@ -35,49 +35,80 @@ Error makeError(const Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
 
-/// The CUDA runtime library, loaded on first use (RTLD_GLOBAL so that the
+/// A GPU runtime library: libblockc_cuda_runtime (a GPU through the CUDA
+/// driver) or libblockc_emulator_runtime (the emulator). Both export the
+/// mgpu* ABI; a process loads one of them (RTLD_GLOBAL so that the
 /// JIT-compiled host code resolves mgpu* against it).
-struct CudaRuntime {
+struct GPURuntime {
   void *handle = nullptr;
-  int (*init)() = nullptr;
   const char *(*lastError)() = nullptr;
   void *(*memAlloc)(uint64_t, void *, bool) = nullptr;
   void (*memFree)(void *, void *) = nullptr;
+  const char *path = nullptr;
 };
 
-Expected<CudaRuntime *> loadCudaRuntime() {
+Error loadSymbols(GPURuntime &runtime, void *handle, const char *lastError) {
+  runtime.lastError =
+      reinterpret_cast<const char *(*)()>(dlsym(handle, lastError));
+  runtime.memAlloc = reinterpret_cast<void *(*)(uint64_t, void *, bool)>(
+      dlsym(handle, "mgpuMemAlloc"));
+  runtime.memFree =
+      reinterpret_cast<void (*)(void *, void *)>(dlsym(handle, "mgpuMemFree"));
+  if (!runtime.lastError || !runtime.memAlloc || !runtime.memFree)
+    return makeError(Twine("the GPU runtime ") + runtime.path +
+                     " lacks its entry points");
+  return Error::success();
+}
+
+Expected<GPURuntime *> loadCudaRuntime() {
 #ifndef BLOCKC_CUDA_RUNTIME_PATH
   return makeError("-target=nvptx execution is unavailable: blockc was built "
                    "without its CUDA runtime (no CUDA toolkit at configure "
-                   "time)");
+                   "time); --emulate runs the kernels without a GPU");
 #else
-  static CudaRuntime runtime;
+  static GPURuntime runtime;
   if (runtime.handle)
     return &runtime;
   // The driver first, for a clear message on machines without a GPU.
   if (!dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL))
     return makeError(Twine("no CUDA driver: libcuda.so.1 cannot be loaded (") +
                      dlerror() +
-                     "); -target=nvptx needs an NVIDIA GPU and its driver");
-  void *handle = dlopen(BLOCKC_CUDA_RUNTIME_PATH, RTLD_NOW | RTLD_GLOBAL);
+                     "); -target=nvptx needs an NVIDIA GPU and its driver, "
+                     "or --emulate");
+  runtime.path = BLOCKC_CUDA_RUNTIME_PATH;
+  void *handle = dlopen(runtime.path, RTLD_NOW | RTLD_GLOBAL);
   if (!handle)
     return makeError(Twine("cannot load the blockc CUDA runtime ") +
-                     BLOCKC_CUDA_RUNTIME_PATH + ": " + dlerror());
-  runtime.init = reinterpret_cast<int (*)()>(dlsym(handle, "blockcCudaInit"));
-  runtime.lastError =
-      reinterpret_cast<const char *(*)()>(dlsym(handle, "blockcCudaLastError"));
-  runtime.memAlloc = reinterpret_cast<void *(*)(uint64_t, void *, bool)>(
-      dlsym(handle, "mgpuMemAlloc"));
-  runtime.memFree =
-      reinterpret_cast<void (*)(void *, void *)>(dlsym(handle, "mgpuMemFree"));
-  if (!runtime.init || !runtime.lastError || !runtime.memAlloc ||
-      !runtime.memFree)
-    return makeError("the blockc CUDA runtime lacks its entry points");
-  if (runtime.init() != 0)
+                     runtime.path + ": " + dlerror());
+  if (Error e = loadSymbols(runtime, handle, "blockcCudaLastError"))
+    return std::move(e);
+  auto init = reinterpret_cast<int (*)()>(dlsym(handle, "blockcCudaInit"));
+  if (!init)
+    return makeError("the blockc CUDA runtime lacks blockcCudaInit");
+  if (init() != 0)
     return makeError(Twine("no usable GPU: ") + runtime.lastError());
   runtime.handle = handle;
   return &runtime;
 #endif
+}
+
+Expected<GPURuntime *> loadEmulatorRuntime() {
+  static GPURuntime runtime;
+  if (runtime.handle)
+    return &runtime;
+  runtime.path = BLOCKC_EMULATOR_RUNTIME_PATH;
+  void *handle = dlopen(runtime.path, RTLD_NOW | RTLD_GLOBAL);
+  if (!handle)
+    return makeError(Twine("cannot load the blockc GPU emulator runtime ") +
+                     runtime.path + ": " + dlerror());
+  if (Error e = loadSymbols(runtime, handle, "blockcEmuLastError"))
+    return std::move(e);
+  runtime.handle = handle;
+  return &runtime;
+}
+
+Expected<GPURuntime *> loadGPURuntime(bool emulated) {
+  return emulated ? loadEmulatorRuntime() : loadCudaRuntime();
 }
 
 /// A memref descriptor laid out as the C interface expects.
@@ -109,19 +140,27 @@ Error blockc::setCpuThreads(unsigned threads) {
 }
 
 BlockJit::~BlockJit() {
+  // The compiled code (its destructors unregister emulated kernels) goes
+  // before the buffers it may still refer to.
+  engine.reset();
   if (deviceArgs.empty())
     return;
-  if (Expected<CudaRuntime *> cuda = loadCudaRuntime()) {
+  if (Expected<GPURuntime *> gpu = loadGPURuntime(emulated)) {
     for (DeviceCopy &copy : deviceArgs)
       if (copy.device)
-        (*cuda)->memFree(copy.device, nullptr);
+        (*gpu)->memFree(copy.device, nullptr);
   } else {
-    llvm::consumeError(cuda.takeError());
+    llvm::consumeError(gpu.takeError());
   }
 }
 
 Error blockc::checkCudaAvailable() {
-  Expected<CudaRuntime *> runtime = loadCudaRuntime();
+  Expected<GPURuntime *> runtime = loadCudaRuntime();
+  return runtime ? Error::success() : runtime.takeError();
+}
+
+Error blockc::checkGPURuntimeAvailable(bool emulated) {
+  Expected<GPURuntime *> runtime = loadGPURuntime(emulated);
   return runtime ? Error::success() : runtime.takeError();
 }
 
@@ -153,11 +192,16 @@ BlockJit::compile(ModuleOp module, const ModelSignature &sig, JitTarget target,
     return makeError(Twine("lowering to ") +
                      (target == JitTarget::NVPTX ? "NVPTX" : "the CPU") +
                      " failed (see the diagnostics above)");
-  // The host code of a GPU run calls mgpu* from the CUDA runtime, which
+  // The host code of a GPU run calls mgpu* from the GPU runtime, which
   // must be loaded before the JIT resolves them.
-  if (target == JitTarget::NVPTX)
-    if (Expected<CudaRuntime *> runtime = loadCudaRuntime(); !runtime)
+  bool emulated = target == JitTarget::NVPTX && nvptxOptions.emulate;
+  GPURuntime *gpu = nullptr;
+  if (target == JitTarget::NVPTX) {
+    Expected<GPURuntime *> runtime = loadGPURuntime(emulated);
+    if (!runtime)
       return runtime.takeError();
+    gpu = *runtime;
+  }
 
   // The host target machine of blockc -emit=obj, with the target's default
   // relocation model (the JIT links in memory).
@@ -186,10 +230,8 @@ BlockJit::compile(ModuleOp module, const ModelSignature &sig, JitTarget target,
                        " (Debian package libomp-22-dev)");
     libs.push_back(libomp);
   }
-#ifdef BLOCKC_CUDA_RUNTIME_PATH
-  if (target == JitTarget::NVPTX)
-    libs.push_back(BLOCKC_CUDA_RUNTIME_PATH);
-#endif
+  if (gpu)
+    libs.push_back(gpu->path);
   options.sharedLibPaths = libs;
   auto engine = ExecutionEngine::create(*lowered, options, std::move(*tm));
   if (!engine)
@@ -199,22 +241,31 @@ BlockJit::compile(ModuleOp module, const ModelSignature &sig, JitTarget target,
   jit->engine = std::move(*engine);
   jit->entry = "_mlir_ciface_" + sig.funcName;
   jit->target = target;
+  jit->emulated = emulated;
   // Materialise the code now (the JIT is lazy), so that compile time is
   // accounted here and not in the first run.
   auto fn = jit->engine->lookupPacked(jit->entry);
   if (!fn)
     return fn.takeError();
+  // Run the global constructors now: on a GPU they load the kernels' module
+  // (the PTX JIT of the driver), and a failure is reported here instead of
+  // surfacing inside the first run.
+  jit->engine->initialize();
+  if (gpu && gpu->lastError())
+    return makeError(Twine("loading the GPU kernels failed: ") +
+                     gpu->lastError());
   return std::move(jit);
 }
 
-Error BlockJit::run(ArrayRef<const HostTensor *> args, HostTensor &out) {
+Error BlockJit::run(ArrayRef<const HostTensor *> args, HostTensor &out,
+                    WeightReuse reuseWeights) {
   std::vector<std::vector<int64_t>> descriptors;
   descriptors.reserve(args.size());
 
   // On the GPU every argument must live in memory the kernels can access.
-  CudaRuntime *cuda = nullptr;
+  GPURuntime *cuda = nullptr;
   if (target == JitTarget::NVPTX) {
-    Expected<CudaRuntime *> runtime = loadCudaRuntime();
+    Expected<GPURuntime *> runtime = loadGPURuntime(emulated);
     if (!runtime)
       return runtime.takeError();
     cuda = *runtime;
@@ -226,12 +277,15 @@ Error BlockJit::run(ArrayRef<const HostTensor *> args, HostTensor &out) {
       descriptors.push_back(makeDescriptor(*t));
       continue;
     }
-    // Kernels read managed memory. Weights (every argument but the first)
-    // are copied once and reused by later runs with the same host tensors;
-    // the activation input is copied on every run.
+    // Kernels read managed memory. Every argument is copied on every run,
+    // unless the caller vouches that the weights (every argument but the
+    // first) are the same tensors, unchanged since the previous run: a
+    // weight updated in place at the same address must not be missed.
     DeviceCopy &copy = deviceArgs[i];
     size_t count = t->data.size();
     bool reuse = copy.device && copy.count == count;
+    bool unchanged = reuse && i > 0 && copy.host == t->data.data() &&
+                     reuseWeights == WeightReuse::Unchanged;
     if (!reuse) {
       if (copy.device)
         cuda->memFree(copy.device, nullptr);
@@ -243,7 +297,7 @@ Error BlockJit::run(ArrayRef<const HostTensor *> args, HostTensor &out) {
                          (cuda->lastError() ? cuda->lastError() : "unknown"));
       copy.count = count;
     }
-    if (i == 0 || copy.host != t->data.data() || !reuse)
+    if (!unchanged)
       std::memcpy(copy.device, t->data.data(), count * sizeof(float));
     copy.host = t->data.data();
     std::vector<int64_t> desc = makeDescriptor(*t);
@@ -307,9 +361,9 @@ Error BlockJit::invoke(std::vector<std::vector<int64_t>> &descriptors,
     packed[1 + firstCache] = &pos;
   if (Error e = engine->invokePacked(entry, packed))
     return e;
-  CudaRuntime *cuda = nullptr;
+  GPURuntime *cuda = nullptr;
   if (gpu) {
-    Expected<CudaRuntime *> runtime = loadCudaRuntime();
+    Expected<GPURuntime *> runtime = loadGPURuntime(emulated);
     if (!runtime)
       return runtime.takeError();
     cuda = *runtime;

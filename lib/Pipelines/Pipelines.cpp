@@ -368,7 +368,9 @@ void blockc::buildNVPTXMapToGPUPipeline(OpPassManager &pm,
   fpm.addPass(createConvertLinalgToParallelLoopsPass());
   fpm.addPass(nvptx::createGPUTileAndMapPass());
   fpm.addPass(createConvertParallelLoopToGpuPass());
-  fpm.addPass(nvptx::createGPUExpandMathPass());
+  nvptx::GPUExpandMathPassOptions math;
+  math.portable = options.emulate;
+  fpm.addPass(nvptx::createGPUExpandMathPass(math));
   fpm.addPass(nvptx::createGPUHostSharedAllocsPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
@@ -390,8 +392,40 @@ llvm::StringRef stringifyGPUBinaryFormat(GPUBinaryFormat format) {
 
 } // namespace
 
+void blockc::buildNVPTXEmulatorLowerToLLVMPipeline(
+    OpPassManager &pm, const NVPTXPipelineOptions &options) {
+  pm.addPass(transformer::createTransformerStripMetadataPass());
+  pm.addNestedPass<func::FuncOp>(LLVM::createLLVMRequestCWrappersPass());
+  pm.addPass(createGpuKernelOutliningPass());
+  pm.addPass(nvptx::createGPUMergeModulesPass());
+  nvptx::GPUEmulateKernelsPassOptions emulation;
+  emulation.chip = options.chip.getValue();
+  emulation.checkBounds = options.checkBounds;
+  pm.addPass(nvptx::createGPUEmulateKernelsPass(emulation));
+  // Upstream's host lowering of the NVVM pipeline
+  // (gpu::buildLowerToNVVMPassPipeline without its gpu.module half): the
+  // kernels are host functions now and go the same way.
+  pm.addPass(createConvertVectorToSCFPass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createGpuToLLVMConversionPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(nvptx::createGPURegisterEmulatedKernelsPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+}
+
 void blockc::buildNVPTXLowerToLLVMPipeline(
     OpPassManager &pm, const NVPTXPipelineOptions &options) {
+  if (options.emulate)
+    return buildNVPTXEmulatorLowerToLLVMPipeline(pm, options);
   pm.addPass(transformer::createTransformerStripMetadataPass());
   pm.addNestedPass<func::FuncOp>(LLVM::createLLVMRequestCWrappersPass());
   pm.addPass(createGpuKernelOutliningPass());

@@ -65,6 +65,19 @@ cl::opt<std::string> modelFile(cl::Positional, cl::desc("<model.mlir>"),
                                cl::Required, cl::cat(category));
 cl::opt<std::string> targetName("target", cl::desc("cpu (default) or nvptx"),
                                 cl::init("cpu"), cl::cat(category));
+cl::opt<bool> emulate(
+    "emulate",
+    cl::desc("With -target=nvptx: run the NVPTX kernels on the host with the "
+             "GPU emulator (no GPU needed; docs/GPUEmulator.md)"),
+    cl::init(false), cl::cat(category));
+cl::opt<bool> checkBounds(
+    "check-bounds",
+    cl::desc("With --emulate: check the indices of every memory access "
+             "inside the kernels"),
+    cl::init(false), cl::cat(category));
+cl::opt<std::string> gpuArch("gpu-arch",
+                             cl::desc("With -target=nvptx: the GPU (sm_XX)"),
+                             cl::init("sm_90"), cl::cat(category));
 cl::opt<std::string> weightsFile("weights",
                                  cl::desc("safetensors file with the weights"),
                                  cl::value_desc("file"), cl::cat(category));
@@ -336,6 +349,10 @@ int main(int argc, char **argv) {
   // ---- Validate options ---------------------------------------------------
   if (targetName != "cpu" && targetName != "nvptx")
     return fail("unknown target '" + targetName + "' (expected cpu or nvptx)");
+  if (emulate && targetName != "nvptx")
+    return fail("--emulate needs -target=nvptx");
+  if (checkBounds && !emulate)
+    return fail("--check-bounds needs --emulate");
   if (optLevel > 3)
     return fail("-O must be 0, 1, 2 or 3");
   bool haveRandomWeights = randomWeights.getNumOccurrences() > 0;
@@ -377,8 +394,12 @@ int main(int argc, char **argv) {
   // A GPU run fails fast, before anything is read or compiled, when there is
   // no GPU, driver or runtime.
   if (jitTarget == blockc::JitTarget::NVPTX && !dumpPipeline)
-    if (llvm::Error e = blockc::checkCudaAvailable())
+    if (llvm::Error e = blockc::checkGPURuntimeAvailable(emulate))
       return fail(llvm::toString(std::move(e)));
+  blockc::NVPTXPipelineOptions nvptxOptions;
+  nvptxOptions.chip = gpuArch;
+  nvptxOptions.emulate = emulate;
+  nvptxOptions.checkBounds = checkBounds;
 
   // ---- Parse and analyse the model ---------------------------------------
   DialectRegistry registry;
@@ -413,8 +434,7 @@ int main(int argc, char **argv) {
       decode.keepPrefill = false;
       blockc::buildCPUDecodePipeline(pm, cpuConfig, decode);
     } else {
-      blockc::BlockJit::buildPipeline(
-          pm, jitTarget, blockc::NVPTXPipelineOptions(), cpuConfig);
+      blockc::BlockJit::buildPipeline(pm, jitTarget, nvptxOptions, cpuConfig);
     }
     pm.printAsTextualPipeline(llvm::outs());
     llvm::outs() << "\n";
@@ -522,9 +542,8 @@ int main(int argc, char **argv) {
   // ---- Compile
   // ---------------------------------------------------------------
   auto compileStart = std::chrono::steady_clock::now();
-  auto jit =
-      blockc::BlockJit::compile(*module, *sig, jitTarget, optLevel,
-                                blockc::NVPTXPipelineOptions(), cpuConfig);
+  auto jit = blockc::BlockJit::compile(*module, *sig, jitTarget, optLevel,
+                                       nvptxOptions, cpuConfig);
   if (!jit)
     return fail(llvm::toString(jit.takeError()));
   double compileSeconds = std::chrono::duration<double>(
@@ -542,7 +561,10 @@ int main(int argc, char **argv) {
   std::vector<double> times;
   for (unsigned r = 0; r < repeat; ++r) {
     auto start = std::chrono::steady_clock::now();
-    if (llvm::Error e = (*jit)->run(args, output))
+    // Repeats run the same weights: their device copies are reused.
+    if (llvm::Error e = (*jit)->run(args, output,
+                                    r == 0 ? blockc::WeightReuse::Copy
+                                           : blockc::WeightReuse::Unchanged))
       return fail("execution failed: " + llvm::toString(std::move(e)));
     times.push_back(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
@@ -574,7 +596,7 @@ int main(int argc, char **argv) {
   double flops = sig->flops(input.shape[0], input.shape[1]);
   auto &os = llvm::outs();
   os << "blockc-run: " << modelFile << " @" << sig->funcName << " (target "
-     << targetName << ", threads "
+     << targetName << (emulate ? " emulated" : "") << ", threads "
      << (jitTarget == blockc::JitTarget::CPU ? threads.getValue() : 1u)
      << ")\n";
   std::vector<int64_t> shownInput = input.shape;

@@ -28,6 +28,20 @@ namespace blockc {
 
 enum class JitTarget { CPU, NVPTX };
 
+/// Whether BlockJit::run may keep the device copies of the weights.
+enum class WeightReuse {
+  /// Copy every argument (the default: weights may have been updated in
+  /// place).
+  Copy,
+  /// The weights are the tensors of the previous run, unchanged since: only
+  /// the input is copied (timed repeats).
+  Unchanged
+};
+
+/// Checks that the GPU runtime of a run loads: the emulator's library
+/// (`emulated`), else as checkCudaAvailable().
+llvm::Error checkGPURuntimeAvailable(bool emulated);
+
 /// Checks that GPU execution is possible: the CUDA runtime library was
 /// built, the driver (libcuda.so.1) loads and a device initialises. The
 /// error names what is missing.
@@ -66,10 +80,11 @@ public:
 
   /// Runs the entry function: `args` in signature order (input first), the
   /// result written to `out`, whose shape must already be set. On the GPU
-  /// the weights are copied to device-accessible memory on the first run
-  /// and reused while the same host tensors are passed; the input is copied
-  /// on every run.
-  llvm::Error run(llvm::ArrayRef<const HostTensor *> args, HostTensor &out);
+  /// (or the emulator) the arguments are copied to device-accessible memory
+  /// on every run; with WeightReuse::Unchanged the weights' copies of the
+  /// previous run are reused when the same host tensors are passed.
+  llvm::Error run(llvm::ArrayRef<const HostTensor *> args, HostTensor &out,
+                  WeightReuse reuseWeights = WeightReuse::Copy);
 
   /// Runs a decode entry derived by transformer-derive-decode (CPU only):
   /// `args` are the input and the weights as for run(), `position` the
@@ -95,6 +110,8 @@ private:
   std::unique_ptr<mlir::ExecutionEngine> engine;
   std::string entry;
   JitTarget target = JitTarget::CPU;
+  /// NVPTX on the GPU emulator's runtime.
+  bool emulated = false;
   /// GPU copies of the arguments, kept across runs.
   struct DeviceCopy {
     const float *host = nullptr;

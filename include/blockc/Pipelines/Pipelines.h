@@ -191,6 +191,18 @@ struct NVPTXPipelineOptions
                      "fatbinary (empty: MLIR's search: PATH, $CUDA_ROOT, "
                      "...)"),
       llvm::cl::init("")};
+  Option<bool> emulate{
+      *this, "emulate",
+      llvm::cl::desc("Compile for the GPU emulator: portable math in stage "
+                     "2, and in stage 3 the kernels become host functions "
+                     "run by libblockc_emulator_runtime instead of PTX "
+                     "(docs/GPUEmulator.md)"),
+      llvm::cl::init(false)};
+  Option<bool> checkBounds{
+      *this, "check-bounds",
+      llvm::cl::desc("With emulate: check the indices of every memref access "
+                     "inside kernels"),
+      llvm::cl::init(false)};
 };
 
 /// Stage 1, every target: transformer dialect -> linalg on tensors with the
@@ -245,6 +257,14 @@ void buildNVPTXMapToGPUPipeline(mlir::OpPassManager &pm,
 /// binary and the host side in the LLVM dialect.
 void buildNVPTXLowerToLLVMPipeline(mlir::OpPassManager &pm,
                                    const NVPTXPipelineOptions &options);
+
+/// Stage 3 for the GPU emulator (`emulate`): kernel outlining into one
+/// gpu.module, the kernels as host functions (blockc-gpu-emulate-kernels),
+/// everything to the LLVM dialect with upstream's host lowering
+/// (gpu-to-llvm: the same mgpu* calls as for a GPU), and the registration
+/// of the kernels with the emulator runtime.
+void buildNVPTXEmulatorLowerToLLVMPipeline(mlir::OpPassManager &pm,
+                                           const NVPTXPipelineOptions &options);
 
 /// All NVPTX stages.
 void buildNVPTXPipeline(mlir::OpPassManager &pm,

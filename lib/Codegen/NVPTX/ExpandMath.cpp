@@ -67,40 +67,48 @@ template <typename MathOp> struct ToPTX : OpRewritePattern<MathOp> {
   std::string f32Opcode, f64Opcode;
 };
 
-/// rsqrt(x) -> 1 / sqrt.rn(x) (IEEE-rounded square root).
+/// rsqrt(x) -> 1 / sqrt.rn(x) (IEEE-rounded square root; with `portable`,
+/// math.sqrt, which the host lowers to llvm.sqrt with the same rounding).
 struct ExpandRsqrt : OpRewritePattern<math::RsqrtOp> {
-  using OpRewritePattern::OpRewritePattern;
+  ExpandRsqrt(MLIRContext *ctx, bool portable)
+      : OpRewritePattern<math::RsqrtOp>(ctx), portable(portable) {}
   LogicalResult matchAndRewrite(math::RsqrtOp op,
                                 PatternRewriter &rewriter) const override {
     Type type = op.getType();
     if (!type.isF32() && !type.isF64())
       return failure();
     Location loc = op.getLoc();
-    Value sqrt = ptxInstruction(rewriter, loc,
-                                type.isF32() ? "sqrt.rn.f32" : "sqrt.rn.f64",
-                                ValueRange{op.getOperand()});
+    Value sqrt =
+        portable ? math::SqrtOp::create(rewriter, loc, op.getOperand())
+                 : ptxInstruction(rewriter, loc,
+                                  type.isF32() ? "sqrt.rn.f32" : "sqrt.rn.f64",
+                                  ValueRange{op.getOperand()});
     Value one = arith::ConstantOp::create(rewriter, loc,
                                           rewriter.getFloatAttr(type, 1.0));
     rewriter.replaceOpWithNewOp<arith::DivFOp>(op, one, sqrt);
     return success();
   }
+  bool portable;
 };
 
 struct GPUExpandMathPass
     : blockc::nvptx::impl::GPUExpandMathPassBase<GPUExpandMathPass> {
+  using Base::Base;
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     MLIRContext *ctx = &getContext();
-    patterns.add<ExpandRsqrt>(ctx);
-    patterns.add<ToPTX<math::FmaOp>>(ctx, "fma.rn.f32", "fma.rn.f64");
-    patterns.add<ToPTX<math::SqrtOp>>(ctx, "sqrt.rn.f32", "sqrt.rn.f64");
-    patterns.add<ToPTX<math::AbsFOp>>(ctx, "abs.f32", "abs.f64");
-    patterns.add<ToPTX<math::FloorOp>>(ctx, "cvt.rmi.f32.f32",
-                                       "cvt.rmi.f64.f64");
-    patterns.add<ToPTX<math::CeilOp>>(ctx, "cvt.rpi.f32.f32",
-                                      "cvt.rpi.f64.f64");
-    patterns.add<ToPTX<math::RoundEvenOp>>(ctx, "cvt.rni.f32.f32",
-                                           "cvt.rni.f64.f64");
+    patterns.add<ExpandRsqrt>(ctx, portable);
+    if (!portable) {
+      patterns.add<ToPTX<math::FmaOp>>(ctx, "fma.rn.f32", "fma.rn.f64");
+      patterns.add<ToPTX<math::SqrtOp>>(ctx, "sqrt.rn.f32", "sqrt.rn.f64");
+      patterns.add<ToPTX<math::AbsFOp>>(ctx, "abs.f32", "abs.f64");
+      patterns.add<ToPTX<math::FloorOp>>(ctx, "cvt.rmi.f32.f32",
+                                         "cvt.rmi.f64.f64");
+      patterns.add<ToPTX<math::CeilOp>>(ctx, "cvt.rpi.f32.f32",
+                                        "cvt.rpi.f64.f64");
+      patterns.add<ToPTX<math::RoundEvenOp>>(ctx, "cvt.rni.f32.f32",
+                                             "cvt.rni.f64.f64");
+    }
     // blockc's exp / erf / erfc / tanh (more accurate than upstream's, see
     // docs/Pipelines.md) take precedence over upstream's patterns for the
     // same ops; upstream's expansions that produce math.exp (erfc, expm1,

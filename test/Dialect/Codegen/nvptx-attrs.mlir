@@ -65,3 +65,11 @@ func.func @gpu_attention_largest() attributes {a = #blockc_codegen.gpu_attention
 func.func @kernel_kinds() attributes {a = #blockc_codegen.kernel<tiled_matmul>, b = #blockc_codegen.kernel<fused_attention>} {
   return
 }
+
+// -----
+
+// CHECK-LABEL: func.func @emulated_kernel
+// CHECK-SAME: blockc_codegen.emulated_kernel = #blockc_codegen.emulated_kernel<module = "blockc_kernels#0123", kernel = "k", static_shared = 8320, max_shared = 166912, synchronizes = true, block_x = 16, block_y = 16, block_z = 1>
+func.func @emulated_kernel() attributes {blockc_codegen.emulated_kernel = #blockc_codegen.emulated_kernel<module = "blockc_kernels#0123", kernel = "k", static_shared = 8320, max_shared = 166912, synchronizes = true, block_x = 16, block_y = 16, block_z = 1>} {
+  return
+}

@@ -121,3 +121,35 @@ func.func @attention_kind(%q: tensor<1x4x2x32xf32>, %k: tensor<1x4x2x32xf32>, %v
       : tensor<1x4x2x32xf32>, tensor<1x4x2x32xf32>, tensor<1x4x2x32xf32> -> tensor<1x4x2x32xf32>
   return %o : tensor<1x4x2x32xf32>
 }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// emulated_kernel
+//===----------------------------------------------------------------------===//
+
+// expected-error @+1 {{module and kernel must not be empty}}
+func.func @emulated_no_kernel() attributes {t = #blockc_codegen.emulated_kernel<module = "m", kernel = "", static_shared = 0, max_shared = 0, synchronizes = false, block_x = 0, block_y = 0, block_z = 0>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{static_shared must be >= 0, got -4}}
+func.func @emulated_negative_shared() attributes {t = #blockc_codegen.emulated_kernel<module = "m", kernel = "k", static_shared = -4, max_shared = 0, synchronizes = false, block_x = 0, block_y = 0, block_z = 0>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{block_z must be >= 0, got -1}}
+func.func @emulated_negative_block() attributes {t = #blockc_codegen.emulated_kernel<module = "m", kernel = "k", static_shared = 0, max_shared = 0, synchronizes = true, block_x = 32, block_y = 1, block_z = -1>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'blockc_codegen.emulated_kernel' must be a #blockc_codegen.emulated_kernel attribute}}
+func.func @emulated_wrong_kind() attributes {blockc_codegen.emulated_kernel = 1 : i64} {
+  return
+}

@@ -106,5 +106,7 @@ LogicalResult CodegenDialect::verifyOperationAttribute(Operation *op,
     return expect(isa<GPUMapAttr>(value), "gpu_map");
   if (name == kGpuAttentionAttrName)
     return expect(isa<GPUAttentionAttr>(value), "gpu_attention");
+  if (name == kEmulatedKernelAttrName)
+    return expect(isa<EmulatedKernelAttr>(value), "emulated_kernel");
   return op->emitError() << "unknown blockc_codegen attribute '" << name << "'";
 }

@@ -89,3 +89,20 @@ GPUAttentionAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return failure();
   return verifyBlock(emitError, "32 * warps", kWarpSize * warps);
 }
+
+LogicalResult EmulatedKernelAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, StringRef module,
+    StringRef kernel, int64_t staticShared, int64_t maxShared,
+    bool synchronizes, int64_t blockX, int64_t blockY, int64_t blockZ) {
+  if (module.empty() || kernel.empty())
+    return emitError() << "module and kernel must not be empty";
+  for (auto [name, value] :
+       {std::pair<StringRef, int64_t>{"static_shared", staticShared},
+        {"max_shared", maxShared},
+        {"block_x", blockX},
+        {"block_y", blockY},
+        {"block_z", blockZ}})
+    if (value < 0)
+      return emitError() << name << " must be >= 0, got " << value;
+  return success();
+}

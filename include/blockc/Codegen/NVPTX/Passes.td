@@ -72,12 +72,23 @@ def GPUExpandMathPass
     `1 / sqrt.rn(x)`, so that the PTX blockc emits is self-contained and
     `-emit=ptx` needs no CUDA toolkit.
 
+    With `portable` (the GPU emulator's pipeline), the ops with a native
+    PTX instruction stay `math` ops (and `rsqrt(x)` becomes
+    `1 / math.sqrt(x)`), which the host lowers to the LLVM intrinsics with
+    the same IEEE rounding (`llvm.fma`, `llvm.sqrt`, ...); the polynomials
+    are the same in both modes.
+
     ```mlir
     %r = math.rsqrt %x : f32                                  // before
     %s = llvm.inline_asm "sqrt.rn.f32 $0, $1;", "=f,f" %x : (f32) -> f32
     %r = arith.divf %one, %s : f32                            // after
     ```
   }];
+  let options = [
+    Option<"portable", "portable", "bool", /*default=*/"false",
+           "Keep sqrt, fma, abs, floor, ceil and roundeven as math ops "
+           "instead of PTX inline assembly (for the GPU emulator)">
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::LLVM::LLVMDialect",
@@ -296,6 +307,84 @@ def GPULowerSDPAPass
                            "::mlir::memref::MemRefDialect",
                            "::mlir::scf::SCFDialect",
                            "::mlir::tensor::TensorDialect"];
+}
+
+def GPUEmulateKernelsPass
+    : Pass<"blockc-gpu-emulate-kernels", "::mlir::ModuleOp"> {
+  let summary = "Move the kernels of every gpu.module into host functions "
+                "for the GPU emulator";
+  let description = [{
+    The GPU emulator's half of stage 3 (`blockc-nvptx-pipeline` with
+    `emulate`), run after `gpu-kernel-outlining`: the host code keeps its
+    `gpu.launch_func`, `gpu.alloc` and `gpu.wait` ops (lowered by upstream's
+    `gpu-to-llvm` to the same `mgpu*` calls as for a GPU), while each kernel
+    `@k` of a `gpu.module @m` becomes a host function
+    `@__blockc_emu_m_k(%params: !llvm.ptr, %thread: !llvm.ptr,
+    %shared: !llvm.ptr, %shared_bytes: i64)` that runs one GPU thread:
+
+    * the kernel parameters are read from `%params` (one pointer per
+      parameter, memrefs as their unpacked descriptor fields, as
+      `gpu-to-llvm` passes them to `mgpuLaunchKernel`);
+    * `gpu.thread_id`, `block_id`, `block_dim`, `grid_dim`, `global_id` and
+      `lane_id` load the fields of the runtime's `BlockcEmuThread` at
+      `%thread` (include/blockc/Runtime/EmulatorRuntime.h);
+    * workgroup attributions become `memref.view`s of `%shared` (16-byte
+      aligned offsets, in order), private attributions `memref.alloca`s;
+      `#gpu.address_space` memory spaces are dropped;
+    * `gpu.barrier` calls `blockcEmuBarrier` and a 32-bit `gpu.shuffle`
+      calls `blockcEmuShuffle32`, with a string naming the kernel and the
+      op's location for the runtime's divergence messages;
+    * with `check-bounds`, every `memref.load` and `memref.store` checks its
+      indices against the memref's sizes and calls `blockcEmuOutOfBounds`
+      instead of an access out of bounds (a load then yields 0).
+
+    The function carries a `#blockc_codegen.emulated_kernel` attribute (the
+    module token, static shared memory, the chip's shared-memory limit,
+    whether it synchronizes, the known block size), which
+    `blockc-gpu-register-emulated-kernels` reads after the lowering to LLVM.
+    Each `gpu.module` becomes a `gpu.binary` whose object is the text
+    `blockc-emulator:<m>#<hash of the module>`, which the emulator
+    runtime's `mgpuModuleLoad` accepts.
+
+    Errors: a kernel op the emulator does not model (PTX inline assembly,
+    NVVM ops, `gpu.printf`, other GPU ops), a shuffle of a type that is not
+    32 bits wide, a non-kernel `gpu.func`, a workgroup attribution of
+    dynamic shape, or more than 48 KiB of static shared memory.
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_80\"",
+           "The emulated chip (its shared-memory limit per block)">,
+    Option<"checkBounds", "check-bounds", "bool", /*default=*/"false",
+           "Check the indices of every memref access inside kernels">
+  ];
+  let dependentDialects = [
+    "::blockc::codegen::CodegenDialect",
+    "::mlir::arith::ArithDialect",
+    "::mlir::cf::ControlFlowDialect",
+    "::mlir::func::FuncDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::LLVM::LLVMDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::NVVM::NVVMDialect",
+    "::mlir::scf::SCFDialect"
+  ];
+}
+
+def GPURegisterEmulatedKernelsPass
+    : Pass<"blockc-gpu-register-emulated-kernels", "::mlir::ModuleOp"> {
+  let summary = "Register the emulated kernels with the emulator runtime at "
+                "program start";
+  let description = [{
+    After the lowering to the LLVM dialect: for every `llvm.func` with a
+    `#blockc_codegen.emulated_kernel` attribute, a global constructor
+    (`@__blockc_emu_register`, priority 101, before the module loads of
+    `gpu.binary`) calls `blockcEmuRegisterKernel` with the attribute's
+    values and the function's address, and a global destructor
+    (`@__blockc_emu_unregister`) calls `blockcEmuUnregisterKernel`, so that
+    `mgpuModuleGetFunction` of the emulator runtime finds the kernels by
+    name, in a JIT as in an object file.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
 #endif // BLOCKC_CODEGEN_NVPTX_PASSES_TD

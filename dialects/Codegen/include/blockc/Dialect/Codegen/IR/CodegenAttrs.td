@@ -262,4 +262,46 @@ def Codegen_GPUAttentionAttr : Codegen_Attr<"GPUAttention", "gpu_attention"> {
   let genVerifyDecl = 1;
 }
 
+def Codegen_EmulatedKernelAttr
+    : Codegen_Attr<"EmulatedKernel", "emulated_kernel"> {
+  let summary = "A GPU kernel compiled into host code for the emulator";
+  let description = [{
+    Attached as `blockc_codegen.emulated_kernel` by
+    `blockc-gpu-emulate-kernels` to the host function that runs one thread
+    of a kernel of the emulated `gpu.module` `module`; read by
+    `blockc-gpu-register-emulated-kernels`, which registers the function
+    with the emulator runtime under (`module`, `kernel`) when the program
+    starts.
+
+    * `static_shared`: bytes of the kernel's workgroup attributions (static
+      shared memory); `max_shared`: the target chip's limit for static plus
+      dynamic shared memory of a block, checked at every launch;
+    * `synchronizes`: the kernel has a barrier or a warp shuffle, so its
+      threads run as fibers (otherwise as a loop);
+    * `block_x/y/z`: the kernel's `known_block_size` (0: unknown), checked
+      against the launch.
+
+    ```mlir
+    func.func @__blockc_emu_k(...) attributes {
+        blockc_codegen.emulated_kernel = #blockc_codegen.emulated_kernel<
+          module = "blockc_kernels#5d0c", kernel = "k", static_shared = 8320,
+          max_shared = 166912, synchronizes = true, block_x = 16,
+          block_y = 16, block_z = 1>}
+    ```
+
+    Names are not empty and sizes are at least 0 (the limits are checked by
+    the pass and at launch).
+  }];
+  let parameters = (ins StringRefParameter<>:$module,
+                        StringRefParameter<>:$kernel,
+                        "int64_t":$static_shared,
+                        "int64_t":$max_shared,
+                        "bool":$synchronizes,
+                        "int64_t":$block_x,
+                        "int64_t":$block_y,
+                        "int64_t":$block_z);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
 #endif // BLOCKC_DIALECT_CODEGEN_IR_CODEGENATTRS_TD

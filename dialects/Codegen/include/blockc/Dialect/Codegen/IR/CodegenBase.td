@@ -62,6 +62,10 @@ def Codegen_Dialect : Dialect {
         "blockc_codegen.gpu_map";
     static constexpr ::llvm::StringLiteral kGpuAttentionAttrName =
         "blockc_codegen.gpu_attention";
+    /// The GPU emulator: a host function running one thread of a kernel
+    /// (an EmulatedKernelAttr).
+    static constexpr ::llvm::StringLiteral kEmulatedKernelAttrName =
+        "blockc_codegen.emulated_kernel";
   }];
 }
 

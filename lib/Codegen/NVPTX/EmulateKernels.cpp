@@ -1,0 +1,572 @@
+//===- EmulateKernels.cpp - GPU kernels as host functions for the emulator ===//
+//
+// Moves every kernel of every gpu.module into a host function that runs one
+// GPU thread on the emulator runtime (include/blockc/Runtime/
+// EmulatorRuntime.h) and replaces each gpu.module by a gpu.binary whose
+// object names it for the runtime's mgpuModuleLoad. See
+// Codegen/NVPTX/Passes.td (GPUEmulateKernelsPass) and docs/GPUEmulator.md.
+//
+//===----------------------------------------------------------------------===//
+
+#include "blockc/Codegen/NVPTX/Passes.h"
+#include "blockc/Dialect/Codegen/IR/CodegenDialect.h"
+
+#include "mlir/AsmParser/AsmParser.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/xxhash.h"
+
+namespace blockc::nvptx {
+#define GEN_PASS_DEF_GPUEMULATEKERNELSPASS
+#include "blockc/Codegen/NVPTX/Passes.h.inc"
+} // namespace blockc::nvptx
+
+using namespace mlir;
+using blockc::codegen::CodegenDialect;
+using blockc::codegen::EmulatedKernelAttr;
+
+namespace {
+
+/// Static shared memory a kernel may declare (ptxas's limit on every chip).
+constexpr int64_t kMaxStaticSharedBytes = 48 * 1024;
+
+/// Byte offsets of the BlockcEmuThread fields (EmulatorRuntime.h).
+constexpr int64_t kThreadIdOffset = 0;
+constexpr int64_t kBlockIdOffset = 12;
+constexpr int64_t kBlockDimOffset = 24;
+constexpr int64_t kGridDimOffset = 36;
+constexpr int64_t kLaneIdOffset = 48;
+
+/// Shared memory a block of `chip` may use, static plus dynamic (CUDA's
+/// opt-in maximum per block); 48 KiB for chips not listed.
+int64_t maxSharedBytes(StringRef chip) {
+  unsigned sm = 0;
+  if (!chip.consume_front("sm_") ||
+      chip.take_while(llvm::isDigit).getAsInteger(10, sm))
+    return kMaxStaticSharedBytes;
+  switch (sm) {
+  case 70:
+  case 72:
+    return 96 * 1024;
+  case 75:
+    return 64 * 1024;
+  case 80:
+  case 87:
+    return 163 * 1024;
+  case 86:
+  case 89:
+  case 120:
+  case 121:
+    return 99 * 1024;
+  case 90:
+  case 100:
+  case 101:
+  case 103:
+  case 110:
+    return 227 * 1024;
+  default:
+    return kMaxStaticSharedBytes;
+  }
+}
+
+/// `type` without a #gpu.address_space memory space.
+Type stripAddressSpace(Type type) {
+  auto memref = dyn_cast<MemRefType>(type);
+  if (!memref ||
+      !isa_and_nonnull<gpu::AddressSpaceAttr>(memref.getMemorySpace()))
+    return type;
+  return MemRefType::get(memref.getShape(), memref.getElementType(),
+                         memref.getLayout(), Attribute());
+}
+
+/// "file:line:col" of the first file location inside `loc`.
+std::string describeLocation(Location loc) {
+  std::string text = "an unknown location";
+  loc->walk([&](Location inner) {
+    if (auto file = dyn_cast<FileLineColLoc>(inner)) {
+      text = (file.getFilename().getValue() + ":" + Twine(file.getLine()) +
+              ":" + Twine(file.getColumn()))
+                 .str();
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return text;
+}
+
+/// The runtime functions the emulated kernels call, declared once.
+struct RuntimeDecls {
+  func::FuncOp barrier, shuffle32, outOfBounds;
+
+  static func::FuncOp declare(ModuleOp module, StringRef name,
+                              FunctionType type) {
+    if (auto existing = module.lookupSymbol<func::FuncOp>(name))
+      return existing;
+    OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+    auto fn = func::FuncOp::create(b, module.getLoc(), name, type);
+    fn.setPrivate();
+    return fn;
+  }
+
+  explicit RuntimeDecls(ModuleOp module) {
+    MLIRContext *ctx = module.getContext();
+    Type ptr = LLVM::LLVMPointerType::get(ctx);
+    Type i32 = IntegerType::get(ctx, 32), i64 = IntegerType::get(ctx, 64);
+    barrier = declare(module, "blockcEmuBarrier",
+                      FunctionType::get(ctx, {ptr, ptr}, {}));
+    shuffle32 =
+        declare(module, "blockcEmuShuffle32",
+                FunctionType::get(ctx, {ptr, i32, i32, i32, i32, ptr}, {i64}));
+    outOfBounds =
+        declare(module, "blockcEmuOutOfBounds",
+                FunctionType::get(ctx, {ptr, ptr, i64, i64, i64}, {}));
+  }
+};
+
+/// Rewrites one kernel into its host function.
+class KernelEmulation {
+public:
+  KernelEmulation(gpu::GPUFuncOp kernel, StringRef moduleToken,
+                  const RuntimeDecls &runtime, int64_t maxShared,
+                  bool checkBounds, unsigned &siteCounter)
+      : kernel(kernel), moduleToken(moduleToken), runtime(runtime),
+        maxShared(maxShared), checkBounds(checkBounds),
+        siteCounter(siteCounter), ctx(kernel.getContext()),
+        ptrType(LLVM::LLVMPointerType::get(ctx)),
+        i8Type(IntegerType::get(ctx, 8)), i32Type(IntegerType::get(ctx, 32)),
+        i64Type(IntegerType::get(ctx, 64)) {}
+
+  LogicalResult run(ModuleOp module);
+
+private:
+  LogicalResult checkOps();
+  Value threadField(OpBuilder &b, Location loc, int64_t offset);
+  Value loadParam(OpBuilder &b, Location loc, Type type);
+  Value unpackMemRef(OpBuilder &b, Location loc, MemRefType type,
+                     std::function<Value(Type)> next);
+  Value siteString(OpBuilder &b, Operation *op, StringRef what);
+  void replaceGPUOps();
+  void insertBoundsChecks();
+
+  gpu::GPUFuncOp kernel;
+  std::string moduleToken;
+  const RuntimeDecls &runtime;
+  int64_t maxShared;
+  bool checkBounds;
+  unsigned &siteCounter;
+  MLIRContext *ctx;
+  Type ptrType, i8Type, i32Type, i64Type;
+
+  func::FuncOp host;
+  Value params, thread, shared, sharedBytes;
+  /// The block's shared memory as a memref<?xi8>, built once.
+  Value sharedBuffer;
+  int64_t paramSlot = 0;
+  bool synchronizes = false;
+};
+
+LogicalResult KernelEmulation::checkOps() {
+  for (Type type : kernel.getArgumentTypes())
+    if (!type.isIntOrIndexOrFloat() && !isa<MemRefType>(type))
+      return kernel.emitError()
+             << "the GPU emulator cannot pass a kernel argument of type "
+             << type << " (kernel '" << kernel.getName() << "')";
+  WalkResult result = kernel.walk([&](Operation *op) {
+    if (isa<gpu::ThreadIdOp, gpu::BlockIdOp, gpu::BlockDimOp, gpu::GridDimOp,
+            gpu::GlobalIdOp, gpu::LaneIdOp, gpu::BarrierOp, gpu::ReturnOp,
+            gpu::GPUFuncOp>(op))
+      return WalkResult::advance();
+    if (auto shuffle = dyn_cast<gpu::ShuffleOp>(op)) {
+      if (shuffle.getValue().getType().getIntOrFloatBitWidth() != 32) {
+        op->emitError() << "the GPU emulator supports 32-bit shuffles only, "
+                           "in kernel '"
+                        << kernel.getName() << "'";
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    }
+    if (isa<LLVM::InlineAsmOp>(op)) {
+      op->emitError() << "PTX inline assembly cannot run on the host (kernel '"
+                      << kernel.getName()
+                      << "'); the emulator's pipeline expands math with "
+                         "blockc-gpu-expand-math{portable=true}";
+      return WalkResult::interrupt();
+    }
+    if (isa<gpu::GPUDialect, NVVM::NVVMDialect>(op->getDialect())) {
+      op->emitError() << "the GPU emulator does not model '" << op->getName()
+                      << "' (kernel '" << kernel.getName() << "')";
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}
+
+Value KernelEmulation::threadField(OpBuilder &b, Location loc, int64_t offset) {
+  Value address = LLVM::GEPOp::create(b, loc, ptrType, i8Type, thread,
+                                      ArrayRef<LLVM::GEPArg>{offset},
+                                      LLVM::GEPNoWrapFlags::inbounds);
+  Value value = LLVM::LoadOp::create(b, loc, i32Type, address);
+  return arith::IndexCastUIOp::create(b, loc, b.getIndexType(), value);
+}
+
+Value KernelEmulation::loadParam(OpBuilder &b, Location loc, Type type) {
+  Value slot = LLVM::GEPOp::create(b, loc, ptrType, ptrType, params,
+                                   ArrayRef<LLVM::GEPArg>{paramSlot++},
+                                   LLVM::GEPNoWrapFlags::inbounds);
+  Value address = LLVM::LoadOp::create(b, loc, ptrType, slot);
+  return LLVM::LoadOp::create(b, loc, type, address);
+}
+
+/// A memref of `type` from its descriptor fields in the order of MLIR's
+/// unpacked descriptors (allocated, aligned, offset, sizes, strides), each
+/// produced by `next`.
+Value KernelEmulation::unpackMemRef(OpBuilder &b, Location loc, MemRefType type,
+                                    std::function<Value(Type)> next) {
+  int64_t rank = type.getRank();
+  SmallVector<Type> fields = {ptrType, ptrType, i64Type};
+  if (rank > 0) {
+    fields.push_back(LLVM::LLVMArrayType::get(i64Type, rank));
+    fields.push_back(LLVM::LLVMArrayType::get(i64Type, rank));
+  }
+  auto structType = LLVM::LLVMStructType::getLiteral(ctx, fields);
+  Value desc = LLVM::PoisonOp::create(b, loc, structType);
+  for (int64_t i = 0; i < 3; ++i)
+    desc = LLVM::InsertValueOp::create(b, loc, desc, next(fields[i]), i);
+  for (int64_t part = 3; part < 5 && rank > 0; ++part)
+    for (int64_t d = 0; d < rank; ++d)
+      desc = LLVM::InsertValueOp::create(b, loc, desc, next(i64Type),
+                                         ArrayRef<int64_t>{part, d});
+  return UnrealizedConversionCastOp::create(b, loc, type, desc).getResult(0);
+}
+
+Value KernelEmulation::siteString(OpBuilder &b, Operation *op, StringRef what) {
+  std::string text = ("kernel '" + kernel.getName() + "': " + what + " at " +
+                      describeLocation(op->getLoc()))
+                         .str();
+  text.push_back('\0');
+  return LLVM::createGlobalString(
+      op->getLoc(), b, ("__blockc_emu_site_" + Twine(siteCounter++)).str(),
+      text, LLVM::Linkage::Internal);
+}
+
+void KernelEmulation::replaceGPUOps() {
+  SmallVector<Operation *> ops;
+  host.walk([&](Operation *op) {
+    if (op->getDialect() && isa<gpu::GPUDialect>(op->getDialect()))
+      ops.push_back(op);
+  });
+  auto dimIndex = [](gpu::Dimension d) { return static_cast<int64_t>(d); };
+  for (Operation *op : ops) {
+    OpBuilder b(op);
+    Location loc = op->getLoc();
+    Value replacement;
+    if (auto id = dyn_cast<gpu::ThreadIdOp>(op)) {
+      replacement = threadField(
+          b, loc, kThreadIdOffset + 4 * dimIndex(id.getDimension()));
+    } else if (auto id = dyn_cast<gpu::BlockIdOp>(op)) {
+      replacement =
+          threadField(b, loc, kBlockIdOffset + 4 * dimIndex(id.getDimension()));
+    } else if (auto dim = dyn_cast<gpu::BlockDimOp>(op)) {
+      replacement = threadField(
+          b, loc, kBlockDimOffset + 4 * dimIndex(dim.getDimension()));
+    } else if (auto dim = dyn_cast<gpu::GridDimOp>(op)) {
+      replacement = threadField(
+          b, loc, kGridDimOffset + 4 * dimIndex(dim.getDimension()));
+    } else if (auto id = dyn_cast<gpu::GlobalIdOp>(op)) {
+      int64_t d = 4 * dimIndex(id.getDimension());
+      Value block = threadField(b, loc, kBlockIdOffset + d);
+      Value size = threadField(b, loc, kBlockDimOffset + d);
+      Value local = threadField(b, loc, kThreadIdOffset + d);
+      replacement = arith::AddIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, block, size), local);
+    } else if (isa<gpu::LaneIdOp>(op)) {
+      replacement = threadField(b, loc, kLaneIdOffset);
+    } else if (isa<gpu::BarrierOp>(op)) {
+      synchronizes = true;
+      func::CallOp::create(
+          b, loc, runtime.barrier,
+          ValueRange{thread, siteString(b, op, "gpu.barrier")});
+      op->erase();
+      continue;
+    } else if (auto shuffle = dyn_cast<gpu::ShuffleOp>(op)) {
+      synchronizes = true;
+      Value value = shuffle.getValue();
+      Type type = value.getType();
+      Value bits = type.isInteger(32)
+                       ? value
+                       : arith::BitcastOp::create(b, loc, i32Type, value);
+      Value mode = arith::ConstantIntOp::create(
+          b, loc, static_cast<int64_t>(shuffle.getMode()), 32);
+      Value result =
+          func::CallOp::create(
+              b, loc, runtime.shuffle32,
+              ValueRange{thread, bits, shuffle.getOffset(), shuffle.getWidth(),
+                         mode,
+                         siteString(b, op,
+                                    ("gpu.shuffle " + gpu::stringifyShuffleMode(
+                                                          shuffle.getMode()))
+                                        .str())})
+              .getResult(0);
+      Value low = arith::TruncIOp::create(b, loc, i32Type, result);
+      Value shuffled = type.isInteger(32)
+                           ? low
+                           : arith::BitcastOp::create(b, loc, type, low);
+      Value high = arith::ShRUIOp::create(
+          b, loc, result, arith::ConstantIntOp::create(b, loc, 32, 64));
+      Value valid =
+          arith::TruncIOp::create(b, loc, IntegerType::get(ctx, 1), high);
+      op->replaceAllUsesWith(ValueRange{shuffled, valid});
+      op->erase();
+      continue;
+    } else if (isa<gpu::ReturnOp>(op)) {
+      func::ReturnOp::create(b, loc);
+      op->erase();
+      continue;
+    }
+    op->replaceAllUsesWith(ValueRange{replacement});
+    op->erase();
+  }
+}
+
+void KernelEmulation::insertBoundsChecks() {
+  SmallVector<Operation *> accesses;
+  host.walk([&](Operation *op) {
+    if (isa<memref::LoadOp, memref::StoreOp>(op))
+      accesses.push_back(op);
+  });
+  for (Operation *op : accesses) {
+    OpBuilder b(op);
+    Location loc = op->getLoc();
+    Value memref;
+    ValueRange indices;
+    if (auto load = dyn_cast<memref::LoadOp>(op)) {
+      memref = load.getMemRef();
+      indices = load.getIndices();
+    } else {
+      auto store = cast<memref::StoreOp>(op);
+      memref = store.getMemRef();
+      indices = store.getIndices();
+    }
+    SmallVector<Value> sizes, inside;
+    Value all = arith::ConstantIntOp::create(b, loc, 1, 1);
+    for (auto [d, index] : llvm::enumerate(indices)) {
+      Value size = memref::DimOp::create(b, loc, memref, d);
+      // Unsigned: a negative index is out of bounds too.
+      Value ok =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, index, size);
+      sizes.push_back(size);
+      inside.push_back(ok);
+      all = arith::AndIOp::create(b, loc, all, ok);
+    }
+    Value site = siteString(b, op, op->getName().getStringRef());
+    auto ifOp = scf::IfOp::create(b, loc, op->getResultTypes(), all,
+                                  /*withElseRegion=*/true);
+    // Then: the access itself.
+    Block *thenBlock = ifOp.thenBlock();
+    if (op->getNumResults() > 0) {
+      op->getResult(0).replaceAllUsesWith(ifOp.getResult(0));
+      OpBuilder tb = OpBuilder::atBlockEnd(thenBlock);
+      scf::YieldOp::create(tb, loc, op->getResult(0));
+    } else if (thenBlock->empty()) {
+      OpBuilder tb = OpBuilder::atBlockEnd(thenBlock);
+      scf::YieldOp::create(tb, loc);
+    }
+    op->moveBefore(thenBlock->getTerminator());
+    // Else: report every index out of bounds; a load yields 0.
+    Block *elseBlock = ifOp.elseBlock();
+    OpBuilder eb = OpBuilder::atBlockBegin(elseBlock);
+    if (!elseBlock->empty())
+      eb.setInsertionPoint(elseBlock->getTerminator());
+    for (auto [d, index] : llvm::enumerate(indices)) {
+      Value outside = arith::XOrIOp::create(
+          eb, loc, inside[d], arith::ConstantIntOp::create(eb, loc, 1, 1));
+      auto report = scf::IfOp::create(eb, loc, outside);
+      OpBuilder rb = OpBuilder::atBlockBegin(report.thenBlock());
+      func::CallOp::create(
+          rb, loc, runtime.outOfBounds,
+          ValueRange{thread, site, arith::ConstantIntOp::create(rb, loc, d, 64),
+                     arith::IndexCastOp::create(rb, loc, i64Type, index),
+                     arith::IndexCastOp::create(rb, loc, i64Type, sizes[d])});
+    }
+    if (op->getNumResults() > 0) {
+      Type type = op->getResult(0).getType();
+      Value zero = arith::ConstantOp::create(
+          eb, loc, cast<TypedAttr>(eb.getZeroAttr(type)));
+      scf::YieldOp::create(eb, loc, zero);
+    } else if (elseBlock->empty() || !elseBlock->mightHaveTerminator()) {
+      scf::YieldOp::create(eb, loc);
+    }
+  }
+}
+
+LogicalResult KernelEmulation::run(ModuleOp module) {
+  if (!kernel.isKernel())
+    return kernel.emitError() << "the GPU emulator runs kernels only; '"
+                              << kernel.getName() << "' is a device function";
+  if (failed(checkOps()))
+    return failure();
+
+  // Static shared memory: the workgroup attributions, in order, at 16-byte
+  // aligned offsets.
+  SmallVector<int64_t> sharedOffsets;
+  int64_t staticShared = 0;
+  for (BlockArgument attribution : kernel.getWorkgroupAttributions()) {
+    auto type = cast<MemRefType>(attribution.getType());
+    if (!type.hasStaticShape() || !type.getLayout().isIdentity())
+      return kernel.emitError()
+             << "the GPU emulator needs workgroup memory of static shape and "
+                "identity layout in kernel '"
+             << kernel.getName() << "', got " << type;
+    staticShared = llvm::alignTo(staticShared, 16);
+    sharedOffsets.push_back(staticShared);
+    staticShared += type.getNumElements() *
+                    llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+  }
+  if (staticShared > kMaxStaticSharedBytes)
+    return kernel.emitError()
+           << "kernel '" << kernel.getName() << "' declares " << staticShared
+           << " bytes of static shared memory, more than the "
+           << kMaxStaticSharedBytes << " a block may declare statically";
+
+  // The host function: (params, thread, shared, shared bytes).
+  OpBuilder mb = OpBuilder::atBlockEnd(module.getBody());
+  std::string name =
+      ("__blockc_emu_" + kernel->getParentOfType<gpu::GPUModuleOp>().getName() +
+       "_" + kernel.getName())
+          .str();
+  host = func::FuncOp::create(
+      mb, kernel.getLoc(), name,
+      FunctionType::get(ctx, {ptrType, ptrType, ptrType, i64Type}, {}));
+  host.getBody().takeBody(kernel.getBody());
+  Block &entry = host.getBody().front();
+  unsigned numOld = entry.getNumArguments();
+  Location loc = kernel.getLoc();
+  params = entry.insertArgument(0u, ptrType, loc);
+  thread = entry.insertArgument(1u, ptrType, loc);
+  shared = entry.insertArgument(2u, ptrType, loc);
+  sharedBytes = entry.insertArgument(3u, i64Type, loc);
+
+  // Memory spaces go: the host has one address space.
+  host.walk([&](Operation *op) {
+    for (OpResult result : op->getResults())
+      result.setType(stripAddressSpace(result.getType()));
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        for (BlockArgument arg : block.getArguments())
+          arg.setType(stripAddressSpace(arg.getType()));
+  });
+
+  OpBuilder b = OpBuilder::atBlockBegin(&entry);
+  unsigned numArgs = kernel.getNumArguments();
+  unsigned numWorkgroup = kernel.getNumWorkgroupAttributions();
+  for (unsigned i = 0; i < numOld; ++i) {
+    BlockArgument old = entry.getArgument(4 + i);
+    Type type = old.getType();
+    Value value;
+    if (i < numArgs) {
+      if (type.isIndex()) {
+        value = arith::IndexCastOp::create(b, loc, type,
+                                           loadParam(b, loc, i64Type));
+      } else if (type.isIntOrFloat()) {
+        value = loadParam(b, loc, type);
+      } else if (auto memref = dyn_cast<MemRefType>(type)) {
+        value = unpackMemRef(b, loc, memref,
+                             [&](Type t) { return loadParam(b, loc, t); });
+      } else {
+        llvm_unreachable("argument types are checked by checkOps");
+      }
+    } else if (i < numArgs + numWorkgroup) {
+      // Workgroup memory: a view of the block's shared buffer.
+      auto memref = cast<MemRefType>(type);
+      if (!sharedBuffer) {
+        Value zero = arith::ConstantIntOp::create(b, loc, 0, 64);
+        Value one = arith::ConstantIntOp::create(b, loc, 1, 64);
+        SmallVector<Value> fields = {shared, shared, zero, sharedBytes, one};
+        unsigned field = 0;
+        sharedBuffer = unpackMemRef(
+            b, loc, MemRefType::get({ShapedType::kDynamic}, i8Type),
+            [&](Type) { return fields[field++]; });
+      }
+      Value buffer = sharedBuffer;
+      Value offset =
+          arith::ConstantIndexOp::create(b, loc, sharedOffsets[i - numArgs]);
+      value =
+          memref::ViewOp::create(b, loc, memref, buffer, offset, ValueRange{});
+    } else {
+      // Private memory: this thread's stack.
+      value = memref::AllocaOp::create(b, loc, cast<MemRefType>(type));
+    }
+    old.replaceAllUsesWith(value);
+  }
+  entry.eraseArguments(4, numOld);
+
+  replaceGPUOps();
+  if (checkBounds)
+    insertBoundsChecks();
+
+  auto known = kernel.getKnownBlockSizeAttr();
+  auto knownDim = [&](int i) -> int64_t { return known ? known[i] : 0; };
+  host->setAttr(CodegenDialect::kEmulatedKernelAttrName,
+                EmulatedKernelAttr::get(ctx, moduleToken, kernel.getName(),
+                                        staticShared, maxShared, synchronizes,
+                                        knownDim(0), knownDim(1), knownDim(2)));
+  kernel.erase();
+  return success();
+}
+
+struct GPUEmulateKernelsPass
+    : blockc::nvptx::impl::GPUEmulateKernelsPassBase<GPUEmulateKernelsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto gpuModules = llvm::to_vector(module.getOps<gpu::GPUModuleOp>());
+    if (gpuModules.empty())
+      return;
+    MLIRContext *ctx = &getContext();
+    Attribute target =
+        parseAttribute("#nvvm.target<chip = \"" + chip + "\">", ctx);
+    if (!target) {
+      module.emitError() << "blockc-gpu-emulate-kernels: invalid chip '" << chip
+                         << "'";
+      return signalPassFailure();
+    }
+    RuntimeDecls runtime(module);
+    unsigned siteCounter = 0;
+    for (gpu::GPUModuleOp gpuModule : gpuModules) {
+      // The runtime finds the kernels under the module's name and a hash of
+      // its contents, so that different programs in one process (a JIT
+      // compiling two entries) do not shadow each other's kernels.
+      std::string text;
+      llvm::raw_string_ostream os(text);
+      gpuModule->print(os);
+      std::string token = (gpuModule.getName() + "#" +
+                           llvm::utohexstr(llvm::xxh3_64bits(text), true))
+                              .str();
+      for (gpu::GPUFuncOp kernel :
+           llvm::to_vector(gpuModule.getOps<gpu::GPUFuncOp>())) {
+        KernelEmulation emulation(kernel, token, runtime, maxSharedBytes(chip),
+                                  checkBounds, siteCounter);
+        if (failed(emulation.run(module)))
+          return signalPassFailure();
+      }
+      OpBuilder b(gpuModule);
+      auto object = gpu::ObjectAttr::get(
+          ctx, target, gpu::CompilationTarget::Binary,
+          StringAttr::get(ctx, "blockc-emulator:" + token), nullptr, nullptr);
+      gpu::BinaryOp::create(b, gpuModule.getLoc(), gpuModule.getName(),
+                            Attribute(), ArrayRef<Attribute>{object});
+      gpuModule.erase();
+    }
+  }
+};
+
+} // namespace
