@@ -11,6 +11,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace blockc::nvptx {
 #define GEN_PASS_DEF_GPUHOSTSHAREDALLOCSPASS
@@ -20,6 +21,23 @@ namespace blockc::nvptx {
 using namespace mlir;
 
 namespace {
+
+/// Whether `use` reads its value inside a kernel, directly or through a
+/// chain of views (memref.cast, expand_shape, subview, ...) made on the host.
+bool readsInKernel(OpOperand &use) {
+  Operation *owner = use.getOwner();
+  if (owner->getParentOfType<gpu::LaunchOp>())
+    return true;
+  auto view = dyn_cast<ViewLikeOpInterface>(owner);
+  if (!view || view.getViewSource() != use.get())
+    return false;
+  for (Value result : owner->getResults())
+    for (OpOperand &next : result.getUses())
+      if (readsInKernel(next))
+        return true;
+  return false;
+}
+
 struct GPUHostSharedAllocsPass
     : blockc::nvptx::impl::GPUHostSharedAllocsPassBase<
           GPUHostSharedAllocsPass> {
@@ -76,9 +94,7 @@ struct GPUHostSharedAllocsPass
     SmallVector<memref::GetGlobalOp> globals;
     func.walk([&](memref::GetGlobalOp op) {
       if (!op->getParentOfType<gpu::LaunchOp>() &&
-          llvm::any_of(op->getUses(), [](OpOperand &use) {
-            return use.getOwner()->getParentOfType<gpu::LaunchOp>();
-          }))
+          llvm::any_of(op->getUses(), readsInKernel))
         globals.push_back(op);
     });
     SmallVector<Value> copies;
@@ -96,8 +112,7 @@ struct GPUHostSharedAllocsPass
                              shared.getMemref());
       global.getResult().replaceUsesWithIf(
           shared.getMemref(), [](OpOperand &use) {
-            return static_cast<bool>(
-                use.getOwner()->getParentOfType<gpu::LaunchOp>());
+            return !isa<memref::CopyOp>(use.getOwner()) && readsInKernel(use);
           });
       copies.push_back(shared.getMemref());
     }

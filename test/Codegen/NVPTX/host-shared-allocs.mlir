@@ -133,3 +133,43 @@ func.func @global_read_by_kernel(%out: memref<4xf64>) -> f64 {
   %h = memref.load %g[%c1] : memref<4xf64>
   return %h : f64
 }
+
+// -----
+
+// A global reached by a kernel through views made on the host (cast,
+// expand_shape, subview) is copied too, and the views are taken of the copy;
+// a view the host alone reads keeps the global.
+memref.global "private" constant @freqs : memref<8xf32> = dense<[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]>
+// CHECK-LABEL: func.func @global_through_views
+// CHECK: %[[G:.+]] = memref.get_global @freqs : memref<8xf32>
+// CHECK: %[[M:.+]] = gpu.alloc host_shared () : memref<8xf32>
+// CHECK: memref.copy %[[G]], %[[M]] : memref<8xf32> to memref<8xf32>
+// CHECK: %[[C:.+]] = memref.cast %[[M]] : memref<8xf32> to memref<?xf32>
+// CHECK: %[[E:.+]] = memref.expand_shape %[[M]] {{\[\[}}0, 1]] output_shape [2, 4] : memref<8xf32> into memref<2x4xf32>
+// CHECK: %[[S:.+]] = memref.subview %[[E]][1, 0] [1, 4] [1, 1]
+// CHECK: %[[H:.+]] = memref.subview %[[G]][0] [2] [1]
+// CHECK: gpu.launch
+// CHECK:   memref.load %[[C]]
+// CHECK:   memref.load %[[S]]
+// CHECK: memref.load %[[H]]
+// CHECK: gpu.dealloc async [%{{.+}}] %[[M]] : memref<8xf32>
+// CHECK: return
+func.func @global_through_views(%out: memref<2xf32>) -> f32 {
+  %g = memref.get_global @freqs : memref<8xf32>
+  %cast = memref.cast %g : memref<8xf32> to memref<?xf32>
+  %e = memref.expand_shape %g [[0, 1]] output_shape [2, 4] : memref<8xf32> into memref<2x4xf32>
+  %row = memref.subview %e[1, 0] [1, 4] [1, 1] : memref<2x4xf32> to memref<4xf32, strided<[1], offset: 4>>
+  %host = memref.subview %g[0] [2] [1] : memref<8xf32> to memref<2xf32, strided<[1]>>
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    %a = memref.load %cast[%c0] : memref<?xf32>
+    %b = memref.load %row[%c1] : memref<4xf32, strided<[1], offset: 4>>
+    memref.store %a, %out[%c0] : memref<2xf32>
+    memref.store %b, %out[%c1] : memref<2xf32>
+    gpu.terminator
+  }
+  %h = memref.load %host[%c1] : memref<2xf32, strided<[1]>>
+  return %h : f32
+}

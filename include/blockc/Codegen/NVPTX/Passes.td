@@ -387,4 +387,35 @@ def GPURegisterEmulatedKernelsPass
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
+def GPUGridStridePass
+    : Pass<"blockc-gpu-grid-stride", "::mlir::func::FuncOp"> {
+  let summary = "Keep the grid's y and z extents within CUDA's 65535";
+  let description = [{
+    `convert-parallel-loops-to-gpu` makes the second and third innermost
+    loop dimensions the grid's y and z extents, so a RoPE over
+    `[B, T, H, D]` launches T blocks along z, which a GPU refuses beyond
+    65535. For every `gpu.launch` whose y or z extent is not a constant of
+    at most 65535, this pass launches `min(extent, 65535)` blocks along it
+    and wraps the body in a grid-stride loop over the extent, starting at
+    the block's index:
+
+    ```mlir
+    gpu.launch blocks(%bx, %by, %bz) in (%gx = %n, ...) { body(%bz) }   // before
+    %g = arith.minui %n, %c65535 : index
+    gpu.launch blocks(%bx, %by, %bz) in (%gx = %g, ...) {                // after
+      scf.for %z = %bz to %n step %gz { body(%z) }
+    }
+    ```
+
+    Inside the body, the grid size and `gpu.grid_dim` along the dimension
+    keep the full extent and `gpu.block_id` is the loop's index. Every
+    block runs the same number of iterations, so barriers in the body stay
+    uniform.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::scf::SCFDialect"
+  ];
+}
+
 #endif // BLOCKC_CODEGEN_NVPTX_PASSES_TD
