@@ -17,8 +17,14 @@
  * switching at every barrier and shuffle. CUDA's launch limits and the
  * collective semantics are checked; every violation is recorded as an error
  * naming the kernel. After the first error the runtime is "sticky" like a
- * CUDA context: later launches, copies and allocations do nothing until
- * blockcEmuClearError().
+ * CUDA context: later launches, copies, memsets and allocations do nothing
+ * until blockcEmuClearError() (frees, module loads and function lookups
+ * still work). The first error is printed once on stderr as
+ * "blockc GPU emulator: <message>".
+ *
+ * Fibers switch only at barriers and shuffles, so races between two sync
+ * points are not observed. Every fiber has a 256 KiB stack with a guard
+ * page: a kernel's private memory must fit in it.
  *
  *===----------------------------------------------------------------------===*/
 
@@ -46,7 +52,9 @@ typedef struct BlockcEmuThread {
 
 /* The packed entry of one emulated kernel: `params` holds one pointer per
    kernel parameter (the array mgpuLaunchKernel receives), `shared` the
-   block's shared memory (static then dynamic), `sharedBytes` its size. */
+   block's shared memory (static then dynamic, 256-byte aligned, filled with
+   0xFF bytes before each block so that uninitialised reads show up as NaN),
+   `sharedBytes` its size (static plus dynamic). */
 typedef void (*BlockcEmuKernelFn)(void **params, BlockcEmuThread *thread,
                                   void *shared, int64_t sharedBytes);
 
@@ -59,40 +67,55 @@ enum {
 /* Makes `kernel` of the emulated module `module` (the contents of its
    gpu.binary object after the "blockc-emulator:" prefix) resolvable by
    mgpuModuleGetFunction. `staticSharedBytes` is the kernel's static shared
-   memory, `maxSharedBytes` the target's opt-in limit for static plus dynamic
-   shared memory; `knownBlock` the kernel's known_block_size (0 = unknown).
-   Registering the same (module, kernel) again shadows the older entry until
-   it is unregistered. */
+   memory (at most 48 KiB), `maxSharedBytes` the target's opt-in limit for
+   static plus dynamic shared memory (0 = 48 KiB); `knownBlock` the kernel's
+   known_block_size (all three 0 = unknown; otherwise every launch must use
+   exactly this block size). Registering the same (module, kernel) again
+   shadows the older entry until it is unregistered. mgpuModuleGetFunction
+   returns the newest registration; launching it after it was unregistered
+   is an error. */
 void blockcEmuRegisterKernel(const char *module, const char *kernel,
                              BlockcEmuKernelFn fn, int64_t staticSharedBytes,
                              int64_t maxSharedBytes, int32_t flags,
                              int32_t knownBlockX, int32_t knownBlockY,
                              int32_t knownBlockZ);
-/* Removes the registration of `fn` (compiled modules call it from their
-   destructors). */
+/* Removes every registration of `fn` (compiled modules call it from their
+   destructors; the runtime's state is never destroyed, so this is safe
+   during process exit). */
 void blockcEmuUnregisterKernel(BlockcEmuKernelFn fn);
 
 /* gpu.barrier: waits until every thread of the block reached the barrier
-   at `site` (a string naming the kernel and the op's location; threads at
-   a different site, or exited, are a divergence error). */
+   at `site` (a string naming the kernel and the op's location, used in
+   messages; sites are compared by pointer, so each op needs one string).
+   Threads at a different site are a deadlock, exited threads a divergence
+   error; either abandons the launch: the kernel's frames are dropped
+   without unwinding. Only kernels registered with BLOCKC_EMU_SYNCHRONIZES
+   may call it. */
 void blockcEmuBarrier(BlockcEmuThread *thread, const char *site);
 
 /* gpu.shuffle on a 32-bit value (`mode`: 0 xor, 1 down, 2 up, 3 idx, the
    values of mlir::gpu::ShuffleMode), with the semantics of the
    shfl.sync.{bfly,down,up,idx} that convert-gpu-to-nvvm emits: member mask
-   = the first `width` lanes, clamp = width - 1 (up: 32 - width). Returns the
-   32 result bits in the low half and the `valid` flag in bit 32. */
+   = the first `width` lanes, clamp = width - 1 (up: 32 - width), `offset`
+   taken modulo 32. Completes when every existing member lane waits at the
+   same `site`; a calling lane outside the member mask, a member lane that
+   exited or waits elsewhere, and a valid source lane that does not exist
+   (partial last warp) are errors. Returns the 32 result bits in the low
+   half and the `valid` flag in bit 32 (invalid lanes get their own value).
+   Only kernels registered with BLOCKC_EMU_SYNCHRONIZES may call it. */
 int64_t blockcEmuShuffle32(BlockcEmuThread *thread, int32_t value,
                            int32_t offset, int32_t width, int32_t mode,
                            const char *site);
 
 /* Called by kernels compiled with bounds checking instead of an access
    whose `index` in dimension `dim` is outside [0, size); the access is
-   skipped (a load yields 0) and the launch fails with this error. */
+   skipped (a load yields 0) and the launch fails with this error; the
+   launch runs to its end, and further accesses are only counted. */
 void blockcEmuOutOfBounds(BlockcEmuThread *thread, const char *site,
                           int64_t dim, int64_t index, int64_t size);
 
-/* The first error since the last blockcEmuClearError(), or NULL. */
+/* The first error since the last blockcEmuClearError(), or NULL; the
+   string stays valid until blockcEmuClearError(). */
 const char *blockcEmuLastError(void);
 void blockcEmuClearError(void);
 

@@ -1,0 +1,1226 @@
+//===- EmulatorRuntime.cpp - the GPU emulator's runtime -------------------===//
+//
+// libblockc_emulator_runtime: the mgpu* host functions of MLIR 22's
+// gpu-to-llvm over host memory, and the blockcEmu* functions that emulated
+// kernels call (include/blockc/Runtime/EmulatorRuntime.h).
+//
+// A launch runs its thread blocks one after another on the calling thread.
+// Kernels registered without BLOCKC_EMU_SYNCHRONIZES run as a loop over the
+// threads of a block. The others run one fiber per thread: a fiber is a
+// Boost.Context fcontext on a cached mmap'ed stack with a guard page, and the
+// block's scheduler resumes every ready fiber in turn (round robin) until it
+// waits at a barrier or a shuffle, or returns. When no fiber is ready, the
+// scheduler completes the collectives whose participants have all arrived
+// and starts the next round; when none can complete, the block is stuck and
+// the error describes where its threads wait. After an error the launch is
+// abandoned: the scheduler returns without resuming the fibers, whose stacks
+// are simply reused (nothing unwinds through the kernel frames, which have
+// no unwind information when they come from the JIT).
+//
+// Under AddressSanitizer (the process has the ASan runtime), fiber switches
+// are announced with __sanitizer_{start,finish}_switch_fiber, and stacks of
+// abandoned fibers are unpoisoned before reuse; the hooks are weak, so the
+// library needs no sanitizer runtime.
+//
+//===----------------------------------------------------------------------===//
+
+#include "blockc/Runtime/EmulatorRuntime.h"
+
+#include <boost/context/detail/fcontext.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstdarg>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define BLOCKC_EXPORT extern "C" __attribute__((visibility("default")))
+
+// AddressSanitizer's fiber interface (sanitizer/common_interface_defs.h and
+// sanitizer/asan_interface.h), weak: null unless the process has ASan.
+extern "C" {
+__attribute__((weak)) void __sanitizer_start_switch_fiber(void **fakeStackSave,
+                                                          const void *bottom,
+                                                          size_t size);
+__attribute__((weak)) void
+__sanitizer_finish_switch_fiber(void *fakeStackSave, const void **bottomOld,
+                                size_t *sizeOld);
+__attribute__((weak)) void
+__asan_unpoison_memory_region(const volatile void *addr, size_t size);
+}
+
+namespace {
+
+namespace ctx = boost::context::detail;
+
+//===----------------------------------------------------------------------===//
+// Limits
+//===----------------------------------------------------------------------===//
+
+constexpr int64_t kMaxThreadsPerBlock = 1024;
+constexpr int64_t kMaxBlockXY = 1024;
+constexpr int64_t kMaxBlockZ = 64;
+constexpr int64_t kMaxGridX = 2147483647;
+constexpr int64_t kMaxGridYZ = 65535;
+constexpr int64_t kMaxStaticShared = 48 * 1024;
+constexpr int64_t kMaxPortableCluster = 8;
+constexpr int64_t kWarpSize = 32;
+constexpr size_t kAlignment = 256;
+constexpr size_t kStackSize = 256 * 1024;
+constexpr const char kModulePrefix[] = "blockc-emulator:";
+
+//===----------------------------------------------------------------------===//
+// Errors
+//===----------------------------------------------------------------------===//
+
+std::string format(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+std::string format(const char *fmt, ...) {
+  va_list args;
+  va_start(args, fmt);
+  va_list copy;
+  va_copy(copy, args);
+  int length = std::vsnprintf(nullptr, 0, fmt, copy);
+  va_end(copy);
+  std::string result(length > 0 ? length : 0, '\0');
+  if (length > 0)
+    std::vsnprintf(&result[0], length + 1, fmt, args);
+  va_end(args);
+  return result;
+}
+
+const char *siteName(const char *site) {
+  return site ? site : "<unknown site>";
+}
+
+std::string dims(const int64_t d[3]) {
+  return format("(%lld,%lld,%lld)", static_cast<long long>(d[0]),
+                static_cast<long long>(d[1]), static_cast<long long>(d[2]));
+}
+
+std::string dims(const int32_t d[3]) {
+  return format("(%d,%d,%d)", d[0], d[1], d[2]);
+}
+
+/// The first error since the last blockcEmuClearError(). Never destroyed:
+/// compiled modules unregister their kernels from static destructors that
+/// may run after this library's.
+struct ErrorState {
+  std::mutex mutex;
+  std::string message;
+  std::atomic<bool> set{false};
+};
+
+ErrorState &errorState() {
+  static ErrorState *state = new ErrorState;
+  return *state;
+}
+
+bool hasError() { return errorState().set.load(std::memory_order_acquire); }
+
+/// Records `message` unless an error is recorded already; the first one is
+/// printed on stderr.
+void recordError(const std::string &message) {
+  ErrorState &state = errorState();
+  std::lock_guard<std::mutex> lock(state.mutex);
+  if (state.set.load(std::memory_order_relaxed))
+    return;
+  state.message = message;
+  state.set.store(true, std::memory_order_release);
+  std::fprintf(stderr, "blockc GPU emulator: %s\n", message.c_str());
+}
+
+//===----------------------------------------------------------------------===//
+// Registry of modules, kernels and allocations
+//===----------------------------------------------------------------------===//
+
+struct Module {
+  std::string name;
+};
+
+/// One registration of a kernel. The handle mgpuModuleGetFunction returns
+/// points to it; it stays allocated after it is unregistered so that a stale
+/// handle is reported instead of dereferenced.
+struct Kernel {
+  std::string module;
+  std::string name;
+  BlockcEmuKernelFn fn = nullptr;
+  int64_t staticShared = 0;
+  int64_t maxShared = 0;
+  int32_t flags = 0;
+  int32_t known[3] = {0, 0, 0};
+  bool registered = true;
+};
+
+struct Registry {
+  std::mutex mutex;
+  std::map<std::string, std::unique_ptr<Module>> modules;
+  std::map<std::pair<std::string, std::string>, std::vector<Kernel *>> kernels;
+  std::vector<std::unique_ptr<Kernel>> registrations;
+  std::unordered_map<void *, size_t> allocations;
+  BlockcEmuStats stats = {};
+};
+
+Registry &registry() {
+  static Registry *r = new Registry;
+  return *r;
+}
+
+//===----------------------------------------------------------------------===//
+// Fiber stacks
+//===----------------------------------------------------------------------===//
+
+struct Stack {
+  char *base = nullptr; // lowest usable address, above the guard page
+  bool dirty = false;   // an abandoned fiber ran on it (ASan shadow)
+  // ASan's fake stack of the fibers that run on this stack, kept from one
+  // fiber to the next: creating one per fiber costs an mmap.
+  void *fakeStack = nullptr;
+};
+
+/// Stacks for up to 1024 fibers, mapped on first use and kept for the
+/// process (only the pages a kernel touches become resident).
+class StackPool {
+public:
+  /// Makes `count` stacks available; false (with an error) if mmap fails.
+  bool reserve(size_t count, const std::string &kernel) {
+    size_t guard = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    while (stacks.size() < count) {
+      void *mem =
+          mmap(nullptr, guard + kStackSize, PROT_READ | PROT_WRITE,
+               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+      if (mem == MAP_FAILED) {
+        recordError(format("kernel '%s': cannot map a fiber stack: %s",
+                           kernel.c_str(), std::strerror(errno)));
+        return false;
+      }
+      // The stack grows down: the lowest page is the guard.
+      mprotect(mem, guard, PROT_NONE);
+      stacks.push_back({static_cast<char *>(mem) + guard, false});
+    }
+    return true;
+  }
+
+  Stack &operator[](size_t i) { return stacks[i]; }
+
+  /// Marks the first `count` stacks as holding frames of abandoned fibers.
+  /// Their fake stacks are dropped (leaked: ASan cannot free a fake stack
+  /// that is not current, and this happens only after an error).
+  void markDirty(size_t count) {
+    for (size_t i = 0; i < count && i < stacks.size(); ++i) {
+      stacks[i].dirty = true;
+      stacks[i].fakeStack = nullptr;
+    }
+  }
+
+private:
+  std::vector<Stack> stacks;
+};
+
+//===----------------------------------------------------------------------===//
+// Launch state
+//===----------------------------------------------------------------------===//
+
+enum class Status : uint8_t { Ready, AtBarrier, AtShuffle, Exited };
+
+struct Launch;
+
+/// One emulated thread; `thread.runtime` points back to it.
+struct ThreadState {
+  BlockcEmuThread thread;
+  Launch *launch = nullptr;
+  ctx::fcontext_t context = nullptr;
+  char *stack = nullptr;     // the fiber's stack (lowest address)
+  void *fakeStack = nullptr; // ASan's fake stack of the fiber
+  const char *site = nullptr;
+  Status status = Status::Ready;
+  int32_t warp = 0;
+  // The operands of a pending shuffle, and its result.
+  int32_t value = 0, offset = 0, width = 0, mode = 0;
+  int64_t result = 0;
+};
+
+struct WarpState {
+  int32_t lanes = 0;   // existing lanes (fewer in a partial last warp)
+  int32_t waiting = 0; // lanes waiting at a shuffle
+  const char *site = nullptr;
+  bool mixed = false; // waiting lanes are at more than one site
+};
+
+struct Launch {
+  std::string kernel;
+  BlockcEmuKernelFn fn = nullptr;
+  void **params = nullptr;
+  char *shared = nullptr;
+  int64_t sharedBytes = 0;
+  int64_t threadCount = 0;
+  bool fibers = false;
+  std::vector<ThreadState> threads;
+  std::vector<WarpState> warps;
+
+  // The block being run and its collective state.
+  int32_t blockId[3] = {0, 0, 0};
+  int64_t exited = 0;
+  int64_t atBarrier = 0;
+  const char *barrierSite = nullptr;
+  bool barrierMixed = false;
+  int64_t warpsAtShuffle = 0;
+
+  // The scheduler's context while a fiber runs, and its stack for ASan.
+  ctx::fcontext_t scheduler = nullptr;
+  void *schedulerFakeStack = nullptr;
+  const void *schedulerStackBottom = nullptr;
+  size_t schedulerStackSize = 0;
+
+  bool failed = false; // abandon the launch
+  int64_t outOfBounds = 0;
+  int64_t switches = 0;
+
+  /// Records a launch error (unless one is recorded already) and makes the
+  /// scheduler abandon the launch.
+  void fail(const std::string &message) {
+    failed = true;
+    recordError("kernel '" + kernel + "': " + message);
+  }
+
+  std::string block() const { return dims(blockId); }
+};
+
+/// What launches reuse: fiber stacks and the shared memory buffer. Used by
+/// one launch at a time (under `mutex`); never destroyed, like the registry.
+struct LaunchResources {
+  std::mutex mutex;
+  StackPool stacks;
+  char *shared = nullptr;
+  size_t sharedCapacity = 0;
+};
+
+LaunchResources &launchResources() {
+  static LaunchResources *resources = new LaunchResources;
+  return *resources;
+}
+
+thread_local Launch *currentLaunch = nullptr;
+
+//===----------------------------------------------------------------------===//
+// Fibers
+//===----------------------------------------------------------------------===//
+
+inline void startSwitch(void **fakeStackSave, const void *bottom, size_t size) {
+  if (__sanitizer_start_switch_fiber)
+    __sanitizer_start_switch_fiber(fakeStackSave, bottom, size);
+}
+
+inline void finishSwitch(void *fakeStackSave, const void **bottomOld,
+                         size_t *sizeOld) {
+  if (__sanitizer_finish_switch_fiber)
+    __sanitizer_finish_switch_fiber(fakeStackSave, bottomOld, sizeOld);
+}
+
+/// Switches from a fiber back to its block's scheduler; returns when the
+/// scheduler resumes the fiber (never, if it abandons the launch).
+void yieldToScheduler(ThreadState &t) {
+  Launch &l = *t.launch;
+  startSwitch(&t.fakeStack, l.schedulerStackBottom, l.schedulerStackSize);
+  ctx::transfer_t from = ctx::jump_fcontext(l.scheduler, nullptr);
+  finishSwitch(t.fakeStack, &l.schedulerStackBottom, &l.schedulerStackSize);
+  l.scheduler = from.fctx;
+}
+
+/// The entry of every fiber: runs the kernel for one thread. It never
+/// returns (make_fcontext's contract): the last switch goes back to the
+/// scheduler, which does not resume an exited fiber.
+void fiberMain(ctx::transfer_t from) {
+  ThreadState &t = *static_cast<ThreadState *>(from.data);
+  Launch &l = *t.launch;
+  finishSwitch(t.fakeStack, &l.schedulerStackBottom, &l.schedulerStackSize);
+  l.scheduler = from.fctx;
+  l.fn(l.params, &t.thread, l.shared, l.sharedBytes);
+  t.status = Status::Exited;
+  ++l.exited;
+  // Keep the fake stack (all its frames are free now) for the next fiber on
+  // this stack.
+  startSwitch(&t.fakeStack, l.schedulerStackBottom, l.schedulerStackSize);
+  ctx::jump_fcontext(l.scheduler, nullptr);
+  std::abort(); // not reached
+}
+
+inline void resume(Launch &l, ThreadState &t) {
+  ++l.switches;
+  startSwitch(&l.schedulerFakeStack, t.stack, kStackSize);
+  ctx::transfer_t back = ctx::jump_fcontext(t.context, &t);
+  finishSwitch(l.schedulerFakeStack, nullptr, nullptr);
+  t.context = back.fctx;
+}
+
+//===----------------------------------------------------------------------===//
+// Collectives
+//===----------------------------------------------------------------------===//
+
+/// "N threads wait at <site>, ..., M threads exited" for the threads
+/// [begin, end) of the block, grouped by site in order of first appearance.
+std::string describeWaits(const Launch &l, int64_t begin, int64_t end) {
+  std::vector<std::pair<const char *, int64_t>> sites;
+  int64_t exited = 0;
+  for (int64_t i = begin; i < end; ++i) {
+    const ThreadState &t = l.threads[i];
+    if (t.status == Status::Exited) {
+      ++exited;
+      continue;
+    }
+    if (t.status == Status::Ready)
+      continue;
+    auto it = std::find_if(sites.begin(), sites.end(),
+                           [&](const auto &s) { return s.first == t.site; });
+    if (it == sites.end())
+      sites.push_back({t.site, 1});
+    else
+      ++it->second;
+  }
+  std::string text;
+  auto count = [](int64_t n, const char *one, const char *many) {
+    return format("%lld %s", static_cast<long long>(n), n == 1 ? one : many);
+  };
+  for (const auto &[site, n] : sites) {
+    if (!text.empty())
+      text += ", ";
+    text += count(n, "thread waits at ", "threads wait at ");
+    text += siteName(site);
+  }
+  if (exited) {
+    if (!text.empty())
+      text += ", ";
+    text += count(exited, "thread exited", "threads exited");
+  }
+  return text;
+}
+
+/// Recounts the shuffle waiters of warp `w` after some of them were
+/// released.
+void recountWarp(Launch &l, int64_t w) {
+  WarpState &warp = l.warps[w];
+  bool hadWaiters = warp.waiting > 0;
+  warp.waiting = 0;
+  warp.site = nullptr;
+  warp.mixed = false;
+  int64_t first = w * kWarpSize;
+  for (int32_t lane = 0; lane < warp.lanes; ++lane) {
+    const ThreadState &t = l.threads[first + lane];
+    if (t.status != Status::AtShuffle)
+      continue;
+    if (warp.waiting++ == 0)
+      warp.site = t.site;
+    else if (t.site != warp.site)
+      warp.mixed = true;
+  }
+  if (hadWaiters && warp.waiting == 0)
+    --l.warpsAtShuffle;
+}
+
+const char *modeName(int32_t mode) {
+  static const char *names[] = {"xor", "down", "up", "idx"};
+  return mode >= 0 && mode < 4 ? names[mode] : "?";
+}
+
+/// Completes the shuffle at `site` of warp `w` if every existing lane of its
+/// member mask waits there. Returns true if it completed; false if it must
+/// wait (or failed the launch).
+bool completeShuffle(Launch &l, int64_t w, const char *site) {
+  WarpState &warp = l.warps[w];
+  int64_t first = w * kWarpSize;
+  uint32_t participants = 0;
+  int32_t width = 0, mode = 0, firstLane = -1;
+  for (int32_t lane = 0; lane < warp.lanes; ++lane) {
+    const ThreadState &t = l.threads[first + lane];
+    if (t.status != Status::AtShuffle || t.site != site)
+      continue;
+    participants |= 1u << lane;
+    if (firstLane < 0) {
+      firstLane = lane;
+      width = t.width;
+      mode = t.mode;
+    } else if (t.width != width || t.mode != mode) {
+      l.fail(format("the lanes of warp %lld in block %s disagree at the "
+                    "shuffle at %s: lane %d has mode %s and width %d, lane %d "
+                    "mode %s and width %d",
+                    static_cast<long long>(w), l.block().c_str(),
+                    siteName(site), firstLane, modeName(mode), width, lane,
+                    modeName(t.mode), t.width));
+      return false;
+    }
+  }
+  // convert-gpu-to-nvvm: member mask = (-1u) >> (32 - width).
+  uint32_t members = ~0u >> (32 - width);
+  if (uint32_t outside = participants & ~members) {
+    int lane = __builtin_ctz(outside);
+    l.fail(format("lane %d of warp %lld in block %s executes the shuffle at "
+                  "%s with width %d, outside its member mask (lanes 0-%d)",
+                  lane, static_cast<long long>(w), l.block().c_str(),
+                  siteName(site), width, width - 1));
+    return false;
+  }
+  uint32_t existing = ~0u >> (32 - warp.lanes);
+  if (members & existing & ~participants)
+    return false; // a member lane has not arrived
+  // shfl.sync with c = (up ? 32 - width : width - 1) and segmask 0:
+  // maxLane = c, minLane = 0; b is taken modulo 32.
+  int32_t maxLane = mode == 2 ? 32 - width : width - 1;
+  for (int32_t lane = 0; lane < warp.lanes; ++lane) {
+    if (!(participants >> lane & 1))
+      continue;
+    ThreadState &t = l.threads[first + lane];
+    int32_t b = t.offset & 31;
+    int32_t j;
+    bool valid;
+    switch (mode) {
+    case 0: // xor (bfly)
+      j = lane ^ b;
+      valid = j <= maxLane;
+      break;
+    case 1: // down
+      j = lane + b;
+      valid = j <= maxLane;
+      break;
+    case 2: // up
+      j = lane - b;
+      valid = j >= maxLane;
+      break;
+    default: // idx
+      j = b;
+      valid = j <= maxLane;
+      break;
+    }
+    if (!valid)
+      j = lane;
+    if (!(participants >> j & 1)) {
+      l.fail(format("lane %d of warp %lld in block %s reads lane %d in the "
+                    "shuffle at %s (%s %d, width %d), but lane %d %s",
+                    lane, static_cast<long long>(w), l.block().c_str(), j,
+                    siteName(site), modeName(mode), t.offset, width, j,
+                    j < warp.lanes ? "does not take part"
+                                   : "does not exist in this partial warp"));
+      return false;
+    }
+    uint32_t bits = static_cast<uint32_t>(l.threads[first + j].value);
+    t.result = static_cast<int64_t>(bits) | (static_cast<int64_t>(valid) << 32);
+  }
+  for (int32_t lane = 0; lane < warp.lanes; ++lane)
+    if (participants >> lane & 1)
+      l.threads[first + lane].status = Status::Ready;
+  return true;
+}
+
+/// Completes the shuffles of warp `w` that can complete.
+bool completeWarp(Launch &l, int64_t w) {
+  WarpState &warp = l.warps[w];
+  bool progress = false;
+  if (!warp.mixed) {
+    progress = completeShuffle(l, w, warp.site);
+  } else {
+    const char *done[kWarpSize];
+    int32_t doneCount = 0;
+    int64_t first = w * kWarpSize;
+    for (int32_t lane = 0; lane < warp.lanes && !l.failed; ++lane) {
+      const ThreadState &t = l.threads[first + lane];
+      if (t.status != Status::AtShuffle ||
+          std::find(done, done + doneCount, t.site) != done + doneCount)
+        continue;
+      done[doneCount++] = t.site;
+      progress |= completeShuffle(l, w, t.site);
+    }
+  }
+  if (progress)
+    recountWarp(l, w);
+  return progress;
+}
+
+/// After a round in which every fiber ran until it blocked: completes what
+/// can complete. Returns false when nothing could (or the launch failed).
+bool completeCollectives(Launch &l) {
+  if (l.atBarrier == l.threadCount && !l.barrierMixed) {
+    for (ThreadState &t : l.threads)
+      t.status = Status::Ready;
+    l.atBarrier = 0;
+    l.barrierSite = nullptr;
+    return true;
+  }
+  bool progress = false;
+  if (l.warpsAtShuffle > 0)
+    for (size_t w = 0; w < l.warps.size() && !l.failed; ++w)
+      if (l.warps[w].waiting > 0)
+        progress |= completeWarp(l, w);
+  if (progress) {
+    // Released threads no longer count at the barrier.
+    l.atBarrier = 0;
+    l.barrierSite = nullptr;
+    l.barrierMixed = false;
+    for (const ThreadState &t : l.threads) {
+      if (t.status != Status::AtBarrier)
+        continue;
+      if (l.atBarrier++ == 0)
+        l.barrierSite = t.site;
+      else if (t.site != l.barrierSite)
+        l.barrierMixed = true;
+    }
+  }
+  return progress && !l.failed;
+}
+
+/// Fails a launch whose block cannot make progress.
+void reportStuck(Launch &l) {
+  // A warp whose shuffle cannot complete is the most precise description.
+  for (size_t w = 0; w < l.warps.size(); ++w) {
+    if (l.warps[w].waiting == 0)
+      continue;
+    int64_t begin = w * kWarpSize, end = begin + l.warps[w].lanes;
+    bool exited = false;
+    for (int64_t i = begin; i < end; ++i)
+      exited |= l.threads[i].status == Status::Exited;
+    l.fail(format("%s in block %s, warp %lld: %s",
+                  exited ? "divergent shuffle" : "deadlock", l.block().c_str(),
+                  static_cast<long long>(w),
+                  describeWaits(l, begin, end).c_str()));
+    return;
+  }
+  l.fail(format("%s in block %s: %s",
+                l.exited ? "divergent barrier" : "deadlock", l.block().c_str(),
+                describeWaits(l, 0, l.threadCount).c_str()));
+}
+
+/// Runs the current block with one fiber per thread.
+void runBlockOnFibers(Launch &l, StackPool &stacks) {
+  for (size_t i = 0; i < l.threads.size(); ++i) {
+    ThreadState &t = l.threads[i];
+    Stack &stack = stacks[i];
+    if (stack.dirty) {
+      if (__asan_unpoison_memory_region)
+        __asan_unpoison_memory_region(stack.base, kStackSize);
+      stack.dirty = false;
+    }
+    t.status = Status::Ready;
+    t.site = nullptr;
+    t.stack = stack.base;
+    t.fakeStack = stack.fakeStack;
+    t.context =
+        ctx::make_fcontext(stack.base + kStackSize, kStackSize, fiberMain);
+  }
+  for (WarpState &warp : l.warps) {
+    warp.waiting = 0;
+    warp.site = nullptr;
+    warp.mixed = false;
+  }
+  l.exited = 0;
+  l.atBarrier = 0;
+  l.barrierSite = nullptr;
+  l.barrierMixed = false;
+  l.warpsAtShuffle = 0;
+
+  for (;;) {
+    for (size_t i = 0; i < l.threads.size(); ++i) {
+      if (l.threads[i].status != Status::Ready)
+        continue;
+      resume(l, l.threads[i]);
+      if (l.failed)
+        break;
+    }
+    if (l.failed || l.exited == l.threadCount)
+      break;
+    if (!completeCollectives(l)) {
+      if (!l.failed)
+        reportStuck(l);
+      break;
+    }
+  }
+  if (l.failed) {
+    stacks.markDirty(l.threads.size());
+    return;
+  }
+  for (size_t i = 0; i < l.threads.size(); ++i)
+    stacks[i].fakeStack = l.threads[i].fakeStack;
+}
+
+/// The thread state behind `thread`, if it belongs to the launch running on
+/// this thread; otherwise records an error.
+ThreadState *threadState(BlockcEmuThread *thread, const char *function,
+                         const char *site) {
+  ThreadState *t =
+      thread ? static_cast<ThreadState *>(thread->runtime) : nullptr;
+  if (!t || !currentLaunch || t->launch != currentLaunch) {
+    recordError(format("%s (at %s) called outside an emulated kernel launch",
+                       function, siteName(site)));
+    return nullptr;
+  }
+  return t;
+}
+
+/// Fails the launch from inside a kernel; a fiber is abandoned here.
+void failInKernel(ThreadState &t, const std::string &message) {
+  Launch &l = *t.launch;
+  l.fail(message);
+  if (l.fibers)
+    yieldToScheduler(t); // never resumed
+}
+
+//===----------------------------------------------------------------------===//
+// Launches
+//===----------------------------------------------------------------------===//
+
+/// Checks a launch against CUDA's limits and the kernel's registration;
+/// returns the error, or an empty string.
+std::string checkLaunch(const Kernel &k, const int64_t grid[3],
+                        const int64_t block[3], int64_t dynamicShared,
+                        const int64_t *cluster) {
+  static const char *axis[] = {"x", "y", "z"};
+  for (int i = 0; i < 3; ++i)
+    if (grid[i] < 1)
+      return format("grid %s = %lld is not positive", axis[i],
+                    static_cast<long long>(grid[i]));
+  for (int i = 0; i < 3; ++i)
+    if (block[i] < 1)
+      return format("block %s = %lld is not positive", axis[i],
+                    static_cast<long long>(block[i]));
+  for (int i = 0; i < 3; ++i) {
+    int64_t limit = i == 2 ? kMaxBlockZ : kMaxBlockXY;
+    if (block[i] > limit)
+      return format("block %s = %lld exceeds %lld", axis[i],
+                    static_cast<long long>(block[i]),
+                    static_cast<long long>(limit));
+  }
+  int64_t threads = block[0] * block[1] * block[2];
+  if (threads > kMaxThreadsPerBlock)
+    return format("block %s has %lld threads, more than %lld",
+                  dims(block).c_str(), static_cast<long long>(threads),
+                  static_cast<long long>(kMaxThreadsPerBlock));
+  for (int i = 0; i < 3; ++i) {
+    int64_t limit = i == 0 ? kMaxGridX : kMaxGridYZ;
+    if (grid[i] > limit)
+      return format("grid %s = %lld exceeds %lld", axis[i],
+                    static_cast<long long>(grid[i]),
+                    static_cast<long long>(limit));
+  }
+  if (k.staticShared < 0 || k.staticShared > kMaxStaticShared)
+    return format("static shared memory of %lld bytes exceeds %lld",
+                  static_cast<long long>(k.staticShared),
+                  static_cast<long long>(kMaxStaticShared));
+  if (dynamicShared < 0)
+    return format("dynamic shared memory of %lld bytes is negative",
+                  static_cast<long long>(dynamicShared));
+  int64_t maxShared = k.maxShared > 0 ? k.maxShared : kMaxStaticShared;
+  if (k.staticShared + dynamicShared > maxShared)
+    return format("static (%lld) plus dynamic (%lld) shared memory is %lld "
+                  "bytes, more than the target's %lld",
+                  static_cast<long long>(k.staticShared),
+                  static_cast<long long>(dynamicShared),
+                  static_cast<long long>(k.staticShared + dynamicShared),
+                  static_cast<long long>(maxShared));
+  if ((k.known[0] || k.known[1] || k.known[2]) &&
+      (block[0] != k.known[0] || block[1] != k.known[1] ||
+       block[2] != k.known[2]))
+    return format("block size %s differs from the kernel's known block size "
+                  "%s",
+                  dims(block).c_str(), dims(k.known).c_str());
+  if (cluster) {
+    for (int i = 0; i < 3; ++i)
+      if (cluster[i] < 1)
+        return format("cluster %s = %lld is not positive", axis[i],
+                      static_cast<long long>(cluster[i]));
+    for (int i = 0; i < 3; ++i)
+      if (grid[i] % cluster[i])
+        return format("cluster %s = %lld does not divide grid %s = %lld",
+                      axis[i], static_cast<long long>(cluster[i]), axis[i],
+                      static_cast<long long>(grid[i]));
+    int64_t blocks = cluster[0] * cluster[1] * cluster[2];
+    if (blocks > kMaxPortableCluster)
+      return format("cluster %s has %lld blocks, more than the portable "
+                    "%lld",
+                    dims(cluster).c_str(), static_cast<long long>(blocks),
+                    static_cast<long long>(kMaxPortableCluster));
+  }
+  return {};
+}
+
+void launchKernel(void *function, const int64_t grid[3], const int64_t block[3],
+                  int32_t dynamicShared, void **params, void **extra,
+                  size_t paramCount, const int64_t *cluster) {
+  if (hasError())
+    return;
+  if (!function) {
+    recordError("launch of a null kernel function (mgpuModuleGetFunction "
+                "found no kernel)");
+    return;
+  }
+  if (currentLaunch) {
+    recordError(format("kernel '%s' launches a kernel (dynamic parallelism "
+                       "is not emulated)",
+                       currentLaunch->kernel.c_str()));
+    return;
+  }
+  Kernel k;
+  {
+    Registry &r = registry();
+    std::lock_guard<std::mutex> lock(r.mutex);
+    k = *static_cast<Kernel *>(function);
+  }
+  if (!k.registered) {
+    recordError(format("kernel '%s' of emulator module '%s' was unregistered "
+                       "before its launch",
+                       k.name.c_str(), k.module.c_str()));
+    return;
+  }
+  std::string problem = checkLaunch(k, grid, block, dynamicShared, cluster);
+  if (problem.empty() && extra)
+    problem = "kernel arguments in 'extra' are not supported";
+  if (problem.empty() && paramCount && !params)
+    problem =
+        format("%zu kernel arguments but a null argument array", paramCount);
+  if (!problem.empty()) {
+    recordError("kernel '" + k.name + "': " + problem);
+    return;
+  }
+
+  LaunchResources &res = launchResources();
+  std::lock_guard<std::mutex> lock(res.mutex);
+  Launch l;
+  l.kernel = k.name;
+  l.fn = k.fn;
+  l.params = params;
+  l.sharedBytes = k.staticShared + dynamicShared;
+  l.fibers = k.flags & BLOCKC_EMU_SYNCHRONIZES;
+  l.threadCount = block[0] * block[1] * block[2];
+  if (l.fibers && !res.stacks.reserve(l.threadCount, l.kernel))
+    return;
+  size_t sharedSize =
+      (std::max<size_t>(l.sharedBytes, 1) + kAlignment - 1) & ~(kAlignment - 1);
+  if (sharedSize > res.sharedCapacity) {
+    std::free(res.shared);
+    res.shared =
+        static_cast<char *>(std::aligned_alloc(kAlignment, sharedSize));
+    res.sharedCapacity = res.shared ? sharedSize : 0;
+    if (!res.shared) {
+      recordError(format("kernel '%s': cannot allocate %zu bytes of shared "
+                         "memory",
+                         l.kernel.c_str(), sharedSize));
+      return;
+    }
+  }
+  l.shared = res.shared;
+
+  l.threads.resize(l.threadCount);
+  l.warps.resize((l.threadCount + kWarpSize - 1) / kWarpSize);
+  for (size_t w = 0; w < l.warps.size(); ++w)
+    l.warps[w].lanes = static_cast<int32_t>(
+        std::min<int64_t>(kWarpSize, l.threadCount - w * kWarpSize));
+  for (int64_t i = 0; i < l.threadCount; ++i) {
+    ThreadState &t = l.threads[i];
+    BlockcEmuThread &th = t.thread;
+    th.threadId[0] = static_cast<int32_t>(i % block[0]);
+    th.threadId[1] = static_cast<int32_t>(i / block[0] % block[1]);
+    th.threadId[2] = static_cast<int32_t>(i / (block[0] * block[1]));
+    for (int d = 0; d < 3; ++d) {
+      th.blockDim[d] = static_cast<int32_t>(block[d]);
+      th.gridDim[d] = static_cast<int32_t>(grid[d]);
+    }
+    th.laneId = static_cast<int32_t>(i % kWarpSize);
+    th.reserved = 0;
+    th.runtime = &t;
+    t.launch = &l;
+    t.warp = static_cast<int32_t>(i / kWarpSize);
+  }
+
+  currentLaunch = &l;
+  int64_t blocks = 0;
+  for (int64_t z = 0; z < grid[2] && !l.failed; ++z) {
+    for (int64_t y = 0; y < grid[1] && !l.failed; ++y) {
+      for (int64_t x = 0; x < grid[0] && !l.failed; ++x) {
+        l.blockId[0] = static_cast<int32_t>(x);
+        l.blockId[1] = static_cast<int32_t>(y);
+        l.blockId[2] = static_cast<int32_t>(z);
+        for (ThreadState &t : l.threads)
+          std::memcpy(t.thread.blockId, l.blockId, sizeof(l.blockId));
+        // Uninitialised shared memory reads as NaN.
+        std::memset(l.shared, 0xFF, sharedSize);
+        ++blocks;
+        if (l.fibers) {
+          runBlockOnFibers(l, res.stacks);
+        } else {
+          for (ThreadState &t : l.threads) {
+            l.fn(l.params, &t.thread, l.shared, l.sharedBytes);
+            if (l.failed)
+              break;
+          }
+        }
+      }
+    }
+  }
+  currentLaunch = nullptr;
+  if (l.outOfBounds > 1)
+    std::fprintf(stderr,
+                 "blockc GPU emulator: kernel '%s': %lld more out-of-bounds "
+                 "access%s in this launch\n",
+                 l.kernel.c_str(), static_cast<long long>(l.outOfBounds - 1),
+                 l.outOfBounds > 2 ? "es" : "");
+
+  Registry &r = registry();
+  std::lock_guard<std::mutex> statsLock(r.mutex);
+  r.stats.launches += 1;
+  r.stats.blocks += blocks;
+  r.stats.threads += blocks * l.threadCount;
+  r.stats.fiberRuns += l.fibers ? 1 : 0;
+  r.stats.switches += l.switches;
+}
+
+//===----------------------------------------------------------------------===//
+// Modules
+//===----------------------------------------------------------------------===//
+
+void *loadModule(const char *function, const char *data, size_t size) {
+  size_t prefix = sizeof(kModulePrefix) - 1;
+  if (!data || size < prefix || std::memcmp(data, kModulePrefix, prefix)) {
+    const char *what = "";
+    if (data && size >= 4 &&
+        std::memcmp(data,
+                    "\x7f"
+                    "ELF",
+                    4) == 0)
+      what = " (it is an ELF object, a cubin)";
+    else if (data && size >= 2 && (data[0] == '/' || data[0] == '.'))
+      what = " (it looks like PTX)";
+    recordError(format("%s: the GPU module is not an emulator module%s; "
+                       "compile with --emulate",
+                       function, what));
+    return nullptr;
+  }
+  std::string name(data + prefix, size - prefix);
+  while (!name.empty() && name.back() == '\0')
+    name.pop_back();
+  Registry &r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  std::unique_ptr<Module> &module = r.modules[name];
+  if (!module)
+    module.reset(new Module{name});
+  return module.get();
+}
+
+//===----------------------------------------------------------------------===//
+// Memory
+//===----------------------------------------------------------------------===//
+
+void *newToken() {
+  static std::atomic<uintptr_t> next{1};
+  return reinterpret_cast<void *>(next.fetch_add(1) * 16);
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// blockcEmu* entry points
+//===----------------------------------------------------------------------===//
+
+BLOCKC_EXPORT void blockcEmuRegisterKernel(
+    const char *module, const char *kernel, BlockcEmuKernelFn fn,
+    int64_t staticSharedBytes, int64_t maxSharedBytes, int32_t flags,
+    int32_t knownBlockX, int32_t knownBlockY, int32_t knownBlockZ) {
+  if (!module || !kernel || !fn) {
+    recordError(format("blockcEmuRegisterKernel('%s', '%s') without a %s",
+                       module ? module : "", kernel ? kernel : "",
+                       fn ? "name" : "function"));
+    return;
+  }
+  auto k = std::make_unique<Kernel>();
+  k->module = module;
+  k->name = kernel;
+  k->fn = fn;
+  k->staticShared = staticSharedBytes;
+  k->maxShared = maxSharedBytes;
+  k->flags = flags;
+  k->known[0] = knownBlockX;
+  k->known[1] = knownBlockY;
+  k->known[2] = knownBlockZ;
+  Registry &r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  r.kernels[{k->module, k->name}].push_back(k.get());
+  r.registrations.push_back(std::move(k));
+}
+
+BLOCKC_EXPORT void blockcEmuUnregisterKernel(BlockcEmuKernelFn fn) {
+  Registry &r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  for (auto it = r.kernels.begin(); it != r.kernels.end();) {
+    std::vector<Kernel *> &stack = it->second;
+    stack.erase(std::remove_if(stack.begin(), stack.end(),
+                               [&](Kernel *k) {
+                                 if (k->fn != fn)
+                                   return false;
+                                 k->registered = false;
+                                 return true;
+                               }),
+                stack.end());
+    it = stack.empty() ? r.kernels.erase(it) : std::next(it);
+  }
+}
+
+BLOCKC_EXPORT void blockcEmuBarrier(BlockcEmuThread *thread, const char *site) {
+  ThreadState *t = threadState(thread, "blockcEmuBarrier", site);
+  if (!t)
+    return;
+  Launch &l = *t->launch;
+  if (!l.fibers) {
+    failInKernel(*t, format("reaches the barrier at %s but was registered "
+                            "without BLOCKC_EMU_SYNCHRONIZES",
+                            siteName(site)));
+    return;
+  }
+  t->status = Status::AtBarrier;
+  t->site = site;
+  if (l.atBarrier++ == 0)
+    l.barrierSite = site;
+  else if (site != l.barrierSite)
+    l.barrierMixed = true;
+  yieldToScheduler(*t);
+}
+
+BLOCKC_EXPORT int64_t blockcEmuShuffle32(BlockcEmuThread *thread, int32_t value,
+                                         int32_t offset, int32_t width,
+                                         int32_t mode, const char *site) {
+  ThreadState *t = threadState(thread, "blockcEmuShuffle32", site);
+  if (!t)
+    return static_cast<uint32_t>(value);
+  Launch &l = *t->launch;
+  if (!l.fibers) {
+    failInKernel(*t, format("reaches the shuffle at %s but was registered "
+                            "without BLOCKC_EMU_SYNCHRONIZES",
+                            siteName(site)));
+    return static_cast<uint32_t>(value);
+  }
+  if (width < 1 || width > 32 || mode < 0 || mode > 3) {
+    failInKernel(*t, format("the shuffle at %s has width %d and mode %d "
+                            "(width must be 1 to 32, mode 0 to 3)",
+                            siteName(site), width, mode));
+    return static_cast<uint32_t>(value);
+  }
+  t->status = Status::AtShuffle;
+  t->site = site;
+  t->value = value;
+  t->offset = offset;
+  t->width = width;
+  t->mode = mode;
+  WarpState &warp = l.warps[t->warp];
+  if (warp.waiting++ == 0) {
+    warp.site = site;
+    ++l.warpsAtShuffle;
+  } else if (site != warp.site) {
+    warp.mixed = true;
+  }
+  yieldToScheduler(*t);
+  return t->result;
+}
+
+BLOCKC_EXPORT void blockcEmuOutOfBounds(BlockcEmuThread *thread,
+                                        const char *site, int64_t dim,
+                                        int64_t index, int64_t size) {
+  ThreadState *t = threadState(thread, "blockcEmuOutOfBounds", site);
+  if (!t)
+    return;
+  Launch &l = *t->launch;
+  if (l.outOfBounds++ == 0)
+    recordError(format(
+        "kernel '%s': out-of-bounds access at %s in thread %s "
+        "of block %s: index %lld is outside [0, %lld) in "
+        "dimension %lld",
+        l.kernel.c_str(), siteName(site), dims(t->thread.threadId).c_str(),
+        l.block().c_str(), static_cast<long long>(index),
+        static_cast<long long>(size), static_cast<long long>(dim)));
+}
+
+BLOCKC_EXPORT const char *blockcEmuLastError(void) {
+  ErrorState &state = errorState();
+  std::lock_guard<std::mutex> lock(state.mutex);
+  return state.set ? state.message.c_str() : nullptr;
+}
+
+BLOCKC_EXPORT void blockcEmuClearError(void) {
+  ErrorState &state = errorState();
+  std::lock_guard<std::mutex> lock(state.mutex);
+  state.message.clear();
+  state.set.store(false, std::memory_order_release);
+}
+
+BLOCKC_EXPORT void blockcEmuGetStats(BlockcEmuStats *stats) {
+  if (!stats)
+    return;
+  Registry &r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  *stats = r.stats;
+}
+
+//===----------------------------------------------------------------------===//
+// mgpu* host functions (docs/RuntimeABI.md)
+//===----------------------------------------------------------------------===//
+
+BLOCKC_EXPORT void *mgpuModuleLoad(void *data, size_t size) {
+  return loadModule("mgpuModuleLoad", static_cast<const char *>(data),
+                    data ? size : 0);
+}
+
+BLOCKC_EXPORT void *mgpuModuleLoadJIT(void *data, int /*optLevel*/) {
+  const char *text = static_cast<const char *>(data);
+  return loadModule("mgpuModuleLoadJIT", text, text ? std::strlen(text) : 0);
+}
+
+BLOCKC_EXPORT void mgpuModuleUnload(void * /*module*/) {
+  // Modules are names; kernels are unregistered by their own modules.
+}
+
+BLOCKC_EXPORT void *mgpuModuleGetFunction(void *module, const char *name) {
+  if (!module) {
+    recordError(format("mgpuModuleGetFunction('%s') on a null module (the "
+                       "GPU module did not load)",
+                       name ? name : ""));
+    return nullptr;
+  }
+  const std::string &moduleName = static_cast<Module *>(module)->name;
+  Registry &r = registry();
+  {
+    std::lock_guard<std::mutex> lock(r.mutex);
+    auto it = r.kernels.find({moduleName, name ? name : ""});
+    if (it != r.kernels.end() && !it->second.empty())
+      return it->second.back();
+  }
+  recordError(format("kernel '%s' is not registered in emulator module '%s'",
+                     name ? name : "", moduleName.c_str()));
+  return nullptr;
+}
+
+BLOCKC_EXPORT void mgpuLaunchKernel(void *function, intptr_t gridX,
+                                    intptr_t gridY, intptr_t gridZ,
+                                    intptr_t blockX, intptr_t blockY,
+                                    intptr_t blockZ, int32_t smem,
+                                    void * /*stream*/, void **params,
+                                    void **extra, size_t paramsCount) {
+  int64_t grid[3] = {gridX, gridY, gridZ};
+  int64_t block[3] = {blockX, blockY, blockZ};
+  launchKernel(function, grid, block, smem, params, extra, paramsCount,
+               nullptr);
+}
+
+BLOCKC_EXPORT void
+mgpuLaunchClusterKernel(void *function, intptr_t clusterX, intptr_t clusterY,
+                        intptr_t clusterZ, intptr_t gridX, intptr_t gridY,
+                        intptr_t gridZ, intptr_t blockX, intptr_t blockY,
+                        intptr_t blockZ, int32_t smem, void * /*stream*/,
+                        void **params, void **extra, size_t paramsCount) {
+  int64_t cluster[3] = {clusterX, clusterY, clusterZ};
+  int64_t grid[3] = {gridX, gridY, gridZ};
+  int64_t block[3] = {blockX, blockY, blockZ};
+  launchKernel(function, grid, block, smem, params, extra, paramsCount,
+               cluster);
+}
+
+// Streams and events are tokens: every operation completes before the call
+// that issues it returns.
+BLOCKC_EXPORT void *mgpuStreamCreate() { return newToken(); }
+BLOCKC_EXPORT void mgpuStreamDestroy(void * /*stream*/) {}
+BLOCKC_EXPORT void mgpuStreamSynchronize(void * /*stream*/) {}
+BLOCKC_EXPORT void mgpuStreamWaitEvent(void * /*stream*/, void * /*event*/) {}
+BLOCKC_EXPORT void *mgpuEventCreate() { return newToken(); }
+BLOCKC_EXPORT void mgpuEventDestroy(void * /*event*/) {}
+BLOCKC_EXPORT void mgpuEventSynchronize(void * /*event*/) {}
+BLOCKC_EXPORT void mgpuEventRecord(void * /*event*/, void * /*stream*/) {}
+
+BLOCKC_EXPORT void *mgpuMemAlloc(uint64_t sizeBytes, void * /*stream*/,
+                                 bool /*isHostShared*/) {
+  if (hasError() || sizeBytes == 0)
+    return nullptr;
+  size_t rounded = (sizeBytes + kAlignment - 1) & ~(kAlignment - 1);
+  void *ptr =
+      rounded >= sizeBytes ? std::aligned_alloc(kAlignment, rounded) : nullptr;
+  if (!ptr) {
+    recordError(format("mgpuMemAlloc of %llu bytes failed: out of memory",
+                       static_cast<unsigned long long>(sizeBytes)));
+    return nullptr;
+  }
+  Registry &r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  r.allocations[ptr] = sizeBytes;
+  return ptr;
+}
+
+BLOCKC_EXPORT void mgpuMemFree(void *ptr, void * /*stream*/) {
+  // Frees work after an error too, so that drivers can clean up.
+  if (!ptr)
+    return;
+  {
+    Registry &r = registry();
+    std::lock_guard<std::mutex> lock(r.mutex);
+    auto it = r.allocations.find(ptr);
+    if (it != r.allocations.end()) {
+      r.allocations.erase(it);
+      std::free(ptr);
+      return;
+    }
+  }
+  recordError(
+      format("mgpuMemFree(%p): not a live allocation of mgpuMemAlloc", ptr));
+}
+
+BLOCKC_EXPORT void mgpuMemcpy(void *dst, void *src, size_t sizeBytes,
+                              void * /*stream*/) {
+  if (hasError() || sizeBytes == 0)
+    return;
+  if (!dst || !src) {
+    recordError(
+        format("mgpuMemcpy of %zu bytes from %p to %p", sizeBytes, src, dst));
+    return;
+  }
+  std::memmove(dst, src, sizeBytes);
+}
+
+BLOCKC_EXPORT void mgpuMemset32(void *dst, unsigned int value, size_t count,
+                                void * /*stream*/) {
+  if (hasError() || count == 0)
+    return;
+  if (!dst) {
+    recordError(format("mgpuMemset32 of %zu words at a null pointer", count));
+    return;
+  }
+  auto *words = static_cast<uint32_t *>(dst);
+  std::fill(words, words + count, static_cast<uint32_t>(value));
+}
+
+BLOCKC_EXPORT void mgpuMemset16(void *dst, unsigned short value, size_t count,
+                                void * /*stream*/) {
+  if (hasError() || count == 0)
+    return;
+  if (!dst) {
+    recordError(
+        format("mgpuMemset16 of %zu half-words at a null pointer", count));
+    return;
+  }
+  auto *halves = static_cast<uint16_t *>(dst);
+  std::fill(halves, halves + count, static_cast<uint16_t>(value));
+}
+
+// Host memory is device memory here: registration is a no-op.
+BLOCKC_EXPORT void mgpuMemHostRegister(void * /*ptr*/, uint64_t /*size*/) {}
+BLOCKC_EXPORT void mgpuMemHostRegisterMemRef(int64_t /*rank*/,
+                                             void * /*descriptor*/,
+                                             int64_t /*elementSize*/) {}
+BLOCKC_EXPORT void mgpuMemHostUnregister(void * /*ptr*/) {}
+BLOCKC_EXPORT void mgpuMemHostUnregisterMemRef(int64_t /*rank*/,
+                                               void * /*descriptor*/,
+                                               int64_t /*elementSize*/) {}
+
+BLOCKC_EXPORT void mgpuSetDefaultDevice(int32_t /*device*/) {}

@@ -1,0 +1,1007 @@
+//===- EmulatorRuntimeTest.cpp - the GPU emulator's runtime ---------------===//
+//
+// Small kernels written by hand with the BlockcEmuKernelFn signature call the
+// runtime the way blockc-gpu-emulate-kernels' output does, and are launched
+// through mgpuModuleLoad / mgpuModuleGetFunction / mgpuLaunchKernel like the
+// host code of gpu-to-llvm: barrier and shuffle semantics, thread ids, CUDA's
+// launch limits, the error messages and the memory functions.
+//
+//===----------------------------------------------------------------------===//
+
+#include "blockc/Runtime/EmulatorRuntime.h"
+
+#include "gtest/gtest.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <ostream>
+#include <string>
+#include <vector>
+
+// The mgpu* functions, with the signatures of docs/RuntimeABI.md.
+extern "C" {
+void *mgpuModuleLoad(void *data, size_t size);
+void *mgpuModuleLoadJIT(void *data, int optLevel);
+void mgpuModuleUnload(void *module);
+void *mgpuModuleGetFunction(void *module, const char *name);
+void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
+                      intptr_t gridZ, intptr_t blockX, intptr_t blockY,
+                      intptr_t blockZ, int32_t smem, void *stream,
+                      void **params, void **extra, size_t paramsCount);
+void mgpuLaunchClusterKernel(void *function, intptr_t clusterX,
+                             intptr_t clusterY, intptr_t clusterZ,
+                             intptr_t gridX, intptr_t gridY, intptr_t gridZ,
+                             intptr_t blockX, intptr_t blockY, intptr_t blockZ,
+                             int32_t smem, void *stream, void **params,
+                             void **extra, size_t paramsCount);
+void *mgpuStreamCreate();
+void mgpuStreamDestroy(void *stream);
+void mgpuStreamSynchronize(void *stream);
+void mgpuStreamWaitEvent(void *stream, void *event);
+void *mgpuEventCreate();
+void mgpuEventDestroy(void *event);
+void mgpuEventSynchronize(void *event);
+void mgpuEventRecord(void *event, void *stream);
+void *mgpuMemAlloc(uint64_t sizeBytes, void *stream, bool isHostShared);
+void mgpuMemFree(void *ptr, void *stream);
+void mgpuMemcpy(void *dst, void *src, size_t sizeBytes, void *stream);
+void mgpuMemset32(void *dst, unsigned int value, size_t count, void *stream);
+void mgpuMemset16(void *dst, unsigned short value, size_t count, void *stream);
+void mgpuMemHostRegister(void *ptr, uint64_t sizeBytes);
+void mgpuMemHostRegisterMemRef(int64_t rank, void *descriptor,
+                               int64_t elementSize);
+void mgpuMemHostUnregister(void *ptr);
+void mgpuMemHostUnregisterMemRef(int64_t rank, void *descriptor,
+                                 int64_t elementSize);
+void mgpuSetDefaultDevice(int32_t device);
+}
+
+namespace {
+
+constexpr char kModuleData[] = "blockc-emulator:testmod";
+constexpr int32_t kXor = 0, kDown = 1, kUp = 2, kIdx = 3;
+
+struct Dim3 {
+  intptr_t x = 1, y = 1, z = 1;
+};
+
+/// Argument `i` of a kernel: params[i] points to the argument's value.
+template <typename T> T arg(void **params, int i) {
+  return *static_cast<T *>(params[i]);
+}
+
+int linearThread(const BlockcEmuThread *t) {
+  return t->threadId[0] + t->threadId[1] * t->blockDim[0] +
+         t->threadId[2] * t->blockDim[0] * t->blockDim[1];
+}
+
+int linearBlock(const BlockcEmuThread *t) {
+  return t->blockId[0] + t->blockId[1] * t->gridDim[0] +
+         t->blockId[2] * t->gridDim[0] * t->gridDim[1];
+}
+
+int threadsPerBlock(const BlockcEmuThread *t) {
+  return t->blockDim[0] * t->blockDim[1] * t->blockDim[2];
+}
+
+/// Splits a shuffle result into its value and valid flag.
+struct Shuffled {
+  int32_t value;
+  bool valid;
+};
+Shuffled split(int64_t r) {
+  return {static_cast<int32_t>(static_cast<uint32_t>(r)),
+          static_cast<bool>((r >> 32) & 1)};
+}
+bool operator==(const Shuffled &a, const Shuffled &b) {
+  return a.value == b.value && a.valid == b.valid;
+}
+std::ostream &operator<<(std::ostream &os, const Shuffled &s) {
+  return os << "{" << s.value << ", " << (s.valid ? "valid" : "invalid") << "}";
+}
+
+// Counters the kernels update (launches run on the calling thread).
+int entered = 0, finished = 0;
+
+//===----------------------------------------------------------------------===//
+// Kernels
+//===----------------------------------------------------------------------===//
+
+void noopKernel(void **, BlockcEmuThread *, void *, int64_t) { ++entered; }
+
+/// out = in reversed within each block, through shared memory: right only if
+/// the barrier waits for every thread's store.
+void reverseKernel(void **params, BlockcEmuThread *t, void *shared, int64_t) {
+  auto *in = arg<float *>(params, 0);
+  auto *out = arg<float *>(params, 1);
+  int n = t->blockDim[0], i = t->threadId[0], base = t->blockId[0] * n;
+  auto *s = static_cast<float *>(shared);
+  s[i] = in[base + i];
+  blockcEmuBarrier(t, "reverse: barrier");
+  out[base + i] = s[n - 1 - i];
+}
+
+/// out[block] = the sum of the block's elements of in (tree reduction in
+/// shared memory, a barrier per step).
+void reduceKernel(void **params, BlockcEmuThread *t, void *shared, int64_t) {
+  auto *in = arg<int64_t *>(params, 0);
+  auto *out = arg<int64_t *>(params, 1);
+  int64_t count = arg<int64_t>(params, 2);
+  int n = t->blockDim[0], i = t->threadId[0];
+  int64_t g = static_cast<int64_t>(t->blockId[0]) * n + i;
+  auto *s = static_cast<int64_t *>(shared);
+  s[i] = g < count ? in[g] : 0;
+  blockcEmuBarrier(t, "reduce: load");
+  for (int stride = n / 2; stride > 0; stride /= 2) {
+    if (i < stride)
+      s[i] += s[i + stride];
+    blockcEmuBarrier(t, "reduce: step");
+  }
+  if (i == 0)
+    out[t->blockId[0]] = s[0];
+}
+
+/// Runs the shuffle cases {mode, offset} on the lanes below `active`, each
+/// lane offering lane * 10 + 1; out[c * 32 + lane] = the raw result.
+void shuffleKernel(void **params, BlockcEmuThread *t, void *, int64_t) {
+  auto *cases = arg<const int32_t *>(params, 0);
+  int32_t caseCount = arg<int32_t>(params, 1);
+  int32_t width = arg<int32_t>(params, 2);
+  int32_t active = arg<int32_t>(params, 3);
+  auto *out = arg<int64_t *>(params, 4);
+  int lane = t->laneId;
+  if (lane >= active)
+    return;
+  for (int c = 0; c < caseCount; ++c)
+    out[c * 32 + lane] =
+        blockcEmuShuffle32(t, lane * 10 + 1, cases[2 * c + 1], width,
+                           cases[2 * c], "shuffle: case");
+}
+
+/// A butterfly sum over offsets 8, 4, 2, 1 (groups of 16 lanes).
+void butterflyKernel(void **params, BlockcEmuThread *t, void *, int64_t) {
+  auto *out = arg<int32_t *>(params, 0);
+  int32_t v = linearThread(t);
+  for (int offset = 8; offset > 0; offset /= 2)
+    v += split(blockcEmuShuffle32(t, v, offset, 32, kXor, "butterfly")).value;
+  out[linearThread(t)] = v;
+}
+
+void xor16Kernel(void **, BlockcEmuThread *t, void *, int64_t) {
+  blockcEmuShuffle32(t, 1, 16, 32, kXor, "xor16 shuffle");
+}
+
+/// Records every field of BlockcEmuThread, the shared size and the order in
+/// which blocks run.
+int blockOrder = 0;
+void idsKernel(void **params, BlockcEmuThread *t, void *, int64_t bytes) {
+  auto *out = arg<int32_t *>(params, 0);
+  int32_t *o =
+      out + (linearBlock(t) * threadsPerBlock(t) + linearThread(t)) * 15;
+  for (int d = 0; d < 3; ++d) {
+    o[d] = t->threadId[d];
+    o[3 + d] = t->blockId[d];
+    o[6 + d] = t->blockDim[d];
+    o[9 + d] = t->gridDim[d];
+  }
+  o[12] = t->laneId;
+  o[13] = static_cast<int32_t>(bytes);
+  o[14] = linearThread(t) == 0 ? blockOrder++ : -1;
+}
+
+/// Reads each thread's shared word before writing it: 0xFFFFFFFF (NaN) in
+/// every block.
+void sharedFillKernel(void **params, BlockcEmuThread *t, void *shared,
+                      int64_t bytes) {
+  auto *out = arg<uint32_t *>(params, 0);
+  auto *aligned = arg<int32_t *>(params, 1);
+  auto *s = static_cast<uint32_t *>(shared);
+  int i = linearThread(t);
+  uint32_t v = s[i];
+  if (i == 0) // the last word of static plus dynamic shared memory
+    v &= s[bytes / 4 - 1];
+  out[linearBlock(t) * threadsPerBlock(t) + i] = v;
+  s[i] = 0;
+  if (reinterpret_cast<uintptr_t>(shared) % 256 != 0)
+    *aligned = 0;
+}
+
+/// Threads 32 and above return before the barrier.
+void divergeKernel(void **, BlockcEmuThread *t, void *, int64_t) {
+  ++entered;
+  if (t->threadId[0] >= 32)
+    return;
+  blockcEmuBarrier(t, "siteA");
+  ++finished;
+}
+
+/// Two halves of the block wait at different barriers.
+void deadlockKernel(void **, BlockcEmuThread *t, void *, int64_t) {
+  if (t->threadId[0] < 64)
+    blockcEmuBarrier(t, "siteA");
+  else
+    blockcEmuBarrier(t, "siteB");
+  ++finished;
+}
+
+/// Lanes 16 and above return before a full-warp shuffle.
+void shuffleDivergeKernel(void **, BlockcEmuThread *t, void *, int64_t) {
+  if (t->laneId >= 16)
+    return;
+  blockcEmuShuffle32(t, 1, 1, 32, kXor, "shuffle site");
+  ++finished;
+}
+
+/// Every lane runs a width-16 shuffle: lanes 16-31 are outside the mask.
+void outsideMaskKernel(void **, BlockcEmuThread *t, void *, int64_t) {
+  blockcEmuShuffle32(t, 1, 1, 16, kXor, "width-16 shuffle");
+}
+
+/// Warp 1 waits at the barrier while warp 0 reduces with shuffles; then
+/// warp 0 waits while warp 1 reduces.
+void interleaveKernel(void **params, BlockcEmuThread *t, void *shared,
+                      int64_t) {
+  auto *out = arg<int32_t *>(params, 0);
+  auto *s = static_cast<int32_t *>(shared);
+  int i = t->threadId[0], warp = i / 32;
+  for (int round = 0; round < 2; ++round) {
+    if (warp == round) {
+      int32_t v = i + round;
+      for (int offset = 16; offset > 0; offset /= 2)
+        v += split(blockcEmuShuffle32(t, v, offset, 32, kXor, "reduce")).value;
+      if (t->laneId == 0)
+        s[round] = v;
+    }
+    blockcEmuBarrier(t, "interleave barrier");
+  }
+  out[i] = s[0] + s[1];
+}
+
+/// A barrier in a kernel registered without BLOCKC_EMU_SYNCHRONIZES.
+void unflaggedBarrierKernel(void **, BlockcEmuThread *t, void *, int64_t) {
+  ++entered;
+  blockcEmuBarrier(t, "unflagged barrier");
+}
+
+/// Two threads of block 1 report out-of-bounds accesses.
+void outOfBoundsKernel(void **, BlockcEmuThread *t, void *, int64_t) {
+  ++entered;
+  if (t->blockId[0] == 1 && (t->threadId[0] == 3 || t->threadId[0] == 4))
+    blockcEmuOutOfBounds(t, "oob site", 1, 7, 5);
+}
+
+void firstVersionKernel(void **params, BlockcEmuThread *, void *, int64_t) {
+  *arg<int32_t *>(params, 0) = 1;
+}
+void secondVersionKernel(void **params, BlockcEmuThread *, void *, int64_t) {
+  *arg<int32_t *>(params, 0) = 2;
+}
+
+/// `barriers` barriers per thread, a running sum through shared memory.
+void manyBarriersKernel(void **params, BlockcEmuThread *t, void *shared,
+                        int64_t) {
+  auto *out = arg<int32_t *>(params, 0);
+  int32_t barriers = arg<int32_t>(params, 1);
+  auto *s = static_cast<int32_t *>(shared);
+  int n = t->blockDim[0], i = t->threadId[0];
+  int32_t v = i;
+  for (int b = 0; b < barriers; ++b) {
+    s[i] = v;
+    blockcEmuBarrier(t, "many: store");
+    v = s[(i + 1) % n];
+    blockcEmuBarrier(t, "many: load");
+  }
+  out[t->blockId[0] * n + i] = v;
+}
+
+//===----------------------------------------------------------------------===//
+// Fixture
+//===----------------------------------------------------------------------===//
+
+class EmulatorRuntimeTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    blockcEmuClearError();
+    entered = finished = 0;
+    module = mgpuModuleLoad(const_cast<char *>(kModuleData),
+                            sizeof(kModuleData) - 1);
+    ASSERT_NE(module, nullptr);
+  }
+
+  void TearDown() override {
+    for (BlockcEmuKernelFn fn : registered)
+      blockcEmuUnregisterKernel(fn);
+    mgpuModuleUnload(module);
+    blockcEmuClearError();
+  }
+
+  void add(const char *name, BlockcEmuKernelFn fn,
+           int32_t flags = BLOCKC_EMU_SYNCHRONIZES, int64_t staticShared = 0,
+           int64_t maxShared = 48 * 1024, Dim3 known = {0, 0, 0}) {
+    blockcEmuRegisterKernel("testmod", name, fn, staticShared, maxShared, flags,
+                            known.x, known.y, known.z);
+    registered.push_back(fn);
+  }
+
+  /// Launches like gpu-to-llvm's host code: look the function up, launch on
+  /// a fresh stream, synchronize and destroy the stream.
+  void launch(const char *name, Dim3 grid, Dim3 block,
+              std::vector<void *> args = {}, int32_t dynamicShared = 0) {
+    void *function = mgpuModuleGetFunction(module, name);
+    void *stream = mgpuStreamCreate();
+    mgpuLaunchKernel(function, grid.x, grid.y, grid.z, block.x, block.y,
+                     block.z, dynamicShared, stream, args.data(), nullptr,
+                     args.size());
+    mgpuStreamSynchronize(stream);
+    mgpuStreamDestroy(stream);
+  }
+
+  std::string error() {
+    const char *message = blockcEmuLastError();
+    return message ? message : "";
+  }
+
+  /// The error of launching `name` (registered already) with these sizes;
+  /// the kernel must not have run.
+  std::string launchError(const char *name, Dim3 grid, Dim3 block,
+                          int32_t dynamicShared = 0) {
+    blockcEmuClearError();
+    entered = 0;
+    launch(name, grid, block, {}, dynamicShared);
+    EXPECT_EQ(entered, 0) << name;
+    std::string message = error();
+    blockcEmuClearError();
+    return message;
+  }
+
+  void *module = nullptr;
+  std::vector<BlockcEmuKernelFn> registered;
+};
+
+template <typename T> T *alloc(size_t count) {
+  return static_cast<T *>(mgpuMemAlloc(count * sizeof(T), nullptr, true));
+}
+
+//===----------------------------------------------------------------------===//
+// Barriers
+//===----------------------------------------------------------------------===//
+
+TEST_F(EmulatorRuntimeTest, BarrierReversesThroughSharedMemory) {
+  add("reverse", reverseKernel, BLOCKC_EMU_SYNCHRONIZES, 256 * 4);
+  constexpr int kBlocks = 4, kThreads = 256;
+  float *in = alloc<float>(kBlocks * kThreads);
+  float *out = alloc<float>(kBlocks * kThreads);
+  for (int i = 0; i < kBlocks * kThreads; ++i)
+    in[i] = static_cast<float>(i);
+  launch("reverse", {kBlocks}, {kThreads}, {&in, &out});
+  EXPECT_EQ(error(), "");
+  for (int b = 0; b < kBlocks; ++b)
+    for (int i = 0; i < kThreads; ++i)
+      ASSERT_EQ(out[b * kThreads + i], in[b * kThreads + kThreads - 1 - i])
+          << "block " << b << " thread " << i;
+  mgpuMemFree(in, nullptr);
+  mgpuMemFree(out, nullptr);
+  EXPECT_EQ(error(), "");
+}
+
+TEST_F(EmulatorRuntimeTest, TwoPhaseReduction) {
+  add("reduce", reduceKernel, BLOCKC_EMU_SYNCHRONIZES, 256 * 8);
+  constexpr int64_t kCount = 10000, kThreads = 256;
+  constexpr int64_t kBlocks = (kCount + kThreads - 1) / kThreads; // 40
+  int64_t *in = alloc<int64_t>(kCount);
+  int64_t *partial = alloc<int64_t>(kBlocks);
+  int64_t *total = alloc<int64_t>(1);
+  int64_t expected = 0;
+  for (int64_t i = 0; i < kCount; ++i) {
+    in[i] = i * i % 1009;
+    expected += in[i];
+  }
+  int64_t count = kCount;
+  launch("reduce", {kBlocks}, {kThreads}, {&in, &partial, &count});
+  int64_t expectedFirst = 0;
+  for (int64_t i = 0; i < kThreads; ++i)
+    expectedFirst += in[i];
+  EXPECT_EQ(partial[0], expectedFirst);
+  int64_t partials = kBlocks;
+  launch("reduce", {1}, {64}, {&partial, &total, &partials});
+  EXPECT_EQ(error(), "");
+  EXPECT_EQ(total[0], expected);
+  mgpuMemFree(in, nullptr);
+  mgpuMemFree(partial, nullptr);
+  mgpuMemFree(total, nullptr);
+}
+
+TEST_F(EmulatorRuntimeTest, DivergentBarrierAbandonsTheLaunch) {
+  add("diverge", divergeKernel);
+  add("reverse", reverseKernel, BLOCKC_EMU_SYNCHRONIZES, 64 * 4);
+  testing::internal::CaptureStderr();
+  launch("diverge", {2}, {128});
+  std::string printed = testing::internal::GetCapturedStderr();
+  const char *expected = "kernel 'diverge': divergent barrier in block "
+                         "(0,0,0): 32 threads wait at siteA, 96 threads exited";
+  EXPECT_EQ(error(), expected);
+  EXPECT_EQ(printed, std::string("blockc GPU emulator: ") + expected + "\n");
+  // Block 0's threads all started; none passed the barrier; block 1 never
+  // ran.
+  EXPECT_EQ(entered, 128);
+  EXPECT_EQ(finished, 0);
+
+  // The abandoned fibers' stacks serve the next launch.
+  blockcEmuClearError();
+  float *in = alloc<float>(64), *out = alloc<float>(64);
+  for (int i = 0; i < 64; ++i)
+    in[i] = static_cast<float>(i);
+  launch("reverse", {1}, {64}, {&in, &out});
+  EXPECT_EQ(error(), "");
+  EXPECT_EQ(out[0], 63.0f);
+  EXPECT_EQ(out[63], 0.0f);
+  mgpuMemFree(in, nullptr);
+  mgpuMemFree(out, nullptr);
+}
+
+TEST_F(EmulatorRuntimeTest, DifferentBarrierSitesDeadlock) {
+  add("deadlock", deadlockKernel);
+  launch("deadlock", {1}, {128});
+  EXPECT_EQ(error(), "kernel 'deadlock': deadlock in block (0,0,0): 64 "
+                     "threads wait at siteA, 64 threads wait at siteB");
+  EXPECT_EQ(finished, 0);
+}
+
+TEST_F(EmulatorRuntimeTest, BarrierInUnflaggedKernel) {
+  add("unflagged", unflaggedBarrierKernel, 0);
+  launch("unflagged", {4}, {64});
+  EXPECT_EQ(error(), "kernel 'unflagged': reaches the barrier at unflagged "
+                     "barrier but was registered without "
+                     "BLOCKC_EMU_SYNCHRONIZES");
+  // The plain loop stops after the thread that failed.
+  EXPECT_EQ(entered, 1);
+}
+
+TEST_F(EmulatorRuntimeTest, CollectivesOutsideALaunch) {
+  blockcEmuBarrier(nullptr, "stray barrier");
+  EXPECT_EQ(error(), "blockcEmuBarrier (at stray barrier) called outside an "
+                     "emulated kernel launch");
+}
+
+TEST_F(EmulatorRuntimeTest, ManyBlocksWithManyBarriers) {
+  add("many", manyBarriersKernel, BLOCKC_EMU_SYNCHRONIZES, 256 * 4);
+  constexpr int kBlocks = 2048, kThreads = 256;
+  int32_t barriers = 8; // 16 barriers per thread
+  int32_t *out = alloc<int32_t>(kBlocks * kThreads);
+  BlockcEmuStats before, after;
+  blockcEmuGetStats(&before);
+  auto start = std::chrono::steady_clock::now();
+  launch("many", {kBlocks}, {kThreads}, {&out, &barriers});
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  blockcEmuGetStats(&after);
+  EXPECT_EQ(error(), "");
+  for (int b = 0; b < kBlocks; ++b)
+    for (int i = 0; i < kThreads; ++i)
+      ASSERT_EQ(out[b * kThreads + i], (i + barriers) % kThreads);
+  // Every thread is resumed once to start and once after each barrier.
+  int64_t switches = int64_t(kBlocks) * kThreads * (2 * barriers + 1);
+  EXPECT_EQ(after.switches - before.switches, switches);
+  std::printf("%lld fiber switches in %.3f s (%.1f ns each)\n",
+              static_cast<long long>(switches), seconds,
+              seconds * 1e9 / static_cast<double>(switches));
+  mgpuMemFree(out, nullptr);
+}
+
+//===----------------------------------------------------------------------===//
+// Shuffles
+//===----------------------------------------------------------------------===//
+
+class ShuffleTest : public EmulatorRuntimeTest {
+protected:
+  /// Runs the shuffle cases and returns result[case][lane].
+  std::vector<std::vector<Shuffled>> run(const std::vector<int32_t> &cases,
+                                         int32_t width, int32_t active) {
+    add("shuffle", shuffleKernel);
+    int32_t *caseData = alloc<int32_t>(cases.size());
+    std::memcpy(caseData, cases.data(), cases.size() * sizeof(int32_t));
+    int32_t caseCount = static_cast<int32_t>(cases.size() / 2);
+    int64_t *out = alloc<int64_t>(caseCount * 32);
+    mgpuMemset32(out, 0xDEADBEEF, caseCount * 64, nullptr);
+    launch("shuffle", {1}, {32},
+           {&caseData, &caseCount, &width, &active, &out});
+    EXPECT_EQ(error(), "");
+    std::vector<std::vector<Shuffled>> results(caseCount);
+    for (int c = 0; c < caseCount; ++c)
+      for (int lane = 0; lane < active; ++lane)
+        results[c].push_back(split(out[c * 32 + lane]));
+    mgpuMemFree(caseData, nullptr);
+    mgpuMemFree(out, nullptr);
+    return results;
+  }
+};
+
+/// The value lane `lane` offers.
+int32_t offered(int lane) { return lane * 10 + 1; }
+
+TEST_F(ShuffleTest, EveryModeWithWidth32) {
+  auto r = run({kXor, 1, kXor, 16, kXor, 0, kDown, 1, kDown, 5, kUp, 1, kUp, 3,
+                kIdx, 7, kIdx, 35},
+               32, 32);
+  for (int lane = 0; lane < 32; ++lane) {
+    SCOPED_TRACE("lane " + std::to_string(lane));
+    EXPECT_EQ(r[0][lane], (Shuffled{offered(lane ^ 1), true}));
+    EXPECT_EQ(r[1][lane], (Shuffled{offered(lane ^ 16), true}));
+    EXPECT_EQ(r[2][lane], (Shuffled{offered(lane), true}));
+    // down: lanes whose source is past lane 31 keep their value, invalid.
+    EXPECT_EQ(r[3][lane], (lane < 31 ? Shuffled{offered(lane + 1), true}
+                                     : Shuffled{offered(lane), false}));
+    EXPECT_EQ(r[4][lane], (lane <= 26 ? Shuffled{offered(lane + 5), true}
+                                      : Shuffled{offered(lane), false}));
+    // up: lanes whose source is below lane 0 keep their value, invalid.
+    EXPECT_EQ(r[5][lane], (lane >= 1 ? Shuffled{offered(lane - 1), true}
+                                     : Shuffled{offered(lane), false}));
+    EXPECT_EQ(r[6][lane], (lane >= 3 ? Shuffled{offered(lane - 3), true}
+                                     : Shuffled{offered(lane), false}));
+    // idx: every lane reads the source lane; the index is taken mod 32.
+    EXPECT_EQ(r[7][lane], (Shuffled{offered(7), true}));
+    EXPECT_EQ(r[8][lane], (Shuffled{offered(3), true}));
+  }
+}
+
+TEST_F(ShuffleTest, EveryModeWithWidth16) {
+  // Only lanes 0-15 (the member mask) take part.
+  auto r =
+      run({kXor, 8, kXor, 16, kDown, 4, kUp, 1, kIdx, 3, kIdx, 20}, 16, 16);
+  for (int lane = 0; lane < 16; ++lane) {
+    SCOPED_TRACE("lane " + std::to_string(lane));
+    EXPECT_EQ(r[0][lane], (Shuffled{offered(lane ^ 8), true}));
+    // Sources above the clamp (lane 15) are invalid.
+    EXPECT_EQ(r[1][lane], (Shuffled{offered(lane), false}));
+    EXPECT_EQ(r[2][lane], (lane <= 11 ? Shuffled{offered(lane + 4), true}
+                                      : Shuffled{offered(lane), false}));
+    // up with width 16 clamps at lane 32 - 16 = 16: no member lane is
+    // valid (shfl.sync.up as convert-gpu-to-nvvm emits it).
+    EXPECT_EQ(r[3][lane], (Shuffled{offered(lane), false}));
+    EXPECT_EQ(r[4][lane], (Shuffled{offered(3), true}));
+    EXPECT_EQ(r[5][lane], (Shuffled{offered(lane), false}));
+  }
+}
+
+TEST_F(ShuffleTest, Width8) {
+  auto r = run({kXor, 4, kDown, 1, kIdx, 5}, 8, 8);
+  for (int lane = 0; lane < 8; ++lane) {
+    SCOPED_TRACE("lane " + std::to_string(lane));
+    EXPECT_EQ(r[0][lane], (Shuffled{offered(lane ^ 4), true}));
+    EXPECT_EQ(r[1][lane], (lane < 7 ? Shuffled{offered(lane + 1), true}
+                                    : Shuffled{offered(lane), false}));
+    EXPECT_EQ(r[2][lane], (Shuffled{offered(5), true}));
+  }
+}
+
+TEST_F(EmulatorRuntimeTest, PartialWarp) {
+  add("butterfly", butterflyKernel);
+  int32_t *out = alloc<int32_t>(48);
+  launch("butterfly", {1}, {48}, {&out});
+  EXPECT_EQ(error(), "");
+  // Sums over groups of 16 consecutive thread ids; warp 1 has lanes 0-15.
+  for (int i = 0; i < 48; ++i) {
+    int group = i / 16 * 16;
+    EXPECT_EQ(out[i], 16 * group + 120) << "thread " << i;
+  }
+  mgpuMemFree(out, nullptr);
+}
+
+TEST_F(EmulatorRuntimeTest, ShuffleFromAMissingLaneOfAPartialWarp) {
+  add("xor16", xor16Kernel);
+  launch("xor16", {1}, {48});
+  EXPECT_EQ(error(), "kernel 'xor16': lane 0 of warp 1 in block (0,0,0) "
+                     "reads lane 16 in the shuffle at xor16 shuffle (xor 16, "
+                     "width 32), but lane 16 does not exist in this partial "
+                     "warp");
+}
+
+TEST_F(EmulatorRuntimeTest, DivergentShuffle) {
+  add("shfl_diverge", shuffleDivergeKernel);
+  launch("shfl_diverge", {1}, {64});
+  EXPECT_EQ(error(), "kernel 'shfl_diverge': divergent shuffle in block "
+                     "(0,0,0), warp 0: 16 threads wait at shuffle site, 16 "
+                     "threads exited");
+  EXPECT_EQ(finished, 0);
+}
+
+TEST_F(EmulatorRuntimeTest, ShuffleLaneOutsideTheMemberMask) {
+  add("outside_mask", outsideMaskKernel);
+  launch("outside_mask", {1}, {32});
+  EXPECT_EQ(error(), "kernel 'outside_mask': lane 16 of warp 0 in block "
+                     "(0,0,0) executes the shuffle at width-16 shuffle with "
+                     "width 16, outside its member mask (lanes 0-15)");
+}
+
+TEST_F(EmulatorRuntimeTest, ShufflesCompleteWhileOtherWarpsWaitAtABarrier) {
+  add("interleave", interleaveKernel, BLOCKC_EMU_SYNCHRONIZES, 8);
+  int32_t *out = alloc<int32_t>(64);
+  launch("interleave", {1}, {64}, {&out});
+  EXPECT_EQ(error(), "");
+  // sum(0..31) + sum(32..63) + 32.
+  for (int i = 0; i < 64; ++i)
+    EXPECT_EQ(out[i], 496 + 1520 + 32) << "thread " << i;
+  mgpuMemFree(out, nullptr);
+}
+
+//===----------------------------------------------------------------------===//
+// Thread ids and shared memory
+//===----------------------------------------------------------------------===//
+
+TEST_F(EmulatorRuntimeTest, ThreadAndBlockIdsOf3DLaunch) {
+  // The same kernel as a plain loop and on fibers.
+  add("ids_loop", idsKernel, 0, 28);
+  add("ids_fibers", idsKernel, BLOCKC_EMU_SYNCHRONIZES, 28);
+  Dim3 grid{2, 3, 2}, block{4, 2, 5};
+  int blocks = 12, threads = 40;
+  for (const char *name : {"ids_loop", "ids_fibers"}) {
+    SCOPED_TRACE(name);
+    int32_t *out = alloc<int32_t>(blocks * threads * 15);
+    blockOrder = 0;
+    launch(name, grid, block, {&out}, 100);
+    EXPECT_EQ(error(), "");
+    for (int bz = 0; bz < 2; ++bz)
+      for (int by = 0; by < 3; ++by)
+        for (int bx = 0; bx < 2; ++bx)
+          for (int tz = 0; tz < 5; ++tz)
+            for (int ty = 0; ty < 2; ++ty)
+              for (int tx = 0; tx < 4; ++tx) {
+                int b = bx + by * 2 + bz * 6, t = tx + ty * 4 + tz * 8;
+                const int32_t *o = out + (b * threads + t) * 15;
+                std::vector<int32_t> got(o, o + 15);
+                std::vector<int32_t> want = {
+                    tx, ty, tz,     bx,  by,
+                    bz, 4,  2,      5,   2,
+                    3,  2,  t % 32, 128, t == 0 ? b : -1};
+                ASSERT_EQ(got, want) << "block " << b << " thread " << t;
+              }
+    mgpuMemFree(out, nullptr);
+  }
+}
+
+TEST_F(EmulatorRuntimeTest, SharedMemoryStartsAsNaNInEveryBlock) {
+  add("fill", sharedFillKernel, BLOCKC_EMU_SYNCHRONIZES, 1000);
+  uint32_t *out = alloc<uint32_t>(3 * 64);
+  int32_t *aligned = alloc<int32_t>(1);
+  *aligned = 1;
+  launch("fill", {3}, {64}, {&out, &aligned}, 24);
+  EXPECT_EQ(error(), "");
+  for (int i = 0; i < 3 * 64; ++i) {
+    ASSERT_EQ(out[i], 0xFFFFFFFFu) << i;
+    float f;
+    std::memcpy(&f, &out[i], 4);
+    ASSERT_TRUE(std::isnan(f));
+  }
+  EXPECT_EQ(*aligned, 1);
+  mgpuMemFree(out, nullptr);
+  mgpuMemFree(aligned, nullptr);
+}
+
+//===----------------------------------------------------------------------===//
+// Launch checks
+//===----------------------------------------------------------------------===//
+
+TEST_F(EmulatorRuntimeTest, LaunchLimits) {
+  add("noop", noopKernel, 0);
+  EXPECT_EQ(launchError("noop", {1}, {5, 5, 41}),
+            "kernel 'noop': block (5,5,41) has 1025 threads, more than 1024");
+  EXPECT_EQ(launchError("noop", {1}, {1025}),
+            "kernel 'noop': block x = 1025 exceeds 1024");
+  EXPECT_EQ(launchError("noop", {1}, {1, 1025}),
+            "kernel 'noop': block y = 1025 exceeds 1024");
+  EXPECT_EQ(launchError("noop", {1}, {1, 1, 65}),
+            "kernel 'noop': block z = 65 exceeds 64");
+  EXPECT_EQ(launchError("noop", {1, 65536}, {32}),
+            "kernel 'noop': grid y = 65536 exceeds 65535");
+  EXPECT_EQ(launchError("noop", {1, 1, 70000}, {32}),
+            "kernel 'noop': grid z = 70000 exceeds 65535");
+  EXPECT_EQ(launchError("noop", {intptr_t(1) << 31}, {32}),
+            "kernel 'noop': grid x = 2147483648 exceeds 2147483647");
+  EXPECT_EQ(launchError("noop", {0}, {32}),
+            "kernel 'noop': grid x = 0 is not positive");
+  EXPECT_EQ(launchError("noop", {4, 1, 0}, {32}),
+            "kernel 'noop': grid z = 0 is not positive");
+  EXPECT_EQ(launchError("noop", {1}, {32, 0}),
+            "kernel 'noop': block y = 0 is not positive");
+  EXPECT_EQ(launchError("noop", {1}, {32}, -4),
+            "kernel 'noop': dynamic shared memory of -4 bytes is negative");
+
+  // The largest legal launch shapes run.
+  entered = 0;
+  launch("noop", {2, 1, 1}, {1024});
+  launch("noop", {1}, {16, 1, 64});
+  EXPECT_EQ(error(), "");
+  EXPECT_EQ(entered, 2048 + 1024);
+}
+
+TEST_F(EmulatorRuntimeTest, SharedMemoryLimits) {
+  add("static_too_big", noopKernel, 0, 49153, 227 * 1024);
+  EXPECT_EQ(launchError("static_too_big", {1}, {32}),
+            "kernel 'static_too_big': static shared memory of 49153 bytes "
+            "exceeds 49152");
+  add("dynamic", noopKernel, 0, 1024);
+  EXPECT_EQ(launchError("dynamic", {1}, {32}, 48129),
+            "kernel 'dynamic': static (1024) plus dynamic (48129) shared "
+            "memory is 49153 bytes, more than the target's 49152");
+  add("opt_in", noopKernel, 0, 1024, 101376);
+  EXPECT_EQ(launchError("opt_in", {1}, {32}, 100353),
+            "kernel 'opt_in': static (1024) plus dynamic (100353) shared "
+            "memory is 101377 bytes, more than the target's 101376");
+  // Up to the limit, dynamic shared memory above 48 KiB is fine.
+  entered = 0;
+  launch("opt_in", {1}, {32}, {}, 100352);
+  launch("dynamic", {1}, {32}, {}, 48128);
+  EXPECT_EQ(error(), "");
+  EXPECT_EQ(entered, 64);
+}
+
+TEST_F(EmulatorRuntimeTest, KnownBlockSize) {
+  add("known", noopKernel, 0, 0, 48 * 1024, {128, 1, 1});
+  EXPECT_EQ(launchError("known", {1}, {64}),
+            "kernel 'known': block size (64,1,1) differs from the kernel's "
+            "known block size (128,1,1)");
+  EXPECT_EQ(launchError("known", {1}, {128, 1, 2}),
+            "kernel 'known': block size (128,1,2) differs from the kernel's "
+            "known block size (128,1,1)");
+  entered = 0;
+  launch("known", {3}, {128});
+  EXPECT_EQ(error(), "");
+  EXPECT_EQ(entered, 3 * 128);
+}
+
+TEST_F(EmulatorRuntimeTest, ClusterLaunch) {
+  add("noop", noopKernel, 0);
+  void *function = mgpuModuleGetFunction(module, "noop");
+  mgpuLaunchClusterKernel(function, 2, 1, 1, 4, 2, 1, 32, 1, 1, 0, nullptr,
+                          nullptr, nullptr, 0);
+  EXPECT_EQ(error(), "");
+  EXPECT_EQ(entered, 8 * 32);
+  entered = 0;
+  mgpuLaunchClusterKernel(function, 3, 1, 1, 4, 2, 1, 32, 1, 1, 0, nullptr,
+                          nullptr, nullptr, 0);
+  EXPECT_EQ(error(), "kernel 'noop': cluster x = 3 does not divide grid x = 4");
+  EXPECT_EQ(entered, 0);
+}
+
+TEST_F(EmulatorRuntimeTest, NullFunction) {
+  mgpuLaunchKernel(nullptr, 1, 1, 1, 32, 1, 1, 0, nullptr, nullptr, nullptr, 0);
+  EXPECT_EQ(error(), "launch of a null kernel function (mgpuModuleGetFunction "
+                     "found no kernel)");
+}
+
+TEST_F(EmulatorRuntimeTest, UnknownKernelAndNullModule) {
+  EXPECT_EQ(mgpuModuleGetFunction(module, "nope"), nullptr);
+  EXPECT_EQ(error(),
+            "kernel 'nope' is not registered in emulator module 'testmod'");
+  blockcEmuClearError();
+  EXPECT_EQ(mgpuModuleGetFunction(nullptr, "k"), nullptr);
+  EXPECT_EQ(error(), "mgpuModuleGetFunction('k') on a null module (the GPU "
+                     "module did not load)");
+}
+
+TEST_F(EmulatorRuntimeTest, ModuleData) {
+  // mgpuModuleLoad uses the size (the data need not end in NUL);
+  // mgpuModuleLoadJIT reads a C string. Both name the same module.
+  char data[] = "blockc-emulator:testmodGARBAGE";
+  EXPECT_EQ(mgpuModuleLoad(data, sizeof(kModuleData) - 1), module);
+  char text[] = "blockc-emulator:testmod";
+  EXPECT_EQ(mgpuModuleLoadJIT(text, 2), module);
+  EXPECT_NE(mgpuModuleLoad(data, sizeof(data) - 1), module);
+  EXPECT_EQ(error(), "");
+
+  char cubin[] = "\x7f"
+                 "ELF\x02\x01\x01";
+  EXPECT_EQ(mgpuModuleLoad(cubin, sizeof(cubin) - 1), nullptr);
+  EXPECT_EQ(error(), "mgpuModuleLoad: the GPU module is not an emulator "
+                     "module (it is an ELF object, a cubin); compile with "
+                     "--emulate");
+  blockcEmuClearError();
+  char ptx[] = "//\n// Generated by LLVM NVPTX Back-End\n.version 8.0\n";
+  EXPECT_EQ(mgpuModuleLoadJIT(ptx, 2), nullptr);
+  EXPECT_EQ(error(), "mgpuModuleLoadJIT: the GPU module is not an emulator "
+                     "module (it looks like PTX); compile with --emulate");
+  blockcEmuClearError();
+  char shortData[] = "blockc-emu";
+  EXPECT_EQ(mgpuModuleLoad(shortData, sizeof(shortData) - 1), nullptr);
+  EXPECT_EQ(error(), "mgpuModuleLoad: the GPU module is not an emulator "
+                     "module; compile with --emulate");
+}
+
+//===----------------------------------------------------------------------===//
+// Errors
+//===----------------------------------------------------------------------===//
+
+TEST_F(EmulatorRuntimeTest, OutOfBoundsReport) {
+  add("oob", outOfBoundsKernel, 0);
+  testing::internal::CaptureStderr();
+  launch("oob", {3}, {8});
+  std::string printed = testing::internal::GetCapturedStderr();
+  const char *expected = "kernel 'oob': out-of-bounds access at oob site in "
+                         "thread (3,0,0) of block (1,0,0): index 7 is "
+                         "outside [0, 5) in dimension 1";
+  EXPECT_EQ(error(), expected);
+  EXPECT_EQ(printed, std::string("blockc GPU emulator: ") + expected +
+                         "\nblockc GPU emulator: kernel 'oob': 1 more "
+                         "out-of-bounds access in this launch\n");
+  // The access is skipped and the launch goes on.
+  EXPECT_EQ(entered, 24);
+}
+
+TEST_F(EmulatorRuntimeTest, StickyErrorUntilCleared) {
+  add("noop", noopKernel, 0);
+  testing::internal::CaptureStderr();
+  mgpuModuleGetFunction(module, "missing");
+  const char *first =
+      "kernel 'missing' is not registered in emulator module 'testmod'";
+  // Later errors are not recorded; launches, copies and allocations do
+  // nothing.
+  launch("noop", {1, 1, 0}, {32});
+  launch("noop", {2}, {32});
+  EXPECT_EQ(entered, 0);
+  EXPECT_EQ(mgpuMemAlloc(64, nullptr, true), nullptr);
+  uint32_t a = 1, b = 2;
+  mgpuMemcpy(&a, &b, sizeof(a), nullptr);
+  mgpuMemset32(&a, 7, 1, nullptr);
+  EXPECT_EQ(a, 1u);
+  EXPECT_EQ(error(), first);
+  std::string printed = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(printed, std::string("blockc GPU emulator: ") + first + "\n");
+
+  blockcEmuClearError();
+  EXPECT_EQ(blockcEmuLastError(), nullptr);
+  launch("noop", {2}, {32});
+  mgpuMemcpy(&a, &b, sizeof(a), nullptr);
+  EXPECT_EQ(entered, 64);
+  EXPECT_EQ(a, 2u);
+  EXPECT_EQ(error(), "");
+}
+
+//===----------------------------------------------------------------------===//
+// Registration, memory, streams, counters
+//===----------------------------------------------------------------------===//
+
+TEST_F(EmulatorRuntimeTest, NewestRegistrationWinsUntilUnregistered) {
+  add("versioned", firstVersionKernel, 0);
+  add("versioned", secondVersionKernel, 0);
+  int32_t *out = alloc<int32_t>(1);
+  launch("versioned", {1}, {1}, {&out});
+  EXPECT_EQ(*out, 2);
+  blockcEmuUnregisterKernel(secondVersionKernel);
+  launch("versioned", {1}, {1}, {&out});
+  EXPECT_EQ(*out, 1);
+  EXPECT_EQ(error(), "");
+
+  // A function looked up before its kernel was unregistered.
+  void *stale = mgpuModuleGetFunction(module, "versioned");
+  blockcEmuUnregisterKernel(firstVersionKernel);
+  *out = 0;
+  void *params[] = {&out};
+  mgpuLaunchKernel(stale, 1, 1, 1, 1, 1, 1, 0, nullptr, params, nullptr, 1);
+  EXPECT_EQ(*out, 0);
+  EXPECT_EQ(error(), "kernel 'versioned' of emulator module 'testmod' was "
+                     "unregistered before its launch");
+  blockcEmuClearError();
+  EXPECT_EQ(mgpuModuleGetFunction(module, "versioned"), nullptr);
+  EXPECT_EQ(error(), "kernel 'versioned' is not registered in emulator module "
+                     "'testmod'");
+  blockcEmuClearError();
+  mgpuMemFree(out, nullptr);
+}
+
+TEST_F(EmulatorRuntimeTest, Memory) {
+  EXPECT_EQ(mgpuMemAlloc(0, nullptr, false), nullptr);
+  EXPECT_EQ(error(), "");
+  auto *p = static_cast<uint8_t *>(mgpuMemAlloc(1000, nullptr, false));
+  auto *q = static_cast<uint8_t *>(mgpuMemAlloc(1, mgpuStreamCreate(), true));
+  ASSERT_NE(p, nullptr);
+  ASSERT_NE(q, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 256, 0u);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(q) % 256, 0u);
+
+  mgpuMemset32(p, 0x01020304u, 250, nullptr);
+  uint32_t word;
+  std::memcpy(&word, p + 996, 4);
+  EXPECT_EQ(word, 0x01020304u);
+  mgpuMemset16(p, 0xABCD, 3, nullptr);
+  uint16_t half;
+  std::memcpy(&half, p + 4, 2);
+  EXPECT_EQ(half, 0xABCD);
+  std::memcpy(&half, p + 6, 2);
+  EXPECT_EQ(half, 0x0102);
+  // mgpuMemcpy is a memmove: overlapping ranges are fine.
+  for (int i = 0; i < 16; ++i)
+    p[i] = static_cast<uint8_t>(i);
+  mgpuMemcpy(p + 2, p, 8, nullptr);
+  for (int i = 0; i < 8; ++i)
+    EXPECT_EQ(p[2 + i], i);
+  EXPECT_EQ(error(), "");
+
+  // Host registration is a no-op, the memref variants included.
+  float host[6] = {};
+  int64_t descriptor[] = {reinterpret_cast<int64_t>(host),
+                          reinterpret_cast<int64_t>(host),
+                          0,
+                          2,
+                          3,
+                          3,
+                          1};
+  mgpuMemHostRegister(host, sizeof(host));
+  mgpuMemHostRegisterMemRef(2, descriptor, 4);
+  mgpuMemHostUnregisterMemRef(2, descriptor, 4);
+  mgpuMemHostUnregister(host);
+  mgpuSetDefaultDevice(0);
+  EXPECT_EQ(error(), "");
+
+  mgpuMemFree(nullptr, nullptr);
+  mgpuMemFree(q, nullptr);
+  EXPECT_EQ(error(), "");
+  mgpuMemFree(q, nullptr);
+  char expected[128];
+  std::snprintf(expected, sizeof(expected),
+                "mgpuMemFree(%p): not a live allocation of mgpuMemAlloc",
+                static_cast<void *>(q));
+  EXPECT_EQ(error(), expected);
+  blockcEmuClearError();
+  mgpuMemFree(host, nullptr);
+  std::snprintf(expected, sizeof(expected),
+                "mgpuMemFree(%p): not a live allocation of mgpuMemAlloc",
+                static_cast<void *>(host));
+  EXPECT_EQ(error(), expected);
+  blockcEmuClearError();
+  // Frees still work after an error.
+  mgpuModuleGetFunction(module, "missing");
+  mgpuMemFree(p, nullptr);
+  blockcEmuClearError();
+  mgpuMemFree(p, nullptr);
+  EXPECT_NE(error(), "");
+}
+
+TEST_F(EmulatorRuntimeTest, StreamsAndEventsAreDistinctTokens) {
+  void *s1 = mgpuStreamCreate(), *s2 = mgpuStreamCreate();
+  void *e1 = mgpuEventCreate(), *e2 = mgpuEventCreate();
+  EXPECT_NE(s1, nullptr);
+  EXPECT_NE(e1, nullptr);
+  EXPECT_NE(s1, s2);
+  EXPECT_NE(e1, e2);
+  EXPECT_NE(s1, e1);
+  mgpuEventRecord(e1, s1);
+  mgpuStreamWaitEvent(s2, e1);
+  mgpuEventSynchronize(e1);
+  mgpuStreamSynchronize(s2);
+  mgpuEventDestroy(e1);
+  mgpuEventDestroy(e2);
+  mgpuStreamDestroy(s1);
+  mgpuStreamDestroy(s2);
+  EXPECT_EQ(error(), "");
+}
+
+TEST_F(EmulatorRuntimeTest, Stats) {
+  add("noop", noopKernel, 0);
+  add("reverse", reverseKernel, BLOCKC_EMU_SYNCHRONIZES, 64 * 4);
+  BlockcEmuStats s0, s1, s2;
+  blockcEmuGetStats(&s0);
+  launch("noop", {3}, {64});
+  blockcEmuGetStats(&s1);
+  EXPECT_EQ(s1.launches - s0.launches, 1);
+  EXPECT_EQ(s1.blocks - s0.blocks, 3);
+  EXPECT_EQ(s1.threads - s0.threads, 192);
+  EXPECT_EQ(s1.fiberRuns - s0.fiberRuns, 0);
+  EXPECT_EQ(s1.switches - s0.switches, 0);
+  float *in = alloc<float>(128), *out = alloc<float>(128);
+  launch("reverse", {2}, {64}, {&in, &out});
+  blockcEmuGetStats(&s2);
+  EXPECT_EQ(s2.launches - s1.launches, 1);
+  EXPECT_EQ(s2.blocks - s1.blocks, 2);
+  EXPECT_EQ(s2.threads - s1.threads, 128);
+  EXPECT_EQ(s2.fiberRuns - s1.fiberRuns, 1);
+  // Each thread starts once and resumes once after its barrier.
+  EXPECT_EQ(s2.switches - s1.switches, 256);
+  mgpuMemFree(in, nullptr);
+  mgpuMemFree(out, nullptr);
+}
+
+} // namespace
