@@ -46,6 +46,18 @@ config.substitutions.append(("%blockc_cuda_runtime", cuda_runtime))
 if os.path.exists(cuda_runtime):
     config.available_features.add("cuda-runtime")
 
+# The GPU emulator's runtime (always built) and what mlir-runner needs to run
+# hand-written kernels on it (test/Emulator).
+emulator_runtime = os.path.join(config.blockc_lib_dir,
+                                "libblockc_emulator_runtime.so")
+config.substitutions.append(("%blockc_emulator_runtime", emulator_runtime))
+runner_libs = ",".join([emulator_runtime] + [
+    os.path.join(config.mlir_lib_dir, lib)
+    for lib in ("libmlir_runner_utils.so", "libmlir_c_runner_utils.so")])
+config.substitutions.append((
+    "%emulator_runner",
+    f"mlir-runner -e main -entry-point-result=void -shared-libs={runner_libs}"))
+
 # Optional features.
 try:
     subprocess.run([config.python3, "-c", "import numpy"], check=True,

@@ -21,6 +21,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/xxhash.h"
 
 namespace blockc::nvptx {
@@ -166,6 +167,8 @@ private:
 
   func::FuncOp host;
   Value params, thread, shared, sharedBytes;
+  /// How often each site text was used in this kernel.
+  llvm::StringMap<unsigned> siteTexts;
   /// The block's shared memory as a memref<?xi8>, built once.
   Value sharedBuffer;
   int64_t paramSlot = 0;
@@ -248,9 +251,12 @@ Value KernelEmulation::unpackMemRef(OpBuilder &b, Location loc, MemRefType type,
 }
 
 Value KernelEmulation::siteString(OpBuilder &b, Operation *op, StringRef what) {
-  std::string text = ("kernel '" + kernel.getName() + "': " + what + " at " +
-                      describeLocation(op->getLoc()))
-                         .str();
+  // The runtime tells sync points apart by the string's address; a second
+  // op at the same location gets a numbered text so that no two sites can
+  // be merged into one constant.
+  std::string text = (what + " at " + describeLocation(op->getLoc())).str();
+  if (unsigned seen = siteTexts[text]++)
+    text += " (#" + std::to_string(seen + 1) + ")";
   text.push_back('\0');
   return LLVM::createGlobalString(
       op->getLoc(), b, ("__blockc_emu_site_" + Twine(siteCounter++)).str(),

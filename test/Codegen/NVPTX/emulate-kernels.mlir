@@ -7,8 +7,8 @@
 // buffer, private memory on the stack, barrier and shuffle as runtime calls;
 // the gpu.module becomes a gpu.binary the emulator runtime loads.
 
-// CHECK-DAG: llvm.mlir.global internal constant @[[BAR:__blockc_emu_site_[0-9]+]]("kernel 'k': gpu.barrier at {{.*}}emulate-kernels.mlir:{{[0-9]+}}:{{[0-9]+}}\00")
-// CHECK-DAG: llvm.mlir.global internal constant @[[SHF:__blockc_emu_site_[0-9]+]]("kernel 'k': gpu.shuffle xor at {{.*}}emulate-kernels.mlir:{{[0-9]+}}:{{[0-9]+}}\00")
+// CHECK-DAG: llvm.mlir.global internal constant @[[BAR:__blockc_emu_site_[0-9]+]]("gpu.barrier at {{.*}}emulate-kernels.mlir:{{[0-9]+}}:{{[0-9]+}}\00")
+// CHECK-DAG: llvm.mlir.global internal constant @[[SHF:__blockc_emu_site_[0-9]+]]("gpu.shuffle xor at {{.*}}emulate-kernels.mlir:{{[0-9]+}}:{{[0-9]+}}\00")
 // CHECK-DAG: gpu.binary @m [#gpu.object<#nvvm.target<chip = "sm_80">, bin = "blockc-emulator:m#[[HASH:[0-9a-f]+]]">]
 // CHECK-NOT: gpu.module
 // CHECK:     func.func @host
