@@ -368,7 +368,7 @@ void blockc::buildNVPTXMapToGPUPipeline(OpPassManager &pm,
   fpm.addPass(createConvertLinalgToParallelLoopsPass());
   fpm.addPass(nvptx::createGPUTileAndMapPass());
   fpm.addPass(createConvertParallelLoopToGpuPass());
-  fpm.addPass(nvptx::createGPUGridStridePass());
+  fpm.addPass(nvptx::createGPULegalizeGridPass());
   nvptx::GPUExpandMathPassOptions math;
   math.portable = options.emulate;
   fpm.addPass(nvptx::createGPUExpandMathPass(math));

@@ -57,7 +57,7 @@ func.func @too_many_threads() {
 }
 
 // A grid z of 70000 blocks (blockc's own launches go through
-// blockc-gpu-grid-stride, which keeps y and z within 65535).
+// blockc-gpu-legalize-grid, which keeps y and z within 65535).
 // CHECK: blockc GPU emulator: kernel 'grid_z_kernel': grid z = 70000 exceeds 65535
 func.func @grid_z() {
   %c1 = arith.constant 1 : index

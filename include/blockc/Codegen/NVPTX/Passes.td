@@ -387,9 +387,10 @@ def GPURegisterEmulatedKernelsPass
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
-def GPUGridStridePass
-    : Pass<"blockc-gpu-grid-stride", "::mlir::func::FuncOp"> {
-  let summary = "Keep the grid's y and z extents within CUDA's 65535";
+def GPULegalizeGridPass
+    : Pass<"blockc-gpu-legalize-grid", "::mlir::func::FuncOp"> {
+  let summary = "Keep launches within CUDA's grid limits: grid y and z at "
+                "most 65535, no empty launch";
   let description = [{
     `convert-parallel-loops-to-gpu` makes the second and third innermost
     loop dimensions the grid's y and z extents, so a RoPE over
@@ -411,6 +412,11 @@ def GPUGridStridePass
     keep the full extent and `gpu.block_id` is the loop's index. Every
     block runs the same number of iterations, so barriers in the body stay
     uniform.
+
+    A launch with a grid or block size that is not a positive constant
+    runs under `scf.if` all such sizes are positive: B or T = 0 (possible
+    through the C interface of `-emit=obj`) launches nothing instead of an
+    empty grid, which CUDA refuses with an error that poisons the context.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

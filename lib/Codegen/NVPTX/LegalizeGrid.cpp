@@ -1,9 +1,9 @@
-//===- GridStride.cpp - grid y and z within CUDA's limits -----------------===//
+//===- LegalizeGrid.cpp - launches within CUDA's grid limits --------------===//
 //
 // A launch whose grid y or z extent is not known to be at most 65535 gets
 // min(extent, 65535) blocks along it and a grid-stride loop over the
-// extent around its body. See Codegen/NVPTX/Passes.td
-// (GPUGridStridePass).
+// extent around its body; a launch whose grid or block may be empty runs
+// only when it is not. See Codegen/NVPTX/Passes.td (GPULegalizeGridPass).
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,7 +15,7 @@
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 
 namespace blockc::nvptx {
-#define GEN_PASS_DEF_GPUGRIDSTRIDEPASS
+#define GEN_PASS_DEF_GPULEGALIZEGRIDPASS
 #include "blockc/Codegen/NVPTX/Passes.h.inc"
 } // namespace blockc::nvptx
 
@@ -45,7 +45,9 @@ LogicalResult strideDimension(gpu::LaunchOp launch, gpu::Dimension dim) {
   Location loc = launch.getLoc();
   OpBuilder b(launch);
   Value limit = arith::ConstantIndexOp::create(b, loc, kMaxGridYZ);
-  sizeOperand.set(arith::MinUIOp::create(b, loc, extent, limit));
+  sizeOperand.set(getConstantIntValue(extent)
+                      ? limit
+                      : arith::MinUIOp::create(b, loc, extent, limit));
 
   Block &block = body.front();
   gpu::KernelDim3 ids = launch.getBlockIds();
@@ -86,15 +88,48 @@ LogicalResult strideDimension(gpu::LaunchOp launch, gpu::Dimension dim) {
   return success();
 }
 
-struct GPUGridStridePass
-    : blockc::nvptx::impl::GPUGridStridePassBase<GPUGridStridePass> {
+/// Runs `launch` only when none of its grid and block sizes is 0 (CUDA
+/// refuses an empty launch, and the error would poison the context).
+LogicalResult skipWhenEmpty(gpu::LaunchOp launch) {
+  if (launch.getAsyncToken())
+    return launch.emitOpError()
+           << "is asynchronous; cannot guard it against an empty grid";
+  OpBuilder b(launch);
+  Location loc = launch.getLoc();
+  Value nonEmpty;
+  Value zero;
+  for (Value size :
+       {launch.getGridSizeX(), launch.getGridSizeY(), launch.getGridSizeZ(),
+        launch.getBlockSizeX(), launch.getBlockSizeY(),
+        launch.getBlockSizeZ()}) {
+    if (std::optional<int64_t> c = getConstantIntValue(size); c && *c > 0)
+      continue;
+    if (!zero)
+      zero = arith::ConstantIndexOp::create(b, loc, 0);
+    Value positive =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, size, zero);
+    nonEmpty =
+        nonEmpty ? arith::AndIOp::create(b, loc, nonEmpty, positive) : positive;
+  }
+  if (!nonEmpty)
+    return success();
+  auto guard = scf::IfOp::create(b, loc, nonEmpty, /*withElseRegion=*/false);
+  launch->moveBefore(guard.thenBlock()->getTerminator());
+  return success();
+}
+
+struct GPULegalizeGridPass
+    : blockc::nvptx::impl::GPULegalizeGridPassBase<GPULegalizeGridPass> {
   void runOnOperation() override {
     SmallVector<gpu::LaunchOp> launches;
     getOperation().walk([&](gpu::LaunchOp op) { launches.push_back(op); });
-    for (gpu::LaunchOp launch : launches)
+    for (gpu::LaunchOp launch : launches) {
       for (gpu::Dimension dim : {gpu::Dimension::y, gpu::Dimension::z})
         if (failed(strideDimension(launch, dim)))
           return signalPassFailure();
+      if (failed(skipWhenEmpty(launch)))
+        return signalPassFailure();
+    }
   }
 };
 
