@@ -51,6 +51,7 @@ if os.path.exists(cuda_runtime):
 emulator_runtime = os.path.join(config.blockc_lib_dir,
                                 "libblockc_emulator_runtime.so")
 config.substitutions.append(("%blockc_emulator_runtime", emulator_runtime))
+config.substitutions.append(("%blockc_lib_dir", config.blockc_lib_dir))
 runner_libs = ",".join([emulator_runtime] + [
     os.path.join(config.mlir_lib_dir, lib)
     for lib in ("libmlir_runner_utils.so", "libmlir_c_runner_utils.so")])

@@ -74,7 +74,7 @@ llvm::Error blockc::emitMachineCode(llvm::Module &llvmModule,
 
 std::string blockc::emitCHeader(const ModelSignature &sig,
                                 llvm::StringRef headerName, bool gpu,
-                                const DecodeEntry *decode) {
+                                const DecodeEntry *decode, bool emulated) {
   std::string guard = "BLOCKC_";
   for (char c : headerName)
     guard += std::isalnum(static_cast<unsigned char>(c))
@@ -112,7 +112,16 @@ std::string blockc::emitCHeader(const ModelSignature &sig,
     }
     return d + "]";
   };
-  if (gpu)
+  if (gpu && emulated)
+    os << "/* NVPTX object for the GPU emulator: the kernels are host code\n"
+       << "   registered at startup; link with libblockc_emulator_runtime\n"
+       << "   (no GPU, no libcuda). Every argument must come from\n"
+       << "   mgpuMemAlloc(bytes, 0, 1) of that runtime. */\n"
+       << "void *mgpuMemAlloc(uint64_t sizeBytes, void *stream, "
+          "_Bool isHostShared);\n"
+       << "void mgpuMemFree(void *ptr, void *stream);\n"
+       << "const char *blockcEmuLastError(void);\n\n";
+  else if (gpu)
     os << "/* NVPTX object: the kernels are embedded and loaded at startup;\n"
        << "   link with libblockc_cuda_runtime and libcuda. Every argument\n"
        << "   must be in memory the GPU can access (cuMemAllocManaged, or\n"

@@ -111,6 +111,17 @@ cl::opt<std::string> ptxFeatures(
     "ptx-features",
     cl::desc("NVPTX: PTX ISA version feature (sm_90 needs +ptx80 or newer)"),
     cl::init("+ptx80"), cl::cat(category));
+cl::opt<bool> emulateGPU(
+    "emulate",
+    cl::desc("NVPTX: compile for the GPU emulator (the kernels become host "
+             "code run by libblockc_emulator_runtime; -emit=llvm-mlir, "
+             "llvm-ir or obj)"),
+    cl::init(false), cl::cat(category));
+cl::opt<bool> checkBounds(
+    "check-bounds",
+    cl::desc("With --emulate: check the indices of every memory access "
+             "inside the kernels"),
+    cl::init(false), cl::cat(category));
 cl::opt<blockc::GPUBinaryFormat> gpuBinary(
     "gpu-binary",
     cl::desc("NVPTX: GPU binary embedded by -emit=llvm-mlir|llvm-ir|obj"),
@@ -236,6 +247,8 @@ void buildPipeline(OpPassManager &pm, llvm::StringRef entry,
   options.features = ptxFeatures;
   options.format = gpuFormat();
   options.toolkit = toolkit.str();
+  options.emulate = emulateGPU;
+  options.checkBounds = checkBounds;
   if (emit >= Emit::Linalg)
     blockc::buildNVPTXLowerToLinalgPipeline(pm, options);
   if (emit >= Emit::Buffers)
@@ -310,11 +323,18 @@ int main(int argc, char **argv) {
   bool nvptx = target == Target::NVPTX;
   if (!nvptx && emit >= Emit::PTX)
     return fail("-emit=ptx|cubin|fatbin need -target=nvptx");
+  if (emulateGPU && !nvptx)
+    return fail("--emulate needs -target=nvptx");
+  if (checkBounds && !emulateGPU)
+    return fail("--check-bounds needs --emulate");
+  if (emulateGPU && emit >= Emit::PTX)
+    return fail("--emulate compiles the kernels into host code: there is no "
+                "GPU binary for -emit=ptx|cubin|fatbin");
   if (nvptx && withDecode)
     return fail("--decode is implemented for -target=cpu only");
   std::string toolkit;
   blockc::GPUBinaryFormat format = gpuFormat();
-  if (nvptx && format != blockc::GPUBinaryFormat::ISA &&
+  if (nvptx && !emulateGPU && format != blockc::GPUBinaryFormat::ISA &&
       emit >= Emit::LLVMMLIR) {
     SmallVector<llvm::StringRef> tools = {"ptxas"};
     if (format == blockc::GPUBinaryFormat::Fatbin)
@@ -506,7 +526,7 @@ int main(int argc, char **argv) {
       return fail(errorMessage);
     header->os() << blockc::emitCHeader(
         *signature, llvm::sys::path::filename(headerPath), nvptx,
-        decodeEntry ? &*decodeEntry : nullptr);
+        decodeEntry ? &*decodeEntry : nullptr, emulateGPU);
   }
   if (llvm::Error e = blockc::emitMachineCode(
           **llvmModule, **machine,

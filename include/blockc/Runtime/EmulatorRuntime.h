@@ -17,9 +17,10 @@
  * switching at every barrier and shuffle. CUDA's launch limits and the
  * collective semantics are checked; every violation is recorded as an error
  * naming the kernel. After the first error the runtime is "sticky" like a
- * CUDA context: later launches, copies, memsets and allocations do nothing
- * until blockcEmuClearError() (frees, module loads and function lookups
- * still work). The first error is printed once on stderr as
+ * CUDA context: later launches do nothing until blockcEmuClearError().
+ * Memory functions (allocations, copies, memsets, frees), module loads and
+ * function lookups keep working, so that the host code of a failed program
+ * never writes through a null allocation. The first error is printed once on stderr as
  * "blockc GPU emulator: <message>".
  *
  * Fibers switch only at barriers and shuffles, so races between two sync

@@ -63,7 +63,8 @@ struct DecodeEntry {
 
 std::string emitCHeader(const ModelSignature &signature,
                         llvm::StringRef headerName, bool gpu = false,
-                        const DecodeEntry *decode = nullptr);
+                        const DecodeEntry *decode = nullptr,
+                        bool emulated = false);
 
 } // namespace blockc
 

@@ -56,10 +56,10 @@ void report(const char *call, CUresult result) {
   }()
 
 /// Makes the primary context of the default device current (once per
-/// thread); false after any error.
-bool ensureContext() {
-  if (hasError())
-    return false;
+/// thread); false when there is none. Memory functions use it directly:
+/// they keep working after an unrelated error (a failed module load), so
+/// that the host code never writes through a null allocation.
+bool ensureDevice() {
   static std::once_flag once;
   static bool ok = false;
   std::call_once(once, [] {
@@ -70,6 +70,18 @@ bool ensureContext() {
   if (!ok)
     return false;
   return CHECK(cuCtxSetCurrent(context));
+}
+
+/// ensureDevice(), and false after any error (launches and module loads
+/// do nothing once an error is recorded).
+bool ensureContext() { return !hasError() && ensureDevice(); }
+
+/// Records an error that is not a failed driver call.
+void reportMessage(const std::string &message) {
+  std::fprintf(stderr, "blockc CUDA runtime: %s\n", message.c_str());
+  std::lock_guard<std::mutex> lock(errorMutex);
+  if (lastError.empty())
+    lastError = message;
 }
 
 } // namespace
@@ -125,7 +137,12 @@ BLOCKC_EXPORT void mgpuModuleUnload(CUmodule module) {
 BLOCKC_EXPORT CUfunction mgpuModuleGetFunction(CUmodule module,
                                                const char *name) {
   CUfunction function = nullptr;
-  if (module && ensureContext())
+  if (!module) {
+    reportMessage(std::string("mgpuModuleGetFunction('") + name +
+                  "') on a null module (the GPU module did not load)");
+    return nullptr;
+  }
+  if (ensureContext())
     CHECK(cuModuleGetFunction(&function, module, name));
   return function;
 }
@@ -136,7 +153,12 @@ BLOCKC_EXPORT void mgpuLaunchKernel(CUfunction function, intptr_t gridX,
                                     intptr_t blockZ, int32_t smem,
                                     CUstream stream, void **params,
                                     void **extra, size_t /*paramsCount*/) {
-  if (!function || !ensureContext())
+  if (!function) {
+    reportMessage("launch of a null kernel function (mgpuModuleGetFunction "
+                  "found no kernel)");
+    return;
+  }
+  if (!ensureContext())
     return;
   if (smem > 48 * 1024)
     CHECK(cuFuncSetAttribute(
@@ -150,7 +172,12 @@ BLOCKC_EXPORT void mgpuLaunchClusterKernel(
     intptr_t clusterZ, intptr_t gridX, intptr_t gridY, intptr_t gridZ,
     intptr_t blockX, intptr_t blockY, intptr_t blockZ, int32_t smem,
     CUstream stream, void **params, void **extra, size_t /*paramsCount*/) {
-  if (!function || !ensureContext())
+  if (!function) {
+    reportMessage("launch of a null kernel function (mgpuModuleGetFunction "
+                  "found no kernel)");
+    return;
+  }
+  if (!ensureContext())
     return;
   CUlaunchAttribute attribute;
   attribute.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
@@ -225,7 +252,7 @@ BLOCKC_EXPORT void mgpuEventRecord(CUevent event, CUstream stream) {
 
 BLOCKC_EXPORT void *mgpuMemAlloc(uint64_t sizeBytes, CUstream stream,
                                  bool isHostShared) {
-  if (!ensureContext() || sizeBytes == 0)
+  if (sizeBytes == 0 || !ensureDevice())
     return nullptr;
   CUdeviceptr ptr = 0;
   if (isHostShared)
@@ -240,27 +267,27 @@ BLOCKC_EXPORT void *mgpuMemAlloc(uint64_t sizeBytes, CUstream stream,
 BLOCKC_EXPORT void mgpuMemFree(void *ptr, CUstream /*stream*/) {
   // Managed allocations cannot be freed asynchronously; a synchronous free
   // is correct for every kind of allocation made above.
-  if (ptr && ensureContext())
+  if (ptr && ensureDevice())
     CHECK(cuMemFree(reinterpret_cast<CUdeviceptr>(ptr)));
 }
 
 BLOCKC_EXPORT void mgpuMemcpy(void *dst, void *src, size_t sizeBytes,
                               CUstream stream) {
-  if (ensureContext())
+  if (ensureDevice())
     CHECK(cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(dst),
                         reinterpret_cast<CUdeviceptr>(src), sizeBytes, stream));
 }
 
 BLOCKC_EXPORT void mgpuMemset32(void *dst, unsigned int value, size_t count,
                                 CUstream stream) {
-  if (ensureContext())
+  if (ensureDevice())
     CHECK(cuMemsetD32Async(reinterpret_cast<CUdeviceptr>(dst), value, count,
                            stream));
 }
 
 BLOCKC_EXPORT void mgpuMemset16(void *dst, unsigned short value, size_t count,
                                 CUstream stream) {
-  if (ensureContext())
+  if (ensureDevice())
     CHECK(cuMemsetD16Async(reinterpret_cast<CUdeviceptr>(dst), value, count,
                            stream));
 }

@@ -1142,7 +1142,10 @@ BLOCKC_EXPORT void mgpuEventRecord(void * /*event*/, void * /*stream*/) {}
 
 BLOCKC_EXPORT void *mgpuMemAlloc(uint64_t sizeBytes, void * /*stream*/,
                                  bool /*isHostShared*/) {
-  if (hasError() || sizeBytes == 0)
+  // Memory keeps working after an error: host code of a failed program
+  // (e.g. after its module failed to load) still writes the buffers it
+  // allocates, and must not get null pointers to write through.
+  if (sizeBytes == 0)
     return nullptr;
   size_t rounded = (sizeBytes + kAlignment - 1) & ~(kAlignment - 1);
   void *ptr =
@@ -1178,7 +1181,7 @@ BLOCKC_EXPORT void mgpuMemFree(void *ptr, void * /*stream*/) {
 
 BLOCKC_EXPORT void mgpuMemcpy(void *dst, void *src, size_t sizeBytes,
                               void * /*stream*/) {
-  if (hasError() || sizeBytes == 0)
+  if (sizeBytes == 0)
     return;
   if (!dst || !src) {
     recordError(
@@ -1190,7 +1193,7 @@ BLOCKC_EXPORT void mgpuMemcpy(void *dst, void *src, size_t sizeBytes,
 
 BLOCKC_EXPORT void mgpuMemset32(void *dst, unsigned int value, size_t count,
                                 void * /*stream*/) {
-  if (hasError() || count == 0)
+  if (count == 0)
     return;
   if (!dst) {
     recordError(format("mgpuMemset32 of %zu words at a null pointer", count));
@@ -1202,7 +1205,7 @@ BLOCKC_EXPORT void mgpuMemset32(void *dst, unsigned int value, size_t count,
 
 BLOCKC_EXPORT void mgpuMemset16(void *dst, unsigned short value, size_t count,
                                 void * /*stream*/) {
-  if (hasError() || count == 0)
+  if (count == 0)
     return;
   if (!dst) {
     recordError(
