@@ -1,4 +1,4 @@
-//===- BlockJitTest.cpp - BlockJit compile errors -------------------------===//
+//===- BlockJitTest.cpp - BlockJit compile errors and GPU weights ---------===//
 //
 // A failing NVPTX lowering is reported as such (it used to say "lowering to
 // the CPU failed"), on machines without a GPU too: the module is lowered
@@ -7,10 +7,16 @@
 // serializer refuses. (A non-numeric chip such as sm_bogus is no good: in
 // MLIR 22.1.8 it fails only some of the time.)
 //
+// The GPU weight copies (under the emulator, so that the test runs
+// everywhere): a weight updated in place at the same address is seen by the
+// next run; only a caller that vouches for unchanged weights gets the
+// copies of the previous run (it used to be keyed by the host pointer).
+//
 //===----------------------------------------------------------------------===//
 
 #include "blockc/ExecutionEngine/BlockJit.h"
 #include "blockc/InitAllDialects.h"
+#include "blockc/ExecutionEngine/WeightBinding.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -59,6 +65,47 @@ TEST(BlockJitTest, NVPTXLoweringFailureNamesNVPTX) {
   EXPECT_NE(diagnostics.find("Minimum NVVM target SM version is sm_20"),
             std::string::npos)
       << diagnostics;
+}
+
+TEST(BlockJitTest, EmulatedGPUSeesWeightsUpdatedInPlace) {
+  mlir::DialectRegistry registry;
+  registerAllDialects(registry);
+  mlir::MLIRContext ctx(registry);
+  mlir::registerPassManagerCLOptions();
+  registerAllPasses();
+  auto module = mlir::parseSourceString<mlir::ModuleOp>(kModel, &ctx);
+  ASSERT_TRUE(module);
+  auto sig = analyzeModel(*module, "");
+  ASSERT_TRUE(succeeded(sig));
+  NVPTXPipelineOptions options;
+  options.emulate = true;
+  auto jit = BlockJit::compile(*module, *sig, JitTarget::NVPTX, 3, options);
+  ASSERT_TRUE(static_cast<bool>(jit)) << llvm::toString(jit.takeError());
+
+  HostTensor x = makeRandomTensor({1, 3, 8}, 7);
+  HostTensor g = makeRandomTensor({8}, 8);
+  HostTensor first, second, stale;
+  for (HostTensor *out : {&first, &second, &stale}) {
+    out->shape = {1, 3, 8};
+    out->data.assign(24, 0.0f);
+  }
+  std::vector<const HostTensor *> args = {&x, &g};
+  ASSERT_FALSE(static_cast<bool>((*jit)->run(args, first)));
+  // y = x / rms(x) * g: doubling g in place doubles y exactly.
+  for (float &v : g.data)
+    v *= 2.0f;
+  ASSERT_FALSE(static_cast<bool>((*jit)->run(args, second)));
+  for (size_t i = 0; i < first.data.size(); ++i) {
+    ASSERT_NE(first.data[i], 0.0f);
+    EXPECT_EQ(second.data[i], 2.0f * first.data[i]) << i;
+  }
+  // A caller that vouches for unchanged weights keeps the device copy: the
+  // contract of WeightReuse::Unchanged (used by timed repeats).
+  for (float &v : g.data)
+    v *= 2.0f;
+  ASSERT_FALSE(static_cast<bool>(
+      (*jit)->run(args, stale, WeightReuse::Unchanged)));
+  EXPECT_EQ(stale.data, second.data);
 }
 
 } // namespace
