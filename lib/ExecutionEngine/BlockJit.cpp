@@ -257,69 +257,97 @@ BlockJit::compile(ModuleOp module, const ModelSignature &sig, JitTarget target,
   return std::move(jit);
 }
 
+Expected<std::vector<int64_t>>
+BlockJit::deviceDescriptor(size_t slot, const HostTensor &t, bool copyData) {
+  Expected<GPURuntime *> runtime = loadGPURuntime(emulated);
+  if (!runtime)
+    return runtime.takeError();
+  GPURuntime *gpu = *runtime;
+  if (deviceArgs.size() <= slot)
+    deviceArgs.resize(slot + 1);
+  DeviceCopy &copy = deviceArgs[slot];
+  size_t count = t.data.size();
+  bool reuse = copy.device && copy.count == count;
+  if (!reuse) {
+    if (copy.device)
+      gpu->memFree(copy.device, nullptr);
+    copy = {};
+    size_t bytes = std::max<size_t>(count, 1) * sizeof(float);
+    copy.device = gpu->memAlloc(bytes, nullptr, true);
+    if (!copy.device)
+      return makeError(Twine("GPU allocation failed: ") +
+                       (gpu->lastError() ? gpu->lastError() : "unknown"));
+    copy.count = count;
+    copyData = true;
+  }
+  if (copyData || copy.host != t.data.data())
+    std::memcpy(copy.device, t.data.data(), count * sizeof(float));
+  copy.host = t.data.data();
+  std::vector<int64_t> desc = makeDescriptor(t);
+  desc[0] = desc[1] = reinterpret_cast<int64_t>(copy.device);
+  return desc;
+}
+
 Error BlockJit::run(ArrayRef<const HostTensor *> args, HostTensor &out,
                     WeightReuse reuseWeights) {
   std::vector<std::vector<int64_t>> descriptors;
   descriptors.reserve(args.size());
-
-  // On the GPU every argument must live in memory the kernels can access.
-  GPURuntime *cuda = nullptr;
-  if (target == JitTarget::NVPTX) {
-    Expected<GPURuntime *> runtime = loadGPURuntime(emulated);
-    if (!runtime)
-      return runtime.takeError();
-    cuda = *runtime;
-    deviceArgs.resize(args.size());
-  }
+  bool gpu = target == JitTarget::NVPTX;
   for (size_t i = 0; i < args.size(); ++i) {
-    const HostTensor *t = args[i];
-    if (!cuda) {
-      descriptors.push_back(makeDescriptor(*t));
+    if (!gpu) {
+      descriptors.push_back(makeDescriptor(*args[i]));
       continue;
     }
-    // Kernels read managed memory. Every argument is copied on every run,
-    // unless the caller vouches that the weights (every argument but the
-    // first) are the same tensors, unchanged since the previous run: a
-    // weight updated in place at the same address must not be missed.
-    DeviceCopy &copy = deviceArgs[i];
-    size_t count = t->data.size();
-    bool reuse = copy.device && copy.count == count;
-    bool unchanged = reuse && i > 0 && copy.host == t->data.data() &&
-                     reuseWeights == WeightReuse::Unchanged;
-    if (!reuse) {
-      if (copy.device)
-        cuda->memFree(copy.device, nullptr);
-      copy = {};
-      size_t bytes = std::max<size_t>(count, 1) * sizeof(float);
-      copy.device = cuda->memAlloc(bytes, nullptr, true);
-      if (!copy.device)
-        return makeError(Twine("GPU allocation failed: ") +
-                         (cuda->lastError() ? cuda->lastError() : "unknown"));
-      copy.count = count;
-    }
-    if (!unchanged)
-      std::memcpy(copy.device, t->data.data(), count * sizeof(float));
-    copy.host = t->data.data();
-    std::vector<int64_t> desc = makeDescriptor(*t);
-    desc[0] = desc[1] = reinterpret_cast<int64_t>(copy.device);
-    descriptors.push_back(std::move(desc));
+    // Kernels read device-accessible memory. Every argument is copied on
+    // every run, unless the caller vouches that the weights (every argument
+    // but the first) are the same tensors, unchanged since the previous
+    // run: a weight updated in place at the same address must not be
+    // missed.
+    bool copyData = i == 0 || reuseWeights == WeightReuse::Copy;
+    Expected<std::vector<int64_t>> desc =
+        deviceDescriptor(i, *args[i], copyData);
+    if (!desc)
+      return desc.takeError();
+    descriptors.push_back(std::move(*desc));
   }
-  return invoke(descriptors, std::nullopt, 0, out, cuda != nullptr);
+  return invoke(descriptors, std::nullopt, 0, out, gpu);
 }
 
 Error BlockJit::runDecode(ArrayRef<const HostTensor *> args, int64_t position,
                           ArrayRef<HostTensor *> caches, bool headMajor,
-                          HostTensor &out) {
-  if (target != JitTarget::CPU)
-    return makeError("KV-cached decoding runs on the CPU target only");
+                          HostTensor &out, WeightReuse reuseWeights) {
+  bool gpu = target == JitTarget::NVPTX;
   std::vector<std::vector<int64_t>> descriptors;
   descriptors.reserve(args.size() + caches.size());
-  for (const HostTensor *t : args)
-    descriptors.push_back(makeDescriptor(*t));
-  for (HostTensor *c : caches) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (!gpu) {
+      descriptors.push_back(makeDescriptor(*args[i]));
+      continue;
+    }
+    bool copyData = i == 0 || reuseWeights == WeightReuse::Copy;
+    Expected<std::vector<int64_t>> desc =
+        deviceDescriptor(i, *args[i], copyData);
+    if (!desc)
+      return desc.takeError();
+    descriptors.push_back(std::move(*desc));
+  }
+  for (size_t j = 0; j < caches.size(); ++j) {
+    HostTensor *c = caches[j];
     if (c->shape.size() != 4)
       return makeError("a KV cache must have rank 4");
-    std::vector<int64_t> desc = makeDescriptor(*c);
+    std::vector<int64_t> desc;
+    if (gpu) {
+      // The caches live in device memory; the kernels append to them in
+      // place. The host tensors mirror them: copied in before the step and
+      // back after it (so a session can reset or inspect them).
+      Expected<std::vector<int64_t>> device =
+          deviceDescriptor(args.size() + j, *c, /*copyData=*/true);
+      if (!device)
+        return device.takeError();
+      desc = std::move(*device);
+    } else {
+      desc = makeDescriptor(*c);
+    }
     if (headMajor) {
       // Memory [B, H, L, D] seen as the tensor [B, L, H, D]: swap the sizes
       // and strides of dims 1 and 2.
@@ -328,7 +356,14 @@ Error BlockJit::runDecode(ArrayRef<const HostTensor *> args, int64_t position,
     }
     descriptors.push_back(std::move(desc));
   }
-  return invoke(descriptors, position, caches.size(), out, /*gpu=*/false);
+  if (Error e = invoke(descriptors, position, caches.size(), out, gpu))
+    return e;
+  if (gpu)
+    for (size_t j = 0; j < caches.size(); ++j)
+      std::memcpy(caches[j]->data.data(),
+                  deviceArgs[args.size() + j].device,
+                  caches[j]->data.size() * sizeof(float));
+  return Error::success();
 }
 
 Error BlockJit::invoke(std::vector<std::vector<int64_t>> &descriptors,

@@ -107,9 +107,11 @@ llvm::Error DecodeSession::bind(ArrayRef<HostTensor> weights, int64_t batchSize,
 }
 
 llvm::Error DecodeSession::compile(unsigned optLevel,
-                                   const CPUTargetConfig &cpuConfig) {
-  auto compiled = BlockJit::compile(module, signature, JitTarget::CPU, optLevel,
-                                    NVPTXPipelineOptions(), cpuConfig);
+                                   const CPUTargetConfig &cpuConfig,
+                                   JitTarget target,
+                                   const NVPTXPipelineOptions &nvptxOptions) {
+  auto compiled = BlockJit::compile(module, signature, target, optLevel,
+                                    nvptxOptions, cpuConfig);
   if (!compiled)
     return compiled.takeError();
   jit = std::move(*compiled);

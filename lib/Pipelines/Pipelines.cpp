@@ -358,6 +358,9 @@ void blockc::buildNVPTXMapToGPUPipeline(OpPassManager &pm,
   // sequential loops inside each thread.
   pm.addPass(bufferization::createOneShotBufferizePass(
       functionBoundaryBufferization()));
+  // A decode entry's KV caches are written in place into its arguments
+  // (device memory); their results go, as on the CPU.
+  pm.addPass(cpu::createDropInPlaceResultsPass());
   pm.addPass(createCanonicalizerPass());
   bufferization::buildBufferDeallocationPipeline(pm);
   OpPassManager &fpm = pm.nest<func::FuncOp>();
@@ -460,6 +463,13 @@ void blockc::buildNVPTXPipeline(OpPassManager &pm,
   buildNVPTXLowerToLinalgPipeline(pm, options);
   buildNVPTXMapToGPUPipeline(pm, options);
   buildNVPTXLowerToLLVMPipeline(pm, options);
+}
+
+void blockc::buildNVPTXDecodePipeline(OpPassManager &pm,
+                                      const NVPTXPipelineOptions &options,
+                                      const DecodeOptions &decode) {
+  buildDeriveDecodePipeline(pm, decode);
+  buildNVPTXPipeline(pm, options);
 }
 
 //===----------------------------------------------------------------------===//

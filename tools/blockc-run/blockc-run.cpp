@@ -183,6 +183,8 @@ struct DecodeContext {
   std::string inputLabel, weightsLabel;
   bool rank2;
   blockc::CPUTargetConfig cpuConfig;
+  blockc::JitTarget target;
+  const blockc::NVPTXPipelineOptions &nvptxOptions;
 };
 
 double medianOf(std::vector<double> v) {
@@ -228,7 +230,8 @@ int runDecodeMode(ModuleOp module, const DecodeContext &ctx) {
     return fail(llvm::toString(std::move(e)));
 
   auto compileStart = std::chrono::steady_clock::now();
-  if (llvm::Error e = (*session)->compile(optLevel, ctx.cpuConfig))
+  if (llvm::Error e = (*session)->compile(optLevel, ctx.cpuConfig, ctx.target,
+                                          ctx.nvptxOptions))
     return fail(llvm::toString(std::move(e)));
   double compileSeconds = std::chrono::duration<double>(
                               std::chrono::steady_clock::now() - compileStart)
@@ -277,7 +280,8 @@ int runDecodeMode(ModuleOp module, const DecodeContext &ctx) {
     shownInput.erase(shownInput.begin());
   llvm::ArrayRef<blockc::HostTensor> caches = (*session)->getCaches();
   os << "blockc-run: " << modelFile << " @"
-     << (*session)->getSignature().funcName << " (target cpu, threads "
+     << (*session)->getSignature().funcName << " (target " << targetName
+     << (emulate ? " emulated" : "") << ", threads "
      << threads.getValue() << ")\n";
   os << "  input    " << blockc::formatShape(shownInput) << "  "
      << ctx.inputLabel << "\n";
@@ -381,8 +385,6 @@ int main(int argc, char **argv) {
     return fail("--max-len must be at least 1");
   if (maxLen.getNumOccurrences() && !decodeMode)
     return fail("--max-len needs --decode=N or --check-decode");
-  if (decodeMode && targetName != "cpu")
-    return fail("--decode and --check-decode run on the CPU target only");
   if (!(checkTolerance > 0))
     return fail("--check-tol must be positive");
   if (!outputFile.empty())
@@ -432,7 +434,10 @@ int main(int argc, char **argv) {
       decode.entry = sig->funcName;
       decode.kvLayout = kvLayout;
       decode.keepPrefill = false;
-      blockc::buildCPUDecodePipeline(pm, cpuConfig, decode);
+      if (jitTarget == blockc::JitTarget::NVPTX)
+        blockc::buildNVPTXDecodePipeline(pm, nvptxOptions, decode);
+      else
+        blockc::buildCPUDecodePipeline(pm, cpuConfig, decode);
     } else {
       blockc::BlockJit::buildPipeline(pm, jitTarget, nvptxOptions, cpuConfig);
     }
@@ -537,7 +542,7 @@ int main(int argc, char **argv) {
          weightsFile.empty()
              ? "random (seed " + std::to_string(weightSeed) + ")"
              : weightsFile.getValue(),
-         rank2, cpuConfig});
+         rank2, cpuConfig, jitTarget, nvptxOptions});
 
   // ---- Compile
   // ---------------------------------------------------------------

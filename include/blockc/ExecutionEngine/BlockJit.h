@@ -86,7 +86,9 @@ public:
   llvm::Error run(llvm::ArrayRef<const HostTensor *> args, HostTensor &out,
                   WeightReuse reuseWeights = WeightReuse::Copy);
 
-  /// Runs a decode entry derived by transformer-derive-decode (CPU only):
+  /// Runs a decode entry derived by transformer-derive-decode (on the GPU
+  /// or the emulator, the caches are device buffers that the kernels write
+  /// in place, mirrored to the host tensors after each step):
   /// `args` are the input and the weights as for run(), `position` the
   /// number of tokens already cached and `caches` the K and V caches of
   /// every layer (k_0, v_0, k_1, ...). The entry sees each cache as the
@@ -97,7 +99,8 @@ public:
   /// position + T <= L_max first (the compiled code aborts otherwise).
   llvm::Error runDecode(llvm::ArrayRef<const HostTensor *> args,
                         int64_t position, llvm::ArrayRef<HostTensor *> caches,
-                        bool headMajor, HostTensor &out);
+                        bool headMajor, HostTensor &out,
+                        WeightReuse reuseWeights = WeightReuse::Copy);
 
 private:
   BlockJit() = default;
@@ -107,6 +110,11 @@ private:
   llvm::Error invoke(std::vector<std::vector<int64_t>> &descriptors,
                      std::optional<int64_t> position, size_t numCaches,
                      HostTensor &out, bool gpu);
+  /// The descriptor of a device copy of `t` in device slot `slot`
+  /// (allocated on first use or when the size changes; the data copied when
+  /// `copyData`, on allocation, or when `t` moved).
+  llvm::Expected<std::vector<int64_t>>
+  deviceDescriptor(size_t slot, const HostTensor &t, bool copyData);
   std::unique_ptr<mlir::ExecutionEngine> engine;
   std::string entry;
   JitTarget target = JitTarget::CPU;

@@ -76,9 +76,13 @@ public:
   llvm::Error bind(llvm::ArrayRef<HostTensor> weights, int64_t batch,
                    int64_t capacity);
 
-  /// JIT-compiles the decode entry on the CPU (see BlockJit::compile).
-  llvm::Error compile(unsigned optLevel = 3,
-                      const CPUTargetConfig &cpuConfig = CPUTargetConfig());
+  /// JIT-compiles the decode entry for `target` (see BlockJit::compile):
+  /// the CPU, or NVPTX on a GPU or the emulator (`nvptxOptions.emulate`).
+  llvm::Error
+  compile(unsigned optLevel = 3,
+          const CPUTargetConfig &cpuConfig = CPUTargetConfig(),
+          JitTarget target = JitTarget::CPU,
+          const NVPTXPipelineOptions &nvptxOptions = NVPTXPipelineOptions());
 
   /// Zeroes the caches: the next step starts at position 0.
   void reset();

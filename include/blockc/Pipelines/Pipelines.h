@@ -270,6 +270,13 @@ void buildNVPTXEmulatorLowerToLLVMPipeline(mlir::OpPassManager &pm,
 void buildNVPTXPipeline(mlir::OpPassManager &pm,
                         const NVPTXPipelineOptions &options);
 
+/// The decode entry for NVPTX (or the GPU emulator): derivation, then every
+/// NVPTX stage; the KV caches are arguments in device memory, written in
+/// place by the kernels.
+void buildNVPTXDecodePipeline(mlir::OpPassManager &pm,
+                              const NVPTXPipelineOptions &options,
+                              const DecodeOptions &decode);
+
 /// Registers the pipelines above under their names
 /// (blockc-lower-to-linalg-pipeline, blockc-cpu-lower-to-linalg-pipeline,
 /// blockc-cpu-bufferize-pipeline, blockc-cpu-lower-to-llvm-pipeline,
