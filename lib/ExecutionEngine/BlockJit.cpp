@@ -360,8 +360,7 @@ Error BlockJit::runDecode(ArrayRef<const HostTensor *> args, int64_t position,
     return e;
   if (gpu)
     for (size_t j = 0; j < caches.size(); ++j)
-      std::memcpy(caches[j]->data.data(),
-                  deviceArgs[args.size() + j].device,
+      std::memcpy(caches[j]->data.data(), deviceArgs[args.size() + j].device,
                   caches[j]->data.size() * sizeof(float));
   return Error::success();
 }

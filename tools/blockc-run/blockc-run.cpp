@@ -281,8 +281,8 @@ int runDecodeMode(ModuleOp module, const DecodeContext &ctx) {
   llvm::ArrayRef<blockc::HostTensor> caches = (*session)->getCaches();
   os << "blockc-run: " << modelFile << " @"
      << (*session)->getSignature().funcName << " (target " << targetName
-     << (emulate ? " emulated" : "") << ", threads "
-     << threads.getValue() << ")\n";
+     << (emulate ? " emulated" : "") << ", threads " << threads.getValue()
+     << ")\n";
   os << "  input    " << blockc::formatShape(shownInput) << "  "
      << ctx.inputLabel << "\n";
   os << "  weights  " << ctx.weights.size() << " tensors, " << ctx.numParams

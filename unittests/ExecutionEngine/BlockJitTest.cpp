@@ -15,8 +15,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "blockc/ExecutionEngine/BlockJit.h"
-#include "blockc/InitAllDialects.h"
 #include "blockc/ExecutionEngine/WeightBinding.h"
+#include "blockc/InitAllDialects.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -103,8 +103,8 @@ TEST(BlockJitTest, EmulatedGPUSeesWeightsUpdatedInPlace) {
   // contract of WeightReuse::Unchanged (used by timed repeats).
   for (float &v : g.data)
     v *= 2.0f;
-  ASSERT_FALSE(static_cast<bool>(
-      (*jit)->run(args, stale, WeightReuse::Unchanged)));
+  ASSERT_FALSE(
+      static_cast<bool>((*jit)->run(args, stale, WeightReuse::Unchanged)));
   EXPECT_EQ(stale.data, second.data);
 }
 

@@ -39,8 +39,8 @@ LogicalResult strideDimension(gpu::LaunchOp launch, gpu::Dimension dim) {
   Region &body = launch.getBody();
   if (!body.hasOneBlock())
     return launch.emitOpError()
-           << "has a grid " << (isY ? "y" : "z")
-           << " extent that may exceed " << kMaxGridYZ
+           << "has a grid " << (isY ? "y" : "z") << " extent that may exceed "
+           << kMaxGridYZ
            << " and a body of several blocks; cannot add a grid-stride loop";
   Location loc = launch.getLoc();
   OpBuilder b(launch);
@@ -98,10 +98,9 @@ LogicalResult skipWhenEmpty(gpu::LaunchOp launch) {
   Location loc = launch.getLoc();
   Value nonEmpty;
   Value zero;
-  for (Value size :
-       {launch.getGridSizeX(), launch.getGridSizeY(), launch.getGridSizeZ(),
-        launch.getBlockSizeX(), launch.getBlockSizeY(),
-        launch.getBlockSizeZ()}) {
+  for (Value size : {launch.getGridSizeX(), launch.getGridSizeY(),
+                     launch.getGridSizeZ(), launch.getBlockSizeX(),
+                     launch.getBlockSizeY(), launch.getBlockSizeZ()}) {
     if (std::optional<int64_t> c = getConstantIntValue(size); c && *c > 0)
       continue;
     if (!zero)

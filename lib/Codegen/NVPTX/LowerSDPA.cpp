@@ -61,8 +61,46 @@ struct SDPAKernel {
     return v;
   }
 
+  /// The online-softmax state of one query row (m, l, then the lane's
+  /// perLane accumulators) after key j with elements `ks` / `vs`: rescale by
+  /// exp(m - m'), add p = exp(s - m'). A row that has seen no key yet (m =
+  /// -inf) rescales by 0, never by exp(-inf - -inf) = NaN. When `keep` (key
+  /// past the row's causal end) is set, the state is unchanged.
+  void appendUpdate(ValueRange st, ArrayRef<Value> q, ArrayRef<Value> ks,
+                    ArrayRef<Value> vs, Value keep, SmallVector<Value> &next) {
+    int64_t perLane = headDim / kWarp;
+    Value zeroF = f32(0.0);
+    Value negInf = f32(-std::numeric_limits<double>::infinity());
+    Value partial = zeroF;
+    for (int64_t i = 0; i < perLane; ++i)
+      partial = math::FmaOp::create(b, loc, q[i], ks[i], partial);
+    Value s = warpSum(partial);
+    Value m = st[0], l = st[1];
+    Value mNew = arith::MaximumFOp::create(b, loc, m, s);
+    Value first =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m, negInf);
+    Value c = arith::SelectOp::create(
+        b, loc, first, zeroF,
+        math::ExpOp::create(b, loc, arith::SubFOp::create(b, loc, m, mNew)));
+    Value p =
+        math::ExpOp::create(b, loc, arith::SubFOp::create(b, loc, s, mNew));
+    Value lNew = math::FmaOp::create(b, loc, l, c, p);
+    auto pick = [&](Value updated, Value old) -> Value {
+      return keep ? arith::SelectOp::create(b, loc, keep, old, updated)
+                        .getResult()
+                  : updated;
+    };
+    next.push_back(pick(mNew, m));
+    next.push_back(pick(lNew, l));
+    for (int64_t i = 0; i < perLane; ++i) {
+      Value acc = arith::MulFOp::create(b, loc, st[2 + i], c);
+      acc = math::FmaOp::create(b, loc, p, vs[i], acc);
+      next.push_back(pick(acc, st[2 + i]));
+    }
+  }
+
   /// Emits the launch. q/k/v/out are buffers [B, T|S, H|Hkv, D].
-  void build(Value q, Value k, Value v, Value out) {
+  void buildRows(Value q, Value k, Value v, Value out) {
     Value c0 = idx(0), c1 = idx(1);
     Value bDim = memref::DimOp::create(b, loc, q, 0);
     Value tDim = memref::DimOp::create(b, loc, q, 1);
@@ -142,43 +180,12 @@ struct SDPAKernel {
           }
           SmallVector<Value> next;
           for (int64_t r = 0; r < rowsPerWarp; ++r) {
-            ValueRange st = state.slice(r * stride, stride);
-            Value partial = zeroF;
-            for (int64_t i = 0; i < perLane; ++i)
-              partial = math::FmaOp::create(b, loc, qs[r][i], ks[i], partial);
-            Value s = warpSum(partial);
-            Value m = st[0], l = st[1];
-            // Online softmax with one key: rescale by exp(m - m'), add
-            // p = exp(s - m'). A row that has seen no key yet (m = -inf)
-            // rescales by 0, never by exp(-inf - -inf) = NaN.
-            Value mNew = arith::MaximumFOp::create(b, loc, m, s);
-            Value first = arith::CmpFOp::create(
-                b, loc, arith::CmpFPredicate::OEQ, m, negInf);
-            Value c = arith::SelectOp::create(
-                b, loc, first, zeroF,
-                math::ExpOp::create(b, loc,
-                                    arith::SubFOp::create(b, loc, m, mNew)));
-            Value p = math::ExpOp::create(
-                b, loc, arith::SubFOp::create(b, loc, s, mNew));
-            Value lNew = math::FmaOp::create(b, loc, l, c, p);
-            // Keys past the row's causal end leave its state unchanged.
             Value keep;
             if (causal)
               keep = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, j,
                                            keyEnd[r]);
-            auto pick = [&](Value updated, Value old) -> Value {
-              return causal
-                         ? arith::SelectOp::create(b, loc, keep, old, updated)
-                               .getResult()
-                         : updated;
-            };
-            next.push_back(pick(mNew, m));
-            next.push_back(pick(lNew, l));
-            for (int64_t i = 0; i < perLane; ++i) {
-              Value acc = arith::MulFOp::create(b, loc, st[2 + i], c);
-              acc = math::FmaOp::create(b, loc, p, vs[i], acc);
-              next.push_back(pick(acc, st[2 + i]));
-            }
+            appendUpdate(state.slice(r * stride, stride), qs[r], ks, vs, keep,
+                         next);
           }
           scf::YieldOp::create(b, loc, next);
         });
@@ -202,6 +209,182 @@ struct SDPAKernel {
       }
     }
     gpu::TerminatorOp::create(b, loc);
+  }
+
+  /// One query row (T = 1, a decode step) per (batch, head), the keys split
+  /// across blocks (flash-decoding): kernel 1 runs one warp per (split,
+  /// head, batch) over a contiguous chunk of the S keys and writes its
+  /// online-softmax state (m, l, acc[D]) to a scratch buffer [B, H,
+  /// kMaxSplits, 2 + D]; kernel 2 merges the splits of each (batch, head)
+  /// with one warp. The kernel boundary is the only synchronisation (no
+  /// barrier, no shared memory). splits = clamp(ceil(S / kKeysPerSplit), 1,
+  /// kMaxSplits).
+  static constexpr int64_t kMaxSplits = 32;
+  static constexpr int64_t kKeysPerSplit = 64;
+  void buildSplitKV(Value q, Value k, Value v, Value out) {
+    Value c0 = idx(0), c1 = idx(1);
+    Value bDim = memref::DimOp::create(b, loc, q, 0);
+    Value hDim = memref::DimOp::create(b, loc, q, 2);
+    Value sDim = memref::DimOp::create(b, loc, k, 1);
+    int64_t perLane = headDim / kWarp;
+    int64_t width = 2 + headDim;
+    Value splits = arith::CeilDivUIOp::create(b, loc, sDim, idx(kKeysPerSplit));
+    splits = arith::MaxUIOp::create(
+        b, loc, arith::MinUIOp::create(b, loc, splits, idx(kMaxSplits)), c1);
+    Value chunk = arith::CeilDivUIOp::create(b, loc, sDim, splits);
+    auto scratchType = MemRefType::get(
+        {ShapedType::kDynamic, ShapedType::kDynamic, kMaxSplits, width},
+        b.getF32Type());
+    Value scratch =
+        memref::AllocOp::create(b, loc, scratchType, ValueRange{bDim, hDim});
+    auto markKernel = [&](gpu::LaunchOp launch) {
+      launch->setAttr(
+          blockc::codegen::CodegenDialect::kKernelAttrName,
+          blockc::codegen::KernelKindAttr::get(
+              b.getContext(), blockc::codegen::KernelKind::fused_attention));
+    };
+    Value negInf = f32(-std::numeric_limits<double>::infinity());
+    Value zeroF = f32(0.0);
+
+    // Kernel 1: the partial states.
+    {
+      auto launch =
+          gpu::LaunchOp::create(b, loc, splits, hDim, bDim, idx(kWarp), c1, c1);
+      markKernel(launch);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&launch.getBody().front());
+      gpu::KernelDim3 block = launch.getBlockIds(),
+                      thread = launch.getThreadIds();
+      Value lane = thread.x, split = block.x, hIdx = block.y, bIdx = block.z;
+      Value kvh = arith::DivUIOp::create(b, loc, hIdx, idx(group));
+      // The single row t = 0 sees every key (causal with T = 1 is the last
+      // row of the cache, bottom-right).
+      Value lo = arith::MinUIOp::create(b, loc, mul(split, chunk), sDim);
+      Value hi = arith::MinUIOp::create(b, loc, add(lo, chunk), sDim);
+      SmallVector<Value> qs;
+      Value scaleF = f32(scale);
+      for (int64_t i = 0; i < perLane; ++i) {
+        Value d = add(lane, idx(i * kWarp));
+        Value x =
+            memref::LoadOp::create(b, loc, q, ValueRange{bIdx, c0, hIdx, d});
+        qs.push_back(arith::MulFOp::create(b, loc, x, scaleF));
+      }
+      SmallVector<Value> init = {negInf, zeroF};
+      init.append(perLane, zeroF);
+      auto keys = scf::ForOp::create(
+          b, loc, lo, hi, c1, init,
+          [&](OpBuilder &nb, Location, Value j, ValueRange state) {
+            OpBuilder::InsertionGuard g(b);
+            b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+            SmallVector<Value> ks, vs;
+            for (int64_t i = 0; i < perLane; ++i) {
+              Value d = add(lane, idx(i * kWarp));
+              ks.push_back(memref::LoadOp::create(b, loc, k,
+                                                  ValueRange{bIdx, j, kvh, d}));
+              vs.push_back(memref::LoadOp::create(b, loc, v,
+                                                  ValueRange{bIdx, j, kvh, d}));
+            }
+            SmallVector<Value> next;
+            appendUpdate(state, qs, ks, vs, Value(), next);
+            scf::YieldOp::create(b, loc, next);
+          });
+      // Every lane stores m and l (the same values): no divergent store.
+      memref::StoreOp::create(b, loc, keys.getResult(0), scratch,
+                              ValueRange{bIdx, hIdx, split, c0});
+      memref::StoreOp::create(b, loc, keys.getResult(1), scratch,
+                              ValueRange{bIdx, hIdx, split, c1});
+      for (int64_t i = 0; i < perLane; ++i) {
+        Value col = add(idx(2 + i * kWarp), lane);
+        memref::StoreOp::create(b, loc, keys.getResult(2 + i), scratch,
+                                ValueRange{bIdx, hIdx, split, col});
+      }
+      gpu::TerminatorOp::create(b, loc);
+    }
+
+    // Kernel 2: merge. M = max m_s, L = sum l_s exp(m_s - M), acc likewise;
+    // splits that saw no key (m_s = -inf) contribute nothing.
+    {
+      auto launch =
+          gpu::LaunchOp::create(b, loc, c1, hDim, bDim, idx(kWarp), c1, c1);
+      markKernel(launch);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&launch.getBody().front());
+      gpu::KernelDim3 block = launch.getBlockIds(),
+                      thread = launch.getThreadIds();
+      Value lane = thread.x, hIdx = block.y, bIdx = block.z;
+      auto maxLoop = scf::ForOp::create(
+          b, loc, c0, splits, c1, ValueRange{negInf},
+          [&](OpBuilder &nb, Location, Value sIdx, ValueRange state) {
+            OpBuilder::InsertionGuard g(b);
+            b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+            Value m = memref::LoadOp::create(b, loc, scratch,
+                                             ValueRange{bIdx, hIdx, sIdx, c0});
+            scf::YieldOp::create(
+                b, loc,
+                ValueRange{arith::MaximumFOp::create(b, loc, state[0], m)});
+          });
+      Value mMax = maxLoop.getResult(0);
+      SmallVector<Value> init = {zeroF};
+      init.append(perLane, zeroF);
+      auto sumLoop = scf::ForOp::create(
+          b, loc, c0, splits, c1, init,
+          [&](OpBuilder &nb, Location, Value sIdx, ValueRange state) {
+            OpBuilder::InsertionGuard g(b);
+            b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+            Value ms = memref::LoadOp::create(b, loc, scratch,
+                                              ValueRange{bIdx, hIdx, sIdx, c0});
+            Value ls = memref::LoadOp::create(b, loc, scratch,
+                                              ValueRange{bIdx, hIdx, sIdx, c1});
+            Value empty = arith::CmpFOp::create(
+                b, loc, arith::CmpFPredicate::OEQ, ms, negInf);
+            Value factor = arith::SelectOp::create(
+                b, loc, empty, zeroF,
+                math::ExpOp::create(b, loc,
+                                    arith::SubFOp::create(b, loc, ms, mMax)));
+            SmallVector<Value> next = {
+                math::FmaOp::create(b, loc, ls, factor, state[0])};
+            for (int64_t i = 0; i < perLane; ++i) {
+              Value col = add(idx(2 + i * kWarp), lane);
+              Value as = memref::LoadOp::create(
+                  b, loc, scratch, ValueRange{bIdx, hIdx, sIdx, col});
+              next.push_back(
+                  math::FmaOp::create(b, loc, as, factor, state[1 + i]));
+            }
+            scf::YieldOp::create(b, loc, next);
+          });
+      Value l = sumLoop.getResult(0);
+      Value positive =
+          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, l, zeroF);
+      Value inv = arith::SelectOp::create(
+          b, loc, positive, arith::DivFOp::create(b, loc, f32(1.0), l), zeroF);
+      for (int64_t i = 0; i < perLane; ++i) {
+        Value d = add(lane, idx(i * kWarp));
+        memref::StoreOp::create(
+            b, loc,
+            arith::MulFOp::create(b, loc, sumLoop.getResult(1 + i), inv), out,
+            ValueRange{bIdx, c0, hIdx, d});
+      }
+      gpu::TerminatorOp::create(b, loc);
+    }
+    // The scratch buffer is released by the buffer deallocation pipeline.
+  }
+
+  /// Emits the attention: the split-KV kernel when T is 1 (a decode step),
+  /// the row kernel otherwise; a dynamic T picks one at run time.
+  void build(Value q, Value k, Value v, Value out, int64_t staticT) {
+    if (staticT == 1)
+      return buildSplitKV(q, k, v, out);
+    if (!ShapedType::isDynamic(staticT))
+      return buildRows(q, k, v, out);
+    Value tDim = memref::DimOp::create(b, loc, q, 1);
+    Value several =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, tDim, idx(1));
+    auto ifOp = scf::IfOp::create(b, loc, several, /*withElse=*/true);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    buildRows(q, k, v, out);
+    b.setInsertionPointToStart(ifOp.elseBlock());
+    buildSplitKV(q, k, v, out);
   }
 };
 
@@ -267,7 +450,7 @@ struct GPULowerSDPAPass
                         h / op.getKey().getType().getDimSize(2),
                         op.getCausal(),
                         op.getScaleOrDefault()};
-      kernel.build(qm, km, vm, out);
+      kernel.build(qm, km, vm, out, qType.getDimSize(1));
       Value result = bufferization::ToTensorOp::create(
           b, loc,
           RankedTensorType::get(qType.getShape(), qType.getElementType()), out,

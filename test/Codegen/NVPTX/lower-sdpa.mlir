@@ -98,3 +98,81 @@ func.func @small_head(%q: tensor<1x4x2x8xf32>, %k: tensor<1x4x2x8xf32>, %v: tens
   %o = transformer.sdpa %q, %k, %v {causal} : tensor<1x4x2x8xf32>, tensor<1x4x2x8xf32>, tensor<1x4x2x8xf32> -> tensor<1x4x2x8xf32>
   return %o : tensor<1x4x2x8xf32>
 }
+
+// -----
+
+// One query row (T = 1, a decode step over S cached keys): split-KV
+// (flash-decoding) in two kernels and no barrier. splits =
+// clamp(ceil(S / 64), 1, 32), chunk = ceil(S / splits). Kernel 1: grid
+// (splits, H, B) of one warp each; the warp scans keys [split * chunk, ...)
+// with the same online-softmax update (a 5-step xor sum per key, 2
+// accumulators per lane for head dim 64) and stores (m, l, acc) to a
+// scratch buffer [B, H, 32, 2 + 64]. Kernel 2: grid (1, H, B), one warp per
+// (batch, head) merges the splits: the max of m, then l and acc rescaled by
+// exp(m_s - M). No row kernel: T is statically 1.
+// CHECK-LABEL: func.func @decode_split_kv
+// CHECK-SAME:    (%[[Q:.+]]: tensor<1x1x4x64xf32>, %[[K:.+]]: tensor<1x?x2x64xf32>, %[[V:.+]]: tensor<1x?x2x64xf32>)
+// CHECK:         %[[KM:.+]] = bufferization.to_buffer %[[K]] read_only
+// CHECK:         %[[OUT:.+]] = memref.alloc() : memref<1x1x4x64xf32>
+// CHECK:         %[[S:.+]] = memref.dim %[[KM]], %c1
+// CHECK:         %[[NS:.+]] = arith.ceildivui %[[S]], %c64 : index
+// CHECK:         %[[CAPPED:.+]] = arith.minui %[[NS]], %c32 : index
+// CHECK:         %[[SPLITS:.+]] = arith.maxui %[[CAPPED]], %c1 : index
+// CHECK:         %[[CHUNK:.+]] = arith.ceildivui %[[S]], %[[SPLITS]] : index
+// CHECK:         %[[SCRATCH:.+]] = memref.alloc(%{{.+}}, %{{.+}}) : memref<?x?x32x66xf32>
+// CHECK:         gpu.launch blocks(%[[SPLIT:[^ ,]+]], %[[H:[^ ,]+]], %[[B:[^ ,]+]]) in (%{{[^ ,]+}} = %[[SPLITS]], %{{[^ ,]+}} = %{{[^ ,]+}}, %{{[^ ,]+}} = %{{[^ ,]+}})
+// CHECK-SAME:        threads(%[[LANE:[^ ,]+]], %{{[^ ,]+}}, %{{[^ ,]+}}) in (%{{[^ ,]+}} = %c32{{[^ ,]*}}, %{{[^ ,]+}} = %c1{{[^ ,]*}}, %{{[^ ,]+}} = %c1{{[^ ,]*}})
+// CHECK:           %[[START:.+]] = arith.muli %[[SPLIT]], %[[CHUNK]] : index
+// CHECK:           %[[LO:.+]] = arith.minui %[[START]], %[[S]] : index
+// CHECK:           %[[END:.+]] = arith.addi %[[LO]], %[[CHUNK]] : index
+// CHECK:           %[[HI:.+]] = arith.minui %[[END]], %[[S]] : index
+// CHECK:           %[[ST:.+]]:4 = scf.for %{{.+}} = %[[LO]] to %[[HI]] step %{{.+}} iter_args({{.+}}) -> (f32, f32, f32, f32) {
+// CHECK-COUNT-5:     gpu.shuffle  xor
+// CHECK:             scf.yield
+// CHECK:           memref.store %[[ST]]#0, %[[SCRATCH]][%[[B]], %[[H]], %[[SPLIT]], %c0{{[^ ,]*}}]
+// CHECK:           memref.store %[[ST]]#1, %[[SCRATCH]][%[[B]], %[[H]], %[[SPLIT]], %c1{{[^ ,]*}}]
+// CHECK:           memref.store %[[ST]]#2, %[[SCRATCH]][%[[B]], %[[H]], %[[SPLIT]],
+// CHECK:           memref.store %[[ST]]#3, %[[SCRATCH]][%[[B]], %[[H]], %[[SPLIT]],
+// CHECK-NOT:       gpu.barrier
+// CHECK:           gpu.terminator
+// CHECK-NEXT:    } {blockc_codegen.kernel = #blockc_codegen.kernel<fused_attention>}
+// CHECK:         gpu.launch blocks(%{{[^ ,]+}}, %[[H2:[^ ,]+]], %[[B2:[^ ,]+]]) in (%{{[^ ,]+}} = %c1{{[^ ,]*}}, %{{[^ ,]+}} = %{{[^ ,]+}}, %{{[^ ,]+}} = %{{[^ ,]+}})
+// CHECK:           %[[M:.+]] = scf.for %{{.+}} = %c0{{[^ ,]*}} to %[[SPLITS]] step
+// CHECK:             arith.maximumf
+// CHECK:           %[[SUM:.+]]:3 = scf.for %{{.+}} = %c0{{[^ ,]*}} to %[[SPLITS]] step
+// CHECK:             arith.subf %{{.+}}, %[[M]] : f32
+// CHECK:             math.exp
+// CHECK-COUNT-3:     math.fma
+// CHECK:           arith.divf %{{.+}}, %[[SUM]]#0 : f32
+// CHECK:           memref.store %{{.+}}, %[[OUT]][%[[B2]], %c0{{[^ ,]*}}, %[[H2]], %{{.+}}] : memref<1x1x4x64xf32>
+// CHECK:           memref.store %{{.+}}, %[[OUT]][%[[B2]], %c0{{[^ ,]*}}, %[[H2]], %{{.+}}] : memref<1x1x4x64xf32>
+// CHECK-NOT:       gpu.shuffle
+// CHECK:           gpu.terminator
+// CHECK-NEXT:    } {blockc_codegen.kernel = #blockc_codegen.kernel<fused_attention>}
+// CHECK-NOT:     gpu.launch
+// CHECK:         return
+func.func @decode_split_kv(%q: tensor<1x1x4x64xf32>, %k: tensor<1x?x2x64xf32>, %v: tensor<1x?x2x64xf32>) -> tensor<1x1x4x64xf32> {
+  // expected-error @+1 {{'transformer.sdpa' op has no 'blockc_codegen.gpu_attention' (run blockc-gpu-select-tiles first)}}
+  %o = transformer.sdpa %q, %k, %v {causal} : tensor<1x1x4x64xf32>, tensor<1x?x2x64xf32>, tensor<1x?x2x64xf32> -> tensor<1x1x4x64xf32>
+  return %o : tensor<1x1x4x64xf32>
+}
+
+// -----
+
+// A dynamic T (the decode entry also prefills): the row kernel when T != 1,
+// the split-KV kernel otherwise.
+// CHECK-LABEL: func.func @dynamic_t_both
+// CHECK:         %[[SEVERAL:.+]] = arith.cmpi ne, %{{.+}}, %c1{{[^ ,]*}} : index
+// CHECK:         scf.if %[[SEVERAL]] {
+// CHECK:           gpu.launch
+// CHECK:         } else {
+// CHECK:           memref.alloc(%{{.+}}, %{{.+}}) : memref<?x?x32x34xf32>
+// CHECK:           gpu.launch
+// CHECK:           gpu.launch
+// CHECK:         }
+// CHECK:         return
+func.func @dynamic_t_both(%q: tensor<2x?x2x32xf32>, %k: tensor<2x?x2x32xf32>, %v: tensor<2x?x2x32xf32>) -> tensor<2x?x2x32xf32> {
+  // expected-error @+1 {{'transformer.sdpa' op has no 'blockc_codegen.gpu_attention' (run blockc-gpu-select-tiles first)}}
+  %o = transformer.sdpa %q, %k, %v : tensor<2x?x2x32xf32>, tensor<2x?x2x32xf32>, tensor<2x?x2x32xf32> -> tensor<2x?x2x32xf32>
+  return %o : tensor<2x?x2x32xf32>
+}

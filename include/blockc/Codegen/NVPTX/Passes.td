@@ -286,6 +286,18 @@ def GPULowerSDPAPass
       read; earlier rows of the warp ignore keys past their own end.
     * GQA/MQA: query head `h` reads kv head `h / (H / H_kv)` in place.
     * A row without a visible key yields zeros (never NaN).
+    * Split-KV (flash-decoding) for a single query row (T = 1, a decode
+      step reading the KV cache): `splits = clamp(ceil(S / 64), 1, 32)`;
+      kernel 1, grid `(splits, H, B)` of one warp each, runs the online
+      softmax over a contiguous chunk of the keys and writes its
+      `(m, l, acc)` to a scratch buffer `[B, H, 32, 2 + D]`; kernel 2, grid
+      `(1, H, B)`, merges the splits (`M = max m_s`,
+      `L = sum l_s exp(m_s - M)`, likewise the accumulators). No barrier:
+      the kernel boundary synchronises (and barriers could not exist before
+      the buffer deallocation pipeline). A static T of 1 gets these kernels
+      alone; a dynamic T both paths, chosen at run time
+      (`scf.if T != 1`), since the decode entry also prefills. (Causal with
+      T = 1 sees every key.)
 
     ```mlir
     %o = transformer.sdpa %q, %k, %v {causal, blockc_codegen.gpu_attention =
