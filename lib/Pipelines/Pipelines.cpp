@@ -10,6 +10,7 @@
 #include "blockc/Pipelines/Pipelines.h"
 
 #include "blockc/Codegen/CPU/Passes.h"
+#include "blockc/Codegen/Common/Passes.h"
 #include "blockc/Codegen/NVPTX/Passes.h"
 #include "blockc/Conversion/Passes.h"
 #include "blockc/Dialect/Transformer/Transforms/Passes.h"
@@ -226,6 +227,12 @@ void blockc::buildCPULowerToLinalgPipeline(OpPassManager &pm,
     fpm.addPass(cpu::createCPUFuseActivationPass());
     fpm.addPass(cpu::createCPULowerSDPAPass());
   });
+  // What the kernels left as elementwise linalg ops (e.g. RoPE, the
+  // attention's reshapes, norm tails) is fused by upstream's patterns, as
+  // on NVPTX.
+  pm.addNestedPass<func::FuncOp>(createFuseElementwisePass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
 }
 
 //===----------------------------------------------------------------------===//
@@ -345,7 +352,10 @@ void blockc::buildNVPTXLowerToLinalgPipeline(
     fpm.addPass(createGPUSelectTiles(options));
     fpm.addPass(nvptx::createGPULowerSDPAPass());
   });
-  pm.addNestedPass<func::FuncOp>(nvptx::createGPUFuseElementwisePass());
+  // On a GPU a launch costs more than recomputing a broadcast producer.
+  FuseElementwisePassOptions fusion;
+  fusion.fuseBroadcast = true;
+  pm.addNestedPass<func::FuncOp>(createFuseElementwisePass(fusion));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }

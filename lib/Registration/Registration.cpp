@@ -7,6 +7,7 @@
 #include "blockc/InitAllDialects.h"
 
 #include "blockc/Codegen/CPU/Passes.h"
+#include "blockc/Codegen/Common/Passes.h"
 #include "blockc/Codegen/NVPTX/Passes.h"
 #include "blockc/Conversion/Passes.h"
 #include "blockc/Dialect/Codegen/IR/CodegenDialect.h"
@@ -39,6 +40,7 @@ void blockc::registerAllPasses() {
   mlir::registerAllPasses();
   blockc::transformer::registerTransformerPasses();
   blockc::registerBlockcConversionPasses();
+  blockc::registerBlockcCommonPasses();
   blockc::nvptx::registerBlockcNVPTXPasses();
   blockc::cpu::registerBlockcCPUPasses();
   blockc::registerBlockcPipelines();

@@ -180,29 +180,6 @@ def GPUTileAndMapPass
                            "::mlir::scf::SCFDialect"];
 }
 
-def GPUFuseElementwisePass
-    : Pass<"blockc-gpu-fuse-elementwise", "::mlir::func::FuncOp"> {
-  let summary = "Fuse chains of elementwise linalg ops into one kernel";
-  let description = [{
-    Runs upstream's elementwise fusion (`linalg::populateElementwiseOpsFusionPatterns`)
-    on linalg ops on tensors, restricted to an all-parallel producer feeding
-    an all-parallel consumer. Chains such as `silu(gate) * up`, RoPE
-    followed by nothing but reshapes, or a residual add after a bias become
-    one `linalg.generic`, hence one GPU kernel that reads its inputs once
-    instead of one kernel per step with the intermediate in global memory.
-    Contractions and reductions are never consumers, so the projections
-    stay plain contractions for `blockc-gpu-tile-matmul` and no producer is
-    recomputed inside a reduction loop.
-
-    ```mlir
-    %s = linalg.generic ... ins(%g) { silu }            // before
-    %p = linalg.generic ... ins(%s, %u) { mulf }
-    %p = linalg.generic ... ins(%g, %u) { silu; mulf }  // after
-    ```
-  }];
-  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
-}
-
 def GPUTileMatmulPass
     : Pass<"blockc-gpu-tile-matmul", "::mlir::func::FuncOp"> {
   let summary = "Shared-memory tiled kernels for contractions on buffers";

@@ -1,4 +1,5 @@
-// RUN: blockc-opt %s -split-input-file --blockc-gpu-fuse-elementwise | FileCheck %s
+// RUN: blockc-opt %s -split-input-file --blockc-fuse-elementwise | FileCheck %s
+// RUN: blockc-opt %s -split-input-file --blockc-fuse-elementwise=fuse-broadcast=true | FileCheck %s --check-prefix=BCAST
 
 // silu(gate) * up, then + residual: three elementwise generics become one
 // (one GPU kernel), reading gate, up and the residual once.
@@ -75,4 +76,56 @@ func.func @keep_contraction(%x: tensor<2x8xf32>, %g: tensor<2x8xf32>, %w: tensor
     linalg.yield %m : f32
   } -> tensor<2x4xf32>
   return %r : tensor<2x4xf32>
+}
+
+// -----
+
+// A per-row factor (rsqrt over [2]) read through a broadcast by a [2, 8]
+// op is not fused: it would be recomputed for each of the 8 columns. The
+// [2, 8] consumer chain after it still fuses (scale then add). With
+// fuse-broadcast (NVPTX) the whole chain is one op.
+// BCAST-LABEL: func.func @keep_broadcast_producer
+// BCAST-SAME:    (%[[S:.+]]: tensor<2xf32>, %[[X:.+]]: tensor<2x8xf32>, %[[B:.+]]: tensor<2x8xf32>)
+// BCAST:         linalg.generic
+// BCAST-SAME:        ins(%[[S]], %[[X]], %[[B]] : tensor<2xf32>, tensor<2x8xf32>, tensor<2x8xf32>)
+// BCAST:           math.rsqrt
+// BCAST:           arith.mulf
+// BCAST:           arith.addf
+// BCAST-NOT:     linalg.generic
+#row = affine_map<(d0) -> (d0)>
+#bcast = affine_map<(d0, d1) -> (d0)>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-LABEL: func.func @keep_broadcast_producer
+// CHECK-SAME:    (%[[S:.+]]: tensor<2xf32>, %[[X:.+]]: tensor<2x8xf32>, %[[B:.+]]: tensor<2x8xf32>)
+// CHECK:         %[[INV:.+]] = linalg.generic
+// CHECK-SAME:        ins(%[[S]] : tensor<2xf32>)
+// CHECK:           math.rsqrt
+// CHECK:         linalg.generic
+// CHECK-SAME:        ins(%[[INV]], %[[X]], %[[B]] : tensor<2xf32>, tensor<2x8xf32>, tensor<2x8xf32>)
+// CHECK-NOT:       math.rsqrt
+// CHECK:           arith.mulf
+// CHECK:           arith.addf
+// CHECK-NOT:     linalg.generic
+func.func @keep_broadcast_producer(%s: tensor<2xf32>, %x: tensor<2x8xf32>, %b: tensor<2x8xf32>) -> tensor<2x8xf32> {
+  %e1 = tensor.empty() : tensor<2xf32>
+  %inv = linalg.generic {indexing_maps = [#row, #row], iterator_types = ["parallel"]}
+      ins(%s : tensor<2xf32>) outs(%e1 : tensor<2xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = math.rsqrt %a : f32
+    linalg.yield %r : f32
+  } -> tensor<2xf32>
+  %e2 = tensor.empty() : tensor<2x8xf32>
+  %scaled = linalg.generic {indexing_maps = [#bcast, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%inv, %x : tensor<2xf32>, tensor<2x8xf32>) outs(%e2 : tensor<2x8xf32>) {
+  ^bb0(%i: f32, %v: f32, %o: f32):
+    %m = arith.mulf %i, %v : f32
+    linalg.yield %m : f32
+  } -> tensor<2x8xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%scaled, %b : tensor<2x8xf32>, tensor<2x8xf32>) outs(%e2 : tensor<2x8xf32>) {
+  ^bb0(%v: f32, %w: f32, %o: f32):
+    %a = arith.addf %v, %w : f32
+    linalg.yield %a : f32
+  } -> tensor<2x8xf32>
+  return %sum : tensor<2x8xf32>
 }
