@@ -3,8 +3,8 @@
 // The entry function is called through its C interface
 // (_mlir_ciface_<name>, requested by the CPU pipeline), whose arguments are
 // pointers to memref descriptors: {allocated, aligned, offset, sizes[R],
-// strides[R]}, all 8-byte fields. After buffer-results-to-out-params the
-// result is a trailing out-parameter.
+// strides[R]}, all 8-byte fields. The result comes first: a descriptor the
+// callee fills (its buffer allocated by the callee, owned by the caller).
 //
 //===----------------------------------------------------------------------===//
 
@@ -42,6 +42,10 @@ Error makeError(const Twine &message) {
 struct GPURuntime {
   void *handle = nullptr;
   const char *(*lastError)() = nullptr;
+  /// The emulator's blockcEmuClearError: its errors are per run (no device
+  /// context is poisoned), so every compile and run starts clean. Null for
+  /// CUDA, whose errors stay (a failed context cannot be trusted).
+  void (*clearError)() = nullptr;
   void *(*memAlloc)(uint64_t, void *, bool) = nullptr;
   void (*memFree)(void *, void *) = nullptr;
   const char *path = nullptr;
@@ -103,6 +107,10 @@ Expected<GPURuntime *> loadEmulatorRuntime() {
                      runtime.path + ": " + dlerror());
   if (Error e = loadSymbols(runtime, handle, "blockcEmuLastError"))
     return std::move(e);
+  runtime.clearError =
+      reinterpret_cast<void (*)()>(dlsym(handle, "blockcEmuClearError"));
+  if (!runtime.clearError)
+    return makeError("the GPU emulator runtime lacks blockcEmuClearError");
   runtime.handle = handle;
   return &runtime;
 }
@@ -201,6 +209,8 @@ BlockJit::compile(ModuleOp module, const ModelSignature &sig, JitTarget target,
     if (!runtime)
       return runtime.takeError();
     gpu = *runtime;
+    if (gpu->clearError)
+      gpu->clearError();
   }
 
   // The host target machine of blockc -emit=obj, with the target's default
@@ -280,7 +290,7 @@ BlockJit::deviceDescriptor(size_t slot, const HostTensor &t, bool copyData) {
     copy.count = count;
     copyData = true;
   }
-  if (copyData || copy.host != t.data.data())
+  if ((copyData || copy.host != t.data.data()) && count > 0)
     std::memcpy(copy.device, t.data.data(), count * sizeof(float));
   copy.host = t.data.data();
   std::vector<int64_t> desc = makeDescriptor(t);
@@ -360,8 +370,9 @@ Error BlockJit::runDecode(ArrayRef<const HostTensor *> args, int64_t position,
     return e;
   if (gpu)
     for (size_t j = 0; j < caches.size(); ++j)
-      std::memcpy(caches[j]->data.data(), deviceArgs[args.size() + j].device,
-                  caches[j]->data.size() * sizeof(float));
+      if (!caches[j]->data.empty())
+        std::memcpy(caches[j]->data.data(), deviceArgs[args.size() + j].device,
+                    caches[j]->data.size() * sizeof(float));
   return Error::success();
 }
 
@@ -393,6 +404,13 @@ Error BlockJit::invoke(std::vector<std::vector<int64_t>> &descriptors,
     packed[i] = &argPtrs[i];
   if (position)
     packed[1 + firstCache] = &pos;
+  if (gpu) {
+    Expected<GPURuntime *> runtime = loadGPURuntime(emulated);
+    if (!runtime)
+      return runtime.takeError();
+    if ((*runtime)->clearError)
+      (*runtime)->clearError();
+  }
   if (Error e = engine->invokePacked(entry, packed))
     return e;
   GPURuntime *cuda = nullptr;

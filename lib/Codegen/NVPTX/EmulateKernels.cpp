@@ -77,11 +77,11 @@ int64_t maxSharedBytes(StringRef chip) {
   }
 }
 
-/// `type` without a #gpu.address_space memory space.
+/// `type` without a memory space (#gpu.address_space or numeric: the host
+/// has one address space).
 Type stripAddressSpace(Type type) {
   auto memref = dyn_cast<MemRefType>(type);
-  if (!memref ||
-      !isa_and_nonnull<gpu::AddressSpaceAttr>(memref.getMemorySpace()))
+  if (!memref || !memref.getMemorySpace())
     return type;
   return MemRefType::get(memref.getShape(), memref.getElementType(),
                          memref.getLayout(), Attribute());
@@ -426,10 +426,11 @@ LogicalResult KernelEmulation::run(ModuleOp module) {
   int64_t staticShared = 0;
   for (BlockArgument attribution : kernel.getWorkgroupAttributions()) {
     auto type = cast<MemRefType>(attribution.getType());
-    if (!type.hasStaticShape() || !type.getLayout().isIdentity())
+    if (!type.hasStaticShape() || !type.getLayout().isIdentity() ||
+        !type.getElementType().isIntOrFloat())
       return kernel.emitError()
-             << "the GPU emulator needs workgroup memory of static shape and "
-                "identity layout in kernel '"
+             << "the GPU emulator needs workgroup memory of static shape, "
+                "identity layout and integer or float elements in kernel '"
              << kernel.getName() << "', got " << type;
     staticShared = llvm::alignTo(staticShared, 16);
     sharedOffsets.push_back(staticShared);

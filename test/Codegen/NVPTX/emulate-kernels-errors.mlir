@@ -91,3 +91,14 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @m {
+    // expected-error @+1 {{the GPU emulator needs workgroup memory of static shape, identity layout and integer or float elements in kernel 'k', got 'memref<8xindex, #gpu.address_space<workgroup>>'}}
+    gpu.func @k() workgroup(%a: memref<8xindex, #gpu.address_space<workgroup>>) kernel {
+      gpu.return
+    }
+  }
+}

@@ -139,3 +139,21 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// Numeric memory spaces go too (the host has one address space).
+// CHECK-LABEL: gpu.binary @numeric
+// CHECK:       func.func @__blockc_emu_numeric_k(
+// CHECK:         builtin.unrealized_conversion_cast %{{.+}} : !llvm.struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)> to memref<4xf32>
+// CHECK:         memref.load %{{.+}} : memref<4xf32>
+module attributes {gpu.container_module} {
+  gpu.module @numeric {
+    gpu.func @k(%a: memref<4xf32, 1>) kernel {
+      %tx = gpu.thread_id x
+      %v = memref.load %a[%tx] : memref<4xf32, 1>
+      memref.store %v, %a[%tx] : memref<4xf32, 1>
+      gpu.return
+    }
+  }
+}
