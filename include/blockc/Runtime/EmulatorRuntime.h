@@ -20,8 +20,8 @@
  * CUDA context: later launches do nothing until blockcEmuClearError().
  * Memory functions (allocations, copies, memsets, frees), module loads and
  * function lookups keep working, so that the host code of a failed program
- * never writes through a null allocation. The first error is printed once on stderr as
- * "blockc GPU emulator: <message>".
+ * never writes through a null allocation. The first error is printed once on
+ *stderr as "blockc GPU emulator: <message>".
  *
  * Fibers switch only at barriers and shuffles, so races between two sync
  * points are not observed. Every fiber has a 256 KiB stack with a guard
