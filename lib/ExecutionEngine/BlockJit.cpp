@@ -298,10 +298,9 @@ BlockJit::deviceDescriptor(size_t slot, const HostTensor &t, bool copyData) {
   return desc;
 }
 
-Error BlockJit::run(ArrayRef<const HostTensor *> args, HostTensor &out,
-                    WeightReuse reuseWeights) {
-  std::vector<std::vector<int64_t>> descriptors;
-  descriptors.reserve(args.size());
+Error BlockJit::argumentDescriptors(
+    ArrayRef<const HostTensor *> args, WeightReuse reuseWeights,
+    std::vector<std::vector<int64_t>> &descriptors) {
   bool gpu = target == JitTarget::NVPTX;
   for (size_t i = 0; i < args.size(); ++i) {
     if (!gpu) {
@@ -320,7 +319,16 @@ Error BlockJit::run(ArrayRef<const HostTensor *> args, HostTensor &out,
       return desc.takeError();
     descriptors.push_back(std::move(*desc));
   }
-  return invoke(descriptors, std::nullopt, 0, out, gpu);
+  return Error::success();
+}
+
+Error BlockJit::run(ArrayRef<const HostTensor *> args, HostTensor &out,
+                    WeightReuse reuseWeights) {
+  std::vector<std::vector<int64_t>> descriptors;
+  descriptors.reserve(args.size());
+  if (Error e = argumentDescriptors(args, reuseWeights, descriptors))
+    return e;
+  return invoke(descriptors, std::nullopt, 0, out, target == JitTarget::NVPTX);
 }
 
 Error BlockJit::runDecode(ArrayRef<const HostTensor *> args, int64_t position,
@@ -329,18 +337,8 @@ Error BlockJit::runDecode(ArrayRef<const HostTensor *> args, int64_t position,
   bool gpu = target == JitTarget::NVPTX;
   std::vector<std::vector<int64_t>> descriptors;
   descriptors.reserve(args.size() + caches.size());
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (!gpu) {
-      descriptors.push_back(makeDescriptor(*args[i]));
-      continue;
-    }
-    bool copyData = i == 0 || reuseWeights == WeightReuse::Copy;
-    Expected<std::vector<int64_t>> desc =
-        deviceDescriptor(i, *args[i], copyData);
-    if (!desc)
-      return desc.takeError();
-    descriptors.push_back(std::move(*desc));
-  }
+  if (Error e = argumentDescriptors(args, reuseWeights, descriptors))
+    return e;
   for (size_t j = 0; j < caches.size(); ++j) {
     HostTensor *c = caches[j];
     if (c->shape.size() != 4)

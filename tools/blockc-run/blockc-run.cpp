@@ -65,16 +65,10 @@ cl::opt<std::string> modelFile(cl::Positional, cl::desc("<model.mlir>"),
                                cl::Required, cl::cat(category));
 cl::opt<std::string> targetName("target", cl::desc("cpu (default) or nvptx"),
                                 cl::init("cpu"), cl::cat(category));
-cl::opt<bool> emulate(
-    "emulate",
-    cl::desc("With -target=nvptx: run the NVPTX kernels on the host with the "
-             "GPU emulator (no GPU needed; docs/GPUEmulator.md)"),
-    cl::init(false), cl::cat(category));
-cl::opt<bool> checkBounds(
-    "check-bounds",
-    cl::desc("With --emulate: check the indices of every memory access "
-             "inside the kernels"),
-    cl::init(false), cl::cat(category));
+cl::opt<bool> emulate("emulate", cl::desc(blockc::kEmulateHelp),
+                      cl::init(false), cl::cat(category));
+cl::opt<bool> checkBounds("check-bounds", cl::desc(blockc::kCheckBoundsHelp),
+                          cl::init(false), cl::cat(category));
 cl::opt<std::string> gpuArch("gpu-arch",
                              cl::desc("With -target=nvptx: the GPU (sm_XX)"),
                              cl::init("sm_90"), cl::cat(category));
@@ -353,10 +347,10 @@ int main(int argc, char **argv) {
   // ---- Validate options ---------------------------------------------------
   if (targetName != "cpu" && targetName != "nvptx")
     return fail("unknown target '" + targetName + "' (expected cpu or nvptx)");
-  if (emulate && targetName != "nvptx")
-    return fail("--emulate needs -target=nvptx");
-  if (checkBounds && !emulate)
-    return fail("--check-bounds needs --emulate");
+  if (std::string error = blockc::checkEmulatorFlags(targetName == "nvptx",
+                                                     emulate, checkBounds);
+      !error.empty())
+    return fail(error);
   if (optLevel > 3)
     return fail("-O must be 0, 1, 2 or 3");
   bool haveRandomWeights = randomWeights.getNumOccurrences() > 0;

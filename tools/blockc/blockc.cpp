@@ -111,17 +111,10 @@ cl::opt<std::string> ptxFeatures(
     "ptx-features",
     cl::desc("NVPTX: PTX ISA version feature (sm_90 needs +ptx80 or newer)"),
     cl::init("+ptx80"), cl::cat(category));
-cl::opt<bool> emulateGPU(
-    "emulate",
-    cl::desc("NVPTX: compile for the GPU emulator (the kernels become host "
-             "code run by libblockc_emulator_runtime; -emit=llvm-mlir, "
-             "llvm-ir or obj)"),
-    cl::init(false), cl::cat(category));
-cl::opt<bool> checkBounds(
-    "check-bounds",
-    cl::desc("With --emulate: check the indices of every memory access "
-             "inside the kernels"),
-    cl::init(false), cl::cat(category));
+cl::opt<bool> emulateGPU("emulate", cl::desc(blockc::kEmulateHelp),
+                         cl::init(false), cl::cat(category));
+cl::opt<bool> checkBounds("check-bounds", cl::desc(blockc::kCheckBoundsHelp),
+                          cl::init(false), cl::cat(category));
 cl::opt<blockc::GPUBinaryFormat> gpuBinary(
     "gpu-binary",
     cl::desc("NVPTX: GPU binary embedded by -emit=llvm-mlir|llvm-ir|obj"),
@@ -323,10 +316,10 @@ int main(int argc, char **argv) {
   bool nvptx = target == Target::NVPTX;
   if (!nvptx && emit >= Emit::PTX)
     return fail("-emit=ptx|cubin|fatbin need -target=nvptx");
-  if (emulateGPU && !nvptx)
-    return fail("--emulate needs -target=nvptx");
-  if (checkBounds && !emulateGPU)
-    return fail("--check-bounds needs --emulate");
+  if (std::string error =
+          blockc::checkEmulatorFlags(nvptx, emulateGPU, checkBounds);
+      !error.empty())
+    return fail(error);
   if (emulateGPU && emit >= Emit::PTX)
     return fail("--emulate compiles the kernels into host code: there is no "
                 "GPU binary for -emit=ptx|cubin|fatbin");

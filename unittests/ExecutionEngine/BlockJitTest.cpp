@@ -25,6 +25,8 @@
 
 #include "gtest/gtest.h"
 
+#include <optional>
+
 using namespace blockc;
 
 namespace {
@@ -37,18 +39,29 @@ func.func @forward(%x: tensor<?x?x8xf32>,
 }
 )";
 
-TEST(BlockJitTest, NVPTXLoweringFailureNamesNVPTX) {
+/// The model of kModel, parsed and analysed.
+class BlockJitTest : public testing::Test {
+protected:
+  void SetUp() override {
+    registerAllDialects(registry);
+    ctx.appendDialectRegistry(registry);
+    // BlockJit applies the pass-manager command-line options, and the
+    // pipeline builders parse textual pipelines of registered passes.
+    mlir::registerPassManagerCLOptions();
+    registerAllPasses();
+    module = mlir::parseSourceString<mlir::ModuleOp>(kModel, &ctx);
+    ASSERT_TRUE(module);
+    auto analysed = analyzeModel(*module, "");
+    ASSERT_TRUE(succeeded(analysed));
+    sig = std::move(*analysed);
+  }
   mlir::DialectRegistry registry;
-  registerAllDialects(registry);
-  mlir::MLIRContext ctx(registry);
-  // BlockJit applies the pass-manager command-line options, and the
-  // pipeline builders parse textual pipelines of registered passes.
-  mlir::registerPassManagerCLOptions();
-  registerAllPasses();
-  auto module = mlir::parseSourceString<mlir::ModuleOp>(kModel, &ctx);
-  ASSERT_TRUE(module);
-  auto sig = analyzeModel(*module, "");
-  ASSERT_TRUE(succeeded(sig));
+  mlir::MLIRContext ctx;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  std::optional<ModelSignature> sig;
+};
+
+TEST_F(BlockJitTest, NVPTXLoweringFailureNamesNVPTX) {
   std::unique_ptr<NVPTXPipelineOptions> options =
       NVPTXPipelineOptions::createFromString("chip=sm_10");
   ASSERT_TRUE(options);
@@ -67,16 +80,7 @@ TEST(BlockJitTest, NVPTXLoweringFailureNamesNVPTX) {
       << diagnostics;
 }
 
-TEST(BlockJitTest, EmulatedGPUSeesWeightsUpdatedInPlace) {
-  mlir::DialectRegistry registry;
-  registerAllDialects(registry);
-  mlir::MLIRContext ctx(registry);
-  mlir::registerPassManagerCLOptions();
-  registerAllPasses();
-  auto module = mlir::parseSourceString<mlir::ModuleOp>(kModel, &ctx);
-  ASSERT_TRUE(module);
-  auto sig = analyzeModel(*module, "");
-  ASSERT_TRUE(succeeded(sig));
+TEST_F(BlockJitTest, EmulatedGPUSeesWeightsUpdatedInPlace) {
   NVPTXPipelineOptions options;
   options.emulate = true;
   auto jit = BlockJit::compile(*module, *sig, JitTarget::NVPTX, 3, options);

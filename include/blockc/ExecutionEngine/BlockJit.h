@@ -115,6 +115,12 @@ private:
   /// `copyData`, on allocation, or when `t` moved).
   llvm::Expected<std::vector<int64_t>>
   deviceDescriptor(size_t slot, const HostTensor &t, bool copyData);
+  /// Appends the descriptors of `args` (device copies on the GPU, see
+  /// run()) to `descriptors`.
+  llvm::Error
+  argumentDescriptors(llvm::ArrayRef<const HostTensor *> args,
+                      WeightReuse reuseWeights,
+                      std::vector<std::vector<int64_t>> &descriptors);
   std::unique_ptr<mlir::ExecutionEngine> engine;
   std::string entry;
   JitTarget target = JitTarget::CPU;

@@ -34,6 +34,25 @@ inline auto cpuISAValues() {
 
 /// cl::ParseCommandLineOptions with --threads=N / -threads=N read as
 /// --num-threads=N.
+/// The help texts of the GPU emulator's flags, the same in both tools.
+constexpr const char *kEmulateHelp =
+    "With -target=nvptx: compile for the GPU emulator, which runs the NVPTX "
+    "kernels on the host (no GPU needed; docs/GPUEmulator.md)";
+constexpr const char *kCheckBoundsHelp =
+    "With --emulate: check the indices of every memory access inside the "
+    "kernels";
+
+/// The error of a wrong combination of -target, --emulate and
+/// --check-bounds, or an empty string.
+inline std::string checkEmulatorFlags(bool nvptx, bool emulate,
+                                      bool checkBounds) {
+  if (emulate && !nvptx)
+    return "--emulate needs -target=nvptx";
+  if (checkBounds && !emulate)
+    return "--check-bounds needs --emulate";
+  return "";
+}
+
 inline void parseBlockcOptions(int argc, char **argv,
                                llvm::StringRef overview) {
   std::vector<std::string> storage(argv, argv + argc);

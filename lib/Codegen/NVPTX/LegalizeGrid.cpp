@@ -26,6 +26,21 @@ namespace {
 /// CUDA's limit on gridDim.y and gridDim.z.
 constexpr int64_t kMaxGridYZ = 65535;
 
+/// Replaces every `OpTy` (gpu.grid_dim, gpu.block_id) along `dim` inside
+/// `root` by `value`.
+template <typename OpTy>
+void replaceDimOps(Operation *root, gpu::Dimension dim, Value value) {
+  SmallVector<OpTy> ops;
+  root->walk([&](OpTy op) {
+    if (op.getDimension() == dim)
+      ops.push_back(op);
+  });
+  for (OpTy op : ops) {
+    op.getResult().replaceAllUsesWith(value);
+    op.erase();
+  }
+}
+
 /// Wraps the body of `launch` in a loop over the blocks along `dim` (y or
 /// z) when their number may exceed the limit.
 LogicalResult strideDimension(gpu::LaunchOp launch, gpu::Dimension dim) {
@@ -56,15 +71,7 @@ LogicalResult strideDimension(gpu::LaunchOp launch, gpu::Dimension dim) {
   Value gridSize = isY ? grid.y : grid.z;
   // Inside the body the grid keeps its full extent.
   gridSize.replaceAllUsesWith(extent);
-  SmallVector<Operation *> gridDims;
-  launch.walk([&](gpu::GridDimOp op) {
-    if (op.getDimension() == dim)
-      gridDims.push_back(op);
-  });
-  for (Operation *op : gridDims) {
-    op->getResult(0).replaceAllUsesWith(extent);
-    op->erase();
-  }
+  replaceDimOps<gpu::GridDimOp>(launch, dim, extent);
 
   b.setInsertionPointToStart(&block);
   auto loop = scf::ForOp::create(b, loc, blockId, extent, gridSize);
@@ -76,15 +83,7 @@ LogicalResult strideDimension(gpu::LaunchOp launch, gpu::Dimension dim) {
   blockId.replaceUsesWithIf(iv, [&](OpOperand &use) {
     return loop->isProperAncestor(use.getOwner());
   });
-  SmallVector<Operation *> blockIds;
-  loop.walk([&](gpu::BlockIdOp op) {
-    if (op.getDimension() == dim)
-      blockIds.push_back(op);
-  });
-  for (Operation *op : blockIds) {
-    op->getResult(0).replaceAllUsesWith(iv);
-    op->erase();
-  }
+  replaceDimOps<gpu::BlockIdOp>(loop, dim, iv);
   return success();
 }
 

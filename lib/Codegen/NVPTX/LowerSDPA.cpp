@@ -61,6 +61,33 @@ struct SDPAKernel {
     return v;
   }
 
+  /// Lane `lane`'s elements lane, lane + 32, ... of query row (b, t, h),
+  /// multiplied by `scaleF`.
+  SmallVector<Value> loadScaledQuery(Value q, Value bIdx, Value t, Value hIdx,
+                                     Value lane, Value scaleF) {
+    SmallVector<Value> qs;
+    for (int64_t i = 0; i < headDim / kWarp; ++i) {
+      Value d = add(lane, idx(i * kWarp));
+      Value x = memref::LoadOp::create(b, loc, q, ValueRange{bIdx, t, hIdx, d});
+      qs.push_back(arith::MulFOp::create(b, loc, x, scaleF));
+    }
+    return qs;
+  }
+
+  /// Lane `lane`'s elements of key and value row (b, j, kvh): one coalesced
+  /// load per 32 elements.
+  void loadKeyValue(Value k, Value v, Value bIdx, Value j, Value kvh,
+                    Value lane, SmallVector<Value> &ks,
+                    SmallVector<Value> &vs) {
+    for (int64_t i = 0; i < headDim / kWarp; ++i) {
+      Value d = add(lane, idx(i * kWarp));
+      ks.push_back(
+          memref::LoadOp::create(b, loc, k, ValueRange{bIdx, j, kvh, d}));
+      vs.push_back(
+          memref::LoadOp::create(b, loc, v, ValueRange{bIdx, j, kvh, d}));
+    }
+  }
+
   /// The online-softmax state of one query row (m, l, then the lane's
   /// perLane accumulators) after key j with elements `ks` / `vs`: rescale by
   /// exp(m - m'), add p = exp(s - m'). A row that has seen no key yet (m =
@@ -137,12 +164,7 @@ struct SDPAKernel {
       valid.push_back(
           arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, t, tDim));
       Value tc = arith::MinUIOp::create(b, loc, t, lastT);
-      for (int64_t i = 0; i < perLane; ++i) {
-        Value d = add(lane, idx(i * kWarp));
-        Value x =
-            memref::LoadOp::create(b, loc, q, ValueRange{bIdx, tc, hIdx, d});
-        qs[r].push_back(arith::MulFOp::create(b, loc, x, scaleF));
-      }
+      qs[r] = loadScaledQuery(q, bIdx, tc, hIdx, lane, scaleF);
       // Row t sees keys j < t + (S - T) + 1 (bottom-right causal).
       if (causal) {
         Value end = add(add(t, offset), c1);
@@ -171,13 +193,7 @@ struct SDPAKernel {
           b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
           // One coalesced load of key and value row j, shared by all rows.
           SmallVector<Value> ks, vs;
-          for (int64_t i = 0; i < perLane; ++i) {
-            Value d = add(lane, idx(i * kWarp));
-            ks.push_back(
-                memref::LoadOp::create(b, loc, k, ValueRange{bIdx, j, kvh, d}));
-            vs.push_back(
-                memref::LoadOp::create(b, loc, v, ValueRange{bIdx, j, kvh, d}));
-          }
+          loadKeyValue(k, v, bIdx, j, kvh, lane, ks, vs);
           SmallVector<Value> next;
           for (int64_t r = 0; r < rowsPerWarp; ++r) {
             Value keep;
@@ -261,14 +277,8 @@ struct SDPAKernel {
       // row of the cache, bottom-right).
       Value lo = arith::MinUIOp::create(b, loc, mul(split, chunk), sDim);
       Value hi = arith::MinUIOp::create(b, loc, add(lo, chunk), sDim);
-      SmallVector<Value> qs;
-      Value scaleF = f32(scale);
-      for (int64_t i = 0; i < perLane; ++i) {
-        Value d = add(lane, idx(i * kWarp));
-        Value x =
-            memref::LoadOp::create(b, loc, q, ValueRange{bIdx, c0, hIdx, d});
-        qs.push_back(arith::MulFOp::create(b, loc, x, scaleF));
-      }
+      SmallVector<Value> qs =
+          loadScaledQuery(q, bIdx, c0, hIdx, lane, f32(scale));
       SmallVector<Value> init = {negInf, zeroF};
       init.append(perLane, zeroF);
       auto keys = scf::ForOp::create(
@@ -277,13 +287,7 @@ struct SDPAKernel {
             OpBuilder::InsertionGuard g(b);
             b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
             SmallVector<Value> ks, vs;
-            for (int64_t i = 0; i < perLane; ++i) {
-              Value d = add(lane, idx(i * kWarp));
-              ks.push_back(memref::LoadOp::create(b, loc, k,
-                                                  ValueRange{bIdx, j, kvh, d}));
-              vs.push_back(memref::LoadOp::create(b, loc, v,
-                                                  ValueRange{bIdx, j, kvh, d}));
-            }
+            loadKeyValue(k, v, bIdx, j, kvh, lane, ks, vs);
             SmallVector<Value> next;
             appendUpdate(state, qs, ks, vs, Value(), next);
             scf::YieldOp::create(b, loc, next);

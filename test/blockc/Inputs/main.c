@@ -3,36 +3,10 @@
    Usage: main DIR B T   (reads DIR/x.bin, DIR/w0.bin..w8.bin; writes
    DIR/y.bin). */
 #include "tiny.h"
+#include "tiny_io.h"
 
 #include <stdio.h>
 #include <stdlib.h>
-
-static float *readFile(const char *dir, const char *name, size_t n) {
-  char path[512];
-  snprintf(path, sizeof path, "%s/%s", dir, name);
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    perror(path);
-    exit(1);
-  }
-  float *data = malloc(n * sizeof(float));
-  if (fread(data, sizeof(float), n, f) != n) {
-    fprintf(stderr, "%s: short read\n", path);
-    exit(1);
-  }
-  fclose(f);
-  return data;
-}
-
-static blockc_memref_f32_1d vec(float *p, int64_t n) {
-  blockc_memref_f32_1d m = {p, p, 0, {n}, {1}};
-  return m;
-}
-
-static blockc_memref_f32_2d mat(float *p, int64_t r, int64_t c) {
-  blockc_memref_f32_2d m = {p, p, 0, {r, c}, {c, 1}};
-  return m;
-}
 
 int main(int argc, char **argv) {
   if (argc != 4)

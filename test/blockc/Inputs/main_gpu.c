@@ -5,6 +5,7 @@
    writes DIR/y.bin). Prints the result's shape and the runtime's error;
    exits 1 after an error. */
 #include "tiny.h"
+#include "tiny_io.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,37 +13,16 @@
 
 const char *blockcEmuLastError(void);
 
-static float *readFile(const char *dir, const char *name, size_t n) {
+/* DIR/NAME in a buffer of the runtime's memory (at least one float). */
+static float *readDevice(const char *dir, const char *name, size_t n) {
   float *data = mgpuMemAlloc((n ? n : 1) * sizeof(float), 0, 1);
   if (!data) {
     fprintf(stderr, "mgpuMemAlloc failed\n");
     exit(1);
   }
-  if (n == 0)
-    return data;
-  char path[512];
-  snprintf(path, sizeof path, "%s/%s", dir, name);
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    perror(path);
-    exit(1);
-  }
-  if (fread(data, sizeof(float), n, f) != n) {
-    fprintf(stderr, "%s: short read\n", path);
-    exit(1);
-  }
-  fclose(f);
+  if (n > 0)
+    readInto(dir, name, data, n);
   return data;
-}
-
-static blockc_memref_f32_1d vec(float *p, int64_t n) {
-  blockc_memref_f32_1d m = {p, p, 0, {n}, {1}};
-  return m;
-}
-
-static blockc_memref_f32_2d mat(float *p, int64_t r, int64_t c) {
-  blockc_memref_f32_2d m = {p, p, 0, {r, c}, {c, 1}};
-  return m;
 }
 
 int main(int argc, char **argv) {
@@ -50,17 +30,17 @@ int main(int argc, char **argv) {
     return 2;
   const char *dir = argv[1];
   int64_t b = atoi(argv[2]), t = atoi(argv[3]), d = 32;
-  float *x = readFile(dir, "x.bin", (size_t)(b * t * d));
+  float *x = readDevice(dir, "x.bin", (size_t)(b * t * d));
   blockc_memref_f32_3d in = {x, x, 0, {b, t, d}, {t * d, d, 1}};
-  blockc_memref_f32_1d g1 = vec(readFile(dir, "w0.bin", 32), 32);
-  blockc_memref_f32_2d wq = mat(readFile(dir, "w1.bin", 32 * 32), 32, 32);
-  blockc_memref_f32_2d wk = mat(readFile(dir, "w2.bin", 16 * 32), 16, 32);
-  blockc_memref_f32_2d wv = mat(readFile(dir, "w3.bin", 16 * 32), 16, 32);
-  blockc_memref_f32_2d wo = mat(readFile(dir, "w4.bin", 32 * 32), 32, 32);
-  blockc_memref_f32_1d g2 = vec(readFile(dir, "w5.bin", 32), 32);
-  blockc_memref_f32_2d wg = mat(readFile(dir, "w6.bin", 64 * 32), 64, 32);
-  blockc_memref_f32_2d wu = mat(readFile(dir, "w7.bin", 64 * 32), 64, 32);
-  blockc_memref_f32_2d wd = mat(readFile(dir, "w8.bin", 32 * 64), 32, 64);
+  blockc_memref_f32_1d g1 = vec(readDevice(dir, "w0.bin", 32), 32);
+  blockc_memref_f32_2d wq = mat(readDevice(dir, "w1.bin", 32 * 32), 32, 32);
+  blockc_memref_f32_2d wk = mat(readDevice(dir, "w2.bin", 16 * 32), 16, 32);
+  blockc_memref_f32_2d wv = mat(readDevice(dir, "w3.bin", 16 * 32), 16, 32);
+  blockc_memref_f32_2d wo = mat(readDevice(dir, "w4.bin", 32 * 32), 32, 32);
+  blockc_memref_f32_1d g2 = vec(readDevice(dir, "w5.bin", 32), 32);
+  blockc_memref_f32_2d wg = mat(readDevice(dir, "w6.bin", 64 * 32), 64, 32);
+  blockc_memref_f32_2d wu = mat(readDevice(dir, "w7.bin", 64 * 32), 64, 32);
+  blockc_memref_f32_2d wd = mat(readDevice(dir, "w8.bin", 32 * 64), 32, 64);
 
   blockc_memref_f32_3d result;
   memset(&result, 0, sizeof result);
