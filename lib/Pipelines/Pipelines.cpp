@@ -226,6 +226,7 @@ void blockc::buildCPULowerToLinalgPipeline(OpPassManager &pm,
     fpm.addPass(cpu::createCPUFuseResidualPass());
     fpm.addPass(cpu::createCPUFuseActivationPass());
     fpm.addPass(cpu::createCPULowerSDPAPass());
+    fpm.addPass(cpu::createCPULowerTransposesPass());
   });
   // What the kernels left as elementwise linalg ops (e.g. RoPE, the
   // attention's reshapes, norm tails) is fused by upstream's patterns, as

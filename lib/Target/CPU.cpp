@@ -34,6 +34,8 @@ blockc::createHostTargetMachine(std::optional<llvm::Reloc::Model> relocModel,
                                 llvm::ArrayRef<std::string> extraFeatures) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
+  // Kernels may carry x86 inline asm (upstream's AVX2 transpose blends).
+  llvm::InitializeNativeTargetAsmParser();
   auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!builder)
     return builder.takeError();

@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/UB/IR/UBOps.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/PatternMatch.h"
@@ -127,28 +128,19 @@ struct KernelBuilder {
     return arith::MinUIOp::create(b, loc, a, c);
   }
 
-  /// Transposes `rows` (V vectors of V lanes, V a power of two) in
-  /// registers: log2(V) butterfly stages of two-source shuffles; the stage
-  /// of distance d swaps index bit d between row and lane.
+  /// Transposes `rows` (V vectors of V lanes) in registers: one
+  /// vector.transpose of the V x V block they form, lowered for the target
+  /// by blockc-cpu-lower-transposes.
   void transposeInRegisters(SmallVectorImpl<Value> &rows) {
     int64_t v = rows.size();
-    for (int64_t d = v / 2; d >= 1; d /= 2) {
-      SmallVector<int64_t> loMask(v), hiMask(v);
-      for (int64_t c = 0; c < v; ++c) {
-        loMask[c] = (c & d) ? v + c - d : c;
-        hiMask[c] = (c & d) ? v + c : c + d;
-      }
-      for (int64_t i = 0; i < v; ++i) {
-        if (i & d)
-          continue;
-        Value lo =
-            vector::ShuffleOp::create(b, loc, rows[i], rows[i + d], loMask);
-        Value hi =
-            vector::ShuffleOp::create(b, loc, rows[i], rows[i + d], hiMask);
-        rows[i] = lo;
-        rows[i + d] = hi;
-      }
-    }
+    auto rowType = cast<VectorType>(rows.front().getType());
+    auto blockType = VectorType::get({v, v}, rowType.getElementType());
+    Value block = ub::PoisonOp::create(b, loc, blockType);
+    for (int64_t i = 0; i < v; ++i)
+      block = vector::InsertOp::create(b, loc, rows[i], block, i);
+    Value t = vector::TransposeOp::create(b, loc, block, {1, 0});
+    for (int64_t i = 0; i < v; ++i)
+      rows[i] = vector::ExtractOp::create(b, loc, t, i);
   }
 
   /// Packs W[nc + j, kc + k] for j < width (of the n-block), k < kLen into

@@ -65,7 +65,7 @@ func.func @qk(%x: tensor<2x3x40xf32>, %g: tensor<40xf32>, %wq: tensor<24x40xf32>
 // CHECK:       %[[WV:.+]] = vector.transfer_read %[[W]]
 // CHECK-NEXT:  %[[GV:.+]] = vector.transfer_read %[[G]]
 // CHECK-NEXT:  arith.mulf %[[WV]], %[[GV]]
-// CHECK:       vector.shuffle
+// CHECK:       vector.transpose %{{.+}}, [1, 0] : vector<16x16xf32> to vector<16x16xf32>
 // CHECK:       tensor.extract %[[X]]
 // CHECK-NOT:   transformer.rms_norm
 func.func @packed(%x: tensor<1x64x32xf32>, %g: tensor<32xf32>, %w: tensor<48x32xf32>) -> tensor<1x64x48xf32> {

@@ -66,7 +66,10 @@ func.func @heuristic_tiles(%x: tensor<?x?x40xf32>, %w: tensor<24x40xf32>) -> ten
 // CHECK:       scf.for {{.*}} step %c16
 // CHECK:       tensor.empty() : tensor<16x16xf32>
 // CHECK-COUNT-8: vector.transfer_read %{{.+}} : tensor<24x40xf32>, vector<8xf32>
-// CHECK-COUNT-24: vector.shuffle
+// The 8 rows form one 8x8 block, transposed in registers.
+// CHECK-COUNT-8: vector.insert %{{.+}}, %{{.+}} [{{[0-7]}}] : vector<8xf32> into vector<8x8xf32>
+// CHECK-NEXT:  %[[T:.+]] = vector.transpose %{{.+}}, [1, 0] : vector<8x8xf32> to vector<8x8xf32>
+// CHECK-COUNT-8: vector.extract %[[T]][{{[0-7]}}] : vector<8xf32> from vector<8x8xf32>
 // CHECK:       scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>)
 // CHECK-COUNT-3: vector.fma
 // CHECK:       scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>)

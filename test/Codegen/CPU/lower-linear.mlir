@@ -28,7 +28,7 @@
 // CHECK: scf.if %[[PACKED]]
 // The packed kernel (lower-linear-tiles.mlir checks it in detail).
 // CHECK: tensor.empty() : tensor<48x32xf32>
-// CHECK: vector.shuffle
+// CHECK: vector.transpose %{{.+}}, [1, 0] : vector<16x16xf32> to vector<16x16xf32>
 // The dot-product kernel: k-block (block_k = 48: 40 rounded up to the
 // vector width; the whole row when B * T == 1: nothing reuses a block
 // then), batch, full row tiles (4).
@@ -68,7 +68,7 @@ func.func @linear(%x: tensor<?x?x40xf32>, %w: tensor<24x40xf32>) -> tensor<?x?x2
 // AVX2: scf.forall (%{{.+}}) in (%{{.+}})
 // AVX2: scf.if
 // AVX2: tensor.empty() : tensor<40x16xf32>
-// AVX2: vector.shuffle %{{.+}}, %{{.+}} [{{.*}}] : vector<8xf32>, vector<8xf32>
+// AVX2: vector.transpose %{{.+}}, [1, 0] : vector<8x8xf32> to vector<8x8xf32>
 // AVX2: scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
 // AVX2-COUNT-12: vector.fma
 // AVX2: } else {

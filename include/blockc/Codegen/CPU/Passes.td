@@ -87,6 +87,7 @@ def CPULowerLinearPass
     "::mlir::linalg::LinalgDialect",
     "::mlir::scf::SCFDialect",
     "::mlir::tensor::TensorDialect",
+    "::mlir::ub::UBDialect",
     "::mlir::vector::VectorDialect"
   ];
   let statistics = [
@@ -426,6 +427,38 @@ def CPULowerSDPAPass
   ];
   let statistics = [
     Statistic<"numLowered", "num-lowered", "transformer.sdpa ops lowered">
+  ];
+}
+
+def CPULowerTransposesPass
+    : Pass<"blockc-cpu-lower-transposes", "::mlir::func::FuncOp"> {
+  let summary = "Lower 2-D vector.transpose with the target's best upstream "
+                "shuffle sequence";
+  let description = [{
+    The CPU kernels transpose blocks of vectors in registers with
+    `vector.transpose` (e.g. `blockc-cpu-lower-linear` packs V x V weight
+    blocks). This pass picks, per transpose, which of upstream's lowerings
+    to apply, from the function's `blockc_codegen.cpu_target` (mechanism:
+    it only reads the target that `blockc-cpu-select-tiles` wrote):
+
+    | transpose | target ISA | lowering (upstream) |
+    |---|---|---|
+    | 16x16 (32-bit elements) | any | `shuffle_16x16`: unpack/shuffle stages LLVM maps to 512-bit two-source permutes |
+    | 8x8xf32, 4x8xf32 | `avx2` | x86vector's AVX2 sequence (`vunpck*`, `vshufps`, `vblendps`, `vperm2f128`) |
+    | any other 2-D | any | `shuffle_1d`: one shuffle of the flattened vector |
+
+    Other ranks use upstream's element-wise lowering. Measured with `llc -O3`
+    on a load-transpose-store function (16 loads and stores included): 8x8
+    on znver3 46 instructions (blockc's former hand-written butterfly 50,
+    `shuffle_1d` 104); 16x16 on znver4 98 (butterfly 108, `shuffle_1d`
+    429). A function with a transpose but no `cpu_target` is an error.
+  }];
+  let dependentDialects = [
+    "::mlir::LLVM::LLVMDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+  let statistics = [
+    Statistic<"numLowered", "num-lowered", "vector.transpose ops lowered">
   ];
 }
 
