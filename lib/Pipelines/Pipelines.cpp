@@ -219,6 +219,7 @@ void blockc::buildCPULowerToLinalgPipeline(OpPassManager &pm,
     tiles.registers = c.registers;
     tiles.l1Bytes = c.l1Bytes;
     tiles.l2Bytes = c.l2Bytes;
+    tiles.prepareWeights = c.prepareWeights;
     fpm.addPass(cpu::createCPUSelectTilesPass(tiles));
     fpm.addPass(cpu::createCPUGroupProjectionsPass());
     fpm.addPass(cpu::createCPULowerLinearPass());
@@ -232,6 +233,9 @@ void blockc::buildCPULowerToLinalgPipeline(OpPassManager &pm,
   // attention's reshapes, norm tails) is fused by upstream's patterns, as
   // on NVPTX.
   pm.addNestedPass<func::FuncOp>(createFuseElementwisePass());
+  // Packed weights: their packing moves into a prepare function per entry
+  // (what stays, packs per call); both lowered to pad + transpose.
+  pm.addPass(cpu::createCPUPrepareWeightsPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }

@@ -104,6 +104,11 @@ cl::opt<blockc::CPUISA>
     cpuIsa("isa", cl::desc("CPU: vector ISA the kernels are shaped for"),
            cl::init(blockc::CPUISA::Host), blockc::cpuISAValues(),
            cl::cat(category));
+cl::opt<bool> prepareWeights(
+    "prepare-weights",
+    cl::desc("CPU: pack the projection weights once, in a prepare function "
+             "per entry, instead of on every call"),
+    cl::init(false), cl::cat(category));
 cl::opt<bool> dumpPipeline(
     "dump-pass-pipeline",
     cl::desc("Print the pass pipeline this run would compile with (every "
@@ -420,6 +425,7 @@ int main(int argc, char **argv) {
   int64_t modelDim = sig->args[0].type.getDimSize(2);
   blockc::CPUTargetConfig cpuConfig;
   cpuConfig.isa = cpuIsa;
+  cpuConfig.prepareWeights = prepareWeights;
   cpuConfig = cpuConfig.resolved();
   if (dumpPipeline) {
     PassManager pm(&context, ModuleOp::getOperationName());

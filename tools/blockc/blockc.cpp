@@ -129,6 +129,11 @@ cl::opt<blockc::CPUISA>
     cpuIsa("isa", cl::desc("CPU: vector ISA the kernels are shaped for"),
            cl::init(blockc::CPUISA::Host), blockc::cpuISAValues(),
            cl::cat(category));
+cl::opt<bool> prepareWeights(
+    "prepare-weights",
+    cl::desc("CPU: pack the projection weights once, in a prepare function "
+             "per entry, instead of on every call"),
+    cl::init(false), cl::cat(category));
 // libLLVM registers a global option named "threads": ours is "num-threads"
 // and main() maps --threads=N onto it (as blockc-run does).
 cl::opt<unsigned> cpuThreads(
@@ -211,6 +216,7 @@ blockc::CPUTargetConfig cpuConfig() {
   blockc::CPUTargetConfig config;
   config.isa = cpuIsa;
   config.threads = cpuThreads;
+  config.prepareWeights = prepareWeights;
   return config;
 }
 

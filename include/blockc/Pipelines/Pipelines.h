@@ -50,6 +50,10 @@ struct CPUTargetConfig {
   /// Threads of every parallel loop; 0 leaves it to the run time
   /// (OMP_NUM_THREADS, blockc-run --threads).
   int64_t threads = 0;
+  /// Projections whose weight is an entry argument read packed panels made
+  /// once by the entry's prepare function (blockc-cpu-prepare-weights);
+  /// off: every call packs.
+  bool prepareWeights = false;
 
   /// A copy with isa=host replaced by the compiling machine's ISA, a vector
   /// width or register count of 0 by the ISA's, cache sizes of 0 by the
@@ -105,8 +109,15 @@ struct CPUPipelineOptionsBase : public mlir::PassPipelineOptions<Derived> {
                      "time, OMP_NUM_THREADS or blockc-run --threads)"),
       llvm::cl::init(0)};
 
+  Option<bool> prepareWeights{
+      *this, "prepare-weights",
+      llvm::cl::desc("Weights that are entry arguments are packed once, by "
+                     "a prepare function per entry (off: every call packs)"),
+      llvm::cl::init(false)};
+
   CPUTargetConfig getTargetConfig() const {
     CPUTargetConfig c;
+    c.prepareWeights = prepareWeights;
     c.isa = isa;
     c.vectorWidth = vectorWidth;
     c.registers = registers;

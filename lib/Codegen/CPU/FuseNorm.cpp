@@ -216,6 +216,11 @@ struct CPUFuseNormPass
     // and k step, fewer than its weight reads), so a weight read that shares
     // its loop body with an x vector read is left alone.
     DenseMap<scf::ForallOp, SmallVector<vector::TransferReadOp>> gainReads;
+    // A kernel reading prepared weights (packed by a linalg.pack outside
+    // it, see blockc-cpu-lower-linear) gets the gain folded into the
+    // weight before packing: W[n, k] * g[k], computed once by the entry's
+    // prepare function.
+    DenseMap<scf::ForallOp, SetVector<linalg::PackOp>> gainPacks;
     for (scf::ForallOp forall : kernels) {
       if (!llvm::all_of(forall.getTerminator().getYieldingOps(),
                         llvm::IsaPred<tensor::ParallelInsertSliceOp>))
@@ -241,7 +246,18 @@ struct CPUFuseNormPass
           wReads.push_back(read);
         }
       });
-      if (!ok || (xReads.empty() && wReads.empty()))
+      SetVector<linalg::PackOp> &packs = gainPacks[forall];
+      forall.walk([&](Operation *inner) {
+        for (Value operand : inner->getOperands())
+          if (auto pack = operand.getDefiningOp<linalg::PackOp>())
+            if (!forall->isAncestor(pack))
+              packs.insert(pack);
+      });
+      for (linalg::PackOp pack : packs)
+        if (pack.getSourceType().getRank() != 2 ||
+            pack.getSourceType().getDimSize(1) != k)
+          ok = false;
+      if (!ok || (xReads.empty() && wReads.empty() && packs.empty()))
         return false;
       SmallVector<vector::TransferReadOp> &reads = gainReads[forall];
       reads.append(xReads);
@@ -270,6 +286,25 @@ struct CPUFuseNormPass
         Value scaled =
             arith::MulFOp::create(rb, read.getLoc(), read.getResult(), gv);
         read.getResult().replaceAllUsesExcept(scaled, scaled.getDefiningOp());
+      }
+      for (linalg::PackOp pack : gainPacks[forall]) {
+        OpBuilder pb(pack);
+        Value w = pack.getSource();
+        auto wType = cast<RankedTensorType>(w.getType());
+        MLIRContext *ctx = pb.getContext();
+        AffineMap id = AffineMap::getMultiDimIdentityMap(2, ctx);
+        AffineMap col = AffineMap::get(2, 0, {getAffineDimExpr(1, ctx)}, ctx);
+        Value empty = tensor::EmptyOp::create(pb, loc, wType.getShape(),
+                                              wType.getElementType());
+        auto scaled = linalg::GenericOp::create(
+            pb, loc, TypeRange{wType}, ValueRange{w, g}, ValueRange{empty},
+            ArrayRef<AffineMap>{id, col, id},
+            SmallVector<utils::IteratorType>(2, utils::IteratorType::parallel),
+            [](OpBuilder &bb, Location l, ValueRange a) {
+              linalg::YieldOp::create(
+                  bb, l, ValueRange{arith::MulFOp::create(bb, l, a[0], a[1])});
+            });
+        pack.getSourceMutable().assign(scaled.getResult(0));
       }
       // x instead of the normalised x, and each finished tile times r.
       n.replaceUsesWithIf(x, [&](OpOperand &use) {

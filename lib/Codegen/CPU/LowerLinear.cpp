@@ -221,12 +221,15 @@ struct Tiles {
   int64_t rows, cols, width, blockN, blockK;
   // Packed outer-product kernel (T >= packMinRows).
   int64_t packRows, packCols, panelK, panelN, packMinRows;
+  // The weight is read as prepared packed panels (weight_layout
+  // packed_panels): the packed kernel at every T, no per-call packing.
+  bool prepared = false;
 
   bool operator==(const Tiles &o) const {
     return rows == o.rows && cols == o.cols && width == o.width &&
            blockN == o.blockN && blockK == o.blockK && packRows == o.packRows &&
            packCols == o.packCols && panelK == o.panelK && panelN == o.panelN &&
-           packMinRows == o.packMinRows;
+           packMinRows == o.packMinRows && prepared == o.prepared;
   }
 };
 
@@ -279,22 +282,38 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
     });
   }
 
-  /// The packed kernel over one n-block of at most panelN columns: per
-  /// k-block, pack the transposed weight panel, then run the outer-product
+  /// The packed kernel over one n-block of at most panelN columns (block
+  /// `nBlock`): per k-block, the transposed weight panel (packed here, or
+  /// a slice of the prepared weight `prepacked`), then the outer-product
   /// micro-kernel over all rows (packRows at a time, the remainder in
   /// halving row counts down to 1) and the block's column tiles.
   Value buildPackedBlock(KernelBuilder &kb, Value slice, Value bDim, Value tDim,
-                         Value nc, Value blockWidth, int64_t n,
-                         int64_t k) const {
+                         Value nBlock, Value nc, Value blockWidth, int64_t n,
+                         int64_t k, Value prepacked) const {
     int64_t v = tiles.width, r = tiles.packRows, c = tiles.packCols;
     int64_t panelK = tiles.panelK, panelN = tiles.panelN;
     Value c0 = kb.idx(0), kVal = kb.idx(k);
     return kb.forTensor(c0, kVal, panelK, slice, [&](Value kc, Value o) {
       Value kLen = arith::SubIOp::create(
           kb.b, kb.loc, kb.minIdx(kb.add(kc, kb.idx(panelK)), kVal), kc);
-      Value panel = tensor::EmptyOp::create(
-          kb.b, kb.loc, ArrayRef<int64_t>{panelK, panelN}, kb.b.getF32Type());
-      panel = kb.pack(panel, nc, blockWidth, kc, kLen, n, k, v);
+      Value panel;
+      if (prepacked) {
+        // P[nBlock, kc / panelK] as a [panelK, panelN] tensor.
+        Value kBlock = arith::DivUIOp::create(kb.b, kb.loc, kc, kb.idx(panelK));
+        OpFoldResult one = kb.b.getIndexAttr(1), zero = kb.b.getIndexAttr(0);
+        SmallVector<OpFoldResult> offsets = {nBlock, kBlock, zero, zero};
+        SmallVector<OpFoldResult> sizes = {one, one, kb.b.getIndexAttr(panelK),
+                                           kb.b.getIndexAttr(panelN)};
+        SmallVector<OpFoldResult> strides(4, one);
+        auto panelType =
+            RankedTensorType::get({panelK, panelN}, kb.b.getF32Type());
+        panel = tensor::ExtractSliceOp::create(
+            kb.b, kb.loc, panelType, prepacked, offsets, sizes, strides);
+      } else {
+        panel = tensor::EmptyOp::create(
+            kb.b, kb.loc, ArrayRef<int64_t>{panelK, panelN}, kb.b.getF32Type());
+        panel = kb.pack(panel, nc, blockWidth, kc, kLen, n, k, v);
+      }
       return kb.forTensor(c0, bDim, 1, o, [&](Value bIdx, Value o2) {
         auto rowTiles = [&](Value lo, Value hi, int64_t rr, Value acc) {
           return kb.forTensor(lo, hi, rr, acc, [&](Value t, Value a) {
@@ -326,12 +345,15 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
   /// one of them, a dynamic T chooses at run time.
   SmallVector<Value> buildBlocks(PatternRewriter &rewriter, Location loc,
                                  KernelBuilder &kb, ArrayRef<Value> inits,
-                                 ArrayRef<Value> weights, Value bDim,
+                                 ArrayRef<Value> weights,
+                                 ArrayRef<Value> prepacked, Value bDim,
                                  Value tDim, int64_t n, int64_t k,
                                  int64_t staticT) const {
     bool canPack = llvm::isPowerOf2_64(tiles.width);
     bool packed = canPack, dot = true;
-    if (!ShapedType::isDynamic(staticT)) {
+    if (tiles.prepared) {
+      dot = false;
+    } else if (!ShapedType::isDynamic(staticT)) {
       packed = canPack && staticT >= tiles.packMinRows;
       dot = !packed;
     }
@@ -377,15 +399,17 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
     // Column block i of every member of the group, one after the other
     // (the input rows they all read stay in cache).
     SmallVector<Value> computedTiles;
-    for (auto [shared, weight] :
-         llvm::zip_equal(forall.getRegionIterArgs(), weights)) {
+    for (auto [shared, weight, packedWeight] :
+         llvm::zip_equal(forall.getRegionIterArgs(), weights, prepacked)) {
       kb.w = weight;
       Value slice = tensor::ExtractSliceOp::create(rewriter, loc, shared,
                                                    offsets, sizes, strides);
       // The kernels index the slice from 0; the dot kernel takes absolute
       // weight rows [nc, ncEnd) and subtracts nc itself.
       auto packedBlock = [&]() {
-        return buildPackedBlock(kb, slice, bDim, tDim, nc, blockWidth, n, k);
+        return buildPackedBlock(kb, slice, bDim, tDim,
+                                forall.getInductionVar(0), nc, blockWidth, n, k,
+                                packedWeight);
       };
       auto dotBlock = [&]() {
         return buildDotBlock(kb, slice, bDim, tDim, nc, ncEnd, k);
@@ -480,11 +504,31 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
       }
     }
 
+    // Prepared weights: each member's weight packed whole, once per call
+    // here; blockc-cpu-prepare-weights moves the packing into the entry's
+    // prepare function (linalg.pack is exactly the panel layout).
+    SmallVector<Value> prepacked(weights.size(), Value());
+    if (tiles.prepared) {
+      auto layout = blockc::codegen::PackedWeightAttr::get(
+          getContext(), n, k, tiles.panelK, tiles.panelN);
+      for (auto [weight, packedWeight] : llvm::zip_equal(weights, prepacked)) {
+        Value dest = tensor::EmptyOp::create(
+            rewriter, loc, layout.getPackedShape(), rewriter.getF32Type());
+        auto pack = linalg::PackOp::create(
+            rewriter, loc, weight, dest, ArrayRef<int64_t>{1, 0},
+            ArrayRef<OpFoldResult>{rewriter.getIndexAttr(tiles.panelK),
+                                   rewriter.getIndexAttr(tiles.panelN)},
+            kb.zeroF);
+        pack->setAttr(CodegenDialect::kPreparedAttrName, layout);
+        packedWeight = pack.getResult();
+      }
+    }
+
     Value bDim = tensor::DimOp::create(rewriter, loc, op.getInput(), 0);
     Value tDim = tensor::DimOp::create(rewriter, loc, op.getInput(), 1);
     SmallVector<Value> results =
-        buildBlocks(rewriter, loc, kb, inits, weights, bDim, tDim, n, k,
-                    inType.getDimSize(1));
+        buildBlocks(rewriter, loc, kb, inits, weights, prepacked, bDim, tDim, n,
+                    k, inType.getDimSize(1));
     for (auto [member, result] : llvm::zip_equal(ops, results))
       rewriter.replaceOp(member, result);
     return success();
@@ -537,6 +581,12 @@ struct CPULowerLinearPass
       auto wType = cast<RankedTensorType>(op.getWeight().getType());
       t.panelN = std::min(t.panelN, roundUp(wType.getDimSize(0), tileN));
       t.panelK = std::min(t.panelK, roundUp(wType.getDimSize(1), t.width));
+      auto layout = op->getAttrOfType<blockc::codegen::WeightLayoutAttr>(
+          CodegenDialect::kWeightLayoutAttrName);
+      t.prepared =
+          layout &&
+          layout.getValue() == blockc::codegen::WeightLayout::packed_panels &&
+          llvm::isPowerOf2_64(t.width);
       tilesOf.push_back(t);
     }
 

@@ -102,6 +102,17 @@ struct CPUSelectTilesPass
     int64_t maxPanelK =
         std::max(width, t.getL1Bytes() / (panelN * 4) / width * width);
     MLIRContext *ctx = &getContext();
+    func::FuncOp func = getOperation();
+    if (prepareWeights && func.isPublic())
+      func.walk([&](LinearOp op) {
+        auto arg = dyn_cast<BlockArgument>(op.getWeight());
+        if (!arg || arg.getOwner() != &func.getBody().front() ||
+            op->hasAttr(CodegenDialect::kWeightLayoutAttrName))
+          return;
+        op->setAttr(CodegenDialect::kWeightLayoutAttrName,
+                    codegen::WeightLayoutAttr::get(
+                        ctx, codegen::WeightLayout::packed_panels));
+      });
     getOperation().walk([&](LinearOp op) {
       if (op->hasAttr(CodegenDialect::kLinearTilesAttrName))
         return; // a user's (or an earlier) choice is kept

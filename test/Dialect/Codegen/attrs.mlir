@@ -59,3 +59,13 @@ func.func @kernels() {
   } {blockc_codegen.kernel = #blockc_codegen.kernel<fused_attention>}
   return
 }
+
+// -----
+
+// CHECK-LABEL: func.func @prepared
+// CHECK-SAME: blockc_codegen.prepare_for = "forward"
+// CHECK-SAME: blockc_codegen.prepared = #blockc_codegen.packed_weight<rows = 688, cols = 256, panel_k = 256, panel_n = 32>
+// CHECK-SAME: blockc_codegen.weight_layout = #blockc_codegen.weight_layout<packed_panels>
+func.func @prepared() attributes {blockc_codegen.prepare_for = "forward", blockc_codegen.prepared = #blockc_codegen.packed_weight<rows = 688, cols = 256, panel_k = 256, panel_n = 32>, blockc_codegen.weight_layout = #blockc_codegen.weight_layout<packed_panels>} {
+  return
+}

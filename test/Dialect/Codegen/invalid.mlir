@@ -135,3 +135,42 @@ func.func @kernel_kind() {
 func.func @unknown_name() attributes {blockc_codegen.tiles = #blockc_codegen.isa<avx2>} {
   return
 }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// packed_weight, weight_layout, prepare_for
+//===----------------------------------------------------------------------===//
+
+// expected-error @+1 {{panel_k must be >= 1, got 0}}
+func.func @packed_weight_panel_zero() attributes {blockc_codegen.prepared = #blockc_codegen.packed_weight<rows = 16, cols = 8, panel_k = 0, panel_n = 8>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{rows must be >= 1, got -2}}
+func.func @packed_weight_negative_rows() attributes {blockc_codegen.prepared = #blockc_codegen.packed_weight<rows = -2, cols = 8, panel_k = 8, panel_n = 8>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'blockc_codegen.prepared' must be a #blockc_codegen.packed_weight attribute}}
+func.func @prepared_wrong_kind() attributes {blockc_codegen.prepared = 3 : i64} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'blockc_codegen.weight_layout' must be a #blockc_codegen.weight_layout attribute}}
+func.func @weight_layout_wrong_kind() attributes {blockc_codegen.weight_layout = "packed"} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'blockc_codegen.prepare_for' must be a string (the entry's name)}}
+func.func @prepare_for_symbol() attributes {blockc_codegen.prepare_for = @forward} {
+  return
+}

@@ -29,3 +29,12 @@ func.func @configured(%a: f32) -> f32 attributes {blockc_codegen.cpu_target = #b
   %b = arith.addf %a, %a {blockc_codegen.kernel = #blockc_codegen.kernel<linear>, other.op_attr} : f32
   return %b : f32
 }
+
+// Prepared-weight records on arguments and results go too.
+// CHECK-LABEL: func.func @prepared
+// CHECK-SAME: (%{{.*}}: tensor<8x8xf32> {other.attr}) -> (tensor<1x1x8x8xf32> {other.result})
+// CHECK-NOT: attributes
+func.func @prepared(%w: tensor<8x8xf32> {blockc_codegen.source_arg = 2 : i64, other.attr}) -> (tensor<1x1x8x8xf32> {blockc_codegen.source_arg = 2 : i64, blockc_codegen.prepared = #blockc_codegen.packed_weight<rows = 8, cols = 8, panel_k = 8, panel_n = 8>, other.result}) attributes {blockc_codegen.prepare_for = "forward"} {
+  %e = tensor.empty() : tensor<1x1x8x8xf32>
+  return %e : tensor<1x1x8x8xf32>
+}

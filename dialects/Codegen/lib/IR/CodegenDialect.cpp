@@ -50,6 +50,18 @@ CPUTargetAttr::verify(function_ref<InFlightDiagnostic()> emitError, ISA isa,
 }
 
 LogicalResult
+PackedWeightAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                         int64_t rows, int64_t cols, int64_t panelK,
+                         int64_t panelN) {
+  std::pair<StringRef, int64_t> sizes[] = {
+      {"rows", rows}, {"cols", cols}, {"panel_k", panelK}, {"panel_n", panelN}};
+  for (auto [name, value] : sizes)
+    if (value < 1)
+      return emitError() << name << " must be >= 1, got " << value;
+  return success();
+}
+
+LogicalResult
 LinearTilesAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                         int64_t rows, int64_t cols, int64_t blockN,
                         int64_t blockK, int64_t packRows, int64_t packCols,
@@ -100,6 +112,16 @@ LogicalResult CodegenDialect::verifyOperationAttribute(Operation *op,
     return expect(isa<HorizontalGroupAttr>(value), "horizontal_group");
   if (name == kKernelAttrName)
     return expect(isa<KernelKindAttr>(value), "kernel");
+  if (name == kWeightLayoutAttrName)
+    return expect(isa<WeightLayoutAttr>(value), "weight_layout");
+  if (name == kPreparedAttrName)
+    return expect(isa<PackedWeightAttr>(value), "packed_weight");
+  if (name == kPrepareForAttrName) {
+    if (isa<StringAttr>(value))
+      return success();
+    return op->emitError() << "'" << name
+                           << "' must be a string (the entry's name)";
+  }
   if (name == kGpuMatmulTilesAttrName)
     return expect(isa<GPUMatmulTilesAttr>(value), "gpu_matmul_tiles");
   if (name == kGpuMapAttrName)

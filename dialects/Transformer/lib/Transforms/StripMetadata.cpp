@@ -37,16 +37,33 @@ struct TransformerStripMetadataPass
           codegen.push_back(attr.getName());
       for (StringAttr name : codegen)
         op->removeDiscardableAttr(name);
-      if (auto func = dyn_cast<FunctionOpInterface>(op))
-        for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
-          for (StringRef name : {TransformerDialect::kWeightNameAttr,
-                                 TransformerDialect::kWeightTransposeAttr,
-                                 TransformerDialect::kWeightSliceAttr,
-                                 TransformerDialect::kKVPositionAttr,
-                                 TransformerDialect::kKVCacheAttr,
-                                 TransformerDialect::kKVLayoutAttr,
-                                 TransformerDialect::kLayerAttr})
-            func.removeArgAttr(i, name);
+      auto func = dyn_cast<FunctionOpInterface>(op);
+      if (!func)
+        return;
+      // Argument and result attributes: the binding attributes and the
+      // prepared-weight records (blockc_codegen.prepared, .source_arg).
+      auto codegenNames = [](ArrayRef<NamedAttribute> attrs) {
+        SmallVector<StringAttr> names;
+        for (NamedAttribute attr : attrs)
+          if (attr.getName().getValue().starts_with(kCodegenPrefix))
+            names.push_back(attr.getName());
+        return names;
+      };
+      for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
+        for (StringRef name : {TransformerDialect::kWeightNameAttr,
+                               TransformerDialect::kWeightTransposeAttr,
+                               TransformerDialect::kWeightSliceAttr,
+                               TransformerDialect::kKVPositionAttr,
+                               TransformerDialect::kKVCacheAttr,
+                               TransformerDialect::kKVLayoutAttr,
+                               TransformerDialect::kLayerAttr})
+          func.removeArgAttr(i, name);
+        for (StringAttr name : codegenNames(func.getArgAttrs(i)))
+          func.removeArgAttr(i, name);
+      }
+      for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
+        for (StringAttr name : codegenNames(func.getResultAttrs(i)))
+          func.removeResultAttr(i, name);
     });
   }
 };

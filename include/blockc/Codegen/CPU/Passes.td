@@ -179,6 +179,14 @@ def CPUSelectTilesPass
             panel_n = 32, pack_min_rows = 32>} : ...
     ```
 
+    With `prepare-weights`, a projection whose weight is an argument of a
+    public function (an entry: its caller can prepare the weight once, see
+    `blockc-cpu-prepare-weights`) and that has no `weight_layout` yet also
+    gets `blockc_codegen.weight_layout =
+    #blockc_codegen.weight_layout<packed_panels>`: its kernel then reads
+    packed panels at every T (packing costs nothing per call any more, so
+    the dot-product kernel and `pack_min_rows` no longer apply to it).
+
     Options that make an invalid target (a vector width that is not a
     power of two, fewer than 8 registers, a cache size that is not
     positive) are an error at the function.
@@ -201,7 +209,11 @@ def CPUSelectTilesPass
     Option<"l1Bytes", "l1-bytes", "int64_t", /*default=*/"32768",
            "L1 data cache size: bounds the packed kernel's panels">,
     Option<"l2Bytes", "l2-bytes", "int64_t", /*default=*/"1048576",
-           "L2 cache size used for the dot-product kernel's cache blocks">
+           "L2 cache size used for the dot-product kernel's cache blocks">,
+    Option<"prepareWeights", "prepare-weights", "bool", /*default=*/"false",
+           "Mark projections whose weight is an argument of a public "
+           "function weight_layout<packed_panels> (packed once by the "
+           "entry's prepare function)">
   ];
   let dependentDialects = ["::blockc::codegen::CodegenDialect"];
   let statistics = [
@@ -427,6 +439,57 @@ def CPULowerSDPAPass
   ];
   let statistics = [
     Statistic<"numLowered", "num-lowered", "transformer.sdpa ops lowered">
+  ];
+}
+
+def CPUPrepareWeightsPass
+    : Pass<"blockc-cpu-prepare-weights", "::mlir::ModuleOp"> {
+  let summary = "Move the packing of prepared weights into a prepare "
+                "function per entry";
+  let description = [{
+    The projection kernels of weights laid out as packed panels
+    (`blockc_codegen.weight_layout<packed_panels>`) read a `linalg.pack` of
+    the weight marked `blockc_codegen.prepared =
+    #blockc_codegen.packed_weight<...>` (see `blockc-cpu-lower-linear`;
+    `blockc-cpu-fuse-norm` may fold an RMSNorm gain into the packed weight).
+    For every entry `@E` (a public function that nothing in the module
+    calls), this pass moves each such pack, with the weight-only
+    computation feeding it, into a new public function `@E_prepare`, so the
+    packing runs once, when the caller prepares its weights, instead of on
+    every call:
+
+    * `@E_prepare` (attribute `blockc_codegen.prepare_for = "E"`) takes the
+      entry arguments the moved computation reads (their attributes, e.g.
+      `transformer.weight_name`, are copied, plus
+      `blockc_codegen.source_arg = <index in @E>`) and returns one prepared
+      weight per packed argument (result attributes
+      `blockc_codegen.source_arg` and `blockc_codegen.prepared`).
+    * In `@E`, the packed weight's argument takes the prepared type
+      (`[ceil(N / panel_n), ceil(K / panel_k), panel_k, panel_n]`) and gets
+      `blockc_codegen.prepared`; the caller passes `@E_prepare`'s result
+      there instead of the original, which it may then free. Other
+      arguments keep their types (an RMSNorm gain folded into weights stays
+      an argument of `@E`).
+
+    A pack is left in place (packing per call) when its weight is not an
+    argument of `@E`, when the computation feeding it reads anything but
+    `@E`'s arguments and constants or has side effects, or when the weight
+    argument has another use in `@E` (e.g. a second layout). Then every
+    `linalg.pack` with a `blockc_codegen.prepared` layout (in prepare
+    functions and those left in place) is lowered with upstream's
+    `linalg::lowerPack` (pad, expand_shape, transpose). A function named
+    `@E_prepare` that already exists is an error.
+  }];
+  let dependentDialects = [
+    "::blockc::codegen::CodegenDialect",
+    "::mlir::func::FuncDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+  let statistics = [
+    Statistic<"numPrepared", "num-prepared",
+              "Packed weights moved into prepare functions">,
+    Statistic<"numLeft", "num-left", "Packed weights left packing per call">
   ];
 }
 

@@ -166,6 +166,73 @@ def Codegen_HorizontalGroupAttr
   let genVerifyDecl = 1;
 }
 
+def Codegen_WeightLayout : I32EnumAttr<"WeightLayout",
+    "how a projection's kernel reads its weight", [
+    // The checkpoint's [N, K] rows, as stored (packing, if any, per call).
+    I32EnumAttrCase<"stored", 0>,
+    // Packed panels made once by the entry's prepare function.
+    I32EnumAttrCase<"packed_panels", 1>
+  ]> {
+  let cppNamespace = "::blockc::codegen";
+  let genSpecializedAttr = 0;
+}
+def Codegen_WeightLayoutAttr
+    : EnumAttr<Codegen_Dialect, Codegen_WeightLayout, "weight_layout"> {
+  let summary = "How a projection's kernel reads its weight";
+  let description = [{
+    Attached to a `transformer.linear` as `blockc_codegen.weight_layout` by
+    `blockc-cpu-select-tiles` (heuristic; or by hand). `packed_panels`: the
+    kernel reads the weight as packed panels (a `linalg.pack` of the weight
+    that `blockc-cpu-lower-linear` emits once per call and
+    `blockc-cpu-prepare-weights` moves into the entry's prepare function);
+    `stored` (or no attribute): the kernel reads the `[N, K]` rows and packs
+    per call.
+
+    ```mlir
+    transformer.linear %x, %w {blockc_codegen.weight_layout =
+        #blockc_codegen.weight_layout<packed_panels>} : ...
+    ```
+  }];
+  let assemblyFormat = "`<` $value `>`";
+}
+
+def Codegen_PackedWeightAttr
+    : Codegen_Attr<"PackedWeight", "packed_weight"> {
+  let summary = "The packed-panel layout of a prepared projection weight";
+  let description = [{
+    The layout of a weight `W[rows, cols]` (`[N, K]`, Hugging Face's
+    `[out, in]`) packed for the CPU projection kernel: a tensor
+    `P[ceil(rows / panel_n), ceil(cols / panel_k), panel_k, panel_n]` with
+    `P[i, j, k, n] = W[i * panel_n + n, j * panel_k + k]`, zero past the
+    weight (exactly `linalg.pack %W padding_value(0.0) inner_dims_pos =
+    [1, 0] inner_tiles = [panel_k, panel_n]`). Recorded as
+    `blockc_codegen.prepared` on that `linalg.pack`, on the entry argument
+    that receives the prepared weight and on the prepare function's result
+    that produces it.
+
+    ```mlir
+    #blockc_codegen.packed_weight<rows = 688, cols = 256, panel_k = 256,
+                                  panel_n = 32>
+    ```
+
+    Every size is at least 1.
+  }];
+  let parameters = (ins "int64_t":$rows,
+                        "int64_t":$cols,
+                        "int64_t":$panel_k,
+                        "int64_t":$panel_n);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The prepared tensor's shape.
+    ::llvm::SmallVector<int64_t, 4> getPackedShape() const {
+      return {(getRows() + getPanelN() - 1) / getPanelN(),
+              (getCols() + getPanelK() - 1) / getPanelK(), getPanelK(),
+              getPanelN()};
+    }
+  }];
+}
+
 //===----------------------------------------------------------------------===//
 // NVPTX attributes
 //===----------------------------------------------------------------------===//

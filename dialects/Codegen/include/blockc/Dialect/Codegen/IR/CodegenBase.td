@@ -53,6 +53,22 @@ def Codegen_Dialect : Dialect {
     /// What a generated kernel computes (a KernelKindAttr).
     static constexpr ::llvm::StringLiteral kKernelAttrName =
         "blockc_codegen.kernel";
+    /// How a projection reads its weight (a WeightLayoutAttr).
+    static constexpr ::llvm::StringLiteral kWeightLayoutAttrName =
+        "blockc_codegen.weight_layout";
+    /// A prepared weight's layout (a PackedWeightAttr): on the linalg.pack
+    /// that makes it, the entry argument that receives it and the prepare
+    /// function's result that returns it.
+    static constexpr ::llvm::StringLiteral kPreparedAttrName =
+        "blockc_codegen.prepared";
+    /// On a prepare function: the name of the entry it prepares (a
+    /// StringAttr, not a symbol reference, so the entry keeps no uses).
+    static constexpr ::llvm::StringLiteral kPrepareForAttrName =
+        "blockc_codegen.prepare_for";
+    /// On a prepare function's arguments and results: the index of the
+    /// entry argument they come from / are passed as (an i64 IntegerAttr).
+    static constexpr ::llvm::StringLiteral kSourceArgAttrName =
+        "blockc_codegen.source_arg";
     /// NVPTX: the tiles of one contraction's kernel (a GPUMatmulTilesAttr),
     /// the thread block of a function's loop kernels (a GPUMapAttr) and of
     /// one attention kernel (a GPUAttentionAttr).

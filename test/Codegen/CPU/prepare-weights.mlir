@@ -1,0 +1,111 @@
+// RUN: blockc-opt %s -split-input-file -verify-diagnostics --blockc-cpu-prepare-weights | FileCheck %s
+
+// blockc-cpu-prepare-weights moves the packing of prepared weights (a
+// linalg.pack marked blockc_codegen.prepared, with the weight-only work
+// feeding it: here a folded norm gain) out of an entry into @<entry>_prepare.
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#col = affine_map<(d0, d1) -> (d1)>
+#layout = #blockc_codegen.packed_weight<rows = 12, cols = 8, panel_k = 8, panel_n = 8>
+
+// The entry takes the packed type at the weight's position; the gain stays.
+// CHECK-LABEL: func.func @forward(
+// CHECK-SAME:    %[[X:.+]]: tensor<4x8xf32>,
+// CHECK-SAME:    %{{.+}}: tensor<8xf32> {transformer.weight_name = "g"},
+// CHECK-SAME:    %[[P:.+]]: tensor<2x1x8x8xf32> {blockc_codegen.prepared = #blockc_codegen.packed_weight<rows = 12, cols = 8, panel_k = 8, panel_n = 8>, transformer.weight_name = "w"})
+// CHECK-NEXT:  return %[[X]], %[[P]]
+// The prepare function: the arguments the moved work reads, in entry order,
+// with their attributes and source_arg; the packed weight as a result.
+// CHECK-LABEL: func.func @forward_prepare(
+// CHECK-SAME:    %[[G:.+]]: tensor<8xf32> {blockc_codegen.source_arg = 1 : i64, transformer.weight_name = "g"},
+// CHECK-SAME:    %[[W:.+]]: tensor<12x8xf32> {blockc_codegen.source_arg = 2 : i64, transformer.weight_name = "w"})
+// CHECK-SAME:    -> (tensor<2x1x8x8xf32> {blockc_codegen.prepared = #blockc_codegen.packed_weight<rows = 12, cols = 8, panel_k = 8, panel_n = 8>, blockc_codegen.source_arg = 2 : i64})
+// CHECK-SAME:    attributes {blockc_codegen.prepare_for = "forward"}
+// CHECK:       %[[WG:.+]] = linalg.generic {{.*}} ins(%[[W]], %[[G]] : tensor<12x8xf32>, tensor<8xf32>)
+// The pack, lowered by upstream's lowerPack: pad N to 16, split, transpose.
+// CHECK:       %[[PAD:.+]] = tensor.pad %[[WG]] low[0, 0] high[4, 0]
+// CHECK:       %[[EXP:.+]] = tensor.expand_shape %[[PAD]] {{\[\[}}0, 1], [2, 3]] output_shape [2, 8, 1, 8]
+// CHECK:       %[[T:.+]] = linalg.transpose ins(%[[EXP]] : tensor<2x8x1x8xf32>) outs(%{{.+}} : tensor<2x1x8x8xf32>) permutation = [0, 2, 3, 1]
+// CHECK-NEXT:  return %[[T]]
+// CHECK-NOT:   linalg.pack
+func.func @forward(%x: tensor<4x8xf32>, %g: tensor<8xf32> {transformer.weight_name = "g"}, %w: tensor<12x8xf32> {transformer.weight_name = "w"}) -> (tensor<4x8xf32>, tensor<2x1x8x8xf32>) {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<12x8xf32>
+  %wg = linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]} ins(%w, %g : tensor<12x8xf32>, tensor<8xf32>) outs(%e : tensor<12x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %m = arith.mulf %a, %b : f32
+    linalg.yield %m : f32
+  } -> tensor<12x8xf32>
+  %d = tensor.empty() : tensor<2x1x8x8xf32>
+  %p = linalg.pack %wg padding_value(%cst : f32) inner_dims_pos = [1, 0] inner_tiles = [8, 8] into %d {blockc_codegen.prepared = #layout} : tensor<12x8xf32> -> tensor<2x1x8x8xf32>
+  return %x, %p : tensor<4x8xf32>, tensor<2x1x8x8xf32>
+}
+
+// -----
+
+// The weight has another use in the entry: it stays, and so does the
+// packing (per call, lowered in place; the empty pad folds away later).
+// CHECK-LABEL: func.func @other_use(
+// CHECK-SAME:    %[[W:.+]]: tensor<16x8xf32>)
+// CHECK:       %[[PAD:.+]] = tensor.pad %[[W]] low[0, 0] high[0, 0]
+// CHECK:       %[[EXP:.+]] = tensor.expand_shape %[[PAD]]
+// CHECK:       linalg.transpose ins(%[[EXP]]
+// CHECK-NOT:   func.func @other_use_prepare
+func.func @other_use(%w: tensor<16x8xf32>) -> (tensor<16x8xf32>, tensor<2x1x8x8xf32>) {
+  %cst = arith.constant 0.0 : f32
+  %d = tensor.empty() : tensor<2x1x8x8xf32>
+  %p = linalg.pack %w padding_value(%cst : f32) inner_dims_pos = [1, 0] inner_tiles = [8, 8] into %d {blockc_codegen.prepared = #blockc_codegen.packed_weight<rows = 16, cols = 8, panel_k = 8, panel_n = 8>} : tensor<16x8xf32> -> tensor<2x1x8x8xf32>
+  return %w, %p : tensor<16x8xf32>, tensor<2x1x8x8xf32>
+}
+
+// -----
+
+// Only entries (public functions nothing calls) get a prepare function: a
+// called public function and a private one pack per call; their caller has
+// no pack of its own.
+// CHECK-LABEL: func.func @called(
+// CHECK:       linalg.transpose
+// CHECK-LABEL: func.func private @hidden(
+// CHECK:       linalg.transpose
+// CHECK-LABEL: func.func @caller(
+// CHECK-NOT:   func.func @{{.*}}_prepare
+func.func @called(%w: tensor<16x8xf32>) -> tensor<2x1x8x8xf32> {
+  %cst = arith.constant 0.0 : f32
+  %d = tensor.empty() : tensor<2x1x8x8xf32>
+  %p = linalg.pack %w padding_value(%cst : f32) inner_dims_pos = [1, 0] inner_tiles = [8, 8] into %d {blockc_codegen.prepared = #blockc_codegen.packed_weight<rows = 16, cols = 8, panel_k = 8, panel_n = 8>} : tensor<16x8xf32> -> tensor<2x1x8x8xf32>
+  return %p : tensor<2x1x8x8xf32>
+}
+func.func private @hidden(%w: tensor<16x8xf32>) -> tensor<2x1x8x8xf32> {
+  %cst = arith.constant 0.0 : f32
+  %d = tensor.empty() : tensor<2x1x8x8xf32>
+  %p = linalg.pack %w padding_value(%cst : f32) inner_dims_pos = [1, 0] inner_tiles = [8, 8] into %d {blockc_codegen.prepared = #blockc_codegen.packed_weight<rows = 16, cols = 8, panel_k = 8, panel_n = 8>} : tensor<16x8xf32> -> tensor<2x1x8x8xf32>
+  return %p : tensor<2x1x8x8xf32>
+}
+func.func @caller(%w: tensor<16x8xf32>) -> (tensor<2x1x8x8xf32>, tensor<2x1x8x8xf32>) {
+  %a = func.call @called(%w) : (tensor<16x8xf32>) -> tensor<2x1x8x8xf32>
+  %b = func.call @hidden(%w) : (tensor<16x8xf32>) -> tensor<2x1x8x8xf32>
+  return %a, %b : tensor<2x1x8x8xf32>, tensor<2x1x8x8xf32>
+}
+
+// -----
+
+// A pack that is not marked is not this pass's business.
+// CHECK-LABEL: func.func @unmarked(
+// CHECK:       linalg.pack
+// CHECK-NOT:   func.func @unmarked_prepare
+func.func @unmarked(%w: tensor<16x8xf32>) -> tensor<2x1x8x8xf32> {
+  %d = tensor.empty() : tensor<2x1x8x8xf32>
+  %p = linalg.pack %w inner_dims_pos = [1, 0] inner_tiles = [8, 8] into %d : tensor<16x8xf32> -> tensor<2x1x8x8xf32>
+  return %p : tensor<2x1x8x8xf32>
+}
+
+// -----
+
+// expected-error @below {{blockc-cpu-prepare-weights: a function named 'taken_prepare' already exists}}
+func.func @taken(%w: tensor<16x8xf32>) -> tensor<2x1x8x8xf32> {
+  %cst = arith.constant 0.0 : f32
+  %d = tensor.empty() : tensor<2x1x8x8xf32>
+  %p = linalg.pack %w padding_value(%cst : f32) inner_dims_pos = [1, 0] inner_tiles = [8, 8] into %d {blockc_codegen.prepared = #blockc_codegen.packed_weight<rows = 16, cols = 8, panel_k = 8, panel_n = 8>} : tensor<16x8xf32> -> tensor<2x1x8x8xf32>
+  return %p : tensor<2x1x8x8xf32>
+}
+func.func private @taken_prepare()
