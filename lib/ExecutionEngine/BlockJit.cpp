@@ -11,6 +11,7 @@
 #include "blockc/ExecutionEngine/BlockJit.h"
 #include "blockc/Target/CPU.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
@@ -19,6 +20,7 @@
 #include "llvm/Support/FileSystem.h"
 
 #include <dlfcn.h>
+#include <sys/mman.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -120,6 +122,18 @@ Expected<GPURuntime *> loadGPURuntime(bool emulated) {
 }
 
 /// A memref descriptor laid out as the C interface expects.
+/// Asks for transparent huge pages over the page-aligned interior of
+/// [p, p + bytes) before it is first touched: large weights fault in 2 MiB
+/// at a time instead of 4 KiB (first-touch faults dominate preparing a
+/// large model otherwise). Best effort.
+void adviseHugePages(void *p, size_t bytes) {
+  constexpr uintptr_t kHuge = 2 << 20;
+  auto begin = (reinterpret_cast<uintptr_t>(p) + kHuge - 1) & ~(kHuge - 1);
+  uintptr_t end = (reinterpret_cast<uintptr_t>(p) + bytes) & ~(kHuge - 1);
+  if (end > begin)
+    (void)madvise(reinterpret_cast<void *>(begin), end - begin, MADV_HUGEPAGE);
+}
+
 std::vector<int64_t> makeDescriptor(const HostTensor &t) {
   size_t rank = t.shape.size();
   std::vector<int64_t> desc(3 + 2 * rank);
@@ -192,14 +206,53 @@ BlockJit::compile(ModuleOp module, const ModelSignature &sig, JitTarget target,
   registerLLVMDialectTranslation(*ctx);
 
   OwningOpRef<ModuleOp> lowered = module.clone();
-  PassManager pm(ctx, ModuleOp::getOperationName());
-  if (failed(applyPassManagerCLOptions(pm)))
-    return makeError("invalid pass manager options");
-  buildPipeline(pm, target, nvptxOptions, cpuConfig);
-  if (failed(pm.run(*lowered)))
-    return makeError(Twine("lowering to ") +
-                     (target == JitTarget::NVPTX ? "NVPTX" : "the CPU") +
-                     " failed (see the diagnostics above)");
+  auto lowerWith = [&](function_ref<void(OpPassManager &)> build) -> Error {
+    PassManager pm(ctx, ModuleOp::getOperationName());
+    if (failed(applyPassManagerCLOptions(pm)))
+      return makeError("invalid pass manager options");
+    build(pm);
+    if (failed(pm.run(*lowered)))
+      return makeError(Twine("lowering to ") +
+                       (target == JitTarget::NVPTX ? "NVPTX" : "the CPU") +
+                       " failed (see the diagnostics above)");
+    return Error::success();
+  };
+  std::optional<PrepareEntry> prepareEntry;
+  if (target == JitTarget::CPU) {
+    // The same passes as buildPipeline(), in two runs: the prepare
+    // function's records are read after stage 1 (stage 3 strips them).
+    CPUTargetConfig c = cpuConfig.resolved();
+    if (Error e = lowerWith(
+            [&](OpPassManager &pm) { buildCPULowerToLinalgPipeline(pm, c); }))
+      return std::move(e);
+    FailureOr<std::optional<PrepareEntry>> found =
+        findPrepareEntry(*lowered, sig.funcName);
+    if (failed(found))
+      return makeError("the prepare function of @" + sig.funcName +
+                       " is malformed (see the diagnostics above)");
+    prepareEntry = std::move(*found);
+    if (Error e = lowerWith([&](OpPassManager &pm) {
+          buildCPUBufferizePipeline(pm, c);
+          buildCPULowerToLLVMPipeline(pm);
+        }))
+      return std::move(e);
+    if (prepareEntry) {
+      // prepare() calls it with the inputs and the destinations only: the
+      // returned destinations must have been dropped.
+      auto wrapper = lowered->lookupSymbol<LLVM::LLVMFuncOp>(
+          "_mlir_ciface_" + prepareEntry->funcName);
+      size_t expected =
+          prepareEntry->inputs.size() + prepareEntry->results.size();
+      if (!wrapper || wrapper.getNumArguments() != expected)
+        return makeError("the C interface of @" + prepareEntry->funcName +
+                         " does not take exactly its " + Twine(expected) +
+                         " inputs and destinations");
+    }
+  } else if (Error e = lowerWith([&](OpPassManager &pm) {
+               buildPipeline(pm, target, nvptxOptions, cpuConfig);
+             })) {
+    return std::move(e);
+  }
   // The host code of a GPU run calls mgpu* from the GPU runtime, which
   // must be loaded before the JIT resolves them.
   bool emulated = target == JitTarget::NVPTX && nvptxOptions.emulate;
@@ -250,6 +303,7 @@ BlockJit::compile(ModuleOp module, const ModelSignature &sig, JitTarget target,
   std::unique_ptr<BlockJit> jit(new BlockJit());
   jit->engine = std::move(*engine);
   jit->entry = "_mlir_ciface_" + sig.funcName;
+  jit->prepareEntry = std::move(prepareEntry);
   jit->target = target;
   jit->emulated = emulated;
   // Materialise the code now (the JIT is lazy), so that compile time is
@@ -257,6 +311,12 @@ BlockJit::compile(ModuleOp module, const ModelSignature &sig, JitTarget target,
   auto fn = jit->engine->lookupPacked(jit->entry);
   if (!fn)
     return fn.takeError();
+  if (jit->prepareEntry) {
+    auto prepareFn = jit->engine->lookupPacked("_mlir_ciface_" +
+                                               jit->prepareEntry->funcName);
+    if (!prepareFn)
+      return prepareFn.takeError();
+  }
   // Run the global constructors now: on a GPU they load the kernels' module
   // (the PTX JIT of the driver), and a failure is reported here instead of
   // surfacing inside the first run.
@@ -265,6 +325,49 @@ BlockJit::compile(ModuleOp module, const ModelSignature &sig, JitTarget target,
     return makeError(Twine("loading the GPU kernels failed: ") +
                      gpu->lastError());
   return std::move(jit);
+}
+
+Expected<int64_t> BlockJit::prepare(ArrayRef<HostTensor *> args) {
+  if (!prepareEntry)
+    return 0;
+  const PrepareEntry &p = *prepareEntry;
+  for (unsigned i : p.inputs)
+    if (i >= args.size() || !args[i])
+      return makeError("@" + p.funcName + " reads argument #" + Twine(i) +
+                       ", which was not given");
+  for (const PreparedWeight &w : p.results)
+    if (w.argIndex >= args.size() || !args[w.argIndex])
+      return makeError("@" + p.funcName + " prepares argument #" +
+                       Twine(w.argIndex) + ", which was not given");
+  // The C interface: one descriptor pointer per input and per destination,
+  // no results (blockc-drop-inplace-results drops the returned
+  // destinations). The destinations are the prepared tensors' own storage:
+  // the function packs into them in place.
+  std::vector<HostTensor> prepared(p.results.size());
+  std::vector<std::vector<int64_t>> descriptors;
+  for (unsigned i : p.inputs)
+    descriptors.push_back(makeDescriptor(*args[i]));
+  int64_t bytes = 0;
+  for (auto [w, t] : llvm::zip_equal(p.results, prepared)) {
+    t.shape = w.shape;
+    t.data.reserve(t.numElements());
+    adviseHugePages(t.data.data(), t.numElements() * sizeof(float));
+    t.data.resize(t.numElements());
+    descriptors.push_back(makeDescriptor(t));
+    bytes += t.numElements() * static_cast<int64_t>(sizeof(float));
+  }
+  std::vector<void *> argPtrs;
+  for (std::vector<int64_t> &d : descriptors)
+    argPtrs.push_back(d.data());
+  std::vector<void *> packed;
+  for (void *&ptr : argPtrs)
+    packed.push_back(&ptr);
+  if (Error e = engine->invokePacked("_mlir_ciface_" + p.funcName, packed))
+    return std::move(e);
+  // Each prepared tensor replaces (and releases) its original.
+  for (auto [w, t] : llvm::zip_equal(p.results, prepared))
+    *args[w.argIndex] = std::move(t);
+  return bytes;
 }
 
 Expected<std::vector<int64_t>>

@@ -118,6 +118,24 @@ llvm::Error DecodeSession::compile(unsigned optLevel,
   return llvm::Error::success();
 }
 
+llvm::Expected<int64_t>
+DecodeSession::prepare(llvm::MutableArrayRef<HostTensor> weights) {
+  if (!jit)
+    return makeError("the decode entry is not compiled");
+  if (weights.size() != weightArgs.size())
+    return makeError("prepare: " + Twine(weights.size()) +
+                     " weights given, the session was bound to " +
+                     Twine(weightArgs.size()));
+  // The entry's arguments: the input (not read by prepare), the weights.
+  std::vector<HostTensor *> args = {nullptr};
+  for (auto [w, bound] : llvm::zip_equal(weights, weightArgs)) {
+    if (&w != bound)
+      return makeError("prepare: the weights are not the bound tensors");
+    args.push_back(&w);
+  }
+  return jit->prepare(args);
+}
+
 void DecodeSession::reset() {
   for (HostTensor &c : caches)
     c.data.assign(c.numElements(), 0.0f);

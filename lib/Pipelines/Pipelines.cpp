@@ -236,6 +236,8 @@ void blockc::buildCPULowerToLinalgPipeline(OpPassManager &pm,
   // Packed weights: their packing moves into a prepare function per entry
   // (what stays, packs per call); both lowered to pad + transpose.
   pm.addPass(cpu::createCPUPrepareWeightsPass());
+  // The packing's in-register transposes.
+  pm.addNestedPass<func::FuncOp>(cpu::createCPULowerTransposesPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }

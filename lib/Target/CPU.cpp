@@ -76,7 +76,8 @@ llvm::Error blockc::emitMachineCode(llvm::Module &llvmModule,
 
 std::string blockc::emitCHeader(const ModelSignature &sig,
                                 llvm::StringRef headerName, bool gpu,
-                                const DecodeEntry *decode, bool emulated) {
+                                const DecodeEntry *decode, bool emulated,
+                                const PrepareEntry *prepare) {
   std::string guard = "BLOCKC_";
   for (char c : headerName)
     guard += std::isalnum(static_cast<unsigned char>(c))
@@ -89,9 +90,20 @@ std::string blockc::emitCHeader(const ModelSignature &sig,
      << "#ifndef " << guard << "\n#define " << guard << "\n\n"
      << "#include <stdint.h>\n\n"
      << "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n";
+  // The rank an entry argument has in the C interface: a prepared weight's
+  // is its packed shape's.
+  auto rankOf = [&](const ModelArgument &a, const PrepareEntry *p) {
+    const PreparedWeight *w = p ? p->find(a.index) : nullptr;
+    return w ? static_cast<int64_t>(w->shape.size()) : a.type.getRank();
+  };
+  const PrepareEntry *decodePrepare =
+      decode && decode->prepare ? &*decode->prepare : nullptr;
   std::set<int64_t> ranks;
-  for (const ModelArgument &a : sig.args)
+  for (const ModelArgument &a : sig.args) {
     ranks.insert(a.type.getRank());
+    ranks.insert(rankOf(a, prepare));
+    ranks.insert(rankOf(a, decodePrepare));
+  }
   ranks.insert(sig.resultType.getRank());
   if (decode && !decode->caches.empty())
     ranks.insert(decode->caches.front().getRank());
@@ -131,6 +143,53 @@ std::string blockc::emitCHeader(const ModelSignature &sig,
        << "void *mgpuMemAlloc(uint64_t sizeBytes, void *stream, "
           "_Bool isHostShared);\n"
        << "void mgpuMemFree(void *ptr, void *stream);\n\n";
+  // One prepare function (the entry's or the decode entry's).
+  auto declarePrepare = [&](const PrepareEntry &p, llvm::StringRef entry) {
+    os << "/* Prepared weights: @" << entry << " reads the arguments below in\n"
+       << " * the packed-panel layout that " << p.funcName << " makes, once:\n"
+       << " * call it after loading the weights with the listed arguments (in\n"
+       << " * the checkpoint's [N, K] layout) and one caller-allocated, dense\n"
+       << " * destination per prepared weight, which it fills; then pass each\n"
+       << " * destination to @" << entry
+       << " at its argument position instead of\n"
+       << " * the original, which may be freed. Packed layout:\n"
+       << " * P[ceil(N / panel_n), ceil(K / panel_k), panel_k, panel_n],\n"
+       << " * P[i, j, k, n] = W[i * panel_n + n, j * panel_k + k], zero past "
+          "W.\n";
+    for (const PreparedWeight &w : p.results) {
+      os << " *   arg" << w.argIndex << " [" << w.rows << ", " << w.cols
+         << "] -> [";
+      for (size_t i = 0; i < w.shape.size(); ++i)
+        os << (i ? ", " : "") << w.shape[i];
+      os << "] (panel_k " << w.panelK << ", panel_n " << w.panelN << ")\n";
+    }
+    os << " */\nvoid _mlir_ciface_" << p.funcName << "(";
+    bool first = true;
+    for (unsigned i : p.inputs) {
+      os << (first ? "" : ", ") << "blockc_memref_f32_"
+         << sig.args[i].type.getRank() << "d *arg" << i;
+      first = false;
+    }
+    for (const PreparedWeight &w : p.results) {
+      os << (first ? "" : ", ") << "blockc_memref_f32_" << w.shape.size()
+         << "d *prepared" << w.argIndex;
+      first = false;
+    }
+    os << ");\n\n#define BLOCKC_" << p.funcName << "_NUM_ARGS "
+       << p.inputs.size() + p.results.size() << "\n";
+    // Each destination's shape, as an array initializer.
+    for (const PreparedWeight &w : p.results) {
+      os << "#define BLOCKC_" << p.funcName << "_ARG" << w.argIndex
+         << "_SHAPE {";
+      for (size_t i = 0; i < w.shape.size(); ++i)
+        os << (i ? ", " : "") << w.shape[i];
+      os << "}\n";
+    }
+    os << "\n";
+  };
+  if (prepare)
+    declarePrepare(*prepare, sig.funcName);
+
   os << "/* Arguments, in order:\n"
      << " *   result " << dims(sig.resultType)
      << (gpu ? " (written by the callee: its buffer is managed memory that\n"
@@ -141,17 +200,23 @@ std::string blockc::emitCHeader(const ModelSignature &sig,
                "free(result->allocated))\n");
   for (const ModelArgument &a : sig.args)
     os << " *   " << a.role << " " << dims(a.type)
-       << (a.weightName.empty() ? "" : " \"" + a.weightName + "\"") << "\n";
+       << (a.weightName.empty() ? "" : " \"" + a.weightName + "\"")
+       << (prepare && prepare->find(a.index)
+               ? " (prepared by " + prepare->funcName + ")"
+               : std::string())
+       << "\n";
   os << " */\n";
   os << "void _mlir_ciface_" << sig.funcName << "(blockc_memref_f32_"
      << sig.resultType.getRank() << "d *result";
   for (const ModelArgument &a : sig.args)
-    os << ", blockc_memref_f32_" << a.type.getRank() << "d *"
+    os << ", blockc_memref_f32_" << rankOf(a, prepare) << "d *"
        << (a.role == "input" ? std::string("input")
                              : "arg" + std::to_string(a.index));
   os << ");\n\n";
   os << "#define BLOCKC_" << sig.funcName << "_NUM_ARGS " << sig.args.size()
      << "\n\n";
+  if (decodePrepare)
+    declarePrepare(*decodePrepare, decode->funcName);
   if (decode) {
     os << "/* KV-cached decode entry (transformer-derive-decode): the same\n"
        << " * arguments, then the number of tokens already cached and the K\n"
@@ -179,7 +244,7 @@ std::string blockc::emitCHeader(const ModelSignature &sig,
     os << "void _mlir_ciface_" << decode->funcName << "(blockc_memref_f32_"
        << sig.resultType.getRank() << "d *result";
     for (const ModelArgument &a : sig.args)
-      os << ", blockc_memref_f32_" << a.type.getRank() << "d *"
+      os << ", blockc_memref_f32_" << rankOf(a, decodePrepare) << "d *"
          << (a.role == "input" ? std::string("input")
                                : "arg" + std::to_string(a.index));
     os << ", int64_t position";

@@ -13,11 +13,15 @@
 // TRANSFORMER: transformer.block
 // LINALG-LABEL: func.func @forward
 // LINALG: math.rsqrt
-// LINALG: scf.forall
 // LINALG: tensor.expand_shape
 // LINALG: linalg.generic
 // LINALG: math.exp
 // LINALG: tensor.collapse_shape
+// LINALG: scf.forall
+// The weights' packing is in the prepare function.
+// LINALG-LABEL: func.func @forward_prepare
+// LINALG: scf.forall
+// LINALG: vector.transfer_read
 // BUFFERS-LABEL: func.func @forward
 // BUFFERS: memref.alloc
 // BUFFERS: scf.for

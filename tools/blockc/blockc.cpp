@@ -11,6 +11,7 @@
 
 #include "blockc/Analysis/BlockReport.h"
 #include "blockc/Analysis/ModelSignature.h"
+#include "blockc/Analysis/PreparedWeights.h"
 #include "blockc/InitAllDialects.h"
 #include "blockc/Pipelines/Pipelines.h"
 #include "blockc/Target/CPU.h"
@@ -132,8 +133,8 @@ cl::opt<blockc::CPUISA>
 cl::opt<bool> prepareWeights(
     "prepare-weights",
     cl::desc("CPU: pack the projection weights once, in a prepare function "
-             "per entry, instead of on every call"),
-    cl::init(false), cl::cat(category));
+             "per entry, instead of on every call (default on)"),
+    cl::init(true), cl::cat(category));
 // libLLVM registers a global option named "threads": ours is "num-threads"
 // and main() maps --threads=N onto it (as blockc-run does).
 cl::opt<unsigned> cpuThreads(
@@ -220,24 +221,30 @@ blockc::CPUTargetConfig cpuConfig() {
   return config;
 }
 
+/// Which stages buildPipeline() adds: all, or the CPU pipeline split after
+/// stage 1 (where the prepare functions' records are read for the header).
+enum class Stages { All, UpToLinalg, AfterLinalg };
+
 /// Adds the pipeline stages that `emit` needs; `toolkit` is the CUDA
 /// toolkit that serialises cubins and fatbins.
 void buildPipeline(OpPassManager &pm, llvm::StringRef entry,
-                   llvm::StringRef toolkit) {
+                   llvm::StringRef toolkit, Stages stages = Stages::All) {
   if (target == Target::CPU) {
     blockc::CPUTargetConfig config = cpuConfig().resolved();
-    if (withDecode) {
+    bool first = stages != Stages::AfterLinalg;
+    bool second = stages != Stages::UpToLinalg;
+    if (withDecode && first) {
       blockc::DecodeOptions decode;
       decode.entry = entry.str();
       decode.kvLayout = kvLayout;
       decode.keepPrefill = true;
       blockc::buildDeriveDecodePipeline(pm, decode);
     }
-    if (emit >= Emit::Linalg)
+    if (emit >= Emit::Linalg && first)
       blockc::buildCPULowerToLinalgPipeline(pm, config);
-    if (emit >= Emit::Buffers)
+    if (emit >= Emit::Buffers && second)
       blockc::buildCPUBufferizePipeline(pm, config);
-    if (emit >= Emit::LLVMMLIR)
+    if (emit >= Emit::LLVMMLIR && second)
       blockc::buildCPULowerToLLVMPipeline(pm);
     return;
   }
@@ -424,8 +431,15 @@ int main(int argc, char **argv) {
       outPath == "-")
     return fail("-emit=obj|cubin|fatbin need an output file (-o)");
 
+  // An object's C header declares the prepare functions, whose records
+  // stage 1 writes and stage 3 strips: the CPU pipeline runs in two parts.
+  bool split = emit == Emit::Obj && target == Target::CPU;
   PassManager pm(&context, ModuleOp::getOperationName());
-  buildPipeline(pm, signature->funcName, toolkit);
+  buildPipeline(pm, signature->funcName, toolkit,
+                split ? Stages::UpToLinalg : Stages::All);
+  PassManager rest(&context, ModuleOp::getOperationName());
+  if (split)
+    buildPipeline(rest, signature->funcName, toolkit, Stages::AfterLinalg);
   // The decode entry's signature, for the C header: derived on a copy.
   std::optional<blockc::DecodeEntry> decodeEntry;
   if (withDecode && emit == Emit::Obj) {
@@ -448,14 +462,33 @@ int main(int argc, char **argv) {
     }
   }
 
-  if (failed(applyPassManagerCLOptions(pm)))
+  if (failed(applyPassManagerCLOptions(pm)) ||
+      failed(applyPassManagerCLOptions(rest)))
     return fail("invalid pass manager options");
   DefaultTimingManager tm;
   applyDefaultTimingManagerCLOptions(tm);
   TimingScope timing = tm.getRootScope();
   pm.enableTiming(timing);
+  rest.enableTiming(timing);
   if (failed(pm.run(*module)))
     return 1;
+  // The prepare functions of the entry and the decode entry.
+  std::optional<blockc::PrepareEntry> prepareEntry, decodePrepareEntry;
+  if (split) {
+    auto found = blockc::findPrepareEntry(*module, signature->funcName);
+    if (failed(found))
+      return 1;
+    prepareEntry = std::move(*found);
+    if (decodeEntry) {
+      auto foundDecode =
+          blockc::findPrepareEntry(*module, decodeEntry->funcName);
+      if (failed(foundDecode))
+        return 1;
+      decodePrepareEntry = std::move(*foundDecode);
+    }
+    if (failed(rest.run(*module)))
+      return 1;
+  }
 
   auto output = openOutputFile(outPath, &errorMessage);
   if (!output)
@@ -523,9 +556,12 @@ int main(int argc, char **argv) {
     header = openOutputFile(headerPath, &errorMessage);
     if (!header)
       return fail(errorMessage);
+    if (decodeEntry && decodePrepareEntry)
+      decodeEntry->prepare = *decodePrepareEntry;
     header->os() << blockc::emitCHeader(
         *signature, llvm::sys::path::filename(headerPath), nvptx,
-        decodeEntry ? &*decodeEntry : nullptr, emulateGPU);
+        decodeEntry ? &*decodeEntry : nullptr, emulateGPU,
+        prepareEntry ? &*prepareEntry : nullptr);
   }
   if (llvm::Error e = blockc::emitMachineCode(
           **llvmModule, **machine,

@@ -14,6 +14,7 @@
 #define BLOCKC_EXECUTIONENGINE_BLOCKJIT_H
 
 #include "blockc/Analysis/ModelSignature.h"
+#include "blockc/Analysis/PreparedWeights.h"
 #include "blockc/Pipelines/Pipelines.h"
 #include "blockc/Support/TensorFiles.h"
 
@@ -78,6 +79,21 @@ public:
 
   ~BlockJit();
 
+  /// The entry's prepare function (blockc-cpu-prepare-weights), when the
+  /// compiled entry reads prepared weights: prepare() must then run once
+  /// before run() / runDecode().
+  const PrepareEntry *getPrepareEntry() const {
+    return prepareEntry ? &*prepareEntry : nullptr;
+  }
+
+  /// Runs the prepare function on the arguments it reads (`args` in the
+  /// entry's signature order; entries it does not read may be null) and
+  /// replaces each prepared argument's tensor in place by its prepared form
+  /// (the original's storage is released, so no second full copy stays).
+  /// Returns the bytes of the prepared tensors. A no-op without a prepare
+  /// function.
+  llvm::Expected<int64_t> prepare(llvm::ArrayRef<HostTensor *> args);
+
   /// Runs the entry function: `args` in signature order (input first), the
   /// result written to `out`, whose shape must already be set. On the GPU
   /// (or the emulator) the arguments are copied to device-accessible memory
@@ -123,6 +139,7 @@ private:
                       std::vector<std::vector<int64_t>> &descriptors);
   std::unique_ptr<mlir::ExecutionEngine> engine;
   std::string entry;
+  std::optional<PrepareEntry> prepareEntry;
   JitTarget target = JitTarget::CPU;
   /// NVPTX on the GPU emulator's runtime.
   bool emulated = false;

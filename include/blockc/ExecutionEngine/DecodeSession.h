@@ -84,6 +84,13 @@ public:
           JitTarget target = JitTarget::CPU,
           const NVPTXPipelineOptions &nvptxOptions = NVPTXPipelineOptions());
 
+  /// Runs the decode entry's prepare function (see BlockJit::prepare) on
+  /// `weights`, which must be the tensors given to bind(): each prepared
+  /// weight replaces its original in place. Returns the prepared bytes (0
+  /// when the entry reads no prepared weights). Call after compile() and
+  /// before the first step.
+  llvm::Expected<int64_t> prepare(llvm::MutableArrayRef<HostTensor> weights);
+
   /// Zeroes the caches: the next step starts at position 0.
   void reset();
 
@@ -103,6 +110,10 @@ public:
   /// The decode entry's signature (@<forward>_decode, the forward
   /// function's arguments without the position and the caches).
   const ModelSignature &getSignature() const { return signature; }
+  /// The decode entry's prepare function, if any (after compile()).
+  const PrepareEntry *getPrepareEntry() const {
+    return jit ? jit->getPrepareEntry() : nullptr;
+  }
   /// The caches, k_0, v_0, k_1, ... (after bind()).
   llvm::ArrayRef<HostTensor> getCaches() const { return caches; }
   unsigned getNumLayers() const { return cacheArgs.size() / 2; }

@@ -53,7 +53,7 @@ struct CPUTargetConfig {
   /// Projections whose weight is an entry argument read packed panels made
   /// once by the entry's prepare function (blockc-cpu-prepare-weights);
   /// off: every call packs.
-  bool prepareWeights = false;
+  bool prepareWeights = true;
 
   /// A copy with isa=host replaced by the compiling machine's ISA, a vector
   /// width or register count of 0 by the ISA's, cache sizes of 0 by the
@@ -113,7 +113,7 @@ struct CPUPipelineOptionsBase : public mlir::PassPipelineOptions<Derived> {
       *this, "prepare-weights",
       llvm::cl::desc("Weights that are entry arguments are packed once, by "
                      "a prepare function per entry (off: every call packs)"),
-      llvm::cl::init(false)};
+      llvm::cl::init(true)};
 
   CPUTargetConfig getTargetConfig() const {
     CPUTargetConfig c;

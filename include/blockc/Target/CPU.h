@@ -10,6 +10,7 @@
 #define BLOCKC_TARGET_CPU_H
 
 #include "blockc/Analysis/ModelSignature.h"
+#include "blockc/Analysis/PreparedWeights.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/IR/LLVMContext.h"
@@ -59,12 +60,18 @@ struct DecodeEntry {
   std::vector<mlir::RankedTensorType> caches;
   /// Head-major memory order ([B][H_kv][L_max][D]) of every cache.
   bool headMajor = true;
+  /// Its prepare function, if it reads prepared weights.
+  std::optional<PrepareEntry> prepare;
 };
 
+/// With `prepare` (the entry's prepare function, blockc-cpu-prepare-weights)
+/// the header also declares it, and the entry's prepared arguments take the
+/// prepared (packed) descriptors.
 std::string emitCHeader(const ModelSignature &signature,
                         llvm::StringRef headerName, bool gpu = false,
                         const DecodeEntry *decode = nullptr,
-                        bool emulated = false);
+                        bool emulated = false,
+                        const PrepareEntry *prepare = nullptr);
 
 } // namespace blockc
 

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "blockc/Codegen/CPU/Passes.h"
+#include "blockc/Dialect/Codegen/IR/CodegenDialect.h"
 #include "blockc/Dialect/Transformer/IR/TransformerDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -19,17 +20,25 @@ namespace blockc::cpu {
 } // namespace blockc::cpu
 
 using namespace mlir;
+using blockc::codegen::CodegenDialect;
 using blockc::transformer::TransformerDialect;
 
 namespace {
 
-/// `v` is an argument of `func`'s entry block marked as a KV cache
-/// (transformer.kv_cache, see transformer-derive-decode).
+/// `v` is an argument of `func`'s entry block that the caller owns and the
+/// function writes in place: a KV cache (transformer.kv_cache, see
+/// transformer-derive-decode) or the destination of a prepared weight
+/// (blockc_codegen.prepared on a prepare function's argument, see
+/// blockc-cpu-prepare-weights).
 bool isKVCacheArgument(func::FuncOp func, Value v) {
   auto arg = dyn_cast<BlockArgument>(v);
-  return arg && arg.getOwner() == &func.getBody().front() &&
-         isa<BaseMemRefType>(arg.getType()) &&
-         func.getArgAttr(arg.getArgNumber(), TransformerDialect::kKVCacheAttr);
+  if (!arg || arg.getOwner() != &func.getBody().front() ||
+      !isa<BaseMemRefType>(arg.getType()))
+    return false;
+  unsigned i = arg.getArgNumber();
+  return func.getArgAttr(i, TransformerDialect::kKVCacheAttr) ||
+         (func->hasAttr(CodegenDialect::kPrepareForAttrName) &&
+          func.getArgAttr(i, CodegenDialect::kPreparedAttrName));
 }
 
 /// `v` is a fresh buffer whose only other use is one memref.copy of a whole

@@ -4,12 +4,16 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TileEpilogue.h"
 #include "blockc/Codegen/CPU/Passes.h"
 #include "blockc/Dialect/Codegen/IR/CodegenDialect.h"
 
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -88,6 +92,121 @@ LogicalResult collectSlice(linalg::PackOp pack, Block *body,
   return success();
 }
 
+/// Lowers a marked pack (`P[i, j, k, n] = W[i * PN + n, j * PK + k]`, zero
+/// past W) to vector code: the n-blocks in parallel (scf.forall), each V x V
+/// block of a panel one masked 2-D read of W, one in-register transpose and
+/// one write. Returns failure when the pack is not of that form or the
+/// panels are not whole V x V blocks.
+LogicalResult lowerPackedWeight(RewriterBase &rewriter, linalg::PackOp pack,
+                                int64_t v) {
+  RankedTensorType srcType = pack.getSourceType();
+  RankedTensorType dstType = pack.getDestType();
+  if (srcType.getRank() != 2 || dstType.getRank() != 4 ||
+      !dstType.hasStaticShape() || !srcType.hasStaticShape() ||
+      pack.getInnerDimsPos() != ArrayRef<int64_t>{1, 0} ||
+      !pack.getOuterDimsPerm().empty())
+    return failure();
+  int64_t nb = dstType.getDimSize(0), kb = dstType.getDimSize(1);
+  int64_t pk = dstType.getDimSize(2), pn = dstType.getDimSize(3);
+  if (pk % v != 0 || pn % v != 0)
+    return failure();
+  Location loc = pack.getLoc();
+  rewriter.setInsertionPoint(pack);
+  auto idx = [&](int64_t i) -> Value {
+    return arith::ConstantIndexOp::create(rewriter, loc, i);
+  };
+  Type f32 = srcType.getElementType();
+  Value zero =
+      arith::ConstantOp::create(rewriter, loc, rewriter.getZeroAttr(f32));
+  auto block = VectorType::get({v, v}, f32);
+  // A folded norm gain (blockc-cpu-fuse-norm: W[n, k] * g[k]) is applied
+  // to the blocks as they are read, instead of in a pass of its own.
+  Value w = pack.getSource(), gain;
+  if (auto generic = w.getDefiningOp<linalg::GenericOp>()) {
+    Block &body = generic.getRegion().front();
+    auto mul = dyn_cast<arith::MulFOp>(body.front());
+    MLIRContext *ctx = rewriter.getContext();
+    AffineMap id = AffineMap::getMultiDimIdentityMap(2, ctx);
+    AffineMap col = AffineMap::get(2, 0, {getAffineDimExpr(1, ctx)}, ctx);
+    if (generic.getNumDpsInputs() == 2 && generic.getNumDpsInits() == 1 &&
+        generic.getNumParallelLoops() == 2 && mul &&
+        body.getOperations().size() == 2 &&
+        mul.getLhs() == body.getArgument(0) &&
+        mul.getRhs() == body.getArgument(1) &&
+        generic.getIndexingMapsArray() == SmallVector<AffineMap>{id, col, id}) {
+      gain = generic.getDpsInputOperand(1)->get();
+      w = generic.getDpsInputOperand(0)->get();
+    }
+  }
+  auto forall = scf::ForallOp::create(
+      rewriter, loc, ArrayRef<OpFoldResult>{rewriter.getIndexAttr(nb)},
+      ValueRange{pack.getDest()}, /*mapping=*/std::nullopt);
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPointToStart(forall.getBody());
+  Value i = forall.getInductionVar(0);
+  Value out = forall.getRegionIterArgs()[0];
+  // This n-block's panels, [KB, PK, PN].
+  OpFoldResult one = rewriter.getIndexAttr(1), z = rewriter.getIndexAttr(0);
+  auto sliceType = RankedTensorType::get({kb, pk, pn}, f32);
+  Value slice = tensor::ExtractSliceOp::create(
+      rewriter, loc, sliceType, out, ArrayRef<OpFoldResult>{i, z, z, z},
+      ArrayRef<OpFoldResult>{one, rewriter.getIndexAttr(kb),
+                             rewriter.getIndexAttr(pk),
+                             rewriter.getIndexAttr(pn)},
+      ArrayRef<OpFoldResult>{one, one, one, one});
+  Value rowBase = arith::MulIOp::create(rewriter, loc, i, idx(pn));
+  auto loop = [&](int64_t n, int64_t step, Value init,
+                  function_ref<Value(Value, Value)> body) {
+    auto f = scf::ForOp::create(
+        rewriter, loc, idx(0), idx(n), idx(step), ValueRange{init},
+        [&](OpBuilder &nb, Location, Value iv, ValueRange iter) {
+          OpBuilder::InsertionGuard g(rewriter);
+          rewriter.setInsertionPoint(nb.getInsertionBlock(),
+                                     nb.getInsertionPoint());
+          scf::YieldOp::create(rewriter, loc, body(iv, iter[0]));
+        });
+    return f.getResult(0);
+  };
+  Value filled = loop(kb, 1, slice, [&](Value j, Value acc) {
+    Value colBase = arith::MulIOp::create(rewriter, loc, j, idx(pk));
+    return loop(pk, v, acc, [&](Value k0, Value acc2) {
+      return loop(pn, v, acc2, [&](Value n0, Value acc3) {
+        // W[rowBase + n0 : +V, colBase + k0 : +V], zero past W.
+        Value r = arith::AddIOp::create(rewriter, loc, rowBase, n0);
+        Value c = arith::AddIOp::create(rewriter, loc, colBase, k0);
+        Value wb = vector::TransferReadOp::create(rewriter, loc, block, w,
+                                                  ValueRange{r, c}, zero,
+                                                  ArrayRef<bool>{false, false});
+        if (gain) {
+          Value g = vector::TransferReadOp::create(
+              rewriter, loc, VectorType::get({v}, f32), gain, ValueRange{c},
+              zero, ArrayRef<bool>{false});
+          wb = arith::MulFOp::create(
+              rewriter, loc, wb,
+              vector::BroadcastOp::create(rewriter, loc, block, g));
+        }
+        Value t = vector::TransposeOp::create(rewriter, loc, wb, {1, 0});
+        return vector::TransferWriteOp::create(rewriter, loc, t, acc3,
+                                               ValueRange{j, k0, n0},
+                                               ArrayRef<bool>{true, true})
+            .getResult();
+      });
+    });
+  });
+  rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
+  tensor::ParallelInsertSliceOp::create(
+      rewriter, loc, filled, out, ArrayRef<OpFoldResult>{i, z, z, z},
+      ArrayRef<OpFoldResult>{one, rewriter.getIndexAttr(kb),
+                             rewriter.getIndexAttr(pk),
+                             rewriter.getIndexAttr(pn)},
+      ArrayRef<OpFoldResult>{one, one, one, one});
+  Operation *producer = pack.getSource().getDefiningOp();
+  rewriter.replaceOp(pack, forall.getResults());
+  if (gain && producer->use_empty())
+    rewriter.eraseOp(producer);
+  return success();
+}
+
 struct CPUPrepareWeightsPass
     : blockc::cpu::impl::CPUPrepareWeightsPassBase<CPUPrepareWeightsPass> {
   using Base::Base;
@@ -114,6 +233,15 @@ struct CPUPrepareWeightsPass
     });
     IRRewriter rewriter(&getContext());
     for (linalg::PackOp pack : packs) {
+      // Vector code with the function's vector width; anything else (or a
+      // function without a target) through upstream's pad + transpose.
+      auto func = pack->getParentOfType<func::FuncOp>();
+      auto target = func ? func->getAttrOfType<codegen::CPUTargetAttr>(
+                               CodegenDialect::kCpuTargetAttrName)
+                         : codegen::CPUTargetAttr();
+      if (target &&
+          succeeded(lowerPackedWeight(rewriter, pack, target.getVectorWidth())))
+        continue;
       rewriter.setInsertionPoint(pack);
       if (failed(linalg::lowerPack(rewriter, pack))) {
         pack.emitOpError("blockc-cpu-prepare-weights could not lower it");
@@ -176,14 +304,21 @@ struct CPUPrepareWeightsPass
     SmallVector<Type> argTypes, resultTypes;
     for (unsigned i : order)
       argTypes.push_back(body->getArgument(i).getType());
-    for (Prepared &p : moves)
+    // Then one destination per prepared weight: the caller's buffer, which
+    // the packing fills in place and the function returns.
+    for (Prepared &p : moves) {
+      argTypes.push_back(p.pack.getResult().getType());
       resultTypes.push_back(p.pack.getResult().getType());
+    }
     auto prepare = func::FuncOp::create(
         b, entry.getLoc(), name, b.getFunctionType(argTypes, resultTypes));
     // A string, not a symbol reference: the entry must stay an entry (no
     // symbol uses) for the passes that look for callers.
     prepare->setAttr(CodegenDialect::kPrepareForAttrName,
                      entry.getSymNameAttr());
+    // The entry's target shapes the prepare function's code too.
+    if (Attribute target = entry->getAttr(CodegenDialect::kCpuTargetAttrName))
+      prepare->setAttr(CodegenDialect::kCpuTargetAttrName, target);
     for (auto [j, i] : llvm::enumerate(order)) {
       if (DictionaryAttr dict = entry.getArgAttrDict(i))
         for (NamedAttribute attr : dict)
@@ -192,6 +327,15 @@ struct CPUPrepareWeightsPass
                          attrs.getI64IntegerAttr(i));
     }
     for (auto [j, p] : llvm::enumerate(moves)) {
+      unsigned dest = order.size() + j;
+      for (unsigned k : {dest}) {
+        prepare.setArgAttr(k, CodegenDialect::kSourceArgAttrName,
+                           attrs.getI64IntegerAttr(p.argIndex));
+        prepare.setArgAttr(k, CodegenDialect::kPreparedAttrName, p.layout);
+      }
+      prepare.setArgAttr(dest,
+                         bufferization::BufferizationDialect::kWritableAttrName,
+                         b.getBoolAttr(true));
       prepare.setResultAttr(j, CodegenDialect::kSourceArgAttrName,
                             attrs.getI64IntegerAttr(p.argIndex));
       prepare.setResultAttr(j, CodegenDialect::kPreparedAttrName, p.layout);
@@ -208,8 +352,11 @@ struct CPUPrepareWeightsPass
       if (all.contains(&op))
         b.clone(op, map);
     SmallVector<Value> results;
-    for (Prepared &p : moves)
-      results.push_back(map.lookup(p.pack.getResult()));
+    for (auto [j, p] : llvm::enumerate(moves)) {
+      auto pack = cast<linalg::PackOp>(map.lookup(p.pack.getOperation()));
+      pack.getDestMutable().assign(prepBody->getArgument(order.size() + j));
+      results.push_back(pack.getResult());
+    }
     func::ReturnOp::create(b, entry.getLoc(), results);
 
     // The entry reads the prepared weights from the packed arguments.

@@ -104,3 +104,22 @@ func.func @copied_input(%x: memref<1x4x1x1xf32, strided<[?, ?, ?, 1], offset: ?>
   memref.copy %x, %a : memref<1x4x1x1xf32, strided<[?, ?, ?, 1], offset: ?>> to memref<1x4x1x1xf32>
   return %a : memref<1x4x1x1xf32>
 }
+
+// -----
+
+// A prepare function's destinations (blockc-cpu-prepare-weights: arguments
+// marked blockc_codegen.prepared, filled in place) are dropped from its
+// results as well; a marked argument of a function that is not a prepare
+// function stays a result.
+// CHECK-LABEL: func.func @forward_prepare
+// CHECK-SAME: (%{{.+}}: memref<8x8xf32>, %[[P:.+]]: memref<1x1x8x8xf32> {blockc_codegen.prepared = #blockc_codegen.packed_weight<rows = 8, cols = 8, panel_k = 8, panel_n = 8>})
+// CHECK-NOT: ->
+// CHECK: return{{$}}
+// CHECK-LABEL: func.func @not_prepare
+// CHECK-SAME: -> memref<1x1x8x8xf32>
+func.func @forward_prepare(%w: memref<8x8xf32>, %p: memref<1x1x8x8xf32> {blockc_codegen.prepared = #blockc_codegen.packed_weight<rows = 8, cols = 8, panel_k = 8, panel_n = 8>}) -> memref<1x1x8x8xf32> attributes {blockc_codegen.prepare_for = "forward"} {
+  return %p : memref<1x1x8x8xf32>
+}
+func.func @not_prepare(%p: memref<1x1x8x8xf32> {blockc_codegen.prepared = #blockc_codegen.packed_weight<rows = 8, cols = 8, panel_k = 8, panel_n = 8>}) -> memref<1x1x8x8xf32> {
+  return %p : memref<1x1x8x8xf32>
+}

@@ -15,17 +15,20 @@
 // CHECK-SAME:    %[[P:.+]]: tensor<2x1x8x8xf32> {blockc_codegen.prepared = #blockc_codegen.packed_weight<rows = 12, cols = 8, panel_k = 8, panel_n = 8>, transformer.weight_name = "w"})
 // CHECK-NEXT:  return %[[X]], %[[P]]
 // The prepare function: the arguments the moved work reads, in entry order,
-// with their attributes and source_arg; the packed weight as a result.
+// with their attributes and source_arg, then one writable destination per
+// packed weight (filled in place and returned).
 // CHECK-LABEL: func.func @forward_prepare(
 // CHECK-SAME:    %[[G:.+]]: tensor<8xf32> {blockc_codegen.source_arg = 1 : i64, transformer.weight_name = "g"},
-// CHECK-SAME:    %[[W:.+]]: tensor<12x8xf32> {blockc_codegen.source_arg = 2 : i64, transformer.weight_name = "w"})
+// CHECK-SAME:    %[[W:.+]]: tensor<12x8xf32> {blockc_codegen.source_arg = 2 : i64, transformer.weight_name = "w"},
+// CHECK-SAME:    %[[D:.+]]: tensor<2x1x8x8xf32> {blockc_codegen.prepared = #blockc_codegen.packed_weight<rows = 12, cols = 8, panel_k = 8, panel_n = 8>, blockc_codegen.source_arg = 2 : i64, bufferization.writable = true})
 // CHECK-SAME:    -> (tensor<2x1x8x8xf32> {blockc_codegen.prepared = #blockc_codegen.packed_weight<rows = 12, cols = 8, panel_k = 8, panel_n = 8>, blockc_codegen.source_arg = 2 : i64})
 // CHECK-SAME:    attributes {blockc_codegen.prepare_for = "forward"}
 // CHECK:       %[[WG:.+]] = linalg.generic {{.*}} ins(%[[W]], %[[G]] : tensor<12x8xf32>, tensor<8xf32>)
-// The pack, lowered by upstream's lowerPack: pad N to 16, split, transpose.
+// Without a cpu_target, the pack is lowered by upstream's lowerPack: pad N
+// to 16, split, transpose into the destination.
 // CHECK:       %[[PAD:.+]] = tensor.pad %[[WG]] low[0, 0] high[4, 0]
 // CHECK:       %[[EXP:.+]] = tensor.expand_shape %[[PAD]] {{\[\[}}0, 1], [2, 3]] output_shape [2, 8, 1, 8]
-// CHECK:       %[[T:.+]] = linalg.transpose ins(%[[EXP]] : tensor<2x8x1x8xf32>) outs(%{{.+}} : tensor<2x1x8x8xf32>) permutation = [0, 2, 3, 1]
+// CHECK:       %[[T:.+]] = linalg.transpose ins(%[[EXP]] : tensor<2x8x1x8xf32>) outs(%[[D]] : tensor<2x1x8x8xf32>) permutation = [0, 2, 3, 1]
 // CHECK-NEXT:  return %[[T]]
 // CHECK-NOT:   linalg.pack
 func.func @forward(%x: tensor<4x8xf32>, %g: tensor<8xf32> {transformer.weight_name = "g"}, %w: tensor<12x8xf32> {transformer.weight_name = "w"}) -> (tensor<4x8xf32>, tensor<2x1x8x8xf32>) {
@@ -38,6 +41,39 @@ func.func @forward(%x: tensor<4x8xf32>, %g: tensor<8xf32> {transformer.weight_na
   } -> tensor<12x8xf32>
   %d = tensor.empty() : tensor<2x1x8x8xf32>
   %p = linalg.pack %wg padding_value(%cst : f32) inner_dims_pos = [1, 0] inner_tiles = [8, 8] into %d {blockc_codegen.prepared = #layout} : tensor<12x8xf32> -> tensor<2x1x8x8xf32>
+  return %x, %p : tensor<4x8xf32>, tensor<2x1x8x8xf32>
+}
+
+// -----
+
+// With a cpu_target (here AVX2, 8 lanes) the pack becomes vector code in the
+// prepare function (which gets the entry's target): the n-blocks in
+// parallel into the destination, each 8 x 8 block one masked 2-D read of W,
+// times the folded gain as it is read, one transpose, one write.
+// CHECK-LABEL: func.func @vectorised_prepare(
+// CHECK-SAME:    %[[G:[a-z0-9]+]]: tensor<8xf32>
+// CHECK-SAME:    %[[W:[a-z0-9]+]]: tensor<12x8xf32>
+// CHECK-SAME:    %[[D:[a-z0-9]+]]: tensor<2x1x8x8xf32>
+// CHECK-SAME:    blockc_codegen.cpu_target = #blockc_codegen.cpu_target<isa = avx2
+// CHECK-NOT:   linalg.generic
+// CHECK:       scf.forall (%[[NB:.+]]) in (2) shared_outs(%[[O:.+]] = %[[D]])
+// CHECK:       %[[B:.+]] = vector.transfer_read %[[W]][%{{.+}}, %{{.+}}], %{{.+}} : tensor<12x8xf32>, vector<8x8xf32>
+// CHECK-NEXT:  %[[GV:.+]] = vector.transfer_read %[[G]][%{{.+}}], %{{.+}} : tensor<8xf32>, vector<8xf32>
+// CHECK-NEXT:  %[[GB:.+]] = vector.broadcast %[[GV]] : vector<8xf32> to vector<8x8xf32>
+// CHECK-NEXT:  %[[M:.+]] = arith.mulf %[[B]], %[[GB]] : vector<8x8xf32>
+// CHECK-NEXT:  %[[T:.+]] = vector.transpose %[[M]], [1, 0] : vector<8x8xf32> to vector<8x8xf32>
+// CHECK-NEXT:  vector.transfer_write %[[T]], %{{.+}} {in_bounds = [true, true]} : vector<8x8xf32>, tensor<1x8x8xf32>
+// CHECK:       tensor.parallel_insert_slice %{{.+}} into %[[O]][%[[NB]], 0, 0, 0] [1, 1, 8, 8]
+func.func @vectorised(%x: tensor<4x8xf32>, %g: tensor<8xf32>, %w: tensor<12x8xf32>) -> (tensor<4x8xf32>, tensor<2x1x8x8xf32>) attributes {blockc_codegen.cpu_target = #blockc_codegen.cpu_target<isa = avx2, vector_width = 8, registers = 16, l1_bytes = 32768, l2_bytes = 1048576>} {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<12x8xf32>
+  %wg = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%w, %g : tensor<12x8xf32>, tensor<8xf32>) outs(%e : tensor<12x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %m = arith.mulf %a, %b : f32
+    linalg.yield %m : f32
+  } -> tensor<12x8xf32>
+  %d = tensor.empty() : tensor<2x1x8x8xf32>
+  %p = linalg.pack %wg padding_value(%cst : f32) inner_dims_pos = [1, 0] inner_tiles = [8, 8] into %d {blockc_codegen.prepared = #blockc_codegen.packed_weight<rows = 12, cols = 8, panel_k = 8, panel_n = 8>} : tensor<12x8xf32> -> tensor<2x1x8x8xf32>
   return %x, %p : tensor<4x8xf32>, tensor<2x1x8x8xf32>
 }
 

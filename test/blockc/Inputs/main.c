@@ -15,19 +15,19 @@ int main(int argc, char **argv) {
   int64_t b = atoi(argv[2]), t = atoi(argv[3]), d = 32;
   float *x = readFile(dir, "x.bin", (size_t)(b * t * d));
   blockc_memref_f32_3d in = {x, x, 0, {b, t, d}, {t * d, d, 1}};
-  blockc_memref_f32_1d g1 = vec(readFile(dir, "w0.bin", 32), 32);
-  blockc_memref_f32_2d wq = mat(readFile(dir, "w1.bin", 32 * 32), 32, 32);
-  blockc_memref_f32_2d wk = mat(readFile(dir, "w2.bin", 16 * 32), 16, 32);
-  blockc_memref_f32_2d wv = mat(readFile(dir, "w3.bin", 16 * 32), 16, 32);
-  blockc_memref_f32_2d wo = mat(readFile(dir, "w4.bin", 32 * 32), 32, 32);
-  blockc_memref_f32_1d g2 = vec(readFile(dir, "w5.bin", 32), 32);
-  blockc_memref_f32_2d wg = mat(readFile(dir, "w6.bin", 64 * 32), 64, 32);
-  blockc_memref_f32_2d wu = mat(readFile(dir, "w7.bin", 64 * 32), 64, 32);
-  blockc_memref_f32_2d wd = mat(readFile(dir, "w8.bin", 32 * 64), 32, 64);
+  TINY_LOAD_WEIGHTS(dir);
 
   blockc_memref_f32_3d result;
+#ifdef BLOCKC_forward_prepare_NUM_ARGS
+  /* The projections packed once; forward reads the packed copies. */
+  TINY_PREPARE(forward_prepare);
+  _mlir_ciface_forward(&result, &in, &g1, &p2, &p3, &p4, &p5, &g2, &p7, &p8,
+                       &p9);
+  printf("prepared 7 weights\n");
+#else
   _mlir_ciface_forward(&result, &in, &g1, &wq, &wk, &wv, &wo, &g2, &wg, &wu,
                        &wd);
+#endif
   if (result.sizes[0] != b || result.sizes[1] != t || result.sizes[2] != d) {
     fprintf(stderr, "unexpected result shape\n");
     return 1;

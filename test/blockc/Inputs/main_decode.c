@@ -19,15 +19,14 @@ int main(int argc, char **argv) {
   int64_t b = atoi(argv[2]), t = atoi(argv[3]), p = atoi(argv[4]), d = 32;
   int64_t hkv = 2, hd = 8, lmax = t;
   float *x = readFile(dir, "x.bin", (size_t)(b * t * d));
-  blockc_memref_f32_1d g1 = vec(readFile(dir, "w0.bin", 32), 32);
-  blockc_memref_f32_2d wq = mat(readFile(dir, "w1.bin", 32 * 32), 32, 32);
-  blockc_memref_f32_2d wk = mat(readFile(dir, "w2.bin", 16 * 32), 16, 32);
-  blockc_memref_f32_2d wv = mat(readFile(dir, "w3.bin", 16 * 32), 16, 32);
-  blockc_memref_f32_2d wo = mat(readFile(dir, "w4.bin", 32 * 32), 32, 32);
-  blockc_memref_f32_1d g2 = vec(readFile(dir, "w5.bin", 32), 32);
-  blockc_memref_f32_2d wg = mat(readFile(dir, "w6.bin", 64 * 32), 64, 32);
-  blockc_memref_f32_2d wu = mat(readFile(dir, "w7.bin", 64 * 32), 64, 32);
-  blockc_memref_f32_2d wd = mat(readFile(dir, "w8.bin", 32 * 64), 32, 64);
+  TINY_LOAD_WEIGHTS(dir);
+#ifdef BLOCKC_forward_decode_prepare_NUM_ARGS
+  /* The decode entry's projections packed once. */
+  TINY_PREPARE(forward_decode_prepare);
+#define DECODE_WEIGHTS &g1, &p2, &p3, &p4, &p5, &g2, &p7, &p8, &p9
+#else
+#define DECODE_WEIGHTS &g1, &wq, &wk, &wv, &wo, &g2, &wg, &wu, &wd
+#endif
 
   /* The caches, head-major as the header describes: [B][H_kv][L_max][D] in
      memory, seen through sizes {B, L_max, H_kv, D}. */
@@ -50,8 +49,7 @@ int main(int argc, char **argv) {
              (size_t)(n * d) * sizeof(float));
     blockc_memref_f32_3d in = {chunk, chunk, 0, {b, n, d}, {n * d, d, 1}};
     blockc_memref_f32_3d result;
-    _mlir_ciface_forward_decode(&result, &in, &g1, &wq, &wk, &wv, &wo, &g2, &wg,
-                                &wu, &wd, pos, &k0, &v0);
+    _mlir_ciface_forward_decode(&result, &in, DECODE_WEIGHTS, pos, &k0, &v0);
     if (result.sizes[0] != b || result.sizes[1] != n || result.sizes[2] != d) {
       fprintf(stderr, "unexpected result shape at position %lld\n",
               (long long)pos);

@@ -461,9 +461,11 @@ def CPUPrepareWeightsPass
     * `@E_prepare` (attribute `blockc_codegen.prepare_for = "E"`) takes the
       entry arguments the moved computation reads (their attributes, e.g.
       `transformer.weight_name`, are copied, plus
-      `blockc_codegen.source_arg = <index in @E>`) and returns one prepared
-      weight per packed argument (result attributes
-      `blockc_codegen.source_arg` and `blockc_codegen.prepared`).
+      `blockc_codegen.source_arg = <index in @E>`), then one destination
+      per prepared weight (`blockc_codegen.source_arg`,
+      `blockc_codegen.prepared` and `bufferization.writable`: the caller's
+      buffer, packed in place), and returns the destinations (result
+      attributes `blockc_codegen.source_arg` and `blockc_codegen.prepared`).
     * In `@E`, the packed weight's argument takes the prepared type
       (`[ceil(N / panel_n), ceil(K / panel_k), panel_k, panel_n]`) and gets
       `blockc_codegen.prepared`; the caller passes `@E_prepare`'s result
@@ -482,9 +484,13 @@ def CPUPrepareWeightsPass
   }];
   let dependentDialects = [
     "::blockc::codegen::CodegenDialect",
+    "::mlir::arith::ArithDialect",
+    "::mlir::bufferization::BufferizationDialect",
     "::mlir::func::FuncDialect",
     "::mlir::linalg::LinalgDialect",
-    "::mlir::tensor::TensorDialect"
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect",
+    "::mlir::vector::VectorDialect"
   ];
   let statistics = [
     Statistic<"numPrepared", "num-prepared",

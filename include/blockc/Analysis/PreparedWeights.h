@@ -1,0 +1,57 @@
+//===- PreparedWeights.h - an entry's prepare function ----------*- C++ -*-===//
+//
+// Reads what blockc-cpu-prepare-weights recorded (see Codegen/CPU/Passes.td):
+// an entry @E whose packed weights are made once by @E_prepare. The records
+// are attributes of stage 1's output (blockc_codegen.prepare_for, .source_arg,
+// .prepared); stage 3 strips them, so the drivers read them between stages.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef BLOCKC_ANALYSIS_PREPAREDWEIGHTS_H
+#define BLOCKC_ANALYSIS_PREPAREDWEIGHTS_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Support/LLVM.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace blockc {
+
+/// One result of a prepare function: the prepared form of an entry
+/// argument.
+struct PreparedWeight {
+  /// The entry argument it replaces (its index in the entry's signature).
+  unsigned argIndex = 0;
+  /// Static shape of the prepared tensor.
+  std::vector<int64_t> shape;
+  /// The packed-panel layout it is in: W[rows, cols] in panels of
+  /// panelK x panelN.
+  int64_t rows = 0, cols = 0, panelK = 0, panelN = 0;
+};
+
+struct PrepareEntry {
+  /// The prepare function, e.g. "forward_prepare".
+  std::string funcName;
+  /// The entry arguments it reads, in order (its first arguments).
+  std::vector<unsigned> inputs;
+  /// What it makes, in order: its remaining arguments are one destination
+  /// buffer per result (of the result's shape, filled in place), and it
+  /// returns them.
+  std::vector<PreparedWeight> results;
+
+  /// The result replacing entry argument `argIndex`, if any.
+  const PreparedWeight *find(unsigned argIndex) const;
+};
+
+/// The prepare function of `entry` in `module` (after stage 1), none when
+/// the entry reads no prepared weights. Malformed records (an index out of
+/// range, a result whose type differs from the entry argument it replaces,
+/// a missing record) are an error emitted at the prepare function.
+mlir::FailureOr<std::optional<PrepareEntry>>
+findPrepareEntry(mlir::ModuleOp module, llvm::StringRef entry);
+
+} // namespace blockc
+
+#endif // BLOCKC_ANALYSIS_PREPAREDWEIGHTS_H

@@ -1,0 +1,251 @@
+//===- PrepareTest.cpp - prepared weights through BlockJit ----------------===//
+//
+// A projection whose weight is an entry argument reads packed panels that the
+// entry's prepare function makes once (blockc-cpu-prepare-weights):
+// BlockJit::prepare runs it and replaces the weight by its packed form. The
+// output is checked against y = x W^T + b computed here, for T = 1 and 5,
+// for AVX-512 and AVX2 kernels, with and without prepared weights; the
+// prepared tensor is checked element by element against the documented
+// layout P[i, j, k, n] = W[i * panel_n + n, j * panel_k + k] (zero past W).
+// findPrepareEntry's errors are checked on hand-written prepare functions.
+//
+//===----------------------------------------------------------------------===//
+
+#include "blockc/Analysis/PreparedWeights.h"
+#include "blockc/ExecutionEngine/BlockJit.h"
+#include "blockc/ExecutionEngine/WeightBinding.h"
+#include "blockc/InitAllDialects.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+
+#include "gtest/gtest.h"
+
+#include <cmath>
+#include <optional>
+
+using namespace blockc;
+
+namespace {
+
+// Two projections, 24 -> 40 (with a bias) -> 24: N = 40 is not a multiple
+// of any panel width; the entry returns the activation type.
+const char *kLinear = R"(
+func.func @forward(%x: tensor<?x?x24xf32>,
+    %w: tensor<40x24xf32> {transformer.weight_name = "w"},
+    %b: tensor<40xf32> {transformer.weight_name = "b"},
+    %w2: tensor<24x40xf32> {transformer.weight_name = "w2"}) -> tensor<?x?x24xf32> {
+  %h = transformer.linear %x, %w bias %b : tensor<?x?x24xf32>, tensor<40x24xf32>, tensor<40xf32> -> tensor<?x?x40xf32>
+  %y = transformer.linear %h, %w2 : tensor<?x?x40xf32>, tensor<24x40xf32> -> tensor<?x?x24xf32>
+  return %y : tensor<?x?x24xf32>
+}
+)";
+
+class PrepareTest : public testing::Test {
+protected:
+  void SetUp() override {
+    registerAllDialects(registry);
+    ctx.appendDialectRegistry(registry);
+    mlir::registerPassManagerCLOptions();
+    registerAllPasses();
+  }
+  mlir::OwningOpRef<mlir::ModuleOp> parse(const char *text) {
+    return mlir::parseSourceString<mlir::ModuleOp>(text, &ctx);
+  }
+  /// The diagnostics findPrepareEntry emits for `text`, which must fail.
+  std::string prepareError(const char *text) {
+    auto module = parse(text);
+    EXPECT_TRUE(module);
+    std::string message;
+    mlir::ScopedDiagnosticHandler handler(&ctx, [&](mlir::Diagnostic &d) {
+      message += d.str();
+      return mlir::success();
+    });
+    EXPECT_TRUE(failed(findPrepareEntry(*module, "forward")));
+    return message;
+  }
+  mlir::DialectRegistry registry;
+  mlir::MLIRContext ctx;
+};
+
+TEST_F(PrepareTest, PreparedWeightsMatchTheReference) {
+  for (CPUISA isa : {CPUISA::AVX512, CPUISA::AVX2})
+    for (bool prepareWeights : {true, false})
+      for (int64_t t : {1, 5}) {
+        SCOPED_TRACE(testing::Message()
+                     << "isa " << stringifyCPUISA(isa).str() << " prepare "
+                     << prepareWeights << " T " << t);
+        auto module = parse(kLinear);
+        ASSERT_TRUE(module);
+        auto sig = analyzeModel(*module, "");
+        ASSERT_TRUE(succeeded(sig));
+        CPUTargetConfig config;
+        config.isa = isa;
+        config.prepareWeights = prepareWeights;
+        auto jit = BlockJit::compile(*module, *sig, JitTarget::CPU, 3,
+                                     NVPTXPipelineOptions(), config);
+        ASSERT_TRUE(static_cast<bool>(jit)) << llvm::toString(jit.takeError());
+        const PrepareEntry *entry = (*jit)->getPrepareEntry();
+        ASSERT_EQ(entry != nullptr, prepareWeights);
+
+        HostTensor x = makeRandomTensor({2, t, 24}, 1);
+        HostTensor w = makeRandomTensor({40, 24}, 2);
+        HostTensor b = makeRandomTensor({40}, 3);
+        HostTensor w2 = makeRandomTensor({24, 40}, 4);
+        const HostTensor original = w, original2 = w2;
+        std::vector<HostTensor *> args = {&x, &w, &b, &w2};
+        llvm::Expected<int64_t> bytes = (*jit)->prepare(args);
+        ASSERT_TRUE(static_cast<bool>(bytes))
+            << llvm::toString(bytes.takeError());
+        if (prepareWeights) {
+          // The weights (arguments 1 and 3) became their packed forms; the
+          // bias stays. The layout of the first is checked element-wise.
+          ASSERT_EQ(entry->results.size(), 2u);
+          ASSERT_NE(entry->find(3), nullptr);
+          EXPECT_EQ(entry->find(2), nullptr);
+          const PreparedWeight &pw = *entry->find(1);
+          EXPECT_EQ(pw.argIndex, 1u);
+          EXPECT_EQ(pw.rows, 40);
+          EXPECT_EQ(pw.cols, 24);
+          int64_t pn = pw.panelN, pk = pw.panelK;
+          std::vector<int64_t> shape = {(40 + pn - 1) / pn, (24 + pk - 1) / pk,
+                                        pk, pn};
+          EXPECT_EQ(w.shape, shape);
+          EXPECT_EQ(*bytes, (w.numElements() + w2.numElements()) * 4);
+          for (int64_t i = 0; i < shape[0]; ++i)
+            for (int64_t j = 0; j < shape[1]; ++j)
+              for (int64_t k = 0; k < pk; ++k)
+                for (int64_t n = 0; n < pn; ++n) {
+                  int64_t row = i * pn + n, col = j * pk + k;
+                  float want = row < 40 && col < 24
+                                   ? original.data[row * 24 + col]
+                                   : 0.0f;
+                  ASSERT_EQ(w.data[((i * shape[1] + j) * pk + k) * pn + n],
+                            want)
+                      << i << " " << j << " " << k << " " << n;
+                }
+          EXPECT_EQ(b.shape, std::vector<int64_t>{40});
+        } else {
+          EXPECT_EQ(*bytes, 0);
+          EXPECT_EQ(w.shape, original.shape);
+        }
+
+        HostTensor out;
+        out.shape = {2, t, 24};
+        out.data.assign(out.numElements(), 0.0f);
+        std::vector<const HostTensor *> runArgs = {&x, &w, &b, &w2};
+        ASSERT_FALSE(static_cast<bool>((*jit)->run(runArgs, out)));
+        for (int64_t r = 0; r < 2 * t; ++r) {
+          double h[40];
+          for (int64_t n = 0; n < 40; ++n) {
+            h[n] = b.data[n];
+            for (int64_t k = 0; k < 24; ++k)
+              h[n] += double(x.data[r * 24 + k]) * original.data[n * 24 + k];
+          }
+          for (int64_t n = 0; n < 24; ++n) {
+            double want = 0;
+            for (int64_t k = 0; k < 40; ++k)
+              want += h[k] * original2.data[n * 40 + k];
+            ASSERT_NEAR(out.data[r * 24 + n], want,
+                        1e-4 * (1 + std::fabs(want)))
+                << r << " " << n;
+          }
+        }
+      }
+}
+
+// A hand-written prepare function: inputs first, then destinations.
+const char *kValid = R"(
+func.func @forward(%x: tensor<?x?x8xf32>, %w: tensor<1x1x8x32xf32>) -> tensor<?x?x8xf32> {
+  return %x : tensor<?x?x8xf32>
+}
+func.func @forward_prepare(%w: tensor<8x8xf32> {blockc_codegen.source_arg = 1 : i64},
+    %d: tensor<1x1x8x32xf32> {blockc_codegen.source_arg = 1 : i64, blockc_codegen.prepared = #blockc_codegen.packed_weight<rows = 8, cols = 8, panel_k = 8, panel_n = 32>})
+    -> (tensor<1x1x8x32xf32> {blockc_codegen.source_arg = 1 : i64, blockc_codegen.prepared = #blockc_codegen.packed_weight<rows = 8, cols = 8, panel_k = 8, panel_n = 32>})
+    attributes {blockc_codegen.prepare_for = "forward"} {
+  return %d : tensor<1x1x8x32xf32>
+}
+)";
+
+TEST_F(PrepareTest, FindsTheRecords) {
+  auto module = parse(kValid);
+  ASSERT_TRUE(module);
+  auto found = findPrepareEntry(*module, "forward");
+  ASSERT_TRUE(succeeded(found));
+  ASSERT_TRUE(found->has_value());
+  const PrepareEntry &entry = **found;
+  EXPECT_EQ(entry.funcName, "forward_prepare");
+  EXPECT_EQ(entry.inputs, std::vector<unsigned>{1});
+  ASSERT_EQ(entry.results.size(), 1u);
+  EXPECT_EQ(entry.results[0].shape, (std::vector<int64_t>{1, 1, 8, 32}));
+  EXPECT_EQ(entry.results[0].panelN, 32);
+  EXPECT_EQ(entry.find(1), &entry.results[0]);
+  EXPECT_EQ(entry.find(0), nullptr);
+  // No prepare function for another entry.
+  auto none = findPrepareEntry(*module, "forward_prepare");
+  ASSERT_TRUE(succeeded(none));
+  EXPECT_FALSE(none->has_value());
+}
+
+TEST_F(PrepareTest, MalformedRecordsAreErrors) {
+  std::string text = kValid;
+  auto variant = [&](llvm::StringRef from, llvm::StringRef to) {
+    std::string s = text;
+    size_t at = s.find(from.str());
+    EXPECT_NE(at, std::string::npos) << from.str();
+    s.replace(at, from.size(), to.str());
+    return s;
+  };
+  EXPECT_EQ(
+      prepareError(
+          variant("%w: tensor<8x8xf32> {blockc_codegen.source_arg = 1 : i64}",
+                  "%w: tensor<8x8xf32>")
+              .c_str()),
+      "argument #0 has no 'blockc_codegen.source_arg'");
+  EXPECT_EQ(
+      prepareError(
+          variant("%w: tensor<8x8xf32> {blockc_codegen.source_arg = 1 : i64}",
+                  "%w: tensor<8x8xf32> {blockc_codegen.source_arg = 7 : i64}")
+              .c_str()),
+      "argument #0: blockc_codegen.source_arg = 7 is not an argument of "
+      "@forward (it has 2)");
+  EXPECT_EQ(
+      prepareError(
+          variant(
+              "-> (tensor<1x1x8x32xf32> {blockc_codegen.source_arg = 1 : i64,",
+              "-> (tensor<1x1x8x32xf32> {blockc_codegen.source_arg = 0 : i64,")
+              .c_str()),
+      "result #0 ('tensor<1x1x8x32xf32>') does not match argument #0 "
+      "of @forward ('tensor<?x?x8xf32>')");
+  EXPECT_EQ(
+      prepareError(
+          variant(
+              "-> (tensor<1x1x8x32xf32> {blockc_codegen.source_arg = 1 : i64, "
+              "blockc_codegen.prepared = #blockc_codegen.packed_weight<rows = "
+              "8, cols = 8, panel_k = 8, panel_n = 32>})",
+              "-> (tensor<1x1x8x32xf32> {blockc_codegen.source_arg = 1 : i64})")
+              .c_str()),
+      "result #0 has no 'blockc_codegen.prepared' layout");
+  EXPECT_EQ(
+      prepareError(
+          variant("%w: tensor<8x8xf32> {blockc_codegen.source_arg = 1 : i64}",
+                  "%w: tensor<8x8xf32> {blockc_codegen.source_arg = 1 : i64, "
+                  "blockc_codegen.prepared = "
+                  "#blockc_codegen.packed_weight<rows = 8, cols = 8, "
+                  "panel_k = 8, panel_n = 32>}")
+              .c_str()),
+      "argument #0 should not be a destination ('blockc_codegen.prepared'): "
+      "the inputs come first, then one destination per result");
+  std::string twice = text + R"(
+func.func @other_prepare() attributes {blockc_codegen.prepare_for = "forward"} {
+  return
+}
+)";
+  EXPECT_EQ(prepareError(twice.c_str()),
+            "a second prepare function for @forward (the first is "
+            "@forward_prepare)");
+}
+
+} // namespace
