@@ -285,6 +285,7 @@ void blockc::buildCPUBufferizePipeline(OpPassManager &pm,
 
 void blockc::buildCPULowerToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(transformer::createTransformerStripMetadataPass());
+  pm.addNestedPass<func::FuncOp>(cpu::createCPUFmaToFmulAddPass());
   pm.addNestedPass<func::FuncOp>(LLVM::createLLVMRequestCWrappersPass());
   pm.addPass(createConvertVectorToSCFPass(
       VectorTransferToSCFOptions().enableFullUnroll()));
@@ -416,6 +417,7 @@ llvm::StringRef stringifyGPUBinaryFormat(GPUBinaryFormat format) {
 void blockc::buildNVPTXEmulatorLowerToLLVMPipeline(
     OpPassManager &pm, const NVPTXPipelineOptions &options) {
   pm.addPass(transformer::createTransformerStripMetadataPass());
+  pm.addNestedPass<func::FuncOp>(cpu::createCPUFmaToFmulAddPass());
   pm.addNestedPass<func::FuncOp>(LLVM::createLLVMRequestCWrappersPass());
   pm.addPass(createGpuKernelOutliningPass());
   pm.addPass(nvptx::createGPUMergeModulesPass());
@@ -448,6 +450,7 @@ void blockc::buildNVPTXLowerToLLVMPipeline(
   if (options.emulate)
     return buildNVPTXEmulatorLowerToLLVMPipeline(pm, options);
   pm.addPass(transformer::createTransformerStripMetadataPass());
+  pm.addNestedPass<func::FuncOp>(cpu::createCPUFmaToFmulAddPass());
   pm.addNestedPass<func::FuncOp>(LLVM::createLLVMRequestCWrappersPass());
   pm.addPass(createGpuKernelOutliningPass());
   pm.addPass(nvptx::createGPUMergeModulesPass());

@@ -499,6 +499,33 @@ def CPUPrepareWeightsPass
   ];
 }
 
+def CPUFmaToFmulAddPass
+    : Pass<"blockc-cpu-fma-to-fmuladd", "::mlir::func::FuncOp"> {
+  let summary = "Lower math.fma to llvm.intr.fmuladd (fused where the target "
+                "has FMA)";
+  let description = [{
+    The CPU kernels write `math.fma` for every multiply-add they mean to
+    fuse. `convert-math-to-llvm` turns it into `llvm.intr.fma`, whose
+    single rounding LLVM must honour on every target: without FMA
+    instructions (`isa=sse`) each lane becomes a call to libm's `fmaf`
+    (the SSE attention ran 60x slower than with AVX2). The kernels only need
+    a multiply-add, fused where that is fast, which is what
+    `llvm.intr.fmuladd` means: on AVX2 and AVX-512 it is the same FMA
+    instruction, on SSE a `mulps` and an `addps`. Scalars and vectors of
+    any float type; runs at the start of the CPU LLVM stage.
+
+    ```mlir
+    %r = math.fma %a, %b, %c : vector<4xf32>
+    // becomes
+    %r = llvm.intr.fmuladd(%a, %b, %c) : (vector<4xf32>, vector<4xf32>, vector<4xf32>) -> vector<4xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+  let statistics = [
+    Statistic<"numRewritten", "num-rewritten", "math.fma ops rewritten">
+  ];
+}
+
 def CPULowerTransposesPass
     : Pass<"blockc-cpu-lower-transposes", "::mlir::func::FuncOp"> {
   let summary = "Lower 2-D vector.transpose with the target's best upstream "
