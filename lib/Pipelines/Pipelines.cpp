@@ -280,6 +280,7 @@ void blockc::buildCPUBufferizePipeline(OpPassManager &pm,
   ConvertSCFToOpenMPPassOptions openmp;
   openmp.numThreads = static_cast<unsigned>(c.threads);
   pm.addPass(createConvertSCFToOpenMPPass(openmp));
+  pm.addNestedPass<func::FuncOp>(cpu::createCPUHoistThreadScratchPass());
   pm.addPass(createCanonicalizerPass());
 }
 

@@ -58,13 +58,49 @@ namespace {
 constexpr int64_t kFloatsPerCacheLine = 64 / sizeof(float);
 
 struct KernelOptions {
-  int64_t width;
+  int64_t width, registers;
   bool multiRow;
   int64_t qkUnroll;
   int64_t pvChunk;
+  int64_t keyTile;
   bool prefetch;
   int64_t prefetchDistance, prefetchLocality;
 };
+
+/// The register tiles of the multi-row kernel.
+struct AttentionTiles {
+  /// Vectors of query rows per block (rows = rowVectors x width).
+  int64_t rowVectors;
+  /// Keys per score micro-kernel: rowVectors x keyGroup accumulators.
+  int64_t keyGroup;
+  /// Head dims per P.V micro-kernel: valueGroup x rowVectors accumulators.
+  int64_t valueGroup;
+  /// Keys per tile of the online softmax (a multiple of keyGroup).
+  int64_t keyTile;
+  int64_t qkUnroll;
+};
+
+/// Tiles that fit `registers` vector registers: the accumulators, one
+/// operand vector per row vector and a broadcast, with two to spare
+/// (AVX-512, 32 registers: 2 x 8 and 8 x 2; AVX2 and SSE, 16: 2 x 4 and
+/// 4 x 2). valueGroup also divides the head dim and is at most pv-chunk.
+AttentionTiles chooseTiles(const KernelOptions &o, int64_t d) {
+  AttentionTiles t;
+  t.rowVectors = o.registers >= 32 ? 4 : 2;
+  auto fits = [&](int64_t n) {
+    return t.rowVectors * n + t.rowVectors + 1 <= o.registers - 2;
+  };
+  t.keyGroup = 1;
+  while (fits(2 * t.keyGroup))
+    t.keyGroup *= 2;
+  t.valueGroup = 1;
+  while (fits(2 * t.valueGroup) && 2 * t.valueGroup <= o.pvChunk &&
+         d % (2 * t.valueGroup) == 0)
+    t.valueGroup *= 2;
+  t.keyTile = std::max(t.keyGroup, o.keyTile / t.keyGroup * t.keyGroup);
+  t.qkUnroll = o.qkUnroll;
+  return t;
+}
 
 struct AttentionBuilder {
   OpBuilder &b;
@@ -337,8 +373,10 @@ struct AttentionBuilder {
         b, loc, arith::DivUIOp::create(b, loc, x, idx(m)), idx(m));
   }
 
-  /// Out row t of head h (out is the [B, T, 1, D] slice of the head).
-  Value singleRow(Value out, Value bIdx, Value t, Value h, Value kvh) {
+  /// Query row t of head h, written to row outT of `out` (a [B, rows, 1, D]
+  /// slice of the output).
+  Value singleRow(Value out, Value bIdx, Value t, Value outT, Value h,
+                  Value kvh) {
     Value sEnd = rowEnd(t);
     SmallVector<Value> qs;
     for (int64_t i = 0; i < nVec; ++i)
@@ -363,181 +401,237 @@ struct AttentionBuilder {
         b, loc, positive, arith::DivFOp::create(b, loc, f32(1.0), l), zeroF);
     Value invVec = splat(inv);
     for (int64_t i = 0; i < nVec; ++i)
-      out =
-          vector::TransferWriteOp::create(
-              b, loc, mul(state[2 + i], invVec), out,
-              ValueRange{bIdx, t, idx(0), idx(i * width)}, ArrayRef<bool>{true})
-              .getResult();
+      out = vector::TransferWriteOp::create(
+                b, loc, mul(state[2 + i], invVec), out,
+                ValueRange{bIdx, outT, idx(0), idx(i * width)},
+                ArrayRef<bool>{true})
+                .getResult();
     return out;
   }
 
   //===--------------------------------------------------------------------===//
-  // Multi-row kernel: query rows in lanes.
+  // Multi-row kernel: query rows in lanes, register-tiled.
   //===--------------------------------------------------------------------===//
 
-  /// Folds the key tile [s0, s0 + width) into the state {m, l} (vectors over
-  /// the block's rows) and the transposed accumulator `ot`. With `masked`,
-  /// key s0 + j is visible to lane r iff s0 + j < S and (causal)
-  /// s0 + j <= t0 + r + S - T; invisible keys read a clamped (valid) row,
-  /// score -inf and add exactly nothing to ot (also when that row holds a
-  /// NaN or Inf).
-  SmallVector<Value> blockTile(ValueRange state, Value qt, Value ot, Value bIdx,
-                               Value t0, Value kvh, Value s0, bool masked,
-                               const KernelOptions &opts) {
-    SmallVector<Value> keyIdx, vis;
-    Value lastKey = arith::SubIOp::create(b, loc, sDim, idx(1));
-    for (int64_t j = 0; j < width; ++j) {
-      Value s = addi(s0, j);
-      if (!masked) {
-        keyIdx.push_back(s);
-        continue;
-      }
-      keyIdx.push_back(arith::MinSIOp::create(b, loc, s, lastKey));
-      Value inRange =
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, s, sDim);
-      Value lanes = vector::BroadcastOp::create(
-          b, loc, VectorType::get({width}, b.getI1Type()), inRange);
-      if (causal) {
-        // r >= s - t0 - (S - T)
-        Value rel = arith::SubIOp::create(
-            b, loc, arith::SubIOp::create(b, loc, s, t0), offset);
-        Value relI = arith::IndexCastOp::create(
-            b, loc, b.getI32Type(),
-            clampIndex(rel, idx(-1), idx(width))); // no i32 overflow
-        Value ok = arith::CmpIOp::create(
-            b, loc, arith::CmpIPredicate::sge, iota(),
-            vector::BroadcastOp::create(b, loc, ivec, relI));
-        lanes = arith::AndIOp::create(b, loc, lanes, ok);
-      }
-      vis.push_back(lanes);
-    }
-    // Scores: st[j] = sum_d key[s0 + j, d] * qt[d, :].
-    int64_t unroll = std::gcd(opts.qkUnroll, d);
-    SmallVector<Value> init(width, zeroV);
-    SmallVector<Value> st =
-        loop(idx(0), idx(d), unroll, init, [&](Value d0, ValueRange acc) {
-          SmallVector<Value> next(acc);
-          for (int64_t u = 0; u < unroll; ++u) {
-            Value dd = addi(d0, u);
-            Value qv =
-                vector::LoadOp::create(b, loc, vec, qt, ValueRange{dd, idx(0)});
-            for (int64_t j = 0; j < width; ++j) {
-              Value kv = tensor::ExtractOp::create(
-                  b, loc, k, ValueRange{bIdx, keyIdx[j], kvh, dd});
-              next[j] = fma(splat(kv), qv, next[j]);
-            }
-          }
-          return next;
-        });
-    if (masked)
-      for (int64_t j = 0; j < width; ++j)
-        st[j] = arith::SelectOp::create(b, loc, vis[j], st[j], negInfV);
-    // Online softmax, per lane (row).
-    Value m = state[0], l = state[1];
-    SmallVector<Value> maxes(st);
-    while (maxes.size() > 1) {
-      SmallVector<Value> next;
-      for (size_t i = 0; i + 1 < maxes.size(); i += 2)
-        next.push_back(
-            arith::MaxNumFOp::create(b, loc, maxes[i], maxes[i + 1]));
-      if (maxes.size() % 2)
-        next.push_back(maxes.back());
-      maxes = std::move(next);
-    }
-    Value mNew = arith::MaxNumFOp::create(b, loc, m, maxes[0]);
-    // A row that has seen no visible key yet keeps m = -inf; subtract 0
-    // then, so that exp(-inf - m) is 0 rather than NaN.
-    Value none =
-        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, mNew, negInfV);
-    Value mUse = arith::SelectOp::create(b, loc, none, zeroV, mNew);
-    Value c = exp(arith::SubFOp::create(b, loc, m, mUse));
-    SmallVector<Value> p;
-    for (int64_t j = 0; j < width; ++j)
-      p.push_back(exp(arith::SubFOp::create(b, loc, st[j], mUse)));
-    Value lNew = fma(l, c, sumAll(p));
-    // ot[d, :] = ot[d, :] * c + sum_j value[s0 + j, d] * p[j].
-    int64_t chunk = std::gcd(opts.pvChunk, d);
-    loop(idx(0), idx(d), chunk, {}, [&](Value d0, ValueRange) {
-      SmallVector<Value> acc, dds;
-      for (int64_t cc = 0; cc < chunk; ++cc) {
-        Value dd = addi(d0, cc);
-        dds.push_back(dd);
-        acc.push_back(
-            mul(vector::LoadOp::create(b, loc, vec, ot, ValueRange{dd, idx(0)}),
-                c));
-      }
-      for (int64_t j = 0; j < width; ++j) {
-        for (int64_t cc = 0; cc < chunk; ++cc) {
-          Value vv = splat(tensor::ExtractOp::create(
-              b, loc, v, ValueRange{bIdx, keyIdx[j], kvh, dds[cc]}));
-          if (masked)
-            acc[cc] = add(acc[cc], arith::SelectOp::create(
-                                       b, loc, vis[j], mul(vv, p[j]), zeroV));
-          else
-            acc[cc] = fma(vv, p[j], acc[cc]);
-        }
-      }
-      for (int64_t cc = 0; cc < chunk; ++cc)
-        vector::StoreOp::create(b, loc, acc[cc], ot,
-                                ValueRange{dds[cc], idx(0)});
-      return SmallVector<Value>();
-    });
-    return {mNew, lNew};
+  /// `lanes` of i32 as a vector: lane i holds x + i.
+  Value iotaPlus(Value x) {
+    Value xi = arith::IndexCastOp::create(b, loc, b.getI32Type(), x);
+    return arith::AddIOp::create(b, loc, iota(),
+                                 vector::BroadcastOp::create(b, loc, ivec, xi));
   }
 
-  /// Rows [t0, t0 + width) of head h (all < T).
-  Value rowBlock(Value out, Value qt, Value ot, Value bIdx, Value t0, Value h,
-                 Value kvh, const KernelOptions &opts) {
-    // qt[d, r] = scale * query[b, t0 + r, h, d]; ot = 0.
+  /// Lanes (rows of `thr`) that see key `s`: s <= thr[lane], thr being the
+  /// last visible key of each row.
+  Value sees(Value thr, Value s) {
+    Value si = vector::BroadcastOp::create(
+        b, loc, ivec, arith::IndexCastOp::create(b, loc, b.getI32Type(), s));
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, si, thr);
+  }
+
+  Value load(Value buf, Value row, int64_t col) {
+    return vector::LoadOp::create(b, loc, vec, buf, ValueRange{row, idx(col)});
+  }
+  void store(Value x, Value buf, Value row, int64_t col) {
+    vector::StoreOp::create(b, loc, x, buf, ValueRange{row, idx(col)});
+  }
+
+  /// Rows [t0, t0 + rows) of head h, rows = tiles.rowVectors * width, all
+  /// < T, written to rows [outT0, outT0 + rows) of `out`. Scratch: qt and
+  /// ot [D, rows], sb [keyTile, rows].
+  Value tiledBlock(Value out, Value qt, Value ot, Value sb, Value bIdx,
+                   Value t0, Value outT0, Value h, Value kvh,
+                   const AttentionTiles &tl) {
+    int64_t rv = tl.rowVectors, rows = rv * width;
     MLIRContext *ctx = b.getContext();
+    // qt[d, :] = scale * query[b, t0 : t0 + rows, h, d]; ot = 0.
     AffineMap rowsOfQ = AffineMap::get(4, 0, b.getAffineDimExpr(1), ctx);
     loop(idx(0), idx(d), 1, {}, [&](Value dd, ValueRange) {
-      Value col = vector::TransferReadOp::create(
-          b, loc, vec, q, ValueRange{bIdx, t0, h, dd}, zeroF, rowsOfQ,
-          ArrayRef<bool>{true});
-      vector::StoreOp::create(b, loc, mul(col, scaleV), qt,
-                              ValueRange{dd, idx(0)});
-      vector::StoreOp::create(b, loc, zeroV, ot, ValueRange{dd, idx(0)});
+      for (int64_t r = 0; r < rv; ++r) {
+        Value col = vector::TransferReadOp::create(
+            b, loc, vec, q, ValueRange{bIdx, addi(t0, r * width), h, dd}, zeroF,
+            rowsOfQ, ArrayRef<bool>{true});
+        store(mul(col, scaleV), qt, dd, r * width);
+        store(zeroV, ot, dd, r * width);
+      }
       return SmallVector<Value>();
     });
-    // Tiles visible to every row of the block run unmasked; the rest (the
-    // causal diagonal, the partial last tile) masked. Fully masked tiles
-    // never run.
+    // thr[r]: the last key row t0 + r * width + lane sees (causal).
+    SmallVector<Value> thr;
+    if (causal)
+      for (int64_t r = 0; r < rv; ++r)
+        thr.push_back(iotaPlus(addi(addi(t0, offset), r * width)));
     Value endFirst = rowEnd(t0);
-    Value endLast = rowEnd(addi(t0, width - 1));
-    Value full = floorTo(endFirst, width);
-    SmallVector<Value> state = {negInfV, zeroV};
-    state = loop(idx(0), full, width, state, [&](Value s0, ValueRange st) {
-      return blockTile(st, qt, ot, bIdx, t0, kvh, s0, /*masked=*/false, opts);
-    });
-    state = loop(full, endLast, width, state, [&](Value s0, ValueRange st) {
-      return blockTile(st, qt, ot, bIdx, t0, kvh, s0, /*masked=*/true, opts);
-    });
+    Value endLast = rowEnd(addi(t0, rows - 1));
+    Value lastKey = arith::SubIOp::create(b, loc, sDim, idx(1));
+    SmallVector<Value> init(rv, negInfV);
+    init.append(rv, zeroV);
+    // Key tiles up to the last row's end: fully masked tiles never run.
+    SmallVector<Value> state =
+        loop(idx(0), endLast, tl.keyTile, init, [&](Value s0, ValueRange st) {
+          Value nk = arith::MinSIOp::create(
+              b, loc, idx(tl.keyTile),
+              arith::SubIOp::create(b, loc, endLast, s0));
+          // Scores, keyGroup keys at a time: sb[j, :] = sum_d
+          // key[s0 + j, d] * qt[d, :], rowVectors x keyGroup accumulators
+          // (keys past the tile read a valid row; their scores are never
+          // read).
+          loop(idx(0), nk, tl.keyGroup, {}, [&](Value g0, ValueRange) {
+            SmallVector<Value> keys;
+            for (int64_t j = 0; j < tl.keyGroup; ++j)
+              keys.push_back(arith::MinSIOp::create(
+                  b, loc, addi(addi(s0, g0), j), lastKey));
+            int64_t unroll = std::gcd(tl.qkUnroll, d);
+            SmallVector<Value> zeros(rv * tl.keyGroup, zeroV);
+            SmallVector<Value> acc = loop(
+                idx(0), idx(d), unroll, zeros, [&](Value d0, ValueRange a) {
+                  SmallVector<Value> next(a);
+                  for (int64_t u = 0; u < unroll; ++u) {
+                    Value dd = addi(d0, u);
+                    SmallVector<Value> qv;
+                    for (int64_t r = 0; r < rv; ++r)
+                      qv.push_back(load(qt, dd, r * width));
+                    for (int64_t j = 0; j < tl.keyGroup; ++j) {
+                      Value kb = splat(tensor::ExtractOp::create(
+                          b, loc, k, ValueRange{bIdx, keys[j], kvh, dd}));
+                      for (int64_t r = 0; r < rv; ++r)
+                        next[j * rv + r] = fma(kb, qv[r], next[j * rv + r]);
+                    }
+                  }
+                  return next;
+                });
+            for (int64_t j = 0; j < tl.keyGroup; ++j)
+              for (int64_t r = 0; r < rv; ++r)
+                store(acc[j * rv + r], sb, addi(g0, j), r * width);
+            return SmallVector<Value>();
+          });
+          // Keys [0, nAll) of the tile are visible to every row of the
+          // block; the rest (the causal diagonal) to some rows only.
+          Value nAll = nk;
+          if (causal)
+            nAll = clampIndex(arith::SubIOp::create(b, loc, endFirst, s0),
+                              idx(0), nk);
+          // Online softmax per lane (row): invisible keys score -inf, the
+          // tile max, then p = exp(s - m') in place and the row sums.
+          auto maxStep = [&](Value j, ValueRange a, bool masked) {
+            SmallVector<Value> next;
+            for (int64_t r = 0; r < rv; ++r) {
+              Value sc = load(sb, j, r * width);
+              if (masked) {
+                sc = arith::SelectOp::create(b, loc, sees(thr[r], addi(s0, j)),
+                                             sc, negInfV);
+                store(sc, sb, j, r * width);
+              }
+              next.push_back(arith::MaxNumFOp::create(b, loc, a[r], sc));
+            }
+            return next;
+          };
+          SmallVector<Value> mx =
+              loop(idx(0), nAll, 1, SmallVector<Value>(rv, negInfV),
+                   [&](Value j, ValueRange a) { return maxStep(j, a, false); });
+          if (causal)
+            mx = loop(nAll, nk, 1, mx, [&](Value j, ValueRange a) {
+              return maxStep(j, a, true);
+            });
+          SmallVector<Value> mNew, mUse, c;
+          for (int64_t r = 0; r < rv; ++r) {
+            mNew.push_back(arith::MaxNumFOp::create(b, loc, st[r], mx[r]));
+            // A row that has seen no visible key keeps m = -inf; subtract 0
+            // then, so that exp(-inf - m) is 0 rather than NaN.
+            Value none = arith::CmpFOp::create(
+                b, loc, arith::CmpFPredicate::OEQ, mNew[r], negInfV);
+            mUse.push_back(
+                arith::SelectOp::create(b, loc, none, zeroV, mNew[r]));
+            c.push_back(exp(arith::SubFOp::create(b, loc, st[r], mUse[r])));
+          }
+          SmallVector<Value> sums =
+              loop(idx(0), nk, 1, SmallVector<Value>(rv, zeroV),
+                   [&](Value j, ValueRange a) {
+                     SmallVector<Value> next;
+                     for (int64_t r = 0; r < rv; ++r) {
+                       Value pr = exp(arith::SubFOp::create(
+                           b, loc, load(sb, j, r * width), mUse[r]));
+                       store(pr, sb, j, r * width);
+                       next.push_back(add(a[r], pr));
+                     }
+                     return next;
+                   });
+          // ot[d, :] = ot[d, :] * c + sum_j value[s0 + j, d] * p_j,
+          // valueGroup x rowVectors accumulators. Keys that some row of
+          // the block does not see (the causal diagonal) add exactly
+          // nothing to those rows (a masked FMA: a NaN in a future value
+          // row stays out).
+          int64_t dg = tl.valueGroup;
+          loop(idx(0), idx(d), dg, {}, [&](Value d0, ValueRange) {
+            SmallVector<Value> acc;
+            for (int64_t i = 0; i < dg; ++i)
+              for (int64_t r = 0; r < rv; ++r)
+                acc.push_back(mul(load(ot, addi(d0, i), r * width), c[r]));
+            auto step = [&](Value j, ValueRange a, bool masked) {
+              Value key = addi(s0, j);
+              SmallVector<Value> pr, vis;
+              for (int64_t r = 0; r < rv; ++r) {
+                pr.push_back(load(sb, j, r * width));
+                if (masked)
+                  vis.push_back(sees(thr[r], key));
+              }
+              SmallVector<Value> next(a);
+              for (int64_t i = 0; i < dg; ++i) {
+                Value vb = splat(tensor::ExtractOp::create(
+                    b, loc, v, ValueRange{bIdx, key, kvh, addi(d0, i)}));
+                for (int64_t r = 0; r < rv; ++r) {
+                  Value &x = next[i * rv + r];
+                  Value y = fma(vb, pr[r], x);
+                  x = masked ? arith::SelectOp::create(b, loc, vis[r], y, x)
+                                   .getResult()
+                             : y;
+                }
+              }
+              return next;
+            };
+            acc = loop(idx(0), nAll, 1, acc, [&](Value j, ValueRange a) {
+              return step(j, a, /*masked=*/false);
+            });
+            if (causal)
+              acc = loop(nAll, nk, 1, acc, [&](Value j, ValueRange a) {
+                return step(j, a, /*masked=*/true);
+              });
+            for (int64_t i = 0; i < dg; ++i)
+              for (int64_t r = 0; r < rv; ++r)
+                store(acc[i * rv + r], ot, addi(d0, i), r * width);
+            return SmallVector<Value>();
+          });
+          SmallVector<Value> next(mNew);
+          for (int64_t r = 0; r < rv; ++r)
+            next.push_back(fma(st[rv + r], c[r], sums[r]));
+          return next;
+        });
     // ot[d, :] *= (l > 0 ? 1 / l : 0), then row r of the block is column r.
-    Value positive = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT,
-                                           state[1], zeroV);
-    Value inv = arith::SelectOp::create(
-        b, loc, positive,
-        arith::DivFOp::create(b, loc, cst(vec, 1.0), state[1]), zeroV);
+    SmallVector<Value> inv;
+    for (int64_t r = 0; r < rv; ++r) {
+      Value l = state[rv + r];
+      Value positive =
+          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, l, zeroV);
+      inv.push_back(arith::SelectOp::create(
+          b, loc, positive, arith::DivFOp::create(b, loc, cst(vec, 1.0), l),
+          zeroV));
+    }
     loop(idx(0), idx(d), 1, {}, [&](Value dd, ValueRange) {
-      Value row =
-          vector::LoadOp::create(b, loc, vec, ot, ValueRange{dd, idx(0)});
-      vector::StoreOp::create(b, loc, mul(row, inv), ot,
-                              ValueRange{dd, idx(0)});
+      for (int64_t r = 0; r < rv; ++r)
+        store(mul(load(ot, dd, r * width), inv[r]), ot, dd, r * width);
       return SmallVector<Value>();
     });
     AffineMap column = AffineMap::get(2, 0, b.getAffineDimExpr(0), ctx);
-    return loop(idx(0), idx(width), 1, {out},
+    return loop(idx(0), idx(rows), 1, {out},
                 [&](Value r, ValueRange o) {
                   Value res = o[0];
-                  Value t = addi(t0, r);
                   for (int64_t i = 0; i < nVec; ++i) {
                     Value col = vector::TransferReadOp::create(
                         b, loc, vec, ot, ValueRange{idx(i * width), r}, zeroF,
                         column, ArrayRef<bool>{true});
                     res = vector::TransferWriteOp::create(
                               b, loc, col, res,
-                              ValueRange{bIdx, t, idx(0), idx(i * width)},
+                              ValueRange{bIdx, addi(outT0, r), idx(0),
+                                         idx(i * width)},
                               ArrayRef<bool>{true})
                               .getResult();
                   }
@@ -618,75 +712,84 @@ struct LowerSDPA : OpRewritePattern<SDPAOp> {
         rewriter.getF32Type());
     Value c0 = ab.idx(0);
 
-    Value qtAll, otAll;
-    if (opts.multiRow) {
-      auto scratch = MemRefType::get({h, d, width}, rewriter.getF32Type());
-      qtAll = memref::AllocOp::create(rewriter, loc, scratch,
-                                      rewriter.getI64IntegerAttr(64));
-      otAll = memref::AllocOp::create(rewriter, loc, scratch,
-                                      rewriter.getI64IntegerAttr(64));
-    }
-
-    // Heads are independent: an scf.forall (OpenMP threads) whose
-    // iterations each write their own [B, T, 1, D] slice of the output.
+    // Work items: (head, block of query rows), each writing its own
+    // [B, rows, 1, D] slice of the output, in parallel (an scf.forall:
+    // OpenMP threads). With the multi-row kernel a block is rowVectors x V
+    // rows (the last one may be shorter); without, one block of all T rows.
+    AttentionTiles tiles = chooseTiles(opts, d);
+    int64_t blockRows = tiles.rowVectors * width;
+    Value rowsPer = opts.multiRow ? ab.idx(blockRows) : tDim;
+    OpFoldResult numBlocks = rewriter.getIndexAttr(1);
+    if (opts.multiRow)
+      numBlocks =
+          arith::CeilDivUIOp::create(rewriter, loc, tDim, rowsPer).getResult();
     auto forall = scf::ForallOp::create(
-        rewriter, loc, ArrayRef<OpFoldResult>{rewriter.getIndexAttr(h)},
+        rewriter, loc,
+        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(h), numBlocks},
         ValueRange{out}, /*mapping=*/std::nullopt);
     OpBuilder::InsertionGuard forallGuard(rewriter);
     rewriter.setInsertionPointToStart(forall.getBody());
     Value hIdx = forall.getInductionVar(0);
+    Value t0 = arith::MulIOp::create(rewriter, loc, forall.getInductionVar(1),
+                                     rowsPer);
+    Value n = arith::MinSIOp::create(
+        rewriter, loc, rowsPer, arith::SubIOp::create(rewriter, loc, tDim, t0));
     Value shared = forall.getRegionIterArgs()[0];
-    SmallVector<OpFoldResult> offsets = {rewriter.getIndexAttr(0),
-                                         rewriter.getIndexAttr(0), hIdx,
+    SmallVector<OpFoldResult> offsets = {rewriter.getIndexAttr(0), t0, hIdx,
                                          rewriter.getIndexAttr(0)};
-    SmallVector<OpFoldResult> sizes = {bDim, tDim, rewriter.getIndexAttr(1),
+    SmallVector<OpFoldResult> sizes = {bDim, n, rewriter.getIndexAttr(1),
                                        rewriter.getIndexAttr(d)};
     SmallVector<OpFoldResult> strides(4, rewriter.getIndexAttr(1));
     Value slice = tensor::ExtractSliceOp::create(rewriter, loc, shared, offsets,
                                                  sizes, strides);
     Value kvh = arith::DivUIOp::create(rewriter, loc, hIdx, ab.idx(group));
-    // Full blocks of `width` rows: the multi-row kernel, with the
-    // transposed query block and accumulator in the head's own [D, width]
-    // slices of two heap buffers allocated before the forall (a stack
-    // buffer inside it would need an alloca scope in the OpenMP region).
-    Value blocked = c0;
-    Value qt, ot;
+    // Scratch of the multi-row kernel, per work item: the transposed query
+    // block, the transposed accumulator [D, rows] and the scores of a key
+    // tile [keyTile, rows] (heap: a stack buffer would need an alloca scope
+    // in the OpenMP region; the deallocation pipeline frees them).
+    Value qt, ot, sb;
     if (opts.multiRow) {
-      blocked = ab.floorTo(tDim, width);
-      auto slice2d = [&](Value buf) -> Value {
-        auto type = MemRefType::get(
-            {d, width}, rewriter.getF32Type(),
-            StridedLayoutAttr::get(rewriter.getContext(), ShapedType::kDynamic,
-                                   {width, 1}));
-        return memref::SubViewOp::create(
-            rewriter, loc, type, buf,
-            ArrayRef<OpFoldResult>{hIdx, rewriter.getIndexAttr(0),
-                                   rewriter.getIndexAttr(0)},
-            ArrayRef<OpFoldResult>{rewriter.getIndexAttr(1),
-                                   rewriter.getIndexAttr(d),
-                                   rewriter.getIndexAttr(width)},
-            ArrayRef<OpFoldResult>(strides).take_front(3));
+      auto alloc = [&](int64_t rows) -> Value {
+        return memref::AllocaOp::create(
+            rewriter, loc,
+            MemRefType::get({rows, blockRows}, rewriter.getF32Type()),
+            rewriter.getI64IntegerAttr(64));
       };
-      qt = slice2d(qtAll);
-      ot = slice2d(otAll);
+      qt = alloc(d);
+      ot = alloc(d);
+      sb = alloc(tiles.keyTile);
     }
+    // Rows one at a time (a short last block; all rows without the
+    // multi-row kernel; every row of a decode step).
+    auto singleRows = [&](Value res, Value bIdx) {
+      return ab
+          .loop(c0, n, 1, {res},
+                [&](Value r, ValueRange o) {
+                  return SmallVector<Value>{
+                      ab.singleRow(o[0], bIdx, ab.addi(t0, r), r, hIdx, kvh)};
+                })
+          .front();
+    };
     Value computed =
         ab.loop(c0, bDim, 1, {slice}, [&](Value bIdx, ValueRange o) {
             Value res = o[0];
-            if (opts.multiRow)
-              res = ab.loop(c0, blocked, width, {res},
-                            [&](Value t0, ValueRange o2) {
-                              return SmallVector<Value>{ab.rowBlock(
-                                  o2[0], qt, ot, bIdx, t0, hIdx, kvh, opts)};
-                            })
-                        .front();
-            // The remaining rows (all of them for T < width, e.g. decode),
-            // one at a time.
-            return ab.loop(blocked, tDim, 1, {res},
-                           [&](Value t, ValueRange o2) {
-                             return SmallVector<Value>{
-                                 ab.singleRow(o2[0], bIdx, t, hIdx, kvh)};
-                           });
+            if (!opts.multiRow)
+              return SmallVector<Value>{singleRows(res, bIdx)};
+            Value full = arith::CmpIOp::create(
+                rewriter, loc, arith::CmpIPredicate::eq, n, rowsPer);
+            auto ifOp =
+                scf::IfOp::create(rewriter, loc, TypeRange{res.getType()}, full,
+                                  /*withElseRegion=*/true);
+            {
+              OpBuilder::InsertionGuard guard(rewriter);
+              rewriter.setInsertionPointToStart(ifOp.thenBlock());
+              scf::YieldOp::create(rewriter, loc,
+                                   ab.tiledBlock(res, qt, ot, sb, bIdx, t0, c0,
+                                                 hIdx, kvh, tiles));
+              rewriter.setInsertionPointToStart(ifOp.elseBlock());
+              scf::YieldOp::create(rewriter, loc, singleRows(res, bIdx));
+            }
+            return SmallVector<Value>{ifOp.getResult(0)};
           }).front();
     rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
     tensor::ParallelInsertSliceOp::create(rewriter, loc, computed, shared,
@@ -719,6 +822,11 @@ struct CPULowerSDPAPass
           << "blockc-cpu-lower-sdpa: pv-chunk must be >= 1";
       return signalPassFailure();
     }
+    if (keyTile < 1) {
+      getOperation().emitError()
+          << "blockc-cpu-lower-sdpa: key-tile must be >= 1";
+      return signalPassFailure();
+    }
     SmallVector<SDPAOp> ops;
     getOperation().walk([&](SDPAOp op) { ops.push_back(op); });
     if (ops.empty())
@@ -727,10 +835,15 @@ struct CPULowerSDPAPass
         getOperation(), "blockc-cpu-lower-sdpa");
     if (failed(width))
       return signalPassFailure();
+    int64_t registers =
+        getOperation()
+            ->getAttrOfType<blockc::codegen::CPUTargetAttr>(
+                blockc::codegen::CodegenDialect::kCpuTargetAttrName)
+            .getRegisters();
     LowerSDPA pattern(&getContext(),
-                      KernelOptions{*width, multiRow, qkUnroll, pvChunk,
-                                    prefetch, prefetchDistance,
-                                    prefetchLocality});
+                      KernelOptions{*width, registers, multiRow, qkUnroll,
+                                    pvChunk, keyTile, prefetch,
+                                    prefetchDistance, prefetchLocality});
     PatternRewriter rewriter(&getContext());
     for (SDPAOp op : ops) {
       rewriter.setInsertionPoint(op);

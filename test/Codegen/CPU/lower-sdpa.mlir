@@ -1,75 +1,88 @@
 // RUN: blockc-opt %s -split-input-file --blockc-cpu-select-tiles="isa=avx512" --blockc-cpu-lower-sdpa | FileCheck %s --implicit-check-not=transformer.sdpa
 // RUN: blockc-opt %s -split-input-file --blockc-cpu-select-tiles="isa=avx2" --blockc-cpu-lower-sdpa | FileCheck %s --check-prefix=AVX2 --implicit-check-not="vector<16xf32>"
 // RUN: blockc-opt %s -split-input-file --blockc-cpu-select-tiles="isa=avx512" --blockc-cpu-lower-sdpa="multi-row=false" | FileCheck %s --check-prefix=ROW
-// RUN: blockc-opt %s -split-input-file --blockc-cpu-select-tiles="isa=avx512" --blockc-cpu-lower-sdpa="qk-unroll=2 pv-chunk=4" | FileCheck %s --check-prefix=OPT
+// RUN: blockc-opt %s -split-input-file --blockc-cpu-select-tiles="isa=avx512" --blockc-cpu-lower-sdpa="qk-unroll=2 pv-chunk=2 key-tile=16" | FileCheck %s --check-prefix=OPT
 // RUN: blockc-opt %s -split-input-file --blockc-cpu-select-tiles="isa=avx512" --blockc-cpu-lower-sdpa | FileCheck %s --check-prefix=PF
 // RUN: blockc-opt %s -split-input-file --blockc-cpu-select-tiles="isa=avx512" --blockc-cpu-lower-sdpa="prefetch=false" | FileCheck %s --check-prefix=NOPF
 // RUN: blockc-opt %s -split-input-file --blockc-cpu-select-tiles="isa=avx512" --blockc-cpu-lower-sdpa="prefetch-distance=3 prefetch-locality=3" | FileCheck %s --check-prefix=FAR
 
-// transformer.sdpa becomes one fused loop nest per head with an online
-// softmax over key tiles: no [T, S] score tensor, the kv head is h / group
-// (no copy of K or V), causal rows stop at t + S - T + 1. Full blocks of V
-// query rows use the multi-row kernel (rows in lanes: no horizontal
-// reduction); the remaining rows (all of them when T < V, e.g. decode) the
-// single-row kernel (keys in lanes, one transpose-add tree per key tile).
-// V is the vector width of the function's cpu_target: 16 with AVX-512 (the
-// CHECK lines), 8 with AVX2 (no 16-lane vector anywhere).
+// transformer.sdpa becomes one fused loop nest per (head, block of query
+// rows) with an online softmax over key tiles: no [T, S] score tensor, the
+// kv head is h / group (no copy of K or V), causal rows stop at
+// t + S - T + 1. Full blocks of rowVectors x V query rows use the
+// register-tiled multi-row kernel (rows in lanes: no horizontal
+// reduction); the other rows (a short last block; all of them when T is
+// below a block, e.g. decode) the single-row kernel (keys in lanes, one
+// transpose-add tree per key tile). V is the vector width of the function's
+// cpu_target: 16 with AVX-512 (the CHECK lines: blocks of 4 x 16 rows,
+// 4 x 4 score and 4 x 4 P.V accumulators), 8 with AVX2 (blocks of 2 x 8
+// rows, 2 x 4 accumulators; no 16-lane vector anywhere).
 
 // GQA (4 query heads, 2 kv heads), causal, D = 32 (two vectors of 16).
 // CHECK-LABEL: func.func @gqa_causal
 // CHECK-SAME: (%[[Q:.+]]: tensor<?x?x4x32xf32>, %[[K:.+]]: tensor<?x?x2x32xf32>, %[[V:.+]]: tensor<?x?x2x32xf32>)
 // CHECK-NOT: tensor.empty() : tensor<{{.*}}x?x?xf32>
-// Scratch of the multi-row kernel: the transposed query block and
-// accumulator, [D, 16] per head.
-// CHECK: %[[QT:.+]] = memref.alloc() {alignment = 64 : i64} : memref<4x32x16xf32>
-// CHECK: %[[OT:.+]] = memref.alloc() {alignment = 64 : i64} : memref<4x32x16xf32>
-// Heads in parallel, each writing its own [B, T, 1, D] slice.
-// CHECK: scf.forall (%[[H:.+]]) in (4) shared_outs(%[[OUT:.+]] = %{{.+}})
-// CHECK: %[[SLICE:.+]] = tensor.extract_slice %[[OUT]][0, 0, %[[H]], 0]
-// CHECK: %[[C2:.+]] = arith.constant 2 : index
-// CHECK: %[[KVH:.+]] = arith.divui %[[H]], %[[C2]] : index
-// CHECK: %[[HQT:.+]] = memref.subview %[[QT]][%[[H]], 0, 0] [1, 32, 16] [1, 1, 1] : memref<4x32x16xf32> to memref<32x16xf32, strided<[16, 1], offset: ?>>
-// CHECK: %[[HOT:.+]] = memref.subview %[[OT]][%[[H]], 0, 0] [1, 32, 16] [1, 1, 1]
+// Work items (head, block of 64 rows) in parallel, each writing its own
+// [B, rows, 1, D] slice.
+// CHECK: %[[NB:.+]] = arith.ceildivui %{{.+}}, %c64 : index
+// CHECK: scf.forall (%[[H:.+]], %[[QB:.+]]) in (4, %[[NB]]) shared_outs(%[[OUT:.+]] = %{{.+}})
+// CHECK: %[[T0:.+]] = arith.muli %[[QB]], %c64
+// CHECK: %[[N:.+]] = arith.minsi %c64, %{{.+}} : index
+// CHECK: %[[SLICE:.+]] = tensor.extract_slice %[[OUT]][0, %[[T0]], %[[H]], 0] [%{{.+}}, %[[N]], 1, 32]
+// CHECK: %[[KVH:.+]] = arith.divui %[[H]], %c2{{.*}} : index
+// Scratch per work item, on the stack: the transposed query block, the
+// transposed accumulator ([D, 64]) and the scores of a 32-key tile.
+// CHECK: %[[QT:.+]] = memref.alloca() {alignment = 64 : i64} : memref<32x64xf32>
+// CHECK: %[[OT:.+]] = memref.alloca() {alignment = 64 : i64} : memref<32x64xf32>
+// CHECK: %[[SB:.+]] = memref.alloca() {alignment = 64 : i64} : memref<32x64xf32>
 // CHECK: scf.for %[[B:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%{{.+}} = %[[SLICE]])
-// Multi-row kernel over blocks of 16 rows: qt[d, :] = scale * q[b, t0:t0+16, h, d].
-// CHECK: scf.for %[[T0:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args
-// CHECK: vector.transfer_read %[[Q]][%[[B]], %[[T0]], %[[H]], %{{.+}}], %{{.+}} {in_bounds = [true], permutation_map = #[[ROWS:.+]]} : tensor<?x?x4x32xf32>, vector<16xf32>
-// CHECK: vector.store %{{.+}}, %[[HQT]]
-// Causal: the visible keys end at min(t + S - T + 1, S), per block row.
-// CHECK: arith.minsi
-// Unmasked key tiles carry the per-row max and sum.
-// CHECK: scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>) {
-// The scores of 16 keys for the 16 rows: a broadcast key element times a
-// row of qt, accumulated over d (4 dims per step).
-// CHECK: scf.for {{.*}} step %c4{{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
-// CHECK: vector.load %[[HQT]]
+// A full block: qt[d, :] = scale * q[b, t0:t0+64, h, d], four row vectors.
+// CHECK: %[[FULL:.+]] = arith.cmpi eq, %[[N]], %c64
+// CHECK: scf.if %[[FULL]]
+// CHECK-COUNT-4: vector.transfer_read %[[Q]][%[[B]], %{{.+}}, %[[H]], %{{.+}}], %{{.+}} {in_bounds = [true], permutation_map = #[[ROWS:.+]]} : tensor<?x?x4x32xf32>, vector<16xf32>
+// Key tiles of 32 up to the last row's end; m and l per row vector.
+// CHECK: scf.for {{.*}} step %c32{{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
+// Scores, 4 keys at a time: 4 x 4 accumulators over d, a broadcast key
+// element times each row vector of qt.
+// CHECK: scf.for {{.*}} step %c4
+// CHECK: scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
+// CHECK-COUNT-4: vector.load %[[QT]]
 // CHECK: tensor.extract %[[K]][%[[B]], %{{.+}}, %[[KVH]], %{{.+}}]
 // CHECK: vector.broadcast
-// CHECK: math.fma
+// CHECK-COUNT-4: math.fma
 // CHECK-NOT: vector.reduction
+// CHECK: vector.store %{{.+}}, %[[SB]]
+// The tile max: keys every row sees, then the diagonal, where keys a row
+// does not see score -inf.
+// CHECK: scf.for
 // CHECK: arith.maxnumf {{.*}} : vector<16xf32>
-// exp is a polynomial on vectors.
+// CHECK: scf.for
+// CHECK: arith.cmpi sle, %{{.+}}, %{{.+}} : vector<16xi32>
+// CHECK: arith.select
+// CHECK: arith.maxnumf {{.*}} : vector<16xf32>
+// exp is a polynomial on vectors; p = exp(s - m') in place.
 // CHECK: math.floor {{.*}} : vector<16xf32>
-// ot[d, :] = ot[d, :] * c + sum_j value[s0 + j, d] * p_j, 8 dims per step.
-// CHECK: scf.for %{{.+}} = %{{.+}} to %c32{{.*}} step %c8
-// CHECK: vector.load %[[HOT]]
+// CHECK: vector.store %{{.+}}, %[[SB]]
+// ot[d, :] = ot[d, :] * c + sum_j value[s0 + j, d] * p_j, 4 dims x 4 row
+// vectors per step; on the diagonal a masked FMA (a key a row does not see
+// adds nothing, even a NaN).
+// CHECK: scf.for %{{.+}} = %{{.+}} to %c32{{.*}} step %c4
+// CHECK: vector.load %[[OT]]
 // CHECK: tensor.extract %[[V]][%[[B]], %{{.+}}, %[[KVH]], %{{.+}}]
-// CHECK: vector.store %{{.+}}, %[[HOT]]
-// Masked tiles (the causal diagonal, a partial last tile): scores of
-// invisible keys are -inf and their values add nothing.
-// CHECK: scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>) {
-// CHECK: arith.cmpi sge
+// CHECK: math.fma
+// CHECK: arith.cmpi sle
+// CHECK: tensor.extract %[[V]]
+// CHECK: math.fma
 // CHECK: arith.select
-// CHECK: vector.load %[[HOT]]
-// CHECK: arith.select
-// CHECK: vector.store %{{.+}}, %[[HOT]]
+// CHECK: vector.store %{{.+}}, %[[OT]]
 // Rows without a visible key give 0, not NaN; row r of the block is column r of ot.
 // CHECK: arith.cmpf ogt, {{.*}} : vector<16xf32>
-// CHECK: vector.transfer_read %[[HOT]][%{{.+}}, %{{.+}}], %{{.+}} {in_bounds = [true], permutation_map = #[[COL:.+]]}
+// CHECK: vector.transfer_read %[[OT]][%{{.+}}, %{{.+}}], %{{.+}} {in_bounds = [true], permutation_map = #[[COL:.+]]}
 // CHECK: vector.transfer_write
-// The remaining rows, one at a time: key tiles carry m (the running max in
-// every lane), l (per lane) and the two accumulator vectors.
-// CHECK: scf.for %[[T:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args
+// CHECK: } else {
+// A short block's rows, one at a time: key tiles carry m (the running max
+// in every lane), l (per lane) and the two accumulator vectors.
+// CHECK: scf.for %[[T:.+]] = %{{.+}} to %[[N]] step %{{.+}} iter_args
 // CHECK: scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
 // CHECK: vector.transfer_read %[[K]][%{{.+}}, %{{.+}}, %[[KVH]], %{{.+}}]
 // The 16 dot products of a tile: a transpose-add tree, 4 halving steps
@@ -99,20 +112,21 @@
 // CHECK: arith.cmpf ogt
 // CHECK: arith.select
 // CHECK: vector.transfer_write
-// CHECK: tensor.parallel_insert_slice %{{.+}} into %[[OUT]][0, 0, %[[H]], 0]
+// CHECK: tensor.parallel_insert_slice %{{.+}} into %[[OUT]][0, %[[T0]], %[[H]], 0] [%{{.+}}, %[[N]], 1, 32]
 // CHECK: } {blockc_codegen.kernel = #blockc_codegen.kernel<attention>}
 // CHECK-DAG: #[[ROWS]] = affine_map<(d0, d1, d2, d3) -> (d1)>
 // CHECK-DAG: #[[COL]] = affine_map<(d0, d1) -> (d0)>
 
-// With AVX2 (8 lanes): blocks of 8 rows, tiles of 8 keys, 4 vectors per
-// head row. The prefetches stay one per 64-byte line (16 floats: offsets 0
-// and 16 of the head dim), 8 keys x 2 lines per buffer and tile, starting
-// 8 keys ahead.
+// With AVX2 (8 lanes): blocks of 2 x 8 rows, 2 x 4 score accumulators, 4
+// vectors per head row in the single-row kernel. The prefetches stay one
+// per 64-byte line (16 floats: offsets 0 and 16 of the head dim), 8 keys x
+// 2 lines per buffer and tile, starting 8 keys ahead.
 // AVX2-LABEL: func.func @gqa_causal
 // AVX2: %[[KB:.+]] = bufferization.to_buffer
 // AVX2: %[[VB:.+]] = bufferization.to_buffer
-// AVX2: memref.alloc() {alignment = 64 : i64} : memref<4x32x8xf32>
-// AVX2: scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>) {
+// AVX2: arith.ceildivui %{{.+}}, %c16 : index
+// AVX2: memref.alloca() {alignment = 64 : i64} : memref<32x16xf32>
+// AVX2: scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>) {
 // AVX2: scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>) {
 // AVX2: math.floor {{.*}} : vector<8xf32>
 // AVX2: scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
@@ -125,11 +139,12 @@
 // AVX2: vector.shuffle {{.*}} [0, 1, 2, 3, 8, 9, 10, 11]
 // AVX2: } {blockc_codegen.kernel = #blockc_codegen.kernel<attention>}
 
-// multi-row=false: every row uses the single-row kernel.
+// multi-row=false: every row uses the single-row kernel, one work item per
+// head.
 // ROW-LABEL: func.func @gqa_causal
-// ROW-NOT: memref.alloc
-// ROW: scf.forall
-// ROW-NOT: memref.subview
+// ROW-NOT: memref.alloca
+// ROW: scf.forall (%{{.+}}, %{{.+}}) in (4, 1)
+// ROW-NOT: memref.alloca
 // ROW: scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
 // ROW: vector.shuffle
 
@@ -142,6 +157,7 @@
 // PF-SAME: (%{{.+}}: tensor<?x?x4x32xf32>, %[[K:.+]]: tensor<?x?x2x32xf32>, %[[V:.+]]: tensor<?x?x2x32xf32>)
 // PF: %[[KB:.+]] = bufferization.to_buffer %[[K]] read_only
 // PF: %[[VB:.+]] = bufferization.to_buffer %[[V]] read_only
+// PF: } else {
 // PF: %[[NEXT:.+]] = arith.addi %[[S0:.+]], %c16{{.*}} : index
 // PF: %[[AHEAD:.+]] = arith.minsi %[[NEXT]], %{{.+}} : index
 // PF: memref.prefetch %[[KB]][%{{.+}}, %[[AHEAD]], %{{.+}}, %c0{{.*}}], read, locality<2>, data
@@ -158,9 +174,12 @@
 // NOPF-NOT: memref.prefetch
 // NOPF-NOT: bufferization.to_buffer
 
+// qk-unroll: head dims per step of the score loop; pv-chunk caps the P.V
+// head dims per step (2 x 4 row vectors); key-tile: keys per tile.
 // OPT-LABEL: func.func @gqa_causal
+// OPT: scf.for {{.*}} step %c16{{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
 // OPT: scf.for {{.*}} step %c2{{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
-// OPT: scf.for %{{.+}} = %{{.+}} to %c32{{.*}} step %c4
+// OPT: scf.for %{{.+}} = %{{.+}} to %c32{{.*}} step %c2
 func.func @gqa_causal(%q: tensor<?x?x4x32xf32>, %k: tensor<?x?x2x32xf32>, %v: tensor<?x?x2x32xf32>) -> tensor<?x?x4x32xf32> {
   %o = transformer.sdpa %q, %k, %v {causal} : tensor<?x?x4x32xf32>, tensor<?x?x2x32xf32>, tensor<?x?x2x32xf32> -> tensor<?x?x4x32xf32>
   return %o : tensor<?x?x4x32xf32>
