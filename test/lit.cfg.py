@@ -21,6 +21,11 @@ config.excludes = ["Inputs", "Unit", "CMakeLists.txt", "lit.cfg.py",
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.blockc_tools_dir, append_path=True)
+# blockc-run's compile cache (docs/CompileCache.md) lives under the build
+# tree during tests, never in the user's ~/.cache; tests of the cache itself
+# set XDG_CACHE_HOME to a directory of their own.
+config.environment["XDG_CACHE_HOME"] = os.path.join(
+    config.test_exec_root, "xdg-cache")
 
 ref = os.path.join(config.blockc_src_root, "utils", "blockc_ref.py")
 config.substitutions.append(("%blockc_ref", f"{config.python3} {ref}"))

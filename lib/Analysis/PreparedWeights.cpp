@@ -115,3 +115,65 @@ blockc::findPrepareEntry(ModuleOp module, StringRef entryName) {
   }
   return std::optional<PrepareEntry>(std::move(result));
 }
+
+std::string
+blockc::serializePrepareEntry(const std::optional<PrepareEntry> &entry) {
+  if (!entry)
+    return "";
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "prepare " << entry->funcName << "\ninputs";
+  for (unsigned i : entry->inputs)
+    os << " " << i;
+  os << "\n";
+  for (const PreparedWeight &w : entry->results) {
+    os << "result " << w.argIndex << " " << w.rows << " " << w.cols << " "
+       << w.panelK << " " << w.panelN;
+    for (int64_t d : w.shape)
+      os << " " << d;
+    os << "\n";
+  }
+  return text;
+}
+
+mlir::FailureOr<std::optional<blockc::PrepareEntry>>
+blockc::parsePrepareEntry(llvm::StringRef text) {
+  if (text.empty())
+    return std::optional<PrepareEntry>();
+  PrepareEntry entry;
+  llvm::SmallVector<llvm::StringRef> lines;
+  text.rtrim('\n').split(lines, '\n');
+  if (lines.size() < 2 || !lines[0].consume_front("prepare ") ||
+      lines[0].empty() || !lines[1].consume_front("inputs"))
+    return mlir::failure();
+  entry.funcName = lines[0].str();
+  auto numbers = [](llvm::StringRef line, llvm::SmallVectorImpl<int64_t> &out) {
+    llvm::SmallVector<llvm::StringRef> words;
+    line.split(words, ' ', -1, /*KeepEmpty=*/false);
+    for (llvm::StringRef w : words) {
+      int64_t v;
+      if (w.getAsInteger(10, v) || v < 0)
+        return false;
+      out.push_back(v);
+    }
+    return true;
+  };
+  llvm::SmallVector<int64_t> inputs;
+  if (!numbers(lines[1], inputs))
+    return mlir::failure();
+  entry.inputs.assign(inputs.begin(), inputs.end());
+  for (llvm::StringRef line : llvm::ArrayRef(lines).drop_front(2)) {
+    llvm::SmallVector<int64_t> v;
+    if (!line.consume_front("result ") || !numbers(line, v) || v.size() < 6)
+      return mlir::failure();
+    PreparedWeight w;
+    w.argIndex = static_cast<unsigned>(v[0]);
+    w.rows = v[1];
+    w.cols = v[2];
+    w.panelK = v[3];
+    w.panelN = v[4];
+    w.shape.assign(v.begin() + 5, v.end());
+    entry.results.push_back(std::move(w));
+  }
+  return std::optional<PrepareEntry>(std::move(entry));
+}

@@ -17,6 +17,12 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
+#include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/ExecutionEngine/Orc/RTDyldObjectLinkingLayer.h"
+#include "llvm/ExecutionEngine/SectionMemoryManager.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/Support/DynamicLibrary.h"
 #include "llvm/Support/FileSystem.h"
 
 #include <dlfcn.h>
@@ -165,6 +171,7 @@ BlockJit::~BlockJit() {
   // The compiled code (its destructors unregister emulated kernels) goes
   // before the buffers it may still refer to.
   engine.reset();
+  lljit.reset();
   if (deviceArgs.empty())
     return;
   if (Expected<GPURuntime *> gpu = loadGPURuntime(emulated)) {
@@ -197,10 +204,56 @@ void BlockJit::buildPipeline(OpPassManager &pm, JitTarget target,
   }
 }
 
+namespace {
+
+/// Adds `_mlir_<f>(ptr args)` for every C-interface function `f`: loads
+/// argument i from the pointer in args[i], calls f and stores a result
+/// through args[n] (the packed convention of mlir::ExecutionEngine).
+void addPackedWrappers(llvm::Module &m) {
+  llvm::LLVMContext &ctx = m.getContext();
+  auto *ptr = llvm::PointerType::get(ctx, 0);
+  auto *type =
+      llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptr}, false);
+  SmallVector<llvm::Function *> interfaces;
+  for (llvm::Function &f : m)
+    if (!f.isDeclaration() && f.getName().starts_with("_mlir_ciface_"))
+      interfaces.push_back(&f);
+  for (llvm::Function *f : interfaces) {
+    auto *wrapper = llvm::Function::Create(
+        type, llvm::GlobalValue::ExternalLinkage, "_mlir_" + f->getName(), m);
+    llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", wrapper));
+    llvm::Value *args = wrapper->getArg(0);
+    SmallVector<llvm::Value *> operands;
+    for (llvm::Argument &a : f->args()) {
+      llvm::Value *slot = b.CreateConstGEP1_64(ptr, args, a.getArgNo());
+      operands.push_back(b.CreateLoad(a.getType(), b.CreateLoad(ptr, slot)));
+    }
+    llvm::Value *result = b.CreateCall(f, operands);
+    if (!f->getReturnType()->isVoidTy())
+      b.CreateStore(result, b.CreateLoad(ptr, b.CreateConstGEP1_64(
+                                                  ptr, args, f->arg_size())));
+    b.CreateRetVoid();
+  }
+}
+
+/// Identifies the blockc build whose code generator made an object: the
+/// source revision and the running executable's size and modification
+/// time (a rebuilt blockc never reuses another build's objects).
+std::string buildIdentity() {
+  std::string id = BLOCKC_SOURCE_REVISION;
+  llvm::sys::fs::file_status st;
+  if (!llvm::sys::fs::status("/proc/self/exe", st))
+    id += " " + std::to_string(st.getSize()) + " " +
+          std::to_string(llvm::sys::toTimeT(st.getLastModificationTime()));
+  return id;
+}
+
+} // namespace
+
 Expected<std::unique_ptr<BlockJit>>
 BlockJit::compile(ModuleOp module, const ModelSignature &sig, JitTarget target,
                   unsigned optLevel, const NVPTXPipelineOptions &nvptxOptions,
-                  const CPUTargetConfig &cpuConfig) {
+                  const CPUTargetConfig &cpuConfig, const CompileCache *cache) {
   MLIRContext *ctx = module.getContext();
   registerBuiltinDialectTranslation(*ctx);
   registerLLVMDialectTranslation(*ctx);
@@ -217,54 +270,6 @@ BlockJit::compile(ModuleOp module, const ModelSignature &sig, JitTarget target,
                        " failed (see the diagnostics above)");
     return Error::success();
   };
-  std::optional<PrepareEntry> prepareEntry;
-  if (target == JitTarget::CPU) {
-    // The same passes as buildPipeline(), in two runs: the prepare
-    // function's records are read after stage 1 (stage 3 strips them).
-    CPUTargetConfig c = cpuConfig.resolved();
-    if (Error e = lowerWith(
-            [&](OpPassManager &pm) { buildCPULowerToLinalgPipeline(pm, c); }))
-      return std::move(e);
-    FailureOr<std::optional<PrepareEntry>> found =
-        findPrepareEntry(*lowered, sig.funcName);
-    if (failed(found))
-      return makeError("the prepare function of @" + sig.funcName +
-                       " is malformed (see the diagnostics above)");
-    prepareEntry = std::move(*found);
-    if (Error e = lowerWith([&](OpPassManager &pm) {
-          buildCPUBufferizePipeline(pm, c);
-          buildCPULowerToLLVMPipeline(pm);
-        }))
-      return std::move(e);
-    if (prepareEntry) {
-      // prepare() calls it with the inputs and the destinations only: the
-      // returned destinations must have been dropped.
-      auto wrapper = lowered->lookupSymbol<LLVM::LLVMFuncOp>(
-          "_mlir_ciface_" + prepareEntry->funcName);
-      size_t expected =
-          prepareEntry->inputs.size() + prepareEntry->results.size();
-      if (!wrapper || wrapper.getNumArguments() != expected)
-        return makeError("the C interface of @" + prepareEntry->funcName +
-                         " does not take exactly its " + Twine(expected) +
-                         " inputs and destinations");
-    }
-  } else if (Error e = lowerWith([&](OpPassManager &pm) {
-               buildPipeline(pm, target, nvptxOptions, cpuConfig);
-             })) {
-    return std::move(e);
-  }
-  // The host code of a GPU run calls mgpu* from the GPU runtime, which
-  // must be loaded before the JIT resolves them.
-  bool emulated = target == JitTarget::NVPTX && nvptxOptions.emulate;
-  GPURuntime *gpu = nullptr;
-  if (target == JitTarget::NVPTX) {
-    Expected<GPURuntime *> runtime = loadGPURuntime(emulated);
-    if (!runtime)
-      return runtime.takeError();
-    gpu = *runtime;
-    if (gpu->clearError)
-      gpu->clearError();
-  }
 
   // The host target machine of blockc -emit=obj, with the target's default
   // relocation model (the JIT links in memory).
@@ -275,35 +280,198 @@ BlockJit::compile(ModuleOp module, const ModelSignature &sig, JitTarget target,
   if (!tm)
     return tm.takeError();
 
-  auto transformer =
-      makeOptimizingTransformer(optLevel, /*sizeLevel=*/0, tm->get());
-  ExecutionEngineOptions options;
-  options.transformer = transformer;
-  options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
   // memref.copy of non-contiguous buffers calls memrefCopy from here.
   std::string cRunnerUtils = BLOCKC_MLIR_LIB_DIR "/libmlir_c_runner_utils.so";
   SmallVector<StringRef> libs;
   if (llvm::sys::fs::exists(cRunnerUtils))
     libs.push_back(cRunnerUtils);
-  // Parallel loops of the CPU pipeline are OpenMP (libomp from LLVM 22).
-  std::string libomp = BLOCKC_MLIR_LIB_DIR "/libomp.so";
+
   if (target == JitTarget::CPU) {
+    // Parallel loops of the CPU pipeline are OpenMP (libomp from LLVM 22).
+    std::string libomp = BLOCKC_MLIR_LIB_DIR "/libomp.so";
     if (!llvm::sys::fs::exists(libomp))
       return makeError("the CPU code needs the OpenMP runtime " + libomp +
                        " (Debian package libomp-22-dev)");
     libs.push_back(libomp);
+    CPUTargetConfig c = cpuConfig.resolved();
+
+    // The cache key: everything the object depends on.
+    std::string key, cacheState = "cache disabled";
+    std::string object, metadata;
+    std::optional<PrepareEntry> prepareEntry;
+    bool cached = false;
+    if (cache) {
+      std::string moduleText, pipelineText;
+      {
+        llvm::raw_string_ostream os(moduleText);
+        module->print(os,
+                      OpPrintingFlags().printGenericOpForm().enableDebugInfo());
+        PassManager pm(ctx, ModuleOp::getOperationName());
+        buildCPUPipeline(pm, c);
+        llvm::raw_string_ostream ps(pipelineText);
+        pm.printAsTextualPipeline(ps);
+      }
+      std::string tmText =
+          (Twine((*tm)->getTargetTriple().str()) + " " + (*tm)->getTargetCPU() +
+           " " + (*tm)->getTargetFeatureString())
+              .str();
+      std::string id = buildIdentity();
+      std::string opt = std::to_string(optLevel);
+      key = CompileCache::key({"blockc-jit-object-v1", id, moduleText,
+                               pipelineText, opt, tmText, sig.funcName});
+      switch (cache->lookup(key, object, metadata)) {
+      case CacheLookup::Hit: {
+        FailureOr<std::optional<PrepareEntry>> parsed =
+            parsePrepareEntry(metadata);
+        if (succeeded(parsed)) {
+          prepareEntry = std::move(*parsed);
+          cached = true;
+          cacheState = "cache hit";
+        } else {
+          cacheState = "cache entry corrupt, rebuilt";
+        }
+        break;
+      }
+      case CacheLookup::Miss:
+        cacheState = "cache miss";
+        break;
+      case CacheLookup::Corrupt:
+        cacheState = "cache entry corrupt, rebuilt";
+        break;
+      }
+    }
+    if (!cached) {
+      // The same passes as buildPipeline(), in two runs: the prepare
+      // function's records are read after stage 1 (stage 3 strips them).
+      if (Error e = lowerWith(
+              [&](OpPassManager &pm) { buildCPULowerToLinalgPipeline(pm, c); }))
+        return std::move(e);
+      FailureOr<std::optional<PrepareEntry>> found =
+          findPrepareEntry(*lowered, sig.funcName);
+      if (failed(found))
+        return makeError("the prepare function of @" + sig.funcName +
+                         " is malformed (see the diagnostics above)");
+      prepareEntry = std::move(*found);
+      if (Error e = lowerWith([&](OpPassManager &pm) {
+            buildCPUBufferizePipeline(pm, c);
+            buildCPULowerToLLVMPipeline(pm);
+          }))
+        return std::move(e);
+      if (prepareEntry) {
+        // prepare() calls it with the inputs and the destinations only:
+        // the returned destinations must have been dropped.
+        auto wrapper = lowered->lookupSymbol<LLVM::LLVMFuncOp>(
+            "_mlir_ciface_" + prepareEntry->funcName);
+        size_t expected =
+            prepareEntry->inputs.size() + prepareEntry->results.size();
+        if (!wrapper || wrapper.getNumArguments() != expected)
+          return makeError("the C interface of @" + prepareEntry->funcName +
+                           " does not take exactly its " + Twine(expected) +
+                           " inputs and destinations");
+      }
+      llvm::LLVMContext llvmContext;
+      auto llvmModule =
+          translateToLLVMIR(*lowered, llvmContext, **tm, optLevel);
+      if (!llvmModule)
+        return llvmModule.takeError();
+      if ((*llvmModule)->getNamedGlobal("llvm.global_ctors"))
+        return makeError("the CPU code has global constructors, which the "
+                         "in-memory linker does not run");
+      addPackedWrappers(**llvmModule);
+      llvm::SmallString<0> buffer;
+      llvm::raw_svector_ostream os(buffer);
+      if (Error e = emitMachineCode(**llvmModule, **tm,
+                                    llvm::CodeGenFileType::ObjectFile, os))
+        return std::move(e);
+      object = std::string(buffer.str());
+      if (cache) {
+        if (Error e =
+                cache->store(key, object, serializePrepareEntry(prepareEntry)))
+          cacheState += ", not stored: " + llvm::toString(std::move(e));
+        else if (cacheState == "cache miss")
+          cacheState += ", stored";
+      }
+    }
+
+    // Link the object in memory with ORC; unresolved symbols come from the
+    // process and the runtime libraries (loaded into it first).
+    for (StringRef lib : libs) {
+      std::string err;
+      if (llvm::sys::DynamicLibrary::LoadLibraryPermanently(lib.str().c_str(),
+                                                            &err))
+        return makeError("cannot load " + lib + ": " + err);
+    }
+    auto lljit =
+        llvm::orc::LLJITBuilder()
+            .setObjectLinkingLayerCreator(
+                [](llvm::orc::ExecutionSession &es)
+                    -> Expected<std::unique_ptr<llvm::orc::ObjectLayer>> {
+                  return std::make_unique<llvm::orc::RTDyldObjectLinkingLayer>(
+                      es, [](const llvm::MemoryBuffer &) {
+                        return std::make_unique<llvm::SectionMemoryManager>();
+                      });
+                })
+            .create();
+    if (!lljit)
+      return lljit.takeError();
+    const llvm::DataLayout &dl = (*lljit)->getDataLayout();
+    auto generator =
+        llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+            dl.getGlobalPrefix());
+    if (!generator)
+      return generator.takeError();
+    (*lljit)->getMainJITDylib().addGenerator(std::move(*generator));
+    if (Error e = (*lljit)->addObjectFile(llvm::MemoryBuffer::getMemBufferCopy(
+            object, "blockc-" + sig.funcName + ".o")))
+      return std::move(e);
+
+    std::unique_ptr<BlockJit> jit(new BlockJit());
+    jit->lljit = std::move(*lljit);
+    jit->cacheState = cacheState;
+    jit->entry = "_mlir_ciface_" + sig.funcName;
+    jit->prepareEntry = std::move(prepareEntry);
+    jit->target = target;
+    // Link now, so that compile time is accounted here and not in the
+    // first run, and a missing symbol is an error of compile().
+    if (auto fn = jit->lljit->lookup("_mlir_" + jit->entry); !fn)
+      return fn.takeError();
+    if (jit->prepareEntry)
+      if (auto fn = jit->lljit->lookup("_mlir__mlir_ciface_" +
+                                       jit->prepareEntry->funcName);
+          !fn)
+        return fn.takeError();
+    return std::move(jit);
   }
-  if (gpu)
-    libs.push_back(gpu->path);
+
+  if (Error e = lowerWith([&](OpPassManager &pm) {
+        buildPipeline(pm, target, nvptxOptions, cpuConfig);
+      }))
+    return std::move(e);
+  // The host code of a GPU run calls mgpu* from the GPU runtime, which
+  // must be loaded before the JIT resolves them.
+  bool emulated = nvptxOptions.emulate;
+  Expected<GPURuntime *> runtime = loadGPURuntime(emulated);
+  if (!runtime)
+    return runtime.takeError();
+  GPURuntime *gpu = *runtime;
+  if (gpu->clearError)
+    gpu->clearError();
+
+  auto transformer =
+      makeOptimizingTransformer(optLevel, /*sizeLevel=*/0, tm->get());
+  ExecutionEngineOptions options;
+  options.transformer = transformer;
+  options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+  libs.push_back(gpu->path);
   options.sharedLibPaths = libs;
   auto engine = ExecutionEngine::create(*lowered, options, std::move(*tm));
   if (!engine)
     return engine.takeError();
 
   std::unique_ptr<BlockJit> jit(new BlockJit());
+  jit->cacheState = "not cached: NVPTX";
   jit->engine = std::move(*engine);
   jit->entry = "_mlir_ciface_" + sig.funcName;
-  jit->prepareEntry = std::move(prepareEntry);
   jit->target = target;
   jit->emulated = emulated;
   // Materialise the code now (the JIT is lazy), so that compile time is
@@ -311,20 +479,24 @@ BlockJit::compile(ModuleOp module, const ModelSignature &sig, JitTarget target,
   auto fn = jit->engine->lookupPacked(jit->entry);
   if (!fn)
     return fn.takeError();
-  if (jit->prepareEntry) {
-    auto prepareFn = jit->engine->lookupPacked("_mlir_ciface_" +
-                                               jit->prepareEntry->funcName);
-    if (!prepareFn)
-      return prepareFn.takeError();
-  }
   // Run the global constructors now: on a GPU they load the kernels' module
   // (the PTX JIT of the driver), and a failure is reported here instead of
   // surfacing inside the first run.
   jit->engine->initialize();
-  if (gpu && gpu->lastError())
+  if (gpu->lastError())
     return makeError(Twine("loading the GPU kernels failed: ") +
                      gpu->lastError());
   return std::move(jit);
+}
+
+Error BlockJit::invokePacked(StringRef name, MutableArrayRef<void *> packed) {
+  if (engine)
+    return engine->invokePacked(name, packed);
+  auto fn = lljit->lookup(("_mlir_" + name).str());
+  if (!fn)
+    return fn.takeError();
+  fn->toPtr<void (*)(void **)>()(packed.data());
+  return Error::success();
 }
 
 Expected<int64_t> BlockJit::prepare(ArrayRef<HostTensor *> args) {
@@ -362,7 +534,7 @@ Expected<int64_t> BlockJit::prepare(ArrayRef<HostTensor *> args) {
   std::vector<void *> packed;
   for (void *&ptr : argPtrs)
     packed.push_back(&ptr);
-  if (Error e = engine->invokePacked("_mlir_ciface_" + p.funcName, packed))
+  if (Error e = invokePacked("_mlir_ciface_" + p.funcName, packed))
     return std::move(e);
   // Each prepared tensor replaces (and releases) its original.
   for (auto [w, t] : llvm::zip_equal(p.results, prepared))
@@ -512,7 +684,7 @@ Error BlockJit::invoke(std::vector<std::vector<int64_t>> &descriptors,
     if ((*runtime)->clearError)
       (*runtime)->clearError();
   }
-  if (Error e = engine->invokePacked(entry, packed))
+  if (Error e = invokePacked(entry, packed))
     return e;
   GPURuntime *cuda = nullptr;
   if (gpu) {

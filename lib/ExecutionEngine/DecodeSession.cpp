@@ -109,9 +109,10 @@ llvm::Error DecodeSession::bind(ArrayRef<HostTensor> weights, int64_t batchSize,
 llvm::Error DecodeSession::compile(unsigned optLevel,
                                    const CPUTargetConfig &cpuConfig,
                                    JitTarget target,
-                                   const NVPTXPipelineOptions &nvptxOptions) {
+                                   const NVPTXPipelineOptions &nvptxOptions,
+                                   const CompileCache *cache) {
   auto compiled = BlockJit::compile(module, signature, target, optLevel,
-                                    nvptxOptions, cpuConfig);
+                                    nvptxOptions, cpuConfig, cache);
   if (!compiled)
     return compiled.takeError();
   jit = std::move(*compiled);

@@ -68,6 +68,10 @@ llvm::Error blockc::emitMachineCode(llvm::Module &llvmModule,
                                     llvm::CodeGenFileType kind,
                                     llvm::raw_pwrite_stream &os) {
   llvm::legacy::PassManager pm;
+  // Assembly carries the backend's comments (spills and reloads marked
+  // "Spill" / "Reload", loop headers), which the no-spill tests read.
+  if (kind == llvm::CodeGenFileType::AssemblyFile)
+    tm.Options.MCOptions.AsmVerbose = true;
   if (tm.addPassesToEmitFile(pm, os, nullptr, kind))
     return makeError("the host target cannot emit this file type");
   pm.run(llvmModule);

@@ -148,6 +148,15 @@ cl::opt<bool> allowExtraWeights(
     cl::desc("Ignore tensors in the weights file that bind to no argument"),
     cl::init(false), cl::cat(category));
 
+cl::opt<bool> noCache(
+    "no-cache",
+    cl::desc("Neither read nor write the compile cache ($XDG_CACHE_HOME/blockc "
+             "or ~/.cache/blockc, see docs/CompileCache.md)"),
+    cl::init(false), cl::cat(category));
+
+/// The compile cache of this run (null with --no-cache).
+std::unique_ptr<blockc::CompileCache> compileCache;
+
 int fail(const llvm::Twine &message) {
   llvm::WithColor::error(llvm::errs(), "blockc-run") << message << "\n";
   return 1;
@@ -241,7 +250,7 @@ int runDecodeMode(ModuleOp module, const DecodeContext &ctx) {
 
   auto compileStart = std::chrono::steady_clock::now();
   if (llvm::Error e = (*session)->compile(optLevel, ctx.cpuConfig, ctx.target,
-                                          ctx.nvptxOptions))
+                                          ctx.nvptxOptions, compileCache.get()))
     return fail(llvm::toString(std::move(e)));
   double compileSeconds = std::chrono::duration<double>(
                               std::chrono::steady_clock::now() - compileStart)
@@ -317,7 +326,8 @@ int runDecodeMode(ModuleOp module, const DecodeContext &ctx) {
      << (outputFile.empty() ? "" : "  -> " + outputFile.getValue()) << "\n";
   os << llvm::format("  checksum sum=%.6e abs_sum=%.6e%s\n", sum, absSum,
                      finite ? "" : " (non-finite values!)");
-  os << "  compile  " << formatSeconds(compileSeconds) << "\n";
+  os << "  compile  " << formatSeconds(compileSeconds) << " ("
+     << (*session)->cacheStatus() << ")\n";
   printPrepare(os, (*session)->getPrepareEntry(), prepareSeconds,
                *preparedBytes);
   os << "  prefill  " << promptLen << " tokens in "
@@ -448,6 +458,12 @@ int main(int argc, char **argv) {
   cpuConfig.isa = cpuIsa;
   cpuConfig.prepareWeights = prepareWeights;
   cpuConfig = cpuConfig.resolved();
+  if (!noCache) {
+    llvm::Expected<std::string> dir = blockc::CompileCache::defaultDirectory();
+    if (!dir)
+      return fail(llvm::toString(dir.takeError()));
+    compileCache = std::make_unique<blockc::CompileCache>(*dir);
+  }
   if (dumpPipeline) {
     PassManager pm(&context, ModuleOp::getOperationName());
     if (decodeMode) {
@@ -568,8 +584,9 @@ int main(int argc, char **argv) {
   // ---- Compile
   // ---------------------------------------------------------------
   auto compileStart = std::chrono::steady_clock::now();
-  auto jit = blockc::BlockJit::compile(*module, *sig, jitTarget, optLevel,
-                                       nvptxOptions, cpuConfig);
+  auto jit =
+      blockc::BlockJit::compile(*module, *sig, jitTarget, optLevel,
+                                nvptxOptions, cpuConfig, compileCache.get());
   if (!jit)
     return fail(llvm::toString(jit.takeError()));
   double compileSeconds = std::chrono::duration<double>(
@@ -658,7 +675,8 @@ int main(int argc, char **argv) {
      << (outputFile.empty() ? "" : "  -> " + outputFile.getValue()) << "\n";
   os << llvm::format("  checksum sum=%.6e abs_sum=%.6e%s\n", sum, absSum,
                      finite ? "" : " (non-finite values!)");
-  os << "  compile  " << formatSeconds(compileSeconds) << "\n";
+  os << "  compile  " << formatSeconds(compileSeconds) << " ("
+     << (*jit)->cacheStatus() << ")\n";
   printPrepare(os, (*jit)->getPrepareEntry(), prepareSeconds, *preparedBytes);
   os << "  run      median " << formatSeconds(median) << " over " << repeat
      << (repeat == 1 ? " run" : " runs") << " (min "

@@ -52,6 +52,16 @@ struct PrepareEntry {
 mlir::FailureOr<std::optional<PrepareEntry>>
 findPrepareEntry(mlir::ModuleOp module, llvm::StringRef entry);
 
+/// A line-based text form of `entry` (empty text for none), for the
+/// metadata of compile-cache entries: "prepare <func>", "inputs <i>...",
+/// then one "result <arg> <rows> <cols> <panel_k> <panel_n> <shape>..."
+/// per result.
+std::string serializePrepareEntry(const std::optional<PrepareEntry> &entry);
+
+/// Parses serializePrepareEntry's text; failure on anything else.
+mlir::FailureOr<std::optional<PrepareEntry>>
+parsePrepareEntry(llvm::StringRef text);
+
 } // namespace blockc
 
 #endif // BLOCKC_ANALYSIS_PREPAREDWEIGHTS_H

@@ -15,6 +15,7 @@
 
 #include "blockc/Analysis/ModelSignature.h"
 #include "blockc/Analysis/PreparedWeights.h"
+#include "blockc/ExecutionEngine/CompileCache.h"
 #include "blockc/Pipelines/Pipelines.h"
 #include "blockc/Support/TensorFiles.h"
 
@@ -24,6 +25,10 @@
 
 #include <memory>
 #include <optional>
+
+namespace llvm::orc {
+class LLJIT;
+} // namespace llvm::orc
 
 namespace blockc {
 
@@ -64,12 +69,23 @@ public:
   /// target whose lowering failed. An NVPTX module is lowered before the CUDA
   /// runtime is loaded, so that lowering errors show on machines without a GPU
   /// too.
-  /// The CPU code is shaped for `cpuConfig` (default: the host).
+  /// The CPU code is shaped for `cpuConfig` (default: the host). CPU code
+  /// is compiled to one object and linked in memory (ORC); with `cache`,
+  /// the object comes from the cache when its key (module text, resolved
+  /// pipeline, optimisation level, host CPU and features, blockc build)
+  /// has an entry, and is stored there otherwise (cacheStatus() says
+  /// which). NVPTX runs are not cached.
   static llvm::Expected<std::unique_ptr<BlockJit>>
   compile(mlir::ModuleOp module, const ModelSignature &signature,
           JitTarget target = JitTarget::CPU, unsigned optLevel = 3,
           const NVPTXPipelineOptions &nvptxOptions = NVPTXPipelineOptions(),
-          const CPUTargetConfig &cpuConfig = CPUTargetConfig());
+          const CPUTargetConfig &cpuConfig = CPUTargetConfig(),
+          const CompileCache *cache = nullptr);
+
+  /// Where the code came from: "cache hit", "cache miss, stored", "cache
+  /// entry corrupt, rebuilt" (and stored), "cache miss, not stored: <why>",
+  /// "cache disabled" (no cache given) or "not cached: NVPTX".
+  const std::string &cacheStatus() const { return cacheState; }
 
   /// Adds the pipeline that compile() runs for `target` to `pm` (what
   /// blockc-run --dump-pass-pipeline prints).
@@ -137,7 +153,14 @@ private:
   argumentDescriptors(llvm::ArrayRef<const HostTensor *> args,
                       WeightReuse reuseWeights,
                       std::vector<std::vector<int64_t>> &descriptors);
+  /// Calls the packed wrapper (`_mlir_<name>`, one pointer per argument)
+  /// of C-interface function `name`.
+  llvm::Error invokePacked(llvm::StringRef name,
+                           llvm::MutableArrayRef<void *> packed);
+  /// NVPTX: mlir::ExecutionEngine. CPU: the object linked by ORC.
   std::unique_ptr<mlir::ExecutionEngine> engine;
+  std::unique_ptr<llvm::orc::LLJIT> lljit;
+  std::string cacheState = "cache disabled";
   std::string entry;
   std::optional<PrepareEntry> prepareEntry;
   JitTarget target = JitTarget::CPU;

@@ -82,7 +82,13 @@ public:
   compile(unsigned optLevel = 3,
           const CPUTargetConfig &cpuConfig = CPUTargetConfig(),
           JitTarget target = JitTarget::CPU,
-          const NVPTXPipelineOptions &nvptxOptions = NVPTXPipelineOptions());
+          const NVPTXPipelineOptions &nvptxOptions = NVPTXPipelineOptions(),
+          const CompileCache *cache = nullptr);
+
+  /// BlockJit::cacheStatus() of the compiled entry.
+  std::string cacheStatus() const {
+    return jit ? jit->cacheStatus() : std::string("not compiled");
+  }
 
   /// Runs the decode entry's prepare function (see BlockJit::prepare) on
   /// `weights`, which must be the tensors given to bind(): each prepared

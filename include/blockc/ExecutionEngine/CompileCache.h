@@ -1,0 +1,71 @@
+//===- CompileCache.h - persistent cache of compiled objects ----*- C++ -*-===//
+//
+// Objects that BlockJit compiled for the CPU, kept on disk so that a second
+// run of the same model with the same options skips the pipeline and the
+// backend: one file per key, `<dir>/<sha256>.bco` (dir:
+// $XDG_CACHE_HOME/blockc, else ~/.cache/blockc). An entry holds the
+// object, a metadata block (what the loader needs besides the object, e.g.
+// the prepare function's records) and a SHA-256 of both; a file that does
+// not parse, is truncated or fails its checksum is a miss and is
+// overwritten. Writes go to a unique temporary file in the same directory,
+// renamed over the entry (atomic: concurrent writers of one key leave one
+// complete entry). See docs/CompileCache.md.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef BLOCKC_EXECUTIONENGINE_COMPILECACHE_H
+#define BLOCKC_EXECUTIONENGINE_COMPILECACHE_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <optional>
+#include <string>
+
+namespace blockc {
+
+/// What a lookup found.
+enum class CacheLookup {
+  /// No entry for the key.
+  Miss,
+  /// A valid entry: object and metadata returned.
+  Hit,
+  /// An entry that is not valid (truncated, bad magic or checksum, another
+  /// key): treated as a miss; the next store replaces it.
+  Corrupt
+};
+
+class CompileCache {
+public:
+  /// A cache in `directory` (created on the first store).
+  explicit CompileCache(std::string directory);
+
+  /// $XDG_CACHE_HOME/blockc, or $HOME/.cache/blockc when XDG_CACHE_HOME is
+  /// unset or empty; an error if neither is set.
+  static llvm::Expected<std::string> defaultDirectory();
+
+  /// The hex SHA-256 of the parts (each length-prefixed, so that no two
+  /// lists of parts give the same byte stream).
+  static std::string key(llvm::ArrayRef<llvm::StringRef> parts);
+
+  /// The file of `key`.
+  std::string path(llvm::StringRef key) const;
+
+  /// Reads the entry of `key` into `object` and `metadata` (on a hit only).
+  CacheLookup lookup(llvm::StringRef key, std::string &object,
+                     std::string &metadata) const;
+
+  /// Writes the entry of `key` atomically (temporary file + rename).
+  llvm::Error store(llvm::StringRef key, llvm::StringRef object,
+                    llvm::StringRef metadata) const;
+
+  const std::string &directory() const { return dir; }
+
+private:
+  std::string dir;
+};
+
+} // namespace blockc
+
+#endif // BLOCKC_EXECUTIONENGINE_COMPILECACHE_H

@@ -1,0 +1,201 @@
+//===- CompileCacheTest.cpp - the compile cache's file format -------------===//
+//
+// CompileCache (lib/ExecutionEngine): keys, the round trip, every way an
+// entry can be bad (missing, truncated, a flipped byte, wrong magic, an
+// entry of another key) is a miss or corrupt and never data, concurrent
+// stores of one key leave one valid entry, the default directory follows
+// XDG_CACHE_HOME then HOME; the prepare records' text form round-trips.
+//
+//===----------------------------------------------------------------------===//
+
+#include "blockc/ExecutionEngine/CompileCache.h"
+#include "blockc/Analysis/PreparedWeights.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include "gtest/gtest.h"
+
+#include <cstdlib>
+#include <thread>
+
+using namespace blockc;
+
+namespace {
+
+class CompileCacheTest : public testing::Test {
+protected:
+  void SetUp() override {
+    llvm::SmallString<128> dir;
+    ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("blockc-cache", dir));
+    root = std::string(dir);
+    // A directory that does not exist yet: store() creates it.
+    llvm::SmallString<128> sub(dir);
+    llvm::sys::path::append(sub, "a", "b");
+    cacheDir = std::string(sub);
+  }
+  void TearDown() override { llvm::sys::fs::remove_directories(root); }
+
+  std::string read(const std::string &path) {
+    auto buffer = llvm::MemoryBuffer::getFile(path);
+    EXPECT_TRUE(static_cast<bool>(buffer));
+    return buffer ? (*buffer)->getBuffer().str() : "";
+  }
+  void write(const std::string &path, const std::string &data) {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(path, ec);
+    ASSERT_FALSE(ec);
+    os << data;
+  }
+
+  std::string root, cacheDir;
+};
+
+TEST_F(CompileCacheTest, KeysDependOnEveryPart) {
+  std::string k = CompileCache::key({"a", "bc"});
+  EXPECT_EQ(k.size(), 64u);
+  EXPECT_EQ(k, CompileCache::key({"a", "bc"}));
+  EXPECT_NE(k, CompileCache::key({"ab", "c"})); // length-prefixed
+  EXPECT_NE(k, CompileCache::key({"a", "bd"}));
+  EXPECT_NE(k, CompileCache::key({"a", "bc", ""}));
+}
+
+TEST_F(CompileCacheTest, RoundTrip) {
+  CompileCache cache(cacheDir);
+  std::string key = CompileCache::key({"model"}), object, meta;
+  EXPECT_EQ(cache.lookup(key, object, meta), CacheLookup::Miss);
+  std::string bytes("\x7f"
+                    "ELF\0\1\2",
+                    7);
+  ASSERT_FALSE(static_cast<bool>(cache.store(key, bytes, "prepare f\n")));
+  ASSERT_EQ(cache.lookup(key, object, meta), CacheLookup::Hit);
+  EXPECT_EQ(object, bytes);
+  EXPECT_EQ(meta, "prepare f\n");
+  EXPECT_EQ(cache.path(key), cacheDir + "/" + key + ".bco");
+  // Only the entry is left (no temporary file).
+  std::error_code ec;
+  int files = 0;
+  for (llvm::sys::fs::directory_iterator it(cacheDir, ec), end; it != end;
+       it.increment(ec))
+    ++files;
+  EXPECT_EQ(files, 1);
+}
+
+TEST_F(CompileCacheTest, BadEntriesAreNeverLoaded) {
+  CompileCache cache(cacheDir);
+  std::string key = CompileCache::key({"m"}), object = "unchanged", meta;
+  ASSERT_FALSE(static_cast<bool>(cache.store(key, "object bytes", "meta")));
+  std::string good = read(cache.path(key));
+  auto expectCorrupt = [&](const std::string &data, const char *what) {
+    write(cache.path(key), data);
+    std::string o = "unchanged", m = "unchanged";
+    EXPECT_EQ(cache.lookup(key, o, m), CacheLookup::Corrupt) << what;
+    EXPECT_EQ(o, "unchanged") << what;
+    EXPECT_EQ(m, "unchanged") << what;
+  };
+  for (size_t n : {size_t(0), size_t(5), good.size() / 2, good.size() - 1})
+    expectCorrupt(good.substr(0, n), "truncated");
+  for (size_t at : {size_t(3), size_t(20), good.size() - 40, good.size() - 1}) {
+    std::string flipped = good;
+    flipped[at] ^= 1;
+    expectCorrupt(flipped, "flipped byte");
+  }
+  std::string magic = good;
+  magic[7] = '9';
+  expectCorrupt(magic, "wrong magic");
+  // A valid entry of another key, copied to this key's file.
+  std::string other = CompileCache::key({"other"});
+  ASSERT_FALSE(static_cast<bool>(cache.store(other, "x", "")));
+  expectCorrupt(read(cache.path(other)), "another key");
+  // A store replaces a bad entry.
+  ASSERT_FALSE(static_cast<bool>(cache.store(key, "object bytes", "meta")));
+  EXPECT_EQ(cache.lookup(key, object, meta), CacheLookup::Hit);
+}
+
+TEST_F(CompileCacheTest, ConcurrentStoresLeaveOneValidEntry) {
+  CompileCache cache(cacheDir);
+  std::string key = CompileCache::key({"shared"});
+  std::string big(1 << 20, 'x');
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 8; ++i)
+    threads.emplace_back([&, i] {
+      std::string object = big;
+      object[0] = static_cast<char>('a' + i);
+      EXPECT_FALSE(static_cast<bool>(cache.store(key, object, "m")));
+    });
+  for (std::thread &t : threads)
+    t.join();
+  std::string object, meta;
+  ASSERT_EQ(cache.lookup(key, object, meta), CacheLookup::Hit);
+  EXPECT_EQ(object.size(), big.size());
+  EXPECT_EQ(object.substr(1), big.substr(1));
+}
+
+TEST_F(CompileCacheTest, DefaultDirectory) {
+  const char *oldXdg = getenv("XDG_CACHE_HOME");
+  const char *oldHome = getenv("HOME");
+  std::string savedXdg = oldXdg ? oldXdg : "",
+              savedHome = oldHome ? oldHome : "";
+  setenv("XDG_CACHE_HOME", "/x/cache", 1);
+  setenv("HOME", "/h", 1);
+  auto dir = CompileCache::defaultDirectory();
+  ASSERT_TRUE(static_cast<bool>(dir));
+  EXPECT_EQ(*dir, "/x/cache/blockc");
+  setenv("XDG_CACHE_HOME", "", 1);
+  dir = CompileCache::defaultDirectory();
+  ASSERT_TRUE(static_cast<bool>(dir));
+  EXPECT_EQ(*dir, "/h/.cache/blockc");
+  unsetenv("XDG_CACHE_HOME");
+  unsetenv("HOME");
+  dir = CompileCache::defaultDirectory();
+  ASSERT_FALSE(static_cast<bool>(dir));
+  EXPECT_EQ(llvm::toString(dir.takeError()),
+            "no cache directory: neither XDG_CACHE_HOME nor HOME is set (use "
+            "--no-cache)");
+  if (oldXdg)
+    setenv("XDG_CACHE_HOME", savedXdg.c_str(), 1);
+  if (oldHome)
+    setenv("HOME", savedHome.c_str(), 1);
+}
+
+TEST(PrepareEntryText, RoundTripAndErrors) {
+  EXPECT_EQ(serializePrepareEntry(std::nullopt), "");
+  auto none = parsePrepareEntry("");
+  ASSERT_TRUE(succeeded(none));
+  EXPECT_FALSE(none->has_value());
+
+  PrepareEntry e;
+  e.funcName = "forward_prepare";
+  e.inputs = {2, 5};
+  PreparedWeight w;
+  w.argIndex = 2;
+  w.rows = 40;
+  w.cols = 24;
+  w.panelK = 24;
+  w.panelN = 32;
+  w.shape = {2, 1, 24, 32};
+  e.results = {w};
+  std::string text = serializePrepareEntry(e);
+  EXPECT_EQ(text, "prepare forward_prepare\ninputs 2 5\nresult 2 40 24 24 32 2 "
+                  "1 24 32\n");
+  auto back = parsePrepareEntry(text);
+  ASSERT_TRUE(succeeded(back));
+  ASSERT_TRUE(back->has_value());
+  const PrepareEntry &p = **back;
+  EXPECT_EQ(p.funcName, e.funcName);
+  EXPECT_EQ(p.inputs, e.inputs);
+  ASSERT_EQ(p.results.size(), 1u);
+  EXPECT_EQ(p.results[0].argIndex, 2u);
+  EXPECT_EQ(p.results[0].shape, w.shape);
+  EXPECT_EQ(p.results[0].panelN, 32);
+  for (const char *bad :
+       {"prepare \ninputs\n", "inputs 1\n", "prepare f\n",
+        "prepare f\ninputs x\n", "prepare f\ninputs 1\nresult 1 2 3\n",
+        "prepare f\ninputs 1\nresult 1 2 3 4 5 -6\n",
+        "prepare f\ninputs 1\nweight 1 2 3 4 5 6\n"})
+    EXPECT_TRUE(failed(parsePrepareEntry(bad))) << bad;
+}
+
+} // namespace
