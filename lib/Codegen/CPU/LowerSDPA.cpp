@@ -413,19 +413,17 @@ struct AttentionBuilder {
   // Multi-row kernel: query rows in lanes, register-tiled.
   //===--------------------------------------------------------------------===//
 
-  /// `lanes` of i32 as a vector: lane i holds x + i.
-  Value iotaPlus(Value x) {
-    Value xi = arith::IndexCastOp::create(b, loc, b.getI32Type(), x);
-    return arith::AddIOp::create(b, loc, iota(),
-                                 vector::BroadcastOp::create(b, loc, ivec, xi));
-  }
-
-  /// Lanes (rows of `thr`) that see key `s`: s <= thr[lane], thr being the
-  /// last visible key of each row.
-  Value sees(Value thr, Value s) {
-    Value si = vector::BroadcastOp::create(
-        b, loc, ivec, arith::IndexCastOp::create(b, loc, b.getI32Type(), s));
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, si, thr);
+  /// Lanes that see key `s` of the rows base - (S - T) + lane (base =
+  /// t0 + (S - T) + r * width for row vector r): s <= base + lane, i.e.
+  /// lane >= s - base. Only scalars and the iota constant stay live.
+  Value sees(Value base, Value s) {
+    Value rel = arith::IndexCastOp::create(
+        b, loc, b.getI32Type(),
+        clampIndex(arith::SubIOp::create(b, loc, s, base), idx(-1),
+                   idx(width)));
+    return arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::sge, iota(),
+        vector::BroadcastOp::create(b, loc, ivec, rel));
   }
 
   Value load(Value buf, Value row, int64_t col) {
@@ -455,11 +453,11 @@ struct AttentionBuilder {
       }
       return SmallVector<Value>();
     });
-    // thr[r]: the last key row t0 + r * width + lane sees (causal).
+    // thr[r]: the last key that lane 0 of row vector r sees (causal).
     SmallVector<Value> thr;
     if (causal)
       for (int64_t r = 0; r < rv; ++r)
-        thr.push_back(iotaPlus(addi(addi(t0, offset), r * width)));
+        thr.push_back(addi(addi(t0, offset), r * width));
     Value endFirst = rowEnd(t0);
     Value endLast = rowEnd(addi(t0, rows - 1));
     Value lastKey = arith::SubIOp::create(b, loc, sDim, idx(1));
@@ -543,18 +541,17 @@ struct AttentionBuilder {
                 arith::SelectOp::create(b, loc, none, zeroV, mNew[r]));
             c.push_back(exp(arith::SubFOp::create(b, loc, st[r], mUse[r])));
           }
-          SmallVector<Value> sums =
-              loop(idx(0), nk, 1, SmallVector<Value>(rv, zeroV),
-                   [&](Value j, ValueRange a) {
-                     SmallVector<Value> next;
-                     for (int64_t r = 0; r < rv; ++r) {
-                       Value pr = exp(arith::SubFOp::create(
-                           b, loc, load(sb, j, r * width), mUse[r]));
-                       store(pr, sb, j, r * width);
-                       next.push_back(add(a[r], pr));
-                     }
-                     return next;
-                   });
+          // One row vector at a time: the exp polynomial's constants, m'
+          // and the sum fit the registers of either ISA.
+          SmallVector<Value> sums;
+          for (int64_t r = 0; r < rv; ++r)
+            sums.push_back(
+                loop(idx(0), nk, 1, {zeroV}, [&](Value j, ValueRange a) {
+                  Value pr = exp(arith::SubFOp::create(
+                      b, loc, load(sb, j, r * width), mUse[r]));
+                  store(pr, sb, j, r * width);
+                  return SmallVector<Value>{add(a[0], pr)};
+                }).front());
           // ot[d, :] = ot[d, :] * c + sum_j value[s0 + j, d] * p_j,
           // valueGroup x rowVectors accumulators. Keys that some row of
           // the block does not see (the causal diagonal) add exactly
