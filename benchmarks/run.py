@@ -731,8 +731,9 @@ def chart_svg(report, out_dir):
     return "svg"
 
 
-def update_readme(md):
+def update_readme(md, out_dir):
     path = os.path.join(HERE, "README.md")
+    rel = os.path.relpath(out_dir, HERE)
     try:
         with open(path) as f:
             text = f.read()
@@ -740,8 +741,8 @@ def update_readme(md):
         return False
     if README_BEGIN not in text or README_END not in text:
         return False
-    md = md.replace("![chart](latest.png)", "![chart](results/latest.png)")
-    md = md.replace("![chart](latest.svg)", "![chart](results/latest.svg)")
+    md = md.replace("![chart](latest.png)", "![chart](%s/latest.png)" % rel)
+    md = md.replace("![chart](latest.svg)", "![chart](%s/latest.svg)" % rel)
     md = md.replace("## Results:", "### Latest results:", 1)
     head, rest = text.split(README_BEGIN, 1)
     _, tail = rest.split(README_END, 1)
@@ -817,6 +818,16 @@ def finish(report):
 
 # --- main ------------------------------------------------------------------
 
+def machine_slug(m):
+    """results/ folder name of a machine: vendor model, family/model, ISA
+    (e.g. amd-epyc-f26m2-avx512)."""
+    name = re.sub(r"[^a-z0-9]+", "-", m["model_name"].lower()).strip("-")
+    fm = re.match(r"family (\S+) model (\S+)", m["cpu_family_model"])
+    isa = re.sub(r"[^a-z0-9]+", "", m["isa"].lower())
+    return "%s-f%sm%s-%s" % (name, fm.group(1) if fm else "x",
+                             fm.group(2) if fm else "x", isa)
+
+
 def main():
     ap = argparse.ArgumentParser(
         description="blockc vs PyTorch eager vs OpenBLAS, with FMA and "
@@ -861,7 +872,10 @@ def main():
     unknown = set(names) - {c[0] for c in cases}
     if unknown:
         ap.error("unknown case(s): " + ", ".join(sorted(unknown)))
-    default_out = os.path.join(HERE, "results", "quick" if a.quick else "")
+    # Results are kept per CPU model and ISA (results/<slug>/), so that the
+    # figures of every kind of machine stay visible side by side.
+    default_out = os.path.join(HERE, "results", machine_slug(machine_info()),
+                               "quick" if a.quick else "")
     out_dir = os.path.abspath(a.out or default_out)
     os.makedirs(out_dir, exist_ok=True)
 
@@ -966,7 +980,7 @@ def write_outputs(report, out_dir, readme):
         f.write("\n")
     print()
     print(md)
-    readme = readme and update_readme(md)
+    readme = readme and update_readme(md, out_dir)
     log("wrote %s/latest.{md,json,%s}%s (%.0f s)" % (
         os.path.relpath(out_dir, os.getcwd()), report["chart"],
         " and benchmarks/README.md" if readme else "",
