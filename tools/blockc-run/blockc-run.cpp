@@ -154,6 +154,12 @@ cl::opt<bool> noCache(
              "or ~/.cache/blockc, see docs/CompileCache.md)"),
     cl::init(false), cl::cat(category));
 
+/// Seconds elapsed since `start`.
+double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
 /// The compile cache of this run (null with --no-cache).
 std::unique_ptr<blockc::CompileCache> compileCache;
 
@@ -252,17 +258,13 @@ int runDecodeMode(ModuleOp module, const DecodeContext &ctx) {
   if (llvm::Error e = (*session)->compile(optLevel, ctx.cpuConfig, ctx.target,
                                           ctx.nvptxOptions, compileCache.get()))
     return fail(llvm::toString(std::move(e)));
-  double compileSeconds = std::chrono::duration<double>(
-                              std::chrono::steady_clock::now() - compileStart)
-                              .count();
+  double compileSeconds = secondsSince(compileStart);
   auto prepareStart = std::chrono::steady_clock::now();
   llvm::Expected<int64_t> preparedBytes = (*session)->prepare(ctx.weights);
   if (!preparedBytes)
     return fail("preparing the weights failed: " +
                 llvm::toString(preparedBytes.takeError()));
-  double prepareSeconds = std::chrono::duration<double>(
-                              std::chrono::steady_clock::now() - prepareStart)
-                              .count();
+  double prepareSeconds = secondsSince(prepareStart);
 
   blockc::DecodeRun run;
   blockc::DecodeComparison comparison;
@@ -589,9 +591,7 @@ int main(int argc, char **argv) {
                                 nvptxOptions, cpuConfig, compileCache.get());
   if (!jit)
     return fail(llvm::toString(jit.takeError()));
-  double compileSeconds = std::chrono::duration<double>(
-                              std::chrono::steady_clock::now() - compileStart)
-                              .count();
+  double compileSeconds = secondsSince(compileStart);
 
   // ---- Prepare
   // ------------------------------------------------------------
@@ -605,9 +605,7 @@ int main(int argc, char **argv) {
   if (!preparedBytes)
     return fail("preparing the weights failed: " +
                 llvm::toString(preparedBytes.takeError()));
-  double prepareSeconds = std::chrono::duration<double>(
-                              std::chrono::steady_clock::now() - prepareStart)
-                              .count();
+  double prepareSeconds = secondsSince(prepareStart);
 
   // ---- Run
   // -------------------------------------------------------------------
@@ -625,9 +623,7 @@ int main(int argc, char **argv) {
                                     r == 0 ? blockc::WeightReuse::Copy
                                            : blockc::WeightReuse::Unchanged))
       return fail("execution failed: " + llvm::toString(std::move(e)));
-    times.push_back(
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-            .count());
+    times.push_back(secondsSince(start));
   }
   std::vector<double> sorted = times;
   std::sort(sorted.begin(), sorted.end());
