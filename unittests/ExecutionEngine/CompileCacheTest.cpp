@@ -2,9 +2,10 @@
 //
 // CompileCache (lib/ExecutionEngine): keys, the round trip, every way an
 // entry can be bad (missing, truncated, a flipped byte, wrong magic, an
-// entry of another key) is a miss or corrupt and never data, concurrent
-// stores of one key leave one valid entry, the default directory follows
-// XDG_CACHE_HOME then HOME; the prepare records' text form round-trips.
+// entry of another key) is a miss or corrupt and never data, failed stores
+// are errors that name the file, concurrent stores of one key leave one
+// valid entry, the default directory follows XDG_CACHE_HOME then HOME; the
+// prepare records' text form round-trips.
 //
 //===----------------------------------------------------------------------===//
 
@@ -112,6 +113,37 @@ TEST_F(CompileCacheTest, BadEntriesAreNeverLoaded) {
   // A store replaces a bad entry.
   ASSERT_FALSE(static_cast<bool>(cache.store(key, "object bytes", "meta")));
   EXPECT_EQ(cache.lookup(key, object, meta), CacheLookup::Hit);
+}
+
+// Store failures are errors that name the file (blockc-run reports them in
+// its compile line and goes on). Set up without permissions, which root
+// ignores: a temporary file in a missing subdirectory, an entry path that is
+// a non-empty directory.
+TEST_F(CompileCacheTest, StoreErrorsNameTheFile) {
+  CompileCache cache(cacheDir);
+  llvm::Error e = cache.store("missing/k", "o", "m");
+  ASSERT_TRUE(static_cast<bool>(e));
+  EXPECT_EQ(llvm::toString(std::move(e)),
+            "cannot write to the cache directory " + cacheDir +
+                ": No such file or directory");
+
+  std::string key = CompileCache::key({"dir"});
+  ASSERT_FALSE(llvm::sys::fs::create_directories(cache.path(key) + "/x"));
+  e = cache.store(key, "o", "m");
+  ASSERT_TRUE(static_cast<bool>(e));
+  std::string message = llvm::toString(std::move(e));
+  EXPECT_EQ(message.rfind("cannot rename " + cacheDir + "/" + key + ".", 0), 0u)
+      << message;
+  EXPECT_NE(message.find(".tmp to " + cache.path(key) + ": "),
+            std::string::npos)
+      << message;
+  // The temporary file is removed: only the directory is left.
+  std::error_code ec;
+  int files = 0;
+  for (llvm::sys::fs::directory_iterator it(cacheDir, ec), end; it != end;
+       it.increment(ec))
+    ++files;
+  EXPECT_EQ(files, 1);
 }
 
 TEST_F(CompileCacheTest, ConcurrentStoresLeaveOneValidEntry) {
