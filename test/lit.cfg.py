@@ -65,6 +65,17 @@ config.substitutions.append((
     f"mlir-runner -e main -entry-point-result=void -shared-libs={runner_libs}"))
 
 # Optional features.
+# avx512: the host runs AVX-512 code (-isa=avx512 kernels; AVX2 code runs on
+# every x86-64 machine the project targets).
+try:
+    with open("/proc/cpuinfo") as cpuinfo:
+        flags = next((l.split(":", 1)[1].split() for l in cpuinfo
+                      if l.startswith("flags")), [])
+    if all(f in flags for f in ("avx512f", "avx512vl", "avx512bw",
+                                "avx512dq")):
+        config.available_features.add("avx512")
+except OSError:
+    pass
 try:
     subprocess.run([config.python3, "-c", "import numpy"], check=True,
                    capture_output=True)

@@ -17,6 +17,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "llvm/ExecutionEngine/JITEventListener.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
 #include "llvm/ExecutionEngine/Orc/RTDyldObjectLinkingLayer.h"
@@ -294,6 +295,16 @@ BlockJit::compile(ModuleOp module, const ModelSignature &sig, JitTarget target,
                        " (Debian package libomp-22-dev)");
     libs.push_back(libomp);
     CPUTargetConfig c = cpuConfig.resolved();
+    // Code pinned to a larger ISA than the host's would stop on an illegal
+    // instruction.
+    std::string missing = missingHostFeature(c.isa);
+    if (!missing.empty())
+      return makeError(Twine("the kernels are built for isa=") +
+                       stringifyCPUISA(c.isa) + " but this CPU lacks " +
+                       missing +
+                       ": run them on a CPU that has it (an object from "
+                       "blockc -emit=obj can be copied there) or choose "
+                       "another -isa");
 
     // The cache key: everything the object depends on.
     std::string key, cacheState = "cache disabled";
@@ -403,14 +414,20 @@ BlockJit::compile(ModuleOp module, const ModelSignature &sig, JitTarget target,
     }
     auto lljit =
         llvm::orc::LLJITBuilder()
-            .setObjectLinkingLayerCreator(
-                [](llvm::orc::ExecutionSession &es)
-                    -> Expected<std::unique_ptr<llvm::orc::ObjectLayer>> {
-                  return std::make_unique<llvm::orc::RTDyldObjectLinkingLayer>(
+            .setObjectLinkingLayerCreator([](llvm::orc::ExecutionSession &es)
+                                              -> Expected<std::unique_ptr<
+                                                  llvm::orc::ObjectLayer>> {
+              auto layer =
+                  std::make_unique<llvm::orc::RTDyldObjectLinkingLayer>(
                       es, [](const llvm::MemoryBuffer &) {
                         return std::make_unique<llvm::SectionMemoryManager>();
                       });
-                })
+              if (getenv("BLOCKC_PERF_JIT"))
+                if (auto *l =
+                        llvm::JITEventListener::createPerfJITEventListener())
+                  layer->registerJITEventListener(*l);
+              return layer;
+            })
             .create();
     if (!lljit)
       return lljit.takeError();

@@ -142,6 +142,19 @@ int64_t hostCacheBytes(int level) {
 
 } // namespace
 
+std::string blockc::missingHostFeature(CPUISA isa) {
+  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+  llvm::SmallVector<llvm::StringRef> needed;
+  if (isa == CPUISA::AVX512)
+    needed = {"avx512f", "avx512vl", "avx512bw", "avx512dq"};
+  else if (isa == CPUISA::AVX2)
+    needed = {"avx2", "fma"};
+  for (llvm::StringRef f : needed)
+    if (!features.lookup(f))
+      return f.str();
+  return "";
+}
+
 CPUTargetConfig CPUTargetConfig::resolved() const {
   CPUTargetConfig c = *this;
   bool host = c.isa == CPUISA::Host;

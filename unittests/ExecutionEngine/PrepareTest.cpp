@@ -73,87 +73,90 @@ protected:
 TEST_F(PrepareTest, PreparedWeightsMatchTheReference) {
   for (CPUISA isa : {CPUISA::AVX512, CPUISA::AVX2})
     for (bool prepareWeights : {true, false})
-      for (int64_t t : {1, 5}) {
-        SCOPED_TRACE(testing::Message()
-                     << "isa " << stringifyCPUISA(isa).str() << " prepare "
-                     << prepareWeights << " T " << t);
-        auto module = parse(kLinear);
-        ASSERT_TRUE(module);
-        auto sig = analyzeModel(*module, "");
-        ASSERT_TRUE(succeeded(sig));
-        CPUTargetConfig config;
-        config.isa = isa;
-        config.prepareWeights = prepareWeights;
-        auto jit = BlockJit::compile(*module, *sig, JitTarget::CPU, 3,
-                                     NVPTXPipelineOptions(), config);
-        ASSERT_TRUE(static_cast<bool>(jit)) << llvm::toString(jit.takeError());
-        const PrepareEntry *entry = (*jit)->getPrepareEntry();
-        ASSERT_EQ(entry != nullptr, prepareWeights);
+      // AVX-512 code only where the host runs it.
+      if (missingHostFeature(isa).empty())
+        for (int64_t t : {1, 5}) {
+          SCOPED_TRACE(testing::Message()
+                       << "isa " << stringifyCPUISA(isa).str() << " prepare "
+                       << prepareWeights << " T " << t);
+          auto module = parse(kLinear);
+          ASSERT_TRUE(module);
+          auto sig = analyzeModel(*module, "");
+          ASSERT_TRUE(succeeded(sig));
+          CPUTargetConfig config;
+          config.isa = isa;
+          config.prepareWeights = prepareWeights;
+          auto jit = BlockJit::compile(*module, *sig, JitTarget::CPU, 3,
+                                       NVPTXPipelineOptions(), config);
+          ASSERT_TRUE(static_cast<bool>(jit))
+              << llvm::toString(jit.takeError());
+          const PrepareEntry *entry = (*jit)->getPrepareEntry();
+          ASSERT_EQ(entry != nullptr, prepareWeights);
 
-        HostTensor x = makeRandomTensor({2, t, 24}, 1);
-        HostTensor w = makeRandomTensor({40, 24}, 2);
-        HostTensor b = makeRandomTensor({40}, 3);
-        HostTensor w2 = makeRandomTensor({24, 40}, 4);
-        const HostTensor original = w, original2 = w2;
-        std::vector<HostTensor *> args = {&x, &w, &b, &w2};
-        llvm::Expected<int64_t> bytes = (*jit)->prepare(args);
-        ASSERT_TRUE(static_cast<bool>(bytes))
-            << llvm::toString(bytes.takeError());
-        if (prepareWeights) {
-          // The weights (arguments 1 and 3) became their packed forms; the
-          // bias stays. The layout of the first is checked element-wise.
-          ASSERT_EQ(entry->results.size(), 2u);
-          ASSERT_NE(entry->find(3), nullptr);
-          EXPECT_EQ(entry->find(2), nullptr);
-          const PreparedWeight &pw = *entry->find(1);
-          EXPECT_EQ(pw.argIndex, 1u);
-          EXPECT_EQ(pw.rows, 40);
-          EXPECT_EQ(pw.cols, 24);
-          int64_t pn = pw.panelN, pk = pw.panelK;
-          std::vector<int64_t> shape = {(40 + pn - 1) / pn, (24 + pk - 1) / pk,
-                                        pk, pn};
-          EXPECT_EQ(w.shape, shape);
-          EXPECT_EQ(*bytes, (w.numElements() + w2.numElements()) * 4);
-          for (int64_t i = 0; i < shape[0]; ++i)
-            for (int64_t j = 0; j < shape[1]; ++j)
-              for (int64_t k = 0; k < pk; ++k)
-                for (int64_t n = 0; n < pn; ++n) {
-                  int64_t row = i * pn + n, col = j * pk + k;
-                  float want = row < 40 && col < 24
-                                   ? original.data[row * 24 + col]
-                                   : 0.0f;
-                  ASSERT_EQ(w.data[((i * shape[1] + j) * pk + k) * pn + n],
-                            want)
-                      << i << " " << j << " " << k << " " << n;
-                }
-          EXPECT_EQ(b.shape, std::vector<int64_t>{40});
-        } else {
-          EXPECT_EQ(*bytes, 0);
-          EXPECT_EQ(w.shape, original.shape);
-        }
+          HostTensor x = makeRandomTensor({2, t, 24}, 1);
+          HostTensor w = makeRandomTensor({40, 24}, 2);
+          HostTensor b = makeRandomTensor({40}, 3);
+          HostTensor w2 = makeRandomTensor({24, 40}, 4);
+          const HostTensor original = w, original2 = w2;
+          std::vector<HostTensor *> args = {&x, &w, &b, &w2};
+          llvm::Expected<int64_t> bytes = (*jit)->prepare(args);
+          ASSERT_TRUE(static_cast<bool>(bytes))
+              << llvm::toString(bytes.takeError());
+          if (prepareWeights) {
+            // The weights (arguments 1 and 3) became their packed forms; the
+            // bias stays. The layout of the first is checked element-wise.
+            ASSERT_EQ(entry->results.size(), 2u);
+            ASSERT_NE(entry->find(3), nullptr);
+            EXPECT_EQ(entry->find(2), nullptr);
+            const PreparedWeight &pw = *entry->find(1);
+            EXPECT_EQ(pw.argIndex, 1u);
+            EXPECT_EQ(pw.rows, 40);
+            EXPECT_EQ(pw.cols, 24);
+            int64_t pn = pw.panelN, pk = pw.panelK;
+            std::vector<int64_t> shape = {(40 + pn - 1) / pn,
+                                          (24 + pk - 1) / pk, pk, pn};
+            EXPECT_EQ(w.shape, shape);
+            EXPECT_EQ(*bytes, (w.numElements() + w2.numElements()) * 4);
+            for (int64_t i = 0; i < shape[0]; ++i)
+              for (int64_t j = 0; j < shape[1]; ++j)
+                for (int64_t k = 0; k < pk; ++k)
+                  for (int64_t n = 0; n < pn; ++n) {
+                    int64_t row = i * pn + n, col = j * pk + k;
+                    float want = row < 40 && col < 24
+                                     ? original.data[row * 24 + col]
+                                     : 0.0f;
+                    ASSERT_EQ(w.data[((i * shape[1] + j) * pk + k) * pn + n],
+                              want)
+                        << i << " " << j << " " << k << " " << n;
+                  }
+            EXPECT_EQ(b.shape, std::vector<int64_t>{40});
+          } else {
+            EXPECT_EQ(*bytes, 0);
+            EXPECT_EQ(w.shape, original.shape);
+          }
 
-        HostTensor out;
-        out.shape = {2, t, 24};
-        out.data.assign(out.numElements(), 0.0f);
-        std::vector<const HostTensor *> runArgs = {&x, &w, &b, &w2};
-        ASSERT_FALSE(static_cast<bool>((*jit)->run(runArgs, out)));
-        for (int64_t r = 0; r < 2 * t; ++r) {
-          double h[40];
-          for (int64_t n = 0; n < 40; ++n) {
-            h[n] = b.data[n];
-            for (int64_t k = 0; k < 24; ++k)
-              h[n] += double(x.data[r * 24 + k]) * original.data[n * 24 + k];
-          }
-          for (int64_t n = 0; n < 24; ++n) {
-            double want = 0;
-            for (int64_t k = 0; k < 40; ++k)
-              want += h[k] * original2.data[n * 40 + k];
-            ASSERT_NEAR(out.data[r * 24 + n], want,
-                        1e-4 * (1 + std::fabs(want)))
-                << r << " " << n;
+          HostTensor out;
+          out.shape = {2, t, 24};
+          out.data.assign(out.numElements(), 0.0f);
+          std::vector<const HostTensor *> runArgs = {&x, &w, &b, &w2};
+          ASSERT_FALSE(static_cast<bool>((*jit)->run(runArgs, out)));
+          for (int64_t r = 0; r < 2 * t; ++r) {
+            double h[40];
+            for (int64_t n = 0; n < 40; ++n) {
+              h[n] = b.data[n];
+              for (int64_t k = 0; k < 24; ++k)
+                h[n] += double(x.data[r * 24 + k]) * original.data[n * 24 + k];
+            }
+            for (int64_t n = 0; n < 24; ++n) {
+              double want = 0;
+              for (int64_t k = 0; k < 40; ++k)
+                want += h[k] * original2.data[n * 40 + k];
+              ASSERT_NEAR(out.data[r * 24 + n], want,
+                          1e-4 * (1 + std::fabs(want)))
+                  << r << " " << n;
+            }
           }
         }
-      }
 }
 
 // A hand-written prepare function: inputs first, then destinations.

@@ -70,6 +70,10 @@ struct CPUTargetConfig {
 /// The spelling of `isa` in pass and pipeline options.
 llvm::StringRef stringifyCPUISA(CPUISA isa);
 
+/// The host CPU feature that code for `isa` needs and the host lacks (e.g.
+/// "avx512f" for avx512 on an AVX2-only machine), or "" when it runs here.
+std::string missingHostFeature(CPUISA isa);
+
 /// The options of every CPU pipeline, under the same names everywhere
 /// (`blockc-opt --blockc-cpu-pipeline="isa=avx2 threads=2"`).
 template <typename Derived>

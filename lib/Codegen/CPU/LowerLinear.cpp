@@ -14,6 +14,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/UB/IR/UBOps.h"
@@ -179,13 +180,17 @@ struct KernelBuilder {
   /// r * c FMAs. The accumulators start from, and end in, the output tile
   /// (masked past the block's width).
   Value outerKernel(Value out, Value panel, Value bIdx, Value t, Value n0,
-                    int64_t r, int64_t c, Value kc, Value kLen, int64_t v) {
+                    int64_t r, int64_t c, Value kc, Value kLen, int64_t v,
+                    bool outInBounds = false, Value panelN0 = Value(),
+                    Value rows = Value(), Value rows0 = Value()) {
     SmallVector<SmallVector<Value>> at;
     SmallVector<Value> accs;
+    if (!panelN0)
+      panelN0 = n0;
     for (int64_t i = 0; i < r; ++i)
       for (int64_t j = 0; j < c; ++j) {
         at.push_back({bIdx, add(t, idx(i)), add(n0, idx(j * v))});
-        accs.push_back(read(out, at.back(), /*inBounds=*/false));
+        accs.push_back(read(out, at.back(), outInBounds));
       }
     auto loop = scf::ForOp::create(
         b, loc, idx(0), kLen, idx(1), accs,
@@ -194,11 +199,20 @@ struct KernelBuilder {
           b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
           SmallVector<Value> ps, next(iter.begin(), iter.end());
           for (int64_t j = 0; j < c; ++j)
-            ps.push_back(read(panel, {kk, add(n0, idx(j * v))}, true));
+            ps.push_back(read(panel, {kk, add(panelN0, idx(j * v))}, true));
           Value kAt = add(kc, kk);
           for (int64_t i = 0; i < r; ++i) {
-            Value s = tensor::ExtractOp::create(
-                b, loc, x, ValueRange{bIdx, add(t, idx(i)), kAt});
+            // From the copied rows (`rows`: [row - rows0, k - kc]) or x.
+            Value s =
+                rows ? memref::LoadOp::create(
+                           b, loc, rows,
+                           ValueRange{arith::SubIOp::create(
+                                          b, loc, add(t, idx(i)), rows0),
+                                      kk})
+                           .getResult()
+                     : tensor::ExtractOp::create(
+                           b, loc, x, ValueRange{bIdx, add(t, idx(i)), kAt})
+                           .getResult();
             Value bx = vector::BroadcastOp::create(b, loc, vecType, s);
             for (int64_t j = 0; j < c; ++j)
               next[i * c + j] =
@@ -208,7 +222,7 @@ struct KernelBuilder {
         });
     for (int64_t i = 0; i < r * c; ++i)
       out = vector::TransferWriteOp::create(b, loc, loop.getResult(i), out,
-                                            at[i], ArrayRef<bool>{false})
+                                            at[i], ArrayRef<bool>{outInBounds})
                 .getResult();
     return out;
   }
@@ -221,6 +235,9 @@ struct Tiles {
   int64_t rows, cols, width, blockN, blockK;
   // Packed outer-product kernel (T >= packMinRows).
   int64_t packRows, packCols, panelK, panelN, packMinRows;
+  // Prepared weights: panels per parallel block, rows per cache block (0:
+  // none).
+  int64_t panelGroup = 1, rowBlock = 0;
   // The weight is read as prepared packed panels (weight_layout
   // packed_panels): the packed kernel at every T, no per-call packing.
   bool prepared = false;
@@ -229,7 +246,8 @@ struct Tiles {
     return rows == o.rows && cols == o.cols && width == o.width &&
            blockN == o.blockN && blockK == o.blockK && packRows == o.packRows &&
            packCols == o.packCols && panelK == o.panelK && panelN == o.panelN &&
-           packMinRows == o.packMinRows && prepared == o.prepared;
+           packMinRows == o.packMinRows && panelGroup == o.panelGroup &&
+           rowBlock == o.rowBlock && prepared == o.prepared;
   }
 };
 
@@ -337,6 +355,142 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
     });
   }
 
+  /// buf[i, kk] = x[bIdx, t0 + i, kc + kk] for t0 + i < tHi, kk < kLen
+  /// (whole vectors; past K, zeros).
+  void copyRows(KernelBuilder &kb, Value buf, Value bIdx, Value t0, Value tHi,
+                Value kc, Value kLen, int64_t k) const {
+    int64_t v = tiles.width;
+    Value c0 = kb.idx(0);
+    auto rowLoop = scf::ForOp::create(kb.b, kb.loc, t0, tHi, kb.idx(1));
+    OpBuilder::InsertionGuard guard(kb.b);
+    kb.b.setInsertionPointToStart(rowLoop.getBody());
+    Value t = rowLoop.getInductionVar();
+    Value i = arith::SubIOp::create(kb.b, kb.loc, t, t0);
+    auto kLoop = scf::ForOp::create(kb.b, kb.loc, c0, kLen, kb.idx(v));
+    kb.b.setInsertionPointToStart(kLoop.getBody());
+    Value kk = kLoop.getInductionVar();
+    Value vec = kb.read(kb.x, {bIdx, t, kb.add(kc, kk)}, k % v == 0);
+    vector::TransferWriteOp::create(kb.b, kb.loc, vec, buf, ValueRange{i, kk},
+                                    ArrayRef<bool>{true});
+  }
+
+  /// The packed kernel over one block of prepared panels (block `nBlock`:
+  /// panels [nBlock * G, nBlock * G + G) of the prepared weight, G =
+  /// panelGroup, at most G * panelN columns), in the loop order of a
+  /// blocked GEMM: row blocks of at most rowBlock rows (balanced, whole
+  /// micro-kernel rows), k-panels, the block's panels, then the row tiles.
+  /// The micro-kernel's panel (panelK x panelN) stays in L1 across a row
+  /// block's tiles, the row block's slice of the input (rowBlock x panelK)
+  /// in L2 across the G panels, and the output block of a row block in
+  /// L2 across the k-panels.
+  Value buildPreparedBlock(KernelBuilder &kb, Value slice, Value bDim,
+                           Value tDim, Value nBlock, Value blockWidth,
+                           int64_t n, int64_t k, Value prepacked) const {
+    int64_t v = tiles.width, r = tiles.packRows, c = tiles.packCols;
+    int64_t panelK = tiles.panelK, panelN = tiles.panelN;
+    int64_t group = tiles.panelGroup;
+    // Every column tile is whole when N is a multiple of the tile width:
+    // the output tile is read and written without masks (masked stores
+    // are slow on AVX2 machines).
+    bool outInBounds = n % (c * v) == 0 && panelN % (c * v) == 0;
+    Value c0 = kb.idx(0), kVal = kb.idx(k);
+    // Balanced row blocks: ceil(T / rowBlock) blocks of
+    // roundUp(ceil(T / blocks), r) rows (at most rowBlock: it is rounded
+    // down to whole micro-kernel rows here); without row blocks, all rows.
+    int64_t rowBlock =
+        tiles.rowBlock > 0 ? std::max(r, tiles.rowBlock / r * r) : 0;
+    Value one = kb.idx(1);
+    auto ceilDiv = [&](Value a, Value d) {
+      return arith::DivUIOp::create(
+          kb.b, kb.loc, kb.add(a, arith::SubIOp::create(kb.b, kb.loc, d, one)),
+          d);
+    };
+    Value rowStep;
+    if (rowBlock) {
+      Value numRowBlocks = arith::MaxUIOp::create(
+          kb.b, kb.loc, ceilDiv(tDim, kb.idx(rowBlock)), one);
+      Value rows = ceilDiv(tDim, numRowBlocks);
+      rowStep = arith::MaxUIOp::create(
+          kb.b, kb.loc,
+          arith::MulIOp::create(kb.b, kb.loc, ceilDiv(rows, kb.idx(r)),
+                                kb.idx(r)),
+          kb.idx(r));
+    } else {
+      rowStep = arith::MaxUIOp::create(kb.b, kb.loc, tDim, one);
+    }
+    Value numPanels = ceilDiv(blockWidth, kb.idx(panelN));
+    // The row block's slice of the input, copied to a dense
+    // [rowBlock, panelK] buffer per k-panel: its rows are panelK apart
+    // instead of K (rows 2^n bytes apart share the cache sets, and the
+    // block would not stay in L2). A static stack buffer per thread
+    // (blockc-cpu-hoist-thread-scratch).
+    Value rowsBuf;
+    if (rowBlock)
+      rowsBuf = memref::AllocaOp::create(
+          kb.b, kb.loc, MemRefType::get({rowBlock, panelK}, kb.b.getF32Type()),
+          kb.b.getI64IntegerAttr(64));
+    Value firstPanel =
+        arith::MulIOp::create(kb.b, kb.loc, nBlock, kb.idx(group));
+    return kb.forTensor(c0, bDim, 1, slice, [&](Value bIdx, Value o) {
+      return kb.forTensor(c0, tDim, rowStep, o, [&](Value t0, Value o1) {
+        Value tHi = kb.minIdx(kb.add(t0, rowStep), tDim);
+        return kb.forTensor(c0, kVal, panelK, o1, [&](Value kc, Value o2) {
+          Value kLen = arith::SubIOp::create(
+              kb.b, kb.loc, kb.minIdx(kb.add(kc, kb.idx(panelK)), kVal), kc);
+          Value kBlock =
+              arith::DivUIOp::create(kb.b, kb.loc, kc, kb.idx(panelK));
+          if (rowsBuf)
+            copyRows(kb, rowsBuf, bIdx, t0, tHi, kc, kLen, k);
+          return kb.forTensor(c0, numPanels, 1, o2, [&](Value g, Value o3) {
+            // P[firstPanel + g, kc / panelK] as a [panelK, panelN] tensor.
+            OpFoldResult oneAttr = kb.b.getIndexAttr(1),
+                         zero = kb.b.getIndexAttr(0);
+            SmallVector<OpFoldResult> offsets = {kb.add(firstPanel, g), kBlock,
+                                                 zero, zero};
+            SmallVector<OpFoldResult> sizes = {oneAttr, oneAttr,
+                                               kb.b.getIndexAttr(panelK),
+                                               kb.b.getIndexAttr(panelN)};
+            SmallVector<OpFoldResult> strides(4, oneAttr);
+            auto panelType =
+                RankedTensorType::get({panelK, panelN}, kb.b.getF32Type());
+            Value panel = tensor::ExtractSliceOp::create(
+                kb.b, kb.loc, panelType, prepacked, offsets, sizes, strides);
+            Value gLo = arith::MulIOp::create(kb.b, kb.loc, g, kb.idx(panelN));
+            Value gHi = kb.minIdx(kb.add(gLo, kb.idx(panelN)), blockWidth);
+            auto rowTiles = [&](Value lo, Value hi, int64_t rr, Value acc) {
+              return kb.forTensor(lo, hi, rr, acc, [&](Value t, Value a) {
+                return kb.forTensor(
+                    gLo, gHi, c * v, a, [&](Value n0, Value a2) {
+                      Value inPanel =
+                          arith::SubIOp::create(kb.b, kb.loc, n0, gLo);
+                      return kb.outerKernel(a2, panel, bIdx, t, n0, rr, c, kc,
+                                            kLen, v, outInBounds, inPanel,
+                                            rowsBuf, t0);
+                    });
+              });
+            };
+            Value tEnd =
+                kb.add(t0, arith::MulIOp::create(
+                               kb.b, kb.loc,
+                               arith::DivUIOp::create(
+                                   kb.b, kb.loc,
+                                   arith::SubIOp::create(kb.b, kb.loc, tHi, t0),
+                                   kb.idx(r)),
+                               kb.idx(r)));
+            Value acc = rowTiles(t0, tEnd, r, o3);
+            for (int64_t rr = llvm::bit_floor(uint64_t(r - 1));
+                 r > 1 && rr >= 1; rr /= 2) {
+              Value next = kb.fullEnd(tEnd, tHi, rr);
+              acc = rowTiles(tEnd, next, rr, acc);
+              tEnd = next;
+            }
+            return acc;
+          });
+        });
+      });
+    });
+  }
+
   /// The n-blocks are independent (each writes its own columns): an
   /// scf.forall that the pipeline turns into an OpenMP parallel loop. Each
   /// iteration computes its [B, T, block] slice of the output, with the
@@ -366,7 +520,9 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
       blockSize = arith::SelectOp::create(
           rewriter, loc, usePacked, kb.idx(tiles.panelN), kb.idx(tiles.blockN));
     } else {
-      blockSize = kb.idx(packed ? tiles.panelN : tiles.blockN);
+      blockSize = kb.idx(tiles.prepared ? tiles.panelGroup * tiles.panelN
+                         : packed       ? tiles.panelN
+                                        : tiles.blockN);
     }
     // ceil(N / blockSize) blocks.
     OpFoldResult numBlocks;
@@ -378,7 +534,9 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
                       blockSize)
                       .getResult();
     } else {
-      int64_t bs = packed ? tiles.panelN : tiles.blockN;
+      int64_t bs = tiles.prepared ? tiles.panelGroup * tiles.panelN
+                   : packed       ? tiles.panelN
+                                  : tiles.blockN;
       numBlocks = rewriter.getIndexAttr((n + bs - 1) / bs);
     }
     auto forall =
@@ -407,6 +565,10 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
       // The kernels index the slice from 0; the dot kernel takes absolute
       // weight rows [nc, ncEnd) and subtracts nc itself.
       auto packedBlock = [&]() {
+        if (tiles.prepared)
+          return buildPreparedBlock(kb, slice, bDim, tDim,
+                                    forall.getInductionVar(0), blockWidth, n, k,
+                                    packedWeight);
         return buildPackedBlock(kb, slice, bDim, tDim,
                                 forall.getInductionVar(0), nc, blockWidth, n, k,
                                 packedWeight);
@@ -567,10 +729,11 @@ struct CPULowerLinearPass
                          << "' (run blockc-cpu-select-tiles first)";
         return signalPassFailure();
       }
-      Tiles t{tiles.getRows(),       tiles.getCols(),   *width,
-              tiles.getBlockN(),     tiles.getBlockK(), tiles.getPackRows(),
-              tiles.getPackCols(),   tiles.getPanelK(), tiles.getPanelN(),
-              tiles.getPackMinRows()};
+      Tiles t{
+          tiles.getRows(),        tiles.getCols(),       *width,
+          tiles.getBlockN(),      tiles.getBlockK(),     tiles.getPackRows(),
+          tiles.getPackCols(),    tiles.getPanelK(),     tiles.getPanelN(),
+          tiles.getPackMinRows(), tiles.getPanelGroup(), tiles.getRowBlock()};
       // The panel holds whole V x V transposed blocks and whole column
       // tiles of the micro-kernel.
       int64_t tileN = t.packCols * t.width;

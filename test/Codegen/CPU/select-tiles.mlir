@@ -4,6 +4,7 @@
 // RUN: blockc-opt %s -split-input-file --blockc-cpu-select-tiles="isa=avx512 vector-width=8 registers=16 l1-bytes=8192" | FileCheck %s --check-prefix=OVR
 // The default options are AVX-512's (the pass never reads the host).
 // RUN: blockc-opt %s -split-input-file --blockc-cpu-select-tiles | FileCheck %s --check-prefix=AVX512
+// RUN: blockc-opt %s -split-input-file --blockc-cpu-select-tiles="isa=avx2 l2-bytes=524288 prepare-weights=true" | FileCheck %s --check-prefix=PREP
 
 // The heuristic alone: the function gets its cpu_target and each
 // transformer.linear its linear_tiles. A 4096 x 4096 projection: block_k =
@@ -15,6 +16,14 @@
 // = 32): 8 x 2 vectors of accumulators with 32 registers (6 x 2 with 16),
 // panels of one micro-kernel width (2 vectors) by panel_k = 256 (or the
 // padded reduction length, 48 / 40, when shorter).
+// With prepared weights, the blocking of the packed kernel too: panels of
+// 256 x 16 floats (16 KiB), l2 / 4 = 128 KiB holds panel_group = 8 of them
+// (256 panels: far more than 4 blocks); row blocks of 128 KiB / (256 x 4
+// bytes) = 128 rows, whole 6-row micro-kernels: 126. Panels of 40 x 16
+// (2.5 KiB): 51 of them; rows of 160 bytes: 819 -> 816.
+// PREP-LABEL: func.func @two_projections
+// PREP:       transformer.linear {{.*}} {blockc_codegen.linear_tiles = #blockc_codegen.linear_tiles<rows = 2, cols = 4, block_n = 16, block_k = 2048, pack_rows = 6, pack_cols = 2, panel_k = 256, panel_n = 16, pack_min_rows = 32, panel_group = 8, row_block = 126>, blockc_codegen.weight_layout = #blockc_codegen.weight_layout<packed_panels>}
+// PREP:       transformer.linear {{.*}} {blockc_codegen.linear_tiles = #blockc_codegen.linear_tiles<rows = 2, cols = 4, block_n = 816, block_k = 40, pack_rows = 6, pack_cols = 2, panel_k = 40, panel_n = 16, pack_min_rows = 32, panel_group = 51, row_block = 816>, blockc_codegen.weight_layout = #blockc_codegen.weight_layout<packed_panels>}
 // AVX512-LABEL: func.func @two_projections
 // AVX512-SAME:  attributes {blockc_codegen.cpu_target = #blockc_codegen.cpu_target<isa = avx512, vector_width = 16, registers = 32, l1_bytes = 32768, l2_bytes = 1048576>}
 // AVX512:       transformer.linear {{.*}} {blockc_codegen.linear_tiles = #blockc_codegen.linear_tiles<rows = 4, cols = 4, block_n = 32, block_k = 2048, pack_rows = 8, pack_cols = 2, panel_k = 256, panel_n = 32, pack_min_rows = 32>}

@@ -64,6 +64,22 @@ func.func @tiles_zero(%x: tensor<1x2x8xf32>, %w: tensor<4x8xf32>) -> tensor<1x2x
 
 // -----
 
+func.func @tiles_group_zero(%x: tensor<1x2x8xf32>, %w: tensor<4x8xf32>) -> tensor<1x2x4xf32> {
+  // expected-error @+1 {{panel_group must be >= 1, got 0}}
+  %y = transformer.linear %x, %w {blockc_codegen.linear_tiles = #blockc_codegen.linear_tiles<rows = 4, cols = 4, block_n = 32, block_k = 2048, pack_rows = 8, pack_cols = 2, panel_k = 256, panel_n = 32, pack_min_rows = 32, panel_group = 0>} : tensor<1x2x8xf32>, tensor<4x8xf32> -> tensor<1x2x4xf32>
+  return %y : tensor<1x2x4xf32>
+}
+
+// -----
+
+func.func @tiles_row_block_negative(%x: tensor<1x2x8xf32>, %w: tensor<4x8xf32>) -> tensor<1x2x4xf32> {
+  // expected-error @+1 {{row_block must be >= 0, got -1}}
+  %y = transformer.linear %x, %w {blockc_codegen.linear_tiles = #blockc_codegen.linear_tiles<rows = 4, cols = 4, block_n = 32, block_k = 2048, pack_rows = 8, pack_cols = 2, panel_k = 256, panel_n = 32, pack_min_rows = 32, row_block = -1>} : tensor<1x2x8xf32>, tensor<4x8xf32> -> tensor<1x2x4xf32>
+  return %y : tensor<1x2x4xf32>
+}
+
+// -----
+
 func.func @tiles_negative(%x: tensor<1x2x8xf32>, %w: tensor<4x8xf32>) -> tensor<1x2x4xf32> {
   // expected-error @+1 {{rows must be >= 1, got -2}}
   %y = transformer.linear %x, %w {blockc_codegen.linear_tiles = #blockc_codegen.linear_tiles<rows = -2, cols = 4, block_n = 32, block_k = 2048, pack_rows = 8, pack_cols = 2, panel_k = 256, panel_n = 32, pack_min_rows = 32>} : tensor<1x2x8xf32>, tensor<4x8xf32> -> tensor<1x2x4xf32>
@@ -72,10 +88,10 @@ func.func @tiles_negative(%x: tensor<1x2x8xf32>, %w: tensor<4x8xf32>) -> tensor<
 
 // -----
 
-// Every parameter is required (the vector width comes from the cpu_target):
-// the parser expects the next one.
+// Every parameter but panel_group and row_block is required (the vector
+// width comes from the cpu_target).
 func.func @tiles_missing(%x: tensor<1x2x8xf32>, %w: tensor<4x8xf32>) -> tensor<1x2x4xf32> {
-  // expected-error @+1 {{expected ','}}
+  // expected-error @+1 {{struct is missing required parameter: pack_min_rows}}
   %y = transformer.linear %x, %w {blockc_codegen.linear_tiles = #blockc_codegen.linear_tiles<rows = 4, cols = 4, block_n = 32, block_k = 2048, pack_rows = 8, pack_cols = 2, panel_k = 256, panel_n = 32>} : tensor<1x2x8xf32>, tensor<4x8xf32> -> tensor<1x2x4xf32>
   return %y : tensor<1x2x4xf32>
 }

@@ -65,7 +65,8 @@ LogicalResult
 LinearTilesAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                         int64_t rows, int64_t cols, int64_t blockN,
                         int64_t blockK, int64_t packRows, int64_t packCols,
-                        int64_t panelK, int64_t panelN, int64_t packMinRows) {
+                        int64_t panelK, int64_t panelN, int64_t packMinRows,
+                        int64_t panelGroup, int64_t rowBlock) {
   std::pair<StringRef, int64_t> sizes[] = {{"rows", rows},
                                            {"cols", cols},
                                            {"block_n", blockN},
@@ -74,10 +75,13 @@ LinearTilesAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                            {"pack_cols", packCols},
                                            {"panel_k", panelK},
                                            {"panel_n", panelN},
-                                           {"pack_min_rows", packMinRows}};
+                                           {"pack_min_rows", packMinRows},
+                                           {"panel_group", panelGroup}};
   for (auto [name, value] : sizes)
     if (value < 1)
       return emitError() << name << " must be >= 1, got " << value;
+  if (rowBlock < 0)
+    return emitError() << "row_block must be >= 0, got " << rowBlock;
   return success();
 }
 

@@ -122,7 +122,13 @@ def Codegen_LinearTilesAttr : Codegen_Attr<"LinearTiles", "linear_tiles"> {
     * packed outer-product kernel (T >= `pack_min_rows`): `pack_rows` x
       `pack_cols` vectors of accumulators, weight panels of `panel_k` x
       `panel_n` elements (rounded up to whole V x V blocks and micro-kernel
-      widths, capped at the weight, by the lowering).
+      widths, capped at the weight, by the lowering);
+    * with prepared weights (`weight_layout<packed_panels>`), the blocking
+      of a GEMM: `panel_group` panels per parallel block (the input rows
+      of a cache block are reused across them from L2), and cache blocks
+      of at most `row_block` input rows, copied per k-panel into a dense
+      buffer (0: no row blocks, the rows are read in place). Both may be
+      omitted (1 and 0).
 
     ```mlir
     transformer.linear %x, %w {blockc_codegen.linear_tiles =
@@ -131,7 +137,7 @@ def Codegen_LinearTilesAttr : Codegen_Attr<"LinearTiles", "linear_tiles"> {
             panel_n = 32, pack_min_rows = 32>} : ...
     ```
 
-    Every size is at least 1.
+    Every size is at least 1, except `row_block` (at least 0).
   }];
   let parameters = (ins "int64_t":$rows,
                         "int64_t":$cols,
@@ -141,7 +147,9 @@ def Codegen_LinearTilesAttr : Codegen_Attr<"LinearTiles", "linear_tiles"> {
                         "int64_t":$pack_cols,
                         "int64_t":$panel_k,
                         "int64_t":$panel_n,
-                        "int64_t":$pack_min_rows);
+                        "int64_t":$pack_min_rows,
+                        DefaultValuedParameter<"int64_t", "1">:$panel_group,
+                        DefaultValuedParameter<"int64_t", "0">:$row_block);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }
@@ -215,7 +223,7 @@ def Codegen_PackedWeightAttr
                                   panel_n = 32>
     ```
 
-    Every size is at least 1.
+    Every size is at least 1, except `row_block` (at least 0).
   }];
   let parameters = (ins "int64_t":$rows,
                         "int64_t":$cols,
