@@ -260,10 +260,7 @@ struct CPUFuseNormPass
       if (!ok || (xReads.empty() && wReads.empty() && packs.empty()))
         return false;
       SmallVector<vector::TransferReadOp> &reads = gainReads[forall];
-      // With the gain in the packed weight, x is read as it is (the
-      // kernel's copies of its rows included).
-      if (packs.empty())
-        reads.append(xReads);
+      reads.append(xReads);
       for (vector::TransferReadOp w : wReads)
         if (!xBlocks.contains(w->getBlock()))
           reads.push_back(w);

@@ -14,7 +14,6 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/UB/IR/UBOps.h"
@@ -181,8 +180,7 @@ struct KernelBuilder {
   /// (masked past the block's width).
   Value outerKernel(Value out, Value panel, Value bIdx, Value t, Value n0,
                     int64_t r, int64_t c, Value kc, Value kLen, int64_t v,
-                    bool outInBounds = false, Value panelN0 = Value(),
-                    Value rows = Value(), Value rows0 = Value()) {
+                    bool outInBounds = false, Value panelN0 = Value()) {
     SmallVector<SmallVector<Value>> at;
     SmallVector<Value> accs;
     if (!panelN0)
@@ -202,17 +200,8 @@ struct KernelBuilder {
             ps.push_back(read(panel, {kk, add(panelN0, idx(j * v))}, true));
           Value kAt = add(kc, kk);
           for (int64_t i = 0; i < r; ++i) {
-            // From the copied rows (`rows`: [row - rows0, k - kc]) or x.
-            Value s =
-                rows ? memref::LoadOp::create(
-                           b, loc, rows,
-                           ValueRange{arith::SubIOp::create(
-                                          b, loc, add(t, idx(i)), rows0),
-                                      kk})
-                           .getResult()
-                     : tensor::ExtractOp::create(
-                           b, loc, x, ValueRange{bIdx, add(t, idx(i)), kAt})
-                           .getResult();
+            Value s = tensor::ExtractOp::create(
+                b, loc, x, ValueRange{bIdx, add(t, idx(i)), kAt});
             Value bx = vector::BroadcastOp::create(b, loc, vecType, s);
             for (int64_t j = 0; j < c; ++j)
               next[i * c + j] =
@@ -355,25 +344,6 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
     });
   }
 
-  /// buf[i, kk] = x[bIdx, t0 + i, kc + kk] for t0 + i < tHi, kk < kLen
-  /// (whole vectors; past K, zeros).
-  void copyRows(KernelBuilder &kb, Value buf, Value bIdx, Value t0, Value tHi,
-                Value kc, Value kLen, int64_t k) const {
-    int64_t v = tiles.width;
-    Value c0 = kb.idx(0);
-    auto rowLoop = scf::ForOp::create(kb.b, kb.loc, t0, tHi, kb.idx(1));
-    OpBuilder::InsertionGuard guard(kb.b);
-    kb.b.setInsertionPointToStart(rowLoop.getBody());
-    Value t = rowLoop.getInductionVar();
-    Value i = arith::SubIOp::create(kb.b, kb.loc, t, t0);
-    auto kLoop = scf::ForOp::create(kb.b, kb.loc, c0, kLen, kb.idx(v));
-    kb.b.setInsertionPointToStart(kLoop.getBody());
-    Value kk = kLoop.getInductionVar();
-    Value vec = kb.read(kb.x, {bIdx, t, kb.add(kc, kk)}, k % v == 0);
-    vector::TransferWriteOp::create(kb.b, kb.loc, vec, buf, ValueRange{i, kk},
-                                    ArrayRef<bool>{true});
-  }
-
   /// The packed kernel over one block of prepared panels (block `nBlock`:
   /// panels [nBlock * G, nBlock * G + G) of the prepared weight, G =
   /// panelGroup, at most G * panelN columns), in the loop order of a
@@ -419,16 +389,6 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
       rowStep = arith::MaxUIOp::create(kb.b, kb.loc, tDim, one);
     }
     Value numPanels = ceilDiv(blockWidth, kb.idx(panelN));
-    // The row block's slice of the input, copied to a dense
-    // [rowBlock, panelK] buffer per k-panel: its rows are panelK apart
-    // instead of K (rows 2^n bytes apart share the cache sets, and the
-    // block would not stay in L2). A static stack buffer per thread
-    // (blockc-cpu-hoist-thread-scratch).
-    Value rowsBuf;
-    if (rowBlock)
-      rowsBuf = memref::AllocaOp::create(
-          kb.b, kb.loc, MemRefType::get({rowBlock, panelK}, kb.b.getF32Type()),
-          kb.b.getI64IntegerAttr(64));
     Value firstPanel =
         arith::MulIOp::create(kb.b, kb.loc, nBlock, kb.idx(group));
     return kb.forTensor(c0, bDim, 1, slice, [&](Value bIdx, Value o) {
@@ -439,8 +399,6 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
               kb.b, kb.loc, kb.minIdx(kb.add(kc, kb.idx(panelK)), kVal), kc);
           Value kBlock =
               arith::DivUIOp::create(kb.b, kb.loc, kc, kb.idx(panelK));
-          if (rowsBuf)
-            copyRows(kb, rowsBuf, bIdx, t0, tHi, kc, kLen, k);
           return kb.forTensor(c0, numPanels, 1, o2, [&](Value g, Value o3) {
             // P[firstPanel + g, kc / panelK] as a [panelK, panelN] tensor.
             OpFoldResult oneAttr = kb.b.getIndexAttr(1),
@@ -464,8 +422,7 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
                       Value inPanel =
                           arith::SubIOp::create(kb.b, kb.loc, n0, gLo);
                       return kb.outerKernel(a2, panel, bIdx, t, n0, rr, c, kc,
-                                            kLen, v, outInBounds, inPanel,
-                                            rowsBuf, t0);
+                                            kLen, v, outInBounds, inPanel);
                     });
               });
             };

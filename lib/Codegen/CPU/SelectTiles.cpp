@@ -57,8 +57,6 @@ constexpr int64_t kPackMinRows = 32;
 constexpr int64_t kPanelK = 256;
 /// Longest reduction of one dot-product cache block.
 constexpr int64_t kMaxBlockK = 2048;
-/// Largest copy of a row block's input slice (a stack buffer per thread).
-constexpr int64_t kMaxRowBlockBytes = 128 * 1024;
 
 int64_t roundUp(int64_t a, int64_t m) { return (a + m - 1) / m * m; }
 
@@ -126,11 +124,11 @@ struct CPUSelectTilesPass
       blockN = std::max(kCols, blockN / kCols * kCols);
       // The panel need not be longer than the (padded) reduction.
       int64_t panelK = std::min({kPanelK, maxPanelK, paddedK});
-      // Prepared weights: G panels per parallel block, as many as a
-      // quarter of L2 holds, but at least 4 blocks (work for the threads);
-      // row blocks whose copied slice (rows x panelK) fills a quarter of
-      // L2, at most 128 KiB (a stack buffer per thread), whole
-      // micro-kernel rows.
+      // Prepared weights: G panels per parallel block, as many as half of
+      // L2 holds, but at least 4 blocks (work for the threads); row blocks
+      // whose slice of the input (rows x panelK) fills a quarter of L2,
+      // whole micro-kernel rows (measured on Zen 3, mid block at T = 2048:
+      // a quarter of L2 of panels, or no row blocks, is 3-20% slower).
       // (Others keep the defaults: one panel, no row blocks.)
       int64_t panelGroup = 1, rowBlock = 0;
       auto layout = op->getAttrOfType<codegen::WeightLayoutAttr>(
@@ -139,12 +137,10 @@ struct CPUSelectTilesPass
         int64_t n = op.getWeight().getType().getDimSize(0);
         int64_t numPanels = (n + panelN - 1) / panelN;
         panelGroup =
-            std::clamp<int64_t>(t.getL2Bytes() / 4 / (panelK * panelN * 4), 1,
+            std::clamp<int64_t>(t.getL2Bytes() / 2 / (panelK * panelN * 4), 1,
                                 std::max<int64_t>(1, numPanels / 4));
-        int64_t rowBytes =
-            std::min<int64_t>(t.getL2Bytes() / 4, kMaxRowBlockBytes);
-        rowBlock =
-            std::max(packRows, rowBytes / (panelK * 4) / packRows * packRows);
+        rowBlock = std::max(packRows, t.getL2Bytes() / 4 / (panelK * 4) /
+                                          packRows * packRows);
       }
       op->setAttr(CodegenDialect::kLinearTilesAttrName,
                   codegen::LinearTilesAttr::get(

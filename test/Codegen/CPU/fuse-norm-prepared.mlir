@@ -9,11 +9,8 @@
 // CHECK:         arith.mulf
 // CHECK:       %[[PACK:.+]] = linalg.pack %[[WG]] {{.*}} {blockc_codegen.prepared = #blockc_codegen.packed_weight<rows = 48, cols = 32, panel_k = 32, panel_n = 32>}
 // CHECK:       scf.forall
-// x itself (not x * g) is copied to the row block's buffer.
-// CHECK:       %[[XV:.+]] = vector.transfer_read %[[X]]
-// CHECK-NEXT:  vector.transfer_write %[[XV]], %[[BUF:[a-z0-9_]+]][
 // CHECK:       tensor.extract_slice %[[PACK]]
-// CHECK:       memref.load %[[BUF]]
+// CHECK:       tensor.extract %[[X]]
 // The row scales r, applied to each finished tile row.
 // CHECK:       scf.forall.in_parallel
 func.func @norm_q(%x: tensor<1x5x32xf32>, %g: tensor<32xf32>, %w: tensor<48x32xf32>) -> tensor<1x5x48xf32> {

@@ -12,32 +12,27 @@
 // AVX2: panels of 40 (K) x 16 (2 x 8 lanes) columns, ceil(24 / 16) = 2,
 // one panel per parallel block (panel_group = 1: two panels make fewer
 // than 4 blocks of more). The blocked loop order: batch, row blocks
-// (row_block = 816 rows: 128 KiB / (40 x 4 bytes), whole 6-row
-// micro-kernels), k-panels (the row block's slice of x copied to a dense
-// stack buffer), the block's panels, then the row and column tiles. N = 24
-// is not a multiple of the 16-column tile: the output tile is masked.
+// (row_block = 1638 rows: 1 MiB / 4 / (40 x 4 bytes), whole 6-row
+// micro-kernels), k-panels, the block's panels, then the row and column
+// tiles. N = 24 is not a multiple of the 16-column tile: the output tile
+// is masked.
 // CHECK-LABEL: func.func @linear
 // CHECK-SAME:  (%[[X:.+]]: tensor<?x?x40xf32>, %[[W:.+]]: tensor<24x40xf32>)
 // CHECK:       %[[PACK:.+]] = linalg.pack %[[W]] padding_value(%{{.+}} : f32) inner_dims_pos = [1, 0] inner_tiles = [40, 16] into %{{.+}} {blockc_codegen.prepared = #blockc_codegen.packed_weight<rows = 24, cols = 40, panel_k = 40, panel_n = 16>} : tensor<24x40xf32> -> tensor<2x1x40x16xf32>
 // CHECK-NOT:   scf.if
 // CHECK:       scf.forall (%[[NB:.+]]) in (2)
-// CHECK:       %[[BUF:[a-z0-9_]+]] = memref.alloca() {alignment = 64 : i64} : memref<816x40xf32>
+// CHECK:       arith.constant 1638 : index
 // CHECK:       %[[FIRST:[a-z0-9_]+]] = arith.muli %[[NB]], %{{.+}} : index
 // CHECK:       scf.for %[[B:[a-z0-9_]+]] = %{{.+}} to %{{.+}} step
 // CHECK:       scf.for %[[T0:[a-z0-9_]+]] = %{{.+}} to %{{.+}} step
 // CHECK:       scf.for %[[KC:[a-z0-9_]+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args
 // CHECK:       %[[KB:[a-z0-9_]+]] = arith.divui %[[KC]], %{{.+}} : index
-// CHECK:       scf.for %[[T:[a-z0-9_]+]] = %[[T0]] to
-// CHECK:       %[[I:[a-z0-9_]+]] = arith.subi %[[T]], %[[T0]] : index
-// CHECK:       scf.for %[[KK:[a-z0-9_]+]] =
-// CHECK:       %[[XK:[a-z0-9_]+]] = arith.addi %[[KC]], %[[KK]] : index
-// CHECK:       %[[XV:[a-z0-9_]+]] = vector.transfer_read %[[X]][%[[B]], %[[T]], %[[XK]]]
-// CHECK:       vector.transfer_write %[[XV]], %[[BUF]][%[[I]], %[[KK]]] {in_bounds = [true]}
 // CHECK:       scf.for %[[G:[a-z0-9_]+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args
 // CHECK:       %[[P:[a-z0-9_]+]] = arith.addi %[[FIRST]], %[[G]] : index
 // CHECK:       tensor.extract_slice %[[PACK]][%[[P]], %[[KB]], 0, 0] [1, 1, 40, 16] [1, 1, 1, 1] : tensor<2x1x40x16xf32> to tensor<40x16xf32>
+// CHECK:       scf.for %{{.+}} = %[[T0]] to
 // CHECK:       vector.transfer_read %{{.+}} : tensor<?x?x?xf32>, vector<8xf32>
-// CHECK:       memref.load %[[BUF]]
+// CHECK:       tensor.extract %[[X]][%[[B]],
 // CHECK:       vector.fma
 // CHECK-NOT:   vector.transpose
 // CHECK-NOT:   vector.reduction
@@ -81,26 +76,29 @@ func.func @computed(%x: tensor<?x?x40xf32>, %w: tensor<24x40xf32>) -> tensor<?x?
 // Tiles by hand: two panels per parallel block (ceil(48 / 32) = 2 blocks;
 // panel = 2 x block + g), row blocks of 13 rows rounded down to 12 (two
 // 6-row micro-kernels), whole 16-column tiles (48 = 3 x 16): the output
-// tile is read and written without masks. row_block = 0: no row blocks
-// and no copy, x read in place.
+// tile is read and written without masks. Without row_block (0), all rows
+// form one block.
 // CHECK-LABEL: func.func @grouped
 // CHECK:       scf.forall (%[[NB:.+]]) in (2)
-// CHECK:       memref.alloca() {alignment = 64 : i64} : memref<12x40xf32>
+// CHECK:       arith.constant 12 : index
 // CHECK:       %[[FIRST:[a-z0-9_]+]] = arith.muli %[[NB]], %c2{{.*}} : index
-// CHECK:       vector.transfer_write %{{.+}} {in_bounds = [true]} : vector<8xf32>, memref<12x40xf32>
+// CHECK:       scf.for
+// CHECK:       scf.for
+// CHECK:       scf.for
 // CHECK:       scf.for %[[G:[a-z0-9_]+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args
 // CHECK:       arith.addi %[[FIRST]], %[[G]] : index
 // CHECK:       vector.transfer_read %{{.+}} {in_bounds = [true]} : tensor<?x?x?xf32>, vector<8xf32>
 // CHECK:       vector.transfer_write %{{.+}} {in_bounds = [true]} : vector<8xf32>, tensor<?x?x?xf32>
-// CHECK-LABEL: func.func @in_place
-// CHECK-NOT:   memref.alloca
-// CHECK:       tensor.extract %arg0
+// CHECK-LABEL: func.func @one_row_block
+// CHECK:       scf.forall
+// CHECK:       %[[STEP:[a-z0-9_]+]] = arith.maxui %[[T:dim_[0-9]+]], %c1{{.*}} : index
+// CHECK:       scf.for %{{.+}} = %{{.+}} to %[[T]] step %[[STEP]]
 // CHECK:       vector.fma
 func.func @grouped(%x: tensor<?x?x40xf32>, %w: tensor<48x40xf32>) -> tensor<?x?x48xf32> {
   %y = transformer.linear %x, %w {blockc_codegen.linear_tiles = #blockc_codegen.linear_tiles<rows = 2, cols = 4, block_n = 32, block_k = 40, pack_rows = 6, pack_cols = 2, panel_k = 40, panel_n = 16, pack_min_rows = 32, panel_group = 2, row_block = 13>} : tensor<?x?x40xf32>, tensor<48x40xf32> -> tensor<?x?x48xf32>
   return %y : tensor<?x?x48xf32>
 }
-func.func @in_place(%x: tensor<?x?x40xf32>, %w: tensor<48x40xf32>) -> tensor<?x?x48xf32> {
+func.func @one_row_block(%x: tensor<?x?x40xf32>, %w: tensor<48x40xf32>) -> tensor<?x?x48xf32> {
   %y = transformer.linear %x, %w {blockc_codegen.linear_tiles = #blockc_codegen.linear_tiles<rows = 2, cols = 4, block_n = 32, block_k = 40, pack_rows = 6, pack_cols = 2, panel_k = 40, panel_n = 16, pack_min_rows = 32>} : tensor<?x?x40xf32>, tensor<48x40xf32> -> tensor<?x?x48xf32>
   return %y : tensor<?x?x48xf32>
 }

@@ -17,13 +17,14 @@
 // panels of one micro-kernel width (2 vectors) by panel_k = 256 (or the
 // padded reduction length, 48 / 40, when shorter).
 // With prepared weights, the blocking of the packed kernel too: panels of
-// 256 x 16 floats (16 KiB), l2 / 4 = 128 KiB holds panel_group = 8 of them
-// (256 panels: far more than 4 blocks); row blocks of 128 KiB / (256 x 4
-// bytes) = 128 rows, whole 6-row micro-kernels: 126. Panels of 40 x 16
-// (2.5 KiB): 51 of them; rows of 160 bytes: 819 -> 816.
+// 256 x 16 floats (16 KiB), l2 / 2 = 256 KiB holds panel_group = 16 of
+// them (256 panels: far more than 4 blocks); row blocks whose slice of x
+// fills l2 / 4: 128 KiB / (256 x 4 bytes) = 128 rows, whole 6-row
+// micro-kernels: 126. Panels of 40 x 16 (2.5 KiB): 102 of them; rows of
+// 160 bytes: 819 -> 816.
 // PREP-LABEL: func.func @two_projections
-// PREP:       transformer.linear {{.*}} {blockc_codegen.linear_tiles = #blockc_codegen.linear_tiles<rows = 2, cols = 4, block_n = 16, block_k = 2048, pack_rows = 6, pack_cols = 2, panel_k = 256, panel_n = 16, pack_min_rows = 32, panel_group = 8, row_block = 126>, blockc_codegen.weight_layout = #blockc_codegen.weight_layout<packed_panels>}
-// PREP:       transformer.linear {{.*}} {blockc_codegen.linear_tiles = #blockc_codegen.linear_tiles<rows = 2, cols = 4, block_n = 816, block_k = 40, pack_rows = 6, pack_cols = 2, panel_k = 40, panel_n = 16, pack_min_rows = 32, panel_group = 51, row_block = 816>, blockc_codegen.weight_layout = #blockc_codegen.weight_layout<packed_panels>}
+// PREP:       transformer.linear {{.*}} {blockc_codegen.linear_tiles = #blockc_codegen.linear_tiles<rows = 2, cols = 4, block_n = 16, block_k = 2048, pack_rows = 6, pack_cols = 2, panel_k = 256, panel_n = 16, pack_min_rows = 32, panel_group = 16, row_block = 126>, blockc_codegen.weight_layout = #blockc_codegen.weight_layout<packed_panels>}
+// PREP:       transformer.linear {{.*}} {blockc_codegen.linear_tiles = #blockc_codegen.linear_tiles<rows = 2, cols = 4, block_n = 816, block_k = 40, pack_rows = 6, pack_cols = 2, panel_k = 40, panel_n = 16, pack_min_rows = 32, panel_group = 102, row_block = 816>, blockc_codegen.weight_layout = #blockc_codegen.weight_layout<packed_panels>}
 // AVX512-LABEL: func.func @two_projections
 // AVX512-SAME:  attributes {blockc_codegen.cpu_target = #blockc_codegen.cpu_target<isa = avx512, vector_width = 16, registers = 32, l1_bytes = 32768, l2_bytes = 1048576>}
 // AVX512:       transformer.linear {{.*}} {blockc_codegen.linear_tiles = #blockc_codegen.linear_tiles<rows = 4, cols = 4, block_n = 32, block_k = 2048, pack_rows = 8, pack_cols = 2, panel_k = 256, panel_n = 32, pack_min_rows = 32>}

@@ -126,9 +126,9 @@ def Codegen_LinearTilesAttr : Codegen_Attr<"LinearTiles", "linear_tiles"> {
     * with prepared weights (`weight_layout<packed_panels>`), the blocking
       of a GEMM: `panel_group` panels per parallel block (the input rows
       of a cache block are reused across them from L2), and cache blocks
-      of at most `row_block` input rows, copied per k-panel into a dense
-      buffer (0: no row blocks, the rows are read in place). Both may be
-      omitted (1 and 0).
+      of at most `row_block` input rows (rounded down to whole
+      `pack_rows`; 0: all rows in one block). Both may be omitted (1 and
+      0).
 
     ```mlir
     transformer.linear %x, %w {blockc_codegen.linear_tiles =
