@@ -17,6 +17,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/UB/IR/UBOps.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/PatternMatch.h"
@@ -354,11 +355,11 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
   /// in L2 across the G panels, and the output block of a row block in
   /// L2 across the k-panels.
   Value buildPreparedBlock(KernelBuilder &kb, Value slice, Value bDim,
-                           Value tDim, Value nBlock, Value blockWidth,
-                           int64_t n, int64_t k, Value prepacked) const {
+                           Value tDim, Value nBlock, Value group,
+                           Value blockWidth, int64_t n, int64_t k,
+                           Value prepacked) const {
     int64_t v = tiles.width, r = tiles.packRows, c = tiles.packCols;
     int64_t panelK = tiles.panelK, panelN = tiles.panelN;
-    int64_t group = tiles.panelGroup;
     // Every column tile is whole when N is a multiple of the tile width:
     // the output tile is read and written without masks (masked stores
     // are slow on AVX2 machines).
@@ -389,8 +390,7 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
       rowStep = arith::MaxUIOp::create(kb.b, kb.loc, tDim, one);
     }
     Value numPanels = ceilDiv(blockWidth, kb.idx(panelN));
-    Value firstPanel =
-        arith::MulIOp::create(kb.b, kb.loc, nBlock, kb.idx(group));
+    Value firstPanel = arith::MulIOp::create(kb.b, kb.loc, nBlock, group);
     return kb.forTensor(c0, bDim, 1, slice, [&](Value bIdx, Value o) {
       return kb.forTensor(c0, tDim, rowStep, o, [&](Value t0, Value o1) {
         Value tHi = kb.minIdx(kb.add(t0, rowStep), tDim);
@@ -470,20 +470,41 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
     }
     Value nVal = kb.idx(n);
     Value usePacked, blockSize;
-    if (packed && dot) {
+    // Prepared weights: panel_group panels per block from packMinRows rows
+    // on; fewer rows (decode) take one panel per block, so that a block
+    // streams its panels in memory order.
+    Value group;
+    bool dynamicGroup = false;
+    if (tiles.prepared) {
+      int64_t g = tiles.panelGroup;
+      if (!ShapedType::isDynamic(staticT) && staticT < tiles.packMinRows)
+        g = 1;
+      dynamicGroup = g > 1 && ShapedType::isDynamic(staticT);
+      group = dynamicGroup
+                  ? arith::SelectOp::create(
+                        rewriter, loc,
+                        arith::CmpIOp::create(rewriter, loc,
+                                              arith::CmpIPredicate::uge, tDim,
+                                              kb.idx(tiles.packMinRows)),
+                        kb.idx(g), kb.idx(1))
+                        .getResult()
+                  : kb.idx(g);
+    }
+    if (tiles.prepared) {
+      blockSize =
+          arith::MulIOp::create(rewriter, loc, group, kb.idx(tiles.panelN));
+    } else if (packed && dot) {
       usePacked =
           arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::uge, tDim,
                                 kb.idx(tiles.packMinRows));
       blockSize = arith::SelectOp::create(
           rewriter, loc, usePacked, kb.idx(tiles.panelN), kb.idx(tiles.blockN));
     } else {
-      blockSize = kb.idx(tiles.prepared ? tiles.panelGroup * tiles.panelN
-                         : packed       ? tiles.panelN
-                                        : tiles.blockN);
+      blockSize = kb.idx(packed ? tiles.panelN : tiles.blockN);
     }
     // ceil(N / blockSize) blocks.
     OpFoldResult numBlocks;
-    if (packed && dot) {
+    if ((packed && dot) || dynamicGroup) {
       numBlocks = arith::DivUIOp::create(
                       rewriter, loc,
                       kb.add(nVal, arith::SubIOp::create(rewriter, loc,
@@ -491,7 +512,7 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
                       blockSize)
                       .getResult();
     } else {
-      int64_t bs = tiles.prepared ? tiles.panelGroup * tiles.panelN
+      int64_t bs = tiles.prepared ? *getConstantIntValue(group) * tiles.panelN
                    : packed       ? tiles.panelN
                                   : tiles.blockN;
       numBlocks = rewriter.getIndexAttr((n + bs - 1) / bs);
@@ -524,8 +545,8 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
       auto packedBlock = [&]() {
         if (tiles.prepared)
           return buildPreparedBlock(kb, slice, bDim, tDim,
-                                    forall.getInductionVar(0), blockWidth, n, k,
-                                    packedWeight);
+                                    forall.getInductionVar(0), group,
+                                    blockWidth, n, k, packedWeight);
         return buildPackedBlock(kb, slice, bDim, tDim,
                                 forall.getInductionVar(0), nc, blockWidth, n, k,
                                 packedWeight);

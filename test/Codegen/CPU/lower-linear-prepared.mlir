@@ -73,15 +73,21 @@ func.func @computed(%x: tensor<?x?x40xf32>, %w: tensor<24x40xf32>) -> tensor<?x?
 
 // -----
 
-// Tiles by hand: two panels per parallel block (ceil(48 / 32) = 2 blocks;
-// panel = 2 x block + g), row blocks of 13 rows rounded down to 12 (two
+// Tiles by hand: two panels per parallel block from pack_min_rows = 32
+// rows on, one below (decode: a block streams its panels in memory order),
+// chosen at run time for a dynamic T: ceil(48 / (group x 16)) blocks,
+// panel = group x block + g; row blocks of 13 rows rounded down to 12 (two
 // 6-row micro-kernels), whole 16-column tiles (48 = 3 x 16): the output
 // tile is read and written without masks. Without row_block (0), all rows
 // form one block.
 // CHECK-LABEL: func.func @grouped
-// CHECK:       scf.forall (%[[NB:.+]]) in (2)
+// CHECK:       %[[MANY:.+]] = arith.cmpi uge, %{{.+}}, %c32 : index
+// CHECK:       %[[GROUP:.+]] = arith.select %[[MANY]], %c2, %c1{{.*}} : index
+// CHECK:       %[[WIDTH:.+]] = arith.muli %[[GROUP]], %c16 : index
+// CHECK:       %[[NUM:.+]] = arith.divui %{{.+}}, %[[WIDTH]] : index
+// CHECK:       scf.forall (%[[NB:.+]]) in (%[[NUM]])
 // CHECK:       arith.constant 12 : index
-// CHECK:       %[[FIRST:[a-z0-9_]+]] = arith.muli %[[NB]], %c2{{.*}} : index
+// CHECK:       %[[FIRST:[a-z0-9_]+]] = arith.muli %[[NB]], %[[GROUP]] : index
 // CHECK:       scf.for
 // CHECK:       scf.for
 // CHECK:       scf.for
@@ -101,4 +107,14 @@ func.func @grouped(%x: tensor<?x?x40xf32>, %w: tensor<48x40xf32>) -> tensor<?x?x
 func.func @one_row_block(%x: tensor<?x?x40xf32>, %w: tensor<48x40xf32>) -> tensor<?x?x48xf32> {
   %y = transformer.linear %x, %w {blockc_codegen.linear_tiles = #blockc_codegen.linear_tiles<rows = 2, cols = 4, block_n = 32, block_k = 40, pack_rows = 6, pack_cols = 2, panel_k = 40, panel_n = 16, pack_min_rows = 32>} : tensor<?x?x40xf32>, tensor<48x40xf32> -> tensor<?x?x48xf32>
   return %y : tensor<?x?x48xf32>
+}
+
+// -----
+
+// A static T below pack_min_rows: one panel per block, a static count.
+// CHECK-LABEL: func.func @decode_rows
+// CHECK:       scf.forall (%{{.+}}) in (3)
+func.func @decode_rows(%x: tensor<1x1x40xf32>, %w: tensor<48x40xf32>) -> tensor<1x1x48xf32> {
+  %y = transformer.linear %x, %w {blockc_codegen.linear_tiles = #blockc_codegen.linear_tiles<rows = 2, cols = 4, block_n = 32, block_k = 40, pack_rows = 6, pack_cols = 2, panel_k = 40, panel_n = 16, pack_min_rows = 32, panel_group = 2, row_block = 12>} : tensor<1x1x40xf32>, tensor<48x40xf32> -> tensor<1x1x48xf32>
+  return %y : tensor<1x1x48xf32>
 }
