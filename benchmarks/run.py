@@ -594,7 +594,7 @@ def markdown(report):
     cold, cached = compiles(False), compiles(True)
     if cold or cached:
         notes.append("Compiling the Llama-2-7B block (blockc-run's compile "
-                     "line): cold (all passes, LLVM -O3, object linked in "
+                     "line): cold (all passes, LLVM -O2, object linked in "
                      "memory) %s ms; from the compile cache %s ms (the "
                      "harness uses a cache directory of its own, empty at "
                      "the start)." %
