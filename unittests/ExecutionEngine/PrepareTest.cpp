@@ -159,6 +159,79 @@ TEST_F(PrepareTest, PreparedWeightsMatchTheReference) {
         }
 }
 
+// Projections 96 -> N -> 96 for the blocked loop order of the prepared
+// kernel (panel_group panels per parallel block, row blocks), with the
+// cache sizes shrunk so that every path runs on small shapes.
+const char *kWide = R"(
+func.func @forward(%x: tensor<?x?x96xf32>,
+    %w: tensor<NNNx96xf32> {transformer.weight_name = "w"},
+    %w2: tensor<96xNNNxf32> {transformer.weight_name = "w2"}) -> tensor<?x?x96xf32> {
+  %h = transformer.linear %x, %w : tensor<?x?x96xf32>, tensor<NNNx96xf32> -> tensor<?x?xNNNxf32>
+  %y = transformer.linear %h, %w2 : tensor<?x?xNNNxf32>, tensor<96xNNNxf32> -> tensor<?x?x96xf32>
+  return %y : tensor<?x?x96xf32>
+}
+)";
+
+// With a 64 KiB L2 (AVX2: panels of 96 x 16): the first projection takes
+// 3 panels per block from T = 32 on (the last block of N = 200 holds one
+// partial panel: masked output tiles; N = 192 has whole tiles only), one
+// below (T = 1, 31); row blocks of at most 42 rows (T = 100: three blocks
+// of 36, 36 and 28 rows, with 4- and 2-row remainder tiles); the second
+// reduces over K = N. y = (x W^T) W2^T against a double reference.
+TEST_F(PrepareTest, BlockedKernelMatchesTheReference) {
+  for (CPUISA isa : {CPUISA::AVX512, CPUISA::AVX2})
+    for (int64_t n : {200, 192})
+      if (missingHostFeature(isa).empty())
+        for (int64_t t : {1, 31, 32, 100}) {
+          SCOPED_TRACE(testing::Message()
+                       << "isa " << stringifyCPUISA(isa).str() << " N " << n
+                       << " T " << t);
+          std::string text = kWide;
+          for (size_t at; (at = text.find("NNN")) != std::string::npos;)
+            text.replace(at, 3, std::to_string(n));
+          auto module = mlir::parseSourceString<mlir::ModuleOp>(text, &ctx);
+          ASSERT_TRUE(module);
+          auto sig = analyzeModel(*module, "");
+          ASSERT_TRUE(succeeded(sig));
+          CPUTargetConfig config;
+          config.isa = isa;
+          config.l2Bytes = 64 * 1024;
+          auto jit = BlockJit::compile(*module, *sig, JitTarget::CPU, 2,
+                                       NVPTXPipelineOptions(), config);
+          ASSERT_TRUE(static_cast<bool>(jit))
+              << llvm::toString(jit.takeError());
+          HostTensor x = makeRandomTensor({2, t, 96}, 5);
+          HostTensor w = makeRandomTensor({n, 96}, 6);
+          HostTensor w2 = makeRandomTensor({96, n}, 7);
+          const HostTensor original = w, original2 = w2;
+          std::vector<HostTensor *> args = {&x, &w, &w2};
+          llvm::Expected<int64_t> bytes = (*jit)->prepare(args);
+          ASSERT_TRUE(static_cast<bool>(bytes))
+              << llvm::toString(bytes.takeError());
+          HostTensor out;
+          out.shape = {2, t, 96};
+          out.data.assign(out.numElements(), 0.0f);
+          std::vector<const HostTensor *> runArgs = {&x, &w, &w2};
+          ASSERT_FALSE(static_cast<bool>((*jit)->run(runArgs, out)));
+          std::vector<double> h(n);
+          for (int64_t r = 0; r < 2 * t; ++r) {
+            for (int64_t j = 0; j < n; ++j) {
+              h[j] = 0;
+              for (int64_t k = 0; k < 96; ++k)
+                h[j] += double(x.data[r * 96 + k]) * original.data[j * 96 + k];
+            }
+            for (int64_t j = 0; j < 96; ++j) {
+              double want = 0;
+              for (int64_t k = 0; k < n; ++k)
+                want += h[k] * original2.data[j * n + k];
+              ASSERT_NEAR(out.data[r * 96 + j], want,
+                          1e-4 * (1 + std::fabs(want)))
+                  << r << " " << j;
+            }
+          }
+        }
+}
+
 // A hand-written prepare function: inputs first, then destinations.
 const char *kValid = R"(
 func.func @forward(%x: tensor<?x?x8xf32>, %w: tensor<1x1x8x32xf32>) -> tensor<?x?x8xf32> {
