@@ -13,6 +13,7 @@
 #include "blockc/Dialect/Transformer/IR/TransformerOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -621,8 +622,23 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
     SmallVector<Value> inits, weights;
     for (LinearOp member : ops) {
       weights.push_back(member.getWeight());
-      Value empty =
-          tensor::EmptyOp::create(rewriter, loc, sizes, rewriter.getF32Type());
+      // The members of a group need outputs of their own: identical
+      // tensor.empty + zero fills would be merged by CSE, and bufferization
+      // would then copy the one filled buffer into each (an allocation is
+      // never merged).
+      Value empty;
+      if (ops.size() > 1) {
+        SmallVector<Value> dynamicSizes;
+        SmallVector<int64_t> staticSizes;
+        dispatchIndexOpFoldResults(sizes, dynamicSizes, staticSizes);
+        empty = bufferization::AllocTensorOp::create(
+            rewriter, loc,
+            RankedTensorType::get(staticSizes, rewriter.getF32Type()),
+            dynamicSizes);
+      } else {
+        empty = tensor::EmptyOp::create(rewriter, loc, sizes,
+                                        rewriter.getF32Type());
+      }
       if (Value bias = member.getBias()) {
         MLIRContext *ctx = getContext();
         AffineMap id = AffineMap::getMultiDimIdentityMap(3, ctx);

@@ -1,13 +1,20 @@
 // RUN: blockc-opt %s -split-input-file --blockc-cpu-select-tiles="isa=avx512" --blockc-cpu-lower-linear | FileCheck %s
+// After CSE the two members keep two outputs.
+// RUN: blockc-opt %s -split-input-file --blockc-cpu-select-tiles="isa=avx512" --blockc-cpu-lower-linear --cse | FileCheck %s --check-prefix=CSE
 
 // A horizontal group becomes one kernel: one scf.forall with a shared
 // output per member, whose iteration computes column block i of each
 // member in turn (K's weight, then V's), and one parallel_insert_slice per
-// member at the same offsets.
+// member at the same offsets. Each member's zero output starts from an
+// allocation of its own (bufferization.alloc_tensor, which CSE never
+// merges: two equal tensor.empty + fill pairs would become one buffer that
+// bufferization copies per member).
 // CHECK-LABEL: func.func @kv
 // CHECK-SAME:  (%[[X:.+]]: tensor<2x3x16xf32>, %[[WK:.+]]: tensor<8x16xf32>, %[[WV:.+]]: tensor<8x16xf32>)
-// CHECK:       %[[IK:.+]] = linalg.fill
-// CHECK:       %[[IV:.+]] = linalg.fill
+// CHECK:       %[[AK:.+]] = bufferization.alloc_tensor() : tensor<2x3x8xf32>
+// CHECK:       %[[IK:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%[[AK]]
+// CHECK:       %[[AV:.+]] = bufferization.alloc_tensor() : tensor<2x3x8xf32>
+// CHECK:       %[[IV:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%[[AV]]
 // CHECK:       %[[R:.+]]:2 = scf.forall (%{{.+}}) in (1) shared_outs(%[[OK:.+]] = %[[IK]], %[[OV:.+]] = %[[IV]])
 // CHECK:       tensor.extract_slice %[[OK]][0, 0, %[[NC:.+]]] [
 // CHECK:       vector.transfer_read %[[WK]]
@@ -18,6 +25,9 @@
 // CHECK-NEXT:  tensor.parallel_insert_slice %{{.+}} into %[[OV]][0, 0, %[[NC]]]
 // CHECK:       } {blockc_codegen.kernel = #blockc_codegen.kernel<linear>}
 // CHECK:       return %[[R]]#0, %[[R]]#1
+// CSE-LABEL: func.func @kv
+// CSE-COUNT-2: bufferization.alloc_tensor()
+// CSE-COUNT-2: linalg.fill
 func.func @kv(%x: tensor<2x3x16xf32>, %wk: tensor<8x16xf32>, %wv: tensor<8x16xf32>) -> (tensor<2x3x8xf32>, tensor<2x3x8xf32>) {
   %k = transformer.linear %x, %wk {blockc_codegen.horizontal_group = #blockc_codegen.horizontal_group<0>} : tensor<2x3x16xf32>, tensor<8x16xf32> -> tensor<2x3x8xf32>
   %v = transformer.linear %x, %wv {blockc_codegen.horizontal_group = #blockc_codegen.horizontal_group<0>} : tensor<2x3x16xf32>, tensor<8x16xf32> -> tensor<2x3x8xf32>

@@ -83,6 +83,7 @@ def CPULowerLinearPass
   }];
   let dependentDialects = [
     "::blockc::codegen::CodegenDialect",
+    "::mlir::bufferization::BufferizationDialect",
     "::mlir::arith::ArithDialect",
     "::mlir::linalg::LinalgDialect",
     "::mlir::scf::SCFDialect",
