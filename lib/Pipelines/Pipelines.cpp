@@ -62,12 +62,11 @@ llvm::StringRef blockc::stringifyCPUISA(CPUISA isa) {
 
 namespace {
 
+/// The largest ISA whose code runs here.
 CPUISA hostISA() {
-  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
-  if (features.lookup("avx512f"))
-    return CPUISA::AVX512;
-  if (features.lookup("avx2") && features.lookup("fma"))
-    return CPUISA::AVX2;
+  for (CPUISA isa : {CPUISA::AVX512, CPUISA::AVX2})
+    if (missingHostFeature(isa).empty())
+      return isa;
   return CPUISA::SSE;
 }
 
@@ -143,14 +142,12 @@ int64_t hostCacheBytes(int level) {
 } // namespace
 
 std::string blockc::missingHostFeature(CPUISA isa) {
+  // The features the code is compiled with ("+f") must be the host's.
+  CPUTargetConfig config;
+  config.isa = isa;
   llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
-  llvm::SmallVector<llvm::StringRef> needed;
-  if (isa == CPUISA::AVX512)
-    needed = {"avx512f", "avx512vl", "avx512bw", "avx512dq"};
-  else if (isa == CPUISA::AVX2)
-    needed = {"avx2", "fma"};
-  for (llvm::StringRef f : needed)
-    if (!features.lookup(f))
+  for (llvm::StringRef f : config.llvmTargetFeatures())
+    if (f.consume_front("+") && !features.lookup(f))
       return f.str();
   return "";
 }

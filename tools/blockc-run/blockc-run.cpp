@@ -114,9 +114,9 @@ cl::opt<bool> dumpPipeline(
     cl::desc("Print the pass pipeline this run would compile with (every "
              "host-derived choice resolved) and exit"),
     cl::init(false), cl::cat(category));
-cl::opt<unsigned> optLevel("O",
-                           cl::desc("LLVM optimisation level (0-3, default 2)"),
-                           cl::init(2), cl::Prefix, cl::cat(category));
+cl::opt<unsigned> optLevel("O", cl::desc(blockc::kOptLevelHelp),
+                           cl::init(blockc::kDefaultOptLevel), cl::Prefix,
+                           cl::cat(category));
 cl::opt<unsigned> decodeSteps(
     "decode",
     cl::desc("Prefill the input through the KV-cached decode entry, then run "

@@ -103,9 +103,9 @@ cl::opt<std::string> entryName("entry",
                                cl::desc("Entry function (default: @forward "
                                         "or the only function)"),
                                cl::cat(category));
-cl::opt<unsigned> optLevel("O",
-                           cl::desc("LLVM optimisation level (0-3, default 2)"),
-                           cl::init(2), cl::Prefix, cl::cat(category));
+cl::opt<unsigned> optLevel("O", cl::desc(blockc::kOptLevelHelp),
+                           cl::init(blockc::kDefaultOptLevel), cl::Prefix,
+                           cl::cat(category));
 cl::opt<std::string> gpuArch("gpu-arch",
                              cl::desc("NVPTX: GPU architecture (sm_XX)"),
                              cl::init("sm_90"), cl::cat(category));

@@ -21,6 +21,12 @@
 
 namespace blockc {
 
+/// The drivers' default -O: LLVM -O2. -O3 did not pay for the already
+/// vectorised, register-tiled kernels (docs/Pipelines.md).
+inline constexpr unsigned kDefaultOptLevel = 2;
+inline constexpr const char *kOptLevelHelp =
+    "LLVM optimisation level (0-3, default 2)";
+
 /// The values of the drivers' -isa= option.
 inline auto cpuISAValues() {
   return llvm::cl::values(

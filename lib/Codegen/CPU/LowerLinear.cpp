@@ -126,6 +126,26 @@ struct KernelBuilder {
     return add(lo, arith::MulIOp::create(b, loc, tiles, idx(step)));
   }
 
+  /// Rows [lo, hi) in tiles of r rows, then the remainder in halving row
+  /// counts down to 1: `tile(t, rows, acc)` per tile, carrying one tensor.
+  Value
+  forRowTiles(Value lo, Value hi, int64_t r, Value acc,
+              function_ref<Value(Value t, int64_t rows, Value acc)> tile) {
+    auto tiles = [&](Value from, Value to, int64_t rr, Value a) {
+      return forTensor(from, to, rr, a,
+                       [&](Value t, Value a2) { return tile(t, rr, a2); });
+    };
+    Value end = fullEnd(lo, hi, r);
+    acc = tiles(lo, end, r, acc);
+    for (int64_t rr = llvm::bit_floor(uint64_t(r - 1)); r > 1 && rr >= 1;
+         rr /= 2) {
+      Value next = fullEnd(end, hi, rr);
+      acc = tiles(end, next, rr, acc);
+      end = next;
+    }
+    return acc;
+  }
+
   Value minIdx(Value a, Value c) {
     return arith::MinUIOp::create(b, loc, a, c);
   }
@@ -291,57 +311,32 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
     });
   }
 
-  /// The packed kernel over one n-block of at most panelN columns (block
-  /// `nBlock`): per k-block, the transposed weight panel (packed here, or
-  /// a slice of the prepared weight `prepacked`), then the outer-product
-  /// micro-kernel over all rows (packRows at a time, the remainder in
-  /// halving row counts down to 1) and the block's column tiles.
+  /// The packed kernel over one n-block of at most panelN columns, for a
+  /// weight in the checkpoint's layout: per k-block, the transposed weight
+  /// panel packed here, then the outer-product micro-kernel over all rows
+  /// (packRows at a time, the remainder in halving row counts down to 1)
+  /// and the block's column tiles.
   Value buildPackedBlock(KernelBuilder &kb, Value slice, Value bDim, Value tDim,
-                         Value nBlock, Value nc, Value blockWidth, int64_t n,
-                         int64_t k, Value prepacked) const {
+                         Value nc, Value blockWidth, int64_t n,
+                         int64_t k) const {
     int64_t v = tiles.width, r = tiles.packRows, c = tiles.packCols;
     int64_t panelK = tiles.panelK, panelN = tiles.panelN;
     Value c0 = kb.idx(0), kVal = kb.idx(k);
     return kb.forTensor(c0, kVal, panelK, slice, [&](Value kc, Value o) {
       Value kLen = arith::SubIOp::create(
           kb.b, kb.loc, kb.minIdx(kb.add(kc, kb.idx(panelK)), kVal), kc);
-      Value panel;
-      if (prepacked) {
-        // P[nBlock, kc / panelK] as a [panelK, panelN] tensor.
-        Value kBlock = arith::DivUIOp::create(kb.b, kb.loc, kc, kb.idx(panelK));
-        OpFoldResult one = kb.b.getIndexAttr(1), zero = kb.b.getIndexAttr(0);
-        SmallVector<OpFoldResult> offsets = {nBlock, kBlock, zero, zero};
-        SmallVector<OpFoldResult> sizes = {one, one, kb.b.getIndexAttr(panelK),
-                                           kb.b.getIndexAttr(panelN)};
-        SmallVector<OpFoldResult> strides(4, one);
-        auto panelType =
-            RankedTensorType::get({panelK, panelN}, kb.b.getF32Type());
-        panel = tensor::ExtractSliceOp::create(
-            kb.b, kb.loc, panelType, prepacked, offsets, sizes, strides);
-      } else {
-        panel = tensor::EmptyOp::create(
-            kb.b, kb.loc, ArrayRef<int64_t>{panelK, panelN}, kb.b.getF32Type());
-        panel = kb.pack(panel, nc, blockWidth, kc, kLen, n, k, v);
-      }
+      Value panel = tensor::EmptyOp::create(
+          kb.b, kb.loc, ArrayRef<int64_t>{panelK, panelN}, kb.b.getF32Type());
+      panel = kb.pack(panel, nc, blockWidth, kc, kLen, n, k, v);
       return kb.forTensor(c0, bDim, 1, o, [&](Value bIdx, Value o2) {
-        auto rowTiles = [&](Value lo, Value hi, int64_t rr, Value acc) {
-          return kb.forTensor(lo, hi, rr, acc, [&](Value t, Value a) {
-            return kb.forTensor(c0, blockWidth, c * v, a,
-                                [&](Value n0, Value a2) {
-                                  return kb.outerKernel(a2, panel, bIdx, t, n0,
-                                                        rr, c, kc, kLen, v);
-                                });
-          });
-        };
-        Value tEnd = kb.fullEnd(c0, tDim, r);
-        o2 = rowTiles(c0, tEnd, r, o2);
-        for (int64_t rr = llvm::bit_floor(uint64_t(r - 1)); r > 1 && rr >= 1;
-             rr /= 2) {
-          Value next = kb.fullEnd(tEnd, tDim, rr);
-          o2 = rowTiles(tEnd, next, rr, o2);
-          tEnd = next;
-        }
-        return o2;
+        return kb.forRowTiles(
+            c0, tDim, r, o2, [&](Value t, int64_t rr, Value a) {
+              return kb.forTensor(
+                  c0, blockWidth, c * v, a, [&](Value n0, Value a2) {
+                    return kb.outerKernel(a2, panel, bIdx, t, n0, rr, c, kc,
+                                          kLen, v);
+                  });
+            });
       });
     });
   }
@@ -372,10 +367,8 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
     int64_t rowBlock =
         tiles.rowBlock > 0 ? std::max(r, tiles.rowBlock / r * r) : 0;
     Value one = kb.idx(1);
-    auto ceilDiv = [&](Value a, Value d) {
-      return arith::DivUIOp::create(
-          kb.b, kb.loc, kb.add(a, arith::SubIOp::create(kb.b, kb.loc, d, one)),
-          d);
+    auto ceilDiv = [&](Value a, Value d) -> Value {
+      return arith::CeilDivUIOp::create(kb.b, kb.loc, a, d);
     };
     Value rowStep;
     if (rowBlock) {
@@ -416,33 +409,16 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
                 kb.b, kb.loc, panelType, prepacked, offsets, sizes, strides);
             Value gLo = arith::MulIOp::create(kb.b, kb.loc, g, kb.idx(panelN));
             Value gHi = kb.minIdx(kb.add(gLo, kb.idx(panelN)), blockWidth);
-            auto rowTiles = [&](Value lo, Value hi, int64_t rr, Value acc) {
-              return kb.forTensor(lo, hi, rr, acc, [&](Value t, Value a) {
-                return kb.forTensor(
-                    gLo, gHi, c * v, a, [&](Value n0, Value a2) {
-                      Value inPanel =
-                          arith::SubIOp::create(kb.b, kb.loc, n0, gLo);
-                      return kb.outerKernel(a2, panel, bIdx, t, n0, rr, c, kc,
-                                            kLen, v, outInBounds, inPanel);
-                    });
-              });
-            };
-            Value tEnd =
-                kb.add(t0, arith::MulIOp::create(
-                               kb.b, kb.loc,
-                               arith::DivUIOp::create(
-                                   kb.b, kb.loc,
-                                   arith::SubIOp::create(kb.b, kb.loc, tHi, t0),
-                                   kb.idx(r)),
-                               kb.idx(r)));
-            Value acc = rowTiles(t0, tEnd, r, o3);
-            for (int64_t rr = llvm::bit_floor(uint64_t(r - 1));
-                 r > 1 && rr >= 1; rr /= 2) {
-              Value next = kb.fullEnd(tEnd, tHi, rr);
-              acc = rowTiles(tEnd, next, rr, acc);
-              tEnd = next;
-            }
-            return acc;
+            return kb.forRowTiles(
+                t0, tHi, r, o3, [&](Value t, int64_t rr, Value a) {
+                  return kb.forTensor(
+                      gLo, gHi, c * v, a, [&](Value n0, Value a2) {
+                        Value inPanel =
+                            arith::SubIOp::create(kb.b, kb.loc, n0, gLo);
+                        return kb.outerKernel(a2, panel, bIdx, t, n0, rr, c, kc,
+                                              kLen, v, outInBounds, inPanel);
+                      });
+                });
           });
         });
       });
@@ -475,23 +451,20 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
     // on; fewer rows (decode) take one panel per block, so that a block
     // streams its panels in memory order.
     Value group;
+    int64_t staticGroup = 1;
     bool dynamicGroup = false;
     if (tiles.prepared) {
-      int64_t g = tiles.panelGroup;
+      staticGroup = tiles.panelGroup;
       if (!ShapedType::isDynamic(staticT) && staticT < tiles.packMinRows)
-        g = 1;
-      dynamicGroup = g > 1 && ShapedType::isDynamic(staticT);
-      group = dynamicGroup
-                  ? arith::SelectOp::create(
-                        rewriter, loc,
-                        arith::CmpIOp::create(rewriter, loc,
-                                              arith::CmpIPredicate::uge, tDim,
-                                              kb.idx(tiles.packMinRows)),
-                        kb.idx(g), kb.idx(1))
-                        .getResult()
-                  : kb.idx(g);
-    }
-    if (tiles.prepared) {
+        staticGroup = 1;
+      dynamicGroup = staticGroup > 1 && ShapedType::isDynamic(staticT);
+      group = kb.idx(staticGroup);
+      if (dynamicGroup)
+        group = arith::SelectOp::create(
+            rewriter, loc,
+            arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::uge,
+                                  tDim, kb.idx(tiles.packMinRows)),
+            group, kb.idx(1));
       blockSize =
           arith::MulIOp::create(rewriter, loc, group, kb.idx(tiles.panelN));
     } else if (packed && dot) {
@@ -513,7 +486,7 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
                       blockSize)
                       .getResult();
     } else {
-      int64_t bs = tiles.prepared ? *getConstantIntValue(group) * tiles.panelN
+      int64_t bs = tiles.prepared ? staticGroup * tiles.panelN
                    : packed       ? tiles.panelN
                                   : tiles.blockN;
       numBlocks = rewriter.getIndexAttr((n + bs - 1) / bs);
@@ -548,9 +521,7 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
           return buildPreparedBlock(kb, slice, bDim, tDim,
                                     forall.getInductionVar(0), group,
                                     blockWidth, n, k, packedWeight);
-        return buildPackedBlock(kb, slice, bDim, tDim,
-                                forall.getInductionVar(0), nc, blockWidth, n, k,
-                                packedWeight);
+        return buildPackedBlock(kb, slice, bDim, tDim, nc, blockWidth, n, k);
       };
       auto dotBlock = [&]() {
         return buildDotBlock(kb, slice, bDim, tDim, nc, ncEnd, k);
