@@ -236,6 +236,7 @@ void blockc::buildCPULowerToLinalgPipeline(OpPassManager &pm,
     fpm.addPass(cpu::createCPUFuseNormPass());
     fpm.addPass(cpu::createCPUFuseResidualPass());
     fpm.addPass(cpu::createCPUFuseActivationPass());
+    fpm.addPass(cpu::createCPUFuseRoPEPass());
     fpm.addPass(cpu::createCPULowerSDPAPass());
     fpm.addPass(cpu::createCPULowerTransposesPass());
   });

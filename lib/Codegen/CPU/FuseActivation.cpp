@@ -10,6 +10,7 @@
 #include "blockc/Dialect/Transformer/IR/TransformerOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -113,6 +114,47 @@ struct CPUFuseActivationPass
     insert.getSourceMutable().assign(result);
   }
 
+  /// A group member whose result is dead once the epilogue read its tile
+  /// (the gate of a grouped SwiGLU) needs no shared output: its tile starts
+  /// from a zero-filled tensor of the iteration's own. Otherwise, once
+  /// canonicalization drops the dead result, the tile would be a slice of
+  /// the filled tensor outside the loop, which bufferization copies per
+  /// iteration (a parallel loop may not write a shared buffer it does not
+  /// own). Only zero-filled members (no bias, no residual) are rewritten.
+  void privatizeDeadMember(scf::ForallOp forall,
+                           tensor::ParallelInsertSliceOp insert) {
+    auto arg = dyn_cast<BlockArgument>(insert.getDest());
+    if (!arg || arg.getOwner() != forall.getBody())
+      return;
+    OpOperand *init = forall.getTiedOpOperand(arg);
+    if (!init || !blockc::cpu::isZeroFill(init->get()))
+      return;
+    tensor::ExtractSliceOp slice;
+    for (OpOperand &use : arg.getUses()) {
+      if (use.getOwner() == insert.getOperation())
+        continue;
+      auto s = dyn_cast<tensor::ExtractSliceOp>(use.getOwner());
+      if (slice || !s ||
+          !s.isSameAs(insert,
+                      [](OpFoldResult a, OpFoldResult c) { return a == c; }))
+        return;
+      slice = s;
+    }
+    if (!slice)
+      return;
+    OpBuilder b(slice);
+    Location loc = slice.getLoc();
+    Value empty = tensor::EmptyOp::create(b, loc, slice.getMixedSizes(),
+                                          slice.getType().getElementType());
+    Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
+    Value filled =
+        linalg::FillOp::create(b, loc, ValueRange{zero}, ValueRange{empty})
+            .getResult(0);
+    slice.getResult().replaceAllUsesWith(filled);
+    slice->erase();
+    ++numPrivatized;
+  }
+
   void runOnOperation() override {
     SmallVector<ActivationOp> acts;
     getOperation().walk([&](ActivationOp op) { acts.push_back(op); });
@@ -157,6 +199,8 @@ struct CPUFuseActivationPass
               mul.getResult().replaceAllUsesWith(other);
               mul->erase();
               act->erase();
+              if (g.use_empty())
+                privatizeDeadMember(forall, gateInsert);
               ++numGated;
               continue;
             }

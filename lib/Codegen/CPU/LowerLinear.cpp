@@ -26,6 +26,8 @@
 #include "llvm/ADT/bit.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <numeric>
+
 namespace blockc::cpu {
 #define GEN_PASS_DEF_CPULOWERLINEARPASS
 #include "blockc/Codegen/CPU/Passes.h.inc"
@@ -249,16 +251,30 @@ struct Tiles {
   // Prepared weights: panels per parallel block, rows per cache block (0:
   // none).
   int64_t panelGroup = 1, rowBlock = 0;
+  // Columns every parallel block covers a multiple of (prepared weights).
+  int64_t blockAlign = 1;
   // The weight is read as prepared packed panels (weight_layout
   // packed_panels): the packed kernel at every T, no per-call packing.
   bool prepared = false;
 
-  bool operator==(const Tiles &o) const {
+  /// Whether two projections can share one kernel: equal tiles but for the
+  /// block alignment (the group takes the least common multiple).
+  bool sameKernel(const Tiles &o) const {
     return rows == o.rows && cols == o.cols && width == o.width &&
            blockN == o.blockN && blockK == o.blockK && packRows == o.packRows &&
            packCols == o.packCols && panelK == o.panelK && panelN == o.panelN &&
            packMinRows == o.packMinRows && panelGroup == o.panelGroup &&
            rowBlock == o.rowBlock && prepared == o.prepared;
+  }
+
+  /// The panels per block are a multiple of this count to keep blocks
+  /// aligned to blockAlign columns of an N-column weight; 0 when the
+  /// alignment cannot be kept (weights not prepared, panel_n does not divide
+  /// blockAlign, or N is not a multiple of it).
+  int64_t alignPanels(int64_t n) const {
+    if (!prepared || blockAlign % panelN != 0 || n % blockAlign != 0)
+      return 0;
+    return blockAlign / panelN;
   }
 };
 
@@ -454,17 +470,22 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
     int64_t staticGroup = 1;
     bool dynamicGroup = false;
     if (tiles.prepared) {
-      staticGroup = tiles.panelGroup;
+      // Blocks of whole blockAlign columns: both group sizes are multiples
+      // of `align` panels.
+      int64_t align = std::max<int64_t>(tiles.alignPanels(n), 1);
+      int64_t fewRowsGroup = align;
+      staticGroup = (tiles.panelGroup + align - 1) / align * align;
       if (!ShapedType::isDynamic(staticT) && staticT < tiles.packMinRows)
-        staticGroup = 1;
-      dynamicGroup = staticGroup > 1 && ShapedType::isDynamic(staticT);
+        staticGroup = fewRowsGroup;
+      dynamicGroup =
+          staticGroup != fewRowsGroup && ShapedType::isDynamic(staticT);
       group = kb.idx(staticGroup);
       if (dynamicGroup)
         group = arith::SelectOp::create(
             rewriter, loc,
             arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::uge,
                                   tDim, kb.idx(tiles.packMinRows)),
-            group, kb.idx(1));
+            group, kb.idx(fewRowsGroup));
       blockSize =
           arith::MulIOp::create(rewriter, loc, group, kb.idx(tiles.panelN));
     } else if (packed && dot) {
@@ -494,8 +515,17 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
     auto forall =
         scf::ForallOp::create(rewriter, loc, ArrayRef<OpFoldResult>{numBlocks},
                               ValueRange(inits), /*mapping=*/std::nullopt);
-    // Lets later passes (blockc-cpu-fuse-residual) find the kernel.
+    // Lets later passes (blockc-cpu-fuse-residual) find the kernel, and
+    // tells them the tiles it was built with (as rounded here; block_align
+    // is the alignment kept, 1 if none).
     blockc::cpu::setKernelKind(forall, blockc::codegen::KernelKind::linear);
+    forall->setAttr(CodegenDialect::kLinearTilesAttrName,
+                    blockc::codegen::LinearTilesAttr::get(
+                        rewriter.getContext(), tiles.rows, tiles.cols,
+                        tiles.blockN, tiles.blockK, tiles.packRows,
+                        tiles.packCols, tiles.panelK, tiles.panelN,
+                        tiles.packMinRows, tiles.panelGroup, tiles.rowBlock,
+                        tiles.alignPanels(n) > 0 ? tiles.blockAlign : 1));
     OpBuilder::InsertionGuard guard(rewriter);
     rewriter.setInsertionPointToStart(forall.getBody());
     Value nc = arith::MulIOp::create(rewriter, loc, forall.getInductionVar(0),
@@ -698,7 +728,8 @@ struct CPULowerLinearPass
           tiles.getRows(),        tiles.getCols(),       *width,
           tiles.getBlockN(),      tiles.getBlockK(),     tiles.getPackRows(),
           tiles.getPackCols(),    tiles.getPanelK(),     tiles.getPanelN(),
-          tiles.getPackMinRows(), tiles.getPanelGroup(), tiles.getRowBlock()};
+          tiles.getPackMinRows(), tiles.getPanelGroup(), tiles.getRowBlock(),
+          tiles.getBlockAlign()};
       // The panel holds whole V x V transposed blocks and whole column
       // tiles of the micro-kernel.
       int64_t tileN = t.packCols * t.width;
@@ -736,7 +767,7 @@ struct CPULowerLinearPass
             other->getAttrOfType<blockc::codegen::HorizontalGroupAttr>(
                 CodegenDialect::kHorizontalGroupAttrName);
         if (!otherId || otherId != id || done.contains(other) ||
-            !(tilesOf[j] == tilesOf[i]) ||
+            !tilesOf[j].sameKernel(tilesOf[i]) ||
             other->getBlock() != op->getBlock() ||
             other.getInput() != op.getInput() ||
             other.getWeight().getType() != op.getWeight().getType() ||
@@ -753,7 +784,13 @@ struct CPULowerLinearPass
       }
       for (LinearOp member : group)
         done.insert(member);
-      LowerLinear pattern(&getContext(), tilesOf[i]);
+      // One block alignment that suits every member.
+      Tiles tiles = tilesOf[i];
+      for (LinearOp member : group)
+        tiles.blockAlign =
+            std::lcm(tiles.blockAlign,
+                     tilesOf[llvm::find(ops, member) - ops.begin()].blockAlign);
+      LowerLinear pattern(&getContext(), tiles);
       rewriter.setInsertionPoint(op);
       if (succeeded(pattern.lowerGroup(group, rewriter))) {
         numLowered += group.size();

@@ -10,8 +10,10 @@
 #include "blockc/Codegen/CPU/Passes.h"
 #include "blockc/Dialect/Codegen/IR/CodegenDialect.h"
 #include "blockc/Dialect/Transformer/IR/TransformerOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace blockc::cpu {
 #define GEN_PASS_DEF_CPUSELECTTILESPASS
@@ -59,6 +61,28 @@ constexpr int64_t kPanelK = 256;
 constexpr int64_t kMaxBlockK = 2048;
 
 int64_t roundUp(int64_t a, int64_t m) { return (a + m - 1) / m * m; }
+
+/// The head dim D when `op`'s only use but tensor.dim splits its last dim
+/// into heads (tensor.expand_shape [..., H * D] -> [..., H, D]) whose only
+/// use is a transformer.rope.
+std::optional<int64_t> ropeHeadDim(LinearOp op) {
+  tensor::ExpandShapeOp expand;
+  for (Operation *user : op->getUsers()) {
+    if (isa<tensor::DimOp>(user))
+      continue;
+    auto e = dyn_cast<tensor::ExpandShapeOp>(user);
+    if (!e || expand)
+      return std::nullopt;
+    expand = e;
+  }
+  if (!expand || !expand->hasOneUse() ||
+      !isa<RoPEOp>(*expand->getUsers().begin()))
+    return std::nullopt;
+  RankedTensorType type = expand.getResultType();
+  if (type.getRank() != 4 || ShapedType::isDynamic(type.getDimSize(3)))
+    return std::nullopt;
+  return type.getDimSize(3);
+}
 
 struct CPUSelectTilesPass
     : blockc::cpu::impl::CPUSelectTilesPassBase<CPUSelectTilesPass> {
@@ -142,10 +166,16 @@ struct CPUSelectTilesPass
         rowBlock = std::max(packRows, t.getL2Bytes() / 4 / (panelK * 4) /
                                           packRows * packRows);
       }
+      // A projection rotated by RoPE (Q, K): blocks of whole heads, so that
+      // blockc-cpu-fuse-rope can rotate each block in the kernel.
+      int64_t blockAlign = 1;
+      if (layout && layout.getValue() == codegen::WeightLayout::packed_panels)
+        blockAlign = ropeHeadDim(op).value_or(1);
       op->setAttr(CodegenDialect::kLinearTilesAttrName,
                   codegen::LinearTilesAttr::get(
                       ctx, rows, kCols, blockN, blockK, packRows, kPackCols,
-                      panelK, panelN, kPackMinRows, panelGroup, rowBlock));
+                      panelK, panelN, kPackMinRows, panelGroup, rowBlock,
+                      blockAlign));
       ++numAnnotated;
     });
   }

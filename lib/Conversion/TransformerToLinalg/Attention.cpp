@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "LoweringUtils.h"
+#include "blockc/Codegen/Common/RoPE.h"
 #include "blockc/Dialect/Transformer/IR/TransformerOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -46,80 +47,11 @@ struct RoPELowering : OpRewritePattern<RoPEOp> {
       return rewriter.notifyMatchFailure(
           op, "interleaved RoPE with a partial rotary dim and an odd head "
               "dim is not supported");
-    double logTheta = std::log(op.getTheta().convertToDouble());
-    Value offset = op.getPositionOffset();
-    if (!offset)
-      offset = indexConst(rewriter, loc, 0);
-
-    // inv_freq per element j of a head, folded at compile time (f64):
-    // theta^(-2i/R) with i the pair index of j, and 0 beyond the rotary dim.
-    Type f32 = rewriter.getF32Type(), f64 = rewriter.getF64Type();
-    SmallVector<double> invFreq(headDim, 0.0);
-    for (int64_t jj = 0; jj < rotary; ++jj) {
-      int64_t i = interleaved ? jj / 2 : jj % half;
-      invFreq[jj] = std::exp(-2.0 * static_cast<double>(i) / rotary * logTheta);
-    }
-    auto invFreqType = RankedTensorType::get({headDim}, f64);
-    Value invFreqTable = arith::ConstantOp::create(
-        rewriter, loc,
-        DenseElementsAttr::get(invFreqType, ArrayRef<double>(invFreq)));
-
-    // cos/sin tables [T, D]: the angle pos * inv_freq and its reduction to
-    // [-pi, pi] are exact in f64 (arithmetic only); cos and sin of the
-    // reduced angle are then f32 functions, which every target provides
-    // natively (no libdevice / libm f64 dependency). The rotation sign is
-    // folded into sin, and (1, 0) is used beyond the rotary dim.
-    SmallVector<OpFoldResult> tableSizes = {
-        tensor::getMixedSize(rewriter, loc, x, 1),
-        rewriter.getIndexAttr(headDim)};
-    Value cosInit = emptyTensor(rewriter, loc, tableSizes, f32);
-    Value sinInit = emptyTensor(rewriter, loc, tableSizes, f32);
-    auto tableType = cast<RankedTensorType>(cosInit.getType());
-    auto tables = linalg::GenericOp::create(
-        rewriter, loc, TypeRange{tableType, tableType},
-        ValueRange{invFreqTable}, ValueRange{cosInit, sinInit},
-        ArrayRef<AffineMap>{projection(ctx, 2, {1}), identity(ctx, 2),
-                            identity(ctx, 2)},
-        iterators(2, 0), [&](OpBuilder &b, Location l, ValueRange args) {
-          Value t = linalg::IndexOp::create(b, l, 0);
-          Value j = linalg::IndexOp::create(b, l, 1);
-          Value pos = arith::AddIOp::create(b, l, t, offset);
-          Value posF = arith::SIToFPOp::create(
-              b, l, f64, arith::IndexCastOp::create(b, l, b.getI64Type(), pos));
-          Value angle = arith::MulFOp::create(b, l, posF, args[0]);
-          // r = angle - 2 pi k, k = round(angle / 2 pi); 2 pi split in a
-          // high part (exact product with k) and a low correction.
-          constexpr double kTwoPiHi = 6.28318530717958623200;
-          constexpr double kTwoPiLo = 2.44929359829470635445e-16;
-          Value k = math::RoundEvenOp::create(
-              b, l,
-              arith::MulFOp::create(b, l, angle,
-                                    f64Const(b, l, 1.0 / kTwoPiHi)));
-          Value r = arith::SubFOp::create(
-              b, l, angle,
-              arith::MulFOp::create(b, l, k, f64Const(b, l, kTwoPiHi)));
-          r = arith::SubFOp::create(
-              b, l, r,
-              arith::MulFOp::create(b, l, k, f64Const(b, l, kTwoPiLo)));
-          Value r32 = arith::TruncFOp::create(b, l, f32, r);
-          Value c = math::CosOp::create(b, l, r32);
-          Value sn = math::SinOp::create(b, l, r32);
-          Value two = indexConst(b, l, 2);
-          Value negate =
-              interleaved
-                  ? arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq,
-                                          arith::RemUIOp::create(b, l, j, two),
-                                          indexConst(b, l, 0))
-                  : arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult, j,
-                                          indexConst(b, l, half));
-          sn = arith::SelectOp::create(b, l, negate,
-                                       arith::NegFOp::create(b, l, sn), sn);
-          Value inRot = arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult,
-                                              j, indexConst(b, l, rotary));
-          c = arith::SelectOp::create(b, l, inRot, c, f32Const(b, l, 1.0));
-          sn = arith::SelectOp::create(b, l, inRot, sn, f32Const(b, l, 0.0));
-          yield(b, l, ValueRange{c, sn});
-        });
+    // cos/sin tables [T, D] (the shared builder of Codegen/Common/RoPE.h).
+    blockc::RoPEShape shape{headDim, rotary, interleaved,
+                            op.getTheta().convertToDouble()};
+    auto [cosTable, sinTable] = blockc::buildRoPETables(
+        rewriter, loc, shape, x, /*tDim=*/1, op.getPositionOffset());
 
     // out[b,t,h,j] = x[j] * cos[t,j] + x[partner(j)] * sin[t,j]
     AffineExpr j = getAffineDimExpr(3, ctx);
@@ -132,8 +64,7 @@ struct RoPELowering : OpRewritePattern<RoPEOp> {
                        ctx);
     bool partial = rotary < headDim;
     Value result = elementwise(
-        rewriter, loc, x, type,
-        {x, x, tables.getResult(0), tables.getResult(1)},
+        rewriter, loc, x, type, {x, x, cosTable, sinTable},
         {identity(ctx, 4), partnerMap, projection(ctx, 4, {1, 3}),
          projection(ctx, 4, {1, 3})},
         [&](OpBuilder &b, Location l, ValueRange a) -> Value {

@@ -12,7 +12,7 @@
 // CHECK-LABEL: func.func @swiglu
 // CHECK-NOT:   transformer.activation
 // CHECK:       %[[G:.+]] = scf.forall
-// CHECK:       } {blockc_codegen.kernel = #blockc_codegen.kernel<linear>}
+// CHECK:       } {blockc_codegen.kernel = #blockc_codegen.kernel<linear>{{.*}}}
 // CHECK:       %[[U:.+]] = scf.forall
 // CHECK:       %[[GT:.+]] = tensor.extract_slice %[[G]][0, 0, %{{.+}}] [%{{.+}}, %{{.+}}, %{{.+}}] [1, 1, 1] : tensor<2x3x40xf32> to tensor<?x?x?xf32>
 // CHECK:       scf.for
@@ -30,11 +30,11 @@
 // CHECK:       vector.transfer_read %{{.+}}, %{{[^ ]+}} : tensor<?x?x?xf32>, vector<16xf32>
 // CHECK:       vector.transfer_write %{{[^ ]+}}, %{{[^ ]+}}[{{.+}}] : vector<16xf32>, tensor<?x?x?xf32>
 // CHECK:       tensor.parallel_insert_slice
-// CHECK:       } {blockc_codegen.kernel = #blockc_codegen.kernel<linear>}
+// CHECK:       } {blockc_codegen.kernel = #blockc_codegen.kernel<linear>{{.*}}}
 // CHECK-NOT:   arith.mulf
 // CHECK:       return %[[U]]
 // AVX2-LABEL:  func.func @swiglu
-// AVX2:        } {blockc_codegen.kernel = #blockc_codegen.kernel<linear>}
+// AVX2:        } {blockc_codegen.kernel = #blockc_codegen.kernel<linear>{{.*}}}
 // AVX2:        vector.transfer_read %{{.+}} {in_bounds = [true]} : tensor<?x?x?xf32>, vector<8xf32>
 // AVX2:        math.floor %{{.+}} : vector<8xf32>
 // AVX2:        arith.divf %{{.+}}, %{{.+}} : vector<8xf32>
@@ -55,11 +55,11 @@ func.func @swiglu(%x: tensor<2x3x16xf32>, %wg: tensor<40x16xf32>, %wu: tensor<40
 // CHECK-SAME:  (%[[X:.+]]: tensor<2x3x16xf32>, %[[WU:.+]]: tensor<40x16xf32>, %[[WG:.+]]: tensor<40x16xf32>)
 // CHECK:       %[[G:.+]] = scf.forall
 // CHECK:       vector.transfer_read %[[WG]]
-// CHECK:       } {blockc_codegen.kernel = #blockc_codegen.kernel<linear>}
+// CHECK:       } {blockc_codegen.kernel = #blockc_codegen.kernel<linear>{{.*}}}
 // CHECK:       %[[U:.+]] = scf.forall
 // CHECK:       vector.transfer_read %[[WU]]
 // CHECK:       tensor.extract_slice %[[G]]
-// CHECK:       } {blockc_codegen.kernel = #blockc_codegen.kernel<linear>}
+// CHECK:       } {blockc_codegen.kernel = #blockc_codegen.kernel<linear>{{.*}}}
 // CHECK-NEXT:  return %[[U]]
 func.func @swiglu_order(%x: tensor<2x3x16xf32>, %wu: tensor<40x16xf32>, %wg: tensor<40x16xf32>) -> tensor<2x3x40xf32> {
   %u = transformer.linear %x, %wu : tensor<2x3x16xf32>, tensor<40x16xf32> -> tensor<2x3x40xf32>
@@ -78,7 +78,7 @@ func.func @swiglu_order(%x: tensor<2x3x16xf32>, %wu: tensor<40x16xf32>, %wg: ten
 // CHECK:       %[[INIT:.+]] = linalg.generic
 // CHECK:       %[[Y:.+]] = scf.forall {{.*}} shared_outs(%{{.+}} = %[[INIT]])
 // CHECK:       arith.maximumf %{{.+}}, %{{.+}} : vector<16xf32>
-// CHECK:       } {blockc_codegen.kernel = #blockc_codegen.kernel<linear>}
+// CHECK:       } {blockc_codegen.kernel = #blockc_codegen.kernel<linear>{{.*}}}
 // CHECK-NOT:   transformer.activation
 // CHECK:       return %[[Y]]
 func.func @relu_bias(%x: tensor<2x3x16xf32>, %w: tensor<40x16xf32>, %b: tensor<40xf32>) -> tensor<2x3x40xf32> {
@@ -93,12 +93,12 @@ func.func @relu_bias(%x: tensor<2x3x16xf32>, %w: tensor<40x16xf32>, %b: tensor<4
 // polynomials too.
 // CHECK-LABEL: func.func @gelu
 // CHECK-NOT:   math.erf
-// CHECK:       } {blockc_codegen.kernel = #blockc_codegen.kernel<linear>}
+// CHECK:       } {blockc_codegen.kernel = #blockc_codegen.kernel<linear>{{.*}}}
 // CHECK-NOT:   transformer.activation
 // CHECK-LABEL: func.func @geglu_tanh
 // CHECK-NOT:   math.tanh
-// CHECK:       } {blockc_codegen.kernel = #blockc_codegen.kernel<linear>}
-// CHECK:       } {blockc_codegen.kernel = #blockc_codegen.kernel<linear>}
+// CHECK:       } {blockc_codegen.kernel = #blockc_codegen.kernel<linear>{{.*}}}
+// CHECK:       } {blockc_codegen.kernel = #blockc_codegen.kernel<linear>{{.*}}}
 // CHECK-NOT:   transformer.activation
 func.func @gelu(%x: tensor<2x3x16xf32>, %w: tensor<40x16xf32>) -> tensor<2x3x40xf32> {
   %y = transformer.linear %x, %w : tensor<2x3x16xf32>, tensor<40x16xf32> -> tensor<2x3x40xf32>
@@ -122,7 +122,7 @@ func.func @geglu_tanh(%x: tensor<2x3x16xf32>, %wg: tensor<40x16xf32>, %wu: tenso
 // CHECK-LABEL: func.func @act_used_twice
 // CHECK-NOT:   transformer.activation
 // CHECK:       arith.divf %{{.+}}, %{{.+}} : vector<16xf32>
-// CHECK:       } {blockc_codegen.kernel = #blockc_codegen.kernel<linear>}
+// CHECK:       } {blockc_codegen.kernel = #blockc_codegen.kernel<linear>{{.*}}}
 // CHECK:       arith.mulf %{{.+}}, %{{.+}} : tensor<2x3x40xf32>
 // CHECK-LABEL: func.func @kernel_used_twice
 // CHECK:       transformer.activation <relu>
@@ -150,10 +150,17 @@ func.func @not_a_kernel(%a: tensor<2x3x40xf32>) -> tensor<2x3x40xf32> {
 // Gate and up as one horizontal group (blockc-cpu-group-projections): the
 // iteration that computes gate block i also computes up block i, so the
 // epilogue reads the gate's tile straight from the same iteration (no slice
-// of a kernel result) and the product is up's result.
+// of a kernel result) and the product is up's result. The gate's result is
+// then dead: its tile starts from a zero fill of the iteration's own, not
+// from a slice of the shared output (which bufferization would copy).
 // CHECK-LABEL: func.func @swiglu_group
 // Pinned tiles with blocks of 32 columns: two iterations.
 // CHECK:       %[[R:.+]]:2 = scf.forall (%{{.+}}) in (2) shared_outs(%[[OG:.+]] = %{{[^,]+}}, %[[OU:.+]] = %{{[^)]+}})
+// CHECK-NOT:   tensor.extract_slice %[[OG]]
+// CHECK:       %[[E:.+]] = tensor.empty(%{{.+}}, %{{.+}}, %{{.+}}) : tensor<?x?x?xf32>
+// CHECK:       linalg.fill ins(%{{.+}} : f32) outs(%[[E]] : tensor<?x?x?xf32>)
+// CHECK-NOT:   tensor.extract_slice %[[OG]]
+// CHECK:       tensor.extract_slice %[[OU]]
 // CHECK-NOT:   tensor.extract_slice %[[R]]
 // CHECK:       arith.divf %{{.+}}, %{{.+}} : vector<16xf32>
 // CHECK:       scf.forall.in_parallel
@@ -180,7 +187,7 @@ func.func @swiglu_group(%x: tensor<2x3x16xf32>, %wg: tensor<40x16xf32>, %wu: ten
 // CHECK:       %[[U:.+]] = scf.forall
 // CHECK:       tensor.extract_slice %[[G]]
 // CHECK:       arith.divf %{{.+}}, %{{.+}} : vector<16xf32>
-// CHECK:       } {blockc_codegen.kernel = #blockc_codegen.kernel<linear>}
+// CHECK:       } {blockc_codegen.kernel = #blockc_codegen.kernel<linear>{{.*}}}
 // CHECK-NOT:   transformer.activation
 // CHECK-NOT:   arith.mulf %{{.+}} : tensor
 // CHECK:       return %[[U]]

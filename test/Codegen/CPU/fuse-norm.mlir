@@ -34,12 +34,12 @@
 // CHECK:       %[[RV:.+]] = vector.broadcast %[[RS]] : f32 to vector<16xf32>
 // CHECK:       arith.mulf %{{.+}}, %[[RV]] : vector<16xf32>
 // CHECK:       tensor.parallel_insert_slice
-// CHECK:       } {blockc_codegen.kernel = #blockc_codegen.kernel<linear>}
+// CHECK:       } {blockc_codegen.kernel = #blockc_codegen.kernel<linear>{{.*}}}
 // CHECK:       %[[K:.+]] = scf.forall
 // CHECK:       vector.transfer_read %[[X]]
 // CHECK-NEXT:  vector.transfer_read %[[G]]
 // CHECK:       tensor.extract %[[R]]
-// CHECK:       } {blockc_codegen.kernel = #blockc_codegen.kernel<linear>}
+// CHECK:       } {blockc_codegen.kernel = #blockc_codegen.kernel<linear>{{.*}}}
 // CHECK:       return %[[Q]], %[[K]]
 // AVX2-LABEL:  func.func @qk
 // AVX2:        arith.maximumf %{{.+}}, %{{.+}} : vector<8xf32>

@@ -8,7 +8,7 @@
 // CHECK:         %[[R:.+]] = transformer.activation <silu>
 // CHECK-NOT:     linalg.fill
 // CHECK:         %[[Y:.+]] = scf.forall (%{{.+}}) in (%{{.+}}) shared_outs(%{{.+}} = %[[R]])
-// CHECK:         } {blockc_codegen.kernel = #blockc_codegen.kernel<linear>}
+// CHECK:         } {blockc_codegen.kernel = #blockc_codegen.kernel<linear>{{.*}}}
 // CHECK-NOT:     transformer.residual_add
 // CHECK:         return %[[Y]]
 func.func @fused(%a: tensor<?x?x32xf32>, %x: tensor<?x?x16xf32>, %w: tensor<32x16xf32>) -> tensor<?x?x32xf32> {

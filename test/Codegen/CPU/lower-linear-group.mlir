@@ -23,7 +23,7 @@
 // CHECK:       scf.forall.in_parallel
 // CHECK-NEXT:  tensor.parallel_insert_slice %{{.+}} into %[[OK]][0, 0, %[[NC]]]
 // CHECK-NEXT:  tensor.parallel_insert_slice %{{.+}} into %[[OV]][0, 0, %[[NC]]]
-// CHECK:       } {blockc_codegen.kernel = #blockc_codegen.kernel<linear>}
+// CHECK:       } {blockc_codegen.kernel = #blockc_codegen.kernel<linear>{{.*}}}
 // CHECK:       return %[[R]]#0, %[[R]]#1
 // CSE-LABEL: func.func @kv
 // CSE-COUNT-2: bufferization.alloc_tensor()

@@ -123,3 +123,33 @@ func.func @decode_rows(%x: tensor<1x1x40xf32>, %w: tensor<48x40xf32>) -> tensor<
   %y = transformer.linear %x, %w {blockc_codegen.linear_tiles = #blockc_codegen.linear_tiles<rows = 2, cols = 4, block_n = 32, block_k = 40, pack_rows = 6, pack_cols = 2, panel_k = 40, panel_n = 16, pack_min_rows = 32, panel_group = 2, row_block = 12>} : tensor<1x1x40xf32>, tensor<48x40xf32> -> tensor<1x1x48xf32>
   return %y : tensor<1x1x48xf32>
 }
+
+// -----
+
+// block_align = 32 (two 16-column panels, e.g. a head dim for RoPE): both
+// group sizes become multiples of 2 panels, 3 -> 4 from pack_min_rows rows
+// on and 2 below, and the kernel records the alignment it kept. When N is
+// not a multiple of block_align (48), none is kept (block_align elided,
+// group sizes as asked: 3 and 1).
+// CHECK-LABEL: func.func @aligned
+// CHECK:       %[[MANY:.+]] = arith.cmpi uge, %{{.+}}, %c32 : index
+// CHECK:       arith.select %[[MANY]], %c4, %c2{{.*}} : index
+// CHECK:       } {blockc_codegen.kernel = #blockc_codegen.kernel<linear>, blockc_codegen.linear_tiles = #blockc_codegen.linear_tiles<{{.*}}panel_group = 3, row_block = 12, block_align = 32>}
+// CHECK-LABEL: func.func @cannot_align
+// CHECK:       arith.select %{{.+}}, %c3, %c1{{.*}} : index
+// CHECK:       } {blockc_codegen.kernel = #blockc_codegen.kernel<linear>, blockc_codegen.linear_tiles = #blockc_codegen.linear_tiles<{{.*}}panel_group = 3, row_block = 12>}
+// A static T below pack_min_rows: 2 panels per block, ceil(64 / 32) = 2.
+// CHECK-LABEL: func.func @aligned_decode
+// CHECK:       scf.forall (%{{.+}}) in (2)
+func.func @aligned(%x: tensor<?x?x40xf32>, %w: tensor<64x40xf32>) -> tensor<?x?x64xf32> {
+  %y = transformer.linear %x, %w {blockc_codegen.linear_tiles = #blockc_codegen.linear_tiles<rows = 2, cols = 4, block_n = 32, block_k = 40, pack_rows = 6, pack_cols = 2, panel_k = 40, panel_n = 16, pack_min_rows = 32, panel_group = 3, row_block = 12, block_align = 32>} : tensor<?x?x40xf32>, tensor<64x40xf32> -> tensor<?x?x64xf32>
+  return %y : tensor<?x?x64xf32>
+}
+func.func @cannot_align(%x: tensor<?x?x40xf32>, %w: tensor<48x40xf32>) -> tensor<?x?x48xf32> {
+  %y = transformer.linear %x, %w {blockc_codegen.linear_tiles = #blockc_codegen.linear_tiles<rows = 2, cols = 4, block_n = 32, block_k = 40, pack_rows = 6, pack_cols = 2, panel_k = 40, panel_n = 16, pack_min_rows = 32, panel_group = 3, row_block = 12, block_align = 32>} : tensor<?x?x40xf32>, tensor<48x40xf32> -> tensor<?x?x48xf32>
+  return %y : tensor<?x?x48xf32>
+}
+func.func @aligned_decode(%x: tensor<1x1x40xf32>, %w: tensor<64x40xf32>) -> tensor<1x1x64xf32> {
+  %y = transformer.linear %x, %w {blockc_codegen.linear_tiles = #blockc_codegen.linear_tiles<rows = 2, cols = 4, block_n = 32, block_k = 40, pack_rows = 6, pack_cols = 2, panel_k = 40, panel_n = 16, pack_min_rows = 32, panel_group = 3, row_block = 12, block_align = 32>} : tensor<1x1x40xf32>, tensor<64x40xf32> -> tensor<1x1x64xf32>
+  return %y : tensor<1x1x64xf32>
+}

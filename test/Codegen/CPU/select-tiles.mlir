@@ -85,3 +85,25 @@ func.func @pinned_target(%x: tensor<?x?x16xf32>, %w: tensor<8x16xf32>) -> tensor
 func.func @no_projection() {
   return
 }
+
+// -----
+
+// With prepared weights, a projection whose output is split into heads of
+// D = 64 for a RoPE (its other uses only read its shape) asks for blocks of
+// whole heads: block_align = 64. V, not rotated, keeps the default (1,
+// elided); without prepared weights nothing is asked.
+// PREP-LABEL: func.func @rope_heads
+// PREP:       transformer.linear {{.*}}row_block = 126, block_align = 64>
+// PREP:       transformer.linear {{.*}}row_block = 126>
+// AVX2-LABEL: func.func @rope_heads
+// AVX2-NOT:   block_align
+func.func @rope_heads(%x: tensor<1x?x256xf32>, %wq: tensor<256x256xf32>, %wv: tensor<256x256xf32>) -> (tensor<1x?x4x64xf32>, tensor<1x?x4x64xf32>) {
+  %c1 = arith.constant 1 : index
+  %q = transformer.linear %x, %wq : tensor<1x?x256xf32>, tensor<256x256xf32> -> tensor<1x?x256xf32>
+  %v = transformer.linear %x, %wv : tensor<1x?x256xf32>, tensor<256x256xf32> -> tensor<1x?x256xf32>
+  %t = tensor.dim %q, %c1 : tensor<1x?x256xf32>
+  %qh = tensor.expand_shape %q [[0], [1], [2, 3]] output_shape [1, %t, 4, 64] : tensor<1x?x256xf32> into tensor<1x?x4x64xf32>
+  %vh = tensor.expand_shape %v [[0], [1], [2, 3]] output_shape [1, %t, 4, 64] : tensor<1x?x256xf32> into tensor<1x?x4x64xf32>
+  %qr = transformer.rope %qh : tensor<1x?x4x64xf32>
+  return %qr, %vh : tensor<1x?x4x64xf32>, tensor<1x?x4x64xf32>
+}

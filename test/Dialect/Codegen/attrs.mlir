@@ -38,13 +38,13 @@ func.func @linear(%x: tensor<1x2x8xf32>, %w: tensor<4x8xf32>) -> tensor<1x2x4xf3
 }
 
 // The blocking of prepared weights, printed when not the defaults
-// (panel_group = 1, row_block = 0 are elided).
+// (panel_group = 1, row_block = 0, block_align = 1 are elided).
 // CHECK-LABEL: func.func @linear_blocked
-// CHECK: linear_tiles<rows = 4, cols = 2, block_n = 32, block_k = 2048, pack_rows = 8, pack_cols = 2, panel_k = 256, panel_n = 32, pack_min_rows = 32, panel_group = 8, row_block = 128>
+// CHECK: linear_tiles<rows = 4, cols = 2, block_n = 32, block_k = 2048, pack_rows = 8, pack_cols = 2, panel_k = 256, panel_n = 32, pack_min_rows = 32, panel_group = 8, row_block = 128, block_align = 64>
 // CHECK: linear_tiles<rows = 4, cols = 2, block_n = 32, block_k = 2048, pack_rows = 8, pack_cols = 2, panel_k = 256, panel_n = 32, pack_min_rows = 32>}
 func.func @linear_blocked(%x: tensor<1x2x8xf32>, %w: tensor<4x8xf32>) -> (tensor<1x2x4xf32>, tensor<1x2x4xf32>) {
-  %y = transformer.linear %x, %w {blockc_codegen.linear_tiles = #blockc_codegen.linear_tiles<rows = 4, cols = 2, block_n = 32, block_k = 2048, pack_rows = 8, pack_cols = 2, panel_k = 256, panel_n = 32, pack_min_rows = 32, panel_group = 8, row_block = 128>} : tensor<1x2x8xf32>, tensor<4x8xf32> -> tensor<1x2x4xf32>
-  %z = transformer.linear %x, %w {blockc_codegen.linear_tiles = #blockc_codegen.linear_tiles<rows = 4, cols = 2, block_n = 32, block_k = 2048, pack_rows = 8, pack_cols = 2, panel_k = 256, panel_n = 32, pack_min_rows = 32, panel_group = 1, row_block = 0>} : tensor<1x2x8xf32>, tensor<4x8xf32> -> tensor<1x2x4xf32>
+  %y = transformer.linear %x, %w {blockc_codegen.linear_tiles = #blockc_codegen.linear_tiles<rows = 4, cols = 2, block_n = 32, block_k = 2048, pack_rows = 8, pack_cols = 2, panel_k = 256, panel_n = 32, pack_min_rows = 32, panel_group = 8, row_block = 128, block_align = 64>} : tensor<1x2x8xf32>, tensor<4x8xf32> -> tensor<1x2x4xf32>
+  %z = transformer.linear %x, %w {blockc_codegen.linear_tiles = #blockc_codegen.linear_tiles<rows = 4, cols = 2, block_n = 32, block_k = 2048, pack_rows = 8, pack_cols = 2, panel_k = 256, panel_n = 32, pack_min_rows = 32, panel_group = 1, row_block = 0, block_align = 1>} : tensor<1x2x8xf32>, tensor<4x8xf32> -> tensor<1x2x4xf32>
   return %y, %z : tensor<1x2x4xf32>, tensor<1x2x4xf32>
 }
 

@@ -72,6 +72,14 @@ func.func @tiles_group_zero(%x: tensor<1x2x8xf32>, %w: tensor<4x8xf32>) -> tenso
 
 // -----
 
+func.func @tiles_block_align_zero(%x: tensor<1x2x8xf32>, %w: tensor<4x8xf32>) -> tensor<1x2x4xf32> {
+  // expected-error @+1 {{block_align must be >= 1, got 0}}
+  %y = transformer.linear %x, %w {blockc_codegen.linear_tiles = #blockc_codegen.linear_tiles<rows = 4, cols = 4, block_n = 32, block_k = 2048, pack_rows = 8, pack_cols = 2, panel_k = 256, panel_n = 32, pack_min_rows = 32, block_align = 0>} : tensor<1x2x8xf32>, tensor<4x8xf32> -> tensor<1x2x4xf32>
+  return %y : tensor<1x2x4xf32>
+}
+
+// -----
+
 func.func @tiles_row_block_negative(%x: tensor<1x2x8xf32>, %w: tensor<4x8xf32>) -> tensor<1x2x4xf32> {
   // expected-error @+1 {{row_block must be >= 0, got -1}}
   %y = transformer.linear %x, %w {blockc_codegen.linear_tiles = #blockc_codegen.linear_tiles<rows = 4, cols = 4, block_n = 32, block_k = 2048, pack_rows = 8, pack_cols = 2, panel_k = 256, panel_n = 32, pack_min_rows = 32, row_block = -1>} : tensor<1x2x8xf32>, tensor<4x8xf32> -> tensor<1x2x4xf32>
@@ -88,7 +96,7 @@ func.func @tiles_negative(%x: tensor<1x2x8xf32>, %w: tensor<4x8xf32>) -> tensor<
 
 // -----
 
-// Every parameter but panel_group and row_block is required (the vector
+// Every parameter but panel_group, row_block and block_align is required (the vector
 // width comes from the cpu_target).
 func.func @tiles_missing(%x: tensor<1x2x8xf32>, %w: tensor<4x8xf32>) -> tensor<1x2x4xf32> {
   // expected-error @+1 {{struct is missing required parameter: pack_min_rows}}

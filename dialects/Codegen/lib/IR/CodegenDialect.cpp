@@ -61,12 +61,11 @@ PackedWeightAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
-LogicalResult
-LinearTilesAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                        int64_t rows, int64_t cols, int64_t blockN,
-                        int64_t blockK, int64_t packRows, int64_t packCols,
-                        int64_t panelK, int64_t panelN, int64_t packMinRows,
-                        int64_t panelGroup, int64_t rowBlock) {
+LogicalResult LinearTilesAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, int64_t rows, int64_t cols,
+    int64_t blockN, int64_t blockK, int64_t packRows, int64_t packCols,
+    int64_t panelK, int64_t panelN, int64_t packMinRows, int64_t panelGroup,
+    int64_t rowBlock, int64_t blockAlign) {
   std::pair<StringRef, int64_t> sizes[] = {{"rows", rows},
                                            {"cols", cols},
                                            {"block_n", blockN},
@@ -76,7 +75,8 @@ LinearTilesAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                            {"panel_k", panelK},
                                            {"panel_n", panelN},
                                            {"pack_min_rows", packMinRows},
-                                           {"panel_group", panelGroup}};
+                                           {"panel_group", panelGroup},
+                                           {"block_align", blockAlign}};
   for (auto [name, value] : sizes)
     if (value < 1)
       return emitError() << name << " must be >= 1, got " << value;

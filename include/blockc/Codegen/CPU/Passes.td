@@ -328,6 +328,12 @@ def CPUFuseActivationPass
     `x sigmoid(2u)`; see docs/Pipelines.md, "Math approximations").
     Differences from the separate elementwise lowering are rounding-level.
 
+    When gate and up are one horizontal group and the gate's result has no
+    other use, the gate's tile no longer needs a shared output: it starts
+    from a zero-filled tensor of the iteration's own (`tensor.empty` +
+    `linalg.fill` in the loop body), so bufferization neither keeps a
+    `[B, T, d_ff]` gate buffer nor copies its slice per iteration.
+
     ```mlir
     %g = scf.forall ... {blockc_codegen.kernel = ...}          // before
     %u = scf.forall ... {blockc_codegen.kernel = ...}
@@ -340,6 +346,7 @@ def CPUFuseActivationPass
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
     "::mlir::math::MathDialect",
     "::mlir::scf::SCFDialect",
     "::mlir::tensor::TensorDialect",
@@ -347,7 +354,60 @@ def CPUFuseActivationPass
   ];
   let statistics = [
     Statistic<"numGated", "num-gated", "Gated activations fused">,
-    Statistic<"numPlain", "num-plain", "Plain activations fused">
+    Statistic<"numPlain", "num-plain", "Plain activations fused">,
+    Statistic<"numPrivatized", "num-privatized",
+              "Dead group members given a tile of the iteration's own">
+  ];
+}
+
+def CPUFuseRoPEPass
+    : Pass<"blockc-cpu-fuse-rope", "::mlir::func::FuncOp"> {
+  let summary = "Apply RoPE in the epilogue of the Q and K projection kernels";
+  let description = [{
+    Rewrites `transformer.rope(tensor.expand_shape(u))`, where `u` is a
+    result of a projection kernel of `blockc-cpu-lower-linear` used only by
+    the expand_shape `[B, T, H * D] -> [B, T, H, D]`, so that each block of
+    `u`'s kernel ends by rotating its tile while it is in cache, with
+    vectors of the width V of the function's `blockc_codegen.cpu_target`
+    (the pass fails at a function without one when it has a RoPE to fuse).
+    The rope's users then read the expand_shape directly: the rotated
+    `[B, T, H, D]` tensor is never written twice.
+
+    The kernel must say that its blocks cover whole heads: its
+    `blockc_codegen.linear_tiles` (recorded by `blockc-cpu-lower-linear`)
+    has a `block_align` that is a multiple of D (`blockc-cpu-select-tiles`
+    asks for D on projections that feed a RoPE; the lowering keeps it with
+    prepared weights). The layout must give whole vectors: for the half
+    layout, V divides R/2 (R the rotary dim), and each vector of the first
+    half is rotated with its partner vector R/2 further; for the
+    interleaved layout, V divides R, and a vector's pairs are swapped with
+    one `vector.shuffle`. Elements beyond R are left as they are. A position
+    offset (decode) must be defined before the kernel.
+
+    The cos/sin tables `[T, D]` are built once before the kernel by the
+    builder the linalg lowering of `transformer.rope` uses
+    (`Codegen/Common/RoPE.h`), and the rotation is the same
+    `x * cos + partner * sin` (no FMA contraction), so the results equal the
+    unfused lowering's. Other ropes are left to `convert-transformer-to-linalg`.
+
+    ```mlir
+    %q = scf.forall ... {blockc_codegen.kernel = ..., linear_tiles = <... block_align = 128>}
+    %e = tensor.expand_shape %q [[0], [1], [2, 3]] ...       // before
+    %r = transformer.rope %e : tensor<?x?x32x128xf32>
+    %q = scf.forall ... { ... <rotation of the block's heads> ... }   // after
+    %e = tensor.expand_shape %q [[0], [1], [2, 3]] ...
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+  let statistics = [
+    Statistic<"numFused", "num-fused", "RoPEs applied in projection epilogues">
   ];
 }
 

@@ -129,6 +129,14 @@ def Codegen_LinearTilesAttr : Codegen_Attr<"LinearTiles", "linear_tiles"> {
       of at most `row_block` input rows (rounded down to whole
       `pack_rows`; 0: all rows in one block). Both may be omitted (1 and
       0).
+    * `block_align` (default 1): every parallel block of the prepared
+      kernel covers a multiple of `block_align` output columns, at every T
+      (the panel count per block is rounded up to it), so that an epilogue
+      that mixes the columns of one attention head (RoPE) sees whole heads.
+      `blockc-cpu-select-tiles` sets it to the head dim of a projection
+      whose output feeds a `transformer.rope`; the lowering keeps it only
+      when `panel_n` (as rounded) divides it, and records on the kernel the
+      tiles it used (with `block_align` 1 when it could not align).
 
     ```mlir
     transformer.linear %x, %w {blockc_codegen.linear_tiles =
@@ -149,7 +157,8 @@ def Codegen_LinearTilesAttr : Codegen_Attr<"LinearTiles", "linear_tiles"> {
                         "int64_t":$panel_n,
                         "int64_t":$pack_min_rows,
                         DefaultValuedParameter<"int64_t", "1">:$panel_group,
-                        DefaultValuedParameter<"int64_t", "0">:$row_block);
+                        DefaultValuedParameter<"int64_t", "0">:$row_block,
+                        DefaultValuedParameter<"int64_t", "1">:$block_align);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }
