@@ -237,6 +237,7 @@ void blockc::buildCPULowerToLinalgPipeline(OpPassManager &pm,
     fpm.addPass(cpu::createCPUFuseResidualPass());
     fpm.addPass(cpu::createCPUFuseActivationPass());
     fpm.addPass(cpu::createCPUFuseRoPEPass());
+    fpm.addPass(cpu::createCPULowerNormsPass());
     fpm.addPass(cpu::createCPULowerSDPAPass());
     fpm.addPass(cpu::createCPULowerTransposesPass());
   });

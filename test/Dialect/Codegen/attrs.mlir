@@ -55,6 +55,7 @@ func.func @linear_blocked(%x: tensor<1x2x8xf32>, %w: tensor<4x8xf32>) -> (tensor
 // CHECK: blockc_codegen.kernel = #blockc_codegen.kernel<attention>
 // CHECK: blockc_codegen.kernel = #blockc_codegen.kernel<tiled_matmul>
 // CHECK: blockc_codegen.kernel = #blockc_codegen.kernel<fused_attention>
+// CHECK: blockc_codegen.kernel = #blockc_codegen.kernel<norm>
 func.func @kernels() {
   scf.execute_region {
     scf.yield
@@ -68,6 +69,9 @@ func.func @kernels() {
   scf.execute_region {
     scf.yield
   } {blockc_codegen.kernel = #blockc_codegen.kernel<fused_attention>}
+  scf.execute_region {
+    scf.yield
+  } {blockc_codegen.kernel = #blockc_codegen.kernel<norm>}
   return
 }
 

@@ -411,6 +411,39 @@ def CPUFuseRoPEPass
   ];
 }
 
+def CPULowerNormsPass
+    : Pass<"blockc-cpu-lower-norms", "::mlir::func::FuncOp"> {
+  let summary = "Lower LayerNorm and the RMSNorms left unfused to row-parallel "
+                "vector kernels";
+  let description = [{
+    Rewrites each f32 `transformer.layer_norm` and `transformer.rms_norm`
+    over `[B, T, D]` (D static and a multiple of the vector width V of the
+    function's `blockc_codegen.cpu_target`; the pass fails at a function
+    without one when it has a norm to lower) that is still there (RMSNorms
+    whose every user is a projection are fused by `blockc-cpu-fuse-norm`,
+    which runs first) into an `scf.forall` over the rows (OpenMP threads),
+    marked `blockc_codegen.kernel = #blockc_codegen.kernel<norm>`. Each row
+    is read in vectors of V lanes, with V-lane accumulators reduced once per
+    pass: max |x| (the overflow guard of the norms' linalg lowering: rows
+    whose finite max |x| exceeds 2^50 are normalised as `x / max|x|`), then
+    for LayerNorm the sum and the two-pass sum of squared deviations, for
+    RMSNorm the sum of squares, then the output `(x - mean) r g + b` or
+    `x r g`. The formulas are those of the linalg lowering; only the order
+    of the f32 additions differs (V partial sums). Other norms are left to
+    `convert-transformer-to-linalg`.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+  let statistics = [
+    Statistic<"numLowered", "num-lowered", "Norms lowered to vector kernels">
+  ];
+}
+
 def CPULowerSDPAPass
     : Pass<"blockc-cpu-lower-sdpa", "::mlir::func::FuncOp"> {
   let summary = "Lower transformer.sdpa to a fused, online-softmax vector kernel";

@@ -50,7 +50,9 @@ def Codegen_KernelKind : I32EnumAttr<"KernelKind",
     // NVPTX: the shared-memory tiled matmul of blockc-gpu-tile-matmul.
     I32EnumAttrCase<"tiled_matmul", 2>,
     // NVPTX: the fused attention launch of blockc-gpu-lower-sdpa.
-    I32EnumAttrCase<"fused_attention", 3>
+    I32EnumAttrCase<"fused_attention", 3>,
+    // CPU: the row-parallel norm kernel of blockc-cpu-lower-norms.
+    I32EnumAttrCase<"norm", 4>
   ]> {
   let cppNamespace = "::blockc::codegen";
   let genSpecializedAttr = 0;
@@ -67,6 +69,8 @@ def Codegen_KernelKindAttr
       init (zero, the bias); the norm, residual and activation fusions
       rewrite it;
     * `attention`: the fused attention kernel of `blockc-cpu-lower-sdpa`;
+    * `norm`: the row-parallel LayerNorm / RMSNorm kernel of
+      `blockc-cpu-lower-norms`;
     * `tiled_matmul`, `fused_attention`: the `gpu.launch` of
       `blockc-gpu-tile-matmul` and `blockc-gpu-lower-sdpa`.
 
