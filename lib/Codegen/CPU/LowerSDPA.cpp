@@ -81,22 +81,36 @@ struct AttentionTiles {
 };
 
 /// Tiles that fit `registers` vector registers: the accumulators, one
-/// operand vector per row vector and a broadcast, with two to spare
-/// (AVX-512, 32 registers: 2 x 8 and 8 x 2; AVX2 and SSE, 16: 2 x 4 and
-/// 4 x 2). valueGroup also divides the head dim and is at most pv-chunk.
+/// operand vector per row vector and a broadcast.
+/// * 32 registers (AVX-512): powers of two with two registers to spare,
+///   4 row vectors x 4 keys and 4 head dims x 4 row vectors; valueGroup
+///   divides the head dim.
+/// * 16 registers (AVX2, SSE): the largest counts with one to spare, 2 row
+///   vectors x 6 keys and 6 head dims x 2 row vectors (12 accumulators, as
+///   the 6 x 16 projection micro-kernel: 8 left the FMA latency exposed;
+///   Zen 3, mid attention at T = 2048: see Passes.td); the head dims past
+///   the last whole group form one smaller group.
+/// valueGroup is at most pv-chunk.
 AttentionTiles chooseTiles(const KernelOptions &o, int64_t d) {
   AttentionTiles t;
   t.rowVectors = o.registers >= 32 ? 4 : 2;
-  auto fits = [&](int64_t n) {
-    return t.rowVectors * n + t.rowVectors + 1 <= o.registers - 2;
-  };
-  t.keyGroup = 1;
-  while (fits(2 * t.keyGroup))
-    t.keyGroup *= 2;
-  t.valueGroup = 1;
-  while (fits(2 * t.valueGroup) && 2 * t.valueGroup <= o.pvChunk &&
-         d % (2 * t.valueGroup) == 0)
-    t.valueGroup *= 2;
+  if (o.registers >= 32) {
+    auto fits = [&](int64_t n) {
+      return t.rowVectors * n + t.rowVectors + 1 <= o.registers - 2;
+    };
+    t.keyGroup = 1;
+    while (fits(2 * t.keyGroup))
+      t.keyGroup *= 2;
+    t.valueGroup = 1;
+    while (fits(2 * t.valueGroup) && 2 * t.valueGroup <= o.pvChunk &&
+           d % (2 * t.valueGroup) == 0)
+      t.valueGroup *= 2;
+  } else {
+    int64_t n = std::max<int64_t>(1, (o.registers - 1 - t.rowVectors - 1) /
+                                         t.rowVectors);
+    t.keyGroup = n;
+    t.valueGroup = std::clamp<int64_t>(std::min(n, o.pvChunk), 1, d);
+  }
   t.keyTile = std::max(t.keyGroup, o.keyTile / t.keyGroup * t.keyGroup);
   t.qkUnroll = o.qkUnroll;
   return t;
@@ -557,46 +571,53 @@ struct AttentionBuilder {
           // the block does not see (the causal diagonal) add exactly
           // nothing to those rows (a masked FMA: a NaN in a future value
           // row stays out).
-          int64_t dg = tl.valueGroup;
-          loop(idx(0), idx(d), dg, {}, [&](Value d0, ValueRange) {
-            SmallVector<Value> acc;
-            for (int64_t i = 0; i < dg; ++i)
-              for (int64_t r = 0; r < rv; ++r)
-                acc.push_back(mul(load(ot, addi(d0, i), r * width), c[r]));
-            auto step = [&](Value j, ValueRange a, bool masked) {
-              Value key = addi(s0, j);
-              SmallVector<Value> pr, vis;
-              for (int64_t r = 0; r < rv; ++r) {
-                pr.push_back(load(sb, j, r * width));
-                if (masked)
-                  vis.push_back(sees(thr[r], key));
-              }
-              SmallVector<Value> next(a);
-              for (int64_t i = 0; i < dg; ++i) {
-                Value vb = splat(tensor::ExtractOp::create(
-                    b, loc, v, ValueRange{bIdx, key, kvh, addi(d0, i)}));
+          // Whole groups of valueGroup head dims, then one group of the
+          // rest.
+          auto pvGroups = [&](int64_t dLo, int64_t dHi, int64_t dg) {
+            loop(idx(dLo), idx(dHi), dg, {}, [&](Value d0, ValueRange) {
+              SmallVector<Value> acc;
+              for (int64_t i = 0; i < dg; ++i)
+                for (int64_t r = 0; r < rv; ++r)
+                  acc.push_back(mul(load(ot, addi(d0, i), r * width), c[r]));
+              auto step = [&](Value j, ValueRange a, bool masked) {
+                Value key = addi(s0, j);
+                SmallVector<Value> pr, vis;
                 for (int64_t r = 0; r < rv; ++r) {
-                  Value &x = next[i * rv + r];
-                  Value y = fma(vb, pr[r], x);
-                  x = masked ? arith::SelectOp::create(b, loc, vis[r], y, x)
-                                   .getResult()
-                             : y;
+                  pr.push_back(load(sb, j, r * width));
+                  if (masked)
+                    vis.push_back(sees(thr[r], key));
                 }
-              }
-              return next;
-            };
-            acc = loop(idx(0), nAll, 1, acc, [&](Value j, ValueRange a) {
-              return step(j, a, /*masked=*/false);
-            });
-            if (causal)
-              acc = loop(nAll, nk, 1, acc, [&](Value j, ValueRange a) {
-                return step(j, a, /*masked=*/true);
+                SmallVector<Value> next(a);
+                for (int64_t i = 0; i < dg; ++i) {
+                  Value vb = splat(tensor::ExtractOp::create(
+                      b, loc, v, ValueRange{bIdx, key, kvh, addi(d0, i)}));
+                  for (int64_t r = 0; r < rv; ++r) {
+                    Value &x = next[i * rv + r];
+                    Value y = fma(vb, pr[r], x);
+                    x = masked ? arith::SelectOp::create(b, loc, vis[r], y, x)
+                                     .getResult()
+                               : y;
+                  }
+                }
+                return next;
+              };
+              acc = loop(idx(0), nAll, 1, acc, [&](Value j, ValueRange a) {
+                return step(j, a, /*masked=*/false);
               });
-            for (int64_t i = 0; i < dg; ++i)
-              for (int64_t r = 0; r < rv; ++r)
-                store(acc[i * rv + r], ot, addi(d0, i), r * width);
-            return SmallVector<Value>();
-          });
+              if (causal)
+                acc = loop(nAll, nk, 1, acc, [&](Value j, ValueRange a) {
+                  return step(j, a, /*masked=*/true);
+                });
+              for (int64_t i = 0; i < dg; ++i)
+                for (int64_t r = 0; r < rv; ++r)
+                  store(acc[i * rv + r], ot, addi(d0, i), r * width);
+              return SmallVector<Value>();
+            });
+          };
+          int64_t dMain = d / tl.valueGroup * tl.valueGroup;
+          pvGroups(0, dMain, tl.valueGroup);
+          if (dMain < d)
+            pvGroups(dMain, d, d - dMain);
           SmallVector<Value> next(mNew);
           for (int64_t r = 0; r < rv; ++r)
             next.push_back(fma(st[rv + r], c[r], sums[r]));

@@ -117,18 +117,26 @@
 // CHECK-DAG: #[[ROWS]] = affine_map<(d0, d1, d2, d3) -> (d1)>
 // CHECK-DAG: #[[COL]] = affine_map<(d0, d1) -> (d0)>
 
-// With AVX2 (8 lanes): blocks of 2 x 8 rows, 2 x 4 score accumulators, 4
-// vectors per head row in the single-row kernel. The prefetches stay one
-// per 64-byte line (16 floats: offsets 0 and 16 of the head dim), 8 keys x
-// 2 lines per buffer and tile, starting 8 keys ahead.
+// With AVX2 (8 lanes, 16 registers): blocks of 2 x 8 rows, 6 keys x 2 row
+// vectors of score accumulators (12), key tiles of 30 keys (32 rounded
+// down to whole groups of 6), P.V in groups of 6 head dims x 2 row vectors
+// (12 accumulators) and one group of the 2 left of D = 32; 4 vectors per
+// head row in the single-row kernel. The prefetches stay one per 64-byte
+// line (16 floats: offsets 0 and 16 of the head dim), 8 keys x 2 lines per
+// buffer and tile, starting 8 keys ahead.
 // AVX2-LABEL: func.func @gqa_causal
 // AVX2: %[[KB:.+]] = bufferization.to_buffer
 // AVX2: %[[VB:.+]] = bufferization.to_buffer
 // AVX2: arith.ceildivui %{{.+}}, %c16 : index
 // AVX2: memref.alloca() {alignment = 64 : i64} : memref<32x16xf32>
-// AVX2: scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>) {
-// AVX2: scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>) {
+// AVX2: memref.alloca() {alignment = 64 : i64} : memref<30x16xf32>
+// AVX2: scf.for {{.*}} step %c30{{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>) {
+// AVX2: scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>) {
 // AVX2: math.floor {{.*}} : vector<8xf32>
+// AVX2: scf.for %{{.+}} = %c0{{.*}} to %c30{{.*}} step %c6
+// AVX2: scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>) {
+// AVX2: scf.for %{{.+}} = %c30{{.*}} to %c32{{.*}} step %c2
+// AVX2: scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>) {
 // AVX2: scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
 // AVX2: arith.addi %{{.+}}, %c8{{.*}} : index
 // AVX2: memref.prefetch %[[KB]][%{{.+}}, %{{.+}}, %{{.+}}, %c0{{.*}}], read, locality<2>, data
