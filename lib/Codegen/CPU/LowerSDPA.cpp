@@ -15,8 +15,9 @@
 //   max, sum and the transposed accumulator Ot[d, :] are per lane.
 // * the single-row kernel (the rows that do not fill a block, e.g. decode):
 //   the W keys of a tile live in the lanes; the W partial dot products of a
-//   tile are summed across lanes by one transpose-add tree (3 ops per
-//   halving step and vector pair instead of a horizontal reduction per
+//   tile (one loop over the head dim, the row's query and accumulator in a
+//   stack buffer) are summed across lanes by one transpose-add tree (3 ops
+//   per halving step and vector pair instead of a horizontal reduction per
 //   key).
 //
 // exp is the polynomial of Codegen/Common/Approximations.h on vectors (LLVM
@@ -130,6 +131,7 @@ struct AttentionBuilder {
   bool causal;
   Value kBuf, vBuf; // read-only views of K and V for prefetches (or null)
   int64_t prefetchDistance = 1, prefetchLocality = 2;
+  int64_t registers = 32; // vector registers of the target
 
   Value idx(int64_t x) { return arith::ConstantIndexOp::create(b, loc, x); }
   Value f32(double x) {
@@ -210,8 +212,7 @@ struct AttentionBuilder {
   /// Lane j of the result is the sum of the lanes of leaf(j), j < width.
   /// For a power-of-two width: a transpose-add tree built depth first, so
   /// each accumulator is folded in as soon as it is complete and at most
-  /// log2(width) + 1 partial vectors are live (the q vectors, the tile's
-  /// accumulators and the row state then fit the 32 vector registers).
+  /// log2(width) + 1 partial vectors are live besides the leaves.
   Value sumLanes(function_ref<Value(int64_t)> leaf) {
     int64_t w = width;
     if (!llvm::isPowerOf2_64(w) || w == 1) {
@@ -269,11 +270,14 @@ struct AttentionBuilder {
   //===--------------------------------------------------------------------===//
 
   /// Online-softmax state of one row: m (vector, the running max in every
-  /// lane), l (vector, per-lane partial sums), nVec accumulator vectors.
-  /// Folds the key tile [s0, s0 + width) into the state; with `limit`, keys
-  /// at or beyond it are masked (their index is clamped to limit - 1, a
-  /// visible key, and their score is -inf).
-  SmallVector<Value> rowTile(ValueRange state, ArrayRef<Value> qs, Value bIdx,
+  /// lane) and l (vector, per-lane partial sums); the row's pre-scaled
+  /// query is row 0 and its accumulator row 1 of `rowBuf` ([2, D], a stack
+  /// buffer), so that neither needs D / V registers (2 x 16 with AVX2 and
+  /// D = 128: more than the register file). Folds the key tile [s0, s0 +
+  /// width) into the state; with `limit`, keys at or beyond it are masked
+  /// (their index is clamped to limit - 1, a visible key, and their score
+  /// is -inf).
+  SmallVector<Value> rowTile(ValueRange state, Value rowBuf, Value bIdx,
                              Value kvh, Value s0, Value limit) {
     if (vBuf && !limit)
       prefetchRows(bIdx, kvh, s0);
@@ -285,18 +289,21 @@ struct AttentionBuilder {
       Value s = addi(s0, j);
       keyIdx.push_back(limit ? arith::MinSIOp::create(b, loc, s, last) : s);
     }
-    Value scores = sumLanes([&](int64_t j) {
-      SmallVector<Value> parts;
-      // Two chains per key halve the latency of the dot product.
-      for (int64_t i = 0; i < nVec; ++i) {
-        Value kv = read(k, {bIdx, keyIdx[j], kvh, idx(i * width)});
-        if (i < 2)
-          parts.push_back(mul(qs[i], kv));
-        else
-          parts[i % 2] = fma(qs[i], kv, parts[i % 2]);
-      }
-      return sumAll(parts);
-    });
+    // The width partial dot products of the tile, one loop over the head
+    // dim: per step one query vector (from the buffer) and width key
+    // vectors, width independent FMA chains.
+    Value c0 = idx(0), c1 = idx(1);
+    SmallVector<Value> parts = loop(
+        c0, idx(d), width, SmallVector<Value>(width, zeroV),
+        [&](Value dd, ValueRange a) {
+          Value qv =
+              vector::LoadOp::create(b, loc, vec, rowBuf, ValueRange{c0, dd});
+          SmallVector<Value> next;
+          for (int64_t j = 0; j < width; ++j)
+            next.push_back(fma(qv, read(k, {bIdx, keyIdx[j], kvh, dd}), a[j]));
+          return next;
+        });
+    Value scores = sumLanes([&](int64_t j) { return parts[j]; });
     if (limit) {
       // lane j visible iff s0 + j < limit, i.e. j < limit - s0.
       Value n = arith::IndexCastOp::create(
@@ -318,19 +325,34 @@ struct AttentionBuilder {
     Value c = exp(arith::SubFOp::create(b, loc, m, mNew));
     Value p = exp(arith::SubFOp::create(b, loc, scores, mNew));
     Value lNew = fma(state[1], c, p);
-    SmallVector<Value> acc;
-    for (int64_t i = 0; i < nVec; ++i)
-      acc.push_back(mul(state[2 + i], c));
-    for (int64_t j = 0; j < width; ++j) {
-      Value pj = vector::ShuffleOp::create(b, loc, p, p,
-                                           SmallVector<int64_t>(width, j));
-      for (int64_t i = 0; i < nVec; ++i)
-        acc[i] =
-            fma(pj, read(v, {bIdx, keyIdx[j], kvh, idx(i * width)}), acc[i]);
-    }
-    SmallVector<Value> next = {mNew, lNew};
-    next.append(acc);
-    return next;
+    // acc = acc c + sum_j p_j value[j], in chunks of the head dim: chunk
+    // vectors of the accumulator in registers across the tile's keys, next
+    // to the width broadcasts p_j (invariant in the chunk loop), p, c and a
+    // value vector: 8 with 32 registers, 4 with AVX2's 16.
+    int64_t chunk = 1;
+    while (chunk < 8 && nVec % (2 * chunk) == 0 &&
+           2 * chunk + width + 4 <= registers)
+      chunk *= 2;
+    loop(c0, idx(d), chunk * width, {}, [&](Value d0, ValueRange) {
+      SmallVector<Value> acc;
+      for (int64_t i = 0; i < chunk; ++i)
+        acc.push_back(
+            mul(vector::LoadOp::create(b, loc, vec, rowBuf,
+                                       ValueRange{c1, addi(d0, i * width)}),
+                c));
+      for (int64_t j = 0; j < width; ++j) {
+        Value pj = vector::ShuffleOp::create(b, loc, p, p,
+                                             SmallVector<int64_t>(width, j));
+        for (int64_t i = 0; i < chunk; ++i)
+          acc[i] = fma(pj, read(v, {bIdx, keyIdx[j], kvh, addi(d0, i * width)}),
+                       acc[i]);
+      }
+      for (int64_t i = 0; i < chunk; ++i)
+        vector::StoreOp::create(b, loc, acc[i], rowBuf,
+                                ValueRange{c1, addi(d0, i * width)});
+      return SmallVector<Value>();
+    });
+    return {mNew, lNew};
   }
 
   /// Prefetches the key and value rows of the tile `prefetchDistance`
@@ -389,22 +411,25 @@ struct AttentionBuilder {
 
   /// Query row t of head h, written to row outT of `out` (a [B, rows, 1, D]
   /// slice of the output).
-  Value singleRow(Value out, Value bIdx, Value t, Value outT, Value h,
-                  Value kvh) {
+  Value singleRow(Value out, Value rowBuf, Value bIdx, Value t, Value outT,
+                  Value h, Value kvh) {
     Value sEnd = rowEnd(t);
-    SmallVector<Value> qs;
-    for (int64_t i = 0; i < nVec; ++i)
-      qs.push_back(mul(read(q, {bIdx, t, h, idx(i * width)}), scaleV));
+    Value c0 = idx(0), c1 = idx(1);
+    for (int64_t i = 0; i < nVec; ++i) {
+      vector::StoreOp::create(
+          b, loc, mul(read(q, {bIdx, t, h, idx(i * width)}), scaleV), rowBuf,
+          ValueRange{c0, idx(i * width)});
+      vector::StoreOp::create(b, loc, zeroV, rowBuf,
+                              ValueRange{c1, idx(i * width)});
+    }
     SmallVector<Value> state = {negInfV, zeroV};
-    for (int64_t i = 0; i < nVec; ++i)
-      state.push_back(zeroV);
     Value full = floorTo(sEnd, width);
     state = loop(idx(0), full, width, state, [&](Value s0, ValueRange st) {
-      return rowTile(st, qs, bIdx, kvh, s0, Value());
+      return rowTile(st, rowBuf, bIdx, kvh, s0, Value());
     });
     // The last partial tile, masked (runs at most once).
     state = loop(full, sEnd, width, state, [&](Value s0, ValueRange st) {
-      return rowTile(st, qs, bIdx, kvh, s0, sEnd);
+      return rowTile(st, rowBuf, bIdx, kvh, s0, sEnd);
     });
     // out = l > 0 ? acc / l : 0 (a NaN in acc stays NaN).
     Value l = vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD,
@@ -416,8 +441,11 @@ struct AttentionBuilder {
     Value invVec = splat(inv);
     for (int64_t i = 0; i < nVec; ++i)
       out = vector::TransferWriteOp::create(
-                b, loc, mul(state[2 + i], invVec), out,
-                ValueRange{bIdx, outT, idx(0), idx(i * width)},
+                b, loc,
+                mul(vector::LoadOp::create(b, loc, vec, rowBuf,
+                                           ValueRange{c1, idx(i * width)}),
+                    invVec),
+                out, ValueRange{bIdx, outT, idx(0), idx(i * width)},
                 ArrayRef<bool>{true})
                 .getResult();
     return out;
@@ -571,53 +599,79 @@ struct AttentionBuilder {
           // the block does not see (the causal diagonal) add exactly
           // nothing to those rows (a masked FMA: a NaN in a future value
           // row stays out).
-          // Whole groups of valueGroup head dims, then one group of the
-          // rest.
-          auto pvGroups = [&](int64_t dLo, int64_t dHi, int64_t dg) {
-            loop(idx(dLo), idx(dHi), dg, {}, [&](Value d0, ValueRange) {
-              SmallVector<Value> acc;
-              for (int64_t i = 0; i < dg; ++i)
-                for (int64_t r = 0; r < rv; ++r)
-                  acc.push_back(mul(load(ot, addi(d0, i), r * width), c[r]));
-              auto step = [&](Value j, ValueRange a, bool masked) {
-                Value key = addi(s0, j);
-                SmallVector<Value> pr, vis;
-                for (int64_t r = 0; r < rv; ++r) {
-                  pr.push_back(load(sb, j, r * width));
-                  if (masked)
-                    vis.push_back(sees(thr[r], key));
-                }
-                SmallVector<Value> next(a);
-                for (int64_t i = 0; i < dg; ++i) {
-                  Value vb = splat(tensor::ExtractOp::create(
-                      b, loc, v, ValueRange{bIdx, key, kvh, addi(d0, i)}));
+          // Whole groups of `dg` head dims, then one group of the rest;
+          // `first` scales the accumulators by c (once per tile); keys
+          // [jLo, nAll) are folded in with plain FMAs and (`diagonal`) keys
+          // [nAll, nk) with masked ones: keys that some row of the block
+          // does not see (the causal diagonal) add exactly nothing to those
+          // rows (a NaN in a future value row stays out).
+          auto pvPass = [&](int64_t dg, bool first, bool plain, bool diagonal) {
+            auto groups = [&](int64_t dLo, int64_t dHi, int64_t g) {
+              loop(idx(dLo), idx(dHi), g, {}, [&](Value d0, ValueRange) {
+                SmallVector<Value> acc;
+                for (int64_t i = 0; i < g; ++i)
                   for (int64_t r = 0; r < rv; ++r) {
-                    Value &x = next[i * rv + r];
-                    Value y = fma(vb, pr[r], x);
-                    x = masked ? arith::SelectOp::create(b, loc, vis[r], y, x)
-                                     .getResult()
-                               : y;
+                    Value o = load(ot, addi(d0, i), r * width);
+                    acc.push_back(first ? mul(o, c[r]) : o);
                   }
-                }
-                return next;
-              };
-              acc = loop(idx(0), nAll, 1, acc, [&](Value j, ValueRange a) {
-                return step(j, a, /*masked=*/false);
+                auto step = [&](Value j, ValueRange a, bool masked) {
+                  Value key = addi(s0, j);
+                  SmallVector<Value> pr, vis;
+                  for (int64_t r = 0; r < rv; ++r) {
+                    pr.push_back(load(sb, j, r * width));
+                    if (masked)
+                      vis.push_back(sees(thr[r], key));
+                  }
+                  SmallVector<Value> next(a);
+                  for (int64_t i = 0; i < g; ++i) {
+                    Value vb = splat(tensor::ExtractOp::create(
+                        b, loc, v, ValueRange{bIdx, key, kvh, addi(d0, i)}));
+                    for (int64_t r = 0; r < rv; ++r) {
+                      Value &x = next[i * rv + r];
+                      Value y = fma(vb, pr[r], x);
+                      x = masked ? arith::SelectOp::create(b, loc, vis[r], y, x)
+                                       .getResult()
+                                 : y;
+                    }
+                  }
+                  return next;
+                };
+                if (plain)
+                  acc = loop(idx(0), nAll, 1, acc, [&](Value j, ValueRange a) {
+                    return step(j, a, /*masked=*/false);
+                  });
+                if (diagonal)
+                  acc = loop(nAll, nk, 1, acc, [&](Value j, ValueRange a) {
+                    return step(j, a, /*masked=*/true);
+                  });
+                for (int64_t i = 0; i < g; ++i)
+                  for (int64_t r = 0; r < rv; ++r)
+                    store(acc[i * rv + r], ot, addi(d0, i), r * width);
+                return SmallVector<Value>();
               });
-              if (causal)
-                acc = loop(nAll, nk, 1, acc, [&](Value j, ValueRange a) {
-                  return step(j, a, /*masked=*/true);
-                });
-              for (int64_t i = 0; i < dg; ++i)
-                for (int64_t r = 0; r < rv; ++r)
-                  store(acc[i * rv + r], ot, addi(d0, i), r * width);
-              return SmallVector<Value>();
-            });
+            };
+            int64_t dMain = d / dg * dg;
+            groups(0, dMain, dg);
+            if (dMain < d)
+              groups(dMain, d, d - dMain);
           };
-          int64_t dMain = d / tl.valueGroup * tl.valueGroup;
-          pvGroups(0, dMain, tl.valueGroup);
-          if (dMain < d)
-            pvGroups(dMain, d, d - dMain);
+          // ot[d, :] = ot[d, :] * c + sum_j value[s0 + j, d] * p_j. The
+          // masked step also holds one visibility mask per row vector: when
+          // those do not fit beside valueGroup x rowVectors accumulators,
+          // p and a broadcast (AVX2), the diagonal is a second pass over ot
+          // with fewer head dims per group.
+          int64_t dg = tl.valueGroup;
+          int64_t maskedGroup = dg;
+          while (maskedGroup > 1 &&
+                 rv * maskedGroup + 2 * rv + 1 > registers - 1)
+            --maskedGroup;
+          if (!causal || maskedGroup == dg) {
+            pvPass(dg, /*first=*/true, /*plain=*/true, /*diagonal=*/causal);
+          } else {
+            pvPass(dg, /*first=*/true, /*plain=*/true, /*diagonal=*/false);
+            pvPass(maskedGroup, /*first=*/false, /*plain=*/false,
+                   /*diagonal=*/true);
+          }
           SmallVector<Value> next(mNew);
           for (int64_t r = 0; r < rv; ++r)
             next.push_back(fma(st[rv + r], c[r], sums[r]));
@@ -707,6 +761,7 @@ struct LowerSDPA : OpRewritePattern<SDPAOp> {
     Value tDim = tensor::DimOp::create(rewriter, loc, op.getQuery(), 1);
     ab.sDim = tensor::DimOp::create(rewriter, loc, op.getKey(), 1);
     ab.offset = arith::SubIOp::create(rewriter, loc, ab.sDim, tDim);
+    ab.registers = opts.registers;
     if (opts.prefetch) {
       // Read-only views of K and V (any layout: in a decode step they are
       // slices of the caches) for memref.prefetch.
@@ -778,13 +833,17 @@ struct LowerSDPA : OpRewritePattern<SDPAOp> {
       sb = alloc(tiles.keyTile);
     }
     // Rows one at a time (a short last block; all rows without the
-    // multi-row kernel; every row of a decode step).
+    // multi-row kernel; every row of a decode step), with the row's query
+    // and accumulator in a [2, D] stack buffer.
+    Value rowBuf = memref::AllocaOp::create(
+        rewriter, loc, MemRefType::get({2, d}, rewriter.getF32Type()),
+        rewriter.getI64IntegerAttr(64));
     auto singleRows = [&](Value res, Value bIdx) {
       return ab
           .loop(c0, n, 1, {res},
                 [&](Value r, ValueRange o) {
-                  return SmallVector<Value>{
-                      ab.singleRow(o[0], bIdx, ab.addi(t0, r), r, hIdx, kvh)};
+                  return SmallVector<Value>{ab.singleRow(
+                      o[0], rowBuf, bIdx, ab.addi(t0, r), r, hIdx, kvh)};
                 })
           .front();
     };

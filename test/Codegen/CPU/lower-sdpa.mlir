@@ -35,6 +35,9 @@
 // CHECK: %[[QT:.+]] = memref.alloca() {alignment = 64 : i64} : memref<32x64xf32>
 // CHECK: %[[OT:.+]] = memref.alloca() {alignment = 64 : i64} : memref<32x64xf32>
 // CHECK: %[[SB:.+]] = memref.alloca() {alignment = 64 : i64} : memref<32x64xf32>
+// The single-row kernel's row buffer: the scaled query (row 0) and the
+// accumulator (row 1) of one row, so that neither takes D / V registers.
+// CHECK: %[[RB:.+]] = memref.alloca() {alignment = 64 : i64} : memref<2x32xf32>
 // CHECK: scf.for %[[B:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%{{.+}} = %[[SLICE]])
 // A full block: qt[d, :] = scale * q[b, t0:t0+64, h, d], four row vectors.
 // CHECK: %[[FULL:.+]] = arith.cmpi eq, %[[N]], %c64
@@ -80,13 +83,20 @@
 // CHECK: vector.transfer_read %[[OT]][%{{.+}}, %{{.+}}], %{{.+}} {in_bounds = [true], permutation_map = #[[COL:.+]]}
 // CHECK: vector.transfer_write
 // CHECK: } else {
-// A short block's rows, one at a time: key tiles carry m (the running max
-// in every lane), l (per lane) and the two accumulator vectors.
+// A short block's rows, one at a time: the row's scaled query and a zero
+// accumulator go to the row buffer; key tiles carry m (the running max in
+// every lane) and l (per lane). The 16 dot products of a tile are one loop
+// over the head dim: a query vector from the buffer, 16 key vectors, 16
+// accumulators.
 // CHECK: scf.for %[[T:.+]] = %{{.+}} to %[[N]] step %{{.+}} iter_args
-// CHECK: scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
-// CHECK: vector.transfer_read %[[K]][%{{.+}}, %{{.+}}, %[[KVH]], %{{.+}}]
-// The 16 dot products of a tile: a transpose-add tree, 4 halving steps
-// (built depth first: each dot product is folded in once complete).
+// CHECK: vector.store %{{.+}}, %[[RB]][%c0{{.*}}, %c0{{.*}}]
+// CHECK: vector.store %{{.+}}, %[[RB]][%c1{{.*}}, %c0{{.*}}]
+// CHECK: scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>) {
+// CHECK: scf.for %[[DD:.+]] = %{{.+}} to %c32{{.*}} step %c16{{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
+// CHECK: vector.load %[[RB]][%c0{{.*}}, %[[DD]]]
+// CHECK-COUNT-16: vector.transfer_read %[[K]][%{{.+}}, %{{.+}}, %[[KVH]], %[[DD]]]
+// The 16 dot products: a transpose-add tree, 4 halving steps (built depth
+// first: each dot product is folded in once complete).
 // CHECK: vector.shuffle {{.*}} [0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23]
 // CHECK: vector.shuffle {{.*}} [0, 1, 2, 3, 16, 17, 18, 19, 8, 9, 10, 11, 24, 25, 26, 27]
 // CHECK: vector.shuffle {{.*}} [0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29]
@@ -101,16 +111,21 @@
 // CHECK: vector.shuffle {{.*}} [2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13]
 // CHECK: vector.shuffle {{.*}} [1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14]
 // CHECK-NOT: vector.reduction <maxnumf>
-// p_j is broadcast from lane j.
+// acc = acc c + sum_j p_j value[j], the accumulator read from and written
+// back to the buffer in chunks of the head dim (here all of it); p_j is
+// broadcast from lane j.
+// CHECK: vector.load %[[RB]][%c1{{.*}}, %{{.+}}]
 // CHECK: vector.shuffle %[[P:.+]], %[[P]] [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]
 // CHECK: vector.transfer_read %[[V]][%{{.+}}, %{{.+}}, %[[KVH]], %{{.+}}]
+// CHECK: vector.store %{{.+}}, %[[RB]][%c1{{.*}}, %{{.+}}]
 // The last partial tile, masked (lanes at or beyond the row's end).
-// CHECK: scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// CHECK: scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>) {
 // CHECK: arith.minsi
 // CHECK: arith.cmpi slt
 // CHECK: vector.reduction <add>
 // CHECK: arith.cmpf ogt
 // CHECK: arith.select
+// CHECK: vector.load %[[RB]][%c1{{.*}}, %c0{{.*}}]
 // CHECK: vector.transfer_write
 // CHECK: tensor.parallel_insert_slice %{{.+}} into %[[OUT]][0, %[[T0]], %[[H]], 0] [%{{.+}}, %[[N]], 1, 32]
 // CHECK: } {blockc_codegen.kernel = #blockc_codegen.kernel<attention>}
@@ -120,8 +135,8 @@
 // With AVX2 (8 lanes, 16 registers): blocks of 2 x 8 rows, 6 keys x 2 row
 // vectors of score accumulators (12), key tiles of 30 keys (32 rounded
 // down to whole groups of 6), P.V in groups of 6 head dims x 2 row vectors
-// (12 accumulators) and one group of the 2 left of D = 32; 4 vectors per
-// head row in the single-row kernel. The prefetches stay one per 64-byte
+// (12 accumulators) and one group of the 2 left of D = 32; 8 keys (8
+// accumulators) per tile in the single-row kernel. The prefetches stay one per 64-byte
 // line (16 floats: offsets 0 and 16 of the head dim), 8 keys x 2 lines per
 // buffer and tile, starting 8 keys ahead.
 // AVX2-LABEL: func.func @gqa_causal
@@ -137,13 +152,14 @@
 // AVX2: scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>) {
 // AVX2: scf.for %{{.+}} = %c30{{.*}} to %c32{{.*}} step %c2
 // AVX2: scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>) {
-// AVX2: scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
+// AVX2: scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>) {
 // AVX2: arith.addi %{{.+}}, %c8{{.*}} : index
 // AVX2: memref.prefetch %[[KB]][%{{.+}}, %{{.+}}, %{{.+}}, %c0{{.*}}], read, locality<2>, data
 // AVX2: memref.prefetch %[[KB]][%{{.+}}, %{{.+}}, %{{.+}}, %c16{{.*}}], read, locality<2>, data
 // AVX2-COUNT-14: memref.prefetch %[[KB]]
 // AVX2-COUNT-16: memref.prefetch %[[VB]]
 // AVX2-NOT: memref.prefetch
+// AVX2: scf.for {{.*}} step %c8{{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>) {
 // AVX2: vector.shuffle {{.*}} [0, 1, 2, 3, 8, 9, 10, 11]
 // AVX2: } {blockc_codegen.kernel = #blockc_codegen.kernel<attention>}
 
@@ -152,8 +168,9 @@
 // ROW-LABEL: func.func @gqa_causal
 // ROW-NOT: memref.alloca
 // ROW: scf.forall (%{{.+}}, %{{.+}}) in (4, 1)
+// ROW: memref.alloca() {alignment = 64 : i64} : memref<2x32xf32>
 // ROW-NOT: memref.alloca
-// ROW: scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// ROW: scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>) {
 // ROW: vector.shuffle
 
 // The single-row kernel prefetches, at the start of each full key tile,

@@ -482,13 +482,16 @@ def CPULowerSDPAPass
     The scratch is `memref.alloca`s of static shape in the loop body, which
     `blockc-cpu-hoist-thread-scratch` later makes one per thread.
     The other rows (a short last block; every row of a decode step) use the
-    single-row kernel, whose vectors hold the V keys of a tile: V partial dot
-    products (D / V FMAs each, in two chains) summed across lanes by one
-    transpose-add tree (log2 V shuffle steps) built depth first, so each dot
-    product is folded in as soon as it is complete and q, the tile and the
-    row state fit the 32 vector registers; the tile max reaches every lane
-    through a butterfly of log2 V shuffle + max steps (m is a vector, no
-    scalar reduction chain), then the same update; the partial last tile is
+    single-row kernel, whose vectors hold the V keys of a tile: the row's
+    pre-scaled query and its accumulator live in a `[2, D]` stack buffer
+    (D / V vectors each would not fit beside the rest: 16 + 16 with AVX2
+    and D = 128); the V partial dot products are one loop over the head dim
+    (one query vector, V key vectors and V accumulators per step), summed
+    across lanes by one transpose-add tree (log2 V shuffle steps); the tile
+    max reaches every lane through a butterfly of log2 V shuffle + max steps
+    (m is a vector, no scalar reduction chain), then the same update, the
+    accumulator in chunks of the head dim (8 vectors with 32 registers, 4
+    with 16, beside the V broadcast probabilities); the partial last tile is
     masked. Each full tile first prefetches the key and value rows of the
     tile `prefetch-distance` tiles ahead into L2 (`prefetch-locality`), one
     prefetch per 64-byte line: a head's rows are only two streams (head-major
