@@ -29,6 +29,8 @@ void blockc::cpu::setKernelKind(Operation *op, codegen::KernelKind kind) {
 }
 
 bool blockc::cpu::isLinearKernel(Operation *op) {
+  if (!op)
+    return false;
   auto kind = op->getAttrOfType<codegen::KernelKindAttr>(
       codegen::CodegenDialect::kKernelAttrName);
   return isa<scf::ForallOp>(op) && kind &&

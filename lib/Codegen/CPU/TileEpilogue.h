@@ -29,7 +29,7 @@ void setKernelKind(mlir::Operation *op, codegen::KernelKind kind);
 
 /// Whether `op` is the scf.forall of a projection kernel built by
 /// blockc-cpu-lower-linear (blockc_codegen.kernel =
-/// #blockc_codegen.kernel<linear>).
+/// #blockc_codegen.kernel<linear>); false for null.
 bool isLinearKernel(mlir::Operation *op);
 
 /// Whether `init` (a kernel's shared output) is a zero fill, i.e. the

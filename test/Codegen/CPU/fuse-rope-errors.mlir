@@ -18,8 +18,14 @@ func.func @no_target() -> tensor<2x3x2x16xf32> {
 
 // -----
 
-// A RoPE of anything but a kernel needs no target.
+// A RoPE of anything but a kernel needs no target (here: an argument, and
+// the heads of an argument).
 func.func @nothing_to_fuse(%a: tensor<2x3x2x16xf32>) -> tensor<2x3x2x16xf32> {
   %r = transformer.rope %a : tensor<2x3x2x16xf32>
+  return %r : tensor<2x3x2x16xf32>
+}
+func.func @heads_of_an_argument(%a: tensor<2x3x32xf32>) -> tensor<2x3x2x16xf32> {
+  %h = tensor.expand_shape %a [[0], [1], [2, 3]] output_shape [2, 3, 2, 16] : tensor<2x3x32xf32> into tensor<2x3x2x16xf32>
+  %r = transformer.rope %h : tensor<2x3x2x16xf32>
   return %r : tensor<2x3x2x16xf32>
 }
