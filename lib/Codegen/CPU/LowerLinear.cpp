@@ -516,16 +516,21 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
         scf::ForallOp::create(rewriter, loc, ArrayRef<OpFoldResult>{numBlocks},
                               ValueRange(inits), /*mapping=*/std::nullopt);
     // Lets later passes (blockc-cpu-fuse-residual) find the kernel, and
-    // tells them the tiles it was built with (as rounded here; block_align
-    // is the alignment kept, 1 if none).
+    // tells them the tiles it was built with (as rounded here: panel_group
+    // is the group from pack_min_rows rows on, block_align the alignment
+    // kept, 1 if none).
     blockc::cpu::setKernelKind(forall, blockc::codegen::KernelKind::linear);
+    int64_t align = tiles.alignPanels(n);
+    int64_t builtGroup = tiles.panelGroup;
+    if (align > 0)
+      builtGroup = (builtGroup + align - 1) / align * align;
     forall->setAttr(CodegenDialect::kLinearTilesAttrName,
                     blockc::codegen::LinearTilesAttr::get(
                         rewriter.getContext(), tiles.rows, tiles.cols,
                         tiles.blockN, tiles.blockK, tiles.packRows,
                         tiles.packCols, tiles.panelK, tiles.panelN,
-                        tiles.packMinRows, tiles.panelGroup, tiles.rowBlock,
-                        tiles.alignPanels(n) > 0 ? tiles.blockAlign : 1));
+                        tiles.packMinRows, builtGroup, tiles.rowBlock,
+                        align > 0 ? tiles.blockAlign : 1));
     OpBuilder::InsertionGuard guard(rewriter);
     rewriter.setInsertionPointToStart(forall.getBody());
     Value nc = arith::MulIOp::create(rewriter, loc, forall.getInductionVar(0),

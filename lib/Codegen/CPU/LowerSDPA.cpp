@@ -168,19 +168,6 @@ struct AttentionBuilder {
   /// exact 0 for -inf, NaN-propagating.
   Value exp(Value x) { return blockc::buildExp(b, loc, x); }
 
-  /// Pairwise sum of a list of values (shorter dependency chains).
-  Value sumAll(SmallVector<Value> xs) {
-    while (xs.size() > 1) {
-      SmallVector<Value> next;
-      for (size_t i = 0; i + 1 < xs.size(); i += 2)
-        next.push_back(add(xs[i], xs[i + 1]));
-      if (xs.size() % 2)
-        next.push_back(xs.back());
-      xs = std::move(next);
-    }
-    return xs[0];
-  }
-
   /// A partial result of the transpose-add tree: a vector whose `width /
   /// group` lane groups of `group` lanes each hold partial sums of the
   /// accumulators keys[g].

@@ -128,13 +128,13 @@ func.func @decode_rows(%x: tensor<1x1x40xf32>, %w: tensor<48x40xf32>) -> tensor<
 
 // block_align = 32 (two 16-column panels, e.g. a head dim for RoPE): both
 // group sizes become multiples of 2 panels, 3 -> 4 from pack_min_rows rows
-// on and 2 below, and the kernel records the alignment it kept. When N is
-// not a multiple of block_align (48), none is kept (block_align elided,
-// group sizes as asked: 3 and 1).
+// on and 2 below, and the kernel records the group and the alignment it
+// kept. When N is not a multiple of block_align (48), none is kept
+// (block_align elided, group sizes as asked: 3 and 1).
 // CHECK-LABEL: func.func @aligned
 // CHECK:       %[[MANY:.+]] = arith.cmpi uge, %{{.+}}, %c32 : index
 // CHECK:       arith.select %[[MANY]], %c4, %c2{{.*}} : index
-// CHECK:       } {blockc_codegen.kernel = #blockc_codegen.kernel<linear>, blockc_codegen.linear_tiles = #blockc_codegen.linear_tiles<{{.*}}panel_group = 3, row_block = 12, block_align = 32>}
+// CHECK:       } {blockc_codegen.kernel = #blockc_codegen.kernel<linear>, blockc_codegen.linear_tiles = #blockc_codegen.linear_tiles<{{.*}}panel_group = 4, row_block = 12, block_align = 32>}
 // CHECK-LABEL: func.func @cannot_align
 // CHECK:       arith.select %{{.+}}, %c3, %c1{{.*}} : index
 // CHECK:       } {blockc_codegen.kernel = #blockc_codegen.kernel<linear>, blockc_codegen.linear_tiles = #blockc_codegen.linear_tiles<{{.*}}panel_group = 3, row_block = 12>}
