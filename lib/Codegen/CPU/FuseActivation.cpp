@@ -160,18 +160,15 @@ struct CPUFuseActivationPass
     getOperation().walk([&](ActivationOp op) { acts.push_back(op); });
     DominanceInfo &dom = getAnalysis<DominanceInfo>();
     // The target is needed only once there is an epilogue to build.
-    std::optional<int64_t> width;
+    blockc::cpu::LazyVectorWidth targetWidth(getOperation(),
+                                             "blockc-cpu-fuse-activation");
     auto fuseInto = [&](scf::ForallOp forall,
                         tensor::ParallelInsertSliceOp insert, Value gate,
                         tensor::ParallelInsertSliceOp gateInsert,
                         ActivationKind kind) -> LogicalResult {
-      if (!width) {
-        FailureOr<int64_t> w = blockc::cpu::getTargetVectorWidth(
-            getOperation(), "blockc-cpu-fuse-activation");
-        if (failed(w))
-          return failure();
-        width = *w;
-      }
+      FailureOr<int64_t> width = targetWidth.get();
+      if (failed(width))
+        return failure();
       fuse(forall, insert, gate, gateInsert, kind, *width);
       return success();
     };

@@ -6,6 +6,7 @@
 
 #include "TileEpilogue.h"
 #include "blockc/Codegen/CPU/Passes.h"
+#include "blockc/Codegen/Common/NormGuard.h"
 #include "blockc/Dialect/Transformer/IR/TransformerOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -16,8 +17,6 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
-
-#include <limits>
 
 namespace blockc::cpu {
 #define GEN_PASS_DEF_CPUFUSENORMPASS
@@ -104,15 +103,7 @@ struct Builder {
                            .front();
                    Value maxAbs = vector::ReductionOp::create(
                        b, loc, vector::CombiningKind::MAXIMUMF, maxV);
-                   Value big = arith::CmpFOp::create(
-                       b, loc, arith::CmpFPredicate::OGT, maxAbs, f32(0x1p50));
-                   Value finite = arith::CmpFOp::create(
-                       b, loc, arith::CmpFPredicate::OLT, maxAbs,
-                       f32(std::numeric_limits<double>::infinity()));
-                   Value scale = arith::SelectOp::create(
-                       b, loc, arith::AndIOp::create(b, loc, big, finite),
-                       maxAbs, f32(1.0));
-                   Value inv = arith::DivFOp::create(b, loc, f32(1.0), scale);
+                   Value inv = blockc::buildNormInvScale(b, loc, maxAbs);
                    Value invV = vector::BroadcastOp::create(b, loc, vec, inv);
                    Value sumV =
                        overRow(x, bi, ti, k, {zeroV},

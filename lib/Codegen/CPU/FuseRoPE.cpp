@@ -17,6 +17,8 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Dominance.h"
 
+#include <tuple>
+
 namespace blockc::cpu {
 #define GEN_PASS_DEF_CPUFUSEROPEPASS
 #include "blockc/Codegen/CPU/Passes.h.inc"
@@ -41,14 +43,12 @@ struct RotationBuilder {
   /// scf.for over [lo, hi) step `step` carrying one tensor.
   Value loop(Value lo, Value hi, int64_t step, Value init,
              function_ref<Value(Value, Value)> body) {
-    auto forOp = scf::ForOp::create(
-        b, loc, lo, hi, idx(step), ValueRange{init},
-        [&](OpBuilder &nb, Location, Value iv, ValueRange iter) {
-          OpBuilder::InsertionGuard guard(b);
-          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-          scf::YieldOp::create(b, loc, body(iv, iter[0]));
-        });
-    return forOp.getResult(0);
+    return blockc::cpu::buildLoop(b, loc, lo, hi, step, init,
+                                  [&](Value iv, ValueRange iter) {
+                                    return SmallVector<Value>{
+                                        body(iv, iter[0])};
+                                  })
+        .front();
   }
 
   Value read(Value source, ValueRange at) {
@@ -162,20 +162,22 @@ struct CPUFuseRoPEPass
     if (ropes.empty())
       return;
     DominanceInfo &dom = getAnalysis<DominanceInfo>();
-    std::optional<int64_t> width;
+    blockc::cpu::LazyVectorWidth targetWidth(getOperation(),
+                                             "blockc-cpu-fuse-rope");
+    // Tables already built for a kernel (Q and K of one group share them):
+    // keyed by the kernel, the position offset and the rope's geometry.
+    using TableKey =
+        std::tuple<Operation *, Value, int64_t, int64_t, bool, double>;
+    SmallVector<std::pair<TableKey, std::pair<Value, Value>>> tables;
     for (RoPEOp rope : ropes) {
       // Only a rope whose input comes from a kernel needs the target.
       auto expand = rope.getInput().getDefiningOp<tensor::ExpandShapeOp>();
       if (!expand ||
           !blockc::cpu::isLinearKernel(expand.getSrc().getDefiningOp()))
         continue;
-      if (!width) {
-        FailureOr<int64_t> w = blockc::cpu::getTargetVectorWidth(
-            getOperation(), "blockc-cpu-fuse-rope");
-        if (failed(w))
-          return signalPassFailure();
-        width = *w;
-      }
+      FailureOr<int64_t> width = targetWidth.get();
+      if (failed(width))
+        return signalPassFailure();
       auto [forall, matched] = match(rope, *width, dom);
       if (!forall)
         continue;
@@ -193,12 +195,22 @@ struct CPUFuseRoPEPass
                               rope.getRotaryDimOrHeadDim(),
                               rope.getLayout() == RoPELayout::interleaved,
                               rope.getTheta().convertToDouble()};
-      // The tables, once, before the kernel (T from the kernel's output).
+      // The tables, once per kernel, before it (T from the kernel's
+      // output: every output of a projection kernel is [B, T, N]).
       OpBuilder b(forall);
       Location loc = rope.getLoc();
-      auto [cosTable, sinTable] = blockc::buildRoPETables(
-          b, loc, shape, forall.getOutputs()[result.getResultNumber()],
-          /*tDim=*/1, rope.getPositionOffset());
+      TableKey key{forall.getOperation(), rope.getPositionOffset(),
+                   shape.headDim,         shape.rotary,
+                   shape.interleaved,     shape.theta};
+      auto it =
+          llvm::find_if(tables, [&](const auto &t) { return t.first == key; });
+      if (it == tables.end()) {
+        tables.push_back({key, blockc::buildRoPETables(
+                                   b, loc, shape, forall.getOutputs()[0],
+                                   /*tDim=*/1, rope.getPositionOffset())});
+        it = std::prev(tables.end());
+      }
+      auto [cosTable, sinTable] = it->second;
       b.setInsertionPoint(forall.getTerminator());
       RotationBuilder rb{
           b,     loc,      VectorType::get({*width}, b.getF32Type()),

@@ -6,6 +6,7 @@
 
 #include "TileEpilogue.h"
 #include "blockc/Codegen/CPU/Passes.h"
+#include "blockc/Codegen/Common/NormGuard.h"
 #include "blockc/Dialect/Transformer/IR/TransformerOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -13,8 +14,6 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
-
-#include <limits>
 
 namespace blockc::cpu {
 #define GEN_PASS_DEF_CPULOWERNORMSPASS
@@ -52,36 +51,24 @@ struct NormBuilder {
   SmallVector<Value>
   overRow(Value bi, Value ti, ValueRange init,
           function_ref<SmallVector<Value>(Value, Value, ValueRange)> body) {
-    auto loop = scf::ForOp::create(
-        b, loc, idx(0), idx(d), idx(vec.getNumElements()), init,
-        [&](OpBuilder &nb, Location, Value j, ValueRange iter) {
-          OpBuilder::InsertionGuard guard(b);
-          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-          scf::YieldOp::create(b, loc, body(read(x, {bi, ti, j}), j, iter));
-        });
-    return SmallVector<Value>(loop.getResults());
+    return blockc::cpu::buildLoop(b, loc, idx(0), idx(d), vec.getNumElements(),
+                                  init, [&](Value j, ValueRange iter) {
+                                    return body(read(x, {bi, ti, j}), j, iter);
+                                  });
   }
 
   Value reduce(vector::CombiningKind kind, Value v) {
     return vector::ReductionOp::create(b, loc, kind, v);
   }
 
-  /// The norms' overflow guard (as their linalg lowering): 1 / max|x| when
-  /// max|x| is finite and above 2^50, else 1.
+  /// The norms' overflow guard (Codegen/Common/NormGuard.h) of row (bi, ti).
   Value invScale(Value bi, Value ti) {
     Value maxV = overRow(bi, ti, {zeros()}, [&](Value v, Value, ValueRange a) {
                    return SmallVector<Value>{arith::MaximumFOp::create(
                        b, loc, a[0], math::AbsFOp::create(b, loc, v))};
                  }).front();
-    Value maxAbs = reduce(vector::CombiningKind::MAXIMUMF, maxV);
-    Value big = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, maxAbs,
-                                      f32(0x1p50));
-    Value finite =
-        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, maxAbs,
-                              f32(std::numeric_limits<double>::infinity()));
-    Value scale = arith::SelectOp::create(
-        b, loc, arith::AndIOp::create(b, loc, big, finite), maxAbs, f32(1.0));
-    return arith::DivFOp::create(b, loc, f32(1.0), scale);
+    return blockc::buildNormInvScale(
+        b, loc, reduce(vector::CombiningKind::MAXIMUMF, maxV));
   }
 
   /// Writes row (bi, ti) of the norm into `row` ([1, 1, D]) and returns it.
@@ -163,20 +150,17 @@ struct CPULowerNormsPass
       if (isa<LayerNormOp, RMSNormOp>(op))
         norms.push_back(op);
     });
-    std::optional<int64_t> width;
+    blockc::cpu::LazyVectorWidth targetWidth(getOperation(),
+                                             "blockc-cpu-lower-norms");
     for (Operation *op : norms) {
       Value x = op->getOperand(0);
       auto type = cast<RankedTensorType>(op->getResult(0).getType());
       if (type.getRank() != 3 || !type.getElementType().isF32() ||
           ShapedType::isDynamic(type.getDimSize(2)))
         continue;
-      if (!width) {
-        FailureOr<int64_t> w = blockc::cpu::getTargetVectorWidth(
-            getOperation(), "blockc-cpu-lower-norms");
-        if (failed(w))
-          return signalPassFailure();
-        width = *w;
-      }
+      FailureOr<int64_t> width = targetWidth.get();
+      if (failed(width))
+        return signalPassFailure();
       int64_t d = type.getDimSize(2);
       if (d % *width != 0)
         continue;

@@ -42,6 +42,19 @@ bool blockc::cpu::isZeroFill(Value init) {
   return fill && matchPattern(fill.getInputs()[0], m_AnyZeroFloat());
 }
 
+SmallVector<Value> blockc::cpu::buildLoop(
+    OpBuilder &b, Location loc, Value lo, Value hi, int64_t step,
+    ValueRange init, function_ref<SmallVector<Value>(Value, ValueRange)> body) {
+  auto forOp = scf::ForOp::create(
+      b, loc, lo, hi, arith::ConstantIndexOp::create(b, loc, step), init,
+      [&](OpBuilder &nb, Location, Value iv, ValueRange iter) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+        scf::YieldOp::create(b, loc, body(iv, iter));
+      });
+  return SmallVector<Value>(forOp.getResults());
+}
+
 Value blockc::cpu::buildTileEpilogue(
     OpBuilder &b, Location loc, Value tile, VectorType vec,
     function_ref<Value(Value, ValueRange, bool)> body) {
@@ -51,14 +64,11 @@ Value blockc::cpu::buildTileEpilogue(
   };
   auto forTensor = [&](Value lo, Value hi, int64_t step, Value init,
                        function_ref<Value(Value, Value)> fn) -> Value {
-    auto forOp = scf::ForOp::create(
-        b, loc, lo, hi, idx(step), ValueRange{init},
-        [&](OpBuilder &nb, Location, Value iv, ValueRange iter) {
-          OpBuilder::InsertionGuard guard(b);
-          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-          scf::YieldOp::create(b, loc, fn(iv, iter[0]));
-        });
-    return forOp.getResult(0);
+    return buildLoop(b, loc, lo, hi, step, init,
+                     [&](Value iv, ValueRange iter) {
+                       return SmallVector<Value>{fn(iv, iter[0])};
+                     })
+        .front();
   };
   Value c0 = idx(0);
   Value pad = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));

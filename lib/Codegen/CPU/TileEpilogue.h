@@ -16,6 +16,8 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Value.h"
 
+#include <optional>
+
 namespace blockc::cpu {
 
 /// The f32 lanes per vector of the kernels of `func`: the vector width of
@@ -23,6 +25,34 @@ namespace blockc::cpu {
 /// naming `pass`, when the function has no target.
 mlir::FailureOr<int64_t> getTargetVectorWidth(mlir::func::FuncOp func,
                                               llvm::StringRef pass);
+
+/// getTargetVectorWidth looked up at the first get() only (and then
+/// remembered): a pass needs the target only once it has something to
+/// build.
+class LazyVectorWidth {
+public:
+  LazyVectorWidth(mlir::func::FuncOp func, llvm::StringRef pass)
+      : func(func), pass(pass) {}
+  mlir::FailureOr<int64_t> get() {
+    if (!width)
+      width = getTargetVectorWidth(func, pass);
+    return *width;
+  }
+
+private:
+  mlir::func::FuncOp func;
+  llvm::StringRef pass;
+  std::optional<mlir::FailureOr<int64_t>> width;
+};
+
+/// scf.for over [lo, hi) step `step` carrying `init`, built with `b`;
+/// `body(iv, iterArgs)` returns the values to yield. Returns the results.
+llvm::SmallVector<mlir::Value>
+buildLoop(mlir::OpBuilder &b, mlir::Location loc, mlir::Value lo,
+          mlir::Value hi, int64_t step, mlir::ValueRange init,
+          llvm::function_ref<llvm::SmallVector<mlir::Value>(mlir::Value,
+                                                            mlir::ValueRange)>
+              body);
 
 /// Marks `op` as a kernel of `kind` (blockc_codegen.kernel).
 void setKernelKind(mlir::Operation *op, codegen::KernelKind kind);

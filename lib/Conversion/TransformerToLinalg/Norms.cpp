@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "LoweringUtils.h"
+#include "blockc/Codegen/Common/NormGuard.h"
 #include "blockc/Dialect/Transformer/IR/TransformerOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -13,8 +14,6 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
-
-#include <limits>
 
 using namespace mlir;
 using namespace blockc::transformer;
@@ -43,22 +42,6 @@ Value rowMaxAbs(OpBuilder &b, Location loc, Value x) {
       .getResult(0);
 }
 
-/// The factor a norm's row is scaled by before squaring: 1 / max|x| when
-/// that is above 2^50 (so that the sum of squares of up to 2^26 elements
-/// cannot overflow f32) and finite, else 1 (the unscaled formula is exact
-/// for small rows, and an Inf or NaN row keeps IEEE semantics).
-Value rowInvScale(OpBuilder &b, Location l, Value maxAbs) {
-  Value big = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGT, maxAbs,
-                                    f32Const(b, l, 0x1p50));
-  Value finite = arith::CmpFOp::create(
-      b, l, arith::CmpFPredicate::OLT, maxAbs,
-      f32Const(b, l, std::numeric_limits<double>::infinity()));
-  Value scale =
-      arith::SelectOp::create(b, l, arith::AndIOp::create(b, l, big, finite),
-                              maxAbs, f32Const(b, l, 1.0));
-  return arith::DivFOp::create(b, l, f32Const(b, l, 1.0), scale);
-}
-
 /// RMSNorm and LayerNorm scale rows whose magnitude would overflow the f32
 /// sum of squares (|x| above 2^50): y is computed from x' = x / max|x| with
 /// epsilon / max|x|^2, which is the same value mathematically, so rows up to
@@ -78,7 +61,8 @@ struct RMSNormLowering : OpRewritePattern<RMSNormOp> {
     Value maxAbs = rowMaxAbs(rewriter, loc, x);
     Value sumSq = rowReduce(
         rewriter, loc, x, {maxAbs}, [](OpBuilder &b, Location l, ValueRange a) {
-          Value xs = arith::MulFOp::create(b, l, a[0], rowInvScale(b, l, a[1]));
+          Value xs = arith::MulFOp::create(
+              b, l, a[0], blockc::buildNormInvScale(b, l, a[1]));
           return arith::MulFOp::create(b, l, xs, xs);
         });
     Value result =
@@ -86,7 +70,7 @@ struct RMSNormLowering : OpRewritePattern<RMSNormOp> {
                     {identity(ctx, rank), dropLast(ctx, rank),
                      projection(ctx, rank, {rank - 1}), dropLast(ctx, rank)},
                     [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-                      Value inv = rowInvScale(b, l, a[3]);
+                      Value inv = blockc::buildNormInvScale(b, l, a[3]);
                       Value meanSq = arith::MulFOp::create(b, l, a[1], invD);
                       Value epsScaled = arith::MulFOp::create(
                           b, l, eps, arith::MulFOp::create(b, l, inv, inv));
@@ -113,21 +97,23 @@ struct LayerNormLowering : OpRewritePattern<LayerNormOp> {
     Value invD = reciprocalOfLastDim(rewriter, loc, x);
     Value eps = f32Const(rewriter, loc, op.getEpsilon().convertToDouble());
     Value maxAbs = rowMaxAbs(rewriter, loc, x);
-    // Sums of the scaled row x' = x * inv (see rowInvScale).
+    // Sums of the scaled row x' = x * inv (see Codegen/Common/NormGuard.h).
     Value sum = rowReduce(
         rewriter, loc, x, {maxAbs}, [](OpBuilder &b, Location l, ValueRange a) {
-          return arith::MulFOp::create(b, l, a[0], rowInvScale(b, l, a[1]));
+          return arith::MulFOp::create(b, l, a[0],
+                                       blockc::buildNormInvScale(b, l, a[1]));
         });
     // Two-pass variance: sum((x' - mean')^2), numerically safer than
     // E[x^2] - E[x]^2.
-    Value sumSqDev = rowReduce(
-        rewriter, loc, x, {sum, maxAbs},
-        [&](OpBuilder &b, Location l, ValueRange a) {
-          Value mean = arith::MulFOp::create(b, l, a[1], invD);
-          Value xs = arith::MulFOp::create(b, l, a[0], rowInvScale(b, l, a[2]));
-          Value dev = arith::SubFOp::create(b, l, xs, mean);
-          return arith::MulFOp::create(b, l, dev, dev);
-        });
+    Value sumSqDev =
+        rowReduce(rewriter, loc, x, {sum, maxAbs},
+                  [&](OpBuilder &b, Location l, ValueRange a) {
+                    Value mean = arith::MulFOp::create(b, l, a[1], invD);
+                    Value xs = arith::MulFOp::create(
+                        b, l, a[0], blockc::buildNormInvScale(b, l, a[2]));
+                    Value dev = arith::SubFOp::create(b, l, xs, mean);
+                    return arith::MulFOp::create(b, l, dev, dev);
+                  });
     Value result =
         elementwise(rewriter, loc, x, type,
                     {x, sum, sumSqDev, op.getWeight(), op.getBias(), maxAbs},
@@ -135,7 +121,7 @@ struct LayerNormLowering : OpRewritePattern<LayerNormOp> {
                      dropLast(ctx, rank), projection(ctx, rank, {rank - 1}),
                      projection(ctx, rank, {rank - 1}), dropLast(ctx, rank)},
                     [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-                      Value inv = rowInvScale(b, l, a[5]);
+                      Value inv = blockc::buildNormInvScale(b, l, a[5]);
                       Value mean = arith::MulFOp::create(b, l, a[1], invD);
                       Value var = arith::MulFOp::create(b, l, a[2], invD);
                       Value epsScaled = arith::MulFOp::create(

@@ -128,3 +128,26 @@ func.func @other_use(%x: tensor<1x4x32xf32>, %w: tensor<32x32xf32>) -> (tensor<1
   %r = transformer.rope %h : tensor<1x4x2x16xf32>
   return %r, %y : tensor<1x4x2x16xf32>, tensor<1x4x32xf32>
 }
+
+// -----
+
+// Q and K as one horizontal group: one kernel, both ropes fused, and the
+// cos/sin tables built once for both.
+// CHECK-LABEL: func.func @shared_tables
+// CHECK:       math.cos
+// CHECK-NOT:   math.cos
+// CHECK:       scf.forall
+// CHECK-NOT:   math.cos
+// CHECK-NOT:   transformer.rope
+// CHECK:       return
+func.func @shared_tables(%x: tensor<1x?x32xf32>, %wq: tensor<32x32xf32>, %wk: tensor<32x32xf32>) -> (tensor<1x?x2x16xf32>, tensor<1x?x2x16xf32>) {
+  %c1 = arith.constant 1 : index
+  %q = transformer.linear %x, %wq {blockc_codegen.horizontal_group = #blockc_codegen.horizontal_group<0>} : tensor<1x?x32xf32>, tensor<32x32xf32> -> tensor<1x?x32xf32>
+  %k = transformer.linear %x, %wk {blockc_codegen.horizontal_group = #blockc_codegen.horizontal_group<0>} : tensor<1x?x32xf32>, tensor<32x32xf32> -> tensor<1x?x32xf32>
+  %t = tensor.dim %x, %c1 : tensor<1x?x32xf32>
+  %qh = tensor.expand_shape %q [[0], [1], [2, 3]] output_shape [1, %t, 2, 16] : tensor<1x?x32xf32> into tensor<1x?x2x16xf32>
+  %kh = tensor.expand_shape %k [[0], [1], [2, 3]] output_shape [1, %t, 2, 16] : tensor<1x?x32xf32> into tensor<1x?x2x16xf32>
+  %qr = transformer.rope %qh : tensor<1x?x2x16xf32>
+  %kr = transformer.rope %kh : tensor<1x?x2x16xf32>
+  return %qr, %kr : tensor<1x?x2x16xf32>, tensor<1x?x2x16xf32>
+}
