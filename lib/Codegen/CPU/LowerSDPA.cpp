@@ -706,22 +706,51 @@ struct LowerSDPA : OpRewritePattern<SDPAOp> {
 
   LogicalResult matchAndRewrite(SDPAOp op,
                                 PatternRewriter &rewriter) const override {
-    int64_t width = opts.width;
     RankedTensorType qType = op.getQuery().getType();
-    int64_t d = qType.getDimSize(3);
-    if (!qType.getElementType().isF32() || ShapedType::isDynamic(d) ||
-        d % width != 0 || op.getValue().getType().getDimSize(3) != d)
+    int64_t headDim = qType.getDimSize(3);
+    if (!qType.getElementType().isF32() || ShapedType::isDynamic(headDim) ||
+        op.getValue().getType().getDimSize(3) != headDim)
       return rewriter.notifyMatchFailure(
-          op, "expects f32 and a head dim that is a multiple of the width");
+          op, "expects f32 and a static head dim shared by the values");
     Location loc = op.getLoc();
+    // The kernel's vector width: the target's when it divides the head dim,
+    // else the widest narrower one (down to 4 lanes) that does, so no row is
+    // copied; a head dim that 4 does not divide is zero-padded to the next
+    // multiple of 4 (zero columns add nothing to q.k, and the padded output
+    // columns are dropped).
+    int64_t d = llvm::alignTo(headDim, 4);
+    int64_t width = opts.width;
+    while (width > 4 && d % width != 0)
+      width /= 2;
+    if (d % width != 0)
+      return rewriter.notifyMatchFailure(op, "no vector width divides D");
+    KernelOptions kopts = opts;
+    kopts.width = width;
+    Value padZero;
+    auto padHeadDim = [&](Value t) -> Value {
+      if (d == headDim)
+        return t;
+      auto type = cast<RankedTensorType>(t.getType());
+      SmallVector<int64_t> shape(type.getShape());
+      shape[3] = d;
+      if (!padZero)
+        padZero = arith::ConstantOp::create(rewriter, loc,
+                                            rewriter.getF32FloatAttr(0.0f));
+      SmallVector<OpFoldResult> low(4, rewriter.getIndexAttr(0));
+      SmallVector<OpFoldResult> high = low;
+      high[3] = rewriter.getIndexAttr(d - headDim);
+      return tensor::PadOp::create(
+          rewriter, loc, RankedTensorType::get(shape, type.getElementType()), t,
+          low, high, padZero);
+    };
     int64_t h = qType.getDimSize(2);
     int64_t group = h / op.getKey().getType().getDimSize(2);
     VectorType vec = VectorType::get({width}, rewriter.getF32Type());
     AttentionBuilder ab{rewriter,
                         loc,
-                        op.getQuery(),
-                        op.getKey(),
-                        op.getValue(),
+                        padHeadDim(op.getQuery()),
+                        padHeadDim(op.getKey()),
+                        padHeadDim(op.getValue()),
                         width,
                         d,
                         d / width,
@@ -764,11 +793,11 @@ struct LowerSDPA : OpRewritePattern<SDPAOp> {
       };
       ab.prefetchDistance = opts.prefetchDistance;
       ab.prefetchLocality = opts.prefetchLocality;
-      ab.kBuf = view(op.getKey());
-      ab.vBuf = view(op.getValue());
+      ab.kBuf = view(ab.k);
+      ab.vBuf = view(ab.v);
     }
     Value out = tensor::EmptyOp::create(
-        rewriter, loc, tensor::getMixedSizes(rewriter, loc, op.getQuery()),
+        rewriter, loc, tensor::getMixedSizes(rewriter, loc, ab.q),
         rewriter.getF32Type());
     Value c0 = ab.idx(0);
 
@@ -776,7 +805,7 @@ struct LowerSDPA : OpRewritePattern<SDPAOp> {
     // [B, rows, 1, D] slice of the output, in parallel (an scf.forall:
     // OpenMP threads). With the multi-row kernel a block is rowVectors x V
     // rows (the last one may be shorter); without, one block of all T rows.
-    AttentionTiles tiles = chooseTiles(opts, d);
+    AttentionTiles tiles = chooseTiles(kopts, d);
     int64_t blockRows = tiles.rowVectors * width;
     Value rowsPer = opts.multiRow ? ab.idx(blockRows) : tDim;
     OpFoldResult numBlocks = rewriter.getIndexAttr(1);
@@ -859,7 +888,17 @@ struct LowerSDPA : OpRewritePattern<SDPAOp> {
     tensor::ParallelInsertSliceOp::create(rewriter, loc, computed, shared,
                                           offsets, sizes, strides);
     blockc::cpu::setKernelKind(forall, blockc::codegen::KernelKind::attention);
-    rewriter.replaceOp(op, forall.getResult(0));
+    Value result = forall.getResult(0);
+    if (d != headDim) {
+      rewriter.setInsertionPointAfter(forall);
+      SmallVector<OpFoldResult> sizes =
+          tensor::getMixedSizes(rewriter, loc, op.getQuery());
+      result = tensor::ExtractSliceOp::create(
+          rewriter, loc, op.getType(), result,
+          SmallVector<OpFoldResult>(4, rewriter.getIndexAttr(0)), sizes,
+          SmallVector<OpFoldResult>(4, rewriter.getIndexAttr(1)));
+    }
+    rewriter.replaceOp(op, result);
     return success();
   }
 

@@ -448,10 +448,7 @@ def CPULowerSDPAPass
     : Pass<"blockc-cpu-lower-sdpa", "::mlir::func::FuncOp"> {
   let summary = "Lower transformer.sdpa to a fused, online-softmax vector kernel";
   let description = [{
-    Rewrites every f32 `transformer.sdpa` whose head dimension D is a
-    multiple of the vector width V (f32 lanes, from the function's
-    `blockc_codegen.cpu_target`; the pass fails at a function without one
-    when it has an sdpa to lower) into one fused loop nest on tensors
+    Rewrites every f32 `transformer.sdpa` (static head dimension D) into one fused loop nest on tensors
     (flash-attention style, no `[T, S]` score matrix in memory). The work
     items (head, block of query rows) run in parallel (a 2-D `scf.forall`,
     marked `blockc_codegen.kernel = #blockc_codegen.kernel<attention>`);
@@ -507,7 +504,14 @@ def CPULowerSDPAPass
     for -inf, NaN-propagating), masked keys contribute exactly zero (their
     values are selected away, so a NaN in a future value row does not leak
     into earlier rows) and a row without any visible key yields zeros.
-    Other head dimensions are left to `convert-transformer-to-linalg`.
+    The vector width V is the target's (f32 lanes, from the function's
+    `blockc_codegen.cpu_target`; the pass fails at a function without one
+    when it has an sdpa to lower) when it divides D, else the widest
+    narrower one of 4 lanes or more that does (D = 24: 8 lanes with
+    AVX-512; D = 12: 4); a D that 4 does not divide is zero-padded to the
+    next multiple of 4 (a `tensor.pad` of Q, K and V, and the output's
+    padded columns dropped by a `tensor.extract_slice`). Non-f32 attention
+    is left to `convert-transformer-to-linalg`.
 
     The vector width and register count are the target's (they fix the
     single-row key tile, the query row block and the register tiles); the
