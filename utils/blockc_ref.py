@@ -638,6 +638,39 @@ def softmax(s):
     return e / np.sum(e, axis=-1, keepdims=True)
 
 
+def fake_quant(w, mode, group_size=32):
+    """The dequantised weight W' = q * s of ``#transformer.weight_quant``.
+
+    w: [N, K] ([out, in]). int8: one scale per row, s = max|W[n]| / 127;
+    int4: one scale per group of ``group_size`` consecutive k, s = max|W| /
+    7; q = clip(rint(W / s), -L, L) (round half to even), q = 0 where s = 0.
+    Every step is a float32 operation, as in the compiler's lowering
+    (convert-weight-quant-to-linalg), so both see bitwise the same W'.
+    """
+    w = np.asarray(w, dtype=np.float32)
+    n, k = w.shape
+    level = np.float32(127 if mode == "int8" else 7)
+    g = k if mode == "int8" else group_size
+    if k % g:
+        raise RefError("--quantize=int4: group size %d does not divide the "
+                       "input dimension %d" % (g, k))
+    wg = w.reshape(n, k // g, g)
+    amax = np.abs(wg).max(axis=2, keepdims=True)
+    s = (amax / level).astype(np.float32)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        q = np.clip(np.rint(wg / s), -level, level).astype(np.float32)
+    deq = np.where(s == 0, np.float32(0), q * s).astype(np.float32)
+    return deq.reshape(n, k)
+
+
+def proj_weight(cfg, w, name):
+    """The weight a projection computes with: the stored one, or its
+    dequantised form under ``cfg.quantize`` ((mode, group_size) or None)."""
+    wt = w[name]
+    quant = getattr(cfg, "quantize", None)
+    return fake_quant(wt, *quant) if quant else wt
+
+
 def attention(cfg, w, x, position_offset=0, kv_cache=None, dump=None):
     """Self-attention of x [B, T, d].
 
@@ -649,7 +682,8 @@ def attention(cfg, w, x, position_offset=0, kv_cache=None, dump=None):
     h, hkv, dh = cfg.n_heads, cfg.n_kv_heads, cfg.head_dim
 
     def proj(name):
-        return linear(x, w[p + name + ".weight"], w.get(p + name + ".bias"))
+        return linear(x, proj_weight(cfg, w, p + name + ".weight"),
+                      w.get(p + name + ".bias"))
 
     q = proj("q_proj").reshape(bsz, t, h, dh)
     k = proj("k_proj").reshape(bsz, t, hkv, dh)
@@ -682,7 +716,8 @@ def attention(cfg, w, x, position_offset=0, kv_cache=None, dump=None):
     else:
         ctx = probs @ vh
     ctx = ctx.transpose(0, 2, 1, 3).reshape(bsz, t, h * dh)
-    out = linear(ctx, w[p + "o_proj.weight"], w.get(p + "o_proj.bias"))
+    out = linear(ctx, proj_weight(cfg, w, p + "o_proj.weight"),
+                 w.get(p + "o_proj.bias"))
     if dump is not None:
         dump.update(q_rope=q, k_rope=k, v=v, attn_probs=probs, attn_ctx=ctx,
                     attn_out=out)
@@ -693,7 +728,8 @@ def ffn(cfg, w, x, dump=None):
     p = cfg.prefix + "mlp."
 
     def proj(name, inp):
-        return linear(inp, w[p + name + ".weight"], w.get(p + name + ".bias"))
+        return linear(inp, proj_weight(cfg, w, p + name + ".weight"),
+                      w.get(p + name + ".bias"))
 
     up = proj("up_proj", x)
     if cfg.gated:
@@ -1140,6 +1176,11 @@ def _load_kv_caches(args, cfg, n_layers, batch, rank2):
 def cmd_run(args):
     cfg = load_config(args.config)
     cfg.skip_masked = args.skip_masked
+    cfg.quantize = None
+    if args.quantize != "none":
+        cfg.quantize = (args.quantize, args.group_size or 32)
+    elif args.group_size is not None:
+        raise RefError("--group-size is for --quantize=int4")
     layers = cfg.stack(args.layers)
     weights = load_safetensors(args.weights)
     for lc in layers:
@@ -1297,6 +1338,12 @@ def build_parser():
     p.add_argument("--final-norm", action="store_true",
                    help="apply the model's final norm (model.norm / GPT-2 "
                         "ln_f) after the last layer")
+    p.add_argument("--quantize", choices=("none", "int8", "int4"),
+                   default="none",
+                   help="compute the projections with dequantised weights "
+                        "(the rules of #transformer.weight_quant)")
+    p.add_argument("--group-size", type=int, default=None,
+                   help="int4: input columns per scale (default 32)")
     p.add_argument("--skip-masked", action="store_true",
                    help="causal attention sums over visible keys only, so a "
                         "NaN/Inf in a later token's value row cannot reach "

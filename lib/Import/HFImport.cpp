@@ -251,6 +251,31 @@ blockc::importHFConfig(MLIRContext *ctx, llvm::StringRef configText,
     return error(path, "unsupported --dtype '" + options.dtype +
                            "' (f32, bf16 or f16)");
 
+  WeightQuantAttr quant;
+  if (options.quantize == "int8") {
+    quant = WeightQuantAttr::get(ctx, WeightQuantType::int8, 0);
+  } else if (options.quantize == "int4") {
+    int64_t g = options.groupSize;
+    if (g != 32 && g != 64 && g != 128)
+      return error(path, "--group-size=" + llvm::Twine(g) +
+                             ": int4 groups are 32, 64 or 128 columns");
+    // Every projection's input dimension K must hold whole groups.
+    for (auto [what, k] :
+         {std::pair<const char *, int64_t>{"hidden_size", c.d},
+          {"num_attention_heads x head_dim", c.heads * c.headDim},
+          {"intermediate_size", c.dff}})
+      if (k % g != 0)
+        return error(path, "--quantize=int4 --group-size=" + llvm::Twine(g) +
+                               ": " + what + " = " + llvm::Twine(k) +
+                               " (a projection's input dimension) is not a "
+                               "multiple of " +
+                               llvm::Twine(g));
+    quant = WeightQuantAttr::get(ctx, WeightQuantType::int4, g);
+  } else if (options.quantize != "none") {
+    return error(path, "unsupported --quantize '" + options.quantize +
+                           "' (none, int8 or int4)");
+  }
+
   Location loc = NameLoc::get(b.getStringAttr(c.family),
                               FileLineColLoc::get(b.getStringAttr(path), 1, 1));
   OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
@@ -402,7 +427,7 @@ blockc::importHFConfig(MLIRContext *ctx, llvm::StringRef configText,
         b.getI64IntegerAttr(c.dff), b.getF64FloatAttr(c.eps), b.getUnitAttr(),
         c.rope ? RoPELayoutAttr::get(ctx, RoPELayout::rotate_half)
                : RoPELayoutAttr(),
-        b.getF64FloatAttr(c.theta));
+        b.getF64FloatAttr(c.theta), quant);
     block->setAttr(TransformerDialect::kLayerAttr, b.getI64IntegerAttr(i));
     x = block.getResult();
   }

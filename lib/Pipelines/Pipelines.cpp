@@ -199,6 +199,7 @@ void addStage1(OpPassManager &pm,
                llvm::function_ref<void(OpPassManager &)> addKernels) {
   pm.addPass(transformer::createTransformerFoldEmptyPass());
   pm.addPass(transformer::createTransformerDecomposePass());
+  pm.addPass(createConvertWeightQuantToLinalgPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   if (addKernels)

@@ -1,6 +1,7 @@
 //===- blockc-import.cpp - model.mlir from a Hugging Face config.json -----===//
 //
 //   blockc-import --hf-config=config.json [--layers=N] [--dtype=f32|bf16|f16]
+//                 [--quantize=none|int8|int4 [--group-size=32|64|128]]
 //                 -o model.mlir
 //
 // Writes a blockc model whose weight arguments are bound to the
@@ -40,6 +41,17 @@ cl::opt<bool> finalNorm(
     cl::desc("Append the model's final norm (model.norm.weight, GPT-2 "
              "ln_f) after the last imported layer"),
     cl::init(false), cl::cat(category));
+cl::opt<std::string> quantize(
+    "quantize",
+    cl::desc("Weight-only quantisation of the projections: none (default), "
+             "int8 (a scale per output row) or int4 (a scale per group of "
+             "--group-size input columns); done by the compiled prepare "
+             "entry at load"),
+    cl::init("none"), cl::cat(category));
+cl::opt<int64_t> groupSize("group-size",
+                           cl::desc("int4: input columns per scale, 32 "
+                                    "(default), 64 or 128"),
+                           cl::init(32), cl::cat(category));
 cl::opt<std::string> outputFile("o", cl::desc("Output model (default: -)"),
                                 cl::init("-"), cl::value_desc("file"),
                                 cl::cat(category));
@@ -67,6 +79,10 @@ int main(int argc, char **argv) {
   options.layers = layers;
   options.dtype = dtype;
   options.finalNorm = finalNorm;
+  options.quantize = quantize;
+  options.groupSize = groupSize;
+  if (groupSize.getNumOccurrences() && quantize != "int4")
+    return fail("--group-size is for --quantize=int4");
   auto module = blockc::importHFConfig(&context, (*buffer)->getBuffer(),
                                        configFile, options);
   if (!module)

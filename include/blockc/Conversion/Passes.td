@@ -50,4 +50,37 @@ def ConvertTransformerToLinalgPass : Pass<"convert-transformer-to-linalg"> {
   ];
 }
 
+def ConvertWeightQuantToLinalgPass : Pass<"convert-weight-quant-to-linalg"> {
+  let summary = "Compute the dequantised weights of quantised projections "
+                "with linalg ops";
+  let description = [{
+    Rewrites every `transformer.linear` that carries a `weight_quant`
+    (`#transformer.weight_quant<int8>` or `<int4, group_size = G>`) into a
+    `transformer.linear` without it, whose weight is the dequantised weight
+    `W' = q * s` computed from the stored weight by two `linalg.generic`s on
+    tensors: the maxima of |W| per row (int8) or per group of G consecutive
+    input columns (int4; W viewed as `[N, K/G, G]` by a
+    `tensor.expand_shape`), then one elementwise op over W,
+    `s = amax / L, W' = s == 0 ? 0 : clamp(roundeven(W / s), -L, L) * s`
+    with L = 127 or 7, in f32 (a bf16/f16 weight is extended first and the
+    result truncated back). These are exactly the rules of
+    `#transformer.weight_quant`; the NumPy reference (`utils/blockc_ref.py
+    --quantize`) applies the same f32 operations, so both see bitwise the
+    same W'.
+
+    The computation reads only the weight, so on the CPU
+    `blockc-cpu-prepare-weights` moves it, with the packing, into the
+    entry's prepare function: the weights are quantised once, at load. A
+    weight that several projections quantise the same way is dequantised
+    once. The composites must have been decomposed first
+    (`transformer-decompose` gives their `weight_quant` to each projection).
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
 #endif // BLOCKC_CONVERSION_PASSES_TD

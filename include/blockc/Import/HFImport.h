@@ -26,6 +26,11 @@ struct ImportOptions {
   /// Append the model's final norm (`model.norm` / GPT-2 `ln_f`) after the
   /// last imported layer.
   bool finalNorm = false;
+  /// Weight-only quantisation of every projection: "none", "int8" or
+  /// "int4" (a #transformer.weight_quant on each block).
+  std::string quantize = "none";
+  /// int4: input columns per scale (32, 64 or 128).
+  int64_t groupSize = 32;
 };
 
 /// Parses `configText` (the contents of config.json; `path` names it in

@@ -30,6 +30,19 @@ void TransformerDialect::initialize() {
       >();
 }
 
+LogicalResult
+WeightQuantAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                        WeightQuantType type, int64_t groupSize) {
+  if (type == WeightQuantType::int8 && groupSize != 0)
+    return emitError() << "int8 weights are quantised per output row: "
+                          "group_size is for int4";
+  if (type == WeightQuantType::int4 && groupSize != 32 && groupSize != 64 &&
+      groupSize != 128)
+    return emitError() << "int4 weights need group_size = 32, 64 or 128, got "
+                       << groupSize;
+  return success();
+}
+
 /// The KV-cache marks: the value's kind is checked by the caller; here what
 /// the attribute kinds cannot say. A cache is a rank-4 tensor or memref
 /// [B, L_max, H_kv, D], and a layout only makes sense on a cache.

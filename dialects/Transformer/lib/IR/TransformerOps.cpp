@@ -225,6 +225,28 @@ LogicalResult verifyFFNWeights(Operation *op, int64_t d, int64_t dff,
   return success();
 }
 
+/// Verifies `quant` against the projection weights among `weights` (the
+/// names starting with "w_"; null entries are absent optional weights): an
+/// int4 group must divide every projection's input dimension K.
+LogicalResult checkWeightQuant(Operation *op, WeightQuantAttr quant,
+                               ArrayRef<std::pair<StringRef, Value>> weights) {
+  if (!quant || quant.getGroupSize() == 0)
+    return success();
+  for (auto [name, weight] : weights) {
+    if (!weight || !name.starts_with("w"))
+      continue;
+    auto type = cast<RankedTensorType>(weight.getType());
+    if (type.getRank() != 2)
+      continue;
+    int64_t k = type.getDimSize(1);
+    if (k % quant.getGroupSize() != 0)
+      return op->emitOpError()
+             << "weight_quant group_size " << quant.getGroupSize()
+             << " does not divide the input dimension " << k << " of " << name;
+  }
+  return success();
+}
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -270,7 +292,7 @@ void LinearOp::build(OpBuilder &builder, OperationState &state, Value input,
                             cast<RankedTensorType>(weight.getType()));
   build(builder, state,
         succeeded(resultType) ? Type(*resultType) : input.getType(), input,
-        weight, bias);
+        weight, bias, /*weight_quant=*/WeightQuantAttr());
 }
 
 LogicalResult LinearOp::verify() {
@@ -293,7 +315,10 @@ LogicalResult LinearOp::verify() {
       failed(checkOptionalShape(*this, "bias", getBias(), {out})))
     return failure();
   auto expected = *inferLinearResultType(inputType, weightType);
-  return checkResultShape(*this, getResult(), expected.getShape());
+  if (failed(checkResultShape(*this, getResult(), expected.getShape())))
+    return failure();
+  return checkWeightQuant(*this, getWeightQuantAttr(),
+                          {{"weight", getWeight()}});
 }
 
 //===----------------------------------------------------------------------===//
@@ -409,9 +434,11 @@ LogicalResult FFNOp::verify() {
   FailureOr<int64_t> d = getModelDim(*this, getInput());
   if (failed(d))
     return failure();
-  return verifyFFNWeights(*this, *d, ShapedType::kDynamic, getWGate(),
-                          getBGate(), getWUp(), getBUp(), getWDown(),
-                          getBDown());
+  if (failed(verifyFFNWeights(*this, *d, ShapedType::kDynamic, getWGate(),
+                              getBGate(), getWUp(), getBUp(), getWDown(),
+                              getBDown())))
+    return failure();
+  return checkWeightQuant(*this, getWeightQuantAttr(), getNamedWeights());
 }
 
 //===----------------------------------------------------------------------===//
@@ -436,10 +463,12 @@ LogicalResult AttentionOp::verify() {
   if (std::optional<APFloat> s = getScale())
     if (failed(checkPositiveFinite(*this, "scale", s->convertToDouble())))
       return failure();
-  return verifyAttentionWeights(*this, *d, getNumHeads(), getNumKvHeads(),
-                                getHeadDim(), getRope().has_value(), getWQ(),
-                                getBQ(), getWK(), getBK(), getWV(), getBV(),
-                                getWO(), getBO());
+  if (failed(verifyAttentionWeights(*this, *d, getNumHeads(), getNumKvHeads(),
+                                    getHeadDim(), getRope().has_value(),
+                                    getWQ(), getBQ(), getWK(), getBK(), getWV(),
+                                    getBV(), getWO(), getBO())))
+    return failure();
+  return checkWeightQuant(*this, getWeightQuantAttr(), getNamedWeights());
 }
 
 //===----------------------------------------------------------------------===//
@@ -502,8 +531,10 @@ LogicalResult BlockOp::verify() {
                                     getWQ(), getBQ(), getWK(), getBK(), getWV(),
                                     getBV(), getWO(), getBO())))
     return failure();
-  return verifyFFNWeights(*this, *d, getDFf(), getWGate(), getBGate(), getWUp(),
-                          getBUp(), getWDown(), getBDown());
+  if (failed(verifyFFNWeights(*this, *d, getDFf(), getWGate(), getBGate(),
+                              getWUp(), getBUp(), getWDown(), getBDown())))
+    return failure();
+  return checkWeightQuant(*this, getWeightQuantAttr(), getNamedWeights());
 }
 
 #define GET_OP_CLASSES

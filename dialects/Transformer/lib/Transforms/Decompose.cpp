@@ -48,12 +48,13 @@ struct DecomposeBlock : OpRewritePattern<BlockOp> {
           op.getBK(), op.getWV(), op.getBV(), op.getWO(), op.getBO(),
           op.getNumHeadsAttr(), op.getNumKvHeadsAttr(), op.getHeadDimAttr(),
           op.getCausalAttr(), op.getRopeAttr(), op.getRopeThetaAttr(),
-          /*scale=*/FloatAttr());
+          /*scale=*/FloatAttr(), op.getWeightQuantAttr());
     };
     auto ffn = [&](Value in) -> Value {
-      return FFNOp::create(
-          rewriter, loc, type, in, op.getWGate(), op.getBGate(), op.getWUp(),
-          op.getBUp(), op.getWDown(), op.getBDown(), op.getActivationAttr());
+      return FFNOp::create(rewriter, loc, type, in, op.getWGate(),
+                           op.getBGate(), op.getWUp(), op.getBUp(),
+                           op.getWDown(), op.getBDown(), op.getActivationAttr(),
+                           op.getWeightQuantAttr());
     };
     auto add = [&](Value a, Value b) -> Value {
       return ResidualAddOp::create(rewriter, loc, a, b);
@@ -94,6 +95,15 @@ Value mergeHeads(PatternRewriter &rewriter, Location loc, Value v) {
   return tensor::CollapseShapeOp::create(rewriter, loc, v, reassoc);
 }
 
+/// A projection of a composite, with the composite's weight quantisation.
+Value buildLinear(PatternRewriter &rewriter, Location loc, Value x, Value w,
+                  Value b, WeightQuantAttr quant) {
+  auto linear = LinearOp::create(rewriter, loc, x, w, b);
+  if (quant)
+    linear.setWeightQuantAttr(quant);
+  return linear;
+}
+
 struct DecomposeAttention : OpRewritePattern<AttentionOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -102,9 +112,12 @@ struct DecomposeAttention : OpRewritePattern<AttentionOp> {
     Location loc = op.getLoc();
     int64_t h = op.getNumHeads(), hkv = op.getNumKvHeads(), d = op.getHeadDim();
     Value x = op.getInput();
-    Value q = LinearOp::create(rewriter, loc, x, op.getWQ(), op.getBQ());
-    Value k = LinearOp::create(rewriter, loc, x, op.getWK(), op.getBK());
-    Value v = LinearOp::create(rewriter, loc, x, op.getWV(), op.getBV());
+    Value q = buildLinear(rewriter, loc, x, op.getWQ(), op.getBQ(),
+                          op.getWeightQuantAttr());
+    Value k = buildLinear(rewriter, loc, x, op.getWK(), op.getBK(),
+                          op.getWeightQuantAttr());
+    Value v = buildLinear(rewriter, loc, x, op.getWV(), op.getBV(),
+                          op.getWeightQuantAttr());
     q = splitHeads(rewriter, loc, q, h, d);
     k = splitHeads(rewriter, loc, k, hkv, d);
     v = splitHeads(rewriter, loc, v, hkv, d);
@@ -120,7 +133,8 @@ struct DecomposeAttention : OpRewritePattern<AttentionOp> {
     Value o = SDPAOp::create(rewriter, loc, q.getType(), q, k, v,
                              op.getCausalAttr(), op.getScaleAttr());
     o = mergeHeads(rewriter, loc, o);
-    Value result = LinearOp::create(rewriter, loc, o, op.getWO(), op.getBO());
+    Value result = buildLinear(rewriter, loc, o, op.getWO(), op.getBO(),
+                               op.getWeightQuantAttr());
     rewriter.replaceOp(op, result);
     return success();
   }
@@ -133,11 +147,12 @@ struct DecomposeFFN : OpRewritePattern<FFNOp> {
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Value x = op.getInput();
-    Value up = LinearOp::create(rewriter, loc, x, op.getWUp(), op.getBUp());
+    Value up = buildLinear(rewriter, loc, x, op.getWUp(), op.getBUp(),
+                           op.getWeightQuantAttr());
     Value hidden;
     if (op.isGated()) {
-      Value gate =
-          LinearOp::create(rewriter, loc, x, op.getWGate(), op.getBGate());
+      Value gate = buildLinear(rewriter, loc, x, op.getWGate(), op.getBGate(),
+                               op.getWeightQuantAttr());
       Value act = ActivationOp::create(rewriter, loc, gate.getType(),
                                        op.getActivationAttr(), gate);
       hidden = arith::MulFOp::create(rewriter, loc, act, up);
@@ -145,8 +160,8 @@ struct DecomposeFFN : OpRewritePattern<FFNOp> {
       hidden = ActivationOp::create(rewriter, loc, up.getType(),
                                     op.getActivationAttr(), up);
     }
-    Value result =
-        LinearOp::create(rewriter, loc, hidden, op.getWDown(), op.getBDown());
+    Value result = buildLinear(rewriter, loc, hidden, op.getWDown(),
+                               op.getBDown(), op.getWeightQuantAttr());
     rewriter.replaceOp(op, result);
     return success();
   }

@@ -66,6 +66,61 @@ def Transformer_RoPELayoutAttr
 }
 
 //===----------------------------------------------------------------------===//
+// Weight-only quantisation of the projections
+//===----------------------------------------------------------------------===//
+
+def Transformer_WeightQuantType : I32EnumAttr<"WeightQuantType",
+    "integer type of quantised projection weights", [
+    I32EnumAttrCase<"int8", 0>,
+    I32EnumAttrCase<"int4", 1>
+  ]> {
+  let cppNamespace = "::blockc::transformer";
+  let genSpecializedAttr = 0;
+}
+
+def Transformer_WeightQuantAttr
+    : AttrDef<Transformer_Dialect, "WeightQuant"> {
+  let mnemonic = "weight_quant";
+  let summary = "weight-only round-to-nearest quantisation of projections";
+  let description = [{
+    Held by `weight_quant` on `transformer.linear` and on the composites
+    (`attention`, `ffn`, `block`: it applies to all their projections,
+    never to norms or biases). The projection computes with the dequantised
+    weight `W'`, made from the stored weight `W[N, K]` (in f32) by:
+
+    * `int8`: one scale per output row, `s[n] = max_k |W[n, k]| / 127`,
+      `q = clamp(rint(W[n, k] / s[n]), -127, 127)`;
+    * `int4` (`group_size` G = 32, 64 or 128, dividing K): one scale per
+      group of G consecutive k, `s = max |W| over the group / 7`,
+      `q = clamp(rint(W / s), -7, 7)`;
+
+    `rint` rounds half to even; a zero row or group has `s = 0` and
+    `q = 0`; `W' = q * s`. Activations keep their type and products
+    accumulate in f32.
+
+    ```mlir
+    #transformer.weight_quant<int8>
+    #transformer.weight_quant<int4, group_size = 32>
+    ```
+  }];
+  let parameters = (ins EnumParameter<Transformer_WeightQuantType>:$type,
+                        DefaultValuedParameter<"int64_t", "0">:$group_size);
+  let assemblyFormat = "`<` $type (`,` `group_size` `=` $group_size^)? `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The largest |q|: 127 (int8) or 7 (int4).
+    int64_t getMaxLevel() const {
+      return getType() == ::blockc::transformer::WeightQuantType::int8 ? 127
+                                                                       : 7;
+    }
+    /// The k-extent of one scale for a weight with `k` columns.
+    int64_t getGroupSizeFor(int64_t k) const {
+      return getGroupSize() == 0 ? k : getGroupSize();
+    }
+  }];
+}
+
+//===----------------------------------------------------------------------===//
 // KV caches of decode entries (transformer-derive-decode)
 //===----------------------------------------------------------------------===//
 

@@ -103,7 +103,8 @@ def Transformer_LinearOp : Transformer_Op<"linear", [Pure]> {
     ```
   }];
   let arguments = (ins Transformer_Tensor:$input, Transformer_Weight:$weight,
-                   Optional<Transformer_Weight>:$bias);
+                   Optional<Transformer_Weight>:$bias,
+                   OptionalAttr<Transformer_WeightQuantAttr>:$weight_quant);
   let results = (outs Transformer_Tensor:$result);
   let assemblyFormat = [{
     $input `,` $weight (`bias` $bias^)? attr-dict `:` type($input) `,`
@@ -314,7 +315,8 @@ def Transformer_FFNOp : Transformer_Op<"ffn",
                    Transformer_Weight:$w_down,
                    Optional<Transformer_Weight>:$b_down,
                    DefaultValuedAttr<Transformer_ActivationKindAttr,
-                     "::blockc::transformer::ActivationKind::silu">:$activation);
+                     "::blockc::transformer::ActivationKind::silu">:$activation,
+                   OptionalAttr<Transformer_WeightQuantAttr>:$weight_quant);
   let results = (outs Transformer_Activation:$result);
   let assemblyFormat = [{
     $input
@@ -376,7 +378,8 @@ def Transformer_AttentionOp : Transformer_Op<"attention",
                    UnitAttr:$causal,
                    OptionalAttr<Transformer_RoPELayoutAttr>:$rope,
                    DefaultValuedAttr<F64Attr, "10000.0">:$rope_theta,
-                   OptionalAttr<F64Attr>:$scale);
+                   OptionalAttr<F64Attr>:$scale,
+                   OptionalAttr<Transformer_WeightQuantAttr>:$weight_quant);
   let results = (outs Transformer_Activation:$result);
   let assemblyFormat = [{
     $input
@@ -466,7 +469,8 @@ def Transformer_BlockOp : Transformer_Op<"block",
                    DefaultValuedAttr<F64Attr, "1.0e-6">:$epsilon,
                    UnitAttr:$causal,
                    OptionalAttr<Transformer_RoPELayoutAttr>:$rope,
-                   DefaultValuedAttr<F64Attr, "10000.0">:$rope_theta);
+                   DefaultValuedAttr<F64Attr, "10000.0">:$rope_theta,
+                   OptionalAttr<Transformer_WeightQuantAttr>:$weight_quant);
   let results = (outs Transformer_Activation:$result);
   let assemblyFormat = [{
     $input

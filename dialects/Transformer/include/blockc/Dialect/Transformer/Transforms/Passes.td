@@ -79,6 +79,33 @@ def TransformerFoldEmptyPass : Pass<"transformer-fold-empty"> {
   ];
 }
 
+def TransformerQuantizeWeightsPass : Pass<"transformer-quantize-weights"> {
+  let summary = "Quantise the projections of any model (weight-only)";
+  let description = [{
+    Sets `weight_quant` (a `#transformer.weight_quant`) on every
+    `transformer.block`, `attention`, `ffn` and `linear` that has none, so
+    that any model, written by hand or imported, computes its projections
+    with quantised weights (`blockc-import --quantize` writes the same
+    attribute). Norms and biases are never quantised.
+
+    ```
+    blockc-opt model.mlir --transformer-quantize-weights="type=int4 group-size=64"
+    ```
+
+    With int4, an op whose projection input dimension is not a multiple of
+    the group size is an error at that op, and the pass fails.
+  }];
+  let options = [
+    Option<"type", "type", "std::string", /*default=*/"\"int8\"",
+           "int8 (a scale per output row) or int4 (a scale per group)">,
+    Option<"groupSize", "group-size", "int64_t", /*default=*/"32",
+           "int4: input columns per scale (32, 64 or 128)">
+  ];
+  let statistics = [
+    Statistic<"numQuantized", "num-quantized", "Ops given a weight_quant">
+  ];
+}
+
 def TransformerDeriveDecodePass
     : Pass<"transformer-derive-decode", "::mlir::ModuleOp"> {
   let summary = "Derive a KV-cached decode entry from a model's forward function";

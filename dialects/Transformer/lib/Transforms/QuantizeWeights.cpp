@@ -1,0 +1,64 @@
+//===- QuantizeWeights.cpp - weight_quant on every projection -------------===//
+//
+// See Transforms/Passes.td (TransformerQuantizeWeightsPass).
+//
+//===----------------------------------------------------------------------===//
+
+#include "blockc/Dialect/Transformer/IR/TransformerOps.h"
+#include "blockc/Dialect/Transformer/Transforms/Passes.h"
+
+#include "mlir/IR/Verifier.h"
+
+namespace blockc::transformer {
+#define GEN_PASS_DEF_TRANSFORMERQUANTIZEWEIGHTSPASS
+#include "blockc/Dialect/Transformer/Transforms/Passes.h.inc"
+} // namespace blockc::transformer
+
+using namespace mlir;
+using namespace blockc::transformer;
+
+namespace {
+
+struct TransformerQuantizeWeightsPass
+    : blockc::transformer::impl::TransformerQuantizeWeightsPassBase<
+          TransformerQuantizeWeightsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    MLIRContext *ctx = &getContext();
+    WeightQuantType kind;
+    if (type == "int8") {
+      kind = WeightQuantType::int8;
+    } else if (type == "int4") {
+      kind = WeightQuantType::int4;
+    } else {
+      getOperation()->emitError()
+          << "transformer-quantize-weights: type must be int8 or int4, got '"
+          << type << "'";
+      return signalPassFailure();
+    }
+    int64_t group = kind == WeightQuantType::int4 ? groupSize.getValue() : 0;
+    auto emitError = [&] { return getOperation()->emitError(); };
+    WeightQuantAttr quant =
+        WeightQuantAttr::getChecked(emitError, ctx, kind, group);
+    if (!quant)
+      return signalPassFailure();
+    bool failedOp = false;
+    getOperation()->walk([&](Operation *op) {
+      if (!isa<BlockOp, AttentionOp, FFNOp, LinearOp>(op) ||
+          op->hasAttr("weight_quant"))
+        return;
+      op->setAttr("weight_quant", quant);
+      ++numQuantized;
+      // The op's verifier says which projection the groups do not fit.
+      if (failed(mlir::verify(op, /*verifyRecursively=*/false))) {
+        op->removeAttr("weight_quant");
+        failedOp = true;
+      }
+    });
+    if (failedOp)
+      signalPassFailure();
+  }
+};
+
+} // namespace
