@@ -88,9 +88,10 @@ blockc::findPrepareEntry(ModuleOp module, StringRef entryName) {
     FailureOr<unsigned> index = sourceArg(attrs, "result", i);
     if (failed(index))
       return failure();
-    auto layout = attrs.getAs<codegen::PackedWeightAttr>(
-        CodegenDialect::kPreparedAttrName);
-    if (!layout)
+    Attribute layout = attrs.get(CodegenDialect::kPreparedAttrName);
+    auto packed = dyn_cast_or_null<codegen::PackedWeightAttr>(layout);
+    auto quantized = dyn_cast_or_null<codegen::QuantizedWeightAttr>(layout);
+    if (!packed && !quantized)
       return prepare.emitError()
              << "result #" << i << " has no '"
              << CodegenDialect::kPreparedAttrName << "' layout";
@@ -107,10 +108,17 @@ blockc::findPrepareEntry(ModuleOp module, StringRef entryName) {
     PreparedWeight w;
     w.argIndex = *index;
     w.shape.assign(type.getShape().begin(), type.getShape().end());
-    w.rows = layout.getRows();
-    w.cols = layout.getCols();
-    w.panelK = layout.getPanelK();
-    w.panelN = layout.getPanelN();
+    if (packed) {
+      w.rows = packed.getRows();
+      w.cols = packed.getCols();
+      w.panelK = packed.getPanelK();
+      w.panelN = packed.getPanelN();
+    } else {
+      w.rows = quantized.getRows();
+      w.cols = quantized.getCols();
+      w.bits = quantized.getBits();
+      w.groupSize = quantized.getGroupSize();
+    }
     result.results.push_back(std::move(w));
   }
   return std::optional<PrepareEntry>(std::move(result));
@@ -128,7 +136,7 @@ blockc::serializePrepareEntry(const std::optional<PrepareEntry> &entry) {
   os << "\n";
   for (const PreparedWeight &w : entry->results) {
     os << "result " << w.argIndex << " " << w.rows << " " << w.cols << " "
-       << w.panelK << " " << w.panelN;
+       << w.panelK << " " << w.panelN << " " << w.bits << " " << w.groupSize;
     for (int64_t d : w.shape)
       os << " " << d;
     os << "\n";
@@ -164,7 +172,7 @@ blockc::parsePrepareEntry(llvm::StringRef text) {
   entry.inputs.assign(inputs.begin(), inputs.end());
   for (llvm::StringRef line : llvm::ArrayRef(lines).drop_front(2)) {
     llvm::SmallVector<int64_t> v;
-    if (!line.consume_front("result ") || !numbers(line, v) || v.size() < 6)
+    if (!line.consume_front("result ") || !numbers(line, v) || v.size() < 8)
       return mlir::failure();
     PreparedWeight w;
     w.argIndex = static_cast<unsigned>(v[0]);
@@ -172,7 +180,9 @@ blockc::parsePrepareEntry(llvm::StringRef text) {
     w.cols = v[2];
     w.panelK = v[3];
     w.panelN = v[4];
-    w.shape.assign(v.begin() + 5, v.end());
+    w.bits = v[5];
+    w.groupSize = v[6];
+    w.shape.assign(v.begin() + 7, v.end());
     entry.results.push_back(std::move(w));
   }
   return std::optional<PrepareEntry>(std::move(entry));

@@ -199,11 +199,12 @@ void addStage1(OpPassManager &pm,
                llvm::function_ref<void(OpPassManager &)> addKernels) {
   pm.addPass(transformer::createTransformerFoldEmptyPass());
   pm.addPass(transformer::createTransformerDecomposePass());
-  pm.addPass(createConvertWeightQuantToLinalgPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   if (addKernels)
     addKernels(pm.nest<func::FuncOp>());
+  // Quantised projections no kernel took: their dequantised weights.
+  pm.addPass(createConvertWeightQuantToLinalgPass());
   pm.addPass(createConvertTransformerToLinalgPass());
   pm.addPass(createConvertElementwiseToLinalgPass());
   pm.addPass(createCanonicalizerPass());
@@ -232,6 +233,7 @@ void blockc::buildCPULowerToLinalgPipeline(OpPassManager &pm,
     tiles.l2Bytes = c.l2Bytes;
     tiles.prepareWeights = c.prepareWeights;
     fpm.addPass(cpu::createCPUSelectTilesPass(tiles));
+    fpm.addPass(cpu::createCPULowerQuantizedLinearPass());
     fpm.addPass(cpu::createCPUGroupProjectionsPass());
     fpm.addPass(cpu::createCPULowerLinearPass());
     fpm.addPass(cpu::createCPUFuseNormPass());

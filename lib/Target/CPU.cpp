@@ -160,13 +160,23 @@ std::string blockc::emitCHeader(const ModelSignature &sig,
        << " * P[ceil(N / panel_n), ceil(K / panel_k), panel_k, panel_n],\n"
        << " * P[i, j, k, n] = W[i * panel_n + n, j * panel_k + k], zero past "
           "W.\n";
+    bool anyQuantized = false;
     for (const PreparedWeight &w : p.results) {
       os << " *   arg" << w.argIndex << " [" << w.rows << ", " << w.cols
          << "] -> [";
       for (size_t i = 0; i < w.shape.size(); ++i)
         os << (i ? ", " : "") << w.shape[i];
-      os << "] (panel_k " << w.panelK << ", panel_n " << w.panelN << ")\n";
+      if (w.bits)
+        os << "] (int" << w.bits << " quantised, a scale per " << w.groupSize
+           << " columns)\n";
+      else
+        os << "] (panel_k " << w.panelK << ", panel_n " << w.panelN << ")\n";
+      anyQuantized |= w.bits != 0;
     }
+    if (anyQuantized)
+      os << " * A quantised weight is int32 words (its descriptor's float\n"
+         << " * pointers carry them): per row the int8 values or int4 pairs,\n"
+         << " * then the f32 scales (#blockc_codegen.quantized_weight).\n";
     os << " */\nvoid _mlir_ciface_" << p.funcName << "(";
     bool first = true;
     for (unsigned i : p.inputs) {

@@ -208,24 +208,37 @@ TEST(PrepareEntryText, RoundTripAndErrors) {
   w.panelK = 24;
   w.panelN = 32;
   w.shape = {2, 1, 24, 32};
-  e.results = {w};
+  PreparedWeight q;
+  q.argIndex = 5;
+  q.rows = 16;
+  q.cols = 64;
+  q.bits = 4;
+  q.groupSize = 32;
+  q.shape = {16, 10};
+  e.results = {w, q};
   std::string text = serializePrepareEntry(e);
-  EXPECT_EQ(text, "prepare forward_prepare\ninputs 2 5\nresult 2 40 24 24 32 2 "
-                  "1 24 32\n");
+  EXPECT_EQ(text, "prepare forward_prepare\ninputs 2 5\nresult 2 40 24 24 32 0 "
+                  "0 2 1 24 32\nresult 5 16 64 0 0 4 32 16 10\n");
   auto back = parsePrepareEntry(text);
   ASSERT_TRUE(succeeded(back));
   ASSERT_TRUE(back->has_value());
   const PrepareEntry &p = **back;
   EXPECT_EQ(p.funcName, e.funcName);
   EXPECT_EQ(p.inputs, e.inputs);
-  ASSERT_EQ(p.results.size(), 1u);
+  ASSERT_EQ(p.results.size(), 2u);
   EXPECT_EQ(p.results[0].argIndex, 2u);
   EXPECT_EQ(p.results[0].shape, w.shape);
   EXPECT_EQ(p.results[0].panelN, 32);
+  EXPECT_EQ(p.results[0].bits, 0);
+  EXPECT_EQ(p.results[1].argIndex, 5u);
+  EXPECT_EQ(p.results[1].shape, q.shape);
+  EXPECT_EQ(p.results[1].bits, 4);
+  EXPECT_EQ(p.results[1].groupSize, 32);
   for (const char *bad :
        {"prepare \ninputs\n", "inputs 1\n", "prepare f\n",
         "prepare f\ninputs x\n", "prepare f\ninputs 1\nresult 1 2 3\n",
         "prepare f\ninputs 1\nresult 1 2 3 4 5 -6\n",
+        "prepare f\ninputs 1\nresult 1 2 3 4 5 6 7\n",
         "prepare f\ninputs 1\nweight 1 2 3 4 5 6\n"})
     EXPECT_TRUE(failed(parsePrepareEntry(bad))) << bad;
 }

@@ -27,8 +27,11 @@ struct PreparedWeight {
   /// Static shape of the prepared tensor.
   std::vector<int64_t> shape;
   /// The packed-panel layout it is in: W[rows, cols] in panels of
-  /// panelK x panelN.
+  /// panelK x panelN (0 for a quantised weight).
   int64_t rows = 0, cols = 0, panelK = 0, panelN = 0;
+  /// A quantised weight (#blockc_codegen.quantized_weight): 8 or 4 bits per
+  /// value, one scale per groupSize columns; 0 for packed panels.
+  int64_t bits = 0, groupSize = 0;
 };
 
 struct PrepareEntry {

@@ -32,19 +32,24 @@ using codegen::CodegenDialect;
 
 namespace {
 
-/// One packed weight that moves into the prepare function.
+/// One prepared weight that moves into the prepare function: a marked
+/// `linalg.pack` (packed panels) or `linalg.generic` (quantised weights),
+/// both in destination-passing style with one init.
 struct Prepared {
-  linalg::PackOp pack;
-  codegen::PackedWeightAttr layout;
+  DestinationStyleOpInterface pack;
+  Attribute layout;
   unsigned argIndex; // the packed weight's argument of the entry
   SetVector<Operation *> slice;
   SetVector<unsigned> leaves; // entry arguments the slice reads
 };
 
-/// The weight `pack` packs: its source, seen through the elementwise
-/// producers that fold other weights into it (a norm gain), as an argument
-/// of `entry`'s body.
-BlockArgument packedArgument(linalg::PackOp pack, Block *body) {
+/// The weight the pack `op` packs, as an argument of `entry`'s body: its
+/// source, seen through the elementwise producers that fold other weights
+/// into it (a norm gain).
+BlockArgument packedArgument(Operation *op, Block *body) {
+  auto pack = dyn_cast<linalg::PackOp>(op);
+  if (!pack)
+    return {};
   Value v = pack.getSource();
   while (auto generic = v.getDefiningOp<linalg::GenericOp>()) {
     if (generic.getNumDpsInputs() == 0)
@@ -59,8 +64,7 @@ BlockArgument packedArgument(linalg::PackOp pack, Block *body) {
 
 /// The computation in `body` (top-level ops) that `pack` depends on, if it
 /// reads only arguments of `body` and constants and has no side effects.
-LogicalResult collectSlice(linalg::PackOp pack, Block *body,
-                           Prepared &prepared) {
+LogicalResult collectSlice(Operation *pack, Block *body, Prepared &prepared) {
   SmallVector<Operation *> worklist = {pack};
   DenseSet<Operation *> seen;
   while (!worklist.empty()) {
@@ -254,25 +258,36 @@ struct CPUPrepareWeightsPass
     Block *body = &entry.getBody().front();
     SmallVector<Prepared> moves;
     DenseSet<unsigned> packedArgs;
-    for (auto pack : body->getOps<linalg::PackOp>()) {
-      auto layout = pack->getAttrOfType<codegen::PackedWeightAttr>(
-          CodegenDialect::kPreparedAttrName);
-      if (!layout)
+    for (Operation &op : *body) {
+      Attribute layout = op.getAttr(CodegenDialect::kPreparedAttrName);
+      auto pack = dyn_cast<DestinationStyleOpInterface>(&op);
+      if (!layout || !pack || pack.getNumDpsInits() != 1 ||
+          !isa<codegen::PackedWeightAttr, codegen::QuantizedWeightAttr>(layout))
         continue;
       Prepared p{pack, layout, 0, {}, {}};
-      BlockArgument arg = packedArgument(pack, body);
-      if (!arg || failed(collectSlice(pack, body, p)) ||
-          !packedArgs.insert(arg.getArgNumber()).second) {
+      if (failed(collectSlice(pack, body, p))) {
+        ++numLeft;
+        continue;
+      }
+      // A quantisation reads one weight (whatever its ops' operands); a
+      // pack, the weight its source chain starts from.
+      BlockArgument arg;
+      if (isa<linalg::PackOp>(&op))
+        arg = packedArgument(pack, body);
+      else if (p.leaves.size() == 1)
+        arg = body->getArgument(p.leaves.front());
+      if (!arg || !packedArgs.insert(arg.getArgNumber()).second) {
         ++numLeft;
         continue;
       }
       p.argIndex = arg.getArgNumber();
       moves.push_back(std::move(p));
     }
-    // A packed weight argument must have no use outside its own slice.
+    // A packed weight argument must have no use outside its own slice (a
+    // use in a region counts as its top-level op's).
     llvm::erase_if(moves, [&](Prepared &p) {
       for (OpOperand &use : body->getArgument(p.argIndex).getUses())
-        if (!p.slice.contains(use.getOwner())) {
+        if (!p.slice.contains(body->findAncestorOpInBlock(*use.getOwner()))) {
           ++numLeft;
           return true;
         }
@@ -307,8 +322,8 @@ struct CPUPrepareWeightsPass
     // Then one destination per prepared weight: the caller's buffer, which
     // the packing fills in place and the function returns.
     for (Prepared &p : moves) {
-      argTypes.push_back(p.pack.getResult().getType());
-      resultTypes.push_back(p.pack.getResult().getType());
+      argTypes.push_back(p.pack->getResult(0).getType());
+      resultTypes.push_back(p.pack->getResult(0).getType());
     }
     auto prepare = func::FuncOp::create(
         b, entry.getLoc(), name, b.getFunctionType(argTypes, resultTypes));
@@ -353,16 +368,18 @@ struct CPUPrepareWeightsPass
         b.clone(op, map);
     SmallVector<Value> results;
     for (auto [j, p] : llvm::enumerate(moves)) {
-      auto pack = cast<linalg::PackOp>(map.lookup(p.pack.getOperation()));
-      pack.getDestMutable().assign(prepBody->getArgument(order.size() + j));
-      results.push_back(pack.getResult());
+      auto pack =
+          cast<DestinationStyleOpInterface>(map.lookup(p.pack.getOperation()));
+      pack.getDpsInitsMutable()[0].assign(
+          prepBody->getArgument(order.size() + j));
+      results.push_back(pack->getResult(0));
     }
     func::ReturnOp::create(b, entry.getLoc(), results);
 
     // The entry reads the prepared weights from the packed arguments.
     for (Prepared &p : moves) {
       BlockArgument arg = body->getArgument(p.argIndex);
-      Value packed = p.pack.getResult();
+      Value packed = p.pack->getResult(0);
       arg.setType(packed.getType());
       packed.replaceAllUsesWith(arg);
       entry.setArgAttr(p.argIndex, CodegenDialect::kPreparedAttrName, p.layout);

@@ -145,3 +145,48 @@ func.func @taken(%w: tensor<16x8xf32>) -> tensor<2x1x8x8xf32> {
   return %p : tensor<2x1x8x8xf32>
 }
 func.func private @taken_prepare()
+
+// -----
+
+// A quantised weight (blockc-cpu-lower-quantized-linear): a marked
+// linalg.generic whose region reads the weight moves with the computation
+// feeding it (here a reduction); the entry takes its i32 words.
+#qlayout = #blockc_codegen.quantized_weight<rows = 4, cols = 16, bits = 8, group_size = 16>
+// CHECK-LABEL: func.func @quantized(
+// CHECK-SAME:    %[[X:.+]]: tensor<2x16xf32>,
+// CHECK-SAME:    %[[Q:.+]]: tensor<4x5xi32> {blockc_codegen.prepared = #blockc_codegen.quantized_weight<rows = 4, cols = 16, bits = 8, group_size = 16>, transformer.weight_name = "w"})
+// CHECK-NEXT:  return %[[X]], %[[Q]]
+// CHECK-LABEL: func.func @quantized_prepare(
+// CHECK-SAME:    %[[W:.+]]: tensor<4x16xf32> {blockc_codegen.source_arg = 1 : i64, transformer.weight_name = "w"},
+// CHECK-SAME:    %[[D:.+]]: tensor<4x5xi32> {blockc_codegen.prepared = #blockc_codegen.quantized_weight<rows = 4, cols = 16, bits = 8, group_size = 16>, blockc_codegen.source_arg = 1 : i64, bufferization.writable = true})
+// CHECK:       %[[M:.+]] = linalg.generic {{.*}} ins(%[[W]] : tensor<4x16xf32>)
+// CHECK:       %[[R:.+]] = linalg.generic {{.*}} outs(%[[D]] : tensor<4x5xi32>)
+// CHECK:       tensor.extract %[[W]]
+// CHECK:       tensor.extract %[[M]]
+// CHECK:       return %[[R]]
+#rowmax = affine_map<(d0, d1) -> (d0)>
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+func.func @quantized(%x: tensor<2x16xf32>, %w: tensor<4x16xf32> {transformer.weight_name = "w"}) -> (tensor<2x16xf32>, tensor<4x5xi32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  %m = linalg.generic {indexing_maps = [#id2, #rowmax], iterator_types = ["parallel", "reduction"]} ins(%w : tensor<4x16xf32>) outs(%f : tensor<4xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %abs = math.absf %a : f32
+    %mx = arith.maximumf %acc, %abs : f32
+    linalg.yield %mx : f32
+  } -> tensor<4xf32>
+  %eq = tensor.empty() : tensor<4x5xi32>
+  %q = linalg.generic {indexing_maps = [#id2], iterator_types = ["parallel", "parallel"]} outs(%eq : tensor<4x5xi32>) attrs = {blockc_codegen.prepared = #qlayout} {
+  ^bb0(%out: i32):
+    %n = linalg.index 0 : index
+    %k = linalg.index 1 : index
+    %c0 = arith.constant 0 : index
+    %v = tensor.extract %w[%n, %k] : tensor<4x16xf32>
+    %s = tensor.extract %m[%n] : tensor<4xf32>
+    %p = arith.mulf %v, %s : f32
+    %i = arith.fptosi %p : f32 to i32
+    linalg.yield %i : i32
+  } -> tensor<4x5xi32>
+  return %x, %q : tensor<2x16xf32>, tensor<4x5xi32>
+}

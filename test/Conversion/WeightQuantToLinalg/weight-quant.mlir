@@ -23,9 +23,9 @@
 // CHECK: %[[C1:.*]] = arith.maximumf %[[RE]], %[[LO]] : f32
 // CHECK: %[[C2:.*]] = arith.minimumf %[[C1]], %{{.*}} : f32
 // CHECK: %[[IS0:.*]] = arith.cmpf oeq, %[[S]], %[[ZERO:.*]] : f32
-// CHECK: %[[P:.*]] = arith.mulf %[[C2]], %[[S]] : f32
-// CHECK: %[[SEL:.*]] = arith.select %[[IS0]], %[[ZERO]], %[[P]] : f32
-// CHECK: linalg.yield %[[SEL]] : f32
+// CHECK: %[[SEL:.*]] = arith.select %[[IS0]], %[[ZERO]], %[[C2]] : f32
+// CHECK: %[[P:.*]] = arith.mulf %[[SEL]], %[[S]] : f32
+// CHECK: linalg.yield %[[P]] : f32
 // CHECK: transformer.linear %[[X]], %[[DQ]] : tensor<2x3x64xf32>, tensor<8x64xf32> -> tensor<2x3x8xf32>
 // CHECK-NOT: weight_quant
 func.func @int8(%x: tensor<2x3x64xf32>, %w: tensor<8x64xf32>) -> tensor<2x3x8xf32> {
@@ -38,14 +38,12 @@ func.func @int8(%x: tensor<2x3x64xf32>, %w: tensor<8x64xf32>) -> tensor<2x3x8xf3
 // int4, groups of 32: W viewed [N, K/32, 32], scales [N, K/32], the level
 // 7; two projections quantising one weight the same way share its
 // dequantised form, a third with other groups has its own.
-// CHECK-DAG: #[[GRP32:.*]] = affine_map<(d0, d1) -> (d0, d1 floordiv 32)>
-// CHECK-DAG: #[[GRP64:.*]] = affine_map<(d0, d1) -> (d0, d1 floordiv 64)>
 // CHECK-LABEL: func.func @int4_shared
 // CHECK-SAME: (%[[X:.*]]: tensor<2x3x128xf32>, %[[W:.*]]: tensor<8x128xf32>, %[[B:.*]]: tensor<8xf32>)
 // CHECK: tensor.expand_shape %[[W]] {{.*}} output_shape [8, 2, 64]
-// CHECK: %[[DQ64:.*]] = linalg.generic {indexing_maps = [#{{.*}}, #[[GRP64]], #{{.*}}]
+// CHECK: %[[DQ64:.*]] = linalg.generic {{.*}} ins(%[[W]], %{{.*}} : tensor<8x128xf32>, tensor<8x2xf32>)
 // CHECK: tensor.expand_shape %[[W]] {{.*}} output_shape [8, 4, 32]
-// CHECK: %[[DQ32:.*]] = linalg.generic {indexing_maps = [#{{.*}}, #[[GRP32]], #{{.*}}]
+// CHECK: %[[DQ32:.*]] = linalg.generic {{.*}} ins(%[[W]], %{{.*}} : tensor<8x128xf32>, tensor<8x4xf32>)
 // CHECK: arith.constant 7.000000e+00 : f32
 // CHECK: transformer.linear %[[X]], %[[DQ32]] bias %[[B]] :
 // CHECK: transformer.linear %[[X]], %[[DQ32]] :

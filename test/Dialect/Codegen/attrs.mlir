@@ -84,3 +84,10 @@ func.func @kernels() {
 func.func @prepared() attributes {blockc_codegen.prepare_for = "forward", blockc_codegen.prepared = #blockc_codegen.packed_weight<rows = 688, cols = 256, panel_k = 256, panel_n = 32>, blockc_codegen.weight_layout = #blockc_codegen.weight_layout<packed_panels>} {
   return
 }
+
+// CHECK-LABEL: func.func @quantized
+// CHECK-SAME: blockc_codegen.kernel = #blockc_codegen.kernel<quantized_linear>
+// CHECK-SAME: blockc_codegen.prepared = #blockc_codegen.quantized_weight<rows = 512, cols = 1408, bits = 4, group_size = 32>
+func.func @quantized() attributes {blockc_codegen.kernel = #blockc_codegen.kernel<quantized_linear>, blockc_codegen.prepared = #blockc_codegen.quantized_weight<rows = 512, cols = 1408, bits = 4, group_size = 32>} {
+  return
+}

@@ -180,7 +180,7 @@ func.func @packed_weight_negative_rows() attributes {blockc_codegen.prepared = #
 
 // -----
 
-// expected-error @+1 {{'blockc_codegen.prepared' must be a #blockc_codegen.packed_weight attribute}}
+// expected-error @+1 {{'blockc_codegen.prepared' must be a #blockc_codegen.packed_weight or #blockc_codegen.quantized_weight attribute}}
 func.func @prepared_wrong_kind() attributes {blockc_codegen.prepared = 3 : i64} {
   return
 }
@@ -196,5 +196,40 @@ func.func @weight_layout_wrong_kind() attributes {blockc_codegen.weight_layout =
 
 // expected-error @+1 {{'blockc_codegen.prepare_for' must be a string (the entry's name)}}
 func.func @prepare_for_symbol() attributes {blockc_codegen.prepare_for = @forward} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{bits = 8 has one scale per row: group_size must be cols (64), got 32}}
+func.func @quantized_int8_group() attributes {blockc_codegen.prepared = #blockc_codegen.quantized_weight<rows = 8, cols = 64, bits = 8, group_size = 32>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{bits must be 8 or 4, got 2}}
+func.func @quantized_bits() attributes {blockc_codegen.prepared = #blockc_codegen.quantized_weight<rows = 8, cols = 64, bits = 2, group_size = 32>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{bits = 4 needs group_size 32, 64 or 128, got 16}}
+func.func @quantized_int4_group() attributes {blockc_codegen.prepared = #blockc_codegen.quantized_weight<rows = 8, cols = 64, bits = 4, group_size = 16>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{group_size 64 does not divide cols 96}}
+func.func @quantized_int4_cols() attributes {blockc_codegen.prepared = #blockc_codegen.quantized_weight<rows = 8, cols = 96, bits = 4, group_size = 64>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{rows and cols must be >= 1, got 0 and 64}}
+func.func @quantized_rows() attributes {blockc_codegen.prepared = #blockc_codegen.quantized_weight<rows = 0, cols = 64, bits = 8, group_size = 64>} {
   return
 }

@@ -61,6 +61,31 @@ PackedWeightAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
+LogicalResult
+QuantizedWeightAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                            int64_t rows, int64_t cols, int64_t bits,
+                            int64_t groupSize) {
+  if (rows < 1 || cols < 1)
+    return emitError() << "rows and cols must be >= 1, got " << rows << " and "
+                       << cols;
+  if (bits == 8) {
+    if (groupSize != cols)
+      return emitError() << "bits = 8 has one scale per row: group_size must "
+                            "be cols ("
+                         << cols << "), got " << groupSize;
+    return success();
+  }
+  if (bits != 4)
+    return emitError() << "bits must be 8 or 4, got " << bits;
+  if (groupSize != 32 && groupSize != 64 && groupSize != 128)
+    return emitError() << "bits = 4 needs group_size 32, 64 or 128, got "
+                       << groupSize;
+  if (cols % groupSize != 0)
+    return emitError() << "group_size " << groupSize << " does not divide cols "
+                       << cols;
+  return success();
+}
+
 LogicalResult LinearTilesAttr::verify(
     function_ref<InFlightDiagnostic()> emitError, int64_t rows, int64_t cols,
     int64_t blockN, int64_t blockK, int64_t packRows, int64_t packCols,
@@ -119,7 +144,8 @@ LogicalResult CodegenDialect::verifyOperationAttribute(Operation *op,
   if (name == kWeightLayoutAttrName)
     return expect(isa<WeightLayoutAttr>(value), "weight_layout");
   if (name == kPreparedAttrName)
-    return expect(isa<PackedWeightAttr>(value), "packed_weight");
+    return expect(isa<PackedWeightAttr, QuantizedWeightAttr>(value),
+                  "packed_weight or #blockc_codegen.quantized_weight");
   if (name == kPrepareForAttrName) {
     if (isa<StringAttr>(value))
       return success();

@@ -411,6 +411,54 @@ def CPUFuseRoPEPass
   ];
 }
 
+def CPULowerQuantizedLinearPass
+    : Pass<"blockc-cpu-lower-quantized-linear", "::mlir::func::FuncOp"> {
+  let summary = "Lower projections on quantised weights to kernels that "
+                "dequantise in registers";
+  let description = [{
+    Rewrites each f32 `transformer.linear` with a `#transformer.weight_quant`
+    (input `[B, T, K]`) into:
+
+    * the prepared weight: one `linalg.generic` that quantises W into the
+      `#blockc_codegen.quantized_weight` layout (i32 words: per row the
+      int8 bytes or int4 nibble pairs, then the f32 scales), with the rules
+      of `Codegen/Common/WeightQuant.h`, marked `blockc_codegen.prepared`
+      (`blockc-cpu-prepare-weights` moves it into the entry's prepare
+      function, so the checkpoint is quantised once at load and the entry
+      receives the quantised words instead of the f32 weight);
+    * the kernel: an `scf.forall` over blocks of 32 output columns (marked
+      `#blockc_codegen.kernel<quantized_linear>`), each streaming its rows
+      of quantised words: register tiles of 2 x 4 (16 registers) or 4 x 4
+      (32) rows x columns of V-lane accumulators, a single row 1 x 8; per
+      step V bytes are read and widened in registers. int8: sign-extend,
+      convert, multiply-add; the row scale multiplies the reduced sum once.
+      int4 (half the columns: each accumulator has a group accumulator
+      beside it): zero-extend, mask and shift the nibbles u, convert,
+      multiply-add, and per group `acc += (sum x u - 8 sum x) s`, one scale
+      per group and column. No f32 copy of the weight exists.
+
+    V is the function's `blockc_codegen.cpu_target` width (4, 8 or 16; the
+    pass fails at a function without a target when it has a quantised
+    projection). Other element types are left to
+    `convert-weight-quant-to-linalg`. The kernel is not rewritten by the
+    norm, residual, activation or RoPE fusions (they match `linear`
+    kernels): those ops stay separate.
+  }];
+  let dependentDialects = [
+    "::blockc::codegen::CodegenDialect",
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+  let statistics = [
+    Statistic<"numLowered", "num-lowered",
+              "Quantised projections lowered to kernels">
+  ];
+}
+
 def CPULowerNormsPass
     : Pass<"blockc-cpu-lower-norms", "::mlir::func::FuncOp"> {
   let summary = "Lower LayerNorm and the RMSNorms left unfused to row-parallel "
@@ -571,6 +619,10 @@ def CPUPrepareWeightsPass
     the weight marked `blockc_codegen.prepared =
     #blockc_codegen.packed_weight<...>` (see `blockc-cpu-lower-linear`;
     `blockc-cpu-fuse-norm` may fold an RMSNorm gain into the packed weight).
+    The same holds for a `linalg.generic` marked `blockc_codegen.prepared =
+    #blockc_codegen.quantized_weight<...>` (`blockc-cpu-lower-quantized-
+    linear`: the weight's quantised words), whose weight is the one entry
+    argument its computation reads (uses inside its region included).
     For every entry `@E` (a public function that nothing in the module
     calls), this pass moves each such pack, with the weight-only
     computation feeding it, into a new public function `@E_prepare`, so the

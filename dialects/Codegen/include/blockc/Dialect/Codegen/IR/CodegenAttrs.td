@@ -52,7 +52,10 @@ def Codegen_KernelKind : I32EnumAttr<"KernelKind",
     // NVPTX: the fused attention launch of blockc-gpu-lower-sdpa.
     I32EnumAttrCase<"fused_attention", 3>,
     // CPU: the row-parallel norm kernel of blockc-cpu-lower-norms.
-    I32EnumAttrCase<"norm", 4>
+    I32EnumAttrCase<"norm", 4>,
+    // CPU: the projection kernel on quantised weights of
+    // blockc-cpu-lower-quantized-linear.
+    I32EnumAttrCase<"quantized_linear", 5>
   ]> {
   let cppNamespace = "::blockc::codegen";
   let genSpecializedAttr = 0;
@@ -71,6 +74,8 @@ def Codegen_KernelKindAttr
     * `attention`: the fused attention kernel of `blockc-cpu-lower-sdpa`;
     * `norm`: the row-parallel LayerNorm / RMSNorm kernel of
       `blockc-cpu-lower-norms`;
+    * `quantized_linear`: the projection kernel on quantised weights of
+      `blockc-cpu-lower-quantized-linear` (no fusion rewrites it);
     * `tiled_matmul`, `fused_attention`: the `gpu.launch` of
       `blockc-gpu-tile-matmul` and `blockc-gpu-lower-sdpa`.
 
@@ -250,6 +255,52 @@ def Codegen_PackedWeightAttr
       return {(getRows() + getPanelN() - 1) / getPanelN(),
               (getCols() + getPanelK() - 1) / getPanelK(), getPanelK(),
               getPanelN()};
+    }
+  }];
+}
+
+def Codegen_QuantizedWeightAttr
+    : Codegen_Attr<"QuantizedWeight", "quantized_weight"> {
+  let summary = "The prepared layout of a quantised projection weight";
+  let description = [{
+    The layout `blockc-cpu-lower-quantized-linear` reads a weight `W[rows,
+    cols]` (`[N, K]`) with a `#transformer.weight_quant` in: a tensor of
+    i32 words `P[rows, words]`, one row per output row, little-endian bytes:
+
+    * `bits = 8` (`group_size` = cols): the bytes `q[n, k]` (two's
+      complement, -127..127) at byte k of the row, zero up to the next
+      multiple of 16 bytes, then one word holding the f32 scale `s[n]`
+      (its bits);
+    * `bits = 4` (`group_size` G dividing cols): per chunk of 32
+      consecutive k, 16 bytes; byte i holds `q[32 c + i] + 8` in its low
+      nibble and `q[32 c + 16 + i] + 8` in its high one (q in -7..7); then
+      cols / G words of f32 scales, one per group.
+
+    The values are those of `#transformer.weight_quant` (`W' = q * s`).
+    Recorded as `blockc_codegen.prepared` on the `linalg.generic` that
+    makes it (moved into the entry's prepare function by
+    `blockc-cpu-prepare-weights`), on the entry argument that receives it
+    and on the prepare function's result.
+
+    ```mlir
+    #blockc_codegen.quantized_weight<rows = 512, cols = 1408, bits = 4,
+                                     group_size = 32>
+    ```
+  }];
+  let parameters = (ins "int64_t":$rows, "int64_t":$cols, "int64_t":$bits,
+                        "int64_t":$group_size);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Words of quantised values per row (before the scales).
+    int64_t getValueWords() const {
+      return getBits() == 8 ? (getCols() + 15) / 16 * 4 : getCols() / 8;
+    }
+    /// Scales per row.
+    int64_t getNumScales() const { return getCols() / getGroupSize(); }
+    /// The prepared tensor's shape: [rows, value words + scales].
+    ::llvm::SmallVector<int64_t, 2> getPreparedShape() const {
+      return {getRows(), getValueWords() + getNumScales()};
     }
   }];
 }

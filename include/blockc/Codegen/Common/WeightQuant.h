@@ -1,0 +1,34 @@
+//===- WeightQuant.h - the rules of #transformer.weight_quant ---*- C++ -*-===//
+//
+// One builder of the quantisation rules (per-group max |W|, the level of a
+// value), used by the reference lowering (convert-weight-quant-to-linalg:
+// the dequantised weight) and the CPU kernel on quantised weights
+// (blockc-cpu-lower-quantized-linear: the prepared bytes), so both quantise
+// exactly alike.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef BLOCKC_CODEGEN_COMMON_WEIGHTQUANT_H
+#define BLOCKC_CODEGEN_COMMON_WEIGHTQUANT_H
+
+#include "mlir/IR/Builders.h"
+
+namespace blockc {
+
+/// amax[n, j] = max_{l < G} |W[n, j G + l]| in f32 ([N, K / G]; W [N, K]
+/// of any float type, viewed [N, K / G, G]), as one linalg.generic.
+mlir::Value buildGroupAbsMax(mlir::OpBuilder &b, mlir::Location loc,
+                             mlir::Value w, int64_t groupSize);
+
+/// The scale of a group: amax / level (f32).
+mlir::Value buildQuantScale(mlir::OpBuilder &b, mlir::Location loc,
+                            mlir::Value amax, int64_t level);
+
+/// The level q (an f32 integer in [-level, level]) of the f32 value `x` in a
+/// group of scale `s`: clamp(rint(x / s), -level, level), 0 where s == 0.
+mlir::Value buildQuantLevel(mlir::OpBuilder &b, mlir::Location loc,
+                            mlir::Value x, mlir::Value s, int64_t level);
+
+} // namespace blockc
+
+#endif // BLOCKC_CODEGEN_COMMON_WEIGHTQUANT_H

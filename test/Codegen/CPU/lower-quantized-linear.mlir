@@ -1,0 +1,77 @@
+// RUN: blockc-opt %s --split-input-file --blockc-cpu-select-tiles="isa=avx2" --blockc-cpu-lower-quantized-linear | FileCheck %s
+// RUN: blockc-opt %s --split-input-file --blockc-cpu-select-tiles="isa=avx512" --blockc-cpu-lower-quantized-linear | FileCheck %s --check-prefix=AVX512
+// RUN: not blockc-opt %s --split-input-file --blockc-cpu-lower-quantized-linear 2>&1 | FileCheck %s --check-prefix=NOTARGET
+
+// int8, K = 44: the prepared weight is [6, 12 + 1] words (44 bytes padded
+// to 48, then the row scale); the kernel reads 8 bytes (AVX2) or 16
+// (AVX-512) per step, sign-extends and converts them in registers, and
+// its last step (k = 40) reads x masked; the row scale multiplies the
+// reduced sum, then the bias is added.
+// CHECK-LABEL: func.func @int8
+// CHECK: %[[P:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<6x13xi32>) attrs = {blockc_codegen.prepared = #blockc_codegen.quantized_weight<rows = 6, cols = 44, bits = 8, group_size = 44>}
+// CHECK: math.roundeven
+// CHECK: arith.fptosi
+// CHECK: arith.bitcast %{{.*}} : f32 to i32
+// CHECK: scf.forall
+// CHECK: vector.transfer_read %[[P]]{{.*}} : tensor<6x13xi32>, vector<2xi32>
+// CHECK: vector.bitcast %{{.*}} : vector<2xi32> to vector<8xi8>
+// CHECK: arith.extsi %{{.*}} : vector<8xi8> to vector<8xi32>
+// CHECK: arith.sitofp %{{.*}} : vector<8xi32> to vector<8xf32>
+// CHECK: vector.fma
+// CHECK: vector.transfer_read %{{.*}}[%{{.*}}, %{{.*}}, %c40{{.*}}], %{{[^ ]*}} : tensor<1x?x44xf32>, vector<8xf32>{{$}}
+// CHECK: vector.reduction <add>
+// CHECK: %[[S:.*]] = arith.bitcast %{{.*}} : i32 to f32
+// CHECK: arith.mulf %{{.*}}, %[[S]] : f32
+// CHECK: arith.addf
+// CHECK: {blockc_codegen.kernel = #blockc_codegen.kernel<quantized_linear>}
+// CHECK-NOT: transformer.linear
+// AVX512-LABEL: func.func @int8
+// AVX512: vector.bitcast %{{.*}} : vector<4xi32> to vector<16xi8>
+// AVX512: arith.sitofp %{{.*}} : vector<16xi32> to vector<16xf32>
+func.func @int8(%x: tensor<1x?x44xf32>, %w: tensor<6x44xf32>, %b: tensor<6xf32>) -> tensor<1x?x6xf32> {
+  %0 = transformer.linear %x, %w bias %b {weight_quant = #transformer.weight_quant<int8>} : tensor<1x?x44xf32>, tensor<6x44xf32>, tensor<6xf32> -> tensor<1x?x6xf32>
+  return %0 : tensor<1x?x6xf32>
+}
+
+// -----
+
+// int4 in groups of 32, K = 64: [40, 8 + 2] words (two nibbles a byte, then
+// the two group scales); per group (one chunk of 32 k) the bytes are
+// zero-extended and split into low and high nibbles u, which multiply-add
+// into group accumulators beside the sum of x; then acc += (sum x u -
+// 8 sum x) s with the group's scale.
+// CHECK-LABEL: func.func @int4
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<40x10xi32>) attrs = {blockc_codegen.prepared = #blockc_codegen.quantized_weight<rows = 40, cols = 64, bits = 4, group_size = 32>}
+// CHECK: arith.shli
+// CHECK: scf.forall
+// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c64{{.*}} step %c32
+// CHECK: %[[XL:.*]] = vector.transfer_read %arg0
+// CHECK: %[[XH:.*]] = vector.transfer_read %arg0
+// CHECK: %[[XS:.*]] = arith.addf %[[XL]], %[[XH]] : vector<8xf32>
+// CHECK: vector.bitcast %{{.*}} : vector<2xi32> to vector<8xi8>
+// CHECK: %[[U:.*]] = arith.extui %{{.*}} : vector<8xi8> to vector<8xi32>
+// CHECK: arith.andi %[[U]], %{{.*}} : vector<8xi32>
+// CHECK: arith.shrui %[[U]], %{{.*}} : vector<8xi32>
+// CHECK: vector.fma %[[XL]]
+// CHECK: vector.fma %[[XH]]
+// CHECK: %[[S:.*]] = arith.bitcast %{{.*}} : i32 to f32
+// CHECK: %[[SV:.*]] = vector.broadcast %[[S]] : f32 to vector<8xf32>
+// CHECK: %[[T:.*]] = vector.fma %{{.*}}, %cst{{.*}}, %{{.*}} : vector<8xf32>
+// CHECK: vector.fma %[[T]], %[[SV]], %{{.*}} : vector<8xf32>
+// CHECK-NOT: transformer.linear
+func.func @int4(%x: tensor<2x3x64xf32>, %w: tensor<40x64xf32>) -> tensor<2x3x40xf32> {
+  %0 = transformer.linear %x, %w {weight_quant = #transformer.weight_quant<int4, group_size = 32>} : tensor<2x3x64xf32>, tensor<40x64xf32> -> tensor<2x3x40xf32>
+  return %0 : tensor<2x3x40xf32>
+}
+
+// -----
+
+// Not f32: left to convert-weight-quant-to-linalg.
+// CHECK-LABEL: func.func @bf16
+// CHECK: transformer.linear {{.*}}weight_quant
+func.func @bf16(%x: tensor<2x3x64xbf16>, %w: tensor<8x64xbf16>) -> tensor<2x3x8xbf16> {
+  %0 = transformer.linear %x, %w {weight_quant = #transformer.weight_quant<int8>} : tensor<2x3x64xbf16>, tensor<8x64xbf16> -> tensor<2x3x8xbf16>
+  return %0 : tensor<2x3x8xbf16>
+}
+
+// NOTARGET: error: blockc-cpu-lower-quantized-linear: the function has no 'blockc_codegen.cpu_target'
