@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -33,6 +34,9 @@ namespace {
 constexpr int64_t kBlockN = 32;
 /// int4 values are stored in chunks of 32 k (16 bytes).
 constexpr int64_t kChunk = 32;
+/// From this many rows (B x T) on, the kernel widens each panel of weights
+/// once into an f32 buffer that all rows read.
+constexpr int64_t kPanelMinRows = 16;
 
 struct Builder {
   OpBuilder &b;
@@ -182,6 +186,255 @@ struct Kernel {
         b(), loc(), p,
         ValueRange{n, q.add(q.idx(layout.getValueWords()), grp)});
     return arith::BitcastOp::create(b(), loc(), b().getF32Type(), bits);
+  }
+
+  /// buf[j, 0 : len] = W'[n, k0 : k0 + len] (f32, q * s) for the rows
+  /// n = nc + j < ncEnd of a block, len = min(kPanel, K - k0) rounded up
+  /// to V (int8 values are zero-padded to 16 bytes; int4 panels hold whole
+  /// chunks).
+  void fillPanel(Value buf, Value nc, Value ncEnd, Value k0, Value len) {
+    Type f32v = VectorType::get({v}, b().getF32Type());
+    Value c0 = q.idx(0);
+    Value width = arith::SubIOp::create(b(), loc(), ncEnd, nc);
+    blockc::cpu::buildLoop(
+        b(), loc(), c0, width, 1, {}, [&](Value j, ValueRange) {
+          Value n = q.add(nc, j);
+          if (layout.getBits() == 8) {
+            Value s = vector::BroadcastOp::create(b(), loc(), f32v,
+                                                  scale(n, q.idx(0)));
+            blockc::cpu::buildLoop(
+                b(), loc(), c0, len, v, {}, [&](Value kk, ValueRange) {
+                  Value w = arith::MulFOp::create(
+                      b(), loc(), toF32(readBytes(n, q.add(k0, kk))), s);
+                  vector::StoreOp::create(b(), loc(), w, buf,
+                                          ValueRange{j, kk});
+                  return SmallVector<Value>();
+                });
+          } else {
+            int64_t g = layout.getGroupSize();
+            VectorType i32v = VectorType::get({v}, b().getI32Type());
+            auto splat32 = [&](int64_t value) -> Value {
+              return arith::ConstantOp::create(
+                  b(), loc(),
+                  DenseElementsAttr::get(i32v, b().getI32IntegerAttr(value)));
+            };
+            blockc::cpu::buildLoop(
+                b(), loc(), c0, len, kChunk, {}, [&](Value kk, ValueRange) {
+                  Value kAbs = q.add(k0, kk);
+                  Value s = vector::BroadcastOp::create(
+                      b(), loc(), f32v,
+                      scale(n, arith::DivUIOp::create(b(), loc(), kAbs,
+                                                      q.idx(g))));
+                  Value chunkByte =
+                      arith::DivUIOp::create(b(), loc(), kAbs, q.idx(2));
+                  for (int64_t o = 0; o < kChunk / 2; o += v) {
+                    Value u = arith::ExtUIOp::create(
+                        b(), loc(), i32v,
+                        readBytes(n, q.add(chunkByte, q.idx(o))));
+                    auto deq = [&](Value nibble) -> Value {
+                      Value qv =
+                          arith::SubIOp::create(b(), loc(), nibble, splat32(8));
+                      return arith::MulFOp::create(
+                          b(), loc(),
+                          arith::SIToFPOp::create(b(), loc(), f32v, qv), s);
+                    };
+                    vector::StoreOp::create(b(), loc(),
+                                            deq(arith::AndIOp::create(
+                                                b(), loc(), u, splat32(0x0F))),
+                                            buf,
+                                            ValueRange{j, q.add(kk, q.idx(o))});
+                    vector::StoreOp::create(
+                        b(), loc(),
+                        deq(arith::ShRUIOp::create(b(), loc(), u, splat32(4))),
+                        buf, ValueRange{j, q.add(kk, q.idx(kChunk / 2 + o))});
+                  }
+                  return SmallVector<Value>();
+                });
+          }
+          return SmallVector<Value>();
+        });
+  }
+
+  /// The parts of a step of the panel fill: int8 one (k = kk .. kk + V);
+  /// int4 2 x 16 / V per chunk (k = kk + o and kk + 16 + o, o < 16 step V).
+  int64_t numParts() const { return layout.getBits() == 8 ? 1 : kChunk / v; }
+  /// The k offset of `part` from the step's start.
+  int64_t partOffset(int64_t part) const {
+    if (layout.getBits() == 8)
+      return 0;
+    return (part % 2) * (kChunk / 2) + (part / 2) * v;
+  }
+  /// Part `part` of row n widened: W'[n, k0 + kk + partOffset(part) : + V].
+  Value widenedPart(Value n, Value k0, Value kk, int64_t part) {
+    VectorType f32v = VectorType::get({v}, b().getF32Type());
+    Value kAbs = q.add(k0, kk);
+    if (layout.getBits() == 8) {
+      Value s =
+          vector::BroadcastOp::create(b(), loc(), f32v, scale(n, q.idx(0)));
+      return arith::MulFOp::create(b(), loc(), toF32(readBytes(n, kAbs)), s);
+    }
+    VectorType i32v = VectorType::get({v}, b().getI32Type());
+    auto splat32 = [&](int64_t value) -> Value {
+      return arith::ConstantOp::create(
+          b(), loc(),
+          DenseElementsAttr::get(i32v, b().getI32IntegerAttr(value)));
+    };
+    Value s = vector::BroadcastOp::create(
+        b(), loc(), f32v,
+        scale(n, arith::DivUIOp::create(b(), loc(), kAbs,
+                                        q.idx(layout.getGroupSize()))));
+    Value chunkByte = arith::DivUIOp::create(b(), loc(), kAbs, q.idx(2));
+    Value u = arith::ExtUIOp::create(
+        b(), loc(), i32v,
+        readBytes(n, q.add(chunkByte, q.idx((part / 2) * v))));
+    Value nibble =
+        part % 2 == 0
+            ? arith::AndIOp::create(b(), loc(), u, splat32(0x0F)).getResult()
+            : arith::ShRUIOp::create(b(), loc(), u, splat32(4)).getResult();
+    Value qv = arith::SubIOp::create(b(), loc(), nibble, splat32(8));
+    return arith::MulFOp::create(
+        b(), loc(), arith::SIToFPOp::create(b(), loc(), f32v, qv), s);
+  }
+
+  /// buf[k, j] = W'[nc + j, k0 + k] for k < lenV (a multiple of V; of 32
+  /// for int4) and j < 32: V rows widened, transposed in registers (V x V
+  /// blocks, vector.transpose) and stored along j. Rows past ncEnd repeat
+  /// the last one (their columns are never written out).
+  void fillPanelT(Value buf, Value rows, Value nc, Value ncEnd, Value k0,
+                  Value lenV) {
+    Type f32 = b().getF32Type();
+    VectorType block = VectorType::get({v, v}, f32);
+    Value last = arith::SubIOp::create(b(), loc(), ncEnd, q.idx(1));
+    int64_t step = layout.getBits() == 8 ? v : kChunk;
+    for (int64_t j0 = 0; j0 < kBlockN; j0 += v) {
+      blockc::cpu::buildLoop(
+          b(), loc(), q.idx(0), lenV, step, {}, [&](Value kk, ValueRange) {
+            // int4: the rows' parts go through `rows` ([V, 32], row-major)
+            // first, so that only one row's bytes and scale are live at a
+            // time; int8 (one part) builds the block directly.
+            VectorType f32v = VectorType::get({v}, f32);
+            auto rowOf = [&](int64_t jj) -> Value {
+              return arith::MinUIOp::create(b(), loc(),
+                                            q.add(nc, q.idx(j0 + jj)), last);
+            };
+            if (numParts() > 1)
+              for (int64_t jj = 0; jj < v; ++jj) {
+                Value n = rowOf(jj);
+                for (int64_t part = 0; part < numParts(); ++part)
+                  vector::StoreOp::create(
+                      b(), loc(), widenedPart(n, k0, kk, part), rows,
+                      ValueRange{q.idx(jj), q.idx(partOffset(part))});
+              }
+            for (int64_t part = 0; part < numParts(); ++part) {
+              Value m = arith::ConstantOp::create(
+                  b(), loc(), DenseElementsAttr::get(block, 0.0f));
+              for (int64_t jj = 0; jj < v; ++jj) {
+                Value row =
+                    numParts() > 1
+                        ? vector::LoadOp::create(
+                              b(), loc(), f32v, rows,
+                              ValueRange{q.idx(jj), q.idx(partOffset(part))})
+                              .getResult()
+                        : widenedPart(rowOf(jj), k0, kk, part);
+                m = vector::InsertOp::create(b(), loc(), row, m, jj);
+              }
+              Value t = vector::TransposeOp::create(b(), loc(), m, {1, 0});
+              int64_t off = partOffset(part);
+              for (int64_t r = 0; r < v; ++r)
+                vector::StoreOp::create(
+                    b(), loc(), vector::ExtractOp::create(b(), loc(), t, r),
+                    buf, ValueRange{q.add(kk, q.idx(off + r)), q.idx(j0)});
+            }
+            return SmallVector<Value>();
+          });
+    }
+  }
+
+  /// out[bIdx, t + i, j0 + j] += sum_{k < len} x[bIdx, t + i, k0 + k]
+  /// buf[k, j0 + j] for i < r, j < 2V (masked past the block's width): an
+  /// outer-product micro-kernel, r x 2 accumulators.
+  Value outerTile(Value out, Value buf, Value bIdx, Value t, int64_t j0,
+                  Value k0, Value len, int64_t r) {
+    VectorType f32v = VectorType::get({v}, b().getF32Type());
+    Value zero = arith::ConstantOp::create(
+        b(), loc(), DenseElementsAttr::get(cast<ShapedType>(f32v), 0.0f));
+    SmallVector<Value> accs(2 * r, zero), rowsIdx;
+    for (int64_t i = 0; i < r; ++i)
+      rowsIdx.push_back(q.add(t, q.idx(i)));
+    accs = blockc::cpu::buildLoop(
+        b(), loc(), q.idx(0), len, 1, accs, [&](Value kk, ValueRange it) {
+          SmallVector<Value> acc(it);
+          Value w0 = vector::LoadOp::create(b(), loc(), f32v, buf,
+                                            ValueRange{kk, q.idx(j0)});
+          Value w1 = vector::LoadOp::create(b(), loc(), f32v, buf,
+                                            ValueRange{kk, q.idx(j0 + v)});
+          for (int64_t i = 0; i < r; ++i) {
+            Value xs = tensor::ExtractOp::create(
+                b(), loc(), x, ValueRange{bIdx, rowsIdx[i], q.add(k0, kk)});
+            Value xb = vector::BroadcastOp::create(b(), loc(), f32v, xs);
+            acc[2 * i] = vector::FMAOp::create(b(), loc(), xb, w0, acc[2 * i]);
+            acc[2 * i + 1] =
+                vector::FMAOp::create(b(), loc(), xb, w1, acc[2 * i + 1]);
+          }
+          return acc;
+        });
+    for (int64_t i = 0; i < r; ++i)
+      for (int64_t h = 0; h < 2; ++h) {
+        SmallVector<Value> at = {bIdx, rowsIdx[i], q.idx(j0 + h * v)};
+        Value old = vector::TransferReadOp::create(
+            b(), loc(), f32v, out, at, q.f32(0.0), ArrayRef<bool>{false});
+        Value sum = arith::AddFOp::create(b(), loc(), old, accs[2 * i + h]);
+        out = vector::TransferWriteOp::create(b(), loc(), sum, out, at,
+                                              ArrayRef<bool>{false})
+                  .getResult();
+      }
+    return out;
+  }
+
+  /// out[bIdx, t + i, n + j - nc] += sum_{k < len} x[.., k0 + k] buf[n -
+  /// nc + j, k] for i < r, j < c (plus the bias when `first`).
+  Value panelTile(Value out, Value buf, Value bIdx, Value t, Value n, Value nc,
+                  Value k0, Value len, Value lenMain, int64_t r, int64_t c,
+                  bool withBias) {
+    Type f32v = VectorType::get({v}, b().getF32Type());
+    Value zero = arith::ConstantOp::create(
+        b(), loc(), DenseElementsAttr::get(cast<ShapedType>(f32v), 0.0f));
+    SmallVector<Value> accs(r * c, zero), rowsIdx, js;
+    for (int64_t i = 0; i < r; ++i)
+      rowsIdx.push_back(q.add(t, q.idx(i)));
+    for (int64_t j = 0; j < c; ++j)
+      js.push_back(arith::SubIOp::create(b(), loc(), q.add(n, q.idx(j)), nc));
+    auto step = [&](Value kk, ValueRange it, bool inBounds) {
+      SmallVector<Value> acc(it), xs, ws;
+      for (int64_t i = 0; i < r; ++i)
+        xs.push_back(readX(bIdx, rowsIdx[i], q.add(k0, kk), inBounds));
+      for (int64_t j = 0; j < c; ++j)
+        ws.push_back(vector::LoadOp::create(b(), loc(), f32v, buf,
+                                            ValueRange{js[j], kk}));
+      for (int64_t i = 0; i < r; ++i)
+        for (int64_t j = 0; j < c; ++j)
+          acc[i * c + j] =
+              vector::FMAOp::create(b(), loc(), xs[i], ws[j], acc[i * c + j]);
+      return acc;
+    };
+    accs = blockc::cpu::buildLoop(
+        b(), loc(), q.idx(0), lenMain, v, accs,
+        [&](Value kk, ValueRange it) { return step(kk, it, true); });
+    // The masked x reads of a last partial vector (int8, K % V != 0).
+    accs = blockc::cpu::buildLoop(
+        b(), loc(), lenMain, len, v, accs,
+        [&](Value kk, ValueRange it) { return step(kk, it, false); });
+    for (int64_t i = 0; i < r; ++i)
+      for (int64_t j = 0; j < c; ++j) {
+        Value sum = vector::ReductionOp::create(
+            b(), loc(), vector::CombiningKind::ADD, accs[i * c + j]);
+        SmallVector<Value> at = {bIdx, rowsIdx[i], js[j]};
+        Value old = tensor::ExtractOp::create(b(), loc(), out, at);
+        sum = arith::AddFOp::create(b(), loc(), old, sum);
+        out = tensor::InsertOp::create(b(), loc(), sum, out, at);
+      }
+    (void)withBias;
+    return out;
   }
 
   /// out[bIdx, t + i, n + j - nOffset] for i < r, j < c: sum_k x W'.
@@ -350,13 +603,13 @@ struct CPULowerQuantizedLinearPass
       bool int8 = quant.getType() == WeightQuantType::int8;
       auto layout = codegen::QuantizedWeightAttr::get(
           &getContext(), n, k, int8 ? 8 : 4, quant.getGroupSizeFor(k));
-      lower(op, layout, v, rows, cols);
+      lower(op, layout, v, rows, cols, target.getRegisters());
       ++numLowered;
     }
   }
 
   void lower(LinearOp op, codegen::QuantizedWeightAttr layout, int64_t v,
-             int64_t rows, int64_t cols) {
+             int64_t rows, int64_t cols, int64_t registers) {
     OpBuilder b(op);
     Location loc = op.getLoc();
     Builder q{b, loc};
@@ -395,25 +648,108 @@ struct CPULowerQuantizedLinearPass
     int64_t tileCols =
         layout.getBits() == 8 ? cols : std::max<int64_t>(1, cols / 2);
     int64_t singleCols = 2 * tileCols;
+    // int4 row tiles with 16 registers: accumulators, group accumulators,
+    // x sums and the x vectors of 2 rows do not fit; one row at a time.
+    int64_t fewTileRows = layout.getBits() == 4 && registers < 32 ? 1 : rows;
     Value c0 = q.idx(0);
-    Value computed = q.forOne(c0, bDim, 1, slice, [&](Value bIdx, Value o) {
-      auto colsLoop = [&](Value t, int64_t r, Value acc) {
-        // A single row streams more weight rows at once.
-        int64_t c = r == 1 ? singleCols : tileCols;
-        Value nMain = q.fullEnd(nc, ncEnd, c);
-        acc = q.forOne(nc, nMain, c, acc, [&](Value nIdx, Value a) {
-          return kern.tile(a, bIdx, t, nIdx, nc, r, c);
+    // Few rows (decode): the weight bytes are widened where they are used.
+    auto fewRows = [&](Value slice) -> Value {
+      return q.forOne(c0, bDim, 1, slice, [&](Value bIdx, Value o) {
+        auto colsLoop = [&](Value t, int64_t r, Value acc) {
+          // A single row streams more weight rows at once.
+          int64_t c = r == 1 ? singleCols : tileCols;
+          Value nMain = q.fullEnd(nc, ncEnd, c);
+          acc = q.forOne(nc, nMain, c, acc, [&](Value nIdx, Value a) {
+            return kern.tile(a, bIdx, t, nIdx, nc, r, c);
+          });
+          return q.forOne(nMain, ncEnd, 1, acc, [&](Value nIdx, Value a) {
+            return kern.tile(a, bIdx, t, nIdx, nc, r, 1);
+          });
+        };
+        Value tMain = q.fullEnd(c0, tDim, fewTileRows);
+        o = q.forOne(c0, tMain, fewTileRows, o, [&](Value t, Value acc) {
+          return colsLoop(t, fewTileRows, acc);
         });
-        return q.forOne(nMain, ncEnd, 1, acc, [&](Value nIdx, Value a) {
-          return kern.tile(a, bIdx, t, nIdx, nc, r, 1);
+        return q.forOne(tMain, tDim, 1, o, [&](Value t, Value acc) {
+          return colsLoop(t, 1, acc);
         });
-      };
-      Value tMain = q.fullEnd(c0, tDim, rows);
-      o = q.forOne(c0, tMain, rows, o,
-                   [&](Value t, Value acc) { return colsLoop(t, rows, acc); });
-      return q.forOne(tMain, tDim, 1, o,
-                      [&](Value t, Value acc) { return colsLoop(t, 1, acc); });
-    });
+      });
+    };
+    // Many rows: each panel of kPanel k of the block's rows is widened
+    // once into an f32 buffer [32, kPanel] (16 KiB with 128 k: in L1) that
+    // every row tile reads; the block's output accumulates over panels.
+    auto manyRows = [&](Value slice) -> Value {
+      int64_t k = layout.getCols();
+      int64_t kPanel = 1024;
+      // [kPanel, 32] f32: the block's panel, transposed.
+      Value buf = memref::AllocaOp::create(
+          b, loc, MemRefType::get({kPanel, kBlockN}, b.getF32Type()),
+          b.getI64IntegerAttr(64));
+      // int4 chunks of V rows before their transposes.
+      Value rowsBuf;
+      if (layout.getBits() == 4)
+        rowsBuf = memref::AllocaOp::create(
+            b, loc, MemRefType::get({v, kChunk}, b.getF32Type()),
+            b.getI64IntegerAttr(64));
+      // Outer-product tiles of r rows x 2 vectors: 6 x 2 in 16 registers
+      // (as the f32 kernel), 8 x 2 in 32.
+      int64_t outerRows = registers >= 32 ? 8 : 6;
+      // The output block starts as the bias (or zero).
+      Value zero = q.f32(0.0);
+      Value init = q.forOne(c0, bDim, 1, slice, [&](Value bIdx, Value o) {
+        return q.forOne(c0, tDim, 1, o, [&](Value t, Value o2) {
+          return q.forOne(nc, ncEnd, 1, o2, [&](Value nIdx, Value o3) {
+            Value vBias =
+                op.getBias()
+                    ? tensor::ExtractOp::create(b, loc, op.getBias(), nIdx)
+                          .getResult()
+                    : zero;
+            return tensor::InsertOp::create(
+                       b, loc, vBias, o3,
+                       ValueRange{bIdx, t,
+                                  arith::SubIOp::create(b, loc, nIdx, nc)})
+                .getResult();
+          });
+        });
+      });
+      return q.forOne(c0, q.idx(k), kPanel, init, [&](Value k0, Value o) {
+        Value len = arith::MinUIOp::create(
+            b, loc, q.idx(kPanel), arith::SubIOp::create(b, loc, q.idx(k), k0));
+        Value lenMain =
+            q.mul(arith::DivUIOp::create(b, loc, len, q.idx(v)), q.idx(v));
+        Value lenV = q.mul(
+            arith::DivUIOp::create(b, loc, q.add(len, q.idx(v - 1)), q.idx(v)),
+            q.idx(v));
+        kern.fillPanelT(buf, rowsBuf, nc, ncEnd, k0, lenV);
+        (void)lenMain;
+        return q.forOne(c0, bDim, 1, o, [&](Value bIdx, Value o2) {
+          auto rowTile = [&](Value t, int64_t r, Value acc) {
+            for (int64_t j0 = 0; j0 < kBlockN; j0 += 2 * v)
+              acc = kern.outerTile(acc, buf, bIdx, t, j0, k0, len, r);
+            return acc;
+          };
+          Value tMain = q.fullEnd(c0, tDim, outerRows);
+          o2 = q.forOne(c0, tMain, outerRows, o2, [&](Value t, Value acc) {
+            return rowTile(t, outerRows, acc);
+          });
+          return q.forOne(tMain, tDim, 1, o2, [&](Value t, Value acc) {
+            return rowTile(t, 1, acc);
+          });
+        });
+      });
+    };
+    Value many = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
+                                       q.mul(bDim, tDim), q.idx(kPanelMinRows));
+    auto ifOp = scf::IfOp::create(b, loc, TypeRange{slice.getType()}, many,
+                                  /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      scf::YieldOp::create(b, loc, manyRows(slice));
+      b.setInsertionPointToStart(ifOp.elseBlock());
+      scf::YieldOp::create(b, loc, fewRows(slice));
+    }
+    Value computed = ifOp.getResult(0);
     b.setInsertionPointToStart(forall.getTerminator().getBody());
     tensor::ParallelInsertSliceOp::create(b, loc, computed,
                                           forall.getRegionIterArgs()[0],

@@ -3,16 +3,31 @@
 // RUN: not blockc-opt %s --split-input-file --blockc-cpu-lower-quantized-linear 2>&1 | FileCheck %s --check-prefix=NOTARGET
 
 // int8, K = 44: the prepared weight is [6, 12 + 1] words (44 bytes padded
-// to 48, then the row scale); the kernel reads 8 bytes (AVX2) or 16
-// (AVX-512) per step, sign-extends and converts them in registers, and
-// its last step (k = 40) reads x masked; the row scale multiplies the
-// reduced sum, then the bias is added.
+// to 48, then the row scale). From 16 rows (B x T) on, each panel of the
+// block's weights is widened once into an f32 buffer [1024, 32]
+// (transposed in registers, 8 x 8 blocks) that an outer-product
+// micro-kernel (x broadcasts times 2 buffer vectors) reads for every row.
+// Fewer rows read 8 bytes (AVX2) or 16 (AVX-512) per step, sign-extend and
+// convert them in registers, and the last step (k = 40) reads x masked;
+// the row scale multiplies the reduced sum, then the bias is added.
 // CHECK-LABEL: func.func @int8
 // CHECK: %[[P:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<6x13xi32>) attrs = {blockc_codegen.prepared = #blockc_codegen.quantized_weight<rows = 6, cols = 44, bits = 8, group_size = 44>}
 // CHECK: math.roundeven
 // CHECK: arith.fptosi
 // CHECK: arith.bitcast %{{.*}} : f32 to i32
 // CHECK: scf.forall
+// CHECK: %[[MANY:.*]] = arith.cmpi uge, %{{.*}}, %c16 : index
+// CHECK: scf.if %[[MANY]]
+// CHECK: %[[BUF:.*]] = memref.alloca() {alignment = 64 : i64} : memref<1024x32xf32>
+// CHECK-NOT: memref.alloca
+// CHECK: vector.transpose %{{.*}}, [1, 0] : vector<8x8xf32> to vector<8x8xf32>
+// CHECK: vector.store %{{.*}}, %[[BUF]]
+// CHECK: %[[W0:.*]] = vector.load %[[BUF]]
+// CHECK: %[[W1:.*]] = vector.load %[[BUF]]
+// CHECK: %[[XB:.*]] = vector.broadcast %{{.*}} : f32 to vector<8xf32>
+// CHECK: vector.fma %[[XB]], %[[W0]]
+// CHECK: vector.fma %[[XB]], %[[W1]]
+// CHECK: } else {
 // CHECK: vector.transfer_read %[[P]]{{.*}} : tensor<6x13xi32>, vector<2xi32>
 // CHECK: vector.bitcast %{{.*}} : vector<2xi32> to vector<8xi8>
 // CHECK: arith.extsi %{{.*}} : vector<8xi8> to vector<8xi32>

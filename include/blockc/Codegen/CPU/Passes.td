@@ -427,9 +427,16 @@ def CPULowerQuantizedLinearPass
       function, so the checkpoint is quantised once at load and the entry
       receives the quantised words instead of the f32 weight);
     * the kernel: an `scf.forall` over blocks of 32 output columns (marked
-      `#blockc_codegen.kernel<quantized_linear>`), each streaming its rows
-      of quantised words: register tiles of 2 x 4 (16 registers) or 4 x 4
-      (32) rows x columns of V-lane accumulators, a single row 1 x 8; per
+      `#blockc_codegen.kernel<quantized_linear>`). From 16 rows (B x T) on
+      (prefill), each panel of 1024 k of the block's weights is widened
+      once into an f32 stack buffer `[1024, 32]` (V x V blocks transposed
+      in registers; int4 rows staged through a `[V, 32]` buffer) that an
+      outer-product micro-kernel reads for every row: 6 (16 registers) or
+      8 (32) rows x 2 vectors of accumulators, x broadcasts, added into the
+      output block per panel. Fewer rows (decode) stream the block's rows
+      of quantised words directly: register tiles of 2 x 4 (16 registers)
+      or 4 x 4 (32) rows x columns of V-lane accumulators (int4 with 16
+      registers: one row at a time), a single row 1 x 8; per
       step V bytes are read and widened in registers. int8: sign-extend,
       convert, multiply-add; the row scale multiplies the reduced sum once.
       int4 (half the columns: each accumulator has a group accumulator
@@ -449,6 +456,7 @@ def CPULowerQuantizedLinearPass
     "::mlir::arith::ArithDialect",
     "::mlir::linalg::LinalgDialect",
     "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect",
     "::mlir::scf::SCFDialect",
     "::mlir::tensor::TensorDialect",
     "::mlir::vector::VectorDialect"
