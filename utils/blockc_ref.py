@@ -1177,10 +1177,10 @@ def cmd_run(args):
     cfg = load_config(args.config)
     cfg.skip_masked = args.skip_masked
     cfg.quantize = None
+    if args.group_size is not None and args.quantize != "int4":
+        raise RefError("--group-size is for --quantize=int4")
     if args.quantize != "none":
         cfg.quantize = (args.quantize, args.group_size or 32)
-    elif args.group_size is not None:
-        raise RefError("--group-size is for --quantize=int4")
     layers = cfg.stack(args.layers)
     weights = load_safetensors(args.weights)
     for lc in layers:

@@ -68,11 +68,13 @@ def ConvertWeightQuantToLinalgPass : Pass<"convert-weight-quant-to-linalg"> {
     --quantize`) applies the same f32 operations, so both see bitwise the
     same W'.
 
-    The computation reads only the weight, so on the CPU
-    `blockc-cpu-prepare-weights` moves it, with the packing, into the
-    entry's prepare function: the weights are quantised once, at load. A
-    weight that several projections quantise the same way is dequantised
-    once. The composites must have been decomposed first
+    It runs after the targets' kernel passes and handles the quantised
+    projections no kernel took: on NVPTX all of them (the GPU kernels on
+    quantised weights are [5/6]'s), on the CPU those of non-f32 models
+    (`blockc-cpu-lower-quantized-linear` takes the f32 ones, with weights
+    quantised once at load). There the dequantised weight is computed on
+    every call. A weight that several projections quantise the same way is
+    dequantised once. The composites must have been decomposed first
     (`transformer-decompose` gives their `weight_quant` to each projection).
   }];
   let dependentDialects = [

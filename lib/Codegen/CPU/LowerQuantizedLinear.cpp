@@ -38,7 +38,7 @@ constexpr int64_t kChunk = 32;
 /// once into an f32 buffer that all rows read.
 constexpr int64_t kPanelMinRows = 16;
 
-struct Builder {
+struct QBuilder {
   OpBuilder &b;
   Location loc;
 
@@ -92,7 +92,7 @@ Value buildPreparedWeight(OpBuilder &b, Location loc, Value w,
       ArrayRef<utils::IteratorType>{utils::IteratorType::parallel,
                                     utils::IteratorType::parallel},
       [&](OpBuilder &nb, Location, ValueRange) {
-        Builder q{nb, loc};
+        QBuilder q{nb, loc};
         Value n = linalg::IndexOp::create(nb, loc, 0);
         Value word = linalg::IndexOp::create(nb, loc, 1);
         Value isValue = q.lt(word, q.idx(valueWords));
@@ -151,7 +151,7 @@ Value buildPreparedWeight(OpBuilder &b, Location loc, Value w,
 }
 
 struct Kernel {
-  Builder &q;
+  QBuilder &q;
   Value x, p, bias; // [B, T, K] f32, [N, words] i32, [N] f32 or null
   codegen::QuantizedWeightAttr layout;
   int64_t v; // f32 lanes
@@ -186,73 +186,6 @@ struct Kernel {
         b(), loc(), p,
         ValueRange{n, q.add(q.idx(layout.getValueWords()), grp)});
     return arith::BitcastOp::create(b(), loc(), b().getF32Type(), bits);
-  }
-
-  /// buf[j, 0 : len] = W'[n, k0 : k0 + len] (f32, q * s) for the rows
-  /// n = nc + j < ncEnd of a block, len = min(kPanel, K - k0) rounded up
-  /// to V (int8 values are zero-padded to 16 bytes; int4 panels hold whole
-  /// chunks).
-  void fillPanel(Value buf, Value nc, Value ncEnd, Value k0, Value len) {
-    Type f32v = VectorType::get({v}, b().getF32Type());
-    Value c0 = q.idx(0);
-    Value width = arith::SubIOp::create(b(), loc(), ncEnd, nc);
-    blockc::cpu::buildLoop(
-        b(), loc(), c0, width, 1, {}, [&](Value j, ValueRange) {
-          Value n = q.add(nc, j);
-          if (layout.getBits() == 8) {
-            Value s = vector::BroadcastOp::create(b(), loc(), f32v,
-                                                  scale(n, q.idx(0)));
-            blockc::cpu::buildLoop(
-                b(), loc(), c0, len, v, {}, [&](Value kk, ValueRange) {
-                  Value w = arith::MulFOp::create(
-                      b(), loc(), toF32(readBytes(n, q.add(k0, kk))), s);
-                  vector::StoreOp::create(b(), loc(), w, buf,
-                                          ValueRange{j, kk});
-                  return SmallVector<Value>();
-                });
-          } else {
-            int64_t g = layout.getGroupSize();
-            VectorType i32v = VectorType::get({v}, b().getI32Type());
-            auto splat32 = [&](int64_t value) -> Value {
-              return arith::ConstantOp::create(
-                  b(), loc(),
-                  DenseElementsAttr::get(i32v, b().getI32IntegerAttr(value)));
-            };
-            blockc::cpu::buildLoop(
-                b(), loc(), c0, len, kChunk, {}, [&](Value kk, ValueRange) {
-                  Value kAbs = q.add(k0, kk);
-                  Value s = vector::BroadcastOp::create(
-                      b(), loc(), f32v,
-                      scale(n, arith::DivUIOp::create(b(), loc(), kAbs,
-                                                      q.idx(g))));
-                  Value chunkByte =
-                      arith::DivUIOp::create(b(), loc(), kAbs, q.idx(2));
-                  for (int64_t o = 0; o < kChunk / 2; o += v) {
-                    Value u = arith::ExtUIOp::create(
-                        b(), loc(), i32v,
-                        readBytes(n, q.add(chunkByte, q.idx(o))));
-                    auto deq = [&](Value nibble) -> Value {
-                      Value qv =
-                          arith::SubIOp::create(b(), loc(), nibble, splat32(8));
-                      return arith::MulFOp::create(
-                          b(), loc(),
-                          arith::SIToFPOp::create(b(), loc(), f32v, qv), s);
-                    };
-                    vector::StoreOp::create(b(), loc(),
-                                            deq(arith::AndIOp::create(
-                                                b(), loc(), u, splat32(0x0F))),
-                                            buf,
-                                            ValueRange{j, q.add(kk, q.idx(o))});
-                    vector::StoreOp::create(
-                        b(), loc(),
-                        deq(arith::ShRUIOp::create(b(), loc(), u, splat32(4))),
-                        buf, ValueRange{j, q.add(kk, q.idx(kChunk / 2 + o))});
-                  }
-                  return SmallVector<Value>();
-                });
-          }
-          return SmallVector<Value>();
-        });
   }
 
   /// The parts of a step of the panel fill: int8 one (k = kk .. kk + V);
@@ -391,52 +324,6 @@ struct Kernel {
     return out;
   }
 
-  /// out[bIdx, t + i, n + j - nc] += sum_{k < len} x[.., k0 + k] buf[n -
-  /// nc + j, k] for i < r, j < c (plus the bias when `first`).
-  Value panelTile(Value out, Value buf, Value bIdx, Value t, Value n, Value nc,
-                  Value k0, Value len, Value lenMain, int64_t r, int64_t c,
-                  bool withBias) {
-    Type f32v = VectorType::get({v}, b().getF32Type());
-    Value zero = arith::ConstantOp::create(
-        b(), loc(), DenseElementsAttr::get(cast<ShapedType>(f32v), 0.0f));
-    SmallVector<Value> accs(r * c, zero), rowsIdx, js;
-    for (int64_t i = 0; i < r; ++i)
-      rowsIdx.push_back(q.add(t, q.idx(i)));
-    for (int64_t j = 0; j < c; ++j)
-      js.push_back(arith::SubIOp::create(b(), loc(), q.add(n, q.idx(j)), nc));
-    auto step = [&](Value kk, ValueRange it, bool inBounds) {
-      SmallVector<Value> acc(it), xs, ws;
-      for (int64_t i = 0; i < r; ++i)
-        xs.push_back(readX(bIdx, rowsIdx[i], q.add(k0, kk), inBounds));
-      for (int64_t j = 0; j < c; ++j)
-        ws.push_back(vector::LoadOp::create(b(), loc(), f32v, buf,
-                                            ValueRange{js[j], kk}));
-      for (int64_t i = 0; i < r; ++i)
-        for (int64_t j = 0; j < c; ++j)
-          acc[i * c + j] =
-              vector::FMAOp::create(b(), loc(), xs[i], ws[j], acc[i * c + j]);
-      return acc;
-    };
-    accs = blockc::cpu::buildLoop(
-        b(), loc(), q.idx(0), lenMain, v, accs,
-        [&](Value kk, ValueRange it) { return step(kk, it, true); });
-    // The masked x reads of a last partial vector (int8, K % V != 0).
-    accs = blockc::cpu::buildLoop(
-        b(), loc(), lenMain, len, v, accs,
-        [&](Value kk, ValueRange it) { return step(kk, it, false); });
-    for (int64_t i = 0; i < r; ++i)
-      for (int64_t j = 0; j < c; ++j) {
-        Value sum = vector::ReductionOp::create(
-            b(), loc(), vector::CombiningKind::ADD, accs[i * c + j]);
-        SmallVector<Value> at = {bIdx, rowsIdx[i], js[j]};
-        Value old = tensor::ExtractOp::create(b(), loc(), out, at);
-        sum = arith::AddFOp::create(b(), loc(), old, sum);
-        out = tensor::InsertOp::create(b(), loc(), sum, out, at);
-      }
-    (void)withBias;
-    return out;
-  }
-
   /// out[bIdx, t + i, n + j - nOffset] for i < r, j < c: sum_k x W'.
   Value tile(Value out, Value bIdx, Value t, Value n, Value nOffset, int64_t r,
              int64_t c) {
@@ -481,7 +368,9 @@ struct Kernel {
       // 16 + o .. (high), q = u - 8. Per group the kernel sums x u
       // (unsigned nibbles, widened with one zero-extension per V bytes)
       // and x, then adds (sum x u - 8 sum x) s: one scale per group and
-      // column instead of one multiply per weight vector.
+      // column instead of one multiply per weight vector. (The difference
+      // cancels: its f32 rounding error grows with 8 sum |x| rather than
+      // sum |x q|, well within the reference tolerance for blocks.)
       int64_t g = layout.getGroupSize();
       VectorType i32v = VectorType::get({v}, b().getI32Type());
       auto splat32 = [&](int64_t value) -> Value {
@@ -567,9 +456,15 @@ struct CPULowerQuantizedLinearPass
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
+    prepared.clear();
+    // f32 projections on [B, T, K]; others are left to
+    // convert-weight-quant-to-linalg.
     SmallVector<LinearOp> ops;
     func.walk([&](LinearOp op) {
-      if (op.getWeightQuantAttr())
+      auto inType = cast<RankedTensorType>(op.getInput().getType());
+      if (op.getWeightQuantAttr() && inType.getRank() == 3 &&
+          inType.getElementType().isF32() &&
+          op.getWeight().getType().getElementType().isF32())
         ops.push_back(op);
     });
     if (ops.empty())
@@ -593,11 +488,7 @@ struct CPULowerQuantizedLinearPass
     // a single row streams 8 weight rows at once.
     int64_t rows = target.getRegisters() >= 32 ? 4 : 2, cols = 4;
     for (LinearOp op : ops) {
-      auto inType = cast<RankedTensorType>(op.getInput().getType());
       auto wType = op.getWeight().getType();
-      if (inType.getRank() != 3 || !inType.getElementType().isF32() ||
-          !wType.getElementType().isF32())
-        continue; // left to convert-weight-quant-to-linalg
       WeightQuantAttr quant = op.getWeightQuantAttr();
       int64_t n = wType.getDimSize(0), k = wType.getDimSize(1);
       bool int8 = quant.getType() == WeightQuantType::int8;
@@ -608,13 +499,26 @@ struct CPULowerQuantizedLinearPass
     }
   }
 
+  /// The prepared words of (weight, layout), built once (projections that
+  /// share a weight share them, so prepare-weights can move them).
+  DenseMap<std::pair<Value, Attribute>, Value> prepared;
+
   void lower(LinearOp op, codegen::QuantizedWeightAttr layout, int64_t v,
              int64_t rows, int64_t cols, int64_t registers) {
     OpBuilder b(op);
     Location loc = op.getLoc();
-    Builder q{b, loc};
+    QBuilder q{b, loc};
     Value x = op.getInput();
-    Value p = buildPreparedWeight(b, loc, op.getWeight(), layout);
+    Value w = op.getWeight();
+    Value &p = prepared[{w, layout}];
+    if (!p) {
+      OpBuilder::InsertionGuard guard(b);
+      if (auto arg = dyn_cast<BlockArgument>(w))
+        b.setInsertionPointToStart(arg.getOwner());
+      else
+        b.setInsertionPointAfterValue(w);
+      p = buildPreparedWeight(b, loc, w, layout);
+    }
     int64_t n = layout.getRows();
     Value bDim = tensor::DimOp::create(b, loc, x, 0);
     Value tDim = tensor::DimOp::create(b, loc, x, 1);
@@ -676,8 +580,9 @@ struct CPULowerQuantizedLinearPass
       });
     };
     // Many rows: each panel of kPanel k of the block's rows is widened
-    // once into an f32 buffer [32, kPanel] (16 KiB with 128 k: in L1) that
-    // every row tile reads; the block's output accumulates over panels.
+    // once into an f32 buffer [kPanel, 32] (128 KiB: in L2), transposed,
+    // that every row tile reads; the block's output accumulates over
+    // panels.
     auto manyRows = [&](Value slice) -> Value {
       int64_t k = layout.getCols();
       int64_t kPanel = 1024;
@@ -715,13 +620,10 @@ struct CPULowerQuantizedLinearPass
       return q.forOne(c0, q.idx(k), kPanel, init, [&](Value k0, Value o) {
         Value len = arith::MinUIOp::create(
             b, loc, q.idx(kPanel), arith::SubIOp::create(b, loc, q.idx(k), k0));
-        Value lenMain =
-            q.mul(arith::DivUIOp::create(b, loc, len, q.idx(v)), q.idx(v));
         Value lenV = q.mul(
             arith::DivUIOp::create(b, loc, q.add(len, q.idx(v - 1)), q.idx(v)),
             q.idx(v));
         kern.fillPanelT(buf, rowsBuf, nc, ncEnd, k0, lenV);
-        (void)lenMain;
         return q.forOne(c0, bDim, 1, o, [&](Value bIdx, Value o2) {
           auto rowTile = [&](Value t, int64_t r, Value acc) {
             for (int64_t j0 = 0; j0 < kBlockN; j0 += 2 * v)

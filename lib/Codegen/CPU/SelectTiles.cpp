@@ -10,7 +10,6 @@
 #include "blockc/Codegen/CPU/Passes.h"
 #include "blockc/Dialect/Codegen/IR/CodegenDialect.h"
 #include "blockc/Dialect/Transformer/IR/TransformerOps.h"
-#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 #include <algorithm>
@@ -130,18 +129,7 @@ struct CPUSelectTilesPass
     func::FuncOp func = getOperation();
     if (prepareWeights && func.isPublic())
       func.walk([&](LinearOp op) {
-        // The weight, or what a weight-only computation reads (a
-        // dequantisation, convert-weight-quant-to-linalg: linalg.generics
-        // whose first input leads to the weight), is an entry argument;
-        // blockc-cpu-prepare-weights moves that computation with the
-        // packing.
-        Value w = op.getWeight();
-        while (auto generic = w.getDefiningOp<linalg::GenericOp>()) {
-          if (generic.getNumDpsInputs() == 0)
-            break;
-          w = generic.getDpsInputOperand(0)->get();
-        }
-        auto arg = dyn_cast<BlockArgument>(w);
+        auto arg = dyn_cast<BlockArgument>(op.getWeight());
         if (!arg || arg.getOwner() != &func.getBody().front() ||
             op->hasAttr(CodegenDialect::kWeightLayoutAttrName))
           return;

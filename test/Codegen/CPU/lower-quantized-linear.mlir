@@ -59,6 +59,14 @@ func.func @int8(%x: tensor<1x?x44xf32>, %w: tensor<6x44xf32>, %b: tensor<6xf32>)
 // CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<40x10xi32>) attrs = {blockc_codegen.prepared = #blockc_codegen.quantized_weight<rows = 40, cols = 64, bits = 4, group_size = 32>}
 // CHECK: arith.shli
 // CHECK: scf.forall
+// The prefill path stages each chunk's V rows in a [V, 32] buffer.
+// CHECK: scf.if
+// CHECK: memref.alloca() {alignment = 64 : i64} : memref<1024x32xf32>
+// CHECK: %[[ROWS:.*]] = memref.alloca() {alignment = 64 : i64} : memref<8x32xf32>
+// CHECK: vector.store %{{.*}}, %[[ROWS]]
+// CHECK: vector.load %[[ROWS]]
+// CHECK: vector.transpose
+// CHECK: } else {
 // CHECK: scf.for %{{.*}} = %c0{{.*}} to %c64{{.*}} step %c32
 // CHECK: %[[XL:.*]] = vector.transfer_read %arg0
 // CHECK: %[[XH:.*]] = vector.transfer_read %arg0

@@ -107,29 +107,3 @@ func.func @rope_heads(%x: tensor<1x?x256xf32>, %wq: tensor<256x256xf32>, %wv: te
   %qr = transformer.rope %qh : tensor<1x?x4x64xf32>
   return %qr, %vh : tensor<1x?x4x64xf32>, tensor<1x?x4x64xf32>
 }
-
-// -----
-
-// Prepared weights: a weight computed from an entry argument by
-// linalg.generics whose first input leads to it (a dequantisation,
-// convert-weight-quant-to-linalg) is packed once too; one computed
-// otherwise (here from a function result) is not.
-// PREP-LABEL: func.func @dequantized
-// PREP: transformer.linear %{{.*}}, %[[DQ:.*]] {{{.*}}blockc_codegen.weight_layout = #blockc_codegen.weight_layout<packed_panels>}
-// PREP: transformer.linear
-// PREP-NOT: packed_panels
-// PREP-SAME: }
-#id = affine_map<(d0, d1) -> (d0, d1)>
-func.func private @make() -> tensor<64x64xf32>
-func.func @dequantized(%x: tensor<2x3x64xf32>, %w: tensor<64x64xf32>) -> (tensor<2x3x64xf32>, tensor<2x3x64xf32>) {
-  %e = tensor.empty() : tensor<64x64xf32>
-  %dq = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%w : tensor<64x64xf32>) outs(%e : tensor<64x64xf32>) {
-  ^bb0(%in: f32, %out: f32):
-    %r = math.roundeven %in : f32
-    linalg.yield %r : f32
-  } -> tensor<64x64xf32>
-  %0 = transformer.linear %x, %dq : tensor<2x3x64xf32>, tensor<64x64xf32> -> tensor<2x3x64xf32>
-  %m = func.call @make() : () -> tensor<64x64xf32>
-  %1 = transformer.linear %x, %m : tensor<2x3x64xf32>, tensor<64x64xf32> -> tensor<2x3x64xf32>
-  return %0, %1 : tensor<2x3x64xf32>, tensor<2x3x64xf32>
-}

@@ -226,7 +226,8 @@ LogicalResult verifyFFNWeights(Operation *op, int64_t d, int64_t dff,
 }
 
 /// Verifies `quant` against the projection weights among `weights` (the
-/// names starting with "w_"; null entries are absent optional weights): an
+/// names starting with "w": w_q, ..., or a linear's "weight"; null entries
+/// are absent optional weights): an
 /// int4 group must divide every projection's input dimension K.
 LogicalResult checkWeightQuant(Operation *op, WeightQuantAttr quant,
                                ArrayRef<std::pair<StringRef, Value>> weights) {

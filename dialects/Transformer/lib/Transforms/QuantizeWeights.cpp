@@ -49,12 +49,13 @@ struct TransformerQuantizeWeightsPass
           op->hasAttr("weight_quant"))
         return;
       op->setAttr("weight_quant", quant);
-      ++numQuantized;
       // The op's verifier says which projection the groups do not fit.
       if (failed(mlir::verify(op, /*verifyRecursively=*/false))) {
         op->removeAttr("weight_quant");
         failedOp = true;
+        return;
       }
+      ++numQuantized;
     });
     if (failedOp)
       signalPassFailure();

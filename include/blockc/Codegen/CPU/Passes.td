@@ -436,13 +436,13 @@ def CPULowerQuantizedLinearPass
       output block per panel. Fewer rows (decode) stream the block's rows
       of quantised words directly: register tiles of 2 x 4 (16 registers)
       or 4 x 4 (32) rows x columns of V-lane accumulators (int4 with 16
-      registers: one row at a time), a single row 1 x 8; per
+      registers: one row at a time), a single row 1 x 8 (int4 1 x 4); per
       step V bytes are read and widened in registers. int8: sign-extend,
       convert, multiply-add; the row scale multiplies the reduced sum once.
       int4 (half the columns: each accumulator has a group accumulator
       beside it): zero-extend, mask and shift the nibbles u, convert,
       multiply-add, and per group `acc += (sum x u - 8 sum x) s`, one scale
-      per group and column. No f32 copy of the weight exists.
+      per group and column. No full-size f32 copy of a weight exists.
 
     V is the function's `blockc_codegen.cpu_target` width (4, 8 or 16; the
     pass fails at a function without a target when it has a quantised

@@ -1,0 +1,75 @@
+"""Two quantised projections for weight-quant-shapes.test.
+
+  proj.py DIR K N Q1 Q2 T [--batch B]
+
+writes DIR/model.mlir (@forward(x [B, T, K]) = (x W1'^T) W2'^T with W1
+[N, K] quantised as Q1 and W2 [K, N] as Q2: int8 or int4-G), DIR/w.safetensors,
+DIR/x.npy, DIR/ref.npy (float64 on the weights dequantised by
+blockc_ref.fake_quant, the f32 rules of #transformer.weight_quant) and
+DIR/ref.f32.npy (the same on the unquantised weights).
+"""
+import argparse
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), *[".."] * 5,
+                                "utils"))
+import blockc_ref  # noqa: E402
+
+
+def attr(q):
+    if q == "int8":
+        return "#transformer.weight_quant<int8>", ("int8", 32)
+    g = int(q.split("-")[1])
+    return ("#transformer.weight_quant<int4, group_size = %d>" % g,
+            ("int4", g))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("dir")
+    ap.add_argument("k", type=int)
+    ap.add_argument("n", type=int)
+    ap.add_argument("q1")
+    ap.add_argument("q2")
+    ap.add_argument("t", type=int)
+    ap.add_argument("--batch", type=int, default=1)
+    a = ap.parse_args()
+    k, n = a.k, a.n
+    a1, r1 = attr(a.q1)
+    a2, r2 = attr(a.q2)
+    model = f"""func.func @forward(%x: tensor<?x?x{k}xf32>,
+    %w1: tensor<{n}x{k}xf32> {{transformer.weight_name = "w1"}},
+    %w2: tensor<{k}x{n}xf32> {{transformer.weight_name = "w2"}}) -> tensor<?x?x{k}xf32> {{
+  %y = transformer.linear %x, %w1 {{weight_quant = {a1}}} : tensor<?x?x{k}xf32>, tensor<{n}x{k}xf32> -> tensor<?x?x{n}xf32>
+  %z = transformer.linear %y, %w2 {{weight_quant = {a2}}} : tensor<?x?x{n}xf32>, tensor<{k}x{n}xf32> -> tensor<?x?x{k}xf32>
+  return %z : tensor<?x?x{k}xf32>
+}}
+"""
+    with open(os.path.join(a.dir, "model.mlir"), "w") as f:
+        f.write(model)
+    rng = np.random.default_rng(7)
+    w1 = (rng.standard_normal((n, k)) * 0.05).astype(np.float32)
+    w2 = (rng.standard_normal((k, n)) * 0.05).astype(np.float32)
+    # A zero row and one large value: s = 0 and a clamp-free extreme.
+    w1[3] = 0
+    w2[5, 1] = 4.0
+    blockc_ref.write_safetensors(
+        os.path.join(a.dir, "w.safetensors"),
+        [("w1", "F32", w1.shape, w1.tobytes()),
+         ("w2", "F32", w2.shape, w2.tobytes())])
+    x = rng.standard_normal((a.batch, a.t, k)).astype(np.float32)
+    blockc_ref.save_npy(os.path.join(a.dir, "x.npy"), x)
+    d1 = blockc_ref.fake_quant(w1, *r1).astype(np.float64)
+    d2 = blockc_ref.fake_quant(w2, *r2).astype(np.float64)
+    ref = (x.astype(np.float64) @ d1.T) @ d2.T
+    blockc_ref.save_npy(os.path.join(a.dir, "ref.npy"), ref)
+    f32 = (x.astype(np.float64) @ w1.T.astype(np.float64)) @ w2.T.astype(
+        np.float64)
+    blockc_ref.save_npy(os.path.join(a.dir, "ref.f32.npy"), f32)
+
+
+if __name__ == "__main__":
+    main()
