@@ -180,6 +180,31 @@ struct Kernel {
     return arith::SIToFPOp::create(
         b(), loc(), VectorType::get({v}, b().getF32Type()), wide);
   }
+  /// A vector of V copies of an f32 or i32 constant.
+  Value splatF32(double value) {
+    return arith::ConstantOp::create(
+        b(), loc(),
+        DenseElementsAttr::get(VectorType::get({v}, b().getF32Type()),
+                               static_cast<float>(value)));
+  }
+  Value splatI32(int64_t value) {
+    VectorType type = VectorType::get({v}, b().getI32Type());
+    return arith::ConstantOp::create(
+        b(), loc(), DenseElementsAttr::get(type, b().getI32IntegerAttr(value)));
+  }
+  /// The unsigned int4 values u = q + 8 of the V bytes of row n at
+  /// `byteIdx`, as i32 vectors: {low nibbles, high nibbles}, from one read.
+  std::pair<Value, Value> nibbles(Value n, Value byteIdx) {
+    Value u = arith::ExtUIOp::create(b(), loc(),
+                                     VectorType::get({v}, b().getI32Type()),
+                                     readBytes(n, byteIdx));
+    return {arith::AndIOp::create(b(), loc(), u, splatI32(0x0F)),
+            arith::ShRUIOp::create(b(), loc(), u, splatI32(4))};
+  }
+  Value i32ToF32(Value i) {
+    return arith::SIToFPOp::create(b(), loc(),
+                                   VectorType::get({v}, b().getF32Type()), i);
+  }
   /// The f32 scale of group `grp` of row n.
   Value scale(Value n, Value grp) {
     Value bits = tensor::ExtractOp::create(
@@ -206,27 +231,15 @@ struct Kernel {
           vector::BroadcastOp::create(b(), loc(), f32v, scale(n, q.idx(0)));
       return arith::MulFOp::create(b(), loc(), toF32(readBytes(n, kAbs)), s);
     }
-    VectorType i32v = VectorType::get({v}, b().getI32Type());
-    auto splat32 = [&](int64_t value) -> Value {
-      return arith::ConstantOp::create(
-          b(), loc(),
-          DenseElementsAttr::get(i32v, b().getI32IntegerAttr(value)));
-    };
     Value s = vector::BroadcastOp::create(
         b(), loc(), f32v,
         scale(n, arith::DivUIOp::create(b(), loc(), kAbs,
                                         q.idx(layout.getGroupSize()))));
     Value chunkByte = arith::DivUIOp::create(b(), loc(), kAbs, q.idx(2));
-    Value u = arith::ExtUIOp::create(
-        b(), loc(), i32v,
-        readBytes(n, q.add(chunkByte, q.idx((part / 2) * v))));
-    Value nibble =
-        part % 2 == 0
-            ? arith::AndIOp::create(b(), loc(), u, splat32(0x0F)).getResult()
-            : arith::ShRUIOp::create(b(), loc(), u, splat32(4)).getResult();
-    Value qv = arith::SubIOp::create(b(), loc(), nibble, splat32(8));
-    return arith::MulFOp::create(
-        b(), loc(), arith::SIToFPOp::create(b(), loc(), f32v, qv), s);
+    auto [low, high] = nibbles(n, q.add(chunkByte, q.idx((part / 2) * v)));
+    Value u = part % 2 == 1 ? high : low;
+    Value qv = arith::SubIOp::create(b(), loc(), u, splatI32(8));
+    return arith::MulFOp::create(b(), loc(), i32ToF32(qv), s);
   }
 
   /// buf[k, j] = W'[nc + j, k0 + k] for k < lenV (a multiple of V; of 32
@@ -289,8 +302,7 @@ struct Kernel {
   Value outerTile(Value out, Value buf, Value bIdx, Value t, int64_t j0,
                   Value k0, Value len, int64_t r) {
     VectorType f32v = VectorType::get({v}, b().getF32Type());
-    Value zero = arith::ConstantOp::create(
-        b(), loc(), DenseElementsAttr::get(cast<ShapedType>(f32v), 0.0f));
+    Value zero = splatF32(0.0);
     SmallVector<Value> accs(2 * r, zero), rowsIdx;
     for (int64_t i = 0; i < r; ++i)
       rowsIdx.push_back(q.add(t, q.idx(i)));
@@ -329,8 +341,7 @@ struct Kernel {
              int64_t c) {
     int64_t k = layout.getCols();
     Type f32v = VectorType::get({v}, b().getF32Type());
-    Value zero = arith::ConstantOp::create(
-        b(), loc(), DenseElementsAttr::get(cast<ShapedType>(f32v), 0.0f));
+    Value zero = splatF32(0.0);
     SmallVector<Value> accs(r * c, zero);
     SmallVector<Value> rows, cols;
     for (int64_t i = 0; i < r; ++i)
@@ -372,14 +383,7 @@ struct Kernel {
       // cancels: its f32 rounding error grows with 8 sum |x| rather than
       // sum |x q|, well within the reference tolerance for blocks.)
       int64_t g = layout.getGroupSize();
-      VectorType i32v = VectorType::get({v}, b().getI32Type());
-      auto splat32 = [&](int64_t value) -> Value {
-        return arith::ConstantOp::create(
-            b(), loc(),
-            DenseElementsAttr::get(i32v, b().getI32IntegerAttr(value)));
-      };
-      Value minus8 = arith::ConstantOp::create(
-          b(), loc(), DenseElementsAttr::get(cast<ShapedType>(f32v), -8.0f));
+      Value minus8 = splatF32(-8.0);
       accs = blockc::cpu::buildLoop(
           b(), loc(), q.idx(0), q.idx(k), g, accs,
           [&](Value kg, ValueRange it) {
@@ -401,16 +405,10 @@ struct Kernel {
                       arith::AddFOp::create(b(), loc(), xLo[i], xHi[i]));
                 }
                 for (int64_t j = 0; j < c; ++j) {
-                  Value u = arith::ExtUIOp::create(
-                      b(), loc(), i32v,
-                      readBytes(cols[j], q.add(chunkByte, q.idx(o))));
-                  auto toF = [&](Value i) -> Value {
-                    return arith::SIToFPOp::create(b(), loc(), f32v, i);
-                  };
-                  lo.push_back(
-                      toF(arith::AndIOp::create(b(), loc(), u, splat32(0x0F))));
-                  hi.push_back(
-                      toF(arith::ShRUIOp::create(b(), loc(), u, splat32(4))));
+                  Value byteIdx = q.add(chunkByte, q.idx(o));
+                  auto [low, high] = nibbles(cols[j], byteIdx);
+                  lo.push_back(i32ToF32(low));
+                  hi.push_back(i32ToF32(high));
                 }
                 fmaAll(xLo, lo, gacc);
                 fmaAll(xHi, hi, gacc);
@@ -469,15 +467,13 @@ struct CPULowerQuantizedLinearPass
     });
     if (ops.empty())
       return;
+    FailureOr<int64_t> width = blockc::cpu::getTargetVectorWidth(
+        func, "blockc-cpu-lower-quantized-linear");
+    if (failed(width))
+      return signalPassFailure();
     auto target = func->getAttrOfType<codegen::CPUTargetAttr>(
         CodegenDialect::kCpuTargetAttrName);
-    if (!target) {
-      func.emitError() << "blockc-cpu-lower-quantized-linear: the function "
-                          "has no '"
-                       << CodegenDialect::kCpuTargetAttrName << "'";
-      return signalPassFailure();
-    }
-    int64_t v = target.getVectorWidth();
+    int64_t v = *width;
     if (v < 4 || v > 16 || v % 4 != 0) {
       func.emitError() << "blockc-cpu-lower-quantized-linear: vector width "
                        << v << " is not 4, 8 or 16";

@@ -1,6 +1,7 @@
 // RUN: blockc-opt %s --split-input-file --blockc-cpu-select-tiles="isa=avx2" --blockc-cpu-lower-quantized-linear | FileCheck %s
 // RUN: blockc-opt %s --split-input-file --blockc-cpu-select-tiles="isa=avx512" --blockc-cpu-lower-quantized-linear | FileCheck %s --check-prefix=AVX512
 // RUN: not blockc-opt %s --split-input-file --blockc-cpu-lower-quantized-linear 2>&1 | FileCheck %s --check-prefix=NOTARGET
+// RUN: not blockc-opt %s --split-input-file --blockc-cpu-select-tiles="isa=avx2 vector-width=2" --blockc-cpu-lower-quantized-linear 2>&1 | FileCheck %s --check-prefix=WIDTH
 
 // int8, K = 44: the prepared weight is [6, 12 + 1] words (44 bytes padded
 // to 48, then the row scale). From 16 rows (B x T) on, each panel of the
@@ -97,4 +98,5 @@ func.func @bf16(%x: tensor<2x3x64xbf16>, %w: tensor<8x64xbf16>) -> tensor<2x3x8x
   return %0 : tensor<2x3x8xbf16>
 }
 
-// NOTARGET: error: blockc-cpu-lower-quantized-linear: the function has no 'blockc_codegen.cpu_target'
+// NOTARGET: error: blockc-cpu-lower-quantized-linear: the function has no 'blockc_codegen.cpu_target' (run blockc-cpu-select-tiles first)
+// WIDTH: error: blockc-cpu-lower-quantized-linear: vector width 2 is not 4, 8 or 16
