@@ -638,6 +638,40 @@ def softmax(s):
     return e / np.sum(e, axis=-1, keepdims=True)
 
 
+def round_to_bf16(x):
+    """float64 -> the nearest bfloat16 value (8 significant bits, round half
+    to even, directly from float64), as float64."""
+    x = np.asarray(x, dtype=np.float64)
+    m, e = np.frexp(x)                       # x = m 2^e, 0.5 <= |m| < 1
+    return np.ldexp(np.rint(m * 256.0) / 256.0, e)
+
+
+def round_to_f16(x):
+    """float64 -> the nearest IEEE half value (overflow to inf), as
+    float64."""
+    with np.errstate(over="ignore"):
+        return np.asarray(x, dtype=np.float64).astype(np.float16) \
+            .astype(np.float64)
+
+
+# Unit roundoff of the 16-bit storage types (half an ulp at 1).
+STORAGE_UNIT_ROUNDOFF = {"bf16": 2.0 ** -8, "f16": 2.0 ** -11}
+
+
+def storage_rounding(dtype):
+    """The rounding of a model computed in ``dtype`` (docs/Precision.md):
+    identity for f32, else round to the nearest bf16 / f16 value."""
+    if dtype == "bf16":
+        return round_to_bf16
+    if dtype == "f16":
+        return round_to_f16
+    return lambda x: x
+
+
+def _rnd(cfg, x):
+    return getattr(cfg, "rnd", None)(x) if getattr(cfg, "rnd", None) else x
+
+
 def fake_quant(w, mode, group_size=32):
     """The dequantised weight W' = q * s of ``#transformer.weight_quant``.
 
@@ -682,15 +716,16 @@ def attention(cfg, w, x, position_offset=0, kv_cache=None, dump=None):
     h, hkv, dh = cfg.n_heads, cfg.n_kv_heads, cfg.head_dim
 
     def proj(name):
-        return linear(x, proj_weight(cfg, w, p + name + ".weight"),
-                      w.get(p + name + ".bias"))
+        return _rnd(cfg, linear(x, proj_weight(cfg, w, p + name + ".weight"),
+                                w.get(p + name + ".bias")))
 
     q = proj("q_proj").reshape(bsz, t, h, dh)
     k = proj("k_proj").reshape(bsz, t, hkv, dh)
     v = proj("v_proj").reshape(bsz, t, hkv, dh)
     pos = position_offset + np.arange(t)
-    q = apply_rope(q, pos, cfg.rope_theta, cfg.rope)
-    k = apply_rope(k, pos, cfg.rope_theta, cfg.rope)
+    if cfg.rope != "none":
+        q = _rnd(cfg, apply_rope(q, pos, cfg.rope_theta, cfg.rope))
+        k = _rnd(cfg, apply_rope(k, pos, cfg.rope_theta, cfg.rope))
     if kv_cache is not None:
         k = np.concatenate([kv_cache[0], k], axis=1)
         v = np.concatenate([kv_cache[1], v], axis=1)
@@ -715,9 +750,9 @@ def attention(cfg, w, x, position_offset=0, kv_cache=None, dump=None):
         ctx = prod.sum(axis=3)
     else:
         ctx = probs @ vh
-    ctx = ctx.transpose(0, 2, 1, 3).reshape(bsz, t, h * dh)
-    out = linear(ctx, proj_weight(cfg, w, p + "o_proj.weight"),
-                 w.get(p + "o_proj.bias"))
+    ctx = _rnd(cfg, ctx.transpose(0, 2, 1, 3).reshape(bsz, t, h * dh))
+    out = _rnd(cfg, linear(ctx, proj_weight(cfg, w, p + "o_proj.weight"),
+                           w.get(p + "o_proj.bias")))
     if dump is not None:
         dump.update(q_rope=q, k_rope=k, v=v, attn_probs=probs, attn_ctx=ctx,
                     attn_out=out)
@@ -728,14 +763,15 @@ def ffn(cfg, w, x, dump=None):
     p = cfg.prefix + "mlp."
 
     def proj(name, inp):
-        return linear(inp, proj_weight(cfg, w, p + name + ".weight"),
-                      w.get(p + name + ".bias"))
+        return _rnd(cfg, linear(inp, proj_weight(cfg, w, p + name + ".weight"),
+                                w.get(p + name + ".bias")))
 
     up = proj("up_proj", x)
     if cfg.gated:
-        hmid = activation(proj("gate_proj", x), cfg.act) * up
+        hmid = _rnd(cfg, _rnd(cfg, activation(proj("gate_proj", x), cfg.act))
+                    * up)
     else:
-        hmid = activation(up, cfg.act)
+        hmid = _rnd(cfg, activation(up, cfg.act))
     out = proj("down_proj", hmid)
     if dump is not None:
         dump.update(ffn_hidden=hmid, ffn_out=out)
@@ -745,8 +781,12 @@ def ffn(cfg, w, x, dump=None):
 def norm(cfg, w, x, which):
     p = cfg.prefix + which
     if cfg.norm == "rms":
-        return rms_norm(x, w[p + ".weight"], cfg.norm_eps)
-    return layer_norm(x, w[p + ".weight"], w[p + ".bias"], cfg.norm_eps)
+        # LlamaRMSNorm: the normalised row is rounded before the gain.
+        g = w[p + ".weight"]
+        return _rnd(cfg, _rnd(cfg, rms_norm(x, np.ones_like(g),
+                                            cfg.norm_eps)) * g)
+    return _rnd(cfg, layer_norm(x, w[p + ".weight"], w[p + ".bias"],
+                                cfg.norm_eps))
 
 
 def block_forward(cfg, w, x, position_offset=0, kv_cache=None, dump=None):
@@ -755,19 +795,20 @@ def block_forward(cfg, w, x, position_offset=0, kv_cache=None, dump=None):
     Returns (y [B, T, d], (k_all, v_all)).  If ``dump`` is a dict, named
     intermediates are stored in it.
     """
-    x = np.asarray(x, dtype=np.float64)
+    x = _rnd(cfg, np.asarray(x, dtype=np.float64))
     if cfg.norm_placement == "pre":
         n1 = norm(cfg, w, x, "input_layernorm")
         a, kv = attention(cfg, w, n1, position_offset, kv_cache, dump)
-        h = x + a
+        h = _rnd(cfg, x + a)
         n2 = norm(cfg, w, h, "post_attention_layernorm")
-        y = h + ffn(cfg, w, n2, dump)
+        y = _rnd(cfg, h + ffn(cfg, w, n2, dump))
     else:
         n1 = x
         a, kv = attention(cfg, w, x, position_offset, kv_cache, dump)
-        h = norm(cfg, w, x + a, "input_layernorm")
+        h = norm(cfg, w, _rnd(cfg, x + a), "input_layernorm")
         n2 = h
-        y = norm(cfg, w, h + ffn(cfg, w, h, dump), "post_attention_layernorm")
+        y = norm(cfg, w, _rnd(cfg, h + ffn(cfg, w, h, dump)),
+                 "post_attention_layernorm")
     if dump is not None:
         dump.update(attn_in=n1, h=h, ffn_in=n2, y=y)
     return y, kv
@@ -910,8 +951,10 @@ def gen_weights(cfg, seed, scale=0.05, n_layers=1, with_final_norm=False):
 # Compare
 # ---------------------------------------------------------------------------
 
-def compare_arrays(a, b, tol):
-    """Return (max_abs_err, scale); raise RefError when not within tol."""
+def compare_arrays(a, b, tol, rms_tol=None):
+    """Return (max_abs_err, scale); raise RefError when not within tol (and,
+    with ``rms_tol``, when the root-mean-square error exceeds rms_tol *
+    scale)."""
     a = np.asarray(a, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)
     if a.shape != b.shape:
@@ -940,6 +983,11 @@ def compare_arrays(a, b, tol):
                        "at index %s (A=%.9g, B=%.9g)"
                        % (err, scale, tol * scale, tuple(int(i) for i in idx),
                           a[idx], b[idx]))
+    if rms_tol is not None:
+        rms = float(np.sqrt(np.mean(diff ** 2))) if diff.size else 0.0
+        if rms > rms_tol * scale:
+            raise RefError("rms_err=%.6g scale=%.6g exceeds rms_tol*scale=%.6g"
+                           % (rms, scale, rms_tol * scale))
     return err, scale
 
 
@@ -1177,12 +1225,18 @@ def cmd_run(args):
     cfg = load_config(args.config)
     cfg.skip_masked = args.skip_masked
     cfg.quantize = None
+    cfg.rnd = None
+    if args.dtype != "f32":
+        cfg.rnd = storage_rounding(args.dtype)
     if args.group_size is not None and args.quantize != "int4":
         raise RefError("--group-size is for --quantize=int4")
     if args.quantize != "none":
         cfg.quantize = (args.quantize, args.group_size or 32)
     layers = cfg.stack(args.layers)
     weights = load_safetensors(args.weights)
+    if cfg.rnd is not None:
+        # The model holds its weights in its type (rounded at load).
+        weights = {n: cfg.rnd(v) for n, v in weights.items()}
     for lc in layers:
         for msg in check_weights(lc, weights, args.strict):
             print("blockc_ref: warning: %s" % msg, file=sys.stderr)
@@ -1223,7 +1277,17 @@ def cmd_run(args):
 def cmd_compare(args):
     a = load_npy(args.a, "array")
     b = load_npy(args.b, "array")
-    err, scale = compare_arrays(a, b, args.tol)
+    tol, rms_tol = args.tol, args.rms_tol
+    if args.dtype:
+        # docs/Precision.md: one ulp at the output scale (2u) at most, and
+        # an RMS error below u / 8 (u = 2^-8 for bf16, 2^-11 for f16): the
+        # same rounding points disagree only where f32 accumulation moves a
+        # value across a rounding boundary, while a missing or extra
+        # rounding point costs about u / 3 RMS in every element.
+        u = STORAGE_UNIT_ROUNDOFF[args.dtype]
+        tol = 2 * u if tol is None else tol
+        rms_tol = u / 8 if rms_tol is None else rms_tol
+    err, scale = compare_arrays(a, b, 1e-4 if tol is None else tol, rms_tol)
     print("max_abs_err=%.6g scale=%.6g ok" % (err, scale))
 
 
@@ -1344,6 +1408,10 @@ def build_parser():
                         "(the rules of #transformer.weight_quant)")
     p.add_argument("--group-size", type=int, default=None,
                    help="int4: input columns per scale (default 32)")
+    p.add_argument("--dtype", choices=("f32", "bf16", "f16"), default="f32",
+                   help="the model's element type: weights, input and "
+                        "every rounding point of docs/Precision.md in that "
+                        "type (float64 in between)")
     p.add_argument("--skip-masked", action="store_true",
                    help="causal attention sums over visible keys only, so a "
                         "NaN/Inf in a later token's value row cannot reach "
@@ -1354,7 +1422,14 @@ def build_parser():
     p = sub.add_parser("compare", help="compare two .npy outputs")
     p.add_argument("a", metavar="A.npy")
     p.add_argument("b", metavar="B.npy", help="reference (sets the scale)")
-    p.add_argument("--tol", type=float, default=1e-4)
+    p.add_argument("--tol", type=float, default=None,
+                   help="max |A - B| / scale (default 1e-4, or the "
+                        "--dtype tolerance)")
+    p.add_argument("--rms-tol", type=float, default=None,
+                   help="root-mean-square |A - B| / scale")
+    p.add_argument("--dtype", choices=("bf16", "f16"), default=None,
+                   help="the tolerances derived for a model of that type "
+                        "(docs/Precision.md)")
     p.set_defaults(func=cmd_compare)
 
     p = sub.add_parser("corrupt", help="broken safetensors for negative tests")

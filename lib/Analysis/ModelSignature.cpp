@@ -38,6 +38,14 @@ StringRef blockc::getDefaultWeightSuffix(StringRef role) {
       .Default("");
 }
 
+ElementType blockc::getHostElementType(Type elementType) {
+  if (elementType.isBF16())
+    return ElementType::BF16;
+  if (elementType.isF16())
+    return ElementType::F16;
+  return ElementType::F32;
+}
+
 double ModelSignature::flops(int64_t batch, int64_t seqLen) const {
   double total = 0;
   double tokens = static_cast<double>(batch) * seqLen;
@@ -83,10 +91,14 @@ FailureOr<ModelSignature> blockc::analyzeModel(ModuleOp module,
               "return exactly one tensor";
   auto inputType = dyn_cast<RankedTensorType>(type.getInput(0));
   auto resultType = dyn_cast<RankedTensorType>(type.getResult(0));
+  auto isModelFloat = [](Type t) {
+    return isa<Float32Type, BFloat16Type, Float16Type>(t);
+  };
   if (!inputType || inputType.getRank() != 3 ||
-      !inputType.getElementType().isF32())
+      !isModelFloat(inputType.getElementType()))
     return func.emitError() << "entry function's first argument must be an "
-                               "f32 activation tensor [B, T, d], got "
+                               "f32, bf16 or f16 activation tensor [B, T, "
+                               "d], got "
                             << type.getInput(0);
   if (!resultType || resultType != inputType)
     return func.emitError() << "entry function must return the activation "
@@ -127,9 +139,10 @@ FailureOr<ModelSignature> blockc::analyzeModel(ModuleOp module,
     BlockArgument arg = func.getArgument(i);
     auto argType = dyn_cast<RankedTensorType>(arg.getType());
     if (!argType || !argType.hasStaticShape() ||
-        !argType.getElementType().isF32())
+        !isModelFloat(argType.getElementType()))
       return func.emitError()
-             << "weight argument #" << i << " must be a static f32 tensor, got "
+             << "weight argument #" << i
+             << " must be a static f32, bf16 or f16 tensor, got "
              << arg.getType();
     ModelArgument ma;
     ma.index = i;

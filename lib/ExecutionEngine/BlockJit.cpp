@@ -144,7 +144,7 @@ void adviseHugePages(void *p, size_t bytes) {
 std::vector<int64_t> makeDescriptor(const HostTensor &t) {
   size_t rank = t.shape.size();
   std::vector<int64_t> desc(3 + 2 * rank);
-  auto ptr = reinterpret_cast<int64_t>(const_cast<float *>(t.data.data()));
+  auto ptr = reinterpret_cast<int64_t>(t.bytes());
   desc[0] = ptr;
   desc[1] = ptr;
   desc[2] = 0;
@@ -446,6 +446,7 @@ BlockJit::compile(ModuleOp module, const ModelSignature &sig, JitTarget target,
     jit->lljit = std::move(*lljit);
     jit->cacheState = cacheState;
     jit->entry = "_mlir_ciface_" + sig.funcName;
+  jit->activationType = getHostElementType(sig.resultType.getElementType());
     jit->prepareEntry = std::move(prepareEntry);
     jit->target = target;
     // Link now, so that compile time is accounted here and not in the
@@ -489,6 +490,7 @@ BlockJit::compile(ModuleOp module, const ModelSignature &sig, JitTarget target,
   jit->cacheState = "not cached: NVPTX";
   jit->engine = std::move(*engine);
   jit->entry = "_mlir_ciface_" + sig.funcName;
+  jit->activationType = getHostElementType(sig.resultType.getElementType());
   jit->target = target;
   jit->emulated = emulated;
   // Materialise the code now (the JIT is lazy), so that compile time is
@@ -568,13 +570,13 @@ BlockJit::deviceDescriptor(size_t slot, const HostTensor &t, bool copyData) {
   if (deviceArgs.size() <= slot)
     deviceArgs.resize(slot + 1);
   DeviceCopy &copy = deviceArgs[slot];
-  size_t count = t.data.size();
+  size_t count = t.numElements() * t.elementBytes(); // bytes
   bool reuse = copy.device && copy.count == count;
   if (!reuse) {
     if (copy.device)
       gpu->memFree(copy.device, nullptr);
     copy = {};
-    size_t bytes = std::max<size_t>(count, 1) * sizeof(float);
+    size_t bytes = std::max<size_t>(count, 1);
     copy.device = gpu->memAlloc(bytes, nullptr, true);
     if (!copy.device)
       return makeError(Twine("GPU allocation failed: ") +
@@ -582,9 +584,9 @@ BlockJit::deviceDescriptor(size_t slot, const HostTensor &t, bool copyData) {
     copy.count = count;
     copyData = true;
   }
-  if ((copyData || copy.host != t.data.data()) && count > 0)
-    std::memcpy(copy.device, t.data.data(), count * sizeof(float));
-  copy.host = t.data.data();
+  if ((copyData || copy.host != t.bytes()) && count > 0)
+    std::memcpy(copy.device, t.bytes(), count);
+  copy.host = t.bytes();
   std::vector<int64_t> desc = makeDescriptor(t);
   desc[0] = desc[1] = reinterpret_cast<int64_t>(copy.device);
   return desc;
@@ -614,8 +616,24 @@ Error BlockJit::argumentDescriptors(
   return Error::success();
 }
 
-Error BlockJit::run(ArrayRef<const HostTensor *> args, HostTensor &out,
+/// The activation argument as the entry takes it: converted from the
+/// host's f32 when the model's type is narrower (`storage` holds it).
+static std::vector<const HostTensor *>
+withEntryActivation(ArrayRef<const HostTensor *> args, ElementType type,
+                    HostTensor &storage) {
+  std::vector<const HostTensor *> result(args.begin(), args.end());
+  if (!result.empty() && result[0]->elementType != type) {
+    storage = convertElements(*result[0], type);
+    result[0] = &storage;
+  }
+  return result;
+}
+
+Error BlockJit::run(ArrayRef<const HostTensor *> hostArgs, HostTensor &out,
                     WeightReuse reuseWeights) {
+  HostTensor converted;
+  std::vector<const HostTensor *> args =
+      withEntryActivation(hostArgs, activationType, converted);
   std::vector<std::vector<int64_t>> descriptors;
   descriptors.reserve(args.size());
   if (Error e = argumentDescriptors(args, reuseWeights, descriptors))
@@ -623,9 +641,13 @@ Error BlockJit::run(ArrayRef<const HostTensor *> args, HostTensor &out,
   return invoke(descriptors, std::nullopt, 0, out, target == JitTarget::NVPTX);
 }
 
-Error BlockJit::runDecode(ArrayRef<const HostTensor *> args, int64_t position,
-                          ArrayRef<HostTensor *> caches, bool headMajor,
-                          HostTensor &out, WeightReuse reuseWeights) {
+Error BlockJit::runDecode(ArrayRef<const HostTensor *> hostArgs,
+                          int64_t position, ArrayRef<HostTensor *> caches,
+                          bool headMajor, HostTensor &out,
+                          WeightReuse reuseWeights) {
+  HostTensor converted;
+  std::vector<const HostTensor *> args =
+      withEntryActivation(hostArgs, activationType, converted);
   bool gpu = target == JitTarget::NVPTX;
   std::vector<std::vector<int64_t>> descriptors;
   descriptors.reserve(args.size() + caches.size());
@@ -660,9 +682,9 @@ Error BlockJit::runDecode(ArrayRef<const HostTensor *> args, int64_t position,
     return e;
   if (gpu)
     for (size_t j = 0; j < caches.size(); ++j)
-      if (!caches[j]->data.empty())
-        std::memcpy(caches[j]->data.data(), deviceArgs[args.size() + j].device,
-                    caches[j]->data.size() * sizeof(float));
+      if (caches[j]->numElements() > 0)
+        std::memcpy(caches[j]->bytes(), deviceArgs[args.size() + j].device,
+                    caches[j]->numElements() * caches[j]->elementBytes());
   return Error::success();
 }
 
@@ -713,9 +735,29 @@ Error BlockJit::invoke(std::vector<std::vector<int64_t>> &descriptors,
       return makeError(Twine("GPU execution failed: ") + cuda->lastError());
   }
 
-  auto *allocated = reinterpret_cast<float *>(result[0]);
-  auto *aligned = reinterpret_cast<float *>(result[1]);
+  auto *allocated = reinterpret_cast<char *>(result[0]);
+  auto *aligned = reinterpret_cast<const char *>(result[1]);
   int64_t offset = result[2];
+  // The result is in the model's type; the host's `out` is f32.
+  size_t eltBytes = activationType == ElementType::F32 ? 4 : 2;
+  auto load = [&](int64_t i) -> float {
+    const char *p = aligned + i * eltBytes;
+    uint16_t bits;
+    switch (activationType) {
+    case ElementType::F32: {
+      float f;
+      std::memcpy(&f, p, 4);
+      return f;
+    }
+    case ElementType::BF16:
+      std::memcpy(&bits, p, 2);
+      return bfloat16ToFloat(bits);
+    case ElementType::F16:
+      std::memcpy(&bits, p, 2);
+      return halfToFloat(bits);
+    }
+    return 0.0f;
+  };
   Error status = Error::success();
   for (size_t i = 0; i < rank && !status; ++i)
     if (result[3 + i] != out.shape[i])
@@ -730,10 +772,13 @@ Error BlockJit::invoke(std::vector<std::vector<int64_t>> &descriptors,
       dense = false;
     stride *= out.shape[i];
   }
-  if (dense) {
+  if (dense && activationType == ElementType::F32) {
     if (out.numElements() > 0)
-      std::memcpy(out.data.data(), aligned + offset,
+      std::memcpy(out.data.data(), aligned + offset * eltBytes,
                   sizeof(float) * out.numElements());
+  } else if (dense) {
+    for (int64_t i = 0, n = out.numElements(); i < n; ++i)
+      out.data[i] = load(offset + i);
   } else if (!status) {
     // Copy a possibly strided result into the dense output.
     std::vector<int64_t> index(rank, 0);
@@ -742,7 +787,7 @@ Error BlockJit::invoke(std::vector<std::vector<int64_t>> &descriptors,
       int64_t src = offset;
       for (size_t i = 0; i < rank; ++i)
         src += index[i] * result[3 + rank + i];
-      out.data[linear] = aligned[src];
+      out.data[linear] = load(src);
       for (size_t i = rank; i-- > 0;) {
         if (++index[i] < out.shape[i])
           break;

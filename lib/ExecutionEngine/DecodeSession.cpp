@@ -94,6 +94,7 @@ llvm::Error DecodeSession::bind(ArrayRef<HostTensor> weights, int64_t batchSize,
       cache.shape = {batchSize, heads, cacheCapacity, headDim};
     else
       cache.shape = {batchSize, cacheCapacity, heads, headDim};
+    cache.elementType = getHostElementType(arg.type.getElementType());
     fresh.push_back(std::move(cache));
   }
   caches = std::move(fresh);
@@ -139,14 +140,14 @@ DecodeSession::prepare(llvm::MutableArrayRef<HostTensor> weights) {
 
 void DecodeSession::reset() {
   for (HostTensor &c : caches)
-    c.data.assign(c.numElements(), 0.0f);
+    c.allocate();
   position = 0;
 }
 
 int64_t DecodeSession::getCacheBytes() const {
   int64_t bytes = 0;
   for (const HostTensor &c : caches)
-    bytes += c.numElements() * 4;
+    bytes += c.numElements() * static_cast<int64_t>(c.elementBytes());
   return bytes;
 }
 

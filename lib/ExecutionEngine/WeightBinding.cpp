@@ -61,7 +61,10 @@ llvm::Expected<HostTensor> blockc::bindWeight(const SafeTensorsFile &file,
                      formatShape(stored) +
                      (how.empty() ? "" : " (" + formatShape(view) + how + ")") +
                      ", the model expects " + formatShape(expected));
-  llvm::Expected<HostTensor> t = file.load(arg.weightName);
+  // In the argument's element type: a bf16 or f16 tensor for a model of
+  // that type is kept as it is stored (no widened copy).
+  llvm::Expected<HostTensor> t = file.load(
+      arg.weightName, getHostElementType(arg.type.getElementType()));
   if (!t)
     return t.takeError();
   if (arg.sliceAxis >= 0)
@@ -103,7 +106,8 @@ HostTensor blockc::makeRandomWeight(const ModelArgument &arg, uint64_t seed) {
   for (float &v : t.data)
     v = isNorm ? 1.0f + 0.1f * rng.uniform()
                : static_cast<float>(scale * rng.uniform());
-  return t;
+  // The f32 draws, rounded to the argument's type.
+  return convertElements(t, getHostElementType(arg.type.getElementType()));
 }
 
 std::vector<HostTensor> blockc::makeRandomWeights(const ModelSignature &sig,

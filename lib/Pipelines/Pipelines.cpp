@@ -199,6 +199,8 @@ void addStage1(OpPassManager &pm,
                llvm::function_ref<void(OpPassManager &)> addKernels) {
   pm.addPass(transformer::createTransformerFoldEmptyPass());
   pm.addPass(transformer::createTransformerDecomposePass());
+  // bf16/f16 blocks: f32 between the rounding points.
+  pm.addPass(transformer::createTransformerComputeInF32Pass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   if (addKernels)

@@ -56,6 +56,57 @@ int64_t HostTensor::numElements() const {
   return n;
 }
 
+void HostTensor::allocate() {
+  data.clear();
+  bits16.clear();
+  if (elementType == ElementType::F32)
+    data.assign(numElements(), 0.0f);
+  else
+    bits16.assign(numElements(), 0);
+}
+
+const char *blockc::stringifyElementType(ElementType type) {
+  switch (type) {
+  case ElementType::F32:
+    return "f32";
+  case ElementType::BF16:
+    return "bf16";
+  case ElementType::F16:
+    return "f16";
+  }
+  return "?";
+}
+
+HostTensor blockc::convertElements(const HostTensor &t, ElementType type) {
+  if (t.elementType == type)
+    return t;
+  HostTensor r;
+  r.shape = t.shape;
+  r.elementType = type;
+  r.allocate();
+  int64_t n = t.numElements();
+  auto get = [&](int64_t i) {
+    switch (t.elementType) {
+    case ElementType::F32:
+      return t.data[i];
+    case ElementType::BF16:
+      return bfloat16ToFloat(t.bits16[i]);
+    case ElementType::F16:
+      return halfToFloat(t.bits16[i]);
+    }
+    return 0.0f;
+  };
+  for (int64_t i = 0; i < n; ++i) {
+    float v = get(i);
+    if (type == ElementType::F32)
+      r.data[i] = v;
+    else
+      r.bits16[i] =
+          type == ElementType::BF16 ? floatToBFloat16(v) : floatToHalf(v);
+  }
+  return r;
+}
+
 std::string blockc::formatShape(const std::vector<int64_t> &shape) {
   std::string s = "[";
   for (size_t i = 0; i < shape.size(); ++i)
@@ -95,6 +146,44 @@ float blockc::bfloat16ToFloat(uint16_t b) {
   float f;
   std::memcpy(&f, &bits, sizeof(f));
   return f;
+}
+
+uint16_t blockc::floatToBFloat16(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, sizeof(bits));
+  if ((bits & 0x7fffffffu) > 0x7f800000u) // NaN: keep it quiet and a NaN
+    return static_cast<uint16_t>((bits >> 16) | 0x40);
+  // Round to nearest even on the 16 dropped bits (a carry into the
+  // exponent is correct rounding, up to infinity).
+  bits += 0x7fffu + ((bits >> 16) & 1);
+  return static_cast<uint16_t>(bits >> 16);
+}
+
+uint16_t blockc::floatToHalf(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, sizeof(bits));
+  uint32_t sign = (bits >> 16) & 0x8000u;
+  uint32_t absBits = bits & 0x7fffffffu;
+  if (absBits > 0x7f800000u) // NaN
+    return static_cast<uint16_t>(sign | 0x7e00u);
+  if (absBits >= 0x477ff000u) // rounds to 65520 or more: infinity
+    return static_cast<uint16_t>(sign | 0x7c00u);
+  int32_t exp = static_cast<int32_t>(absBits >> 23) - 127;
+  if (exp < -25) // below half the smallest subnormal: zero
+    return static_cast<uint16_t>(sign);
+  uint32_t mant = (absBits & 0x7fffffu) | 0x800000u; // 24 bits with the 1
+  // Bits to drop: 13 for a normal half, more for a subnormal one.
+  int32_t shift = exp < -14 ? 13 + (-14 - exp) : 13;
+  uint32_t kept = mant >> shift;
+  uint32_t rest = mant & ((1u << shift) - 1), half = 1u << (shift - 1);
+  if (rest > half || (rest == half && (kept & 1)))
+    ++kept;
+  // A normal half: biased exponent above the 10 stored mantissa bits (the
+  // implicit 1 in `kept` adds one to it, hence exp + 14); a subnormal: the
+  // mantissa alone (a carry into bit 10 makes it the smallest normal).
+  uint32_t h = exp < -14 ? kept
+                         : (static_cast<uint32_t>(exp + 14) << 10) + kept;
+  return static_cast<uint16_t>(sign | h);
 }
 
 //===----------------------------------------------------------------------===//
@@ -219,27 +308,25 @@ SafeTensorsFile::fromBuffer(std::unique_ptr<MemoryBuffer> contents,
   return std::move(file);
 }
 
-Expected<HostTensor> SafeTensorsFile::load(StringRef name) const {
+Expected<HostTensor> SafeTensorsFile::load(StringRef name,
+                                            ElementType type) const {
   auto it = entries.find(name);
   if (it == entries.end())
     return fileError(path, "no tensor named '" + name + "'");
   const Entry &e = it->second;
   HostTensor t;
   t.shape = e.shape;
-  uint64_t n = e.dtype == "F32" ? (e.end - e.begin) / 4 : (e.end - e.begin) / 2;
-  t.data.resize(n);
+  t.elementType = e.dtype == "F32"   ? ElementType::F32
+                  : e.dtype == "F16" ? ElementType::F16
+                                     : ElementType::BF16;
+  t.allocate();
+  uint64_t bytes = e.end - e.begin;
   const char *src = buffer->getBufferStart() + dataStart + e.begin;
-  if (e.dtype == "F32") {
-    if (n != 0) // an empty vector's data() may be null (UB for memcpy)
-      std::memcpy(t.data.data(), src, n * 4);
-  } else {
-    bool isHalf = e.dtype == "F16";
-    for (uint64_t i = 0; i < n; ++i) {
-      uint16_t bits = support::endian::read16le(src + 2 * i);
-      t.data[i] = isHalf ? halfToFloat(bits) : bfloat16ToFloat(bits);
-    }
-  }
-  return t;
+  if (bytes != 0) // an empty vector's data() may be null (UB for memcpy)
+    std::memcpy(t.bytes(), src, bytes); // safetensors are little-endian
+  if (t.elementType == type)
+    return t;
+  return convertElements(t, type);
 }
 
 //===----------------------------------------------------------------------===//
@@ -295,9 +382,11 @@ Expected<HostTensor> blockc::parseNpy(StringRef bytes, StringRef path) {
   if (!descr || descr->size() < 2 || (*descr)[0] != '\'')
     return fileError(path, "malformed .npy header (no 'descr')");
   StringRef dtype = descr->drop_front().split('\'').first;
-  if (dtype != "<f4" && dtype != "=f4" && dtype != "f4")
+  bool isHalf = dtype == "<f2" || dtype == "=f2" || dtype == "f2";
+  if (dtype != "<f4" && dtype != "=f4" && dtype != "f4" && !isHalf)
     return fileError(path, "unsupported dtype '" + dtype +
-                               "' (expected '<f4', float32)");
+                               "' (expected '<f4', float32, or '<f2', "
+                               "float16)");
   std::optional<StringRef> fortran = npyField(header, "fortran_order");
   if (!fortran)
     return fileError(path, "malformed .npy header (no 'fortran_order')");
@@ -321,18 +410,21 @@ Expected<HostTensor> blockc::parseNpy(StringRef bytes, StringRef path) {
     t.shape.push_back(d);
   }
   uint64_t n, need;
-  if (!checkedNumElements(t.shape, n) || mulOverflows(n, 4, need))
+  if (!checkedNumElements(t.shape, n) || mulOverflows(n, isHalf ? 2 : 4, need))
     return fileError(path, "shape " + formatShape(t.shape) + " is too large");
   uint64_t available = bytes.size() - headerStart - headerLen;
   if (available != need)
     return fileError(path, "data size mismatch: shape " + formatShape(t.shape) +
                                " needs " + Twine(need) + " bytes, file has " +
                                Twine(available) + " (truncated or corrupt)");
-  t.data.resize(n);
+  if (isHalf)
+    t.elementType = ElementType::F16;
+  t.allocate();
   if (need != 0) // found by blockc-fuzz-tensor-files: data() of an empty
                   // vector is null, and memcpy from/to null is UB
-    std::memcpy(t.data.data(), bytes.data() + headerStart + headerLen, need);
-  return t;
+    std::memcpy(t.bytes(), bytes.data() + headerStart + headerLen, need);
+  // Activations are f32 on the host; f16 files are widened.
+  return isHalf ? convertElements(t, ElementType::F32) : t;
 }
 
 Error blockc::checkWritable(StringRef path) {
@@ -407,12 +499,16 @@ HostTensor blockc::sliceTensor(const HostTensor &t, int64_t axis, int64_t begin,
   HostTensor r;
   r.shape = t.shape;
   r.shape[axis] = end - begin;
-  r.data.reserve(outer * (end - begin) * inner);
+  r.elementType = t.elementType;
+  r.allocate();
+  size_t e = t.elementBytes(), rowBytes = inner * e;
+  auto *dst = static_cast<char *>(r.bytes());
   for (int64_t o = 0; o < outer; ++o)
-    for (int64_t d = begin; d < end; ++d) {
-      const float *row = t.data.data() + (o * dim + d) * inner;
-      r.data.insert(r.data.end(), row, row + inner);
-    }
+    for (int64_t d = begin; d < end; ++d, dst += rowBytes)
+      std::memcpy(dst,
+                  static_cast<const char *>(t.bytes()) +
+                      (o * dim + d) * rowBytes,
+                  rowBytes);
   return r;
 }
 
@@ -420,9 +516,14 @@ HostTensor blockc::transpose2D(const HostTensor &t) {
   int64_t rows = t.shape[0], cols = t.shape[1];
   HostTensor r;
   r.shape = {cols, rows};
-  r.data.resize(t.data.size());
+  r.elementType = t.elementType;
+  r.allocate();
   for (int64_t i = 0; i < rows; ++i)
-    for (int64_t j = 0; j < cols; ++j)
-      r.data[j * rows + i] = t.data[i * cols + j];
+    for (int64_t j = 0; j < cols; ++j) {
+      if (t.elementType == ElementType::F32)
+        r.data[j * rows + i] = t.data[i * cols + j];
+      else
+        r.bits16[j * rows + i] = t.bits16[i * cols + j];
+    }
   return r;
 }

@@ -18,6 +18,8 @@
 #ifndef BLOCKC_ANALYSIS_MODELSIGNATURE_H
 #define BLOCKC_ANALYSIS_MODELSIGNATURE_H
 
+#include "blockc/Support/TensorFiles.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -60,6 +62,10 @@ struct ModelSignature {
   /// square, as executed); elementwise work is not counted.
   double flops(int64_t batch, int64_t seqLen) const;
 };
+
+/// The host element type of a model tensor's element type (f32, bf16 or
+/// f16; analyzeModel accepts no other).
+ElementType getHostElementType(mlir::Type elementType);
 
 /// Analyzes `module` (transformer-level IR). `entry` names the function;
 /// when empty, "forward" or else the only function is used. Errors are

@@ -167,9 +167,12 @@ private:
   /// NVPTX on the GPU emulator's runtime.
   bool emulated = false;
   /// GPU copies of the arguments, kept across runs.
+  /// The element type of the entry's activation and result (the host's
+  /// are f32: run converts at the call).
+  ElementType activationType = ElementType::F32;
   struct DeviceCopy {
-    const float *host = nullptr;
-    size_t count = 0;
+    const void *host = nullptr;
+    size_t count = 0; // bytes
     void *device = nullptr;
   };
   std::vector<DeviceCopy> deviceArgs;

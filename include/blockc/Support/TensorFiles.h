@@ -20,6 +20,7 @@
 #include <memory>
 #include <new>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace blockc {
@@ -50,16 +51,43 @@ template <typename T, std::size_t Align = 64> struct AlignedAllocator {
   }
 };
 
-/// A dense, row-major f32 tensor on the host. The data starts on a 64-byte
+/// The element types of host tensors: f32, and the two 16-bit floats that
+/// checkpoints ship in (kept as their bits; never widened on the way).
+enum class ElementType { F32, BF16, F16 };
+
+/// "f32", "bf16" or "f16".
+const char *stringifyElementType(ElementType type);
+
+/// A dense, row-major tensor on the host. The data starts on a 64-byte
 /// boundary: compiled kernels read whole cache lines with 64-byte vectors
 /// (a std::vector's default 16-byte alignment would split every such load
-/// across two lines).
+/// across two lines). f32 elements are in `data`, bf16 and f16 elements
+/// (their bits) in `bits16`; the other vector is empty.
 struct HostTensor {
   std::vector<int64_t> shape;
+  ElementType elementType = ElementType::F32;
   std::vector<float, AlignedAllocator<float>> data;
+  std::vector<uint16_t, AlignedAllocator<uint16_t>> bits16;
 
   int64_t numElements() const;
+  /// Bytes per element (4 or 2).
+  size_t elementBytes() const {
+    return elementType == ElementType::F32 ? 4 : 2;
+  }
+  /// The elements' storage.
+  const void *bytes() const {
+    return elementType == ElementType::F32
+               ? static_cast<const void *>(data.data())
+               : static_cast<const void *>(bits16.data());
+  }
+  void *bytes() { return const_cast<void *>(std::as_const(*this).bytes()); }
+  /// Allocates numElements() elements of elementType (zeros).
+  void allocate();
 };
+
+/// `t` with its elements converted to `type`: widening is exact, narrowing
+/// rounds to nearest even (NaN stays NaN).
+HostTensor convertElements(const HostTensor &t, ElementType type);
 
 /// Formats a shape as "[2, 7, 64]".
 std::string formatShape(const std::vector<int64_t> &shape);
@@ -85,8 +113,10 @@ public:
   const std::string &getPath() const { return path; }
   const llvm::StringMap<Entry> &getEntries() const { return entries; }
 
-  /// Loads tensor `name` converted to f32.
-  llvm::Expected<HostTensor> load(llvm::StringRef name) const;
+  /// Loads tensor `name` as `type`: a tensor stored in that type is copied
+  /// as it is, any other is converted (see convertElements).
+  llvm::Expected<HostTensor> load(llvm::StringRef name,
+                                  ElementType type = ElementType::F32) const;
 
 private:
   std::string path;
@@ -95,7 +125,7 @@ private:
   llvm::StringMap<Entry> entries;
 };
 
-/// Reads an f32 C-order .npy file.
+/// Reads a C-order .npy file of f32, or f16 (widened to f32).
 llvm::Expected<HostTensor> readNpy(llvm::StringRef path);
 
 /// As readNpy, on the bytes of a .npy file; `path` names them in errors.
@@ -119,9 +149,12 @@ HostTensor sliceTensor(const HostTensor &t, int64_t axis, int64_t begin,
 /// The transpose of a rank-2 tensor.
 HostTensor transpose2D(const HostTensor &t);
 
-/// IEEE half and bfloat16 to float conversions.
+/// IEEE half and bfloat16 to float conversions, and back (round to
+/// nearest even; overflow to infinity, NaN stays NaN).
 float halfToFloat(uint16_t bits);
 float bfloat16ToFloat(uint16_t bits);
+uint16_t floatToHalf(float value);
+uint16_t floatToBFloat16(float value);
 
 } // namespace blockc
 

@@ -55,6 +55,19 @@ struct KernelBuilder {
                                           zeroF, ArrayRef<bool>{inBounds});
   }
 
+  /// As read, for a weight that may be stored in a 16-bit float (bf16,
+  /// f16): read in its own type and widened exactly in registers.
+  Value readWeight(Value source, ValueRange indices, bool inBounds) {
+    Type elt = cast<ShapedType>(source.getType()).getElementType();
+    if (elt.isF32())
+      return read(source, indices, inBounds);
+    Value pad = arith::ConstantOp::create(b, loc, b.getZeroAttr(elt));
+    Value narrow = vector::TransferReadOp::create(
+        b, loc, VectorType::get(vecType.getShape(), elt), source, indices, pad,
+        ArrayRef<bool>{inBounds});
+    return arith::ExtFOp::create(b, loc, vecType, narrow);
+  }
+
   /// acc[i][j] += x[bIdx, t+i, k:k+V] * w[n+j, k:k+V] over [kLo, kHi) in
   /// steps of V, as one loop carrying the accumulators.
   SmallVector<Value> kLoop(Value bIdx, Value t, Value n, int64_t r, int64_t c,
@@ -69,7 +82,7 @@ struct KernelBuilder {
           for (int64_t i = 0; i < r; ++i)
             xs.push_back(read(x, {bIdx, add(t, idx(i)), k}, inBounds));
           for (int64_t j = 0; j < c; ++j)
-            ws.push_back(read(w, {add(n, idx(j)), k}, inBounds));
+            ws.push_back(readWeight(w, {add(n, idx(j)), k}, inBounds));
           for (int64_t i = 0; i < r; ++i)
             for (int64_t j = 0; j < c; ++j)
               next.push_back(
@@ -184,7 +197,7 @@ struct KernelBuilder {
           Value row = add(add(nc, j0), idx(jj));
           if (clampRows)
             row = minIdx(row, lastRow);
-          rows.push_back(read(w, {row, kAt}, kInBounds));
+          rows.push_back(readWeight(w, {row, kAt}, kInBounds));
         }
         transposeInRegisters(rows);
         for (int64_t kk = 0; kk < v; ++kk)

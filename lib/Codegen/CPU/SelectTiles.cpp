@@ -130,7 +130,10 @@ struct CPUSelectTilesPass
     if (prepareWeights && func.isPublic())
       func.walk([&](LinearOp op) {
         auto arg = dyn_cast<BlockArgument>(op.getWeight());
+        // A weight stored in a 16-bit float is read in place (packed per
+        // call at prefill): prepared f32 panels would double its memory.
         if (!arg || arg.getOwner() != &func.getBody().front() ||
+            !op.getWeight().getType().getElementType().isF32() ||
             op->hasAttr(CodegenDialect::kWeightLayoutAttrName))
           return;
         op->setAttr(CodegenDialect::kWeightLayoutAttrName,

@@ -114,7 +114,15 @@ Value mulAddContraction(OpBuilder &b, Location loc, Type resultType, Value lhs,
              b, loc, TypeRange{resultType}, ValueRange{lhs, rhs},
              ValueRange{init}, maps, iteratorTypes,
              [](OpBuilder &nb, Location l, ValueRange a) {
-               Value p = arith::MulFOp::create(nb, l, a[0], a[1]);
+               // A narrower operand (a linear's bf16/f16 weight) is widened
+               // exactly to the accumulator's type.
+               Type acc = a[2].getType();
+               auto widen = [&](Value v) -> Value {
+                 return v.getType() == acc
+                            ? v
+                            : arith::ExtFOp::create(nb, l, acc, v).getResult();
+               };
+               Value p = arith::MulFOp::create(nb, l, widen(a[0]), widen(a[1]));
                yield(nb, l, arith::AddFOp::create(nb, l, a[2], p));
              })
       .getResult(0);

@@ -50,14 +50,23 @@ struct ConvertTransformerToLinalgPass
                              "before --convert-transformer-to-linalg";
         return WalkResult::interrupt();
       }
-      for (Type t : op->getOperandTypes()) {
-        auto shaped = dyn_cast<ShapedType>(t);
-        if (shaped && !shaped.getElementType().isF32()) {
-          op->emitOpError()
-              << "lowering of element type " << shaped.getElementType()
-              << " is not supported yet (only f32)";
-          return WalkResult::interrupt();
-        }
+      // A KV cache append copies whatever its type; the others compute in
+      // f32 (bf16/f16 models are widened by transformer-compute-in-f32),
+      // a linear possibly from a 16-bit weight.
+      if (isa<KVCacheAppendOp>(op))
+        return WalkResult::advance();
+      auto linear = dyn_cast<LinearOp>(op);
+      for (OpOperand &operand : op->getOpOperands()) {
+        auto shaped = dyn_cast<ShapedType>(operand.get().getType());
+        if (!shaped || shaped.getElementType().isF32())
+          continue;
+        if (linear && &operand == &linear.getWeightMutable() &&
+            linear.getInput().getType().getElementType().isF32())
+          continue;
+        op->emitOpError() << "computes in " << shaped.getElementType()
+                          << ": run --transformer-compute-in-f32 before "
+                             "--convert-transformer-to-linalg";
+        return WalkResult::interrupt();
       }
       return WalkResult::advance();
     });

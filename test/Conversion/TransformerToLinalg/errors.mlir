@@ -32,18 +32,19 @@ func.func @composite_ffn(%x: tensor<2x4x16xf32>, %g: tensor<16xf32>, %wu: tensor
 
 // -----
 
-// f16 primitives are valid IR but not lowered yet.
+// f16 primitives compute in f32: transformer-compute-in-f32 rewrites them
+// first (the pipelines run it).
 func.func @f16_activation(%x: tensor<2x16xf16>) -> tensor<2x16xf16> {
-  // expected-error @+1 {{'transformer.activation' op lowering of element type 'f16' is not supported yet (only f32)}}
+  // expected-error @+1 {{'transformer.activation' op computes in 'f16': run --transformer-compute-in-f32 before --convert-transformer-to-linalg}}
   %0 = transformer.activation <relu> %x : tensor<2x16xf16>
   return %0 : tensor<2x16xf16>
 }
 
 // -----
 
-// bf16 likewise, reported on the first non-f32 op.
+// bf16 likewise, reported on the first op that computes in it.
 func.func @bf16_linear(%x: tensor<2x16xbf16>, %w: tensor<8x16xbf16>) -> tensor<2x8xbf16> {
-  // expected-error @+1 {{'transformer.linear' op lowering of element type 'bf16' is not supported yet (only f32)}}
+  // expected-error @+1 {{'transformer.linear' op computes in 'bf16': run --transformer-compute-in-f32 before --convert-transformer-to-linalg}}
   %0 = transformer.linear %x, %w : tensor<2x16xbf16>, tensor<8x16xbf16> -> tensor<2x8xbf16>
   return %0 : tensor<2x8xbf16>
 }

@@ -305,10 +305,16 @@ LogicalResult LinearOp::verify() {
     return emitOpError() << "expects weight to be a rank-2 [out, in] tensor, "
                             "got rank "
                          << weightType.getRank();
-  if (failed(checkElementTypes(*this, {{"input", getInput()},
-                                       {"weight", getWeight()},
-                                       {"bias", getBias()},
-                                       {"result", getResult()}})))
+  // An f32 projection may keep its weight in a 16-bit float (a stored
+  // type that the kernels widen exactly as they read it).
+  Type weightElt = weightType.getElementType();
+  bool narrowWeight = inputType.getElementType().isF32() &&
+                      isa<BFloat16Type, Float16Type>(weightElt);
+  if (failed(checkElementTypes(
+          *this, {{"input", getInput()},
+                  {"weight", narrowWeight ? Value() : getWeight()},
+                  {"bias", getBias()},
+                  {"result", getResult()}})))
     return failure();
   int64_t in = inputType.getShape().back();
   int64_t out = weightType.getDimSize(0);

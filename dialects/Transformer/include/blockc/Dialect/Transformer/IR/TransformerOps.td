@@ -94,6 +94,11 @@ def Transformer_LinearOp : Transformer_Op<"linear", [Pure]> {
     result[..., o] = sum_i input[..., i] * weight[o, i] (+ bias[o])
     ```
 
+    All operands share one element type, except that an f32 projection may
+    keep its weight in bf16 or f16 (weight-only narrow storage, what
+    `transformer-compute-in-f32` leaves): the weight is widened exactly to
+    f32 as it is read and the sum accumulates in f32.
+
     ```mlir
     %q = transformer.linear %x, %wq
         : tensor<?x?x4096xf32>, tensor<4096x4096xf32> -> tensor<?x?x4096xf32>

@@ -106,6 +106,38 @@ def TransformerQuantizeWeightsPass : Pass<"transformer-quantize-weights"> {
   ];
 }
 
+def TransformerComputeInF32Pass : Pass<"transformer-compute-in-f32"> {
+  let summary = "Compute bf16/f16 blocks in f32 between their rounding points";
+  let description = [{
+    A model whose tensors are bf16 or f16 (the storage type) is computed in
+    f32, rounded to the storage type at the points where Hugging Face's
+    modelling code rounds (docs/Precision.md):
+
+    * every primitive op (`linear`, the norms, `rope`, `sdpa`,
+      `activation`, `residual_add`) and every elementwise `arith` op on
+      tensors reads its narrow operands widened to f32 (`arith.extf`),
+      computes in f32 and rounds its result once (`arith.truncf`), so the
+      tensors between ops hold exactly the storage type's values;
+    * `rms_norm` rounds twice, as `LlamaRMSNorm`: the normalised row
+      `x * rsqrt(mean(x^2) + eps)` and then its product with the gain;
+    * a `linear` keeps its weight in the storage type (a weight-only narrow
+      operand that the kernels widen in registers; never a widened copy of
+      the weight); its bias is widened;
+    * `kv_cache_append`, shape ops and the function's interface stay in the
+      storage type.
+
+    Ops already in f32 are left alone, so the pass is a no-op on f32 models
+    and idempotent. Run after `transformer-decompose` (composites are
+    rejected).
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+  let statistics = [
+    Statistic<"numWidened", "num-widened", "Ops computed in f32">
+  ];
+}
+
 def TransformerDeriveDecodePass
     : Pass<"transformer-derive-decode", "::mlir::ModuleOp"> {
   let summary = "Derive a KV-cached decode entry from a model's forward function";

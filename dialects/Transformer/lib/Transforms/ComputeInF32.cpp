@@ -1,0 +1,150 @@
+//===- ComputeInF32.cpp - bf16/f16 blocks computed in f32 -----------------===//
+//
+// See Transforms/Passes.td (TransformerComputeInF32Pass) and
+// docs/Precision.md for the rounding points.
+//
+//===----------------------------------------------------------------------===//
+
+#include "blockc/Dialect/Transformer/IR/TransformerOps.h"
+#include "blockc/Dialect/Transformer/Transforms/Passes.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/OpDefinition.h"
+
+namespace blockc::transformer {
+#define GEN_PASS_DEF_TRANSFORMERCOMPUTEINF32PASS
+#include "blockc/Dialect/Transformer/Transforms/Passes.h.inc"
+} // namespace blockc::transformer
+
+using namespace mlir;
+using namespace blockc::transformer;
+
+namespace {
+
+/// Whether `t` is a tensor of a 16-bit float (a storage type).
+bool isNarrowFloatTensor(Type t) {
+  auto tensor = dyn_cast<RankedTensorType>(t);
+  return tensor && isa<BFloat16Type, Float16Type>(tensor.getElementType());
+}
+
+RankedTensorType withElementType(Type t, Type elt) {
+  return cast<RankedTensorType>(t).clone(elt);
+}
+
+/// `v` widened to f32 (exact).
+Value widen(OpBuilder &b, Location loc, Value v) {
+  return arith::ExtFOp::create(b, loc,
+                               withElementType(v.getType(), b.getF32Type()), v);
+}
+
+/// The ops that compute on their operands (and so round their results);
+/// shape ops, KV cache appends and the rounding casts themselves only move
+/// or convert values.
+bool computes(Operation *op) {
+  if (isa<RMSNormOp, LayerNormOp, LinearOp, RoPEOp, SDPAOp, ActivationOp,
+          ResidualAddOp>(op))
+    return true;
+  return isa<arith::ArithDialect>(op->getDialect()) &&
+         !isa<arith::ExtFOp, arith::TruncFOp>(op) &&
+         op->hasTrait<OpTrait::Elementwise>() && op->getNumResults() == 1 &&
+         isa<RankedTensorType>(op->getResult(0).getType());
+}
+
+struct TransformerComputeInF32Pass
+    : blockc::transformer::impl::TransformerComputeInF32PassBase<
+          TransformerComputeInF32Pass> {
+  void runOnOperation() override {
+    SmallVector<Operation *> ops;
+    bool composite = false;
+    getOperation()->walk([&](Operation *op) {
+      bool narrow = llvm::any_of(op->getOperandTypes(), isNarrowFloatTensor) ||
+                    llvm::any_of(op->getResultTypes(), isNarrowFloatTensor);
+      if (!narrow)
+        return;
+      if (isa<BlockOp, AttentionOp, FFNOp>(op)) {
+        op->emitOpError() << "must be decomposed before "
+                             "transformer-compute-in-f32";
+        composite = true;
+      } else if (computes(op)) {
+        ops.push_back(op);
+      }
+    });
+    if (composite)
+      return signalPassFailure();
+    for (Operation *op : ops) {
+      if (auto norm = dyn_cast<RMSNormOp>(op))
+        widenRMSNorm(norm);
+      else
+        widenOp(op);
+      ++numWidened;
+    }
+  }
+
+  /// Widens the narrow operands (not a linear's weight), computes in f32
+  /// and rounds each narrow result back to its type.
+  void widenOp(Operation *op) {
+    OpBuilder b(op);
+    Location loc = op->getLoc();
+    auto linear = dyn_cast<LinearOp>(op);
+    for (OpOperand &operand : op->getOpOperands()) {
+      if (!isNarrowFloatTensor(operand.get().getType()))
+        continue;
+      if (linear && operand.getOperandNumber() ==
+                        linear.getWeightMutable().getOperandNumber())
+        continue;
+      operand.set(widen(b, loc, operand.get()));
+    }
+    b.setInsertionPointAfter(op);
+    for (OpResult result : op->getResults()) {
+      Type narrow = result.getType();
+      if (!isNarrowFloatTensor(narrow))
+        continue;
+      result.setType(withElementType(narrow, b.getF32Type()));
+      auto round = arith::TruncFOp::create(b, loc, narrow, result);
+      result.replaceAllUsesExcept(round, round);
+    }
+  }
+
+  /// LlamaRMSNorm in a narrow type: `weight * (x * rsqrt(mean(x^2) +
+  /// eps)).to(dtype)`: the f32 norm with a unit gain, rounded, then the
+  /// product with the gain, rounded.
+  void widenRMSNorm(RMSNormOp op) {
+    OpBuilder b(op);
+    Location loc = op.getLoc();
+    RankedTensorType type = op.getType();
+    Type f32 = b.getF32Type(), narrow = type.getElementType();
+    auto gainType = cast<RankedTensorType>(op.getWeight().getType());
+    Value ones = arith::ConstantOp::create(
+        b, loc,
+        DenseElementsAttr::get(gainType.clone(f32), b.getF32FloatAttr(1.0)));
+    Value normalized =
+        RMSNormOp::create(b, loc, withElementType(type, f32),
+                          widen(b, loc, op.getInput()), ones, op.getEpsilon());
+    Value rounded = arith::TruncFOp::create(b, loc, type, normalized);
+    // result[..., i] = round(widen(rounded[..., i]) * widen(gain[i])).
+    unsigned rank = type.getRank();
+    SmallVector<Value> dynSizes;
+    for (unsigned i = 0; i < rank; ++i)
+      if (type.isDynamicDim(i))
+        dynSizes.push_back(tensor::DimOp::create(b, loc, rounded, i));
+    Value init = tensor::EmptyOp::create(b, loc, type, dynSizes);
+    MLIRContext *ctx = b.getContext();
+    AffineMap id = AffineMap::getMultiDimIdentityMap(rank, ctx);
+    AffineMap last = AffineMap::get(rank, 0, getAffineDimExpr(rank - 1, ctx));
+    SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
+    auto gained = linalg::GenericOp::create(
+        b, loc, TypeRange{type}, ValueRange{rounded, op.getWeight()},
+        ValueRange{init}, ArrayRef<AffineMap>{id, last, id}, iters,
+        [&](OpBuilder &nb, Location l, ValueRange args) {
+          Value x = arith::ExtFOp::create(nb, l, f32, args[0]);
+          Value g = arith::ExtFOp::create(nb, l, f32, args[1]);
+          Value p = arith::MulFOp::create(nb, l, x, g);
+          linalg::YieldOp::create(
+              nb, l, ValueRange{arith::TruncFOp::create(nb, l, narrow, p)});
+        });
+    op.replaceAllUsesWith(gained.getResult(0));
+    op.erase();
+  }
+};
+
+} // namespace
