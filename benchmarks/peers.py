@@ -112,14 +112,18 @@ def torch_block(a, w, g1, g2, T):
                                   / dh))
     freqs = torch.outer(torch.arange(T, dtype=torch.float64), inv_freq)
     emb = torch.cat((freqs, freqs), dim=-1)
-    cos = emb.cos().float()[None, :, None, :]
-    sin = emb.sin().float()[None, :, None, :]
-    mask = torch.full((T, T), float("-inf")).triu(1)
+    # HF casts cos/sin to the model's type.
+    cos = emb.cos().to(g1.dtype)[None, :, None, :]
+    sin = emb.sin().to(g1.dtype)[None, :, None, :]
+    mask = torch.full((T, T), float("-inf")).triu(1).to(g1.dtype)
     scale = 1.0 / math.sqrt(dh)
     eps = a.eps
 
     def rms(v, g):
-        return v * torch.rsqrt(v.pow(2).mean(-1, keepdim=True) + eps) * g
+        # LlamaRMSNorm: statistics in f32, cast back before the gain.
+        v32 = v.float()
+        n = v32 * torch.rsqrt(v32.pow(2).mean(-1, keepdim=True) + eps)
+        return g * n.to(v.dtype)
 
     def rope(v):
         v1, v2 = v[..., :dh // 2], v[..., dh // 2:]
@@ -136,13 +140,19 @@ def torch_block(a, w, g1, g2, T):
             v = v.repeat_interleave(H // Hkv, dim=2)
         q, k, v = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
         s = (q @ k.transpose(-2, -1)) * scale + mask
-        o = torch.softmax(s, dim=-1) @ v
+        o = torch.softmax(s, dim=-1, dtype=torch.float32).to(q.dtype) @ v
         x = x + F.linear(o.transpose(1, 2).reshape(B, T, H * dh), w["o"])
         h = rms(x, g2)
         return x + F.linear(F.silu(F.linear(h, w["gate"]))
                             * F.linear(h, w["up"]), w["down"])
 
     return block
+
+
+def torch_dtype(a):
+    """The block's torch dtype (--dtype: f32, or bf16 as HF runs it)."""
+    import torch
+    return {"f32": torch.float32, "bf16": torch.bfloat16}[a.dtype]
 
 
 def run_torch(a):
@@ -155,10 +165,11 @@ def run_torch(a):
     def lin(n_in, n_out):
         return torch.randn(n_out, n_in) * (1.0 / math.sqrt(n_in))
 
-    w = {name: lin(i, o) for name, i, o in projections(a)}
-    g1 = 1.0 + 0.1 * torch.randn(d)
-    g2 = 1.0 + 0.1 * torch.randn(d)
-    x = torch.randn(1, T, d)
+    dt = torch_dtype(a)
+    w = {name: lin(i, o).to(dt) for name, i, o in projections(a)}
+    g1 = (1.0 + 0.1 * torch.randn(d)).to(dt)
+    g2 = (1.0 + 0.1 * torch.randn(d)).to(dt)
+    x = torch.randn(1, T, d).to(dt)
     block = torch_block(a, w, g1, g2, T)
 
     with torch.inference_mode():
@@ -195,22 +206,25 @@ def run_torch_decode(a):
     def lin(n_in, n_out):
         return torch.randn(n_out, n_in) * (1.0 / math.sqrt(n_in))
 
-    w = {name: lin(i, o) for name, i, o in projections(a)}
-    g1 = 1.0 + 0.1 * torch.randn(d)
-    g2 = 1.0 + 0.1 * torch.randn(d)
-    k_cache = torch.zeros(1, L + 1, Hkv, dh)
-    v_cache = torch.zeros(1, L + 1, Hkv, dh)
+    dt = torch_dtype(a)
+    w = {name: lin(i, o).to(dt) for name, i, o in projections(a)}
+    g1 = (1.0 + 0.1 * torch.randn(d)).to(dt)
+    g2 = (1.0 + 0.1 * torch.randn(d)).to(dt)
+    k_cache = torch.zeros(1, L + 1, Hkv, dh, dtype=dt)
+    v_cache = torch.zeros(1, L + 1, Hkv, dh, dtype=dt)
     k_cache[:, :L].normal_()
     v_cache[:, :L].normal_()
     inv_freq = 1.0 / (a.theta ** (torch.arange(0, dh, 2, dtype=torch.float64)
                                   / dh))
     emb = torch.cat((L * inv_freq, L * inv_freq))
-    cos, sin = emb.cos().float(), emb.sin().float()
+    cos, sin = emb.cos().to(dt), emb.sin().to(dt)
     scale = 1.0 / math.sqrt(dh)
-    x = torch.randn(1, 1, d)
+    x = torch.randn(1, 1, d).to(dt)
 
     def rms(v, g):
-        return v * torch.rsqrt(v.pow(2).mean(-1, keepdim=True) + a.eps) * g
+        v32 = v.float()
+        n = v32 * torch.rsqrt(v32.pow(2).mean(-1, keepdim=True) + a.eps)
+        return g * n.to(v.dtype)
 
     def rope(v):
         v1, v2 = v[..., :dh // 2], v[..., dh // 2:]
@@ -226,7 +240,8 @@ def run_torch_decode(a):
             k = k.repeat_interleave(H // Hkv, dim=2)
             v = v.repeat_interleave(H // Hkv, dim=2)
         q, k, v = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
-        o = torch.softmax((q @ k.transpose(-2, -1)) * scale, dim=-1) @ v
+        o = torch.softmax((q @ k.transpose(-2, -1)) * scale, dim=-1,
+                          dtype=torch.float32).to(q.dtype) @ v
         x = x + F.linear(o.transpose(1, 2).reshape(1, 1, H * dh), w["o"])
         h = rms(x, g2)
         return x + F.linear(F.silu(F.linear(h, w["gate"]))
@@ -314,6 +329,9 @@ def main():
     p.add_argument("--d-ff", type=int, required=True)
     p.add_argument("--seq-len", type=int, required=True)
     p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--dtype", choices=("f32", "bf16"), default="f32",
+                   help="the eager block's weights and activations (torch "
+                        "modes)")
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--eps", type=float, default=1e-6)
     p.add_argument("--theta", type=float, default=1e4)

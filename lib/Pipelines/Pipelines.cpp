@@ -174,11 +174,13 @@ llvm::SmallVector<std::string> CPUTargetConfig::llvmTargetFeatures() const {
   switch (isa) {
   case CPUISA::Host:
     return {};
+  // F16C (vcvtph2ps / vcvtps2ph: f16 <-> f32 in registers) comes with
+  // every AVX2 CPU (Intel Haswell and AMD Zen on).
   case CPUISA::AVX512:
-    return {"+avx512f", "+avx512vl", "+avx512bw", "+avx512dq"};
+    return {"+avx512f", "+avx512vl", "+avx512bw", "+avx512dq", "+f16c"};
   case CPUISA::AVX2:
     // Disabling AVX-512F disables every AVX-512 extension with it.
-    return {"+avx2", "+fma", "-avx512f"};
+    return {"+avx2", "+fma", "+f16c", "-avx512f"};
   case CPUISA::SSE:
     // Disabling AVX disables AVX2, FMA and AVX-512 with it.
     return {"-avx"};
@@ -304,6 +306,7 @@ void blockc::buildCPUBufferizePipeline(OpPassManager &pm,
 void blockc::buildCPULowerToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(transformer::createTransformerStripMetadataPass());
   pm.addNestedPass<func::FuncOp>(cpu::createCPUFmaToFmulAddPass());
+  pm.addNestedPass<func::FuncOp>(cpu::createCPUExpandBF16Pass());
   pm.addNestedPass<func::FuncOp>(LLVM::createLLVMRequestCWrappersPass());
   pm.addPass(createConvertVectorToSCFPass(
       VectorTransferToSCFOptions().enableFullUnroll()));
@@ -436,6 +439,7 @@ void blockc::buildNVPTXEmulatorLowerToLLVMPipeline(
     OpPassManager &pm, const NVPTXPipelineOptions &options) {
   pm.addPass(transformer::createTransformerStripMetadataPass());
   pm.addNestedPass<func::FuncOp>(cpu::createCPUFmaToFmulAddPass());
+  pm.addNestedPass<func::FuncOp>(cpu::createCPUExpandBF16Pass());
   pm.addNestedPass<func::FuncOp>(LLVM::createLLVMRequestCWrappersPass());
   pm.addPass(createGpuKernelOutliningPass());
   pm.addPass(nvptx::createGPUMergeModulesPass());
@@ -469,6 +473,7 @@ void blockc::buildNVPTXLowerToLLVMPipeline(
     return buildNVPTXEmulatorLowerToLLVMPipeline(pm, options);
   pm.addPass(transformer::createTransformerStripMetadataPass());
   pm.addNestedPass<func::FuncOp>(cpu::createCPUFmaToFmulAddPass());
+  pm.addNestedPass<func::FuncOp>(cpu::createCPUExpandBF16Pass());
   pm.addNestedPass<func::FuncOp>(LLVM::createLLVMRequestCWrappersPass());
   pm.addPass(createGpuKernelOutliningPass());
   pm.addPass(nvptx::createGPUMergeModulesPass());

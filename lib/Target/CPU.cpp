@@ -102,23 +102,55 @@ std::string blockc::emitCHeader(const ModelSignature &sig,
   };
   const PrepareEntry *decodePrepare =
       decode && decode->prepare ? &*decode->prepare : nullptr;
-  std::set<int64_t> ranks;
+  // Descriptor types by element type ("f32", "bf16", "f16") and rank. A
+  // prepared weight (f32 panels, or int32 words of a quantised one) is
+  // "f32"; bf16 and f16 elements are their bits (uint16_t).
+  auto eltName = [](mlir::Type t) -> std::string {
+    return t.isBF16() ? "bf16" : t.isF16() ? "f16" : "f32";
+  };
+  std::set<std::pair<std::string, int64_t>> kinds;
+  auto memref = [&](mlir::Type elt, int64_t rank) {
+    std::string name = eltName(elt);
+    kinds.insert({name, rank});
+    return "blockc_memref_" + name + "_" + std::to_string(rank) + "d";
+  };
+  // The argument's descriptor type: a prepared weight's is its packed
+  // shape's, in f32.
+  auto argMemref = [&](const ModelArgument &a, const PrepareEntry *p) {
+    const PreparedWeight *w = p ? p->find(a.index) : nullptr;
+    return w ? memref(mlir::Float32Type::get(a.type.getContext()), rankOf(a, p))
+             : memref(a.type.getElementType(), a.type.getRank());
+  };
+  // Collect every descriptor the declarations below name.
   for (const ModelArgument &a : sig.args) {
-    ranks.insert(a.type.getRank());
-    ranks.insert(rankOf(a, prepare));
-    ranks.insert(rankOf(a, decodePrepare));
+    argMemref(a, nullptr);
+    argMemref(a, prepare);
+    argMemref(a, decodePrepare);
   }
-  ranks.insert(sig.resultType.getRank());
-  if (decode && !decode->caches.empty())
-    ranks.insert(decode->caches.front().getRank());
-  os << "/* A strided f32 memref descriptor (MLIR's C interface). For a\n"
+  memref(sig.resultType.getElementType(), sig.resultType.getRank());
+  if (decode)
+    for (mlir::RankedTensorType t : decode->caches)
+      memref(t.getElementType(), t.getRank());
+  for (const PrepareEntry *p : {prepare, decodePrepare})
+    if (p)
+      for (const PreparedWeight &w : p->results)
+        memref(mlir::Float32Type::get(sig.resultType.getContext()),
+               w.shape.size());
+  os << "/* A strided memref descriptor (MLIR's C interface). For a\n"
      << "   dense row-major tensor: allocated = aligned = data, offset = 0,\n"
-     << "   strides = suffix products of sizes. */\n";
-  for (int64_t r : ranks)
-    os << "#ifndef BLOCKC_MEMREF_F32_" << r << "D\n#define BLOCKC_MEMREF_F32_"
-       << r << "D\ntypedef struct {\n  float *allocated;\n  float *aligned;\n"
+     << "   strides = suffix products of sizes. bf16 and f16 elements are\n"
+     << "   their 16 bits (uint16_t). */\n";
+  for (auto [name, r] : kinds) {
+    std::string upper = llvm::StringRef(name).upper();
+    const char *ctype = name == "f32" ? "float" : "uint16_t";
+    os << "#ifndef BLOCKC_MEMREF_" << upper << "_" << r
+       << "D\n#define BLOCKC_MEMREF_" << upper << "_" << r
+       << "D\ntypedef struct {\n  " << ctype << " *allocated;\n  " << ctype
+       << " *aligned;\n"
        << "  int64_t offset;\n  int64_t sizes[" << r << "];\n  int64_t strides["
-       << r << "];\n} blockc_memref_f32_" << r << "d;\n#endif\n\n";
+       << r << "];\n} blockc_memref_" << name << "_" << r << "d;\n#endif\n\n";
+  }
+  auto f32Type = mlir::Float32Type::get(sig.resultType.getContext());
   auto dims = [](mlir::RankedTensorType t) {
     std::string d = "[";
     for (int64_t i = 0; i < t.getRank(); ++i) {
@@ -180,13 +212,13 @@ std::string blockc::emitCHeader(const ModelSignature &sig,
     os << " */\nvoid _mlir_ciface_" << p.funcName << "(";
     bool first = true;
     for (unsigned i : p.inputs) {
-      os << (first ? "" : ", ") << "blockc_memref_f32_"
-         << sig.args[i].type.getRank() << "d *arg" << i;
+      os << (first ? "" : ", ") << argMemref(sig.args[i], nullptr) << " *arg"
+         << i;
       first = false;
     }
     for (const PreparedWeight &w : p.results) {
-      os << (first ? "" : ", ") << "blockc_memref_f32_" << w.shape.size()
-         << "d *prepared" << w.argIndex;
+      os << (first ? "" : ", ") << memref(f32Type, w.shape.size())
+         << " *prepared" << w.argIndex;
       first = false;
     }
     os << ");\n\n#define BLOCKC_" << p.funcName << "_NUM_ARGS "
@@ -220,10 +252,11 @@ std::string blockc::emitCHeader(const ModelSignature &sig,
                : std::string())
        << "\n";
   os << " */\n";
-  os << "void _mlir_ciface_" << sig.funcName << "(blockc_memref_f32_"
-     << sig.resultType.getRank() << "d *result";
+  os << "void _mlir_ciface_" << sig.funcName << "("
+     << memref(sig.resultType.getElementType(), sig.resultType.getRank())
+     << " *result";
   for (const ModelArgument &a : sig.args)
-    os << ", blockc_memref_f32_" << rankOf(a, prepare) << "d *"
+    os << ", " << argMemref(a, prepare) << " *"
        << (a.role == "input" ? std::string("input")
                              : "arg" + std::to_string(a.index));
   os << ");\n\n";
@@ -255,15 +288,16 @@ std::string blockc::emitCHeader(const ModelSignature &sig,
       os << "]";
     }
     os << "\n */\n";
-    os << "void _mlir_ciface_" << decode->funcName << "(blockc_memref_f32_"
-       << sig.resultType.getRank() << "d *result";
+    os << "void _mlir_ciface_" << decode->funcName << "("
+       << memref(sig.resultType.getElementType(), sig.resultType.getRank())
+       << " *result";
     for (const ModelArgument &a : sig.args)
-      os << ", blockc_memref_f32_" << rankOf(a, decodePrepare) << "d *"
+      os << ", " << argMemref(a, decodePrepare) << " *"
          << (a.role == "input" ? std::string("input")
                                : "arg" + std::to_string(a.index));
     os << ", int64_t position";
     for (auto [i, t] : llvm::enumerate(decode->caches))
-      os << ", blockc_memref_f32_" << t.getRank() << "d *"
+      os << ", " << memref(t.getElementType(), t.getRank()) << " *"
          << (i % 2 ? "v_" : "k_") << i / 2;
     os << ");\n\n#define BLOCKC_" << decode->funcName << "_NUM_CACHES "
        << decode->caches.size() << "\n\n";

@@ -39,6 +39,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -50,6 +51,7 @@
 #include <chrono>
 #if defined(__GLIBC__)
 #include <malloc.h>
+#include <set>
 #endif
 #include <cmath>
 #include <cstring>
@@ -195,6 +197,7 @@ struct DecodeContext {
   const blockc::HostTensor &input;
   std::vector<blockc::HostTensor> &weights;
   uint64_t numParams;
+  std::string weightsHeld;
   std::string inputLabel, weightsLabel;
   bool rank2;
   blockc::CPUTargetConfig cpuConfig;
@@ -316,7 +319,7 @@ int runDecodeMode(ModuleOp module, const DecodeContext &ctx) {
   os << "  input    " << blockc::formatShape(shownInput) << "  "
      << ctx.inputLabel << "\n";
   os << "  weights  " << ctx.weights.size() << " tensors, " << ctx.numParams
-     << " parameters  " << ctx.weightsLabel << "\n";
+     << " parameters  " << ctx.weightsLabel << ctx.weightsHeld << "\n";
   os << "  kv cache " << (*session)->getNumLayers() << " layer"
      << (caches.size() == 2 ? "" : "s") << " x K, V "
      << (caches.empty() ? std::string("(none)")
@@ -565,8 +568,19 @@ int main(int argc, char **argv) {
   } else {
     weights = blockc::makeRandomWeights(*sig, weightSeed);
   }
-  for (const blockc::HostTensor &w : weights)
+  // What the loaded weights hold (before any prepare), e.g. "2.6 MiB
+  // bf16": a 16-bit checkpoint stays 16-bit for a model of that type.
+  uint64_t weightBytes = 0;
+  std::set<std::string> weightTypes;
+  for (const blockc::HostTensor &w : weights) {
     numParams += w.numElements();
+    weightBytes += w.numElements() * w.elementBytes();
+    weightTypes.insert(blockc::stringifyElementType(w.elementType));
+  }
+  std::string weightsHeld =
+      llvm::formatv("  ({0:F1} MiB {1})", weightBytes / 1048576.0,
+                    llvm::join(weightTypes, "+"))
+          .str();
 
   // The OpenMP runtime reads its thread count when it initialises.
   if (jitTarget == blockc::JitTarget::CPU)
@@ -576,7 +590,7 @@ int main(int argc, char **argv) {
   if (decodeMode)
     return runDecodeMode(
         *module,
-        {*sig, input, weights, numParams,
+        {*sig, input, weights, numParams, weightsHeld,
          inputFile.empty() ? "random (seed " + std::to_string(inputSeed) + ")"
                            : inputFile.getValue(),
          weightsFile.empty()
@@ -667,7 +681,7 @@ int main(int argc, char **argv) {
      << (weightsFile.empty()
              ? "random (seed " + std::to_string(weightSeed) + ")"
              : weightsFile.getValue())
-     << "\n";
+     << weightsHeld << "\n";
   os << "  output   " << blockc::formatShape(output.shape)
      << (outputFile.empty() ? "" : "  -> " + outputFile.getValue()) << "\n";
   os << llvm::format("  checksum sum=%.6e abs_sum=%.6e%s\n", sum, absSum,

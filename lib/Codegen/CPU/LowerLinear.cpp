@@ -718,11 +718,14 @@ struct CPULowerLinearPass
 
   void runOnOperation() override {
     // The ops this pass lowers (f32 [B, T, K] inputs); the others are left
-    // to convert-transformer-to-linalg.
+    // to convert-transformer-to-linalg, and quantised ones that
+    // blockc-cpu-lower-quantized-linear did not take to
+    // convert-weight-quant-to-linalg.
     SmallVector<LinearOp> ops;
     getOperation().walk([&](LinearOp op) {
       RankedTensorType inType = op.getInput().getType();
-      if (inType.getRank() == 3 && inType.getElementType().isF32())
+      if (inType.getRank() == 3 && inType.getElementType().isF32() &&
+          !op.getWeightQuantAttr())
         ops.push_back(op);
     });
     if (ops.empty())

@@ -101,6 +101,8 @@ Value buildPreparedWeight(OpBuilder &b, Location loc, Value w,
           Value inK = q.lt(kk, q.idx(k));
           Value kc = q.select(inK, kk, q.idx(0));
           Value x = tensor::ExtractOp::create(nb, loc, w, ValueRange{n, kc});
+          if (!x.getType().isF32()) // a bf16/f16 checkpoint
+            x = arith::ExtFOp::create(nb, loc, nb.getF32Type(), x);
           Value grp = arith::DivUIOp::create(nb, loc, kc, q.idx(g));
           Value s = blockc::buildQuantScale(
               nb, loc,
@@ -455,14 +457,14 @@ struct CPULowerQuantizedLinearPass
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     prepared.clear();
-    // f32 projections on [B, T, K]; others are left to
+    // f32 projections on [B, T, K] (from a weight of any float type: it is
+    // quantised from its values widened to f32); others are left to
     // convert-weight-quant-to-linalg.
     SmallVector<LinearOp> ops;
     func.walk([&](LinearOp op) {
       auto inType = cast<RankedTensorType>(op.getInput().getType());
       if (op.getWeightQuantAttr() && inType.getRank() == 3 &&
-          inType.getElementType().isF32() &&
-          op.getWeight().getType().getElementType().isF32())
+          inType.getElementType().isF32())
         ops.push_back(op);
     });
     if (ops.empty())

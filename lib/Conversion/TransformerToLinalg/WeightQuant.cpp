@@ -26,17 +26,19 @@ using namespace blockc::transformer;
 namespace {
 
 /// W' = q * s (see #transformer.weight_quant) for the weight `w` [N, K],
-/// computed in f32 and returned in w's element type:
+/// computed in f32 and returned in `elem` (the projection's input type:
+/// an f32 projection of a bf16/f16 weight gets W' in f32):
 ///   amax[n, j] = max_{l < G} |W[n, j G + l]|          (W viewed [N, K/G, G])
 ///   s = amax / L; W'[n, k] = (s == 0 ? 0 : clamp(rint(W / s), -L, L)) * s
 /// with s = amax[n, k floordiv G] and L the largest level (127 or 7).
 Value buildDequantizedWeight(OpBuilder &b, Location loc, Value w,
-                             WeightQuantAttr quant) {
-  auto type = cast<RankedTensorType>(w.getType());
+                             WeightQuantAttr quant, Type elem) {
+  auto wType = cast<RankedTensorType>(w.getType());
+  auto type = wType.clone(elem);
   int64_t k = type.getDimSize(1);
   int64_t g = quant.getGroupSizeFor(k), level = quant.getMaxLevel();
   MLIRContext *ctx = b.getContext();
-  Type f32 = b.getF32Type(), elem = type.getElementType();
+  Type f32 = b.getF32Type(), wElem = wType.getElementType();
   Value amax = blockc::buildGroupAbsMax(b, loc, w, g);
   // The dequantised weight, elementwise over W.
   AffineMap id2 = AffineMap::getMultiDimIdentityMap(2, ctx);
@@ -51,7 +53,7 @@ Value buildDequantizedWeight(OpBuilder &b, Location loc, Value w,
                                            utils::IteratorType::parallel},
              [&](OpBuilder &nb, Location, ValueRange args) {
                Value x = args[0];
-               if (elem != f32)
+               if (wElem != f32)
                  x = arith::ExtFOp::create(nb, loc, f32, x);
                Value s = blockc::buildQuantScale(nb, loc, args[1], level);
                Value q = blockc::buildQuantLevel(nb, loc, x, s, level);
@@ -74,18 +76,20 @@ struct ConvertWeightQuantToLinalgPass
     });
     // Weights quantised the same way by several projections are
     // dequantised once.
-    DenseMap<std::pair<Value, Attribute>, Value> done;
+    DenseMap<std::tuple<Value, Attribute, Type>, Value> done;
     for (LinearOp op : linears) {
       WeightQuantAttr quant = op.getWeightQuantAttr();
       Value w = op.getWeight();
-      Value &dequantized = done[{w, quant}];
+      Value &dequantized =
+          done[{w, quant, op.getInput().getType().getElementType()}];
       if (!dequantized) {
         OpBuilder b(op);
         if (auto arg = dyn_cast<BlockArgument>(w))
           b.setInsertionPointToStart(arg.getOwner());
         else
           b.setInsertionPointAfterValue(w);
-        dequantized = buildDequantizedWeight(b, op.getLoc(), w, quant);
+        dequantized = buildDequantizedWeight(
+            b, op.getLoc(), w, quant, op.getInput().getType().getElementType());
       }
       op.getWeightMutable().assign(dequantized);
       op.removeWeightQuantAttr();

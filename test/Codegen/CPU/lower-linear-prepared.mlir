@@ -153,3 +153,27 @@ func.func @aligned_decode(%x: tensor<1x1x40xf32>, %w: tensor<64x40xf32>) -> tens
   %y = transformer.linear %x, %w {blockc_codegen.linear_tiles = #blockc_codegen.linear_tiles<rows = 2, cols = 4, block_n = 32, block_k = 40, pack_rows = 6, pack_cols = 2, panel_k = 40, panel_n = 16, pack_min_rows = 32, panel_group = 3, row_block = 12, block_align = 32>} : tensor<1x1x40xf32>, tensor<64x40xf32> -> tensor<1x1x64xf32>
   return %y : tensor<1x1x64xf32>
 }
+
+// -----
+
+// A weight kept in bf16 (transformer-compute-in-f32) is not prepared: f32
+// panels would double its memory. The kernels read it in place, 8 bf16
+// lanes at a time widened exactly to f32 in registers (the dot-product
+// kernel streams its rows; the packed kernel widens as it packs each panel
+// per call), and accumulate in f32.
+// CHECK-LABEL: func.func @bf16_weight
+// CHECK-NOT: blockc_codegen.weight_layout
+// CHECK-NOT: linalg.pack
+// CHECK: scf.forall
+// CHECK: %[[P:.+]] = vector.transfer_read %{{.+}}, %{{.+}} : tensor<64x128xbf16>, vector<8xbf16>
+// CHECK-NEXT: arith.extf %[[P]] : vector<8xbf16> to vector<8xf32>
+// CHECK: %[[D:.+]] = vector.transfer_read %{{.+}}, %{{.+}} : tensor<64x128xbf16>, vector<8xbf16>
+// CHECK-NEXT: arith.extf %[[D]] : vector<8xbf16> to vector<8xf32>
+// CHECK: vector.fma {{.+}} : vector<8xf32>
+// AVX512-LABEL: func.func @bf16_weight
+// AVX512: vector.transfer_read %{{.+}}, %{{.+}} : tensor<64x128xbf16>, vector<16xbf16>
+// AVX512-NEXT: arith.extf %{{.+}} : vector<16xbf16> to vector<16xf32>
+func.func @bf16_weight(%x: tensor<1x?x128xf32>, %w: tensor<64x128xbf16>) -> tensor<1x?x64xf32> {
+  %0 = transformer.linear %x, %w : tensor<1x?x128xf32>, tensor<64x128xbf16> -> tensor<1x?x64xf32>
+  return %0 : tensor<1x?x64xf32>
+}

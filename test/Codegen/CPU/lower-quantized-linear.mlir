@@ -98,5 +98,21 @@ func.func @bf16(%x: tensor<2x3x64xbf16>, %w: tensor<8x64xbf16>) -> tensor<2x3x8x
   return %0 : tensor<2x3x8xbf16>
 }
 
+// -----
+
+// An f32 projection of a bf16 weight (a bf16 model after
+// transformer-compute-in-f32): quantised from the weight's values widened
+// to f32.
+// CHECK-LABEL: func.func @f32_of_bf16
+// CHECK: linalg.generic
+// CHECK: %[[E:.+]] = tensor.extract %{{.+}} : tensor<8x64xbf16>
+// CHECK-NEXT: arith.extf %[[E]] : bf16 to f32
+// CHECK: blockc_codegen.kernel = #blockc_codegen.kernel<quantized_linear>
+// CHECK-NOT: transformer.linear
+func.func @f32_of_bf16(%x: tensor<2x3x64xf32>, %w: tensor<8x64xbf16>) -> tensor<2x3x8xf32> {
+  %0 = transformer.linear %x, %w {weight_quant = #transformer.weight_quant<int8>} : tensor<2x3x64xf32>, tensor<8x64xbf16> -> tensor<2x3x8xf32>
+  return %0 : tensor<2x3x8xf32>
+}
+
 // NOTARGET: error: blockc-cpu-lower-quantized-linear: the function has no 'blockc_codegen.cpu_target' (run blockc-cpu-select-tiles first)
 // WIDTH: error: blockc-cpu-lower-quantized-linear: vector width 2 is not 4, 8 or 16

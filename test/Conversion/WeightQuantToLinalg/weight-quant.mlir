@@ -74,6 +74,20 @@ func.func @bf16(%x: tensor<2x3x64xbf16>, %w: tensor<8x64xbf16>) -> tensor<2x3x8x
 
 // -----
 
+// An f32 projection of a bf16 weight: the dequantised weight is f32 (never
+// rounded back to bf16).
+// CHECK-LABEL: func.func @f32_of_bf16
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<8x64xf32>)
+// CHECK: arith.extf %{{.*}} : bf16 to f32
+// CHECK-NOT: arith.truncf
+// CHECK: transformer.linear {{.*}} : tensor<2x3x64xf32>, tensor<8x64xf32> -> tensor<2x3x8xf32>
+func.func @f32_of_bf16(%x: tensor<2x3x64xf32>, %w: tensor<8x64xbf16>) -> tensor<2x3x8xf32> {
+  %0 = transformer.linear %x, %w {weight_quant = #transformer.weight_quant<int8>} : tensor<2x3x64xf32>, tensor<8x64xbf16> -> tensor<2x3x8xf32>
+  return %0 : tensor<2x3x8xf32>
+}
+
+// -----
+
 // Without weight_quant nothing changes.
 // CHECK-LABEL: func.func @plain
 // CHECK-NOT: linalg

@@ -153,11 +153,21 @@ func.func @linear_weight_rank(%x: tensor<2x16xf32>, %w: tensor<2x8x16xf32>) -> t
 
 // -----
 
-// The weight must share the input's element type.
-func.func @linear_weight_element_type(%x: tensor<2x16xf32>, %w: tensor<8x16xbf16>) -> tensor<2x8xf32> {
-  // expected-error @+1 {{expects weight to have element type 'f32' (the element type of input), got 'bf16'}}
-  %0 = transformer.linear %x, %w : tensor<2x16xf32>, tensor<8x16xbf16> -> tensor<2x8xf32>
-  return %0 : tensor<2x8xf32>
+// The weight must share the input's element type (only an f32 projection
+// may keep a narrower weight).
+func.func @linear_weight_element_type(%x: tensor<2x16xf16>, %w: tensor<8x16xbf16>) -> tensor<2x8xf16> {
+  // expected-error @+1 {{expects weight to have element type 'f16' (the element type of input), got 'bf16'}}
+  %0 = transformer.linear %x, %w : tensor<2x16xf16>, tensor<8x16xbf16> -> tensor<2x8xf16>
+  return %0 : tensor<2x8xf16>
+}
+
+// -----
+
+// Never a wider weight than the input.
+func.func @linear_wider_weight(%x: tensor<2x16xbf16>, %w: tensor<8x16xf32>) -> tensor<2x8xbf16> {
+  // expected-error @+1 {{expects weight to have element type 'bf16' (the element type of input), got 'f32'}}
+  %0 = transformer.linear %x, %w : tensor<2x16xbf16>, tensor<8x16xf32> -> tensor<2x8xbf16>
+  return %0 : tensor<2x8xbf16>
 }
 
 // -----

@@ -74,6 +74,15 @@ func.func @linear(%x: tensor<2x4x16xf32>, %w: tensor<32x16xf32>) -> tensor<2x4x3
   return %0 : tensor<2x4x32xf32>
 }
 
+// An f32 projection with a weight kept in bf16 (what
+// transformer-compute-in-f32 leaves).
+// CHECK-LABEL: func.func @linear_narrow_weight
+// CHECK: transformer.linear %{{.*}}, %{{.*}} : tensor<2x16xf32>, tensor<8x16xbf16> -> tensor<2x8xf32>
+func.func @linear_narrow_weight(%x: tensor<2x16xf32>, %w: tensor<8x16xbf16>) -> tensor<2x8xf32> {
+  %0 = transformer.linear %x, %w : tensor<2x16xf32>, tensor<8x16xbf16> -> tensor<2x8xf32>
+  return %0 : tensor<2x8xf32>
+}
+
 // With bias; dynamic B and T.
 // CHECK-LABEL: func.func @linear_bias_dynamic
 // CHECK-SAME: (%[[X:.+]]: tensor<?x?x16xf32>, %[[W:.+]]: tensor<32x16xf32>, %[[B:.+]]: tensor<32xf32>)

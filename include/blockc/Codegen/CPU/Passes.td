@@ -717,6 +717,35 @@ def CPUHoistThreadScratchPass
   ];
 }
 
+def CPUExpandBF16Pass
+    : Pass<"blockc-cpu-expand-bf16", "::mlir::func::FuncOp"> {
+  let summary = "bf16 <-> f32 conversions as integer code (upstream's "
+                "bf16 expansion patterns)";
+  let description = [{
+    `arith.truncf` to bf16 and `arith.extf` from bf16 become bitcasts,
+    shifts and integer adds, using upstream's
+    `arith::populateExpandBFloat16Patterns`: round to nearest even, NaN
+    kept a quiet NaN. Without it, LLVM turns each truncation on a CPU that
+    lacks AVX512_BF16 into a call to `__truncsfbf2` per element, which
+    cannot be vectorised (27 call sites in a 3-layer bf16 stack). The
+    integer form vectorises with the loop around it. Upstream's
+    `arith-expand{include-bf16}` would also rewrite f32 `maximumf`,
+    `minimumf` and the integer divisions of the f32 kernels, so this pass
+    applies the bf16 patterns alone. It runs at the start of the CPU LLVM
+    stage.
+
+    ```mlir
+    %r = arith.truncf %x : vector<8xf32> to vector<8xbf16>
+    // becomes bitcasts to i32, the round-to-nearest-even add, a shift,
+    // a truncation to i16 and a bitcast to bf16
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+  let statistics = [
+    Statistic<"numExpanded", "num-expanded", "Conversions expanded">
+  ];
+}
+
 def CPUFmaToFmulAddPass
     : Pass<"blockc-cpu-fma-to-fmuladd", "::mlir::func::FuncOp"> {
   let summary = "Lower math.fma to llvm.intr.fmuladd (fused where the target "
