@@ -108,6 +108,9 @@ blockc::findPrepareEntry(ModuleOp module, StringRef entryName) {
     PreparedWeight w;
     w.argIndex = *index;
     w.shape.assign(type.getShape().begin(), type.getShape().end());
+    w.elementType = type.getElementType().isBF16()  ? ElementType::BF16
+                    : type.getElementType().isF16() ? ElementType::F16
+                                                    : ElementType::F32;
     if (packed) {
       w.rows = packed.getRows();
       w.cols = packed.getCols();
@@ -136,7 +139,8 @@ blockc::serializePrepareEntry(const std::optional<PrepareEntry> &entry) {
   os << "\n";
   for (const PreparedWeight &w : entry->results) {
     os << "result " << w.argIndex << " " << w.rows << " " << w.cols << " "
-       << w.panelK << " " << w.panelN << " " << w.bits << " " << w.groupSize;
+       << w.panelK << " " << w.panelN << " " << w.bits << " " << w.groupSize
+       << " " << static_cast<int>(w.elementType);
     for (int64_t d : w.shape)
       os << " " << d;
     os << "\n";
@@ -172,7 +176,8 @@ blockc::parsePrepareEntry(llvm::StringRef text) {
   entry.inputs.assign(inputs.begin(), inputs.end());
   for (llvm::StringRef line : llvm::ArrayRef(lines).drop_front(2)) {
     llvm::SmallVector<int64_t> v;
-    if (!line.consume_front("result ") || !numbers(line, v) || v.size() < 8)
+    if (!line.consume_front("result ") || !numbers(line, v) || v.size() < 9 ||
+        v[7] > static_cast<int64_t>(ElementType::F16))
       return mlir::failure();
     PreparedWeight w;
     w.argIndex = static_cast<unsigned>(v[0]);
@@ -182,7 +187,8 @@ blockc::parsePrepareEntry(llvm::StringRef text) {
     w.panelN = v[4];
     w.bits = v[5];
     w.groupSize = v[6];
-    w.shape.assign(v.begin() + 7, v.end());
+    w.elementType = static_cast<ElementType>(v[7]);
+    w.shape.assign(v.begin() + 8, v.end());
     entry.results.push_back(std::move(w));
   }
   return std::optional<PrepareEntry>(std::move(entry));

@@ -328,7 +328,7 @@ BlockJit::compile(ModuleOp module, const ModelSignature &sig, JitTarget target,
               .str();
       std::string id = buildIdentity();
       std::string opt = std::to_string(optLevel);
-      key = CompileCache::key({"blockc-jit-object-v1", id, moduleText,
+      key = CompileCache::key({"blockc-jit-object-v2", id, moduleText,
                                pipelineText, opt, tmText, sig.funcName});
       switch (cache->lookup(key, object, metadata)) {
       case CacheLookup::Hit: {
@@ -446,7 +446,7 @@ BlockJit::compile(ModuleOp module, const ModelSignature &sig, JitTarget target,
     jit->lljit = std::move(*lljit);
     jit->cacheState = cacheState;
     jit->entry = "_mlir_ciface_" + sig.funcName;
-  jit->activationType = getHostElementType(sig.resultType.getElementType());
+    jit->activationType = getHostElementType(sig.resultType.getElementType());
     jit->prepareEntry = std::move(prepareEntry);
     jit->target = target;
     // Link now, so that compile time is accounted here and not in the
@@ -541,11 +541,19 @@ Expected<int64_t> BlockJit::prepare(ArrayRef<HostTensor *> args) {
   int64_t bytes = 0;
   for (auto [w, t] : llvm::zip_equal(p.results, prepared)) {
     t.shape = w.shape;
-    t.data.reserve(t.numElements());
-    adviseHugePages(t.data.data(), t.numElements() * sizeof(float));
-    t.data.resize(t.numElements());
+    t.elementType = w.elementType;
+    int64_t n = t.numElements();
+    if (t.elementType == ElementType::F32) {
+      t.data.reserve(n);
+      adviseHugePages(t.data.data(), n * sizeof(float));
+      t.data.resize(n);
+    } else {
+      t.bits16.reserve(n);
+      adviseHugePages(t.bits16.data(), n * sizeof(uint16_t));
+      t.bits16.resize(n);
+    }
     descriptors.push_back(makeDescriptor(t));
-    bytes += t.numElements() * static_cast<int64_t>(sizeof(float));
+    bytes += n * static_cast<int64_t>(t.elementBytes());
   }
   std::vector<void *> argPtrs;
   for (std::vector<int64_t> &d : descriptors)

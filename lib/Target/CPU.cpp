@@ -114,11 +114,25 @@ std::string blockc::emitCHeader(const ModelSignature &sig,
     kinds.insert({name, rank});
     return "blockc_memref_" + name + "_" + std::to_string(rank) + "d";
   };
+  // The element type of a prepared weight (f32 panels or int32 words, or
+  // 16-bit panels of a 16-bit weight).
+  mlir::MLIRContext *ctx = sig.resultType.getContext();
+  auto preparedType = [&](const PreparedWeight &w) -> mlir::Type {
+    switch (w.elementType) {
+    case ElementType::BF16:
+      return mlir::BFloat16Type::get(ctx);
+    case ElementType::F16:
+      return mlir::Float16Type::get(ctx);
+    case ElementType::F32:
+      break;
+    }
+    return mlir::Float32Type::get(ctx);
+  };
   // The argument's descriptor type: a prepared weight's is its packed
-  // shape's, in f32.
+  // shape's.
   auto argMemref = [&](const ModelArgument &a, const PrepareEntry *p) {
     const PreparedWeight *w = p ? p->find(a.index) : nullptr;
-    return w ? memref(mlir::Float32Type::get(a.type.getContext()), rankOf(a, p))
+    return w ? memref(preparedType(*w), rankOf(a, p))
              : memref(a.type.getElementType(), a.type.getRank());
   };
   // Collect every descriptor the declarations below name.
@@ -134,8 +148,7 @@ std::string blockc::emitCHeader(const ModelSignature &sig,
   for (const PrepareEntry *p : {prepare, decodePrepare})
     if (p)
       for (const PreparedWeight &w : p->results)
-        memref(mlir::Float32Type::get(sig.resultType.getContext()),
-               w.shape.size());
+        memref(preparedType(w), w.shape.size());
   os << "/* A strided memref descriptor (MLIR's C interface). For a\n"
      << "   dense row-major tensor: allocated = aligned = data, offset = 0,\n"
      << "   strides = suffix products of sizes. bf16 and f16 elements are\n"
@@ -150,7 +163,6 @@ std::string blockc::emitCHeader(const ModelSignature &sig,
        << "  int64_t offset;\n  int64_t sizes[" << r << "];\n  int64_t strides["
        << r << "];\n} blockc_memref_" << name << "_" << r << "d;\n#endif\n\n";
   }
-  auto f32Type = mlir::Float32Type::get(sig.resultType.getContext());
   auto dims = [](mlir::RankedTensorType t) {
     std::string d = "[";
     for (int64_t i = 0; i < t.getRank(); ++i) {
@@ -217,7 +229,7 @@ std::string blockc::emitCHeader(const ModelSignature &sig,
       first = false;
     }
     for (const PreparedWeight &w : p.results) {
-      os << (first ? "" : ", ") << memref(f32Type, w.shape.size())
+      os << (first ? "" : ", ") << memref(preparedType(w), w.shape.size())
          << " *prepared" << w.argIndex;
       first = false;
     }

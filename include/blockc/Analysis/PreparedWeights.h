@@ -10,6 +10,8 @@
 #ifndef BLOCKC_ANALYSIS_PREPAREDWEIGHTS_H
 #define BLOCKC_ANALYSIS_PREPAREDWEIGHTS_H
 
+#include "blockc/Support/TensorFiles.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LLVM.h"
 
@@ -32,6 +34,10 @@ struct PreparedWeight {
   /// A quantised weight (#blockc_codegen.quantized_weight): 8 or 4 bits per
   /// value, one scale per groupSize columns; 0 for packed panels.
   int64_t bits = 0, groupSize = 0;
+  /// The prepared tensor's elements: f32 panels (or the int32 words of a
+  /// quantised weight, 4 bytes too), or bf16/f16 panels of a weight stored
+  /// in that type.
+  ElementType elementType = ElementType::F32;
 };
 
 struct PrepareEntry {

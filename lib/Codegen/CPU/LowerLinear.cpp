@@ -227,28 +227,56 @@ struct KernelBuilder {
         at.push_back({bIdx, add(t, idx(i)), add(n0, idx(j * v))});
         accs.push_back(read(out, at.back(), outInBounds));
       }
-    auto loop = scf::ForOp::create(
-        b, loc, idx(0), kLen, idx(1), accs,
-        [&](OpBuilder &nb, Location nloc, Value kk, ValueRange iter) {
-          OpBuilder::InsertionGuard guard(b);
-          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-          SmallVector<Value> ps, next(iter.begin(), iter.end());
-          for (int64_t j = 0; j < c; ++j)
-            ps.push_back(read(panel, {kk, add(panelN0, idx(j * v))}, true));
-          Value kAt = add(kc, kk);
-          for (int64_t i = 0; i < r; ++i) {
-            Value s = tensor::ExtractOp::create(
-                b, loc, x, ValueRange{bIdx, add(t, idx(i)), kAt});
-            Value bx = vector::BroadcastOp::create(b, loc, vecType, s);
-            for (int64_t j = 0; j < c; ++j)
-              next[i * c + j] =
-                  vector::FMAOp::create(b, loc, bx, ps[j], next[i * c + j]);
-          }
-          scf::YieldOp::create(b, loc, next);
-        });
+    // One k step: next[i * c + j] += x[t + i, kc + kk] * panel[kk, j]
+    // (accumulator set `set` of `sets`).
+    auto step = [&](Value kk, SmallVectorImpl<Value> &next, int64_t set) {
+      SmallVector<Value> ps;
+      for (int64_t j = 0; j < c; ++j)
+        ps.push_back(readWeight(panel, {kk, add(panelN0, idx(j * v))}, true));
+      Value kAt = add(kc, kk);
+      for (int64_t i = 0; i < r; ++i) {
+        Value s = tensor::ExtractOp::create(
+            b, loc, x, ValueRange{bIdx, add(t, idx(i)), kAt});
+        Value bx = vector::BroadcastOp::create(b, loc, vecType, s);
+        for (int64_t j = 0; j < c; ++j) {
+          Value &acc = next[(set * r + i) * c + j];
+          acc = vector::FMAOp::create(b, loc, bx, ps[j], acc);
+        }
+      }
+    };
+    auto kLoop = [&](Value lo, Value hi, int64_t sets, ValueRange init) {
+      auto loop = scf::ForOp::create(
+          b, loc, lo, hi, idx(sets), init,
+          [&](OpBuilder &nb, Location nloc, Value kk, ValueRange iter) {
+            OpBuilder::InsertionGuard guard(b);
+            b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+            SmallVector<Value> next(iter.begin(), iter.end());
+            for (int64_t set = 0; set < sets; ++set)
+              step(add(kk, idx(set)), next, set);
+            scf::YieldOp::create(b, loc, next);
+          });
+      return SmallVector<Value>(loop.getResults());
+    };
+    // A single row of a 16-bit panel (decode) has too few accumulators to
+    // hide the FMA latency behind the narrower loads: even and odd k go to
+    // two sets, added at the end.
+    Type panelElt = cast<ShapedType>(panel.getType()).getElementType();
+    SmallVector<Value> results;
+    if (r == 1 && !panelElt.isF32()) {
+      SmallVector<Value> init(accs);
+      init.append(c, zeroVec);
+      Value kEven = fullEnd(idx(0), kLen, 2);
+      SmallVector<Value> two = kLoop(idx(0), kEven, 2, init);
+      SmallVector<Value> one(two.begin(), two.begin() + c);
+      one = kLoop(kEven, kLen, 1, one);
+      for (int64_t j = 0; j < c; ++j)
+        results.push_back(arith::AddFOp::create(b, loc, one[j], two[c + j]));
+    } else {
+      results = kLoop(idx(0), kLen, 1, accs);
+    }
     for (int64_t i = 0; i < r * c; ++i)
-      out = vector::TransferWriteOp::create(b, loc, loop.getResult(i), out,
-                                            at[i], ArrayRef<bool>{outInBounds})
+      out = vector::TransferWriteOp::create(b, loc, results[i], out, at[i],
+                                            ArrayRef<bool>{outInBounds})
                 .getResult();
     return out;
   }
@@ -432,8 +460,9 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
                                                kb.b.getIndexAttr(panelK),
                                                kb.b.getIndexAttr(panelN)};
             SmallVector<OpFoldResult> strides(4, oneAttr);
-            auto panelType =
-                RankedTensorType::get({panelK, panelN}, kb.b.getF32Type());
+            auto panelType = RankedTensorType::get(
+                {panelK, panelN},
+                cast<ShapedType>(prepacked.getType()).getElementType());
             Value panel = tensor::ExtractSliceOp::create(
                 kb.b, kb.loc, panelType, prepacked, offsets, sizes, strides);
             Value gLo = arith::MulIOp::create(kb.b, kb.loc, g, kb.idx(panelN));
@@ -686,14 +715,19 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
     if (tiles.prepared) {
       auto layout = blockc::codegen::PackedWeightAttr::get(
           getContext(), n, k, tiles.panelK, tiles.panelN);
+      // Panels in the weight's own type: a bf16/f16 weight stays 16-bit
+      // (the micro-kernel widens each panel row as it reads it).
+      Type wElt = wType.getElementType();
+      Value zeroW =
+          arith::ConstantOp::create(rewriter, loc, rewriter.getZeroAttr(wElt));
       for (auto [weight, packedWeight] : llvm::zip_equal(weights, prepacked)) {
-        Value dest = tensor::EmptyOp::create(
-            rewriter, loc, layout.getPackedShape(), rewriter.getF32Type());
+        Value dest = tensor::EmptyOp::create(rewriter, loc,
+                                             layout.getPackedShape(), wElt);
         auto pack = linalg::PackOp::create(
             rewriter, loc, weight, dest, ArrayRef<int64_t>{1, 0},
             ArrayRef<OpFoldResult>{rewriter.getIndexAttr(tiles.panelK),
                                    rewriter.getIndexAttr(tiles.panelN)},
-            kb.zeroF);
+            zeroW);
         pack->setAttr(CodegenDialect::kPreparedAttrName, layout);
         packedWeight = pack.getResult();
       }

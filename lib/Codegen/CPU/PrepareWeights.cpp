@@ -119,10 +119,18 @@ LogicalResult lowerPackedWeight(RewriterBase &rewriter, linalg::PackOp pack,
   auto idx = [&](int64_t i) -> Value {
     return arith::ConstantIndexOp::create(rewriter, loc, i);
   };
-  Type f32 = srcType.getElementType();
+  // A bf16/f16 weight's blocks are transposed as f32 (exact both ways), with
+  // the f32 in-register transposes.
+  Type elt = srcType.getElementType(), f32 = rewriter.getF32Type();
   Value zero =
-      arith::ConstantOp::create(rewriter, loc, rewriter.getZeroAttr(f32));
-  auto block = VectorType::get({v, v}, f32);
+      arith::ConstantOp::create(rewriter, loc, rewriter.getZeroAttr(elt));
+  Value zeroF32 =
+      elt == f32
+          ? zero
+          : arith::ConstantOp::create(rewriter, loc, rewriter.getZeroAttr(f32))
+                .getResult();
+  auto block = VectorType::get({v, v}, elt);
+  auto wideBlock = VectorType::get({v, v}, f32);
   // A folded norm gain (blockc-cpu-fuse-norm: W[n, k] * g[k]) is applied
   // to the blocks as they are read, instead of in a pass of its own.
   Value w = pack.getSource(), gain;
@@ -151,7 +159,7 @@ LogicalResult lowerPackedWeight(RewriterBase &rewriter, linalg::PackOp pack,
   Value out = forall.getRegionIterArgs()[0];
   // This n-block's panels, [KB, PK, PN].
   OpFoldResult one = rewriter.getIndexAttr(1), z = rewriter.getIndexAttr(0);
-  auto sliceType = RankedTensorType::get({kb, pk, pn}, f32);
+  auto sliceType = RankedTensorType::get({kb, pk, pn}, elt);
   Value slice = tensor::ExtractSliceOp::create(
       rewriter, loc, sliceType, out, ArrayRef<OpFoldResult>{i, z, z, z},
       ArrayRef<OpFoldResult>{one, rewriter.getIndexAttr(kb),
@@ -181,15 +189,19 @@ LogicalResult lowerPackedWeight(RewriterBase &rewriter, linalg::PackOp pack,
         Value wb = vector::TransferReadOp::create(rewriter, loc, block, w,
                                                   ValueRange{r, c}, zero,
                                                   ArrayRef<bool>{false, false});
+        if (elt != f32)
+          wb = arith::ExtFOp::create(rewriter, loc, wideBlock, wb);
         if (gain) {
           Value g = vector::TransferReadOp::create(
               rewriter, loc, VectorType::get({v}, f32), gain, ValueRange{c},
-              zero, ArrayRef<bool>{false});
+              zeroF32, ArrayRef<bool>{false});
           wb = arith::MulFOp::create(
               rewriter, loc, wb,
-              vector::BroadcastOp::create(rewriter, loc, block, g));
+              vector::BroadcastOp::create(rewriter, loc, wideBlock, g));
         }
         Value t = vector::TransposeOp::create(rewriter, loc, wb, {1, 0});
+        if (elt != f32)
+          t = arith::TruncFOp::create(rewriter, loc, block, t);
         return vector::TransferWriteOp::create(rewriter, loc, t, acc3,
                                                ValueRange{j, k0, n0},
                                                ArrayRef<bool>{true, true})

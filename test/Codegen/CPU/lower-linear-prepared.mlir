@@ -177,3 +177,23 @@ func.func @bf16_weight(%x: tensor<1x?x128xf32>, %w: tensor<64x128xbf16>) -> tens
   %0 = transformer.linear %x, %w : tensor<1x?x128xf32>, tensor<64x128xbf16> -> tensor<1x?x64xf32>
   return %0 : tensor<1x?x64xf32>
 }
+
+// -----
+
+// A packed-panel layout set by hand on a bf16 weight: the panels stay bf16
+// (half the memory of f32 panels) and the micro-kernel widens each panel
+// row as it reads it; a single row (decode) keeps two accumulator sets
+// (even and odd k) to hide the FMA latency behind the narrower loads.
+// CHECK-LABEL: func.func @bf16_panels
+// CHECK: %[[PACK:.+]] = linalg.pack %{{.+}} padding_value(%{{.+}} : bf16) inner_dims_pos = [1, 0] inner_tiles = [128, 16] into %{{.+}} {blockc_codegen.prepared = #blockc_codegen.packed_weight<rows = 64, cols = 128, panel_k = 128, panel_n = 16>} : tensor<64x128xbf16> -> tensor<4x1x128x16xbf16>
+// CHECK: tensor.extract_slice %[[PACK]]{{.*}} : tensor<4x1x128x16xbf16> to tensor<128x16xbf16>
+// CHECK: vector.transfer_read %{{.+}} : tensor<128x16xbf16>, vector<8xbf16>
+// CHECK-NEXT: arith.extf %{{.+}} : vector<8xbf16> to vector<8xf32>
+// The single-row kernel: k in steps of 2 over 4 accumulators, then the odd
+// remainder, then the two sets added.
+// CHECK: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %c2{{.*}} iter_args(%{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}, %{{.+}} = %cst{{.*}}, %{{.+}} = %cst{{.*}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
+// CHECK: arith.addf %{{.+}}, %{{.+}} : vector<8xf32>
+func.func @bf16_panels(%x: tensor<1x?x128xf32>, %w: tensor<64x128xbf16>) -> tensor<1x?x64xf32> {
+  %0 = transformer.linear %x, %w {blockc_codegen.weight_layout = #blockc_codegen.weight_layout<packed_panels>} : tensor<1x?x128xf32>, tensor<64x128xbf16> -> tensor<1x?x64xf32>
+  return %0 : tensor<1x?x64xf32>
+}

@@ -79,6 +79,26 @@ func.func @vectorised(%x: tensor<4x8xf32>, %g: tensor<8xf32>, %w: tensor<12x8xf3
 
 // -----
 
+// A bf16 weight packs into bf16 panels: each 8 x 8 block is widened to f32
+// (exact), transposed with the f32 in-register transposes and narrowed back
+// (exact again).
+// CHECK-LABEL: func.func @bf16_prepare(
+// CHECK-SAME:    %[[W:[a-z0-9]+]]: tensor<12x8xbf16>
+// CHECK-SAME:    %[[D:[a-z0-9]+]]: tensor<2x1x8x8xbf16>
+// CHECK:       %[[B:.+]] = vector.transfer_read %[[W]][%{{.+}}, %{{.+}}], %{{.+}} : tensor<12x8xbf16>, vector<8x8xbf16>
+// CHECK-NEXT:  %[[E:.+]] = arith.extf %[[B]] : vector<8x8xbf16> to vector<8x8xf32>
+// CHECK-NEXT:  %[[T:.+]] = vector.transpose %[[E]], [1, 0] : vector<8x8xf32> to vector<8x8xf32>
+// CHECK-NEXT:  %[[N:.+]] = arith.truncf %[[T]] : vector<8x8xf32> to vector<8x8xbf16>
+// CHECK-NEXT:  vector.transfer_write %[[N]], %{{.+}} {in_bounds = [true, true]} : vector<8x8xbf16>, tensor<1x8x8xbf16>
+func.func @bf16(%x: tensor<4x8xf32>, %w: tensor<12x8xbf16>) -> (tensor<4x8xf32>, tensor<2x1x8x8xbf16>) attributes {blockc_codegen.cpu_target = #blockc_codegen.cpu_target<isa = avx2, vector_width = 8, registers = 16, l1_bytes = 32768, l2_bytes = 1048576>} {
+  %cst = arith.constant 0.0 : bf16
+  %d = tensor.empty() : tensor<2x1x8x8xbf16>
+  %p = linalg.pack %w padding_value(%cst : bf16) inner_dims_pos = [1, 0] inner_tiles = [8, 8] into %d {blockc_codegen.prepared = #blockc_codegen.packed_weight<rows = 12, cols = 8, panel_k = 8, panel_n = 8>} : tensor<12x8xbf16> -> tensor<2x1x8x8xbf16>
+  return %x, %p : tensor<4x8xf32>, tensor<2x1x8x8xbf16>
+}
+
+// -----
+
 // The weight has another use in the entry: it stays, and so does the
 // packing (per call, lowered in place; the empty pad folds away later).
 // CHECK-LABEL: func.func @other_use(

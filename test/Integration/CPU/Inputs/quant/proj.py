@@ -1,12 +1,16 @@
-"""Two quantised projections for weight-quant-shapes.test.
+"""Two projections for weight-quant-shapes.test and reduced-precision.test.
 
-  proj.py DIR K N Q1 Q2 T [--batch B]
+  proj.py DIR K N Q1 Q2 T [--batch B] [--dtype bf16|f16] [--panels]
 
 writes DIR/model.mlir (@forward(x [B, T, K]) = (x W1'^T) W2'^T with W1
 [N, K] quantised as Q1 and W2 [K, N] as Q2: int8 or int4-G), DIR/w.safetensors,
 DIR/x.npy, DIR/ref.npy (float64 on the weights dequantised by
 blockc_ref.fake_quant, the f32 rules of #transformer.weight_quant) and
-DIR/ref.f32.npy (the same on the unquantised weights).
+DIR/ref.f32.npy (the same on the unquantised weights). Q "none" is an
+unquantised projection. With --dtype the model's tensors are bf16 or f16 and
+the reference rounds the input, the weights and each projection's result
+to that type (docs/Precision.md); --panels sets a packed-panel
+blockc_codegen.weight_layout on both projections by hand.
 """
 import argparse
 import os
@@ -20,6 +24,8 @@ import blockc_ref  # noqa: E402
 
 
 def attr(q):
+    if q == "none":
+        return "", None
     if q == "int8":
         return "#transformer.weight_quant<int8>", ("int8", 32)
     g = int(q.split("-")[1])
@@ -36,16 +42,29 @@ def main():
     ap.add_argument("q2")
     ap.add_argument("t", type=int)
     ap.add_argument("--batch", type=int, default=1)
+    ap.add_argument("--dtype", choices=("f32", "bf16", "f16"), default="f32")
+    ap.add_argument("--panels", action="store_true")
     a = ap.parse_args()
-    k, n = a.k, a.n
+    k, n, t = a.k, a.n, a.dtype
     a1, r1 = attr(a.q1)
     a2, r2 = attr(a.q2)
-    model = f"""func.func @forward(%x: tensor<?x?x{k}xf32>,
-    %w1: tensor<{n}x{k}xf32> {{transformer.weight_name = "w1"}},
-    %w2: tensor<{k}x{n}xf32> {{transformer.weight_name = "w2"}}) -> tensor<?x?x{k}xf32> {{
-  %y = transformer.linear %x, %w1 {{weight_quant = {a1}}} : tensor<?x?x{k}xf32>, tensor<{n}x{k}xf32> -> tensor<?x?x{n}xf32>
-  %z = transformer.linear %y, %w2 {{weight_quant = {a2}}} : tensor<?x?x{n}xf32>, tensor<{k}x{n}xf32> -> tensor<?x?x{k}xf32>
-  return %z : tensor<?x?x{k}xf32>
+    rnd = blockc_ref.storage_rounding(t)
+
+    def attrs(quant):
+        parts = []
+        if quant:
+            parts.append("weight_quant = " + quant)
+        if a.panels:
+            parts.append("blockc_codegen.weight_layout = "
+                         "#blockc_codegen.weight_layout<packed_panels>")
+        return " {" + ", ".join(parts) + "}" if parts else ""
+
+    model = f"""func.func @forward(%x: tensor<?x?x{k}x{t}>,
+    %w1: tensor<{n}x{k}x{t}> {{transformer.weight_name = "w1"}},
+    %w2: tensor<{k}x{n}x{t}> {{transformer.weight_name = "w2"}}) -> tensor<?x?x{k}x{t}> {{
+  %y = transformer.linear %x, %w1{attrs(a1)} : tensor<?x?x{k}x{t}>, tensor<{n}x{k}x{t}> -> tensor<?x?x{n}x{t}>
+  %z = transformer.linear %y, %w2{attrs(a2)} : tensor<?x?x{n}x{t}>, tensor<{k}x{n}x{t}> -> tensor<?x?x{k}x{t}>
+  return %z : tensor<?x?x{k}x{t}>
 }}
 """
     with open(os.path.join(a.dir, "model.mlir"), "w") as f:
@@ -62,9 +81,12 @@ def main():
          ("w2", "F32", w2.shape, w2.tobytes())])
     x = rng.standard_normal((a.batch, a.t, k)).astype(np.float32)
     blockc_ref.save_npy(os.path.join(a.dir, "x.npy"), x)
-    d1 = blockc_ref.fake_quant(w1, *r1).astype(np.float64)
-    d2 = blockc_ref.fake_quant(w2, *r2).astype(np.float64)
-    ref = (x.astype(np.float64) @ d1.T) @ d2.T
+    # The weights as the model holds them (rounded to its type), then as the
+    # projections use them (dequantised).
+    h1, h2 = rnd(w1.astype(np.float64)), rnd(w2.astype(np.float64))
+    d1 = blockc_ref.fake_quant(h1, *r1).astype(np.float64) if r1 else h1
+    d2 = blockc_ref.fake_quant(h2, *r2).astype(np.float64) if r2 else h2
+    ref = rnd(rnd(rnd(x.astype(np.float64)) @ d1.T) @ d2.T)
     blockc_ref.save_npy(os.path.join(a.dir, "ref.npy"), ref)
     f32 = (x.astype(np.float64) @ w1.T.astype(np.float64)) @ w2.T.astype(
         np.float64)
