@@ -391,7 +391,7 @@ def measure_rss(model, T):
     return r
 
 
-def measure_peer(mode, c, T, threads, repeat, kv_len=0):
+def measure_peer(mode, c, T, threads, repeat, kv_len=0, dtype="f32"):
     cmd = [PYTHON, os.path.join(HERE, "peers.py"), mode,
            "--d", str(c["d"]), "--heads", str(c["heads"]),
            "--kv-heads", str(c["kv_heads"]), "--head-dim", str(c["head_dim"]),
@@ -400,6 +400,8 @@ def measure_peer(mode, c, T, threads, repeat, kv_len=0):
            "--eps", repr(c["eps"]), "--theta", repr(c["theta"])]
     if kv_len:
         cmd += ["--kv-len", str(kv_len)]
+    if dtype != "f32":
+        cmd += ["--dtype", dtype]
     t0 = time.time()
     try:
         p = subprocess.run(cmd, env=peer_env(threads), capture_output=True,

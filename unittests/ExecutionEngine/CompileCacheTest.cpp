@@ -215,17 +215,25 @@ TEST(PrepareEntryText, RoundTripAndErrors) {
   q.bits = 4;
   q.groupSize = 32;
   q.shape = {16, 10};
-  e.results = {w, q};
+  PreparedWeight h = w;
+  h.argIndex = 7;
+  h.elementType = ElementType::BF16;
+  e.results = {w, q, h};
   std::string text = serializePrepareEntry(e);
+  // The field before the shape is the element type (0 f32, 1 bf16, 2 f16).
   EXPECT_EQ(text, "prepare forward_prepare\ninputs 2 5\nresult 2 40 24 24 32 0 "
-                  "0 2 1 24 32\nresult 5 16 64 0 0 4 32 16 10\n");
+                  "0 0 2 1 24 32\nresult 5 16 64 0 0 4 32 0 16 10\n"
+                  "result 7 40 24 24 32 0 0 1 2 1 24 32\n");
   auto back = parsePrepareEntry(text);
   ASSERT_TRUE(succeeded(back));
   ASSERT_TRUE(back->has_value());
   const PrepareEntry &p = **back;
   EXPECT_EQ(p.funcName, e.funcName);
   EXPECT_EQ(p.inputs, e.inputs);
-  ASSERT_EQ(p.results.size(), 2u);
+  ASSERT_EQ(p.results.size(), 3u);
+  EXPECT_EQ(p.results[0].elementType, ElementType::F32);
+  EXPECT_EQ(p.results[2].elementType, ElementType::BF16);
+  EXPECT_EQ(p.results[2].shape, w.shape);
   EXPECT_EQ(p.results[0].argIndex, 2u);
   EXPECT_EQ(p.results[0].shape, w.shape);
   EXPECT_EQ(p.results[0].panelN, 32);
@@ -239,6 +247,8 @@ TEST(PrepareEntryText, RoundTripAndErrors) {
         "prepare f\ninputs x\n", "prepare f\ninputs 1\nresult 1 2 3\n",
         "prepare f\ninputs 1\nresult 1 2 3 4 5 -6\n",
         "prepare f\ninputs 1\nresult 1 2 3 4 5 6 7\n",
+        "prepare f\ninputs 1\nresult 1 2 3 4 5 6 7 8\n",
+        "prepare f\ninputs 1\nresult 1 2 3 4 5 6 7 3 9\n",
         "prepare f\ninputs 1\nweight 1 2 3 4 5 6\n"})
     EXPECT_TRUE(failed(parsePrepareEntry(bad))) << bad;
 }

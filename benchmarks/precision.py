@@ -1,0 +1,237 @@
+#!/usr/bin/env python3
+"""Reduced-precision benchmark: the Llama-2-7B block in f32, bf16, int8 and
+int4 (weight-only), side by side, with PyTorch eager f32 and bf16 in the
+same run.
+
+  benchmarks/precision.py [--rounds 2] [--repeat 10] [--quick] [--out DIR]
+
+Cases (1 thread unless noted):
+
+* decode, one token without a cache (T = 1) and one token against a KV
+  cache of L = 512: time per token, the bytes a token reads (weights in
+  their type + the K/V cache) and that traffic as a % of the machine's
+  measured triad bandwidth (benchmarks/probes/triad.c, same run);
+* prefill T = 128: time and GFLOP/s; the ratio to f32 is the target
+  (>= 0.9x);
+* a projection pair, up (4096 -> 14336) then down (14336 -> 4096), 2
+  threads, one token and 512 tokens: blockc-run entries return their input
+  type, so one 4096 x 14336 projection is timed as half the pair (both
+  have the same weight count and FLOPs).
+
+Every blockc configuration is measured in each of --rounds rounds, the
+types interleaved (A/B/A/B), and the medians of all rounds reported. The
+results go to DIR/precision.json and DIR/precision.md (default
+benchmarks/results/precision-<machine>/).
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import run as bench  # noqa: E402  (shared probes, parsing, peers)
+
+TYPES = [
+    # name, blockc-import options, bytes per norm gain and K/V cache element
+    ("f32", [], 4.0),
+    ("bf16", ["--dtype=bf16"], 2.0),
+    ("int8", ["--quantize=int8"], 4.0),
+    ("int4", ["--quantize=int4"], 4.0),
+]
+
+
+def proj_bytes(c, name):
+    """Bytes of the block's projection weights as the kernels read them."""
+    p = bench.proj_params(c)
+    if name == "f32":
+        return 4.0 * p
+    if name == "bf16":
+        return 2.0 * p
+    # One f32 scale per output row (int8) or per 32 values (int4); the
+    # output rows of the seven projections.
+    q, kv = c["heads"] * c["head_dim"], c["kv_heads"] * c["head_dim"]
+    rows = q + 2 * kv + c["d"] + 2 * c["d_ff"] + c["d"]
+    if name == "int8":
+        return 1.0 * p + 4.0 * rows
+    return 0.5 * p + 4.0 * p / 32
+
+
+def token_bytes(c, name, L):
+    elt = dict((t[0], t[2]) for t in TYPES)[name]
+    kv = 2.0 * elt * L * c["kv_heads"] * c["head_dim"]
+    return proj_bytes(c, name) + elt * 2 * c["d"] + kv
+
+
+def pair_model(tmp, dtype, quant):
+    """up (4096 -> 14336) then down (14336 -> 4096) in `dtype`, optionally
+    quantised."""
+    d, f = 4096, 14336
+    attr = ""
+    if quant == "int8":
+        attr = " {weight_quant = #transformer.weight_quant<int8>}"
+    elif quant == "int4":
+        attr = (" {weight_quant = #transformer.weight_quant<int4, "
+                "group_size = 32>}")
+    t = dtype
+    text = f"""func.func @forward(%x: tensor<?x?x{d}x{t}>,
+    %wu: tensor<{f}x{d}x{t}> {{transformer.weight_name = "up"}},
+    %wd: tensor<{d}x{f}x{t}> {{transformer.weight_name = "down"}}) -> tensor<?x?x{d}x{t}> {{
+  %h = transformer.linear %x, %wu{attr} : tensor<?x?x{d}x{t}>, tensor<{f}x{d}x{t}> -> tensor<?x?x{f}x{t}>
+  %y = transformer.linear %h, %wd{attr} : tensor<?x?x{f}x{t}>, tensor<{d}x{f}x{t}> -> tensor<?x?x{d}x{t}>
+  return %y : tensor<?x?x{d}x{t}>
+}}
+"""
+    path = os.path.join(tmp, "pair.%s.%s.mlir" % (dtype, quant or "none"))
+    with open(path, "w") as fh:
+        fh.write(text)
+    return path
+
+
+def median_of(results):
+    vals = [r["median_ms"] for r in results if "median_ms" in r]
+    return statistics.median(vals) if vals else None
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--repeat", type=int, default=10)
+    ap.add_argument("--quick", action="store_true",
+                    help="one round, fewer repeats, no L = 512 case")
+    ap.add_argument("--out", default=None)
+    a = ap.parse_args()
+    if a.quick:
+        a.rounds, a.repeat = 1, 5
+    machine = bench.machine_info()
+    out_dir = a.out or os.path.join(
+        bench.HERE, "results", "precision-" + bench.machine_slug(machine))
+    os.makedirs(out_dir, exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix="blockc-precision-")
+    c = bench.load_config("7b")
+    cc, exes = bench.build_probes(tmp)
+    probes = [bench.run_probes(exes, 2, a.quick)]
+
+    models = {}
+    for name, opts, _ in TYPES:
+        path = os.path.join(tmp, "7b.%s.mlir" % name)
+        subprocess.run([os.path.join(bench.BIN, "blockc-import"),
+                        "--hf-config=" + c["path"], "-o", path] + opts,
+                       check=True)
+        models[name] = path
+    pairs = {"f32": pair_model(tmp, "f32", None),
+             "bf16": pair_model(tmp, "bf16", None),
+             "int8": pair_model(tmp, "f32", "int8"),
+             "int4": pair_model(tmp, "f32", "int4")}
+
+    cases = [("decode", 1, 1, 0), ("prefill", 128, 1, 0)]
+    if not a.quick:
+        cases.insert(1, ("decode-kv512", 1, 1, 512))
+    runs = {}
+    for rnd in range(a.rounds):
+        for case, T, threads, L in cases:
+            for name, *_ in TYPES:
+                bench.log("round %d %s %s" % (rnd + 1, case, name))
+                rep = a.repeat if T > 1 else 3 * a.repeat
+                r = bench.measure_blockc(models[name], T, threads, rep,
+                                         kv_len=L)
+                runs.setdefault((case, name), []).append(r)
+        for T in (1, 512):
+            for name, *_ in TYPES:
+                bench.log("round %d pair T=%d %s" % (rnd + 1, T, name))
+                r = bench.measure_blockc(pairs[name], T, 2,
+                                         a.repeat if T > 1 else 3 * a.repeat)
+                runs.setdefault(("pair-%d" % T, name), []).append(r)
+        # PyTorch eager, f32 and bf16, in the same round.
+        for dtype in ("f32", "bf16"):
+            for case, T, threads, L in cases:
+                mode = "torch-decode" if L else "torch"
+                bench.log("round %d torch %s %s" % (rnd + 1, dtype, case))
+                r = bench.measure_peer(mode, c, T, threads, a.repeat,
+                                       kv_len=L, dtype=dtype)
+                runs.setdefault((case, "torch-" + dtype), []).append(r)
+    probes.append(bench.run_probes(exes, 2, a.quick))
+    fma1, triad1 = bench.limits(probes, 1)
+    fma2, triad2 = bench.limits(probes, 2)
+
+    rows = []
+    for case, T, threads, L in cases:
+        f32 = median_of(runs[(case, "f32")])
+        for name in [t[0] for t in TYPES] + ["torch-f32", "torch-bf16"]:
+            ms = median_of(runs.get((case, name), []))
+            row = {"case": case, "type": name, "T": T, "L": L,
+                   "threads": threads, "median_ms": ms,
+                   "runs": [r.get("median_ms") for r in
+                            runs.get((case, name), [])]}
+            if ms and f32:
+                row["speedup_vs_f32"] = f32 / ms
+            if ms and not name.startswith("torch"):
+                if case.startswith("decode"):
+                    b = token_bytes(c, name, L)
+                    row["bytes_per_token"] = b
+                    row["gb_s"] = b / (ms * 1e-3) / 1e9
+                    row["pct_triad"] = 100.0 * row["gb_s"] / triad1
+                else:
+                    fl = bench.block_flops(c, T)
+                    row["gflops"] = fl / (ms * 1e-3) / 1e9
+                    row["pct_fma"] = 100.0 * row["gflops"] / fma1
+            rows.append(row)
+    for T in (1, 512):
+        f32 = median_of(runs[("pair-%d" % T, "f32")])
+        for name, *_ in TYPES:
+            ms = median_of(runs[("pair-%d" % T, name)])
+            proj = ms / 2 if ms else None
+            row = {"case": "projection 4096x14336", "type": name, "T": T,
+                   "threads": 2, "median_ms": proj}
+            if proj:
+                row["gflops"] = 2.0 * T * 4096 * 14336 / (proj * 1e-3) / 1e9
+                row["speedup_vs_f32"] = f32 / ms if f32 else None
+            rows.append(row)
+
+    report = {"machine": machine, "probes": {"fma_1t": fma1, "triad_1t":
+                                             triad1, "fma_2t": fma2,
+                                             "triad_2t": triad2},
+              "rounds": a.rounds, "repeat": a.repeat, "rows": rows}
+    with open(os.path.join(out_dir, "precision.json"), "w") as fh:
+        json.dump(report, fh, indent=1)
+    md = markdown(report)
+    with open(os.path.join(out_dir, "precision.md"), "w") as fh:
+        fh.write(md)
+    print(md)
+    return 0
+
+
+def fmt(v, spec):
+    return "–" if v is None else spec % v
+
+
+def markdown(rep):
+    m, p = rep["machine"], rep["probes"]
+    out = ["# Reduced precision: Llama-2-7B block per type", "",
+           "Machine: %s, %s; measured in the same run: FMA %.0f GFLOP/s "
+           "(1 thread), triad %.1f GB/s (1 thread), %.1f GB/s (2 threads). "
+           "%d rounds, types interleaved; medians."
+           % (m.get("model_name", "?") + " (" + m.get("cpu_family_model", "?")
+              + ")", m.get("isa", "?"), p["fma_1t"],
+              p["triad_1t"], p["triad_2t"], rep["rounds"]), "",
+           "| case | type | time | vs f32 | bytes/token | GB/s | % triad "
+           "| GFLOP/s |", "|---|---|---|---|---|---|---|---|"]
+    for r in rep["rows"]:
+        out.append("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            r["case"] + (" L=%d" % r["L"] if r.get("L") else "")
+            + (" (2 threads)" if r.get("threads") == 2 else ""),
+            r["type"], fmt(r.get("median_ms"), "%.2f ms"),
+            fmt(r.get("speedup_vs_f32"), "%.2fx"),
+            fmt(r.get("bytes_per_token") and r["bytes_per_token"] / 2**20,
+                "%.0f MiB"),
+            fmt(r.get("gb_s"), "%.1f"), fmt(r.get("pct_triad"), "%.0f%%"),
+            fmt(r.get("gflops"), "%.0f")))
+    out.append("")
+    return "\n".join(out)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
