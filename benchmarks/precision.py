@@ -60,6 +60,13 @@ def proj_bytes(c, name):
     return 0.5 * p + 4.0 * p / 32
 
 
+def pair_bytes(name):
+    """Weight bytes of the up + down pair (2 x 4096 x 14336)."""
+    p, rows = 2 * 4096 * 14336, 14336 + 4096
+    return {"f32": 4.0 * p, "bf16": 2.0 * p, "int8": 1.0 * p + 4.0 * rows,
+            "int4": 0.5 * p + 4.0 * p / 32}[name]
+
+
 def token_bytes(c, name, L):
     elt = dict((t[0], t[2]) for t in TYPES)[name]
     kv = 2.0 * elt * L * c["kv_heads"] * c["head_dim"]
@@ -184,11 +191,16 @@ def main():
         for name, *_ in TYPES:
             ms = median_of(runs[("pair-%d" % T, name)])
             proj = ms / 2 if ms else None
-            row = {"case": "projection 4096x14336", "type": name, "T": T,
-                   "threads": 2, "median_ms": proj}
+            row = {"case": "projection 4096x14336 T=%d" % T, "type": name,
+                   "T": T, "threads": 2, "median_ms": proj}
             if proj:
                 row["gflops"] = 2.0 * T * 4096 * 14336 / (proj * 1e-3) / 1e9
                 row["speedup_vs_f32"] = f32 / ms if f32 else None
+                if T == 1:
+                    b = pair_bytes(name) / 2
+                    row["bytes_per_token"] = b
+                    row["gb_s"] = b / (proj * 1e-3) / 1e9
+                    row["pct_triad"] = 100.0 * row["gb_s"] / triad2
             rows.append(row)
 
     report = {"machine": machine, "probes": {"fma_1t": fma1, "triad_1t":
@@ -222,6 +234,7 @@ def markdown(rep):
     for r in rep["rows"]:
         out.append("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
             r["case"] + (" L=%d" % r["L"] if r.get("L") else "")
+            + (" T=%d" % r["T"] if r["case"] == "prefill" else "")
             + (" (2 threads)" if r.get("threads") == 2 else ""),
             r["type"], fmt(r.get("median_ms"), "%.2f ms"),
             fmt(r.get("speedup_vs_f32"), "%.2fx"),

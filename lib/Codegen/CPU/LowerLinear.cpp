@@ -451,22 +451,36 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
           Value kBlock =
               arith::DivUIOp::create(kb.b, kb.loc, kc, kb.idx(panelK));
           return kb.forTensor(c0, numPanels, 1, o2, [&](Value g, Value o3) {
-            // P[firstPanel + g, kc / panelK] as a [panelK, panelN] tensor.
-            OpFoldResult oneAttr = kb.b.getIndexAttr(1),
-                         zero = kb.b.getIndexAttr(0);
-            SmallVector<OpFoldResult> offsets = {kb.add(firstPanel, g), kBlock,
-                                                 zero, zero};
-            SmallVector<OpFoldResult> sizes = {oneAttr, oneAttr,
-                                               kb.b.getIndexAttr(panelK),
-                                               kb.b.getIndexAttr(panelN)};
-            SmallVector<OpFoldResult> strides(4, oneAttr);
-            auto panelType = RankedTensorType::get(
-                {panelK, panelN},
-                cast<ShapedType>(prepacked.getType()).getElementType());
-            Value panel = tensor::ExtractSliceOp::create(
-                kb.b, kb.loc, panelType, prepacked, offsets, sizes, strides);
             Value gLo = arith::MulIOp::create(kb.b, kb.loc, g, kb.idx(panelN));
             Value gHi = kb.minIdx(kb.add(gLo, kb.idx(panelN)), blockWidth);
+            Value panel;
+            if (prepacked) {
+              // P[firstPanel + g, kc / panelK] as a [panelK, panelN] tensor.
+              OpFoldResult oneAttr = kb.b.getIndexAttr(1),
+                           zero = kb.b.getIndexAttr(0);
+              SmallVector<OpFoldResult> offsets = {kb.add(firstPanel, g),
+                                                   kBlock, zero, zero};
+              SmallVector<OpFoldResult> sizes = {oneAttr, oneAttr,
+                                                 kb.b.getIndexAttr(panelK),
+                                                 kb.b.getIndexAttr(panelN)};
+              SmallVector<OpFoldResult> strides(4, oneAttr);
+              auto panelType = RankedTensorType::get(
+                  {panelK, panelN},
+                  cast<ShapedType>(prepacked.getType()).getElementType());
+              panel = tensor::ExtractSliceOp::create(
+                  kb.b, kb.loc, panelType, prepacked, offsets, sizes, strides);
+            } else {
+              // A weight read in place: this panel packed (and widened)
+              // here, once per row block.
+              panel = tensor::EmptyOp::create(kb.b, kb.loc,
+                                              ArrayRef<int64_t>{panelK, panelN},
+                                              kb.b.getF32Type());
+              Value col = arith::MulIOp::create(
+                  kb.b, kb.loc, kb.add(firstPanel, g), kb.idx(panelN));
+              panel = kb.pack(panel, col,
+                              arith::SubIOp::create(kb.b, kb.loc, gHi, gLo), kc,
+                              kLen, n, k, v);
+            }
             return kb.forRowTiles(
                 t0, tHi, r, o3, [&](Value t, int64_t rr, Value a) {
                   return kb.forTensor(
@@ -503,6 +517,12 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
       packed = canPack && staticT >= tiles.packMinRows;
       dot = !packed;
     }
+    // A weight read in place with panel groups (a 16-bit weight): the
+    // packed path runs the prepared kernel's blocked loops, packing each
+    // panel per row block.
+    bool blockedInPlace = !tiles.prepared && packed && tiles.panelGroup > 1;
+    int64_t packedBlockN =
+        blockedInPlace ? tiles.panelGroup * tiles.panelN : tiles.panelN;
     Value nVal = kb.idx(n);
     Value usePacked, blockSize;
     // Prepared weights: panel_group panels per block from packMinRows rows
@@ -535,9 +555,9 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
           arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::uge, tDim,
                                 kb.idx(tiles.packMinRows));
       blockSize = arith::SelectOp::create(
-          rewriter, loc, usePacked, kb.idx(tiles.panelN), kb.idx(tiles.blockN));
+          rewriter, loc, usePacked, kb.idx(packedBlockN), kb.idx(tiles.blockN));
     } else {
-      blockSize = kb.idx(packed ? tiles.panelN : tiles.blockN);
+      blockSize = kb.idx(packed ? packedBlockN : tiles.blockN);
     }
     // ceil(N / blockSize) blocks.
     OpFoldResult numBlocks;
@@ -550,7 +570,7 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
                       .getResult();
     } else {
       int64_t bs = tiles.prepared ? staticGroup * tiles.panelN
-                   : packed       ? tiles.panelN
+                   : packed       ? packedBlockN
                                   : tiles.blockN;
       numBlocks = rewriter.getIndexAttr((n + bs - 1) / bs);
     }
@@ -598,6 +618,10 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
           return buildPreparedBlock(kb, slice, bDim, tDim,
                                     forall.getInductionVar(0), group,
                                     blockWidth, n, k, packedWeight);
+        if (blockedInPlace)
+          return buildPreparedBlock(
+              kb, slice, bDim, tDim, forall.getInductionVar(0),
+              kb.idx(tiles.panelGroup), blockWidth, n, k, Value());
         return buildPackedBlock(kb, slice, bDim, tDim, nc, blockWidth, n, k);
       };
       auto dotBlock = [&]() {

@@ -164,7 +164,13 @@ struct CPUSelectTilesPass
       int64_t panelGroup = 1, rowBlock = 0;
       auto layout = op->getAttrOfType<codegen::WeightLayoutAttr>(
           CodegenDialect::kWeightLayoutAttrName);
-      if (layout && layout.getValue() == codegen::WeightLayout::packed_panels) {
+      // A 16-bit weight read in place gets the same groups and row blocks:
+      // its prefill packs each panel per row block into the same loops.
+      bool narrowInPlace =
+          !layout && !op.getWeight().getType().getElementType().isF32();
+      if ((layout &&
+           layout.getValue() == codegen::WeightLayout::packed_panels) ||
+          narrowInPlace) {
         int64_t n = op.getWeight().getType().getDimSize(0);
         int64_t numPanels = (n + panelN - 1) / panelN;
         panelGroup =

@@ -197,3 +197,26 @@ func.func @bf16_panels(%x: tensor<1x?x128xf32>, %w: tensor<64x128xbf16>) -> tens
   %0 = transformer.linear %x, %w {blockc_codegen.weight_layout = #blockc_codegen.weight_layout<packed_panels>} : tensor<1x?x128xf32>, tensor<64x128xbf16> -> tensor<1x?x64xf32>
   return %0 : tensor<1x?x64xf32>
 }
+
+// -----
+
+// A bf16 weight read in place with enough panels gets panel groups and row
+// blocks too (blockc-cpu-select-tiles): the packed path (T >= 32) runs the
+// prepared kernel's blocked loops over blocks of panel_group x 16 columns,
+// packing each panel, widened to f32, once per row block; decode keeps the
+// dot-product kernel over the weight rows.
+// CHECK-LABEL: func.func @bf16_groups
+// CHECK-NOT: linalg.pack
+// CHECK: %[[PACKED:.+]] = arith.cmpi uge, %{{.+}}, %c32
+// CHECK: arith.select %[[PACKED]], %c64, %c{{[0-9]+}}
+// CHECK: scf.forall
+// CHECK: scf.if %[[PACKED]]
+// CHECK: tensor.empty() : tensor<128x16xf32>
+// CHECK: vector.transfer_read %{{.+}} : tensor<256x128xbf16>, vector<8xbf16>
+// CHECK: vector.transpose
+// CHECK: } else {
+// CHECK: vector.transfer_read %{{.+}} : tensor<256x128xbf16>, vector<8xbf16>
+func.func @bf16_groups(%x: tensor<1x?x128xf32>, %w: tensor<256x128xbf16>) -> tensor<1x?x256xf32> {
+  %0 = transformer.linear %x, %w : tensor<1x?x128xf32>, tensor<256x128xbf16> -> tensor<1x?x256xf32>
+  return %0 : tensor<1x?x256xf32>
+}
