@@ -472,8 +472,11 @@ def _split_safetensors(path):
     return header, blob[8 + n:]
 
 
-def read_safetensors_raw(path):
+def read_safetensors_raw(path, prepared_words=False):
     """Strictly parse a safetensors file.
+
+    ``prepared_words`` also accepts I32 tensors (the int32 words of
+    quantised weights in a file written by ``blockc-run --save-prepared``).
 
     Returns (entries, metadata) where entries is a list of
     (name, dtype, shape tuple, raw bytes) in data-offset order.
@@ -494,7 +497,9 @@ def read_safetensors_raw(path):
         if not isinstance(info, dict):
             raise RefError("%s: entry is not an object" % where)
         dtype = info.get("dtype")
-        if dtype not in ST_DTYPES:
+        if prepared_words and dtype == "I32":
+            pass
+        elif dtype not in ST_DTYPES:
             raise RefError("%s: unsupported dtype %r (expected F32, F16 or "
                            "BF16)" % (where, dtype))
         shape = info.get("shape")
@@ -511,7 +516,8 @@ def read_safetensors_raw(path):
         if not 0 <= begin <= end <= len(buf):
             raise RefError("%s: data_offsets [%d, %d] outside data buffer of "
                            "%d bytes" % (where, begin, end, len(buf)))
-        nbytes = ST_DTYPES[dtype][0] * int(np.prod(shape, dtype=np.int64))
+        width = 4 if dtype == "I32" else ST_DTYPES[dtype][0]
+        nbytes = width * int(np.prod(shape, dtype=np.int64))
         if end - begin != nbytes:
             raise RefError("%s: data_offsets span %d bytes but %s%s needs %d"
                            % (where, end - begin, dtype, shape, nbytes))
@@ -1320,7 +1326,7 @@ def cmd_info(args):
         arr = np.load(args.file, mmap_mode="r", allow_pickle=False)
         print("%s %s" % (arr.dtype.str, list(arr.shape)))
         return
-    entries, meta = read_safetensors_raw(args.file)
+    entries, meta = read_safetensors_raw(args.file, prepared_words=True)
     if meta:
         print("__metadata__ %s" % json.dumps(meta))
     for name, dt, shape, raw in entries:

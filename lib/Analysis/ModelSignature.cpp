@@ -38,6 +38,17 @@ StringRef blockc::getDefaultWeightSuffix(StringRef role) {
       .Default("");
 }
 
+std::string blockc::getBindingKey(const ModelArgument &ma) {
+  std::string key = ma.weightName;
+  if (ma.sliceAxis >= 0)
+    key += "[" + std::to_string(ma.sliceAxis) + ":" +
+           std::to_string(ma.sliceBegin) + ":" + std::to_string(ma.sliceEnd) +
+           "]";
+  if (ma.transpose)
+    key += "^T";
+  return key;
+}
+
 ElementType blockc::getHostElementType(Type elementType) {
   if (elementType.isBF16())
     return ElementType::BF16;
@@ -169,14 +180,7 @@ FailureOr<ModelSignature> blockc::analyzeModel(ModuleOp module,
     }
     // Several arguments may read parts of one tensor; the same part twice is
     // an error.
-    std::string key = ma.weightName;
-    if (ma.sliceAxis >= 0)
-      key += "[" + std::to_string(ma.sliceAxis) + ":" +
-             std::to_string(ma.sliceBegin) + ":" + std::to_string(ma.sliceEnd) +
-             "]";
-    if (ma.transpose)
-      key += "^T";
-    auto [pos, inserted] = seen.try_emplace(key, i);
+    auto [pos, inserted] = seen.try_emplace(getBindingKey(ma), i);
     if (!inserted)
       return func.emitError()
              << "weight arguments #" << pos->second << " and #" << i

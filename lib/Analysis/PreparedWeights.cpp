@@ -8,6 +8,20 @@
 using namespace mlir;
 using blockc::codegen::CodegenDialect;
 
+std::string blockc::describePreparedLayout(const PreparedWeight &w) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  if (w.bits)
+    os << "quantized_weight rows=" << w.rows << " cols=" << w.cols
+       << " bits=" << w.bits << " group_size=" << w.groupSize;
+  else
+    os << "packed_weight rows=" << w.rows << " cols=" << w.cols
+       << " panel_k=" << w.panelK << " panel_n=" << w.panelN
+       << " type=" << stringifyElementType(w.elementType);
+  os << " shape=" << formatShape(w.shape);
+  return s;
+}
+
 const blockc::PreparedWeight *
 blockc::PrepareEntry::find(unsigned argIndex) const {
   for (const PreparedWeight &w : results)

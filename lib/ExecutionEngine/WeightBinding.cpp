@@ -63,8 +63,8 @@ llvm::Expected<HostTensor> blockc::bindWeight(const SafeTensorsFile &file,
                      ", the model expects " + formatShape(expected));
   // In the argument's element type: a bf16 or f16 tensor for a model of
   // that type is kept as it is stored (no widened copy).
-  llvm::Expected<HostTensor> t = file.load(
-      arg.weightName, getHostElementType(arg.type.getElementType()));
+  llvm::Expected<HostTensor> t =
+      file.load(arg.weightName, getHostElementType(arg.type.getElementType()));
   if (!t)
     return t.takeError();
   if (arg.sliceAxis >= 0)
@@ -93,6 +93,94 @@ blockc::bindWeights(const SafeTensorsFile &file, const ModelSignature &sig,
                          entry.getKey() + "' binds to no argument of @" +
                          sig.funcName + " (--allow-extra-weights ignores it)");
   return std::move(weights);
+}
+
+llvm::Expected<std::vector<HostTensor>>
+blockc::bindPreparedWeights(const SafeTensorsFile &file,
+                            const ModelSignature &sig,
+                            const PrepareEntry *prepare) {
+  const std::string &path = file.getPath();
+  std::vector<HostTensor> weights;
+  unsigned numPrepared = 0;
+  for (const ModelArgument &arg : llvm::drop_begin(sig.args)) {
+    std::string key = getBindingKey(arg);
+    auto it = file.getEntries().find(key);
+    if (it == file.getEntries().end())
+      return makeError(path + ": missing tensor '" + key + "' (argument #" +
+                       Twine(arg.index) + ", " + arg.role + ", of @" +
+                       sig.funcName + ")");
+    auto stored =
+        file.getMetadata().find((SafeTensorsFile::kPreparedPrefix + key));
+    const PreparedWeight *w = prepare ? prepare->find(arg.index) : nullptr;
+    if (!w) {
+      if (stored != file.getMetadata().end())
+        return makeError(path + ": tensor '" + key + "' is prepared (" +
+                         stored->second + ") but this compilation reads " +
+                         "argument #" + Twine(arg.index) +
+                         " unprepared (prepare from the checkpoint again)");
+      ModelArgument plain = arg;
+      plain.weightName = key; // stored whole under its binding key
+      plain.sliceAxis = -1;
+      plain.transpose = false;
+      llvm::Expected<HostTensor> t = bindWeight(file, plain, sig.funcName);
+      if (!t)
+        return t.takeError();
+      weights.push_back(std::move(*t));
+      continue;
+    }
+    std::string want = describePreparedLayout(*w);
+    if (stored == file.getMetadata().end() || stored->second != want)
+      return makeError(path + ": tensor '" + key + "' was prepared as " +
+                       (stored == file.getMetadata().end()
+                            ? std::string("nothing")
+                            : stored->second) +
+                       ", this compilation needs " + want +
+                       " (prepare from the checkpoint again)");
+    llvm::Expected<HostTensor> t = file.load(key, w->elementType);
+    if (!t)
+      return t.takeError();
+    if (t->shape != w->shape || t->elementType != w->elementType)
+      return makeError(path + ": tensor '" + key + "' has shape " +
+                       formatShape(t->shape) + ", its layout says " +
+                       formatShape(w->shape));
+    ++numPrepared;
+    weights.push_back(std::move(*t));
+  }
+  if (prepare && numPrepared != prepare->results.size())
+    return makeError(path + ": " + Twine(numPrepared) + " of the " +
+                     Twine(prepare->results.size()) +
+                     " prepared weights were found");
+  return std::move(weights);
+}
+
+llvm::Error blockc::savePreparedWeights(llvm::StringRef path,
+                                        const ModelSignature &sig,
+                                        const PrepareEntry *prepare,
+                                        llvm::ArrayRef<HostTensor> weights) {
+  std::vector<SafeTensorsEntry> entries;
+  std::vector<std::pair<std::string, std::string>> metadata = {
+      {"format", SafeTensorsFile::kPreparedFormat}};
+  for (auto [arg, t] : llvm::zip_equal(llvm::drop_begin(sig.args), weights)) {
+    SafeTensorsEntry e;
+    e.name = getBindingKey(arg);
+    e.shape = t.shape;
+    e.data = t.bytes();
+    e.bytes = t.numElements() * t.elementBytes();
+    e.dtype = t.elementType == ElementType::BF16  ? "BF16"
+              : t.elementType == ElementType::F16 ? "F16"
+                                                  : "F32";
+    if (const PreparedWeight *w =
+            prepare ? prepare->find(arg.index) : nullptr) {
+      if (w->bits)
+        e.dtype = "I32"; // int32 words (#blockc_codegen.quantized_weight)
+      metadata.push_back({SafeTensorsFile::kPreparedPrefix + e.name,
+                          describePreparedLayout(*w)});
+    }
+    entries.push_back(std::move(e));
+  }
+  if (prepare)
+    metadata.push_back({"blockc.prepare_function", prepare->funcName});
+  return writeSafeTensors(path, entries, metadata);
 }
 
 HostTensor blockc::makeRandomWeight(const ModelArgument &arg, uint64_t seed) {

@@ -181,8 +181,8 @@ uint16_t blockc::floatToHalf(float f) {
   // A normal half: biased exponent above the 10 stored mantissa bits (the
   // implicit 1 in `kept` adds one to it, hence exp + 14); a subnormal: the
   // mantissa alone (a carry into bit 10 makes it the smallest normal).
-  uint32_t h = exp < -14 ? kept
-                         : (static_cast<uint32_t>(exp + 14) << 10) + kept;
+  uint32_t h =
+      exp < -14 ? kept : (static_cast<uint32_t>(exp + 14) << 10) + kept;
   return static_cast<uint16_t>(sign | h);
 }
 
@@ -227,6 +227,10 @@ SafeTensorsFile::fromBuffer(std::unique_ptr<MemoryBuffer> contents,
   if (!root)
     return fileError(path, "corrupt safetensors header: not a JSON object");
 
+  if (const json::Object *meta = root->getObject("__metadata__"))
+    for (const auto &kv : *meta)
+      if (std::optional<StringRef> v = kv.second.getAsString())
+        file.metadata[StringRef(kv.first)] = v->str();
   for (const auto &kv : *root) {
     StringRef name = kv.first;
     if (name == "__metadata__")
@@ -247,6 +251,10 @@ SafeTensorsFile::fromBuffer(std::unique_ptr<MemoryBuffer> contents,
       eltSize = 4;
     else if (entry.dtype == "F16" || entry.dtype == "BF16")
       eltSize = 2;
+    else if (entry.dtype == "I32" && file.holdsPreparedWeights() &&
+             file.metadata.count(
+                 (SafeTensorsFile::kPreparedPrefix + name).str()))
+      eltSize = 4;
     else
       return bad("unsupported dtype '" + entry.dtype +
                  "' (expected F32, F16 or BF16)");
@@ -309,16 +317,21 @@ SafeTensorsFile::fromBuffer(std::unique_ptr<MemoryBuffer> contents,
 }
 
 Expected<HostTensor> SafeTensorsFile::load(StringRef name,
-                                            ElementType type) const {
+                                           ElementType type) const {
   auto it = entries.find(name);
   if (it == entries.end())
     return fileError(path, "no tensor named '" + name + "'");
   const Entry &e = it->second;
   HostTensor t;
   t.shape = e.shape;
-  t.elementType = e.dtype == "F32"   ? ElementType::F32
-                  : e.dtype == "F16" ? ElementType::F16
-                                     : ElementType::BF16;
+  // I32 (prepared words) keeps its 4-byte bits in an F32-typed tensor.
+  t.elementType = e.dtype == "F32" || e.dtype == "I32" ? ElementType::F32
+                  : e.dtype == "F16"                   ? ElementType::F16
+                                                       : ElementType::BF16;
+  if (e.dtype == "I32" && type != ElementType::F32)
+    return fileError(path, "tensor '" + name +
+                               "' holds prepared int32 words, not " +
+                               stringifyElementType(type) + " values");
   t.allocate();
   uint64_t bytes = e.end - e.begin;
   const char *src = buffer->getBufferStart() + dataStart + e.begin;
@@ -421,10 +434,65 @@ Expected<HostTensor> blockc::parseNpy(StringRef bytes, StringRef path) {
     t.elementType = ElementType::F16;
   t.allocate();
   if (need != 0) // found by blockc-fuzz-tensor-files: data() of an empty
-                  // vector is null, and memcpy from/to null is UB
+                 // vector is null, and memcpy from/to null is UB
     std::memcpy(t.bytes(), bytes.data() + headerStart + headerLen, need);
   // Activations are f32 on the host; f16 files are widened.
   return isHalf ? convertElements(t, ElementType::F32) : t;
+}
+
+Error blockc::writeSafeTensors(
+    StringRef path, ArrayRef<SafeTensorsEntry> entries,
+    const std::vector<std::pair<std::string, std::string>> &metadata) {
+  if (Error e = checkWritable(path))
+    return e;
+  json::Object header;
+  json::Object meta;
+  for (const auto &[k, v] : metadata)
+    meta[k] = v;
+  if (!metadata.empty())
+    header["__metadata__"] = std::move(meta);
+  uint64_t offset = 0;
+  for (const SafeTensorsEntry &e : entries) {
+    json::Array shape;
+    for (int64_t d : e.shape)
+      shape.push_back(d);
+    header[e.name] =
+        json::Object{{"dtype", e.dtype},
+                     {"shape", std::move(shape)},
+                     {"data_offsets", json::Array{offset, offset + e.bytes}}};
+    offset += e.bytes;
+  }
+  std::string text;
+  raw_string_ostream(text) << json::Value(std::move(header));
+  text.append((8 - text.size() % 8) % 8, ' ');
+
+  SmallString<256> tmp;
+  int fd;
+  if (std::error_code ec =
+          sys::fs::createUniqueFile(path + ".tmp-%%%%%%", fd, tmp))
+    return fileError(path, "cannot write output: " + ec.message());
+  {
+    raw_fd_ostream os(fd, /*shouldClose=*/true);
+    char len[8];
+    support::endian::write64le(len, text.size());
+    os.write(len, 8);
+    os << text;
+    for (const SafeTensorsEntry &e : entries)
+      if (e.bytes)
+        os.write(static_cast<const char *>(e.data), e.bytes);
+    os.close();
+    if (os.has_error()) {
+      std::string msg = os.error().message();
+      os.clear_error();
+      sys::fs::remove(tmp);
+      return fileError(path, "cannot write output: " + msg);
+    }
+  }
+  if (std::error_code ec = sys::fs::rename(tmp, path)) {
+    sys::fs::remove(tmp);
+    return fileError(path, "cannot write output: " + ec.message());
+  }
+  return Error::success();
 }
 
 Error blockc::checkWritable(StringRef path) {
@@ -505,10 +573,9 @@ HostTensor blockc::sliceTensor(const HostTensor &t, int64_t axis, int64_t begin,
   auto *dst = static_cast<char *>(r.bytes());
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t d = begin; d < end; ++d, dst += rowBytes)
-      std::memcpy(dst,
-                  static_cast<const char *>(t.bytes()) +
-                      (o * dim + d) * rowBytes,
-                  rowBytes);
+      std::memcpy(
+          dst, static_cast<const char *>(t.bytes()) + (o * dim + d) * rowBytes,
+          rowBytes);
   return r;
 }
 

@@ -51,6 +51,7 @@
 #include <chrono>
 #if defined(__GLIBC__)
 #include <malloc.h>
+#include <optional>
 #include <set>
 #endif
 #include <cmath>
@@ -93,6 +94,13 @@ cl::opt<int64_t> batch("batch", cl::desc("Batch size B"), cl::init(0),
                        cl::cat(category));
 cl::opt<std::string> outputFile("output", cl::desc("Write the output (.npy)"),
                                 cl::value_desc("file"), cl::cat(category));
+cl::opt<std::string> savePrepared(
+    "save-prepared",
+    cl::desc("CPU: after the prepare function ran, write every weight "
+             "argument as the entry reads it (prepared layouts and their "
+             "description in the metadata) to this safetensors file; "
+             "--weights=<it> later skips preparing (docs/RuntimeABI.md)"),
+    cl::value_desc("file"), cl::cat(category));
 cl::opt<unsigned> repeat("repeat", cl::desc("Number of timed runs"),
                          cl::init(1), cl::cat(category));
 // libLLVM already registers a global option named "threads", so ours is
@@ -232,8 +240,20 @@ int checkMemory(const blockc::ModelSignature &sig, int64_t b, int64_t t,
   return 0;
 }
 
-/// --decode=N and --check-decode: derive the decode entry, compile it alone
-/// and drive it through a DecodeSession (docs/Decoding.md).
+/// What loaded weights hold, e.g. "  (2.6 MiB bf16)": a 16-bit checkpoint
+/// stays 16-bit for a model of that type.
+std::string describeHeld(llvm::ArrayRef<blockc::HostTensor> weights) {
+  uint64_t bytes = 0;
+  std::set<std::string> types;
+  for (const blockc::HostTensor &w : weights) {
+    bytes += w.numElements() * w.elementBytes();
+    types.insert(blockc::stringifyElementType(w.elementType));
+  }
+  return llvm::formatv("  ({0:F1} MiB {1})", bytes / 1048576.0,
+                       llvm::join(types, "+"))
+      .str();
+}
+
 /// The `prepare` line: how long the prepare function took and what it
 /// made (nothing without one).
 void printPrepare(llvm::raw_ostream &os, const blockc::PrepareEntry *entry,
@@ -245,6 +265,8 @@ void printPrepare(llvm::raw_ostream &os, const blockc::PrepareEntry *entry,
      << llvm::format("%.1f MiB", bytes / (1024.0 * 1024.0)) << ")\n";
 }
 
+/// --decode=N and --check-decode: derive the decode entry, compile it alone
+/// and drive it through a DecodeSession (docs/Decoding.md).
 int runDecodeMode(ModuleOp module, const DecodeContext &ctx) {
   const blockc::HostTensor &input = ctx.input;
   int64_t batchSize = input.shape[0], promptLen = input.shape[1];
@@ -426,6 +448,15 @@ int main(int argc, char **argv) {
   if (!outputFile.empty())
     if (llvm::Error e = blockc::checkWritable(outputFile))
       return fail(llvm::toString(std::move(e)));
+  if (!savePrepared.empty()) {
+    if (decodeMode)
+      return fail("--save-prepared runs the plain entry (not --decode=N or "
+                  "--check-decode)");
+    if (targetName == "nvptx")
+      return fail("--save-prepared: only the CPU target prepares weights");
+    if (llvm::Error e = blockc::checkWritable(savePrepared))
+      return fail(llvm::toString(std::move(e)));
+  }
 
   blockc::JitTarget jitTarget =
       targetName == "nvptx" ? blockc::JitTarget::NVPTX : blockc::JitTarget::CPU;
@@ -555,7 +586,24 @@ int main(int argc, char **argv) {
   // ---- Weights --------------------------------------------------------------
   std::vector<blockc::HostTensor> weights;
   uint64_t numParams = 0;
+  // A file of prepared weights binds once the compiled prepare entry says
+  // which layouts it needs (below); its tensors are what the entry reads.
+  std::optional<blockc::SafeTensorsFile> preparedFile;
   if (!weightsFile.empty()) {
+    auto st = blockc::SafeTensorsFile::open(weightsFile);
+    if (!st)
+      return fail(llvm::toString(st.takeError()));
+    if (st->holdsPreparedWeights()) {
+      if (decodeMode || jitTarget != blockc::JitTarget::CPU)
+        return fail(weightsFile + ": prepared weights load for the plain "
+                                  "CPU entry only (not --decode, "
+                                  "--check-decode or -target=nvptx)");
+      preparedFile = std::move(*st);
+    }
+  }
+  if (preparedFile) {
+    // Bound after compiling.
+  } else if (!weightsFile.empty()) {
     auto st = blockc::SafeTensorsFile::open(weightsFile);
     if (!st)
       return fail(llvm::toString(st.takeError()));
@@ -568,19 +616,9 @@ int main(int argc, char **argv) {
   } else {
     weights = blockc::makeRandomWeights(*sig, weightSeed);
   }
-  // What the loaded weights hold (before any prepare), e.g. "2.6 MiB
-  // bf16": a 16-bit checkpoint stays 16-bit for a model of that type.
-  uint64_t weightBytes = 0;
-  std::set<std::string> weightTypes;
-  for (const blockc::HostTensor &w : weights) {
+  for (const blockc::HostTensor &w : weights)
     numParams += w.numElements();
-    weightBytes += w.numElements() * w.elementBytes();
-    weightTypes.insert(blockc::stringifyElementType(w.elementType));
-  }
-  std::string weightsHeld =
-      llvm::formatv("  ({0:F1} MiB {1})", weightBytes / 1048576.0,
-                    llvm::join(weightTypes, "+"))
-          .str();
+  std::string weightsHeld = describeHeld(weights);
 
   // The OpenMP runtime reads its thread count when it initialises.
   if (jitTarget == blockc::JitTarget::CPU)
@@ -611,16 +649,32 @@ int main(int argc, char **argv) {
   // ---- Prepare
   // ------------------------------------------------------------
   // The entry's prepare function packs the weights once; each prepared
-  // weight replaces its original.
+  // weight replaces its original. Weights loaded already prepared skip it.
   auto prepareStart = std::chrono::steady_clock::now();
-  std::vector<blockc::HostTensor *> entryArgs = {nullptr};
-  for (blockc::HostTensor &w : weights)
-    entryArgs.push_back(&w);
-  llvm::Expected<int64_t> preparedBytes = (*jit)->prepare(entryArgs);
-  if (!preparedBytes)
-    return fail("preparing the weights failed: " +
-                llvm::toString(preparedBytes.takeError()));
+  llvm::Expected<int64_t> preparedBytes = int64_t(0);
+  if (preparedFile) {
+    auto bound = blockc::bindPreparedWeights(*preparedFile, *sig,
+                                             (*jit)->getPrepareEntry());
+    if (!bound)
+      return fail(llvm::toString(bound.takeError()));
+    weights = std::move(*bound);
+    for (const blockc::HostTensor &w : weights)
+      numParams += w.numElements();
+    weightsHeld = describeHeld(weights);
+  } else {
+    std::vector<blockc::HostTensor *> entryArgs = {nullptr};
+    for (blockc::HostTensor &w : weights)
+      entryArgs.push_back(&w);
+    preparedBytes = (*jit)->prepare(entryArgs);
+    if (!preparedBytes)
+      return fail("preparing the weights failed: " +
+                  llvm::toString(preparedBytes.takeError()));
+  }
   double prepareSeconds = secondsSince(prepareStart);
+  if (!savePrepared.empty())
+    if (llvm::Error e = blockc::savePreparedWeights(
+            savePrepared, *sig, (*jit)->getPrepareEntry(), weights))
+      return fail(llvm::toString(std::move(e)));
 
   // ---- Run
   // -------------------------------------------------------------------
@@ -688,7 +742,13 @@ int main(int argc, char **argv) {
                      finite ? "" : " (non-finite values!)");
   os << "  compile  " << formatSeconds(compileSeconds) << " ("
      << (*jit)->cacheStatus() << ")\n";
-  printPrepare(os, (*jit)->getPrepareEntry(), prepareSeconds, *preparedBytes);
+  if (preparedFile)
+    os << "  prepare  skipped (" << weightsFile
+       << " holds the prepared weights)\n";
+  else
+    printPrepare(os, (*jit)->getPrepareEntry(), prepareSeconds, *preparedBytes);
+  if (!savePrepared.empty())
+    os << "  saved    prepared weights -> " << savePrepared << "\n";
   os << "  run      median " << formatSeconds(median) << " over " << repeat
      << (repeat == 1 ? " run" : " runs") << " (min "
      << formatSeconds(sorted.front()) << ")\n";

@@ -63,6 +63,11 @@ struct ModelSignature {
   double flops(int64_t batch, int64_t seqLen) const;
 };
 
+/// The part of a checkpoint tensor that argument `arg` binds: its name, then
+/// "[axis:begin:end]" for a slice and "^T" for a transpose (unique among an
+/// entry's arguments; the tensor names of a file of prepared weights).
+std::string getBindingKey(const ModelArgument &arg);
+
 /// The host element type of a model tensor's element type (f32, bf16 or
 /// f16; analyzeModel accepts no other).
 ElementType getHostElementType(mlir::Type elementType);

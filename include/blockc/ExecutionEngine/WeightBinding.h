@@ -17,6 +17,7 @@
 #define BLOCKC_EXECUTIONENGINE_WEIGHTBINDING_H
 
 #include "blockc/Analysis/ModelSignature.h"
+#include "blockc/Analysis/PreparedWeights.h"
 #include "blockc/Support/TensorFiles.h"
 
 #include "llvm/Support/Error.h"
@@ -47,6 +48,24 @@ bindWeights(const SafeTensorsFile &file, const ModelSignature &signature,
             const WeightBindingOptions &options = {});
 
 /// splitmix64: a small, portable, deterministic generator.
+/// Binds the weights of a file of prepared weights
+/// (SafeTensorsFile::holdsPreparedWeights, written by savePreparedWeights):
+/// each argument by its binding key. An argument that `prepare` prepares
+/// must be stored with exactly the layout it makes (its
+/// describePreparedLayout in the metadata), the others are checked as
+/// bindWeight checks them. Errors name the file and the tensor.
+llvm::Expected<std::vector<HostTensor>>
+bindPreparedWeights(const SafeTensorsFile &file,
+                    const ModelSignature &signature,
+                    const PrepareEntry *prepare);
+
+/// Writes the entry's weight arguments as they are after `prepare` ran
+/// (`weights`: arguments 1..N) to `path` as a file of prepared weights.
+llvm::Error savePreparedWeights(llvm::StringRef path,
+                                const ModelSignature &signature,
+                                const PrepareEntry *prepare,
+                                llvm::ArrayRef<HostTensor> weights);
+
 class SplitMix64 {
 public:
   explicit SplitMix64(uint64_t seed)

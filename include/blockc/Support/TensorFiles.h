@@ -96,7 +96,9 @@ std::string formatShape(const std::vector<int64_t> &shape);
 class SafeTensorsFile {
 public:
   struct Entry {
-    std::string dtype; // "F32", "F16" or "BF16"
+    /// "F32", "F16" or "BF16"; "I32" only for a tensor that the header's
+    /// metadata names as prepared (kPreparedPrefix + name).
+    std::string dtype;
     std::vector<int64_t> shape;
     uint64_t begin = 0, end = 0; // offsets in the data buffer
   };
@@ -112,9 +114,22 @@ public:
 
   const std::string &getPath() const { return path; }
   const llvm::StringMap<Entry> &getEntries() const { return entries; }
+  /// The header's "__metadata__" strings.
+  const llvm::StringMap<std::string> &getMetadata() const { return metadata; }
+
+  /// The metadata of a file of prepared weights (docs/RuntimeABI.md):
+  /// "format" is kPreparedFormat and kPreparedPrefix + <tensor> gives the
+  /// prepared layout of each prepared tensor.
+  static constexpr const char *kPreparedFormat = "blockc-prepared";
+  static constexpr const char *kPreparedPrefix = "blockc.prepared.";
+  bool holdsPreparedWeights() const {
+    auto it = metadata.find("format");
+    return it != metadata.end() && it->second == kPreparedFormat;
+  }
 
   /// Loads tensor `name` as `type`: a tensor stored in that type is copied
-  /// as it is, any other is converted (see convertElements).
+  /// as it is, any other is converted (see convertElements). An I32 tensor
+  /// (prepared words) loads as its bits into an F32-typed tensor.
   llvm::Expected<HostTensor> load(llvm::StringRef name,
                                   ElementType type = ElementType::F32) const;
 
@@ -123,7 +138,23 @@ private:
   std::unique_ptr<llvm::MemoryBuffer> buffer;
   uint64_t dataStart = 0;
   llvm::StringMap<Entry> entries;
+  llvm::StringMap<std::string> metadata;
 };
+
+/// One tensor of a safetensors file to write: `bytes` bytes at `data`, of
+/// safetensors `dtype` ("F32", "BF16", "F16", "I32") and `shape`.
+struct SafeTensorsEntry {
+  std::string name, dtype;
+  std::vector<int64_t> shape;
+  const void *data = nullptr;
+  uint64_t bytes = 0;
+};
+
+/// Writes `entries` (in order) and `metadata` (the header's "__metadata__")
+/// as a safetensors file, atomically like writeNpy.
+llvm::Error writeSafeTensors(
+    llvm::StringRef path, llvm::ArrayRef<SafeTensorsEntry> entries,
+    const std::vector<std::pair<std::string, std::string>> &metadata);
 
 /// Reads a C-order .npy file of f32, or f16 (widened to f32).
 llvm::Expected<HostTensor> readNpy(llvm::StringRef path);
