@@ -1289,7 +1289,7 @@ def cmd_compare(args):
         # an RMS error below u / 8 (u = 2^-8 for bf16, 2^-11 for f16): the
         # same rounding points disagree only where f32 accumulation moves a
         # value across a rounding boundary, while a missing or extra
-        # rounding point costs about u / 3 RMS in every element.
+        # rounding point costs about u / sqrt(3) RMS in every element.
         u = STORAGE_UNIT_ROUNDOFF[args.dtype]
         tol = 2 * u if tol is None else tol
         rms_tol = u / 8 if rms_tol is None else rms_tol

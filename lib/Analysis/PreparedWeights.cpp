@@ -1,6 +1,7 @@
 //===- PreparedWeights.cpp - an entry's prepare function ------------------===//
 
 #include "blockc/Analysis/PreparedWeights.h"
+#include "blockc/Analysis/ModelSignature.h"
 #include "blockc/Dialect/Codegen/IR/CodegenDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -8,7 +9,8 @@
 using namespace mlir;
 using blockc::codegen::CodegenDialect;
 
-std::string blockc::describePreparedLayout(const PreparedWeight &w) {
+std::string blockc::describePreparedLayout(const PreparedWeight &w,
+                                           ElementType source) {
   std::string s;
   llvm::raw_string_ostream os(s);
   if (w.bits)
@@ -18,7 +20,8 @@ std::string blockc::describePreparedLayout(const PreparedWeight &w) {
     os << "packed_weight rows=" << w.rows << " cols=" << w.cols
        << " panel_k=" << w.panelK << " panel_n=" << w.panelN
        << " type=" << stringifyElementType(w.elementType);
-  os << " shape=" << formatShape(w.shape);
+  os << " shape=" << formatShape(w.shape)
+     << " from=" << stringifyElementType(source);
   return s;
 }
 
@@ -122,9 +125,7 @@ blockc::findPrepareEntry(ModuleOp module, StringRef entryName) {
     PreparedWeight w;
     w.argIndex = *index;
     w.shape.assign(type.getShape().begin(), type.getShape().end());
-    w.elementType = type.getElementType().isBF16()  ? ElementType::BF16
-                    : type.getElementType().isF16() ? ElementType::F16
-                                                    : ElementType::F32;
+    w.elementType = getHostElementType(type.getElementType());
     if (packed) {
       w.rows = packed.getRows();
       w.cols = packed.getCols();

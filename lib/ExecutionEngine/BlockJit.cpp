@@ -699,6 +699,11 @@ Error BlockJit::runDecode(ArrayRef<const HostTensor *> hostArgs,
 Error BlockJit::invoke(std::vector<std::vector<int64_t>> &descriptors,
                        std::optional<int64_t> position, size_t numCaches,
                        HostTensor &out, bool gpu) {
+  // The result is copied (and widened) into `out`.
+  if (out.elementType != ElementType::F32 ||
+      static_cast<int64_t>(out.data.size()) != out.numElements())
+    return makeError("the output tensor must be an allocated f32 tensor "
+                     "(activations are f32 on the host)");
   // The C interface returns the (dynamically shaped) result through a
   // descriptor passed first; the buffer is malloc'ed by the callee and owned
   // by the caller.

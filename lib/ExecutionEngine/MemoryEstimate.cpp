@@ -17,21 +17,25 @@ MemoryEstimate blockc::estimateMemory(const ModelSignature &sig, int64_t b,
                                       int64_t t, int64_t steps,
                                       int64_t cacheLen) {
   MemoryEstimate m;
+  // Weights and KV caches are held in the model's type (bf16/f16: 2 bytes);
+  // activations inside the block are f32 buffers.
   for (const ModelArgument &arg : llvm::drop_begin(sig.args)) {
-    double n = 4;
+    double n = arg.type.getElementType().getIntOrFloatBitWidth() / 8;
     for (int64_t d : arg.type.getShape())
       n *= double(d);
     m.weights += n;
   }
   double tokens = double(b) * double(t + steps);
   double d = double(sig.args[0].type.getDimSize(2));
+  double kvBytes =
+      sig.args[0].type.getElementType().getIntOrFloatBitWidth() / 8;
   double act = 8 * d;
   for (const BlockConfig &c : sig.blocks) {
     act = std::max(act, 6.0 * c.modelDim +
                             2.0 * (c.numHeads + c.numKVHeads) * c.headDim +
                             3.0 * c.dff);
     m.kvCaches +=
-        2.0 * double(b) * double(cacheLen) * c.numKVHeads * c.headDim * 4;
+        2.0 * double(b) * double(cacheLen) * c.numKVHeads * c.headDim * kvBytes;
   }
   m.activations = tokens * act * 4;
   m.io = 2 * tokens * d * 4;

@@ -95,13 +95,22 @@ blockc::bindWeights(const SafeTensorsFile &file, const ModelSignature &sig,
   return std::move(weights);
 }
 
+/// The safetensors dtype of a tensor of `type` in a file of prepared
+/// weights: "I32" for the int32 words of a quantised weight.
+static std::string storedDType(ElementType type, bool quantizedWords) {
+  if (quantizedWords)
+    return "I32";
+  return type == ElementType::BF16  ? "BF16"
+         : type == ElementType::F16 ? "F16"
+                                    : "F32";
+}
+
 llvm::Expected<std::vector<HostTensor>>
 blockc::bindPreparedWeights(const SafeTensorsFile &file,
                             const ModelSignature &sig,
                             const PrepareEntry *prepare) {
   const std::string &path = file.getPath();
   std::vector<HostTensor> weights;
-  unsigned numPrepared = 0;
   for (const ModelArgument &arg : llvm::drop_begin(sig.args)) {
     std::string key = getBindingKey(arg);
     auto it = file.getEntries().find(key);
@@ -128,7 +137,8 @@ blockc::bindPreparedWeights(const SafeTensorsFile &file,
       weights.push_back(std::move(*t));
       continue;
     }
-    std::string want = describePreparedLayout(*w);
+    std::string want = describePreparedLayout(
+        *w, getHostElementType(arg.type.getElementType()));
     if (stored == file.getMetadata().end() || stored->second != want)
       return makeError(path + ": tensor '" + key + "' was prepared as " +
                        (stored == file.getMetadata().end()
@@ -136,20 +146,19 @@ blockc::bindPreparedWeights(const SafeTensorsFile &file,
                             : stored->second) +
                        ", this compilation needs " + want +
                        " (prepare from the checkpoint again)");
+    // Stored exactly as prepared: the layout's shape and element type (I32
+    // words for a quantised weight), never converted.
+    const SafeTensorsFile::Entry &entry = it->second;
+    std::string dtype = storedDType(w->elementType, w->bits != 0);
+    if (entry.shape != w->shape || entry.dtype != dtype)
+      return makeError(path + ": tensor '" + key + "' is " + entry.dtype + " " +
+                       formatShape(entry.shape) + ", its layout says " + dtype +
+                       " " + formatShape(w->shape));
     llvm::Expected<HostTensor> t = file.load(key, w->elementType);
     if (!t)
       return t.takeError();
-    if (t->shape != w->shape || t->elementType != w->elementType)
-      return makeError(path + ": tensor '" + key + "' has shape " +
-                       formatShape(t->shape) + ", its layout says " +
-                       formatShape(w->shape));
-    ++numPrepared;
     weights.push_back(std::move(*t));
   }
-  if (prepare && numPrepared != prepare->results.size())
-    return makeError(path + ": " + Twine(numPrepared) + " of the " +
-                     Twine(prepare->results.size()) +
-                     " prepared weights were found");
   return std::move(weights);
 }
 
@@ -166,15 +175,13 @@ llvm::Error blockc::savePreparedWeights(llvm::StringRef path,
     e.shape = t.shape;
     e.data = t.bytes();
     e.bytes = t.numElements() * t.elementBytes();
-    e.dtype = t.elementType == ElementType::BF16  ? "BF16"
-              : t.elementType == ElementType::F16 ? "F16"
-                                                  : "F32";
-    if (const PreparedWeight *w =
-            prepare ? prepare->find(arg.index) : nullptr) {
-      if (w->bits)
-        e.dtype = "I32"; // int32 words (#blockc_codegen.quantized_weight)
-      metadata.push_back({SafeTensorsFile::kPreparedPrefix + e.name,
-                          describePreparedLayout(*w)});
+    const PreparedWeight *w = prepare ? prepare->find(arg.index) : nullptr;
+    e.dtype = storedDType(t.elementType, w && w->bits);
+    if (w) {
+      metadata.push_back(
+          {SafeTensorsFile::kPreparedPrefix + e.name,
+           describePreparedLayout(
+               *w, getHostElementType(arg.type.getElementType()))});
     }
     entries.push_back(std::move(e));
   }
@@ -195,7 +202,8 @@ HostTensor blockc::makeRandomWeight(const ModelArgument &arg, uint64_t seed) {
     v = isNorm ? 1.0f + 0.1f * rng.uniform()
                : static_cast<float>(scale * rng.uniform());
   // The f32 draws, rounded to the argument's type.
-  return convertElements(t, getHostElementType(arg.type.getElementType()));
+  ElementType type = getHostElementType(arg.type.getElementType());
+  return type == ElementType::F32 ? t : convertElements(t, type);
 }
 
 std::vector<HostTensor> blockc::makeRandomWeights(const ModelSignature &sig,

@@ -439,6 +439,8 @@ void blockc::buildNVPTXEmulatorLowerToLLVMPipeline(
     OpPassManager &pm, const NVPTXPipelineOptions &options) {
   pm.addPass(transformer::createTransformerStripMetadataPass());
   pm.addNestedPass<func::FuncOp>(cpu::createCPUFmaToFmulAddPass());
+  // The emulated kernels are host code: bf16 rounding as integer code, as
+  // on the CPU (the PTX path keeps the native conversions).
   pm.addNestedPass<func::FuncOp>(cpu::createCPUExpandBF16Pass());
   pm.addNestedPass<func::FuncOp>(LLVM::createLLVMRequestCWrappersPass());
   pm.addPass(createGpuKernelOutliningPass());
@@ -473,7 +475,6 @@ void blockc::buildNVPTXLowerToLLVMPipeline(
     return buildNVPTXEmulatorLowerToLLVMPipeline(pm, options);
   pm.addPass(transformer::createTransformerStripMetadataPass());
   pm.addNestedPass<func::FuncOp>(cpu::createCPUFmaToFmulAddPass());
-  pm.addNestedPass<func::FuncOp>(cpu::createCPUExpandBF16Pass());
   pm.addNestedPass<func::FuncOp>(LLVM::createLLVMRequestCWrappersPass());
   pm.addPass(createGpuKernelOutliningPass());
   pm.addPass(nvptx::createGPUMergeModulesPass());

@@ -51,11 +51,11 @@
 #include <chrono>
 #if defined(__GLIBC__)
 #include <malloc.h>
-#include <optional>
-#include <set>
 #endif
 #include <cmath>
 #include <cstring>
+#include <optional>
+#include <set>
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -598,21 +598,15 @@ int main(int argc, char **argv) {
         return fail(weightsFile + ": prepared weights load for the plain "
                                   "CPU entry only (not --decode, "
                                   "--check-decode or -target=nvptx)");
-      preparedFile = std::move(*st);
+      preparedFile = std::move(*st); // bound after compiling
+    } else {
+      blockc::WeightBindingOptions options;
+      options.allowExtraTensors = allowExtraWeights;
+      auto bound = blockc::bindWeights(*st, *sig, options);
+      if (!bound)
+        return fail(llvm::toString(bound.takeError()));
+      weights = std::move(*bound);
     }
-  }
-  if (preparedFile) {
-    // Bound after compiling.
-  } else if (!weightsFile.empty()) {
-    auto st = blockc::SafeTensorsFile::open(weightsFile);
-    if (!st)
-      return fail(llvm::toString(st.takeError()));
-    blockc::WeightBindingOptions options;
-    options.allowExtraTensors = allowExtraWeights;
-    auto bound = blockc::bindWeights(*st, *sig, options);
-    if (!bound)
-      return fail(llvm::toString(bound.takeError()));
-    weights = std::move(*bound);
   } else {
     weights = blockc::makeRandomWeights(*sig, weightSeed);
   }
@@ -658,8 +652,10 @@ int main(int argc, char **argv) {
     if (!bound)
       return fail(llvm::toString(bound.takeError()));
     weights = std::move(*bound);
-    for (const blockc::HostTensor &w : weights)
-      numParams += w.numElements();
+    // Parameters of the model (the stored words or panels hold more or
+    // fewer elements).
+    for (const blockc::ModelArgument &arg : llvm::drop_begin(sig->args))
+      numParams += arg.type.getNumElements();
     weightsHeld = describeHeld(weights);
   } else {
     std::vector<blockc::HostTensor *> entryArgs = {nullptr};

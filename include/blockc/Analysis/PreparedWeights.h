@@ -40,11 +40,14 @@ struct PreparedWeight {
   ElementType elementType = ElementType::F32;
 };
 
-/// The layout of `w` as one line, e.g. "packed_weight rows=4096 cols=4096
-/// panel_k=256 panel_n=16 type=bf16 shape=[256, 16, 256, 16]" or
-/// "quantized_weight rows=... cols=... bits=4 group_size=32 shape=[...]":
-/// what a file of prepared weights records per tensor, and must match.
-std::string describePreparedLayout(const PreparedWeight &w);
+/// The layout of `w`, prepared from a weight of type `source`, as one
+/// line, e.g. "packed_weight rows=4096 cols=4096 panel_k=256 panel_n=16
+/// type=bf16 shape=[256, 16, 256, 16] from=bf16" or "quantized_weight
+/// rows=... cols=... bits=4 group_size=32 shape=[...] from=f32": what a
+/// file of prepared weights records per tensor, and must match (words
+/// quantised from an f32 weight differ from words quantised from its bf16
+/// rounding).
+std::string describePreparedLayout(const PreparedWeight &w, ElementType source);
 
 struct PrepareEntry {
   /// The prepare function, e.g. "forward_prepare".

@@ -166,10 +166,10 @@ private:
   JitTarget target = JitTarget::CPU;
   /// NVPTX on the GPU emulator's runtime.
   bool emulated = false;
-  /// GPU copies of the arguments, kept across runs.
   /// The element type of the entry's activation and result (the host's
   /// are f32: run converts at the call).
   ElementType activationType = ElementType::F32;
+  /// GPU copies of the arguments, kept across runs.
   struct DeviceCopy {
     const void *host = nullptr;
     size_t count = 0; // bytes

@@ -47,7 +47,6 @@ llvm::Expected<std::vector<HostTensor>>
 bindWeights(const SafeTensorsFile &file, const ModelSignature &signature,
             const WeightBindingOptions &options = {});
 
-/// splitmix64: a small, portable, deterministic generator.
 /// Binds the weights of a file of prepared weights
 /// (SafeTensorsFile::holdsPreparedWeights, written by savePreparedWeights):
 /// each argument by its binding key. An argument that `prepare` prepares
@@ -66,6 +65,7 @@ llvm::Error savePreparedWeights(llvm::StringRef path,
                                 const PrepareEntry *prepare,
                                 llvm::ArrayRef<HostTensor> weights);
 
+/// splitmix64: a small, portable, deterministic generator.
 class SplitMix64 {
 public:
   explicit SplitMix64(uint64_t seed)

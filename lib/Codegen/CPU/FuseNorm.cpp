@@ -227,8 +227,11 @@ struct CPUFuseNormPass
             !forall->isAncestor(read.getBase().getParentBlock()->getParentOp());
         if (!isX && !isW)
           return;
+        // A 16-bit weight (read and widened in place) would need the gain
+        // applied after the widening: not fused.
         if (read.getVectorType().getRank() != 1 || read.getMask() ||
-            !read.getPermutationMap().isMinorIdentity())
+            !read.getPermutationMap().isMinorIdentity() ||
+            !read.getVectorType().getElementType().isF32())
           ok = false;
         if (isX) {
           xReads.push_back(read);
@@ -246,7 +249,8 @@ struct CPUFuseNormPass
       });
       for (linalg::PackOp pack : packs)
         if (pack.getSourceType().getRank() != 2 ||
-            pack.getSourceType().getDimSize(1) != k)
+            pack.getSourceType().getDimSize(1) != k ||
+            !pack.getSourceType().getElementType().isF32())
           ok = false;
       if (!ok || (xReads.empty() && wReads.empty() && packs.empty()))
         return false;

@@ -95,6 +95,21 @@ func.func @bias(%x: tensor<2x3x40xf32>, %g: tensor<40xf32>, %w: tensor<24x40xf32
 
 // -----
 
+// Not fused: a projection of a bf16 weight (read and widened in place; the
+// gain would have to follow the widening) on a dynamic T, so that both
+// kernels read the weight.
+// CHECK-LABEL: func.func @bf16_weight
+// CHECK:       transformer.rms_norm
+// AVX2-LABEL: func.func @bf16_weight
+// AVX2:       transformer.rms_norm
+func.func @bf16_weight(%x: tensor<1x?x40xf32>, %g: tensor<40xf32>, %w: tensor<24x40xbf16>) -> tensor<1x?x24xf32> {
+  %n = transformer.rms_norm %x, %g {epsilon = 1.0e-06 : f64} : tensor<1x?x40xf32>, tensor<40xf32>
+  %q = transformer.linear %n, %w : tensor<1x?x40xf32>, tensor<24x40xbf16> -> tensor<1x?x24xf32>
+  return %q : tensor<1x?x24xf32>
+}
+
+// -----
+
 // A horizontal group (K and V in one kernel): both members' tiles are
 // scaled by r (one r read per member and row).
 // CHECK-LABEL: func.func @group

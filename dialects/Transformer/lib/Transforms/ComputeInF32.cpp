@@ -74,15 +74,17 @@ struct TransformerComputeInF32Pass
     for (Operation *op : ops) {
       if (auto norm = dyn_cast<RMSNormOp>(op))
         widenRMSNorm(norm);
-      else
-        widenOp(op);
+      else if (!widenOp(op))
+        continue; // already f32 but for a linear's 16-bit weight
       ++numWidened;
     }
   }
 
   /// Widens the narrow operands (not a linear's weight), computes in f32
-  /// and rounds each narrow result back to its type.
-  void widenOp(Operation *op) {
+  /// and rounds each narrow result back to its type; false if nothing was
+  /// narrow but a linear's weight.
+  bool widenOp(Operation *op) {
+    bool changed = false;
     OpBuilder b(op);
     Location loc = op->getLoc();
     auto linear = dyn_cast<LinearOp>(op);
@@ -93,6 +95,7 @@ struct TransformerComputeInF32Pass
                         linear.getWeightMutable().getOperandNumber())
         continue;
       operand.set(widen(b, loc, operand.get()));
+      changed = true;
     }
     b.setInsertionPointAfter(op);
     for (OpResult result : op->getResults()) {
@@ -102,7 +105,9 @@ struct TransformerComputeInF32Pass
       result.setType(withElementType(narrow, b.getF32Type()));
       auto round = arith::TruncFOp::create(b, loc, narrow, result);
       result.replaceAllUsesExcept(round, round);
+      changed = true;
     }
+    return changed;
   }
 
   /// LlamaRMSNorm in a narrow type: `weight * (x * rsqrt(mean(x^2) +
@@ -117,9 +122,12 @@ struct TransformerComputeInF32Pass
     Value ones = arith::ConstantOp::create(
         b, loc,
         DenseElementsAttr::get(gainType.clone(f32), b.getF32FloatAttr(1.0)));
-    Value normalized =
+    auto normalized =
         RMSNormOp::create(b, loc, withElementType(type, f32),
                           widen(b, loc, op.getInput()), ones, op.getEpsilon());
+    // Discardable attributes (e.g. a layer tag) stay with the norm.
+    for (NamedAttribute attr : op->getDiscardableAttrs())
+      normalized->setAttr(attr.getName(), attr.getValue());
     Value rounded = arith::TruncFOp::create(b, loc, type, normalized);
     // result[..., i] = round(widen(rounded[..., i]) * widen(gain[i])).
     unsigned rank = type.getRank();
