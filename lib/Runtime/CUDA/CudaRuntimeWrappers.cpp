@@ -69,7 +69,17 @@ bool ensureDevice() {
   });
   if (!ok)
     return false;
-  return CHECK(cuCtxSetCurrent(context));
+  CUresult result = cuCtxSetCurrent(context);
+  // At process exit the driver may shut down before the destructors that
+  // unload the kernels' module run (found on an H200): nothing is left to
+  // release then, and it is no error of the program's.
+  if (result == CUDA_ERROR_DEINITIALIZED)
+    return false;
+  if (result != CUDA_SUCCESS) {
+    report("cuCtxSetCurrent(context)", result);
+    return false;
+  }
+  return true;
 }
 
 /// ensureDevice(), and false after any error (launches and module loads
