@@ -440,6 +440,34 @@ Expected<HostTensor> blockc::parseNpy(StringRef bytes, StringRef path) {
   return isHalf ? convertElements(t, ElementType::F32) : t;
 }
 
+/// Writes a file through `write` into a temporary file in the same
+/// directory that is renamed over `path`: a failure never leaves a partial
+/// file.
+static Error writeAtomically(StringRef path,
+                             function_ref<void(raw_ostream &)> write) {
+  SmallString<256> tmp;
+  int fd;
+  if (std::error_code ec =
+          sys::fs::createUniqueFile(path + ".tmp-%%%%%%", fd, tmp))
+    return fileError(path, "cannot write output: " + ec.message());
+  {
+    raw_fd_ostream os(fd, /*shouldClose=*/true);
+    write(os);
+    os.close();
+    if (os.has_error()) {
+      std::error_code ec = os.error();
+      os.clear_error();
+      sys::fs::remove(tmp);
+      return fileError(path, "cannot write output: " + ec.message());
+    }
+  }
+  if (std::error_code ec = sys::fs::rename(tmp, path)) {
+    sys::fs::remove(tmp);
+    return fileError(path, "cannot write output: " + ec.message());
+  }
+  return Error::success();
+}
+
 Error blockc::writeSafeTensors(
     StringRef path, ArrayRef<SafeTensorsEntry> entries,
     const std::vector<std::pair<std::string, std::string>> &metadata) {
@@ -466,13 +494,7 @@ Error blockc::writeSafeTensors(
   raw_string_ostream(text) << json::Value(std::move(header));
   text.append((8 - text.size() % 8) % 8, ' ');
 
-  SmallString<256> tmp;
-  int fd;
-  if (std::error_code ec =
-          sys::fs::createUniqueFile(path + ".tmp-%%%%%%", fd, tmp))
-    return fileError(path, "cannot write output: " + ec.message());
-  {
-    raw_fd_ostream os(fd, /*shouldClose=*/true);
+  return writeAtomically(path, [&](raw_ostream &os) {
     char len[8];
     support::endian::write64le(len, text.size());
     os.write(len, 8);
@@ -480,19 +502,7 @@ Error blockc::writeSafeTensors(
     for (const SafeTensorsEntry &e : entries)
       if (e.bytes)
         os.write(static_cast<const char *>(e.data), e.bytes);
-    os.close();
-    if (os.has_error()) {
-      std::string msg = os.error().message();
-      os.clear_error();
-      sys::fs::remove(tmp);
-      return fileError(path, "cannot write output: " + msg);
-    }
-  }
-  if (std::error_code ec = sys::fs::rename(tmp, path)) {
-    sys::fs::remove(tmp);
-    return fileError(path, "cannot write output: " + ec.message());
-  }
-  return Error::success();
+  });
 }
 
 Error blockc::checkWritable(StringRef path) {
@@ -527,13 +537,7 @@ Error blockc::writeNpy(StringRef path, const HostTensor &tensor) {
   header.append((64 - total % 64) % 64, ' ');
   header += '\n';
 
-  SmallString<256> tmp;
-  int fd;
-  if (std::error_code ec =
-          sys::fs::createUniqueFile(path + ".tmp-%%%%%%", fd, tmp))
-    return fileError(path, "cannot write output: " + ec.message());
-  {
-    raw_fd_ostream os(fd, /*shouldClose=*/true);
+  return writeAtomically(path, [&](raw_ostream &os) {
     os << "\x93NUMPY" << char(1) << char(0);
     char len[2];
     support::endian::write16le(len, static_cast<uint16_t>(header.size()));
@@ -541,19 +545,7 @@ Error blockc::writeNpy(StringRef path, const HostTensor &tensor) {
     os << header;
     os.write(reinterpret_cast<const char *>(tensor.data.data()),
              tensor.data.size() * sizeof(float));
-    os.close();
-    if (os.has_error()) {
-      std::error_code ec = os.error();
-      os.clear_error();
-      sys::fs::remove(tmp);
-      return fileError(path, "cannot write output: " + ec.message());
-    }
-  }
-  if (std::error_code ec = sys::fs::rename(tmp, path)) {
-    sys::fs::remove(tmp);
-    return fileError(path, "cannot write output: " + ec.message());
-  }
-  return Error::success();
+  });
 }
 
 HostTensor blockc::sliceTensor(const HostTensor &t, int64_t axis, int64_t begin,

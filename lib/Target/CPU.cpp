@@ -105,12 +105,9 @@ std::string blockc::emitCHeader(const ModelSignature &sig,
   // Descriptor types by element type ("f32", "bf16", "f16") and rank. A
   // prepared weight (f32 panels, or int32 words of a quantised one) is
   // "f32"; bf16 and f16 elements are their bits (uint16_t).
-  auto eltName = [](mlir::Type t) -> std::string {
-    return t.isBF16() ? "bf16" : t.isF16() ? "f16" : "f32";
-  };
   std::set<std::pair<std::string, int64_t>> kinds;
   auto memref = [&](mlir::Type elt, int64_t rank) {
-    std::string name = eltName(elt);
+    std::string name = stringifyElementType(getHostElementType(elt));
     kinds.insert({name, rank});
     return "blockc_memref_" + name + "_" + std::to_string(rank) + "d";
   };

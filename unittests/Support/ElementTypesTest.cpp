@@ -41,10 +41,10 @@ TEST(ElementTypes, HalfRoundTripsAndRoundsHalfwayToEven) {
     EXPECT_EQ(floatToHalf(std::nextafter(mid, 1e30f)), h + 1) << h;
     EXPECT_EQ(floatToHalf(std::nextafter(mid, -1e30f)), h) << h;
   }
-  EXPECT_EQ(floatToHalf(65520.0f), 0x7c00);          // rounds to infinity
+  EXPECT_EQ(floatToHalf(65520.0f), 0x7c00); // rounds to infinity
   EXPECT_EQ(floatToHalf(std::nextafter(65520.0f, 0.0f)), 0x7bff); // max
   EXPECT_EQ(floatToHalf(INFINITY), 0x7c00);
-  EXPECT_EQ(floatToHalf(1e-9f), 0);                  // below half a subnormal
+  EXPECT_EQ(floatToHalf(1e-9f), 0); // below half a subnormal
   uint16_t nan = floatToHalf(NAN);
   EXPECT_EQ(nan & 0x7c00, 0x7c00);
   EXPECT_NE(nan & 0x3ff, 0);
