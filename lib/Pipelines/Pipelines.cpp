@@ -381,6 +381,11 @@ void blockc::buildNVPTXLowerToLinalgPipeline(
     fpm.addPass(createGPUSelectTiles(options));
     fpm.addPass(nvptx::createGPULowerSDPAPass());
   });
+  // Tensor cores: contractions of a 16-bit weight with an f32 input that
+  // holds 16-bit values read that input in 16 bits (exact); the fusion
+  // below folds the narrowing into its producer.
+  pm.addNestedPass<func::FuncOp>(createGPUSelectTiles(options));
+  pm.addNestedPass<func::FuncOp>(nvptx::createGPUNarrowMmaOperandsPass());
   // On a GPU a launch costs more than recomputing a broadcast producer.
   FuseElementwisePassOptions fusion;
   fusion.fuseBroadcast = true;
@@ -443,6 +448,10 @@ void blockc::buildNVPTXEmulatorLowerToLLVMPipeline(
   // on the CPU (the PTX path keeps the native conversions).
   pm.addNestedPass<func::FuncOp>(cpu::createCPUExpandBF16Pass());
   pm.addNestedPass<func::FuncOp>(LLVM::createLLVMRequestCWrappersPass());
+  // Constants (hoisted out of the launches by canonicalization, e.g. the
+  // tensor-core kernels' zero accumulators) go back in, not into kernel
+  // parameters.
+  pm.addPass(createGpuLaunchSinkIndexComputationsPass());
   pm.addPass(createGpuKernelOutliningPass());
   pm.addPass(nvptx::createGPUMergeModulesPass());
   nvptx::GPUEmulateKernelsPassOptions emulation;
@@ -454,6 +463,8 @@ void blockc::buildNVPTXEmulatorLowerToLLVMPipeline(
   // kernels are host functions now and go the same way.
   pm.addPass(createConvertVectorToSCFPass());
   pm.addPass(createSCFToControlFlowPass());
+  // The fragments of the tensor-core ops (vectors).
+  pm.addPass(createConvertVectorToLLVMPass());
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
@@ -476,8 +487,14 @@ void blockc::buildNVPTXLowerToLLVMPipeline(
   pm.addPass(transformer::createTransformerStripMetadataPass());
   pm.addNestedPass<func::FuncOp>(cpu::createCPUFmaToFmulAddPass());
   pm.addNestedPass<func::FuncOp>(LLVM::createLLVMRequestCWrappersPass());
+  // Constants (hoisted out of the launches by canonicalization, e.g. the
+  // tensor-core kernels' zero accumulators) go back in, not into kernel
+  // parameters.
+  pm.addPass(createGpuLaunchSinkIndexComputationsPass());
   pm.addPass(createGpuKernelOutliningPass());
   pm.addPass(nvptx::createGPUMergeModulesPass());
+  // bf16 mma.sync, which upstream's convert-nvgpu-to-nvvm does not lower.
+  pm.addNestedPass<gpu::GPUModuleOp>(nvptx::createGPULowerMmaToNVVMPass());
   pm.addNestedPass<func::FuncOp>(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
 

@@ -297,6 +297,79 @@ void manyBarriersKernel(void **params, BlockcEmuThread *t, void *shared,
   out[t->blockId[0] * n + i] = v;
 }
 
+// Tensor cores: one warp copies a 16 x 16 bf16 A into shared memory with
+// cp.async, loads its fragment with ldmatrix.x4 and multiplies by B (given
+// as each lane's registers, [n][k] in global memory) with mma.sync; D goes
+// out in the PTX fragment layout.
+void mmaKernel(void **params, BlockcEmuThread *t, void *shared, int64_t) {
+  auto *a = arg<const uint16_t *>(params, 0);
+  auto *b = arg<const uint16_t *>(params, 1); // [8][16]
+  auto *d = arg<float *>(params, 2);          // [16][8]
+  int lane = t->laneId, g = lane / 4, q = lane / 8;
+  auto *tile = static_cast<uint16_t *>(shared); // [16][16]
+  int row = lane / 2, col = 8 * (lane % 2);
+  blockcEmuCpAsync(t, tile + 16 * row + col, a + 16 * row + col, 16, 16,
+                   "mma copy");
+  blockcEmuCpAsyncCommit(t);
+  blockcEmuCpAsyncWait(t, 0, "mma wait");
+  blockcEmuBarrier(t, "mma barrier");
+  uint32_t aRegs[4], bRegs[2];
+  float c[4] = {0, 0, 0, 0}, dOut[4];
+  blockcEmuLdMatrix(t, tile + 16 * (8 * (q % 2) + lane % 8) + 8 * (q / 2),
+                    aRegs, 4, 0, "mma ldmatrix");
+  for (int r = 0; r < 2; ++r) {
+    const uint16_t *k = b + 16 * g + 2 * (lane % 4) + 8 * r;
+    bRegs[r] = static_cast<uint32_t>(k[0]) | static_cast<uint32_t>(k[1]) << 16;
+  }
+  blockcEmuMma(t, 0, aRegs, bRegs, c, dOut, "mma site");
+  for (int i = 0; i < 4; ++i)
+    d[8 * (g + 8 * (i / 2)) + 2 * (lane % 4) + i % 2] = dOut[i];
+}
+
+// cp.async into shared memory read before and after its wait.
+void copyVisibilityKernel(void **params, BlockcEmuThread *t, void *shared,
+                          int64_t) {
+  auto *src = arg<const uint32_t *>(params, 0);
+  auto *out = arg<uint32_t *>(params, 1);
+  auto *dst = static_cast<uint32_t *>(shared) + 4 * t->laneId;
+  blockcEmuCpAsync(t, dst, src + 4 * t->laneId, 16, 8, "copy");
+  blockcEmuCpAsyncCommit(t);
+  out[8 * t->laneId] = dst[0]; // not landed yet
+  blockcEmuCpAsyncWait(t, 0, "wait");
+  for (int i = 0; i < 4; ++i)
+    out[8 * t->laneId + 1 + i] = dst[i]; // 2 copied, 2 zero-filled
+}
+
+void copyToGlobalKernel(void **params, BlockcEmuThread *t, void *, int64_t) {
+  auto *buffer = arg<uint32_t *>(params, 0);
+  blockcEmuCpAsync(t, buffer + 4, buffer, 16, 16, "bad copy");
+}
+
+void misalignedLdMatrixKernel(void **, BlockcEmuThread *t, void *shared,
+                              int64_t) {
+  uint32_t regs[4];
+  char *row = static_cast<char *>(shared) + 16 * t->laneId;
+  if (t->laneId == 5)
+    row += 8;
+  blockcEmuLdMatrix(t, row, regs, 4, 0, "ldmatrix site");
+}
+
+void mmaInPartialWarpKernel(void **, BlockcEmuThread *t, void *, int64_t) {
+  uint32_t a[4] = {}, b[2] = {};
+  float c[4] = {}, d[4];
+  blockcEmuMma(t, 0, a, b, c, d, "partial mma");
+}
+
+void divergentMmaKernel(void **, BlockcEmuThread *t, void *, int64_t) {
+  ++entered;
+  if (t->laneId >= 16)
+    return;
+  uint32_t a[4] = {}, b[2] = {};
+  float c[4] = {}, d[4];
+  blockcEmuMma(t, 0, a, b, c, d, "half mma");
+  ++finished;
+}
+
 //===----------------------------------------------------------------------===//
 // Fixture
 //===----------------------------------------------------------------------===//
@@ -1006,6 +1079,95 @@ TEST_F(EmulatorRuntimeTest, Stats) {
   EXPECT_EQ(s2.switches - s1.switches, 256);
   mgpuMemFree(in, nullptr);
   mgpuMemFree(out, nullptr);
+}
+
+//===----------------------------------------------------------------------===//
+// Tensor-core instructions
+//===----------------------------------------------------------------------===//
+
+uint16_t bf16Bits(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, sizeof(bits));
+  return static_cast<uint16_t>(bits >> 16);
+}
+
+TEST_F(EmulatorRuntimeTest, MmaThroughSharedMemory) {
+  add("mma", mmaKernel, BLOCKC_EMU_SYNCHRONIZES, 16 * 16 * 2);
+  uint16_t *a = alloc<uint16_t>(16 * 16), *b = alloc<uint16_t>(8 * 16);
+  float *d = alloc<float>(16 * 8);
+  // Small integers: exact in bf16 and in the sums.
+  for (int i = 0; i < 16; ++i)
+    for (int k = 0; k < 16; ++k)
+      a[16 * i + k] = bf16Bits(static_cast<float>((3 * i + 5 * k) % 7 - 3));
+  for (int n = 0; n < 8; ++n)
+    for (int k = 0; k < 16; ++k)
+      b[16 * n + k] = bf16Bits(static_cast<float>((2 * n + k) % 5 - 2));
+  launch("mma", {1}, {32}, {&a, &b, &d});
+  EXPECT_EQ(error(), "");
+  for (int i = 0; i < 16; ++i)
+    for (int n = 0; n < 8; ++n) {
+      float expected = 0;
+      for (int k = 0; k < 16; ++k)
+        expected += static_cast<float>((3 * i + 5 * k) % 7 - 3) *
+                    static_cast<float>((2 * n + k) % 5 - 2);
+      EXPECT_EQ(d[8 * i + n], expected) << i << ", " << n;
+    }
+  mgpuMemFree(a, nullptr);
+  mgpuMemFree(b, nullptr);
+  mgpuMemFree(d, nullptr);
+}
+
+TEST_F(EmulatorRuntimeTest, CpAsyncLandsAtTheWait) {
+  add("copy", copyVisibilityKernel, 0, 32 * 16);
+  uint32_t *src = alloc<uint32_t>(32 * 4), *out = alloc<uint32_t>(32 * 8);
+  for (int i = 0; i < 32 * 4; ++i)
+    src[i] = 1000 + i;
+  launch("copy", {1}, {32}, {&src, &out});
+  EXPECT_EQ(error(), "");
+  for (int l = 0; l < 32; ++l) {
+    EXPECT_EQ(out[8 * l], 0xFFFFFFFFu) << "lane " << l; // fresh shared memory
+    EXPECT_EQ(out[8 * l + 1], 1000u + 4 * l);
+    EXPECT_EQ(out[8 * l + 2], 1001u + 4 * l);
+    EXPECT_EQ(out[8 * l + 3], 0u); // zero-filled past the 8 source bytes
+    EXPECT_EQ(out[8 * l + 4], 0u);
+  }
+  mgpuMemFree(src, nullptr);
+  mgpuMemFree(out, nullptr);
+}
+
+TEST_F(EmulatorRuntimeTest, CpAsyncMustWriteSharedMemory) {
+  add("to_global", copyToGlobalKernel, 0, 64);
+  uint32_t *buffer = alloc<uint32_t>(8);
+  launch("to_global", {1}, {1}, {&buffer});
+  EXPECT_EQ(error(), "kernel 'to_global': thread (0,0,0) of block (0,0,0): "
+                     "cp.async at bad copy writes outside the block's 64 "
+                     "bytes of shared memory");
+  mgpuMemFree(buffer, nullptr);
+}
+
+TEST_F(EmulatorRuntimeTest, LdMatrixRowsMustBeAlignedSharedRows) {
+  add("ldm", misalignedLdMatrixKernel, BLOCKC_EMU_SYNCHRONIZES, 32 * 16 + 16);
+  launch("ldm", {1}, {32});
+  EXPECT_EQ(error(), "kernel 'ldm': lane 5 of warp 0 in block (0,0,0) gives "
+                     "ldmatrix.x4 at ldmatrix site a row address that is not "
+                     "a 16-byte aligned row of the block's shared memory "
+                     "(offset 88 of 528 bytes)");
+}
+
+TEST_F(EmulatorRuntimeTest, MmaNeedsAFullWarp) {
+  add("partial", mmaInPartialWarpKernel);
+  launch("partial", {1}, {16});
+  EXPECT_EQ(error(), "kernel 'partial': mma.m16n8k16 bf16 at partial mma "
+                     "needs a full warp; warp 0 of block (0,0,0) has 16 "
+                     "threads");
+}
+
+TEST_F(EmulatorRuntimeTest, DivergentMma) {
+  add("half", divergentMmaKernel);
+  launch("half", {1}, {32});
+  EXPECT_EQ(error(), "kernel 'half': divergent shuffle in block (0,0,0), warp "
+                     "0: 16 threads wait at half mma, 16 threads exited");
+  EXPECT_EQ(finished, 0);
 }
 
 } // namespace

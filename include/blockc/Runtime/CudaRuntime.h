@@ -24,6 +24,12 @@ void blockcCudaClearError(void);
    nonzero with the reason in blockcCudaLastError(). */
 int blockcCudaInit(void);
 
+/* With the environment variable BLOCKC_CUDA_PROFILE set (not "0"), every
+   kernel launch is timed with CUDA events (each launch then waits for its
+   kernel); this prints the GPU time per kernel since the last report to
+   stderr and starts over. Without it, it prints an empty table. */
+void blockcCudaProfileReport(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -108,6 +108,37 @@ int64_t blockcEmuShuffle32(BlockcEmuThread *thread, int32_t value,
                            int32_t offset, int32_t width, int32_t mode,
                            const char *site);
 
+/* Tensor-core instructions (nvgpu.ldmatrix, nvgpu.mma.sync): warp
+   collectives like the shuffle, completed when all 32 lanes of the warp wait
+   at the same `site` (a partial warp is an error); the data movement and
+   arithmetic are blockc::emu::ldMatrix and mmaM16N8K16
+   (blockc/Runtime/EmulatorMatrix.h), over the lanes' fragments in the PTX
+   ISA's layouts. ldmatrix: `row` is this lane's row address (used for lanes
+   0 .. 8 * tiles - 1; it must be a 16-byte aligned row inside the block's
+   shared memory), `result` receives `tiles` 32-bit registers. mma: `type` 0
+   for bf16, 1 for f16 multiplicands; `a` holds 4, `b` 2 32-bit registers,
+   `c` and `d` 4 floats. Only kernels registered with
+   BLOCKC_EMU_SYNCHRONIZES may call them. */
+void blockcEmuLdMatrix(BlockcEmuThread *thread, const void *row, void *result,
+                       int32_t tiles, int32_t transpose, const char *site);
+void blockcEmuMma(BlockcEmuThread *thread, int32_t type, const void *a,
+                  const void *b, const void *c, void *d, const char *site);
+
+/* cp.async (nvgpu.device_async_copy, create_group, wait): per thread,
+   copies queue until committed into a group; a wait with `pending` allowed
+   performs every committed group except the newest `pending` ones, in order
+   (`srcBytes` copied, then zeros up to `dstBytes`). Until then the
+   destination keeps its bytes, so a read before the wait sees the old
+   contents (0xFF: NaN in a fresh block). The destination must lie in the
+   block's shared memory, both addresses aligned to `dstBytes` (4, 8 or
+   16), the source outside shared memory. Copies still queued when the
+   thread exits are dropped. */
+void blockcEmuCpAsync(BlockcEmuThread *thread, void *dst, const void *src,
+                      int32_t dstBytes, int32_t srcBytes, const char *site);
+void blockcEmuCpAsyncCommit(BlockcEmuThread *thread);
+void blockcEmuCpAsyncWait(BlockcEmuThread *thread, int32_t pending,
+                          const char *site);
+
 /* Called by kernels compiled with bounds checking instead of an access
    whose `index` in dimension `dim` is outside [0, size); the access is
    skipped (a load yields 0) and the launch fails with this error; the

@@ -18,7 +18,9 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
@@ -104,7 +106,8 @@ std::string describeLocation(Location loc) {
 
 /// The runtime functions the emulated kernels call, declared once.
 struct RuntimeDecls {
-  func::FuncOp barrier, shuffle32, outOfBounds;
+  func::FuncOp barrier, shuffle32, outOfBounds, ldMatrix, mma, cpAsync,
+      cpAsyncCommit, cpAsyncWait;
 
   static func::FuncOp declare(ModuleOp module, StringRef name,
                               FunctionType type) {
@@ -128,6 +131,19 @@ struct RuntimeDecls {
     outOfBounds =
         declare(module, "blockcEmuOutOfBounds",
                 FunctionType::get(ctx, {ptr, ptr, i64, i64, i64}, {}));
+    ldMatrix =
+        declare(module, "blockcEmuLdMatrix",
+                FunctionType::get(ctx, {ptr, ptr, ptr, i32, i32, ptr}, {}));
+    mma = declare(
+        module, "blockcEmuMma",
+        FunctionType::get(ctx, {ptr, i32, ptr, ptr, ptr, ptr, ptr}, {}));
+    cpAsync =
+        declare(module, "blockcEmuCpAsync",
+                FunctionType::get(ctx, {ptr, ptr, ptr, i32, i32, ptr}, {}));
+    cpAsyncCommit = declare(module, "blockcEmuCpAsyncCommit",
+                            FunctionType::get(ctx, {ptr}, {}));
+    cpAsyncWait = declare(module, "blockcEmuCpAsyncWait",
+                          FunctionType::get(ctx, {ptr, i32, ptr}, {}));
   }
 };
 
@@ -154,6 +170,12 @@ private:
                      std::function<Value(Type)> next);
   Value siteString(OpBuilder &b, Operation *op, StringRef what);
   void replaceGPUOps();
+  LogicalResult checkNVGPUOp(Operation *op);
+  Value address(OpBuilder &b, Location loc, Value memref, ValueRange indices);
+  Value scratch(Type elem, int64_t size);
+  Value spill(OpBuilder &b, Location loc, Value vector);
+  Value reload(OpBuilder &b, Location loc, Value buffer, VectorType type);
+  void replaceNVGPUOps();
   void insertBoundsChecks();
 
   gpu::GPUFuncOp kernel;
@@ -173,7 +195,190 @@ private:
   Value sharedBuffer;
   int64_t paramSlot = 0;
   bool synchronizes = false;
+  /// Stack buffers of the entry block that carry fragments to and from the
+  /// runtime, one per (element type, size).
+  DenseMap<std::pair<Type, int64_t>, Value> scratchBuffers;
 };
+
+/// The nvgpu ops the emulator models, with the forms it supports.
+LogicalResult KernelEmulation::checkNVGPUOp(Operation *op) {
+  auto fail = [&](const Twine &what) {
+    return op->emitError() << "the GPU emulator " << what << " (kernel '"
+                           << kernel.getName() << "')";
+  };
+  auto isSixteen = [](Type t) { return t.isBF16() || t.isF16(); };
+  if (auto ld = dyn_cast<nvgpu::LdMatrixOp>(op)) {
+    auto type = cast<VectorType>(ld.getRes().getType());
+    if (!isSixteen(type.getElementType()) || type.getRank() != 2 ||
+        type.getDimSize(1) != 2 || type.getDimSize(0) != ld.getNumTiles())
+      return fail("models ldmatrix of 16-bit elements into "
+                  "vector<tiles x 2 x bf16/f16> only");
+    return success();
+  }
+  if (auto mma = dyn_cast<nvgpu::MmaSyncOp>(op)) {
+    Type elem = getElementTypeOrSelf(mma.getMatrixA().getType());
+    auto shape = [](Value v) {
+      return cast<VectorType>(v.getType()).getShape();
+    };
+    if (mma.getMmaShapeAsArray() != std::array<int64_t, 3>{16, 8, 16} ||
+        !isSixteen(elem) ||
+        !getElementTypeOrSelf(mma.getMatrixC().getType()).isF32() ||
+        shape(mma.getMatrixA()) != ArrayRef<int64_t>{4, 2} ||
+        shape(mma.getMatrixB()) != ArrayRef<int64_t>{2, 2} ||
+        shape(mma.getMatrixC()) != ArrayRef<int64_t>{2, 2})
+      return fail("models mma.sync m16n8k16 with bf16 or f16 multiplicands "
+                  "and f32 accumulators only");
+    return success();
+  }
+  if (auto copy = dyn_cast<nvgpu::DeviceAsyncCopyOp>(op)) {
+    // The token may only feed groups (and a group's token only waits): a
+    // token carried through a loop or a branch is not modelled.
+    for (Operation *user : copy.getAsyncToken().getUsers())
+      if (!isa<nvgpu::DeviceAsyncCreateGroupOp>(user))
+        return fail("models cp.async tokens used by "
+                    "nvgpu.device_async_create_group only");
+    return success();
+  }
+  if (auto group = dyn_cast<nvgpu::DeviceAsyncCreateGroupOp>(op)) {
+    for (Operation *user : group.getAsyncToken().getUsers())
+      if (!isa<nvgpu::DeviceAsyncWaitOp>(user))
+        return fail("models cp.async group tokens used by "
+                    "nvgpu.device_async_wait only");
+    return success();
+  }
+  if (isa<nvgpu::DeviceAsyncWaitOp>(op))
+    return success();
+  return fail("does not model '" + op->getName().getStringRef() + "'");
+}
+
+Value KernelEmulation::address(OpBuilder &b, Location loc, Value memref,
+                               ValueRange indices) {
+  auto meta = memref::ExtractStridedMetadataOp::create(b, loc, memref);
+  Value linear = meta.getOffset();
+  for (auto [index, stride] : llvm::zip(indices, meta.getStrides()))
+    linear = arith::AddIOp::create(
+        b, loc, linear, arith::MulIOp::create(b, loc, index, stride));
+  int64_t bytes = llvm::divideCeil(
+      cast<MemRefType>(memref.getType()).getElementTypeBitWidth(), 8);
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
+  Value at = arith::AddIOp::create(
+      b, loc, base,
+      arith::MulIOp::create(b, loc, linear,
+                            arith::ConstantIndexOp::create(b, loc, bytes)));
+  Value integer = arith::IndexCastUIOp::create(b, loc, i64Type, at);
+  return LLVM::IntToPtrOp::create(b, loc, ptrType, integer);
+}
+
+Value KernelEmulation::scratch(Type elem, int64_t size) {
+  Value &buffer = scratchBuffers[{elem, size}];
+  if (!buffer) {
+    OpBuilder b = OpBuilder::atBlockBegin(&host.getBody().front());
+    buffer = memref::AllocaOp::create(b, host.getLoc(),
+                                      MemRefType::get({size}, elem));
+  }
+  return buffer;
+}
+
+Value KernelEmulation::spill(OpBuilder &b, Location loc, Value vector) {
+  auto type = cast<VectorType>(vector.getType());
+  int64_t n = type.getNumElements();
+  Value buffer = scratch(type.getElementType(), n);
+  Value flat = vector::ShapeCastOp::create(
+      b, loc, VectorType::get({n}, type.getElementType()), vector);
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  vector::StoreOp::create(b, loc, flat, buffer, ValueRange{zero});
+  return address(b, loc, buffer, ValueRange{zero});
+}
+
+Value KernelEmulation::reload(OpBuilder &b, Location loc, Value buffer,
+                              VectorType type) {
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value flat = vector::LoadOp::create(
+      b, loc, VectorType::get({type.getNumElements()}, type.getElementType()),
+      buffer, ValueRange{zero});
+  return vector::ShapeCastOp::create(b, loc, type, flat);
+}
+
+/// ldmatrix and mma.sync become warp collectives of the runtime, cp.async
+/// its per-thread copy queue (EmulatorRuntime.h).
+void KernelEmulation::replaceNVGPUOps() {
+  SmallVector<Operation *> ops;
+  host.walk([&](Operation *op) {
+    if (op->getDialect() && isa<nvgpu::NVGPUDialect>(op->getDialect()))
+      ops.push_back(op);
+  });
+  SmallVector<Operation *> erase;
+  auto i32 = [&](OpBuilder &b, Location loc, int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, v, 32);
+  };
+  for (Operation *op : ops) {
+    OpBuilder b(op);
+    Location loc = op->getLoc();
+    if (auto ld = dyn_cast<nvgpu::LdMatrixOp>(op)) {
+      synchronizes = true;
+      auto type = cast<VectorType>(ld.getRes().getType());
+      Value buffer = scratch(type.getElementType(), type.getNumElements());
+      Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+      func::CallOp::create(
+          b, loc, runtime.ldMatrix,
+          ValueRange{
+              thread, address(b, loc, ld.getSrcMemref(), ld.getIndices()),
+              address(b, loc, buffer, ValueRange{zero}),
+              i32(b, loc, ld.getNumTiles()), i32(b, loc, ld.getTranspose()),
+              siteString(b, op, "nvgpu.ldmatrix")});
+      ld.replaceAllUsesWith(reload(b, loc, buffer, type));
+      op->erase();
+    } else if (auto mma = dyn_cast<nvgpu::MmaSyncOp>(op)) {
+      synchronizes = true;
+      bool bf16 = getElementTypeOrSelf(mma.getMatrixA().getType()).isBF16();
+      Value a = spill(b, loc, mma.getMatrixA());
+      Value bb = spill(b, loc, mma.getMatrixB());
+      Value c = spill(b, loc, mma.getMatrixC());
+      auto type = cast<VectorType>(mma.getType());
+      Value buffer = scratch(type.getElementType(), type.getNumElements());
+      Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+      func::CallOp::create(b, loc, runtime.mma,
+                           ValueRange{thread, i32(b, loc, bf16 ? 0 : 1), a, bb,
+                                      c,
+                                      address(b, loc, buffer, ValueRange{zero}),
+                                      siteString(b, op, "nvgpu.mma.sync")});
+      mma.replaceAllUsesWith(reload(b, loc, buffer, type));
+      op->erase();
+    } else if (auto copy = dyn_cast<nvgpu::DeviceAsyncCopyOp>(op)) {
+      int64_t bytes = llvm::divideCeil(
+          cast<MemRefType>(copy.getDst().getType()).getElementTypeBitWidth(),
+          8);
+      int64_t dstBytes = copy.getDstElements().getZExtValue() * bytes;
+      Value srcBytes = i32(b, loc, dstBytes);
+      if (Value elements = copy.getSrcElements())
+        srcBytes = arith::IndexCastOp::create(
+            b, loc, i32Type,
+            arith::MulIOp::create(
+                b, loc, elements,
+                arith::ConstantIndexOp::create(b, loc, bytes)));
+      func::CallOp::create(
+          b, loc, runtime.cpAsync,
+          ValueRange{thread,
+                     address(b, loc, copy.getDst(), copy.getDstIndices()),
+                     address(b, loc, copy.getSrc(), copy.getSrcIndices()),
+                     i32(b, loc, dstBytes), srcBytes,
+                     siteString(b, op, "nvgpu.device_async_copy")});
+      erase.push_back(op);
+    } else if (isa<nvgpu::DeviceAsyncCreateGroupOp>(op)) {
+      func::CallOp::create(b, loc, runtime.cpAsyncCommit, ValueRange{thread});
+      erase.push_back(op);
+    } else if (auto wait = dyn_cast<nvgpu::DeviceAsyncWaitOp>(op)) {
+      func::CallOp::create(
+          b, loc, runtime.cpAsyncWait,
+          ValueRange{thread, i32(b, loc, wait.getNumGroups().value_or(0)),
+                     siteString(b, op, "nvgpu.device_async_wait")});
+      erase.push_back(op);
+    }
+  }
+  // Waits use groups, groups use copies (checkNVGPUOp).
+  for (Operation *op : llvm::reverse(erase))
+    op->erase();
+}
 
 LogicalResult KernelEmulation::checkOps() {
   for (Type type : kernel.getArgumentTypes())
@@ -202,6 +407,9 @@ LogicalResult KernelEmulation::checkOps() {
                          "blockc-gpu-expand-math{portable=true}";
       return WalkResult::interrupt();
     }
+    if (isa<nvgpu::NVGPUDialect>(op->getDialect()))
+      return failed(checkNVGPUOp(op)) ? WalkResult::interrupt()
+                                      : WalkResult::advance();
     if (isa<gpu::GPUDialect, NVVM::NVVMDialect>(op->getDialect())) {
       op->emitError() << "the GPU emulator does not model '" << op->getName()
                       << "' (kernel '" << kernel.getName() << "')";
@@ -516,6 +724,7 @@ LogicalResult KernelEmulation::run(ModuleOp module) {
   entry.eraseArguments(4, numOld);
 
   replaceGPUOps();
+  replaceNVGPUOps();
   if (checkBounds)
     insertBoundsChecks();
 

@@ -35,7 +35,142 @@ bool isMulAddBody(linalg::LinalgOp op) {
   return mulOk && addOk;
 }
 
+/// The inputs of a body `out + x * y` where x and y are the block's two
+/// input arguments, each read directly or through one arith.extf, in
+/// operand order; null values if the body is anything else.
+std::pair<Value, Value> mulAddOperands(linalg::LinalgOp op) {
+  Block *body = op.getBlock();
+  auto yield = dyn_cast<linalg::YieldOp>(body->getTerminator());
+  if (!yield || yield.getValues().size() != 1)
+    return {};
+  auto add = yield.getValues()[0].getDefiningOp<arith::AddFOp>();
+  Value acc = body->getArgument(2);
+  if (!add || add->getBlock() != body)
+    return {};
+  Value product = add.getLhs() == acc   ? add.getRhs()
+                  : add.getRhs() == acc ? add.getLhs()
+                                        : Value();
+  auto mul = product ? product.getDefiningOp<arith::MulFOp>() : nullptr;
+  if (!mul || mul->getBlock() != body)
+    return {};
+  int64_t extensions = 0;
+  auto strip = [&](Value v) {
+    if (auto ext = v.getDefiningOp<arith::ExtFOp>()) {
+      ++extensions;
+      return ext.getIn();
+    }
+    return v;
+  };
+  Value x = strip(mul.getLhs()), y = strip(mul.getRhs());
+  Value a0 = body->getArgument(0), a1 = body->getArgument(1);
+  // Nothing else in the body: add, mul, the extensions and the yield.
+  if (static_cast<int64_t>(body->getOperations().size()) != 3 + extensions)
+    return {};
+  if (x == a0 && y == a1)
+    return {mul.getLhs(), mul.getRhs()};
+  if (x == a1 && y == a0)
+    return {mul.getRhs(), mul.getLhs()};
+  return {};
+}
+
+bool isSixteenBitFloat(Type type) { return type.isBF16() || type.isF16(); }
+
+/// The contraction shape both tensor-core matchers need: one N and one K
+/// dimension, M non-empty, projected-permutation maps, K the fastest index
+/// of both inputs with a static size that is a multiple of 16, and a
+/// ranked (buffer or tensor) f32 output. On buffers, identity layouts.
+bool hasTensorCoreShape(linalg::LinalgOp op) {
+  if (op->getParentOfType<gpu::LaunchOp>() || op.getNumDpsInputs() != 2 ||
+      op.getNumDpsInits() != 1)
+    return false;
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(op);
+  if (failed(dims) || dims->n.size() != 1 || dims->k.size() != 1 ||
+      dims->m.empty() ||
+      dims->batch.size() + dims->m.size() + 2 != op.getNumLoops())
+    return false;
+  for (OpOperand &operand : op->getOpOperands()) {
+    auto type = dyn_cast<ShapedType>(operand.get().getType());
+    AffineMap map = op.getMatchingIndexingMap(&operand);
+    if (!type || !type.hasRank() || !map.isProjectedPermutation())
+      return false;
+    if (auto memref = dyn_cast<MemRefType>(type);
+        memref && !memref.getLayout().isIdentity())
+      return false;
+    if (op.isDpsInit(&operand)) {
+      if (!type.getElementType().isF32())
+        return false;
+      continue;
+    }
+    if (map.getNumResults() == 0 ||
+        cast<AffineDimExpr>(map.getResults().back()).getPosition() !=
+            dims->k.front())
+      return false;
+    int64_t k = type.getShape().back();
+    if (ShapedType::isDynamic(k) || k % 16 != 0)
+      return false;
+  }
+  return true;
+}
+
+/// Whether `v` holds f32 values read from `type`: the result of a linalg op
+/// that yields `arith.extf` from `type` for it.
+bool isWidenedFrom(Value v, Type type) {
+  auto result = dyn_cast<OpResult>(v);
+  auto producer =
+      result ? dyn_cast<linalg::LinalgOp>(result.getOwner()) : nullptr;
+  if (!producer || producer->getNumRegions() != 1 ||
+      producer->getRegion(0).empty())
+    return false;
+  auto yield = dyn_cast<linalg::YieldOp>(producer.getBlock()->getTerminator());
+  if (!yield)
+    return false;
+  auto ext = yield.getValues()[result.getResultNumber()]
+                 .getDefiningOp<arith::ExtFOp>();
+  return ext && ext.getIn().getType() == type;
+}
+
 } // namespace
+
+Type blockc::nvptx::getTensorCoreMatmulType(linalg::LinalgOp op) {
+  if (!op.hasPureBufferSemantics() || !hasTensorCoreShape(op))
+    return {};
+  auto [x, y] = mulAddOperands(op);
+  if (!x)
+    return {};
+  Type a = op.getDpsInputOperand(0)->get().getType();
+  Type b = op.getDpsInputOperand(1)->get().getType();
+  Type type = cast<MemRefType>(a).getElementType();
+  if (!isSixteenBitFloat(type) || cast<MemRefType>(b).getElementType() != type)
+    return {};
+  // Both are widened in the body (a 16-bit mulf would round the product).
+  if (!x.getDefiningOp<arith::ExtFOp>() || !y.getDefiningOp<arith::ExtFOp>())
+    return {};
+  return type;
+}
+
+OpOperand *blockc::nvptx::getNarrowableMatmulOperand(linalg::LinalgOp op) {
+  if (!op.hasPureTensorSemantics() || !hasTensorCoreShape(op))
+    return nullptr;
+  auto [x, y] = mulAddOperands(op);
+  if (!x)
+    return nullptr;
+  OpOperand *in0 = op.getDpsInputOperand(0), *in1 = op.getDpsInputOperand(1);
+  Type t0 = getElementTypeOrSelf(in0->get().getType());
+  Type t1 = getElementTypeOrSelf(in1->get().getType());
+  // The 16-bit side must be widened in the body; the f32 side must hold
+  // values of that type.
+  auto widenedInBody = [](Value v) {
+    return static_cast<bool>(v.getDefiningOp<arith::ExtFOp>());
+  };
+  if (isSixteenBitFloat(t1) && t0.isF32() && widenedInBody(y) &&
+      isWidenedFrom(in0->get(), t1))
+    return in0;
+  if (isSixteenBitFloat(t0) && t1.isF32() && widenedInBody(x) &&
+      isWidenedFrom(in1->get(), t0))
+    return in1;
+  return nullptr;
+}
 
 bool blockc::nvptx::isTiledMatmulCandidate(linalg::LinalgOp op) {
   if (op->getParentOfType<gpu::LaunchOp>())

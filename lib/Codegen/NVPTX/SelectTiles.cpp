@@ -30,12 +30,36 @@ struct ChipDefaults {
 
 /// Whether `chip` names a CUDA chip, `sm_<N>` with an optional feature
 /// suffix (`sm_90a`, `sm_100f`).
-bool isChipName(StringRef chip) {
+/// The compute capability of `sm_<N>[a|f]` (e.g. 90 for sm_90a), or
+/// nothing.
+std::optional<unsigned> chipNumber(StringRef chip) {
   if (!chip.consume_front("sm_"))
-    return false;
+    return std::nullopt;
   chip = chip.rtrim("af");
   unsigned cc;
-  return !chip.empty() && !chip.getAsInteger(10, cc);
+  if (chip.empty() || chip.getAsInteger(10, cc))
+    return std::nullopt;
+  return cc;
+}
+
+/// Tensor-core tiles (mma.sync m16n8k16 needs sm_80) for a reduction of
+/// `k` (a multiple of 16): 128 x 128 output tiles on 2 x 2 warps (64 x 64
+/// per warp: 4 x 8 m16n8 accumulators, 128 f32 registers per thread), k
+/// steps of 32 in a 2-stage cp.async ring (40 KiB of shared memory), or of
+/// 16 in a 3-stage ring (36 KiB) when 32 does not divide k.
+GPUMmaTilesAttr mmaTilesFor(MLIRContext *ctx, int64_t k) {
+  bool k32 = k % 32 == 0;
+  return GPUMmaTilesAttr::get(ctx, /*tileM=*/128, /*tileN=*/128,
+                              /*tileK=*/k32 ? 32 : 16, /*warpsM=*/2,
+                              /*warpsN=*/2, /*stages=*/k32 ? 2 : 3);
+}
+
+/// The static reduction size of a tensor-core candidate (the last dimension
+/// of its first input).
+int64_t reductionSize(linalg::LinalgOp op) {
+  return cast<ShapedType>(op.getDpsInputOperand(0)->get().getType())
+      .getShape()
+      .back();
 }
 
 /// The rule of the pass description (Passes.td, GPUSelectTilesPass).
@@ -60,7 +84,8 @@ struct GPUSelectTilesPass
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    if (!isChipName(chip)) {
+    std::optional<unsigned> cc = chipNumber(chip);
+    if (!cc) {
       func.emitError() << "blockc-gpu-select-tiles: chip must be sm_<N> "
                           "(e.g. sm_90), not '"
                        << chip << "'";
@@ -85,6 +110,13 @@ struct GPUSelectTilesPass
         if (blockc::nvptx::isTiledMatmulCandidate(linalgOp))
           setIfAbsent(op, CodegenDialect::kGpuMatmulTilesAttrName,
                       defaults.matmul);
+        // Tensor cores: 16-bit contractions on buffers, and on tensors the
+        // contractions whose f32 input blockc-gpu-narrow-mma-operands can
+        // narrow exactly.
+        if (*cc >= 80 && (blockc::nvptx::getTensorCoreMatmulType(linalgOp) ||
+                          blockc::nvptx::getNarrowableMatmulOperand(linalgOp)))
+          setIfAbsent(op, CodegenDialect::kGpuMmaTilesAttrName,
+                      mmaTilesFor(&getContext(), reductionSize(linalgOp)));
       }
     });
   }

@@ -16,7 +16,9 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace blockc::nvptx {
@@ -38,29 +40,36 @@ struct Tiling {
   int64_t threads() const { return threadsX * threadsY; }
 };
 
-/// Builds the kernel for one contraction. Loop dimensions are grouped into
-/// batch (grid z), M (grid y, rows of the tile), N (grid x) and K (the
-/// reduction, staged through shared memory in steps of tileK).
-struct MatmulKernel {
+/// What both contraction kernels share: the op, its loop sizes (host
+/// values) and index arithmetic. Loop dimensions are grouped into batch
+/// (grid z), M (grid y, rows of the tile), N (grid x) and K (the reduction).
+struct ContractionKernel {
   OpBuilder &b;
   Location loc;
   linalg::LinalgOp op;
   linalg::ContractionDimensions dims;
-  Tiling tiling;
   SmallVector<Value> loopSizes; // one per loop dimension (host values)
 
   Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
   Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
   Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
+  Value div(Value x, int64_t d) {
+    return arith::DivUIOp::create(b, loc, x, idx(d));
+  }
+  Value rem(Value x, int64_t d) {
+    return arith::RemUIOp::create(b, loc, x, idx(d));
+  }
   Value lt(Value x, Value y) {
     return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x, y);
   }
-
   Value product(ArrayRef<unsigned> group) {
     Value p = idx(1);
     for (unsigned d : group)
       p = mul(p, loopSizes[d]);
     return p;
+  }
+  Value ceilDiv(Value v, int64_t d) {
+    return arith::CeilDivUIOp::create(b, loc, v, idx(d));
   }
 
   /// Splits the linear index `linear` of `group` (last dimension fastest)
@@ -80,6 +89,46 @@ struct MatmulKernel {
       indices.push_back(iv[cast<AffineDimExpr>(e).getPosition()]);
     return indices;
   }
+
+  /// The input indexed by an M dimension, then the one indexed by N.
+  std::pair<OpOperand *, OpOperand *> inputsMN() {
+    OpOperand *lhs = op.getDpsInputOperand(0), *rhs = op.getDpsInputOperand(1);
+    for (AffineExpr e : op.getMatchingIndexingMap(lhs).getResults())
+      if (llvm::is_contained(dims.m, cast<AffineDimExpr>(e).getPosition()))
+        return {lhs, rhs};
+    return {rhs, lhs};
+  }
+
+  /// The batch indices of the current block (grid z).
+  SmallVector<Value> batchIndices(Value blockZ) {
+    SmallVector<Value> iv(op.getNumLoops(), idx(0));
+    delinearize(blockZ, dims.batch, iv);
+    return iv;
+  }
+
+  /// out[m, n] += value where m < mSize and n < nSize (the output holds the
+  /// bias or zero).
+  void accumulateGuarded(Value m, Value n, Value mSize, Value nSize,
+                         ArrayRef<Value> batchIv, Value value) {
+    Value inside = arith::AndIOp::create(b, loc, lt(m, mSize), lt(n, nSize));
+    auto ifOp = scf::IfOp::create(b, loc, inside, /*withElse=*/false);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    SmallVector<Value> iv(batchIv);
+    delinearize(m, dims.m, iv);
+    iv[dims.n.front()] = n;
+    OpOperand &out = *op.getDpsInitOperand(0);
+    SmallVector<Value> at = operandIndices(out, iv);
+    Value old = memref::LoadOp::create(b, loc, out.get(), at);
+    Value sum = arith::AddFOp::create(b, loc, old, value);
+    memref::StoreOp::create(b, loc, sum, out.get(), at);
+  }
+};
+
+/// Builds the f32 FMA kernel for one contraction: the reduction is staged
+/// through shared memory in steps of tileK.
+struct MatmulKernel : ContractionKernel {
+  Tiling tiling;
 
   /// Whether the operand's fastest-varying index is the K dimension (then
   /// consecutive threads load consecutive k for coalesced reads).
@@ -215,21 +264,201 @@ struct MatmulKernel {
       Value m = add(add(m0, thread.y), idx(i * tiling.threadsY));
       for (int64_t j = 0; j < rn; ++j) {
         Value n = add(add(n0, thread.x), idx(j * tiling.threadsX));
-        Value inside =
-            arith::AndIOp::create(b, loc, lt(m, mSize), lt(n, nSize));
-        auto ifOp = scf::IfOp::create(b, loc, inside, /*withElse=*/false);
-        OpBuilder::InsertionGuard g(b);
-        b.setInsertionPointToStart(ifOp.thenBlock());
-        SmallVector<Value> iv(batchIv);
-        delinearize(m, dims.m, iv);
-        iv[dims.n.front()] = n;
-        SmallVector<Value> at = operandIndices(out, iv);
-        Value old = memref::LoadOp::create(b, loc, out.get(), at);
-        Value sum =
-            arith::AddFOp::create(b, loc, old, kLoop.getResult(i * rn + j));
-        memref::StoreOp::create(b, loc, sum, out.get(), at);
+        accumulateGuarded(m, n, mSize, nSize, batchIv,
+                          kLoop.getResult(i * rn + j));
       }
     }
+    gpu::TerminatorOp::create(b, loc);
+  }
+};
+
+/// Builds the tensor-core kernel for one contraction of two 16-bit inputs
+/// into f32 (see GPUMmaTilesAttr): a ring of `stages` shared-memory tiles
+/// filled by cp.async, ldmatrix fragments and m16n8k16 mma.sync.
+struct TensorCoreKernel : ContractionKernel {
+  GPUMmaTilesAttr tiles;
+  Type elem;         // bf16 or f16
+  int64_t numK;      // reduction steps (K / tile_k)
+  Value tid, m0, n0; // in the launch body
+  SmallVector<Value> batchIv;
+  Type tokenType;
+
+  /// Queues the cp.async copies of one operand's `tileRows x tile_k` tile
+  /// at reduction step `kTile` into `shared[stage]`: 16-byte chunks of
+  /// consecutive k, consecutive threads on consecutive chunks of a row
+  /// (coalesced). Rows past `rows` and steps past the last copy nothing
+  /// (source size 0: the chunk is zero-filled) from a clamped address.
+  void copyTile(OpOperand &operand, ArrayRef<unsigned> rowGroup, Value rows,
+                int64_t tileRows, Value row0, Value stage, Value kTile,
+                Value shared, SmallVectorImpl<Value> &tokens) {
+    int64_t tileK = tiles.getTileK(), chunksPerRow = tileK / 8;
+    int64_t perThread = tileRows * chunksPerRow / tiles.getThreads();
+    Value kValid = lt(kTile, idx(numK));
+    Value kTileC = arith::MinUIOp::create(b, loc, kTile,
+                                          idx(std::max<int64_t>(numK - 1, 0)));
+    Value lastRow = arith::SubIOp::create(b, loc, rows, idx(1));
+    for (int64_t c = 0; c < perThread; ++c) {
+      Value chunk = add(tid, idx(c * tiles.getThreads()));
+      Value r = div(chunk, chunksPerRow);
+      Value kc = mul(rem(chunk, chunksPerRow), idx(8));
+      Value row = add(row0, r);
+      Value valid = arith::AndIOp::create(b, loc, lt(row, rows), kValid);
+      SmallVector<Value> iv(batchIv);
+      delinearize(arith::MinUIOp::create(b, loc, row, lastRow), rowGroup, iv);
+      iv[dims.k.front()] = add(mul(kTileC, idx(tileK)), kc);
+      Value srcElements =
+          arith::SelectOp::create(b, loc, valid, idx(8), idx(0));
+      tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
+          b, loc, tokenType, shared, ValueRange{stage, r, kc}, operand.get(),
+          operandIndices(operand, iv), b.getIndexAttr(8), srcElements,
+          b.getUnitAttr()));
+    }
+  }
+
+  /// vector<2x2xT> of rows r and r + 1 of a vector<4x2xT>.
+  Value rowPair(Value v, int64_t r) {
+    auto type = VectorType::get({2, 2}, elem);
+    Value pair = arith::ConstantOp::create(
+        b, loc, type, DenseElementsAttr::get(type, b.getZeroAttr(elem)));
+    for (int64_t i = 0; i < 2; ++i)
+      pair = vector::InsertOp::create(
+          b, loc, vector::ExtractOp::create(b, loc, v, r + i), pair, i);
+    return pair;
+  }
+
+  void build() {
+    MLIRContext *ctx = b.getContext();
+    auto [aIn, bIn] = inputsMN();
+    OpOperand &aOp = *aIn, &bOp = *bIn;
+    int64_t tileM = tiles.getTileM(), tileN = tiles.getTileN(),
+            tileK = tiles.getTileK(), stages = tiles.getStages();
+    int64_t warpTileM = tileM / tiles.getWarpsM(),
+            warpTileN = tileN / tiles.getWarpsN();
+    int64_t mFrags = warpTileM / 16, nFrags = warpTileN / 8;
+    int64_t kSize = cast<MemRefType>(aOp.get().getType()).getShape().back();
+    numK = kSize / tileK;
+    tokenType = nvgpu::DeviceAsyncTokenType::get(ctx);
+    Value mSize = product(dims.m), nSize = loopSizes[dims.n.front()],
+          batchSize = product(dims.batch);
+    auto sharedType = [&](int64_t rows) {
+      return MemRefType::get(
+          {stages, rows, tiles.getSharedRow()}, elem,
+          MemRefLayoutAttrInterface(),
+          gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup));
+    };
+    Value one = idx(1);
+    auto launch = gpu::LaunchOp::create(
+        b, loc, ceilDiv(nSize, tileN), ceilDiv(mSize, tileM), batchSize,
+        idx(tiles.getThreads()), one, one,
+        /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
+        /*asyncDependencies=*/{},
+        TypeRange{sharedType(tileM), sharedType(tileN)});
+    launch->setAttr(CodegenDialect::kKernelAttrName,
+                    KernelKindAttr::get(ctx, KernelKind::tensor_core_matmul));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&launch.getBody().front());
+    Value aShared = launch.getWorkgroupAttributions()[0];
+    Value bShared = launch.getWorkgroupAttributions()[1];
+    gpu::KernelDim3 block = launch.getBlockIds();
+    tid = launch.getThreadIds().x;
+    Value warp = div(tid, 32), lane = rem(tid, 32);
+    Value warpM = div(warp, tiles.getWarpsN()),
+          warpN = rem(warp, tiles.getWarpsN());
+    m0 = mul(block.y, idx(tileM));
+    n0 = mul(block.x, idx(tileN));
+    batchIv = batchIndices(block.z);
+
+    auto issue = [&](Value stage, Value kTile) {
+      SmallVector<Value> tokens;
+      copyTile(aOp, dims.m, mSize, tileM, m0, stage, kTile, aShared, tokens);
+      copyTile(bOp, dims.n, nSize, tileN, n0, stage, kTile, bShared, tokens);
+      return nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType, tokens)
+          .getResult();
+    };
+    // Prologue: stages - 1 tiles in flight.
+    Value lastGroup;
+    for (int64_t s = 0; s + 1 < stages; ++s)
+      lastGroup = issue(idx(s), idx(s));
+
+    // ldmatrix.x4 row addresses of this lane (matrix q = lane / 8, row
+    // lane % 8 of it). A fragment (m16 x k16): matrices (m 0-7, k 0-7),
+    // (m 8-15, k 0-7), (m 0-7, k 8-15), (m 8-15, k 8-15) are registers
+    // a0..a3 of mma.sync. B (stored [n][k]): (n 0-7, k 0-7), (n 0-7,
+    // k 8-15), (n 8-15, k 0-7), (n 8-15, k 8-15) are b0, b1 of two n8 tiles.
+    Value q = div(lane, 8), r8 = rem(lane, 8);
+    Value aRow =
+        add(add(mul(warpM, idx(warpTileM)), r8), mul(rem(q, 2), idx(8)));
+    Value aCol = mul(div(q, 2), idx(8));
+    Value bRow =
+        add(add(mul(warpN, idx(warpTileN)), r8), mul(div(q, 2), idx(8)));
+    Value bCol = mul(rem(q, 2), idx(8));
+
+    auto accType = VectorType::get({2, 2}, b.getF32Type());
+    Value zero = arith::ConstantOp::create(
+        b, loc, accType, DenseElementsAttr::get(accType, b.getF32FloatAttr(0)));
+    SmallVector<Value> init(mFrags * nFrags, zero);
+    auto fragType = VectorType::get({4, 2}, elem);
+    auto kLoop = scf::ForOp::create(
+        b, loc, idx(0), idx(numK), one, init,
+        [&](OpBuilder &nb, Location, Value kt, ValueRange accs) {
+          OpBuilder::InsertionGuard g(b);
+          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+          // Refill the stage consumed in the previous step (every warp is
+          // past it: the barrier at the end of that step), then wait until
+          // at most stages - 1 groups are pending: step kt's tile is in.
+          Value next = add(kt, idx(stages - 1));
+          Value group = issue(rem(next, stages), next);
+          nvgpu::DeviceAsyncWaitOp::create(b, loc, group,
+                                           b.getI32IntegerAttr(stages - 1));
+          gpu::BarrierOp::create(b, loc);
+          Value stage = rem(kt, stages);
+          SmallVector<Value> acc(accs);
+          for (int64_t kk = 0; kk < tileK / 16; ++kk) {
+            SmallVector<Value> aFrag, bFrag;
+            for (int64_t i = 0; i < mFrags; ++i)
+              aFrag.push_back(nvgpu::LdMatrixOp::create(
+                  b, loc, fragType, aShared,
+                  ValueRange{stage, add(aRow, idx(i * 16)),
+                             add(aCol, idx(kk * 16))},
+                  /*transpose=*/false, /*numTiles=*/4));
+            for (int64_t j = 0; j < nFrags / 2; ++j) {
+              Value pair = nvgpu::LdMatrixOp::create(
+                  b, loc, fragType, bShared,
+                  ValueRange{stage, add(bRow, idx(j * 16)),
+                             add(bCol, idx(kk * 16))},
+                  /*transpose=*/false, /*numTiles=*/4);
+              bFrag.push_back(rowPair(pair, 0));
+              bFrag.push_back(rowPair(pair, 2));
+            }
+            for (int64_t i = 0; i < mFrags; ++i)
+              for (int64_t j = 0; j < nFrags; ++j)
+                acc[i * nFrags + j] = nvgpu::MmaSyncOp::create(
+                    b, loc, aFrag[i], bFrag[j], acc[i * nFrags + j],
+                    ArrayRef<int64_t>{16, 8, 16});
+          }
+          // The stage is consumed before the next step refills it.
+          gpu::BarrierOp::create(b, loc);
+          scf::YieldOp::create(b, loc, acc);
+        });
+    // The last groups copied nothing; wait for them before exiting.
+    nvgpu::DeviceAsyncWaitOp::create(b, loc, lastGroup, b.getI32IntegerAttr(0));
+
+    // Epilogue: accumulator (i, j) of lane (g = lane / 4, t = lane % 4)
+    // holds rows g and g + 8, columns 2t and 2t + 1 of its m16 x n8 tile.
+    Value g = div(lane, 4), t = rem(lane, 4);
+    Value rowBase = add(add(m0, mul(warpM, idx(warpTileM))), g);
+    Value colBase = add(add(n0, mul(warpN, idx(warpTileN))), mul(t, idx(2)));
+    for (int64_t i = 0; i < mFrags; ++i)
+      for (int64_t j = 0; j < nFrags; ++j)
+        for (int64_t r = 0; r < 2; ++r)
+          for (int64_t c = 0; c < 2; ++c) {
+            Value value = vector::ExtractOp::create(
+                b, loc, kLoop.getResult(i * nFrags + j),
+                ArrayRef<int64_t>{r, c});
+            accumulateGuarded(add(rowBase, idx(i * 16 + r * 8)),
+                              add(colBase, idx(j * 8 + c)), mSize, nSize,
+                              batchIv, value);
+          }
     gpu::TerminatorOp::create(b, loc);
   }
 };
@@ -239,8 +468,28 @@ struct GPUTileMatmulPass
   using Base::Base;
 
   void runOnOperation() override {
-    SmallVector<std::pair<linalg::LinalgOp, GPUMatmulTilesAttr>> candidates;
+    SmallVector<std::pair<linalg::LinalgOp, Attribute>> candidates;
     WalkResult walk = getOperation().walk([&](linalg::LinalgOp op) {
+      // Tensor cores where configured (blockc-gpu-select-tiles does on
+      // sm_80 and newer), the f32 FMA kernel for f32 contractions.
+      if (auto mma = op->getAttrOfType<GPUMmaTilesAttr>(
+              CodegenDialect::kGpuMmaTilesAttrName)) {
+        if (!blockc::nvptx::getTensorCoreMatmulType(op)) {
+          op->emitOpError() << "has '" << CodegenDialect::kGpuMmaTilesAttrName
+                            << "' but is not a contraction of two bf16 or "
+                               "f16 buffers into f32 with K innermost";
+          return WalkResult::interrupt();
+        }
+        int64_t k =
+            cast<MemRefType>(op.getDpsInputs()[0].getType()).getShape().back();
+        if (k % mma.getTileK() != 0) {
+          op->emitOpError() << "tile_k (" << mma.getTileK()
+                            << ") must divide the reduction size (" << k << ")";
+          return WalkResult::interrupt();
+        }
+        candidates.push_back({op, mma});
+        return WalkResult::advance();
+      }
       if (!blockc::nvptx::isTiledMatmulCandidate(op))
         return WalkResult::advance();
       auto tiles = op->getAttrOfType<GPUMatmulTilesAttr>(
@@ -257,17 +506,27 @@ struct GPUTileMatmulPass
     if (walk.wasInterrupted())
       return signalPassFailure();
     OpBuilder b(&getContext());
-    for (auto [op, tiles] : candidates) {
-      Tiling tiling{tiles.getTileM(), tiles.getTileN(), tiles.getTileK(),
-                    tiles.getThreadsX(), tiles.getThreadsY()};
+    for (auto [op, config] : candidates) {
       b.setInsertionPoint(op);
       Location loc = op.getLoc();
       SmallVector<Value> sizes;
       for (Range r : op.createLoopRanges(b, loc))
         sizes.push_back(getValueOrCreateConstantIndexOp(b, loc, r.size));
-      MatmulKernel kernel{b,      loc,  op, *linalg::inferContractionDims(op),
-                          tiling, sizes};
-      kernel.build();
+      ContractionKernel base{b, loc, op, *linalg::inferContractionDims(op),
+                             sizes};
+      if (auto mma = dyn_cast<GPUMmaTilesAttr>(config)) {
+        TensorCoreKernel kernel{base, mma,
+                                blockc::nvptx::getTensorCoreMatmulType(op)};
+        kernel.build();
+        ++numTensorCore;
+      } else {
+        auto tiles = cast<GPUMatmulTilesAttr>(config);
+        MatmulKernel kernel{base,
+                            {tiles.getTileM(), tiles.getTileN(),
+                             tiles.getTileK(), tiles.getThreadsX(),
+                             tiles.getThreadsY()}};
+        kernel.build();
+      }
       op->erase();
       ++numTiled;
     }

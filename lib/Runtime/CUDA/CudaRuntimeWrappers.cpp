@@ -14,6 +14,8 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <map>
 #include <mutex>
 #include <string>
 
@@ -157,6 +159,43 @@ BLOCKC_EXPORT CUfunction mgpuModuleGetFunction(CUmodule module,
   return function;
 }
 
+namespace {
+
+/// Per-kernel GPU time of the launches since the last report, when
+/// BLOCKC_CUDA_PROFILE is set (blockcCudaProfileReport).
+struct KernelTime {
+  int64_t launches = 0;
+  double milliseconds = 0;
+};
+std::mutex profileMutex;
+std::map<std::string, KernelTime> profile;
+
+bool profiling() {
+  static const bool enabled = [] {
+    const char *value = std::getenv("BLOCKC_CUDA_PROFILE");
+    return value && *value && std::string(value) != "0";
+  }();
+  return enabled;
+}
+
+} // namespace
+
+BLOCKC_EXPORT void blockcCudaProfileReport(void) {
+  std::lock_guard<std::mutex> lock(profileMutex);
+  double total = 0;
+  for (const auto &[name, time] : profile)
+    total += time.milliseconds;
+  for (const auto &[name, time] : profile)
+    std::fprintf(stderr,
+                 "blockc CUDA profile: %-40s %6lld launches %10.4f ms "
+                 "(%5.1f%%)\n",
+                 name.c_str(), static_cast<long long>(time.launches),
+                 time.milliseconds,
+                 total > 0 ? 100.0 * time.milliseconds / total : 0.0);
+  std::fprintf(stderr, "blockc CUDA profile: total %.4f ms\n", total);
+  profile.clear();
+}
+
 BLOCKC_EXPORT void mgpuLaunchKernel(CUfunction function, intptr_t gridX,
                                     intptr_t gridY, intptr_t gridZ,
                                     intptr_t blockX, intptr_t blockY,
@@ -173,8 +212,31 @@ BLOCKC_EXPORT void mgpuLaunchKernel(CUfunction function, intptr_t gridX,
   if (smem > 48 * 1024)
     CHECK(cuFuncSetAttribute(
         function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem));
+  CUevent start = nullptr, stop = nullptr;
+  if (profiling()) {
+    CHECK(cuEventCreate(&start, CU_EVENT_DEFAULT));
+    CHECK(cuEventCreate(&stop, CU_EVENT_DEFAULT));
+    CHECK(cuEventRecord(start, stream));
+  }
   CHECK(cuLaunchKernel(function, gridX, gridY, gridZ, blockX, blockY, blockZ,
                        smem, stream, params, extra));
+  if (start && stop) {
+    float ms = 0;
+    const char *name = nullptr;
+    if (CHECK(cuEventRecord(stop, stream)) && CHECK(cuEventSynchronize(stop)) &&
+        CHECK(cuEventElapsedTime(&ms, start, stop))) {
+      if (cuFuncGetName(&name, function) != CUDA_SUCCESS || !name)
+        name = "<unnamed kernel>";
+      std::lock_guard<std::mutex> lock(profileMutex);
+      KernelTime &time = profile[name];
+      ++time.launches;
+      time.milliseconds += ms;
+    }
+  }
+  if (start)
+    cuEventDestroy(start);
+  if (stop)
+    cuEventDestroy(stop);
 }
 
 BLOCKC_EXPORT void mgpuLaunchClusterKernel(
@@ -265,9 +327,20 @@ BLOCKC_EXPORT void *mgpuMemAlloc(uint64_t sizeBytes, CUstream stream,
   if (sizeBytes == 0 || !ensureDevice())
     return nullptr;
   CUdeviceptr ptr = 0;
-  if (isHostShared)
-    CHECK(cuMemAllocManaged(&ptr, sizeBytes, CU_MEM_ATTACH_GLOBAL));
-  else if (stream)
+  if (isHostShared) {
+    if (!CHECK(cuMemAllocManaged(&ptr, sizeBytes, CU_MEM_ATTACH_GLOBAL)))
+      return nullptr;
+    // Kernels write most managed buffers first (the block's intermediates):
+    // place the pages on the GPU now instead of faulting them in from
+    // inside the kernels. Only a hint: the host can still touch them, and a
+    // device without managed prefetch ignores it.
+    CUmemLocation gpu = {};
+    gpu.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    gpu.id = defaultDevice;
+    if (cuMemAdvise(ptr, sizeBytes, CU_MEM_ADVISE_SET_PREFERRED_LOCATION,
+                    gpu) == CUDA_SUCCESS)
+      (void)cuMemPrefetchAsync(ptr, sizeBytes, gpu, 0, stream);
+  } else if (stream)
     CHECK(cuMemAllocAsync(&ptr, sizeBytes, stream));
   else
     CHECK(cuMemAlloc(&ptr, sizeBytes));

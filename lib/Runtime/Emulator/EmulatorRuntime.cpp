@@ -25,6 +25,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "blockc/Runtime/EmulatorRuntime.h"
+#include "blockc/Runtime/EmulatorMatrix.h"
 
 #include <boost/context/detail/fcontext.hpp>
 
@@ -37,6 +38,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -238,6 +240,19 @@ enum class Status : uint8_t { Ready, AtBarrier, AtShuffle, Exited };
 
 struct Launch;
 
+/// One pending cp.async: `srcBytes` from `src`, then zeros up to
+/// `dstBytes`.
+struct AsyncCopy {
+  char *dst;
+  const char *src;
+  int32_t dstBytes, srcBytes;
+};
+
+/// Shuffle modes 0-3 are gpu::ShuffleMode; the matrix collectives use the
+/// same machinery (every lane of the warp at one site) with these modes.
+constexpr int32_t kLdMatrixMode = 16; // + 2 * tiles + transpose (18 - 25)
+constexpr int32_t kMmaMode = 32;      // + blockc::emu::MmaType (32, 33)
+
 /// One emulated thread; `thread.runtime` points back to it.
 struct ThreadState {
   BlockcEmuThread thread;
@@ -251,6 +266,19 @@ struct ThreadState {
   // The operands of a pending shuffle, and its result.
   int32_t value = 0, offset = 0, width = 0, mode = 0;
   int64_t result = 0;
+  // The operands of a pending matrix collective (ldmatrix: the row address;
+  // mma: A, B and C fragments) and where its result goes.
+  const void *operands[3] = {nullptr, nullptr, nullptr};
+  void *resultAddress = nullptr;
+  // cp.async: copies not yet committed, then the committed groups, oldest
+  // first.
+  std::vector<AsyncCopy> openCopies;
+  std::deque<std::vector<AsyncCopy>> copyGroups;
+
+  void resetAsyncCopies() {
+    openCopies.clear();
+    copyGroups.clear();
+  }
 };
 
 struct WarpState {
@@ -432,7 +460,61 @@ void recountWarp(Launch &l, int64_t w) {
 
 const char *modeName(int32_t mode) {
   static const char *names[] = {"xor", "down", "up", "idx"};
+  if (mode >= kMmaMode)
+    return mode == kMmaMode ? "mma.m16n8k16 bf16" : "mma.m16n8k16 f16";
+  if (mode >= kLdMatrixMode) {
+    static const char *ld[] = {
+        "ldmatrix.x1", "ldmatrix.x1.trans", "ldmatrix.x2", "ldmatrix.x2.trans",
+        "ldmatrix.x3", "ldmatrix.x3.trans", "ldmatrix.x4", "ldmatrix.x4.trans"};
+    int32_t i = mode - kLdMatrixMode - 2;
+    return i >= 0 && i < 8 ? ld[i] : "ldmatrix.?";
+  }
   return mode >= 0 && mode < 4 ? names[mode] : "?";
+}
+
+/// Completes the matrix collective (ldmatrix or mma.sync) that every lane
+/// of the full warp `w` waits at: gathers the lanes' operands, computes
+/// (blockc::emu), scatters the results. Returns false if it failed the
+/// launch.
+bool completeMatrix(Launch &l, int64_t w, const char *site, int32_t mode) {
+  ThreadState *lanes = &l.threads[w * kWarpSize];
+  if (mode >= kMmaMode) {
+    uint32_t a[kWarpSize][4], b[kWarpSize][2];
+    float c[kWarpSize][4], d[kWarpSize][4];
+    for (int32_t lane = 0; lane < kWarpSize; ++lane) {
+      std::memcpy(a[lane], lanes[lane].operands[0], sizeof(a[lane]));
+      std::memcpy(b[lane], lanes[lane].operands[1], sizeof(b[lane]));
+      std::memcpy(c[lane], lanes[lane].operands[2], sizeof(c[lane]));
+    }
+    blockc::emu::mmaM16N8K16(static_cast<blockc::emu::MmaType>(mode - kMmaMode),
+                             a, b, c, d);
+    for (int32_t lane = 0; lane < kWarpSize; ++lane)
+      std::memcpy(lanes[lane].resultAddress, d[lane], sizeof(d[lane]));
+    return true;
+  }
+  int32_t tiles = (mode - kLdMatrixMode) / 2;
+  bool transpose = (mode - kLdMatrixMode) % 2;
+  const uint16_t *rows[kWarpSize] = {};
+  for (int32_t lane = 0; lane < 8 * tiles; ++lane) {
+    const char *row = static_cast<const char *>(lanes[lane].operands[0]);
+    if (row < l.shared || row + 16 > l.shared + l.sharedBytes ||
+        (row - l.shared) % 16 != 0) {
+      l.fail(format("lane %d of warp %lld in block %s gives %s at %s a row "
+                    "address that is not a 16-byte aligned row of the "
+                    "block's shared memory (offset %lld of %lld bytes)",
+                    lane, static_cast<long long>(w), l.block().c_str(),
+                    modeName(mode), siteName(site),
+                    static_cast<long long>(row - l.shared),
+                    static_cast<long long>(l.sharedBytes)));
+      return false;
+    }
+    rows[lane] = reinterpret_cast<const uint16_t *>(row);
+  }
+  uint32_t out[kWarpSize][4];
+  blockc::emu::ldMatrix(tiles, transpose, rows, out);
+  for (int32_t lane = 0; lane < kWarpSize; ++lane)
+    std::memcpy(lanes[lane].resultAddress, out[lane], sizeof(uint32_t) * tiles);
+  return true;
 }
 
 /// Completes the shuffle at `site` of warp `w` if every existing lane of its
@@ -475,6 +557,20 @@ bool completeShuffle(Launch &l, int64_t w, const char *site) {
   uint32_t existing = ~0u >> (32 - warp.lanes);
   if (members & existing & ~participants)
     return false; // a member lane has not arrived
+  if (mode >= kLdMatrixMode) {
+    if (warp.lanes < kWarpSize) {
+      l.fail(format("%s at %s needs a full warp; warp %lld of block %s has "
+                    "%d threads",
+                    modeName(mode), siteName(site), static_cast<long long>(w),
+                    l.block().c_str(), warp.lanes));
+      return false;
+    }
+    if (!completeMatrix(l, w, site, mode))
+      return false;
+    for (int32_t lane = 0; lane < warp.lanes; ++lane)
+      l.threads[first + lane].status = Status::Ready;
+    return true;
+  }
   // shfl.sync with c = (up ? 32 - width : width - 1) and segmask 0:
   // maxLane = c, minLane = 0; b is taken modulo 32.
   int32_t maxLane = mode == 2 ? 32 - width : width - 1;
@@ -612,6 +708,7 @@ void runBlockOnFibers(Launch &l, StackPool &stacks) {
     }
     t.status = Status::Ready;
     t.site = nullptr;
+    t.resetAsyncCopies();
     t.stack = stack.base;
     t.fakeStack = stack.fakeStack;
     t.context =
@@ -857,6 +954,7 @@ void launchKernel(void *function, const int64_t grid[3], const int64_t block[3],
           runBlockOnFibers(l, res.stacks);
         } else {
           for (ThreadState &t : l.threads) {
+            t.resetAsyncCopies();
             l.fn(l.params, &t.thread, l.shared, l.sharedBytes);
             if (l.failed)
               break;
@@ -1026,6 +1124,134 @@ BLOCKC_EXPORT int64_t blockcEmuShuffle32(BlockcEmuThread *thread, int32_t value,
   }
   yieldToScheduler(*t);
   return t->result;
+}
+
+/// Waits, as a lane of a warp collective, at `site` with `mode` (the
+/// shuffle machinery: every lane of the warp must arrive).
+static bool warpCollective(ThreadState *t, const char *function,
+                           const char *site, int32_t mode) {
+  Launch &l = *t->launch;
+  if (!l.fibers) {
+    failInKernel(*t, format("reaches %s at %s but was registered without "
+                            "BLOCKC_EMU_SYNCHRONIZES",
+                            function, siteName(site)));
+    return false;
+  }
+  t->status = Status::AtShuffle;
+  t->site = site;
+  t->width = kWarpSize;
+  t->mode = mode;
+  t->offset = 0;
+  WarpState &warp = l.warps[t->warp];
+  if (warp.waiting++ == 0) {
+    warp.site = site;
+    ++l.warpsAtShuffle;
+  } else if (site != warp.site) {
+    warp.mixed = true;
+  }
+  yieldToScheduler(*t);
+  return true;
+}
+
+BLOCKC_EXPORT void blockcEmuLdMatrix(BlockcEmuThread *thread, const void *row,
+                                     void *result, int32_t tiles,
+                                     int32_t transpose, const char *site) {
+  ThreadState *t = threadState(thread, "blockcEmuLdMatrix", site);
+  if (!t)
+    return;
+  if ((tiles != 1 && tiles != 2 && tiles != 4) || (transpose & ~1)) {
+    failInKernel(*t, format("ldmatrix at %s has %d tiles and transpose %d "
+                            "(1, 2 or 4 tiles; transpose 0 or 1)",
+                            siteName(site), tiles, transpose));
+    return;
+  }
+  t->operands[0] = row;
+  t->resultAddress = result;
+  warpCollective(t, "ldmatrix", site, kLdMatrixMode + 2 * tiles + transpose);
+}
+
+BLOCKC_EXPORT void blockcEmuMma(BlockcEmuThread *thread, int32_t type,
+                                const void *a, const void *b, const void *c,
+                                void *d, const char *site) {
+  ThreadState *t = threadState(thread, "blockcEmuMma", site);
+  if (!t)
+    return;
+  if (type != 0 && type != 1) {
+    failInKernel(*t, format("mma.sync at %s has multiplicand type %d (0 bf16, "
+                            "1 f16)",
+                            siteName(site), type));
+    return;
+  }
+  t->operands[0] = a;
+  t->operands[1] = b;
+  t->operands[2] = c;
+  t->resultAddress = d;
+  warpCollective(t, "mma.sync", site, kMmaMode + type);
+}
+
+BLOCKC_EXPORT void blockcEmuCpAsync(BlockcEmuThread *thread, void *dst,
+                                    const void *src, int32_t dstBytes,
+                                    int32_t srcBytes, const char *site) {
+  ThreadState *t = threadState(thread, "blockcEmuCpAsync", site);
+  if (!t)
+    return;
+  Launch &l = *t->launch;
+  const char *d = static_cast<const char *>(dst);
+  const char *sp = static_cast<const char *>(src);
+  auto addressInt = [](const void *p) {
+    return reinterpret_cast<uintptr_t>(p);
+  };
+  std::string problem;
+  if (dstBytes != 4 && dstBytes != 8 && dstBytes != 16)
+    problem = format("copies %d bytes (4, 8 or 16)", dstBytes);
+  else if (srcBytes < 0 || srcBytes > dstBytes)
+    problem = format("reads %d source bytes into %d (0 to %d)", srcBytes,
+                     dstBytes, dstBytes);
+  else if (d < l.shared || d + dstBytes > l.shared + l.sharedBytes)
+    problem = format("writes outside the block's %lld bytes of shared memory",
+                     static_cast<long long>(l.sharedBytes));
+  else if ((d - l.shared) % dstBytes != 0 || addressInt(src) % dstBytes != 0)
+    problem = format("has an address not aligned to its %d bytes", dstBytes);
+  else if (srcBytes > 0 && sp + srcBytes > l.shared &&
+           sp < l.shared + l.sharedBytes)
+    problem = "reads shared memory (the source must be global memory)";
+  if (!problem.empty()) {
+    failInKernel(*t, format("thread %s of block %s: cp.async at %s %s",
+                            dims(t->thread.threadId).c_str(), l.block().c_str(),
+                            siteName(site), problem.c_str()));
+    return;
+  }
+  t->openCopies.push_back({static_cast<char *>(dst), sp, dstBytes, srcBytes});
+}
+
+BLOCKC_EXPORT void blockcEmuCpAsyncCommit(BlockcEmuThread *thread) {
+  ThreadState *t = threadState(thread, "blockcEmuCpAsyncCommit", nullptr);
+  if (!t)
+    return;
+  t->copyGroups.push_back(std::move(t->openCopies));
+  t->openCopies.clear();
+}
+
+BLOCKC_EXPORT void blockcEmuCpAsyncWait(BlockcEmuThread *thread,
+                                        int32_t pending, const char *site) {
+  ThreadState *t = threadState(thread, "blockcEmuCpAsyncWait", site);
+  if (!t)
+    return;
+  if (pending < 0) {
+    failInKernel(*t, format("cp.async.wait_group at %s allows %d pending "
+                            "groups",
+                            siteName(site), pending));
+    return;
+  }
+  // The copies land now: until then the destination keeps what it held
+  // (0xFF bytes in a fresh block), so a read before the wait shows.
+  while (t->copyGroups.size() > static_cast<size_t>(pending)) {
+    for (const AsyncCopy &copy : t->copyGroups.front()) {
+      std::memcpy(copy.dst, copy.src, copy.srcBytes);
+      std::memset(copy.dst + copy.srcBytes, 0, copy.dstBytes - copy.srcBytes);
+    }
+    t->copyGroups.pop_front();
+  }
 }
 
 BLOCKC_EXPORT void blockcEmuOutOfBounds(BlockcEmuThread *thread,

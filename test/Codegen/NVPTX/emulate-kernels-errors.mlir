@@ -102,3 +102,69 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// Tensor-core forms the emulator does not model.
+module attributes {gpu.container_module} {
+  gpu.module @m {
+    gpu.func @k(%am: memref<2x2xf16>, %bm: memref<1x2xf16>, %out: memref<2x2xf32>) kernel {
+      %c0 = arith.constant 0 : index
+      %a = vector.load %am[%c0, %c0] : memref<2x2xf16>, vector<2x2xf16>
+      %b = vector.load %bm[%c0, %c0] : memref<1x2xf16>, vector<1x2xf16>
+      %c = arith.constant dense<0.0> : vector<2x2xf32>
+      // expected-error @+1 {{the GPU emulator models mma.sync m16n8k16 with bf16 or f16 multiplicands and f32 accumulators only (kernel 'k')}}
+      %d = nvgpu.mma.sync (%a, %b, %c) {mmaShape = [16, 8, 8]} : (vector<2x2xf16>, vector<1x2xf16>, vector<2x2xf32>) -> vector<2x2xf32>
+      vector.store %d, %out[%c0, %c0] : memref<2x2xf32>, vector<2x2xf32>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @m {
+    gpu.func @k(%s: memref<16x16xf32, #gpu.address_space<workgroup>>, %out: memref<4x1xf32>) kernel {
+      %c0 = arith.constant 0 : index
+      // expected-error @+1 {{the GPU emulator models ldmatrix of 16-bit elements into vector<tiles x 2 x bf16/f16> only (kernel 'k')}}
+      %a = nvgpu.ldmatrix %s[%c0, %c0] {numTiles = 4 : i32, transpose = false} : memref<16x16xf32, #gpu.address_space<workgroup>> -> vector<4x1xf32>
+      vector.store %a, %out[%c0, %c0] : memref<4x1xf32>, vector<4x1xf32>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// A cp.async token carried out of a loop is not modelled.
+module attributes {gpu.container_module} {
+  gpu.module @m {
+    gpu.func @k(%g: memref<16x16xbf16>, %s: memref<16x16xbf16, #gpu.address_space<workgroup>>) kernel {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c2 = arith.constant 2 : index
+      %tx = gpu.thread_id x
+      // expected-error @+1 {{the GPU emulator models cp.async tokens used by nvgpu.device_async_create_group only (kernel 'k')}}
+      %t0 = nvgpu.device_async_copy %g[%tx, %c0], %s[%tx, %c0], 8 : memref<16x16xbf16> to memref<16x16xbf16, #gpu.address_space<workgroup>>
+      %t = scf.for %i = %c0 to %c2 step %c1 iter_args(%tok = %t0) -> (!nvgpu.device.async.token) {
+        scf.yield %tok : !nvgpu.device.async.token
+      }
+      %grp = nvgpu.device_async_create_group %t
+      nvgpu.device_async_wait %grp
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @m {
+    gpu.func @k() kernel {
+      // expected-error @+1 {{the GPU emulator does not model 'nvgpu.mbarrier.create' (kernel 'k')}}
+      %b = nvgpu.mbarrier.create -> !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>
+      gpu.return
+    }
+  }
+}

@@ -16,3 +16,35 @@ func.func @not_a_candidate(%a: tensor<8x16xf32>, %b: tensor<16x8xf32>, %c: tenso
   %r = linalg.matmul ins(%a, %b : tensor<8x16xf32>, tensor<16x8xf32>) outs(%c : tensor<8x8xf32>) -> tensor<8x8xf32>
   return %r : tensor<8x8xf32>
 }
+
+// -----
+
+// Tensor-core tiles on a contraction that is not two 16-bit buffers into
+// f32.
+func.func @mma_on_f32(%a: memref<8x16xf32>, %b: memref<16x8xf32>, %c: memref<8x8xf32>) {
+  // expected-error @+1 {{'linalg.matmul' op has 'blockc_codegen.gpu_mma_tiles' but is not a contraction of two bf16 or f16 buffers into f32 with K innermost}}
+  linalg.matmul {blockc_codegen.gpu_mma_tiles = #blockc_codegen.gpu_mma_tiles<tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 2>}
+      ins(%a, %b : memref<8x16xf32>, memref<16x8xf32>) outs(%c : memref<8x8xf32>)
+  return
+}
+
+// -----
+
+// tile_k must divide the (static) reduction size.
+#a = affine_map<(m, n, k) -> (m, k)>
+#w = affine_map<(m, n, k) -> (n, k)>
+#o = affine_map<(m, n, k) -> (m, n)>
+func.func @mma_tile_k(%x: memref<?x48xbf16>, %w: memref<32x48xbf16>, %y: memref<?x32xf32>) {
+  // expected-error @+1 {{'linalg.generic' op tile_k (32) must divide the reduction size (48)}}
+  linalg.generic {indexing_maps = [#a, #w, #o], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<?x48xbf16>, memref<32x48xbf16>) outs(%y : memref<?x32xf32>)
+      attrs = {blockc_codegen.gpu_mma_tiles = #blockc_codegen.gpu_mma_tiles<tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 2>} {
+  ^bb0(%in: bf16, %wv: bf16, %acc: f32):
+    %xf = arith.extf %in : bf16 to f32
+    %wf = arith.extf %wv : bf16 to f32
+    %p = arith.mulf %xf, %wf : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}

@@ -94,6 +94,68 @@ func.func @attention_too_many_warps() attributes {a = #blockc_codegen.gpu_attent
 }
 
 //===----------------------------------------------------------------------===//
+// gpu_mma_tiles
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// expected-error @+1 {{stages must be >= 1, got 0}}
+func.func @mma_no_stages() attributes {t = #blockc_codegen.gpu_mma_tiles<tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 0>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{16 * warps_m (32) must divide tile_m (48)}}
+func.func @mma_rows() attributes {t = #blockc_codegen.gpu_mma_tiles<tile_m = 48, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 2>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{16 * warps_n (32) must divide tile_n (40)}}
+func.func @mma_cols() attributes {t = #blockc_codegen.gpu_mma_tiles<tile_m = 128, tile_n = 40, tile_k = 32, warps_m = 2, warps_n = 2, stages = 2>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{tile_k (24) must be a multiple of 16}}
+func.func @mma_k() attributes {t = #blockc_codegen.gpu_mma_tiles<tile_m = 128, tile_n = 128, tile_k = 24, warps_m = 2, warps_n = 2, stages = 2>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{a block of 32 * warps_m * warps_n = 2048 threads exceeds 1024}}
+func.func @mma_block() attributes {t = #blockc_codegen.gpu_mma_tiles<tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 8, warps_n = 8, stages = 1>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{32 * warps_m * warps_n (512) must divide the 16-byte chunks of the tiles, tile_m * tile_k / 8 (256) and tile_n * tile_k / 8 (256)}}
+func.func @mma_chunks() attributes {t = #blockc_codegen.gpu_mma_tiles<tile_m = 64, tile_n = 64, tile_k = 32, warps_m = 4, warps_n = 4, stages = 2>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{the 3 stages of shared tiles take 61440 bytes, more than the 49152 bytes of static shared memory of a block}}
+func.func @mma_shared() attributes {t = #blockc_codegen.gpu_mma_tiles<tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 3>} {
+  return
+}
+
+// -----
+
+func.func @mma_tiles_kind(%a: memref<8x16xbf16>, %b: memref<16x8xbf16>, %c: memref<8x8xf32>) {
+  // expected-error @+1 {{'blockc_codegen.gpu_mma_tiles' must be a #blockc_codegen.gpu_mma_tiles attribute}}
+  linalg.matmul {blockc_codegen.gpu_mma_tiles = #blockc_codegen.gpu_matmul_tiles<tile_m = 64, tile_n = 64, tile_k = 16, threads_x = 16, threads_y = 16>}
+      ins(%a, %b : memref<8x16xbf16>, memref<16x8xbf16>) outs(%c : memref<8x8xf32>)
+  return
+}
+
+//===----------------------------------------------------------------------===//
 // Discardable attribute names
 //===----------------------------------------------------------------------===//
 

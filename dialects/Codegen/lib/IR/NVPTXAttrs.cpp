@@ -1,8 +1,9 @@
 //===- NVPTXAttrs.cpp - blockc_codegen NVPTX attribute verifiers ----------===//
 //
-// Verifies the NVPTX kernel configurations (GPUMatmulTilesAttr, GPUMapAttr,
-// GPUAttentionAttr) against what the kernels need and what every CUDA chip
-// allows: 1024 threads and 48 KiB of static shared memory per block.
+// Verifies the NVPTX kernel configurations (GPUMatmulTilesAttr,
+// GPUMmaTilesAttr, GPUMapAttr, GPUAttentionAttr) against what the kernels
+// need and what every CUDA chip allows: 1024 threads and 48 KiB of static
+// shared memory per block.
 //
 //===----------------------------------------------------------------------===//
 
@@ -69,6 +70,46 @@ GPUMatmulTilesAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (shared > kMaxStaticSharedBytes)
     return emitError() << "the shared tiles take " << shared
                        << " bytes, more than the " << kMaxStaticSharedBytes
+                       << " bytes of static shared memory of a block";
+  return success();
+}
+
+LogicalResult
+GPUMmaTilesAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                        int64_t tileM, int64_t tileN, int64_t tileK,
+                        int64_t warpsM, int64_t warpsN, int64_t stages) {
+  if (failed(verifyPositive(emitError, {{"tile_m", tileM},
+                                        {"tile_n", tileN},
+                                        {"tile_k", tileK},
+                                        {"warps_m", warpsM},
+                                        {"warps_n", warpsN},
+                                        {"stages", stages}})))
+    return failure();
+  // Warp tiles are whole m16 A fragments and pairs of n8 B fragments (one
+  // ldmatrix.x4 each); the reduction steps are k16.
+  if (tileM % (16 * warpsM) != 0)
+    return emitError() << "16 * warps_m (" << 16 * warpsM
+                       << ") must divide tile_m (" << tileM << ")";
+  if (tileN % (16 * warpsN) != 0)
+    return emitError() << "16 * warps_n (" << 16 * warpsN
+                       << ") must divide tile_n (" << tileN << ")";
+  if (tileK % 16 != 0)
+    return emitError() << "tile_k (" << tileK << ") must be a multiple of 16";
+  int64_t threads = kWarpSize * warpsM * warpsN;
+  if (failed(verifyBlock(emitError, "32 * warps_m * warps_n", threads)))
+    return failure();
+  // Tile copies: every thread issues the same number of 16-byte cp.async.
+  if ((tileM * tileK / 8) % threads != 0 || (tileN * tileK / 8) % threads != 0)
+    return emitError() << "32 * warps_m * warps_n (" << threads
+                       << ") must divide the 16-byte chunks of the tiles, "
+                          "tile_m * tile_k / 8 ("
+                       << tileM * tileK / 8 << ") and tile_n * tile_k / 8 ("
+                       << tileN * tileK / 8 << ")";
+  int64_t shared = stages * (tileM + tileN) * (tileK + 8) * 2;
+  if (shared > kMaxStaticSharedBytes)
+    return emitError() << "the " << stages << " stages of shared tiles take "
+                       << shared << " bytes, more than the "
+                       << kMaxStaticSharedBytes
                        << " bytes of static shared memory of a block";
   return success();
 }

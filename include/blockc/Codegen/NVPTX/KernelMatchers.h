@@ -24,6 +24,23 @@ constexpr int64_t kWarpSize = 32;
 /// one K dimension (batch and M may be several dimensions).
 bool isTiledMatmulCandidate(mlir::linalg::LinalgOp op);
 
+/// The 16-bit float type (bf16 or f16) of both inputs if `op` is a
+/// contraction that blockc-gpu-tile-matmul turns into a tensor-core kernel:
+/// a linalg op on buffers, outside any gpu.launch, whose body is
+/// `out + extf(a) * extf(b)` with both inputs of that type and an f32
+/// output, with projected-permutation maps, one N and one K dimension, K the
+/// fastest-varying index of both inputs, identity layouts and a static K
+/// that is a multiple of 16. Null otherwise.
+mlir::Type getTensorCoreMatmulType(mlir::linalg::LinalgOp op);
+
+/// On tensors (stage 1): the f32 input `a` of a contraction
+/// `out + a * extf(w)` with a 16-bit `w`, when `a` holds values of `w`'s
+/// type, so that narrowing it to that type is exact: its producer is a
+/// linalg op that yields `arith.extf` from that type. Null otherwise (also
+/// when the contraction does not have getTensorCoreMatmulType's shape, or
+/// when both inputs are 16-bit already).
+mlir::OpOperand *getNarrowableMatmulOperand(mlir::linalg::LinalgOp op);
+
 /// Whether blockc-gpu-lower-sdpa lowers `op` to the fused attention kernel:
 /// f32, a static head dim that is a multiple of the warp size and the same
 /// for keys and values, static head counts. Other sdpa ops keep the generic

@@ -112,8 +112,17 @@ def GPUSelectTilesPass
       rows_per_warp, warps>` on each `transformer.sdpa` that
       `blockc-gpu-lower-sdpa` turns into the fused kernel;
     * `blockc_codegen.gpu_matmul_tiles = #blockc_codegen.gpu_matmul_tiles<
-      tile_m, tile_n, tile_k, threads_x, threads_y>` on each contraction on
-      buffers that `blockc-gpu-tile-matmul` tiles.
+      tile_m, tile_n, tile_k, threads_x, threads_y>` on each f32 contraction
+      on buffers that `blockc-gpu-tile-matmul` tiles;
+    * on sm_80 and newer, `blockc_codegen.gpu_mma_tiles =
+      #blockc_codegen.gpu_mma_tiles<tile_m, tile_n, tile_k, warps_m,
+      warps_n, stages>` on each contraction of two bf16 / f16 buffers into
+      f32 (the tensor-core kernel of `blockc-gpu-tile-matmul`) and, on
+      tensors, on each contraction of an f32 input that holds 16-bit values
+      with a 16-bit weight (which `blockc-gpu-narrow-mma-operands` then
+      narrows): 128 x 128 tiles on 2 x 2 warps, k steps of 32 in 2 stages
+      (40 KiB of shared memory), or of 16 in 3 stages when 32 does not
+      divide K.
 
     The attention ops exist before bufferization and the contractions on
     buffers only after it, so the NVPTX pipeline runs this pass before
@@ -148,6 +157,72 @@ def GPUSelectTilesPass
               "Configuration attributes written">
   ];
   let dependentDialects = ["::blockc::codegen::CodegenDialect"];
+}
+
+def GPUNarrowMmaOperandsPass
+    : Pass<"blockc-gpu-narrow-mma-operands", "::mlir::func::FuncOp"> {
+  let summary = "Give tensor-core contractions 16-bit inputs";
+  let description = [{
+    In a bf16 / f16 block every op computes in f32
+    (`transformer-compute-in-f32`), so a projection reads an f32 activation
+    and a 16-bit weight: `out + a * extf(w)`. Tensor cores multiply two
+    16-bit operands. For each linalg contraction on tensors that carries
+    `blockc_codegen.gpu_mma_tiles` (written by `blockc-gpu-select-tiles`),
+    this pass replaces the f32 input by its `arith.truncf` to the weight's
+    type, read through `arith.extf` in the body. The heuristic only
+    configures contractions whose f32 input is produced by a linalg op that
+    yields `arith.extf` from that type, so the narrowing is exact; the
+    elementwise fusion that follows folds the `truncf` into that producer
+    (`truncf(extf(x)) = x`), which then writes 16-bit values.
+
+    ```mlir
+    %a = linalg.generic ... { ... %r = arith.extf %x : bf16 to f32; linalg.yield %r }
+    %y = linalg.generic {..., blockc_codegen.gpu_mma_tiles = ...}
+        ins(%a, %w : tensor<?x?x64xf32>, tensor<32x64xbf16>) ...   // before
+    %a16 = linalg.generic ins(%a) outs(...) { arith.truncf : f32 to bf16 }
+    %y = linalg.generic {..., blockc_codegen.gpu_mma_tiles = ...}
+        ins(%a16, %w : tensor<?x?x64xbf16>, tensor<32x64xbf16>)
+        { ^bb0(%x: bf16, %w: bf16, %o: f32): extf; extf; mulf; addf }  // after
+    ```
+
+    A configured contraction whose f32 input is not known to hold 16-bit
+    values is an error (the narrowing would round it).
+  }];
+  let statistics = [
+    Statistic<"numNarrowed", "num-narrowed", "Operands narrowed to 16 bits">
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+def GPULowerMmaToNVVMPass
+    : Pass<"blockc-gpu-lower-bf16-mma", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Lower bf16 nvgpu.mma.sync to nvvm.mma.sync";
+  let description = [{
+    Upstream's `convert-nvgpu-to-nvvm` lowers `nvgpu.mma.sync` for f16,
+    tf32, f64 and integers but not bf16 ("failed to deduce operand PTX
+    types"). This pass lowers the bf16 m16n8k16 form with f32 accumulators
+    to `nvvm.mma.sync` (PTX `mma.sync.aligned.m16n8k16.row.col.f32.bf16.
+    bf16.f32`), packing each row of 2 bf16 of the A and B fragments into a
+    32-bit register, and leaves every other `nvgpu` op to upstream. It runs
+    in the NVPTX pipeline's stage 3 before `convert-nvgpu-to-nvvm`; the
+    emulator pipeline models `nvgpu.mma.sync` itself.
+
+    ```mlir
+    %d = nvgpu.mma.sync (%a, %b, %c) {mmaShape = [16, 8, 16]}
+        : (vector<4x2xbf16>, vector<2x2xbf16>, vector<2x2xf32>)
+        -> vector<2x2xf32>                                          // before
+    %s = nvvm.mma.sync A[%a0, %a1, %a2, %a3] B[%b0, %b1] C[%c0, ...]
+        {multiplicandAPtxType = #nvvm.mma_type<bf16>, ...,
+         shape = #nvvm.shape<m = 16, n = 8, k = 16>} ...            // after
+    ```
+
+    Any other bf16 `nvgpu.mma.sync` shape is an error.
+  }];
+  let dependentDialects = ["::mlir::NVVM::NVVMDialect",
+                           "::mlir::LLVM::LLVMDialect",
+                           "::mlir::vector::VectorDialect"];
 }
 
 def GPUTileAndMapPass
@@ -224,15 +299,47 @@ def GPUTileMatmulPass
         workgroup(%a : memref<16x65xf32, #gpu.address_space<workgroup>>,
                   %b : memref<16x65xf32, #gpu.address_space<workgroup>>)  // after
     ```
+
+    **Tensor cores.** A contraction of two bf16 / f16 buffers into f32
+    (body `out + extf(a) * extf(b)`, K the innermost index of both inputs,
+    a static K that `tile_k` divides, identity layouts) that carries
+    `blockc_codegen.gpu_mma_tiles = #blockc_codegen.gpu_mma_tiles<tile_m,
+    tile_n, tile_k, warps_m, warps_n, stages>` becomes a tensor-core
+    `gpu.launch` (`#blockc_codegen.kernel<tensor_core_matmul>`) built from
+    `nvgpu` ops:
+
+    * grid `(ceil(N / tile_n), ceil(M / tile_m), batch)`, blocks of
+      `32 * warps_m * warps_n` threads; warp (i, j) owns a
+      `(tile_m / warps_m) x (tile_n / warps_n)` sub-tile as m16n8
+      accumulators (`vector<2x2xf32>` each);
+    * a ring of `stages` shared buffers per operand
+      (`memref<stages x rows x (tile_k + 8)>`, rows padded by 16 bytes
+      against ldmatrix bank conflicts): the prologue queues `stages - 1`
+      reduction steps with `nvgpu.device_async_copy` (16-byte `cp.async.cg`
+      chunks, zero-filled past M, N or the last step) and
+      `nvgpu.device_async_create_group`; step `kt` queues step
+      `kt + stages - 1`, waits until at most `stages - 1` groups are pending
+      (`nvgpu.device_async_wait`), synchronises, and for each k16 loads A
+      fragments and pairs of B fragments with `nvgpu.ldmatrix` (x4) and
+      issues `nvgpu.mma.sync` m16n8k16;
+    * the epilogue adds each accumulator to the output under a bounds check
+      (rows `g`, `g + 8`, columns `2t`, `2t + 1` of lane `4g + t`).
+
+    A configured op that is not such a contraction, or whose K `tile_k`
+    does not divide, is an error.
   }];
   let statistics = [
-    Statistic<"numTiled", "num-tiled", "Contractions turned into tiled kernels">
+    Statistic<"numTiled", "num-tiled", "Contractions turned into tiled kernels">,
+    Statistic<"numTensorCore", "num-tensor-core",
+              "Contractions turned into tensor-core kernels">
   ];
   let dependentDialects = ["::blockc::codegen::CodegenDialect",
                            "::mlir::gpu::GPUDialect",
                            "::mlir::scf::SCFDialect",
                            "::mlir::math::MathDialect",
-                           "::mlir::memref::MemRefDialect"];
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::nvgpu::NVGPUDialect",
+                           "::mlir::vector::VectorDialect"];
 }
 
 def GPULowerSDPAPass
@@ -323,6 +430,13 @@ def GPUEmulateKernelsPass
     * `gpu.barrier` calls `blockcEmuBarrier` and a 32-bit `gpu.shuffle`
       calls `blockcEmuShuffle32`, with a string naming the kernel and the
       op's location for the runtime's divergence messages;
+    * tensor-core ops: `nvgpu.ldmatrix` calls `blockcEmuLdMatrix` and
+      `nvgpu.mma.sync` (m16n8k16, bf16 or f16 with f32 accumulators)
+      `blockcEmuMma`, warp collectives whose fragments travel through stack
+      buffers of the entry block; `nvgpu.device_async_copy`,
+      `device_async_create_group` and `device_async_wait` call
+      `blockcEmuCpAsync`, `blockcEmuCpAsyncCommit` and
+      `blockcEmuCpAsyncWait` (the thread's cp.async queue);
     * with `check-bounds`, every `memref.load` and `memref.store` checks its
       indices against the memref's sizes and calls `blockcEmuOutOfBounds`
       instead of an access out of bounds (a load then yields 0).
@@ -336,8 +450,9 @@ def GPUEmulateKernelsPass
     runtime's `mgpuModuleLoad` accepts.
 
     Errors: a kernel op the emulator does not model (PTX inline assembly,
-    NVVM ops, `gpu.printf`, other GPU ops), a shuffle of a type that is not
-    32 bits wide, a non-kernel `gpu.func`, a workgroup attribution of
+    NVVM ops, `gpu.printf`, other GPU ops, other `nvgpu` ops or forms), a
+    cp.async token used other than by a group (or a group's by a wait), a
+    shuffle of a type that is not 32 bits wide, a non-kernel `gpu.func`, a workgroup attribution of
     dynamic shape, or more than 48 KiB of static shared memory.
   }];
   let options = [
@@ -355,7 +470,8 @@ def GPUEmulateKernelsPass
     "::mlir::LLVM::LLVMDialect",
     "::mlir::memref::MemRefDialect",
     "::mlir::NVVM::NVVMDialect",
-    "::mlir::scf::SCFDialect"
+    "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect"
   ];
 }
 

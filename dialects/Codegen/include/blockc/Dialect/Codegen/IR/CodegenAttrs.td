@@ -55,7 +55,9 @@ def Codegen_KernelKind : I32EnumAttr<"KernelKind",
     I32EnumAttrCase<"norm", 4>,
     // CPU: the projection kernel on quantised weights of
     // blockc-cpu-lower-quantized-linear.
-    I32EnumAttrCase<"quantized_linear", 5>
+    I32EnumAttrCase<"quantized_linear", 5>,
+    // NVPTX: the tensor-core matmul of blockc-gpu-tile-matmul.
+    I32EnumAttrCase<"tensor_core_matmul", 6>
   ]> {
   let cppNamespace = "::blockc::codegen";
   let genSpecializedAttr = 0;
@@ -76,8 +78,9 @@ def Codegen_KernelKindAttr
       `blockc-cpu-lower-norms`;
     * `quantized_linear`: the projection kernel on quantised weights of
       `blockc-cpu-lower-quantized-linear` (no fusion rewrites it);
-    * `tiled_matmul`, `fused_attention`: the `gpu.launch` of
-      `blockc-gpu-tile-matmul` and `blockc-gpu-lower-sdpa`.
+    * `tiled_matmul`, `tensor_core_matmul`, `fused_attention`: the
+      `gpu.launch` of `blockc-gpu-tile-matmul` (f32 FMA and tensor-core
+      kernels) and `blockc-gpu-lower-sdpa`.
 
     ```mlir
     scf.forall ... {blockc_codegen.kernel = #blockc_codegen.kernel<linear>}
@@ -354,6 +357,59 @@ def Codegen_GPUMatmulTilesAttr
     /// Bytes of static shared memory of the two padded f32 tiles.
     int64_t getSharedBytes() const {
       return (getTileM() + 1 + getTileN() + 1) * getTileK() * 4;
+    }
+  }];
+}
+
+def Codegen_GPUMmaTilesAttr : Codegen_Attr<"GPUMmaTiles", "gpu_mma_tiles"> {
+  let summary = "The tiles of one tensor-core GPU contraction";
+  let description = [{
+    Attached to a linalg contraction of two 16-bit (bf16 or f16) operands
+    into f32 as `blockc_codegen.gpu_mma_tiles` by `blockc-gpu-select-tiles`
+    on chips with `mma.sync` (sm_80 and newer), or by hand;
+    `blockc-gpu-tile-matmul` builds the contraction's tensor-core
+    `gpu.launch` with these sizes:
+
+    * a thread block of `warps_m * warps_n` warps computes a `tile_m` x
+      `tile_n` tile of the output; warp (i, j) owns the
+      `(tile_m / warps_m) x (tile_n / warps_n)` sub-tile at row block i and
+      column block j, as m16n8k16 `mma.sync` accumulators in registers;
+    * the reduction advances `tile_k` at a time through a ring of `stages`
+      shared-memory buffers filled by `cp.async` (16-byte copies, `stages -
+      1` tiles in flight while one is consumed); each buffer holds the
+      `tile_m x tile_k` and `tile_n x tile_k` operand tiles, rows padded by
+      8 elements so that `ldmatrix` reads them without bank conflicts.
+
+    ```mlir
+    linalg.generic {blockc_codegen.gpu_mma_tiles =
+        #blockc_codegen.gpu_mma_tiles<tile_m = 128, tile_n = 128, tile_k = 32,
+                                      warps_m = 2, warps_n = 2, stages = 2>}
+        ins(%a, %w : memref<?x4096xbf16>, memref<4096x4096xbf16>) ...
+    ```
+
+    Every size is at least 1; `16 * warps_m` divides `tile_m`, `16 *
+    warps_n` divides `tile_n` (B fragments are loaded two n8 tiles at a
+    time) and 16 divides `tile_k`; a block has at most 1024 threads, which
+    divide the number of 16-byte chunks of each operand tile
+    (`tile_m * tile_k / 8` and `tile_n * tile_k / 8`); the ring,
+    `stages * (tile_m + tile_n) * (tile_k + 8) * 2` bytes, fits in 48 KiB.
+  }];
+  let parameters = (ins "int64_t":$tile_m,
+                        "int64_t":$tile_n,
+                        "int64_t":$tile_k,
+                        "int64_t":$warps_m,
+                        "int64_t":$warps_n,
+                        "int64_t":$stages);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Threads per block.
+    int64_t getThreads() const { return 32 * getWarpsM() * getWarpsN(); }
+    /// Elements per shared row of an operand tile (tile_k plus padding).
+    int64_t getSharedRow() const { return getTileK() + 8; }
+    /// Bytes of static shared memory of the ring of 16-bit tiles.
+    int64_t getSharedBytes() const {
+      return getStages() * (getTileM() + getTileN()) * getSharedRow() * 2;
     }
   }];
 }

@@ -35,6 +35,7 @@ def Codegen_Dialect : Dialect {
     | `blockc_codegen.horizontal_group` | `#blockc_codegen.horizontal_group<N>` | `transformer.linear` |
     | `blockc_codegen.kernel` | `#blockc_codegen.kernel<...>` | a kernel's loop or launch |
     | `blockc_codegen.gpu_matmul_tiles` | `#blockc_codegen.gpu_matmul_tiles<...>` | a linalg contraction on buffers |
+    | `blockc_codegen.gpu_mma_tiles` | `#blockc_codegen.gpu_mma_tiles<...>` | a linalg contraction of 16-bit operands |
     | `blockc_codegen.gpu_map` | `#blockc_codegen.gpu_map<...>` | `func.func` |
     | `blockc_codegen.gpu_attention` | `#blockc_codegen.gpu_attention<...>` | `transformer.sdpa` |
   }];
@@ -74,6 +75,10 @@ def Codegen_Dialect : Dialect {
     /// one attention kernel (a GPUAttentionAttr).
     static constexpr ::llvm::StringLiteral kGpuMatmulTilesAttrName =
         "blockc_codegen.gpu_matmul_tiles";
+    /// NVPTX: the tiles of one tensor-core contraction (a
+    /// GPUMmaTilesAttr).
+    static constexpr ::llvm::StringLiteral kGpuMmaTilesAttrName =
+        "blockc_codegen.gpu_mma_tiles";
     static constexpr ::llvm::StringLiteral kGpuMapAttrName =
         "blockc_codegen.gpu_map";
     static constexpr ::llvm::StringLiteral kGpuAttentionAttrName =

@@ -1,0 +1,134 @@
+// RUN: blockc-opt %s -split-input-file --blockc-gpu-select-tiles=chip=sm_80 | FileCheck %s --check-prefixes=CHECK,MMA
+// RUN: blockc-opt %s -split-input-file --blockc-gpu-select-tiles=chip=sm_90a | FileCheck %s --check-prefixes=CHECK,MMA
+// RUN: blockc-opt %s -split-input-file --blockc-gpu-select-tiles=chip=sm_75 | FileCheck %s --check-prefixes=CHECK,NOMMA
+
+// Tensor-core tiles (mma.sync m16n8k16 needs sm_80): contractions of two
+// bf16 / f16 buffers into f32 get 128 x 128 tiles on 2 x 2 warps, k steps
+// of 32 in 2 stages, or of 16 in 3 stages when 32 does not divide K;
+// sm_75 gets none.
+
+// CHECK-LABEL: func.func @buffers
+// MMA:           linalg.generic {{.+}} ins(%arg0, %arg1 : memref<?x64xbf16>, memref<32x64xbf16>)
+// MMA-SAME:        blockc_codegen.gpu_mma_tiles = #blockc_codegen.gpu_mma_tiles<tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 2>
+// MMA:           linalg.generic {{.+}} ins(%arg3, %arg4 : memref<?x48xf16>, memref<32x48xf16>)
+// MMA-SAME:        blockc_codegen.gpu_mma_tiles = #blockc_codegen.gpu_mma_tiles<tile_m = 128, tile_n = 128, tile_k = 16, warps_m = 2, warps_n = 2, stages = 3>
+// NOMMA-NOT:     gpu_mma_tiles
+#a = affine_map<(m, n, k) -> (m, k)>
+#w = affine_map<(m, n, k) -> (n, k)>
+#o = affine_map<(m, n, k) -> (m, n)>
+func.func @buffers(%x: memref<?x64xbf16>, %w: memref<32x64xbf16>, %y: memref<?x32xf32>,
+                   %xh: memref<?x48xf16>, %wh: memref<32x48xf16>) {
+  linalg.generic {indexing_maps = [#a, #w, #o], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<?x64xbf16>, memref<32x64xbf16>) outs(%y : memref<?x32xf32>) {
+  ^bb0(%in: bf16, %wv: bf16, %acc: f32):
+    %xf = arith.extf %in : bf16 to f32
+    %wf = arith.extf %wv : bf16 to f32
+    %p = arith.mulf %xf, %wf : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#a, #w, #o], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%xh, %wh : memref<?x48xf16>, memref<32x48xf16>) outs(%y : memref<?x32xf32>) {
+  ^bb0(%in: f16, %wv: f16, %acc: f32):
+    %xf = arith.extf %in : f16 to f32
+    %wf = arith.extf %wv : f16 to f32
+    %p = arith.mulf %xf, %wf : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Not tensor-core contractions: K not a multiple of 16, K not the
+// innermost index of the weight (a [k, n] weight), a strided input, a
+// 16-bit product (no extf: the product would round).
+// CHECK-LABEL: func.func @declined
+// CHECK-NOT:     gpu_mma_tiles
+#a = affine_map<(m, n, k) -> (m, k)>
+#w = affine_map<(m, n, k) -> (n, k)>
+#wt = affine_map<(m, n, k) -> (k, n)>
+#o = affine_map<(m, n, k) -> (m, n)>
+func.func @declined(%x: memref<?x40xbf16>, %w: memref<32x40xbf16>, %y: memref<?x32xf32>,
+                    %x2: memref<?x64xbf16>, %wt2: memref<64x32xbf16>,
+                    %xs: memref<?x64xbf16, strided<[128, 1]>>, %w2: memref<32x64xbf16>,
+                    %y16: memref<?x32xbf16>) {
+  linalg.generic {indexing_maps = [#a, #w, #o], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<?x40xbf16>, memref<32x40xbf16>) outs(%y : memref<?x32xf32>) {
+  ^bb0(%in: bf16, %wv: bf16, %acc: f32):
+    %xf = arith.extf %in : bf16 to f32
+    %wf = arith.extf %wv : bf16 to f32
+    %p = arith.mulf %xf, %wf : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#a, #wt, #o], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x2, %wt2 : memref<?x64xbf16>, memref<64x32xbf16>) outs(%y : memref<?x32xf32>) {
+  ^bb0(%in: bf16, %wv: bf16, %acc: f32):
+    %xf = arith.extf %in : bf16 to f32
+    %wf = arith.extf %wv : bf16 to f32
+    %p = arith.mulf %xf, %wf : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#a, #w, #o], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%xs, %w2 : memref<?x64xbf16, strided<[128, 1]>>, memref<32x64xbf16>) outs(%y : memref<?x32xf32>) {
+  ^bb0(%in: bf16, %wv: bf16, %acc: f32):
+    %xf = arith.extf %in : bf16 to f32
+    %wf = arith.extf %wv : bf16 to f32
+    %p = arith.mulf %xf, %wf : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#a, #w, #o], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x2, %w2 : memref<?x64xbf16>, memref<32x64xbf16>) outs(%y16 : memref<?x32xbf16>) {
+  ^bb0(%in: bf16, %wv: bf16, %acc: bf16):
+    %p = arith.mulf %in, %wv : bf16
+    %s = arith.addf %acc, %p : bf16
+    linalg.yield %s : bf16
+  }
+  return
+}
+
+// -----
+
+// On tensors: the projection whose f32 input is produced as extf from the
+// weight's type is configured (blockc-gpu-narrow-mma-operands narrows it);
+// the one reading an f32 argument is not.
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#a = affine_map<(m, n, k) -> (m, k)>
+#w = affine_map<(m, n, k) -> (n, k)>
+#o = affine_map<(m, n, k) -> (m, n)>
+// CHECK-LABEL: func.func @tensors
+// MMA:           linalg.generic {{.+}} ins(%{{.+}}, %arg1 : tensor<4x32xf32>, tensor<16x32xbf16>)
+// MMA-SAME:        blockc_codegen.gpu_mma_tiles = #blockc_codegen.gpu_mma_tiles<tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 2>
+// CHECK:         linalg.generic {{.+}} ins(%arg3, %arg1 : tensor<4x32xf32>, tensor<16x32xbf16>)
+// CHECK-NOT:       gpu_mma_tiles
+// CHECK:         return
+func.func @tensors(%x: tensor<4x32xbf16>, %w: tensor<16x32xbf16>, %init: tensor<4x16xf32>, %xf32: tensor<4x32xf32>) -> (tensor<4x16xf32>, tensor<4x16xf32>) {
+  %e = tensor.empty() : tensor<4x32xf32>
+  %xf = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<4x32xbf16>) outs(%e : tensor<4x32xf32>) {
+  ^bb0(%in: bf16, %out: f32):
+    %f = arith.extf %in : bf16 to f32
+    linalg.yield %f : f32
+  } -> tensor<4x32xf32>
+  %y = linalg.generic {indexing_maps = [#a, #w, #o], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%xf, %w : tensor<4x32xf32>, tensor<16x32xbf16>) outs(%init : tensor<4x16xf32>) {
+  ^bb0(%in: f32, %wv: bf16, %acc: f32):
+    %wf = arith.extf %wv : bf16 to f32
+    %p = arith.mulf %in, %wf : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<4x16xf32>
+  %z = linalg.generic {indexing_maps = [#a, #w, #o], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%xf32, %w : tensor<4x32xf32>, tensor<16x32xbf16>) outs(%init : tensor<4x16xf32>) {
+  ^bb0(%in: f32, %wv: bf16, %acc: f32):
+    %wf = arith.extf %wv : bf16 to f32
+    %p = arith.mulf %in, %wf : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<4x16xf32>
+  return %y, %z : tensor<4x16xf32>, tensor<4x16xf32>
+}
