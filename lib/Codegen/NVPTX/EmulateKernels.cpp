@@ -169,6 +169,7 @@ private:
   Value unpackMemRef(OpBuilder &b, Location loc, MemRefType type,
                      std::function<Value(Type)> next);
   Value siteString(OpBuilder &b, Operation *op, StringRef what);
+  Value getSharedBuffer(OpBuilder &b, Location loc);
   void replaceGPUOps();
   LogicalResult checkNVGPUOp(Operation *op);
   Value address(OpBuilder &b, Location loc, Value memref, ValueRange indices);
@@ -193,12 +194,29 @@ private:
   llvm::StringMap<unsigned> siteTexts;
   /// The block's shared memory as a memref<?xi8>, built once.
   Value sharedBuffer;
+  /// Bytes of the workgroup attributions (dynamic shared memory follows).
+  int64_t staticSharedBytes = 0;
   int64_t paramSlot = 0;
   bool synchronizes = false;
   /// Stack buffers of the entry block that carry fragments to and from the
   /// runtime, one per (element type, size).
   DenseMap<std::pair<Type, int64_t>, Value> scratchBuffers;
 };
+
+/// The block's shared memory (static, then dynamic) as a memref<?xi8>,
+/// built once, at `b`'s insertion point in the entry block.
+Value KernelEmulation::getSharedBuffer(OpBuilder &b, Location loc) {
+  if (sharedBuffer)
+    return sharedBuffer;
+  Value zero = arith::ConstantIntOp::create(b, loc, 0, 64);
+  Value one = arith::ConstantIntOp::create(b, loc, 1, 64);
+  SmallVector<Value> fields = {shared, shared, zero, sharedBytes, one};
+  unsigned field = 0;
+  sharedBuffer =
+      unpackMemRef(b, loc, MemRefType::get({ShapedType::kDynamic}, i8Type),
+                   [&](Type) { return fields[field++]; });
+  return sharedBuffer;
+}
 
 /// The nvgpu ops the emulator models, with the forms it supports.
 LogicalResult KernelEmulation::checkNVGPUOp(Operation *op) {
@@ -389,7 +407,7 @@ LogicalResult KernelEmulation::checkOps() {
   WalkResult result = kernel.walk([&](Operation *op) {
     if (isa<gpu::ThreadIdOp, gpu::BlockIdOp, gpu::BlockDimOp, gpu::GridDimOp,
             gpu::GlobalIdOp, gpu::LaneIdOp, gpu::BarrierOp, gpu::ReturnOp,
-            gpu::GPUFuncOp>(op))
+            gpu::DynamicSharedMemoryOp, gpu::GPUFuncOp>(op))
       return WalkResult::advance();
     if (auto shuffle = dyn_cast<gpu::ShuffleOp>(op)) {
       if (shuffle.getValue().getType().getIntOrFloatBitWidth() != 32) {
@@ -503,6 +521,18 @@ void KernelEmulation::replaceGPUOps() {
           b, loc, arith::MulIOp::create(b, loc, block, size), local);
     } else if (isa<gpu::LaneIdOp>(op)) {
       replacement = threadField(b, loc, kLaneIdOffset);
+    } else if (isa<gpu::DynamicSharedMemoryOp>(op)) {
+      // Dynamic shared memory starts after the static part (the runtime
+      // allocates static plus dynamic bytes per block).
+      Value buffer = getSharedBuffer(b, loc);
+      Value offset = arith::ConstantIndexOp::create(b, loc, staticSharedBytes);
+      Value size = arith::SubIOp::create(
+          b, loc,
+          arith::IndexCastOp::create(b, loc, b.getIndexType(), sharedBytes),
+          offset);
+      replacement = memref::ViewOp::create(
+          b, loc, MemRefType::get({ShapedType::kDynamic}, i8Type), buffer,
+          offset, ValueRange{size});
     } else if (isa<gpu::BarrierOp>(op)) {
       synchronizes = true;
       func::CallOp::create(
@@ -645,6 +675,7 @@ LogicalResult KernelEmulation::run(ModuleOp module) {
     staticShared += type.getNumElements() *
                     llvm::divideCeil(type.getElementTypeBitWidth(), 8);
   }
+  staticSharedBytes = staticShared;
   if (staticShared > kMaxStaticSharedBytes)
     return kernel.emitError()
            << "kernel '" << kernel.getName() << "' declares " << staticShared
@@ -701,16 +732,7 @@ LogicalResult KernelEmulation::run(ModuleOp module) {
     } else if (i < numArgs + numWorkgroup) {
       // Workgroup memory: a view of the block's shared buffer.
       auto memref = cast<MemRefType>(type);
-      if (!sharedBuffer) {
-        Value zero = arith::ConstantIntOp::create(b, loc, 0, 64);
-        Value one = arith::ConstantIntOp::create(b, loc, 1, 64);
-        SmallVector<Value> fields = {shared, shared, zero, sharedBytes, one};
-        unsigned field = 0;
-        sharedBuffer = unpackMemRef(
-            b, loc, MemRefType::get({ShapedType::kDynamic}, i8Type),
-            [&](Type) { return fields[field++]; });
-      }
-      Value buffer = sharedBuffer;
+      Value buffer = getSharedBuffer(b, loc);
       Value offset =
           arith::ConstantIndexOp::create(b, loc, sharedOffsets[i - numArgs]);
       value =
@@ -722,6 +744,12 @@ LogicalResult KernelEmulation::run(ModuleOp module) {
     old.replaceAllUsesWith(value);
   }
   entry.eraseArguments(4, numOld);
+  // Dynamic shared memory is a view of the same buffer.
+  if (host.walk([](gpu::DynamicSharedMemoryOp) {
+            return WalkResult::interrupt();
+          })
+          .wasInterrupted())
+    getSharedBuffer(b, loc);
 
   replaceGPUOps();
   replaceNVGPUOps();

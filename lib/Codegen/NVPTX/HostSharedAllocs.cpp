@@ -84,7 +84,37 @@ struct GPUHostSharedAllocsPass
     if (failedAny)
       return signalPassFailure();
     if (failed(copyGlobalsToManagedMemory(rewriter)))
-      signalPassFailure();
+      return signalPassFailure();
+    copyOnTheGPU(rewriter);
+  }
+
+  /// A host memref.copy of managed buffers would move their pages to the
+  /// host and back (the next kernel then faults them in): contiguous
+  /// copies become gpu.memcpy (the driver copies on the GPU; from a host
+  /// global it reads host memory). Strided copies stay host loops.
+  void copyOnTheGPU(IRRewriter &rewriter) {
+    SmallVector<memref::CopyOp> copies;
+    getOperation().walk([&](memref::CopyOp copy) {
+      auto source = cast<MemRefType>(copy.getSource().getType());
+      auto target = cast<MemRefType>(copy.getTarget().getType());
+      if (!copy->getParentOfType<gpu::LaunchOp>() &&
+          source.getLayout().isIdentity() && target.getLayout().isIdentity() &&
+          !source.getMemorySpace() && !target.getMemorySpace())
+        copies.push_back(copy);
+    });
+    Type token = gpu::AsyncTokenType::get(&getContext());
+    for (memref::CopyOp copy : copies) {
+      rewriter.setInsertionPoint(copy);
+      Location loc = copy.getLoc();
+      Value start = gpu::WaitOp::create(rewriter, loc, token, ValueRange())
+                        .getAsyncToken();
+      Value done =
+          gpu::MemcpyOp::create(rewriter, loc, token, ValueRange{start},
+                                copy.getTarget(), copy.getSource())
+              .getAsyncToken();
+      gpu::WaitOp::create(rewriter, loc, Type(), ValueRange{done});
+      rewriter.eraseOp(copy);
+    }
   }
 
   /// Kernels cannot read host globals: give each kernel-read global a

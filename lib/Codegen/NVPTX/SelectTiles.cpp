@@ -45,13 +45,14 @@ std::optional<unsigned> chipNumber(StringRef chip) {
 /// Tensor-core tiles (mma.sync m16n8k16 needs sm_80) for a reduction of
 /// `k` (a multiple of 16): 128 x 128 output tiles on 2 x 2 warps (64 x 64
 /// per warp: 4 x 8 m16n8 accumulators, 128 f32 registers per thread), k
-/// steps of 32 in a 2-stage cp.async ring (40 KiB of shared memory), or of
-/// 16 in a 3-stage ring (36 KiB) when 32 does not divide k.
+/// steps of 32 (16 when 32 does not divide k) in a 4-stage cp.async ring:
+/// 80 KiB (48 KiB) of shared memory, within every sm_80+ chip's opt-in
+/// (99 KiB on sm_86/89, 163 on sm_80, 227 on sm_90), two blocks per SM on
+/// sm_80 and sm_90.
 GPUMmaTilesAttr mmaTilesFor(MLIRContext *ctx, int64_t k) {
-  bool k32 = k % 32 == 0;
   return GPUMmaTilesAttr::get(ctx, /*tileM=*/128, /*tileN=*/128,
-                              /*tileK=*/k32 ? 32 : 16, /*warpsM=*/2,
-                              /*warpsN=*/2, /*stages=*/k32 ? 2 : 3);
+                              /*tileK=*/k % 32 == 0 ? 32 : 16, /*warpsM=*/2,
+                              /*warpsN=*/2, /*stages=*/4);
 }
 
 /// The static reduction size of a tensor-core candidate (the last dimension

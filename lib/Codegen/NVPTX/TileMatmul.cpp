@@ -283,35 +283,59 @@ struct TensorCoreKernel : ContractionKernel {
   SmallVector<Value> batchIv;
   Type tokenType;
 
-  /// Queues the cp.async copies of one operand's `tileRows x tile_k` tile
-  /// at reduction step `kTile` into `shared[stage]`: 16-byte chunks of
-  /// consecutive k, consecutive threads on consecutive chunks of a row
-  /// (coalesced). Rows past `rows` and steps past the last copy nothing
-  /// (source size 0: the chunk is zero-filled) from a clamped address.
-  void copyTile(OpOperand &operand, ArrayRef<unsigned> rowGroup, Value rows,
-                int64_t tileRows, Value row0, Value stage, Value kTile,
-                Value shared, SmallVectorImpl<Value> &tokens) {
-    int64_t tileK = tiles.getTileK(), chunksPerRow = tileK / 8;
+  /// One thread's 16-byte chunk of an operand tile: its row and k offset
+  /// in the tile, whether the row exists, and the operand's loop indices
+  /// of the (clamped) row. Computed once per kernel, outside the reduction
+  /// loop (the row's delinearization divides by dynamic sizes).
+  struct Chunk {
+    Value row, kOffset, rowValid;
+    SmallVector<Value> iv;
+  };
+
+  /// The chunks of one operand's `tileRows x tile_k` tile that this thread
+  /// copies: consecutive threads on consecutive chunks of a row (16 bytes
+  /// of consecutive k each: coalesced).
+  SmallVector<Chunk> chunksOf(ArrayRef<unsigned> rowGroup, Value rows,
+                              int64_t tileRows, Value row0) {
+    int64_t chunksPerRow = tiles.getTileK() / 8;
     int64_t perThread = tileRows * chunksPerRow / tiles.getThreads();
+    Value lastRow = arith::SubIOp::create(b, loc, rows, idx(1));
+    SmallVector<Chunk> chunks;
+    for (int64_t c = 0; c < perThread; ++c) {
+      Value chunk = add(tid, idx(c * tiles.getThreads()));
+      Chunk ch;
+      ch.row = div(chunk, chunksPerRow);
+      ch.kOffset = mul(rem(chunk, chunksPerRow), idx(8));
+      Value row = add(row0, ch.row);
+      ch.rowValid = lt(row, rows);
+      ch.iv.assign(batchIv.begin(), batchIv.end());
+      delinearize(arith::MinUIOp::create(b, loc, row, lastRow), rowGroup,
+                  ch.iv);
+      chunks.push_back(std::move(ch));
+    }
+    return chunks;
+  }
+
+  /// Queues the cp.async copies of `chunks` of one operand at reduction
+  /// step `kTile` into `shared[stage]`. Rows past the operand's and steps
+  /// past the last copy nothing (source size 0: the chunk is zero-filled)
+  /// from a clamped address.
+  void copyTile(OpOperand &operand, ArrayRef<Chunk> chunks, Value stage,
+                Value kTile, Value shared, SmallVectorImpl<Value> &tokens) {
     Value kValid = lt(kTile, idx(numK));
     Value kTileC = arith::MinUIOp::create(b, loc, kTile,
                                           idx(std::max<int64_t>(numK - 1, 0)));
-    Value lastRow = arith::SubIOp::create(b, loc, rows, idx(1));
-    for (int64_t c = 0; c < perThread; ++c) {
-      Value chunk = add(tid, idx(c * tiles.getThreads()));
-      Value r = div(chunk, chunksPerRow);
-      Value kc = mul(rem(chunk, chunksPerRow), idx(8));
-      Value row = add(row0, r);
-      Value valid = arith::AndIOp::create(b, loc, lt(row, rows), kValid);
-      SmallVector<Value> iv(batchIv);
-      delinearize(arith::MinUIOp::create(b, loc, row, lastRow), rowGroup, iv);
-      iv[dims.k.front()] = add(mul(kTileC, idx(tileK)), kc);
+    Value k0 = mul(kTileC, idx(tiles.getTileK()));
+    for (const Chunk &ch : chunks) {
+      Value valid = arith::AndIOp::create(b, loc, ch.rowValid, kValid);
+      SmallVector<Value> iv(ch.iv);
+      iv[dims.k.front()] = add(k0, ch.kOffset);
       Value srcElements =
           arith::SelectOp::create(b, loc, valid, idx(8), idx(0));
       tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
-          b, loc, tokenType, shared, ValueRange{stage, r, kc}, operand.get(),
-          operandIndices(operand, iv), b.getIndexAttr(8), srcElements,
-          b.getUnitAttr()));
+          b, loc, tokenType, shared, ValueRange{stage, ch.row, ch.kOffset},
+          operand.get(), operandIndices(operand, iv), b.getIndexAttr(8),
+          srcElements, b.getUnitAttr()));
     }
   }
 
@@ -340,25 +364,34 @@ struct TensorCoreKernel : ContractionKernel {
     tokenType = nvgpu::DeviceAsyncTokenType::get(ctx);
     Value mSize = product(dims.m), nSize = loopSizes[dims.n.front()],
           batchSize = product(dims.batch);
+    // The ring lives in dynamic shared memory (more than the 48 KiB of
+    // static shared memory: the driver opts the kernel in at launch), A's
+    // stages then B's.
+    auto wg = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
     auto sharedType = [&](int64_t rows) {
-      return MemRefType::get(
-          {stages, rows, tiles.getSharedRow()}, elem,
-          MemRefLayoutAttrInterface(),
-          gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup));
+      return MemRefType::get({stages, rows, tiles.getSharedRow()}, elem,
+                             MemRefLayoutAttrInterface(), wg);
     };
+    int64_t aBytes = stages * tileM * tiles.getSharedRow() * 2;
     Value one = idx(1);
     auto launch = gpu::LaunchOp::create(
         b, loc, ceilDiv(nSize, tileN), ceilDiv(mSize, tileM), batchSize,
         idx(tiles.getThreads()), one, one,
-        /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
-        /*asyncDependencies=*/{},
-        TypeRange{sharedType(tileM), sharedType(tileN)});
+        arith::IndexCastOp::create(b, loc, b.getI32Type(),
+                                   idx(tiles.getSharedBytes())),
+        /*asyncTokenType=*/nullptr, /*asyncDependencies=*/{});
     launch->setAttr(CodegenDialect::kKernelAttrName,
                     KernelKindAttr::get(ctx, KernelKind::tensor_core_matmul));
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&launch.getBody().front());
-    Value aShared = launch.getWorkgroupAttributions()[0];
-    Value bShared = launch.getWorkgroupAttributions()[1];
+    Value base = gpu::DynamicSharedMemoryOp::create(
+        b, loc,
+        MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                        MemRefLayoutAttrInterface(), wg));
+    Value aShared = memref::ViewOp::create(b, loc, sharedType(tileM), base,
+                                           idx(0), ValueRange{});
+    Value bShared = memref::ViewOp::create(b, loc, sharedType(tileN), base,
+                                           idx(aBytes), ValueRange{});
     gpu::KernelDim3 block = launch.getBlockIds();
     tid = launch.getThreadIds().x;
     Value warp = div(tid, 32), lane = rem(tid, 32);
@@ -368,10 +401,12 @@ struct TensorCoreKernel : ContractionKernel {
     n0 = mul(block.x, idx(tileN));
     batchIv = batchIndices(block.z);
 
+    SmallVector<Chunk> aChunks = chunksOf(dims.m, mSize, tileM, m0);
+    SmallVector<Chunk> bChunks = chunksOf(dims.n, nSize, tileN, n0);
     auto issue = [&](Value stage, Value kTile) {
       SmallVector<Value> tokens;
-      copyTile(aOp, dims.m, mSize, tileM, m0, stage, kTile, aShared, tokens);
-      copyTile(bOp, dims.n, nSize, tileN, n0, stage, kTile, bShared, tokens);
+      copyTile(aOp, aChunks, stage, kTile, aShared, tokens);
+      copyTile(bOp, bChunks, stage, kTile, bShared, tokens);
       return nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType, tokens)
           .getResult();
     };
@@ -448,17 +483,34 @@ struct TensorCoreKernel : ContractionKernel {
     Value g = div(lane, 4), t = rem(lane, 4);
     Value rowBase = add(add(m0, mul(warpM, idx(warpTileM))), g);
     Value colBase = add(add(n0, mul(warpN, idx(warpTileN))), mul(t, idx(2)));
+    // Each of the thread's rows is delinearized once (under its bounds
+    // check); its columns are checked against N.
+    OpOperand &out = *op.getDpsInitOperand(0);
     for (int64_t i = 0; i < mFrags; ++i)
-      for (int64_t j = 0; j < nFrags; ++j)
-        for (int64_t r = 0; r < 2; ++r)
+      for (int64_t r = 0; r < 2; ++r) {
+        Value m = add(rowBase, idx(i * 16 + r * 8));
+        auto rowIf = scf::IfOp::create(b, loc, lt(m, mSize), false);
+        OpBuilder::InsertionGuard g(b);
+        b.setInsertionPointToStart(rowIf.thenBlock());
+        SmallVector<Value> iv(batchIv);
+        delinearize(m, dims.m, iv);
+        for (int64_t j = 0; j < nFrags; ++j)
           for (int64_t c = 0; c < 2; ++c) {
+            Value n = add(colBase, idx(j * 8 + c));
+            auto colIf = scf::IfOp::create(b, loc, lt(n, nSize), false);
+            OpBuilder::InsertionGuard g2(b);
+            b.setInsertionPointToStart(colIf.thenBlock());
+            iv[dims.n.front()] = n;
+            SmallVector<Value> at = operandIndices(out, iv);
             Value value = vector::ExtractOp::create(
                 b, loc, kLoop.getResult(i * nFrags + j),
                 ArrayRef<int64_t>{r, c});
-            accumulateGuarded(add(rowBase, idx(i * 16 + r * 8)),
-                              add(colBase, idx(j * 8 + c)), mSize, nSize,
-                              batchIv, value);
+            Value old = memref::LoadOp::create(b, loc, out.get(), at);
+            memref::StoreOp::create(b, loc,
+                                    arith::AddFOp::create(b, loc, old, value),
+                                    out.get(), at);
           }
+      }
     gpu::TerminatorOp::create(b, loc);
   }
 };

@@ -209,7 +209,11 @@ BLOCKC_EXPORT void mgpuLaunchKernel(CUfunction function, intptr_t gridX,
   }
   if (!ensureContext())
     return;
-  if (smem > 48 * 1024)
+  // Opt in to the dynamic shared memory of the launch: beyond 48 KiB it
+  // must be requested, and the kernel's static shared memory counts
+  // against the 48 KiB too (gpu.dynamic_shared_memory lowers to a 1-byte
+  // static symbol), so any dynamic size is requested.
+  if (smem > 0)
     CHECK(cuFuncSetAttribute(
         function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem));
   CUevent start = nullptr, stop = nullptr;

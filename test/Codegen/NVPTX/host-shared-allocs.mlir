@@ -113,7 +113,9 @@ memref.global "private" constant @table : memref<4xf64> = dense<[1.0, 2.0, 3.0, 
 // CHECK-LABEL: func.func @global_read_by_kernel
 // CHECK: %[[G:.+]] = memref.get_global @table : memref<4xf64>
 // CHECK: %[[M:.+]] = gpu.alloc host_shared () : memref<4xf64>
-// CHECK: memref.copy %[[G]], %[[M]] : memref<4xf64> to memref<4xf64>
+// CHECK: %[[T0:.+]] = gpu.wait async
+// CHECK: %[[T1:.+]] = gpu.memcpy async [%[[T0]]] %[[M]], %[[G]] : memref<4xf64>, memref<4xf64>
+// CHECK: gpu.wait [%[[T1]]]
 // CHECK: gpu.launch
 // CHECK: memref.load %[[M]]
 // CHECK: memref.load %[[G]]
@@ -143,7 +145,9 @@ memref.global "private" constant @freqs : memref<8xf32> = dense<[1.0, 2.0, 3.0, 
 // CHECK-LABEL: func.func @global_through_views
 // CHECK: %[[G:.+]] = memref.get_global @freqs : memref<8xf32>
 // CHECK: %[[M:.+]] = gpu.alloc host_shared () : memref<8xf32>
-// CHECK: memref.copy %[[G]], %[[M]] : memref<8xf32> to memref<8xf32>
+// CHECK: %[[T0:.+]] = gpu.wait async
+// CHECK: %[[T1:.+]] = gpu.memcpy async [%[[T0]]] %[[M]], %[[G]] : memref<8xf32>, memref<8xf32>
+// CHECK: gpu.wait [%[[T1]]]
 // CHECK: %[[C:.+]] = memref.cast %[[M]] : memref<8xf32> to memref<?xf32>
 // CHECK: %[[E:.+]] = memref.expand_shape %[[M]] {{\[\[}}0, 1]] output_shape [2, 4] : memref<8xf32> into memref<2x4xf32>
 // CHECK: %[[S:.+]] = memref.subview %[[E]][1, 0] [1, 4] [1, 1]
@@ -172,4 +176,26 @@ func.func @global_through_views(%out: memref<2xf32>) -> f32 {
   }
   %h = memref.load %host[%c1] : memref<2xf32, strided<[1]>>
   return %h : f32
+}
+
+// -----
+
+// Host copies of contiguous buffers run on the GPU (gpu.memcpy); a strided
+// copy stays a host copy.
+// CHECK-LABEL: func.func @copies
+// CHECK:         %[[A:.+]] = gpu.alloc host_shared (%{{.+}}) : memref<?x64xf32>
+// CHECK:         %[[B:.+]] = gpu.alloc host_shared (%{{.+}}) : memref<?x64xf32>
+// CHECK:         %[[T0:.+]] = gpu.wait async
+// CHECK:         %[[T1:.+]] = gpu.memcpy async [%[[T0]]] %[[B]], %[[A]] : memref<?x64xf32>, memref<?x64xf32>
+// CHECK:         gpu.wait [%[[T1]]]
+// CHECK:         memref.copy %{{.+}}, %{{.+}} : memref<?x32xf32, strided<[64, 1]>> to memref<?x32xf32>
+// CHECK-NOT:     memref.copy
+func.func @copies(%n: index, %out: memref<?x32xf32>) -> memref<?x64xf32> {
+  %a = memref.alloc(%n) : memref<?x64xf32>
+  %b = memref.alloc(%n) : memref<?x64xf32>
+  memref.copy %a, %b : memref<?x64xf32> to memref<?x64xf32>
+  %s = memref.subview %b[0, 0] [%n, 32] [1, 1] : memref<?x64xf32> to memref<?x32xf32, strided<[64, 1]>>
+  memref.copy %s, %out : memref<?x32xf32, strided<[64, 1]>> to memref<?x32xf32>
+  memref.dealloc %a : memref<?x64xf32>
+  return %b : memref<?x64xf32>
 }

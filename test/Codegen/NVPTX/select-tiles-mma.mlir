@@ -4,14 +4,13 @@
 
 // Tensor-core tiles (mma.sync m16n8k16 needs sm_80): contractions of two
 // bf16 / f16 buffers into f32 get 128 x 128 tiles on 2 x 2 warps, k steps
-// of 32 in 2 stages, or of 16 in 3 stages when 32 does not divide K;
-// sm_75 gets none.
+// of 32 (16 when 32 does not divide K) in 4 stages; sm_75 gets none.
 
 // CHECK-LABEL: func.func @buffers
 // MMA:           linalg.generic {{.+}} ins(%arg0, %arg1 : memref<?x64xbf16>, memref<32x64xbf16>)
-// MMA-SAME:        blockc_codegen.gpu_mma_tiles = #blockc_codegen.gpu_mma_tiles<tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 2>
+// MMA-SAME:        blockc_codegen.gpu_mma_tiles = #blockc_codegen.gpu_mma_tiles<tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 4>
 // MMA:           linalg.generic {{.+}} ins(%arg3, %arg4 : memref<?x48xf16>, memref<32x48xf16>)
-// MMA-SAME:        blockc_codegen.gpu_mma_tiles = #blockc_codegen.gpu_mma_tiles<tile_m = 128, tile_n = 128, tile_k = 16, warps_m = 2, warps_n = 2, stages = 3>
+// MMA-SAME:        blockc_codegen.gpu_mma_tiles = #blockc_codegen.gpu_mma_tiles<tile_m = 128, tile_n = 128, tile_k = 16, warps_m = 2, warps_n = 2, stages = 4>
 // NOMMA-NOT:     gpu_mma_tiles
 #a = affine_map<(m, n, k) -> (m, k)>
 #w = affine_map<(m, n, k) -> (n, k)>
@@ -102,7 +101,7 @@ func.func @declined(%x: memref<?x40xbf16>, %w: memref<32x40xbf16>, %y: memref<?x
 #o = affine_map<(m, n, k) -> (m, n)>
 // CHECK-LABEL: func.func @tensors
 // MMA:           linalg.generic {{.+}} ins(%{{.+}}, %arg1 : tensor<4x32xf32>, tensor<16x32xbf16>)
-// MMA-SAME:        blockc_codegen.gpu_mma_tiles = #blockc_codegen.gpu_mma_tiles<tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 2>
+// MMA-SAME:        blockc_codegen.gpu_mma_tiles = #blockc_codegen.gpu_mma_tiles<tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 4>
 // CHECK:         linalg.generic {{.+}} ins(%arg3, %arg1 : tensor<4x32xf32>, tensor<16x32xbf16>)
 // CHECK-NOT:       gpu_mma_tiles
 // CHECK:         return

@@ -11,9 +11,14 @@
 
 // CHECK-LABEL: func.func @projection
 // Grid (ceil(48 / 32), ceil(B * T / 32), 1), 64 threads.
+// The ring: 3 stages x (32 + 32) rows x 40 bf16 = 15360 bytes of dynamic
+// shared memory, A's stages then B's.
 // CHECK:         gpu.launch blocks({{[^)]+}}) in (%{{[^ ]+}} = %c2, %{{[^ ]+}} = %{{[^,]+}}, %{{[^ ]+}} = %c1)
 // CHECK-SAME:      threads({{[^)]+}}) in (%{{[^ ]+}} = %c64, %{{[^ ]+}} = %c1, %{{[^ ]+}} = %c1)
-// CHECK-SAME:      workgroup(%[[AS:[^ ]+]] : memref<3x32x40xbf16, #gpu.address_space<workgroup>>, %[[BS:[^ ]+]] : memref<3x32x40xbf16, #gpu.address_space<workgroup>>)
+// CHECK-SAME:      dynamic_shared_memory_size %c15360_i32
+// CHECK:         %[[BASE:.+]] = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
+// CHECK:         %[[AS:.+]] = memref.view %[[BASE]][%c0][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<3x32x40xbf16, #gpu.address_space<workgroup>>
+// CHECK:         %[[BS:.+]] = memref.view %[[BASE]][%c7680][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<3x32x40xbf16, #gpu.address_space<workgroup>>
 // Prologue: 2 stages in flight, each 32 x 32 bf16 per operand = 128
 // 16-byte chunks, 2 per thread, zero-filled past the rows or the steps.
 // CHECK:         nvgpu.device_async_copy %arg0[{{.+}}], %[[AS]][%c0, {{.+}}], 8, %{{.+}} {bypassL1} : memref<?x?x64xbf16> to memref<3x32x40xbf16, #gpu.address_space<workgroup>>

@@ -78,9 +78,9 @@ func.func @emulated_kernel() attributes {blockc_codegen.emulated_kernel = #block
 
 // The tensor-core tiles blockc-gpu-select-tiles writes for sm_80 and sm_90.
 // CHECK-LABEL: func.func @gpu_mma_tiles
-// CHECK: linalg.matmul {blockc_codegen.gpu_mma_tiles = #blockc_codegen.gpu_mma_tiles<tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 2>}
+// CHECK: linalg.matmul {blockc_codegen.gpu_mma_tiles = #blockc_codegen.gpu_mma_tiles<tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 4>}
 func.func @gpu_mma_tiles(%a: memref<8x32xbf16>, %b: memref<32x8xbf16>, %c: memref<8x8xf32>) {
-  linalg.matmul {blockc_codegen.gpu_mma_tiles = #blockc_codegen.gpu_mma_tiles<tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 2>}
+  linalg.matmul {blockc_codegen.gpu_mma_tiles = #blockc_codegen.gpu_mma_tiles<tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 4>}
       ins(%a, %b : memref<8x32xbf16>, memref<32x8xbf16>) outs(%c : memref<8x8xf32>)
   return
 }
@@ -88,10 +88,11 @@ func.func @gpu_mma_tiles(%a: memref<8x32xbf16>, %b: memref<32x8xbf16>, %c: memre
 // -----
 
 // The smallest tiles (one warp, one m16 x n16 x k16 step, one stage) and a
-// ring that fills the 48 KiB exactly: 2 * (256 + 256) * (16 + 8) * 2 = 49152.
+// large ring: 11 * (128 + 128) * (32 + 8) * 2 = 225280 bytes, within the
+// 227 KiB of sm_90.
 // CHECK-LABEL: func.func @gpu_mma_tiles_limits
 // CHECK-SAME: #blockc_codegen.gpu_mma_tiles<tile_m = 16, tile_n = 16, tile_k = 16, warps_m = 1, warps_n = 1, stages = 1>
-// CHECK-SAME: #blockc_codegen.gpu_mma_tiles<tile_m = 256, tile_n = 256, tile_k = 16, warps_m = 1, warps_n = 1, stages = 2>
-func.func @gpu_mma_tiles_limits() attributes {a = #blockc_codegen.gpu_mma_tiles<tile_m = 16, tile_n = 16, tile_k = 16, warps_m = 1, warps_n = 1, stages = 1>, b = #blockc_codegen.gpu_mma_tiles<tile_m = 256, tile_n = 256, tile_k = 16, warps_m = 1, warps_n = 1, stages = 2>} {
+// CHECK-SAME: #blockc_codegen.gpu_mma_tiles<tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 1, warps_n = 1, stages = 11>
+func.func @gpu_mma_tiles_limits() attributes {a = #blockc_codegen.gpu_mma_tiles<tile_m = 16, tile_n = 16, tile_k = 16, warps_m = 1, warps_n = 1, stages = 1>, b = #blockc_codegen.gpu_mma_tiles<tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 1, warps_n = 1, stages = 11>} {
   return
 }

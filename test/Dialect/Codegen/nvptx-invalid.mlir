@@ -141,8 +141,8 @@ func.func @mma_chunks() attributes {t = #blockc_codegen.gpu_mma_tiles<tile_m = 6
 
 // -----
 
-// expected-error @+1 {{the 3 stages of shared tiles take 61440 bytes, more than the 49152 bytes of static shared memory of a block}}
-func.func @mma_shared() attributes {t = #blockc_codegen.gpu_mma_tiles<tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 3>} {
+// expected-error @+1 {{the 12 stages of shared tiles take 245760 bytes, more than the 232448 bytes of shared memory a block may have on any chip}}
+func.func @mma_shared() attributes {t = #blockc_codegen.gpu_mma_tiles<tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 12>} {
   return
 }
 

@@ -31,6 +31,14 @@ def GPUHostSharedAllocsPass
     a managed buffer that the kernels read instead, released before the
     function returns.
 
+    A `memref.copy` on the host between contiguous (identity-layout)
+    buffers becomes an asynchronous `gpu.memcpy` followed by a `gpu.wait`:
+    a host copy of managed buffers would move their pages to the host and
+    back, and the next kernel would fault them in (bufferization copies,
+    e.g. of a zero fill shared by several projections' outputs, were the
+    slowest part of the bf16 7B block on an H200). Strided copies stay host
+    loops.
+
     An `alignment` is dropped (managed memory is at least 256-byte
     aligned); an allocation in a non-default memory space or with symbol
     operands is reported as an error.
@@ -120,9 +128,9 @@ def GPUSelectTilesPass
       f32 (the tensor-core kernel of `blockc-gpu-tile-matmul`) and, on
       tensors, on each contraction of an f32 input that holds 16-bit values
       with a 16-bit weight (which `blockc-gpu-narrow-mma-operands` then
-      narrows): 128 x 128 tiles on 2 x 2 warps, k steps of 32 in 2 stages
-      (40 KiB of shared memory), or of 16 in 3 stages when 32 does not
-      divide K.
+      narrows): 128 x 128 tiles on 2 x 2 warps, k steps of 32 (16 when 32
+      does not divide K) in 4 stages (80 KiB / 48 KiB of dynamic shared
+      memory).
 
     The attention ops exist before bufferization and the contractions on
     buffers only after it, so the NVPTX pipeline runs this pass before
@@ -313,8 +321,9 @@ def GPUTileMatmulPass
       `(tile_m / warps_m) x (tile_n / warps_n)` sub-tile as m16n8
       accumulators (`vector<2x2xf32>` each);
     * a ring of `stages` shared buffers per operand
-      (`memref<stages x rows x (tile_k + 8)>`, rows padded by 16 bytes
-      against ldmatrix bank conflicts): the prologue queues `stages - 1`
+      (`memref<stages x rows x (tile_k + 8)>` views of the launch's dynamic
+      shared memory, rows padded by 16 bytes against ldmatrix bank
+      conflicts): the prologue queues `stages - 1`
       reduction steps with `nvgpu.device_async_copy` (16-byte `cp.async.cg`
       chunks, zero-filled past M, N or the last step) and
       `nvgpu.device_async_create_group`; step `kt` queues step

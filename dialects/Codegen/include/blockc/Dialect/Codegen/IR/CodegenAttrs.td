@@ -378,12 +378,14 @@ def Codegen_GPUMmaTilesAttr : Codegen_Attr<"GPUMmaTiles", "gpu_mma_tiles"> {
       shared-memory buffers filled by `cp.async` (16-byte copies, `stages -
       1` tiles in flight while one is consumed); each buffer holds the
       `tile_m x tile_k` and `tile_n x tile_k` operand tiles, rows padded by
-      8 elements so that `ldmatrix` reads them without bank conflicts.
+      8 elements so that `ldmatrix` reads them without bank conflicts. The
+      ring is dynamic shared memory (the driver opts the kernel in beyond
+      48 KiB).
 
     ```mlir
     linalg.generic {blockc_codegen.gpu_mma_tiles =
         #blockc_codegen.gpu_mma_tiles<tile_m = 128, tile_n = 128, tile_k = 32,
-                                      warps_m = 2, warps_n = 2, stages = 2>}
+                                      warps_m = 2, warps_n = 2, stages = 4>}
         ins(%a, %w : memref<?x4096xbf16>, memref<4096x4096xbf16>) ...
     ```
 
@@ -392,7 +394,9 @@ def Codegen_GPUMmaTilesAttr : Codegen_Attr<"GPUMmaTiles", "gpu_mma_tiles"> {
     time) and 16 divides `tile_k`; a block has at most 1024 threads, which
     divide the number of 16-byte chunks of each operand tile
     (`tile_m * tile_k / 8` and `tile_n * tile_k / 8`); the ring,
-    `stages * (tile_m + tile_n) * (tile_k + 8) * 2` bytes, fits in 48 KiB.
+    `stages * (tile_m + tile_n) * (tile_k + 8) * 2` bytes, fits in 227 KiB
+    (the largest opt-in of any chip; the target chip's own limit, e.g.
+    163 KiB on sm_80, is checked at launch).
   }];
   let parameters = (ins "int64_t":$tile_m,
                         "int64_t":$tile_n,
@@ -407,7 +411,7 @@ def Codegen_GPUMmaTilesAttr : Codegen_Attr<"GPUMmaTiles", "gpu_mma_tiles"> {
     int64_t getThreads() const { return 32 * getWarpsM() * getWarpsN(); }
     /// Elements per shared row of an operand tile (tile_k plus padding).
     int64_t getSharedRow() const { return getTileK() + 8; }
-    /// Bytes of static shared memory of the ring of 16-bit tiles.
+    /// Bytes of (dynamic) shared memory of the ring of 16-bit tiles.
     int64_t getSharedBytes() const {
       return getStages() * (getTileM() + getTileN()) * getSharedRow() * 2;
     }

@@ -1,0 +1,191 @@
+/* Runs a bf16 Llama-style block compiled by blockc for a real GPU
+   (-target=nvptx -gpu-binary=fatbin -emit=obj --header=H; the header is
+   included with -DBLOCK_HEADER='"H"'), linked against libblockc_cuda_runtime.
+   See benchmarks/gpu/README.md.
+
+     block_gpu check DIR B T D KV FF   reads DIR/x.bin (f32 [B, T, D]) and
+         DIR/w0.bin .. w8.bin (f32, the entry's argument order), rounds them
+         to bf16 (to nearest even, as blockc-run does), runs the block once
+         and writes DIR/y.bin (f32);
+     block_gpu time B T D KV FF REPEAT  random bf16 weights and input; two
+         warm-up calls, then REPEAT timed calls (each call returns after its
+         last kernel): prints the median, min and max milliseconds. With
+         BLOCKC_CUDA_PROFILE=1 it also prints the GPU time per kernel of
+         the timed calls.
+   Exits 1 after a CUDA error. */
+#define _POSIX_C_SOURCE 199309L
+#include BLOCK_HEADER
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+const char *blockcCudaLastError(void);
+void blockcCudaProfileReport(void);
+
+static uint16_t toBF16(float f) {
+  uint32_t bits;
+  memcpy(&bits, &f, sizeof bits);
+  if ((bits & 0x7F800000u) == 0x7F800000u && (bits & 0x7FFFFFu))
+    return (uint16_t)((bits >> 16) | 0x40); /* quiet NaN */
+  bits += 0x7FFFu + ((bits >> 16) & 1u);
+  return (uint16_t)(bits >> 16);
+}
+
+static float fromBF16(uint16_t h) {
+  uint32_t bits = (uint32_t)h << 16;
+  float f;
+  memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+static uint16_t *gpuBuffer(size_t n) {
+  uint16_t *p = mgpuMemAlloc((n ? n : 1) * sizeof(uint16_t), 0, 1);
+  if (!p) {
+    fprintf(stderr, "mgpuMemAlloc of %zu bf16 failed\n", n);
+    exit(1);
+  }
+  return p;
+}
+
+/* n bf16 from DIR/NAME (f32), or uniform in [-scale, scale) when dir is
+   NULL. */
+static uint16_t *load(const char *dir, const char *name, size_t n,
+                      float scale, unsigned *seed) {
+  uint16_t *p = gpuBuffer(n);
+  if (!dir) {
+    for (size_t i = 0; i < n; ++i) {
+      *seed = *seed * 1664525u + 1013904223u;
+      p[i] = toBF16(scale * ((float)(*seed >> 8) / 8388608.0f - 1.0f));
+    }
+    return p;
+  }
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    perror(path);
+    exit(1);
+  }
+  for (size_t i = 0; i < n; ++i) {
+    float v;
+    if (fread(&v, sizeof v, 1, f) != 1) {
+      fprintf(stderr, "%s: short read\n", path);
+      exit(1);
+    }
+    p[i] = toBF16(v);
+  }
+  fclose(f);
+  return p;
+}
+
+static blockc_memref_bf16_1d vec(uint16_t *p, int64_t n) {
+  blockc_memref_bf16_1d m = {p, p, 0, {n}, {1}};
+  return m;
+}
+
+static blockc_memref_bf16_2d mat(uint16_t *p, int64_t r, int64_t c) {
+  blockc_memref_bf16_2d m = {p, p, 0, {r, c}, {c, 1}};
+  return m;
+}
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+}
+
+static int compare(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static int failed(void) {
+  const char *error = blockcCudaLastError();
+  if (!error)
+    return 0;
+  fprintf(stderr, "CUDA error: %s\n", error);
+  return 1;
+}
+
+int main(int argc, char **argv) {
+  int check = argc == 8 && !strcmp(argv[1], "check");
+  int timing = argc == 8 && !strcmp(argv[1], "time");
+  if (!check && !timing) {
+    fprintf(stderr, "usage: block_gpu check DIR B T D KV FF | "
+                    "block_gpu time B T D KV FF REPEAT\n");
+    return 2;
+  }
+  const char *dir = check ? argv[2] : NULL;
+  int a = check ? 3 : 2;
+  int64_t b = atoll(argv[a]), t = atoll(argv[a + 1]), d = atoll(argv[a + 2]),
+          kv = atoll(argv[a + 3]), ff = atoll(argv[a + 4]);
+  int repeat = timing ? atoi(argv[7]) : 1;
+  unsigned seed = 12345;
+  float ws = 1.0f / sqrtf((float)d);
+  uint16_t *x = load(dir, "x.bin", (size_t)(b * t * d), 1.0f, &seed);
+  blockc_memref_bf16_3d in = {x, x, 0, {b, t, d}, {t * d, d, 1}};
+  blockc_memref_bf16_1d g1 = vec(load(dir, "w0.bin", d, 1.0f, &seed), d);
+  blockc_memref_bf16_2d wq = mat(load(dir, "w1.bin", d * d, ws, &seed), d, d);
+  blockc_memref_bf16_2d wk =
+      mat(load(dir, "w2.bin", kv * d, ws, &seed), kv, d);
+  blockc_memref_bf16_2d wv =
+      mat(load(dir, "w3.bin", kv * d, ws, &seed), kv, d);
+  blockc_memref_bf16_2d wo = mat(load(dir, "w4.bin", d * d, ws, &seed), d, d);
+  blockc_memref_bf16_1d g2 = vec(load(dir, "w5.bin", d, 1.0f, &seed), d);
+  blockc_memref_bf16_2d wg =
+      mat(load(dir, "w6.bin", ff * d, ws, &seed), ff, d);
+  blockc_memref_bf16_2d wu =
+      mat(load(dir, "w7.bin", ff * d, ws, &seed), ff, d);
+  blockc_memref_bf16_2d wd =
+      mat(load(dir, "w8.bin", d * ff, 1.0f / sqrtf((float)ff), &seed), d, ff);
+
+  blockc_memref_bf16_3d result;
+  if (check) {
+    memset(&result, 0, sizeof result);
+    _mlir_ciface_forward(&result, &in, &g1, &wq, &wk, &wv, &wo, &g2, &wg, &wu,
+                         &wd);
+    if (failed())
+      return 1;
+    char path[512];
+    snprintf(path, sizeof path, "%s/y.bin", dir);
+    FILE *f = fopen(path, "wb");
+    for (int64_t i = 0; i < b * t * d; ++i) {
+      int64_t bi = i / (t * d), ti = (i / d) % t, di = i % d;
+      float v = fromBF16(result.aligned[result.offset + bi * result.strides[0] +
+                                        ti * result.strides[1] +
+                                        di * result.strides[2]]);
+      fwrite(&v, sizeof v, 1, f);
+    }
+    fclose(f);
+    mgpuMemFree(result.allocated, 0);
+    printf("result [%lld, %lld, %lld] -> %s\n", (long long)result.sizes[0],
+           (long long)result.sizes[1], (long long)result.sizes[2], path);
+    return 0;
+  }
+
+  double *ms = malloc(sizeof(double) * (size_t)repeat);
+  for (int i = -2; i < repeat; ++i) {
+    if (i == 0)
+      blockcCudaProfileReport(); /* drop the warm-up launches */
+    memset(&result, 0, sizeof result);
+    double start = now();
+    _mlir_ciface_forward(&result, &in, &g1, &wq, &wk, &wv, &wo, &g2, &wg, &wu,
+                         &wd);
+    double stop = now();
+    mgpuMemFree(result.allocated, 0);
+    if (failed())
+      return 1;
+    if (i >= 0)
+      ms[i] = stop - start;
+  }
+  qsort(ms, (size_t)repeat, sizeof(double), compare);
+  printf("blockc B=%lld T=%lld: median %.3f ms (min %.3f, max %.3f) over %d "
+         "calls\n",
+         (long long)b, (long long)t, ms[repeat / 2], ms[0], ms[repeat - 1],
+         repeat);
+  blockcCudaProfileReport();
+  return 0;
+}
