@@ -408,6 +408,8 @@ void blockc::buildNVPTXMapToGPUPipeline(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
   bufferization::buildBufferDeallocationPipeline(pm);
   OpPassManager &fpm = pm.nest<func::FuncOp>();
+  // Barriers of the kernels built on tensors, now that buffers are freed.
+  fpm.addPass(nvptx::createGPULowerWorkgroupBarriersPass());
   // Contractions exist only now (on buffers): the heuristic runs again and
   // keeps what stage 1 chose.
   fpm.addPass(createGPUSelectTiles(options));

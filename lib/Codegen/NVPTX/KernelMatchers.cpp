@@ -199,3 +199,25 @@ bool blockc::nvptx::isFusedAttentionCandidate(transformer::SDPAOp op) {
          !ShapedType::isDynamic(qType.getDimSize(2)) &&
          !ShapedType::isDynamic(op.getKey().getType().getDimSize(2));
 }
+
+Type blockc::nvptx::getTensorCoreAttentionType(transformer::SDPAOp op) {
+  Type type;
+  for (Value operand : {op.getQuery(), op.getKey(), op.getValue()}) {
+    auto ext = operand.getDefiningOp<arith::ExtFOp>();
+    if (!ext)
+      return {};
+    Type from = getElementTypeOrSelf(ext.getIn().getType());
+    if (!isSixteenBitFloat(from) || (type && from != type))
+      return {};
+    type = from;
+  }
+  RankedTensorType qType = op.getQuery().getType();
+  int64_t d = qType.getDimSize(3);
+  if (ShapedType::isDynamic(d) || d % 16 != 0 || d > 256 ||
+      op.getValue().getType().getDimSize(3) != d ||
+      op.getKey().getType().getDimSize(3) != d ||
+      ShapedType::isDynamic(qType.getDimSize(2)) ||
+      ShapedType::isDynamic(op.getKey().getType().getDimSize(2)))
+    return {};
+  return type;
+}

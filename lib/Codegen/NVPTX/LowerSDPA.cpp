@@ -17,8 +17,10 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/PatternMatch.h"
 
 #include <limits>
@@ -392,6 +394,331 @@ struct SDPAKernel {
   }
 };
 
+/// The FlashAttention-2-style kernel on tensor cores (see
+/// GPUMmaAttentionAttr): q/k/v are 16-bit buffers [B, T|S, H|Hkv, D], out an
+/// f32 buffer [B, T, H, D].
+struct MmaAttentionKernel {
+  OpBuilder &b;
+  Location loc;
+  int64_t warps, kvTile, headDim, group;
+  bool causal;
+  double scale;
+  Type elem;
+
+  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value f32(double v) {
+    return arith::ConstantOp::create(b, loc,
+                                     b.getF32FloatAttr(static_cast<float>(v)));
+  }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
+  Value div(Value x, int64_t d) {
+    return arith::DivUIOp::create(b, loc, x, idx(d));
+  }
+  Value rem(Value x, int64_t d) {
+    return arith::RemUIOp::create(b, loc, x, idx(d));
+  }
+  Value lt(Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x, y);
+  }
+  Value zeroVector(VectorType type) {
+    return arith::ConstantOp::create(
+        b, loc, type,
+        DenseElementsAttr::get(type, b.getZeroAttr(type.getElementType())));
+  }
+  /// vector<2x2xT> of rows r and r + 1 of a vector<4x2xT> (ldmatrix.x4).
+  Value rowPair(Value v, int64_t r) {
+    Value pair = zeroVector(VectorType::get({2, 2}, elem));
+    for (int64_t i = 0; i < 2; ++i)
+      pair = vector::InsertOp::create(
+          b, loc, vector::ExtractOp::create(b, loc, v, r + i), pair, i);
+    return pair;
+  }
+  /// Reduces `v` over the 4 lanes of a quad (the lanes holding one row of
+  /// an m16n8 accumulator) with `combine`.
+  Value quadReduce(Value v, function_ref<Value(Value, Value)> combine) {
+    for (int32_t offset : {1, 2}) {
+      Value other = gpu::ShuffleOp::create(b, loc, v, offset, kWarp,
+                                           gpu::ShuffleMode::XOR)
+                        .getShuffleResult();
+      v = combine(v, other);
+    }
+    return v;
+  }
+
+  /// Copies rows [row0, row0 + rows) of head `head` of `src` ([B, L, H, D],
+  /// 16-bit) into `shared` [rows, D + 8]; rows past `length` read row
+  /// `length - 1` and store zero. Consecutive threads copy consecutive
+  /// elements of a row.
+  void loadTile(Value src, Value bIdx, Value length, Value row0, Value head,
+                int64_t rows, Value tid, int64_t threads, Value shared) {
+    Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(elem));
+    Value last = arith::SubIOp::create(b, loc, length, idx(1));
+    for (int64_t e = 0; e < rows * headDim / threads; ++e) {
+      Value linear = add(tid, idx(e * threads));
+      Value r = div(linear, headDim), d = rem(linear, headDim);
+      Value row = add(row0, r);
+      Value rowC = arith::MinUIOp::create(b, loc, row, last);
+      Value x =
+          memref::LoadOp::create(b, loc, src, ValueRange{bIdx, rowC, head, d});
+      x = arith::SelectOp::create(b, loc, lt(row, length), x, zero);
+      memref::StoreOp::create(b, loc, x, shared, ValueRange{r, d});
+    }
+  }
+
+  void build(Value q, Value k, Value v, Value out) {
+    MLIRContext *ctx = b.getContext();
+    int64_t rows = 16 * warps, threads = kWarp * warps;
+    int64_t rowElems = headDim + 8; // padded against ldmatrix conflicts
+    int64_t dFrags = headDim / 16, sTiles = kvTile / 8, oTiles = headDim / 8;
+    Value c0 = idx(0), c1 = idx(1);
+    Value bDim = memref::DimOp::create(b, loc, q, 0);
+    Value tDim = memref::DimOp::create(b, loc, q, 1);
+    Value hDim = memref::DimOp::create(b, loc, q, 2);
+    Value sDim = memref::DimOp::create(b, loc, k, 1);
+    auto wg = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+    auto tileType = [&](int64_t n) {
+      return MemRefType::get({n, rowElems}, elem, MemRefLayoutAttrInterface(),
+                             wg);
+    };
+    int64_t qBytes = rows * rowElems * 2, kvBytes = kvTile * rowElems * 2;
+    auto launch = gpu::LaunchOp::create(
+        b, loc, arith::CeilDivUIOp::create(b, loc, tDim, idx(rows)), hDim, bDim,
+        idx(threads), c1, c1,
+        arith::ConstantIntOp::create(b, loc, qBytes + 2 * kvBytes, 32));
+    launch->setAttr(blockc::codegen::CodegenDialect::kKernelAttrName,
+                    blockc::codegen::KernelKindAttr::get(
+                        ctx, blockc::codegen::KernelKind::mma_attention));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&launch.getBody().front());
+    Value base = gpu::DynamicSharedMemoryOp::create(
+        b, loc,
+        MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                        MemRefLayoutAttrInterface(), wg));
+    Value qS =
+        memref::ViewOp::create(b, loc, tileType(rows), base, c0, ValueRange{});
+    Value kS = memref::ViewOp::create(b, loc, tileType(kvTile), base,
+                                      idx(qBytes), ValueRange{});
+    Value vS = memref::ViewOp::create(b, loc, tileType(kvTile), base,
+                                      idx(qBytes + kvBytes), ValueRange{});
+    gpu::KernelDim3 block = launch.getBlockIds();
+    Value tid = launch.getThreadIds().x;
+    Value warp = div(tid, kWarp), lane = rem(tid, kWarp);
+    Value g = div(lane, 4), t4 = rem(lane, 4);
+    Value quad = div(lane, 8), r8 = rem(lane, 8);
+    Value hIdx = block.y, bIdx = block.z;
+    Value kvh = arith::DivUIOp::create(b, loc, hIdx, idx(group));
+    Value t0 = mul(block.x, idx(rows));
+    Value offset = arith::SubIOp::create(b, loc, sDim, tDim); // S - T
+
+    // Q: the block's rows in shared memory, then each warp's 16 rows as A
+    // fragments (one ldmatrix.x4 per k16 of the head dim), kept in
+    // registers for the whole key loop.
+    loadTile(q, bIdx, tDim, t0, hIdx, rows, tid, threads, qS);
+    blockc::codegen::WorkgroupBarrierOp::create(b, loc);
+    auto fragType = VectorType::get({4, 2}, elem);
+    Value aRow = add(add(mul(warp, idx(16)), r8), mul(rem(quad, 2), idx(8)));
+    Value aCol = mul(div(quad, 2), idx(8));
+    SmallVector<Value> qFrag;
+    for (int64_t kd = 0; kd < dFrags; ++kd)
+      qFrag.push_back(nvgpu::LdMatrixOp::create(
+          b, loc, fragType, qS, ValueRange{aRow, add(aCol, idx(16 * kd))},
+          /*transpose=*/false, /*numTiles=*/4));
+
+    // Keys up to the causal end of the block's last row.
+    Value kvEnd = sDim;
+    if (causal) {
+      Value end = add(add(t0, idx(rows)), offset);
+      end = arith::MaxSIOp::create(
+          b, loc, arith::MinSIOp::create(b, loc, end, sDim), c0);
+      kvEnd = end;
+    }
+    Value numTiles = arith::CeilDivUIOp::create(b, loc, kvEnd, idx(kvTile));
+    // This thread's rows g and g + 8 of its warp's 16.
+    Value rowBase = add(add(t0, mul(warp, idx(16))), g);
+    SmallVector<Value> qRows = {rowBase, add(rowBase, idx(8))};
+
+    Value negInf = f32(-std::numeric_limits<double>::infinity());
+    auto accType = VectorType::get({2, 2}, b.getF32Type());
+    // State: m (2 rows), l (2 rows), O accumulators (head dim / 8).
+    SmallVector<Value> init = {negInf, negInf, f32(0), f32(0)};
+    init.append(oTiles, zeroVector(accType));
+    // B operand addresses: K stored [key][d] is B = K^T ([n][k]); V stored
+    // [key][d] is B = V ([k][n]), loaded transposed.
+    Value kRow = add(r8, mul(div(lane, 16), idx(8)));
+    Value kCol = mul(rem(quad, 2), idx(8));
+    Value vRow = add(r8, mul(rem(quad, 2), idx(8)));
+    Value vCol = mul(div(lane, 16), idx(8));
+    Value scaleF = f32(scale);
+    auto loop = scf::ForOp::create(
+        b, loc, c0, numTiles, c1, init,
+        [&](OpBuilder &nb, Location, Value jt, ValueRange state) {
+          OpBuilder::InsertionGuard g2(b);
+          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+          Value j0 = mul(jt, idx(kvTile));
+          // The previous tile is consumed before this one overwrites it.
+          blockc::codegen::WorkgroupBarrierOp::create(b, loc);
+          loadTile(k, bIdx, sDim, j0, kvh, kvTile, tid, threads, kS);
+          loadTile(v, bIdx, sDim, j0, kvh, kvTile, tid, threads, vS);
+          blockc::codegen::WorkgroupBarrierOp::create(b, loc);
+
+          // S = Q K^T (f32 accumulators, kvTile / 8 m16n8 tiles).
+          SmallVector<Value> sAcc(sTiles, zeroVector(accType));
+          for (int64_t kd = 0; kd < dFrags; ++kd)
+            for (int64_t jp = 0; jp < kvTile / 16; ++jp) {
+              Value frag = nvgpu::LdMatrixOp::create(
+                  b, loc, fragType, kS,
+                  ValueRange{add(kRow, idx(16 * jp)), add(kCol, idx(16 * kd))},
+                  /*transpose=*/false, /*numTiles=*/4);
+              for (int64_t h = 0; h < 2; ++h)
+                sAcc[2 * jp + h] = nvgpu::MmaSyncOp::create(
+                    b, loc, qFrag[kd], rowPair(frag, 2 * h), sAcc[2 * jp + h],
+                    ArrayRef<int64_t>{16, 8, 16});
+            }
+
+          // Scale, mask (past S, above the causal diagonal) and the online
+          // softmax of rows g and g + 8.
+          SmallVector<SmallVector<Value>> p(2);
+          SmallVector<Value> next(state.begin(), state.end());
+          SmallVector<Value> alpha(2);
+          for (int64_t r = 0; r < 2; ++r) {
+            SmallVector<Value> vals;
+            Value rowMax = negInf;
+            for (int64_t n = 0; n < sTiles; ++n)
+              for (int64_t c = 0; c < 2; ++c) {
+                Value key = add(add(j0, idx(8 * n + c)), mul(t4, idx(2)));
+                Value valid = lt(key, sDim);
+                if (causal)
+                  valid = arith::AndIOp::create(
+                      b, loc, valid,
+                      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle,
+                                            key, add(qRows[r], offset)));
+                Value s = vector::ExtractOp::create(b, loc, sAcc[n],
+                                                    ArrayRef<int64_t>{r, c});
+                s = arith::SelectOp::create(
+                    b, loc, valid, arith::MulFOp::create(b, loc, s, scaleF),
+                    negInf);
+                vals.push_back(s);
+                rowMax = arith::MaximumFOp::create(b, loc, rowMax, s);
+              }
+            rowMax = quadReduce(rowMax, [&](Value x, Value y) -> Value {
+              return arith::MaximumFOp::create(b, loc, x, y);
+            });
+            Value m = state[r], l = state[2 + r];
+            Value mNew = arith::MaximumFOp::create(b, loc, m, rowMax);
+            // A row that has seen no key yet keeps exp(-inf) = 0 weights.
+            Value none = arith::CmpFOp::create(
+                b, loc, arith::CmpFPredicate::OEQ, mNew, negInf);
+            Value shift = arith::SelectOp::create(b, loc, none, f32(0), mNew);
+            alpha[r] = math::ExpOp::create(
+                b, loc, arith::SubFOp::create(b, loc, m, shift));
+            Value sum = f32(0);
+            for (Value s : vals) {
+              Value e = math::ExpOp::create(
+                  b, loc, arith::SubFOp::create(b, loc, s, shift));
+              p[r].push_back(e);
+              sum = arith::AddFOp::create(b, loc, sum, e);
+            }
+            sum = quadReduce(sum, [&](Value x, Value y) -> Value {
+              return arith::AddFOp::create(b, loc, x, y);
+            });
+            next[r] = mNew;
+            next[2 + r] = math::FmaOp::create(b, loc, l, alpha[r], sum);
+          }
+          // O *= alpha per row.
+          Value a0 = alpha[0], a1 = alpha[1];
+          auto rowType = VectorType::get({2}, b.getF32Type());
+          Value scaleRows = zeroVector(accType);
+          scaleRows =
+              vector::InsertOp::create(b, loc,
+                                       vector::FromElementsOp::create(
+                                           b, loc, rowType, ValueRange{a0, a0}),
+                                       scaleRows, 0);
+          scaleRows =
+              vector::InsertOp::create(b, loc,
+                                       vector::FromElementsOp::create(
+                                           b, loc, rowType, ValueRange{a1, a1}),
+                                       scaleRows, 1);
+          SmallVector<Value> acc;
+          for (int64_t n = 0; n < oTiles; ++n)
+            acc.push_back(
+                arith::MulFOp::create(b, loc, state[4 + n], scaleRows));
+
+          // P as A fragments straight from the S accumulators (FA2): k16
+          // step kk takes S tiles 2kk and 2kk + 1. P is split into a 16-bit
+          // high part and the 16-bit rounding of the rest, so that P V
+          // keeps the probabilities' f32 precision (two MMAs).
+          auto pairType = VectorType::get({2}, elem);
+          for (int64_t kk = 0; kk < kvTile / 16; ++kk) {
+            SmallVector<Value> hiRows, loRows;
+            for (int64_t part = 0; part < 2; ++part)
+              for (int64_t r = 0; r < 2; ++r) {
+                int64_t n = 2 * kk + part;
+                SmallVector<Value> hi, lo;
+                for (int64_t c = 0; c < 2; ++c) {
+                  Value x = p[r][2 * n + c];
+                  Value h = arith::TruncFOp::create(b, loc, elem, x);
+                  Value rest = arith::SubFOp::create(
+                      b, loc, x,
+                      arith::ExtFOp::create(b, loc, b.getF32Type(), h));
+                  hi.push_back(h);
+                  lo.push_back(arith::TruncFOp::create(b, loc, elem, rest));
+                }
+                hiRows.push_back(
+                    vector::FromElementsOp::create(b, loc, pairType, hi));
+                loRows.push_back(
+                    vector::FromElementsOp::create(b, loc, pairType, lo));
+              }
+            auto fragment = [&](ArrayRef<Value> rowsOf) {
+              Value f = zeroVector(fragType);
+              for (int64_t i = 0; i < 4; ++i)
+                f = vector::InsertOp::create(b, loc, rowsOf[i], f, i);
+              return f;
+            };
+            Value pHi = fragment(hiRows), pLo = fragment(loRows);
+            for (int64_t dn = 0; dn < headDim / 16; ++dn) {
+              Value frag = nvgpu::LdMatrixOp::create(
+                  b, loc, fragType, vS,
+                  ValueRange{add(vRow, idx(16 * kk)), add(vCol, idx(16 * dn))},
+                  /*transpose=*/true, /*numTiles=*/4);
+              for (int64_t h = 0; h < 2; ++h) {
+                Value bFrag = rowPair(frag, 2 * h);
+                Value &o = acc[2 * dn + h];
+                o = nvgpu::MmaSyncOp::create(b, loc, pHi, bFrag, o,
+                                             ArrayRef<int64_t>{16, 8, 16});
+                o = nvgpu::MmaSyncOp::create(b, loc, pLo, bFrag, o,
+                                             ArrayRef<int64_t>{16, 8, 16});
+              }
+            }
+          }
+          for (int64_t n = 0; n < oTiles; ++n)
+            next[4 + n] = acc[n];
+          scf::YieldOp::create(b, loc, next);
+        });
+
+    // out = O / l; a row without any visible key (l = 0) is 0.
+    for (int64_t r = 0; r < 2; ++r) {
+      auto ifOp = scf::IfOp::create(b, loc, lt(qRows[r], tDim), false);
+      OpBuilder::InsertionGuard g2(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      Value l = loop.getResult(2 + r);
+      Value positive =
+          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, l, f32(0));
+      Value inv = arith::SelectOp::create(
+          b, loc, positive, arith::DivFOp::create(b, loc, f32(1.0), l), f32(0));
+      for (int64_t n = 0; n < oTiles; ++n)
+        for (int64_t c = 0; c < 2; ++c) {
+          Value d = add(idx(8 * n + c), mul(t4, idx(2)));
+          Value o = vector::ExtractOp::create(b, loc, loop.getResult(4 + n),
+                                              ArrayRef<int64_t>{r, c});
+          memref::StoreOp::create(b, loc, arith::MulFOp::create(b, loc, o, inv),
+                                  out, ValueRange{bIdx, qRows[r], hIdx, d});
+        }
+    }
+    gpu::TerminatorOp::create(b, loc);
+  }
+};
+
 /// A memref type for `type` with a fully dynamic strided layout, so that
 /// the kernel reads any buffer bufferization assigns to the tensor.
 MemRefType anyLayout(RankedTensorType type) {
@@ -407,27 +734,44 @@ struct GPULowerSDPAPass
 
   void runOnOperation() override {
     // Other head sizes keep the generic linalg lowering.
-    SmallVector<std::pair<SDPAOp, blockc::codegen::GPUAttentionAttr>> ops;
+    struct Work {
+      SDPAOp op;
+      blockc::codegen::GPUAttentionAttr simt;
+      blockc::codegen::GPUMmaAttentionAttr mma;
+    };
+    SmallVector<Work> ops;
     WalkResult walk =
         getOperation().walk([&](SDPAOp op) {
-          if (!blockc::nvptx::isFusedAttentionCandidate(op))
-            return WalkResult::advance();
-          auto config = op->getAttrOfType<blockc::codegen::GPUAttentionAttr>(
+          auto mma = op->getAttrOfType<blockc::codegen::GPUMmaAttentionAttr>(
+              blockc::codegen::CodegenDialect::kGpuMmaAttentionAttrName);
+          if (mma && !blockc::nvptx::getTensorCoreAttentionType(op)) {
+            op.emitOpError()
+                << "has '"
+                << blockc::codegen::CodegenDialect::kGpuMmaAttentionAttrName
+                << "' but its query, key and value are not widened from one "
+                   "16-bit type with a head dim that is a multiple of 16";
+            return WalkResult::interrupt();
+          }
+          auto simt = op->getAttrOfType<blockc::codegen::GPUAttentionAttr>(
               blockc::codegen::CodegenDialect::kGpuAttentionAttrName);
-          if (!config) {
+          bool simtCandidate = blockc::nvptx::isFusedAttentionCandidate(op);
+          if (simtCandidate && !simt && !mma) {
             op.emitOpError()
                 << "has no '"
                 << blockc::codegen::CodegenDialect::kGpuAttentionAttrName
                 << "' (run blockc-gpu-select-tiles first)";
             return WalkResult::interrupt();
           }
-          ops.push_back({op, config});
+          if (!simtCandidate)
+            simt = {};
+          if (simt || mma)
+            ops.push_back({op, simt, mma});
           return WalkResult::advance();
         });
     if (walk.wasInterrupted())
       return signalPassFailure();
     OpBuilder b(&getContext());
-    for (auto [op, config] : ops) {
+    for (auto [op, simt, mma] : ops) {
       RankedTensorType qType = op.getQuery().getType();
       int64_t d = qType.getDimSize(3);
       b.setInsertionPoint(op);
@@ -437,24 +781,69 @@ struct GPULowerSDPAPass
         return bufferization::ToBufferOp::create(b, loc, anyLayout(type), t,
                                                  /*read_only=*/true);
       };
-      Value qm = buffer(op.getQuery()), km = buffer(op.getKey()),
-            vm = buffer(op.getValue());
       SmallVector<Value> dynSizes;
+      Value qm = buffer(op.getQuery()), km, vm;
+      if (simt) {
+        km = buffer(op.getKey());
+        vm = buffer(op.getValue());
+      }
       for (int64_t i = 0; i < qType.getRank(); ++i)
         if (qType.isDynamicDim(i))
           dynSizes.push_back(memref::DimOp::create(b, loc, qm, i));
       auto outType = MemRefType::get(qType.getShape(), qType.getElementType());
       Value out = memref::AllocOp::create(b, loc, outType, dynSizes);
       int64_t h = qType.getDimSize(2);
-      SDPAKernel kernel{b,
-                        loc,
-                        config.getRowsPerWarp(),
-                        config.getWarps(),
-                        d,
-                        h / op.getKey().getType().getDimSize(2),
-                        op.getCausal(),
-                        op.getScaleOrDefault()};
-      kernel.build(qm, km, vm, out, qType.getDimSize(1));
+      int64_t group = h / op.getKey().getType().getDimSize(2);
+      int64_t staticT = qType.getDimSize(1);
+      auto simtKernel = [&](bool splitOnly) {
+        SDPAKernel kernel{
+            b, loc,   simt.getRowsPerWarp(), simt.getWarps(),
+            d, group, op.getCausal(),        op.getScaleOrDefault()};
+        if (splitOnly)
+          kernel.buildSplitKV(qm, km, vm, out);
+        else
+          kernel.build(qm, km, vm, out, staticT);
+      };
+      auto mmaKernel = [&]() {
+        // The 16-bit tensors the operands widen (exact).
+        auto narrow = [&](Value v) {
+          return buffer(v.getDefiningOp<arith::ExtFOp>().getIn());
+        };
+        MmaAttentionKernel kernel{
+            b,
+            loc,
+            mma.getWarps(),
+            mma.getKvTile(),
+            d,
+            group,
+            op.getCausal(),
+            op.getScaleOrDefault(),
+            getElementTypeOrSelf(
+                op.getQuery().getDefiningOp<arith::ExtFOp>().getIn())};
+        kernel.build(narrow(op.getQuery()), narrow(op.getKey()),
+                     narrow(op.getValue()), out);
+      };
+      if (!mma) {
+        simtKernel(/*splitOnly=*/false);
+      } else if (!simt) {
+        mmaKernel();
+      } else if (staticT == 1) {
+        // Decode steps keep flash-decoding (split KV).
+        simtKernel(/*splitOnly=*/true);
+      } else if (!ShapedType::isDynamic(staticT)) {
+        mmaKernel();
+      } else {
+        Value tDim = memref::DimOp::create(b, loc, qm, 1);
+        Value one =
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tDim,
+                                  arith::ConstantIndexOp::create(b, loc, 1));
+        auto ifOp = scf::IfOp::create(b, loc, one, /*withElse=*/true);
+        OpBuilder::InsertionGuard g(b);
+        b.setInsertionPointToStart(ifOp.thenBlock());
+        simtKernel(/*splitOnly=*/true);
+        b.setInsertionPointToStart(ifOp.elseBlock());
+        mmaKernel();
+      }
       Value result = bufferization::ToTensorOp::create(
           b, loc,
           RankedTensorType::get(qType.getShape(), qType.getElementType()), out,

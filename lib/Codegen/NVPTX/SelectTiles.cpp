@@ -107,6 +107,12 @@ struct GPUSelectTilesPass
         if (blockc::nvptx::isFusedAttentionCandidate(sdpa))
           setIfAbsent(op, CodegenDialect::kGpuAttentionAttrName,
                       defaults.attention);
+        // Tensor cores (sm_80+): 4 warps of 16 query rows, 64 keys per
+        // shared-memory tile.
+        if (*cc >= 80 && blockc::nvptx::getTensorCoreAttentionType(sdpa))
+          setIfAbsent(op, CodegenDialect::kGpuMmaAttentionAttrName,
+                      GPUMmaAttentionAttr::get(&getContext(), /*warps=*/4,
+                                               /*kvTile=*/64));
       } else if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
         if (blockc::nvptx::isTiledMatmulCandidate(linalgOp))
           setIfAbsent(op, CodegenDialect::kGpuMatmulTilesAttrName,

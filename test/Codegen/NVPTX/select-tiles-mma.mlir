@@ -131,3 +131,26 @@ func.func @tensors(%x: tensor<4x32xbf16>, %w: tensor<16x32xbf16>, %init: tensor<
   } -> tensor<4x16xf32>
   return %y, %z : tensor<4x16xf32>, tensor<4x16xf32>
 }
+
+// -----
+
+// Attention: an sdpa on operands widened from bf16 gets the tensor-core
+// attention (4 warps, 64-key tiles) on sm_80+; f32 operands do not.
+// CHECK-LABEL: func.func @attention
+// MMA:           transformer.sdpa {{.+}}blockc_codegen.gpu_mma_attention = #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 64>
+// NOMMA-NOT:     gpu_mma_attention
+// CHECK:         transformer.sdpa %arg3, %arg4, %arg5
+// CHECK-NOT:       gpu_mma_attention
+// CHECK:         return
+func.func @attention(%q: tensor<1x?x4x16xbf16>, %k: tensor<1x?x2x16xbf16>, %v: tensor<1x?x2x16xbf16>,
+                     %q2: tensor<1x?x4x16xf32>, %k2: tensor<1x?x2x16xf32>, %v2: tensor<1x?x2x16xf32>)
+    -> (tensor<1x?x4x16xf32>, tensor<1x?x4x16xf32>) {
+  %qf = arith.extf %q : tensor<1x?x4x16xbf16> to tensor<1x?x4x16xf32>
+  %kf = arith.extf %k : tensor<1x?x2x16xbf16> to tensor<1x?x2x16xf32>
+  %vf = arith.extf %v : tensor<1x?x2x16xbf16> to tensor<1x?x2x16xf32>
+  %o = transformer.sdpa %qf, %kf, %vf {causal}
+      : tensor<1x?x4x16xf32>, tensor<1x?x2x16xf32>, tensor<1x?x2x16xf32> -> tensor<1x?x4x16xf32>
+  %o2 = transformer.sdpa %q2, %k2, %v2 {causal}
+      : tensor<1x?x4x16xf32>, tensor<1x?x2x16xf32>, tensor<1x?x2x16xf32> -> tensor<1x?x4x16xf32>
+  return %o, %o2 : tensor<1x?x4x16xf32>, tensor<1x?x4x16xf32>
+}

@@ -96,3 +96,11 @@ func.func @gpu_mma_tiles(%a: memref<8x32xbf16>, %b: memref<32x8xbf16>, %c: memre
 func.func @gpu_mma_tiles_limits() attributes {a = #blockc_codegen.gpu_mma_tiles<tile_m = 16, tile_n = 16, tile_k = 16, warps_m = 1, warps_n = 1, stages = 1>, b = #blockc_codegen.gpu_mma_tiles<tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 1, warps_n = 1, stages = 11>} {
   return
 }
+
+// -----
+
+// CHECK-LABEL: func.func @gpu_mma_attention
+// CHECK-SAME: #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 64>
+func.func @gpu_mma_attention() attributes {blockc_codegen.gpu_mma_attention = #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 64>} {
+  return
+}

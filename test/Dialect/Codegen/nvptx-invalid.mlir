@@ -156,6 +156,38 @@ func.func @mma_tiles_kind(%a: memref<8x16xbf16>, %b: memref<16x8xbf16>, %c: memr
 }
 
 //===----------------------------------------------------------------------===//
+// gpu_mma_attention
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// expected-error @+1 {{kv_tile (40) must be a multiple of 16}}
+func.func @mma_attention_tile() attributes {t = #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 40>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{warps must be >= 1, got 0}}
+func.func @mma_attention_warps() attributes {t = #blockc_codegen.gpu_mma_attention<warps = 0, kv_tile = 64>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{a block of 32 * warps = 1056 threads exceeds 1024}}
+func.func @mma_attention_block() attributes {t = #blockc_codegen.gpu_mma_attention<warps = 33, kv_tile = 64>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'blockc_codegen.gpu_mma_attention' must be a #blockc_codegen.gpu_mma_attention attribute}}
+func.func @mma_attention_kind() attributes {blockc_codegen.gpu_mma_attention = #blockc_codegen.gpu_map<threads_x = 32, threads_y = 4>} {
+  return
+}
+
+//===----------------------------------------------------------------------===//
 // Discardable attribute names
 //===----------------------------------------------------------------------===//
 

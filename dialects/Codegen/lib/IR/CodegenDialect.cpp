@@ -22,10 +22,17 @@ using namespace blockc::codegen;
 #define GET_ATTRDEF_CLASSES
 #include "blockc/Dialect/Codegen/IR/CodegenAttrs.cpp.inc"
 
+#define GET_OP_CLASSES
+#include "blockc/Dialect/Codegen/IR/CodegenOps.cpp.inc"
+
 void CodegenDialect::initialize() {
   addAttributes<
 #define GET_ATTRDEF_LIST
 #include "blockc/Dialect/Codegen/IR/CodegenAttrs.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "blockc/Dialect/Codegen/IR/CodegenOps.cpp.inc"
       >();
 }
 
@@ -160,6 +167,8 @@ LogicalResult CodegenDialect::verifyOperationAttribute(Operation *op,
     return expect(isa<GPUMapAttr>(value), "gpu_map");
   if (name == kGpuAttentionAttrName)
     return expect(isa<GPUAttentionAttr>(value), "gpu_attention");
+  if (name == kGpuMmaAttentionAttrName)
+    return expect(isa<GPUMmaAttentionAttr>(value), "gpu_mma_attention");
   if (name == kEmulatedKernelAttrName)
     return expect(isa<EmulatedKernelAttr>(value), "emulated_kernel");
   return op->emitError() << "unknown blockc_codegen attribute '" << name << "'";

@@ -135,6 +135,17 @@ GPUAttentionAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   return verifyBlock(emitError, "32 * warps", kWarpSize * warps);
 }
 
+LogicalResult
+GPUMmaAttentionAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                            int64_t warps, int64_t kvTile) {
+  if (failed(
+          verifyPositive(emitError, {{"warps", warps}, {"kv_tile", kvTile}})))
+    return failure();
+  if (kvTile % 16 != 0)
+    return emitError() << "kv_tile (" << kvTile << ") must be a multiple of 16";
+  return verifyBlock(emitError, "32 * warps", kWarpSize * warps);
+}
+
 LogicalResult EmulatedKernelAttr::verify(
     function_ref<InFlightDiagnostic()> emitError, StringRef module,
     StringRef kernel, int64_t staticShared, int64_t maxShared,

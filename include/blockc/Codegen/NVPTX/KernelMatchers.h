@@ -41,6 +41,13 @@ mlir::Type getTensorCoreMatmulType(mlir::linalg::LinalgOp op);
 /// when both inputs are 16-bit already).
 mlir::OpOperand *getNarrowableMatmulOperand(mlir::linalg::LinalgOp op);
 
+/// The 16-bit float type T if blockc-gpu-lower-sdpa can run `op` on tensor
+/// cores: query, key and value are each `arith.extf` from T (bf16 or f16;
+/// reading the 16-bit tensors is exact), with a static head dim that is a
+/// multiple of 16 (at most 256) and the same for keys and values, and static
+/// head counts. Null otherwise.
+mlir::Type getTensorCoreAttentionType(transformer::SDPAOp op);
+
 /// Whether blockc-gpu-lower-sdpa lowers `op` to the fused attention kernel:
 /// f32, a static head dim that is a multiple of the warp size and the same
 /// for keys and values, static head counts. Other sdpa ops keep the generic

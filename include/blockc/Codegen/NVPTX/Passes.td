@@ -233,6 +233,25 @@ def GPULowerMmaToNVVMPass
                            "::mlir::vector::VectorDialect"];
 }
 
+def GPULowerWorkgroupBarriersPass
+    : Pass<"blockc-gpu-lower-workgroup-barriers", "::mlir::func::FuncOp"> {
+  let summary = "blockc_codegen.workgroup_barrier to gpu.barrier";
+  let description = [{
+    Kernels built on tensors (the tensor-core attention of
+    `blockc-gpu-lower-sdpa`) synchronise with
+    `blockc_codegen.workgroup_barrier`, which declares memory effects so
+    that the ownership-based buffer deallocation accepts it; once buffers
+    are deallocated, this pass replaces each one by `gpu.barrier`. A
+    workgroup barrier outside a `gpu.launch` or `gpu.func` is an error.
+
+    ```mlir
+    blockc_codegen.workgroup_barrier   // before
+    gpu.barrier                        // after
+    ```
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
 def GPUTileAndMapPass
     : Pass<"blockc-gpu-tile-and-map", "::mlir::func::FuncOp"> {
   let summary = "Tile parallel loops into thread blocks with coalesced access";
@@ -392,6 +411,33 @@ def GPULowerSDPAPass
       (`scf.if T != 1`), since the decode entry also prefills. (Causal with
       T = 1 sees every key.)
 
+    **Tensor cores.** An sdpa whose query, key and value are `arith.extf`
+    from one 16-bit type (bf16 / f16 blocks), with a head dim that is a
+    multiple of 16, and that carries `blockc_codegen.gpu_mma_attention =
+    #blockc_codegen.gpu_mma_attention<warps, kv_tile>` becomes a
+    FlashAttention-2-style kernel (`#blockc_codegen.kernel<mma_attention>`)
+    reading the 16-bit tensors (exact):
+
+    * grid `(ceil(T / (16 * warps)), H, B)`, `32 * warps` threads; the
+      block's query rows go to shared memory once and each warp keeps its
+      16 rows as m16n8k16 A fragments (ldmatrix.x4) in registers;
+    * the keys up to the causal end of the block's last row, `kv_tile` at a
+      time: K and V tiles in (dynamic) shared memory, rows padded by 16
+      bytes; `S = Q K^T` with mma.sync (K fragments by ldmatrix), scale,
+      mask (past S, above the bottom-right causal diagonal), the online
+      softmax of each thread's two rows (max and sum over the 4 lanes of a
+      quad with `gpu.shuffle xor 1, 2`), then `O += P V` with P taken from
+      the S accumulators as A fragments (no shared round trip) and V
+      fragments by `ldmatrix.trans`. P is split into its 16-bit rounding
+      and the 16-bit rounding of the rest (two MMAs), so that the
+      probabilities keep f32 precision as in the other kernels;
+    * `O / l` is written in f32 (a row without a visible key: zeros).
+
+    Decode steps (T = 1) keep the split-KV kernels when the head dim allows
+    them (a dynamic T chooses at run time); otherwise the tensor-core kernel
+    runs for every T. A `gpu_mma_attention` on an sdpa that does not read
+    16-bit operands is an error.
+
     ```mlir
     %o = transformer.sdpa %q, %k, %v {causal, blockc_codegen.gpu_attention =
         #blockc_codegen.gpu_attention<rows_per_warp = 4, warps = 4>}
@@ -410,8 +456,10 @@ def GPULowerSDPAPass
                            "::mlir::gpu::GPUDialect",
                            "::mlir::math::MathDialect",
                            "::mlir::memref::MemRefDialect",
+                           "::mlir::nvgpu::NVGPUDialect",
                            "::mlir::scf::SCFDialect",
-                           "::mlir::tensor::TensorDialect"];
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::vector::VectorDialect"];
 }
 
 def GPUEmulateKernelsPass

@@ -57,7 +57,9 @@ def Codegen_KernelKind : I32EnumAttr<"KernelKind",
     // blockc-cpu-lower-quantized-linear.
     I32EnumAttrCase<"quantized_linear", 5>,
     // NVPTX: the tensor-core matmul of blockc-gpu-tile-matmul.
-    I32EnumAttrCase<"tensor_core_matmul", 6>
+    I32EnumAttrCase<"tensor_core_matmul", 6>,
+    // NVPTX: the tensor-core attention of blockc-gpu-lower-sdpa.
+    I32EnumAttrCase<"mma_attention", 7>
   ]> {
   let cppNamespace = "::blockc::codegen";
   let genSpecializedAttr = 0;
@@ -78,9 +80,10 @@ def Codegen_KernelKindAttr
       `blockc-cpu-lower-norms`;
     * `quantized_linear`: the projection kernel on quantised weights of
       `blockc-cpu-lower-quantized-linear` (no fusion rewrites it);
-    * `tiled_matmul`, `tensor_core_matmul`, `fused_attention`: the
-      `gpu.launch` of `blockc-gpu-tile-matmul` (f32 FMA and tensor-core
-      kernels) and `blockc-gpu-lower-sdpa`.
+    * `tiled_matmul`, `tensor_core_matmul`, `fused_attention`,
+      `mma_attention`: the `gpu.launch` of `blockc-gpu-tile-matmul` (f32
+      FMA and tensor-core kernels) and `blockc-gpu-lower-sdpa` (f32 and
+      tensor-core kernels).
 
     ```mlir
     scf.forall ... {blockc_codegen.kernel = #blockc_codegen.kernel<linear>}
@@ -457,6 +460,32 @@ def Codegen_GPUAttentionAttr : Codegen_Attr<"GPUAttention", "gpu_attention"> {
     Both are at least 1 and a block has at most 1024 threads (32 warps).
   }];
   let parameters = (ins "int64_t":$rows_per_warp, "int64_t":$warps);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+def Codegen_GPUMmaAttentionAttr
+    : Codegen_Attr<"GPUMmaAttention", "gpu_mma_attention"> {
+  let summary = "The blocks of one tensor-core GPU attention kernel";
+  let description = [{
+    Attached to a `transformer.sdpa` whose query, key and value are widened
+    from bf16 or f16 as `blockc_codegen.gpu_mma_attention` by
+    `blockc-gpu-select-tiles` on sm_80 and newer (or by hand);
+    `blockc-gpu-lower-sdpa` builds a FlashAttention-2-style kernel: a block
+    of `warps` warps owns `16 * warps` query rows of one (batch, head),
+    each warp 16 rows as mma.sync m16n8k16 fragments, and walks the keys
+    `kv_tile` at a time through shared memory (QK^T and PV on tensor cores,
+    online softmax in registers, tiles past the causal diagonal skipped).
+
+    ```mlir
+    transformer.sdpa %q, %k, %v {causal, blockc_codegen.gpu_mma_attention =
+        #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 64>} : ...
+    ```
+
+    `warps` is at least 1 (at most 32 warps a block), `kv_tile` a positive
+    multiple of 16.
+  }];
+  let parameters = (ins "int64_t":$warps, "int64_t":$kv_tile);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }

@@ -37,6 +37,7 @@ def Codegen_Dialect : Dialect {
     | `blockc_codegen.gpu_matmul_tiles` | `#blockc_codegen.gpu_matmul_tiles<...>` | a linalg contraction on buffers |
     | `blockc_codegen.gpu_mma_tiles` | `#blockc_codegen.gpu_mma_tiles<...>` | a linalg contraction of 16-bit operands |
     | `blockc_codegen.gpu_map` | `#blockc_codegen.gpu_map<...>` | `func.func` |
+    | `blockc_codegen.gpu_mma_attention` | `#blockc_codegen.gpu_mma_attention<...>` | `transformer.sdpa` |
     | `blockc_codegen.gpu_attention` | `#blockc_codegen.gpu_attention<...>` | `transformer.sdpa` |
   }];
   let useDefaultAttributePrinterParser = 1;
@@ -83,6 +84,10 @@ def Codegen_Dialect : Dialect {
         "blockc_codegen.gpu_map";
     static constexpr ::llvm::StringLiteral kGpuAttentionAttrName =
         "blockc_codegen.gpu_attention";
+    /// NVPTX: the blocks of one tensor-core attention kernel (a
+    /// GPUMmaAttentionAttr).
+    static constexpr ::llvm::StringLiteral kGpuMmaAttentionAttrName =
+        "blockc_codegen.gpu_mma_attention";
     /// The GPU emulator: a host function running one thread of a kernel
     /// (an EmulatedKernelAttr).
     static constexpr ::llvm::StringLiteral kEmulatedKernelAttrName =

@@ -12,11 +12,16 @@
 #include "mlir/IR/Attributes.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "blockc/Dialect/Codegen/IR/CodegenDialect.h.inc"
 #include "blockc/Dialect/Codegen/IR/CodegenEnums.h.inc"
 
 #define GET_ATTRDEF_CLASSES
 #include "blockc/Dialect/Codegen/IR/CodegenAttrs.h.inc"
+
+#define GET_OP_CLASSES
+#include "blockc/Dialect/Codegen/IR/CodegenOps.h.inc"
 
 #endif // BLOCKC_DIALECT_CODEGEN_IR_CODEGENDIALECT_H

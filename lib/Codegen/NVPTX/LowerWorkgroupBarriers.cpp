@@ -1,0 +1,46 @@
+//===- LowerWorkgroupBarriers.cpp - workgroup barriers to gpu.barrier -----===//
+//
+// See Codegen/NVPTX/Passes.td (GPULowerWorkgroupBarriersPass).
+//
+//===----------------------------------------------------------------------===//
+
+#include "blockc/Codegen/NVPTX/Passes.h"
+#include "blockc/Dialect/Codegen/IR/CodegenDialect.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+
+namespace blockc::nvptx {
+#define GEN_PASS_DEF_GPULOWERWORKGROUPBARRIERSPASS
+#include "blockc/Codegen/NVPTX/Passes.h.inc"
+} // namespace blockc::nvptx
+
+using namespace mlir;
+
+namespace {
+
+struct GPULowerWorkgroupBarriersPass
+    : blockc::nvptx::impl::GPULowerWorkgroupBarriersPassBase<
+          GPULowerWorkgroupBarriersPass> {
+  void runOnOperation() override {
+    SmallVector<blockc::codegen::WorkgroupBarrierOp> barriers;
+    WalkResult walk =
+        getOperation().walk([&](blockc::codegen::WorkgroupBarrierOp op) {
+          if (!op->getParentOfType<gpu::LaunchOp>() &&
+              !op->getParentOfType<gpu::GPUFuncOp>()) {
+            op.emitOpError() << "is not inside a GPU kernel";
+            return WalkResult::interrupt();
+          }
+          barriers.push_back(op);
+          return WalkResult::advance();
+        });
+    if (walk.wasInterrupted())
+      return signalPassFailure();
+    for (blockc::codegen::WorkgroupBarrierOp op : barriers) {
+      OpBuilder b(op);
+      gpu::BarrierOp::create(b, op.getLoc());
+      op.erase();
+    }
+  }
+};
+
+} // namespace
