@@ -12,7 +12,8 @@
          last kernel): prints the median, min and max milliseconds. With
          BLOCKC_CUDA_PROFILE=1 it also prints the GPU time per kernel of
          the timed calls.
-   Exits 1 after a CUDA error. */
+   Exits 1 after a CUDA error. With -DBLOCKC_EMULATOR it links against the
+   GPU emulator's runtime instead (an object built with --emulate). */
 #define _POSIX_C_SOURCE 199309L
 #include BLOCK_HEADER
 
@@ -22,8 +23,16 @@
 #include <string.h>
 #include <time.h>
 
+#ifdef BLOCKC_EMULATOR
+/* Linked with libblockc_emulator_runtime (an --emulate object): the same
+   driver runs the kernels on the host (test/blockc/emit-obj-tensor-cores). */
+const char *blockcEmuLastError(void);
+#define blockcCudaLastError blockcEmuLastError
+static void blockcCudaProfileReport(void) {}
+#else
 const char *blockcCudaLastError(void);
 void blockcCudaProfileReport(void);
+#endif
 
 static uint16_t toBF16(float f) {
   uint32_t bits;

@@ -146,6 +146,10 @@ void blockcEmuCpAsyncWait(BlockcEmuThread *thread, int32_t pending,
 void blockcEmuOutOfBounds(BlockcEmuThread *thread, const char *site,
                           int64_t dim, int64_t index, int64_t size);
 
+/* The library also exports compiler-rt's __truncsfbf2 (f32 to bf16, round
+   to nearest even): LLVM calls it for some bf16 vector moves of emulated
+   tensor-core kernels, and libgcc lacks it before GCC 13. */
+
 /* The first error since the last blockcEmuClearError(), or NULL; the
    string stays valid until blockcEmuClearError(). */
 const char *blockcEmuLastError(void);

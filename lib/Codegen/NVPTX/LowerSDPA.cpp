@@ -447,21 +447,19 @@ struct MmaAttentionKernel {
   }
 
   /// Copies rows [row0, row0 + rows) of head `head` of `src` ([B, L, H, D],
-  /// 16-bit) into `shared` [rows, D + 8]; rows past `length` read row
-  /// `length - 1` and store zero. Consecutive threads copy consecutive
-  /// elements of a row.
+  /// 16-bit) into `shared` [rows, D + 8]; rows past `length` copy row
+  /// `length - 1` (finite values: their scores are masked, their
+  /// probabilities are 0 and their outputs are not stored). Consecutive
+  /// threads copy consecutive elements of a row.
   void loadTile(Value src, Value bIdx, Value length, Value row0, Value head,
                 int64_t rows, Value tid, int64_t threads, Value shared) {
-    Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(elem));
     Value last = arith::SubIOp::create(b, loc, length, idx(1));
     for (int64_t e = 0; e < rows * headDim / threads; ++e) {
       Value linear = add(tid, idx(e * threads));
       Value r = div(linear, headDim), d = rem(linear, headDim);
-      Value row = add(row0, r);
-      Value rowC = arith::MinUIOp::create(b, loc, row, last);
+      Value rowC = arith::MinUIOp::create(b, loc, add(row0, r), last);
       Value x =
           memref::LoadOp::create(b, loc, src, ValueRange{bIdx, rowC, head, d});
-      x = arith::SelectOp::create(b, loc, lt(row, length), x, zero);
       memref::StoreOp::create(b, loc, x, shared, ValueRange{r, d});
     }
   }

@@ -1070,6 +1070,23 @@ BLOCKC_EXPORT void blockcEmuUnregisterKernel(BlockcEmuKernelFn fn) {
   }
 }
 
+/// LLVM legalizes some bf16 vector moves of the emulated tensor-core
+/// kernels (fragment shuffles) through f32 and calls this compiler-rt
+/// builtin, which libgcc lacks before GCC 13: objects linked with the
+/// runtime find it here (round to nearest even, NaN kept quiet).
+BLOCKC_EXPORT __bf16 __truncsfbf2(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof(bits));
+  uint16_t half;
+  if ((bits & 0x7F800000u) == 0x7F800000u && (bits & 0x007FFFFFu))
+    half = static_cast<uint16_t>((bits >> 16) | 0x0040u);
+  else
+    half = static_cast<uint16_t>((bits + 0x7FFFu + ((bits >> 16) & 1u)) >> 16);
+  __bf16 result;
+  std::memcpy(&result, &half, sizeof(result));
+  return result;
+}
+
 BLOCKC_EXPORT void blockcEmuBarrier(BlockcEmuThread *thread, const char *site) {
   ThreadState *t = threadState(thread, "blockcEmuBarrier", site);
   if (!t)
