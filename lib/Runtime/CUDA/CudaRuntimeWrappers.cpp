@@ -18,6 +18,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 
 #define BLOCKC_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -326,36 +327,91 @@ BLOCKC_EXPORT void mgpuEventRecord(CUevent event, CUstream stream) {
 // Memory
 //===----------------------------------------------------------------------===//
 
+namespace {
+
+/// Managed buffers are kept for reuse instead of freed: a block allocates
+/// and frees the same sizes on every call, and cuMemAllocManaged /
+/// cuMemFree (with the migration of fresh pages) cost more than small
+/// kernels. Reuse is by exact size; BLOCKC_CUDA_POOL=0 frees at once.
+struct ManagedPool {
+  std::mutex mutex;
+  std::multimap<uint64_t, CUdeviceptr> idle;
+  std::unordered_map<CUdeviceptr, uint64_t> sizes; // every pool buffer
+  bool enabled = [] {
+    const char *value = std::getenv("BLOCKC_CUDA_POOL");
+    return !value || std::string(value) != "0";
+  }();
+};
+
+ManagedPool &managedPool() {
+  static ManagedPool *pool = new ManagedPool; // outlives static destructors
+  return *pool;
+}
+
+/// Kernels write most managed buffers first (the block's intermediates):
+/// place the pages on the GPU instead of faulting them in from inside the
+/// kernels. Only a hint: the host can still touch them, and a device
+/// without managed prefetch ignores it.
+void preferGPU(CUdeviceptr ptr, uint64_t sizeBytes, CUstream stream) {
+  CUmemLocation gpu = {};
+  gpu.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  gpu.id = defaultDevice;
+  if (cuMemAdvise(ptr, sizeBytes, CU_MEM_ADVISE_SET_PREFERRED_LOCATION, gpu) ==
+      CUDA_SUCCESS)
+    (void)cuMemPrefetchAsync(ptr, sizeBytes, gpu, 0, stream);
+}
+
+} // namespace
+
 BLOCKC_EXPORT void *mgpuMemAlloc(uint64_t sizeBytes, CUstream stream,
                                  bool isHostShared) {
   if (sizeBytes == 0 || !ensureDevice())
     return nullptr;
   CUdeviceptr ptr = 0;
   if (isHostShared) {
-    if (!CHECK(cuMemAllocManaged(&ptr, sizeBytes, CU_MEM_ATTACH_GLOBAL)))
-      return nullptr;
-    // Kernels write most managed buffers first (the block's intermediates):
-    // place the pages on the GPU now instead of faulting them in from
-    // inside the kernels. Only a hint: the host can still touch them, and a
-    // device without managed prefetch ignores it.
-    CUmemLocation gpu = {};
-    gpu.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    gpu.id = defaultDevice;
-    if (cuMemAdvise(ptr, sizeBytes, CU_MEM_ADVISE_SET_PREFERRED_LOCATION,
-                    gpu) == CUDA_SUCCESS)
-      (void)cuMemPrefetchAsync(ptr, sizeBytes, gpu, 0, stream);
-  } else if (stream)
+    ManagedPool &pool = managedPool();
+    {
+      std::lock_guard<std::mutex> lock(pool.mutex);
+      auto it = pool.idle.find(sizeBytes);
+      if (it != pool.idle.end()) {
+        ptr = it->second;
+        pool.idle.erase(it);
+      }
+    }
+    if (!ptr) {
+      if (!CHECK(cuMemAllocManaged(&ptr, sizeBytes, CU_MEM_ATTACH_GLOBAL)))
+        return nullptr;
+      preferGPU(ptr, sizeBytes, stream);
+      if (pool.enabled) {
+        std::lock_guard<std::mutex> lock(pool.mutex);
+        pool.sizes[ptr] = sizeBytes;
+      }
+    }
+  } else if (stream) {
     CHECK(cuMemAllocAsync(&ptr, sizeBytes, stream));
-  else
+  } else {
     CHECK(cuMemAlloc(&ptr, sizeBytes));
+  }
   return reinterpret_cast<void *>(ptr);
 }
 
 BLOCKC_EXPORT void mgpuMemFree(void *ptr, CUstream /*stream*/) {
+  if (!ptr)
+    return;
+  auto device = reinterpret_cast<CUdeviceptr>(ptr);
+  ManagedPool &pool = managedPool();
+  {
+    std::lock_guard<std::mutex> lock(pool.mutex);
+    auto it = pool.sizes.find(device);
+    if (it != pool.sizes.end()) {
+      pool.idle.emplace(it->second, device);
+      return;
+    }
+  }
   // Managed allocations cannot be freed asynchronously; a synchronous free
   // is correct for every kind of allocation made above.
-  if (ptr && ensureDevice())
-    CHECK(cuMemFree(reinterpret_cast<CUdeviceptr>(ptr)));
+  if (ensureDevice())
+    CHECK(cuMemFree(device));
 }
 
 BLOCKC_EXPORT void mgpuMemcpy(void *dst, void *src, size_t sizeBytes,
