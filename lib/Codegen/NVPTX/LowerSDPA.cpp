@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "blockc/Codegen/NVPTX/KernelMatchers.h"
+#include "blockc/Codegen/NVPTX/MmaFragments.h"
 #include "blockc/Codegen/NVPTX/Passes.h"
 #include "blockc/Dialect/Codegen/IR/CodegenDialect.h"
 #include "blockc/Dialect/Transformer/IR/TransformerOps.h"
@@ -422,17 +423,10 @@ struct MmaAttentionKernel {
     return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x, y);
   }
   Value zeroVector(VectorType type) {
-    return arith::ConstantOp::create(
-        b, loc, type,
-        DenseElementsAttr::get(type, b.getZeroAttr(type.getElementType())));
+    return blockc::nvptx::zeroVector(b, loc, type);
   }
-  /// vector<2x2xT> of rows r and r + 1 of a vector<4x2xT> (ldmatrix.x4).
   Value rowPair(Value v, int64_t r) {
-    Value pair = zeroVector(VectorType::get({2, 2}, elem));
-    for (int64_t i = 0; i < 2; ++i)
-      pair = vector::InsertOp::create(
-          b, loc, vector::ExtractOp::create(b, loc, v, r + i), pair, i);
-    return pair;
+    return blockc::nvptx::rowPair(b, loc, v, r);
   }
   /// Reduces `v` over the 4 lanes of a quad (the lanes holding one row of
   /// an m16n8 accumulator) with `combine`.

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "blockc/Codegen/NVPTX/KernelMatchers.h"
+#include "blockc/Codegen/NVPTX/MmaFragments.h"
 #include "blockc/Codegen/NVPTX/Passes.h"
 #include "blockc/Dialect/Codegen/IR/CodegenDialect.h"
 
@@ -339,17 +340,6 @@ struct TensorCoreKernel : ContractionKernel {
     }
   }
 
-  /// vector<2x2xT> of rows r and r + 1 of a vector<4x2xT>.
-  Value rowPair(Value v, int64_t r) {
-    auto type = VectorType::get({2, 2}, elem);
-    Value pair = arith::ConstantOp::create(
-        b, loc, type, DenseElementsAttr::get(type, b.getZeroAttr(elem)));
-    for (int64_t i = 0; i < 2; ++i)
-      pair = vector::InsertOp::create(
-          b, loc, vector::ExtractOp::create(b, loc, v, r + i), pair, i);
-    return pair;
-  }
-
   void build() {
     MLIRContext *ctx = b.getContext();
     auto [aIn, bIn] = inputsMN();
@@ -429,8 +419,7 @@ struct TensorCoreKernel : ContractionKernel {
     Value bCol = mul(rem(q, 2), idx(8));
 
     auto accType = VectorType::get({2, 2}, b.getF32Type());
-    Value zero = arith::ConstantOp::create(
-        b, loc, accType, DenseElementsAttr::get(accType, b.getF32FloatAttr(0)));
+    Value zero = blockc::nvptx::zeroVector(b, loc, accType);
     SmallVector<Value> init(mFrags * nFrags, zero);
     auto fragType = VectorType::get({4, 2}, elem);
     auto kLoop = scf::ForOp::create(
@@ -462,8 +451,8 @@ struct TensorCoreKernel : ContractionKernel {
                   ValueRange{stage, add(bRow, idx(j * 16)),
                              add(bCol, idx(kk * 16))},
                   /*transpose=*/false, /*numTiles=*/4);
-              bFrag.push_back(rowPair(pair, 0));
-              bFrag.push_back(rowPair(pair, 2));
+              bFrag.push_back(blockc::nvptx::rowPair(b, loc, pair, 0));
+              bFrag.push_back(blockc::nvptx::rowPair(b, loc, pair, 2));
             }
             for (int64_t i = 0; i < mFrags; ++i)
               for (int64_t j = 0; j < nFrags; ++j)

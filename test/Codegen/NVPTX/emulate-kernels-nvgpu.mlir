@@ -1,4 +1,4 @@
-// RUN: blockc-opt %s --blockc-gpu-emulate-kernels | FileCheck %s
+// RUN: blockc-opt %s -split-input-file --blockc-gpu-emulate-kernels | FileCheck %s
 
 // The tensor-core ops of a kernel become runtime calls: ldmatrix and
 // mma.sync are warp collectives (the kernel synchronizes) whose fragments
@@ -49,6 +49,32 @@ module attributes {gpu.container_module} {
       %a = nvgpu.ldmatrix %s[%tx, %c0] {numTiles = 4 : i32, transpose = false} : memref<16x16xbf16, #gpu.address_space<workgroup>> -> vector<4x2xbf16>
       %d = nvgpu.mma.sync (%a, %b, %c) {mmaShape = [16, 8, 16]} : (vector<4x2xbf16>, vector<2x2xbf16>, vector<2x2xf32>) -> vector<2x2xf32>
       vector.store %d, %out[%c0, %c0] : memref<2x2xf32>, vector<2x2xf32>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// Dynamic shared memory is a view of the block's shared buffer after the
+// static part (here 64 bytes of workgroup attribution).
+// CHECK-LABEL: func.func @__blockc_emu_m_dyn
+// CHECK-SAME:    static_shared = 64
+// CHECK:         %[[SMEM:.+]] = builtin.unrealized_conversion_cast %{{.+}} to memref<?xi8>
+// CHECK:         memref.view %[[SMEM]][%{{.+}}][] : memref<?xi8> to memref<16xf32>
+// CHECK:         %[[C64:.+]] = arith.constant 64 : index
+// CHECK:         %[[SIZE:.+]] = arith.subi %{{.+}}, %[[C64]] : index
+// CHECK:         %[[DYN:.+]] = memref.view %[[SMEM]][%[[C64]]][%[[SIZE]]] : memref<?xi8> to memref<?xi8>
+// CHECK:         memref.view %[[DYN]][%{{.+}}][] : memref<?xi8> to memref<8xf32>
+module attributes {gpu.container_module} {
+  gpu.module @m {
+    gpu.func @dyn(%out: memref<8xf32>) workgroup(%s: memref<16xf32, #gpu.address_space<workgroup>>) kernel {
+      %c0 = arith.constant 0 : index
+      %base = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
+      %d = memref.view %base[%c0][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<8xf32, #gpu.address_space<workgroup>>
+      %tx = gpu.thread_id x
+      %v = memref.load %d[%tx] : memref<8xf32, #gpu.address_space<workgroup>>
+      memref.store %v, %out[%tx] : memref<8xf32>
       gpu.return
     }
   }

@@ -482,7 +482,9 @@ def GPUEmulateKernelsPass
       `lane_id` load the fields of the runtime's `BlockcEmuThread` at
       `%thread` (include/blockc/Runtime/EmulatorRuntime.h);
     * workgroup attributions become `memref.view`s of `%shared` (16-byte
-      aligned offsets, in order), private attributions `memref.alloca`s;
+      aligned offsets, in order), `gpu.dynamic_shared_memory` the view of
+      the rest of `%shared` after them, private attributions
+      `memref.alloca`s;
       `#gpu.address_space` memory spaces are dropped;
     * `gpu.barrier` calls `blockcEmuBarrier` and a 32-bit `gpu.shuffle`
       calls `blockcEmuShuffle32`, with a string naming the kernel and the
