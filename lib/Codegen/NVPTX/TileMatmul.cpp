@@ -427,14 +427,16 @@ struct TensorCoreKernel : ContractionKernel {
         [&](OpBuilder &nb, Location, Value kt, ValueRange accs) {
           OpBuilder::InsertionGuard g(b);
           b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-          // Refill the stage consumed in the previous step (every warp is
-          // past it: the barrier at the end of that step), then wait until
-          // at most stages - 1 groups are pending: step kt's tile is in.
-          Value next = add(kt, idx(stages - 1));
-          Value group = issue(rem(next, stages), next);
-          nvgpu::DeviceAsyncWaitOp::create(b, loc, group,
-                                           b.getI32IntegerAttr(stages - 1));
+          // Wait until at most stages - 2 groups are pending (step kt's
+          // copies of this thread are in; the wait counts groups, the token
+          // is only an operand), then one barrier: every thread's copies
+          // are visible and every warp is past step kt - 1, whose stage is
+          // refilled with step kt + stages - 1 while kt is consumed.
+          nvgpu::DeviceAsyncWaitOp::create(b, loc, lastGroup,
+                                           b.getI32IntegerAttr(stages - 2));
           gpu::BarrierOp::create(b, loc);
+          Value next = add(kt, idx(stages - 1));
+          issue(rem(next, stages), next);
           Value stage = rem(kt, stages);
           SmallVector<Value> acc(accs);
           for (int64_t kk = 0; kk < tileK / 16; ++kk) {
@@ -460,8 +462,6 @@ struct TensorCoreKernel : ContractionKernel {
                     b, loc, aFrag[i], bFrag[j], acc[i * nFrags + j],
                     ArrayRef<int64_t>{16, 8, 16});
           }
-          // The stage is consumed before the next step refills it.
-          gpu::BarrierOp::create(b, loc);
           scf::YieldOp::create(b, loc, acc);
         });
     // The last groups copied nothing; wait for them before exiting.

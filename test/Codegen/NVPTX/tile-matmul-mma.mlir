@@ -26,17 +26,19 @@
 // CHECK:         %[[G0:.+]] = nvgpu.device_async_create_group
 // CHECK:         nvgpu.device_async_copy %arg0[{{.+}}], %[[AS]][%c1,
 // CHECK:         %[[G1:.+]] = nvgpu.device_async_create_group
+// One barrier per step: wait for step kt (at most stages - 2 = 1 group
+// pending), synchronise, refill the stage of step kt - 1, consume kt.
 // CHECK:         %[[ACC:.+]]:4 = scf.for %[[KT:.+]] = %c0 to %c2 step %c1 iter_args({{.+}}) -> (vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>)
-// CHECK:           %[[G:.+]] = nvgpu.device_async_create_group
-// CHECK:           nvgpu.device_async_wait %[[G]] {numGroups = 2 : i32}
-// CHECK:           gpu.barrier
+// CHECK:           nvgpu.device_async_wait %[[G1]] {numGroups = 1 : i32}
+// CHECK-NEXT:      gpu.barrier
+// CHECK:           nvgpu.device_async_create_group
 // CHECK-COUNT-2:   nvgpu.ldmatrix %[[AS]][{{.+}}] {numTiles = 4 : i32, transpose = false} : memref<3x32x40xbf16, #gpu.address_space<workgroup>> -> vector<4x2xbf16>
 // CHECK:           nvgpu.ldmatrix %[[BS]][{{.+}}] {numTiles = 4 : i32, transpose = false}
 // CHECK-COUNT-4:   nvgpu.mma.sync({{.+}}) {mmaShape = [16, 8, 16]} : (vector<4x2xbf16>, vector<2x2xbf16>, vector<2x2xf32>) -> vector<2x2xf32>
 // CHECK-COUNT-2:   nvgpu.ldmatrix %[[AS]]
 // CHECK:           nvgpu.ldmatrix %[[BS]]
 // CHECK-COUNT-4:   nvgpu.mma.sync
-// CHECK:           gpu.barrier
+// CHECK-NOT:       gpu.barrier
 // CHECK:           scf.yield
 // CHECK:         nvgpu.device_async_wait %[[G1]] {numGroups = 0 : i32}
 // Epilogue: 4 accumulators x 4 elements, each added under a bounds check.

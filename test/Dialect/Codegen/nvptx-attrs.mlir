@@ -87,13 +87,13 @@ func.func @gpu_mma_tiles(%a: memref<8x32xbf16>, %b: memref<32x8xbf16>, %c: memre
 
 // -----
 
-// The smallest tiles (one warp, one m16 x n16 x k16 step, one stage) and a
+// The smallest tiles (one warp, one m16 x n16 x k16 step, two stages) and a
 // large ring: 11 * (128 + 128) * (32 + 8) * 2 = 225280 bytes, within the
 // 227 KiB of sm_90.
 // CHECK-LABEL: func.func @gpu_mma_tiles_limits
-// CHECK-SAME: #blockc_codegen.gpu_mma_tiles<tile_m = 16, tile_n = 16, tile_k = 16, warps_m = 1, warps_n = 1, stages = 1>
+// CHECK-SAME: #blockc_codegen.gpu_mma_tiles<tile_m = 16, tile_n = 16, tile_k = 16, warps_m = 1, warps_n = 1, stages = 2>
 // CHECK-SAME: #blockc_codegen.gpu_mma_tiles<tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 1, warps_n = 1, stages = 11>
-func.func @gpu_mma_tiles_limits() attributes {a = #blockc_codegen.gpu_mma_tiles<tile_m = 16, tile_n = 16, tile_k = 16, warps_m = 1, warps_n = 1, stages = 1>, b = #blockc_codegen.gpu_mma_tiles<tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 1, warps_n = 1, stages = 11>} {
+func.func @gpu_mma_tiles_limits() attributes {a = #blockc_codegen.gpu_mma_tiles<tile_m = 16, tile_n = 16, tile_k = 16, warps_m = 1, warps_n = 1, stages = 2>, b = #blockc_codegen.gpu_mma_tiles<tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 1, warps_n = 1, stages = 11>} {
   return
 }
 

@@ -106,6 +106,13 @@ func.func @mma_no_stages() attributes {t = #blockc_codegen.gpu_mma_tiles<tile_m 
 
 // -----
 
+// expected-error @+1 {{stages must be >= 2, got 1}}
+func.func @mma_one_stage() attributes {t = #blockc_codegen.gpu_mma_tiles<tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 1>} {
+  return
+}
+
+// -----
+
 // expected-error @+1 {{16 * warps_m (32) must divide tile_m (48)}}
 func.func @mma_rows() attributes {t = #blockc_codegen.gpu_mma_tiles<tile_m = 48, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 2>} {
   return
@@ -128,7 +135,7 @@ func.func @mma_k() attributes {t = #blockc_codegen.gpu_mma_tiles<tile_m = 128, t
 // -----
 
 // expected-error @+1 {{a block of 32 * warps_m * warps_n = 2048 threads exceeds 1024}}
-func.func @mma_block() attributes {t = #blockc_codegen.gpu_mma_tiles<tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 8, warps_n = 8, stages = 1>} {
+func.func @mma_block() attributes {t = #blockc_codegen.gpu_mma_tiles<tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 8, warps_n = 8, stages = 2>} {
   return
 }
 

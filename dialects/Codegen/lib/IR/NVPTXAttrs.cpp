@@ -96,6 +96,9 @@ GPUMmaTilesAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        << ") must divide tile_n (" << tileN << ")";
   if (tileK % 16 != 0)
     return emitError() << "tile_k (" << tileK << ") must be a multiple of 16";
+  // One stage is consumed while the next is copied.
+  if (stages < 2)
+    return emitError() << "stages must be >= 2, got " << stages;
   int64_t threads = kWarpSize * warpsM * warpsN;
   if (failed(verifyBlock(emitError, "32 * warps_m * warps_n", threads)))
     return failure();

@@ -345,11 +345,12 @@ def GPUTileMatmulPass
       conflicts): the prologue queues `stages - 1`
       reduction steps with `nvgpu.device_async_copy` (16-byte `cp.async.cg`
       chunks, zero-filled past M, N or the last step) and
-      `nvgpu.device_async_create_group`; step `kt` queues step
-      `kt + stages - 1`, waits until at most `stages - 1` groups are pending
-      (`nvgpu.device_async_wait`), synchronises, and for each k16 loads A
-      fragments and pairs of B fragments with `nvgpu.ldmatrix` (x4) and
-      issues `nvgpu.mma.sync` m16n8k16;
+      `nvgpu.device_async_create_group`; step `kt` waits until at most
+      `stages - 2` groups are pending (`nvgpu.device_async_wait`),
+      synchronises once, queues step `kt + stages - 1` into the stage of
+      step `kt - 1`, and for each k16 loads A fragments and pairs of B
+      fragments with `nvgpu.ldmatrix` (x4) and issues `nvgpu.mma.sync`
+      m16n8k16;
     * the epilogue adds each accumulator to the output under a bounds check
       (rows `g`, `g + 8`, columns `2t`, `2t + 1` of lane `4g + t`).
 

@@ -392,7 +392,8 @@ def Codegen_GPUMmaTilesAttr : Codegen_Attr<"GPUMmaTiles", "gpu_mma_tiles"> {
         ins(%a, %w : memref<?x4096xbf16>, memref<4096x4096xbf16>) ...
     ```
 
-    Every size is at least 1; `16 * warps_m` divides `tile_m`, `16 *
+    Every size is at least 1 and `stages` at least 2; `16 * warps_m`
+    divides `tile_m`, `16 *
     warps_n` divides `tile_n` (B fragments are loaded two n8 tiles at a
     time) and 16 divides `tile_k`; a block has at most 1024 threads, which
     divide the number of 16-byte chunks of each operand tile
