@@ -43,13 +43,7 @@ rm "$G/l7b.ptx"
 $REF gen-weights --config examples/small/config.json --seed 5 -o "$G/w.safetensors"
 $REF gen-input --config examples/small/config.json --seed 6 --batch 2 \
   --seq-len 130 -o "$G/x.npy"
-$PY test/blockc/Inputs/raw_io.py export "$G/w.safetensors" "$G/x.npy" "$G" \
-  model.layers.0.input_layernorm.weight model.layers.0.self_attn.q_proj.weight \
-  model.layers.0.self_attn.k_proj.weight model.layers.0.self_attn.v_proj.weight \
-  model.layers.0.self_attn.o_proj.weight \
-  model.layers.0.post_attention_layernorm.weight \
-  model.layers.0.mlp.gate_proj.weight model.layers.0.mlp.up_proj.weight \
-  model.layers.0.mlp.down_proj.weight
+$PY test/blockc/Inputs/raw_io.py export "$G/w.safetensors" "$G/x.npy" "$G" llama
 $REF run --config examples/small/config.json --dtype bf16 \
   --weights "$G/w.safetensors" --input "$G/x.npy" -o "$G/ref.npy"
 rm "$G/w.safetensors"

@@ -28,13 +28,7 @@ REF="$PY utils/blockc_ref.py"
 $REF gen-weights --config test/blockc/Inputs/tiny.json --seed 3 -o "$G/w.safetensors"
 $REF gen-input --config test/blockc/Inputs/tiny.json --seed 4 --batch 2 \
   --seq-len 5 -o "$G/x.npy"
-$PY test/blockc/Inputs/raw_io.py export "$G/w.safetensors" "$G/x.npy" "$G" \
-  model.layers.0.input_layernorm.weight model.layers.0.self_attn.q_proj.weight \
-  model.layers.0.self_attn.k_proj.weight model.layers.0.self_attn.v_proj.weight \
-  model.layers.0.self_attn.o_proj.weight \
-  model.layers.0.post_attention_layernorm.weight \
-  model.layers.0.mlp.gate_proj.weight model.layers.0.mlp.up_proj.weight \
-  model.layers.0.mlp.down_proj.weight
+$PY test/blockc/Inputs/raw_io.py export "$G/w.safetensors" "$G/x.npy" "$G" llama
 $REF run --config test/blockc/Inputs/tiny.json --weights "$G/w.safetensors" \
   --input "$G/x.npy" -o "$G/ref.npy"
 cat > "$G/run.sh" <<'RUN'

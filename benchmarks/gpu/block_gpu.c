@@ -61,8 +61,8 @@ static uint16_t *gpuBuffer(size_t n) {
 
 /* n bf16 from DIR/NAME (f32), or uniform in [-scale, scale) when dir is
    NULL. */
-static uint16_t *load(const char *dir, const char *name, size_t n,
-                      float scale, unsigned *seed) {
+static uint16_t *load(const char *dir, const char *name, size_t n, float scale,
+                      unsigned *seed) {
   uint16_t *p = gpuBuffer(n);
   if (!dir) {
     for (size_t i = 0; i < n; ++i) {
@@ -138,16 +138,12 @@ int main(int argc, char **argv) {
   blockc_memref_bf16_3d in = {x, x, 0, {b, t, d}, {t * d, d, 1}};
   blockc_memref_bf16_1d g1 = vec(load(dir, "w0.bin", d, 1.0f, &seed), d);
   blockc_memref_bf16_2d wq = mat(load(dir, "w1.bin", d * d, ws, &seed), d, d);
-  blockc_memref_bf16_2d wk =
-      mat(load(dir, "w2.bin", kv * d, ws, &seed), kv, d);
-  blockc_memref_bf16_2d wv =
-      mat(load(dir, "w3.bin", kv * d, ws, &seed), kv, d);
+  blockc_memref_bf16_2d wk = mat(load(dir, "w2.bin", kv * d, ws, &seed), kv, d);
+  blockc_memref_bf16_2d wv = mat(load(dir, "w3.bin", kv * d, ws, &seed), kv, d);
   blockc_memref_bf16_2d wo = mat(load(dir, "w4.bin", d * d, ws, &seed), d, d);
   blockc_memref_bf16_1d g2 = vec(load(dir, "w5.bin", d, 1.0f, &seed), d);
-  blockc_memref_bf16_2d wg =
-      mat(load(dir, "w6.bin", ff * d, ws, &seed), ff, d);
-  blockc_memref_bf16_2d wu =
-      mat(load(dir, "w7.bin", ff * d, ws, &seed), ff, d);
+  blockc_memref_bf16_2d wg = mat(load(dir, "w6.bin", ff * d, ws, &seed), ff, d);
+  blockc_memref_bf16_2d wu = mat(load(dir, "w7.bin", ff * d, ws, &seed), ff, d);
   blockc_memref_bf16_2d wd =
       mat(load(dir, "w8.bin", d * ff, 1.0f / sqrtf((float)ff), &seed), d, ff);
 
@@ -163,9 +159,9 @@ int main(int argc, char **argv) {
     FILE *f = fopen(path, "wb");
     for (int64_t i = 0; i < b * t * d; ++i) {
       int64_t bi = i / (t * d), ti = (i / d) % t, di = i % d;
-      float v = fromBF16(result.aligned[result.offset + bi * result.strides[0] +
-                                        ti * result.strides[1] +
-                                        di * result.strides[2]]);
+      float v = fromBF16(
+          result.aligned[result.offset + bi * result.strides[0] +
+                         ti * result.strides[1] + di * result.strides[2]]);
       fwrite(&v, sizeof v, 1, f);
     }
     fclose(f);

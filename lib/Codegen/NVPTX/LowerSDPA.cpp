@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "blockc/Codegen/NVPTX/KernelBuilder.h"
 #include "blockc/Codegen/NVPTX/KernelMatchers.h"
 #include "blockc/Codegen/NVPTX/MmaFragments.h"
 #include "blockc/Codegen/NVPTX/Passes.h"
@@ -38,20 +39,10 @@ namespace {
 
 constexpr int64_t kWarp = blockc::nvptx::kWarpSize;
 
-struct SDPAKernel {
-  OpBuilder &b;
-  Location loc;
+struct SDPAKernel : blockc::nvptx::KernelBuilder {
   int64_t rowsPerWarp, warps, headDim, group;
   bool causal;
   double scale;
-
-  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
-  Value f32(double v) {
-    return arith::ConstantOp::create(b, loc,
-                                     b.getF32FloatAttr(static_cast<float>(v)));
-  }
-  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
-  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
 
   /// The sum of `v` over the 32 lanes of the warp, in every lane.
   Value warpSum(Value v) {
@@ -398,30 +389,12 @@ struct SDPAKernel {
 /// The FlashAttention-2-style kernel on tensor cores (see
 /// GPUMmaAttentionAttr): q/k/v are 16-bit buffers [B, T|S, H|Hkv, D], out an
 /// f32 buffer [B, T, H, D].
-struct MmaAttentionKernel {
-  OpBuilder &b;
-  Location loc;
+struct MmaAttentionKernel : blockc::nvptx::KernelBuilder {
   int64_t warps, kvTile, headDim, group;
   bool causal;
   double scale;
   Type elem;
 
-  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
-  Value f32(double v) {
-    return arith::ConstantOp::create(b, loc,
-                                     b.getF32FloatAttr(static_cast<float>(v)));
-  }
-  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
-  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
-  Value div(Value x, int64_t d) {
-    return arith::DivUIOp::create(b, loc, x, idx(d));
-  }
-  Value rem(Value x, int64_t d) {
-    return arith::RemUIOp::create(b, loc, x, idx(d));
-  }
-  Value lt(Value x, Value y) {
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x, y);
-  }
   Value zeroVector(VectorType type) {
     return blockc::nvptx::zeroVector(b, loc, type);
   }
@@ -789,8 +762,8 @@ struct GPULowerSDPAPass
       int64_t staticT = qType.getDimSize(1);
       auto simtKernel = [&](bool splitOnly) {
         SDPAKernel kernel{
-            b, loc,   simt.getRowsPerWarp(), simt.getWarps(),
-            d, group, op.getCausal(),        op.getScaleOrDefault()};
+            {b, loc}, simt.getRowsPerWarp(), simt.getWarps(),       d,
+            group,    op.getCausal(),        op.getScaleOrDefault()};
         if (splitOnly)
           kernel.buildSplitKV(qm, km, vm, out);
         else
@@ -802,8 +775,7 @@ struct GPULowerSDPAPass
           return buffer(v.getDefiningOp<arith::ExtFOp>().getIn());
         };
         MmaAttentionKernel kernel{
-            b,
-            loc,
+            {b, loc},
             mma.getWarps(),
             mma.getKvTile(),
             d,

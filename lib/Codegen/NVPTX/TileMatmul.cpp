@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "blockc/Codegen/NVPTX/KernelBuilder.h"
 #include "blockc/Codegen/NVPTX/KernelMatchers.h"
 #include "blockc/Codegen/NVPTX/MmaFragments.h"
 #include "blockc/Codegen/NVPTX/Passes.h"
@@ -44,25 +45,10 @@ struct Tiling {
 /// What both contraction kernels share: the op, its loop sizes (host
 /// values) and index arithmetic. Loop dimensions are grouped into batch
 /// (grid z), M (grid y, rows of the tile), N (grid x) and K (the reduction).
-struct ContractionKernel {
-  OpBuilder &b;
-  Location loc;
+struct ContractionKernel : blockc::nvptx::KernelBuilder {
   linalg::LinalgOp op;
   linalg::ContractionDimensions dims;
   SmallVector<Value> loopSizes; // one per loop dimension (host values)
-
-  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
-  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
-  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
-  Value div(Value x, int64_t d) {
-    return arith::DivUIOp::create(b, loc, x, idx(d));
-  }
-  Value rem(Value x, int64_t d) {
-    return arith::RemUIOp::create(b, loc, x, idx(d));
-  }
-  Value lt(Value x, Value y) {
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x, y);
-  }
   Value product(ArrayRef<unsigned> group) {
     Value p = idx(1);
     for (unsigned d : group)
@@ -553,8 +539,8 @@ struct GPUTileMatmulPass
       SmallVector<Value> sizes;
       for (Range r : op.createLoopRanges(b, loc))
         sizes.push_back(getValueOrCreateConstantIndexOp(b, loc, r.size));
-      ContractionKernel base{b, loc, op, *linalg::inferContractionDims(op),
-                             sizes};
+      ContractionKernel base{
+          {b, loc}, op, *linalg::inferContractionDims(op), sizes};
       if (auto mma = dyn_cast<GPUMmaTilesAttr>(config)) {
         TensorCoreKernel kernel{base, mma,
                                 blockc::nvptx::getTensorCoreMatmulType(op)};

@@ -1107,6 +1107,26 @@ BLOCKC_EXPORT void blockcEmuBarrier(BlockcEmuThread *thread, const char *site) {
   yieldToScheduler(*t);
 }
 
+/// Enqueues the lane at the warp collective at `site` (a shuffle with
+/// `width` and `mode`, or a matrix op, see kLdMatrixMode) and switches to
+/// the scheduler until the warp completes it.
+static void waitInWarp(ThreadState &t, const char *site, int32_t width,
+                       int32_t mode) {
+  Launch &l = *t.launch;
+  t.status = Status::AtShuffle;
+  t.site = site;
+  t.width = width;
+  t.mode = mode;
+  WarpState &warp = l.warps[t.warp];
+  if (warp.waiting++ == 0) {
+    warp.site = site;
+    ++l.warpsAtShuffle;
+  } else if (site != warp.site) {
+    warp.mixed = true;
+  }
+  yieldToScheduler(t);
+}
+
 BLOCKC_EXPORT int64_t blockcEmuShuffle32(BlockcEmuThread *thread, int32_t value,
                                          int32_t offset, int32_t width,
                                          int32_t mode, const char *site) {
@@ -1126,47 +1146,24 @@ BLOCKC_EXPORT int64_t blockcEmuShuffle32(BlockcEmuThread *thread, int32_t value,
                             siteName(site), width, mode));
     return static_cast<uint32_t>(value);
   }
-  t->status = Status::AtShuffle;
-  t->site = site;
   t->value = value;
   t->offset = offset;
-  t->width = width;
-  t->mode = mode;
-  WarpState &warp = l.warps[t->warp];
-  if (warp.waiting++ == 0) {
-    warp.site = site;
-    ++l.warpsAtShuffle;
-  } else if (site != warp.site) {
-    warp.mixed = true;
-  }
-  yieldToScheduler(*t);
+  waitInWarp(*t, site, width, mode);
   return t->result;
 }
 
-/// Waits, as a lane of a warp collective, at `site` with `mode` (the
-/// shuffle machinery: every lane of the warp must arrive).
+/// Waits, as a lane of a matrix collective, at `site` with `mode` (every
+/// lane of the warp must arrive).
 static bool warpCollective(ThreadState *t, const char *function,
                            const char *site, int32_t mode) {
-  Launch &l = *t->launch;
-  if (!l.fibers) {
+  if (!t->launch->fibers) {
     failInKernel(*t, format("reaches %s at %s but was registered without "
                             "BLOCKC_EMU_SYNCHRONIZES",
                             function, siteName(site)));
     return false;
   }
-  t->status = Status::AtShuffle;
-  t->site = site;
-  t->width = kWarpSize;
-  t->mode = mode;
   t->offset = 0;
-  WarpState &warp = l.warps[t->warp];
-  if (warp.waiting++ == 0) {
-    warp.site = site;
-    ++l.warpsAtShuffle;
-  } else if (site != warp.site) {
-    warp.mixed = true;
-  }
-  yieldToScheduler(*t);
+  waitInWarp(*t, site, kWarpSize, mode);
   return true;
 }
 
