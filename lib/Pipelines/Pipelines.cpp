@@ -456,10 +456,14 @@ void blockc::buildNVPTXEmulatorLowerToLLVMPipeline(
   pm.addPass(createGpuLaunchSinkIndexComputationsPass());
   pm.addPass(createGpuKernelOutliningPass());
   pm.addPass(nvptx::createGPUMergeModulesPass());
+  pm.addPass(nvptx::createGPULowerTensorMapArgsPass());
   nvptx::GPUEmulateKernelsPassOptions emulation;
   emulation.chip = options.chip.getValue();
   emulation.checkBounds = options.checkBounds;
   pm.addPass(nvptx::createGPUEmulateKernelsPass(emulation));
+  // What stays on the host of the nvgpu dialect: TMA tensor maps
+  // (mgpuTensorMapEncodeTiledMemref, which the emulator runtime provides).
+  pm.addPass(createConvertNVGPUToNVVMPass());
   // Upstream's host lowering of the NVVM pipeline
   // (gpu::buildLowerToNVVMPassPipeline without its gpu.module half): the
   // kernels are host functions now and go the same way.
@@ -495,11 +499,13 @@ void blockc::buildNVPTXLowerToLLVMPipeline(
   pm.addPass(createGpuLaunchSinkIndexComputationsPass());
   pm.addPass(createGpuKernelOutliningPass());
   pm.addPass(nvptx::createGPUMergeModulesPass());
+  pm.addPass(nvptx::createGPULowerTensorMapArgsPass());
   // bf16 mma.sync, which upstream's convert-nvgpu-to-nvvm does not lower.
   pm.addNestedPass<gpu::GPUModuleOp>(nvptx::createGPULowerMmaToNVVMPass());
   pm.addNestedPass<func::FuncOp>(createLowerAffinePass());
-  pm.addPass(createSCFToControlFlowPass());
-
+  // No scf-to-cf before upstream's builder: its convert-nvgpu-to-nvvm
+  // converts the warpgroup accumulators that scf.for loops carry (it has
+  // SCF's structural type conversions, not cf's) and runs scf-to-cf next.
   gpu::GPUToNVVMPipelineOptions nvvm;
   nvvm.cubinChip = options.chip.getValue();
   nvvm.cubinFeatures = options.features.getValue();

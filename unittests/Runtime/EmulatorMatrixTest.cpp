@@ -250,4 +250,261 @@ TEST(EmulatorMatrixTest, LdMatrixX2ReadsLanes0To15Only) {
   }
 }
 
+//===----------------------------------------------------------------------===//
+// Hopper: swizzle, matrix descriptors, wgmma
+//===----------------------------------------------------------------------===//
+
+/// The swizzle as the PTX ISA draws it: in every 128-byte line of a
+/// 1024-byte aligned region, 16-byte chunk c moves to c ^ (line % (W / 16)).
+int64_t referenceSwizzle(int64_t offset, int width) {
+  if (width == 0)
+    return offset;
+  int64_t line = offset / 128, chunk = offset % 128 / 16;
+  return line * 128 + (chunk ^ (line % (width / 16))) * 16 + offset % 16;
+}
+
+TEST(EmulatorMatrixTest, SwizzleMatchesTheReference) {
+  for (int width : {0, 32, 64, 128})
+    for (int64_t offset = 0; offset < 3 * 1024; ++offset)
+      ASSERT_EQ(swizzleOffset(offset, width), referenceSwizzle(offset, width))
+          << width << " " << offset;
+  // Line 1 of the 128B pattern: chunk 0 <-> chunk 1; line 7: 0 <-> 7.
+  EXPECT_EQ(swizzleOffset(128, 128), 144);
+  EXPECT_EQ(swizzleOffset(7 * 128 + 2, 128), 7 * 128 + 7 * 16 + 2);
+  EXPECT_EQ(swizzleOffset(7 * 128, 64), 7 * 128 + 3 * 16);
+  EXPECT_EQ(swizzleOffset(7 * 128, 32), 7 * 128 + 16);
+  // Lines 8 and up repeat the pattern.
+  EXPECT_EQ(swizzleOffset(1024 + 128, 128), 1024 + 144);
+}
+
+/// A wgmma matrix descriptor (the PTX ISA's format).
+uint64_t descriptor(int64_t start, int64_t lbo, int64_t sbo, int mode,
+                    int base = 0) {
+  return static_cast<uint64_t>(start >> 4) |
+         static_cast<uint64_t>(lbo >> 4) << 16 |
+         static_cast<uint64_t>(sbo >> 4) << 32 |
+         static_cast<uint64_t>(base) << 49 | static_cast<uint64_t>(mode) << 62;
+}
+
+TEST(EmulatorMatrixTest, DecodeDescriptor) {
+  MatrixDescriptor d = decodeDescriptor(descriptor(0x3FFF0, 0x20, 0x400, 1, 5));
+  EXPECT_EQ(d.start, 0x3FFF0);
+  EXPECT_EQ(d.leadingOffset, 0x20);
+  EXPECT_EQ(d.strideOffset, 0x400);
+  EXPECT_EQ(d.baseOffset, 5);
+  EXPECT_EQ(d.swizzleMode, 1);
+  EXPECT_EQ(swizzleWidth(0), 0);
+  EXPECT_EQ(swizzleWidth(1), 128);
+  EXPECT_EQ(swizzleWidth(2), 64);
+  EXPECT_EQ(swizzleWidth(3), 32);
+}
+
+TEST(EmulatorMatrixTest, SharedMatrixOffsets) {
+  // Without swizzle: 8 x 16-byte core matrices, LBO along k, SBO along rows.
+  MatrixDescriptor plain = decodeDescriptor(descriptor(4096, 256, 512, 0));
+  // With swizzle W: rows of W bytes, 8-row groups SBO apart.
+  struct Case {
+    int mode, width;
+  } cases[] = {{1, 128}, {2, 64}, {3, 32}};
+  for (int row = 0; row < 64; ++row)
+    for (int k = 0; k < 16; ++k) {
+      ASSERT_EQ(sharedMatrixOffset(plain, row, k),
+                4096 + (row / 8) * 512 + (k / 8) * 256 + (row % 8) * 16 +
+                    2 * (k % 8))
+          << row << " " << k;
+      for (const Case &c : cases) {
+        MatrixDescriptor d =
+            decodeDescriptor(descriptor(2048 + 32, 16, 8 * c.width, c.mode));
+        ASSERT_EQ(sharedMatrixOffset(d, row, k),
+                  referenceSwizzle(2048 + 32 + row * c.width + 2 * k, c.width))
+            << c.width << " " << row << " " << k;
+      }
+    }
+}
+
+/// A wgmma m64nNk(16 * kSteps) problem: A (64 x K) and B (n x K, K-major) of
+/// 16-bit values, C, and D = A B^T + C computed exactly.
+struct WgmmaProblem {
+  int n, kTotal;
+  MmaType type;
+  std::vector<uint16_t> A, B; // [64][kTotal], [n][kTotal]
+  std::vector<float> C;       // [64][n]
+  std::vector<double> D;      // [64][n]
+};
+
+uint16_t toF16(float f) {
+  _Float16 h = static_cast<_Float16>(f);
+  uint16_t bits;
+  std::memcpy(&bits, &h, sizeof(bits));
+  return bits;
+}
+
+WgmmaProblem randomWgmma(MmaType type, int n, int kTotal, unsigned seed) {
+  std::mt19937 rng(seed);
+  // Small integers times powers of two: exact in bf16/f16 and in the sums.
+  std::uniform_int_distribution<int> small(-64, 64);
+  auto value = [&](float scale) {
+    float f = small(rng) * scale;
+    return type == MmaType::BF16 ? toBF16(f) : toF16(f);
+  };
+  WgmmaProblem p{n, kTotal, type, {}, {}, {}, {}};
+  for (int i = 0; i < 64 * kTotal; ++i)
+    p.A.push_back(value(1 / 8.0f));
+  for (int i = 0; i < n * kTotal; ++i)
+    p.B.push_back(value(1 / 16.0f));
+  for (int m = 0; m < 64; ++m)
+    for (int j = 0; j < n; ++j) {
+      p.C.push_back(small(rng) / 4.0f);
+      double sum = p.C.back();
+      for (int k = 0; k < kTotal; ++k)
+        sum += static_cast<double>(widen(type, p.A[m * kTotal + k])) *
+               widen(type, p.B[j * kTotal + k]);
+      p.D.push_back(sum);
+    }
+  return p;
+}
+
+/// Writes a [rows x cols] 16-bit box at `base` of `shared` as TMA would with
+/// a swizzle pattern `width` bytes wide (cols * 2 == width).
+void writeSwizzledBox(std::vector<uint8_t> &shared, int64_t base,
+                      const uint16_t *box, int rows, int cols, int width) {
+  for (int r = 0; r < rows; ++r)
+    for (int c = 0; c < cols; ++c)
+      std::memcpy(&shared[referenceSwizzle(base + (r * cols + c) * 2, width)],
+                  &box[r * cols + c], 2);
+}
+
+/// Runs the per-thread wgmma for the 128 threads of a warpgroup over all k
+/// steps (descriptors from `descriptors(step)`), thread t computing as
+/// thread permutation[t]; returns the number of D elements that differ
+/// from the exact result, read through the documented fragment layout.
+template <typename Descriptors>
+int wgmmaMismatches(const WgmmaProblem &p, const std::vector<uint8_t> &shared,
+                    Descriptors descriptors,
+                    const std::vector<int> &permutation) {
+  int wrong = 0;
+  for (int t = 0; t < 128; ++t) {
+    int w = t / 32, g = t % 32 / 4, q = t % 4;
+    std::vector<float> acc(p.n / 2);
+    for (int j = 0; j < p.n / 8; ++j)
+      for (int e = 0; e < 4; ++e)
+        acc[4 * j + e] =
+            p.C[(16 * w + g + 8 * (e / 2)) * p.n + 8 * j + 2 * q + e % 2];
+    for (int step = 0; step < p.kTotal / 16; ++step) {
+      auto [a, b] = descriptors(step);
+      EXPECT_EQ(wgmmaThread(p.type, a, b, p.n, permutation[t], shared.data(),
+                            static_cast<int64_t>(shared.size()), acc.data()),
+                -1);
+    }
+    for (int j = 0; j < p.n / 8; ++j)
+      for (int e = 0; e < 4; ++e) {
+        int m = 16 * w + g + 8 * (e / 2), col = 8 * j + 2 * q + e % 2;
+        wrong += acc[4 * j + e] != static_cast<float>(p.D[m * p.n + col]);
+      }
+  }
+  return wrong;
+}
+
+std::vector<int> warpgroup() {
+  std::vector<int> threads(128);
+  for (int t = 0; t < 128; ++t)
+    threads[t] = t;
+  return threads;
+}
+
+/// A and B as TMA writes them with a swizzle W bytes wide: [64 x W/2] and
+/// [n x W/2] boxes, A at 0 and B at 64 W; k step s starts 32 s bytes into
+/// the rows (as CUTLASS and MLIR advance the descriptors).
+struct SwizzledOperands {
+  std::vector<uint8_t> shared;
+  int width, mode;
+  SwizzledOperands(const WgmmaProblem &p, int width, int mode)
+      : shared(64 * width + p.n * width, 0xEE), width(width), mode(mode) {
+    writeSwizzledBox(shared, 0, p.A.data(), 64, p.kTotal, width);
+    writeSwizzledBox(shared, 64 * width, p.B.data(), p.n, p.kTotal, width);
+  }
+  std::pair<uint64_t, uint64_t> operator()(int step) const {
+    return {descriptor(32 * step, 16, 8 * width, mode),
+            descriptor(64 * width + 32 * step, 16, 8 * width, mode)};
+  }
+};
+
+TEST(EmulatorMatrixTest, WgmmaBF16With128BSwizzleMatchesScalarMatmul) {
+  for (int n : {8, 64, 256}) {
+    WgmmaProblem p = randomWgmma(MmaType::BF16, n, 64, n);
+    SwizzledOperands operands(p, 128, 1);
+    EXPECT_EQ(wgmmaMismatches(p, operands.shared, operands, warpgroup()), 0)
+        << "n = " << n;
+  }
+}
+
+TEST(EmulatorMatrixTest, WgmmaF16With64BAnd32BSwizzle) {
+  WgmmaProblem p64 = randomWgmma(MmaType::F16, 32, 32, 3);
+  SwizzledOperands operands64(p64, 64, 2);
+  EXPECT_EQ(wgmmaMismatches(p64, operands64.shared, operands64, warpgroup()),
+            0);
+  WgmmaProblem p32 = randomWgmma(MmaType::F16, 16, 16, 4);
+  SwizzledOperands operands32(p32, 32, 3);
+  EXPECT_EQ(wgmmaMismatches(p32, operands32.shared, operands32, warpgroup()),
+            0);
+  // Read as bf16, the f16 bits give other values.
+  p32.type = MmaType::BF16;
+  EXPECT_GT(wgmmaMismatches(p32, operands32.shared, operands32, warpgroup()),
+            0);
+}
+
+TEST(EmulatorMatrixTest, WgmmaPermutedThreadsAreDetected) {
+  WgmmaProblem p = randomWgmma(MmaType::BF16, 64, 64, 11);
+  SwizzledOperands operands(p, 128, 1);
+  std::vector<int> swapLanes = warpgroup(), swapGroups = warpgroup(),
+                   swapWarps = warpgroup();
+  std::swap(swapLanes[1], swapLanes[2]);   // q
+  std::swap(swapGroups[4], swapGroups[8]); // g
+  for (int l = 0; l < 32; ++l)
+    std::swap(swapWarps[l], swapWarps[32 + l]); // w
+  for (const std::vector<int> &permutation : {swapLanes, swapGroups, swapWarps})
+    EXPECT_GT(wgmmaMismatches(p, operands.shared, operands, permutation), 0);
+}
+
+TEST(EmulatorMatrixTest, WgmmaWithoutSwizzle) {
+  // Core matrices (8 rows x 16 bytes): A's K-blocks 128 bytes apart (LBO)
+  // and its 8-row groups 256 apart (SBO); B's 8-row groups 128 apart and its
+  // K-blocks n / 8 * 128 apart.
+  WgmmaProblem p = randomWgmma(MmaType::BF16, 24, 16, 5);
+  int64_t bBase = 4096, bLbo = p.n / 8 * 128;
+  std::vector<uint8_t> shared(bBase + 2 * bLbo, 0xEE);
+  for (int r = 0; r < 64; ++r)
+    for (int k = 0; k < 16; ++k)
+      std::memcpy(
+          &shared[(r / 8) * 256 + (k / 8) * 128 + (r % 8) * 16 + 2 * (k % 8)],
+          &p.A[r * 16 + k], 2);
+  for (int r = 0; r < p.n; ++r)
+    for (int k = 0; k < 16; ++k)
+      std::memcpy(&shared[bBase + (r / 8) * 128 + (k / 8) * bLbo +
+                          (r % 8) * 16 + 2 * (k % 8)],
+                  &p.B[r * 16 + k], 2);
+  auto descriptors = [&](int) {
+    return std::make_pair(descriptor(0, 128, 256, 0),
+                          descriptor(bBase, bLbo, 128, 0));
+  };
+  EXPECT_EQ(wgmmaMismatches(p, shared, descriptors, warpgroup()), 0);
+  // LBO and SBO exchanged read other elements.
+  auto swapped = [&](int) {
+    return std::make_pair(descriptor(0, 256, 128, 0),
+                          descriptor(bBase, bLbo, 128, 0));
+  };
+  EXPECT_GT(wgmmaMismatches(p, shared, swapped, warpgroup()), 0);
+}
+
+TEST(EmulatorMatrixTest, WgmmaReportsReadsOutsideShared) {
+  std::vector<uint8_t> shared(64 * 128 + 8 * 128, 0);
+  std::vector<float> acc(8, 1.0f);
+  // B (n = 16) needs 16 rows of 128 bytes after A; only 8 exist.
+  int64_t bad = wgmmaThread(MmaType::BF16, descriptor(0, 16, 1024, 1),
+                            descriptor(8192, 16, 1024, 1), 16, 0, shared.data(),
+                            static_cast<int64_t>(shared.size()), acc.data());
+  EXPECT_GE(bad, static_cast<int64_t>(shared.size()));
+  EXPECT_EQ(acc[0], 1.0f); // untouched
+}
+
 } // namespace

@@ -4,7 +4,8 @@
 // runtime the way blockc-gpu-emulate-kernels' output does, and are launched
 // through mgpuModuleLoad / mgpuModuleGetFunction / mgpuLaunchKernel like the
 // host code of gpu-to-llvm: barrier and shuffle semantics, thread ids, CUDA's
-// launch limits, the error messages and the memory functions.
+// launch limits, the error messages and the memory functions; Hopper's
+// mbarriers, TMA loads (through mgpuTensorMapEncodeTiledMemref) and wgmma.
 //
 //===----------------------------------------------------------------------===//
 
@@ -205,7 +206,7 @@ void sharedFillKernel(void **params, BlockcEmuThread *t, void *shared,
     v &= s[bytes / 4 - 1];
   out[linearBlock(t) * threadsPerBlock(t) + i] = v;
   s[i] = 0;
-  if (reinterpret_cast<uintptr_t>(shared) % 256 != 0)
+  if (reinterpret_cast<uintptr_t>(shared) % 1024 != 0)
     *aligned = 0;
 }
 
@@ -368,6 +369,179 @@ void divergentMmaKernel(void **, BlockcEmuThread *t, void *, int64_t) {
   float c[4] = {}, d[4];
   blockcEmuMma(t, 0, a, b, c, d, "half mma");
   ++finished;
+}
+
+// Hopper: mbarriers, TMA, wgmma.
+
+/// Two threads pass two mbarrier phases, each phase publishing a word that
+/// the other thread wrote before its arrival; out[4 i + 0..3] records what
+/// thread i saw.
+void mbarrierPhasesKernel(void **params, BlockcEmuThread *t, void *shared,
+                          int64_t) {
+  auto *out = arg<uint32_t *>(params, 0);
+  auto *s = static_cast<uint32_t *>(shared);
+  void *bar = s;
+  uint32_t *word = s + 4;
+  int i = t->threadId[0];
+  if (i == 0)
+    blockcEmuMbarrierInit(t, bar, 2, "init");
+  blockcEmuBarrier(t, "after init");
+  // Phase 0 is current: the phase of parity 1 counts as completed.
+  blockcEmuMbarrierTryWaitParity(t, bar, 1, "early wait");
+  out[4 * i] = 7;
+  if (i == 1)
+    *word = 42;
+  blockcEmuMbarrierArrive(t, bar, 0, "arrive 0");
+  blockcEmuMbarrierTryWaitParity(t, bar, 0, "wait 0");
+  out[4 * i + 1] = *word;
+  if (i == 0)
+    *word = 43;
+  blockcEmuMbarrierArrive(t, bar, 0, "arrive 1");
+  blockcEmuMbarrierTryWaitParity(t, bar, 1, "wait 1");
+  out[4 * i + 2] = *word;
+  // Phase 2 is current: parity 1's phase completed.
+  blockcEmuMbarrierTryWaitParity(t, bar, 1, "wait 1 again");
+  out[4 * i + 3] = 9;
+}
+
+/// Thread `producer` loads an [64 x 64] 16-bit box at (x, y) into shared
+/// offset 0 with TMA (the mbarrier at 8192 expects its 8192 bytes) and
+/// copies shared memory out before the wait; thread 0 copies it after the
+/// wait. A producer other than thread 0 exits without waiting: the copy
+/// lands for the threads that already wait.
+void tmaKernel(void **params, BlockcEmuThread *t, void *shared, int64_t) {
+  void *map = arg<void *>(params, 0);
+  int32_t coords[2] = {arg<int32_t>(params, 1), arg<int32_t>(params, 2)};
+  auto *before = arg<uint8_t *>(params, 3);
+  auto *after = arg<uint8_t *>(params, 4);
+  char *s = static_cast<char *>(shared);
+  void *bar = s + 8192;
+  int32_t producer = arg<int32_t>(params, 5);
+  int i = t->threadId[0];
+  if (i == 0)
+    blockcEmuMbarrierInit(t, bar, 1, "tma init");
+  blockcEmuBarrier(t, "tma barrier");
+  if (i == producer) {
+    blockcEmuMbarrierArrive(t, bar, 8192, "tma expect");
+    blockcEmuTmaLoad(t, s, map, 2, coords, bar, "tma load");
+    std::memcpy(before, s, 8192); // not landed yet
+    if (producer != 0) {
+      ++finished;
+      return;
+    }
+  }
+  blockcEmuMbarrierTryWaitParity(t, bar, 0, "tma wait");
+  if (i == 0)
+    std::memcpy(after, s, 8192);
+  ++finished;
+}
+
+/// Every thread waits on an mbarrier that thread 0 initialised (count 1);
+/// thread 0 arrives expecting `tx` bytes if tx >= 0; no TMA delivers them.
+void mbarrierDeadlockKernel(void **params, BlockcEmuThread *t, void *shared,
+                            int64_t) {
+  int32_t tx = arg<int32_t>(params, 0);
+  if (t->threadId[0] == 0)
+    blockcEmuMbarrierInit(t, shared, 1, "deadlock init");
+  blockcEmuBarrier(t, "deadlock barrier");
+  if (t->threadId[0] == 0 && tx >= 0)
+    blockcEmuMbarrierArrive(t, shared, tx, "deadlock arrive");
+  blockcEmuMbarrierTryWaitParity(t, shared, 0, "deadlock wait");
+  ++finished;
+}
+
+/// Misuses of an mbarrier (`mode`): 0 arrive before init, 1 a third
+/// arrival on a barrier of count 2 with transactions pending, 2 a
+/// misaligned barrier, 3 a barrier outside shared memory, 4 count 0.
+void mbarrierMisuseKernel(void **params, BlockcEmuThread *t, void *shared,
+                          int64_t) {
+  int32_t mode = arg<int32_t>(params, 0);
+  char *s = static_cast<char *>(shared);
+  switch (mode) {
+  case 0:
+    blockcEmuMbarrierArrive(t, s + 8, 0, "early arrive");
+    break;
+  case 1:
+    blockcEmuMbarrierInit(t, s, 2, "init 2");
+    blockcEmuMbarrierArrive(t, s, 16, "arrive");
+    blockcEmuMbarrierArrive(t, s, 0, "arrive");
+    blockcEmuMbarrierArrive(t, s, 0, "arrive");
+    break;
+  case 2:
+    blockcEmuMbarrierInit(t, s + 4, 1, "misaligned init");
+    break;
+  case 3:
+    blockcEmuMbarrierInit(t, s + 64, 1, "outside init");
+    break;
+  default:
+    blockcEmuMbarrierInit(t, s, 0, "zero init");
+    break;
+  }
+}
+
+/// Thread 0 issues one TMA load of `map` to shared offset `dst` with `rank`
+/// coordinates (0, 0), on the mbarrier at `barrier` (initialised first).
+void tmaMisuseKernel(void **params, BlockcEmuThread *t, void *shared, int64_t) {
+  void *map = arg<void *>(params, 0);
+  int64_t dst = arg<int64_t>(params, 1), barrier = arg<int64_t>(params, 2);
+  int32_t rank = arg<int32_t>(params, 3);
+  char *s = static_cast<char *>(shared);
+  int32_t coords[5] = {0, 0, 0, 0, 0};
+  blockcEmuMbarrierInit(t, s + barrier, 1, "misuse init");
+  blockcEmuTmaLoad(t, s + dst, map, rank, coords, s + barrier, "bad tma");
+}
+
+void unflaggedMbarrierKernel(void **, BlockcEmuThread *t, void *shared,
+                             int64_t) {
+  blockcEmuMbarrierInit(t, shared, 1, "unflagged init");
+}
+
+/// A wgmma matrix descriptor (the PTX ISA's format).
+uint64_t matrixDescriptor(int64_t start, int64_t lbo, int64_t sbo, int mode) {
+  return static_cast<uint64_t>(start >> 4) |
+         static_cast<uint64_t>(lbo >> 4) << 16 |
+         static_cast<uint64_t>(sbo >> 4) << 32 |
+         static_cast<uint64_t>(mode) << 62;
+}
+
+/// A warpgroup loads A (64 x 64) and B (64 x 64, n x k) of bf16 with TMA
+/// (128B swizzle) and multiplies them with four wgmma m64n64k16 (the
+/// descriptors advance 32 bytes per k step); D goes out as [64][64].
+void wgmmaKernel(void **params, BlockcEmuThread *t, void *shared, int64_t) {
+  void *mapA = arg<void *>(params, 0), *mapB = arg<void *>(params, 1);
+  auto *d = arg<float *>(params, 2);
+  char *s = static_cast<char *>(shared);
+  void *bar = s + 16384;
+  int i = t->threadId[0];
+  if (i == 0)
+    blockcEmuMbarrierInit(t, bar, 1, "wgmma init");
+  blockcEmuBarrier(t, "wgmma barrier");
+  if (i == 0) {
+    int32_t coords[2] = {0, 0};
+    blockcEmuMbarrierArrive(t, bar, 16384, "wgmma expect");
+    blockcEmuTmaLoad(t, s, mapA, 2, coords, bar, "load A");
+    blockcEmuTmaLoad(t, s + 8192, mapB, 2, coords, bar, "load B");
+  }
+  blockcEmuMbarrierTryWaitParity(t, bar, 0, "wgmma wait");
+  float acc[32] = {};
+  for (int k = 0; k < 4; ++k)
+    blockcEmuWgmma(t, 0, matrixDescriptor(32 * k, 16, 1024, 1),
+                   matrixDescriptor(8192 + 32 * k, 16, 1024, 1), 64, 0, 0, acc,
+                   "wgmma site");
+  int w = i / 32 % 4, g = t->laneId / 4, q = t->laneId % 4;
+  for (int j = 0; j < 8; ++j)
+    for (int e = 0; e < 4; ++e)
+      d[(16 * w + g + 8 * (e / 2)) * 64 + 8 * j + 2 * q + e % 2] =
+          acc[4 * j + e];
+}
+
+/// One wgmma m64n8k16 over zeros with the given transpose flags.
+void wgmmaMisuseKernel(void **params, BlockcEmuThread *t, void *, int64_t) {
+  int32_t transposeA = arg<int32_t>(params, 0);
+  float acc[4] = {};
+  blockcEmuWgmma(t, 0, matrixDescriptor(0, 16, 1024, 1),
+                 matrixDescriptor(8192, 16, 1024, 1), 8, transposeA, 0, acc,
+                 "misused wgmma");
 }
 
 //===----------------------------------------------------------------------===//
@@ -1168,6 +1342,447 @@ TEST_F(EmulatorRuntimeTest, DivergentMma) {
   EXPECT_EQ(error(), "kernel 'half': divergent shuffle in block (0,0,0), warp "
                      "0: 16 threads wait at half mma, 16 threads exited");
   EXPECT_EQ(finished, 0);
+}
+
+//===----------------------------------------------------------------------===//
+// Hopper: mbarriers, TMA, wgmma
+//===----------------------------------------------------------------------===//
+
+/// A ranked memref descriptor {allocated, aligned, offset, sizes, strides}.
+struct MemRefDescriptor {
+  std::vector<int64_t> fields;
+  MemRefDescriptor(const void *data, int64_t offset, std::vector<int64_t> sizes,
+                   std::vector<int64_t> strides) {
+    fields = {reinterpret_cast<intptr_t>(data),
+              reinterpret_cast<intptr_t>(data), offset};
+    fields.insert(fields.end(), sizes.begin(), sizes.end());
+    fields.insert(fields.end(), strides.begin(), strides.end());
+  }
+  void *get() { return fields.data(); }
+};
+
+constexpr int64_t kBF16 = 9, kF32 = 7, kSwizzle128B = 3;
+
+/// The 128B swizzle as the PTX ISA draws it: 16-byte chunk c of 128-byte
+/// line l moves to c ^ (l % 8).
+int64_t swizzle128(int64_t offset) {
+  int64_t line = offset / 128, chunk = offset % 128 / 16;
+  return line * 128 + (chunk ^ (line % 8)) * 16 + offset % 16;
+}
+
+TEST_F(EmulatorRuntimeTest, MbarrierPhasesAcrossTwoThreads) {
+  add("phases", mbarrierPhasesKernel, BLOCKC_EMU_SYNCHRONIZES, 64);
+  uint32_t *out = alloc<uint32_t>(8);
+  launch("phases", {2}, {2}, {&out});
+  EXPECT_EQ(error(), "");
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(out[4 * i], 7u) << i;
+    EXPECT_EQ(out[4 * i + 1], 42u) << i; // thread 1's word, after phase 0
+    EXPECT_EQ(out[4 * i + 2], 43u) << i; // thread 0's word, after phase 1
+    EXPECT_EQ(out[4 * i + 3], 9u) << i;
+  }
+  mgpuMemFree(out, nullptr);
+}
+
+TEST_F(EmulatorRuntimeTest, TmaLoadSwizzlesFillsAndLandsAtTheWait) {
+  add("tma", tmaKernel, BLOCKC_EMU_SYNCHRONIZES, 8192 + 8);
+  // A 100 x 80 bf16 view (row stride 96, offset 8 elements) of a 100 x 96
+  // buffer: columns 80-87 of the buffer exist but are outside the view.
+  constexpr int kRows = 100, kCols = 80, kStride = 96, kOffset = 8;
+  uint16_t *buffer = alloc<uint16_t>(kRows * kStride);
+  for (int i = 0; i < kRows * kStride; ++i)
+    buffer[i] = static_cast<uint16_t>(1 + i % 30000);
+  MemRefDescriptor view(buffer, kOffset, {kRows, kCols}, {kStride, 1});
+  int64_t box[2] = {64, 64};
+  uint8_t *before = alloc<uint8_t>(8192), *after = alloc<uint8_t>(8192);
+  struct Case {
+    int32_t x, y;
+    int64_t oobFill;
+    int32_t producer;
+  } cases[] = {{64, 64, 0, 0}, {-8, 90, 0, 0}, {16, 40, 1, 0}, {8, 8, 0, 31}};
+  for (const Case &c : cases) {
+    void *map = mgpuTensorMapEncodeTiledMemref(2, view.get(), kBF16, 0,
+                                               kSwizzle128B, 0, c.oobFill, box);
+    ASSERT_NE(map, nullptr) << error();
+    int32_t x = c.x, y = c.y, producer = c.producer;
+    finished = 0;
+    launch("tma", {1}, {32}, {&map, &x, &y, &before, &after, &producer});
+    EXPECT_EQ(error(), "");
+    EXPECT_EQ(finished, 32);
+    int inside = 0;
+    for (int r = 0; r < 64; ++r)
+      for (int col = 0; col < 64; ++col) {
+        int row = y + r, column = x + col;
+        bool in = row >= 0 && row < kRows && column >= 0 && column < kCols;
+        inside += in;
+        uint16_t expected =
+            in ? buffer[row * kStride + kOffset + column]
+               : (c.oobFill ? 0x7FFF : 0); // NVIDIA's canonical NaN
+        uint16_t got;
+        std::memcpy(&got, after + swizzle128((r * 64 + col) * 2), 2);
+        ASSERT_EQ(got, expected) << "box (" << c.x << ", " << c.y
+                                 << ") element " << r << ", " << col;
+        ASSERT_EQ(before[(r * 64 + col) * 2], 0xFF); // fresh shared memory
+      }
+    EXPECT_GT(inside, 0);
+  }
+  mgpuMemFree(buffer, nullptr);
+  mgpuMemFree(before, nullptr);
+  mgpuMemFree(after, nullptr);
+}
+
+TEST_F(EmulatorRuntimeTest, MbarrierDeadlock) {
+  add("nobody", mbarrierDeadlockKernel, BLOCKC_EMU_SYNCHRONIZES, 8);
+  int32_t tx = -1;
+  launch("nobody", {1}, {32}, {&tx});
+  EXPECT_EQ(error(), "kernel 'nobody': deadlock in block (0,0,0): 32 threads "
+                     "wait at deadlock wait; the mbarrier at shared offset 0 "
+                     "is in phase 0 with 1 of 1 arrivals and 0 transaction "
+                     "bytes pending");
+  EXPECT_EQ(finished, 0);
+  blockcEmuClearError();
+  tx = 1024;
+  launch("nobody", {1}, {32}, {&tx});
+  EXPECT_EQ(error(), "kernel 'nobody': deadlock in block (0,0,0): 32 threads "
+                     "wait at deadlock wait; the mbarrier at shared offset 0 "
+                     "is in phase 0 with 0 of 1 arrivals and 1024 transaction "
+                     "bytes pending");
+}
+
+TEST_F(EmulatorRuntimeTest, MbarrierMisuse) {
+  add("misuse", mbarrierMisuseKernel, BLOCKC_EMU_SYNCHRONIZES, 64);
+  const char *expected[] = {
+      "thread (0,0,0) of block (0,0,0): mbarrier.arrive at early arrive uses "
+      "the mbarrier at shared offset 8 before its init",
+      "thread (0,0,0) of block (0,0,0): mbarrier.arrive at arrive arrives at "
+      "the mbarrier at shared offset 0 in phase 0, whose 2 expected arrivals "
+      "all arrived (16 transaction bytes pending)",
+      "thread (0,0,0) of block (0,0,0): mbarrier.init at misaligned init uses "
+      "an mbarrier at shared offset 4, not 8-byte aligned",
+      "thread (0,0,0) of block (0,0,0): mbarrier.init at outside init uses an "
+      "mbarrier outside the block's 64 bytes of shared memory",
+      "thread (0,0,0) of block (0,0,0): mbarrier.init at zero init has count "
+      "0 (1 to 1048575)"};
+  for (int32_t mode = 0; mode < 5; ++mode) {
+    blockcEmuClearError();
+    launch("misuse", {1}, {1}, {&mode});
+    EXPECT_EQ(error(), std::string("kernel 'misuse': ") + expected[mode]);
+  }
+  add("unflagged_mbarrier", unflaggedMbarrierKernel, 0, 64);
+  blockcEmuClearError();
+  launch("unflagged_mbarrier", {1}, {1});
+  EXPECT_EQ(error(), "kernel 'unflagged_mbarrier': reaches mbarrier.init at "
+                     "unflagged init but was registered without "
+                     "BLOCKC_EMU_SYNCHRONIZES");
+}
+
+TEST_F(EmulatorRuntimeTest, TmaLoadMisuse) {
+  add("tma_misuse", tmaMisuseKernel, BLOCKC_EMU_SYNCHRONIZES, 8192 + 1024);
+  uint16_t *buffer = alloc<uint16_t>(128 * 64);
+  MemRefDescriptor tensor(buffer, 0, {128, 64}, {64, 1});
+  int64_t box[2] = {64, 64};
+  void *map = mgpuTensorMapEncodeTiledMemref(2, tensor.get(), kBF16, 0,
+                                             kSwizzle128B, 0, 0, box);
+  ASSERT_NE(map, nullptr);
+  int dummy = 0;
+  struct Case {
+    void *map;
+    int64_t dst, barrier;
+    int32_t rank;
+    const char *message;
+  } cases[] = {
+      {map, 128, 8192, 2,
+       "the TMA load at bad tma writes to shared offset 128, not aligned to "
+       "the 1024 bytes that its 128B swizzle needs"},
+      {map, 2048, 0, 2,
+       "the TMA load at bad tma writes a box of 8192 bytes at shared offset "
+       "2048, past the end of the block's 9216 bytes of shared memory"},
+      {map, 0, 8192, 3,
+       "the TMA load at bad tma gives 3 coordinates for a rank-2 tensor map"},
+      {&dummy, 0, 8192, 2,
+       "the TMA load at bad tma has a tensor map that "
+       "mgpuTensorMapEncodeTiledMemref did not make"},
+      {map, 0, 8196, 2,
+       "mbarrier.init at misuse init uses an mbarrier at shared offset 8196, "
+       "not 8-byte aligned"},
+  };
+  for (Case &c : cases) {
+    blockcEmuClearError();
+    launch("tma_misuse", {1}, {1}, {&c.map, &c.dst, &c.barrier, &c.rank});
+    EXPECT_EQ(error(), std::string("kernel 'tma_misuse': thread (0,0,0) of "
+                                   "block (0,0,0): ") +
+                           c.message);
+  }
+  mgpuMemFree(buffer, nullptr);
+}
+
+TEST_F(EmulatorRuntimeTest, TensorMapArguments) {
+  std::vector<uint8_t> storage(64 * 1024 + 64);
+  // A 16-byte aligned base inside `storage`.
+  auto *base = reinterpret_cast<uint16_t *>(
+      (reinterpret_cast<uintptr_t>(storage.data()) + 15) & ~uintptr_t(15));
+  struct Case {
+    int64_t rank;
+    int64_t offset;
+    std::vector<int64_t> sizes, strides, box;
+    int64_t dataType, interleave, swizzle, oobFill;
+    const char *message;
+  } cases[] = {
+      {2,
+       0,
+       {64, 64},
+       {64, 2},
+       {8, 8},
+       kBF16,
+       0,
+       0,
+       0,
+       "the innermost stride is 2, not 1"},
+      {2,
+       0,
+       {64, 60},
+       {60, 1},
+       {8, 8},
+       kBF16,
+       0,
+       0,
+       0,
+       "stride 60 of dimension 0 is 120 bytes, not a positive multiple of 16 "
+       "below 2^40"},
+      {2,
+       1,
+       {64, 64},
+       {64, 1},
+       {8, 8},
+       kBF16,
+       0,
+       0,
+       0,
+       "is not 16-byte aligned"},
+      {2,
+       0,
+       {64, 64},
+       {64, 1},
+       {0, 8},
+       kBF16,
+       0,
+       0,
+       0,
+       "box size 0 of dimension 0 is not 1 to 256"},
+      {2,
+       0,
+       {64, 512},
+       {512, 1},
+       {8, 257},
+       kBF16,
+       0,
+       0,
+       0,
+       "box size 257 of dimension 1 is not 1 to 256"},
+      {2,
+       0,
+       {64, 256},
+       {256, 1},
+       {8, 128},
+       kBF16,
+       0,
+       kSwizzle128B,
+       0,
+       "the innermost box dimension is 256 bytes, more than the 128 bytes of "
+       "its 128B swizzle"},
+      {2,
+       0,
+       {64, 64},
+       {64, 1},
+       {8, 4},
+       kBF16,
+       0,
+       0,
+       0,
+       "the innermost box dimension is 8 bytes, not a multiple of 16"},
+      {2,
+       0,
+       {64, 64},
+       {64, 1},
+       {8, 8},
+       kBF16,
+       1,
+       0,
+       0,
+       "interleave 1 is not modelled (only 0, CU_TENSOR_MAP_INTERLEAVE_NONE)"},
+      {2,
+       0,
+       {64, 64},
+       {64, 1},
+       {8, 8},
+       kBF16,
+       0,
+       4,
+       0,
+       "swizzle 4 is not 0 to 3 (none, 32B, 64B, 128B)"},
+      {2,
+       0,
+       {64, 64},
+       {64, 1},
+       {8, 8},
+       kBF16,
+       0,
+       0,
+       2,
+       "OOB fill 2 is not 0 (zeros) or 1 (NaN)"},
+      {2,
+       0,
+       {64, 64},
+       {64, 1},
+       {8, 8},
+       3,
+       0,
+       0,
+       1,
+       "NaN OOB fill needs a floating-point data type, not 3"},
+      {2,
+       0,
+       {64, 64},
+       {64, 1},
+       {8, 8},
+       13,
+       0,
+       0,
+       0,
+       "data type 13 is not a CUtensorMapDataType of 0 to 12"},
+      {6,
+       0,
+       {1, 1, 1, 1, 1, 8},
+       {8, 8, 8, 8, 8, 1},
+       {1, 1, 1, 1, 1, 8},
+       kBF16,
+       0,
+       0,
+       0,
+       "rank 6 is not 1 to 5"},
+      {2,
+       0,
+       {0, 64},
+       {64, 1},
+       {8, 8},
+       kBF16,
+       0,
+       0,
+       0,
+       "size 0 of dimension 0 is not 1 to 2^32"},
+  };
+  for (Case &c : cases) {
+    blockcEmuClearError();
+    MemRefDescriptor d(base, c.offset, c.sizes, c.strides);
+    void *map = mgpuTensorMapEncodeTiledMemref(c.rank, d.get(), c.dataType,
+                                               c.interleave, c.swizzle, 0,
+                                               c.oobFill, c.box.data());
+    EXPECT_EQ(map, nullptr) << c.message;
+    std::string message = error();
+    EXPECT_EQ(message.rfind("mgpuTensorMapEncodeTiledMemref: ", 0), 0u)
+        << message;
+    EXPECT_NE(message.find(c.message), std::string::npos)
+        << "got: " << message << "\nexpected: " << c.message;
+  }
+  blockcEmuClearError();
+  // Every rank from 1 to 5, f32 with 64B swizzle.
+  for (int64_t rank = 1; rank <= 5; ++rank) {
+    std::vector<int64_t> sizes(rank, 4), strides(rank), box(rank, 2);
+    sizes.back() = box.back() = 16;
+    for (int64_t i = rank - 1, stride = 1; i >= 0; --i) {
+      strides[i] = stride;
+      stride *= sizes[i];
+    }
+    MemRefDescriptor d(base, 0, sizes, strides);
+    EXPECT_NE(mgpuTensorMapEncodeTiledMemref(rank, d.get(), kF32, 0, 2, 0, 1,
+                                             box.data()),
+              nullptr)
+        << rank << ": " << error();
+  }
+  EXPECT_EQ(error(), "");
+}
+
+TEST_F(EmulatorRuntimeTest, TensorMapsAreInterned) {
+  uint16_t *buffer = alloc<uint16_t>(64 * 64);
+  MemRefDescriptor d(buffer, 0, {64, 64}, {64, 1});
+  int64_t box[2] = {64, 64}, otherBox[2] = {32, 64};
+  void *first = mgpuTensorMapEncodeTiledMemref(2, d.get(), kBF16, 0,
+                                               kSwizzle128B, 0, 0, box);
+  // l2promo is ignored: the same map.
+  void *second = mgpuTensorMapEncodeTiledMemref(2, d.get(), kBF16, 0,
+                                                kSwizzle128B, 2, 0, box);
+  void *other = mgpuTensorMapEncodeTiledMemref(2, d.get(), kBF16, 0,
+                                               kSwizzle128B, 0, 0, otherBox);
+  void *unswizzled =
+      mgpuTensorMapEncodeTiledMemref(2, d.get(), kBF16, 0, 0, 0, 0, box);
+  EXPECT_EQ(error(), "");
+  EXPECT_NE(first, nullptr);
+  EXPECT_EQ(first, second);
+  EXPECT_NE(first, other);
+  EXPECT_NE(first, unswizzled);
+  EXPECT_NE(other, unswizzled);
+  mgpuMemFree(buffer, nullptr);
+}
+
+TEST_F(EmulatorRuntimeTest, WgmmaAfterTmaMatchesMatmul) {
+  add("wgmma", wgmmaKernel, BLOCKC_EMU_SYNCHRONIZES, 16384 + 8);
+  uint16_t *a = alloc<uint16_t>(64 * 64), *b = alloc<uint16_t>(64 * 64);
+  float *d = alloc<float>(64 * 64);
+  // Small integers: exact in bf16 and in the sums.
+  auto aValue = [](int m, int k) { return (3 * m + 5 * k) % 7 - 3; };
+  auto bValue = [](int n, int k) { return (2 * n + 7 * k) % 5 - 2; };
+  for (int i = 0; i < 64; ++i)
+    for (int k = 0; k < 64; ++k) {
+      a[64 * i + k] = bf16Bits(static_cast<float>(aValue(i, k)));
+      b[64 * i + k] = bf16Bits(static_cast<float>(bValue(i, k)));
+    }
+  MemRefDescriptor descA(a, 0, {64, 64}, {64, 1}),
+      descB(b, 0, {64, 64}, {64, 1});
+  int64_t box[2] = {64, 64};
+  void *mapA = mgpuTensorMapEncodeTiledMemref(2, descA.get(), kBF16, 0,
+                                              kSwizzle128B, 0, 0, box);
+  void *mapB = mgpuTensorMapEncodeTiledMemref(2, descB.get(), kBF16, 0,
+                                              kSwizzle128B, 0, 0, box);
+  launch("wgmma", {1}, {128}, {&mapA, &mapB, &d});
+  EXPECT_EQ(error(), "");
+  for (int m = 0; m < 64; ++m)
+    for (int n = 0; n < 64; ++n) {
+      int expected = 0;
+      for (int k = 0; k < 64; ++k)
+        expected += aValue(m, k) * bValue(n, k);
+      ASSERT_EQ(d[64 * m + n], static_cast<float>(expected)) << m << ", " << n;
+    }
+  mgpuMemFree(a, nullptr);
+  mgpuMemFree(b, nullptr);
+  mgpuMemFree(d, nullptr);
+}
+
+TEST_F(EmulatorRuntimeTest, WgmmaMisuse) {
+  add("wgmma_misuse", wgmmaMisuseKernel, BLOCKC_EMU_SYNCHRONIZES, 16384);
+  int32_t transpose = 0;
+  launch("wgmma_misuse", {1}, {64}, {&transpose});
+  EXPECT_EQ(error(), "kernel 'wgmma_misuse': thread (0,0,0) of block (0,0,0): "
+                     "wgmma.m64n8k16 at misused wgmma needs whole warpgroups; "
+                     "the block has 64 threads, not a multiple of 128");
+  blockcEmuClearError();
+  transpose = 1;
+  launch("wgmma_misuse", {1}, {128}, {&transpose});
+  EXPECT_EQ(error(), "kernel 'wgmma_misuse': thread (0,0,0) of block (0,0,0): "
+                     "wgmma.m64n8k16 at misused wgmma has transpose flags A "
+                     "1, B 0: transposed (MN-major) operands are not "
+                     "modelled");
+  // B (8 rows of 128 bytes at 8192) ends past the 8200 bytes.
+  add("wgmma_small", wgmmaMisuseKernel, BLOCKC_EMU_SYNCHRONIZES, 8200);
+  blockcEmuClearError();
+  transpose = 0;
+  launch("wgmma_small", {1}, {128}, {&transpose});
+  EXPECT_NE(error().find("wgmma.m64n8k16 at misused wgmma reads shared "
+                         "offset "),
+            std::string::npos)
+      << error();
+  EXPECT_NE(error().find("outside the block's 8200 bytes of shared memory"),
+            std::string::npos)
+      << error();
 }
 
 } // namespace

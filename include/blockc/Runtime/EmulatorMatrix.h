@@ -4,8 +4,12 @@
 // instruction: the data movement of ldmatrix and the arithmetic of mma.sync,
 // over the 32 lanes' registers laid out exactly as the PTX ISA defines the
 // fragments ("Warp-level matrix instructions": "Matrix fragments for
-// mma.m16n8k16 with floating point type", "ldmatrix"). Pure functions,
-// unit-tested against scalar matrix code (unittests/Runtime).
+// mma.m16n8k16 with floating point type", "ldmatrix"), and the per-thread
+// part of Hopper's warpgroup MMA (wgmma.mma_async m64nNk16) with its shared
+// memory matrix descriptors and swizzle modes ("Asynchronous Warpgroup Level
+// Matrix Multiply-Accumulate": "Matrix Descriptor Format", "Shared Memory
+// Matrix Layout"). Pure functions, unit-tested against scalar matrix code
+// (unittests/Runtime).
 //
 //===----------------------------------------------------------------------===//
 
@@ -49,6 +53,51 @@ void mmaM16N8K16(MmaType type, const uint32_t a[kLanes][4],
 /// half), or with `transpose` elements (2t, g) and (2t+1, g).
 void ldMatrix(int tiles, bool transpose, const uint16_t *const rows[kLanes],
               uint32_t out[kLanes][4]);
+
+/// The 16-byte chunk swizzle of TMA and wgmma with a pattern `width` bytes
+/// wide (32, 64 or 128; 0 = none) applied to a byte offset from a
+/// 1024-byte aligned base: chunk bits [4, 4 + b) ^= bits [7, 7 + b), where
+/// b = 1, 2, 3 for 32, 64, 128 bytes (CUTLASS's Swizzle<b, 4, 3>).
+int64_t swizzleOffset(int64_t offset, int width);
+
+/// The fields of a wgmma shared memory matrix descriptor (the PTX ISA's
+/// "Matrix Descriptor Format"): byte values, the 4-bit-shifted fields
+/// already scaled back.
+struct MatrixDescriptor {
+  int64_t start = 0;         // bits [0, 14) << 4: start address (offset)
+  int64_t leadingOffset = 0; // bits [16, 30) << 4: LBO
+  int64_t strideOffset = 0;  // bits [32, 46) << 4: SBO
+  int32_t baseOffset = 0;    // bits [49, 52)
+  int32_t swizzleMode = 0;   // bits [62, 64): 0 none, 1 128B, 2 64B, 3 32B
+};
+MatrixDescriptor decodeDescriptor(uint64_t descriptor);
+
+/// The swizzle pattern width in bytes of a descriptor's swizzle mode: 0, 128,
+/// 64, 32 for modes 0-3.
+int swizzleWidth(int32_t swizzleMode);
+
+/// The shared memory byte offset of element (row, k) of a K-major operand
+/// with 16-bit elements given by `descriptor` (A: row = m; B: row = n), in
+/// the canonical layouts: with a swizzle pattern W bytes wide, rows of W
+/// bytes in groups of 8 (SBO apart), k contiguous, then swizzled:
+/// swizzleOffset(start + (row / 8) SBO + (row % 8) W + 2 k, W) (LBO unused:
+/// the 16 k values fit in W); without swizzle, 8 x 16-byte core matrices:
+/// start + (row / 8) SBO + (k / 8) LBO + (row % 8) 16 + 2 (k % 8).
+int64_t sharedMatrixOffset(const MatrixDescriptor &descriptor, int row, int k);
+
+/// One thread's part of wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{bf16,
+/// f16}.{bf16,f16} with K-major A (64 x 16) and B (n rows of 16 k) in
+/// `shared` (`sharedBytes` bytes), for thread `thread` (0-127) of its
+/// warpgroup: warp w = thread / 32, lane 4 g + q; acc (n / 2 floats) holds
+/// acc[4j + {0, 1}] = D(16w + g, 8j + 2q + {0, 1}) and acc[4j + {2, 3}] =
+/// D(16w + g + 8, 8j + 2q + {0, 1}). D = A B + acc, each element's 16
+/// exact products and its C summed in double and rounded once to f32.
+/// n must be 8 to 256, a multiple of 8. Returns -1, or (leaving acc
+/// untouched) the offset of the first element it reads that is not inside
+/// [0, sharedBytes).
+int64_t wgmmaThread(MmaType type, uint64_t descriptorA, uint64_t descriptorB,
+                    int n, int thread, const void *shared, int64_t sharedBytes,
+                    float *acc);
 
 } // namespace blockc::emu
 

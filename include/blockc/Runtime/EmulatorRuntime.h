@@ -53,7 +53,7 @@ typedef struct BlockcEmuThread {
 
 /* The packed entry of one emulated kernel: `params` holds one pointer per
    kernel parameter (the array mgpuLaunchKernel receives), `shared` the
-   block's shared memory (static then dynamic, 256-byte aligned, filled with
+   block's shared memory (static then dynamic, 1024-byte aligned, filled with
    0xFF bytes before each block so that uninitialised reads show up as NaN),
    `sharedBytes` its size (static plus dynamic). */
 typedef void (*BlockcEmuKernelFn)(void **params, BlockcEmuThread *thread,
@@ -138,6 +138,87 @@ void blockcEmuCpAsync(BlockcEmuThread *thread, void *dst, const void *src,
 void blockcEmuCpAsyncCommit(BlockcEmuThread *thread);
 void blockcEmuCpAsyncWait(BlockcEmuThread *thread, int32_t pending,
                           const char *site);
+
+/* Hopper (sm_90a) asynchronous operations: mbarriers, TMA and warpgroup
+   MMA (nvgpu.mbarrier.*, nvgpu.tma.async.load, nvgpu.warpgroup.mma). Only
+   kernels registered with BLOCKC_EMU_SYNCHRONIZES may call them.
+
+   An mbarrier is 8 bytes of the block's shared memory (8-byte aligned); the
+   runtime keeps its state aside (expected and pending arrivals, the
+   transaction count, the phase), forgotten when the block ends. Init sets
+   `count` expected arrivals in phase 0 (1 <= count <= 2^20 - 1); arrive
+   first adds `txBytes` (>= 0) to the transaction count (arrive.expect_tx),
+   then counts one arrival; the phase completes (its parity flips, arrivals
+   reset to the expected count) when no arrival and no transaction byte is
+   pending. TryWaitParity models nvgpu.mbarrier.try_wait.parity with its
+   retry loop: it returns once the phase of parity `parity` completed, i.e.
+   while the current phase's parity differs from `parity`; otherwise the
+   thread waits (a fiber switch) until it does. A barrier used before its
+   init, misaligned or outside shared memory, and more arrivals than
+   expected are errors; threads that wait on a phase that never completes
+   are a deadlock. */
+void blockcEmuMbarrierInit(BlockcEmuThread *thread, void *barrier,
+                           int32_t count, const char *site);
+void blockcEmuMbarrierArrive(BlockcEmuThread *thread, void *barrier,
+                             int32_t txBytes, const char *site);
+void blockcEmuMbarrierTryWaitParity(BlockcEmuThread *thread, void *barrier,
+                                    int32_t parity, const char *site);
+
+/* cp.async.bulk.tensor.{rank}d.shared::cluster.global.mbarrier::
+   complete_tx::bytes: the box of `tensorMap` (made by
+   mgpuTensorMapEncodeTiledMemref) whose first element is at `coords`
+   (`rank` int32 coordinates, innermost dimension first, as PTX orders
+   them) is copied to `dst` in the block's shared memory, row-major (the
+   innermost box dimension contiguous), each 16-byte chunk moved by the
+   map's swizzle (32B, 64B, 128B: offset bits [4, 4 + b) ^= bits [7, 7 + b)
+   of the shared offset, b = 1, 2, 3), elements outside the tensor filled
+   with zeros (or NVIDIA's canonical NaN, 0x7FFF..., with the map's NaN
+   fill); then the box's bytes complete transactions on `barrier`. The copy
+   is asynchronous: it lands when a thread next waits on `barrier` (or is
+   dropped when the block ends), so shared memory read without waiting keeps
+   its old bytes. `dst` must be aligned to the swizzle's repeat (1024, 512,
+   256 bytes; 128 without swizzle) and the box must fit in shared memory. */
+void blockcEmuTmaLoad(BlockcEmuThread *thread, void *dst, const void *tensorMap,
+                      int32_t rank, const int32_t *coords, void *barrier,
+                      const char *site);
+
+/* One wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{bf16,f16}.{bf16,f16}
+   (`type` 0 bf16, 1 f16; 8 <= n <= 256, n % 8 == 0) with both operands in
+   shared memory given by matrix descriptors in the PTX ISA's format
+   (start address >> 4 in bits [0, 14), leading-dimension byte offset >> 4
+   in [16, 30), stride-dimension byte offset >> 4 in [32, 46), base offset
+   in [49, 52) (only 0 is modelled), swizzle mode in [62, 64): 0 none, 1
+   128B, 2 64B, 3 32B; addresses are offsets in the block's shared memory;
+   the layouts are blockc::emu::sharedMatrixOffset's). `transposeA` and
+   `transposeB` are the imm-trans flags: 0 (K-major) is modelled, 1 is an
+   error. A is 64 x 16 (row m, column k), B is 16 x n stored as n rows of k
+   (B[k][n] at row n, column k). This thread's accumulator fragment `acc`
+   (n / 2 floats, read and written) is, for thread t of its warpgroup (warp
+   w = t / 32 % 4, lane l = 4 * g + q): acc[4j + 0, 1] = D(16w + g, 8j + 2q
+   + {0, 1}), acc[4j + 2, 3] = D(16w + g + 8, 8j + 2q + {0, 1}). D = A B +
+   acc, each element's 16 products and its C summed exactly in double and
+   rounded once. The runtime completes the MMA at the call (wgmma's
+   asynchrony and its wait_group are not modelled). */
+void blockcEmuWgmma(BlockcEmuThread *thread, int32_t type, uint64_t descA,
+                    uint64_t descB, int32_t n, int32_t transposeA,
+                    int32_t transposeB, float *acc, const char *site);
+
+/* nvgpu.tma.create.descriptor: a TMA tensor map over the memref whose
+   ranked descriptor (allocated, aligned, offset, sizes, strides) is
+   `rankedDescriptor`, of rank `rank` (1-5, innermost stride 1), with
+   CUtensorMapDataType `dataType`, CUtensorMapInterleave `interleave` (0
+   only), CUtensorMapSwizzle `swizzle` (0 none, 1 32B, 2 64B, 3 128B),
+   `l2promo` (ignored) and CUtensorMapFloatOOBfill `oobFill` (0 zeros, 1
+   NaN), and box sizes `boxDims` in memref order (outermost first, each 1 -
+   256; the innermost box row a multiple of 16 bytes and at most the
+   swizzle's width). The same ABI and checks as libblockc_cuda_runtime's
+   (CUDA's cuTensorMapEncodeTiled: 16-byte aligned base, strides multiples
+   of 16 bytes). Returns an opaque pointer that stays valid for the process
+   (equal maps share one), or NULL after recording an error. */
+void *mgpuTensorMapEncodeTiledMemref(int64_t rank, void *rankedDescriptor,
+                                     int64_t dataType, int64_t interleave,
+                                     int64_t swizzle, int64_t l2promo,
+                                     int64_t oobFill, int64_t *boxDims);
 
 /* Called by kernels compiled with bounds checking instead of an access
    whose `index` in dimension `dim` is outside [0, size); the access is

@@ -89,6 +89,27 @@ Type stripAddressSpace(Type type) {
                          memref.getLayout(), Attribute());
 }
 
+/// The host type of a kernel value: memrefs lose their memory space, and
+/// the Hopper nvgpu types become what the emulator passes around: an
+/// mbarrier group and a TMA tensor map are pointers (into the block's shared
+/// memory, to the runtime's map), a warpgroup matrix descriptor is its
+/// 64-bit encoding, and a warpgroup accumulator of 64 x N f32 is this
+/// thread's N / 2 floats (the PTX ISA's fragment; checkNVGPUOp rejects other
+/// shapes).
+Type hostType(Type type) {
+  MLIRContext *ctx = type.getContext();
+  if (isa<nvgpu::MBarrierGroupType, nvgpu::TensorMapDescriptorType>(type))
+    return LLVM::LLVMPointerType::get(ctx);
+  if (isa<nvgpu::WarpgroupMatrixDescriptorType>(type))
+    return IntegerType::get(ctx, 64);
+  if (auto acc = dyn_cast<nvgpu::WarpgroupAccumulatorType>(type)) {
+    VectorType fragmented = acc.getFragmented();
+    return VectorType::get({fragmented.getDimSize(1) / 2},
+                           fragmented.getElementType());
+  }
+  return stripAddressSpace(type);
+}
+
 /// "file:line:col" of the first file location inside `loc`.
 std::string describeLocation(Location loc) {
   std::string text = "an unknown location";
@@ -107,7 +128,8 @@ std::string describeLocation(Location loc) {
 /// The runtime functions the emulated kernels call, declared once.
 struct RuntimeDecls {
   func::FuncOp barrier, shuffle32, outOfBounds, ldMatrix, mma, cpAsync,
-      cpAsyncCommit, cpAsyncWait;
+      cpAsyncCommit, cpAsyncWait, mbarrierInit, mbarrierArrive,
+      mbarrierTryWaitParity, tmaLoad, wgmma;
 
   static func::FuncOp declare(ModuleOp module, StringRef name,
                               FunctionType type) {
@@ -144,6 +166,20 @@ struct RuntimeDecls {
                             FunctionType::get(ctx, {ptr}, {}));
     cpAsyncWait = declare(module, "blockcEmuCpAsyncWait",
                           FunctionType::get(ctx, {ptr, i32, ptr}, {}));
+    mbarrierInit = declare(module, "blockcEmuMbarrierInit",
+                           FunctionType::get(ctx, {ptr, ptr, i32, ptr}, {}));
+    mbarrierArrive = declare(module, "blockcEmuMbarrierArrive",
+                             FunctionType::get(ctx, {ptr, ptr, i32, ptr}, {}));
+    mbarrierTryWaitParity =
+        declare(module, "blockcEmuMbarrierTryWaitParity",
+                FunctionType::get(ctx, {ptr, ptr, i32, ptr}, {}));
+    tmaLoad = declare(
+        module, "blockcEmuTmaLoad",
+        FunctionType::get(ctx, {ptr, ptr, ptr, i32, ptr, ptr, ptr}, {}));
+    wgmma =
+        declare(module, "blockcEmuWgmma",
+                FunctionType::get(
+                    ctx, {ptr, i32, i64, i64, i32, i32, i32, ptr, ptr}, {}));
   }
 };
 
@@ -177,6 +213,8 @@ private:
   Value spill(OpBuilder &b, Location loc, Value vector);
   Value reload(OpBuilder &b, Location loc, Value buffer, VectorType type);
   void replaceNVGPUOps();
+  void replaceWarpgroupOp(Operation *op);
+  Value linearThreadId(OpBuilder &b, Location loc);
   void insertBoundsChecks();
 
   gpu::GPUFuncOp kernel;
@@ -194,8 +232,16 @@ private:
   llvm::StringMap<unsigned> siteTexts;
   /// The block's shared memory as a memref<?xi8>, built once.
   Value sharedBuffer;
-  /// Bytes of the workgroup attributions (dynamic shared memory follows).
+  /// Bytes of the workgroup attributions and mbarriers (dynamic shared
+  /// memory follows).
   int64_t staticSharedBytes = 0;
+  /// The shared-memory offset of each nvgpu.mbarrier.create's barriers.
+  DenseMap<Operation *, int64_t> mbarrierOffsets;
+  /// What the Hopper ops' types say (read before the values are retyped):
+  /// per warpgroup.generate.descriptor {swizzle width, mode, rows of the
+  /// map's box}; per warpgroup.mma {element bytes, N, k16 steps, bf16,
+  /// rows of B's tensor}.
+  DenseMap<Operation *, SmallVector<int64_t>> hopperTypes;
   int64_t paramSlot = 0;
   bool synchronizes = false;
   /// Stack buffers of the entry block that carry fragments to and from the
@@ -266,6 +312,66 @@ LogicalResult KernelEmulation::checkNVGPUOp(Operation *op) {
   }
   if (isa<nvgpu::DeviceAsyncWaitOp>(op))
     return success();
+  // Hopper: mbarriers in shared memory, TMA loads from maps passed as kernel
+  // arguments, warpgroup MMAs on 64-row f32 accumulators.
+  if (auto create = dyn_cast<nvgpu::MBarrierCreateOp>(op)) {
+    auto space = dyn_cast_or_null<gpu::AddressSpaceAttr>(
+        create.getBarriers().getType().getMemorySpace());
+    if (!space || space.getValue() != gpu::AddressSpace::Workgroup)
+      return fail("models mbarriers in workgroup (shared) memory only");
+    return success();
+  }
+  if (isa<nvgpu::MBarrierInitOp, nvgpu::MBarrierArriveExpectTxOp,
+          nvgpu::MBarrierTryWaitParityOp>(op))
+    return success();
+  if (auto gen = dyn_cast<nvgpu::WarpgroupGenerateDescriptorOp>(op)) {
+    nvgpu::TensorMapDescriptorType map = gen.getTensorMap().getType();
+    int64_t width = 1, mode = 0;
+    switch (map.getSwizzle()) {
+    case nvgpu::TensorMapSwizzleKind::SWIZZLE_128B:
+      width = 128, mode = 1;
+      break;
+    case nvgpu::TensorMapSwizzleKind::SWIZZLE_64B:
+      width = 64, mode = 2;
+      break;
+    case nvgpu::TensorMapSwizzleKind::SWIZZLE_32B:
+      width = 32, mode = 3;
+      break;
+    case nvgpu::TensorMapSwizzleKind::SWIZZLE_NONE:
+      break;
+    }
+    hopperTypes[op] = {width, mode, map.getTensor().getDimSize(0)};
+    return success();
+  }
+  if (auto load = dyn_cast<nvgpu::TmaAsyncLoadOp>(op)) {
+    if (load.getMulticastMask())
+      return fail("does not model TMA multicast (clusters)");
+    return success();
+  }
+  auto isWarpgroupAcc = [](Type type) {
+    VectorType v = cast<nvgpu::WarpgroupAccumulatorType>(type).getFragmented();
+    return v.getDimSize(0) == 64 && v.getElementType().isF32();
+  };
+  if (isa<nvgpu::WarpgroupMmaInitAccumulatorOp, nvgpu::WarpgroupMmaOp,
+          nvgpu::WarpgroupMmaStoreOp>(op)) {
+    for (Value v : llvm::concat<Value>(op->getOperands(), op->getResults()))
+      if (isa<nvgpu::WarpgroupAccumulatorType>(v.getType()) &&
+          !isWarpgroupAcc(v.getType()))
+        return fail("models warpgroup accumulators of 64 x N f32 only (one "
+                    "m64 wgmma per warpgroup)");
+    if (auto mma = dyn_cast<nvgpu::WarpgroupMmaOp>(op)) {
+      MemRefType aTensor = mma.getDescriptorA().getType().getTensor();
+      MemRefType bTensor = mma.getDescriptorB().getType().getTensor();
+      Type a = aTensor.getElementType(), b = bTensor.getElementType();
+      if (!isSixteen(a) || a != b)
+        return fail("models warpgroup MMA with bf16 or f16 multiplicands "
+                    "only");
+      hopperTypes[op] = {aTensor.getElementTypeBitWidth() / 8,
+                         bTensor.getDimSize(1), aTensor.getDimSize(1) / 16,
+                         a.isBF16(), bTensor.getDimSize(0)};
+    }
+    return success();
+  }
   return fail("does not model '" + op->getName().getStringRef() + "'");
 }
 
@@ -321,10 +427,24 @@ Value KernelEmulation::reload(OpBuilder &b, Location loc, Value buffer,
 /// its per-thread copy queue (EmulatorRuntime.h).
 void KernelEmulation::replaceNVGPUOps() {
   SmallVector<Operation *> ops;
+  SmallVector<Operation *> done;
   host.walk([&](Operation *op) {
     if (op->getDialect() && isa<nvgpu::NVGPUDialect>(op->getDialect()))
       ops.push_back(op);
+    // The runtime completes warpgroup MMAs at once: nothing to wait for.
+    if (isa<NVVM::WgmmaWaitGroupSyncOp>(op))
+      done.push_back(op);
+    // Tensor-map arguments (blockc-gpu-lower-tensor-map-args) are pointers
+    // on both sides of their casts now.
+    if (auto cast = dyn_cast<UnrealizedConversionCastOp>(op);
+        cast && cast->getNumOperands() == 1 && cast->getNumResults() == 1 &&
+        cast.getOperand(0).getType() == cast.getResult(0).getType()) {
+      cast.getResult(0).replaceAllUsesWith(cast.getOperand(0));
+      done.push_back(op);
+    }
   });
+  for (Operation *op : done)
+    op->erase();
   SmallVector<Operation *> erase;
   auto i32 = [&](OpBuilder &b, Location loc, int64_t v) {
     return arith::ConstantIntOp::create(b, loc, v, 32);
@@ -382,6 +502,13 @@ void KernelEmulation::replaceNVGPUOps() {
                      i32(b, loc, dstBytes), srcBytes,
                      siteString(b, op, "nvgpu.device_async_copy")});
       erase.push_back(op);
+    } else if (isa<nvgpu::MBarrierCreateOp, nvgpu::MBarrierInitOp,
+                   nvgpu::MBarrierArriveExpectTxOp,
+                   nvgpu::MBarrierTryWaitParityOp, nvgpu::TmaAsyncLoadOp,
+                   nvgpu::WarpgroupGenerateDescriptorOp,
+                   nvgpu::WarpgroupMmaInitAccumulatorOp, nvgpu::WarpgroupMmaOp,
+                   nvgpu::WarpgroupMmaStoreOp>(op)) {
+      replaceWarpgroupOp(op);
     } else if (isa<nvgpu::DeviceAsyncCreateGroupOp>(op)) {
       func::CallOp::create(b, loc, runtime.cpAsyncCommit, ValueRange{thread});
       erase.push_back(op);
@@ -400,7 +527,8 @@ void KernelEmulation::replaceNVGPUOps() {
 
 LogicalResult KernelEmulation::checkOps() {
   for (Type type : kernel.getArgumentTypes())
-    if (!type.isIntOrIndexOrFloat() && !isa<MemRefType>(type))
+    if (!type.isIntOrIndexOrFloat() &&
+        !isa<MemRefType, LLVM::LLVMPointerType>(type))
       return kernel.emitError()
              << "the GPU emulator cannot pass a kernel argument of type "
              << type << " (kernel '" << kernel.getName() << "')";
@@ -428,6 +556,9 @@ LogicalResult KernelEmulation::checkOps() {
     if (isa<nvgpu::NVGPUDialect>(op->getDialect()))
       return failed(checkNVGPUOp(op)) ? WalkResult::interrupt()
                                       : WalkResult::advance();
+    // The runtime completes every warpgroup MMA when it is issued.
+    if (isa<NVVM::WgmmaWaitGroupSyncOp>(op))
+      return WalkResult::advance();
     if (isa<gpu::GPUDialect, NVVM::NVVMDialect>(op->getDialect())) {
       op->emitError() << "the GPU emulator does not model '" << op->getName()
                       << "' (kernel '" << kernel.getName() << "')";
@@ -487,6 +618,180 @@ Value KernelEmulation::siteString(OpBuilder &b, Operation *op, StringRef what) {
   return LLVM::createGlobalString(
       op->getLoc(), b, ("__blockc_emu_site_" + Twine(siteCounter++)).str(),
       text, LLVM::Linkage::Internal);
+}
+
+/// The thread's linear index in its block (x fastest).
+Value KernelEmulation::linearThreadId(OpBuilder &b, Location loc) {
+  Value x = threadField(b, loc, kThreadIdOffset);
+  Value y = threadField(b, loc, kThreadIdOffset + 4);
+  Value z = threadField(b, loc, kThreadIdOffset + 8);
+  Value dx = threadField(b, loc, kBlockDimOffset);
+  Value dy = threadField(b, loc, kBlockDimOffset + 4);
+  Value zy =
+      arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, z, dy), y);
+  return arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, zy, dx),
+                               x);
+}
+
+/// The Hopper ops: mbarriers and TMA loads become runtime calls
+/// (EmulatorRuntime.h), warpgroup matrix descriptors their 64-bit encoding
+/// (as convert-nvgpu-to-nvvm computes it, from the shared-memory offset),
+/// each wgmma instruction of a warpgroup MMA (as convert-nvgpu-to-nvvm
+/// splits it, with its descriptor arithmetic) a runtime call on this
+/// thread's fragment, and the accumulator store this thread's stores at the
+/// PTX ISA's fragment positions.
+void KernelEmulation::replaceWarpgroupOp(Operation *op) {
+  OpBuilder b(op);
+  Location loc = op->getLoc();
+  synchronizes = true;
+  auto i32 = [&](int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, v, 32);
+  };
+  auto i64 = [&](int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, v, 64);
+  };
+  auto toI32 = [&](Value index) {
+    return arith::IndexCastOp::create(b, loc, i32Type, index);
+  };
+  // Barrier `id` of a group: 8 bytes each.
+  auto barrierAt = [&](Value group, Value id) -> Value {
+    return LLVM::GEPOp::create(
+        b, loc, ptrType, i64Type, group,
+        ValueRange{arith::IndexCastOp::create(b, loc, i64Type, id)});
+  };
+  // Runs `body` under `predicate` if the op has one.
+  auto guarded = [&](Value predicate, function_ref<void()> body) {
+    if (!predicate)
+      return body();
+    auto ifOp = scf::IfOp::create(b, loc, predicate, false);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    body();
+  };
+  if (auto create = dyn_cast<nvgpu::MBarrierCreateOp>(op)) {
+    create.getResult().replaceAllUsesWith(LLVM::GEPOp::create(
+        b, loc, ptrType, i8Type, shared,
+        ArrayRef<LLVM::GEPArg>{mbarrierOffsets.lookup(op)}));
+  } else if (auto init = dyn_cast<nvgpu::MBarrierInitOp>(op)) {
+    guarded(init.getPredicate(), [&] {
+      func::CallOp::create(
+          b, loc, runtime.mbarrierInit,
+          ValueRange{thread, barrierAt(init.getBarriers(), init.getMbarId()),
+                     toI32(init.getCount()),
+                     siteString(b, op, "nvgpu.mbarrier.init")});
+    });
+  } else if (auto arrive = dyn_cast<nvgpu::MBarrierArriveExpectTxOp>(op)) {
+    guarded(arrive.getPredicate(), [&] {
+      func::CallOp::create(
+          b, loc, runtime.mbarrierArrive,
+          ValueRange{thread,
+                     barrierAt(arrive.getBarriers(), arrive.getMbarId()),
+                     toI32(arrive.getTxcount()),
+                     siteString(b, op, "nvgpu.mbarrier.arrive.expect_tx")});
+    });
+  } else if (auto wait = dyn_cast<nvgpu::MBarrierTryWaitParityOp>(op)) {
+    func::CallOp::create(
+        b, loc, runtime.mbarrierTryWaitParity,
+        ValueRange{
+            thread, barrierAt(wait.getBarriers(), wait.getMbarId()),
+            arith::ExtUIOp::create(b, loc, i32Type, wait.getPhaseParity()),
+            siteString(b, op, "nvgpu.mbarrier.try_wait.parity")});
+  } else if (auto load = dyn_cast<nvgpu::TmaAsyncLoadOp>(op)) {
+    guarded(load.getPredicate(), [&] {
+      int64_t rank = load.getCoordinates().size();
+      Value coords = scratch(i32Type, rank);
+      for (auto [i, c] : llvm::enumerate(load.getCoordinates()))
+        memref::StoreOp::create(
+            b, loc, toI32(c), coords,
+            ValueRange{arith::ConstantIndexOp::create(b, loc, i)});
+      Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+      auto dstType = cast<MemRefType>(load.getDst().getType());
+      SmallVector<Value> origin(dstType.getRank(), zero);
+      func::CallOp::create(
+          b, loc, runtime.tmaLoad,
+          ValueRange{thread, address(b, loc, load.getDst(), origin),
+                     load.getTensorMapDescriptor(), i32(rank),
+                     address(b, loc, coords, ValueRange{zero}),
+                     barrierAt(load.getBarriers(), load.getMbarId()),
+                     siteString(b, op, "nvgpu.tma.async.load")});
+    });
+  } else if (auto gen = dyn_cast<nvgpu::WarpgroupGenerateDescriptorOp>(op)) {
+    // convert-nvgpu-to-nvvm's encoding: start address >> 4 (14 bits),
+    // leading byte offset (rows of the map's box x swizzle width) >> 4,
+    // stride byte offset (8 rows x swizzle width) >> 4, swizzle mode.
+    ArrayRef<int64_t> info = hopperTypes[op];
+    int64_t width = info[0], mode = info[1];
+    int64_t lead = (info[2] * width) >> 4;
+    int64_t stride = (width * 8) >> 4;
+    auto memrefType = cast<MemRefType>(gen.getTensor().getType());
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    SmallVector<Value> origin(memrefType.getRank(), zero);
+    Value at = LLVM::PtrToIntOp::create(
+        b, loc, i64Type, address(b, loc, gen.getTensor(), origin));
+    Value offset = arith::SubIOp::create(
+        b, loc, at, LLVM::PtrToIntOp::create(b, loc, i64Type, shared));
+    Value start = arith::AndIOp::create(
+        b, loc, arith::ShRUIOp::create(b, loc, offset, i64(4)), i64(0x3FFF));
+    uint64_t fields = (static_cast<uint64_t>(mode) << 62) |
+                      (static_cast<uint64_t>(stride) << 32) |
+                      (static_cast<uint64_t>(lead) << 16);
+    gen.getResult().replaceAllUsesWith(
+        arith::OrIOp::create(b, loc, start, i64(static_cast<int64_t>(fields))));
+  } else if (auto init = dyn_cast<nvgpu::WarpgroupMmaInitAccumulatorOp>(op)) {
+    auto type = cast<VectorType>(op->getResult(0).getType());
+    init.getResult().replaceAllUsesWith(
+        arith::ConstantOp::create(b, loc, b.getZeroAttr(type)).getResult());
+  } else if (auto mma = dyn_cast<nvgpu::WarpgroupMmaOp>(op)) {
+    // One m64nNk16 wgmma per k16 of A's tile, the descriptors advanced as
+    // convert-nvgpu-to-nvvm advances them (A: 16 k of its elements; B: the
+    // first dimension of its tensor times 16 k).
+    ArrayRef<int64_t> info = hopperTypes[op];
+    int64_t bytes = info[0], n = info[1], steps = info[2], bRows = info[4];
+    bool bf16 = info[3];
+    auto type = cast<VectorType>(op->getResult(0).getType());
+    Value acc = spill(b, loc, mma.getMatrixC());
+    Value site = siteString(b, op, "nvgpu.warpgroup.mma");
+    for (int64_t k = 0; k < steps; ++k) {
+      Value descA = arith::AddIOp::create(b, loc, mma.getDescriptorA(),
+                                          i64((16 * k * bytes) >> 4));
+      Value descB = arith::AddIOp::create(b, loc, mma.getDescriptorB(),
+                                          i64((bRows * 16 * k * bytes) >> 4));
+      func::CallOp::create(
+          b, loc, runtime.wgmma,
+          ValueRange{thread, i32(bf16 ? 0 : 1), descA, descB, i32(n),
+                     i32(mma.getTransposeA().has_value()),
+                     i32(mma.getTransposeB().has_value()), acc, site});
+    }
+    Value buffer = scratch(type.getElementType(), type.getNumElements());
+    mma.getResult().replaceAllUsesWith(reload(b, loc, buffer, type));
+  } else if (auto store = dyn_cast<nvgpu::WarpgroupMmaStoreOp>(op)) {
+    // Thread t of its warpgroup (warp w = t / 32 % 4, lane 4g + q) holds
+    // D(16w + g + 8h, 8j + 2q + e) in element 4j + 2h + e.
+    auto type = cast<VectorType>(op->getOperand(0).getType());
+    Value tid = linearThreadId(b, loc);
+    auto c = [&](int64_t v) {
+      return arith::ConstantIndexOp::create(b, loc, v);
+    };
+    Value warp = arith::RemUIOp::create(
+        b, loc, arith::DivUIOp::create(b, loc, tid, c(32)), c(4));
+    Value lane = arith::RemUIOp::create(b, loc, tid, c(32));
+    Value row0 = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, warp, c(16)),
+        arith::DivUIOp::create(b, loc, lane, c(4)));
+    Value col0 = arith::MulIOp::create(
+        b, loc, arith::RemUIOp::create(b, loc, lane, c(4)), c(2));
+    for (int64_t j = 0; j < type.getDimSize(0) / 4; ++j)
+      for (int64_t h = 0; h < 2; ++h)
+        for (int64_t e = 0; e < 2; ++e) {
+          Value value = vector::ExtractOp::create(
+              b, loc, store.getMatrixD(), ArrayRef<int64_t>{4 * j + 2 * h + e});
+          memref::StoreOp::create(
+              b, loc, value, store.getDstMemref(),
+              ValueRange{arith::AddIOp::create(b, loc, row0, c(8 * h)),
+                         arith::AddIOp::create(b, loc, col0, c(8 * j + e))});
+        }
+  }
+  op->erase();
 }
 
 void KernelEmulation::replaceGPUOps() {
@@ -675,6 +980,13 @@ LogicalResult KernelEmulation::run(ModuleOp module) {
     staticShared += type.getNumElements() *
                     llvm::divideCeil(type.getElementTypeBitWidth(), 8);
   }
+  // Then the mbarriers, 8 bytes each (upstream lowers each
+  // nvgpu.mbarrier.create to a static shared global).
+  kernel.walk([&](nvgpu::MBarrierCreateOp create) {
+    staticShared = llvm::alignTo(staticShared, 8);
+    mbarrierOffsets[create] = staticShared;
+    staticShared += 8 * create.getBarriers().getType().getNumBarriers();
+  });
   staticSharedBytes = staticShared;
   if (staticShared > kMaxStaticSharedBytes)
     return kernel.emitError()
@@ -703,11 +1015,11 @@ LogicalResult KernelEmulation::run(ModuleOp module) {
   // Memory spaces go: the host has one address space.
   host.walk([&](Operation *op) {
     for (OpResult result : op->getResults())
-      result.setType(stripAddressSpace(result.getType()));
+      result.setType(hostType(result.getType()));
     for (Region &region : op->getRegions())
       for (Block &block : region)
         for (BlockArgument arg : block.getArguments())
-          arg.setType(stripAddressSpace(arg.getType()));
+          arg.setType(hostType(arg.getType()));
   });
 
   OpBuilder b = OpBuilder::atBlockBegin(&entry);
@@ -721,7 +1033,7 @@ LogicalResult KernelEmulation::run(ModuleOp module) {
       if (type.isIndex()) {
         value = arith::IndexCastOp::create(b, loc, type,
                                            loadParam(b, loc, i64Type));
-      } else if (type.isIntOrFloat()) {
+      } else if (type.isIntOrFloat() || isa<LLVM::LLVMPointerType>(type)) {
         value = loadParam(b, loc, type);
       } else if (auto memref = dyn_cast<MemRefType>(type)) {
         value = unpackMemRef(b, loc, memref,

@@ -149,6 +149,31 @@ Type blockc::nvptx::getTensorCoreMatmulType(linalg::LinalgOp op) {
   return type;
 }
 
+bool blockc::nvptx::isWarpgroupMatmulCandidate(linalg::LinalgOp op) {
+  if (!getTensorCoreMatmulType(op))
+    return false;
+  linalg::ContractionDimensions dims = *linalg::inferContractionDims(op);
+  if (!dims.batch.empty())
+    return false;
+  // The M input reads (m..., k), the N input (n, k), both in loop order.
+  auto readsExactly = [&](OpOperand *operand, ArrayRef<unsigned> rows) {
+    AffineMap map = op.getMatchingIndexingMap(operand);
+    if (map.getNumResults() != rows.size() + 1)
+      return false;
+    for (auto [i, d] : llvm::enumerate(rows))
+      if (cast<AffineDimExpr>(map.getResult(i)).getPosition() != d)
+        return false;
+    return true;
+  };
+  OpOperand *in0 = op.getDpsInputOperand(0), *in1 = op.getDpsInputOperand(1);
+  bool mFirst = readsExactly(in0, dims.m) && readsExactly(in1, dims.n);
+  bool nFirst = readsExactly(in1, dims.m) && readsExactly(in0, dims.n);
+  if (!mFirst && !nFirst)
+    return false;
+  int64_t k = cast<MemRefType>(in0->get().getType()).getShape().back();
+  return k % 8 == 0;
+}
+
 OpOperand *blockc::nvptx::getNarrowableMatmulOperand(linalg::LinalgOp op) {
   if (!op.hasPureTensorSemantics() || !hasTensorCoreShape(op))
     return nullptr;

@@ -124,6 +124,14 @@ struct GPUSelectTilesPass
                           blockc::nvptx::getNarrowableMatmulOperand(linalgOp)))
           setIfAbsent(op, CodegenDialect::kGpuMmaTilesAttrName,
                       mmaTilesFor(&getContext(), reductionSize(linalgOp)));
+        // Hopper's warpgroup MMA and TMA (sm_90a only: wgmma is an
+        // arch-specific feature), on buffers: 128 x 128 output tiles on two
+        // warpgroups, a 4-stage TMA ring of 128 KiB.
+        if (chip == "sm_90a" &&
+            blockc::nvptx::isWarpgroupMatmulCandidate(linalgOp))
+          setIfAbsent(op, CodegenDialect::kGpuWarpgroupTilesAttrName,
+                      GPUWarpgroupTilesAttr::get(&getContext(), /*tileM=*/128,
+                                                 /*tileN=*/128, /*stages=*/4));
       }
     });
   }

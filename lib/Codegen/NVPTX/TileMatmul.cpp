@@ -15,6 +15,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -490,6 +491,232 @@ struct TensorCoreKernel : ContractionKernel {
   }
 };
 
+/// Builds the warpgroup-MMA kernel (sm_90a) for one contraction (see
+/// GPUWarpgroupTilesAttr): TMA loads into a ring of 128-byte swizzled
+/// stages completed on mbarriers, m64nNk16 warpgroup MMAs reading both
+/// operands from shared memory, an epilogue through shared memory.
+struct WarpgroupKernel : ContractionKernel {
+  GPUWarpgroupTilesAttr tiles;
+  Type elem; // bf16 or f16
+  static constexpr int64_t kTileK = GPUWarpgroupTilesAttr::kTileK;
+  static constexpr int64_t kRowBytes = kTileK * 2; // the swizzle's width
+
+  MemRefType sharedType(ArrayRef<int64_t> shape, Type type) {
+    return MemRefType::get(shape, type, MemRefLayoutAttrInterface(),
+                           gpu::AddressSpaceAttr::get(
+                               b.getContext(), gpu::AddressSpace::Workgroup));
+  }
+
+  /// `buffer` as the 2-D [rows, K] matrix TMA reads (the M dimensions of
+  /// the M input collapse: identity layouts, isWarpgroupMatmulCandidate).
+  Value asMatrix(Value buffer) {
+    auto type = cast<MemRefType>(buffer.getType());
+    if (type.getRank() == 2)
+      return buffer;
+    SmallVector<ReassociationIndices> groups(2);
+    for (int64_t d = 0; d + 1 < type.getRank(); ++d)
+      groups[0].push_back(d);
+    groups[1].push_back(type.getRank() - 1);
+    return memref::CollapseShapeOp::create(b, loc, buffer, groups);
+  }
+
+  /// The TMA tensor map of `matrix` with `rows` x 64 boxes, 128-byte
+  /// swizzled (the layout warpgroup MMA reads K-major operands in), zero
+  /// filled outside the matrix.
+  Value tensorMap(Value matrix, int64_t rows) {
+    auto type = nvgpu::TensorMapDescriptorType::get(
+        b.getContext(), sharedType({rows, kTileK}, elem),
+        nvgpu::TensorMapSwizzleKind::SWIZZLE_128B,
+        nvgpu::TensorMapL2PromoKind::L2PROMO_NONE,
+        nvgpu::TensorMapOOBKind::OOB_ZERO,
+        nvgpu::TensorMapInterleaveKind::INTERLEAVE_NONE);
+    Value unranked = memref::CastOp::create(
+        b, loc, UnrankedMemRefType::get(elem, 0), matrix);
+    return nvgpu::TmaCreateDescriptorOp::create(
+        b, loc, type, unranked, ValueRange{idx(rows), idx(kTileK)});
+  }
+
+  /// A view of `shape` x `type` at byte `offset` of the dynamic shared
+  /// memory `base`.
+  Value view(Value base, Value offset, ArrayRef<int64_t> shape, Type type) {
+    return memref::ViewOp::create(b, loc, sharedType(shape, type), base, offset,
+                                  ValueRange{});
+  }
+
+  void build() {
+    MLIRContext *ctx = b.getContext();
+    auto [aIn, bIn] = inputsMN();
+    OpOperand &aOp = *aIn, &bOp = *bIn;
+    int64_t tileM = tiles.getTileM(), tileN = tiles.getTileN(),
+            stages = tiles.getStages();
+    int64_t kSize = cast<MemRefType>(aOp.get().getType()).getShape().back();
+    int64_t numK = llvm::divideCeil(kSize, kTileK);
+    int64_t stageBytes = tiles.getStageBytes();
+    int64_t aBytes = tileM * kRowBytes;
+    Value mSize = product(dims.m), nSize = loopSizes[dims.n.front()];
+
+    // Host: the tensor maps of both inputs.
+    Value aMap = tensorMap(asMatrix(aOp.get()), tileM);
+    Value bMap = tensorMap(bOp.get(), tileN);
+
+    Value one = idx(1);
+    auto launch = gpu::LaunchOp::create(
+        b, loc, ceilDiv(nSize, tileN), ceilDiv(mSize, tileM), one,
+        idx(tiles.getThreads()), one, one,
+        arith::IndexCastOp::create(b, loc, b.getI32Type(),
+                                   idx(tiles.getSharedBytes())),
+        /*asyncTokenType=*/nullptr, /*asyncDependencies=*/{});
+    launch->setAttr(CodegenDialect::kKernelAttrName,
+                    KernelKindAttr::get(ctx, KernelKind::warpgroup_matmul));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&launch.getBody().front());
+    gpu::KernelDim3 block = launch.getBlockIds();
+    Value tid = launch.getThreadIds().x;
+    Value warpgroup = div(tid, 128);
+    Value m0 = mul(block.y, idx(tileM)), n0 = mul(block.x, idx(tileN));
+    Value isLeader =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, idx(0));
+
+    // The ring starts at the first 1024-byte boundary of the dynamic shared
+    // memory (the period of the 128-byte swizzle, which TMA and wgmma
+    // apply to address bits).
+    Value base = gpu::DynamicSharedMemoryOp::create(
+        b, loc, sharedType({ShapedType::kDynamic}, b.getI8Type()));
+    Value address =
+        memref::ExtractAlignedPointerAsIndexOp::create(b, loc, base);
+    Value pad =
+        rem(arith::SubIOp::create(b, loc, idx(1024), rem(address, 1024)), 1024);
+    auto stageOffset = [&](Value stage) {
+      return add(pad, mul(stage, idx(stageBytes)));
+    };
+
+    // One mbarrier per stage, initialised by thread 0 for its one arrival
+    // (the arrive.expect_tx before the stage's loads).
+    auto barsType = nvgpu::MBarrierGroupType::get(
+        ctx, gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup),
+        stages);
+    Value bars = nvgpu::MBarrierCreateOp::create(b, loc, barsType);
+    {
+      auto init = scf::IfOp::create(b, loc, isLeader, false);
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(init.thenBlock());
+      for (int64_t s = 0; s < stages; ++s)
+        nvgpu::MBarrierInitOp::create(b, loc, bars, one, idx(s), Value());
+    }
+    gpu::BarrierOp::create(b, loc);
+
+    // Thread 0 loads reduction step `kt` into `stage`.
+    auto issue = [&](Value stage, Value kt) {
+      nvgpu::MBarrierArriveExpectTxOp::create(b, loc, bars, idx(stageBytes),
+                                              stage, Value());
+      Value offset = stageOffset(stage);
+      Value k0 = mul(kt, idx(kTileK));
+      nvgpu::TmaAsyncLoadOp::create(
+          b, loc, view(base, offset, {tileM, kTileK}, elem), bars, aMap,
+          ValueRange{k0, m0}, stage, Value(), Value());
+      nvgpu::TmaAsyncLoadOp::create(
+          b, loc, view(base, add(offset, idx(aBytes)), {tileN, kTileK}, elem),
+          bars, bMap, ValueRange{k0, n0}, stage, Value(), Value());
+    };
+    {
+      auto prologue = scf::IfOp::create(b, loc, isLeader, false);
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(prologue.thenBlock());
+      for (int64_t s = 0; s + 1 < stages && s < numK; ++s)
+        issue(idx(s), idx(s));
+    }
+
+    auto accType = nvgpu::WarpgroupAccumulatorType::get(
+        ctx, VectorType::get({64, tileN}, b.getF32Type()));
+    auto aDescType = nvgpu::WarpgroupMatrixDescriptorType::get(
+        ctx, sharedType({64, 16}, elem));
+    auto bDescType = nvgpu::WarpgroupMatrixDescriptorType::get(
+        ctx, sharedType({16, tileN}, elem));
+    Value acc0 = nvgpu::WarpgroupMmaInitAccumulatorOp::create(b, loc, accType);
+    auto kLoop = scf::ForOp::create(
+        b, loc, idx(0), idx(numK), one, ValueRange{acc0},
+        [&](OpBuilder &nb, Location, Value kt, ValueRange accs) {
+          OpBuilder::InsertionGuard g(b);
+          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+          Value stage = rem(kt, stages);
+          Value parity = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                               rem(div(kt, stages), 2), idx(0));
+          nvgpu::MBarrierTryWaitParityOp::create(b, loc, bars, parity,
+                                                 idx(10000000), stage);
+          // Warpgroup w multiplies rows [64 w, 64 w + 64) of the A tile;
+          // k16 step kk starts 32 bytes further along the swizzled rows.
+          Value offset = stageOffset(stage);
+          Value aRows = add(offset, mul(warpgroup, idx(64 * kRowBytes)));
+          Value bRows = add(offset, idx(aBytes));
+          Value acc = accs.front();
+          for (int64_t kk = 0; kk < kTileK / 16; ++kk) {
+            Value descA = nvgpu::WarpgroupGenerateDescriptorOp::create(
+                b, loc, aDescType,
+                view(base, add(aRows, idx(kk * 32)), {64, 16}, elem), aMap);
+            Value descB = nvgpu::WarpgroupGenerateDescriptorOp::create(
+                b, loc, bDescType,
+                view(base, add(bRows, idx(kk * 32)), {tileN, 16}, elem), bMap);
+            acc = nvgpu::WarpgroupMmaOp::create(b, loc, accType, descA, descB,
+                                                b.getI64IntegerAttr(1),
+                                                UnitAttr(), UnitAttr(), acc);
+          }
+          // Each warpgroup's first MMA of this step waited for its MMAs of
+          // step kt - 1: after the barrier, that step's stage is free.
+          gpu::BarrierOp::create(b, loc);
+          Value next = add(kt, idx(stages - 1));
+          auto refill = scf::IfOp::create(
+              b, loc,
+              arith::AndIOp::create(b, loc, isLeader, lt(next, idx(numK))),
+              false);
+          {
+            OpBuilder::InsertionGuard g2(b);
+            b.setInsertionPointToStart(refill.thenBlock());
+            issue(rem(next, stages), next);
+          }
+          scf::YieldOp::create(b, loc, acc);
+        });
+    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, b.getI64IntegerAttr(0));
+    // Every warpgroup is done reading the ring: it holds the f32 tile now.
+    gpu::BarrierOp::create(b, loc);
+    nvgpu::WarpgroupMmaStoreOp::create(
+        b, loc, kLoop.getResult(0),
+        view(base, add(pad, mul(warpgroup, idx(64 * tileN * 4))), {64, tileN},
+             b.getF32Type()));
+    gpu::BarrierOp::create(b, loc);
+
+    // Epilogue: out += tile, consecutive threads on consecutive columns.
+    Value tile = view(base, pad, {tileM, tileN}, b.getF32Type());
+    OpOperand &out = *op.getDpsInitOperand(0);
+    scf::ForOp::create(
+        b, loc, tid, idx(tileM * tileN), idx(tiles.getThreads()), ValueRange{},
+        [&](OpBuilder &nb, Location, Value e, ValueRange) {
+          OpBuilder::InsertionGuard g(b);
+          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+          Value r = div(e, tileN), c = rem(e, tileN);
+          Value m = add(m0, r), n = add(n0, c);
+          Value inside =
+              arith::AndIOp::create(b, loc, lt(m, mSize), lt(n, nSize));
+          auto ifOp = scf::IfOp::create(b, loc, inside, false);
+          {
+            OpBuilder::InsertionGuard g2(b);
+            b.setInsertionPointToStart(ifOp.thenBlock());
+            SmallVector<Value> iv(op.getNumLoops(), idx(0));
+            delinearize(m, dims.m, iv);
+            iv[dims.n.front()] = n;
+            SmallVector<Value> at = operandIndices(out, iv);
+            Value value =
+                memref::LoadOp::create(b, loc, tile, ValueRange{r, c});
+            Value old = memref::LoadOp::create(b, loc, out.get(), at);
+            memref::StoreOp::create(b, loc,
+                                    arith::AddFOp::create(b, loc, old, value),
+                                    out.get(), at);
+          }
+          scf::YieldOp::create(b, loc);
+        });
+    gpu::TerminatorOp::create(b, loc);
+  }
+};
+
 struct GPUTileMatmulPass
     : blockc::nvptx::impl::GPUTileMatmulPassBase<GPUTileMatmulPass> {
   using Base::Base;
@@ -499,6 +726,19 @@ struct GPUTileMatmulPass
     WalkResult walk = getOperation().walk([&](linalg::LinalgOp op) {
       // Tensor cores where configured (blockc-gpu-select-tiles does on
       // sm_80 and newer), the f32 FMA kernel for f32 contractions.
+      if (auto wg = op->getAttrOfType<GPUWarpgroupTilesAttr>(
+              CodegenDialect::kGpuWarpgroupTilesAttrName)) {
+        if (!blockc::nvptx::isWarpgroupMatmulCandidate(op)) {
+          op->emitOpError()
+              << "has '" << CodegenDialect::kGpuWarpgroupTilesAttrName
+              << "' but is not a contraction of a bf16 or f16 [M..., K] "
+                 "buffer and an [N, K] buffer of that type into f32 with K "
+                 "a multiple of 8";
+          return WalkResult::interrupt();
+        }
+        candidates.push_back({op, wg});
+        return WalkResult::advance();
+      }
       if (auto mma = op->getAttrOfType<GPUMmaTilesAttr>(
               CodegenDialect::kGpuMmaTilesAttrName)) {
         if (!blockc::nvptx::getTensorCoreMatmulType(op)) {
@@ -541,7 +781,12 @@ struct GPUTileMatmulPass
         sizes.push_back(getValueOrCreateConstantIndexOp(b, loc, r.size));
       ContractionKernel base{
           {b, loc}, op, *linalg::inferContractionDims(op), sizes};
-      if (auto mma = dyn_cast<GPUMmaTilesAttr>(config)) {
+      if (auto wg = dyn_cast<GPUWarpgroupTilesAttr>(config)) {
+        WarpgroupKernel kernel{base, wg,
+                               blockc::nvptx::getTensorCoreMatmulType(op)};
+        kernel.build();
+        ++numWarpgroup;
+      } else if (auto mma = dyn_cast<GPUMmaTilesAttr>(config)) {
         TensorCoreKernel kernel{base, mma,
                                 blockc::nvptx::getTensorCoreMatmulType(op)};
         kernel.build();

@@ -12,9 +12,11 @@
 
 #include "cuda.h"
 
+#include <array>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <string>
@@ -477,4 +479,115 @@ BLOCKC_EXPORT void mgpuMemHostUnregisterMemRef(int64_t rank, void *descriptor,
 
 BLOCKC_EXPORT void mgpuSetDefaultDevice(int32_t device) {
   defaultDevice = device;
+}
+
+//===----------------------------------------------------------------------===//
+// TMA tensor maps
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Device copies of the tensor maps made so far, by the map's bytes: host
+/// code encodes its maps before every launch, and repeated launches reuse
+/// one copy of each map (kept for the process).
+std::mutex tensorMapMutex;
+std::map<std::array<cuuint64_t, CU_TENSOR_MAP_NUM_QWORDS>, CUdeviceptr>
+    tensorMapCopies;
+
+} // namespace
+
+/// nvgpu.tma.create.descriptor (the ABI of upstream MLIR's
+/// CudaRuntimeWrappers, include/blockc/Runtime/EmulatorRuntime.h): a
+/// CUtensorMap over the memref of the ranked descriptor {allocated,
+/// aligned, offset, sizes[rank], strides[rank]}, with its real strides and
+/// offset, copied to device memory (kernels take it as a pointer to a
+/// 128-byte aligned global). Returns that copy, or null after an error.
+BLOCKC_EXPORT void *mgpuTensorMapEncodeTiledMemref(
+    int64_t rank, void *rankedDescriptor, int64_t dataType, int64_t interleave,
+    int64_t swizzle, int64_t l2promo, int64_t oobFill, int64_t *boxDims) {
+  if (rank < 1 || rank > 5 || !rankedDescriptor || !boxDims) {
+    reportMessage(
+        "mgpuTensorMapEncodeTiledMemref: rank " + std::to_string(rank) +
+        (rank < 1 || rank > 5 ? " is not 1 to 5"
+                              : " with a null memref descriptor or box"));
+    return nullptr;
+  }
+  if (dataType < 0 || dataType > CU_TENSOR_MAP_DATA_TYPE_TFLOAT32_FTZ) {
+    reportMessage("mgpuTensorMapEncodeTiledMemref: data type " +
+                  std::to_string(dataType) +
+                  " is not a CUtensorMapDataType of 0 to 12");
+    return nullptr;
+  }
+  static const int64_t elementBytes[] = {1, 2, 4, 4, 8, 8, 2, 4, 8, 2, 4, 4, 4};
+  int64_t e = elementBytes[dataType];
+  // {allocated, aligned, offset, sizes[rank], strides[rank]}.
+  const auto *fields = static_cast<const int64_t *>(rankedDescriptor);
+  char *aligned = reinterpret_cast<char *>(fields[1]);
+  int64_t offset = fields[2];
+  const int64_t *sizes = fields + 3, *strides = fields + 3 + rank;
+  if (strides[rank - 1] != 1) {
+    reportMessage("mgpuTensorMapEncodeTiledMemref: the innermost stride is " +
+                  std::to_string(strides[rank - 1]) + ", not 1");
+    return nullptr;
+  }
+  // Innermost first; globalStrides has rank - 1 entries (the innermost
+  // stride is the element size), in bytes.
+  cuuint64_t globalDim[5], globalStrides[4];
+  cuuint32_t boxDim[5], elementStrides[5];
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t i = rank - 1 - d;
+    globalDim[d] = static_cast<cuuint64_t>(sizes[i]);
+    if (d > 0)
+      globalStrides[d - 1] = static_cast<cuuint64_t>(strides[i] * e);
+    boxDim[d] = static_cast<cuuint32_t>(boxDims[i]);
+    elementStrides[d] = 1;
+  }
+  if (!ensureContext())
+    return nullptr;
+  CUtensorMap map;
+  std::memset(&map, 0, sizeof(map));
+  CUresult result = cuTensorMapEncodeTiled(
+      &map, static_cast<CUtensorMapDataType>(dataType),
+      static_cast<cuuint32_t>(rank), aligned + offset * e, globalDim,
+      globalStrides, boxDim, elementStrides,
+      static_cast<CUtensorMapInterleave>(interleave),
+      static_cast<CUtensorMapSwizzle>(swizzle),
+      static_cast<CUtensorMapL2promotion>(l2promo),
+      static_cast<CUtensorMapFloatOOBfill>(oobFill));
+  if (result != CUDA_SUCCESS) {
+    // Name the arguments (innermost first), which the driver does not.
+    auto list = [](const auto *values, int64_t count) {
+      std::string text;
+      for (int64_t d = 0; d < count; ++d)
+        text += (d ? "," : "") + std::to_string(values[d]);
+      return "[" + text + "]";
+    };
+    char base[32];
+    std::snprintf(base, sizeof(base), "%p",
+                  static_cast<void *>(aligned + offset * e));
+    std::string call =
+        "cuTensorMapEncodeTiled(data type " + std::to_string(dataType) +
+        ", base " + base + ", dims " + list(globalDim, rank) +
+        ", byte strides " + list(globalStrides, rank - 1) + ", box " +
+        list(boxDim, rank) + ", interleave " + std::to_string(interleave) +
+        ", swizzle " + std::to_string(swizzle) + ", OOB fill " +
+        std::to_string(oobFill) + ")";
+    report(call.c_str(), result);
+    return nullptr;
+  }
+  std::array<cuuint64_t, CU_TENSOR_MAP_NUM_QWORDS> key;
+  std::memcpy(key.data(), map.opaque, sizeof(map.opaque));
+  std::lock_guard<std::mutex> lock(tensorMapMutex);
+  auto it = tensorMapCopies.find(key);
+  if (it != tensorMapCopies.end())
+    return reinterpret_cast<void *>(it->second);
+  CUdeviceptr copy = 0;
+  if (!CHECK(cuMemAlloc(&copy, sizeof(map))))
+    return nullptr;
+  if (!CHECK(cuMemcpyHtoD(copy, &map, sizeof(map)))) {
+    cuMemFree(copy);
+    return nullptr;
+  }
+  tensorMapCopies.emplace(key, copy);
+  return reinterpret_cast<void *>(copy);
 }

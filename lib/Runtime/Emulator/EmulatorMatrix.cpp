@@ -94,4 +94,78 @@ void ldMatrix(int tiles, bool transpose, const uint16_t *const rows[kLanes],
   }
 }
 
+int64_t swizzleOffset(int64_t offset, int width) {
+  int64_t mask = width == 128 ? 7 : width == 64 ? 3 : width == 32 ? 1 : 0;
+  return offset ^ (((offset >> 7) & mask) << 4);
+}
+
+MatrixDescriptor decodeDescriptor(uint64_t descriptor) {
+  MatrixDescriptor d;
+  d.start = static_cast<int64_t>(descriptor & 0x3FFF) << 4;
+  d.leadingOffset = static_cast<int64_t>((descriptor >> 16) & 0x3FFF) << 4;
+  d.strideOffset = static_cast<int64_t>((descriptor >> 32) & 0x3FFF) << 4;
+  d.baseOffset = static_cast<int32_t>((descriptor >> 49) & 7);
+  d.swizzleMode = static_cast<int32_t>(descriptor >> 62);
+  return d;
+}
+
+int swizzleWidth(int32_t swizzleMode) {
+  static const int widths[] = {0, 128, 64, 32};
+  return widths[swizzleMode & 3];
+}
+
+int64_t sharedMatrixOffset(const MatrixDescriptor &descriptor, int row, int k) {
+  int width = swizzleWidth(descriptor.swizzleMode);
+  int64_t group = descriptor.start + (row / 8) * descriptor.strideOffset;
+  if (width == 0)
+    return group + (k / 8) * descriptor.leadingOffset + (row % 8) * 16 +
+           2 * (k % 8);
+  return swizzleOffset(group + (row % 8) * width + 2 * k, width);
+}
+
+int64_t wgmmaThread(MmaType type, uint64_t descriptorA, uint64_t descriptorB,
+                    int n, int thread, const void *shared, int64_t sharedBytes,
+                    float *acc) {
+  MatrixDescriptor a = decodeDescriptor(descriptorA);
+  MatrixDescriptor b = decodeDescriptor(descriptorB);
+  const auto *bytes = static_cast<const unsigned char *>(shared);
+  int warp = (thread / kLanes) % 4, lane = thread % kLanes;
+  int g = lane / 4, q = lane % 4;
+  // Gather the operand rows this thread needs: A rows 16w + g (+ 8), B
+  // rows 8j + 2q (+ 1).
+  auto load = [&](const MatrixDescriptor &d, int row, float *out) -> int64_t {
+    for (int k = 0; k < 16; ++k) {
+      int64_t offset = sharedMatrixOffset(d, row, k);
+      if (offset < 0 || offset + 2 > sharedBytes)
+        return offset;
+      uint16_t bits;
+      std::memcpy(&bits, bytes + offset, sizeof(bits));
+      out[k] = widen(type, bits);
+    }
+    return -1;
+  };
+  float rowsA[2][16];
+  float rowsB[256 / 4 * 16]; // n <= 256
+  if (n < 8 || n > 256 || n % 8 != 0)
+    return 0;
+  for (int i = 0; i < 2; ++i)
+    if (int64_t bad = load(a, 16 * warp + g + 8 * i, rowsA[i]); bad >= 0)
+      return bad;
+  for (int j = 0; j < n / 8; ++j)
+    for (int i = 0; i < 2; ++i)
+      if (int64_t bad = load(b, 8 * j + 2 * q + i, &rowsB[(2 * j + i) * 16]);
+          bad >= 0)
+        return bad;
+  for (int j = 0; j < n / 8; ++j)
+    for (int e = 0; e < 4; ++e) {
+      const float *rowA = rowsA[e / 2];
+      const float *rowB = &rowsB[(2 * j + e % 2) * 16];
+      double sum = acc[4 * j + e];
+      for (int k = 0; k < 16; ++k)
+        sum += static_cast<double>(rowA[k]) * rowB[k];
+      acc[4 * j + e] = static_cast<float>(sum);
+    }
+  return -1;
+}
+
 } // namespace blockc::emu

@@ -9,13 +9,15 @@
 // threads of a block. The others run one fiber per thread: a fiber is a
 // Boost.Context fcontext on a cached mmap'ed stack with a guard page, and the
 // block's scheduler resumes every ready fiber in turn (round robin) until it
-// waits at a barrier or a shuffle, or returns. When no fiber is ready, the
-// scheduler completes the collectives whose participants have all arrived
-// and starts the next round; when none can complete, the block is stuck and
-// the error describes where its threads wait. After an error the launch is
-// abandoned: the scheduler returns without resuming the fibers, whose stacks
-// are simply reused (nothing unwinds through the kernel frames, which have
-// no unwind information when they come from the JIT).
+// waits at a barrier, a shuffle or an mbarrier, or returns. When no fiber is
+// ready, the scheduler completes the collectives whose participants have all
+// arrived, releases the mbarrier waiters whose phase completed (landing the
+// TMA loads queued on their barriers) and starts the next round; when none can
+// complete, the block is stuck and the error describes where its threads wait.
+// After an error the launch is abandoned: the scheduler returns without
+// resuming the fibers, whose stacks are simply reused (nothing unwinds through
+// the kernel frames, which have no unwind information when they come from the
+// JIT).
 //
 // Under AddressSanitizer (the process has the ASan runtime), fiber switches
 // are announced with __sanitizer_{start,finish}_switch_fiber, and stacks of
@@ -42,8 +44,10 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -82,6 +86,13 @@ constexpr int64_t kMaxStaticShared = 48 * 1024;
 constexpr int64_t kMaxPortableCluster = 8;
 constexpr int64_t kWarpSize = 32;
 constexpr size_t kAlignment = 256;
+// Shared memory is aligned to the 1024-byte repeat of the 128-byte swizzle,
+// so that swizzling offsets from its base is swizzling addresses.
+constexpr size_t kSharedAlignment = 1024;
+constexpr int64_t kWarpgroupSize = 128;
+constexpr int64_t kMaxMbarrierCount = (1 << 20) - 1;
+constexpr int64_t kMaxTxCount = (1 << 20) - 1;
+constexpr int kMaxTensorRank = 5;
 constexpr size_t kStackSize = 256 * 1024;
 constexpr const char kModulePrefix[] = "blockc-emulator:";
 
@@ -236,7 +247,7 @@ private:
 // Launch state
 //===----------------------------------------------------------------------===//
 
-enum class Status : uint8_t { Ready, AtBarrier, AtShuffle, Exited };
+enum class Status : uint8_t { Ready, AtBarrier, AtShuffle, AtMbarrier, Exited };
 
 struct Launch;
 
@@ -246,6 +257,67 @@ struct AsyncCopy {
   char *dst;
   const char *src;
   int32_t dstBytes, srcBytes;
+};
+
+/// A TMA tensor map (mgpuTensorMapEncodeTiledMemref): dimensions, byte
+/// strides and box sizes innermost first.
+struct TensorMap {
+  const char *base = nullptr;
+  int32_t rank = 0;
+  int32_t dataType = 0;
+  int32_t elementBytes = 0;
+  int32_t swizzle = 0; // CUtensorMapSwizzle: 0 none, 1 32B, 2 64B, 3 128B
+  int32_t oobFill = 0; // 0 zeros, 1 NaN
+  int64_t dims[kMaxTensorRank] = {};
+  int64_t strides[kMaxTensorRank] = {};
+  int32_t box[kMaxTensorRank] = {};
+
+  /// The swizzle pattern's width in bytes (0 without swizzle).
+  int swizzleWidth() const { return swizzle ? 16 << swizzle : 0; }
+
+  int64_t boxBytes() const {
+    int64_t bytes = elementBytes;
+    for (int d = 0; d < rank; ++d)
+      bytes *= box[d];
+    return bytes;
+  }
+
+  std::vector<int64_t> key() const {
+    std::vector<int64_t> k = {reinterpret_cast<intptr_t>(base), rank, dataType,
+                              swizzle, oobFill};
+    for (int d = 0; d < rank; ++d) {
+      k.push_back(dims[d]);
+      k.push_back(strides[d]);
+      k.push_back(box[d]);
+    }
+    return k;
+  }
+  bool operator<(const TensorMap &other) const { return key() < other.key(); }
+};
+
+/// A TMA load queued on an mbarrier until a thread waits on it.
+struct PendingTma {
+  const TensorMap *map;
+  char *dst;
+  int32_t coords[kMaxTensorRank];
+};
+
+/// The state of one mbarrier of the block (kept aside from its 8 bytes of
+/// shared memory).
+struct Mbarrier {
+  int32_t expected = 0; // arrivals per phase
+  int32_t pending = 0;  // arrivals still missing in the current phase
+  int64_t tx = 0;       // transaction bytes pending (may go negative)
+  int64_t phase = 0;    // completed phases; parity = phase & 1
+  std::vector<PendingTma> copies;
+
+  /// Completes the current phase if nothing is pending.
+  void advance() {
+    if (pending == 0 && tx == 0) {
+      ++phase;
+      pending = expected;
+    }
+  }
 };
 
 /// Shuffle modes 0-3 are gpu::ShuffleMode; the matrix collectives use the
@@ -274,6 +346,9 @@ struct ThreadState {
   // first.
   std::vector<AsyncCopy> openCopies;
   std::deque<std::vector<AsyncCopy>> copyGroups;
+  // mbarrier.try_wait.parity: the barrier's shared offset and the parity.
+  int64_t mbarrier = 0;
+  int32_t parity = 0;
 
   void resetAsyncCopies() {
     openCopies.clear();
@@ -306,6 +381,8 @@ struct Launch {
   const char *barrierSite = nullptr;
   bool barrierMixed = false;
   int64_t warpsAtShuffle = 0;
+  // The block's mbarriers by shared offset.
+  std::unordered_map<int64_t, Mbarrier> mbarriers;
 
   // The scheduler's context while a fiber runs, and its stack for ASan.
   ctx::fcontext_t scheduler = nullptr;
@@ -643,6 +720,76 @@ bool completeWarp(Launch &l, int64_t w) {
   return progress;
 }
 
+/// Copies the box of a queued TMA load into shared memory: row-major from
+/// its destination, each element at its swizzled offset, elements outside
+/// the tensor filled with zeros or NaN.
+void landTma(Launch &l, const PendingTma &copy) {
+  const TensorMap &m = *copy.map;
+  int64_t e = m.elementBytes;
+  int width = m.swizzleWidth();
+  // NVIDIA's canonical NaN of every floating-point width: 0x7F, then ones.
+  unsigned char fill[8] = {};
+  if (m.oobFill) {
+    std::memset(fill, 0xFF, sizeof(fill));
+    fill[e - 1] = 0x7F;
+  }
+  int64_t dstOffset = copy.dst - l.shared;
+  int64_t rows = 1;
+  for (int d = 1; d < m.rank; ++d)
+    rows *= m.box[d];
+  for (int64_t row = 0; row < rows; ++row) {
+    bool inside = true;
+    int64_t source = 0;
+    int64_t rest = row;
+    for (int d = 1; d < m.rank; ++d) {
+      int64_t coord = copy.coords[d] + rest % m.box[d];
+      rest /= m.box[d];
+      inside &= coord >= 0 && coord < m.dims[d];
+      source += coord * m.strides[d];
+    }
+    for (int64_t x = 0; x < m.box[0]; ++x) {
+      int64_t coord = copy.coords[0] + x;
+      int64_t offset = blockc::emu::swizzleOffset(
+          dstOffset + (row * m.box[0] + x) * e, width);
+      if (inside && coord >= 0 && coord < m.dims[0])
+        std::memcpy(l.shared + offset, m.base + source + coord * e, e);
+      else
+        std::memcpy(l.shared + offset, fill, e);
+    }
+  }
+}
+
+/// Lands the TMA loads queued on `barrier` in order, each completing its
+/// box's bytes of transactions.
+void landCopies(Launch &l, Mbarrier &barrier) {
+  std::vector<PendingTma> copies = std::move(barrier.copies);
+  barrier.copies.clear();
+  for (const PendingTma &copy : copies) {
+    landTma(l, copy);
+    barrier.tx -= copy.map->boxBytes();
+    barrier.advance();
+  }
+}
+
+/// Releases the threads waiting on an mbarrier whose phase of their parity
+/// completed (after landing the TMA loads queued on it). Returns true if it
+/// released any.
+bool completeMbarrierWaits(Launch &l) {
+  bool progress = false;
+  for (ThreadState &t : l.threads) {
+    if (t.status != Status::AtMbarrier)
+      continue;
+    Mbarrier &barrier = l.mbarriers[t.mbarrier];
+    if (!barrier.copies.empty())
+      landCopies(l, barrier);
+    if ((barrier.phase & 1) != t.parity) {
+      t.status = Status::Ready;
+      progress = true;
+    }
+  }
+  return progress;
+}
+
 /// After a round in which every fiber ran until it blocked: completes what
 /// can complete. Returns false when nothing could (or the launch failed).
 bool completeCollectives(Launch &l) {
@@ -658,6 +805,7 @@ bool completeCollectives(Launch &l) {
     for (size_t w = 0; w < l.warps.size() && !l.failed; ++w)
       if (l.warps[w].waiting > 0)
         progress |= completeWarp(l, w);
+  progress |= completeMbarrierWaits(l);
   if (progress) {
     // Released threads no longer count at the barrier.
     l.atBarrier = 0;
@@ -689,6 +837,29 @@ void reportStuck(Launch &l) {
                   exited ? "divergent shuffle" : "deadlock", l.block().c_str(),
                   static_cast<long long>(w),
                   describeWaits(l, begin, end).c_str()));
+    return;
+  }
+  // Threads waiting on an mbarrier phase that cannot complete: a deadlock,
+  // with the state of each barrier they wait on.
+  std::vector<int64_t> barriers;
+  for (const ThreadState &t : l.threads)
+    if (t.status == Status::AtMbarrier &&
+        std::find(barriers.begin(), barriers.end(), t.mbarrier) ==
+            barriers.end())
+      barriers.push_back(t.mbarrier);
+  if (!barriers.empty()) {
+    std::string states;
+    for (int64_t offset : barriers) {
+      const Mbarrier &b = l.mbarriers[offset];
+      states += format("; the mbarrier at shared offset %lld is in phase %lld "
+                       "with %d of %d arrivals and %lld transaction bytes "
+                       "pending",
+                       static_cast<long long>(offset),
+                       static_cast<long long>(b.phase), b.pending, b.expected,
+                       static_cast<long long>(b.tx));
+    }
+    l.fail(format("deadlock in block %s: %s%s", l.block().c_str(),
+                  describeWaits(l, 0, l.threadCount).c_str(), states.c_str()));
     return;
   }
   l.fail(format("%s in block %s: %s",
@@ -724,6 +895,7 @@ void runBlockOnFibers(Launch &l, StackPool &stacks) {
   l.barrierSite = nullptr;
   l.barrierMixed = false;
   l.warpsAtShuffle = 0;
+  l.mbarriers.clear();
 
   for (;;) {
     for (size_t i = 0; i < l.threads.size(); ++i) {
@@ -900,11 +1072,12 @@ void launchKernel(void *function, const int64_t grid[3], const int64_t block[3],
   if (l.fibers && !res.stacks.reserve(l.threadCount, l.kernel))
     return;
   size_t sharedSize =
-      (std::max<size_t>(l.sharedBytes, 1) + kAlignment - 1) & ~(kAlignment - 1);
+      (std::max<size_t>(l.sharedBytes, 1) + kSharedAlignment - 1) &
+      ~(kSharedAlignment - 1);
   if (sharedSize > res.sharedCapacity) {
     std::free(res.shared);
     res.shared =
-        static_cast<char *>(std::aligned_alloc(kAlignment, sharedSize));
+        static_cast<char *>(std::aligned_alloc(kSharedAlignment, sharedSize));
     res.sharedCapacity = res.shared ? sharedSize : 0;
     if (!res.shared) {
       recordError(format("kernel '%s': cannot allocate %zu bytes of shared "
@@ -1266,6 +1439,407 @@ BLOCKC_EXPORT void blockcEmuCpAsyncWait(BlockcEmuThread *thread,
     }
     t->copyGroups.pop_front();
   }
+}
+
+//===----------------------------------------------------------------------===//
+// Hopper: mbarriers, TMA, wgmma
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The tensor maps that mgpuTensorMapEncodeTiledMemref made, interned:
+/// equal maps share one entry, kept for the process.
+struct TensorMaps {
+  std::mutex mutex;
+  std::set<TensorMap> maps;
+  std::unordered_set<const void *> valid;
+};
+
+TensorMaps &tensorMaps() {
+  static TensorMaps *maps = new TensorMaps;
+  return *maps;
+}
+
+/// "thread (x,y,z) of block (x,y,z)": how the Hopper errors start.
+std::string threadInBlock(const ThreadState &t) {
+  return format("thread %s of block %s", dims(t.thread.threadId).c_str(),
+                t.launch->block().c_str());
+}
+
+/// Fails the launch unless the kernel runs on fibers (was registered with
+/// BLOCKC_EMU_SYNCHRONIZES).
+bool needsFibers(ThreadState &t, const char *what, const char *site) {
+  if (t.launch->fibers)
+    return true;
+  failInKernel(t, format("reaches %s at %s but was registered without "
+                         "BLOCKC_EMU_SYNCHRONIZES",
+                         what, siteName(site)));
+  return false;
+}
+
+/// The shared offset of the mbarrier at `address`, or -1 after failing the
+/// launch (outside shared memory or misaligned).
+int64_t mbarrierOffset(ThreadState &t, const void *address, const char *what,
+                       const char *site) {
+  Launch &l = *t.launch;
+  const char *p = static_cast<const char *>(address);
+  if (p < l.shared || p + 8 > l.shared + l.sharedBytes) {
+    failInKernel(t, format("%s: %s at %s uses an mbarrier outside the block's "
+                           "%lld bytes of shared memory",
+                           threadInBlock(t).c_str(), what, siteName(site),
+                           static_cast<long long>(l.sharedBytes)));
+    return -1;
+  }
+  int64_t offset = p - l.shared;
+  if (offset % 8 != 0) {
+    failInKernel(t, format("%s: %s at %s uses an mbarrier at shared offset "
+                           "%lld, not 8-byte aligned",
+                           threadInBlock(t).c_str(), what, siteName(site),
+                           static_cast<long long>(offset)));
+    return -1;
+  }
+  return offset;
+}
+
+/// The initialised mbarrier at `address`, or null after failing the launch.
+Mbarrier *findMbarrier(ThreadState &t, const void *address, const char *what,
+                       const char *site, int64_t *offsetOut = nullptr) {
+  int64_t offset = mbarrierOffset(t, address, what, site);
+  if (offset < 0)
+    return nullptr;
+  Launch &l = *t.launch;
+  auto it = l.mbarriers.find(offset);
+  if (it == l.mbarriers.end()) {
+    failInKernel(t, format("%s: %s at %s uses the mbarrier at shared offset "
+                           "%lld before its init",
+                           threadInBlock(t).c_str(), what, siteName(site),
+                           static_cast<long long>(offset)));
+    return nullptr;
+  }
+  if (offsetOut)
+    *offsetOut = offset;
+  return &it->second;
+}
+
+const char *swizzleName(int32_t swizzle) {
+  static const char *names[] = {"no swizzle", "32B swizzle", "64B swizzle",
+                                "128B swizzle"};
+  return swizzle >= 0 && swizzle < 4 ? names[swizzle] : "?";
+}
+
+/// Bytes per element of a CUtensorMapDataType (0 if it is not one of
+/// 0-12).
+int32_t tensorElementBytes(int64_t dataType) {
+  static const int32_t bytes[] = {1, 2, 4, 4, 8, 8, 2, 4, 8, 2, 4, 4, 4};
+  return dataType >= 0 && dataType < 13 ? bytes[dataType] : 0;
+}
+
+/// Checks and builds a tensor map; returns the problem, or an empty string.
+std::string encodeTensorMap(int64_t rank, void *rankedDescriptor,
+                            int64_t dataType, int64_t interleave,
+                            int64_t swizzle, int64_t oobFill,
+                            const int64_t *boxDims, TensorMap &m) {
+  if (rank < 1 || rank > kMaxTensorRank)
+    return format("rank %lld is not 1 to %d", static_cast<long long>(rank),
+                  kMaxTensorRank);
+  if (!rankedDescriptor || !boxDims)
+    return "a null memref descriptor or box";
+  int32_t e = tensorElementBytes(dataType);
+  if (!e)
+    return format("data type %lld is not a CUtensorMapDataType of 0 to 12",
+                  static_cast<long long>(dataType));
+  if (interleave != 0)
+    return format("interleave %lld is not modelled (only 0, "
+                  "CU_TENSOR_MAP_INTERLEAVE_NONE)",
+                  static_cast<long long>(interleave));
+  if (swizzle < 0 || swizzle > 3)
+    return format("swizzle %lld is not 0 to 3 (none, 32B, 64B, 128B)",
+                  static_cast<long long>(swizzle));
+  if (oobFill != 0 && oobFill != 1)
+    return format("OOB fill %lld is not 0 (zeros) or 1 (NaN)",
+                  static_cast<long long>(oobFill));
+  if (oobFill == 1 && dataType < 6)
+    return format("NaN OOB fill needs a floating-point data type, not %lld",
+                  static_cast<long long>(dataType));
+  // {allocated, aligned, offset, sizes[rank], strides[rank]}.
+  const auto *fields = static_cast<const int64_t *>(rankedDescriptor);
+  const char *aligned = reinterpret_cast<const char *>(fields[1]);
+  int64_t offset = fields[2];
+  const int64_t *sizes = fields + 3, *strides = fields + 3 + rank;
+  m.base = aligned + offset * e;
+  m.rank = static_cast<int32_t>(rank);
+  m.dataType = static_cast<int32_t>(dataType);
+  m.elementBytes = e;
+  m.swizzle = static_cast<int32_t>(swizzle);
+  m.oobFill = static_cast<int32_t>(oobFill);
+  if (strides[rank - 1] != 1)
+    return format("the innermost stride is %lld, not 1",
+                  static_cast<long long>(strides[rank - 1]));
+  if (reinterpret_cast<uintptr_t>(m.base) % 16 != 0)
+    return format("the base address %p (aligned pointer %p plus %lld "
+                  "elements) is not 16-byte aligned",
+                  static_cast<const void *>(m.base),
+                  static_cast<const void *>(aligned),
+                  static_cast<long long>(offset));
+  // Dimension d of the map is dimension rank - 1 - d of the memref.
+  for (int64_t i = 0; i < rank; ++i) {
+    int64_t d = rank - 1 - i;
+    if (sizes[i] < 1 || sizes[i] > (int64_t(1) << 32))
+      return format("size %lld of dimension %lld is not 1 to 2^32",
+                    static_cast<long long>(sizes[i]),
+                    static_cast<long long>(i));
+    if (d > 0 && (strides[i] < 1 || strides[i] * e % 16 != 0 ||
+                  strides[i] * e >= (int64_t(1) << 40)))
+      return format("stride %lld of dimension %lld is %lld bytes, not a "
+                    "positive multiple of 16 below 2^40",
+                    static_cast<long long>(strides[i]),
+                    static_cast<long long>(i),
+                    static_cast<long long>(strides[i] * e));
+    if (boxDims[i] < 1 || boxDims[i] > 256)
+      return format("box size %lld of dimension %lld is not 1 to 256",
+                    static_cast<long long>(boxDims[i]),
+                    static_cast<long long>(i));
+    m.dims[d] = sizes[i];
+    m.strides[d] = strides[i] * e;
+    m.box[d] = static_cast<int32_t>(boxDims[i]);
+  }
+  int64_t rowBytes = m.box[0] * e;
+  if (rowBytes % 16 != 0)
+    return format("the innermost box dimension is %lld bytes, not a multiple "
+                  "of 16",
+                  static_cast<long long>(rowBytes));
+  if (m.swizzle && rowBytes > m.swizzleWidth())
+    return format("the innermost box dimension is %lld bytes, more than the "
+                  "%d bytes of its %s",
+                  static_cast<long long>(rowBytes), m.swizzleWidth(),
+                  swizzleName(m.swizzle));
+  return {};
+}
+
+} // namespace
+
+BLOCKC_EXPORT void blockcEmuMbarrierInit(BlockcEmuThread *thread, void *barrier,
+                                         int32_t count, const char *site) {
+  ThreadState *t = threadState(thread, "blockcEmuMbarrierInit", site);
+  if (!t || !needsFibers(*t, "mbarrier.init", site))
+    return;
+  int64_t offset = mbarrierOffset(*t, barrier, "mbarrier.init", site);
+  if (offset < 0)
+    return;
+  if (count < 1 || count > kMaxMbarrierCount) {
+    failInKernel(*t, format("%s: mbarrier.init at %s has count %d (1 to %lld)",
+                            threadInBlock(*t).c_str(), siteName(site), count,
+                            static_cast<long long>(kMaxMbarrierCount)));
+    return;
+  }
+  Mbarrier &b = t->launch->mbarriers[offset];
+  if (!b.copies.empty()) {
+    failInKernel(*t, format("%s: mbarrier.init at %s initialises the mbarrier "
+                            "at shared offset %lld while %zu TMA loads are "
+                            "queued on it",
+                            threadInBlock(*t).c_str(), siteName(site),
+                            static_cast<long long>(offset), b.copies.size()));
+    return;
+  }
+  b = Mbarrier();
+  b.expected = b.pending = count;
+}
+
+BLOCKC_EXPORT void blockcEmuMbarrierArrive(BlockcEmuThread *thread,
+                                           void *barrier, int32_t txBytes,
+                                           const char *site) {
+  ThreadState *t = threadState(thread, "blockcEmuMbarrierArrive", site);
+  const char *what = "mbarrier.arrive";
+  if (!t || !needsFibers(*t, what, site))
+    return;
+  int64_t offset;
+  Mbarrier *b = findMbarrier(*t, barrier, what, site, &offset);
+  if (!b)
+    return;
+  if (txBytes < 0 || b->tx + txBytes > kMaxTxCount) {
+    failInKernel(*t, format("%s: %s at %s expects %d transaction bytes on the "
+                            "mbarrier at shared offset %lld (%lld pending; "
+                            "the count must stay within 0 to %lld)",
+                            threadInBlock(*t).c_str(), what, siteName(site),
+                            txBytes, static_cast<long long>(offset),
+                            static_cast<long long>(b->tx),
+                            static_cast<long long>(kMaxTxCount)));
+    return;
+  }
+  if (b->pending == 0) {
+    failInKernel(*t, format("%s: %s at %s arrives at the mbarrier at shared "
+                            "offset %lld in phase %lld, whose %d expected "
+                            "arrivals all arrived (%lld transaction bytes "
+                            "pending)",
+                            threadInBlock(*t).c_str(), what, siteName(site),
+                            static_cast<long long>(offset),
+                            static_cast<long long>(b->phase), b->expected,
+                            static_cast<long long>(b->tx)));
+    return;
+  }
+  b->tx += txBytes;
+  --b->pending;
+  b->advance();
+}
+
+BLOCKC_EXPORT void blockcEmuMbarrierTryWaitParity(BlockcEmuThread *thread,
+                                                  void *barrier, int32_t parity,
+                                                  const char *site) {
+  ThreadState *t = threadState(thread, "blockcEmuMbarrierTryWaitParity", site);
+  const char *what = "mbarrier.try_wait.parity";
+  if (!t || !needsFibers(*t, what, site))
+    return;
+  int64_t offset;
+  Mbarrier *b = findMbarrier(*t, barrier, what, site, &offset);
+  if (!b)
+    return;
+  if (parity != 0 && parity != 1) {
+    failInKernel(*t, format("%s: %s at %s has parity %d (0 or 1)",
+                            threadInBlock(*t).c_str(), what, siteName(site),
+                            parity));
+    return;
+  }
+  // The TMA loads queued on the barrier land now.
+  if (!b->copies.empty())
+    landCopies(*t->launch, *b);
+  if ((b->phase & 1) != parity)
+    return; // the phase of this parity completed
+  t->status = Status::AtMbarrier;
+  t->site = site;
+  t->mbarrier = offset;
+  t->parity = parity;
+  yieldToScheduler(*t); // resumed when the phase completed
+}
+
+BLOCKC_EXPORT void blockcEmuTmaLoad(BlockcEmuThread *thread, void *dst,
+                                    const void *tensorMap, int32_t rank,
+                                    const int32_t *coords, void *barrier,
+                                    const char *site) {
+  ThreadState *t = threadState(thread, "blockcEmuTmaLoad", site);
+  const char *what = "the TMA load";
+  if (!t || !needsFibers(*t, what, site))
+    return;
+  Launch &l = *t->launch;
+  const TensorMap *m = nullptr;
+  {
+    TensorMaps &maps = tensorMaps();
+    std::lock_guard<std::mutex> lock(maps.mutex);
+    if (maps.valid.count(tensorMap))
+      m = static_cast<const TensorMap *>(tensorMap);
+  }
+  const char *d = static_cast<const char *>(dst);
+  std::string problem;
+  if (!m) {
+    problem = "has a tensor map that mgpuTensorMapEncodeTiledMemref did not "
+              "make";
+  } else if (rank != m->rank || !coords) {
+    problem =
+        format("gives %d coordinates for a rank-%d tensor map", rank, m->rank);
+  } else if (d < l.shared || d >= l.shared + l.sharedBytes) {
+    problem = format("writes outside the block's %lld bytes of shared memory",
+                     static_cast<long long>(l.sharedBytes));
+  } else {
+    int64_t offset = d - l.shared;
+    int width = m->swizzleWidth();
+    // The swizzle's repeat: 8 rows of its width (128 bytes without).
+    int64_t alignment = width ? 8 * width : 128;
+    // Swizzled chunks stay within their `width`-byte segment.
+    int64_t granule = width ? width : 16;
+    int64_t span = (m->boxBytes() + granule - 1) / granule * granule;
+    if (offset % alignment != 0)
+      problem =
+          format("writes to shared offset %lld, not aligned to the %lld "
+                 "bytes that its %s needs",
+                 static_cast<long long>(offset),
+                 static_cast<long long>(alignment), swizzleName(m->swizzle));
+    else if (offset + span > l.sharedBytes)
+      problem =
+          format("writes a box of %lld bytes at shared offset %lld, "
+                 "past the end of the block's %lld bytes of shared "
+                 "memory",
+                 static_cast<long long>(span), static_cast<long long>(offset),
+                 static_cast<long long>(l.sharedBytes));
+  }
+  if (!problem.empty()) {
+    failInKernel(*t, format("%s: %s at %s %s", threadInBlock(*t).c_str(), what,
+                            siteName(site), problem.c_str()));
+    return;
+  }
+  Mbarrier *b = findMbarrier(*t, barrier, what, site);
+  if (!b)
+    return;
+  PendingTma copy = {m, static_cast<char *>(dst), {}};
+  std::copy(coords, coords + rank, copy.coords);
+  b->copies.push_back(copy);
+}
+
+BLOCKC_EXPORT void blockcEmuWgmma(BlockcEmuThread *thread, int32_t type,
+                                  uint64_t descA, uint64_t descB, int32_t n,
+                                  int32_t transposeA, int32_t transposeB,
+                                  float *acc, const char *site) {
+  ThreadState *t = threadState(thread, "blockcEmuWgmma", site);
+  if (!t || !needsFibers(*t, "wgmma", site))
+    return;
+  Launch &l = *t->launch;
+  std::string problem;
+  blockc::emu::MatrixDescriptor a = blockc::emu::decodeDescriptor(descA);
+  blockc::emu::MatrixDescriptor b = blockc::emu::decodeDescriptor(descB);
+  if (type != 0 && type != 1)
+    problem = format("has multiplicand type %d (0 bf16, 1 f16)", type);
+  else if (n < 8 || n > 256 || n % 8 != 0)
+    problem = format("has n = %d (8 to 256, a multiple of 8)", n);
+  else if (transposeA || transposeB)
+    problem = format("has transpose flags A %d, B %d: transposed "
+                     "(MN-major) operands are not modelled",
+                     transposeA, transposeB);
+  else if (a.baseOffset || b.baseOffset)
+    problem = format("has descriptor base offsets A %d, B %d: only 0 is "
+                     "modelled",
+                     a.baseOffset, b.baseOffset);
+  else if (l.threadCount % kWarpgroupSize != 0)
+    problem = format("needs whole warpgroups; the block has %lld threads, not "
+                     "a multiple of 128",
+                     static_cast<long long>(l.threadCount));
+  if (problem.empty()) {
+    int32_t linear = static_cast<int32_t>(t - l.threads.data());
+    int64_t bad = blockc::emu::wgmmaThread(
+        static_cast<blockc::emu::MmaType>(type), descA, descB, n,
+        linear % kWarpgroupSize, l.shared, l.sharedBytes, acc);
+    if (bad >= 0)
+      problem = format(
+          "reads shared offset %lld, outside the block's %lld bytes of shared "
+          "memory (A: start %lld, SBO %lld, LBO %lld, mode %d; B: start %lld, "
+          "SBO %lld, LBO %lld, mode %d)",
+          static_cast<long long>(bad), static_cast<long long>(l.sharedBytes),
+          static_cast<long long>(a.start),
+          static_cast<long long>(a.strideOffset),
+          static_cast<long long>(a.leadingOffset), a.swizzleMode,
+          static_cast<long long>(b.start),
+          static_cast<long long>(b.strideOffset),
+          static_cast<long long>(b.leadingOffset), b.swizzleMode);
+  }
+  if (!problem.empty())
+    failInKernel(*t, format("%s: wgmma.m64n%dk16 at %s %s",
+                            threadInBlock(*t).c_str(), n, siteName(site),
+                            problem.c_str()));
+}
+
+BLOCKC_EXPORT void *mgpuTensorMapEncodeTiledMemref(
+    int64_t rank, void *rankedDescriptor, int64_t dataType, int64_t interleave,
+    int64_t swizzle, int64_t /*l2promo*/, int64_t oobFill, int64_t *boxDims) {
+  TensorMap m;
+  std::string problem =
+      encodeTensorMap(rank, rankedDescriptor, dataType, interleave, swizzle,
+                      oobFill, boxDims, m);
+  if (!problem.empty()) {
+    recordError("mgpuTensorMapEncodeTiledMemref: " + problem);
+    return nullptr;
+  }
+  TensorMaps &maps = tensorMaps();
+  std::lock_guard<std::mutex> lock(maps.mutex);
+  const TensorMap *interned = &*maps.maps.insert(m).first;
+  maps.valid.insert(interned);
+  return const_cast<TensorMap *>(interned);
 }
 
 BLOCKC_EXPORT void blockcEmuOutOfBounds(BlockcEmuThread *thread,

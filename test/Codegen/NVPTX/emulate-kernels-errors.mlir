@@ -162,8 +162,52 @@ module attributes {gpu.container_module} {
 module attributes {gpu.container_module} {
   gpu.module @m {
     gpu.func @k() kernel {
-      // expected-error @+1 {{the GPU emulator does not model 'nvgpu.mbarrier.create' (kernel 'k')}}
       %b = nvgpu.mbarrier.create -> !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>
+      %c0 = arith.constant 0 : index
+      // expected-error @+1 {{the GPU emulator does not model 'nvgpu.mbarrier.arrive' (kernel 'k')}}
+      %t = nvgpu.mbarrier.arrive %b[%c0] : !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>> -> !nvgpu.mbarrier.token
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @m {
+    gpu.func @k() kernel {
+      // expected-error @+1 {{the GPU emulator models mbarriers in workgroup (shared) memory only (kernel 'k')}}
+      %b = nvgpu.mbarrier.create -> !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<global>>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+!map = !nvgpu.tensormap.descriptor<tensor = memref<64x64xbf16, 3>, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>
+!bars = !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>
+module attributes {gpu.container_module} {
+  gpu.module @m {
+    gpu.func @k(%p: !llvm.ptr) workgroup(%s : memref<64x64xbf16, #gpu.address_space<workgroup>>) kernel {
+      %map = builtin.unrealized_conversion_cast %p : !llvm.ptr to !map
+      %b = nvgpu.mbarrier.create -> !bars
+      %c0 = arith.constant 0 : index
+      %mask = arith.constant 3 : i16
+      // expected-error @+1 {{the GPU emulator does not model TMA multicast (clusters) (kernel 'k')}}
+      nvgpu.tma.async.load %map[%c0, %c0], %b[%c0] to %s multicast_mask = %mask : !map, !bars -> memref<64x64xbf16, #gpu.address_space<workgroup>>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @m {
+    gpu.func @k() kernel {
+      // expected-error @+1 {{the GPU emulator models warpgroup accumulators of 64 x N f32 only (one m64 wgmma per warpgroup) (kernel 'k')}}
+      %acc = nvgpu.warpgroup.mma.init.accumulator -> !nvgpu.warpgroup.accumulator<fragmented = vector<128x128xf32>>
       gpu.return
     }
   }

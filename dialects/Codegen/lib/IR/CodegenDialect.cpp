@@ -163,6 +163,8 @@ LogicalResult CodegenDialect::verifyOperationAttribute(Operation *op,
     return expect(isa<GPUMatmulTilesAttr>(value), "gpu_matmul_tiles");
   if (name == kGpuMmaTilesAttrName)
     return expect(isa<GPUMmaTilesAttr>(value), "gpu_mma_tiles");
+  if (name == kGpuWarpgroupTilesAttrName)
+    return expect(isa<GPUWarpgroupTilesAttr>(value), "gpu_warpgroup_tiles");
   if (name == kGpuMapAttrName)
     return expect(isa<GPUMapAttr>(value), "gpu_map");
   if (name == kGpuAttentionAttrName)

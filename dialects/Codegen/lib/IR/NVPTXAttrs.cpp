@@ -1,9 +1,9 @@
 //===- NVPTXAttrs.cpp - blockc_codegen NVPTX attribute verifiers ----------===//
 //
 // Verifies the NVPTX kernel configurations (GPUMatmulTilesAttr,
-// GPUMmaTilesAttr, GPUMapAttr, GPUAttentionAttr) against what the kernels
-// need and what every CUDA chip allows: 1024 threads and 48 KiB of static
-// shared memory per block.
+// GPUMmaTilesAttr, GPUWarpgroupTilesAttr, GPUMapAttr, GPUAttentionAttr) against
+// what the kernels need and what every CUDA chip allows: 1024 threads and 48
+// KiB of static shared memory per block.
 //
 //===----------------------------------------------------------------------===//
 
@@ -118,6 +118,36 @@ GPUMmaTilesAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        << kMaxOptInSharedBytes
                        << " bytes of shared memory a block may have on any "
                           "chip";
+  return success();
+}
+
+LogicalResult
+GPUWarpgroupTilesAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                              int64_t tileM, int64_t tileN, int64_t stages) {
+  if (failed(verifyPositive(
+          emitError,
+          {{"tile_m", tileM}, {"tile_n", tileN}, {"stages", stages}})))
+    return failure();
+  // One warpgroup per m64 accumulator, at most 4 (512 threads).
+  if (tileM % 64 != 0 || tileM > 256)
+    return emitError() << "tile_m must be a multiple of 64 up to 256, got "
+                       << tileM;
+  // wgmma's n and a TMA box dimension.
+  if (tileN % 8 != 0 || tileN > 256)
+    return emitError() << "tile_n must be a multiple of 8 up to 256, got "
+                       << tileN;
+  if (stages < 2)
+    return emitError() << "stages must be >= 2, got " << stages;
+  int64_t ring = stages * (tileM + tileN) * 128;
+  if (ring + 1024 > kMaxOptInSharedBytes)
+    return emitError() << "the " << stages << " stages take " << ring + 1024
+                       << " bytes of shared memory (with 1024 of alignment), "
+                          "more than the "
+                       << kMaxOptInSharedBytes << " bytes of sm_90";
+  if (tileM * tileN * 4 > ring)
+    return emitError() << "the f32 output tile (" << tileM * tileN * 4
+                       << " bytes) does not fit in the " << ring
+                       << " bytes of the ring";
   return success();
 }
 

@@ -130,7 +130,14 @@ def GPUSelectTilesPass
       with a 16-bit weight (which `blockc-gpu-narrow-mma-operands` then
       narrows): 128 x 128 tiles on 2 x 2 warps, k steps of 32 (16 when 32
       does not divide K) in 4 stages (80 KiB / 48 KiB of dynamic shared
-      memory).
+      memory);
+    * on `sm_90a` (wgmma and TMA are arch-specific features of Hopper), on
+      buffers, also `blockc_codegen.gpu_warpgroup_tiles =
+      #blockc_codegen.gpu_warpgroup_tiles<tile_m = 128, tile_n = 128,
+      stages = 4>` on each tensor-core contraction that the warpgroup
+      kernel takes (no batch dimension, a 2-D weight, K a multiple of 8;
+      `isWarpgroupMatmulCandidate`): two warpgroups, a 4-stage TMA ring of
+      128 KiB.
 
     The attention ops exist before bufferization and the contractions on
     buffers only after it, so the NVPTX pipeline runs this pass before
@@ -231,6 +238,32 @@ def GPULowerMmaToNVVMPass
   let dependentDialects = ["::mlir::NVVM::NVVMDialect",
                            "::mlir::LLVM::LLVMDialect",
                            "::mlir::vector::VectorDialect"];
+}
+
+def GPULowerTensorMapArgsPass
+    : Pass<"blockc-gpu-lower-tensor-map-args", "::mlir::ModuleOp"> {
+  let summary = "Pass TMA tensor maps to kernels as pointers";
+  let description = [{
+    `nvgpu.tma.create.descriptor` makes a TMA tensor map on the host (a
+    pointer to it, `mgpuTensorMapEncodeTiledMemref`) that kernels read as an
+    `!nvgpu.tensormap.descriptor` argument. Upstream's `convert-gpu-to-nvvm`
+    and `gpu-to-llvm` have no conversion for that type in a kernel's
+    signature or a `gpu.launch_func` operand. After outlining, this pass
+    gives every such kernel argument the type `!llvm.ptr` (the body reads it
+    back through `builtin.unrealized_conversion_cast`) and casts the
+    matching launch operands to `!llvm.ptr`; `convert-nvgpu-to-nvvm` turns
+    the maps into pointers on both sides and `reconcile-unrealized-casts`
+    removes the casts. Both NVPTX stage-3 pipelines (PTX and the emulator)
+    run it.
+
+    ```mlir
+    gpu.func @k(%map: !nvgpu.tensormap.descriptor<...>) kernel    // before
+    gpu.func @k(%p: !llvm.ptr) kernel {                           // after
+      %map = builtin.unrealized_conversion_cast %p : !llvm.ptr to
+          !nvgpu.tensormap.descriptor<...>
+    ```
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
 def GPULowerWorkgroupBarriersPass
@@ -356,11 +389,45 @@ def GPUTileMatmulPass
 
     A configured op that is not such a contraction, or whose K `tile_k`
     does not divide, is an error.
+
+    **Warpgroup MMA (sm_90a).** A tensor-core contraction that also carries
+    `blockc_codegen.gpu_warpgroup_tiles = #blockc_codegen.gpu_warpgroup_tiles<
+    tile_m, tile_n, stages>` becomes the Hopper kernel
+    (`#blockc_codegen.kernel<warpgroup_matmul>`) instead:
+
+    * on the host, the M input collapsed to `[M, K]` and the `[N, K]` weight
+      get TMA tensor maps (`nvgpu.tma.create.descriptor`, boxes of
+      `tile_m x 64` and `tile_n x 64`, 128-byte swizzle, zero fill);
+    * grid `(ceil(N / tile_n), ceil(M / tile_m))`, blocks of `tile_m / 64`
+      warpgroups; one mbarrier per stage (`nvgpu.mbarrier.create`); thread
+      0 initialises them and issues, per reduction step of 64, an
+      `nvgpu.mbarrier.arrive.expect_tx` of the stage's bytes and the two
+      `nvgpu.tma.async.load`s; the ring (dynamic shared memory, aligned to
+      1024 bytes at run time for the swizzle) keeps `stages - 1` steps in
+      flight;
+    * step `kt` waits on its stage's mbarrier (`nvgpu.mbarrier.try_wait.
+      parity`, parity `(kt / stages) % 2`), issues four
+      `nvgpu.warpgroup.mma` (m64 n`tile_n` k16, both operands K-major
+      through `nvgpu.warpgroup.generate.descriptor`, 32 bytes further along
+      the swizzled rows for each k16; each waits for all but the newest
+      group), synchronises the block (every warpgroup is then done with
+      step `kt - 1`) and thread 0 refills the stage of step `kt - 1` with
+      step `kt + stages - 1`;
+    * after `nvvm.wgmma.wait.group.sync.aligned 0` and a barrier, each
+      warpgroup stores its accumulator into shared memory
+      (`nvgpu.warpgroup.mma.store`) and the block adds the tile to the
+      output under bounds checks, consecutive threads on consecutive
+      columns.
+
+    A warpgroup-configured op that `isWarpgroupMatmulCandidate` rejects is
+    an error.
   }];
   let statistics = [
     Statistic<"numTiled", "num-tiled", "Contractions turned into tiled kernels">,
     Statistic<"numTensorCore", "num-tensor-core",
-              "Contractions turned into tensor-core kernels">
+              "Contractions turned into tensor-core kernels">,
+    Statistic<"numWarpgroup", "num-warpgroup",
+              "Contractions turned into warpgroup-MMA kernels">
   ];
   let dependentDialects = ["::blockc::codegen::CodegenDialect",
                            "::mlir::gpu::GPUDialect",
@@ -368,6 +435,7 @@ def GPUTileMatmulPass
                            "::mlir::math::MathDialect",
                            "::mlir::memref::MemRefDialect",
                            "::mlir::nvgpu::NVGPUDialect",
+                           "::mlir::NVVM::NVVMDialect",
                            "::mlir::vector::VectorDialect"];
 }
 

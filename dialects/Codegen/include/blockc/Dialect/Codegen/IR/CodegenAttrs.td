@@ -59,7 +59,9 @@ def Codegen_KernelKind : I32EnumAttr<"KernelKind",
     // NVPTX: the tensor-core matmul of blockc-gpu-tile-matmul.
     I32EnumAttrCase<"tensor_core_matmul", 6>,
     // NVPTX: the tensor-core attention of blockc-gpu-lower-sdpa.
-    I32EnumAttrCase<"mma_attention", 7>
+    I32EnumAttrCase<"mma_attention", 7>,
+    // NVPTX: the warpgroup-MMA (sm_90a) matmul of blockc-gpu-tile-matmul.
+    I32EnumAttrCase<"warpgroup_matmul", 8>
   ]> {
   let cppNamespace = "::blockc::codegen";
   let genSpecializedAttr = 0;
@@ -80,10 +82,10 @@ def Codegen_KernelKindAttr
       `blockc-cpu-lower-norms`;
     * `quantized_linear`: the projection kernel on quantised weights of
       `blockc-cpu-lower-quantized-linear` (no fusion rewrites it);
-    * `tiled_matmul`, `tensor_core_matmul`, `fused_attention`,
-      `mma_attention`: the `gpu.launch` of `blockc-gpu-tile-matmul` (f32
-      FMA and tensor-core kernels) and `blockc-gpu-lower-sdpa` (f32 and
-      tensor-core kernels).
+    * `tiled_matmul`, `tensor_core_matmul`, `warpgroup_matmul`,
+      `fused_attention`, `mma_attention`: the `gpu.launch` of
+      `blockc-gpu-tile-matmul` (f32 FMA, `mma.sync` and warpgroup-MMA
+      kernels) and `blockc-gpu-lower-sdpa` (f32 and tensor-core kernels).
 
     ```mlir
     scf.forall ... {blockc_codegen.kernel = #blockc_codegen.kernel<linear>}
@@ -463,6 +465,67 @@ def Codegen_GPUAttentionAttr : Codegen_Attr<"GPUAttention", "gpu_attention"> {
   let parameters = (ins "int64_t":$rows_per_warp, "int64_t":$warps);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
+}
+
+def Codegen_GPUWarpgroupTilesAttr
+    : Codegen_Attr<"GPUWarpgroupTiles", "gpu_warpgroup_tiles"> {
+  let summary = "The tiles of one warpgroup-MMA (sm_90a) GPU contraction";
+  let description = [{
+    Attached to a linalg contraction of two 16-bit (bf16 or f16) operands
+    into f32 as `blockc_codegen.gpu_warpgroup_tiles` by
+    `blockc-gpu-select-tiles` on sm_90a (Hopper with its arch-specific
+    features), or by hand; `blockc-gpu-tile-matmul` then builds the Hopper
+    kernel instead of the `mma.sync` one:
+
+    * a thread block of `tile_m / 64` warpgroups (128 threads each)
+      computes a `tile_m` x `tile_n` output tile; warpgroup w owns rows
+      [64 w, 64 w + 64) as one `nvgpu.warpgroup.mma` accumulator
+      (m64 n`tile_n`, `tile_n / 2` f32 registers per thread);
+    * the reduction advances 64 elements (128 bytes of a 16-bit row, the
+      width of the 128-byte swizzle) at a time through a ring of `stages`
+      shared-memory buffers, each filled by two TMA loads
+      (`nvgpu.tma.async.load`, a `tile_m x 64` box of A and a
+      `tile_n x 64` box of B, 128-byte swizzled, zero-filled past the
+      tensor's edges) that complete on the stage's mbarrier; `stages - 1`
+      steps are in flight while one is consumed by four m64n`tile_n`k16
+      warpgroup MMAs reading both operands through shared-memory matrix
+      descriptors;
+    * the epilogue stores the accumulators to shared memory (reusing the
+      ring) and adds the tile to the output with coalesced accesses.
+
+    ```mlir
+    linalg.generic {blockc_codegen.gpu_warpgroup_tiles =
+        #blockc_codegen.gpu_warpgroup_tiles<tile_m = 128, tile_n = 128,
+                                            stages = 4>}
+        ins(%a, %w : memref<?x4096xbf16>, memref<4096x4096xbf16>) ...
+    ```
+
+    `tile_m` is a multiple of 64 up to 256 (1 to 4 warpgroups), `tile_n` a
+    multiple of 8 up to 256 (the shapes of wgmma and of a TMA box),
+    `stages` at least 2; the ring plus 1 KiB of alignment slack,
+    `stages * (tile_m + tile_n) * 128 + 1024` bytes, fits in sm_90's
+    227 KiB, and the f32 output tile (`tile_m * tile_n * 4` bytes) fits in
+    the ring.
+  }];
+  let parameters = (ins "int64_t":$tile_m,
+                        "int64_t":$tile_n,
+                        "int64_t":$stages);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Elements of the reduction per stage (128 bytes of 16-bit values).
+    static constexpr int64_t kTileK = 64;
+    /// Threads per block (one warpgroup per 64 rows).
+    int64_t getThreads() const { return getTileM() / 64 * 128; }
+    /// Bytes of one stage (the A and B tiles, 128 bytes per row).
+    int64_t getStageBytes() const {
+      return (getTileM() + getTileN()) * kTileK * 2;
+    }
+    /// Bytes of dynamic shared memory: the ring and 1 KiB to align it.
+    int64_t getSharedBytes() const {
+      return getStages() * getStageBytes() + 1024;
+    }
+  }];
 }
 
 def Codegen_GPUMmaAttentionAttr

@@ -36,6 +36,7 @@ def Codegen_Dialect : Dialect {
     | `blockc_codegen.kernel` | `#blockc_codegen.kernel<...>` | a kernel's loop or launch |
     | `blockc_codegen.gpu_matmul_tiles` | `#blockc_codegen.gpu_matmul_tiles<...>` | a linalg contraction on buffers |
     | `blockc_codegen.gpu_mma_tiles` | `#blockc_codegen.gpu_mma_tiles<...>` | a linalg contraction of 16-bit operands |
+    | `blockc_codegen.gpu_warpgroup_tiles` | `#blockc_codegen.gpu_warpgroup_tiles<...>` | a linalg contraction of 16-bit operands (sm_90a) |
     | `blockc_codegen.gpu_map` | `#blockc_codegen.gpu_map<...>` | `func.func` |
     | `blockc_codegen.gpu_mma_attention` | `#blockc_codegen.gpu_mma_attention<...>` | `transformer.sdpa` |
     | `blockc_codegen.gpu_attention` | `#blockc_codegen.gpu_attention<...>` | `transformer.sdpa` |
@@ -80,6 +81,10 @@ def Codegen_Dialect : Dialect {
     /// GPUMmaTilesAttr).
     static constexpr ::llvm::StringLiteral kGpuMmaTilesAttrName =
         "blockc_codegen.gpu_mma_tiles";
+    /// NVPTX: the tiles of one warpgroup-MMA contraction on sm_90a (a
+    /// GPUWarpgroupTilesAttr).
+    static constexpr ::llvm::StringLiteral kGpuWarpgroupTilesAttrName =
+        "blockc_codegen.gpu_warpgroup_tiles";
     static constexpr ::llvm::StringLiteral kGpuMapAttrName =
         "blockc_codegen.gpu_map";
     static constexpr ::llvm::StringLiteral kGpuAttentionAttrName =
