@@ -2,10 +2,12 @@
 # Builds build/gpubench: a self-contained bundle that checks and times bf16
 # blocks on tensor cores on a real GPU (a machine with the CUDA driver and
 # PyTorch but no MLIR), beside PyTorch bf16 eager (benchmarks/gpu/README.md):
-#   - the small example block in bf16 (GQA 8/2, d 256) compiled for sm_90,
+#   - the small example block in bf16 (GQA 8/2, d 256) compiled for sm_90a
+#     (Hopper's TMA + wgmma projections; BLOCKC_GPU_ARCH=sm_90 for the
+#     mma.sync kernels, sm_80 for an A100),
 #     its inputs and the float64 reference with bf16 rounding points: the
 #     GPU's output goes to $OUT/y.bin;
-#   - the Llama-2-7B block in bf16 compiled for sm_90, timed at T = 128,
+#   - the Llama-2-7B block in bf16 compiled for the same arch, timed at T = 128,
 #     2048 and 8192 with per-kernel GPU times (BLOCKC_CUDA_PROFILE);
 #   - benchmarks/gpu/torch_block.py for the peers on the same GPU.
 # On the GPU machine:  sh build/gpubench/run.sh
@@ -17,7 +19,7 @@ cd "$(dirname "$0")/.."
 G=build/gpubench
 PY=/usr/bin/python3
 REF="$PY utils/blockc_ref.py"
-ARCH=${BLOCKC_GPU_ARCH:-sm_90}
+ARCH=${BLOCKC_GPU_ARCH:-sm_90a}
 rm -rf "$G" && mkdir -p "$G"
 sed 's/xf32>/xbf16>/g' examples/small/model.mlir > "$G/small.mlir"
 build/bin/blockc-import --hf-config=benchmarks/configs/7b.json --dtype=bf16 \

@@ -48,3 +48,25 @@ func.func @mma_tile_k(%x: memref<?x48xbf16>, %w: memref<32x48xbf16>, %y: memref<
   }
   return
 }
+
+// -----
+
+// The warpgroup kernel needs a 2-D [N, K] weight and the M dimensions
+// leading the other input: a batched contraction is an error.
+#q = affine_map<(b, m, n, k) -> (b, m, k)>
+#k = affine_map<(b, m, n, k) -> (b, n, k)>
+#s = affine_map<(b, m, n, k) -> (b, m, n)>
+func.func @warpgroup_batched(%q: memref<4x?x64xbf16>, %kk: memref<4x?x64xbf16>, %y: memref<4x?x?xf32>) {
+  // expected-error @+1 {{'linalg.generic' op has 'blockc_codegen.gpu_warpgroup_tiles' but is not a contraction of a bf16 or f16 [M..., K] buffer and an [N, K] buffer of that type into f32 with K a multiple of 8}}
+  linalg.generic {indexing_maps = [#q, #k, #s], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %kk : memref<4x?x64xbf16>, memref<4x?x64xbf16>) outs(%y : memref<4x?x?xf32>)
+      attrs = {blockc_codegen.gpu_warpgroup_tiles = #blockc_codegen.gpu_warpgroup_tiles<tile_m = 128, tile_n = 128, stages = 4>} {
+  ^bb0(%in: bf16, %kv: bf16, %acc: f32):
+    %qf = arith.extf %in : bf16 to f32
+    %kf = arith.extf %kv : bf16 to f32
+    %p = arith.mulf %qf, %kf : f32
+    %r = arith.addf %acc, %p : f32
+    linalg.yield %r : f32
+  }
+  return
+}

@@ -104,3 +104,17 @@ func.func @gpu_mma_tiles_limits() attributes {a = #blockc_codegen.gpu_mma_tiles<
 func.func @gpu_mma_attention() attributes {blockc_codegen.gpu_mma_attention = #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 64>} {
   return
 }
+
+// -----
+
+// The warpgroup-MMA tiles: the heuristic's (2 warpgroups, 4 stages) and the
+// limits (one warpgroup and n8 in 2 stages; 2 warpgroups and n256 in 4
+// stages: 4 * 384 * 128 + 1024 = 197632 bytes, and the 128 KiB f32 output
+// tile fits in the ring).
+// CHECK-LABEL: func.func @gpu_warpgroup_tiles
+// CHECK-SAME: #blockc_codegen.gpu_warpgroup_tiles<tile_m = 64, tile_n = 8, stages = 2>
+// CHECK-SAME: #blockc_codegen.gpu_warpgroup_tiles<tile_m = 128, tile_n = 128, stages = 4>
+// CHECK-SAME: #blockc_codegen.gpu_warpgroup_tiles<tile_m = 128, tile_n = 256, stages = 4>
+func.func @gpu_warpgroup_tiles() attributes {blockc_codegen.gpu_warpgroup_tiles = #blockc_codegen.gpu_warpgroup_tiles<tile_m = 128, tile_n = 128, stages = 4>, b = #blockc_codegen.gpu_warpgroup_tiles<tile_m = 64, tile_n = 8, stages = 2>, c = #blockc_codegen.gpu_warpgroup_tiles<tile_m = 128, tile_n = 256, stages = 4>} {
+  return
+}

@@ -254,3 +254,63 @@ func.func @emulated_negative_block() attributes {t = #blockc_codegen.emulated_ke
 func.func @emulated_wrong_kind() attributes {blockc_codegen.emulated_kernel = 1 : i64} {
   return
 }
+
+//===----------------------------------------------------------------------===//
+// gpu_warpgroup_tiles
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// expected-error @+1 {{stages must be >= 1, got 0}}
+func.func @warpgroup_no_stages() attributes {t = #blockc_codegen.gpu_warpgroup_tiles<tile_m = 128, tile_n = 128, stages = 0>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{tile_m must be a multiple of 64 up to 256, got 96}}
+func.func @warpgroup_rows() attributes {t = #blockc_codegen.gpu_warpgroup_tiles<tile_m = 96, tile_n = 128, stages = 4>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{tile_m must be a multiple of 64 up to 256, got 320}}
+func.func @warpgroup_too_many_rows() attributes {t = #blockc_codegen.gpu_warpgroup_tiles<tile_m = 320, tile_n = 128, stages = 2>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{tile_n must be a multiple of 8 up to 256, got 260}}
+func.func @warpgroup_columns() attributes {t = #blockc_codegen.gpu_warpgroup_tiles<tile_m = 128, tile_n = 260, stages = 2>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{stages must be >= 2, got 1}}
+func.func @warpgroup_one_stage() attributes {t = #blockc_codegen.gpu_warpgroup_tiles<tile_m = 128, tile_n = 128, stages = 1>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{the 4 stages take 263168 bytes of shared memory (with 1024 of alignment), more than the 232448 bytes of sm_90}}
+func.func @warpgroup_ring_too_large() attributes {t = #blockc_codegen.gpu_warpgroup_tiles<tile_m = 256, tile_n = 256, stages = 4>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{the f32 output tile (131072 bytes) does not fit in the 98304 bytes of the ring}}
+func.func @warpgroup_output_tile() attributes {t = #blockc_codegen.gpu_warpgroup_tiles<tile_m = 128, tile_n = 256, stages = 2>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'blockc_codegen.gpu_warpgroup_tiles' must be a #blockc_codegen.gpu_warpgroup_tiles attribute}}
+func.func @warpgroup_wrong_kind() attributes {blockc_codegen.gpu_warpgroup_tiles = #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 64>} {
+  return
+}

@@ -1,0 +1,84 @@
+// RUN: blockc-opt %s -split-input-file --blockc-gpu-select-tiles=chip=sm_90a | FileCheck %s --check-prefixes=CHECK,WG
+// RUN: blockc-opt %s -split-input-file --blockc-gpu-select-tiles=chip=sm_90 | FileCheck %s --check-prefixes=CHECK,NOWG
+// RUN: blockc-opt %s -split-input-file --blockc-gpu-select-tiles=chip=sm_100a | FileCheck %s --check-prefixes=CHECK,NOWG
+
+// Warpgroup-MMA tiles (wgmma and TMA are sm_90a's arch-specific features;
+// sm_90 without them and sm_100a get only the mma.sync tiles): tensor-core
+// contractions of an [M..., K] buffer (M may be several leading
+// dimensions, collapsed for TMA) and an [N, K] weight get 128 x 128 tiles
+// on two warpgroups in a 4-stage ring, beside the mma.sync tiles.
+
+// CHECK-LABEL: func.func @projections
+// CHECK:         linalg.generic {{.+}} ins(%arg0, %arg1 : memref<?x?x64xbf16>, memref<32x64xbf16>)
+// CHECK-SAME:      blockc_codegen.gpu_mma_tiles
+// WG-SAME:         blockc_codegen.gpu_warpgroup_tiles = #blockc_codegen.gpu_warpgroup_tiles<tile_m = 128, tile_n = 128, stages = 4>
+// NOWG-NOT:        gpu_warpgroup_tiles
+// CHECK:         linalg.generic {{.+}} ins(%arg3, %arg4 : memref<?x48xf16>, memref<32x48xf16>)
+// CHECK-SAME:      blockc_codegen.gpu_mma_tiles
+// WG-SAME:         blockc_codegen.gpu_warpgroup_tiles = #blockc_codegen.gpu_warpgroup_tiles<tile_m = 128, tile_n = 128, stages = 4>
+// NOWG-NOT:        gpu_warpgroup_tiles
+#a3 = affine_map<(b, t, n, k) -> (b, t, k)>
+#w3 = affine_map<(b, t, n, k) -> (n, k)>
+#o3 = affine_map<(b, t, n, k) -> (b, t, n)>
+#a = affine_map<(m, n, k) -> (m, k)>
+#w = affine_map<(m, n, k) -> (n, k)>
+#o = affine_map<(m, n, k) -> (m, n)>
+func.func @projections(%x: memref<?x?x64xbf16>, %w: memref<32x64xbf16>, %y: memref<?x?x32xf32>,
+                       %xh: memref<?x48xf16>, %wh: memref<32x48xf16>, %yh: memref<?x32xf32>) {
+  linalg.generic {indexing_maps = [#a3, #w3, #o3], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<?x?x64xbf16>, memref<32x64xbf16>) outs(%y : memref<?x?x32xf32>) {
+  ^bb0(%in: bf16, %wv: bf16, %acc: f32):
+    %xf = arith.extf %in : bf16 to f32
+    %wf = arith.extf %wv : bf16 to f32
+    %p = arith.mulf %xf, %wf : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#a, #w, #o], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%xh, %wh : memref<?x48xf16>, memref<32x48xf16>) outs(%yh : memref<?x32xf32>) {
+  ^bb0(%in: f16, %wv: f16, %acc: f32):
+    %xf = arith.extf %in : f16 to f32
+    %wf = arith.extf %wv : f16 to f32
+    %p = arith.mulf %xf, %wf : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// A batched contraction (scores of attention: a batch dimension in both
+// inputs) and an M input whose dimensions are not in loop order keep the
+// mma.sync tiles only.
+// CHECK-LABEL: func.func @declined
+// CHECK-NOT:     gpu_warpgroup_tiles
+// CHECK:         return
+#qb = affine_map<(b, m, n, k) -> (b, m, k)>
+#kb = affine_map<(b, m, n, k) -> (b, n, k)>
+#ob = affine_map<(b, m, n, k) -> (b, m, n)>
+#at = affine_map<(t, s, n, k) -> (s, t, k)>
+#wt = affine_map<(t, s, n, k) -> (n, k)>
+#ot = affine_map<(t, s, n, k) -> (t, s, n)>
+func.func @declined(%q: memref<4x?x64xbf16>, %k: memref<4x?x64xbf16>, %s: memref<4x?x?xf32>,
+                    %x: memref<?x?x64xbf16>, %w: memref<32x64xbf16>, %y: memref<?x?x32xf32>) {
+  linalg.generic {indexing_maps = [#qb, #kb, #ob], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : memref<4x?x64xbf16>, memref<4x?x64xbf16>) outs(%s : memref<4x?x?xf32>) {
+  ^bb0(%in: bf16, %kv: bf16, %acc: f32):
+    %qf = arith.extf %in : bf16 to f32
+    %kf = arith.extf %kv : bf16 to f32
+    %p = arith.mulf %qf, %kf : f32
+    %r = arith.addf %acc, %p : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#at, #wt, #ot], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<?x?x64xbf16>, memref<32x64xbf16>) outs(%y : memref<?x?x32xf32>) {
+  ^bb0(%in: bf16, %wv: bf16, %acc: f32):
+    %xf = arith.extf %in : bf16 to f32
+    %wf = arith.extf %wv : bf16 to f32
+    %p = arith.mulf %xf, %wf : f32
+    %r = arith.addf %acc, %p : f32
+    linalg.yield %r : f32
+  }
+  return
+}
