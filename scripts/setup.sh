@@ -14,6 +14,7 @@ PACKAGES=(
   clang-22 lld-22
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools libomp-22-dev
   libgtest-dev libboost-context-dev
+  openmpi-bin libopenmpi-dev
   python3 python3-numpy
 )
 

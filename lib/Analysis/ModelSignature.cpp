@@ -178,6 +178,22 @@ FailureOr<ModelSignature> blockc::analyzeModel(ModuleOp module,
       ma.sliceBegin = slice[1];
       ma.sliceEnd = slice[2];
     }
+    if (auto shard = func.getArgAttrOfType<ShardSliceAttr>(
+            i, TransformerDialect::kShardSliceAttr)) {
+      ma.shardAxis = shard.getAxis();
+      if (ma.shardAxis >= argType.getRank())
+        return func.emitError()
+               << "weight argument #" << i << " is split along axis "
+               << ma.shardAxis << " but has rank " << argType.getRank();
+      for (unsigned r = 0; r < shard.getRanks().size(); ++r)
+        ma.shardRanges.emplace_back(shard.getRanges(r).begin(),
+                                    shard.getRanges(r).end());
+      if (shard.getLocalSize() != argType.getDimSize(ma.shardAxis))
+        return func.emitError()
+               << "weight argument #" << i << " has " << argType
+               << " but its ranks read " << shard.getLocalSize()
+               << " elements along axis " << ma.shardAxis;
+    }
     // Several arguments may read parts of one tensor; the same part twice is
     // an error.
     auto [pos, inserted] = seen.try_emplace(getBindingKey(ma), i);
@@ -188,6 +204,18 @@ FailureOr<ModelSignature> blockc::analyzeModel(ModuleOp module,
     sig.args.push_back(std::move(ma));
   }
   return sig;
+}
+
+std::vector<int64_t> ModelArgument::fullShape() const {
+  std::vector<int64_t> shape(type.getShape().begin(), type.getShape().end());
+  if (shardAxis >= 0) {
+    int64_t end = 0;
+    for (const std::vector<int64_t> &ranges : shardRanges)
+      for (size_t i = 1; i < ranges.size(); i += 2)
+        end = std::max(end, ranges[i]);
+    shape[shardAxis] = end;
+  }
+  return shape;
 }
 
 SmallVector<KVCacheArgument> blockc::getKVCacheArguments(func::FuncOp func) {

@@ -11,6 +11,7 @@
 #include "llvm/ADT/StringSet.h"
 
 #include <cmath>
+#include <cstring>
 #include <utility>
 
 using namespace blockc;
@@ -22,9 +23,91 @@ llvm::Error makeError(const Twine &message) {
 }
 } // namespace
 
+/// Rank `rank`'s part (ModelArgument::shardRanges) of the whole view `t`.
+static HostTensor selectShard(const HostTensor &t, const ModelArgument &arg,
+                              unsigned rank) {
+  const std::vector<int64_t> &ranges = arg.shardRanges[rank];
+  HostTensor part;
+  part.shape.assign(arg.type.getShape().begin(), arg.type.getShape().end());
+  part.elementType = t.elementType;
+  part.allocate();
+  if (ranges.empty())
+    return part; // zeros: another rank holds this bias
+  size_t bytes = t.elementBytes();
+  int64_t inner = 1, outer = 1;
+  for (size_t d = arg.shardAxis + 1; d < t.shape.size(); ++d)
+    inner *= t.shape[d];
+  for (int64_t d = 0; d < arg.shardAxis; ++d)
+    outer *= t.shape[d];
+  int64_t along = t.shape[arg.shardAxis];
+  const char *src = static_cast<const char *>(t.bytes());
+  char *dst = static_cast<char *>(part.bytes());
+  for (int64_t o = 0; o < outer; ++o)
+    for (size_t i = 0; i + 1 < ranges.size(); i += 2) {
+      size_t n = (ranges[i + 1] - ranges[i]) * inner * bytes;
+      std::memcpy(dst, src + ((o * along + ranges[i]) * inner) * bytes, n);
+      dst += n;
+    }
+  return part;
+}
+
+/// bindWeight for a tensor-parallel argument: the view's shape is checked
+/// against the whole argument, then only the rank's ranges are read.
+static llvm::Expected<HostTensor>
+bindShard(const SafeTensorsFile &file, const ModelArgument &arg,
+          llvm::StringRef funcName, unsigned rank,
+          const std::vector<int64_t> &stored, std::vector<int64_t> view) {
+  const std::string &path = file.getPath();
+  std::vector<int64_t> full = arg.fullShape();
+  bool fits = view.size() == full.size();
+  for (size_t d = 0; fits && d < view.size(); ++d)
+    fits = static_cast<int64_t>(d) == arg.shardAxis ? view[d] >= full[d]
+                                                    : view[d] == full[d];
+  if (!fits)
+    return makeError(path + ": tensor '" + arg.weightName + "' has shape " +
+                     formatShape(stored) + ", the model split over " +
+                     Twine(arg.shardRanges.size()) + " ranks expects " +
+                     formatShape(full) + " (argument #" + Twine(arg.index) +
+                     ", " + arg.role + ", of @" + funcName + ")");
+  ElementType type = getHostElementType(arg.type.getElementType());
+  const std::vector<int64_t> &ranges = arg.shardRanges[rank];
+  if (ranges.empty()) {
+    HostTensor zeros;
+    zeros.shape.assign(arg.type.getShape().begin(), arg.type.getShape().end());
+    zeros.elementType = type;
+    zeros.allocate();
+    return zeros;
+  }
+  // The stored rows and columns that the rank's part of the view reads.
+  std::vector<int64_t> rows, cols = {0, stored.back()};
+  if (stored.size() == 2)
+    rows = {0, stored[0]};
+  if (arg.sliceAxis == 0 && stored.size() == 2)
+    rows = {arg.sliceBegin, arg.sliceEnd};
+  else if (arg.sliceAxis == static_cast<int64_t>(stored.size()) - 1)
+    cols = {arg.sliceBegin, arg.sliceEnd};
+  int64_t storedAxis = arg.transpose ? 1 - arg.shardAxis : arg.shardAxis;
+  int64_t offset = arg.sliceAxis == storedAxis ? arg.sliceBegin : 0;
+  std::vector<int64_t> picked;
+  for (int64_t bound : ranges)
+    picked.push_back(bound + offset);
+  if (stored.size() == 2 && storedAxis == 0)
+    rows = picked;
+  else
+    cols = picked;
+  llvm::Expected<HostTensor> t =
+      file.loadRegion(arg.weightName, type, rows, cols);
+  if (!t)
+    return t.takeError();
+  if (arg.transpose)
+    *t = transpose2D(*t);
+  return t;
+}
+
 llvm::Expected<HostTensor> blockc::bindWeight(const SafeTensorsFile &file,
                                               const ModelArgument &arg,
-                                              llvm::StringRef funcName) {
+                                              llvm::StringRef funcName,
+                                              unsigned rank) {
   const std::string &path = file.getPath();
   auto it = file.getEntries().find(arg.weightName);
   if (it == file.getEntries().end())
@@ -56,6 +139,8 @@ llvm::Expected<HostTensor> blockc::bindWeight(const SafeTensorsFile &file,
     std::swap(view[0], view[1]);
     how += how.empty() ? " transposed" : " and transposed";
   }
+  if (arg.shardAxis >= 0)
+    return bindShard(file, arg, funcName, rank, stored, view);
   if (view != expected)
     return makeError(path + ": tensor '" + arg.weightName + "' has shape " +
                      formatShape(stored) +
@@ -76,12 +161,12 @@ llvm::Expected<HostTensor> blockc::bindWeight(const SafeTensorsFile &file,
 
 llvm::Expected<std::vector<HostTensor>>
 blockc::bindWeights(const SafeTensorsFile &file, const ModelSignature &sig,
-                    const WeightBindingOptions &options) {
+                    const WeightBindingOptions &options, unsigned rank) {
   std::vector<HostTensor> weights;
   llvm::StringSet<> bound;
   for (const ModelArgument &arg : llvm::drop_begin(sig.args)) {
     bound.insert(arg.weightName);
-    llvm::Expected<HostTensor> t = bindWeight(file, arg, sig.funcName);
+    llvm::Expected<HostTensor> t = bindWeight(file, arg, sig.funcName, rank);
     if (!t)
       return t.takeError();
     weights.push_back(std::move(*t));
@@ -190,9 +275,10 @@ llvm::Error blockc::savePreparedWeights(llvm::StringRef path,
   return writeSafeTensors(path, entries, metadata);
 }
 
-HostTensor blockc::makeRandomWeight(const ModelArgument &arg, uint64_t seed) {
+HostTensor blockc::makeRandomWeight(const ModelArgument &arg, uint64_t seed,
+                                    unsigned rank) {
   HostTensor t;
-  t.shape.assign(arg.type.getShape().begin(), arg.type.getShape().end());
+  t.shape = arg.fullShape();
   t.data.resize(t.numElements());
   SplitMix64 rng(seed * 1000003 + arg.index);
   bool isNorm = llvm::StringRef(arg.role).ends_with("norm");
@@ -203,14 +289,17 @@ HostTensor blockc::makeRandomWeight(const ModelArgument &arg, uint64_t seed) {
                : static_cast<float>(scale * rng.uniform());
   // The f32 draws, rounded to the argument's type.
   ElementType type = getHostElementType(arg.type.getElementType());
-  return type == ElementType::F32 ? t : convertElements(t, type);
+  if (type != ElementType::F32)
+    t = convertElements(t, type);
+  return arg.shardAxis >= 0 ? selectShard(t, arg, rank) : t;
 }
 
 std::vector<HostTensor> blockc::makeRandomWeights(const ModelSignature &sig,
-                                                  uint64_t seed) {
+                                                  uint64_t seed,
+                                                  unsigned rank) {
   std::vector<HostTensor> weights;
   for (const ModelArgument &arg : llvm::drop_begin(sig.args))
-    weights.push_back(makeRandomWeight(arg, seed));
+    weights.push_back(makeRandomWeight(arg, seed, rank));
   return weights;
 }
 

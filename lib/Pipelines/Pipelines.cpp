@@ -257,6 +257,12 @@ void blockc::buildCPULowerToLinalgPipeline(OpPassManager &pm,
   pm.addPass(cpu::createCPUPrepareWeightsPass());
   // The packing's in-register transposes.
   pm.addNestedPass<func::FuncOp>(cpu::createCPULowerTransposesPass());
+  // Tensor-parallel blocks (transformer-tensor-parallel): their
+  // shard.all_reduce ops become MPI calls on buffers, on MPI_COMM_WORLD
+  // (blockc's lowering: upstream's sizes dynamic buffers wrongly), and
+  // upstream's for any other shard op.
+  pm.addPass(createShardAllReduceToMPIPass());
+  pm.addPass(createConvertShardToMPIPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }
@@ -318,6 +324,13 @@ void blockc::buildCPULowerToLLVMPipeline(OpPassManager &pm) {
   vectorToLLVM.vectorContractLowering =
       vector::VectorContractLowering::OuterProduct;
   pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
+  // MPI calls of tensor-parallel modules (the Open MPI ABI, from the
+  // module's DLTI map): upstream has only the convert-to-llvm interface.
+  ConvertToLLVMPassOptions mpiToLLVM;
+  mpiToLLVM.filterDialects = {"mpi"};
+  pm.addPass(createConvertToLLVMPass(mpiToLLVM));
+  pm.addPass(createCSEPass());
+  pm.addPass(createOpenMPIABIPass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());

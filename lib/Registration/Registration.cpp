@@ -15,12 +15,38 @@
 #include "blockc/Dialect/Transformer/Transforms/Passes.h"
 #include "blockc/Pipelines/Pipelines.h"
 
+#include "mlir/Conversion/MPIToLLVM/MPIToLLVM.h"
+#include "mlir/Dialect/MPI/IR/MPI.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Target/LLVM/NVVM/Target.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
+
+namespace {
+
+/// The memory effects of mpi.allreduce, which upstream does not declare:
+/// it reads its send buffer and writes its receive buffer. The ownership-
+/// based buffer deallocation rejects ops with unknown effects, and the
+/// all-reduce of a tensor-parallel block (convert-shard-to-mpi) runs on
+/// buffers that bufferization allocated.
+struct AllReduceEffects
+    : mlir::MemoryEffectOpInterface::ExternalModel<AllReduceEffects,
+                                                   mlir::mpi::AllReduceOp> {
+  void getEffects(mlir::Operation *op,
+                  llvm::SmallVectorImpl<mlir::SideEffects::EffectInstance<
+                      mlir::MemoryEffects::Effect>> &effects) const {
+    auto allReduce = mlir::cast<mlir::mpi::AllReduceOp>(op);
+    effects.emplace_back(mlir::MemoryEffects::Read::get(),
+                         &allReduce.getSendbufMutable());
+    effects.emplace_back(mlir::MemoryEffects::Write::get(),
+                         &allReduce.getRecvbufMutable());
+  }
+};
+
+} // namespace
 
 void blockc::registerAllDialects(mlir::DialectRegistry &registry) {
   registry.insert<blockc::transformer::TransformerDialect,
@@ -30,6 +56,11 @@ void blockc::registerAllDialects(mlir::DialectRegistry &registry) {
   // models keeps blockc-opt able to parse any intermediate stage.
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
+  // convert-to-llvm{filter-dialects=mpi} of tensor-parallel modules.
+  mlir::mpi::registerConvertMPIToLLVMInterface(registry);
+  registry.addExtension(+[](mlir::MLIRContext *ctx, mlir::mpi::MPIDialect *) {
+    mlir::mpi::AllReduceOp::attachInterface<AllReduceEffects>(*ctx);
+  });
   // LLVM IR translation of every dialect (including gpu.module/gpu.binary
   // offloading) and the NVVM target used by gpu-module-to-binary.
   mlir::registerAllToLLVMIRTranslations(registry);

@@ -342,6 +342,72 @@ Expected<HostTensor> SafeTensorsFile::load(StringRef name,
   return convertElements(t, type);
 }
 
+Expected<HostTensor> SafeTensorsFile::loadRegion(StringRef name,
+                                                 ElementType type,
+                                                 ArrayRef<int64_t> rows,
+                                                 ArrayRef<int64_t> cols) const {
+  auto it = entries.find(name);
+  if (it == entries.end())
+    return fileError(path, "no tensor named '" + name + "'");
+  const Entry &e = it->second;
+  if (e.dtype == "I32")
+    return fileError(path, "tensor '" + name +
+                               "' holds prepared int32 words: it cannot be "
+                               "split over ranks");
+  if (e.shape.size() != 1 && e.shape.size() != 2)
+    return fileError(path, "tensor '" + name + "' has rank " +
+                               Twine(e.shape.size()) +
+                               ": only 1-D and 2-D tensors are split");
+  bool matrix = e.shape.size() == 2;
+  int64_t numRows = matrix ? e.shape[0] : 1, numCols = e.shape.back();
+  SmallVector<int64_t> allRows = {0, numRows};
+  if (!matrix && !rows.empty())
+    return fileError(path, "tensor '" + name + "' is 1-D: no rows to select");
+  if (rows.empty())
+    rows = allRows;
+  auto total = [&](ArrayRef<int64_t> ranges, int64_t limit,
+                   StringRef what) -> Expected<int64_t> {
+    int64_t n = 0;
+    for (size_t i = 0; i + 1 < ranges.size(); i += 2) {
+      if (ranges[i] < 0 || ranges[i + 1] < ranges[i] || ranges[i + 1] > limit)
+        return fileError(path, "tensor '" + name + "': " + what + " [" +
+                                   Twine(ranges[i]) + ", " +
+                                   Twine(ranges[i + 1]) + ") outside [0, " +
+                                   Twine(limit) + ")");
+      n += ranges[i + 1] - ranges[i];
+    }
+    return n;
+  };
+  Expected<int64_t> outRows = total(rows, numRows, "rows");
+  if (!outRows)
+    return outRows.takeError();
+  Expected<int64_t> outCols = total(cols, numCols, "columns");
+  if (!outCols)
+    return outCols.takeError();
+  HostTensor t;
+  t.shape = matrix ? std::vector<int64_t>{*outRows, *outCols}
+                   : std::vector<int64_t>{*outCols};
+  t.elementType = e.dtype == "F32"   ? ElementType::F32
+                  : e.dtype == "F16" ? ElementType::F16
+                                     : ElementType::BF16;
+  t.allocate();
+  size_t bytes = t.elementBytes();
+  const char *src = buffer->getBufferStart() + dataStart + e.begin;
+  char *dst = static_cast<char *>(t.bytes());
+  for (size_t r = 0; r + 1 < rows.size(); r += 2)
+    for (int64_t row = rows[r]; row < rows[r + 1]; ++row)
+      for (size_t c = 0; c + 1 < cols.size(); c += 2) {
+        size_t n = (cols[c + 1] - cols[c]) * bytes;
+        if (n == 0)
+          continue;
+        std::memcpy(dst, src + (row * numCols + cols[c]) * bytes, n);
+        dst += n;
+      }
+  if (t.elementType == type)
+    return t;
+  return convertElements(t, type);
+}
+
 //===----------------------------------------------------------------------===//
 // .npy
 //===----------------------------------------------------------------------===//

@@ -26,6 +26,7 @@
 #include "blockc/ExecutionEngine/BlockJit.h"
 #include "blockc/ExecutionEngine/DecodeSession.h"
 #include "blockc/ExecutionEngine/MemoryEstimate.h"
+#include "blockc/ExecutionEngine/TensorParallel.h"
 #include "blockc/ExecutionEngine/WeightBinding.h"
 #include "blockc/InitAllDialects.h"
 #include "blockc/Pipelines/Pipelines.h"
@@ -165,6 +166,15 @@ cl::opt<bool> noCache(
              "or ~/.cache/blockc, see docs/CompileCache.md)"),
     cl::init(false), cl::cat(category));
 
+cl::opt<int64_t> tensorParallel(
+    "tensor-parallel",
+    cl::desc("Split every block over N ranks of an MPI job started with "
+             "mpirun -np N (Megatron-style tensor parallelism on the CPU "
+             "target, docs/TensorParallel.md); each rank reads its part of "
+             "the weights and rank 0 writes the output. A model that "
+             "blockc-import --tensor-parallel partitioned runs so without it"),
+    cl::init(0), cl::cat(category));
+
 /// Seconds elapsed since `start`.
 double secondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
@@ -174,7 +184,20 @@ double secondsSince(std::chrono::steady_clock::time_point start) {
 /// The compile cache of this run (null with --no-cache).
 std::unique_ptr<blockc::CompileCache> compileCache;
 
+/// This process's rank in a tensor-parallel run (rank 0 of 1 otherwise).
+blockc::TensorParallelWorld world;
+
+/// Reports an error and returns the exit code; in a tensor-parallel run the
+/// message names the rank and every rank ends (a rank that stops would
+/// leave the others waiting in their next all-reduce).
 int fail(const llvm::Twine &message) {
+  if (blockc::TensorParallelWorld::isActive()) {
+    llvm::WithColor::error(llvm::errs(), "blockc-run")
+        << "(rank " << world.rank << " of " << world.size << ") " << message
+        << "\n";
+    llvm::errs().flush();
+    blockc::TensorParallelWorld::abortAll(1);
+  }
   llvm::WithColor::error(llvm::errs(), "blockc-run") << message << "\n";
   return 1;
 }
@@ -325,6 +348,9 @@ int runDecodeMode(ModuleOp module, const DecodeContext &ctx) {
   }
   if (ctx.rank2)
     all.shape.erase(all.shape.begin());
+  // Every rank holds the whole (all-reduced) output: rank 0 writes it.
+  if (world.rank != 0)
+    return 0;
   if (!outputFile.empty())
     if (llvm::Error e = blockc::writeNpy(outputFile, all))
       return fail(llvm::toString(std::move(e)));
@@ -337,6 +363,7 @@ int runDecodeMode(ModuleOp module, const DecodeContext &ctx) {
   os << "blockc-run: " << modelFile << " @"
      << (*session)->getSignature().funcName << " (target " << targetName
      << (emulate ? " emulated" : "") << ", threads " << threads.getValue()
+     << (world.size > 1 ? ", " + std::to_string(world.size) + " ranks" : "")
      << ")\n";
   os << "  input    " << blockc::formatShape(shownInput) << "  "
      << ctx.inputLabel << "\n";
@@ -486,10 +513,31 @@ int main(int argc, char **argv) {
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module)
     return 1;
+  // Tensor parallelism: the module becomes this rank's program (every rank
+  // partitions it the same way) before its signature is read.
+  if (tensorParallel < 0)
+    return fail("--tensor-parallel must be at least 1");
+  if (llvm::Error e =
+          blockc::partitionForTensorParallel(*module, tensorParallel))
+    return fail(llvm::toString(std::move(e)));
+  int64_t tpRanks = blockc::getTensorParallelRanks(*module);
+  if (tpRanks > 1) {
+    if (targetName != "cpu")
+      return fail(
+          "tensor parallelism runs on the CPU target over MPI (a GPU "
+          "version would all-reduce with NCCL, docs/TensorParallel.md)");
+    if (!savePrepared.empty())
+      return fail("--save-prepared: not with --tensor-parallel (each rank "
+                  "holds a part of the weights)");
+    if (!dumpPipeline)
+      if (llvm::Error e =
+              blockc::TensorParallelWorld::join(tpRanks, &argc, &argv, world))
+        return fail(llvm::toString(std::move(e)));
+  }
   FailureOr<blockc::ModelSignature> sig =
       blockc::analyzeModel(*module, entryName);
   if (failed(sig))
-    return 1;
+    return fail("cannot analyse @" + entryName.getValue() + " (see above)");
   int64_t modelDim = sig->args[0].type.getDimSize(2);
   blockc::CPUTargetConfig cpuConfig;
   cpuConfig.isa = cpuIsa;
@@ -594,6 +642,9 @@ int main(int argc, char **argv) {
     if (!st)
       return fail(llvm::toString(st.takeError()));
     if (st->holdsPreparedWeights()) {
+      if (tpRanks > 1)
+        return fail(weightsFile + ": prepared weights cannot be split over "
+                                  "ranks; give the checkpoint");
       if (decodeMode || jitTarget != blockc::JitTarget::CPU)
         return fail(weightsFile + ": prepared weights load for the plain "
                                   "CPU entry only (not --decode, "
@@ -602,13 +653,13 @@ int main(int argc, char **argv) {
     } else {
       blockc::WeightBindingOptions options;
       options.allowExtraTensors = allowExtraWeights;
-      auto bound = blockc::bindWeights(*st, *sig, options);
+      auto bound = blockc::bindWeights(*st, *sig, options, world.rank);
       if (!bound)
         return fail(llvm::toString(bound.takeError()));
       weights = std::move(*bound);
     }
   } else {
-    weights = blockc::makeRandomWeights(*sig, weightSeed);
+    weights = blockc::makeRandomWeights(*sig, weightSeed, world.rank);
   }
   for (const blockc::HostTensor &w : weights)
     numParams += w.numElements();
@@ -619,8 +670,8 @@ int main(int argc, char **argv) {
     if (llvm::Error e = blockc::setCpuThreads(threads))
       return fail(llvm::toString(std::move(e)));
 
-  if (decodeMode)
-    return runDecodeMode(
+  if (decodeMode) {
+    int rc = runDecodeMode(
         *module,
         {*sig, input, weights, numParams, weightsHeld,
          inputFile.empty() ? "random (seed " + std::to_string(inputSeed) + ")"
@@ -629,6 +680,9 @@ int main(int argc, char **argv) {
              ? "random (seed " + std::to_string(weightSeed) + ")"
              : weightsFile.getValue(),
          rank2, cpuConfig, jitTarget, nvptxOptions});
+    blockc::TensorParallelWorld::finalize();
+    return rc;
+  }
 
   // ---- Compile
   // ---------------------------------------------------------------
@@ -708,16 +762,23 @@ int main(int argc, char **argv) {
   // A rank-2 input [T, d] gives a rank-2 output.
   if (rank2)
     output.shape.erase(output.shape.begin());
+  // Every rank holds the whole (all-reduced) output: rank 0 writes it.
+  if (world.rank != 0) {
+    blockc::TensorParallelWorld::finalize();
+    return 0;
+  }
   if (!outputFile.empty())
     if (llvm::Error e = blockc::writeNpy(outputFile, output))
       return fail(llvm::toString(std::move(e)));
 
   // ---- Summary ------------------------------------------------------------
-  double flops = sig->flops(input.shape[0], input.shape[1]);
+  // The ranks' blocks are slices of the model's: theirs summed.
+  double flops = sig->flops(input.shape[0], input.shape[1]) * world.size;
   auto &os = llvm::outs();
   os << "blockc-run: " << modelFile << " @" << sig->funcName << " (target "
      << targetName << (emulate ? " emulated" : "") << ", threads "
      << (jitTarget == blockc::JitTarget::CPU ? threads.getValue() : 1u)
+     << (world.size > 1 ? ", " + std::to_string(world.size) + " ranks" : "")
      << ")\n";
   std::vector<int64_t> shownInput = input.shape;
   if (rank2)
@@ -750,5 +811,6 @@ int main(int argc, char **argv) {
      << formatSeconds(sorted.front()) << ")\n";
   os << llvm::format("  flops    %.4g per run, %.2f GFLOP/s\n", flops,
                      flops / median * 1e-9);
+  blockc::TensorParallelWorld::finalize();
   return 0;
 }

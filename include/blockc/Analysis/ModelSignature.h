@@ -44,6 +44,14 @@ struct ModelArgument {
   /// transpose (GPT-2's fused, [in, out] Conv1D weights).
   int64_t sliceAxis = -1, sliceBegin = 0, sliceEnd = 0;
   bool transpose = false;
+  /// Tensor parallelism (`transformer.shard_slice`): the argument is rank
+  /// r's part of that view, the concatenation of shardRanges[r] ([begin,
+  /// end) pairs along shardAxis; none: zeros). -1: not split.
+  int64_t shardAxis = -1;
+  std::vector<std::vector<int64_t>> shardRanges;
+  /// The shape of the whole view (the argument's shape, but along
+  /// shardAxis the end of the last range any rank reads).
+  std::vector<int64_t> fullShape() const;
 };
 
 struct BlockConfig {

@@ -36,16 +36,20 @@ struct WeightBindingOptions {
 /// sliced and transposed as `arg` asks. Fails when the tensor is missing,
 /// too small for the slice, not a matrix but transposed, or not of the
 /// argument's shape after both.
+/// A tensor-parallel argument (ModelArgument::shardAxis) is rank `rank`'s
+/// part of that view, read from the file by offset: only its rows (or
+/// columns) are touched.
 llvm::Expected<HostTensor> bindWeight(const SafeTensorsFile &file,
                                       const ModelArgument &arg,
-                                      llvm::StringRef funcName);
+                                      llvm::StringRef funcName,
+                                      unsigned rank = 0);
 
 /// Binds every weight argument of `signature` (args[1..]) in order, then,
 /// unless `options.allowExtraTensors`, fails on a tensor of `file` that no
 /// argument reads.
 llvm::Expected<std::vector<HostTensor>>
 bindWeights(const SafeTensorsFile &file, const ModelSignature &signature,
-            const WeightBindingOptions &options = {});
+            const WeightBindingOptions &options = {}, unsigned rank = 0);
 
 /// Binds the weights of a file of prepared weights
 /// (SafeTensorsFile::holdsPreparedWeights, written by savePreparedWeights):
@@ -89,11 +93,14 @@ private:
 /// 1, matrices uniform with scale 1/sqrt(columns), other vectors uniform in
 /// [-0.1, 0.1). Each argument has its own stream (seeded by `seed` and the
 /// argument's index), so a weight does not change when others are added.
-HostTensor makeRandomWeight(const ModelArgument &arg, uint64_t seed);
+/// A tensor-parallel argument gets rank `rank`'s part of the weight drawn
+/// for the whole view, so that every partitioning draws the same model.
+HostTensor makeRandomWeight(const ModelArgument &arg, uint64_t seed,
+                            unsigned rank = 0);
 
 /// makeRandomWeight for every weight argument of `signature`, in order.
 std::vector<HostTensor> makeRandomWeights(const ModelSignature &signature,
-                                          uint64_t seed);
+                                          uint64_t seed, unsigned rank = 0);
 
 /// A tensor of `shape` uniform in [-1, 1) from SplitMix64(seed).
 HostTensor makeRandomTensor(std::vector<int64_t> shape, uint64_t seed);

@@ -133,6 +133,15 @@ public:
   llvm::Expected<HostTensor> load(llvm::StringRef name,
                                   ElementType type = ElementType::F32) const;
 
+  /// Loads the rows `rows` x columns `cols` of the 1-D or 2-D tensor `name`
+  /// as `type` (a 1-D tensor is one row: `rows` must be empty), each given
+  /// as [begin, end) pairs concatenated in order, reading only those
+  /// elements' bytes (a tensor-parallel rank's part of a weight). The
+  /// ranges must lie inside the tensor.
+  llvm::Expected<HostTensor> loadRegion(llvm::StringRef name, ElementType type,
+                                        llvm::ArrayRef<int64_t> rows,
+                                        llvm::ArrayRef<int64_t> cols) const;
+
 private:
   std::string path;
   std::unique_ptr<llvm::MemoryBuffer> buffer;

@@ -7,6 +7,7 @@
 #include "blockc/Dialect/Transformer/IR/TransformerDialect.h"
 #include "blockc/Dialect/Transformer/IR/TransformerOps.h"
 
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -41,6 +42,57 @@ WeightQuantAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "int4 weights need group_size = 32, 64 or 128, got "
                        << groupSize;
   return success();
+}
+
+LogicalResult
+ShardSliceAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                       int64_t axis, ArrayAttr ranks) {
+  if (axis < 0)
+    return emitError() << "axis must be >= 0, got " << axis;
+  if (ranks.size() < 2)
+    return emitError() << "needs the ranges of at least 2 ranks, got "
+                       << ranks.size();
+  int64_t local = -1;
+  for (auto [r, attr] : llvm::enumerate(ranks)) {
+    auto ranges = dyn_cast<DenseI64ArrayAttr>(attr);
+    if (!ranges || ranges.size() % 2 != 0)
+      return emitError() << "rank " << r
+                         << " needs an array<i64> of [begin, end) pairs";
+    int64_t size = 0;
+    for (int64_t i = 0; i < ranges.size(); i += 2) {
+      if (ranges[i] < 0 || ranges[i + 1] <= ranges[i])
+        return emitError() << "rank " << r << " has the range [" << ranges[i]
+                           << ", " << ranges[i + 1]
+                           << "): needs 0 <= begin < end";
+      size += ranges[i + 1] - ranges[i];
+    }
+    if (size == 0)
+      continue;
+    if (local >= 0 && size != local)
+      return emitError() << "rank " << r << " reads " << size
+                         << " elements, another rank " << local
+                         << " (every reading rank must read as many)";
+    local = size;
+  }
+  if (local < 0)
+    return emitError() << "no rank reads anything";
+  return success();
+}
+
+ArrayRef<int64_t> ShardSliceAttr::getRanges(unsigned rank) const {
+  return cast<DenseI64ArrayAttr>(getRanks()[rank]).asArrayRef();
+}
+
+int64_t ShardSliceAttr::getLocalSize() const {
+  for (unsigned r = 0; r < getRanks().size(); ++r) {
+    ArrayRef<int64_t> ranges = getRanges(r);
+    int64_t size = 0;
+    for (size_t i = 0; i + 1 < ranges.size(); i += 2)
+      size += ranges[i + 1] - ranges[i];
+    if (size > 0)
+      return size;
+  }
+  return 0;
 }
 
 /// The KV-cache marks: the value's kind is checked by the caller; here what
@@ -93,6 +145,13 @@ LogicalResult TransformerDialect::verifyRegionArgAttribute(
                 "0 <= begin < end";
     return success();
   }
+  if (attr.getName() == kShardSliceAttr) {
+    if (!isa<ShardSliceAttr>(attr.getValue()))
+      return op->emitError()
+             << "'" << kShardSliceAttr << "' on argument #" << argIndex
+             << " must be a #transformer.shard_slice";
+    return success();
+  }
   if (attr.getName() == kKVPositionAttr) {
     if (!isa<UnitAttr>(attr.getValue()))
       return op->emitError() << "'" << kKVPositionAttr << "' on argument #"
@@ -130,6 +189,20 @@ TransformerDialect::verifyOperationAttribute(Operation *op,
     if (!layer || layer.getValue().isNegative())
       return op->emitError()
              << "'" << kLayerAttr << "' must be a non-negative integer";
+    return success();
+  }
+  if (attr.getName() == kTensorParallelAttr) {
+    auto ranks = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!ranks || !isa<ModuleOp>(op) || ranks.getInt() < 2)
+      return op->emitError() << "'" << kTensorParallelAttr
+                             << "' must be an integer >= 2 on a module";
+    return success();
+  }
+  if (attr.getName() == kAllReduceOverAttr) {
+    if (!isa<FlatSymbolRefAttr>(attr.getValue()) || !isa<BlockOp>(op))
+      return op->emitError() << "'" << kAllReduceOverAttr
+                             << "' must be a flat symbol reference (a "
+                                "shard.grid) on a transformer.block";
     return success();
   }
   return op->emitError() << "unknown transformer attribute '"

@@ -59,18 +59,30 @@ struct DecomposeBlock : OpRewritePattern<BlockOp> {
     auto add = [&](Value a, Value b) -> Value {
       return ResidualAddOp::create(rewriter, loc, a, b);
     };
+    // A tensor-parallel block (transformer-tensor-parallel) sums each rank's
+    // partial attention and FFN outputs over the grid before the residual.
+    auto grid = op->getAttrOfType<FlatSymbolRefAttr>(
+        TransformerDialect::kAllReduceOverAttr);
+    auto reduced = [&](Value partial) -> Value {
+      if (!grid)
+        return partial;
+      return shard::AllReduceOp::create(rewriter, loc, partial.getType(),
+                                        grid.getValue(), ArrayRef<int16_t>{0},
+                                        partial);
+    };
     Value x = op.getInput();
     Value result;
     if (op.isPreNorm()) {
-      Value h = add(
-          x, attention(buildNorm(rewriter, loc, op, x, op.getAttnNormWeight(),
-                                 op.getAttnNormBias())));
-      result = add(h, ffn(buildNorm(rewriter, loc, op, h, op.getFfnNormWeight(),
-                                    op.getFfnNormBias())));
+      Value h = add(x, reduced(attention(buildNorm(rewriter, loc, op, x,
+                                                   op.getAttnNormWeight(),
+                                                   op.getAttnNormBias()))));
+      result = add(
+          h, reduced(ffn(buildNorm(rewriter, loc, op, h, op.getFfnNormWeight(),
+                                   op.getFfnNormBias()))));
     } else {
-      Value h = buildNorm(rewriter, loc, op, add(x, attention(x)),
+      Value h = buildNorm(rewriter, loc, op, add(x, reduced(attention(x))),
                           op.getAttnNormWeight(), op.getAttnNormBias());
-      result = buildNorm(rewriter, loc, op, add(h, ffn(h)),
+      result = buildNorm(rewriter, loc, op, add(h, reduced(ffn(h))),
                          op.getFfnNormWeight(), op.getFfnNormBias());
     }
     rewriter.replaceOp(op, result);

@@ -26,8 +26,19 @@ struct TransformerStripMetadataPass
     : blockc::transformer::impl::TransformerStripMetadataPassBase<
           TransformerStripMetadataPass> {
   void runOnOperation() override {
+    // The grid of a tensor-parallel module: its collectives are MPI calls
+    // by now (convert-shard-to-mpi), and LLVM translation has no grids.
+    SmallVector<Operation *> grids;
+    getOperation()->walk([&](Operation *op) {
+      if (op->getName().getStringRef() == "shard.grid")
+        grids.push_back(op);
+    });
+    for (Operation *grid : grids)
+      grid->erase();
     getOperation()->walk([](Operation *op) {
       op->removeAttr(TransformerDialect::kLayerAttr);
+      op->removeAttr(TransformerDialect::kTensorParallelAttr);
+      op->removeAttr(TransformerDialect::kAllReduceOverAttr);
       // The codegen configuration (blockc_codegen.*, written and read by the
       // kernel passes of stage 1) is matched by name: dialects/ do not
       // depend on each other's C++.
@@ -53,6 +64,7 @@ struct TransformerStripMetadataPass
         for (StringRef name : {TransformerDialect::kWeightNameAttr,
                                TransformerDialect::kWeightTransposeAttr,
                                TransformerDialect::kWeightSliceAttr,
+                               TransformerDialect::kShardSliceAttr,
                                TransformerDialect::kKVPositionAttr,
                                TransformerDialect::kKVCacheAttr,
                                TransformerDialect::kKVLayoutAttr,

@@ -49,4 +49,82 @@ def FuseElementwisePass
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def ShardAllReduceToMPIPass
+    : Pass<"blockc-shard-all-reduce-to-mpi", "::mlir::ModuleOp"> {
+  let summary = "Lower the all-reduces of a tensor-parallel module to MPI on "
+                "MPI_COMM_WORLD";
+  let description = [{
+    In a module that `transformer-tensor-parallel` partitioned over N ranks
+    (`transformer.tensor_parallel = N`, `shard.grid @blockc_tp(shape = N)`),
+    each `shard.all_reduce` (a sum of a tensor over the grid's only axis)
+    becomes a copy of the tensor into a new buffer, an in-place
+    `mpi.allreduce` of that buffer on `MPI_COMM_WORLD`, and the buffer as a
+    tensor again (`bufferization.to_tensor restrict`).
+
+    Upstream's `convert-shard-to-mpi` does the same in MLIR 22, with two
+    problems for these modules: a tensor with dynamic dimensions (the
+    activations `[B, T, d]`) gets a buffer sized with `tensor.dim` of index
+    `ShapedType::kDynamic` for every dynamic dimension (a wrong size: heap
+    corruption), and each call splits `MPI_COMM_WORLD` into a new
+    communicator (a collective, and a communicator never freed, per
+    all-reduce). The grid is the whole world (`blockc-run` checks that the
+    MPI world has exactly N ranks, an object's header requires it), so the
+    world's communicator is the grid's. `convert-shard-to-mpi` still runs
+    after this pass for any other `shard` op.
+
+    ```mlir
+    %r = shard.all_reduce %t on @blockc_tp grid_axes = [0]
+        : tensor<?x?x64xf32> -> tensor<?x?x64xf32>            // before
+    %b = bufferization.to_buffer %t : tensor<?x?x64xf32> to memref<?x?x64xf32>
+    %buf = memref.alloc(%d0, %d1) : memref<?x?x64xf32>        // after
+    memref.copy %b, %buf : memref<?x?x64xf32> to memref<?x?x64xf32>
+    %flat = memref.collapse_shape %buf [[0, 1, 2]] : ... into memref<?xf32>
+    %w = mpi.comm_world : !mpi.comm
+    mpi.allreduce(%flat, %flat, MPI_SUM, %w) : memref<?xf32>, memref<?xf32>
+    %r = bufferization.to_tensor %buf restrict : ... to tensor<?x?x64xf32>
+    ```
+
+    An all-reduce over another grid or axis, or with another reduction, in
+    a tensor-parallel module is an error.
+  }];
+  let dependentDialects = ["::mlir::bufferization::BufferizationDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::mpi::MPIDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+def OpenMPIABIPass : Pass<"blockc-openmpi-abi", "::mlir::ModuleOp"> {
+  let summary = "Fix two gaps of upstream's MPI lowering for Open MPI";
+  let description = [{
+    MLIR 22's MPI-to-LLVM lowering for Open MPI (`convert-to-llvm` on the
+    `mpi` dialect, with `"MPI:Implementation" = "OpenMPI"`) has two gaps
+    that this pass closes after it ran:
+
+    * **Reduction op symbols.** It refers to the predefined reduction
+      operations as `ompi_mpi_sum`, `ompi_mpi_max`, ..., but Open MPI's
+      `mpi.h` defines `MPI_SUM` as `&ompi_mpi_op_sum` (and so on), the
+      symbols `libmpi.so` exports (Debian's Open MPI 4.1.4): a JIT cannot
+      resolve `ompi_mpi_sum` and an object does not link. The external
+      globals (and their `llvm.mlir.addressof` uses) are renamed to
+      `ompi_mpi_op_<name>`.
+    * **In-place all-reduce.** `convert-shard-to-mpi` all-reduces a buffer
+      into itself, `mpi.allreduce(%b, %b, ...)`, which lowers to
+      `MPI_Allreduce(p, p, ...)`; MPI forbids aliased send and receive
+      buffers (the sum comes out wrong), the in-place form passes
+      `MPI_IN_PLACE` (`(void *) 1` in Open MPI) as the send buffer. A call
+      whose two buffers are the same value gets that.
+
+    ```mlir
+    llvm.mlir.global external @ompi_mpi_sum() ...                  // before
+    llvm.call @MPI_Allreduce(%p, %p, %n, %f32, %sum, %comm)
+    llvm.mlir.global external @ompi_mpi_op_sum() ...               // after
+    %in_place = llvm.inttoptr %c1 : i64 to !llvm.ptr
+    llvm.call @MPI_Allreduce(%in_place, %p, %n, %f32, %sum, %comm)
+    ```
+
+    The pipeline runs `cse` first, so that the two buffers' address
+    computations are one value.
+  }];
+}
+
 #endif // BLOCKC_CODEGEN_COMMON_PASSES_TD

@@ -121,6 +121,45 @@ def Transformer_WeightQuantAttr
 }
 
 //===----------------------------------------------------------------------===//
+// Tensor parallelism (transformer-tensor-parallel)
+//===----------------------------------------------------------------------===//
+
+def Transformer_ShardSliceAttr
+    : AttrDef<Transformer_Dialect, "ShardSlice"> {
+  let mnemonic = "shard_slice";
+  let summary = "which part of a stored weight each rank of a tensor-parallel "
+                "grid reads";
+  let description = [{
+    Held by `transformer.shard_slice` on a weight argument of a function
+    that `transformer-tensor-parallel` partitioned: the argument is this
+    rank's part of the stored weight (after the argument's
+    `transformer.weight_slice` and `transformer.weight_transpose`). Element
+    `r` of `ranks` lists the `[begin, end)` ranges, along `axis` of the
+    argument's full (unpartitioned) tensor, that rank `r` reads, in order;
+    the argument is their concatenation. A rank with no range reads nothing
+    and gets zeros (a bias of a row-parallel projection: rank 0 adds it, the
+    all-reduce sums it once). Every rank that reads something reads the
+    same number of rows.
+
+    ```mlir
+    // q rows of heads 0-3 on rank 0 and 4-7 on rank 1 (head dim 16)
+    #transformer.shard_slice<axis = 0, ranks = [array<i64: 0, 64>, array<i64: 64, 128>]>
+    // the bias of o: rank 0 only
+    #transformer.shard_slice<axis = 0, ranks = [array<i64: 0, 64>, array<i64>]>
+    ```
+  }];
+  let parameters = (ins "int64_t":$axis, "::mlir::ArrayAttr":$ranks);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The [begin, end) pairs of rank `rank`, flattened.
+    ::llvm::ArrayRef<int64_t> getRanges(unsigned rank) const;
+    /// The number of elements along `axis` that a reading rank gets.
+    int64_t getLocalSize() const;
+  }];
+}
+
+//===----------------------------------------------------------------------===//
 // KV caches of decode entries (transformer-derive-decode)
 //===----------------------------------------------------------------------===//
 

@@ -58,6 +58,16 @@ def Transformer_Dialect : Dialect {
     // [B, L_max, H_kv, D] in both.
     static constexpr ::llvm::StringLiteral kKVLayoutAttr =
         "transformer.kv_layout";
+    // Tensor parallelism (transformer-tensor-parallel): on the module, the
+    // number of ranks (an i64); on a weight argument, a
+    // #transformer.shard_slice; on a block, the shard.grid (a flat symbol
+    // reference) over which its attention and FFN outputs are all-reduced.
+    static constexpr ::llvm::StringLiteral kTensorParallelAttr =
+        "transformer.tensor_parallel";
+    static constexpr ::llvm::StringLiteral kShardSliceAttr =
+        "transformer.shard_slice";
+    static constexpr ::llvm::StringLiteral kAllReduceOverAttr =
+        "transformer.all_reduce_over";
   }];
 }
 

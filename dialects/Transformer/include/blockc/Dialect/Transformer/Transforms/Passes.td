@@ -52,6 +52,7 @@ def TransformerDecomposePass : Pass<"transformer-decompose"> {
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
+    "::mlir::shard::ShardDialect",
     "::mlir::tensor::TensorDialect"
   ];
   let statistics = [
@@ -200,6 +201,66 @@ def TransformerDeriveDecodePass
     "::mlir::func::FuncDialect",
     "::mlir::tensor::TensorDialect"
   ];
+}
+
+def TransformerTensorParallelPass
+    : Pass<"transformer-tensor-parallel", "::mlir::ModuleOp"> {
+  let summary = "Partition every transformer block over the ranks of a "
+                "tensor-parallel grid (Megatron-LM)";
+  let description = [{
+    Rewrites a module into the program that each of `ranks` processes runs
+    (SPMD): every `transformer.block` of every function keeps its inputs
+    and outputs whole (replicated on every rank) and computes a slice of
+    its attention heads and of its FFN's hidden units:
+
+    * Q, K, V, gate and up are column-parallel: rank r holds the rows of
+      heads `[r H / N, (r + 1) H / N)` of `w_q`, of `d_ff / N` hidden units
+      of `w_gate` / `w_up`, and their biases. K/V heads are split the same
+      way when N divides `num_kv_heads`; otherwise they are replicated as
+      the rank's query heads need them: one K/V head when all of a rank's
+      query heads share it (MQA), else one per local query head.
+    * O and down are row-parallel: rank r holds the matching columns of
+      `w_o` / `w_down`; each rank's partial output is summed over the grid
+      (`shard.all_reduce`, emitted by `transformer-decompose` where the
+      block says `transformer.all_reduce_over`) before the residual add.
+      Their biases are read by rank 0 only (zeros elsewhere), so the sum
+      adds them once.
+    * Norms and residuals are replicated.
+
+    Every weight argument that is split gets its local type and a
+    `#transformer.shard_slice` (`transformer.shard_slice`) that says which
+    part of the stored tensor each rank reads; the block gets its local
+    `num_heads`, `num_kv_heads`, `d_ff` and `transformer.all_reduce_over =
+    @blockc_tp`; the module gets `shard.grid @blockc_tp(shape = ranks)`,
+    `transformer.tensor_parallel = ranks` and, for `convert-mpi-to-llvm`,
+    `dlti.map = #dlti.map<"MPI:Implementation" = "OpenMPI">`.
+
+    ```mlir
+    // before (--tensor-parallel=2): 4 heads of 16, 2 K/V heads, d_ff 128
+    func.func @forward(%x: tensor<?x?x64xf32>, ..., %wq: tensor<64x64xf32>, ...)
+      %y = transformer.block %x ... q(%wq : tensor<64x64xf32>) ...
+          {num_heads = 4, num_kv_heads = 2, d_ff = 128, ...}
+    // after
+    shard.grid @blockc_tp(shape = 2)
+    func.func @forward(%x: tensor<?x?x64xf32>, ...,
+        %wq: tensor<32x64xf32> {transformer.shard_slice =
+            #transformer.shard_slice<axis = 0,
+                ranks = [array<i64: 0, 32>, array<i64: 32, 64>]>}, ...)
+      %y = transformer.block %x ... q(%wq : tensor<32x64xf32>) ...
+          {num_heads = 2, num_kv_heads = 1, d_ff = 64,
+           transformer.all_reduce_over = @blockc_tp, ...}
+    ```
+
+    Errors (on the block, naming the value): `num_heads` or `d_ff` not a
+    multiple of `ranks`, quantised weights, a weight that is not a function
+    argument or that another op uses too, a module partitioned already.
+  }];
+  let options = [
+    Option<"ranks", "ranks", "int64_t", /*default=*/"2",
+           "Number of ranks of the grid (>= 2)">
+  ];
+  let dependentDialects = ["::mlir::shard::ShardDialect",
+                           "::mlir::DLTIDialect"];
 }
 
 def TransformerStripMetadataPass

@@ -1,0 +1,51 @@
+//===- TensorParallel.h - the MPI world of tensor-parallel runs -*- C++ -*-===//
+//
+// A tensor-parallel model (transformer-tensor-parallel, docs/TensorParallel.md)
+// runs as one process per rank of its grid, started by mpirun; each rank
+// reads its part of the weights and the compiled blocks all-reduce over
+// MPI_COMM_WORLD. This is what the drivers need of MPI around that: joining
+// the world, checking its size, and ending every rank when one fails.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef BLOCKC_EXECUTIONENGINE_TENSORPARALLEL_H
+#define BLOCKC_EXECUTIONENGINE_TENSORPARALLEL_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+
+namespace blockc {
+
+/// The number of ranks `module` is partitioned over (its
+/// `transformer.tensor_parallel`), or 1.
+int64_t getTensorParallelRanks(mlir::ModuleOp module);
+
+/// Partitions `module` over `ranks` ranks (transformer-tensor-parallel)
+/// unless it is partitioned already, in which case `ranks` must match (0:
+/// take the module's). Diagnostics go to the context's handler; the error
+/// says what failed.
+llvm::Error partitionForTensorParallel(mlir::ModuleOp module, int64_t ranks);
+
+/// This process's place in the MPI world of a tensor-parallel run.
+struct TensorParallelWorld {
+  unsigned rank = 0, size = 1;
+
+  /// Initialises MPI, sets `world` to this process's place in it and
+  /// checks that it has exactly `ranks` processes; otherwise the error names
+  /// both counts (every rank reports it, so none waits for the others).
+  static llvm::Error join(int64_t ranks, int *argc, char ***argv,
+                          TensorParallelWorld &world);
+  /// Whether join() initialised MPI in this process.
+  static bool isActive();
+  /// Ends every rank of the world with `code` (MPI_Abort): after an error
+  /// on one rank the others would wait in their next all-reduce forever.
+  [[noreturn]] static void abortAll(int code);
+  /// Ends MPI normally (every rank calls it at exit).
+  static void finalize();
+};
+
+} // namespace blockc
+
+#endif // BLOCKC_EXECUTIONENGINE_TENSORPARALLEL_H

@@ -1,0 +1,84 @@
+//===- TensorParallel.cpp - the MPI world of tensor-parallel runs ---------===//
+//
+// See TensorParallel.h and docs/TensorParallel.md.
+//
+//===----------------------------------------------------------------------===//
+
+#include "blockc/ExecutionEngine/TensorParallel.h"
+
+#include "blockc/Dialect/Transformer/IR/TransformerDialect.h"
+#include "blockc/Dialect/Transformer/Transforms/Passes.h"
+
+#include "mlir/Pass/PassManager.h"
+
+#include <mpi.h>
+
+using namespace blockc;
+
+namespace {
+bool mpiActive = false;
+
+llvm::Error makeError(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+} // namespace
+
+int64_t blockc::getTensorParallelRanks(mlir::ModuleOp module) {
+  auto ranks = module->getAttrOfType<mlir::IntegerAttr>(
+      transformer::TransformerDialect::kTensorParallelAttr);
+  return ranks ? ranks.getInt() : 1;
+}
+
+llvm::Error blockc::partitionForTensorParallel(mlir::ModuleOp module,
+                                               int64_t ranks) {
+  int64_t done = getTensorParallelRanks(module);
+  if (done > 1) {
+    if (ranks != 0 && ranks != done)
+      return makeError("--tensor-parallel=" + llvm::Twine(ranks) +
+                       ", but the model is partitioned over " +
+                       llvm::Twine(done) + " ranks already");
+    return llvm::Error::success();
+  }
+  if (ranks < 2)
+    return llvm::Error::success();
+  mlir::PassManager pm(module.getContext(), mlir::ModuleOp::getOperationName());
+  transformer::TransformerTensorParallelPassOptions options;
+  options.ranks = ranks;
+  pm.addPass(transformer::createTransformerTensorParallelPass(options));
+  if (mlir::failed(pm.run(module)))
+    return makeError("the model cannot be split over " + llvm::Twine(ranks) +
+                     " ranks (see above)");
+  return llvm::Error::success();
+}
+
+llvm::Error TensorParallelWorld::join(int64_t ranks, int *argc, char ***argv,
+                                      TensorParallelWorld &world) {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized && MPI_Init(argc, argv) != MPI_SUCCESS)
+    return makeError("MPI_Init failed");
+  mpiActive = true;
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  world.rank = static_cast<unsigned>(rank);
+  world.size = static_cast<unsigned>(size);
+  if (size != ranks)
+    return makeError("the model runs on " + llvm::Twine(ranks) +
+                     " ranks but this MPI job has " + llvm::Twine(size) +
+                     " (start it with mpirun -np " + llvm::Twine(ranks) + ")");
+  return llvm::Error::success();
+}
+
+bool TensorParallelWorld::isActive() { return mpiActive; }
+
+void TensorParallelWorld::abortAll(int code) {
+  MPI_Abort(MPI_COMM_WORLD, code);
+  std::exit(code); // not reached
+}
+
+void TensorParallelWorld::finalize() {
+  if (mpiActive)
+    MPI_Finalize();
+  mpiActive = false;
+}
