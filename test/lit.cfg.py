@@ -82,6 +82,15 @@ try:
     config.available_features.add("numpy")
 except (OSError, subprocess.CalledProcessError):
     pass
+# Tensor parallelism (docs/TensorParallel.md): Open MPI's mpirun, allowed
+# to run as root (CI containers) and to start more ranks than cores, every
+# job bounded in time so that a hang fails the test instead of the suite.
+if shutil.which("mpirun"):
+    config.available_features.add("mpi")
+    config.substitutions.append((
+        "%mpirun",
+        "timeout 300 mpirun --allow-run-as-root --oversubscribe "
+        "--mca btl self,vader"))
 if shutil.which("ptxas") or os.path.exists("/usr/local/cuda/bin/ptxas"):
     config.available_features.add("ptxas")
 if shutil.which("nvidia-smi"):

@@ -192,9 +192,13 @@ blockc::TensorParallelWorld world;
 /// leave the others waiting in their next all-reduce).
 int fail(const llvm::Twine &message) {
   if (blockc::TensorParallelWorld::isActive()) {
-    llvm::WithColor::error(llvm::errs(), "blockc-run")
+    // One write, so that the ranks' lines do not interleave.
+    std::string line;
+    llvm::raw_string_ostream os(line);
+    llvm::WithColor::error(os, "blockc-run", /*DisableColors=*/true)
         << "(rank " << world.rank << " of " << world.size << ") " << message
         << "\n";
+    llvm::errs() << line;
     llvm::errs().flush();
     blockc::TensorParallelWorld::abortAll(1);
   }
@@ -275,6 +279,21 @@ std::string describeHeld(llvm::ArrayRef<blockc::HostTensor> weights) {
   return llvm::formatv("  ({0:F1} MiB {1})", bytes / 1048576.0,
                        llvm::join(types, "+"))
       .str();
+}
+
+/// In a tensor-parallel run, " on rank 0 (of N)": the parameters of the
+/// whole model, of which the counts before are rank 0's part.
+std::string describeShare(const blockc::ModelSignature &sig) {
+  if (world.size < 2)
+    return "";
+  int64_t total = 0;
+  for (const blockc::ModelArgument &arg : llvm::drop_begin(sig.args)) {
+    int64_t n = 1;
+    for (int64_t d : arg.fullShape())
+      n *= d;
+    total += n;
+  }
+  return " on rank 0 (of " + std::to_string(total) + ")";
 }
 
 /// The `prepare` line: how long the prepare function took and what it
@@ -368,7 +387,8 @@ int runDecodeMode(ModuleOp module, const DecodeContext &ctx) {
   os << "  input    " << blockc::formatShape(shownInput) << "  "
      << ctx.inputLabel << "\n";
   os << "  weights  " << ctx.weights.size() << " tensors, " << ctx.numParams
-     << " parameters  " << ctx.weightsLabel << ctx.weightsHeld << "\n";
+     << " parameters" << describeShare(ctx.sig) << "  " << ctx.weightsLabel
+     << ctx.weightsHeld << "\n";
   os << "  kv cache " << (*session)->getNumLayers() << " layer"
      << (caches.size() == 2 ? "" : "s") << " x K, V "
      << (caches.empty() ? std::string("(none)")
@@ -788,7 +808,7 @@ int main(int argc, char **argv) {
                            : inputFile.getValue())
      << "\n";
   os << "  weights  " << weights.size() << " tensors, " << numParams
-     << " parameters  "
+     << " parameters" << describeShare(*sig) << "  "
      << (weightsFile.empty()
              ? "random (seed " + std::to_string(weightSeed) + ")"
              : weightsFile.getValue())

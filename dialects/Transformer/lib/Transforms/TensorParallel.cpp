@@ -70,6 +70,7 @@ struct TransformerTensorParallelPass
   /// Gives weight `value` (role `role` of `block`) its local type and slice.
   LogicalResult partitionWeight(BlockOp block, StringRef role, Value value,
                                 const Split &split) {
+    int64_t ranks = this->ranks;
     auto arg = dyn_cast<BlockArgument>(value);
     auto func = arg ? dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp())
                     : func::FuncOp();
@@ -99,6 +100,7 @@ struct TransformerTensorParallelPass
   }
 
   LogicalResult partition(BlockOp block) {
+    int64_t ranks = this->ranks;
     int64_t heads = block.getNumHeads(), kvHeads = block.getNumKvHeads(),
             headDim = block.getHeadDim(), dff = block.getDFf();
     int64_t d = block.getInput().getType().getDimSize(2);
@@ -152,6 +154,7 @@ struct TransformerTensorParallelPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
+    int64_t ranks = this->ranks;
     if (ranks < 2) {
       module.emitError() << "transformer-tensor-parallel: ranks must be >= 2, "
                             "got "
