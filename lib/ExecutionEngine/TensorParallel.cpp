@@ -6,11 +6,6 @@
 
 #include "blockc/ExecutionEngine/TensorParallel.h"
 
-#include "blockc/Dialect/Transformer/IR/TransformerDialect.h"
-#include "blockc/Dialect/Transformer/Transforms/Passes.h"
-
-#include "mlir/Pass/PassManager.h"
-
 #include <mpi.h>
 
 using namespace blockc;
@@ -22,34 +17,6 @@ llvm::Error makeError(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
 } // namespace
-
-int64_t blockc::getTensorParallelRanks(mlir::ModuleOp module) {
-  auto ranks = module->getAttrOfType<mlir::IntegerAttr>(
-      transformer::TransformerDialect::kTensorParallelAttr);
-  return ranks ? ranks.getInt() : 1;
-}
-
-llvm::Error blockc::partitionForTensorParallel(mlir::ModuleOp module,
-                                               int64_t ranks) {
-  int64_t done = getTensorParallelRanks(module);
-  if (done > 1) {
-    if (ranks != 0 && ranks != done)
-      return makeError("--tensor-parallel=" + llvm::Twine(ranks) +
-                       ", but the model is partitioned over " +
-                       llvm::Twine(done) + " ranks already");
-    return llvm::Error::success();
-  }
-  if (ranks < 2)
-    return llvm::Error::success();
-  mlir::PassManager pm(module.getContext(), mlir::ModuleOp::getOperationName());
-  transformer::TransformerTensorParallelPassOptions options;
-  options.ranks = ranks;
-  pm.addPass(transformer::createTransformerTensorParallelPass(options));
-  if (mlir::failed(pm.run(module)))
-    return makeError("the model cannot be split over " + llvm::Twine(ranks) +
-                     " ranks (see above)");
-  return llvm::Error::success();
-}
 
 llvm::Error TensorParallelWorld::join(int64_t ranks, int *argc, char ***argv,
                                       TensorParallelWorld &world) {

@@ -13,6 +13,7 @@
 #include "blockc/Codegen/Common/Passes.h"
 #include "blockc/Codegen/NVPTX/Passes.h"
 #include "blockc/Conversion/Passes.h"
+#include "blockc/Dialect/Transformer/IR/TransformerDialect.h"
 #include "blockc/Dialect/Transformer/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
@@ -552,6 +553,43 @@ void blockc::buildNVPTXDecodePipeline(OpPassManager &pm,
                                       const DecodeOptions &decode) {
   buildDeriveDecodePipeline(pm, decode);
   buildNVPTXPipeline(pm, options);
+}
+
+//===----------------------------------------------------------------------===//
+// Tensor parallelism
+//===----------------------------------------------------------------------===//
+
+namespace {
+llvm::Error makeError(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+} // namespace
+
+int64_t blockc::getTensorParallelRanks(ModuleOp module) {
+  auto ranks = module->getAttrOfType<IntegerAttr>(
+      transformer::TransformerDialect::kTensorParallelAttr);
+  return ranks ? ranks.getInt() : 1;
+}
+
+llvm::Error blockc::partitionForTensorParallel(ModuleOp module, int64_t ranks) {
+  int64_t done = getTensorParallelRanks(module);
+  if (done > 1) {
+    if (ranks != 0 && ranks != done)
+      return makeError("--tensor-parallel=" + llvm::Twine(ranks) +
+                       ", but the model is partitioned over " +
+                       llvm::Twine(done) + " ranks already");
+    return llvm::Error::success();
+  }
+  if (ranks < 2)
+    return llvm::Error::success();
+  PassManager pm(module.getContext(), ModuleOp::getOperationName());
+  transformer::TransformerTensorParallelPassOptions options;
+  options.ranks = ranks;
+  pm.addPass(transformer::createTransformerTensorParallelPass(options));
+  if (failed(pm.run(module)))
+    return makeError("the model cannot be split over " + llvm::Twine(ranks) +
+                     " ranks (see above)");
+  return llvm::Error::success();
 }
 
 //===----------------------------------------------------------------------===//

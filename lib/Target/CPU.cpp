@@ -245,6 +245,58 @@ std::string blockc::emitCHeader(const ModelSignature &sig,
   if (prepare)
     declarePrepare(*prepare, sig.funcName);
 
+  // Tensor parallelism: what each rank passes.
+  int64_t ranks = 0;
+  for (const ModelArgument &a : sig.args)
+    if (a.shardAxis >= 0)
+      ranks = static_cast<int64_t>(a.shardRanges.size());
+  if (ranks > 0) {
+    os << "/* Tensor-parallel object (blockc --tensor-parallel=" << ranks
+       << ",\n"
+       << "   docs/TensorParallel.md): every block is split over the " << ranks
+       << " ranks of\n"
+       << "   an MPI job of exactly that many processes (mpirun -np " << ranks
+       << "). Link\n"
+       << "   with the MPI library (mpicc, or -lmpi), call MPI_Init before "
+          "the first\n"
+       << "   call, and call the entry on every rank with the whole input "
+          "and that\n"
+       << "   rank's part of each weight: the [begin, end) ranges, along "
+          "an axis of\n"
+       << "   the stored weight, listed per rank below (BLOCKC_<entry>_ARG<i>"
+          "_TP_*;\n"
+       << "   a rank with none, {-1, -1}, passes zeros). The blocks "
+          "all-reduce over\n"
+       << "   MPI_COMM_WORLD: every rank gets the whole output. */\n"
+       << "#define BLOCKC_" << sig.funcName << "_TP_RANKS " << ranks << "\n";
+    for (const ModelArgument &a : sig.args) {
+      if (a.shardAxis < 0)
+        continue;
+      size_t pairs = 0;
+      for (const std::vector<int64_t> &r : a.shardRanges)
+        pairs = std::max(pairs, r.size() / 2);
+      std::string prefix =
+          "#define BLOCKC_" + sig.funcName + "_ARG" + std::to_string(a.index);
+      os << prefix << "_TP_AXIS " << a.shardAxis << "\n"
+         << prefix << "_TP_FULL {";
+      std::vector<int64_t> full = a.fullShape();
+      for (size_t i = 0; i < full.size(); ++i)
+        os << (i ? ", " : "") << full[i];
+      os << "}\n"
+         << prefix << "_TP_PAIRS " << pairs << "\n"
+         << prefix << "_TP_RANGES {";
+      for (size_t r = 0; r < a.shardRanges.size(); ++r) {
+        os << (r ? ", " : "") << "{";
+        for (size_t i = 0; i < pairs * 2; ++i)
+          os << (i ? ", " : "")
+             << (i < a.shardRanges[r].size() ? a.shardRanges[r][i] : -1);
+        os << "}";
+      }
+      os << "}\n";
+    }
+    os << "\n";
+  }
+
   os << "/* Arguments, in order:\n"
      << " *   result " << dims(sig.resultType)
      << (gpu ? " (written by the callee: its buffer is managed memory that\n"

@@ -11,6 +11,7 @@
 
 #include "blockc/Import/HFImport.h"
 #include "blockc/InitAllDialects.h"
+#include "blockc/Pipelines/Pipelines.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Support/FileUtilities.h"
@@ -52,6 +53,13 @@ cl::opt<int64_t> groupSize("group-size",
                            cl::desc("int4: input columns per scale, 32 "
                                     "(default), 64 or 128"),
                            cl::init(32), cl::cat(category));
+cl::opt<int64_t> tensorParallel(
+    "tensor-parallel",
+    cl::desc("Write the model partitioned over N ranks (Megatron-style "
+             "tensor parallelism, docs/TensorParallel.md): each block's "
+             "local heads and d_ff, each weight's part per rank; blockc and "
+             "blockc-run then run it under mpirun -np N"),
+    cl::init(0), cl::cat(category));
 cl::opt<std::string> outputFile("o", cl::desc("Output model (default: -)"),
                                 cl::init("-"), cl::value_desc("file"),
                                 cl::cat(category));
@@ -87,6 +95,11 @@ int main(int argc, char **argv) {
                                        configFile, options);
   if (!module)
     return fail(llvm::toString(module.takeError()));
+  if (tensorParallel < 0)
+    return fail("--tensor-parallel must be at least 1");
+  if (llvm::Error e =
+          blockc::partitionForTensorParallel(**module, tensorParallel))
+    return fail(configFile + ": " + llvm::toString(std::move(e)));
   std::string errorMessage;
   auto output = openOutputFile(outputFile, &errorMessage);
   if (!output)

@@ -188,6 +188,13 @@ cl::opt<blockc::ReportFormat> reportFormat(
                clEnumValN(blockc::ReportFormat::HTML, "html",
                           "a self-contained HTML page with an SVG diagram")),
     cl::cat(reportCategory));
+cl::opt<int64_t> tensorParallel(
+    "tensor-parallel",
+    cl::desc("Split every block over N MPI ranks (Megatron-style tensor "
+             "parallelism, CPU target, docs/TensorParallel.md): the object "
+             "runs as one process per rank and links with the MPI library; "
+             "its header lists the part of each weight a rank passes"),
+    cl::init(0), cl::cat(category));
 cl::opt<bool> dumpPipeline(
     "dump-pass-pipeline",
     cl::desc("Print the textual pass pipeline that -emit runs and exit"),
@@ -416,6 +423,17 @@ int main(int argc, char **argv) {
     output->keep();
     return 0;
   }
+
+  // Tensor parallelism: the module becomes each rank's program before its
+  // signature (the weights' parts) is read.
+  if (tensorParallel < 0)
+    return fail("--tensor-parallel must be at least 1");
+  if (llvm::Error e =
+          blockc::partitionForTensorParallel(*module, tensorParallel))
+    return fail(llvm::toString(std::move(e)));
+  if (nvptx && blockc::getTensorParallelRanks(*module) > 1)
+    return fail("tensor parallelism runs on the CPU target over MPI (a GPU "
+                "version would all-reduce with NCCL, docs/TensorParallel.md)");
 
   // The entry point must be well formed before anything is compiled.
   FailureOr<blockc::ModelSignature> signature =

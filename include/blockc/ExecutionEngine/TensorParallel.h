@@ -11,22 +11,11 @@
 #ifndef BLOCKC_EXECUTIONENGINE_TENSORPARALLEL_H
 #define BLOCKC_EXECUTIONENGINE_TENSORPARALLEL_H
 
-#include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
 
 namespace blockc {
-
-/// The number of ranks `module` is partitioned over (its
-/// `transformer.tensor_parallel`), or 1.
-int64_t getTensorParallelRanks(mlir::ModuleOp module);
-
-/// Partitions `module` over `ranks` ranks (transformer-tensor-parallel)
-/// unless it is partitioned already, in which case `ranks` must match (0:
-/// take the module's). Diagnostics go to the context's handler; the error
-/// says what failed.
-llvm::Error partitionForTensorParallel(mlir::ModuleOp module, int64_t ranks);
 
 /// This process's place in the MPI world of a tensor-parallel run.
 struct TensorParallelWorld {

@@ -19,8 +19,10 @@
 
 #include "blockc/Dialect/Transformer/IR/TransformerOps.h"
 
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
+#include "llvm/Support/Error.h"
 
 #include <string>
 
@@ -291,6 +293,17 @@ void buildNVPTXPipeline(mlir::OpPassManager &pm,
 void buildNVPTXDecodePipeline(mlir::OpPassManager &pm,
                               const NVPTXPipelineOptions &options,
                               const DecodeOptions &decode);
+
+/// The number of ranks `module` is partitioned over (its
+/// `transformer.tensor_parallel`, docs/TensorParallel.md), or 1.
+int64_t getTensorParallelRanks(mlir::ModuleOp module);
+
+/// Partitions `module` over `ranks` ranks (transformer-tensor-parallel)
+/// unless it is partitioned already, in which case `ranks` must match (0:
+/// take the module's; 1: nothing to do). Diagnostics go to the context's
+/// handler; the error says what failed. Every driver runs this before it
+/// reads the entry's signature: the weights become the rank's parts.
+llvm::Error partitionForTensorParallel(mlir::ModuleOp module, int64_t ranks);
 
 /// Registers the pipelines above under their names
 /// (blockc-lower-to-linalg-pipeline, blockc-cpu-lower-to-linalg-pipeline,
