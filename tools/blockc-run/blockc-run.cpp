@@ -556,8 +556,12 @@ int main(int argc, char **argv) {
   }
   FailureOr<blockc::ModelSignature> sig =
       blockc::analyzeModel(*module, entryName);
-  if (failed(sig))
-    return fail("cannot analyse @" + entryName.getValue() + " (see above)");
+  if (failed(sig)) {
+    // The diagnostic above says why; ranks that started MPI end together.
+    if (blockc::TensorParallelWorld::isActive())
+      return fail("the entry's signature is invalid (see above)");
+    return 1;
+  }
   int64_t modelDim = sig->args[0].type.getDimSize(2);
   blockc::CPUTargetConfig cpuConfig;
   cpuConfig.isa = cpuIsa;
