@@ -85,6 +85,10 @@ def main():
              ("decode after T = 128", ["--random-input", "--seq-len=128",
                                        "--decode=%d" % (4 * args.repeat)],
               True)]
+    # The machine's FMA peak and triad bandwidth on 2 threads, before and
+    # after the runs (the best of both).
+    _, exes = bench.build_probes(tmp)
+    probes = [bench.run_probes(exes, 2, args.quick)]
     results = {}
     for case, extra, decode in cases:
         for rnd in range(args.rounds):
@@ -92,6 +96,8 @@ def main():
                 bench.log("%s, %s, round %d" % (case, name, rnd + 1))
                 r = measure(cmd, extra, decode)
                 results.setdefault(case, {}).setdefault(name, []).append(r)
+    probes.append(bench.run_probes(exes, 2, args.quick))
+    peak, triad = bench.limits(probes, 2)
     rows = []
     for case, by_name in results.items():
         for name, runs in by_name.items():
@@ -114,18 +120,22 @@ def main():
     lines = ["# Tensor parallelism: Llama-2-7B block, f32%s" % (
         " (quick: small block)" if args.quick else ""), "",
         "%s (%s, %s, %s CPUs), %s; %d rounds, configurations interleaved, "
-        "medians." % (machine["model_name"], machine["cpu_family_model"],
-                      machine["isa"], machine["cpus"], machine["date_utc"],
-                      args.rounds), "",
-        "| case | configuration | time (ms) | GFLOP/s | vs 1 rank x 2 threads "
-        "| peak RSS per process |", "|---|---|---|---|---|---|"]
+        "medians. Measured in the same run: FMA peak %.1f GFLOP/s and triad "
+        "%.1f GB/s on 2 threads." % (
+            machine["model_name"], machine["cpu_family_model"],
+            machine["isa"], machine["cpus"], machine["date_utc"],
+            args.rounds, peak, triad), "",
+        "| case | configuration | time (ms) | GFLOP/s (% of peak) "
+        "| vs 1 rank x 2 threads | peak RSS per process |",
+        "|---|---|---|---|---|---|"]
     for r in rows:
         t = r.get("median_ms")
         b = base.get(r["case"])
         lines.append("| %s | %s | %s | %s | %s | %s |" % (
             r["case"], r["config"],
             bench.fmt_ms(t) if t else "failed",
-            "%.1f" % r["gflops"] if r.get("gflops") else "–",
+            "%.1f (%.0f%%)" % (r["gflops"], 100 * r["gflops"] / peak)
+            if r.get("gflops") and peak else "–",
             "%.2fx" % (b / t) if t and b else "–",
             ", ".join("%.0f MiB" % m for m in r.get("rss_mib", []))))
     md = "\n".join(lines) + "\n"
@@ -135,6 +145,7 @@ def main():
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, "tensor_parallel.json"), "w") as f:
         json.dump({"machine": machine, "rounds": args.rounds,
+                   "fma_peak_gflops": peak, "triad_gbs": triad,
                    "rows": rows}, f, indent=1)
     with open(os.path.join(out, "tensor_parallel.md"), "w") as f:
         f.write(md)
