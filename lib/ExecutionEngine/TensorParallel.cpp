@@ -8,10 +8,15 @@
 
 #include <mpi.h>
 
+#include <cstdlib>
+
 using namespace blockc;
 
 namespace {
+/// Whether join() ran (MPI is up for this run), and whether it started MPI
+/// (then finalize() ends it; an embedder's MPI is the embedder's).
 bool mpiActive = false;
+bool mpiStartedHere = false;
 
 llvm::Error makeError(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
@@ -22,8 +27,11 @@ llvm::Error TensorParallelWorld::join(int64_t ranks, int *argc, char ***argv,
                                       TensorParallelWorld &world) {
   int initialized = 0;
   MPI_Initialized(&initialized);
-  if (!initialized && MPI_Init(argc, argv) != MPI_SUCCESS)
-    return makeError("MPI_Init failed");
+  if (!initialized) {
+    if (MPI_Init(argc, argv) != MPI_SUCCESS)
+      return makeError("MPI_Init failed");
+    mpiStartedHere = true;
+  }
   mpiActive = true;
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -44,8 +52,14 @@ void TensorParallelWorld::abortAll(int code) {
   std::exit(code); // not reached
 }
 
-void TensorParallelWorld::finalize() {
+void TensorParallelWorld::endTogether() {
   if (mpiActive)
+    MPI_Barrier(MPI_COMM_WORLD);
+  finalize();
+}
+
+void TensorParallelWorld::finalize() {
+  if (mpiStartedHere)
     MPI_Finalize();
-  mpiActive = false;
+  mpiActive = mpiStartedHere = false;
 }

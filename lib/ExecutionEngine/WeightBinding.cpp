@@ -61,8 +61,7 @@ bindShard(const SafeTensorsFile &file, const ModelArgument &arg,
   std::vector<int64_t> full = arg.fullShape();
   bool fits = view.size() == full.size();
   for (size_t d = 0; fits && d < view.size(); ++d)
-    fits = static_cast<int64_t>(d) == arg.shardAxis ? view[d] >= full[d]
-                                                    : view[d] == full[d];
+    fits = view[d] == full[d];
   if (!fits)
     return makeError(path + ": tensor '" + arg.weightName + "' has shape " +
                      formatShape(stored) + ", the model split over " +

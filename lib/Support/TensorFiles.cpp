@@ -367,12 +367,15 @@ Expected<HostTensor> SafeTensorsFile::loadRegion(StringRef name,
     rows = allRows;
   auto total = [&](ArrayRef<int64_t> ranges, int64_t limit,
                    StringRef what) -> Expected<int64_t> {
+    if (ranges.size() % 2 != 0)
+      return fileError(path, "tensor '" + name + "': the " + what +
+                                 " are not [begin, end) pairs");
     int64_t n = 0;
     for (size_t i = 0; i + 1 < ranges.size(); i += 2) {
       if (ranges[i] < 0 || ranges[i + 1] < ranges[i] || ranges[i + 1] > limit)
         return fileError(path, "tensor '" + name + "': " + what + " [" +
                                    Twine(ranges[i]) + ", " +
-                                   Twine(ranges[i + 1]) + ") outside [0, " +
+                                   Twine(ranges[i + 1]) + ") not within [0, " +
                                    Twine(limit) + ")");
       n += ranges[i + 1] - ranges[i];
     }

@@ -190,7 +190,7 @@ blockc::TensorParallelWorld world;
 /// Reports an error and returns the exit code; in a tensor-parallel run the
 /// message names the rank and every rank ends (a rank that stops would
 /// leave the others waiting in their next all-reduce).
-int fail(const llvm::Twine &message) {
+int fail(const llvm::Twine &message, bool everyRank = false) {
   if (blockc::TensorParallelWorld::isActive()) {
     // One write, so that the ranks' lines do not interleave.
     std::string line;
@@ -200,10 +200,19 @@ int fail(const llvm::Twine &message) {
         << "\n";
     llvm::errs() << line;
     llvm::errs().flush();
-    blockc::TensorParallelWorld::abortAll(1);
+    if (!everyRank)
+      blockc::TensorParallelWorld::abortAll(1);
+    blockc::TensorParallelWorld::endTogether();
+    return 1;
   }
   llvm::WithColor::error(llvm::errs(), "blockc-run") << message << "\n";
   return 1;
+}
+
+/// An error that every rank of a tensor-parallel run meets alike (the same
+/// model, options and world): each rank reports it, then all end together.
+int failEveryRank(const llvm::Twine &message) {
+  return fail(message, /*everyRank=*/true);
 }
 
 bool parseSeed(const cl::opt<std::string> &opt, uint64_t &seed) {
@@ -533,14 +542,19 @@ int main(int argc, char **argv) {
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module)
     return 1;
-  // Tensor parallelism: the module becomes this rank's program (every rank
-  // partitions it the same way) before its signature is read.
+  // Tensor parallelism: join the MPI world first (so that every rank
+  // reports what fails below), then the module becomes this rank's program
+  // (every rank partitions it the same way) before its signature is read.
   if (tensorParallel < 0)
     return fail("--tensor-parallel must be at least 1");
-  if (llvm::Error e =
-          blockc::partitionForTensorParallel(*module, tensorParallel))
-    return fail(llvm::toString(std::move(e)));
-  int64_t tpRanks = blockc::getTensorParallelRanks(*module);
+  // A model partitioned already must be run with its rank count.
+  if (blockc::getTensorParallelRanks(*module) > 1)
+    if (llvm::Error e =
+            blockc::partitionForTensorParallel(*module, tensorParallel))
+      return fail(llvm::toString(std::move(e)));
+  int64_t tpRanks = tensorParallel > 1
+                        ? tensorParallel.getValue()
+                        : blockc::getTensorParallelRanks(*module);
   if (tpRanks > 1) {
     if (targetName != "cpu")
       return fail(
@@ -552,14 +566,18 @@ int main(int argc, char **argv) {
     if (!dumpPipeline)
       if (llvm::Error e =
               blockc::TensorParallelWorld::join(tpRanks, &argc, &argv, world))
-        return fail(llvm::toString(std::move(e)));
+        return failEveryRank(llvm::toString(std::move(e)));
   }
+  if (llvm::Error e =
+          blockc::partitionForTensorParallel(*module, tensorParallel))
+    return failEveryRank(llvm::toString(std::move(e)));
+  tpRanks = blockc::getTensorParallelRanks(*module);
   FailureOr<blockc::ModelSignature> sig =
       blockc::analyzeModel(*module, entryName);
   if (failed(sig)) {
     // The diagnostic above says why; ranks that started MPI end together.
     if (blockc::TensorParallelWorld::isActive())
-      return fail("the entry's signature is invalid (see above)");
+      return failEveryRank("the entry's signature is invalid (see above)");
     return 1;
   }
   int64_t modelDim = sig->args[0].type.getDimSize(2);

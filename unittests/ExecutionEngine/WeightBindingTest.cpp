@@ -169,6 +169,106 @@ TEST_F(WeightBindingTest, SliceThenTranspose) {
   EXPECT_EQ(values(*t), (std::vector<float>{4, 8, 5, 9, 6, 10, 7, 11}));
 }
 
+// Tensor parallelism (ModelArgument::shardAxis): each rank reads its ranges
+// of the argument's view.
+TEST_F(WeightBindingTest, ShardRowsAndColumnsPerRank) {
+  // [4, 3] = [[0 1 2] [3 4 5] [6 7 8] [9 10 11]].
+  SafeTensorsFile file = makeSafeTensors({{"w", {4, 3}}});
+  ModelArgument rows = weight(1, "w", {2, 3});
+  rows.shardAxis = 0;
+  rows.shardRanges = {{0, 2}, {2, 4}};
+  auto t = bindWeight(file, rows, "forward", /*rank=*/1);
+  ASSERT_TRUE(static_cast<bool>(t)) << llvm::toString(t.takeError());
+  EXPECT_EQ(t->shape, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(values(*t), (std::vector<float>{6, 7, 8, 9, 10, 11}));
+  // Two ranges, one repeated (K/V heads replicated per query head).
+  ModelArgument heads = weight(1, "w", {3, 3});
+  heads.shardAxis = 0;
+  heads.shardRanges = {{0, 1, 0, 1, 1, 2}, {1, 2, 3, 4, 3, 4}};
+  t = bindWeight(file, heads, "forward", /*rank=*/1);
+  ASSERT_TRUE(static_cast<bool>(t)) << llvm::toString(t.takeError());
+  EXPECT_EQ(values(*t), (std::vector<float>{3, 4, 5, 9, 10, 11, 9, 10, 11}));
+  ModelArgument cols = weight(1, "w", {4, 1});
+  cols.shardAxis = 1;
+  cols.shardRanges = {{0, 1}, {2, 3}};
+  t = bindWeight(file, cols, "forward", /*rank=*/1);
+  ASSERT_TRUE(static_cast<bool>(t)) << llvm::toString(t.takeError());
+  EXPECT_EQ(values(*t), (std::vector<float>{2, 5, 8, 11}));
+}
+
+TEST_F(WeightBindingTest, ShardOfASlicedTransposedView) {
+  // GPT-2's c_attn [3, 8] stored [in, out]: the argument takes columns
+  // 4..8 transposed ([4, 3]); rank 1 reads rows 2..4 of that view, i.e.
+  // stored columns 6 and 7.
+  SafeTensorsFile file = makeSafeTensors({{"w", {3, 8}}});
+  ModelArgument a = weight(1, "w", {2, 3});
+  a.sliceAxis = 1;
+  a.sliceBegin = 4;
+  a.sliceEnd = 8;
+  a.transpose = true;
+  a.shardAxis = 0;
+  a.shardRanges = {{0, 2}, {2, 4}};
+  auto t = bindWeight(file, a, "forward", /*rank=*/1);
+  ASSERT_TRUE(static_cast<bool>(t)) << llvm::toString(t.takeError());
+  EXPECT_EQ(t->shape, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(values(*t), (std::vector<float>{6, 14, 22, 7, 15, 23}));
+  // Its bias [8], columns 4..8, rank 0's half.
+  SafeTensorsFile biasFile = makeSafeTensors({{"b", {8}}});
+  ModelArgument b = weight(2, "b", {2});
+  b.sliceAxis = 0;
+  b.sliceBegin = 4;
+  b.sliceEnd = 8;
+  b.shardAxis = 0;
+  b.shardRanges = {{0, 2}, {2, 4}};
+  t = bindWeight(biasFile, b, "forward", /*rank=*/0);
+  ASSERT_TRUE(static_cast<bool>(t)) << llvm::toString(t.takeError());
+  EXPECT_EQ(values(*t), (std::vector<float>{4, 5}));
+}
+
+TEST_F(WeightBindingTest, ShardWithoutRangesIsZeros) {
+  SafeTensorsFile file = makeSafeTensors({{"b", {3}}});
+  ModelArgument b = weight(1, "b", {3});
+  b.shardAxis = 0;
+  b.shardRanges = {{0, 3}, {}};
+  auto t = bindWeight(file, b, "forward", /*rank=*/1);
+  ASSERT_TRUE(static_cast<bool>(t)) << llvm::toString(t.takeError());
+  EXPECT_EQ(values(*t), (std::vector<float>{0, 0, 0}));
+  t = bindWeight(file, b, "forward", /*rank=*/0);
+  ASSERT_TRUE(static_cast<bool>(t)) << llvm::toString(t.takeError());
+  EXPECT_EQ(values(*t), (std::vector<float>{0, 1, 2}));
+}
+
+TEST_F(WeightBindingTest, ShardOfAWrongSizedTensor) {
+  // The ranks cover 4 rows; a stored tensor of 5 (or 3) rows is the wrong
+  // weight, not one to read a part of.
+  for (int64_t stored : {3, 5}) {
+    SafeTensorsFile file = makeSafeTensors({{"w", {stored, 2}}});
+    ModelArgument a = weight(1, "w", {2, 2}, "w_q");
+    a.shardAxis = 0;
+    a.shardRanges = {{0, 2}, {2, 4}};
+    EXPECT_EQ(errorOf(bindWeight(file, a, "forward", 0)),
+              "w.safetensors: tensor 'w' has shape [" + std::to_string(stored) +
+                  ", 2], the model split over 2 ranks expects [4, 2] "
+                  "(argument #1, w_q, of @forward)");
+  }
+}
+
+TEST_F(WeightBindingTest, RegionsAreChecked) {
+  SafeTensorsFile file = makeSafeTensors({{"w", {2, 3}}});
+  auto t = file.loadRegion("w", ElementType::F32, {0, 1}, {1, 4});
+  ASSERT_FALSE(static_cast<bool>(t));
+  EXPECT_EQ(llvm::toString(t.takeError()),
+            "w.safetensors: tensor 'w': columns [1, 4) not within [0, 3)");
+  t = file.loadRegion("w", ElementType::F32, {0}, {0, 3});
+  ASSERT_FALSE(static_cast<bool>(t));
+  EXPECT_EQ(llvm::toString(t.takeError()),
+            "w.safetensors: tensor 'w': the rows are not [begin, end) pairs");
+  t = file.loadRegion("w", ElementType::F32, {1, 2}, {0, 1, 2, 3});
+  ASSERT_TRUE(static_cast<bool>(t)) << llvm::toString(t.takeError());
+  EXPECT_EQ(t->shape, (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(values(*t), (std::vector<float>{3, 5}));
+}
+
 TEST_F(WeightBindingTest, MissingTensor) {
   SafeTensorsFile file = makeSafeTensors({{"w", {2}}}, "dir/w.safetensors");
   EXPECT_EQ(errorOf(bindWeight(file, weight(3, "nope", {2}, "w_q"), "fwd")),

@@ -26,12 +26,16 @@ struct TensorParallelWorld {
   /// both counts (every rank reports it, so none waits for the others).
   static llvm::Error join(int64_t ranks, int *argc, char ***argv,
                           TensorParallelWorld &world);
-  /// Whether join() initialised MPI in this process.
+  /// Whether join() ran in this process (MPI is up for this run).
   static bool isActive();
   /// Ends every rank of the world with `code` (MPI_Abort): after an error
   /// on one rank the others would wait in their next all-reduce forever.
   [[noreturn]] static void abortAll(int code);
-  /// Ends MPI normally (every rank calls it at exit).
+  /// For an error that every rank meets alike (the rank count, a model that
+  /// cannot be split): waits until every rank reached it, so that each
+  /// reports it before mpirun ends the job, then ends MPI.
+  static void endTogether();
+  /// Ends MPI normally if join() started it (every rank calls it at exit).
   static void finalize();
 };
 

@@ -300,7 +300,8 @@ int64_t getTensorParallelRanks(mlir::ModuleOp module);
 
 /// Partitions `module` over `ranks` ranks (transformer-tensor-parallel)
 /// unless it is partitioned already, in which case `ranks` must match (0:
-/// take the module's; 1: nothing to do). Diagnostics go to the context's
+/// take the module's). On a module that is not partitioned, 0 and 1 do
+/// nothing. Diagnostics go to the context's
 /// handler; the error says what failed. Every driver runs this before it
 /// reads the entry's signature: the weights become the rank's parts.
 llvm::Error partitionForTensorParallel(mlir::ModuleOp module, int64_t ranks);

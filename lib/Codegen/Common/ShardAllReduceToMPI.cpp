@@ -28,7 +28,8 @@ struct ShardAllReduceToMPIPass
     : blockc::impl::ShardAllReduceToMPIPassBase<ShardAllReduceToMPIPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (!module->hasAttr(kTensorParallelAttr))
+    auto ranks = module->getAttrOfType<IntegerAttr>(kTensorParallelAttr);
+    if (!ranks)
       return;
     SmallVector<shard::AllReduceOp> reduces;
     WalkResult walk = module.walk([&](shard::AllReduceOp op) {
@@ -37,10 +38,17 @@ struct ShardAllReduceToMPIPass
       bool wholeGrid = grid && grid.getRank() == 1 &&
                        (op.getGridAxes().empty() ||
                         op.getGridAxes() == ArrayRef<int16_t>{0});
+      auto type = dyn_cast<RankedTensorType>(op.getInput().getType());
       if (!wholeGrid || op.getReduction() != shard::ReductionKind::Sum ||
-          !isa<RankedTensorType>(op.getInput().getType())) {
-        op.emitOpError() << "in a tensor-parallel module must sum a tensor "
-                            "over the one axis of a 1-D grid";
+          !type || !type.getElementType().isF32()) {
+        op.emitOpError() << "in a tensor-parallel module must sum an f32 "
+                            "tensor over the one axis of a 1-D grid";
+        return WalkResult::interrupt();
+      }
+      if (grid.getShape().front() != ranks.getInt()) {
+        op.emitOpError() << "reduces over a grid of " << grid.getShape().front()
+                         << " ranks in a module partitioned over "
+                         << ranks.getInt();
         return WalkResult::interrupt();
       }
       reduces.push_back(op);

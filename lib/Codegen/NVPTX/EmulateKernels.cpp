@@ -329,13 +329,16 @@ LogicalResult KernelEmulation::checkNVGPUOp(Operation *op) {
     int64_t width = 1, mode = 0;
     switch (map.getSwizzle()) {
     case nvgpu::TensorMapSwizzleKind::SWIZZLE_128B:
-      width = 128, mode = 1;
+      width = 128;
+      mode = 1;
       break;
     case nvgpu::TensorMapSwizzleKind::SWIZZLE_64B:
-      width = 64, mode = 2;
+      width = 64;
+      mode = 2;
       break;
     case nvgpu::TensorMapSwizzleKind::SWIZZLE_32B:
-      width = 32, mode = 3;
+      width = 32;
+      mode = 3;
       break;
     case nvgpu::TensorMapSwizzleKind::SWIZZLE_NONE:
       break;
@@ -641,6 +644,8 @@ Value KernelEmulation::linearThreadId(OpBuilder &b, Location loc) {
 /// thread's fragment, and the accumulator store this thread's stores at the
 /// PTX ISA's fragment positions.
 void KernelEmulation::replaceWarpgroupOp(Operation *op) {
+  // The values have their host types already (hostType): operands and
+  // results are read untyped, what the nvgpu types said is in hopperTypes.
   OpBuilder b(op);
   Location loc = op->getLoc();
   synchronizes = true;
@@ -669,31 +674,35 @@ void KernelEmulation::replaceWarpgroupOp(Operation *op) {
     body();
   };
   if (auto create = dyn_cast<nvgpu::MBarrierCreateOp>(op)) {
-    create.getResult().replaceAllUsesWith(LLVM::GEPOp::create(
+    op->getResult(0).replaceAllUsesWith(LLVM::GEPOp::create(
         b, loc, ptrType, i8Type, shared,
         ArrayRef<LLVM::GEPArg>{mbarrierOffsets.lookup(op)}));
   } else if (auto init = dyn_cast<nvgpu::MBarrierInitOp>(op)) {
     guarded(init.getPredicate(), [&] {
       func::CallOp::create(
           b, loc, runtime.mbarrierInit,
-          ValueRange{thread, barrierAt(init.getBarriers(), init.getMbarId()),
-                     toI32(init.getCount()),
-                     siteString(b, op, "nvgpu.mbarrier.init")});
+          ValueRange{
+              thread,
+              barrierAt(init.getBarriersMutable().get(), init.getMbarId()),
+              toI32(init.getCount()),
+              siteString(b, op, "nvgpu.mbarrier.init")});
     });
   } else if (auto arrive = dyn_cast<nvgpu::MBarrierArriveExpectTxOp>(op)) {
     guarded(arrive.getPredicate(), [&] {
       func::CallOp::create(
           b, loc, runtime.mbarrierArrive,
-          ValueRange{thread,
-                     barrierAt(arrive.getBarriers(), arrive.getMbarId()),
-                     toI32(arrive.getTxcount()),
-                     siteString(b, op, "nvgpu.mbarrier.arrive.expect_tx")});
+          ValueRange{
+              thread,
+              barrierAt(arrive.getBarriersMutable().get(), arrive.getMbarId()),
+              toI32(arrive.getTxcount()),
+              siteString(b, op, "nvgpu.mbarrier.arrive.expect_tx")});
     });
   } else if (auto wait = dyn_cast<nvgpu::MBarrierTryWaitParityOp>(op)) {
     func::CallOp::create(
         b, loc, runtime.mbarrierTryWaitParity,
         ValueRange{
-            thread, barrierAt(wait.getBarriers(), wait.getMbarId()),
+            thread,
+            barrierAt(wait.getBarriersMutable().get(), wait.getMbarId()),
             arith::ExtUIOp::create(b, loc, i32Type, wait.getPhaseParity()),
             siteString(b, op, "nvgpu.mbarrier.try_wait.parity")});
   } else if (auto load = dyn_cast<nvgpu::TmaAsyncLoadOp>(op)) {
@@ -709,11 +718,12 @@ void KernelEmulation::replaceWarpgroupOp(Operation *op) {
       SmallVector<Value> origin(dstType.getRank(), zero);
       func::CallOp::create(
           b, loc, runtime.tmaLoad,
-          ValueRange{thread, address(b, loc, load.getDst(), origin),
-                     load.getTensorMapDescriptor(), i32(rank),
-                     address(b, loc, coords, ValueRange{zero}),
-                     barrierAt(load.getBarriers(), load.getMbarId()),
-                     siteString(b, op, "nvgpu.tma.async.load")});
+          ValueRange{
+              thread, address(b, loc, load.getDst(), origin),
+              load.getTensorMapDescriptorMutable().get(), i32(rank),
+              address(b, loc, coords, ValueRange{zero}),
+              barrierAt(load.getBarriersMutable().get(), load.getMbarId()),
+              siteString(b, op, "nvgpu.tma.async.load")});
     });
   } else if (auto gen = dyn_cast<nvgpu::WarpgroupGenerateDescriptorOp>(op)) {
     // convert-nvgpu-to-nvvm's encoding: start address >> 4 (14 bits),
@@ -735,11 +745,11 @@ void KernelEmulation::replaceWarpgroupOp(Operation *op) {
     uint64_t fields = (static_cast<uint64_t>(mode) << 62) |
                       (static_cast<uint64_t>(stride) << 32) |
                       (static_cast<uint64_t>(lead) << 16);
-    gen.getResult().replaceAllUsesWith(
+    op->getResult(0).replaceAllUsesWith(
         arith::OrIOp::create(b, loc, start, i64(static_cast<int64_t>(fields))));
   } else if (auto init = dyn_cast<nvgpu::WarpgroupMmaInitAccumulatorOp>(op)) {
     auto type = cast<VectorType>(op->getResult(0).getType());
-    init.getResult().replaceAllUsesWith(
+    op->getResult(0).replaceAllUsesWith(
         arith::ConstantOp::create(b, loc, b.getZeroAttr(type)).getResult());
   } else if (auto mma = dyn_cast<nvgpu::WarpgroupMmaOp>(op)) {
     // One m64nNk16 wgmma per k16 of A's tile, the descriptors advanced as
@@ -749,13 +759,15 @@ void KernelEmulation::replaceWarpgroupOp(Operation *op) {
     int64_t bytes = info[0], n = info[1], steps = info[2], bRows = info[4];
     bool bf16 = info[3];
     auto type = cast<VectorType>(op->getResult(0).getType());
-    Value acc = spill(b, loc, mma.getMatrixC());
+    Value acc = spill(b, loc, mma.getMatrixCMutable().get());
     Value site = siteString(b, op, "nvgpu.warpgroup.mma");
     for (int64_t k = 0; k < steps; ++k) {
-      Value descA = arith::AddIOp::create(b, loc, mma.getDescriptorA(),
-                                          i64((16 * k * bytes) >> 4));
-      Value descB = arith::AddIOp::create(b, loc, mma.getDescriptorB(),
-                                          i64((bRows * 16 * k * bytes) >> 4));
+      Value descA =
+          arith::AddIOp::create(b, loc, mma.getDescriptorAMutable().get(),
+                                i64((16 * k * bytes) >> 4));
+      Value descB =
+          arith::AddIOp::create(b, loc, mma.getDescriptorBMutable().get(),
+                                i64((bRows * 16 * k * bytes) >> 4));
       func::CallOp::create(
           b, loc, runtime.wgmma,
           ValueRange{thread, i32(bf16 ? 0 : 1), descA, descB, i32(n),
@@ -763,7 +775,7 @@ void KernelEmulation::replaceWarpgroupOp(Operation *op) {
                      i32(mma.getTransposeB().has_value()), acc, site});
     }
     Value buffer = scratch(type.getElementType(), type.getNumElements());
-    mma.getResult().replaceAllUsesWith(reload(b, loc, buffer, type));
+    op->getResult(0).replaceAllUsesWith(reload(b, loc, buffer, type));
   } else if (auto store = dyn_cast<nvgpu::WarpgroupMmaStoreOp>(op)) {
     // Thread t of its warpgroup (warp w = t / 32 % 4, lane 4g + q) holds
     // D(16w + g + 8h, 8j + 2q + e) in element 4j + 2h + e.
@@ -783,8 +795,9 @@ void KernelEmulation::replaceWarpgroupOp(Operation *op) {
     for (int64_t j = 0; j < type.getDimSize(0) / 4; ++j)
       for (int64_t h = 0; h < 2; ++h)
         for (int64_t e = 0; e < 2; ++e) {
-          Value value = vector::ExtractOp::create(
-              b, loc, store.getMatrixD(), ArrayRef<int64_t>{4 * j + 2 * h + e});
+          Value value =
+              vector::ExtractOp::create(b, loc, store.getMatrixDMutable().get(),
+                                        ArrayRef<int64_t>{4 * j + 2 * h + e});
           memref::StoreOp::create(
               b, loc, value, store.getDstMemref(),
               ValueRange{arith::AddIOp::create(b, loc, row0, c(8 * h)),

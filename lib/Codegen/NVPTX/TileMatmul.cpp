@@ -653,6 +653,8 @@ struct WarpgroupKernel : ContractionKernel {
             Value descA = nvgpu::WarpgroupGenerateDescriptorOp::create(
                 b, loc, aDescType,
                 view(base, add(aRows, idx(kk * 32)), {64, 16}, elem), aMap);
+            // The descriptor's tensor type is wgmma's [K, N] view of B; the
+            // memref is the [N, 16] slice of the K-major tile it starts at.
             Value descB = nvgpu::WarpgroupGenerateDescriptorOp::create(
                 b, loc, bDescType,
                 view(base, add(bRows, idx(kk * 32)), {tileN, 16}, elem), bMap);
@@ -732,8 +734,7 @@ struct GPUTileMatmulPass
           op->emitOpError()
               << "has '" << CodegenDialect::kGpuWarpgroupTilesAttrName
               << "' but is not a contraction of a bf16 or f16 [M..., K] "
-                 "buffer and an [N, K] buffer of that type into f32 with K "
-                 "a multiple of 8";
+                 "buffer and an [N, K] buffer of that type into f32";
           return WalkResult::interrupt();
         }
         candidates.push_back({op, wg});

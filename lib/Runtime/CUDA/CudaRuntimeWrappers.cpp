@@ -489,7 +489,10 @@ namespace {
 
 /// Device copies of the tensor maps made so far, by the map's bytes: host
 /// code encodes its maps before every launch, and repeated launches reuse
-/// one copy of each map (kept for the process).
+/// one copy of each map. A map names a buffer's address, so programs that
+/// allocate new buffers make new maps: past kMaxTensorMapCopies the device
+/// waits for its work and the copies are freed.
+constexpr size_t kMaxTensorMapCopies = 4096;
 std::mutex tensorMapMutex;
 std::map<std::array<cuuint64_t, CU_TENSOR_MAP_NUM_QWORDS>, CUdeviceptr>
     tensorMapCopies;
@@ -581,6 +584,13 @@ BLOCKC_EXPORT void *mgpuTensorMapEncodeTiledMemref(
   auto it = tensorMapCopies.find(key);
   if (it != tensorMapCopies.end())
     return reinterpret_cast<void *>(it->second);
+  if (tensorMapCopies.size() >= kMaxTensorMapCopies) {
+    // Kernels still queued may read the copies: wait for them first.
+    CHECK(cuCtxSynchronize());
+    for (auto &[bytes, old] : tensorMapCopies)
+      cuMemFree(old);
+    tensorMapCopies.clear();
+  }
   CUdeviceptr copy = 0;
   if (!CHECK(cuMemAlloc(&copy, sizeof(map))))
     return nullptr;

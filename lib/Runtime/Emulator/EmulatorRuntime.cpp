@@ -1448,7 +1448,12 @@ BLOCKC_EXPORT void blockcEmuCpAsyncWait(BlockcEmuThread *thread,
 namespace {
 
 /// The tensor maps that mgpuTensorMapEncodeTiledMemref made, interned:
-/// equal maps share one entry, kept for the process.
+/// equal maps share one entry. A map names a buffer's address, so programs
+/// that allocate new buffers make new maps: past kMaxTensorMaps the old ones
+/// are forgotten (launches complete before they return, so none is in use;
+/// a forgotten pointer is reported as not a tensor map).
+constexpr size_t kMaxTensorMaps = 4096;
+
 struct TensorMaps {
   std::mutex mutex;
   std::set<TensorMap> maps;
@@ -1837,6 +1842,10 @@ BLOCKC_EXPORT void *mgpuTensorMapEncodeTiledMemref(
   }
   TensorMaps &maps = tensorMaps();
   std::lock_guard<std::mutex> lock(maps.mutex);
+  if (maps.maps.size() >= kMaxTensorMaps && !maps.maps.count(m)) {
+    maps.maps.clear();
+    maps.valid.clear();
+  }
   const TensorMap *interned = &*maps.maps.insert(m).first;
   maps.valid.insert(interned);
   return const_cast<TensorMap *>(interned);

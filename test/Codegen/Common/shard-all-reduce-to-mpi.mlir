@@ -43,8 +43,30 @@ module {
 module attributes {transformer.tensor_parallel = 4 : i64} {
   shard.grid @g2(shape = 2x2)
   func.func @two_axes(%t: tensor<4xf32>) -> tensor<4xf32> {
-    // expected-error @+1 {{'shard.all_reduce' op in a tensor-parallel module must sum a tensor over the one axis of a 1-D grid}}
+    // expected-error @+1 {{'shard.all_reduce' op in a tensor-parallel module must sum an f32 tensor over the one axis of a 1-D grid}}
     %r = shard.all_reduce %t on @g2 grid_axes = [1] : tensor<4xf32> -> tensor<4xf32>
+    return %r : tensor<4xf32>
+  }
+}
+
+// -----
+
+module attributes {transformer.tensor_parallel = 2 : i64} {
+  shard.grid @g(shape = 2)
+  func.func @f16(%t: tensor<4xf16>) -> tensor<4xf16> {
+    // expected-error @+1 {{'shard.all_reduce' op in a tensor-parallel module must sum an f32 tensor over the one axis of a 1-D grid}}
+    %r = shard.all_reduce %t on @g grid_axes = [0] : tensor<4xf16> -> tensor<4xf16>
+    return %r : tensor<4xf16>
+  }
+}
+
+// -----
+
+module attributes {transformer.tensor_parallel = 2 : i64} {
+  shard.grid @g4(shape = 4)
+  func.func @size(%t: tensor<4xf32>) -> tensor<4xf32> {
+    // expected-error @+1 {{'shard.all_reduce' op reduces over a grid of 4 ranks in a module partitioned over 2}}
+    %r = shard.all_reduce %t on @g4 grid_axes = [0] : tensor<4xf32> -> tensor<4xf32>
     return %r : tensor<4xf32>
   }
 }

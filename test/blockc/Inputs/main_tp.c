@@ -33,10 +33,8 @@ static float *part(const float *full, int64_t rows, int64_t cols, int axis,
   for (int p = 0; p < pairs; ++p)
     if (ranges[2 * p] >= 0)
       *local += ranges[2 * p + 1] - ranges[2 * p];
-  int64_t lr = axis == 0 && rows ? *local : r;
-  int64_t lc = axis == 0 && rows ? cols : (rows ? *local : *local);
-  if (!rows)
-    lc = *local;
+  int64_t lr = rows && axis == 0 ? *local : r;
+  int64_t lc = rows && axis == 0 ? cols : *local;
   float *out = calloc((size_t)(lr * lc), sizeof(float));
   float *o = out;
   if (rows && axis == 0) {

@@ -28,13 +28,10 @@ struct TransformerStripMetadataPass
   void runOnOperation() override {
     // The grid of a tensor-parallel module: its collectives are MPI calls
     // by now (convert-shard-to-mpi), and LLVM translation has no grids.
-    SmallVector<Operation *> grids;
-    getOperation()->walk([&](Operation *op) {
-      if (op->getName().getStringRef() == "shard.grid")
-        grids.push_back(op);
-    });
-    for (Operation *grid : grids)
-      grid->erase();
+    SmallVector<shard::GridOp> grids;
+    getOperation()->walk([&](shard::GridOp grid) { grids.push_back(grid); });
+    for (shard::GridOp grid : grids)
+      grid.erase();
     getOperation()->walk([](Operation *op) {
       op->removeAttr(TransformerDialect::kLayerAttr);
       op->removeAttr(TransformerDialect::kTensorParallelAttr);

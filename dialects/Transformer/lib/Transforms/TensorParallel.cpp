@@ -31,7 +31,7 @@ struct Split {
 };
 
 /// Rank r reads [r * size, (r + 1) * size) along `axis`.
-Split even(int64_t axis, int64_t ranks, int64_t size) {
+static Split even(int64_t axis, int64_t ranks, int64_t size) {
   Split s{axis, {}};
   for (int64_t r = 0; r < ranks; ++r)
     s.ranges.push_back({r * size, (r + 1) * size});

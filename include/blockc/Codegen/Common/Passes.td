@@ -84,8 +84,10 @@ def ShardAllReduceToMPIPass
     %r = bufferization.to_tensor %buf restrict : ... to tensor<?x?x64xf32>
     ```
 
-    An all-reduce over another grid or axis, or with another reduction, in
-    a tensor-parallel module is an error.
+    An all-reduce over another grid or axis, with another reduction, of an
+    element type other than f32 (the activations of every block, bf16 and
+    f16 ones included, are f32 there), or over a grid whose size is not the
+    module's rank count, in a tensor-parallel module is an error.
   }];
   let dependentDialects = ["::mlir::bufferization::BufferizationDialect",
                            "::mlir::memref::MemRefDialect",
@@ -107,8 +109,9 @@ def OpenMPIABIPass : Pass<"blockc-openmpi-abi", "::mlir::ModuleOp"> {
       resolve `ompi_mpi_sum` and an object does not link. The external
       globals (and their `llvm.mlir.addressof` uses) are renamed to
       `ompi_mpi_op_<name>`.
-    * **In-place all-reduce.** `convert-shard-to-mpi` all-reduces a buffer
-      into itself, `mpi.allreduce(%b, %b, ...)`, which lowers to
+    * **In-place all-reduce.** The `mpi` dialect has no in-place form:
+      `convert-shard-to-mpi` and `blockc-shard-all-reduce-to-mpi` all-reduce
+      a buffer into itself, `mpi.allreduce(%b, %b, ...)`, which lowers to
       `MPI_Allreduce(p, p, ...)`; MPI forbids aliased send and receive
       buffers (the sum comes out wrong), the in-place form passes
       `MPI_IN_PLACE` (`(void *) 1` in Open MPI) as the send buffer. A call

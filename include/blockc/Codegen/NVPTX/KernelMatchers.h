@@ -36,8 +36,8 @@ mlir::Type getTensorCoreMatmulType(mlir::linalg::LinalgOp op);
 /// Whether the tensor-core contraction `op` (getTensorCoreMatmulType) can
 /// run on the warpgroup-MMA kernel (sm_90a): no batch dimension, the M
 /// dimensions in order as the leading dimensions of the M input (so that
-/// the input collapses to a 2-D [M, K] matrix for TMA), the N input a 2-D
-/// [N, K] matrix, and K a multiple of 8 (TMA's 16-byte row strides).
+/// the input collapses to a 2-D [M, K] matrix for TMA) and the N input a
+/// 2-D [N, K] matrix (K, a multiple of 16, gives TMA's 16-byte strides).
 bool isWarpgroupMatmulCandidate(mlir::linalg::LinalgOp op);
 
 /// On tensors (stage 1): the f32 input `a` of a contraction

@@ -135,7 +135,7 @@ def GPUSelectTilesPass
       buffers, also `blockc_codegen.gpu_warpgroup_tiles =
       #blockc_codegen.gpu_warpgroup_tiles<tile_m = 128, tile_n = 128,
       stages = 4>` on each tensor-core contraction that the warpgroup
-      kernel takes (no batch dimension, a 2-D weight, K a multiple of 8;
+      kernel takes (no batch dimension, a 2-D `[N, K]` weight;
       `isWarpgroupMatmulCandidate`): two warpgroups, a 4-stage TMA ring of
       128 KiB.
 
