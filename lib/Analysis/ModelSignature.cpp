@@ -119,7 +119,10 @@ FailureOr<ModelSignature> blockc::analyzeModel(ModuleOp module,
     return func.emitError() << "the model dimension of the activation must be "
                                "static";
   sig.resultType = resultType;
-  sig.args.push_back({0, "input", "", inputType});
+  ModelArgument input;
+  input.role = "input";
+  input.type = inputType;
+  sig.args.push_back(std::move(input));
 
   // Default names from block operand roles.
   llvm::DenseMap<Value, std::string> defaultNames;

@@ -132,12 +132,12 @@ struct TransformerTensorParallelPass
       if (!value)
         continue;
       const Split *split = llvm::StringSwitch<const Split *>(role)
-                               .Cases("w_q", "b_q", &q)
-                               .Cases("w_k", "b_k", "w_v", "b_v", &kv)
+                               .Cases({"w_q", "b_q"}, &q)
+                               .Cases({"w_k", "b_k", "w_v", "b_v"}, &kv)
                                .Case("w_o", &o)
-                               .Cases("w_gate", "b_gate", "w_up", "b_up", &ff)
+                               .Cases({"w_gate", "b_gate", "w_up", "b_up"}, &ff)
                                .Case("w_down", &down)
-                               .Cases("b_o", "b_down", &once)
+                               .Cases({"b_o", "b_down"}, &once)
                                .Default(nullptr);
       if (split && failed(partitionWeight(block, role, value, *split)))
         return failure();
