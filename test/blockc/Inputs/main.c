@@ -32,17 +32,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "unexpected result shape\n");
     return 1;
   }
-  char path[512];
-  snprintf(path, sizeof path, "%s/y.bin", dir);
-  FILE *f = fopen(path, "wb");
-  for (int64_t i = 0; i < b * t * d; ++i) {
-    /* Honour the returned strides (dense in practice). */
-    int64_t bi = i / (t * d), ti = (i / d) % t, di = i % d;
-    float v = result.aligned[result.offset + bi * result.strides[0] +
-                             ti * result.strides[1] + di * result.strides[2]];
-    fwrite(&v, sizeof v, 1, f);
-  }
-  fclose(f);
+  writeResult(dir, &result);
   free(result.allocated); /* the result buffer belongs to the caller */
   printf("ran forward on [%lld, %lld, %lld]\n", (long long)b, (long long)t,
          (long long)d);

@@ -52,16 +52,7 @@ int main(int argc, char **argv) {
   printf("error: %s\n", error ? error : "none");
   if (error)
     return 1;
-  char path[512];
-  snprintf(path, sizeof path, "%s/y.bin", dir);
-  FILE *f = fopen(path, "wb");
-  for (int64_t i = 0; i < b * t * d; ++i) {
-    int64_t bi = i / (t * d), ti = (i / d) % t, di = i % d;
-    float v = result.aligned[result.offset + bi * result.strides[0] +
-                             ti * result.strides[1] + di * result.strides[2]];
-    fwrite(&v, sizeof v, 1, f);
-  }
-  fclose(f);
+  writeResult(dir, &result);
   mgpuMemFree(result.allocated, 0); /* managed memory of the caller */
   return 0;
 }

@@ -5,24 +5,12 @@
    BLOCKC_forward_ARG<i>_TP_* macros give its rank, calls the entry, and
    rank 0 writes DIR/y.bin. Usage: mpirun -np 2 main_tp DIR B T */
 #include "tiny.h"
+#include "tiny_io.h"
 
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static float *readAll(const char *dir, const char *name, size_t n) {
-  char path[512];
-  snprintf(path, sizeof path, "%s/%s", dir, name);
-  FILE *f = fopen(path, "rb");
-  float *data = malloc(n * sizeof(float));
-  if (!f || fread(data, sizeof(float), n, f) != n) {
-    fprintf(stderr, "%s: cannot read %zu floats\n", path, n);
-    exit(1);
-  }
-  fclose(f);
-  return data;
-}
 
 /* Rank `rank`'s part of the [rows, cols] (or [cols] when rows = 0) tensor
    `full`: the concatenation of ranges [begin, end) along `axis`. */
@@ -58,7 +46,7 @@ static float *part(const float *full, int64_t rows, int64_t cols, int axis,
   int64_t full##I[] = BLOCKC_forward_ARG##I##_TP_FULL;                         \
   int64_t ranges##I[][2 * BLOCKC_forward_ARG##I##_TP_PAIRS] =                  \
       BLOCKC_forward_ARG##I##_TP_RANGES;                                       \
-  float *all##I = readAll(dir, W, (size_t)(full##I[0] * full##I[1]));          \
+  float *all##I = readFile(dir, W, (size_t)(full##I[0] * full##I[1]));         \
   int64_t local##I;                                                            \
   float *p##I =                                                                \
       part(all##I, full##I[0], full##I[1], BLOCKC_forward_ARG##I##_TP_AXIS,    \
@@ -81,9 +69,9 @@ int main(int argc, char **argv) {
   }
   const char *dir = argv[1];
   int64_t b = atoi(argv[2]), t = atoi(argv[3]), d = 32;
-  float *x = readAll(dir, "x.bin", (size_t)(b * t * d));
+  float *x = readFile(dir, "x.bin", (size_t)(b * t * d));
   blockc_memref_f32_3d in = {x, x, 0, {b, t, d}, {t * d, d, 1}};
-  float *g1p = readAll(dir, "w0.bin", 32), *g2p = readAll(dir, "w5.bin", 32);
+  float *g1p = readFile(dir, "w0.bin", 32), *g2p = readFile(dir, "w5.bin", 32);
   blockc_memref_f32_1d g1 = {g1p, g1p, 0, {32}, {1}};
   blockc_memref_f32_1d g2 = {g2p, g2p, 0, {32}, {1}};
   MATRIX(2, "w1.bin", wq)
@@ -98,16 +86,7 @@ int main(int argc, char **argv) {
   _mlir_ciface_forward(&result, &in, &g1, &wq, &wk, &wv, &wo, &g2, &wg, &wu,
                        &wd);
   if (rank == 0) {
-    char path[512];
-    snprintf(path, sizeof path, "%s/y.bin", dir);
-    FILE *f = fopen(path, "wb");
-    for (int64_t i = 0; i < b * t * d; ++i) {
-      int64_t bi = i / (t * d), ti = (i / d) % t, di = i % d;
-      float v = result.aligned[result.offset + bi * result.strides[0] +
-                               ti * result.strides[1] + di * result.strides[2]];
-      fwrite(&v, sizeof v, 1, f);
-    }
-    fclose(f);
+    writeResult(dir, &result);
     printf("rank 0 of %d ran forward on [%lld, %lld, %lld] with wq [%lld, "
            "%lld] and wo [%lld, %lld]\n",
            size, (long long)b, (long long)t, (long long)d,

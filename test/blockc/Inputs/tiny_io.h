@@ -31,6 +31,27 @@ static inline float *readFile(const char *dir, const char *name, size_t n) {
   return data;
 }
 
+/* Writes the [B, T, d] result to DIR/y.bin, honouring its strides (dense
+   in practice); exits on error. */
+static inline void writeResult(const char *dir,
+                               const blockc_memref_f32_3d *result) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/y.bin", dir);
+  FILE *f = fopen(path, "wb");
+  if (!f) {
+    perror(path);
+    exit(1);
+  }
+  const int64_t *n = result->sizes, *s = result->strides;
+  for (int64_t i = 0; i < n[0]; ++i)
+    for (int64_t j = 0; j < n[1]; ++j)
+      for (int64_t k = 0; k < n[2]; ++k)
+        fwrite(
+            &result->aligned[result->offset + i * s[0] + j * s[1] + k * s[2]],
+            sizeof(float), 1, f);
+  fclose(f);
+}
+
 static inline blockc_memref_f32_1d vec(float *p, int64_t n) {
   blockc_memref_f32_1d m = {p, p, 0, {n}, {1}};
   return m;
