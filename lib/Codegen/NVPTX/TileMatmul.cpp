@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "EpilogueFusion.h"
 #include "blockc/Codegen/NVPTX/KernelBuilder.h"
 #include "blockc/Codegen/NVPTX/KernelMatchers.h"
 #include "blockc/Codegen/NVPTX/MmaFragments.h"
@@ -22,6 +23,7 @@
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace blockc::nvptx {
@@ -33,6 +35,17 @@ using namespace mlir;
 using namespace blockc::codegen;
 
 namespace {
+
+/// The input of the contraction `op` indexed by an M dimension, then the
+/// one indexed by N.
+std::pair<OpOperand *, OpOperand *>
+inputsMN(linalg::LinalgOp op, const linalg::ContractionDimensions &dims) {
+  OpOperand *lhs = op.getDpsInputOperand(0), *rhs = op.getDpsInputOperand(1);
+  for (AffineExpr e : op.getMatchingIndexingMap(lhs).getResults())
+    if (llvm::is_contained(dims.m, cast<AffineDimExpr>(e).getPosition()))
+      return {lhs, rhs};
+  return {rhs, lhs};
+}
 
 /// The sizes of a GPUMatmulTilesAttr (verified there: the divisions below
 /// are exact and the block and shared tiles fit).
@@ -78,13 +91,8 @@ struct ContractionKernel : blockc::nvptx::KernelBuilder {
     return indices;
   }
 
-  /// The input indexed by an M dimension, then the one indexed by N.
   std::pair<OpOperand *, OpOperand *> inputsMN() {
-    OpOperand *lhs = op.getDpsInputOperand(0), *rhs = op.getDpsInputOperand(1);
-    for (AffineExpr e : op.getMatchingIndexingMap(lhs).getResults())
-      if (llvm::is_contained(dims.m, cast<AffineDimExpr>(e).getPosition()))
-        return {lhs, rhs};
-    return {rhs, lhs};
+    return ::inputsMN(op, dims);
   }
 
   /// The batch indices of the current block (grid z).
@@ -92,6 +100,78 @@ struct ContractionKernel : blockc::nvptx::KernelBuilder {
     SmallVector<Value> iv(op.getNumLoops(), idx(0));
     delinearize(blockZ, dims.batch, iv);
     return iv;
+  }
+
+  /// The value of `generic` (pointwise: EpilogueFusion.h) at loop indices
+  /// `iv`: `given(operand)` for the inputs it returns a value for, loads of
+  /// the others.
+  Value evalPointwise(linalg::GenericOp generic, ArrayRef<Value> iv,
+                      function_ref<Value(OpOperand &)> given) {
+    IRMapping map;
+    Block *body = generic.getBody();
+    for (OpOperand &operand : generic->getOpOperands()) {
+      BlockArgument arg = generic.getMatchingBlockArgument(&operand);
+      if (arg.use_empty())
+        continue;
+      Value v = given(operand);
+      if (!v) {
+        SmallVector<Value> at;
+        for (AffineExpr e :
+             generic.getMatchingIndexingMap(&operand).getResults()) {
+          if (auto d = dyn_cast<AffineDimExpr>(e))
+            at.push_back(iv[d.getPosition()]);
+          else
+            at.push_back(idx(cast<AffineConstantExpr>(e).getValue()));
+        }
+        v = memref::LoadOp::create(b, loc, operand.get(), at);
+      }
+      map.map(arg, v);
+    }
+    for (Operation &bodyOp : body->without_terminator()) {
+      if (auto index = dyn_cast<linalg::IndexOp>(bodyOp)) {
+        map.map(index.getResult(), iv[index.getDim()]);
+        continue;
+      }
+      b.clone(bodyOp, map);
+    }
+    return map.lookupOrDefault(body->getTerminator()->getOperand(0));
+  }
+
+  /// Writes the kernel's results at the contractions' loop indices `iv`
+  /// (batch, M and N set; the output columns of a pair), given the f32
+  /// sums (one per contraction of `plan`): each result is its init (the
+  /// plan's evaluated init, or what its buffer holds) plus its sum; with a
+  /// consumer, the consumer's value is written instead.
+  void writeResults(blockc::nvptx::EpiloguePlan &plan,
+                    ArrayRef<Value> iv, ArrayRef<Value> sums) {
+    SmallVector<Value> at = operandIndices(*op.getDpsInitOperand(0), iv);
+    SmallVector<Value> results;
+    for (auto [c, init, sum] :
+         llvm::zip_equal(plan.contractions, plan.inits, sums)) {
+      Value out = c.getDpsInitOperand(0)->get();
+      Value start;
+      if (!init)
+        start = memref::LoadOp::create(b, loc, out, at);
+      else if (init->scalar)
+        start = init->scalar;
+      else
+        start = evalPointwise(init->generic, at,
+                              [](OpOperand &) { return Value(); });
+      results.push_back(arith::AddFOp::create(b, loc, start, sum));
+    }
+    if (!plan.consumer) {
+      memref::StoreOp::create(b, loc, results.front(),
+                              op.getDpsInitOperand(0)->get(), at);
+      return;
+    }
+    Value value = evalPointwise(plan.consumer, at, [&](OpOperand &operand) {
+      for (auto [c, result] : llvm::zip_equal(plan.contractions, results))
+        if (operand.get() == c.getDpsInitOperand(0)->get())
+          return result;
+      return Value();
+    });
+    memref::StoreOp::create(b, loc, value, plan.consumer.getDpsInits()[0],
+                            at);
   }
 
   /// out[m, n] += value where m < mSize and n < nSize (the output holds the
@@ -165,8 +245,7 @@ struct MatmulKernel : ContractionKernel {
 
   void build() {
     MLIRContext *ctx = b.getContext();
-    OpOperand &lhs = op->getOpOperand(0), &rhs = op->getOpOperand(1),
-              &out = op->getOpOperand(2);
+    OpOperand &lhs = op->getOpOperand(0), &rhs = op->getOpOperand(1);
     // Which input is indexed by M (the other by N).
     bool lhsIsM = false;
     for (AffineExpr e : op.getMatchingIndexingMap(&lhs).getResults())
@@ -265,11 +344,13 @@ struct MatmulKernel : ContractionKernel {
 /// filled by cp.async, ldmatrix fragments and m16n8k16 mma.sync.
 struct TensorCoreKernel : ContractionKernel {
   GPUMmaTilesAttr tiles;
-  Type elem;         // bf16 or f16
-  int64_t numK;      // reduction steps (K / tile_k)
-  Value tid, m0, n0; // in the launch body
-  SmallVector<Value> batchIv;
-  Type tokenType;
+  Type elem; // bf16 or f16
+  blockc::nvptx::EpiloguePlan plan;
+  gpu::LaunchOp launch = {};
+  int64_t numK = 0;            // reduction steps (K / tile_k)
+  Value tid = {}, m0 = {}, n0 = {}; // in the launch body
+  SmallVector<Value> batchIv = {};
+  Type tokenType = {};
 
   /// One thread's 16-byte chunk of an operand tile: its row and k offset
   /// in the tile, whether the row exists, and the operand's loop indices
@@ -278,13 +359,18 @@ struct TensorCoreKernel : ContractionKernel {
   struct Chunk {
     Value row, kOffset, rowValid;
     SmallVector<Value> iv;
+    bool second = false; // of a pair: a row of the second contraction's B
   };
 
   /// The chunks of one operand's `tileRows x tile_k` tile that this thread
   /// copies: consecutive threads on consecutive chunks of a row (16 bytes
-  /// of consecutive k each: coalesced).
+  /// of consecutive k each: coalesced). With `half` (a pair's B), the
+  /// tile's rows alternate in runs of `half` between the two weights: run
+  /// 2h + s is rows [h half, (h + 1) half) after `row0` of weight s, so that
+  /// each warp's columns are its gate columns then the same up columns (the
+  /// caller checks that each chunk index c stays in one run).
   SmallVector<Chunk> chunksOf(ArrayRef<unsigned> rowGroup, Value rows,
-                              int64_t tileRows, Value row0) {
+                              int64_t tileRows, Value row0, int64_t half = 0) {
     int64_t chunksPerRow = tiles.getTileK() / 8;
     int64_t perThread = tileRows * chunksPerRow / tiles.getThreads();
     Value lastRow = arith::SubIOp::create(b, loc, rows, idx(1));
@@ -295,6 +381,12 @@ struct TensorCoreKernel : ContractionKernel {
       ch.row = div(chunk, chunksPerRow);
       ch.kOffset = mul(rem(chunk, chunksPerRow), idx(8));
       Value row = add(row0, ch.row);
+      if (half) {
+        int64_t run = c * (tiles.getThreads() / chunksPerRow) / half;
+        ch.second = run % 2;
+        row = arith::SubIOp::create(b, loc, row,
+                                    idx((run - run / 2) * half));
+      }
       ch.rowValid = lt(row, rows);
       ch.iv.assign(batchIv.begin(), batchIv.end());
       delinearize(arith::MinUIOp::create(b, loc, row, lastRow), rowGroup,
@@ -308,8 +400,9 @@ struct TensorCoreKernel : ContractionKernel {
   /// step `kTile` into `shared[stage]`. Rows past the operand's and steps
   /// past the last copy nothing (source size 0: the chunk is zero-filled)
   /// from a clamped address.
-  void copyTile(OpOperand &operand, ArrayRef<Chunk> chunks, Value stage,
-                Value kTile, Value shared, SmallVectorImpl<Value> &tokens) {
+  void copyTile(OpOperand &operand, Value second, ArrayRef<Chunk> chunks,
+                Value stage, Value kTile, Value shared,
+                SmallVectorImpl<Value> &tokens) {
     Value kValid = lt(kTile, idx(numK));
     Value kTileC = arith::MinUIOp::create(b, loc, kTile,
                                           idx(std::max<int64_t>(numK - 1, 0)));
@@ -322,7 +415,8 @@ struct TensorCoreKernel : ContractionKernel {
           arith::SelectOp::create(b, loc, valid, idx(8), idx(0));
       tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
           b, loc, tokenType, shared, ValueRange{stage, ch.row, ch.kOffset},
-          operand.get(), operandIndices(operand, iv), b.getIndexAttr(8),
+          ch.second ? second : operand.get(), operandIndices(operand, iv),
+          b.getIndexAttr(8),
           srcElements, b.getUnitAttr()));
     }
   }
@@ -338,6 +432,18 @@ struct TensorCoreKernel : ContractionKernel {
     int64_t mFrags = warpTileM / 16, nFrags = warpTileN / 8;
     int64_t kSize = cast<MemRefType>(aOp.get().getType()).getShape().back();
     numK = kSize / tileK;
+    // A pair (gate and up) computes tile_n / 2 output columns per block:
+    // each warp's first nFrags / 2 fragments are its gate columns, the
+    // others the same up columns (chunksOf).
+    bool paired = plan.contractions.size() == 2;
+    int64_t outTileN = paired ? tileN / 2 : tileN,
+            outWarpN = paired ? warpTileN / 2 : warpTileN,
+            outFrags = paired ? nFrags / 2 : nFrags;
+    Value bSecond =
+        paired ? plan.contractions[1]
+                     ->getOpOperand(bOp.getOperandNumber())
+                     .get()
+               : Value();
     tokenType = nvgpu::DeviceAsyncTokenType::get(ctx);
     Value mSize = product(dims.m), nSize = loopSizes[dims.n.front()],
           batchSize = product(dims.batch);
@@ -351,8 +457,8 @@ struct TensorCoreKernel : ContractionKernel {
     };
     int64_t aBytes = stages * tileM * tiles.getSharedRow() * 2;
     Value one = idx(1);
-    auto launch = gpu::LaunchOp::create(
-        b, loc, ceilDiv(nSize, tileN), ceilDiv(mSize, tileM), batchSize,
+    launch = gpu::LaunchOp::create(
+        b, loc, ceilDiv(nSize, outTileN), ceilDiv(mSize, tileM), batchSize,
         idx(tiles.getThreads()), one, one,
         arith::IndexCastOp::create(b, loc, b.getI32Type(),
                                    idx(tiles.getSharedBytes())),
@@ -375,15 +481,16 @@ struct TensorCoreKernel : ContractionKernel {
     Value warpM = div(warp, tiles.getWarpsN()),
           warpN = rem(warp, tiles.getWarpsN());
     m0 = mul(block.y, idx(tileM));
-    n0 = mul(block.x, idx(tileN));
+    n0 = mul(block.x, idx(outTileN));
     batchIv = batchIndices(block.z);
 
     SmallVector<Chunk> aChunks = chunksOf(dims.m, mSize, tileM, m0);
-    SmallVector<Chunk> bChunks = chunksOf(dims.n, nSize, tileN, n0);
+    SmallVector<Chunk> bChunks =
+        chunksOf(dims.n, nSize, tileN, n0, paired ? outWarpN : 0);
     auto issue = [&](Value stage, Value kTile) {
       SmallVector<Value> tokens;
-      copyTile(aOp, aChunks, stage, kTile, aShared, tokens);
-      copyTile(bOp, bChunks, stage, kTile, bShared, tokens);
+      copyTile(aOp, Value(), aChunks, stage, kTile, aShared, tokens);
+      copyTile(bOp, bSecond, bChunks, stage, kTile, bShared, tokens);
       return nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType, tokens)
           .getResult();
     };
@@ -458,10 +565,9 @@ struct TensorCoreKernel : ContractionKernel {
     // holds rows g and g + 8, columns 2t and 2t + 1 of its m16 x n8 tile.
     Value g = div(lane, 4), t = rem(lane, 4);
     Value rowBase = add(add(m0, mul(warpM, idx(warpTileM))), g);
-    Value colBase = add(add(n0, mul(warpN, idx(warpTileN))), mul(t, idx(2)));
+    Value colBase = add(add(n0, mul(warpN, idx(outWarpN))), mul(t, idx(2)));
     // Each of the thread's rows is delinearized once (under its bounds
     // check); its columns are checked against N.
-    OpOperand &out = *op.getDpsInitOperand(0);
     for (int64_t i = 0; i < mFrags; ++i)
       for (int64_t r = 0; r < 2; ++r) {
         Value m = add(rowBase, idx(i * 16 + r * 8));
@@ -470,21 +576,19 @@ struct TensorCoreKernel : ContractionKernel {
         b.setInsertionPointToStart(rowIf.thenBlock());
         SmallVector<Value> iv(batchIv);
         delinearize(m, dims.m, iv);
-        for (int64_t j = 0; j < nFrags; ++j)
+        for (int64_t j = 0; j < outFrags; ++j)
           for (int64_t c = 0; c < 2; ++c) {
             Value n = add(colBase, idx(j * 8 + c));
             auto colIf = scf::IfOp::create(b, loc, lt(n, nSize), false);
             OpBuilder::InsertionGuard g2(b);
             b.setInsertionPointToStart(colIf.thenBlock());
             iv[dims.n.front()] = n;
-            SmallVector<Value> at = operandIndices(out, iv);
-            Value value = vector::ExtractOp::create(
-                b, loc, kLoop.getResult(i * nFrags + j),
-                ArrayRef<int64_t>{r, c});
-            Value old = memref::LoadOp::create(b, loc, out.get(), at);
-            memref::StoreOp::create(b, loc,
-                                    arith::AddFOp::create(b, loc, old, value),
-                                    out.get(), at);
+            SmallVector<Value> sums;
+            for (int64_t p = 0; p < (paired ? 2 : 1); ++p)
+              sums.push_back(vector::ExtractOp::create(
+                  b, loc, kLoop.getResult(i * nFrags + j + p * outFrags),
+                  ArrayRef<int64_t>{r, c}));
+            writeResults(plan, iv, sums);
           }
       }
     gpu::TerminatorOp::create(b, loc);
@@ -498,6 +602,8 @@ struct TensorCoreKernel : ContractionKernel {
 struct WarpgroupKernel : ContractionKernel {
   GPUWarpgroupTilesAttr tiles;
   Type elem; // bf16 or f16
+  blockc::nvptx::EpiloguePlan plan;
+  gpu::LaunchOp launch = {};
   static constexpr int64_t kTileK = GPUWarpgroupTilesAttr::kTileK;
   static constexpr int64_t kRowBytes = kTileK * 2; // the swizzle's width
 
@@ -554,14 +660,25 @@ struct WarpgroupKernel : ContractionKernel {
     int64_t stageBytes = tiles.getStageBytes();
     int64_t aBytes = tileM * kRowBytes;
     Value mSize = product(dims.m), nSize = loopSizes[dims.n.front()];
+    // A pair (gate and up): the B tile is tile_n / 2 rows of each weight,
+    // so the accumulator's first half of columns are gate columns and the
+    // second half the same up columns.
+    bool paired = plan.contractions.size() == 2;
+    int64_t outTileN = paired ? tileN / 2 : tileN;
 
-    // Host: the tensor maps of both inputs.
+    // Host: the tensor maps of both inputs (of all three for a pair).
     Value aMap = tensorMap(asMatrix(aOp.get()), tileM);
-    Value bMap = tensorMap(bOp.get(), tileN);
+    Value bMap = tensorMap(bOp.get(), outTileN);
+    Value b2Map =
+        paired ? tensorMap(plan.contractions[1]
+                               ->getOpOperand(bOp.getOperandNumber())
+                               .get(),
+                           outTileN)
+               : Value();
 
     Value one = idx(1);
-    auto launch = gpu::LaunchOp::create(
-        b, loc, ceilDiv(nSize, tileN), ceilDiv(mSize, tileM), one,
+    launch = gpu::LaunchOp::create(
+        b, loc, ceilDiv(nSize, outTileN), ceilDiv(mSize, tileM), one,
         idx(tiles.getThreads()), one, one,
         arith::IndexCastOp::create(b, loc, b.getI32Type(),
                                    idx(tiles.getSharedBytes())),
@@ -573,7 +690,7 @@ struct WarpgroupKernel : ContractionKernel {
     gpu::KernelDim3 block = launch.getBlockIds();
     Value tid = launch.getThreadIds().x;
     Value warpgroup = div(tid, 128);
-    Value m0 = mul(block.y, idx(tileM)), n0 = mul(block.x, idx(tileN));
+    Value m0 = mul(block.y, idx(tileM)), n0 = mul(block.x, idx(outTileN));
     Value isLeader =
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, idx(0));
 
@@ -614,9 +731,13 @@ struct WarpgroupKernel : ContractionKernel {
       nvgpu::TmaAsyncLoadOp::create(
           b, loc, view(base, offset, {tileM, kTileK}, elem), bars, aMap,
           ValueRange{k0, m0}, stage, Value(), Value());
-      nvgpu::TmaAsyncLoadOp::create(
-          b, loc, view(base, add(offset, idx(aBytes)), {tileN, kTileK}, elem),
-          bars, bMap, ValueRange{k0, n0}, stage, Value(), Value());
+      for (int64_t p = 0; p < (paired ? 2 : 1); ++p)
+        nvgpu::TmaAsyncLoadOp::create(
+            b, loc,
+            view(base, add(offset, idx(aBytes + p * outTileN * kRowBytes)),
+                 {outTileN, kTileK}, elem),
+            bars, p ? b2Map : bMap, ValueRange{k0, n0}, stage, Value(),
+            Value());
     };
     {
       auto prologue = scf::IfOp::create(b, loc, isLeader, false);
@@ -686,15 +807,15 @@ struct WarpgroupKernel : ContractionKernel {
              b.getF32Type()));
     gpu::BarrierOp::create(b, loc);
 
-    // Epilogue: out += tile, consecutive threads on consecutive columns.
+    // Epilogue: the results of the tile, consecutive threads on consecutive
+    // columns.
     Value tile = view(base, pad, {tileM, tileN}, b.getF32Type());
-    OpOperand &out = *op.getDpsInitOperand(0);
     scf::ForOp::create(
-        b, loc, tid, idx(tileM * tileN), idx(tiles.getThreads()), ValueRange{},
-        [&](OpBuilder &nb, Location, Value e, ValueRange) {
+        b, loc, tid, idx(tileM * outTileN), idx(tiles.getThreads()),
+        ValueRange{}, [&](OpBuilder &nb, Location, Value e, ValueRange) {
           OpBuilder::InsertionGuard g(b);
           b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-          Value r = div(e, tileN), c = rem(e, tileN);
+          Value r = div(e, outTileN), c = rem(e, outTileN);
           Value m = add(m0, r), n = add(n0, c);
           Value inside =
               arith::AndIOp::create(b, loc, lt(m, mSize), lt(n, nSize));
@@ -705,13 +826,11 @@ struct WarpgroupKernel : ContractionKernel {
             SmallVector<Value> iv(op.getNumLoops(), idx(0));
             delinearize(m, dims.m, iv);
             iv[dims.n.front()] = n;
-            SmallVector<Value> at = operandIndices(out, iv);
-            Value value =
-                memref::LoadOp::create(b, loc, tile, ValueRange{r, c});
-            Value old = memref::LoadOp::create(b, loc, out.get(), at);
-            memref::StoreOp::create(b, loc,
-                                    arith::AddFOp::create(b, loc, old, value),
-                                    out.get(), at);
+            SmallVector<Value> sums;
+            for (int64_t p = 0; p < (paired ? 2 : 1); ++p)
+              sums.push_back(memref::LoadOp::create(
+                  b, loc, tile, ValueRange{r, add(c, idx(p * outTileN))}));
+            writeResults(plan, iv, sums);
           }
           scf::YieldOp::create(b, loc);
         });
@@ -774,8 +893,27 @@ struct GPUTileMatmulPass
     if (walk.wasInterrupted())
       return signalPassFailure();
     OpBuilder b(&getContext());
+    SmallVector<blockc::nvptx::EpiloguePlan> plans;
+    DenseSet<Operation *> done; // the second contractions of pairs
     for (auto [op, config] : candidates) {
-      b.setInsertionPoint(op);
+      if (done.contains(op))
+        continue;
+      // Tensor-core kernels compute their init and their consumer in the
+      // epilogue (and pair gate with up); the kernel goes where the
+      // consumer was (only allocations and pure ops are in between).
+      blockc::nvptx::EpiloguePlan plan;
+      bool tensorCores = isa<GPUWarpgroupTilesAttr, GPUMmaTilesAttr>(config);
+      if (tensorCores) {
+        plan = blockc::nvptx::planEpilogue(
+            op, fuseEpilogues,
+            [config = config](linalg::LinalgOp first, linalg::LinalgOp second) {
+              return canPair(first, second, config);
+            });
+        b.setInsertionPoint(plan.consumer ? plan.consumer.getOperation()
+                                          : op.getOperation());
+      } else {
+        b.setInsertionPoint(op);
+      }
       Location loc = op.getLoc();
       SmallVector<Value> sizes;
       for (Range r : op.createLoopRanges(b, loc))
@@ -783,14 +921,16 @@ struct GPUTileMatmulPass
       ContractionKernel base{
           {b, loc}, op, *linalg::inferContractionDims(op), sizes};
       if (auto wg = dyn_cast<GPUWarpgroupTilesAttr>(config)) {
-        WarpgroupKernel kernel{base, wg,
-                               blockc::nvptx::getTensorCoreMatmulType(op)};
+        WarpgroupKernel kernel{
+            base, wg, blockc::nvptx::getTensorCoreMatmulType(op), plan};
         kernel.build();
+        plan.kernel = kernel.launch;
         ++numWarpgroup;
       } else if (auto mma = dyn_cast<GPUMmaTilesAttr>(config)) {
-        TensorCoreKernel kernel{base, mma,
-                                blockc::nvptx::getTensorCoreMatmulType(op)};
+        TensorCoreKernel kernel{
+            base, mma, blockc::nvptx::getTensorCoreMatmulType(op), plan};
         kernel.build();
+        plan.kernel = kernel.launch;
         ++numTensorCore;
       } else {
         auto tiles = cast<GPUMatmulTilesAttr>(config);
@@ -800,9 +940,56 @@ struct GPUTileMatmulPass
                              tiles.getThreadsY()}};
         kernel.build();
       }
+      if (plan.consumer) {
+        plan.consumer->erase();
+        ++numEpilogues;
+      }
+      if (plan.contractions.size() == 2)
+        ++numPairs;
+      for (linalg::LinalgOp c : plan.contractions) {
+        done.insert(c);
+        if (c != op)
+          c->erase();
+      }
       op->erase();
       ++numTiled;
+      if (tensorCores)
+        plans.push_back(plan);
     }
+    blockc::nvptx::eraseDeadWrites(getOperation().getBody().front(), plans);
+  }
+
+  /// Whether the tensor-core contractions `first` and `second` (configured
+  /// with `config`) can run as one pair kernel: the same M-side input, the
+  /// same maps and shapes, no batch dimension, and tiles that split B's
+  /// rows evenly between the two weights.
+  static bool canPair(linalg::LinalgOp first, linalg::LinalgOp second,
+                      Attribute config) {
+    StringRef name = isa<GPUWarpgroupTilesAttr>(config)
+                         ? CodegenDialect::kGpuWarpgroupTilesAttrName
+                         : CodegenDialect::kGpuMmaTilesAttrName;
+    if (second->getAttr(name) != config ||
+        first.getIndexingMapsArray() != second.getIndexingMapsArray() ||
+        first->getOperandTypes() != second->getOperandTypes() ||
+        !blockc::nvptx::getTensorCoreMatmulType(second))
+      return false;
+    FailureOr<linalg::ContractionDimensions> dims =
+        linalg::inferContractionDims(first);
+    if (failed(dims) || !dims->batch.empty())
+      return false;
+    OpOperand *aIn = inputsMN(first, *dims).first;
+    if (aIn->get() !=
+        second->getOpOperand(aIn->getOperandNumber()).get())
+      return false;
+    if (auto wg = dyn_cast<GPUWarpgroupTilesAttr>(config))
+      return blockc::nvptx::isWarpgroupMatmulCandidate(second) &&
+             wg.getTileN() % 16 == 0;
+    auto mma = cast<GPUMmaTilesAttr>(config);
+    int64_t chunksPerRow = mma.getTileK() / 8;
+    int64_t half = mma.getTileN() / mma.getWarpsN() / 2;
+    if (mma.getThreads() % chunksPerRow != 0 || half % 8 != 0)
+      return false;
+    return half % (mma.getThreads() / chunksPerRow) == 0;
   }
 };
 

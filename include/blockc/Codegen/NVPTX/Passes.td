@@ -427,7 +427,16 @@ def GPUTileMatmulPass
     Statistic<"numTensorCore", "num-tensor-core",
               "Contractions turned into tensor-core kernels">,
     Statistic<"numWarpgroup", "num-warpgroup",
-              "Contractions turned into warpgroup-MMA kernels">
+              "Contractions turned into warpgroup-MMA kernels">,
+    Statistic<"numEpilogues", "num-epilogues",
+              "Elementwise consumers computed in tensor-core epilogues">,
+    Statistic<"numPairs", "num-pairs",
+              "Pairs of contractions run as one tensor-core kernel">
+  ];
+  let options = [
+    Option<"fuseEpilogues", "fuse-epilogues", "bool", /*default=*/"true",
+           "Compute each tensor-core contraction's elementwise consumer in "
+           "its epilogue and pair contractions of one input that it reads">
   ];
   let dependentDialects = ["::blockc::codegen::CodegenDialect",
                            "::mlir::gpu::GPUDialect",

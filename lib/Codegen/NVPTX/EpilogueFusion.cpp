@@ -1,0 +1,312 @@
+//===- EpilogueFusion.cpp - what tensor-core kernels do with results ------===//
+//
+// See EpilogueFusion.h and Codegen/NVPTX/Passes.td (GPUTileMatmulPass).
+//
+//===----------------------------------------------------------------------===//
+
+#include "EpilogueFusion.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+
+using namespace mlir;
+
+namespace blockc::nvptx {
+namespace {
+
+/// The allocation or argument that `v` is a view of.
+Value rootOf(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    auto view = dyn_cast<ViewLikeOpInterface>(def);
+    if (!view)
+      break;
+    v = view.getViewSource();
+  }
+  return v;
+}
+
+/// Whether the buffers `a` and `b` may overlap: unless they view distinct
+/// allocations or distinct function arguments (which the runtimes pass as
+/// distinct buffers).
+bool mayAlias(Value a, Value b) {
+  Value ra = rootOf(a), rb = rootOf(b);
+  if (ra == rb)
+    return true;
+  auto known = [](Value v) {
+    return isa<BlockArgument>(v) || v.getDefiningOp<memref::AllocOp>();
+  };
+  return !known(ra) || !known(rb);
+}
+
+/// Whether `use` only reads its buffer.
+bool isReadOnlyUse(OpOperand &use) {
+  Operation *user = use.getOwner();
+  if (isa<memref::DimOp, memref::LoadOp>(user))
+    return true;
+  if (auto copy = dyn_cast<memref::CopyOp>(user))
+    return &use == &copy.getSourceMutable() &&
+           copy.getTarget() != copy.getSource();
+  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(user))
+    return linalgOp.isDpsInput(&use);
+  return false;
+}
+
+/// Whether the indexing map reads with loop indices and constants only.
+bool isPointMap(AffineMap map) {
+  return llvm::all_of(map.getResults(), [](AffineExpr e) {
+    return isa<AffineDimExpr, AffineConstantExpr>(e);
+  });
+}
+
+/// Whether `generic` computes one value per element of its one output
+/// (identity map, all-parallel) from point reads of its inputs, with a body
+/// that can be cloned anywhere (no memory effects).
+bool isPointwise(linalg::GenericOp generic) {
+  if (generic.getNumDpsInits() != 1 ||
+      generic.getNumLoops() != generic.getNumParallelLoops() ||
+      generic->getNumResults() != 0)
+    return false;
+  OpOperand *init = generic.getDpsInitOperand(0);
+  if (!generic.getMatchingIndexingMap(init).isIdentity())
+    return false;
+  for (OpOperand *input : generic.getDpsInputOperands())
+    if (!isPointMap(generic.getMatchingIndexingMap(input)))
+      return false;
+  for (Operation &op : generic.getBody()->without_terminator())
+    if (!isMemoryEffectFree(&op))
+      return false;
+  return true;
+}
+
+/// Whether `use` overwrites every element of its buffer without reading
+/// it: a fill, a copy into it, or a pointwise generic whose output
+/// argument is unused.
+bool isFullWrite(OpOperand &use) {
+  Operation *user = use.getOwner();
+  if (auto fill = dyn_cast<linalg::FillOp>(user))
+    return fill.getDpsInitOperand(0) == &use;
+  if (auto copy = dyn_cast<memref::CopyOp>(user))
+    return &use == &copy.getTargetMutable() &&
+           copy.getTarget() != copy.getSource();
+  if (auto generic = dyn_cast<linalg::GenericOp>(user))
+    return generic.getDpsInitOperand(0) == &use && isPointwise(generic) &&
+           generic.getMatchingBlockArgument(&use).use_empty() &&
+           llvm::none_of(generic.getDpsInputs(),
+                         [&](Value v) { return v == use.get(); });
+  return false;
+}
+
+/// Whether the function argument `v` is only ever read.
+bool isReadOnlyArgument(Value v) {
+  auto arg = dyn_cast<BlockArgument>(v);
+  if (!arg || !isa<func::FuncOp>(arg.getOwner()->getParentOp()))
+    return false;
+  return llvm::all_of(arg.getUses(),
+                      [](OpOperand &use) { return isReadOnlyUse(use); });
+}
+
+/// Whether every op strictly between `from` and `to` (same block) is free
+/// of memory effects or an allocation, except those in `allowed`.
+bool onlyPureOpsBetween(Operation *from, Operation *to,
+                        ArrayRef<Operation *> allowed) {
+  for (Operation *op = from->getNextNode(); op && op != to;
+       op = op->getNextNode())
+    if (!llvm::is_contained(allowed, op) && !isMemoryEffectFree(op) &&
+        !isa<memref::AllocOp, memref::DimOp>(op))
+      return false;
+  return true;
+}
+
+/// The uses of `buffer` by ops after `op` (same block): deallocations and
+/// one pointwise generic that reads it; that generic, or null when there is
+/// anything else.
+linalg::GenericOp singleReaderAfter(Value buffer, Operation *op) {
+  linalg::GenericOp reader;
+  for (OpOperand &use : buffer.getUses()) {
+    Operation *user = op->getBlock()->findAncestorOpInBlock(*use.getOwner());
+    if (user == op)
+      continue;
+    if (!user)
+      return {};
+    if (user->isBeforeInBlock(op))
+      continue;
+    if (isa<memref::DeallocOp>(user))
+      continue;
+    auto generic = user == use.getOwner() ? dyn_cast<linalg::GenericOp>(user)
+                                          : linalg::GenericOp();
+    if (!generic || !generic.isDpsInput(&use) ||
+        !generic.getMatchingIndexingMap(&use).isIdentity() ||
+        (reader && reader != generic))
+      return {};
+    reader = generic;
+  }
+  return reader;
+}
+
+} // namespace
+
+std::optional<InitValue> resolveInit(Value buffer, Operation *before) {
+  if (!buffer.getDefiningOp<memref::AllocOp>() ||
+      buffer.getParentBlock() != before->getBlock())
+    return std::nullopt;
+  Operation *writer = nullptr;
+  for (OpOperand &use : buffer.getUses()) {
+    // Uses inside other ops (kernels built already) count where those ops
+    // are.
+    Operation *user =
+        before->getBlock()->findAncestorOpInBlock(*use.getOwner());
+    if (!user)
+      return std::nullopt;
+    if (user == before || before->isBeforeInBlock(user) ||
+        isReadOnlyUse(use))
+      continue;
+    if (user != use.getOwner() || !isFullWrite(use))
+      return std::nullopt;
+    if (!writer || writer->isBeforeInBlock(user))
+      writer = user;
+  }
+  if (!writer)
+    return std::nullopt;
+  if (auto fill = dyn_cast<linalg::FillOp>(writer))
+    return InitValue{fill.value(), {}, writer};
+  if (auto copy = dyn_cast<memref::CopyOp>(writer)) {
+    std::optional<InitValue> source = resolveInit(copy.getSource(), copy);
+    if (!source)
+      return std::nullopt;
+    return InitValue{source->scalar, source->generic, writer};
+  }
+  // A bias broadcast: recomputed in the kernel, so its inputs must hold the
+  // same values there (arguments nothing writes).
+  auto generic = cast<linalg::GenericOp>(writer);
+  if (!llvm::all_of(generic.getDpsInputs(), isReadOnlyArgument))
+    return std::nullopt;
+  return InitValue{{}, generic, writer};
+}
+
+EpiloguePlan
+planEpilogue(linalg::LinalgOp op, bool fuse,
+             function_ref<bool(linalg::LinalgOp, linalg::LinalgOp)> canPair) {
+  EpiloguePlan plan;
+  Value out = op.getDpsInitOperand(0)->get();
+  plan.contractions.push_back(op);
+  plan.inits.push_back(resolveInit(out, op));
+  if (!fuse || !out.getDefiningOp<memref::AllocOp>())
+    return plan;
+  linalg::GenericOp consumer = singleReaderAfter(out, op);
+  if (!consumer || !isPointwise(consumer) ||
+      cast<MemRefType>(out.getType()).getRank() !=
+          static_cast<int64_t>(consumer.getNumLoops()))
+    return plan;
+  Value result = consumer.getDpsInits()[0];
+  // A second contraction whose result the consumer also reads (written
+  // between the two): the pair runs as one kernel.
+  linalg::LinalgOp partner;
+  for (Value input : consumer.getDpsInputs()) {
+    if (input == out)
+      continue;
+    for (Operation *user : input.getUsers()) {
+      auto other = dyn_cast<linalg::LinalgOp>(user);
+      if (!other || other == op || other->getBlock() != op->getBlock() ||
+          other.getNumDpsInits() != 1 ||
+          other.getDpsInitOperand(0)->get() != input ||
+          !op->isBeforeInBlock(other) || !other->isBeforeInBlock(consumer))
+        continue;
+      if (partner && partner != other)
+        return plan;
+      partner = other;
+    }
+  }
+  SmallVector<Value, 2> outputs = {out};
+  std::optional<InitValue> partnerInit;
+  // Between the first contraction and the consumer: the partner and what
+  // initialises its buffer (e.g. a copy of a zero-filled buffer).
+  SmallVector<Operation *, 2> between;
+  if (partner) {
+    Value partnerOut = partner.getDpsInitOperand(0)->get();
+    if (!partnerOut.getDefiningOp<memref::AllocOp>() ||
+        singleReaderAfter(partnerOut, partner) != consumer ||
+        !canPair(op, partner))
+      return plan;
+    outputs.push_back(partnerOut);
+    partnerInit = resolveInit(partnerOut, partner);
+    between.push_back(partner);
+    if (partnerInit)
+      between.push_back(partnerInit->writer);
+  }
+  if (!onlyPureOpsBetween(op, consumer, between))
+    return plan;
+  // The consumer's output is written while the contractions' inputs are
+  // read by other blocks: it must not overlap them, nor the consumer's
+  // other inputs except elementwise in place.
+  for (linalg::LinalgOp c : {op, partner}) {
+    if (!c)
+      continue;
+    for (Value input : c.getDpsInputs())
+      if (mayAlias(input, result))
+        return plan;
+  }
+  for (OpOperand *input : consumer.getDpsInputOperands()) {
+    if (llvm::is_contained(outputs, input->get()))
+      continue;
+    if (mayAlias(input->get(), result) &&
+        (input->get() != result ||
+         !consumer.getMatchingIndexingMap(input).isIdentity()))
+      return plan;
+  }
+  plan.consumer = consumer;
+  if (partner) {
+    plan.contractions.push_back(partner);
+    plan.inits.push_back(partnerInit);
+  }
+  return plan;
+}
+
+void eraseDeadWrites(Block &body, ArrayRef<EpiloguePlan> plans) {
+  // The writers of the buffers the kernels now start from their evaluated
+  // init: dead when nothing reads the buffer between them and the kernel.
+  for (const EpiloguePlan &plan : plans) {
+    if (!plan.kernel)
+      continue;
+    for (const std::optional<InitValue> &init : plan.inits) {
+      if (!init || !init->writer)
+        continue;
+      Operation *writer = init->writer;
+      Value buffer;
+      if (auto copy = dyn_cast<memref::CopyOp>(writer))
+        buffer = copy.getTarget();
+      else
+        buffer = cast<DestinationStyleOpInterface>(writer).getDpsInits()[0];
+      bool read = llvm::any_of(buffer.getUsers(), [&](Operation *user) {
+        Operation *at = body.findAncestorOpInBlock(*user);
+        return !at || (at != writer && writer->isBeforeInBlock(at) &&
+                       at->isBeforeInBlock(plan.kernel));
+      });
+      if (!read)
+        writer->erase();
+    }
+  }
+  // Allocations that are only written and freed, to a fixed point (erasing
+  // a copy ends a read of its source).
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    for (Operation &op : llvm::make_early_inc_range(body)) {
+      auto alloc = dyn_cast<memref::AllocOp>(op);
+      if (!alloc)
+        continue;
+      bool dead = llvm::all_of(alloc->getUses(), [](OpOperand &use) {
+        return isa<memref::DeallocOp>(use.getOwner()) || isFullWrite(use);
+      });
+      if (!dead)
+        continue;
+      for (Operation *user : llvm::make_early_inc_range(alloc->getUsers()))
+        user->erase();
+      alloc->erase();
+      changed = true;
+    }
+  }
+}
+
+} // namespace blockc::nvptx

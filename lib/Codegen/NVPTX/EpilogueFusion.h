@@ -1,0 +1,72 @@
+//===- EpilogueFusion.h - what tensor-core kernels do with results -*- C++ -*-===//
+//
+// The analysis blockc-gpu-tile-matmul runs on buffers before it builds a
+// tensor-core kernel: where the contraction's output starts (its init,
+// evaluated in the kernel instead of by a fill or bias kernel before it),
+// which elementwise consumer its epilogue computes (the bf16 rounding, the
+// residual add, the activation), and which second contraction of the same
+// input it pairs with (gate and up of a gated FFN, whose consumer reads
+// both).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef BLOCKC_LIB_CODEGEN_NVPTX_EPILOGUEFUSION_H
+#define BLOCKC_LIB_CODEGEN_NVPTX_EPILOGUEFUSION_H
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+
+#include <optional>
+
+namespace blockc::nvptx {
+
+/// The value a contraction's output buffer holds before the contraction,
+/// as something the kernel can compute per element: a fill's scalar or an
+/// all-parallel generic (a bias broadcast) over read-only inputs.
+struct InitValue {
+  mlir::Value scalar;              // a linalg.fill's value, or
+  mlir::linalg::GenericOp generic; // a generic that wrote the buffer
+  /// The op that wrote the contraction's own buffer (a fill, a copy, the
+  /// generic): dead once the kernel no longer reads the buffer.
+  mlir::Operation *writer = nullptr;
+};
+
+/// What the kernel of `contractions` (one, or a pair sharing their M-side
+/// input) writes: each `contractions[i]`'s result is its init (evaluated,
+/// or read from its buffer when `inits[i]` is empty) plus the f32 sum; with
+/// a `consumer`, that generic's value at the same element is written to
+/// the consumer's output instead, and the contractions' buffers are not.
+struct EpiloguePlan {
+  llvm::SmallVector<mlir::linalg::LinalgOp, 2> contractions;
+  llvm::SmallVector<std::optional<InitValue>, 2> inits;
+  mlir::linalg::GenericOp consumer;
+  /// The kernel's launch, once built.
+  mlir::Operation *kernel = nullptr;
+};
+
+/// The init of the buffer `buffer` as `before` (an op of the same block)
+/// reads it, when it is a function-local allocation whose last writer is a
+/// fill, a copy of such a buffer or an all-parallel generic over function
+/// arguments that nothing writes, and nothing else uses it in ways this
+/// cannot follow.
+std::optional<InitValue> resolveInit(mlir::Value buffer,
+                                     mlir::Operation *before);
+
+/// The plan for the tensor-core contraction `op`: its init, and with
+/// `fuse`, its consumer and pair partner when they are legal to fuse
+/// (`canPair(first, second)` says whether the kernel can run the two
+/// together). The contractions of a pair are in block order.
+EpiloguePlan
+planEpilogue(mlir::linalg::LinalgOp op, bool fuse,
+             llvm::function_ref<bool(mlir::linalg::LinalgOp,
+                                     mlir::linalg::LinalgOp)>
+                 canPair);
+
+/// Erases the writes nobody reads any more once the kernels of `plans` are
+/// built (and their contractions and consumers erased): each init writer a
+/// kernel evaluates itself when no other op reads the buffer before the
+/// kernel, then every allocation of `body` that is only written and freed.
+void eraseDeadWrites(mlir::Block &body, llvm::ArrayRef<EpiloguePlan> plans);
+
+} // namespace blockc::nvptx
+
+#endif // BLOCKC_LIB_CODEGEN_NVPTX_EPILOGUEFUSION_H
