@@ -10,6 +10,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
+#include "llvm/ADT/SetVector.h"
 
 using namespace mlir;
 
@@ -209,7 +210,7 @@ planEpilogue(linalg::LinalgOp op, bool fuse,
     for (Operation *user : input.getUsers()) {
       auto other = dyn_cast<linalg::LinalgOp>(user);
       if (!other || other == op || other->getBlock() != op->getBlock() ||
-          other.getNumDpsInits() != 1 ||
+          other.getNumReductionLoops() == 0 || other.getNumDpsInits() != 1 ||
           other.getDpsInitOperand(0)->get() != input ||
           !op->isBeforeInBlock(other) || !other->isBeforeInBlock(consumer))
         continue;
@@ -289,22 +290,20 @@ void eraseDeadWrites(Block &body, ArrayRef<EpiloguePlan> plans) {
   }
   // Allocations that are only written and freed, to a fixed point (erasing
   // a copy ends a read of its source).
-  bool changed = true;
-  while (changed) {
-    changed = false;
-    for (Operation &op : llvm::make_early_inc_range(body)) {
-      auto alloc = dyn_cast<memref::AllocOp>(op);
-      if (!alloc)
-        continue;
-      bool dead = llvm::all_of(alloc->getUses(), [](OpOperand &use) {
-        return isa<memref::DeallocOp>(use.getOwner()) || isFullWrite(use);
-      });
-      if (!dead)
-        continue;
-      for (Operation *user : llvm::make_early_inc_range(alloc->getUsers()))
+  while (true) {
+    SmallVector<memref::AllocOp> dead;
+    for (auto alloc : body.getOps<memref::AllocOp>())
+      if (llvm::all_of(alloc->getUses(), [](OpOperand &use) {
+            return isa<memref::DeallocOp>(use.getOwner()) || isFullWrite(use);
+          }))
+        dead.push_back(alloc);
+    if (dead.empty())
+      return;
+    for (memref::AllocOp alloc : dead) {
+      SetVector<Operation *> users(alloc->user_begin(), alloc->user_end());
+      for (Operation *user : users)
         user->erase();
       alloc->erase();
-      changed = true;
     }
   }
 }
