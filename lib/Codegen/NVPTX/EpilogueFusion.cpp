@@ -160,8 +160,7 @@ std::optional<InitValue> resolveInit(Value buffer, Operation *before) {
         before->getBlock()->findAncestorOpInBlock(*use.getOwner());
     if (!user)
       return std::nullopt;
-    if (user == before || before->isBeforeInBlock(user) ||
-        isReadOnlyUse(use))
+    if (user == before || before->isBeforeInBlock(user) || isReadOnlyUse(use))
       continue;
     if (user != use.getOwner() || !isFullWrite(use))
       return std::nullopt;

@@ -1,4 +1,5 @@
-//===- EpilogueFusion.h - what tensor-core kernels do with results -*- C++ -*-===//
+//===- EpilogueFusion.h - what tensor-core kernels do with results -*- C++
+//-*-===//
 //
 // The analysis blockc-gpu-tile-matmul runs on buffers before it builds a
 // tensor-core kernel: where the contraction's output starts (its init,
@@ -55,11 +56,10 @@ std::optional<InitValue> resolveInit(mlir::Value buffer,
 /// `fuse`, its consumer and pair partner when they are legal to fuse
 /// (`canPair(first, second)` says whether the kernel can run the two
 /// together). The contractions of a pair are in block order.
-EpiloguePlan
-planEpilogue(mlir::linalg::LinalgOp op, bool fuse,
-             llvm::function_ref<bool(mlir::linalg::LinalgOp,
-                                     mlir::linalg::LinalgOp)>
-                 canPair);
+EpiloguePlan planEpilogue(
+    mlir::linalg::LinalgOp op, bool fuse,
+    llvm::function_ref<bool(mlir::linalg::LinalgOp, mlir::linalg::LinalgOp)>
+        canPair);
 
 /// Erases the writes nobody reads any more once the kernels of `plans` are
 /// built (and their contractions and consumers erased): each init writer a

@@ -142,8 +142,8 @@ struct ContractionKernel : blockc::nvptx::KernelBuilder {
   /// sums (one per contraction of `plan`): each result is its init (the
   /// plan's evaluated init, or what its buffer holds) plus its sum; with a
   /// consumer, the consumer's value is written instead.
-  void writeResults(blockc::nvptx::EpiloguePlan &plan,
-                    ArrayRef<Value> iv, ArrayRef<Value> sums) {
+  void writeResults(blockc::nvptx::EpiloguePlan &plan, ArrayRef<Value> iv,
+                    ArrayRef<Value> sums) {
     SmallVector<Value> at = operandIndices(*op.getDpsInitOperand(0), iv);
     SmallVector<Value> results;
     for (auto [c, init, sum] :
@@ -170,8 +170,7 @@ struct ContractionKernel : blockc::nvptx::KernelBuilder {
           return result;
       return Value();
     });
-    memref::StoreOp::create(b, loc, value, plan.consumer.getDpsInits()[0],
-                            at);
+    memref::StoreOp::create(b, loc, value, plan.consumer.getDpsInits()[0], at);
   }
 
   /// out[m, n] += value where m < mSize and n < nSize (the output holds the
@@ -347,7 +346,7 @@ struct TensorCoreKernel : ContractionKernel {
   Type elem; // bf16 or f16
   blockc::nvptx::EpiloguePlan plan;
   gpu::LaunchOp launch = {};
-  int64_t numK = 0;            // reduction steps (K / tile_k)
+  int64_t numK = 0;                 // reduction steps (K / tile_k)
   Value tid = {}, m0 = {}, n0 = {}; // in the launch body
   SmallVector<Value> batchIv = {};
   Type tokenType = {};
@@ -384,8 +383,7 @@ struct TensorCoreKernel : ContractionKernel {
       if (half) {
         int64_t run = c * (tiles.getThreads() / chunksPerRow) / half;
         ch.second = run % 2;
-        row = arith::SubIOp::create(b, loc, row,
-                                    idx((run - run / 2) * half));
+        row = arith::SubIOp::create(b, loc, row, idx((run - run / 2) * half));
       }
       ch.rowValid = lt(row, rows);
       ch.iv.assign(batchIv.begin(), batchIv.end());
@@ -416,8 +414,7 @@ struct TensorCoreKernel : ContractionKernel {
       tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
           b, loc, tokenType, shared, ValueRange{stage, ch.row, ch.kOffset},
           ch.second ? second : operand.get(), operandIndices(operand, iv),
-          b.getIndexAttr(8),
-          srcElements, b.getUnitAttr()));
+          b.getIndexAttr(8), srcElements, b.getUnitAttr()));
     }
   }
 
@@ -440,10 +437,9 @@ struct TensorCoreKernel : ContractionKernel {
             outWarpN = paired ? warpTileN / 2 : warpTileN,
             outFrags = paired ? nFrags / 2 : nFrags;
     Value bSecond =
-        paired ? plan.contractions[1]
-                     ->getOpOperand(bOp.getOperandNumber())
-                     .get()
-               : Value();
+        paired
+            ? plan.contractions[1]->getOpOperand(bOp.getOperandNumber()).get()
+            : Value();
     tokenType = nvgpu::DeviceAsyncTokenType::get(ctx);
     Value mSize = product(dims.m), nSize = loopSizes[dims.n.front()],
           batchSize = product(dims.batch);
@@ -669,12 +665,11 @@ struct WarpgroupKernel : ContractionKernel {
     // Host: the tensor maps of both inputs (of all three for a pair).
     Value aMap = tensorMap(asMatrix(aOp.get()), tileM);
     Value bMap = tensorMap(bOp.get(), outTileN);
-    Value b2Map =
-        paired ? tensorMap(plan.contractions[1]
-                               ->getOpOperand(bOp.getOperandNumber())
-                               .get(),
-                           outTileN)
-               : Value();
+    Value b2Map = paired ? tensorMap(plan.contractions[1]
+                                         ->getOpOperand(bOp.getOperandNumber())
+                                         .get(),
+                                     outTileN)
+                         : Value();
 
     Value one = idx(1);
     launch = gpu::LaunchOp::create(
@@ -978,8 +973,7 @@ struct GPUTileMatmulPass
     if (failed(dims) || !dims->batch.empty())
       return false;
     OpOperand *aIn = inputsMN(first, *dims).first;
-    if (aIn->get() !=
-        second->getOpOperand(aIn->getOperandNumber()).get())
+    if (aIn->get() != second->getOpOperand(aIn->getOperandNumber()).get())
       return false;
     if (auto wg = dyn_cast<GPUWarpgroupTilesAttr>(config))
       return blockc::nvptx::isWarpgroupMatmulCandidate(second) &&

@@ -421,6 +421,35 @@ def GPUTileMatmulPass
 
     A warpgroup-configured op that `isWarpgroupMatmulCandidate` rejects is
     an error.
+
+    **Epilogues** (both tensor-core kernels; docs/GPU.md). The kernel
+    evaluates the value its output buffer starts from when the buffer is a
+    local allocation whose last writer is a `linalg.fill`, a `memref.copy`
+    of such a buffer, or a pointwise `linalg.generic` over arguments nothing
+    writes (a bias broadcast), and adds the f32 sum to it; otherwise it
+    reads the buffer. With `fuse-epilogues` (the default), when the only
+    later reader of the result is a pointwise `linalg.generic` (identity
+    map on it, point reads of its other inputs, a body without memory
+    effects) with only allocations and pure ops in between, and its output
+    overlaps neither contraction input, the kernel is built in its place,
+    evaluates its body per element and stores into its output; the f32
+    buffer is not written. When that consumer also reads a second
+    contraction of the same M-side input with the same maps, operand types
+    and tiles (gate and up), one kernel computes both: `tile_n / 2` output
+    columns per block, B rows split per warp (`mma.sync`) or warpgroup
+    (two 64-row TMA boxes) between the two weights so that each thread
+    holds both values of its output elements. Init writers no longer read,
+    and allocations only written and freed, are erased.
+
+    ```mlir
+    linalg.fill ins(%zero) outs(%acc)                      // before
+    linalg.generic ins(%x, %w) outs(%acc) {mulf; addf} {gpu_mma_tiles = ...}
+    linalg.generic ins(%acc) outs(%y : memref<?x?x64xbf16>) {truncf}
+    gpu.launch ... {                                      // after
+      ... %v = arith.addf %zero, %sum; %r = arith.truncf %v
+      memref.store %r, %y[...]
+    }
+    ```
   }];
   let statistics = [
     Statistic<"numTiled", "num-tiled", "Contractions turned into tiled kernels">,
