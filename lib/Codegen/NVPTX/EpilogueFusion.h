@@ -1,5 +1,4 @@
-//===- EpilogueFusion.h - what tensor-core kernels do with results -*- C++
-//-*-===//
+//===- EpilogueFusion.h - tensor-core kernel epilogues ----------*- C++ -*-===//
 //
 // The analysis blockc-gpu-tile-matmul runs on buffers before it builds a
 // tensor-core kernel: where the contraction's output starts (its init,
