@@ -428,6 +428,8 @@ void blockc::buildNVPTXMapToGPUPipeline(OpPassManager &pm,
   // keeps what stage 1 chose.
   fpm.addPass(createGPUSelectTiles(options));
   fpm.addPass(nvptx::createGPUTileMatmulPass());
+  // Reductions over rows (norm statistics): a warp per row.
+  fpm.addPass(nvptx::createGPUTileReductionsPass());
   fpm.addPass(createConvertLinalgToParallelLoopsPass());
   fpm.addPass(nvptx::createGPUTileAndMapPass());
   fpm.addPass(createConvertParallelLoopToGpuPass());

@@ -6,8 +6,10 @@
 
 #include "EpilogueFusion.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/SetVector.h"
@@ -261,6 +263,40 @@ planEpilogue(linalg::LinalgOp op, bool fuse,
     plan.inits.push_back(partnerInit);
   }
   return plan;
+}
+
+Value evaluateGenericAt(OpBuilder &b, Location loc, linalg::GenericOp generic,
+                        ArrayRef<Value> iv,
+                        function_ref<Value(OpOperand &)> given) {
+  IRMapping map;
+  Block *body = generic.getBody();
+  for (OpOperand &operand : generic->getOpOperands()) {
+    BlockArgument arg = generic.getMatchingBlockArgument(&operand);
+    if (arg.use_empty())
+      continue;
+    Value v = given(operand);
+    if (!v) {
+      SmallVector<Value> at;
+      for (AffineExpr e :
+           generic.getMatchingIndexingMap(&operand).getResults()) {
+        if (auto d = dyn_cast<AffineDimExpr>(e))
+          at.push_back(iv[d.getPosition()]);
+        else
+          at.push_back(arith::ConstantIndexOp::create(
+              b, loc, cast<AffineConstantExpr>(e).getValue()));
+      }
+      v = memref::LoadOp::create(b, loc, operand.get(), at);
+    }
+    map.map(arg, v);
+  }
+  for (Operation &bodyOp : body->without_terminator()) {
+    if (auto index = dyn_cast<linalg::IndexOp>(bodyOp)) {
+      map.map(index.getResult(), iv[index.getDim()]);
+      continue;
+    }
+    b.clone(bodyOp, map);
+  }
+  return map.lookupOrDefault(body->getTerminator()->getOperand(0));
 }
 
 void eraseDeadWrites(Block &body, ArrayRef<EpiloguePlan> plans) {

@@ -60,6 +60,16 @@ EpiloguePlan planEpilogue(
     llvm::function_ref<bool(mlir::linalg::LinalgOp, mlir::linalg::LinalgOp)>
         canPair);
 
+/// Emits at `b` the value `generic` yields (its first) at loop indices
+/// `iv`: its body cloned, `linalg.index` replaced by `iv`, each used block
+/// argument given by `given(operand)` or, when that returns null, loaded
+/// from the operand at its indexing map (loop indices and constants only).
+mlir::Value
+evaluateGenericAt(mlir::OpBuilder &b, mlir::Location loc,
+                  mlir::linalg::GenericOp generic,
+                  llvm::ArrayRef<mlir::Value> iv,
+                  llvm::function_ref<mlir::Value(mlir::OpOperand &)> given);
+
 /// Erases the writes nobody reads any more once the kernels of `plans` are
 /// built (and their contractions and consumers erased): each init writer a
 /// kernel evaluates itself when no other op reads the buffer before the

@@ -23,7 +23,6 @@
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
-#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace blockc::nvptx {
@@ -102,39 +101,9 @@ struct ContractionKernel : blockc::nvptx::KernelBuilder {
     return iv;
   }
 
-  /// The value of `generic` (pointwise: EpilogueFusion.h) at loop indices
-  /// `iv`: `given(operand)` for the inputs it returns a value for, loads of
-  /// the others.
   Value evalPointwise(linalg::GenericOp generic, ArrayRef<Value> iv,
                       function_ref<Value(OpOperand &)> given) {
-    IRMapping map;
-    Block *body = generic.getBody();
-    for (OpOperand &operand : generic->getOpOperands()) {
-      BlockArgument arg = generic.getMatchingBlockArgument(&operand);
-      if (arg.use_empty())
-        continue;
-      Value v = given(operand);
-      if (!v) {
-        SmallVector<Value> at;
-        for (AffineExpr e :
-             generic.getMatchingIndexingMap(&operand).getResults()) {
-          if (auto d = dyn_cast<AffineDimExpr>(e))
-            at.push_back(iv[d.getPosition()]);
-          else
-            at.push_back(idx(cast<AffineConstantExpr>(e).getValue()));
-        }
-        v = memref::LoadOp::create(b, loc, operand.get(), at);
-      }
-      map.map(arg, v);
-    }
-    for (Operation &bodyOp : body->without_terminator()) {
-      if (auto index = dyn_cast<linalg::IndexOp>(bodyOp)) {
-        map.map(index.getResult(), iv[index.getDim()]);
-        continue;
-      }
-      b.clone(bodyOp, map);
-    }
-    return map.lookupOrDefault(body->getTerminator()->getOperand(0));
+    return blockc::nvptx::evaluateGenericAt(b, loc, generic, iv, given);
   }
 
   /// Writes the kernel's results at the contractions' loop indices `iv`

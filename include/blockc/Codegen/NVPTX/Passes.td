@@ -315,6 +315,59 @@ def GPUTileAndMapPass
                            "::mlir::scf::SCFDialect"];
 }
 
+def GPUTileReductionsPass
+    : Pass<"blockc-gpu-tile-reductions", "::mlir::func::FuncOp"> {
+  let summary = "One warp per row for reductions over the innermost "
+                "dimension";
+  let description = [{
+    Rewrites every `linalg.generic` on buffers that reduces its innermost
+    loop into an f32 output read at the other loops in order (the
+    statistics of RMSNorm and LayerNorm: `[B, T, d] -> [B, T]`), whose
+    inputs are read at loop indices and constants, and whose body has no
+    memory effects and yields `combiner(out, v)` with `out` used only there
+    and `combiner` one of `arith.addf`, `mulf`, `maximumf`, `maxnumf`,
+    `minimumf`, `minnumf`, into a `gpu.launch`
+    (`#blockc_codegen.kernel<row_reduction>`) with one warp per output
+    element, `threads_x * threads_y / 32` warps per block (the function's
+    `blockc_codegen.gpu_map`; a function with a reduction to rewrite and no
+    such attribute is an error):
+
+    * lane `l` folds elements `l, l + 32, ...` of its row through the body,
+      starting from the combiner's identity (consecutive lanes read
+      consecutive elements: coalesced);
+    * five `gpu.shuffle xor` steps (16, 8, 4, 2, 1) combine the lanes'
+      partial values (every lane ends with the total);
+    * lane 0 stores `combiner(out, total)`.
+
+    Without it `convert-linalg-to-parallel-loops` gives each row to one
+    thread that walks it alone, consecutive threads `d` elements apart. The
+    sum is associated differently from the sequential loop (f32 rounding
+    only).
+
+    ```mlir
+    linalg.generic {iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%x : memref<?x?x4096xf32>) outs(%ss : memref<?x?xf32>) {
+      ^bb0(%in: f32, %out: f32):
+        %sq = arith.mulf %in, %in : f32
+        %s = arith.addf %out, %sq : f32
+        linalg.yield %s : f32
+    }                                                   // before
+    gpu.launch blocks(ceil(B * T / 8), 1, 1) threads(256, 1, 1) {
+      scf.for %k = %lane to %c4096 step %c32 ...        // lane partials
+      gpu.shuffle xor ... ; arith.addf                   // x 5
+      scf.if %lane_is_0 { memref.store ... }
+    } {blockc_codegen.kernel = #blockc_codegen.kernel<row_reduction>}
+    ```
+  }];
+  let statistics = [
+    Statistic<"numTiled", "num-tiled", "Reductions turned into warp kernels">
+  ];
+  let dependentDialects = ["::blockc::codegen::CodegenDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def GPUTileMatmulPass
     : Pass<"blockc-gpu-tile-matmul", "::mlir::func::FuncOp"> {
   let summary = "Shared-memory tiled kernels for contractions on buffers";

@@ -61,7 +61,9 @@ def Codegen_KernelKind : I32EnumAttr<"KernelKind",
     // NVPTX: the tensor-core attention of blockc-gpu-lower-sdpa.
     I32EnumAttrCase<"mma_attention", 7>,
     // NVPTX: the warpgroup-MMA (sm_90a) matmul of blockc-gpu-tile-matmul.
-    I32EnumAttrCase<"warpgroup_matmul", 8>
+    I32EnumAttrCase<"warpgroup_matmul", 8>,
+    // NVPTX: the warp-per-row reduction of blockc-gpu-tile-reductions.
+    I32EnumAttrCase<"row_reduction", 9>
   ]> {
   let cppNamespace = "::blockc::codegen";
   let genSpecializedAttr = 0;
@@ -85,7 +87,9 @@ def Codegen_KernelKindAttr
     * `tiled_matmul`, `tensor_core_matmul`, `warpgroup_matmul`,
       `fused_attention`, `mma_attention`: the `gpu.launch` of
       `blockc-gpu-tile-matmul` (f32 FMA, `mma.sync` and warpgroup-MMA
-      kernels) and `blockc-gpu-lower-sdpa` (f32 and tensor-core kernels).
+      kernels) and `blockc-gpu-lower-sdpa` (f32 and tensor-core kernels);
+    * `row_reduction`: the warp-per-row reduction of
+      `blockc-gpu-tile-reductions`.
 
     ```mlir
     scf.forall ... {blockc_codegen.kernel = #blockc_codegen.kernel<linear>}
