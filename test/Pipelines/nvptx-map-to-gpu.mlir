@@ -88,15 +88,22 @@ func.func @matmul(%a: tensor<?x32xf32>, %b: tensor<32x64xf32>) -> tensor<?x64xf3
 // The tiny transformer block (stage 1 then stage 2): the entry takes and
 // returns buffers, every intermediate buffer is allocated as managed memory
 // and freed with an async gpu.dealloc (copies between them are gpu.memcpy),
-// every kernel is a 32 x 8 x 1 or
-// 32 x 8 x 1 block of threads, and the result is a managed buffer (a gpu.alloc, not an argument).
+// the norm's statistics are warp-per-row reductions (256 x 1 x 1: 8
+// warps), every elementwise kernel is a 32 x 8 x 1 block of threads, and
+// the result is a managed buffer (a gpu.alloc, not an argument).
 // BLOCK-LABEL: func.func @forward
 // BLOCK-SAME:    (%{{.+}}: memref<?x?x32xf32>, %{{.+}}: memref<32xf32>
 // BLOCK-SAME:    -> memref<?x?x32xf32>
 // BLOCK-DAG:     %[[C1:.+]] = arith.constant 1 : index
 // BLOCK-DAG:     %[[C8:.+]] = arith.constant 8 : index
 // BLOCK-DAG:     %[[C32:.+]] = arith.constant 32 : index
+// BLOCK-DAG:     %[[C256:.+]] = arith.constant 256 : index
 // BLOCK:         gpu.alloc host_shared
+// BLOCK:         gpu.launch
+// BLOCK-SAME:        threads(%{{[^ ,)]+}}, %{{[^ ,)]+}}, %{{[^ ,)]+}}) in (%{{[^ ,)]+}} = %[[C256]], %{{[^ ,)]+}} = %[[C1]], %{{[^ ,)]+}} = %[[C1]])
+// BLOCK:           gpu.shuffle  xor
+// BLOCK:         gpu.launch
+// BLOCK-SAME:        threads(%{{[^ ,)]+}}, %{{[^ ,)]+}}, %{{[^ ,)]+}}) in (%{{[^ ,)]+}} = %[[C256]], %{{[^ ,)]+}} = %[[C1]], %{{[^ ,)]+}} = %[[C1]])
 // BLOCK:         gpu.launch
 // BLOCK-SAME:        threads(%{{[^ ,)]+}}, %{{[^ ,)]+}}, %{{[^ ,)]+}}) in (%{{[^ ,)]+}} = %[[C32]], %{{[^ ,)]+}} = %[[C8]], %{{[^ ,)]+}} = %[[C1]])
 // BLOCK:         gpu.alloc host_shared (%{{.+}}, %{{.+}}) : memref<?x?x32xf32>

@@ -95,6 +95,8 @@ struct RowReductionKernel : blockc::nvptx::KernelBuilder {
   linalg::GenericOp op;
   Operation *combiner;
   int64_t warps;
+  std::optional<blockc::nvptx::InitValue> init; // what the output holds
+  gpu::LaunchOp launch = {};
 
   /// `combiner` applied to `acc` (in the place of the output) and `other`.
   Value combine(Value acc, Value other) {
@@ -116,7 +118,7 @@ struct RowReductionKernel : blockc::nvptx::KernelBuilder {
     for (unsigned d = 0; d + 1 < n; ++d)
       rows = mul(rows, sizes[d]);
     Value one = idx(1);
-    auto launch = gpu::LaunchOp::create(
+    launch = gpu::LaunchOp::create(
         b, loc,
         arith::CeilDivUIOp::create(b, loc, rows, idx(warps)).getResult(), one,
         one, idx(warps * kWarp), one, one);
@@ -139,8 +141,8 @@ struct RowReductionKernel : blockc::nvptx::KernelBuilder {
     }
     iv[0] = linear; // row < rows
 
-    OpOperand *init = op.getDpsInitOperand(0);
-    auto type = cast<FloatType>(op.getMatchingBlockArgument(init).getType());
+    OpOperand *out = op.getDpsInitOperand(0);
+    auto type = cast<FloatType>(op.getMatchingBlockArgument(out).getType());
     Value identity =
         arith::ConstantOp::create(b, loc, type, identityOf(combiner, type));
     // Lane l folds elements l, l + 32, ... of the row from the identity.
@@ -153,12 +155,13 @@ struct RowReductionKernel : blockc::nvptx::KernelBuilder {
           at[n - 1] = k;
           Value next = blockc::nvptx::evaluateGenericAt(
               b, loc, op, at, [&](OpOperand &operand) {
-                return &operand == init ? acc.front() : Value();
+                return &operand == out ? acc.front() : Value();
               });
           scf::YieldOp::create(b, loc, next);
         });
     // A butterfly leaves the row's total in every lane; lane 0 folds it
-    // into the output's initial value.
+    // into the output's initial value (evaluated when the output's writer
+    // is known: EpilogueFusion.h).
     Value acc = loop.getResult(0);
     for (int32_t offset = kWarp / 2; offset > 0; offset /= 2)
       acc = combine(acc, gpu::ShuffleOp::create(b, loc, acc, offset, kWarp,
@@ -170,8 +173,15 @@ struct RowReductionKernel : blockc::nvptx::KernelBuilder {
         false);
     b.setInsertionPointToStart(first.thenBlock());
     SmallVector<Value> outAt(iv.begin(), iv.end() - 1);
-    Value old = memref::LoadOp::create(b, loc, init->get(), outAt);
-    memref::StoreOp::create(b, loc, combine(old, acc), init->get(), outAt);
+    Value old;
+    if (!init)
+      old = memref::LoadOp::create(b, loc, out->get(), outAt);
+    else if (init->scalar)
+      old = init->scalar;
+    else
+      old = blockc::nvptx::evaluateGenericAt(
+          b, loc, init->generic, outAt, [](OpOperand &) { return Value(); });
+    memref::StoreOp::create(b, loc, combine(old, acc), out->get(), outAt);
     b.setInsertionPointToEnd(&launch.getBody().front());
     gpu::TerminatorOp::create(b, loc);
   }
@@ -203,13 +213,22 @@ struct GPUTileReductionsPass
     int64_t warps =
         std::max<int64_t>(map.getThreadsX() * map.getThreadsY() / kWarp, 1);
     OpBuilder b(&getContext());
+    SmallVector<blockc::nvptx::EpiloguePlan> plans;
     for (auto [op, combiner] : reductions) {
       b.setInsertionPoint(op);
-      RowReductionKernel kernel{{b, op.getLoc()}, op, combiner, warps};
+      RowReductionKernel kernel{
+          {b, op.getLoc()},
+          op,
+          combiner,
+          warps,
+          blockc::nvptx::resolveInit(op.getDpsInits()[0], op)};
       kernel.build();
+      plans.push_back({{}, {kernel.init}, {}, kernel.launch});
       op->erase();
       ++numTiled;
     }
+    // The fills (and copies of fills) that only initialised the outputs.
+    blockc::nvptx::eraseDeadWrites(getOperation().getBody().front(), plans);
   }
 };
 

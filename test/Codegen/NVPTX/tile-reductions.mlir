@@ -124,3 +124,44 @@ func.func @not_row_reductions(%x: memref<?x?x64xf32>, %o: memref<?x64xf32>,
   }
   return
 }
+
+// -----
+
+#x = affine_map<(b, k) -> (b, k)>
+#r = affine_map<(b, k) -> (b)>
+
+// An output that a zero fill initialised (through a copy, as bufferization
+// leaves the statistics of a norm): lane 0 folds the total into the
+// evaluated zero, and the fill, the copy and the filled buffer are gone.
+// CHECK-LABEL: func.func @zero_init
+// CHECK-NOT:     linalg.fill
+// CHECK-NOT:     memref.copy
+// CHECK:         %[[S:.+]] = memref.alloc
+// CHECK-NOT:     memref.alloc
+// CHECK:         gpu.launch
+// CHECK-COUNT-5:   gpu.shuffle
+// CHECK:           scf.if
+// CHECK-NEXT:        %[[NEW:.+]] = arith.addf %{{.+}}, %cst
+// CHECK-NEXT:        memref.store %[[NEW]], %[[S]][
+// CHECK:         memref.copy %[[S]], %arg1
+func.func @zero_init(%x: memref<?x64xf32>, %res: memref<?xf32>)
+    attributes {blockc_codegen.gpu_map = #blockc_codegen.gpu_map<threads_x = 32, threads_y = 8>} {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %n = memref.dim %x, %c0 : memref<?x64xf32>
+  %zeros = memref.alloc(%n) : memref<?xf32>
+  linalg.fill ins(%zero : f32) outs(%zeros : memref<?xf32>)
+  %s = memref.alloc(%n) : memref<?xf32>
+  memref.copy %zeros, %s : memref<?xf32> to memref<?xf32>
+  linalg.generic {indexing_maps = [#x, #r],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<?x64xf32>) outs(%s : memref<?xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %v = arith.addf %out, %in : f32
+    linalg.yield %v : f32
+  }
+  memref.copy %s, %res : memref<?xf32> to memref<?xf32>
+  memref.dealloc %zeros : memref<?xf32>
+  memref.dealloc %s : memref<?xf32>
+  return
+}
