@@ -10,6 +10,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/SetVector.h"
@@ -128,6 +129,9 @@ bool onlyPureOpsBetween(Operation *from, Operation *to,
 linalg::GenericOp singleReaderAfter(Value buffer, Operation *op) {
   linalg::GenericOp reader;
   for (OpOperand &use : buffer.getUses()) {
+    // A view (made before or after) could be read anywhere: give up.
+    if (isa<ViewLikeOpInterface>(use.getOwner()))
+      return {};
     Operation *user = op->getBlock()->findAncestorOpInBlock(*use.getOwner());
     if (user == op)
       continue;
@@ -171,8 +175,12 @@ std::optional<InitValue> resolveInit(Value buffer, Operation *before) {
   }
   if (!writer)
     return std::nullopt;
-  if (auto fill = dyn_cast<linalg::FillOp>(writer))
+  if (auto fill = dyn_cast<linalg::FillOp>(writer)) {
+    // The fill converts its scalar; the kernels use it as it is.
+    if (fill.value().getType() != getElementTypeOrSelf(buffer.getType()))
+      return std::nullopt;
     return InitValue{fill.value(), {}, writer};
+  }
   if (auto copy = dyn_cast<memref::CopyOp>(writer)) {
     std::optional<InitValue> source = resolveInit(copy.getSource(), copy);
     if (!source)
@@ -245,8 +253,8 @@ planEpilogue(linalg::LinalgOp op, bool fuse,
   for (linalg::LinalgOp c : {op, partner}) {
     if (!c)
       continue;
-    for (Value input : c.getDpsInputs())
-      if (mayAlias(input, result))
+    for (Value operand : c->getOperands())
+      if (mayAlias(operand, result))
         return plan;
   }
   for (OpOperand *input : consumer.getDpsInputOperands()) {
@@ -314,8 +322,13 @@ void eraseDeadWrites(Block &body, ArrayRef<EpiloguePlan> plans) {
         buffer = copy.getTarget();
       else
         buffer = cast<DestinationStyleOpInterface>(writer).getDpsInits()[0];
+      // Positions are compared in the writer's block (a kernel may be
+      // built in a nested block of the function).
+      Block *block = writer->getBlock();
+      if (plan.kernel->getBlock() != block)
+        continue;
       bool read = llvm::any_of(buffer.getUsers(), [&](Operation *user) {
-        Operation *at = body.findAncestorOpInBlock(*user);
+        Operation *at = block->findAncestorOpInBlock(*user);
         return !at || (at != writer && writer->isBeforeInBlock(at) &&
                        at->isBeforeInBlock(plan.kernel));
       });

@@ -36,8 +36,8 @@ constexpr int64_t kWarp = 32;
 /// pass takes, or null.
 TypedAttr identityOf(Operation *combiner, FloatType type) {
   const llvm::fltSemantics &sem = type.getFloatSemantics();
-  if (isa<arith::AddFOp>(combiner))
-    return FloatAttr::get(type, APFloat::getZero(sem));
+  if (isa<arith::AddFOp>(combiner)) // -0 + x == x, also for x = -0
+    return FloatAttr::get(type, APFloat::getZero(sem, /*Negative=*/true));
   if (isa<arith::MulFOp>(combiner))
     return FloatAttr::get(type, APFloat::getOne(sem));
   if (isa<arith::MaximumFOp, arith::MaxNumFOp>(combiner))

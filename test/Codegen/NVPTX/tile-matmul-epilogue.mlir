@@ -412,3 +412,57 @@ func.func @not_fused(%x: memref<?x?x64xbf16>, %w: memref<64x64xbf16>,
   memref.dealloc %acc2 : memref<?x?x64xf32>
   return
 }
+
+// -----
+
+#a = affine_map<(b, t, n, k) -> (b, t, k)>
+#w = affine_map<(b, t, n, k) -> (n, k)>
+#o = affine_map<(b, t, n, k) -> (b, t, n)>
+#id = affine_map<(b, t, n) -> (b, t, n)>
+
+// Not fused: a view of the result (made before the contraction) is read
+// after the consumer, so the result must be written; and the init is not
+// evaluated (a view may write the buffer), so the fill stays.
+// CHECK-LABEL: func.func @viewed_result
+// CHECK:         %[[ACC:.+]] = memref.alloc
+// CHECK:         %[[VIEW:.+]] = memref.collapse_shape %[[ACC]]
+// CHECK:         linalg.fill {{.+}} outs(%[[ACC]]
+// CHECK:         gpu.launch
+// CHECK:           %[[OLD:.+]] = memref.load %[[ACC]][
+// CHECK:           %[[SUM:.+]] = arith.addf %[[OLD]], %{{.+}}
+// CHECK:           memref.store %[[SUM]], %[[ACC]][
+// CHECK:         linalg.generic {{.+}} ins(%[[ACC]] : memref<?x?x64xf32>) outs(%arg2 : memref<?x?x64xbf16>)
+// CHECK:         memref.load %[[VIEW]]
+func.func @viewed_result(%x: memref<?x?x64xbf16>, %w: memref<64x64xbf16>,
+                         %y: memref<?x?x64xbf16>) -> f32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %b = memref.dim %x, %c0 : memref<?x?x64xbf16>
+  %t = memref.dim %x, %c1 : memref<?x?x64xbf16>
+  %acc = memref.alloc(%b, %t) : memref<?x?x64xf32>
+  %flat = memref.collapse_shape %acc [[0, 1], [2]] : memref<?x?x64xf32> into memref<?x64xf32>
+  linalg.fill ins(%zero : f32) outs(%acc : memref<?x?x64xf32>)
+  linalg.generic {indexing_maps = [#a, #w, #o],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<?x?x64xbf16>, memref<64x64xbf16>)
+      outs(%acc : memref<?x?x64xf32>)
+      attrs = {blockc_codegen.gpu_mma_tiles = #blockc_codegen.gpu_mma_tiles<tile_m = 32, tile_n = 64, tile_k = 32, warps_m = 1, warps_n = 2, stages = 3>} {
+  ^bb0(%in: bf16, %wn: bf16, %out: f32):
+    %e0 = arith.extf %in : bf16 to f32
+    %e1 = arith.extf %wn : bf16 to f32
+    %p = arith.mulf %e0, %e1 : f32
+    %s = arith.addf %out, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#id, #id],
+                  iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%acc : memref<?x?x64xf32>) outs(%y : memref<?x?x64xbf16>) {
+  ^bb0(%in: f32, %out: bf16):
+    %v = arith.truncf %in : f32 to bf16
+    linalg.yield %v : bf16
+  }
+  %first = memref.load %flat[%c0, %c0] : memref<?x64xf32>
+  memref.dealloc %acc : memref<?x?x64xf32>
+  return %first : f32
+}

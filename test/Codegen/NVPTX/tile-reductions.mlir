@@ -10,7 +10,7 @@
 #r = affine_map<(b, t, k) -> (b, t)>
 
 // CHECK-LABEL: func.func @sum_of_squares
-// CHECK-DAG:     %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
+// CHECK-DAG:     %[[ZERO:.+]] = arith.constant -0.000000e+00 : f32
 // CHECK-DAG:     %[[B:.+]] = memref.dim %arg0, %c0
 // CHECK-DAG:     %[[T:.+]] = memref.dim %arg0, %c1
 // CHECK:         %[[ROWS:.+]] = arith.muli %[[B]], %[[T]]
