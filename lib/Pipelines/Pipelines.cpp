@@ -403,6 +403,9 @@ void blockc::buildNVPTXLowerToLinalgPipeline(
   // On a GPU a launch costs more than recomputing a broadcast producer.
   FuseElementwisePassOptions fusion;
   fusion.fuseBroadcast = true;
+  // The widening a norm's statistics read is recomputed in the reduction
+  // (each element once) instead of written out in f32.
+  fusion.fuseIntoReductions = true;
   pm.addNestedPass<func::FuncOp>(createFuseElementwisePass(fusion));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

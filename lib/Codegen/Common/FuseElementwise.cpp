@@ -37,12 +37,20 @@ struct FuseElementwisePass
     // the contraction from the projection kernels. Only permutation reads:
     // a producer read through a broadcast would be recomputed per element.
     linalg::populateElementwiseOpsFusionPatterns(
-        patterns, [fuseBroadcast = bool(fuseBroadcast)](OpOperand *fused) {
+        patterns,
+        [fuseBroadcast = bool(fuseBroadcast),
+         fuseIntoReductions = bool(fuseIntoReductions)](OpOperand *fused) {
           auto consumer = dyn_cast<linalg::LinalgOp>(fused->getOwner());
-          return allParallel(consumer) &&
-                 allParallel(fused->get().getDefiningOp()) &&
-                 (fuseBroadcast ||
-                  consumer.getMatchingIndexingMap(fused).isPermutation());
+          if (!consumer || !allParallel(fused->get().getDefiningOp()))
+            return false;
+          bool permutation =
+              consumer.getMatchingIndexingMap(fused).isPermutation();
+          // A reduction that reads each producer element once (a
+          // permutation of all its loops) recomputes nothing.
+          if (!allParallel(consumer))
+            return fuseIntoReductions && permutation &&
+                   consumer.getNumReductionLoops() > 0;
+          return fuseBroadcast || permutation;
         });
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();

@@ -1,5 +1,6 @@
 // RUN: blockc-opt %s -split-input-file --blockc-fuse-elementwise | FileCheck %s
 // RUN: blockc-opt %s -split-input-file --blockc-fuse-elementwise=fuse-broadcast=true | FileCheck %s --check-prefix=BCAST
+// RUN: blockc-opt %s -split-input-file --blockc-fuse-elementwise=fuse-into-reductions=true | FileCheck %s --check-prefix=RED
 
 // silu(gate) * up, then + residual: three elementwise generics become one
 // (one GPU kernel), reading gate, up and the residual once.
@@ -128,4 +129,62 @@ func.func @keep_broadcast_producer(%s: tensor<2xf32>, %x: tensor<2x8xf32>, %b: t
     linalg.yield %a : f32
   } -> tensor<2x8xf32>
   return %sum : tensor<2x8xf32>
+}
+
+// -----
+
+#id = affine_map<(b, k) -> (b, k)>
+#row = affine_map<(b, k) -> (b)>
+#w = affine_map<(b, n, k) -> (n, k)>
+#a = affine_map<(b, n, k) -> (b, k)>
+#o = affine_map<(b, n, k) -> (b, n)>
+
+// The widening of a bf16 input read by a row reduction (a norm's sum of
+// squares) and by a contraction. Only with fuse-into-reductions does the
+// reduction read the bf16 input itself (each element once); the
+// contraction, whose input map misses n, always reads the widened tensor.
+// CHECK-LABEL: func.func @widen_then_reduce
+// CHECK:         %[[WIDE:.+]] = linalg.generic {{.+}} ins(%arg0 : tensor<4x64xbf16>)
+// CHECK:         linalg.generic {{.+}} ins(%[[WIDE]] : tensor<4x64xf32>)
+// CHECK:         linalg.generic {{.+}} ins(%[[WIDE]], %arg1 : tensor<4x64xf32>, tensor<8x64xf32>)
+// BCAST-LABEL: func.func @widen_then_reduce
+// RED-LABEL: func.func @widen_then_reduce
+// RED:         %[[WIDE:.+]] = linalg.generic {{.+}} ins(%arg0 : tensor<4x64xbf16>)
+// RED:         linalg.generic {{.+}} iterator_types = ["parallel", "reduction"]} ins(%arg0 : tensor<4x64xbf16>)
+// RED:           arith.extf
+// RED:           arith.mulf
+// RED:           arith.addf
+// RED:         linalg.generic {{.+}} ins(%[[WIDE]], %arg1 : tensor<4x64xf32>, tensor<8x64xf32>)
+func.func @widen_then_reduce(%x: tensor<4x64xbf16>, %w: tensor<8x64xf32>)
+    -> (tensor<4xf32>, tensor<4x8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x64xf32>
+  %wide = linalg.generic {indexing_maps = [#id, #id],
+                          iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<4x64xbf16>) outs(%e : tensor<4x64xf32>) {
+  ^bb0(%in: bf16, %out: f32):
+    %v = arith.extf %in : bf16 to f32
+    linalg.yield %v : f32
+  } -> tensor<4x64xf32>
+  %e1 = tensor.empty() : tensor<4xf32>
+  %z1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<4xf32>) -> tensor<4xf32>
+  %ss = linalg.generic {indexing_maps = [#id, #row],
+                        iterator_types = ["parallel", "reduction"]}
+      ins(%wide : tensor<4x64xf32>) outs(%z1 : tensor<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %sq = arith.mulf %in, %in : f32
+    %s = arith.addf %out, %sq : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  %e2 = tensor.empty() : tensor<4x8xf32>
+  %z2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %y = linalg.generic {indexing_maps = [#a, #w, #o],
+                       iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%wide, %w : tensor<4x64xf32>, tensor<8x64xf32>) outs(%z2 : tensor<4x8xf32>) {
+  ^bb0(%in: f32, %wn: f32, %out: f32):
+    %p = arith.mulf %in, %wn : f32
+    %s = arith.addf %out, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<4x8xf32>
+  return %ss, %y : tensor<4xf32>, tensor<4x8xf32>
 }

@@ -29,6 +29,13 @@ def FuseElementwisePass
       launch and a round trip through global memory cost more than
       recomputing a few flops per element).
 
+    With `fuse-into-reductions` (NVPTX), a producer is also fused into a
+    reduction that reads it through a permutation of all its loops (each
+    producer element is then used once, at its own reduction step: nothing
+    is recomputed), e.g. the widening of a bf16 input that the two
+    statistics of an RMSNorm read; contractions, whose operands miss a
+    loop, stay plain.
+
     Chains such as `silu(gate) * up`, RoPE followed by nothing but reshapes,
     or a residual add after a bias become one `linalg.generic` that reads
     its inputs once (one GPU kernel, one CPU loop nest) instead of one op per
@@ -44,7 +51,11 @@ def FuseElementwisePass
   let options = [
     Option<"fuseBroadcast", "fuse-broadcast", "bool", /*default=*/"false",
            "Also fuse producers that the consumer reads through a "
-           "broadcast (recomputed per element)">
+           "broadcast (recomputed per element)">,
+    Option<"fuseIntoReductions", "fuse-into-reductions", "bool",
+           /*default=*/"false",
+           "Also fuse producers into reductions that read every producer "
+           "element once (a permutation of all their loops)">
   ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
