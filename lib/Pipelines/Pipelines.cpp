@@ -406,6 +406,9 @@ void blockc::buildNVPTXLowerToLinalgPipeline(
   // The widening a norm's statistics read is recomputed in the reduction
   // (each element once) instead of written out in f32.
   fusion.fuseIntoReductions = true;
+  // What a projection's epilogue computes once is not recomputed by each
+  // reader.
+  fusion.keepSharedTensorCoreResults = true;
   pm.addNestedPass<func::FuncOp>(createFuseElementwisePass(fusion));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "blockc/Codegen/Common/Passes.h"
+#include "blockc/Dialect/Codegen/IR/CodegenDialect.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -26,6 +27,32 @@ bool allParallel(Operation *op) {
   return linalgOp && linalgOp.getNumLoops() == linalgOp.getNumParallelLoops();
 }
 
+/// Whether `op` only widens its one input (a `linalg.generic` whose body is
+/// one `arith.extf` of it): recomputing it in every consumer is free.
+bool isWidening(Operation *op) {
+  auto generic = dyn_cast_or_null<linalg::GenericOp>(op);
+  if (!generic || generic.getNumDpsInputs() != 1)
+    return false;
+  Block *body = generic.getBody();
+  auto ext = dyn_cast<arith::ExtFOp>(body->front());
+  return ext && ext.getIn() == body->getArgument(0) &&
+         body->getTerminator()->getOperand(0) == ext.getResult();
+}
+
+/// Whether `v` is computed, through all-parallel linalg ops, from the result
+/// of a contraction configured for tensor cores (whose epilogue can compute
+/// it, once: blockc-gpu-tile-matmul).
+bool dependsOnTensorCoreResult(Value v, int depth = 0) {
+  auto op = v.getDefiningOp<linalg::LinalgOp>();
+  if (!op || depth > 8)
+    return false;
+  if (op->hasAttr(blockc::codegen::CodegenDialect::kGpuMmaTilesAttrName))
+    return true;
+  return allParallel(op) && llvm::any_of(op.getDpsInputs(), [&](Value input) {
+           return dependsOnTensorCoreResult(input, depth + 1);
+         });
+}
+
 struct FuseElementwisePass
     : blockc::impl::FuseElementwisePassBase<FuseElementwisePass> {
   using Base::Base;
@@ -39,9 +66,18 @@ struct FuseElementwisePass
     linalg::populateElementwiseOpsFusionPatterns(
         patterns,
         [fuseBroadcast = bool(fuseBroadcast),
-         fuseIntoReductions = bool(fuseIntoReductions)](OpOperand *fused) {
+         fuseIntoReductions = bool(fuseIntoReductions),
+         keepShared = bool(keepSharedTensorCoreResults)](OpOperand *fused) {
           auto consumer = dyn_cast<linalg::LinalgOp>(fused->getOwner());
-          if (!consumer || !allParallel(fused->get().getDefiningOp()))
+          Operation *producer = fused->get().getDefiningOp();
+          if (!consumer || !allParallel(producer))
+            return false;
+          // A value several ops read that a tensor-core projection's
+          // epilogue can compute (e.g. the residual stream after the O
+          // projection) is computed once there rather than in each reader.
+          if (keepShared && !isWidening(producer) &&
+              !llvm::hasSingleElement(producer->getUsers()) &&
+              dependsOnTensorCoreResult(fused->get()))
             return false;
           bool permutation =
               consumer.getMatchingIndexingMap(fused).isPermutation();

@@ -1,6 +1,7 @@
 // RUN: blockc-opt %s -split-input-file --blockc-fuse-elementwise | FileCheck %s
 // RUN: blockc-opt %s -split-input-file --blockc-fuse-elementwise=fuse-broadcast=true | FileCheck %s --check-prefix=BCAST
 // RUN: blockc-opt %s -split-input-file --blockc-fuse-elementwise=fuse-into-reductions=true | FileCheck %s --check-prefix=RED
+// RUN: blockc-opt %s -split-input-file --blockc-fuse-elementwise=keep-shared-tensor-core-results=true | FileCheck %s --check-prefix=KEEP
 
 // silu(gate) * up, then + residual: three elementwise generics become one
 // (one GPU kernel), reading gate, up and the residual once.
@@ -187,4 +188,84 @@ func.func @widen_then_reduce(%x: tensor<4x64xbf16>, %w: tensor<8x64xf32>)
     linalg.yield %s : f32
   } -> tensor<4x8xf32>
   return %ss, %y : tensor<4xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+#a = affine_map<(m, n, k) -> (m, k)>
+#w = affine_map<(m, n, k) -> (n, k)>
+#o = affine_map<(m, n, k) -> (m, n)>
+#id = affine_map<(m, n) -> (m, n)>
+
+// The residual stream after a tensor-core projection, h = round(x +
+// round(o)), read by two ops. Without the option each reader recomputes it
+// from x and the f32 o; with keep-shared-tensor-core-results it stays one
+// op (the projection's epilogue computes it once, in bf16) and each reader
+// widens it, the widening (free to recompute) fused into both.
+// CHECK-LABEL: func.func @shared_residual
+// CHECK:         %[[O:.+]] = linalg.generic {{.+}} ins(%arg1, %arg2 : tensor<4x64xbf16>, tensor<64x64xbf16>)
+// CHECK:         linalg.generic {{.+}} ins(%arg0, %[[O]] : tensor<4x64xbf16>, tensor<4x64xf32>)
+// CHECK:         linalg.generic {{.+}} ins(%arg0, %[[O]] : tensor<4x64xbf16>, tensor<4x64xf32>)
+// KEEP-LABEL: func.func @shared_residual
+// KEEP:         %[[O:.+]] = linalg.generic {{.+}} ins(%arg1, %arg2 : tensor<4x64xbf16>, tensor<64x64xbf16>)
+// KEEP:         %[[H:.+]] = linalg.generic {{.+}} ins(%arg0, %[[O]] : tensor<4x64xbf16>, tensor<4x64xf32>) outs(%{{.+}} : tensor<4x64xbf16>)
+// KEEP:         linalg.generic {{.+}} ins(%[[H]] : tensor<4x64xbf16>)
+// KEEP-NEXT:    ^bb0
+// KEEP-NEXT:      arith.extf
+// KEEP:         linalg.generic {{.+}} ins(%[[H]] : tensor<4x64xbf16>)
+// KEEP-NEXT:    ^bb0
+// KEEP-NEXT:      arith.extf
+// BCAST-LABEL: func.func @shared_residual
+// RED-LABEL: func.func @shared_residual
+func.func @shared_residual(%x: tensor<4x64xbf16>, %a: tensor<4x64xbf16>,
+                           %wo: tensor<64x64xbf16>)
+    -> (tensor<4x64xf32>, tensor<4x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x64xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<4x64xf32>) -> tensor<4x64xf32>
+  %o = linalg.generic {indexing_maps = [#a, #w, #o],
+                       iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %wo : tensor<4x64xbf16>, tensor<64x64xbf16>) outs(%z : tensor<4x64xf32>)
+      attrs = {blockc_codegen.gpu_mma_tiles = #blockc_codegen.gpu_mma_tiles<tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 4>} {
+  ^bb0(%in: bf16, %wn: bf16, %out: f32):
+    %e0 = arith.extf %in : bf16 to f32
+    %e1 = arith.extf %wn : bf16 to f32
+    %p = arith.mulf %e0, %e1 : f32
+    %s = arith.addf %out, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<4x64xf32>
+  %eb = tensor.empty() : tensor<4x64xbf16>
+  %h = linalg.generic {indexing_maps = [#id, #id, #id],
+                       iterator_types = ["parallel", "parallel"]}
+      ins(%x, %o : tensor<4x64xbf16>, tensor<4x64xf32>) outs(%eb : tensor<4x64xbf16>) {
+  ^bb0(%xi: bf16, %oi: f32, %out: bf16):
+    %r = arith.truncf %oi : f32 to bf16
+    %rf = arith.extf %r : bf16 to f32
+    %xf = arith.extf %xi : bf16 to f32
+    %sum = arith.addf %xf, %rf : f32
+    %t = arith.truncf %sum : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<4x64xbf16>
+  %hf = linalg.generic {indexing_maps = [#id, #id],
+                        iterator_types = ["parallel", "parallel"]}
+      ins(%h : tensor<4x64xbf16>) outs(%e : tensor<4x64xf32>) {
+  ^bb0(%in: bf16, %out: f32):
+    %v = arith.extf %in : bf16 to f32
+    linalg.yield %v : f32
+  } -> tensor<4x64xf32>
+  %sq = linalg.generic {indexing_maps = [#id, #id],
+                        iterator_types = ["parallel", "parallel"]}
+      ins(%hf : tensor<4x64xf32>) outs(%e : tensor<4x64xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %v = arith.mulf %in, %in : f32
+    linalg.yield %v : f32
+  } -> tensor<4x64xf32>
+  %neg = linalg.generic {indexing_maps = [#id, #id],
+                         iterator_types = ["parallel", "parallel"]}
+      ins(%hf : tensor<4x64xf32>) outs(%e : tensor<4x64xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %v = arith.negf %in : f32
+    linalg.yield %v : f32
+  } -> tensor<4x64xf32>
+  return %sq, %neg : tensor<4x64xf32>, tensor<4x64xf32>
 }

@@ -36,6 +36,15 @@ def FuseElementwisePass
     statistics of an RMSNorm read; contractions, whose operands miss a
     loop, stay plain.
 
+    With `keep-shared-tensor-core-results` (NVPTX), a producer read by
+    several ops is not fused into them when it is computed, through
+    all-parallel ops, from the result of a contraction that carries
+    `blockc_codegen.gpu_mma_tiles` (unless it only widens its input, which
+    costs nothing to recompute): e.g. the residual stream after the O
+    projection of a bf16 block, which the projection's epilogue then
+    computes and writes once, in bf16, for the norm, its statistics and the
+    final residual add to read.
+
     Chains such as `silu(gate) * up`, RoPE followed by nothing but reshapes,
     or a residual add after a bias become one `linalg.generic` that reads
     its inputs once (one GPU kernel, one CPU loop nest) instead of one op per
@@ -55,7 +64,12 @@ def FuseElementwisePass
     Option<"fuseIntoReductions", "fuse-into-reductions", "bool",
            /*default=*/"false",
            "Also fuse producers into reductions that read every producer "
-           "element once (a permutation of all their loops)">
+           "element once (a permutation of all their loops)">,
+    Option<"keepSharedTensorCoreResults", "keep-shared-tensor-core-results",
+           "bool", /*default=*/"false",
+           "Do not fuse a producer with several readers that is computed "
+           "from a tensor-core contraction's result (unless it only widens "
+           "its input): the contraction's epilogue computes it once">
   ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
