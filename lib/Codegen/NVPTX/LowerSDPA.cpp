@@ -37,6 +37,16 @@ using namespace blockc::transformer;
 
 namespace {
 
+/// Stores the f32 output element `v` into `out`, rounded to `out`'s element
+/// type when the sdpa's result is only rounded (bf16 / f16 blocks).
+void storeResult(OpBuilder &b, Location loc, Value v, Value out,
+                 ValueRange at) {
+  Type type = cast<MemRefType>(out.getType()).getElementType();
+  if (type != v.getType())
+    v = arith::TruncFOp::create(b, loc, type, v);
+  memref::StoreOp::create(b, loc, v, out, at);
+}
+
 constexpr int64_t kWarp = blockc::nvptx::kWarpSize;
 
 struct SDPAKernel : blockc::nvptx::KernelBuilder {
@@ -214,8 +224,7 @@ struct SDPAKernel : blockc::nvptx::KernelBuilder {
         Value d = add(lane, idx(i * kWarp));
         Value o = arith::MulFOp::create(
             b, loc, keys.getResult(r * stride + 2 + i), inv);
-        memref::StoreOp::create(b, loc, o, out,
-                                ValueRange{bIdx, rows[r], hIdx, d});
+        storeResult(b, loc, o, out, ValueRange{bIdx, rows[r], hIdx, d});
       }
     }
     gpu::TerminatorOp::create(b, loc);
@@ -357,7 +366,7 @@ struct SDPAKernel : blockc::nvptx::KernelBuilder {
           b, loc, positive, arith::DivFOp::create(b, loc, f32(1.0), l), zeroF);
       for (int64_t i = 0; i < perLane; ++i) {
         Value d = add(lane, idx(i * kWarp));
-        memref::StoreOp::create(
+        storeResult(
             b, loc,
             arith::MulFOp::create(b, loc, sumLoop.getResult(1 + i), inv), out,
             ValueRange{bIdx, c0, hIdx, d});
@@ -676,8 +685,8 @@ struct MmaAttentionKernel : blockc::nvptx::KernelBuilder {
           Value d = add(idx(8 * n + c), mul(t4, idx(2)));
           Value o = vector::ExtractOp::create(b, loc, loop.getResult(4 + n),
                                               ArrayRef<int64_t>{r, c});
-          memref::StoreOp::create(b, loc, arith::MulFOp::create(b, loc, o, inv),
-                                  out, ValueRange{bIdx, qRows[r], hIdx, d});
+          storeResult(b, loc, arith::MulFOp::create(b, loc, o, inv), out,
+                      ValueRange{bIdx, qRows[r], hIdx, d});
         }
     }
     gpu::TerminatorOp::create(b, loc);
@@ -755,7 +764,17 @@ struct GPULowerSDPAPass
       for (int64_t i = 0; i < qType.getRank(); ++i)
         if (qType.isDynamicDim(i))
           dynSizes.push_back(memref::DimOp::create(b, loc, qm, i));
-      auto outType = MemRefType::get(qType.getShape(), qType.getElementType());
+      // When the result's only use rounds it (a bf16 / f16 block), the
+      // kernels store the rounded values and the rounding goes.
+      auto rounding = op->hasOneUse()
+                          ? dyn_cast<arith::TruncFOp>(*op->getUsers().begin())
+                          : arith::TruncFOp();
+      if (rounding && (rounding.getRoundingmodeAttr() ||
+                       !isa<RankedTensorType>(rounding.getType())))
+        rounding = {};
+      Type outElem = rounding ? getElementTypeOrSelf(rounding.getType())
+                              : qType.getElementType();
+      auto outType = MemRefType::get(qType.getShape(), outElem);
       Value out = memref::AllocOp::create(b, loc, outType, dynSizes);
       int64_t h = qType.getDimSize(2);
       int64_t group = h / op.getKey().getType().getDimSize(2);
@@ -809,12 +828,15 @@ struct GPULowerSDPAPass
         mmaKernel();
       }
       Value result = bufferization::ToTensorOp::create(
-          b, loc,
-          RankedTensorType::get(qType.getShape(), qType.getElementType()), out,
+          b, loc, RankedTensorType::get(qType.getShape(), outElem), out,
           /*restrict=*/true, /*writable=*/true);
-      if (result.getType() != op.getType())
-        result = tensor::CastOp::create(b, loc, op.getType(), result);
-      op.replaceAllUsesWith(result);
+      Operation *replaced = rounding ? rounding.getOperation() : op;
+      if (result.getType() != replaced->getResult(0).getType())
+        result = tensor::CastOp::create(
+            b, loc, replaced->getResult(0).getType(), result);
+      replaced->getResult(0).replaceAllUsesWith(result);
+      if (rounding)
+        rounding->erase();
       op.erase();
       ++numLowered;
     }

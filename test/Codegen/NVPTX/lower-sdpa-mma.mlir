@@ -45,3 +45,27 @@ func.func @not_sixteen_bit(%q: tensor<1x?x4x32xf32>, %k: tensor<1x?x2x32xf32>, %
       : tensor<1x?x4x32xf32>, tensor<1x?x2x32xf32>, tensor<1x?x2x32xf32> -> tensor<1x?x4x32xf32>
   return %o : tensor<1x?x4x32xf32>
 }
+
+// -----
+
+// A bf16 block rounds the attention output: the kernel stores the rounded
+// values into a bf16 buffer and the rounding op goes.
+// CHECK-LABEL: func.func @rounded
+// CHECK:         %[[OUT:.+]] = memref.alloc(%{{.+}}) : memref<1x?x4x32xbf16>
+// CHECK:         gpu.launch
+// CHECK:           %[[O:.+]] = vector.extract %{{.+}}#4[0, 0] : f32 from vector<2x2xf32>
+// CHECK-NEXT:      %[[S:.+]] = arith.mulf %[[O]], %{{.+}} : f32
+// CHECK-NEXT:      %[[R:.+]] = arith.truncf %[[S]] : f32 to bf16
+// CHECK-NEXT:      memref.store %[[R]], %[[OUT]]
+// CHECK:         %[[T:.+]] = bufferization.to_tensor %[[OUT]]
+// CHECK-NOT:     arith.truncf
+// CHECK:         return %[[T]] : tensor<1x?x4x32xbf16>
+func.func @rounded(%q: tensor<1x?x4x32xbf16>, %k: tensor<1x?x2x32xbf16>, %v: tensor<1x?x2x32xbf16>) -> tensor<1x?x4x32xbf16> {
+  %qf = arith.extf %q : tensor<1x?x4x32xbf16> to tensor<1x?x4x32xf32>
+  %kf = arith.extf %k : tensor<1x?x2x32xbf16> to tensor<1x?x2x32xf32>
+  %vf = arith.extf %v : tensor<1x?x2x32xbf16> to tensor<1x?x2x32xf32>
+  %o = transformer.sdpa %qf, %kf, %vf {causal, blockc_codegen.gpu_mma_attention = #blockc_codegen.gpu_mma_attention<warps = 2, kv_tile = 32>}
+      : tensor<1x?x4x32xf32>, tensor<1x?x2x32xf32>, tensor<1x?x2x32xf32> -> tensor<1x?x4x32xf32>
+  %r = arith.truncf %o : tensor<1x?x4x32xf32> to tensor<1x?x4x32xbf16>
+  return %r : tensor<1x?x4x32xbf16>
+}

@@ -591,7 +591,10 @@ def GPULowerSDPAPass
       fragments by `ldmatrix.trans`. P is split into its 16-bit rounding
       and the 16-bit rounding of the rest (two MMAs), so that the
       probabilities keep f32 precision as in the other kernels;
-    * `O / l` is written in f32 (a row without a visible key: zeros).
+    * `O / l` is written in f32 (a row without a visible key: zeros), or,
+      when the sdpa's only use is an `arith.truncf` (a bf16 / f16 block),
+      rounded to that type by every kernel (tensor-core, f32 and split-KV
+      alike), which replaces the rounding.
 
     Decode steps (T = 1) keep the split-KV kernels when the head dim allows
     them (a dynamic T chooses at run time); otherwise the tensor-core kernel
