@@ -11,6 +11,7 @@
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace blockc {
@@ -53,6 +54,15 @@ bool dependsOnTensorCoreResult(Value v, int depth = 0) {
          });
 }
 
+/// Whether more than one op other than `tensor.dim` reads `v`.
+bool hasSeveralReaders(Value v) {
+  SmallPtrSet<Operation *, 4> readers;
+  for (Operation *user : v.getUsers())
+    if (!isa<tensor::DimOp>(user))
+      readers.insert(user);
+  return readers.size() > 1;
+}
+
 struct FuseElementwisePass
     : blockc::impl::FuseElementwisePassBase<FuseElementwisePass> {
   using Base::Base;
@@ -75,9 +85,12 @@ struct FuseElementwisePass
           // A value several ops read that a tensor-core projection's
           // epilogue can compute (e.g. the residual stream after the O
           // projection) is computed once there rather than in each reader.
-          if (keepShared && !isWidening(producer) &&
-              !llvm::hasSingleElement(producer->getUsers()) &&
-              dependsOnTensorCoreResult(fused->get()))
+          // (Nor is it folded into a widening that several ops read, which
+          // would make that widening the shared value, in f32.)
+          if (keepShared && dependsOnTensorCoreResult(fused->get()) &&
+              ((!isWidening(producer) && hasSeveralReaders(fused->get())) ||
+               (isWidening(consumer) &&
+                hasSeveralReaders(consumer->getResult(0)))))
             return false;
           bool permutation =
               consumer.getMatchingIndexingMap(fused).isPermutation();

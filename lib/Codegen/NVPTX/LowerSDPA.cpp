@@ -397,7 +397,7 @@ struct SDPAKernel : blockc::nvptx::KernelBuilder {
 
 /// The FlashAttention-2-style kernel on tensor cores (see
 /// GPUMmaAttentionAttr): q/k/v are 16-bit buffers [B, T|S, H|Hkv, D], out an
-/// f32 buffer [B, T, H, D].
+/// f32 buffer [B, T, H, D], or one of q's type (stores round: storeResult).
 struct MmaAttentionKernel : blockc::nvptx::KernelBuilder {
   int64_t warps, kvTile, headDim, group;
   bool causal;
@@ -770,7 +770,9 @@ struct GPULowerSDPAPass
                           ? dyn_cast<arith::TruncFOp>(*op->getUsers().begin())
                           : arith::TruncFOp();
       if (rounding && (rounding.getRoundingmodeAttr() ||
-                       !isa<RankedTensorType>(rounding.getType())))
+                       !isa<RankedTensorType>(rounding.getType()) ||
+                       !getElementTypeOrSelf(rounding.getType()).isBF16() &&
+                           !getElementTypeOrSelf(rounding.getType()).isF16()))
         rounding = {};
       Type outElem = rounding ? getElementTypeOrSelf(rounding.getType())
                               : qType.getElementType();
