@@ -17,10 +17,6 @@ namespace {
 /// (then finalize() ends it; an embedder's MPI is the embedder's).
 bool mpiActive = false;
 bool mpiStartedHere = false;
-
-llvm::Error makeError(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
 } // namespace
 
 llvm::Error TensorParallelWorld::join(int64_t ranks, int *argc, char ***argv,
@@ -29,7 +25,7 @@ llvm::Error TensorParallelWorld::join(int64_t ranks, int *argc, char ***argv,
   MPI_Initialized(&initialized);
   if (!initialized) {
     if (MPI_Init(argc, argv) != MPI_SUCCESS)
-      return makeError("MPI_Init failed");
+      return llvm::createStringError("MPI_Init failed");
     mpiStartedHere = true;
   }
   mpiActive = true;
@@ -39,9 +35,10 @@ llvm::Error TensorParallelWorld::join(int64_t ranks, int *argc, char ***argv,
   world.rank = static_cast<unsigned>(rank);
   world.size = static_cast<unsigned>(size);
   if (size != ranks)
-    return makeError("the model runs on " + llvm::Twine(ranks) +
-                     " ranks but this MPI job has " + llvm::Twine(size) +
-                     " (start it with mpirun -np " + llvm::Twine(ranks) + ")");
+    return llvm::createStringError(
+        "the model runs on " + llvm::Twine(ranks) +
+        " ranks but this MPI job has " + llvm::Twine(size) +
+        " (start it with mpirun -np " + llvm::Twine(ranks) + ")");
   return llvm::Error::success();
 }
 

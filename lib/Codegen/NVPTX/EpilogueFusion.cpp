@@ -57,13 +57,6 @@ bool isReadOnlyUse(OpOperand &use) {
   return false;
 }
 
-/// Whether the indexing map reads with loop indices and constants only.
-bool isPointMap(AffineMap map) {
-  return llvm::all_of(map.getResults(), [](AffineExpr e) {
-    return isa<AffineDimExpr, AffineConstantExpr>(e);
-  });
-}
-
 /// Whether `generic` computes one value per element of its one output
 /// (identity map, all-parallel) from point reads of its inputs, with a body
 /// that can be cloned anywhere (no memory effects).
@@ -78,10 +71,7 @@ bool isPointwise(linalg::GenericOp generic) {
   for (OpOperand *input : generic.getDpsInputOperands())
     if (!isPointMap(generic.getMatchingIndexingMap(input)))
       return false;
-  for (Operation &op : generic.getBody()->without_terminator())
-    if (!isMemoryEffectFree(&op))
-      return false;
-  return true;
+  return hasPureBody(generic);
 }
 
 /// Whether `use` overwrites every element of its buffer without reading
@@ -153,6 +143,17 @@ linalg::GenericOp singleReaderAfter(Value buffer, Operation *op) {
 }
 
 } // namespace
+
+bool isPointMap(AffineMap map) {
+  return llvm::all_of(map.getResults(), [](AffineExpr e) {
+    return isa<AffineDimExpr, AffineConstantExpr>(e);
+  });
+}
+
+bool hasPureBody(linalg::GenericOp generic) {
+  return llvm::all_of(generic.getBody()->without_terminator(),
+                      [](Operation &op) { return isMemoryEffectFree(&op); });
+}
 
 std::optional<InitValue> resolveInit(Value buffer, Operation *before) {
   if (!buffer.getDefiningOp<memref::AllocOp>() ||

@@ -60,6 +60,14 @@ EpiloguePlan planEpilogue(
     llvm::function_ref<bool(mlir::linalg::LinalgOp, mlir::linalg::LinalgOp)>
         canPair);
 
+/// Whether `map` reads at loop indices and constants only (the maps
+/// evaluateGenericAt can load through).
+bool isPointMap(mlir::AffineMap map);
+
+/// Whether every op of `generic`'s body is free of memory effects (so that
+/// it can be cloned into a kernel).
+bool hasPureBody(mlir::linalg::GenericOp generic);
+
 /// Emits at `b` the value `generic` yields (its first) at loop indices
 /// `iv`: its body cloned, `linalg.index` replaced by `iv`, each used block
 /// argument given by `given(operand)` or, when that returns null, loaded

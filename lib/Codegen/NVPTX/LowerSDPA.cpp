@@ -56,13 +56,9 @@ struct SDPAKernel : blockc::nvptx::KernelBuilder {
 
   /// The sum of `v` over the 32 lanes of the warp, in every lane.
   Value warpSum(Value v) {
-    for (int32_t offset = kWarp / 2; offset > 0; offset /= 2) {
-      Value other = gpu::ShuffleOp::create(b, loc, v, offset, kWarp,
-                                           gpu::ShuffleMode::XOR)
-                        .getShuffleResult();
-      v = arith::AddFOp::create(b, loc, v, other);
-    }
-    return v;
+    return xorReduce(v, {16, 8, 4, 2, 1}, [&](Value x, Value y) {
+      return arith::AddFOp::create(b, loc, x, y).getResult();
+    });
   }
 
   /// Lane `lane`'s elements lane, lane + 32, ... of query row (b, t, h),
@@ -413,13 +409,7 @@ struct MmaAttentionKernel : blockc::nvptx::KernelBuilder {
   /// Reduces `v` over the 4 lanes of a quad (the lanes holding one row of
   /// an m16n8 accumulator) with `combine`.
   Value quadReduce(Value v, function_ref<Value(Value, Value)> combine) {
-    for (int32_t offset : {1, 2}) {
-      Value other = gpu::ShuffleOp::create(b, loc, v, offset, kWarp,
-                                           gpu::ShuffleMode::XOR)
-                        .getShuffleResult();
-      v = combine(v, other);
-    }
-    return v;
+    return xorReduce(v, {1, 2}, combine);
   }
 
   /// Copies rows [row0, row0 + rows) of head `head` of `src` ([B, L, H, D],

@@ -101,11 +101,6 @@ struct ContractionKernel : blockc::nvptx::KernelBuilder {
     return iv;
   }
 
-  Value evalPointwise(linalg::GenericOp generic, ArrayRef<Value> iv,
-                      function_ref<Value(OpOperand &)> given) {
-    return blockc::nvptx::evaluateGenericAt(b, loc, generic, iv, given);
-  }
-
   /// Writes the kernel's results at the contractions' loop indices `iv`
   /// (batch, M and N set; the output columns of a pair), given the f32
   /// sums (one per contraction of `plan`): each result is its init (the
@@ -124,8 +119,8 @@ struct ContractionKernel : blockc::nvptx::KernelBuilder {
       else if (init->scalar)
         start = init->scalar;
       else
-        start = evalPointwise(init->generic, at,
-                              [](OpOperand &) { return Value(); });
+        start = blockc::nvptx::evaluateGenericAt(
+            b, loc, init->generic, at, [](OpOperand &) { return Value(); });
       results.push_back(arith::AddFOp::create(b, loc, start, sum));
     }
     if (!plan.consumer) {
@@ -133,12 +128,13 @@ struct ContractionKernel : blockc::nvptx::KernelBuilder {
                               op.getDpsInitOperand(0)->get(), at);
       return;
     }
-    Value value = evalPointwise(plan.consumer, at, [&](OpOperand &operand) {
-      for (auto [c, result] : llvm::zip_equal(plan.contractions, results))
-        if (operand.get() == c.getDpsInitOperand(0)->get())
-          return result;
-      return Value();
-    });
+    Value value = blockc::nvptx::evaluateGenericAt(
+        b, loc, plan.consumer, at, [&](OpOperand &operand) {
+          for (auto [c, result] : llvm::zip_equal(plan.contractions, results))
+            if (operand.get() == c.getDpsInitOperand(0)->get())
+              return result;
+          return Value();
+        });
     memref::StoreOp::create(b, loc, value, plan.consumer.getDpsInits()[0], at);
   }
 

@@ -9,6 +9,7 @@
 
 #include "EpilogueFusion.h"
 #include "blockc/Codegen/NVPTX/KernelBuilder.h"
+#include "blockc/Codegen/NVPTX/KernelMatchers.h"
 #include "blockc/Codegen/NVPTX/Passes.h"
 #include "blockc/Dialect/Codegen/IR/CodegenDialect.h"
 
@@ -30,7 +31,7 @@ using namespace blockc::codegen;
 
 namespace {
 
-constexpr int64_t kWarp = 32;
+constexpr int64_t kWarp = blockc::nvptx::kWarpSize;
 
 /// The value `x` with `combiner(identity, x) == x` for the combiners this
 /// pass takes, or null.
@@ -70,15 +71,11 @@ Operation *matchRowReduction(linalg::GenericOp op) {
       return nullptr;
   }
   for (OpOperand *input : op.getDpsInputOperands())
-    if (!llvm::all_of(op.getMatchingIndexingMap(input).getResults(),
-                      [](AffineExpr e) {
-                        return isa<AffineDimExpr, AffineConstantExpr>(e);
-                      }))
+    if (!blockc::nvptx::isPointMap(op.getMatchingIndexingMap(input)))
       return nullptr;
+  if (!blockc::nvptx::hasPureBody(op))
+    return nullptr;
   Block *body = op.getBody();
-  for (Operation &bodyOp : body->without_terminator())
-    if (!isMemoryEffectFree(&bodyOp))
-      return nullptr;
   BlockArgument out = op.getMatchingBlockArgument(init);
   Operation *combiner = body->getTerminator()->getOperand(0).getDefiningOp();
   if (!combiner || !out.hasOneUse() || combiner->getNumOperands() != 2 ||
@@ -162,11 +159,9 @@ struct RowReductionKernel : blockc::nvptx::KernelBuilder {
     // A butterfly leaves the row's total in every lane; lane 0 folds it
     // into the output's initial value (evaluated when the output's writer
     // is known: EpilogueFusion.h).
-    Value acc = loop.getResult(0);
-    for (int32_t offset = kWarp / 2; offset > 0; offset /= 2)
-      acc = combine(acc, gpu::ShuffleOp::create(b, loc, acc, offset, kWarp,
-                                                gpu::ShuffleMode::XOR)
-                             .getShuffleResult());
+    Value acc =
+        xorReduce(loop.getResult(0), {16, 8, 4, 2, 1},
+                  [&](Value x, Value other) { return combine(x, other); });
     auto first = scf::IfOp::create(
         b, loc,
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, idx(0)),

@@ -11,6 +11,7 @@
 #define BLOCKC_CODEGEN_NVPTX_KERNELBUILDER_H
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 
 namespace blockc::nvptx {
 
@@ -37,6 +38,21 @@ struct KernelBuilder {
   mlir::Value rem(mlir::Value x, int64_t d) {
     return mlir::arith::RemUIOp::create(b, loc, x, idx(d));
   }
+  /// `v` combined with `combine` over the lanes of a warp whose lane ids
+  /// differ only in the bits of `offsets` (one `gpu.shuffle xor` per
+  /// offset): every such lane ends with the same result, e.g. offsets 16,
+  /// 8, 4, 2, 1 reduce the whole warp, 1, 2 a quad of lanes.
+  mlir::Value
+  xorReduce(mlir::Value v, llvm::ArrayRef<int32_t> offsets,
+            llvm::function_ref<mlir::Value(mlir::Value, mlir::Value)> combine) {
+    for (int32_t offset : offsets)
+      v = combine(v, mlir::gpu::ShuffleOp::create(b, loc, v, offset,
+                                                  /*width=*/32,
+                                                  mlir::gpu::ShuffleMode::XOR)
+                         .getShuffleResult());
+    return v;
+  }
+
   /// Unsigned x < y on indices.
   mlir::Value lt(mlir::Value x, mlir::Value y) {
     return mlir::arith::CmpIOp::create(b, loc, mlir::arith::CmpIPredicate::ult,
