@@ -577,7 +577,25 @@ def save_npy(path, arr):
 # Block math (float64)
 # ---------------------------------------------------------------------------
 
-def linear(x, w, b=None):
+def round_to_tf32(x):
+    """The tf32 operand blockc's TF32 tensor-core kernels give the MMA for
+    an f32 value (docs/GPU.md#tf32): the value as f32, rounded to 10
+    mantissa bits to nearest with ties away from zero (cvt.rna.tf32.f32: half
+    a tf32 ulp added to the bits, the low 13 bits cleared); infinities and
+    NaNs unchanged. Returns float64."""
+    f = np.asarray(x, dtype=np.float64).astype(np.float32)
+    bits = f.view(np.uint32)
+    finite = (bits & np.uint32(0x7FFFFFFF)) < np.uint32(0x7F800000)
+    rounded = (bits + np.uint32(0x1000)) & np.uint32(0xFFFFE000)
+    return np.where(finite, rounded, bits).astype(np.uint32).view(
+        np.float32).astype(np.float64)
+
+
+def linear(x, w, b=None, tf32=False):
+    """y = x W^T (+ b); with ``tf32``, x and W rounded to tf32 first (the
+    products of TF32 tensor cores, summed exactly here)."""
+    if tf32:
+        x, w = round_to_tf32(x), round_to_tf32(w)
     y = x @ w.T
     return y if b is None else y + b
 
@@ -723,7 +741,8 @@ def attention(cfg, w, x, position_offset=0, kv_cache=None, dump=None):
 
     def proj(name):
         return _rnd(cfg, linear(x, proj_weight(cfg, w, p + name + ".weight"),
-                                w.get(p + name + ".bias")))
+                                w.get(p + name + ".bias"),
+                                getattr(cfg, "tf32", False)))
 
     q = proj("q_proj").reshape(bsz, t, h, dh)
     k = proj("k_proj").reshape(bsz, t, hkv, dh)
@@ -758,7 +777,8 @@ def attention(cfg, w, x, position_offset=0, kv_cache=None, dump=None):
         ctx = probs @ vh
     ctx = _rnd(cfg, ctx.transpose(0, 2, 1, 3).reshape(bsz, t, h * dh))
     out = _rnd(cfg, linear(ctx, proj_weight(cfg, w, p + "o_proj.weight"),
-                           w.get(p + "o_proj.bias")))
+                           w.get(p + "o_proj.bias"),
+                           getattr(cfg, "tf32", False)))
     if dump is not None:
         dump.update(q_rope=q, k_rope=k, v=v, attn_probs=probs, attn_ctx=ctx,
                     attn_out=out)
@@ -770,7 +790,8 @@ def ffn(cfg, w, x, dump=None):
 
     def proj(name, inp):
         return _rnd(cfg, linear(inp, proj_weight(cfg, w, p + name + ".weight"),
-                                w.get(p + name + ".bias")))
+                                w.get(p + name + ".bias"),
+                                getattr(cfg, "tf32", False)))
 
     up = proj("up_proj", x)
     if cfg.gated:
@@ -1234,6 +1255,9 @@ def cmd_run(args):
     cfg.rnd = None
     if args.dtype != "f32":
         cfg.rnd = storage_rounding(args.dtype)
+    if args.tf32 and args.dtype != "f32":
+        raise RefError("--tf32 is for f32 models (--dtype f32)")
+    cfg.tf32 = args.tf32
     if args.group_size is not None and args.quantize != "int4":
         raise RefError("--group-size is for --quantize=int4")
     if args.quantize != "none":
@@ -1418,6 +1442,9 @@ def build_parser():
                    help="the model's element type: weights, input and "
                         "every rounding point of docs/Precision.md in that "
                         "type (float64 in between)")
+    p.add_argument("--tf32", action="store_true",
+                   help="the projections multiply their input and weight "
+                        "rounded to tf32 (blockc -gpu-allow-tf32)")
     p.add_argument("--skip-masked", action="store_true",
                    help="causal attention sums over visible keys only, so a "
                         "NaN/Inf in a later token's value row cannot reach "

@@ -382,6 +382,7 @@ std::unique_ptr<Pass>
 createGPUSelectTiles(const NVPTXPipelineOptions &options) {
   nvptx::GPUSelectTilesPassOptions tiles;
   tiles.chip = options.chip.getValue();
+  tiles.allowTf32 = options.allowTf32;
   return nvptx::createGPUSelectTilesPass(tiles);
 }
 

@@ -71,6 +71,8 @@ cl::opt<std::string> targetName("target", cl::desc("cpu (default) or nvptx"),
                                 cl::init("cpu"), cl::cat(category));
 cl::opt<bool> emulate("emulate", cl::desc(blockc::kEmulateHelp),
                       cl::init(false), cl::cat(category));
+cl::opt<bool> allowTf32("gpu-allow-tf32", cl::desc(blockc::kAllowTf32Help),
+                        cl::init(false), cl::cat(category));
 cl::opt<bool> checkBounds("check-bounds", cl::desc(blockc::kCheckBoundsHelp),
                           cl::init(false), cl::cat(category));
 cl::opt<std::string> gpuArch("gpu-arch",
@@ -467,8 +469,8 @@ int main(int argc, char **argv) {
   // ---- Validate options ---------------------------------------------------
   if (targetName != "cpu" && targetName != "nvptx")
     return fail("unknown target '" + targetName + "' (expected cpu or nvptx)");
-  if (std::string error = blockc::checkEmulatorFlags(targetName == "nvptx",
-                                                     emulate, checkBounds);
+  if (std::string error = blockc::checkEmulatorFlags(
+          targetName == "nvptx", emulate, checkBounds, allowTf32);
       !error.empty())
     return fail(error);
   if (optLevel > 3)
@@ -525,6 +527,7 @@ int main(int argc, char **argv) {
   nvptxOptions.chip = gpuArch;
   nvptxOptions.emulate = emulate;
   nvptxOptions.checkBounds = checkBounds;
+  nvptxOptions.allowTf32 = allowTf32;
 
   // ---- Parse and analyse the model ---------------------------------------
   DialectRegistry registry;

@@ -115,6 +115,8 @@ cl::opt<std::string> ptxFeatures(
     cl::init("+ptx80"), cl::cat(category));
 cl::opt<bool> emulateGPU("emulate", cl::desc(blockc::kEmulateHelp),
                          cl::init(false), cl::cat(category));
+cl::opt<bool> allowTf32("gpu-allow-tf32", cl::desc(blockc::kAllowTf32Help),
+                        cl::init(false), cl::cat(category));
 cl::opt<bool> checkBounds("check-bounds", cl::desc(blockc::kCheckBoundsHelp),
                           cl::init(false), cl::cat(category));
 cl::opt<blockc::GPUBinaryFormat> gpuBinary(
@@ -263,6 +265,7 @@ void buildPipeline(OpPassManager &pm, llvm::StringRef entry,
   options.toolkit = toolkit.str();
   options.emulate = emulateGPU;
   options.checkBounds = checkBounds;
+  options.allowTf32 = allowTf32;
   if (emit >= Emit::Linalg)
     blockc::buildNVPTXLowerToLinalgPipeline(pm, options);
   if (emit >= Emit::Buffers)
@@ -338,7 +341,7 @@ int main(int argc, char **argv) {
   if (!nvptx && emit >= Emit::PTX)
     return fail("-emit=ptx|cubin|fatbin need -target=nvptx");
   if (std::string error =
-          blockc::checkEmulatorFlags(nvptx, emulateGPU, checkBounds);
+          blockc::checkEmulatorFlags(nvptx, emulateGPU, checkBounds, allowTf32);
       !error.empty())
     return fail(error);
   if (emulateGPU && emit >= Emit::PTX)

@@ -1,6 +1,7 @@
 //===- EmulatorMatrixTest.cpp - fragment layouts of the matrix ops --------===//
 //
-// blockc::emu::mmaM16N8K16 and ldMatrix against scalar matrix code. The
+// blockc::emu::mmaM16N8K16, mmaM16N8K8TF32 and ldMatrix against scalar
+// matrix code. The
 // fragments are distributed here from the PTX ISA's tables read the other
 // way round (which lane, register and half owns each matrix element), so a
 // layout error on either side shows; the permutation tests show that the
@@ -188,6 +189,148 @@ TEST(EmulatorMatrixTest, WidenHalfMatchesTheCompiler) {
   }
   EXPECT_EQ(widen(MmaType::BF16, 0x3F80), 1.0f);
   EXPECT_EQ(widen(MmaType::BF16, 0xC040), -3.0f);
+}
+
+/// The PTX ISA's m16n8k8 .tf32 tables, inverted: A (row, col): lane
+/// 4 * (row % 8) + col % 4, register (row >= 8) + 2 * (col >= 4); B (k, n):
+/// lane 4 * n + k % 4, register k >= 4; C as for m16n8k16.
+struct TF32Problem {
+  float A[16][8], B[8][8], C[16][8];
+  double reference[16][8];
+};
+
+TF32Problem randomTF32Problem(unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> small(-512, 512);
+  TF32Problem p;
+  // Multiples of 1/64 below 8 in magnitude: at most 10 significant bits,
+  // exact in tf32.
+  for (auto &row : p.A)
+    for (auto &v : row)
+      v = small(rng) / 64.0f;
+  for (auto &row : p.B)
+    for (auto &v : row)
+      v = small(rng) / 128.0f;
+  for (int i = 0; i < 16; ++i)
+    for (int j = 0; j < 8; ++j) {
+      p.C[i][j] = small(rng) / 4.0f;
+      double sum = p.C[i][j];
+      for (int k = 0; k < 8; ++k)
+        sum += static_cast<double>(p.A[i][k]) * p.B[k][j];
+      p.reference[i][j] = sum;
+    }
+  return p;
+}
+
+uint32_t bitsOf(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, sizeof(bits));
+  return bits;
+}
+
+Fragments distributeTF32(const TF32Problem &p,
+                         const int lanePermutation[kLanes]) {
+  Fragments f;
+  for (int row = 0; row < 16; ++row)
+    for (int col = 0; col < 8; ++col)
+      f.a[lanePermutation[4 * (row % 8) + col % 4]]
+         [(row >= 8) + 2 * (col >= 4)] = bitsOf(p.A[row][col]);
+  for (int k = 0; k < 8; ++k)
+    for (int n = 0; n < 8; ++n)
+      f.b[lanePermutation[4 * n + k % 4]][k >= 4] = bitsOf(p.B[k][n]);
+  for (int row = 0; row < 16; ++row)
+    for (int col = 0; col < 8; ++col)
+      f.c[lanePermutation[4 * (row % 8) + col / 2]][2 * (row >= 8) + col % 2] =
+          p.C[row][col];
+  return f;
+}
+
+int mismatchesTF32(const TF32Problem &p, const float d[kLanes][4]) {
+  int wrong = 0;
+  for (int row = 0; row < 16; ++row)
+    for (int col = 0; col < 8; ++col) {
+      float got = d[4 * (row % 8) + col / 2][2 * (row >= 8) + col % 2];
+      wrong += got != static_cast<float>(p.reference[row][col]);
+    }
+  return wrong;
+}
+
+TEST(EmulatorMatrixTest, MmaTF32MatchesScalarMatmul) {
+  for (unsigned seed = 1; seed <= 5; ++seed) {
+    TF32Problem p = randomTF32Problem(seed);
+    Fragments f = distributeTF32(p, identity().data());
+    float d[kLanes][4];
+    mmaM16N8K8TF32(f.a, f.b, f.c, d);
+    EXPECT_EQ(mismatchesTF32(p, d), 0) << "seed " << seed;
+  }
+}
+
+TEST(EmulatorMatrixTest, MmaTF32PermutedLanesAreDetected) {
+  TF32Problem p = randomTF32Problem(9);
+  std::vector<int> swapInGroup = identity(), swapGroups = identity(),
+                   rotate(kLanes);
+  std::swap(swapInGroup[1], swapInGroup[2]);
+  for (int t = 0; t < 4; ++t)
+    std::swap(swapGroups[t], swapGroups[4 + t]);
+  for (int l = 0; l < kLanes; ++l)
+    rotate[l] = (l + 4) % kLanes;
+  for (const std::vector<int> &permutation :
+       {swapInGroup, swapGroups, rotate}) {
+    Fragments f = distributeTF32(p, permutation.data());
+    float d[kLanes][4];
+    mmaM16N8K8TF32(f.a, f.b, f.c, d);
+    EXPECT_GT(mismatchesTF32(p, d), 0);
+  }
+}
+
+TEST(EmulatorMatrixTest, MmaTF32IgnoresTheLow13Bits) {
+  // 1 + 2^-10 is tf32; 1 + 2^-10 + 2^-11 + 2^-23 is not: its low 13 bits
+  // are dropped, not rounded.
+  EXPECT_EQ(tf32Value(bitsOf(1.0f + 0x1p-10f)), 1.0f + 0x1p-10f);
+  EXPECT_EQ(tf32Value(bitsOf(1.0f + 0x1p-10f + 0x1p-11f + 0x1p-23f)),
+            1.0f + 0x1p-10f);
+  EXPECT_EQ(tf32Value(bitsOf(-3.0f)), -3.0f);
+  EXPECT_TRUE(std::isinf(tf32Value(bitsOf(INFINITY))));
+  // A = I, B (k, n) = 1 + 2^-11 (not tf32): D = C + 1 in every element of
+  // the top 8 rows.
+  uint32_t a[kLanes][4] = {}, b[kLanes][2] = {};
+  float c[kLanes][4] = {}, d[kLanes][4];
+  for (int i = 0; i < 8; ++i)
+    a[4 * i + i % 4][2 * (i >= 4)] = bitsOf(1.0f);
+  for (int k = 0; k < 8; ++k)
+    for (int n = 0; n < 8; ++n)
+      b[4 * n + k % 4][k >= 4] = bitsOf(1.0f + 0x1p-11f);
+  mmaM16N8K8TF32(a, b, c, d);
+  for (int row = 0; row < 16; ++row)
+    for (int col = 0; col < 8; ++col)
+      EXPECT_EQ(d[4 * (row % 8) + col / 2][2 * (row >= 8) + col % 2],
+                row < 8 ? 1.0f : 0.0f)
+          << row << ", " << col;
+}
+
+TEST(EmulatorMatrixTest, LdMatrixOfF32RowsGivesTF32Fragments) {
+  // An x4 ldmatrix of a [16][8] f32 tile (rows of 16 bytes = 8 b16 halves)
+  // with matrices (rows 0-7, cols 0-3), (8-15, 0-3), (0-7, 4-7),
+  // (8-15, 4-7) gives lane 4 g + t exactly a0..a3 of m16n8k8 .tf32.
+  float tile[16][8];
+  for (int r = 0; r < 16; ++r)
+    for (int c = 0; c < 8; ++c)
+      tile[r][c] = 100.0f * r + c;
+  const uint16_t *rows[kLanes];
+  for (int l = 0; l < kLanes; ++l) {
+    int q = l / 8, r = l % 8;
+    rows[l] = reinterpret_cast<const uint16_t *>(&tile[r + 8 * (q % 2)]
+                                                      [4 * (q / 2)]);
+  }
+  uint32_t out[kLanes][4];
+  ldMatrix(4, false, rows, out);
+  for (int lane = 0; lane < kLanes; ++lane) {
+    int g = lane / 4, t = lane % 4;
+    for (int reg = 0; reg < 4; ++reg)
+      EXPECT_EQ(out[lane][reg],
+                bitsOf(tile[g + 8 * (reg % 2)][t + 4 * (reg / 2)]))
+          << lane << ", " << reg;
+  }
 }
 
 /// Four 8 x 8 matrices of distinct values in rows of 24 elements (a padded

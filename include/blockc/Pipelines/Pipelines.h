@@ -215,6 +215,11 @@ struct NVPTXPipelineOptions
                      "run by libblockc_emulator_runtime instead of PTX "
                      "(docs/GPUEmulator.md)"),
       llvm::cl::init(false)};
+  Option<bool> allowTf32{
+      *this, "allow-tf32",
+      llvm::cl::desc("Run f32 contractions on TF32 tensor cores (sm_80+): "
+                     "their operands are rounded to tf32 (10-bit mantissas)"),
+      llvm::cl::init(false)};
   Option<bool> checkBounds{
       *this, "check-bounds",
       llvm::cl::desc("With emulate: check the indices of every memref access "

@@ -22,9 +22,9 @@ namespace blockc::emu {
 
 constexpr int kLanes = 32;
 
-/// The 16-bit multiplicand types of mma.sync m16n8k16 with f32
-/// accumulators.
-enum class MmaType : int32_t { BF16 = 0, F16 = 1 };
+/// The multiplicand types of mma.sync with f32 accumulators: the 16-bit
+/// types of m16n8k16, and tf32 of m16n8k8 (mmaM16N8K8TF32).
+enum class MmaType : int32_t { BF16 = 0, F16 = 1, TF32 = 2 };
 
 /// The f32 value of a bf16 or f16 bit pattern (exact; f16 subnormals,
 /// infinities and NaNs included).
@@ -45,6 +45,24 @@ float widen(MmaType type, uint16_t bits);
 void mmaM16N8K16(MmaType type, const uint32_t a[kLanes][4],
                  const uint32_t b[kLanes][2], const float c[kLanes][4],
                  float d[kLanes][4]);
+
+/// The value a tensor core multiplies for the 32-bit register `bits` of a
+/// .tf32 operand: its sign, exponent and upper 10 mantissa bits; the low 13
+/// bits are ignored (truncation, as A100 and H100 tensor cores do; the PTX
+/// ISA leaves them unspecified, so blockc's kernels round before the MMA
+/// and clear them).
+float tf32Value(uint32_t bits);
+
+/// mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 for one warp. Lane
+/// l = 4 * g + t holds:
+///  - a[l][0..3]: A (16 x 8) elements (g, t), (g+8, t), (g, t+4),
+///    (g+8, t+4), one 32-bit value each;
+///  - b[l][0..1]: B (8 x 8, K x N) elements (t, g) and (t+4, g);
+///  - c[l][0..3], d[l][0..3]: as for m16n8k16.
+/// D = A B + C over the tf32Value of each operand: the 8 exact products and
+/// C summed in double precision and rounded once to f32.
+void mmaM16N8K8TF32(const uint32_t a[kLanes][4], const uint32_t b[kLanes][2],
+                    const float c[kLanes][4], float d[kLanes][4]);
 
 /// ldmatrix.sync.aligned.m8n8.x{tiles}{.trans}.shared.b16 for one warp:
 /// lanes 8i .. 8i+7 give the addresses of rows 0-7 of matrix i (8 16-bit

@@ -111,12 +111,13 @@ int64_t blockcEmuShuffle32(BlockcEmuThread *thread, int32_t value,
 /* Tensor-core instructions (nvgpu.ldmatrix, nvgpu.mma.sync): warp
    collectives like the shuffle, completed when all 32 lanes of the warp wait
    at the same `site` (a partial warp is an error); the data movement and
-   arithmetic are blockc::emu::ldMatrix and mmaM16N8K16
+   arithmetic are blockc::emu::ldMatrix, mmaM16N8K16 and mmaM16N8K8TF32
    (blockc/Runtime/EmulatorMatrix.h), over the lanes' fragments in the PTX
    ISA's layouts. ldmatrix: `row` is this lane's row address (used for lanes
    0 .. 8 * tiles - 1; it must be a 16-byte aligned row inside the block's
    shared memory), `result` receives `tiles` 32-bit registers. mma: `type` 0
-   for bf16, 1 for f16 multiplicands; `a` holds 4, `b` 2 32-bit registers,
+   for bf16, 1 for f16 multiplicands (m16n8k16), 2 for tf32 (m16n8k8); `a`
+   holds 4, `b` 2 32-bit registers,
    `c` and `d` 4 floats. Only kernels registered with
    BLOCKC_EMU_SYNCHRONIZES may call them. */
 void blockcEmuLdMatrix(BlockcEmuThread *thread, const void *row, void *result,

@@ -44,16 +44,22 @@ inline auto cpuISAValues() {
 constexpr const char *kEmulateHelp =
     "With -target=nvptx: compile for the GPU emulator, which runs the NVPTX "
     "kernels on the host (no GPU needed; docs/GPUEmulator.md)";
+constexpr const char *kAllowTf32Help =
+    "With -target=nvptx (sm_80+): run f32 projections on TF32 tensor cores, "
+    "their operands rounded to 10-bit mantissas (docs/GPU.md#tf32)";
 constexpr const char *kCheckBoundsHelp =
     "With --emulate: check the indices of every memory access inside the "
     "kernels";
 
-/// The error of a wrong combination of -target, --emulate and
-/// --check-bounds, or an empty string.
+/// The error of a wrong combination of -target, --emulate, --check-bounds
+/// and -gpu-allow-tf32, or an empty string.
 inline std::string checkEmulatorFlags(bool nvptx, bool emulate,
-                                      bool checkBounds) {
+                                      bool checkBounds,
+                                      bool allowTf32 = false) {
   if (emulate && !nvptx)
     return "--emulate needs -target=nvptx";
+  if (allowTf32 && !nvptx)
+    return "-gpu-allow-tf32 needs -target=nvptx";
   if (checkBounds && !emulate)
     return "--check-bounds needs --emulate";
   return "";

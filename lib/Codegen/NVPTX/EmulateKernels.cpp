@@ -209,8 +209,8 @@ private:
   void replaceGPUOps();
   LogicalResult checkNVGPUOp(Operation *op);
   Value address(OpBuilder &b, Location loc, Value memref, ValueRange indices);
-  Value scratch(Type elem, int64_t size);
-  Value spill(OpBuilder &b, Location loc, Value vector);
+  Value scratch(Type elem, int64_t size, unsigned slot = 0);
+  Value spill(OpBuilder &b, Location loc, Value vector, unsigned slot = 0);
   Value reload(OpBuilder &b, Location loc, Value buffer, VectorType type);
   void replaceNVGPUOps();
   void replaceWarpgroupOp(Operation *op);
@@ -245,8 +245,10 @@ private:
   int64_t paramSlot = 0;
   bool synchronizes = false;
   /// Stack buffers of the entry block that carry fragments to and from the
-  /// runtime, one per (element type, size).
-  DenseMap<std::pair<Type, int64_t>, Value> scratchBuffers;
+  /// runtime, one per (element type, size, slot): the operands of one call
+  /// that have the same type and size (tf32 mma.sync's A and C: 4 f32 each)
+  /// take different slots.
+  DenseMap<std::tuple<Type, int64_t, unsigned>, Value> scratchBuffers;
 };
 
 /// The block's shared memory (static, then dynamic) as a memref<?xi8>,
@@ -273,10 +275,16 @@ LogicalResult KernelEmulation::checkNVGPUOp(Operation *op) {
   auto isSixteen = [](Type t) { return t.isBF16() || t.isF16(); };
   if (auto ld = dyn_cast<nvgpu::LdMatrixOp>(op)) {
     auto type = cast<VectorType>(ld.getRes().getType());
-    if (!isSixteen(type.getElementType()) || type.getRank() != 2 ||
-        type.getDimSize(1) != 2 || type.getDimSize(0) != ld.getNumTiles())
-      return fail("models ldmatrix of 16-bit elements into "
-                  "vector<tiles x 2 x bf16/f16> only");
+    // Two 16-bit or one 32-bit element per register (the data movement is
+    // the same: b16 pairs).
+    Type elem = type.getElementType();
+    int64_t perRegister = isSixteen(elem) ? 2 : elem.isF32() ? 1 : 0;
+    if (!perRegister || type.getRank() != 2 ||
+        type.getDimSize(1) != perRegister ||
+        type.getDimSize(0) != ld.getNumTiles() ||
+        (ld.getTranspose() && perRegister == 1))
+      return fail("models ldmatrix into vector<tiles x 2 x bf16/f16> or "
+                  "(not transposed) vector<tiles x 1 x f32> only");
     return success();
   }
   if (auto mma = dyn_cast<nvgpu::MmaSyncOp>(op)) {
@@ -284,14 +292,20 @@ LogicalResult KernelEmulation::checkNVGPUOp(Operation *op) {
     auto shape = [](Value v) {
       return cast<VectorType>(v.getType()).getShape();
     };
-    if (mma.getMmaShapeAsArray() != std::array<int64_t, 3>{16, 8, 16} ||
-        !isSixteen(elem) ||
+    bool sixteen =
+        mma.getMmaShapeAsArray() == std::array<int64_t, 3>{16, 8, 16} &&
+        isSixteen(elem) && shape(mma.getMatrixA()) == ArrayRef<int64_t>{4, 2} &&
+        shape(mma.getMatrixB()) == ArrayRef<int64_t>{2, 2};
+    bool tf32 = mma.getMmaShapeAsArray() == std::array<int64_t, 3>{16, 8, 8} &&
+                elem.isF32() && mma.getTf32EnabledAttr() &&
+                shape(mma.getMatrixA()) == ArrayRef<int64_t>{4, 1} &&
+                shape(mma.getMatrixB()) == ArrayRef<int64_t>{2, 1};
+    if ((!sixteen && !tf32) ||
         !getElementTypeOrSelf(mma.getMatrixC().getType()).isF32() ||
-        shape(mma.getMatrixA()) != ArrayRef<int64_t>{4, 2} ||
-        shape(mma.getMatrixB()) != ArrayRef<int64_t>{2, 2} ||
         shape(mma.getMatrixC()) != ArrayRef<int64_t>{2, 2})
       return fail("models mma.sync m16n8k16 with bf16 or f16 multiplicands "
-                  "and f32 accumulators only");
+                  "and m16n8k8 with tf32 multiplicands (tf32Enabled), with "
+                  "f32 accumulators, only");
     return success();
   }
   if (auto copy = dyn_cast<nvgpu::DeviceAsyncCopyOp>(op)) {
@@ -396,8 +410,8 @@ Value KernelEmulation::address(OpBuilder &b, Location loc, Value memref,
   return LLVM::IntToPtrOp::create(b, loc, ptrType, integer);
 }
 
-Value KernelEmulation::scratch(Type elem, int64_t size) {
-  Value &buffer = scratchBuffers[{elem, size}];
+Value KernelEmulation::scratch(Type elem, int64_t size, unsigned slot) {
+  Value &buffer = scratchBuffers[{elem, size, slot}];
   if (!buffer) {
     OpBuilder b = OpBuilder::atBlockBegin(&host.getBody().front());
     buffer = memref::AllocaOp::create(b, host.getLoc(),
@@ -406,10 +420,11 @@ Value KernelEmulation::scratch(Type elem, int64_t size) {
   return buffer;
 }
 
-Value KernelEmulation::spill(OpBuilder &b, Location loc, Value vector) {
+Value KernelEmulation::spill(OpBuilder &b, Location loc, Value vector,
+                             unsigned slot) {
   auto type = cast<VectorType>(vector.getType());
   int64_t n = type.getNumElements();
-  Value buffer = scratch(type.getElementType(), n);
+  Value buffer = scratch(type.getElementType(), n, slot);
   Value flat = vector::ShapeCastOp::create(
       b, loc, VectorType::get({n}, type.getElementType()), vector);
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
@@ -471,15 +486,17 @@ void KernelEmulation::replaceNVGPUOps() {
       op->erase();
     } else if (auto mma = dyn_cast<nvgpu::MmaSyncOp>(op)) {
       synchronizes = true;
-      bool bf16 = getElementTypeOrSelf(mma.getMatrixA().getType()).isBF16();
-      Value a = spill(b, loc, mma.getMatrixA());
-      Value bb = spill(b, loc, mma.getMatrixB());
-      Value c = spill(b, loc, mma.getMatrixC());
+      // blockc::emu::MmaType: 0 bf16, 1 f16, 2 tf32.
+      Type elem = getElementTypeOrSelf(mma.getMatrixA().getType());
+      int64_t mmaType = elem.isBF16() ? 0 : elem.isF16() ? 1 : 2;
+      Value a = spill(b, loc, mma.getMatrixA(), /*slot=*/1);
+      Value bb = spill(b, loc, mma.getMatrixB(), /*slot=*/2);
+      Value c = spill(b, loc, mma.getMatrixC(), /*slot=*/3);
       auto type = cast<VectorType>(mma.getType());
       Value buffer = scratch(type.getElementType(), type.getNumElements());
       Value zero = arith::ConstantIndexOp::create(b, loc, 0);
       func::CallOp::create(b, loc, runtime.mma,
-                           ValueRange{thread, i32(b, loc, bf16 ? 0 : 1), a, bb,
+                           ValueRange{thread, i32(b, loc, mmaType), a, bb,
                                       c,
                                       address(b, loc, buffer, ValueRange{zero}),
                                       siteString(b, op, "nvgpu.mma.sync")});

@@ -115,9 +115,11 @@ bool onlyPureOpsBetween(Operation *from, Operation *to,
 
 /// The uses of `buffer` by ops after `op` (same block): deallocations and
 /// one pointwise generic that reads it; that generic, or null when there is
-/// anything else.
+/// anything else. Uses after a reader that overwrites `buffer` in place (its
+/// output, with the identity map, e.g. an f32 silu(gate) * up into gate's
+/// buffer) see the reader's values and do not count.
 linalg::GenericOp singleReaderAfter(Value buffer, Operation *op) {
-  linalg::GenericOp reader;
+  SmallVector<std::pair<Operation *, OpOperand *>> later;
   for (OpOperand &use : buffer.getUses()) {
     // A view (made before or after) could be read anywhere: give up.
     if (isa<ViewLikeOpInterface>(use.getOwner()))
@@ -129,13 +131,38 @@ linalg::GenericOp singleReaderAfter(Value buffer, Operation *op) {
       return {};
     if (user->isBeforeInBlock(op))
       continue;
+    later.push_back({user, &use});
+  }
+  llvm::stable_sort(later, [](const auto &x, const auto &y) {
+    return x.first != y.first && x.first->isBeforeInBlock(y.first);
+  });
+  linalg::GenericOp reader;
+  auto overwrites = [&](linalg::GenericOp generic) {
+    for (OpOperand &init : generic.getDpsInitsMutable())
+      if (init.get() == buffer &&
+          generic.getMatchingIndexingMap(&init).isIdentity())
+        return true;
+    return false;
+  };
+  for (auto [user, use] : later) {
+    if (reader && user != reader && overwrites(reader))
+      break;
     if (isa<memref::DeallocOp>(user))
       continue;
-    auto generic = user == use.getOwner() ? dyn_cast<linalg::GenericOp>(user)
-                                          : linalg::GenericOp();
-    if (!generic || !generic.isDpsInput(&use) ||
-        !generic.getMatchingIndexingMap(&use).isIdentity() ||
-        (reader && reader != generic))
+    auto generic = user == use->getOwner() ? dyn_cast<linalg::GenericOp>(user)
+                                           : linalg::GenericOp();
+    if (!generic || (reader && reader != generic))
+      return {};
+    // The output use of a reader that also reads `buffer` (in place) is not
+    // a read.
+    if (generic.isDpsInit(use) && overwrites(generic) &&
+        llvm::any_of(generic.getDpsInputOperands(), [&](OpOperand *in) {
+          return in->get() == buffer &&
+                 generic.getMatchingIndexingMap(in).isIdentity();
+        }))
+      continue;
+    if (!generic.isDpsInput(use) ||
+        !generic.getMatchingIndexingMap(use).isIdentity())
       return {};
     reader = generic;
   }
@@ -250,12 +277,16 @@ planEpilogue(linalg::LinalgOp op, bool fuse,
     return plan;
   // The consumer's output is written while the contractions' inputs are
   // read by other blocks: it must not overlap them, nor the consumer's
-  // other inputs except elementwise in place.
+  // other inputs except elementwise in place. It may be a contraction's own
+  // output (an f32 consumer bufferized in place, e.g. silu(gate) * up into
+  // gate's buffer): the kernel reads that buffer, if at all (an init not
+  // evaluated), at the element it then writes, in the same thread.
   for (linalg::LinalgOp c : {op, partner}) {
     if (!c)
       continue;
-    for (Value operand : c->getOperands())
-      if (mayAlias(operand, result))
+    for (OpOperand &operand : c->getOpOperands())
+      if (mayAlias(operand.get(), result) &&
+          !(c.isDpsInit(&operand) && operand.get() == result))
         return plan;
   }
   for (OpOperand *input : consumer.getDpsInputOperands()) {

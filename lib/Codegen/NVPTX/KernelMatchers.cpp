@@ -149,6 +149,29 @@ Type blockc::nvptx::getTensorCoreMatmulType(linalg::LinalgOp op) {
   return type;
 }
 
+bool blockc::nvptx::isTF32MatmulCandidate(linalg::LinalgOp op) {
+  if (!hasTensorCoreShape(op))
+    return false;
+  auto [x, y] = mulAddOperands(op);
+  if (!x)
+    return false;
+  // The body multiplies the block arguments themselves (no widening).
+  Block *body = op.getBlock();
+  if (x != body->getArgument(0) && x != body->getArgument(1))
+    return false;
+  return llvm::all_of(op.getDpsInputs(), [](Value v) {
+    return getElementTypeOrSelf(v.getType()).isF32();
+  });
+}
+
+Type blockc::nvptx::getMmaMultiplicandType(linalg::LinalgOp op) {
+  if (Type type = getTensorCoreMatmulType(op))
+    return type;
+  if (op.hasPureBufferSemantics() && isTF32MatmulCandidate(op))
+    return Float32Type::get(op.getContext());
+  return {};
+}
+
 bool blockc::nvptx::isWarpgroupMatmulCandidate(linalg::LinalgOp op) {
   if (!getTensorCoreMatmulType(op))
     return false;

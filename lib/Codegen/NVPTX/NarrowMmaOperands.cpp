@@ -67,7 +67,8 @@ struct GPUNarrowMmaOperandsPass
             Type t = getElementTypeOrSelf(v.getType());
             return t.isBF16() || t.isF16();
           });
-          if (allSixteen)
+          // Two f32 inputs: a TF32 contraction (nothing to narrow).
+          if (allSixteen || blockc::nvptx::isTF32MatmulCandidate(op))
             return WalkResult::advance();
           OpOperand *operand = blockc::nvptx::getNarrowableMatmulOperand(op);
           if (!operand) {

@@ -55,6 +55,15 @@ GPUMmaTilesAttr mmaTilesFor(MLIRContext *ctx, int64_t k) {
                               /*warpsN=*/2, /*stages=*/4);
 }
 
+/// TF32 tiles (mma.sync m16n8k8) for a reduction that is a multiple of 16:
+/// the 16-bit tiles' shape and bytes, k steps of 16 f32 (64 bytes per row,
+/// as 32 bf16): 80 KiB of shared memory in 4 stages.
+GPUMmaTilesAttr tf32TilesFor(MLIRContext *ctx) {
+  return GPUMmaTilesAttr::get(ctx, /*tileM=*/128, /*tileN=*/128,
+                              /*tileK=*/16, /*warpsM=*/2, /*warpsN=*/2,
+                              /*stages=*/4);
+}
+
 /// The static reduction size of a tensor-core candidate (the last dimension
 /// of its first input).
 int64_t reductionSize(linalg::LinalgOp op) {
@@ -124,6 +133,11 @@ struct GPUSelectTilesPass
                           blockc::nvptx::getNarrowableMatmulOperand(linalgOp)))
           setIfAbsent(op, CodegenDialect::kGpuMmaTilesAttrName,
                       mmaTilesFor(&getContext(), reductionSize(linalgOp)));
+        // TF32 tensor cores for f32 contractions, only when asked for.
+        if (*cc >= 80 && allowTf32 &&
+            blockc::nvptx::isTF32MatmulCandidate(linalgOp))
+          setIfAbsent(op, CodegenDialect::kGpuMmaTilesAttrName,
+                      tf32TilesFor(&getContext()));
         // Hopper's warpgroup MMA and TMA (sm_90a only: wgmma is an
         // arch-specific feature), on buffers: 128 x 128 output tiles on two
         // warpgroups, a 4-stage TMA ring of 128 KiB.

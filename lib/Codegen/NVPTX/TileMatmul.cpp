@@ -305,16 +305,47 @@ struct MatmulKernel : ContractionKernel {
 
 /// Builds the tensor-core kernel for one contraction of two 16-bit inputs
 /// into f32 (see GPUMmaTilesAttr): a ring of `stages` shared-memory tiles
-/// filled by cp.async, ldmatrix fragments and m16n8k16 mma.sync.
+/// filled by cp.async, ldmatrix fragments and m16n8k16 mma.sync; or, for
+/// two f32 inputs, the same kernel on TF32 tensor cores (m16n8k8, each
+/// fragment rounded to tf32 in registers).
 struct TensorCoreKernel : ContractionKernel {
   GPUMmaTilesAttr tiles;
-  Type elem; // bf16 or f16
+  Type elem; // bf16, f16, or f32 (tf32)
   blockc::nvptx::EpiloguePlan plan;
   gpu::LaunchOp launch = {};
   int64_t numK = 0;                 // reduction steps (K / tile_k)
   Value tid = {}, m0 = {}, n0 = {}; // in the launch body
   SmallVector<Value> batchIv = {};
   Type tokenType = {};
+
+  bool tf32() const { return elem.isF32(); }
+  int64_t elemBytes() const { return tf32() ? 4 : 2; }
+  /// Elements per 16-byte cp.async chunk (and per ldmatrix row).
+  int64_t chunkElems() const { return 16 / elemBytes(); }
+  /// The k of one mma.sync: m16n8k16, or m16n8k8 for tf32.
+  int64_t mmaK() const { return tf32() ? 8 : 16; }
+
+  /// Rounds each f32 of an ldmatrix fragment to tf32, to nearest with ties
+  /// away from zero (cvt.rna.tf32.f32, the rounding cuBLAS uses): half a
+  /// tf32 ulp (bit 12) is added to the bits, and the MMA ignores the low 13
+  /// bits. Infinities and NaNs are kept as they are (the addition could
+  /// carry a NaN's payload into its sign).
+  Value roundToTF32(Value fragment) {
+    auto type = cast<VectorType>(fragment.getType());
+    auto intType = VectorType::get(type.getShape(), b.getI32Type());
+    auto splat = [&](int32_t v) {
+      return arith::ConstantOp::create(
+          b, loc, intType,
+          DenseElementsAttr::get(intType, b.getI32IntegerAttr(v)));
+    };
+    Value bits = arith::BitcastOp::create(b, loc, intType, fragment);
+    Value rounded = arith::AddIOp::create(b, loc, bits, splat(0x1000));
+    Value magnitude = arith::AndIOp::create(b, loc, bits, splat(0x7FFFFFFF));
+    Value finite = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                         magnitude, splat(0x7F800000));
+    Value result = arith::SelectOp::create(b, loc, finite, rounded, bits);
+    return arith::BitcastOp::create(b, loc, type, result);
+  }
 
   /// One thread's 16-byte chunk of an operand tile: its row and k offset
   /// in the tile, whether the row exists, and the operand's loop indices
@@ -335,7 +366,7 @@ struct TensorCoreKernel : ContractionKernel {
   /// caller checks that each chunk index c stays in one run).
   SmallVector<Chunk> chunksOf(ArrayRef<unsigned> rowGroup, Value rows,
                               int64_t tileRows, Value row0, int64_t half = 0) {
-    int64_t chunksPerRow = tiles.getTileK() / 8;
+    int64_t chunksPerRow = tiles.getTileK() / chunkElems();
     int64_t perThread = tileRows * chunksPerRow / tiles.getThreads();
     Value lastRow = arith::SubIOp::create(b, loc, rows, idx(1));
     SmallVector<Chunk> chunks;
@@ -343,7 +374,7 @@ struct TensorCoreKernel : ContractionKernel {
       Value chunk = add(tid, idx(c * tiles.getThreads()));
       Chunk ch;
       ch.row = div(chunk, chunksPerRow);
-      ch.kOffset = mul(rem(chunk, chunksPerRow), idx(8));
+      ch.kOffset = mul(rem(chunk, chunksPerRow), idx(chunkElems()));
       Value row = add(row0, ch.row);
       if (half) {
         int64_t run = c * (tiles.getThreads() / chunksPerRow) / half;
@@ -375,11 +406,11 @@ struct TensorCoreKernel : ContractionKernel {
       SmallVector<Value> iv(ch.iv);
       iv[dims.k.front()] = add(k0, ch.kOffset);
       Value srcElements =
-          arith::SelectOp::create(b, loc, valid, idx(8), idx(0));
+          arith::SelectOp::create(b, loc, valid, idx(chunkElems()), idx(0));
       tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
           b, loc, tokenType, shared, ValueRange{stage, ch.row, ch.kOffset},
           ch.second ? second : operand.get(), operandIndices(operand, iv),
-          b.getIndexAttr(8), srcElements, b.getUnitAttr()));
+          b.getIndexAttr(chunkElems()), srcElements, b.getUnitAttr()));
     }
   }
 
@@ -413,16 +444,17 @@ struct TensorCoreKernel : ContractionKernel {
     // stages then B's.
     auto wg = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
     auto sharedType = [&](int64_t rows) {
-      return MemRefType::get({stages, rows, tiles.getSharedRow()}, elem,
-                             MemRefLayoutAttrInterface(), wg);
+      return MemRefType::get({stages, rows, tiles.getSharedRow(elemBytes())},
+                             elem, MemRefLayoutAttrInterface(), wg);
     };
-    int64_t aBytes = stages * tileM * tiles.getSharedRow() * 2;
+    int64_t aBytes =
+        stages * tileM * tiles.getSharedRow(elemBytes()) * elemBytes();
     Value one = idx(1);
     launch = gpu::LaunchOp::create(
         b, loc, ceilDiv(nSize, outTileN), ceilDiv(mSize, tileM), batchSize,
         idx(tiles.getThreads()), one, one,
         arith::IndexCastOp::create(b, loc, b.getI32Type(),
-                                   idx(tiles.getSharedBytes())),
+                                   idx(tiles.getSharedBytes(elemBytes()))),
         /*asyncTokenType=*/nullptr, /*asyncDependencies=*/{});
     launch->setAttr(CodegenDialect::kKernelAttrName,
                     KernelKindAttr::get(ctx, KernelKind::tensor_core_matmul));
@@ -461,22 +493,26 @@ struct TensorCoreKernel : ContractionKernel {
       lastGroup = issue(idx(s), idx(s));
 
     // ldmatrix.x4 row addresses of this lane (matrix q = lane / 8, row
-    // lane % 8 of it). A fragment (m16 x k16): matrices (m 0-7, k 0-7),
-    // (m 8-15, k 0-7), (m 0-7, k 8-15), (m 8-15, k 8-15) are registers
-    // a0..a3 of mma.sync. B (stored [n][k]): (n 0-7, k 0-7), (n 0-7,
-    // k 8-15), (n 8-15, k 0-7), (n 8-15, k 8-15) are b0, b1 of two n8 tiles.
+    // lane % 8 of it; a row is 16 bytes: c = 8 16-bit or 4 f32 elements).
+    // A fragment (m16 x k2c): matrices (m 0-7, k 0..c-1), (m 8-15, k 0..c-1),
+    // (m 0-7, k c..2c-1), (m 8-15, k c..2c-1) are registers a0..a3 of
+    // mma.sync (m16n8k16, or m16n8k8 with tf32, whose a0..a3 hold (g, t),
+    // (g + 8, t), (g, t + 4), (g + 8, t + 4): one f32 per b16 pair). B
+    // (stored [n][k]): (n 0-7, k 0..c-1), (n 0-7, k c..2c-1), (n 8-15,
+    // k 0..c-1), (n 8-15, k c..2c-1) are b0, b1 of two n8 tiles.
+    int64_t c = chunkElems();
     Value q = div(lane, 8), r8 = rem(lane, 8);
     Value aRow =
         add(add(mul(warpM, idx(warpTileM)), r8), mul(rem(q, 2), idx(8)));
-    Value aCol = mul(div(q, 2), idx(8));
+    Value aCol = mul(div(q, 2), idx(c));
     Value bRow =
         add(add(mul(warpN, idx(warpTileN)), r8), mul(div(q, 2), idx(8)));
-    Value bCol = mul(rem(q, 2), idx(8));
+    Value bCol = mul(rem(q, 2), idx(c));
 
     auto accType = VectorType::get({2, 2}, b.getF32Type());
     Value zero = blockc::nvptx::zeroVector(b, loc, accType);
     SmallVector<Value> init(mFrags * nFrags, zero);
-    auto fragType = VectorType::get({4, 2}, elem);
+    auto fragType = VectorType::get({4, 4 / elemBytes()}, elem);
     auto kLoop = scf::ForOp::create(
         b, loc, idx(0), idx(numK), one, init,
         [&](OpBuilder &nb, Location, Value kt, ValueRange accs) {
@@ -494,20 +530,21 @@ struct TensorCoreKernel : ContractionKernel {
           issue(rem(next, stages), next);
           Value stage = rem(kt, stages);
           SmallVector<Value> acc(accs);
-          for (int64_t kk = 0; kk < tileK / 16; ++kk) {
+          int64_t k = mmaK();
+          auto load = [&](Value shared, Value row, Value col) {
+            Value frag = nvgpu::LdMatrixOp::create(
+                b, loc, fragType, shared, ValueRange{stage, row, col},
+                /*transpose=*/false, /*numTiles=*/4);
+            return tf32() ? roundToTF32(frag) : frag;
+          };
+          for (int64_t kk = 0; kk < tileK / k; ++kk) {
             SmallVector<Value> aFrag, bFrag;
             for (int64_t i = 0; i < mFrags; ++i)
-              aFrag.push_back(nvgpu::LdMatrixOp::create(
-                  b, loc, fragType, aShared,
-                  ValueRange{stage, add(aRow, idx(i * 16)),
-                             add(aCol, idx(kk * 16))},
-                  /*transpose=*/false, /*numTiles=*/4));
+              aFrag.push_back(load(aShared, add(aRow, idx(i * 16)),
+                                   add(aCol, idx(kk * k))));
             for (int64_t j = 0; j < nFrags / 2; ++j) {
-              Value pair = nvgpu::LdMatrixOp::create(
-                  b, loc, fragType, bShared,
-                  ValueRange{stage, add(bRow, idx(j * 16)),
-                             add(bCol, idx(kk * 16))},
-                  /*transpose=*/false, /*numTiles=*/4);
+              Value pair = load(bShared, add(bRow, idx(j * 16)),
+                                add(bCol, idx(kk * k)));
               bFrag.push_back(blockc::nvptx::rowPair(b, loc, pair, 0));
               bFrag.push_back(blockc::nvptx::rowPair(b, loc, pair, 2));
             }
@@ -515,7 +552,7 @@ struct TensorCoreKernel : ContractionKernel {
               for (int64_t j = 0; j < nFrags; ++j)
                 acc[i * nFrags + j] = nvgpu::MmaSyncOp::create(
                     b, loc, aFrag[i], bFrag[j], acc[i * nFrags + j],
-                    ArrayRef<int64_t>{16, 8, 16});
+                    ArrayRef<int64_t>{16, 8, k}, /*tf32Enabled=*/tf32());
           }
           scf::YieldOp::create(b, loc, acc);
         });
@@ -821,11 +858,27 @@ struct GPUTileMatmulPass
       }
       if (auto mma = op->getAttrOfType<GPUMmaTilesAttr>(
               CodegenDialect::kGpuMmaTilesAttrName)) {
-        if (!blockc::nvptx::getTensorCoreMatmulType(op)) {
+        Type elem = blockc::nvptx::getMmaMultiplicandType(op);
+        if (!elem) {
           op->emitOpError() << "has '" << CodegenDialect::kGpuMmaTilesAttrName
-                            << "' but is not a contraction of two bf16 or "
-                               "f16 buffers into f32 with K innermost";
+                            << "' but is not a contraction of two bf16, f16 "
+                               "or f32 (TF32) buffers into f32 with K "
+                               "innermost";
           return WalkResult::interrupt();
+        }
+        // The attribute verifies 16-bit tiles; f32 tiles take twice the
+        // bytes (and twice the 16-byte chunks, which the threads still
+        // divide).
+        if (elem.isF32()) {
+          int64_t bytes = mma.getSharedBytes(4);
+          if (bytes > GPUMmaTilesAttr::kMaxSharedBytes) {
+            op->emitOpError()
+                << "has TF32 tiles whose " << mma.getStages()
+                << " stages take " << bytes << " bytes, more than the "
+                << GPUMmaTilesAttr::kMaxSharedBytes
+                << " bytes of shared memory a block may have on any chip";
+            return WalkResult::interrupt();
+          }
         }
         int64_t k =
             cast<MemRefType>(op.getDpsInputs()[0].getType()).getShape().back();
@@ -888,7 +941,7 @@ struct GPUTileMatmulPass
         ++numWarpgroup;
       } else if (auto mma = dyn_cast<GPUMmaTilesAttr>(config)) {
         TensorCoreKernel kernel{
-            base, mma, blockc::nvptx::getTensorCoreMatmulType(op), plan};
+            base, mma, blockc::nvptx::getMmaMultiplicandType(op), plan};
         kernel.build();
         plan.kernel = kernel.launch;
         ++numTensorCore;
@@ -930,8 +983,10 @@ struct GPUTileMatmulPass
                          : CodegenDialect::kGpuMmaTilesAttrName;
     if (second->getAttr(name) != config ||
         first.getIndexingMapsArray() != second.getIndexingMapsArray() ||
-        first->getOperandTypes() != second->getOperandTypes() ||
-        !blockc::nvptx::getTensorCoreMatmulType(second))
+        first->getOperandTypes() != second->getOperandTypes())
+      return false;
+    Type elem = blockc::nvptx::getMmaMultiplicandType(second);
+    if (!elem)
       return false;
     FailureOr<linalg::ContractionDimensions> dims =
         linalg::inferContractionDims(first);
@@ -944,7 +999,7 @@ struct GPUTileMatmulPass
       return blockc::nvptx::isWarpgroupMatmulCandidate(second) &&
              wg.getTileN() % 16 == 0;
     auto mma = cast<GPUMmaTilesAttr>(config);
-    int64_t chunksPerRow = mma.getTileK() / 8;
+    int64_t chunksPerRow = mma.getTileK() / (elem.isF32() ? 4 : 8);
     int64_t half = mma.getTileN() / mma.getWarpsN() / 2;
     if (mma.getThreads() % chunksPerRow != 0 || half % 8 != 0)
       return false;

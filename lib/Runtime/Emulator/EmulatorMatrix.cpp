@@ -74,6 +74,32 @@ void mmaM16N8K16(MmaType type, const uint32_t a[kLanes][4],
   }
 }
 
+float tf32Value(uint32_t bits) { return fromBits(bits & 0xFFFFE000u); }
+
+void mmaM16N8K8TF32(const uint32_t a[kLanes][4], const uint32_t b[kLanes][2],
+                    const float c[kLanes][4], float d[kLanes][4]) {
+  float A[16][8], B[8][8], C[16][8];
+  for (int lane = 0; lane < kLanes; ++lane) {
+    int g = lane >> 2, t = lane & 3;
+    for (int r = 0; r < 4; ++r)
+      A[g + 8 * (r & 1)][t + 4 * (r >> 1)] = tf32Value(a[lane][r]);
+    for (int r = 0; r < 2; ++r)
+      B[t + 4 * r][g] = tf32Value(b[lane][r]);
+    for (int i = 0; i < 4; ++i)
+      C[g + 8 * (i >> 1)][2 * t + (i & 1)] = c[lane][i];
+  }
+  for (int lane = 0; lane < kLanes; ++lane) {
+    int g = lane >> 2, t = lane & 3;
+    for (int i = 0; i < 4; ++i) {
+      int row = g + 8 * (i >> 1), col = 2 * t + (i & 1);
+      double sum = C[row][col];
+      for (int k = 0; k < 8; ++k)
+        sum += static_cast<double>(A[row][k]) * B[k][col];
+      d[lane][i] = static_cast<float>(sum);
+    }
+  }
+}
+
 void ldMatrix(int tiles, bool transpose, const uint16_t *const rows[kLanes],
               uint32_t out[kLanes][4]) {
   for (int lane = 0; lane < kLanes; ++lane) {

@@ -323,7 +323,7 @@ struct Mbarrier {
 /// Shuffle modes 0-3 are gpu::ShuffleMode; the matrix collectives use the
 /// same machinery (every lane of the warp at one site) with these modes.
 constexpr int32_t kLdMatrixMode = 16; // + 2 * tiles + transpose (18 - 25)
-constexpr int32_t kMmaMode = 32;      // + blockc::emu::MmaType (32, 33)
+constexpr int32_t kMmaMode = 32;      // + blockc::emu::MmaType (32 - 34)
 
 /// One emulated thread; `thread.runtime` points back to it.
 struct ThreadState {
@@ -537,8 +537,11 @@ void recountWarp(Launch &l, int64_t w) {
 
 const char *modeName(int32_t mode) {
   static const char *names[] = {"xor", "down", "up", "idx"};
-  if (mode >= kMmaMode)
-    return mode == kMmaMode ? "mma.m16n8k16 bf16" : "mma.m16n8k16 f16";
+  if (mode >= kMmaMode) {
+    static const char *mma[] = {"mma.m16n8k16 bf16", "mma.m16n8k16 f16",
+                                "mma.m16n8k8 tf32"};
+    return mode - kMmaMode < 3 ? mma[mode - kMmaMode] : "mma.?";
+  }
   if (mode >= kLdMatrixMode) {
     static const char *ld[] = {
         "ldmatrix.x1", "ldmatrix.x1.trans", "ldmatrix.x2", "ldmatrix.x2.trans",
@@ -563,8 +566,11 @@ bool completeMatrix(Launch &l, int64_t w, const char *site, int32_t mode) {
       std::memcpy(b[lane], lanes[lane].operands[1], sizeof(b[lane]));
       std::memcpy(c[lane], lanes[lane].operands[2], sizeof(c[lane]));
     }
-    blockc::emu::mmaM16N8K16(static_cast<blockc::emu::MmaType>(mode - kMmaMode),
-                             a, b, c, d);
+    auto type = static_cast<blockc::emu::MmaType>(mode - kMmaMode);
+    if (type == blockc::emu::MmaType::TF32)
+      blockc::emu::mmaM16N8K8TF32(a, b, c, d);
+    else
+      blockc::emu::mmaM16N8K16(type, a, b, c, d);
     for (int32_t lane = 0; lane < kWarpSize; ++lane)
       std::memcpy(lanes[lane].resultAddress, d[lane], sizeof(d[lane]));
     return true;
@@ -1363,9 +1369,9 @@ BLOCKC_EXPORT void blockcEmuMma(BlockcEmuThread *thread, int32_t type,
   ThreadState *t = threadState(thread, "blockcEmuMma", site);
   if (!t)
     return;
-  if (type != 0 && type != 1) {
-    failInKernel(*t, format("mma.sync at %s has multiplicand type %d (0 bf16, "
-                            "1 f16)",
+  if (type < 0 || type > 2) {
+    failInKernel(*t, format("mma.sync at %s has multiplicand type %d (0 bf16 "
+                            "m16n8k16, 1 f16 m16n8k16, 2 tf32 m16n8k8)",
                             siteName(site), type));
     return;
   }

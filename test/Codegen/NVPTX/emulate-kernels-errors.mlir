@@ -113,7 +113,7 @@ module attributes {gpu.container_module} {
       %a = vector.load %am[%c0, %c0] : memref<2x2xf16>, vector<2x2xf16>
       %b = vector.load %bm[%c0, %c0] : memref<1x2xf16>, vector<1x2xf16>
       %c = arith.constant dense<0.0> : vector<2x2xf32>
-      // expected-error @+1 {{the GPU emulator models mma.sync m16n8k16 with bf16 or f16 multiplicands and f32 accumulators only (kernel 'k')}}
+      // expected-error @+1 {{the GPU emulator models mma.sync m16n8k16 with bf16 or f16 multiplicands and m16n8k8 with tf32 multiplicands (tf32Enabled), with f32 accumulators, only (kernel 'k')}}
       %d = nvgpu.mma.sync (%a, %b, %c) {mmaShape = [16, 8, 8]} : (vector<2x2xf16>, vector<1x2xf16>, vector<2x2xf32>) -> vector<2x2xf32>
       vector.store %d, %out[%c0, %c0] : memref<2x2xf32>, vector<2x2xf32>
       gpu.return
@@ -125,11 +125,11 @@ module attributes {gpu.container_module} {
 
 module attributes {gpu.container_module} {
   gpu.module @m {
-    gpu.func @k(%s: memref<16x16xf32, #gpu.address_space<workgroup>>, %out: memref<4x1xf32>) kernel {
+    gpu.func @k(%s: memref<16x16xi8, #gpu.address_space<workgroup>>, %out: memref<4x4xi8>) kernel {
       %c0 = arith.constant 0 : index
-      // expected-error @+1 {{the GPU emulator models ldmatrix of 16-bit elements into vector<tiles x 2 x bf16/f16> only (kernel 'k')}}
-      %a = nvgpu.ldmatrix %s[%c0, %c0] {numTiles = 4 : i32, transpose = false} : memref<16x16xf32, #gpu.address_space<workgroup>> -> vector<4x1xf32>
-      vector.store %a, %out[%c0, %c0] : memref<4x1xf32>, vector<4x1xf32>
+      // expected-error @+1 {{the GPU emulator models ldmatrix into vector<tiles x 2 x bf16/f16> or (not transposed) vector<tiles x 1 x f32> only (kernel 'k')}}
+      %a = nvgpu.ldmatrix %s[%c0, %c0] {numTiles = 4 : i32, transpose = false} : memref<16x16xi8, #gpu.address_space<workgroup>> -> vector<4x4xi8>
+      vector.store %a, %out[%c0, %c0] : memref<4x4xi8>, vector<4x4xi8>
       gpu.return
     }
   }

@@ -14,26 +14,32 @@
 // CHECK-DAG: func.func private @blockcEmuCpAsyncWait(!llvm.ptr, i32, !llvm.ptr)
 // CHECK:     func.func @__blockc_emu_m_k(%{{.+}}: !llvm.ptr, %[[THREAD:.+]]: !llvm.ptr, %{{.+}}: !llvm.ptr, %{{.+}}: i64)
 // CHECK-SAME:  synchronizes = true
-// CHECK-DAG:   %[[OUT:.+]] = memref.alloca() : memref<4xf32>
-// CHECK-DAG:   %[[A:.+]] = memref.alloca() : memref<8xbf16>
-// CHECK-DAG:   %[[B:.+]] = memref.alloca() : memref<4xbf16>
+// One buffer per fragment of a call (the mma's C and D are both 4 f32),
+// made in the entry block in reverse order of use: D, C, B, A, the
+// ldmatrix result.
+// CHECK:       %[[OUT:.+]] = memref.alloca() : memref<4xf32>
+// CHECK-NEXT:  %[[C:.+]] = memref.alloca() : memref<4xf32>
+// CHECK-NEXT:  %[[B:.+]] = memref.alloca() : memref<4xbf16>
+// CHECK-NEXT:  %[[A:.+]] = memref.alloca() : memref<8xbf16>
+// CHECK-NEXT:  %[[LD:.+]] = memref.alloca() : memref<8xbf16>
 // 8 bf16 = 16 bytes, 6 of them read (3 elements); then the group and a
 // wait that leaves one group pending.
 // CHECK:       %[[SRCB:.+]] = arith.index_cast %{{.+}} : index to i32
 // CHECK:       call @blockcEmuCpAsync(%[[THREAD]], %{{.+}}, %{{.+}}, %c16_i32{{.*}}, %[[SRCB]], %{{.+}})
 // CHECK:       call @blockcEmuCpAsyncCommit(%[[THREAD]])
 // CHECK:       call @blockcEmuCpAsyncWait(%[[THREAD]], %c1_i32{{.*}}, %{{.+}})
-// ldmatrix.x4 (not transposed) into the A buffer, reloaded as the fragment.
+// ldmatrix.x4 (not transposed) into its buffer, reloaded as the fragment.
 // CHECK:       call @blockcEmuLdMatrix(%[[THREAD]], %{{.+}}, %{{.+}}, %c4_i32{{.*}}, %c0_i32{{.*}}, %{{.+}})
-// CHECK:       %[[AV:.+]] = vector.load %[[A]][%{{.+}}] : memref<8xbf16>, vector<8xbf16>
+// CHECK:       %[[AV:.+]] = vector.load %[[LD]][%{{.+}}] : memref<8xbf16>, vector<8xbf16>
 // CHECK:       vector.shape_cast %[[AV]] : vector<8xbf16> to vector<4x2xbf16>
 // mma: bf16 is type 0.
 // CHECK:       vector.store %{{.+}}, %[[A]]
 // CHECK:       vector.store %{{.+}}, %[[B]]
+// CHECK:       vector.store %{{.+}}, %[[C]]
 // CHECK:       call @blockcEmuMma(%[[THREAD]], %c0_i32{{.*}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}})
 // CHECK:       %[[D:.+]] = vector.load %[[OUT]]
 // CHECK:       vector.shape_cast %[[D]] : vector<4xf32> to vector<2x2xf32>
-// CHECK-NOT:   nvgpu.
+// CHECK-NOT:   {{^[^"]*nvgpu\.}}
 module attributes {gpu.container_module} {
   gpu.module @m {
     gpu.func @k(%g: memref<16x16xbf16>, %n: index, %bm: memref<2x2xbf16>, %out: memref<2x2xf32>)
@@ -48,6 +54,40 @@ module attributes {gpu.container_module} {
       gpu.barrier
       %a = nvgpu.ldmatrix %s[%tx, %c0] {numTiles = 4 : i32, transpose = false} : memref<16x16xbf16, #gpu.address_space<workgroup>> -> vector<4x2xbf16>
       %d = nvgpu.mma.sync (%a, %b, %c) {mmaShape = [16, 8, 16]} : (vector<4x2xbf16>, vector<2x2xbf16>, vector<2x2xf32>) -> vector<2x2xf32>
+      vector.store %d, %out[%c0, %c0] : memref<2x2xf32>, vector<2x2xf32>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// TF32: ldmatrix of f32 rows (one f32 per register) and mma.sync m16n8k8
+// with tf32Enabled (type 2). A and C are both 4 f32 but travel in
+// different buffers (one buffer would carry C in place of A); the
+// ldmatrix result and D share one (each is reloaded right after its call).
+// CHECK-LABEL: func.func @__blockc_emu_m_tf32
+// CHECK:       %[[C:.+]] = memref.alloca() : memref<4xf32>
+// CHECK-NEXT:  %[[B:.+]] = memref.alloca() : memref<2xf32>
+// CHECK-NEXT:  %[[A:.+]] = memref.alloca() : memref<4xf32>
+// CHECK-NEXT:  %[[LD:.+]] = memref.alloca() : memref<4xf32>
+// CHECK:       call @blockcEmuLdMatrix(%{{.+}}, %{{.+}}, %{{.+}}, %c4_i32{{.*}}, %c0_i32{{.*}}, %{{.+}})
+// CHECK:       vector.load %[[LD]][%{{.+}}] : memref<4xf32>, vector<4xf32>
+// CHECK:       vector.store %{{.+}}, %[[A]]
+// CHECK:       vector.store %{{.+}}, %[[B]]
+// CHECK:       vector.store %{{.+}}, %[[C]]
+// CHECK:       call @blockcEmuMma(%{{.+}}, %c2_i32{{.*}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}})
+// CHECK:       vector.load %[[LD]]
+module attributes {gpu.container_module} {
+  gpu.module @m {
+    gpu.func @tf32(%bm: memref<2x1xf32>, %out: memref<2x2xf32>)
+        workgroup(%s: memref<16x8xf32, #gpu.address_space<workgroup>>) kernel {
+      %c0 = arith.constant 0 : index
+      %b = vector.load %bm[%c0, %c0] : memref<2x1xf32>, vector<2x1xf32>
+      %c = arith.constant dense<1.0> : vector<2x2xf32>
+      %tx = gpu.thread_id x
+      %a = nvgpu.ldmatrix %s[%tx, %c0] {numTiles = 4 : i32, transpose = false} : memref<16x8xf32, #gpu.address_space<workgroup>> -> vector<4x1xf32>
+      %d = nvgpu.mma.sync (%a, %b, %c) {mmaShape = [16, 8, 8], tf32Enabled} : (vector<4x1xf32>, vector<2x1xf32>, vector<2x2xf32>) -> vector<2x2xf32>
       vector.store %d, %out[%c0, %c0] : memref<2x2xf32>, vector<2x2xf32>
       gpu.return
     }

@@ -76,3 +76,26 @@ func.func @unchanged(%x: tensor<4x32xf32>, %w: tensor<16x32xbf16>, %x16: tensor<
   } -> tensor<4x16xf32>
   return %y, %z : tensor<4x16xf32>, tensor<4x16xf32>
 }
+
+// -----
+
+// Two f32 inputs with tensor-core tiles: a TF32 contraction (-gpu-allow-tf32),
+// nothing to narrow, no error.
+#a = affine_map<(m, n, k) -> (m, k)>
+#w = affine_map<(m, n, k) -> (n, k)>
+#o = affine_map<(m, n, k) -> (m, n)>
+// CHECK-LABEL: func.func @tf32
+// CHECK-NOT:     arith.truncf
+// CHECK:         ins(%arg0, %arg1 : tensor<4x32xf32>, tensor<16x32xf32>)
+// CHECK-NOT:     arith.truncf
+func.func @tf32(%x: tensor<4x32xf32>, %w: tensor<16x32xf32>, %init: tensor<4x16xf32>) -> tensor<4x16xf32> {
+  %y = linalg.generic {indexing_maps = [#a, #w, #o], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : tensor<4x32xf32>, tensor<16x32xf32>) outs(%init : tensor<4x16xf32>)
+      attrs = {blockc_codegen.gpu_mma_tiles = #blockc_codegen.gpu_mma_tiles<tile_m = 128, tile_n = 128, tile_k = 16, warps_m = 2, warps_n = 2, stages = 4>} {
+  ^bb0(%in: f32, %wv: f32, %acc: f32):
+    %p = arith.mulf %in, %wv : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<4x16xf32>
+  return %y : tensor<4x16xf32>
+}

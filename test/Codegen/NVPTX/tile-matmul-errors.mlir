@@ -19,10 +19,10 @@ func.func @not_a_candidate(%a: tensor<8x16xf32>, %b: tensor<16x8xf32>, %c: tenso
 
 // -----
 
-// Tensor-core tiles on a contraction that is not two 16-bit buffers into
-// f32.
+// Tensor-core tiles on a contraction that is not two 16-bit (or two f32)
+// buffers into f32 with K innermost: the f32 B here is [k, n].
 func.func @mma_on_f32(%a: memref<8x16xf32>, %b: memref<16x8xf32>, %c: memref<8x8xf32>) {
-  // expected-error @+1 {{'linalg.matmul' op has 'blockc_codegen.gpu_mma_tiles' but is not a contraction of two bf16 or f16 buffers into f32 with K innermost}}
+  // expected-error @+1 {{'linalg.matmul' op has 'blockc_codegen.gpu_mma_tiles' but is not a contraction of two bf16, f16 or f32 (TF32) buffers into f32 with K innermost}}
   linalg.matmul {blockc_codegen.gpu_mma_tiles = #blockc_codegen.gpu_mma_tiles<tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 2>}
       ins(%a, %b : memref<8x16xf32>, memref<16x8xf32>) outs(%c : memref<8x8xf32>)
   return
@@ -67,6 +67,27 @@ func.func @warpgroup_batched(%q: memref<4x?x64xbf16>, %kk: memref<4x?x64xbf16>, 
     %p = arith.mulf %qf, %kf : f32
     %r = arith.addf %acc, %p : f32
     linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+// TF32 tiles are twice the bytes of 16-bit ones: 4 stages of 256 x 256
+// tiles with k steps of 32 f32 (verified as 16-bit tiles: 160 KiB) take
+// 294912 bytes.
+#a = affine_map<(m, n, k) -> (m, k)>
+#w = affine_map<(m, n, k) -> (n, k)>
+#o = affine_map<(m, n, k) -> (m, n)>
+func.func @tf32_ring_too_large(%x: memref<?x64xf32>, %w: memref<32x64xf32>, %y: memref<?x32xf32>) {
+  // expected-error @+1 {{'linalg.generic' op has TF32 tiles whose 4 stages take 294912 bytes, more than the 232448 bytes of shared memory a block may have on any chip}}
+  linalg.generic {indexing_maps = [#a, #w, #o], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<?x64xf32>, memref<32x64xf32>) outs(%y : memref<?x32xf32>)
+      attrs = {blockc_codegen.gpu_mma_tiles = #blockc_codegen.gpu_mma_tiles<tile_m = 256, tile_n = 256, tile_k = 32, warps_m = 2, warps_n = 2, stages = 4>} {
+  ^bb0(%in: f32, %wv: f32, %acc: f32):
+    %p = arith.mulf %in, %wv : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
   }
   return
 }

@@ -18,7 +18,7 @@ namespace {
 
 constexpr int64_t kMaxThreadsPerBlock = 1024;
 constexpr int64_t kMaxStaticSharedBytes = 48 * 1024;
-constexpr int64_t kMaxOptInSharedBytes = 227 * 1024;
+constexpr int64_t kMaxOptInSharedBytes = GPUMmaTilesAttr::kMaxSharedBytes;
 constexpr int64_t kWarpSize = 32;
 
 /// Every size in `sizes` is at least 1.

@@ -33,6 +33,19 @@ bool isTiledMatmulCandidate(mlir::linalg::LinalgOp op);
 /// that is a multiple of 16. Null otherwise.
 mlir::Type getTensorCoreMatmulType(mlir::linalg::LinalgOp op);
 
+/// Whether `op` is a contraction of two f32 inputs into f32 (on tensors or
+/// buffers) that can run on TF32 tensor cores (mma.sync m16n8k8, when
+/// `-gpu-allow-tf32` asks for it): body `out + a * b` with no widening, and
+/// getTensorCoreMatmulType's shape (one N and one K dimension, K innermost
+/// in both inputs, static and a multiple of 16, identity layouts).
+bool isTF32MatmulCandidate(mlir::linalg::LinalgOp op);
+
+/// The multiplicand type of a contraction on buffers that
+/// blockc-gpu-tile-matmul builds an mma.sync kernel for: bf16 or f16
+/// (getTensorCoreMatmulType), or f32 for a TF32 contraction
+/// (isTF32MatmulCandidate). Null otherwise.
+mlir::Type getMmaMultiplicandType(mlir::linalg::LinalgOp op);
+
 /// Whether the tensor-core contraction `op` (getTensorCoreMatmulType) can
 /// run on the warpgroup-MMA kernel (sm_90a): no batch dimension, the M
 /// dimensions in order as the leading dimensions of the M input (so that

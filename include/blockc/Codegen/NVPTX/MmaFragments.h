@@ -22,13 +22,15 @@ inline mlir::Value zeroVector(mlir::OpBuilder &b, mlir::Location loc,
       mlir::DenseElementsAttr::get(type, b.getZeroAttr(type.getElementType())));
 }
 
-/// The vector<2x2xT> B fragment of rows r and r + 1 of an ldmatrix.x4
-/// result (vector<4x2xT>): b0 and b1 of one n8 tile.
+/// The vector<2xRxT> B fragment of rows r and r + 1 of an ldmatrix.x4
+/// result (vector<4xRxT>, R = 2 16-bit or 1 32-bit elements per register):
+/// b0 and b1 of one n8 tile.
 inline mlir::Value rowPair(mlir::OpBuilder &b, mlir::Location loc,
                            mlir::Value fragment, int64_t r) {
   auto type = mlir::cast<mlir::VectorType>(fragment.getType());
-  mlir::Value pair =
-      zeroVector(b, loc, mlir::VectorType::get({2, 2}, type.getElementType()));
+  mlir::Value pair = zeroVector(
+      b, loc,
+      mlir::VectorType::get({2, type.getDimSize(1)}, type.getElementType()));
   for (int64_t i = 0; i < 2; ++i)
     pair = mlir::vector::InsertOp::create(
         b, loc, mlir::vector::ExtractOp::create(b, loc, fragment, r + i), pair,

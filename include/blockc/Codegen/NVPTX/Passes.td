@@ -137,7 +137,15 @@ def GPUSelectTilesPass
       stages = 4>` on each tensor-core contraction that the warpgroup
       kernel takes (no batch dimension, a 2-D `[N, K]` weight;
       `isWarpgroupMatmulCandidate`): two warpgroups, a 4-stage TMA ring of
-      128 KiB.
+      128 KiB;
+    * with `allow-tf32` on sm_80 and newer, `gpu_mma_tiles` also on each
+      contraction of two f32 inputs into f32 (tensors or buffers;
+      `isTF32MatmulCandidate`), which `blockc-gpu-tile-matmul` then builds
+      on TF32 tensor cores (m16n8k8 `mma.sync`): 128 x 128 tiles on 2 x 2
+      warps, k steps of 16 f32 in 4 stages (80 KiB, the bytes of the bf16
+      tiles). TF32 changes the numerics of an f32 model (10-bit mantissa
+      products), so it is off unless asked for (`-gpu-allow-tf32`); the
+      warpgroup kernel stays 16-bit only.
 
     The attention ops exist before bufferization and the contractions on
     buffers only after it, so the NVPTX pipeline runs this pass before
@@ -165,7 +173,10 @@ def GPUSelectTilesPass
   }];
   let options = [
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_90\"",
-           "The GPU the kernels are for (sm_<N>)">
+           "The GPU the kernels are for (sm_<N>)">,
+    Option<"allowTf32", "allow-tf32", "bool", /*default=*/"false",
+           "Run f32 contractions on TF32 tensor cores (sm_80+; rounds their "
+           "operands to 10-bit mantissas)">
   ];
   let statistics = [
     Statistic<"numConfigured", "num-configured",

@@ -407,6 +407,15 @@ def Codegen_GPUMmaTilesAttr : Codegen_Attr<"GPUMmaTiles", "gpu_mma_tiles"> {
     `stages * (tile_m + tile_n) * (tile_k + 8) * 2` bytes, fits in 227 KiB
     (the largest opt-in of any chip; the target chip's own limit, e.g.
     163 KiB on sm_80, is checked at launch).
+
+    On a contraction of two f32 buffers the attribute asks for TF32 tensor
+    cores (`blockc-gpu-select-tiles` writes it there only with
+    `allow-tf32`): m16n8k8 `mma.sync` with tf32 multiplicands, each operand
+    rounded to tf32 in registers. The sizes mean the same in f32 elements:
+    16-byte copies of 4 elements, rows padded by 4, a ring of
+    `stages * (tile_m + tile_n) * (tile_k + 4) * 4` bytes, which
+    `blockc-gpu-tile-matmul` checks against the same 227 KiB (the threads
+    divide the f32 chunks whenever they divide the 16-bit ones).
   }];
   let parameters = (ins "int64_t":$tile_m,
                         "int64_t":$tile_n,
@@ -417,13 +426,19 @@ def Codegen_GPUMmaTilesAttr : Codegen_Attr<"GPUMmaTiles", "gpu_mma_tiles"> {
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
+    /// The largest opt-in dynamic shared memory of any chip (sm_90, sm_100).
+    static constexpr int64_t kMaxSharedBytes = 227 * 1024;
     /// Threads per block.
     int64_t getThreads() const { return 32 * getWarpsM() * getWarpsN(); }
-    /// Elements per shared row of an operand tile (tile_k plus padding).
-    int64_t getSharedRow() const { return getTileK() + 8; }
-    /// Bytes of (dynamic) shared memory of the ring of 16-bit tiles.
-    int64_t getSharedBytes() const {
-      return getStages() * (getTileM() + getTileN()) * getSharedRow() * 2;
+    /// Elements per shared row of an operand tile of `elementBytes`-byte
+    /// elements (tile_k plus 16 bytes of padding).
+    int64_t getSharedRow(int64_t elementBytes = 2) const {
+      return getTileK() + 16 / elementBytes;
+    }
+    /// Bytes of (dynamic) shared memory of the ring of tiles.
+    int64_t getSharedBytes(int64_t elementBytes = 2) const {
+      return getStages() * (getTileM() + getTileN()) *
+             getSharedRow(elementBytes) * elementBytes;
     }
   }];
 }

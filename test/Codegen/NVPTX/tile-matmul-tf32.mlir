@@ -1,0 +1,202 @@
+// RUN: blockc-opt %s -split-input-file --blockc-gpu-tile-matmul --canonicalize --cse | FileCheck %s
+
+// TF32 tensor-core kernels (docs/GPU.md#tf32): gpu_mma_tiles on a
+// contraction of two f32 buffers (what blockc-gpu-select-tiles writes with
+// allow-tf32) builds the mma.sync kernel with f32 tiles: 16-byte copies of
+// 4 f32, rows padded by 4 f32, ldmatrix.x4 into one f32 per register, each
+// fragment rounded to tf32 (half a tf32 ulp added to the bits of finite
+// values; the MMA ignores the low 13 bits) and m16n8k8 mma.sync with
+// tf32Enabled.
+
+#a = affine_map<(b, t, n, k) -> (b, t, k)>
+#w = affine_map<(b, t, n, k) -> (n, k)>
+#o = affine_map<(b, t, n, k) -> (b, t, n)>
+
+// 32 x 32 tiles on 1 x 2 warps (warp tile 32 x 16: 2 m16 A fragments, 2 n8
+// B fragments from one ldmatrix.x4), k steps of 16 f32 (2 k8 MMA steps) in
+// 3 stages; K = 64: 4 reduction steps. The ring: 3 stages x (32 + 32) rows
+// x 20 f32 = 15360 bytes, A's stages then B's (7680 bytes in).
+// CHECK-LABEL: func.func @projection
+// The rounding constants (hoisted out of the launch): the bits of +inf, the
+// magnitude mask, half a tf32 ulp (bit 12).
+// CHECK-DAG:     %[[INF:.+]] = arith.constant dense<2139095040> : vector<4x1xi32>
+// CHECK-DAG:     %[[ABS:.+]] = arith.constant dense<2147483647> : vector<4x1xi32>
+// CHECK-DAG:     %[[HALF:.+]] = arith.constant dense<4096> : vector<4x1xi32>
+// CHECK:         gpu.launch blocks({{[^)]+}}) in (%{{[^ ]+}} = %c2, %{{[^ ]+}} = %{{[^,]+}}, %{{[^ ]+}} = %c1)
+// CHECK-SAME:      threads({{[^)]+}}) in (%{{[^ ]+}} = %c64, %{{[^ ]+}} = %c1, %{{[^ ]+}} = %c1)
+// CHECK-SAME:      dynamic_shared_memory_size %c15360_i32
+// CHECK:         %[[AS:.+]] = memref.view %{{.+}}[%c0][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<3x32x20xf32, #gpu.address_space<workgroup>>
+// CHECK:         %[[BS:.+]] = memref.view %{{.+}}[%c7680][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<3x32x20xf32, #gpu.address_space<workgroup>>
+// 32 x 16 f32 per operand and stage = 128 chunks of 4 f32, 2 per thread.
+// CHECK:         nvgpu.device_async_copy %arg0[{{.+}}], %[[AS]][%c0, {{.+}}], 4, %{{.+}} {bypassL1} : memref<?x?x64xf32> to memref<3x32x20xf32, #gpu.address_space<workgroup>>
+// CHECK:         nvgpu.device_async_copy %arg1[{{.+}}], %[[BS]][%c0, {{.+}}], 4, %{{.+}} {bypassL1} : memref<48x64xf32> to memref<3x32x20xf32, #gpu.address_space<workgroup>>
+// CHECK:         scf.for %{{.+}} = %c0 to %c4 step %c1 iter_args({{.+}}) -> (vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>)
+// CHECK:           %[[A0:.+]] = nvgpu.ldmatrix %[[AS]][{{.+}}] {numTiles = 4 : i32, transpose = false} : memref<3x32x20xf32, #gpu.address_space<workgroup>> -> vector<4x1xf32>
+// CHECK-NEXT:      %[[BITS:.+]] = arith.bitcast %[[A0]] : vector<4x1xf32> to vector<4x1xi32>
+// CHECK-NEXT:      %[[UP:.+]] = arith.addi %[[BITS]], %[[HALF]] : vector<4x1xi32>
+// CHECK-NEXT:      %[[MAG:.+]] = arith.andi %[[BITS]], %[[ABS]] : vector<4x1xi32>
+// CHECK-NEXT:      %[[FIN:.+]] = arith.cmpi ult, %[[MAG]], %[[INF]] : vector<4x1xi32>
+// CHECK-NEXT:      %[[SEL:.+]] = arith.select %[[FIN]], %[[UP]], %[[BITS]] : vector<4x1xi1>, vector<4x1xi32>
+// CHECK-NEXT:      %[[A:.+]] = arith.bitcast %[[SEL]] : vector<4x1xi32> to vector<4x1xf32>
+// CHECK:           nvgpu.ldmatrix %[[AS]]
+// CHECK:           %[[B:.+]] = nvgpu.ldmatrix %[[BS]][{{.+}}] {numTiles = 4 : i32, transpose = false} : memref<3x32x20xf32, #gpu.address_space<workgroup>> -> vector<4x1xf32>
+// CHECK:           arith.bitcast %[[B]]
+// CHECK:           nvgpu.mma.sync(%[[A]], %{{.+}}, %{{.+}}) {mmaShape = [16, 8, 8], tf32Enabled} : (vector<4x1xf32>, vector<2x1xf32>, vector<2x2xf32>) -> vector<2x2xf32>
+// 2 k8 steps x 2 x 2 fragments per stage.
+// CHECK-COUNT-7:   nvgpu.mma.sync({{.+}}) {mmaShape = [16, 8, 8], tf32Enabled}
+// CHECK-NOT:       nvgpu.mma.sync
+// CHECK:           scf.yield
+// CHECK:         } {blockc_codegen.kernel = #blockc_codegen.kernel<tensor_core_matmul>}
+// CHECK-NOT:     linalg.generic
+func.func @projection(%x: memref<?x?x64xf32>, %w: memref<48x64xf32>, %y: memref<?x?x48xf32>) {
+  linalg.generic {indexing_maps = [#a, #w, #o], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<?x?x64xf32>, memref<48x64xf32>) outs(%y : memref<?x?x48xf32>)
+      attrs = {blockc_codegen.gpu_mma_tiles = #blockc_codegen.gpu_mma_tiles<tile_m = 32, tile_n = 32, tile_k = 16, warps_m = 1, warps_n = 2, stages = 3>} {
+  ^bb0(%in: f32, %wn: f32, %out: f32):
+    %p = arith.mulf %in, %wn : f32
+    %s = arith.addf %out, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+#a = affine_map<(b, t, n, k) -> (b, t, k)>
+#w = affine_map<(b, t, n, k) -> (n, k)>
+#o = affine_map<(b, t, n, k) -> (b, t, n)>
+#id = affine_map<(b, t, n) -> (b, t, n)>
+
+// An f32 block's gate and up: bufferization writes silu(gate) * up in place
+// into gate's buffer, which the down projection reads afterwards. That read
+// sees the consumer's values, so gate and up still run as one kernel whose
+// epilogue stores silu(g) * u into that buffer (each element by the thread
+// that computed it; the kernel does not read it: its zero init is
+// evaluated). Per warp, 16 gate rows then 16 up rows of B: chunk runs of 16
+// rows (64 threads x 4 chunks of a 16-f32 row = 16 rows).
+// CHECK-LABEL: func.func @swiglu_in_place
+// CHECK:         %[[GATE:.+]] = memref.alloc
+// CHECK-NOT:     linalg.fill
+// CHECK:         gpu.launch blocks({{[^)]+}}) in (%{{[^ ]+}} = %c3,
+// CHECK:         nvgpu.device_async_copy %arg1[
+// CHECK:         nvgpu.device_async_copy %arg2[
+// CHECK:         %[[ACC:.+]]:8 = scf.for
+// CHECK:           %[[G:.+]] = vector.extract %[[ACC]]#0[0, 0] : f32 from vector<2x2xf32>
+// CHECK-NEXT:      %[[U:.+]] = vector.extract %[[ACC]]#2[0, 0] : f32 from vector<2x2xf32>
+// CHECK:           math.exp
+// CHECK:           memref.store %{{.+}}, %[[GATE]][
+// CHECK:         } {blockc_codegen.kernel = #blockc_codegen.kernel<tensor_core_matmul>}
+// CHECK-NOT:     linalg.generic
+// The down projection (an FMA kernel here) then reads the buffer.
+// CHECK:         gpu.launch
+// CHECK:           memref.load %[[GATE]]
+// CHECK:         } {blockc_codegen.kernel = #blockc_codegen.kernel<tiled_matmul>}
+// CHECK-NOT:     linalg.generic
+func.func @swiglu_in_place(%x: memref<?x?x64xf32>, %wg: memref<96x64xf32>,
+                           %wu: memref<96x64xf32>, %wd: memref<64x96xf32>,
+                           %y: memref<?x?x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %b = memref.dim %x, %c0 : memref<?x?x64xf32>
+  %t = memref.dim %x, %c1 : memref<?x?x64xf32>
+  %gate = memref.alloc(%b, %t) : memref<?x?x96xf32>
+  linalg.fill ins(%zero : f32) outs(%gate : memref<?x?x96xf32>)
+  linalg.generic {indexing_maps = [#a, #w, #o],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %wg : memref<?x?x64xf32>, memref<96x64xf32>)
+      outs(%gate : memref<?x?x96xf32>)
+      attrs = {blockc_codegen.gpu_mma_tiles = #blockc_codegen.gpu_mma_tiles<tile_m = 32, tile_n = 64, tile_k = 16, warps_m = 1, warps_n = 2, stages = 3>} {
+  ^bb0(%in: f32, %wn: f32, %out: f32):
+    %p = arith.mulf %in, %wn : f32
+    %s = arith.addf %out, %p : f32
+    linalg.yield %s : f32
+  }
+  %up = memref.alloc(%b, %t) : memref<?x?x96xf32>
+  linalg.fill ins(%zero : f32) outs(%up : memref<?x?x96xf32>)
+  linalg.generic {indexing_maps = [#a, #w, #o],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %wu : memref<?x?x64xf32>, memref<96x64xf32>)
+      outs(%up : memref<?x?x96xf32>)
+      attrs = {blockc_codegen.gpu_mma_tiles = #blockc_codegen.gpu_mma_tiles<tile_m = 32, tile_n = 64, tile_k = 16, warps_m = 1, warps_n = 2, stages = 3>} {
+  ^bb0(%in: f32, %wn: f32, %out: f32):
+    %p = arith.mulf %in, %wn : f32
+    %s = arith.addf %out, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#id, #id, #id],
+                  iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%gate, %up : memref<?x?x96xf32>, memref<?x?x96xf32>)
+      outs(%gate : memref<?x?x96xf32>) {
+  ^bb0(%g: f32, %u: f32, %out: f32):
+    %n = arith.negf %g : f32
+    %e = math.exp %n : f32
+    %d = arith.addf %e, %one : f32
+    %silu = arith.divf %g, %d : f32
+    %v = arith.mulf %silu, %u : f32
+    linalg.yield %v : f32
+  }
+  linalg.generic {indexing_maps = [#a, #w, #o],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%gate, %wd : memref<?x?x96xf32>, memref<64x96xf32>)
+      outs(%y : memref<?x?x64xf32>)
+      attrs = {blockc_codegen.gpu_matmul_tiles = #blockc_codegen.gpu_matmul_tiles<tile_m = 64, tile_n = 64, tile_k = 16, threads_x = 16, threads_y = 16>} {
+  ^bb0(%in: f32, %wn: f32, %out: f32):
+    %p = arith.mulf %in, %wn : f32
+    %s = arith.addf %out, %p : f32
+    linalg.yield %s : f32
+  }
+  memref.dealloc %gate : memref<?x?x96xf32>
+  memref.dealloc %up : memref<?x?x96xf32>
+  return
+}
+
+// -----
+
+#a = affine_map<(b, t, n, k) -> (b, t, k)>
+#w = affine_map<(b, t, n, k) -> (n, k)>
+#o = affine_map<(b, t, n, k) -> (b, t, n)>
+#id = affine_map<(b, t, n) -> (b, t, n)>
+
+// Not fused: the projection's buffer is overwritten (not read) by a
+// generic before the next generic reads it; that reader sees the
+// overwritten values, not the projection's.
+// CHECK-LABEL: func.func @overwritten_first
+// CHECK:         gpu.launch
+// CHECK:         } {blockc_codegen.kernel = #blockc_codegen.kernel<tensor_core_matmul>}
+// CHECK:         linalg.generic {{.+}} ins(%arg3 : memref<?x?x32xf32>) outs(%[[BUF:.+]] : memref<?x?x32xf32>)
+// CHECK:         linalg.generic {{.+}} ins(%[[BUF]] : memref<?x?x32xf32>) outs(%arg2 : memref<?x?x32xf32>)
+func.func @overwritten_first(%x: memref<?x?x64xf32>, %w: memref<32x64xf32>,
+                             %y: memref<?x?x32xf32>, %z: memref<?x?x32xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %b = memref.dim %x, %c0 : memref<?x?x64xf32>
+  %t = memref.dim %x, %c1 : memref<?x?x64xf32>
+  %buf = memref.alloc(%b, %t) : memref<?x?x32xf32>
+  linalg.fill ins(%zero : f32) outs(%buf : memref<?x?x32xf32>)
+  linalg.generic {indexing_maps = [#a, #w, #o],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<?x?x64xf32>, memref<32x64xf32>)
+      outs(%buf : memref<?x?x32xf32>)
+      attrs = {blockc_codegen.gpu_mma_tiles = #blockc_codegen.gpu_mma_tiles<tile_m = 32, tile_n = 32, tile_k = 16, warps_m = 1, warps_n = 2, stages = 3>} {
+  ^bb0(%in: f32, %wn: f32, %out: f32):
+    %p = arith.mulf %in, %wn : f32
+    %s = arith.addf %out, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%z : memref<?x?x32xf32>) outs(%buf : memref<?x?x32xf32>) {
+  ^bb0(%v: f32, %out: f32):
+    linalg.yield %v : f32
+  }
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%buf : memref<?x?x32xf32>) outs(%y : memref<?x?x32xf32>) {
+  ^bb0(%v: f32, %out: f32):
+    %d = arith.addf %v, %v : f32
+    linalg.yield %d : f32
+  }
+  memref.dealloc %buf : memref<?x?x32xf32>
+  return
+}
