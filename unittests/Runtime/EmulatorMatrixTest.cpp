@@ -319,8 +319,8 @@ TEST(EmulatorMatrixTest, LdMatrixOfF32RowsGivesTF32Fragments) {
   const uint16_t *rows[kLanes];
   for (int l = 0; l < kLanes; ++l) {
     int q = l / 8, r = l % 8;
-    rows[l] = reinterpret_cast<const uint16_t *>(&tile[r + 8 * (q % 2)]
-                                                      [4 * (q / 2)]);
+    rows[l] =
+        reinterpret_cast<const uint16_t *>(&tile[r + 8 * (q % 2)][4 * (q / 2)]);
   }
   uint32_t out[kLanes][4];
   ldMatrix(4, false, rows, out);

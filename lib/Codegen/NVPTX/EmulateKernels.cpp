@@ -496,8 +496,7 @@ void KernelEmulation::replaceNVGPUOps() {
       Value buffer = scratch(type.getElementType(), type.getNumElements());
       Value zero = arith::ConstantIndexOp::create(b, loc, 0);
       func::CallOp::create(b, loc, runtime.mma,
-                           ValueRange{thread, i32(b, loc, mmaType), a, bb,
-                                      c,
+                           ValueRange{thread, i32(b, loc, mmaType), a, bb, c,
                                       address(b, loc, buffer, ValueRange{zero}),
                                       siteString(b, op, "nvgpu.mma.sync")});
       mma.replaceAllUsesWith(reload(b, loc, buffer, type));

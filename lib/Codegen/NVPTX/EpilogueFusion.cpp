@@ -339,6 +339,112 @@ Value evaluateGenericAt(OpBuilder &b, Location loc, linalg::GenericOp generic,
   return map.lookupOrDefault(body->getTerminator()->getOperand(0));
 }
 
+std::optional<ProloguePlan> planPrologue(linalg::LinalgOp op,
+                                         OpOperand &input) {
+  Value buffer = input.get();
+  auto type = dyn_cast<MemRefType>(buffer.getType());
+  if (!type || !type.getElementType().isF32() ||
+      !buffer.getDefiningOp<memref::AllocOp>())
+    return std::nullopt;
+  // The last writer before `op`: every other use between it and `op` only
+  // reads the buffer.
+  linalg::GenericOp producer;
+  for (Operation *at = op->getPrevNode(); at; at = at->getPrevNode()) {
+    bool writes = false;
+    for (OpOperand &use : at->getOpOperands())
+      if (use.get() == buffer && !isReadOnlyUse(use))
+        writes = true;
+    if (!writes)
+      continue;
+    producer = dyn_cast<linalg::GenericOp>(at);
+    break;
+  }
+  if (!producer || !isPointwise(producer) ||
+      producer.getDpsInits()[0] != buffer ||
+      !producer.getMatchingBlockArgument(producer.getDpsInitOperand(0))
+           .use_empty() ||
+      producer.getNumLoops() != static_cast<unsigned>(type.getRank()) ||
+      llvm::is_contained(producer.getDpsInputs(), buffer))
+    return std::nullopt;
+  // Uses of the buffer nested in ops between the two (a region reading or
+  // writing it) are not followed.
+  for (OpOperand &use : buffer.getUses()) {
+    Operation *at = op->getBlock()->findAncestorOpInBlock(*use.getOwner());
+    if (!at || (at != use.getOwner() && producer->isBeforeInBlock(at) &&
+                at->isBeforeInBlock(op)))
+      return std::nullopt;
+  }
+  ProloguePlan plan;
+  plan.producer = producer;
+  int64_t last = type.getRank() - 1;
+  for (OpOperand *in : producer.getDpsInputOperands()) {
+    AffineMap map = producer.getMatchingIndexingMap(in);
+    if (map.isIdentity() && in->get().getType() == type && !plan.streamed) {
+      plan.streamed = in;
+      continue;
+    }
+    bool rows = true, ks = true;
+    for (AffineExpr e : map.getResults())
+      if (auto d = dyn_cast<AffineDimExpr>(e)) {
+        rows &= d.getPosition() != last;
+        ks &= d.getPosition() == last;
+      }
+    if (rows)
+      plan.rowInputs.push_back(in);
+    else if (ks)
+      plan.kInputs.push_back(in);
+    else
+      return std::nullopt;
+  }
+  if (!plan.streamed)
+    return std::nullopt;
+  // Nothing between the producer and `op` writes what the kernel reads in
+  // the producer's place.
+  for (Operation *at = producer->getNextNode(); at != op;
+       at = at->getNextNode()) {
+    if (isMemoryEffectFree(at) ||
+        isa<memref::AllocOp, memref::DimOp, memref::DeallocOp>(at))
+      continue;
+    SmallVector<Value> written;
+    if (auto copy = dyn_cast<memref::CopyOp>(at))
+      written.push_back(copy.getTarget());
+    else if (auto dps = dyn_cast<linalg::LinalgOp>(at))
+      llvm::append_range(written, dps.getDpsInits());
+    else
+      return std::nullopt;
+    for (Value w : written)
+      for (Value read : producer->getOperands())
+        if (mayAlias(w, read))
+          return std::nullopt;
+  }
+  return plan;
+}
+
+void eraseIfUnread(linalg::GenericOp producer) {
+  Value buffer = producer.getDpsInits()[0];
+  Block *block = producer->getBlock();
+  Operation *first = nullptr;
+  OpOperand *firstUse = nullptr;
+  for (OpOperand &use : buffer.getUses()) {
+    Operation *at = block->findAncestorOpInBlock(*use.getOwner());
+    if (!at)
+      return;
+    if (at == producer.getOperation() || at->isBeforeInBlock(producer) ||
+        isa<memref::DeallocOp>(at))
+      continue;
+    if (!first || at->isBeforeInBlock(first)) {
+      first = at;
+      firstUse = at == use.getOwner() ? &use : nullptr;
+    } else if (at == first) {
+      // Two uses by one op: it reads the buffer unless it is a full write.
+      firstUse = nullptr;
+    }
+  }
+  if (first && (!firstUse || !isFullWrite(*firstUse)))
+    return;
+  producer->erase();
+}
+
 void eraseDeadWrites(Block &body, ArrayRef<EpiloguePlan> plans) {
   // The writers of the buffers the kernels now start from their evaluated
   // init: dead when nothing reads the buffer between them and the kernel.

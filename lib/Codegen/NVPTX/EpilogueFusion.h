@@ -60,6 +60,34 @@ EpiloguePlan planEpilogue(
     llvm::function_ref<bool(mlir::linalg::LinalgOp, mlir::linalg::LinalgOp)>
         canPair);
 
+/// A pointwise generic that writes the M-side input buffer of a TF32
+/// contraction (an f32 block's normalisation: x * r[row] * gain[k]), which
+/// the kernel evaluates on each A fragment element in registers instead of
+/// reading the buffer: the kernel copies `streamed` (the producer's input
+/// of the buffer's shape) in its place, and reads `rowInputs` (indexed by
+/// M dimensions only, e.g. the row statistics) once per row and `kInputs`
+/// (by the K dimension only, e.g. the gain) once per k step.
+struct ProloguePlan {
+  mlir::linalg::GenericOp producer;
+  mlir::OpOperand *streamed = nullptr;
+  llvm::SmallVector<mlir::OpOperand *> rowInputs, kInputs;
+};
+
+/// The prologue of contraction `op` whose M-side input is `input`: the last
+/// writer of that buffer (a function-local allocation) is a pointwise
+/// generic before `op` in the same block, with one input of the buffer's
+/// type read at the identity map (identity layout: it is copied by cp.async
+/// in the buffer's place) and its other inputs indexed by the buffer's
+/// leading (M) dimensions only or by its last (K) dimension only; no op
+/// between the producer and `op` writes the buffer or those inputs. None
+/// otherwise.
+std::optional<ProloguePlan> planPrologue(mlir::linalg::LinalgOp op,
+                                         mlir::OpOperand &input);
+
+/// Erases `producer` when nothing reads its output any more: no use of the
+/// buffer after it before a full overwrite (deallocations aside).
+void eraseIfUnread(mlir::linalg::GenericOp producer);
+
 /// Whether `map` reads at loop indices and constants only (the maps
 /// evaluateGenericAt can load through).
 bool isPointMap(mlir::AffineMap map);

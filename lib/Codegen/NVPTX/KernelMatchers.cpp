@@ -150,7 +150,10 @@ Type blockc::nvptx::getTensorCoreMatmulType(linalg::LinalgOp op) {
 }
 
 bool blockc::nvptx::isTF32MatmulCandidate(linalg::LinalgOp op) {
-  if (!hasTensorCoreShape(op))
+  // Projections only: a batched contraction is attention's (Q K^T per
+  // batch and head), which keeps f32.
+  if (!hasTensorCoreShape(op) ||
+      !linalg::inferContractionDims(op)->batch.empty())
     return false;
   auto [x, y] = mulAddOperands(op);
   if (!x)

@@ -312,6 +312,8 @@ struct TensorCoreKernel : ContractionKernel {
   GPUMmaTilesAttr tiles;
   Type elem; // bf16, f16, or f32 (tf32)
   blockc::nvptx::EpiloguePlan plan;
+  /// TF32: the producer of A evaluated on each A fragment element.
+  std::optional<blockc::nvptx::ProloguePlan> prologue = std::nullopt;
   gpu::LaunchOp launch = {};
   int64_t numK = 0;                 // reduction steps (K / tile_k)
   Value tid = {}, m0 = {}, n0 = {}; // in the launch body
@@ -319,6 +321,20 @@ struct TensorCoreKernel : ContractionKernel {
   Type tokenType = {};
 
   bool tf32() const { return elem.isF32(); }
+
+  /// The prologue producer's input `in` at the producer's loop indices
+  /// `pIv` (its map: loop indices and constants).
+  Value loadAt(OpOperand &in, ArrayRef<Value> pIv) {
+    SmallVector<Value> at;
+    for (AffineExpr e :
+         prologue->producer.getMatchingIndexingMap(&in).getResults()) {
+      if (auto d = dyn_cast<AffineDimExpr>(e))
+        at.push_back(pIv[d.getPosition()]);
+      else
+        at.push_back(idx(cast<AffineConstantExpr>(e).getValue()));
+    }
+    return memref::LoadOp::create(b, loc, in.get(), at);
+  }
   int64_t elemBytes() const { return tf32() ? 4 : 2; }
   /// Elements per 16-byte cp.async chunk (and per ldmatrix row).
   int64_t chunkElems() const { return 16 / elemBytes(); }
@@ -394,8 +410,8 @@ struct TensorCoreKernel : ContractionKernel {
   /// step `kTile` into `shared[stage]`. Rows past the operand's and steps
   /// past the last copy nothing (source size 0: the chunk is zero-filled)
   /// from a clamped address.
-  void copyTile(OpOperand &operand, Value second, ArrayRef<Chunk> chunks,
-                Value stage, Value kTile, Value shared,
+  void copyTile(OpOperand &operand, Value source, Value second,
+                ArrayRef<Chunk> chunks, Value stage, Value kTile, Value shared,
                 SmallVectorImpl<Value> &tokens) {
     Value kValid = lt(kTile, idx(numK));
     Value kTileC = arith::MinUIOp::create(b, loc, kTile,
@@ -409,7 +425,7 @@ struct TensorCoreKernel : ContractionKernel {
           arith::SelectOp::create(b, loc, valid, idx(chunkElems()), idx(0));
       tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
           b, loc, tokenType, shared, ValueRange{stage, ch.row, ch.kOffset},
-          ch.second ? second : operand.get(), operandIndices(operand, iv),
+          ch.second ? second : source, operandIndices(operand, iv),
           b.getIndexAttr(chunkElems()), srcElements, b.getUnitAttr()));
     }
   }
@@ -482,8 +498,11 @@ struct TensorCoreKernel : ContractionKernel {
         chunksOf(dims.n, nSize, tileN, n0, paired ? outWarpN : 0);
     auto issue = [&](Value stage, Value kTile) {
       SmallVector<Value> tokens;
-      copyTile(aOp, Value(), aChunks, stage, kTile, aShared, tokens);
-      copyTile(bOp, bSecond, bChunks, stage, kTile, bShared, tokens);
+      // With a prologue, A's tiles come from the producer's streamed input
+      // (same shape, read at the same indices).
+      copyTile(aOp, prologue ? prologue->streamed->get() : aOp.get(), Value(),
+               aChunks, stage, kTile, aShared, tokens);
+      copyTile(bOp, bOp.get(), bSecond, bChunks, stage, kTile, bShared, tokens);
       return nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType, tokens)
           .getResult();
     };
@@ -509,6 +528,35 @@ struct TensorCoreKernel : ContractionKernel {
         add(add(mul(warpN, idx(warpTileN)), r8), mul(div(q, 2), idx(8)));
     Value bCol = mul(rem(q, 2), idx(c));
 
+    // The prologue's per-row inputs at this lane's rows g and g + 8 of each
+    // m16 fragment (clamped into M: rows past it are zero-filled and not
+    // stored), read once; each row's producer loop indices.
+    Value g = div(lane, 4), t = rem(lane, 4);
+    Value rowBase = add(add(m0, mul(warpM, idx(warpTileM))), g);
+    SmallVector<SmallVector<Value>> rowIv;               // [i * 2 + h]
+    SmallVector<DenseMap<OpOperand *, Value>> rowValues; // [i * 2 + h]
+    if (prologue) {
+      Value lastRow = arith::SubIOp::create(b, loc, mSize, idx(1));
+      AffineMap aMap = op.getMatchingIndexingMap(&aOp);
+      for (int64_t i = 0; i < mFrags; ++i)
+        for (int64_t h = 0; h < 2; ++h) {
+          Value m = arith::MinUIOp::create(
+              b, loc, add(rowBase, idx(i * 16 + h * 8)), lastRow);
+          SmallVector<Value> iv(batchIv);
+          delinearize(m, dims.m, iv);
+          // The producer's loop j is A's dimension j.
+          SmallVector<Value> pIv;
+          for (AffineExpr e : aMap.getResults().drop_back())
+            pIv.push_back(iv[cast<AffineDimExpr>(e).getPosition()]);
+          pIv.push_back(idx(0));
+          DenseMap<OpOperand *, Value> values;
+          for (OpOperand *in : prologue->rowInputs)
+            values[in] = loadAt(*in, pIv);
+          rowIv.push_back(pIv);
+          rowValues.push_back(std::move(values));
+        }
+    }
+
     auto accType = VectorType::get({2, 2}, b.getF32Type());
     Value zero = blockc::nvptx::zeroVector(b, loc, accType);
     SmallVector<Value> init(mFrags * nFrags, zero);
@@ -532,19 +580,60 @@ struct TensorCoreKernel : ContractionKernel {
           SmallVector<Value> acc(accs);
           int64_t k = mmaK();
           auto load = [&](Value shared, Value row, Value col) {
-            Value frag = nvgpu::LdMatrixOp::create(
-                b, loc, fragType, shared, ValueRange{stage, row, col},
-                /*transpose=*/false, /*numTiles=*/4);
+            return nvgpu::LdMatrixOp::create(b, loc, fragType, shared,
+                                             ValueRange{stage, row, col},
+                                             /*transpose=*/false,
+                                             /*numTiles=*/4)
+                .getResult();
+          };
+          auto round = [&](Value frag) {
             return tf32() ? roundToTF32(frag) : frag;
           };
           for (int64_t kk = 0; kk < tileK / k; ++kk) {
             SmallVector<Value> aFrag, bFrag;
-            for (int64_t i = 0; i < mFrags; ++i)
-              aFrag.push_back(load(aShared, add(aRow, idx(i * 16)),
-                                   add(aCol, idx(kk * k))));
+            // The prologue's per-k inputs at this lane's columns t and
+            // t + 4 of the k8 step.
+            SmallVector<Value> kIdx;
+            SmallVector<DenseMap<OpOperand *, Value>> kValues;
+            if (prologue)
+              for (int64_t c = 0; c < 2; ++c) {
+                Value kIndex =
+                    add(add(mul(kt, idx(tileK)), idx(kk * k + 4 * c)), t);
+                SmallVector<Value> pIv(rowIv.front().size(), idx(0));
+                pIv.back() = kIndex;
+                DenseMap<OpOperand *, Value> values;
+                for (OpOperand *in : prologue->kInputs)
+                  values[in] = loadAt(*in, pIv);
+                kIdx.push_back(kIndex);
+                kValues.push_back(std::move(values));
+              }
+            for (int64_t i = 0; i < mFrags; ++i) {
+              Value frag =
+                  load(aShared, add(aRow, idx(i * 16)), add(aCol, idx(kk * k)));
+              // Register r holds (row g + 8 (r % 2), column t + 4 (r / 2)).
+              if (prologue)
+                for (int64_t r = 0; r < 4; ++r) {
+                  int64_t h = r % 2, c = r / 2;
+                  SmallVector<Value> pIv = rowIv[i * 2 + h];
+                  pIv.back() = kIdx[c];
+                  Value x = vector::ExtractOp::create(b, loc, frag,
+                                                      ArrayRef<int64_t>{r, 0});
+                  Value v = blockc::nvptx::evaluateGenericAt(
+                      b, loc, prologue->producer, pIv, [&](OpOperand &in) {
+                        if (&in == prologue->streamed)
+                          return x;
+                        if (Value row = rowValues[i * 2 + h].lookup(&in))
+                          return row;
+                        return kValues[c].lookup(&in);
+                      });
+                  frag = vector::InsertOp::create(b, loc, v, frag,
+                                                  ArrayRef<int64_t>{r, 0});
+                }
+              aFrag.push_back(round(frag));
+            }
             for (int64_t j = 0; j < nFrags / 2; ++j) {
-              Value pair = load(bShared, add(bRow, idx(j * 16)),
-                                add(bCol, idx(kk * k)));
+              Value pair = round(load(bShared, add(bRow, idx(j * 16)),
+                                      add(bCol, idx(kk * k))));
               bFrag.push_back(blockc::nvptx::rowPair(b, loc, pair, 0));
               bFrag.push_back(blockc::nvptx::rowPair(b, loc, pair, 2));
             }
@@ -561,8 +650,6 @@ struct TensorCoreKernel : ContractionKernel {
 
     // Epilogue: accumulator (i, j) of lane (g = lane / 4, t = lane % 4)
     // holds rows g and g + 8, columns 2t and 2t + 1 of its m16 x n8 tile.
-    Value g = div(lane, 4), t = rem(lane, 4);
-    Value rowBase = add(add(m0, mul(warpM, idx(warpTileM))), g);
     Value colBase = add(add(n0, mul(warpN, idx(outWarpN))), mul(t, idx(2)));
     // Each of the thread's rows is delinearized once (under its bounds
     // check); its columns are checked against N.
@@ -873,8 +960,8 @@ struct GPUTileMatmulPass
           int64_t bytes = mma.getSharedBytes(4);
           if (bytes > GPUMmaTilesAttr::kMaxSharedBytes) {
             op->emitOpError()
-                << "has TF32 tiles whose " << mma.getStages()
-                << " stages take " << bytes << " bytes, more than the "
+                << "has TF32 tiles whose " << mma.getStages() << " stages take "
+                << bytes << " bytes, more than the "
                 << GPUMmaTilesAttr::kMaxSharedBytes
                 << " bytes of shared memory a block may have on any chip";
             return WalkResult::interrupt();
@@ -906,6 +993,19 @@ struct GPUTileMatmulPass
     if (walk.wasInterrupted())
       return signalPassFailure();
     OpBuilder b(&getContext());
+    // TF32 kernels evaluate the producer of their A input (an f32 block's
+    // normalisation) in registers; planned before any kernel is built.
+    DenseMap<Operation *, blockc::nvptx::ProloguePlan> prologues;
+    llvm::SetVector<Operation *> producers;
+    if (fuseEpilogues)
+      for (auto [op, config] : candidates) {
+        if (!isa<GPUMmaTilesAttr>(config) ||
+            !blockc::nvptx::getMmaMultiplicandType(op).isF32())
+          continue;
+        OpOperand *a = inputsMN(op, *linalg::inferContractionDims(op)).first;
+        if (auto prologue = blockc::nvptx::planPrologue(op, *a))
+          prologues[op] = *prologue;
+      }
     SmallVector<blockc::nvptx::EpiloguePlan> plans;
     DenseSet<Operation *> done; // the second contractions of pairs
     for (auto [op, config] : candidates) {
@@ -942,6 +1042,11 @@ struct GPUTileMatmulPass
       } else if (auto mma = dyn_cast<GPUMmaTilesAttr>(config)) {
         TensorCoreKernel kernel{
             base, mma, blockc::nvptx::getMmaMultiplicandType(op), plan};
+        if (auto it = prologues.find(op); it != prologues.end()) {
+          kernel.prologue = it->second;
+          producers.insert(it->second.producer);
+          ++numPrologues;
+        }
         kernel.build();
         plan.kernel = kernel.launch;
         ++numTensorCore;
@@ -969,6 +1074,9 @@ struct GPUTileMatmulPass
       if (tensorCores)
         plans.push_back(plan);
     }
+    // A producer whose every reader now recomputes it is gone.
+    for (Operation *producer : producers)
+      blockc::nvptx::eraseIfUnread(cast<linalg::GenericOp>(producer));
     blockc::nvptx::eraseDeadWrites(getOperation().getBody().front(), plans);
   }
 

@@ -51,8 +51,9 @@ func.func @tensors(%x: tensor<4x32xf32>, %w: tensor<16x32xf32>, %init: tensor<4x
 
 // -----
 
-// Not TF32 contractions: K not a multiple of 16, a [k, n] weight, and a
-// body that computes more than out + a * b.
+// Not TF32 contractions: K not a multiple of 16, a [k, n] weight, a body
+// that computes more than out + a * b, and a batched contraction
+// (attention's Q K^T per head, which keeps f32).
 #a = affine_map<(m, n, k) -> (m, k)>
 #w = affine_map<(m, n, k) -> (n, k)>
 #wt = affine_map<(m, n, k) -> (k, n)>
@@ -60,8 +61,19 @@ func.func @tensors(%x: tensor<4x32xf32>, %w: tensor<16x32xf32>, %init: tensor<4x
 // CHECK-LABEL: func.func @declined
 // CHECK-NOT:     gpu_mma_tiles
 // CHECK:         return
+#q = affine_map<(h, t, s, d) -> (h, t, d)>
+#k = affine_map<(h, t, s, d) -> (h, s, d)>
+#sc = affine_map<(h, t, s, d) -> (h, t, s)>
 func.func @declined(%x: memref<?x40xf32>, %w: memref<32x40xf32>, %y: memref<?x32xf32>,
-                    %x2: memref<?x64xf32>, %wt: memref<64x32xf32>, %w2: memref<32x64xf32>) {
+                    %x2: memref<?x64xf32>, %wt: memref<64x32xf32>, %w2: memref<32x64xf32>,
+                    %qh: memref<4x8x16xf32>, %kh: memref<4x8x16xf32>, %sh: memref<4x8x8xf32>) {
+  linalg.generic {indexing_maps = [#q, #k, #sc], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%qh, %kh : memref<4x8x16xf32>, memref<4x8x16xf32>) outs(%sh : memref<4x8x8xf32>) {
+  ^bb0(%in: f32, %kv: f32, %acc: f32):
+    %p = arith.mulf %in, %kv : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
   linalg.generic {indexing_maps = [#a, #w, #o], iterator_types = ["parallel", "parallel", "reduction"]}
       ins(%x, %w : memref<?x40xf32>, memref<32x40xf32>) outs(%y : memref<?x32xf32>) {
   ^bb0(%in: f32, %wv: f32, %acc: f32):

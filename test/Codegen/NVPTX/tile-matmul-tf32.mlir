@@ -1,4 +1,5 @@
 // RUN: blockc-opt %s -split-input-file --blockc-gpu-tile-matmul --canonicalize --cse | FileCheck %s
+// RUN: blockc-opt %s -split-input-file --blockc-gpu-tile-matmul="fuse-epilogues=false" --canonicalize --cse | FileCheck %s --check-prefix=NOFUSE
 
 // TF32 tensor-core kernels (docs/GPU.md#tf32): gpu_mma_tiles on a
 // contraction of two f32 buffers (what blockc-gpu-select-tiles writes with
@@ -198,5 +199,144 @@ func.func @overwritten_first(%x: memref<?x?x64xf32>, %w: memref<32x64xf32>,
     linalg.yield %d : f32
   }
   memref.dealloc %buf : memref<?x?x32xf32>
+  return
+}
+
+// -----
+
+#a = affine_map<(b, t, n, k) -> (b, t, k)>
+#w = affine_map<(b, t, n, k) -> (n, k)>
+#o = affine_map<(b, t, n, k) -> (b, t, n)>
+#id = affine_map<(b, t, k) -> (b, t, k)>
+#row = affine_map<(b, t, k) -> (b, t)>
+#gain = affine_map<(b, t, k) -> (k)>
+
+// Prologue: the normalisation x * r[b, t] * gain[k] that writes the
+// projections' input. Both projections (q and k) copy %x instead and
+// evaluate the product on each A fragment element before the tf32
+// rounding: r at the thread's rows g and g + 8 of its 2 m16 fragments (4
+// loads) before the reduction loop, the gain at columns t and t + 4 of
+// each k8 step inside it. The normalised buffer and its producer are gone.
+// CHECK-LABEL: func.func @norm_prologue
+// CHECK-NOT:     linalg.generic
+// CHECK:         gpu.launch
+// CHECK:           nvgpu.device_async_copy %arg0[
+// CHECK:           nvgpu.device_async_copy %arg3[
+// CHECK:           %[[R0:.+]] = memref.load %arg1[
+// CHECK:           %[[R8:.+]] = memref.load %arg1[
+// CHECK-COUNT-2:   memref.load %arg1[
+// CHECK:           scf.for
+// CHECK:             %[[G0:.+]] = memref.load %arg2[
+// CHECK:             %[[G4:.+]] = memref.load %arg2[
+// CHECK-NEXT:        %[[F:.+]] = nvgpu.ldmatrix
+// Registers: (g, t), (g + 8, t), (g, t + 4), (g + 8, t + 4).
+// CHECK-NEXT:        %[[X0:.+]] = vector.extract %[[F]][0, 0] : f32 from vector<4x1xf32>
+// CHECK-NEXT:        %[[P0:.+]] = arith.mulf %[[X0]], %[[R0]] : f32
+// CHECK-NEXT:        %[[N0:.+]] = arith.mulf %[[P0]], %[[G0]] : f32
+// CHECK-NEXT:        %[[X1:.+]] = vector.extract %[[F]][1, 0] : f32 from vector<4x1xf32>
+// CHECK-NEXT:        %[[P1:.+]] = arith.mulf %[[X1]], %[[R8]] : f32
+// CHECK-NEXT:        %[[N1:.+]] = arith.mulf %[[P1]], %[[G0]] : f32
+// CHECK-NEXT:        %[[X2:.+]] = vector.extract %[[F]][2, 0] : f32 from vector<4x1xf32>
+// CHECK-NEXT:        %[[P2:.+]] = arith.mulf %[[X2]], %[[R0]] : f32
+// CHECK-NEXT:        %[[N2:.+]] = arith.mulf %[[P2]], %[[G4]] : f32
+// CHECK-NEXT:        %[[X3:.+]] = vector.extract %[[F]][3, 0] : f32 from vector<4x1xf32>
+// CHECK-NEXT:        %[[P3:.+]] = arith.mulf %[[X3]], %[[R8]] : f32
+// CHECK-NEXT:        %[[N3:.+]] = arith.mulf %[[P3]], %[[G4]] : f32
+// CHECK-NEXT:        %[[NF:.+]] = vector.from_elements %[[N0]], %[[N1]], %[[N2]], %[[N3]] : vector<4x1xf32>
+// CHECK-NEXT:        arith.bitcast %[[NF]] : vector<4x1xf32> to vector<4x1xi32>
+// CHECK:             nvgpu.mma.sync
+// CHECK:         } {blockc_codegen.kernel = #blockc_codegen.kernel<tensor_core_matmul>}
+// CHECK:         gpu.launch
+// CHECK:           nvgpu.device_async_copy %arg0[
+// CHECK:         } {blockc_codegen.kernel = #blockc_codegen.kernel<tensor_core_matmul>}
+// CHECK-NOT:     linalg.generic
+// CHECK-NOT:     memref.alloc(
+// CHECK:         return
+// Without fusion the producer stays and the kernels copy its buffer.
+// NOFUSE-LABEL: func.func @norm_prologue
+// NOFUSE:         %[[XN:.+]] = memref.alloc
+// NOFUSE:         linalg.generic {{.+}} outs(%[[XN]] :
+// NOFUSE:         gpu.launch
+// NOFUSE:           nvgpu.device_async_copy %[[XN]][
+func.func @norm_prologue(%x: memref<?x?x64xf32>, %r: memref<?x?xf32>, %g: memref<64xf32>,
+                         %wq: memref<32x64xf32>, %wk: memref<32x64xf32>,
+                         %q: memref<?x?x32xf32>, %k: memref<?x?x32xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %b = memref.dim %x, %c0 : memref<?x?x64xf32>
+  %t = memref.dim %x, %c1 : memref<?x?x64xf32>
+  %xn = memref.alloc(%b, %t) : memref<?x?x64xf32>
+  linalg.generic {indexing_maps = [#id, #row, #gain, #id], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%x, %r, %g : memref<?x?x64xf32>, memref<?x?xf32>, memref<64xf32>) outs(%xn : memref<?x?x64xf32>) {
+  ^bb0(%v: f32, %rv: f32, %gv: f32, %out: f32):
+    %s = arith.mulf %v, %rv : f32
+    %n = arith.mulf %s, %gv : f32
+    linalg.yield %n : f32
+  }
+  linalg.generic {indexing_maps = [#a, #w, #o], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%xn, %wq : memref<?x?x64xf32>, memref<32x64xf32>) outs(%q : memref<?x?x32xf32>)
+      attrs = {blockc_codegen.gpu_mma_tiles = #blockc_codegen.gpu_mma_tiles<tile_m = 32, tile_n = 32, tile_k = 16, warps_m = 1, warps_n = 2, stages = 3>} {
+  ^bb0(%in: f32, %wn: f32, %out: f32):
+    %p = arith.mulf %in, %wn : f32
+    %s = arith.addf %out, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#a, #w, #o], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%xn, %wk : memref<?x?x64xf32>, memref<32x64xf32>) outs(%k : memref<?x?x32xf32>)
+      attrs = {blockc_codegen.gpu_mma_tiles = #blockc_codegen.gpu_mma_tiles<tile_m = 32, tile_n = 32, tile_k = 16, warps_m = 1, warps_n = 2, stages = 3>} {
+  ^bb0(%in: f32, %wn: f32, %out: f32):
+    %p = arith.mulf %in, %wn : f32
+    %s = arith.addf %out, %p : f32
+    linalg.yield %s : f32
+  }
+  memref.dealloc %xn : memref<?x?x64xf32>
+  return
+}
+
+// -----
+
+#a = affine_map<(b, t, n, k) -> (b, t, k)>
+#w = affine_map<(b, t, n, k) -> (n, k)>
+#o = affine_map<(b, t, n, k) -> (b, t, n)>
+#id = affine_map<(b, t, k) -> (b, t, k)>
+#row = affine_map<(b, t, k) -> (b, t)>
+#gain = affine_map<(b, t, k) -> (k)>
+
+// No prologue: the row statistics are written between the producer and
+// the projection (the kernel would read the new values), so the kernel
+// copies the normalised buffer, which stays. A second projection reads it
+// too: still one producer.
+// CHECK-LABEL: func.func @input_written_between
+// CHECK:         %[[XN:.+]] = memref.alloc
+// CHECK:         linalg.generic {{.+}} outs(%[[XN]] :
+// CHECK:         linalg.fill
+// CHECK:         gpu.launch
+// CHECK:           nvgpu.device_async_copy %[[XN]][
+// CHECK:         } {blockc_codegen.kernel = #blockc_codegen.kernel<tensor_core_matmul>}
+func.func @input_written_between(%x: memref<?x?x64xf32>, %r: memref<?x?xf32>, %g: memref<64xf32>,
+                                 %wq: memref<32x64xf32>, %q: memref<?x?x32xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %one = arith.constant 1.0 : f32
+  %b = memref.dim %x, %c0 : memref<?x?x64xf32>
+  %t = memref.dim %x, %c1 : memref<?x?x64xf32>
+  %xn = memref.alloc(%b, %t) : memref<?x?x64xf32>
+  linalg.generic {indexing_maps = [#id, #row, #gain, #id], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%x, %r, %g : memref<?x?x64xf32>, memref<?x?xf32>, memref<64xf32>) outs(%xn : memref<?x?x64xf32>) {
+  ^bb0(%v: f32, %rv: f32, %gv: f32, %out: f32):
+    %s = arith.mulf %v, %rv : f32
+    %n = arith.mulf %s, %gv : f32
+    linalg.yield %n : f32
+  }
+  linalg.fill ins(%one : f32) outs(%r : memref<?x?xf32>)
+  linalg.generic {indexing_maps = [#a, #w, #o], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%xn, %wq : memref<?x?x64xf32>, memref<32x64xf32>) outs(%q : memref<?x?x32xf32>)
+      attrs = {blockc_codegen.gpu_mma_tiles = #blockc_codegen.gpu_mma_tiles<tile_m = 32, tile_n = 32, tile_k = 16, warps_m = 1, warps_n = 2, stages = 3>} {
+  ^bb0(%in: f32, %wn: f32, %out: f32):
+    %p = arith.mulf %in, %wn : f32
+    %s = arith.addf %out, %p : f32
+    linalg.yield %s : f32
+  }
+  memref.dealloc %xn : memref<?x?x64xf32>
   return
 }

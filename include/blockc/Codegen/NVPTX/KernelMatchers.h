@@ -35,9 +35,10 @@ mlir::Type getTensorCoreMatmulType(mlir::linalg::LinalgOp op);
 
 /// Whether `op` is a contraction of two f32 inputs into f32 (on tensors or
 /// buffers) that can run on TF32 tensor cores (mma.sync m16n8k8, when
-/// `-gpu-allow-tf32` asks for it): body `out + a * b` with no widening, and
+/// `-gpu-allow-tf32` asks for it): body `out + a * b` with no widening,
 /// getTensorCoreMatmulType's shape (one N and one K dimension, K innermost
-/// in both inputs, static and a multiple of 16, identity layouts).
+/// in both inputs, static and a multiple of 16, identity layouts) and no
+/// batch dimension (a projection, not attention's Q K^T).
 bool isTF32MatmulCandidate(mlir::linalg::LinalgOp op);
 
 /// The multiplicand type of a contraction on buffers that

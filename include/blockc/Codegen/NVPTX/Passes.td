@@ -505,6 +505,18 @@ def GPUTileMatmulPass
     holds both values of its output elements. Init writers no longer read,
     and allocations only written and freed, are erased.
 
+    **Prologues** (TF32 kernels, with `fuse-epilogues`). When the M-side f32
+    input of a TF32 contraction is a local allocation whose last writer is
+    a pointwise `linalg.generic` with one input of the buffer's type at the
+    identity map and its other inputs indexed by the buffer's leading (M)
+    dimensions only or by its last (K) dimension only (an f32 block's
+    normalisation `x * r[b, t] * gain[k]`), and nothing between the two
+    writes the buffer or those inputs, the kernel copies that input instead
+    and evaluates the producer's body on each A fragment element in
+    registers before rounding it to tf32: the per-row inputs read once per
+    thread row, the per-k inputs once per k8 step. The producer is erased
+    when nothing reads its buffer any more.
+
     ```mlir
     linalg.fill ins(%zero) outs(%acc)                      // before
     linalg.generic ins(%x, %w) outs(%acc) {mulf; addf} {gpu_mma_tiles = ...}
@@ -524,12 +536,15 @@ def GPUTileMatmulPass
     Statistic<"numEpilogues", "num-epilogues",
               "Elementwise consumers computed in tensor-core epilogues">,
     Statistic<"numPairs", "num-pairs",
-              "Pairs of contractions run as one tensor-core kernel">
+              "Pairs of contractions run as one tensor-core kernel">,
+    Statistic<"numPrologues", "num-prologues",
+              "TF32 kernels evaluating their input's producer in registers">
   ];
   let options = [
     Option<"fuseEpilogues", "fuse-epilogues", "bool", /*default=*/"true",
            "Compute each tensor-core contraction's elementwise consumer in "
-           "its epilogue and pair contractions of one input that it reads">
+           "its epilogue, pair contractions of one input that it reads, and "
+           "(TF32) its input's elementwise producer in its prologue">
   ];
   let dependentDialects = ["::blockc::codegen::CodegenDialect",
                            "::mlir::gpu::GPUDialect",
