@@ -581,8 +581,8 @@ def round_to_tf32(x):
     """The tf32 operand blockc's TF32 tensor-core kernels give the MMA for
     an f32 value (docs/GPU.md#tf32): the value as f32, rounded to 10
     mantissa bits to nearest with ties away from zero (cvt.rna.tf32.f32: half
-    a tf32 ulp added to the bits, the low 13 bits cleared); infinities and
-    NaNs unchanged. Returns float64."""
+    a tf32 ulp added to the bits, the low 13 bits cleared); infinities
+    unchanged, NaNs stay NaNs. Returns float64."""
     f = np.asarray(x, dtype=np.float64).astype(np.float32)
     bits = f.view(np.uint32)
     finite = (bits & np.uint32(0x7FFFFFFF)) < np.uint32(0x7F800000)

@@ -343,8 +343,9 @@ std::optional<ProloguePlan> planPrologue(linalg::LinalgOp op,
                                          OpOperand &input) {
   Value buffer = input.get();
   auto type = dyn_cast<MemRefType>(buffer.getType());
-  if (!type || !type.getElementType().isF32() ||
-      !buffer.getDefiningOp<memref::AllocOp>())
+  auto alloc = buffer.getDefiningOp<memref::AllocOp>();
+  if (!type || !type.getElementType().isF32() || !alloc ||
+      alloc->getBlock() != op->getBlock())
     return std::nullopt;
   // The last writer before `op`: every other use between it and `op` only
   // reads the buffer.
@@ -402,11 +403,12 @@ std::optional<ProloguePlan> planPrologue(linalg::LinalgOp op,
   // the producer's place.
   for (Operation *at = producer->getNextNode(); at != op;
        at = at->getNextNode()) {
-    if (isMemoryEffectFree(at) ||
-        isa<memref::AllocOp, memref::DimOp, memref::DeallocOp>(at))
+    if (isMemoryEffectFree(at) || isa<memref::AllocOp, memref::DimOp>(at))
       continue;
     SmallVector<Value> written;
-    if (auto copy = dyn_cast<memref::CopyOp>(at))
+    if (auto dealloc = dyn_cast<memref::DeallocOp>(at))
+      written.push_back(dealloc.getMemref());
+    else if (auto copy = dyn_cast<memref::CopyOp>(at))
       written.push_back(copy.getTarget());
     else if (auto dps = dyn_cast<linalg::LinalgOp>(at))
       llvm::append_range(written, dps.getDpsInits());
@@ -418,6 +420,21 @@ std::optional<ProloguePlan> planPrologue(linalg::LinalgOp op,
           return std::nullopt;
   }
   return plan;
+}
+
+bool writesPrologueInputs(const EpiloguePlan &plan,
+                          const ProloguePlan &prologue) {
+  SmallVector<Value> written;
+  for (linalg::LinalgOp c : plan.contractions)
+    written.push_back(c.getDpsInitOperand(0)->get());
+  linalg::GenericOp consumer = plan.consumer, producer = prologue.producer;
+  if (consumer)
+    written.push_back(consumer.getDpsInits()[0]);
+  for (Value w : written)
+    for (Value read : producer.getDpsInputs())
+      if (mayAlias(w, read))
+        return true;
+  return false;
 }
 
 void eraseIfUnread(linalg::GenericOp producer) {

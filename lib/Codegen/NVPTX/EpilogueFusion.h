@@ -34,7 +34,8 @@ struct InitValue {
 /// input) writes: each `contractions[i]`'s result is its init (evaluated,
 /// or read from its buffer when `inits[i]` is empty) plus the f32 sum; with
 /// a `consumer`, that generic's value at the same element is written to
-/// the consumer's output instead, and the contractions' buffers are not.
+/// the consumer's output instead, and the contractions' buffers are not
+/// (unless the consumer's output is one of them: an in-place consumer).
 struct EpiloguePlan {
   llvm::SmallVector<mlir::linalg::LinalgOp, 2> contractions;
   llvm::SmallVector<std::optional<InitValue>, 2> inits;
@@ -83,6 +84,12 @@ struct ProloguePlan {
 /// otherwise.
 std::optional<ProloguePlan> planPrologue(mlir::linalg::LinalgOp op,
                                          mlir::OpOperand &input);
+
+/// Whether the kernel of `plan` writes (into a contraction's buffer or the
+/// consumer's output) a buffer that `prologue`'s producer reads: then the
+/// kernel cannot read it in the producer's place.
+bool writesPrologueInputs(const EpiloguePlan &plan,
+                          const ProloguePlan &prologue);
 
 /// Erases `producer` when nothing reads its output any more: no use of the
 /// buffer after it before a full overwrite (deallocations aside).

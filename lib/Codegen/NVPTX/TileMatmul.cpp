@@ -343,9 +343,11 @@ struct TensorCoreKernel : ContractionKernel {
 
   /// Rounds each f32 of an ldmatrix fragment to tf32, to nearest with ties
   /// away from zero (cvt.rna.tf32.f32, the rounding cuBLAS uses): half a
-  /// tf32 ulp (bit 12) is added to the bits, and the MMA ignores the low 13
-  /// bits. Infinities and NaNs are kept as they are (the addition could
-  /// carry a NaN's payload into its sign).
+  /// tf32 ulp (bit 12) is added to the bits of finite values, and the low
+  /// 13 bits are cleared, so the MMA gets a tf32 value whatever it does
+  /// with those bits. Infinities stay; a NaN gets its quiet bit (bit 22),
+  /// so that clearing a payload held in the low bits leaves a NaN (the
+  /// addition could carry a NaN's payload into its sign).
   Value roundToTF32(Value fragment) {
     auto type = cast<VectorType>(fragment.getType());
     auto intType = VectorType::get(type.getShape(), b.getI32Type());
@@ -355,12 +357,18 @@ struct TensorCoreKernel : ContractionKernel {
           DenseElementsAttr::get(intType, b.getI32IntegerAttr(v)));
     };
     Value bits = arith::BitcastOp::create(b, loc, intType, fragment);
-    Value rounded = arith::AddIOp::create(b, loc, bits, splat(0x1000));
     Value magnitude = arith::AndIOp::create(b, loc, bits, splat(0x7FFFFFFF));
     Value finite = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
                                          magnitude, splat(0x7F800000));
-    Value result = arith::SelectOp::create(b, loc, finite, rounded, bits);
-    return arith::BitcastOp::create(b, loc, type, result);
+    Value nan = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
+                                      magnitude, splat(0x7F800000));
+    Value rounded = arith::AddIOp::create(b, loc, bits, splat(0x1000));
+    Value quiet = arith::OrIOp::create(b, loc, bits, splat(0x00400000));
+    Value special = arith::SelectOp::create(b, loc, nan, quiet, bits);
+    Value result = arith::SelectOp::create(b, loc, finite, rounded, special);
+    Value cleared = arith::AndIOp::create(
+        b, loc, result, splat(static_cast<int32_t>(0xFFFFE000u)));
+    return arith::BitcastOp::create(b, loc, type, cleared);
   }
 
   /// One thread's 16-byte chunk of an operand tile: its row and k offset
@@ -506,7 +514,7 @@ struct TensorCoreKernel : ContractionKernel {
       return nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType, tokens)
           .getResult();
     };
-    // Prologue: stages - 1 tiles in flight.
+    // Warm-up: stages - 1 tiles in flight.
     Value lastGroup;
     for (int64_t s = 0; s + 1 < stages; ++s)
       lastGroup = issue(idx(s), idx(s));
@@ -519,14 +527,14 @@ struct TensorCoreKernel : ContractionKernel {
     // (g + 8, t), (g, t + 4), (g + 8, t + 4): one f32 per b16 pair). B
     // (stored [n][k]): (n 0-7, k 0..c-1), (n 0-7, k c..2c-1), (n 8-15,
     // k 0..c-1), (n 8-15, k c..2c-1) are b0, b1 of two n8 tiles.
-    int64_t c = chunkElems();
+    int64_t chunk = chunkElems();
     Value q = div(lane, 8), r8 = rem(lane, 8);
     Value aRow =
         add(add(mul(warpM, idx(warpTileM)), r8), mul(rem(q, 2), idx(8)));
-    Value aCol = mul(div(q, 2), idx(c));
+    Value aCol = mul(div(q, 2), idx(chunk));
     Value bRow =
         add(add(mul(warpN, idx(warpTileN)), r8), mul(div(q, 2), idx(8)));
-    Value bCol = mul(rem(q, 2), idx(c));
+    Value bCol = mul(rem(q, 2), idx(chunk));
 
     // The prologue's per-row inputs at this lane's rows g and g + 8 of each
     // m16 fragment (clamped into M: rows past it are zero-filled and not
@@ -564,7 +572,7 @@ struct TensorCoreKernel : ContractionKernel {
     auto kLoop = scf::ForOp::create(
         b, loc, idx(0), idx(numK), one, init,
         [&](OpBuilder &nb, Location, Value kt, ValueRange accs) {
-          OpBuilder::InsertionGuard g(b);
+          OpBuilder::InsertionGuard guard(b);
           b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
           // Wait until at most stages - 2 groups are pending (step kt's
           // copies of this thread are in; the wait counts groups, the token
@@ -657,7 +665,7 @@ struct TensorCoreKernel : ContractionKernel {
       for (int64_t r = 0; r < 2; ++r) {
         Value m = add(rowBase, idx(i * 16 + r * 8));
         auto rowIf = scf::IfOp::create(b, loc, lt(m, mSize), false);
-        OpBuilder::InsertionGuard g(b);
+        OpBuilder::InsertionGuard rowGuard(b);
         b.setInsertionPointToStart(rowIf.thenBlock());
         SmallVector<Value> iv(batchIv);
         delinearize(m, dims.m, iv);
@@ -1024,6 +1032,15 @@ struct GPUTileMatmulPass
             });
         b.setInsertionPoint(plan.consumer ? plan.consumer.getOperation()
                                           : op.getOperation());
+        // A producer that this kernel computes as its consumer is no
+        // longer there for a later kernel's prologue.
+        if (plan.consumer)
+          for (auto it = prologues.begin(); it != prologues.end();) {
+            auto next = std::next(it);
+            if (it->second.producer == plan.consumer)
+              prologues.erase(it);
+            it = next;
+          }
       } else {
         b.setInsertionPoint(op);
       }
@@ -1042,7 +1059,11 @@ struct GPUTileMatmulPass
       } else if (auto mma = dyn_cast<GPUMmaTilesAttr>(config)) {
         TensorCoreKernel kernel{
             base, mma, blockc::nvptx::getMmaMultiplicandType(op), plan};
-        if (auto it = prologues.find(op); it != prologues.end()) {
+        // Not when the kernel writes what its prologue reads (other blocks
+        // would read it while it is written).
+        if (auto it = prologues.find(op);
+            it != prologues.end() &&
+            !blockc::nvptx::writesPrologueInputs(plan, it->second)) {
           kernel.prologue = it->second;
           producers.insert(it->second.producer);
           ++numPrologues;
@@ -1074,7 +1095,12 @@ struct GPUTileMatmulPass
       if (tensorCores)
         plans.push_back(plan);
     }
-    // A producer whose every reader now recomputes it is gone.
+    // A producer whose every reader now recomputes it is gone (one that
+    // is also a kernel's init writer is eraseDeadWrites' to erase).
+    for (const blockc::nvptx::EpiloguePlan &plan : plans)
+      for (const std::optional<blockc::nvptx::InitValue> &init : plan.inits)
+        if (init && init->writer)
+          producers.remove(init->writer);
     for (Operation *producer : producers)
       blockc::nvptx::eraseIfUnread(cast<linalg::GenericOp>(producer));
     blockc::nvptx::eraseDeadWrites(getOperation().getBody().front(), plans);

@@ -6,8 +6,8 @@
 // allow-tf32) builds the mma.sync kernel with f32 tiles: 16-byte copies of
 // 4 f32, rows padded by 4 f32, ldmatrix.x4 into one f32 per register, each
 // fragment rounded to tf32 (half a tf32 ulp added to the bits of finite
-// values; the MMA ignores the low 13 bits) and m16n8k8 mma.sync with
-// tf32Enabled.
+// values, NaNs made quiet, the low 13 bits cleared) and m16n8k8 mma.sync
+// with tf32Enabled.
 
 #a = affine_map<(b, t, n, k) -> (b, t, k)>
 #w = affine_map<(b, t, n, k) -> (n, k)>
@@ -19,10 +19,13 @@
 // x 20 f32 = 15360 bytes, A's stages then B's (7680 bytes in).
 // CHECK-LABEL: func.func @projection
 // The rounding constants (hoisted out of the launch): the bits of +inf, the
-// magnitude mask, half a tf32 ulp (bit 12).
+// magnitude mask, half a tf32 ulp (bit 12), the quiet-NaN bit and the mask
+// that clears the low 13 bits.
 // CHECK-DAG:     %[[INF:.+]] = arith.constant dense<2139095040> : vector<4x1xi32>
 // CHECK-DAG:     %[[ABS:.+]] = arith.constant dense<2147483647> : vector<4x1xi32>
 // CHECK-DAG:     %[[HALF:.+]] = arith.constant dense<4096> : vector<4x1xi32>
+// CHECK-DAG:     %[[QUIET:.+]] = arith.constant dense<4194304> : vector<4x1xi32>
+// CHECK-DAG:     %[[CLEAR:.+]] = arith.constant dense<-8192> : vector<4x1xi32>
 // CHECK:         gpu.launch blocks({{[^)]+}}) in (%{{[^ ]+}} = %c2, %{{[^ ]+}} = %{{[^,]+}}, %{{[^ ]+}} = %c1)
 // CHECK-SAME:      threads({{[^)]+}}) in (%{{[^ ]+}} = %c64, %{{[^ ]+}} = %c1, %{{[^ ]+}} = %c1)
 // CHECK-SAME:      dynamic_shared_memory_size %c15360_i32
@@ -34,11 +37,15 @@
 // CHECK:         scf.for %{{.+}} = %c0 to %c4 step %c1 iter_args({{.+}}) -> (vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>)
 // CHECK:           %[[A0:.+]] = nvgpu.ldmatrix %[[AS]][{{.+}}] {numTiles = 4 : i32, transpose = false} : memref<3x32x20xf32, #gpu.address_space<workgroup>> -> vector<4x1xf32>
 // CHECK-NEXT:      %[[BITS:.+]] = arith.bitcast %[[A0]] : vector<4x1xf32> to vector<4x1xi32>
-// CHECK-NEXT:      %[[UP:.+]] = arith.addi %[[BITS]], %[[HALF]] : vector<4x1xi32>
 // CHECK-NEXT:      %[[MAG:.+]] = arith.andi %[[BITS]], %[[ABS]] : vector<4x1xi32>
 // CHECK-NEXT:      %[[FIN:.+]] = arith.cmpi ult, %[[MAG]], %[[INF]] : vector<4x1xi32>
-// CHECK-NEXT:      %[[SEL:.+]] = arith.select %[[FIN]], %[[UP]], %[[BITS]] : vector<4x1xi1>, vector<4x1xi32>
-// CHECK-NEXT:      %[[A:.+]] = arith.bitcast %[[SEL]] : vector<4x1xi32> to vector<4x1xf32>
+// CHECK-NEXT:      %[[NAN:.+]] = arith.cmpi ugt, %[[MAG]], %[[INF]] : vector<4x1xi32>
+// CHECK-NEXT:      %[[UP:.+]] = arith.addi %[[BITS]], %[[HALF]] : vector<4x1xi32>
+// CHECK-NEXT:      %[[Q:.+]] = arith.ori %[[BITS]], %[[QUIET]] : vector<4x1xi32>
+// CHECK-NEXT:      %[[SPECIAL:.+]] = arith.select %[[NAN]], %[[Q]], %[[BITS]] : vector<4x1xi1>, vector<4x1xi32>
+// CHECK-NEXT:      %[[SEL:.+]] = arith.select %[[FIN]], %[[UP]], %[[SPECIAL]] : vector<4x1xi1>, vector<4x1xi32>
+// CHECK-NEXT:      %[[CLR:.+]] = arith.andi %[[SEL]], %[[CLEAR]] : vector<4x1xi32>
+// CHECK-NEXT:      %[[A:.+]] = arith.bitcast %[[CLR]] : vector<4x1xi32> to vector<4x1xf32>
 // CHECK:           nvgpu.ldmatrix %[[AS]]
 // CHECK:           %[[B:.+]] = nvgpu.ldmatrix %[[BS]][{{.+}}] {numTiles = 4 : i32, transpose = false} : memref<3x32x20xf32, #gpu.address_space<workgroup>> -> vector<4x1xf32>
 // CHECK:           arith.bitcast %[[B]]
@@ -338,5 +345,116 @@ func.func @input_written_between(%x: memref<?x?x64xf32>, %r: memref<?x?xf32>, %g
     linalg.yield %s : f32
   }
   memref.dealloc %xn : memref<?x?x64xf32>
+  return
+}
+
+// -----
+
+#a = affine_map<(b, t, n, k) -> (b, t, k)>
+#w = affine_map<(b, t, n, k) -> (n, k)>
+#o = affine_map<(b, t, n, k) -> (b, t, n)>
+#id = affine_map<(b, t, k) -> (b, t, k)>
+#row = affine_map<(b, t, k) -> (b, t)>
+
+// No prologue when the kernel writes what the producer reads: the residual
+// h + (norm(h) W) written in place into %h by the fused consumer, while
+// other blocks would still read %h for their prologue. The kernel copies
+// the normalised buffer, and the producer stays.
+// CHECK-LABEL: func.func @writes_streamed_input
+// CHECK:         %[[XN:.+]] = memref.alloc
+// CHECK:         linalg.generic {{.+}} outs(%[[XN]] :
+// CHECK:         gpu.launch
+// CHECK:           nvgpu.device_async_copy %[[XN]][
+// CHECK:           memref.store %{{.+}}, %arg0[
+// CHECK:         } {blockc_codegen.kernel = #blockc_codegen.kernel<tensor_core_matmul>}
+func.func @writes_streamed_input(%h: memref<?x?x64xf32>, %r: memref<?x?xf32>, %w: memref<64x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %b = memref.dim %h, %c0 : memref<?x?x64xf32>
+  %t = memref.dim %h, %c1 : memref<?x?x64xf32>
+  %xn = memref.alloc(%b, %t) : memref<?x?x64xf32>
+  linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%h, %r : memref<?x?x64xf32>, memref<?x?xf32>) outs(%xn : memref<?x?x64xf32>) {
+  ^bb0(%v: f32, %rv: f32, %out: f32):
+    %n = arith.mulf %v, %rv : f32
+    linalg.yield %n : f32
+  }
+  %y = memref.alloc(%b, %t) : memref<?x?x64xf32>
+  linalg.fill ins(%zero : f32) outs(%y : memref<?x?x64xf32>)
+  linalg.generic {indexing_maps = [#a, #w, #o], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%xn, %w : memref<?x?x64xf32>, memref<64x64xf32>) outs(%y : memref<?x?x64xf32>)
+      attrs = {blockc_codegen.gpu_mma_tiles = #blockc_codegen.gpu_mma_tiles<tile_m = 32, tile_n = 32, tile_k = 16, warps_m = 1, warps_n = 2, stages = 3>} {
+  ^bb0(%in: f32, %wn: f32, %out: f32):
+    %p = arith.mulf %in, %wn : f32
+    %s = arith.addf %out, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%y, %h : memref<?x?x64xf32>, memref<?x?x64xf32>) outs(%h : memref<?x?x64xf32>) {
+  ^bb0(%yv: f32, %hv: f32, %out: f32):
+    %s = arith.addf %hv, %yv : f32
+    linalg.yield %s : f32
+  }
+  memref.dealloc %xn : memref<?x?x64xf32>
+  memref.dealloc %y : memref<?x?x64xf32>
+  return
+}
+
+// -----
+
+#a = affine_map<(b, t, n, k) -> (b, t, k)>
+#w = affine_map<(b, t, n, k) -> (n, k)>
+#o = affine_map<(b, t, n, k) -> (b, t, n)>
+#id = affine_map<(b, t, k) -> (b, t, k)>
+
+// The generic between two projections is both the first one's consumer and
+// the second one's producer: the first kernel computes it in its epilogue
+// (the f32 buffer %f is never written), so the second kernel copies its
+// output %act rather than evaluating it on %f.
+// CHECK-LABEL: func.func @consumer_then_producer
+// CHECK:         %[[ACT:.+]] = memref.alloc
+// CHECK:         gpu.launch
+// CHECK:           math.tanh
+// CHECK:           memref.store %{{.+}}, %[[ACT]][
+// CHECK:         } {blockc_codegen.kernel = #blockc_codegen.kernel<tensor_core_matmul>}
+// CHECK:         gpu.launch
+// CHECK:           nvgpu.device_async_copy %[[ACT]][
+// CHECK-NOT:       math.tanh
+// CHECK:         } {blockc_codegen.kernel = #blockc_codegen.kernel<tensor_core_matmul>}
+func.func @consumer_then_producer(%x: memref<?x?x64xf32>, %w1: memref<64x64xf32>,
+                                  %w2: memref<32x64xf32>, %y: memref<?x?x32xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %b = memref.dim %x, %c0 : memref<?x?x64xf32>
+  %t = memref.dim %x, %c1 : memref<?x?x64xf32>
+  %f = memref.alloc(%b, %t) : memref<?x?x64xf32>
+  linalg.fill ins(%zero : f32) outs(%f : memref<?x?x64xf32>)
+  linalg.generic {indexing_maps = [#a, #w, #o], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %w1 : memref<?x?x64xf32>, memref<64x64xf32>) outs(%f : memref<?x?x64xf32>)
+      attrs = {blockc_codegen.gpu_mma_tiles = #blockc_codegen.gpu_mma_tiles<tile_m = 32, tile_n = 32, tile_k = 16, warps_m = 1, warps_n = 2, stages = 3>} {
+  ^bb0(%in: f32, %wn: f32, %out: f32):
+    %p = arith.mulf %in, %wn : f32
+    %s = arith.addf %out, %p : f32
+    linalg.yield %s : f32
+  }
+  %act = memref.alloc(%b, %t) : memref<?x?x64xf32>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%f : memref<?x?x64xf32>) outs(%act : memref<?x?x64xf32>) {
+  ^bb0(%v: f32, %out: f32):
+    %g = math.tanh %v : f32
+    linalg.yield %g : f32
+  }
+  linalg.generic {indexing_maps = [#a, #w, #o], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%act, %w2 : memref<?x?x64xf32>, memref<32x64xf32>) outs(%y : memref<?x?x32xf32>)
+      attrs = {blockc_codegen.gpu_mma_tiles = #blockc_codegen.gpu_mma_tiles<tile_m = 32, tile_n = 32, tile_k = 16, warps_m = 1, warps_n = 2, stages = 3>} {
+  ^bb0(%in: f32, %wn: f32, %out: f32):
+    %p = arith.mulf %in, %wn : f32
+    %s = arith.addf %out, %p : f32
+    linalg.yield %s : f32
+  }
+  memref.dealloc %f : memref<?x?x64xf32>
+  memref.dealloc %act : memref<?x?x64xf32>
   return
 }
