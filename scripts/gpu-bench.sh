@@ -9,6 +9,8 @@
 #     GPU's output goes to $OUT/y.bin;
 #   - the Llama-2-7B block in bf16 compiled for the same arch, timed at T = 128,
 #     2048 and 8192 with per-kernel GPU times (BLOCKC_CUDA_PROFILE);
+#   - the same block in f32 with -gpu-allow-tf32 (TF32 mma.sync kernels,
+#     docs/GPU.md#tf32), timed beside PyTorch f32 with TF32 matmuls;
 #   - benchmarks/gpu/torch_block.py for the peers on the same GPU.
 # On the GPU machine:  sh build/gpubench/run.sh
 # then here:
@@ -24,17 +26,21 @@ rm -rf "$G" && mkdir -p "$G"
 sed 's/xf32>/xbf16>/g' examples/small/model.mlir > "$G/small.mlir"
 build/bin/blockc-import --hf-config=benchmarks/configs/7b.json --dtype=bf16 \
   -o "$G/l7b.mlir"
+build/bin/blockc-import --hf-config=benchmarks/configs/7b.json -o "$G/l7b32.mlir"
 cp build/lib/libblockc_cuda_runtime.so benchmarks/gpu/torch_block.py "$G/"
 cp /usr/lib/llvm-22/lib/libmlir_c_runner_utils.so.22.1 "$G/"
 ln -s libmlir_c_runner_utils.so.22.1 "$G/libmlir_c_runner_utils.so"
-for m in small l7b; do
-  build/bin/blockc "$G/$m.mlir" -target=nvptx -gpu-arch="$ARCH" \
+for m in small l7b l7b32; do
+  flags= cflags=
+  if [ "$m" = l7b32 ]; then flags=-gpu-allow-tf32 cflags=-DBLOCK_F32; fi
+  build/bin/blockc "$G/$m.mlir" -target=nvptx -gpu-arch="$ARCH" $flags \
     -gpu-binary=fatbin -emit=obj -o "$G/$m.o" --header="$G/$m.h"
-  cc -std=c99 -O2 -Wall -Werror -I"$G" -DBLOCK_HEADER="\"$m.h\"" \
+  cc -std=c99 -O2 -Wall -Werror $cflags -I"$G" -DBLOCK_HEADER="\"$m.h\"" \
     benchmarks/gpu/block_gpu.c "$G/$m.o" -lm -L"$G" \
     -lmlir_c_runner_utils -lblockc_cuda_runtime \
     -L/usr/local/cuda/lib64/stubs -lcuda -Wl,-rpath,'$ORIGIN' -o "$G/block_$m"
 done
+rm "$G/l7b32.mlir"
 # Which kernels are tensor-core GEMMs (for the per-kernel table).
 build/bin/blockc "$G/l7b.mlir" -target=nvptx -gpu-arch="$ARCH" -emit=ptx \
   -o "$G/l7b.ptx"
@@ -66,5 +72,11 @@ python3 torch_block.py peak
 for t in 2048 8192; do python3 torch_block.py gemm $t; done
 for t in 128 2048 8192; do python3 torch_block.py block $t; done
 python3 torch_block.py decode 4096
+echo "TF32 (f32 blocks, -gpu-allow-tf32; PyTorch with allow_tf32):"
+for t in 2048 8192; do ./block_l7b32 time 1 $t 4096 4096 11008 5; done
+BLOCKC_CUDA_PROFILE=1 ./block_l7b32 time 1 2048 4096 4096 11008 3
+python3 torch_block.py peak tf32
+python3 torch_block.py gemm 2048 tf32
+for t in 2048 8192; do python3 torch_block.py block $t tf32; done
 RUN
 echo "bundle: $G ($(du -sh "$G" | cut -f1)); run: sh $G/run.sh"

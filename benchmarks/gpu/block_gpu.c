@@ -1,13 +1,14 @@
 /* Runs a bf16 Llama-style block compiled by blockc for a real GPU
    (-target=nvptx -gpu-binary=fatbin -emit=obj --header=H; the header is
    included with -DBLOCK_HEADER='"H"'), linked against libblockc_cuda_runtime.
-   See benchmarks/gpu/README.md.
+   With -DBLOCK_F32 the block is f32 instead (e.g. compiled with
+   -gpu-allow-tf32). See benchmarks/gpu/README.md.
 
      block_gpu check DIR B T D KV FF   reads DIR/x.bin (f32 [B, T, D]) and
          DIR/w0.bin .. w8.bin (f32, the entry's argument order), rounds them
-         to bf16 (to nearest even, as blockc-run does), runs the block once
-         and writes DIR/y.bin (f32);
-     block_gpu time B T D KV FF REPEAT  random bf16 weights and input; two
+         to bf16 (to nearest even, as blockc-run does; f32 as they are),
+         runs the block once and writes DIR/y.bin (f32);
+     block_gpu time B T D KV FF REPEAT  random weights and input; two
          warm-up calls, then REPEAT timed calls (each call returns after its
          last kernel): prints the median, min and max milliseconds. With
          BLOCKC_CUDA_PROFILE=1 it also prints the GPU time per kernel of
@@ -34,6 +35,17 @@ const char *blockcCudaLastError(void);
 void blockcCudaProfileReport(void);
 #endif
 
+#ifdef BLOCK_F32
+typedef float elem_t;
+#define MEMREF(rank) blockc_memref_f32_##rank##d
+static elem_t toElem(float f) { return f; }
+static float fromElem(elem_t e) { return e; }
+#define ELEM_NAME "f32"
+#else
+typedef uint16_t elem_t;
+#define MEMREF(rank) blockc_memref_bf16_##rank##d
+#define ELEM_NAME "bf16"
+
 static uint16_t toBF16(float f) {
   uint32_t bits;
   memcpy(&bits, &f, sizeof bits);
@@ -50,24 +62,28 @@ static float fromBF16(uint16_t h) {
   return f;
 }
 
-static uint16_t *gpuBuffer(size_t n) {
-  uint16_t *p = mgpuMemAlloc((n ? n : 1) * sizeof(uint16_t), 0, 1);
+static elem_t toElem(float f) { return toBF16(f); }
+static float fromElem(elem_t e) { return fromBF16(e); }
+#endif
+
+static elem_t *gpuBuffer(size_t n) {
+  elem_t *p = mgpuMemAlloc((n ? n : 1) * sizeof(elem_t), 0, 1);
   if (!p) {
-    fprintf(stderr, "mgpuMemAlloc of %zu bf16 failed\n", n);
+    fprintf(stderr, "mgpuMemAlloc of %zu " ELEM_NAME " failed\n", n);
     exit(1);
   }
   return p;
 }
 
-/* n bf16 from DIR/NAME (f32), or uniform in [-scale, scale) when dir is
+/* n elements from DIR/NAME (f32), or uniform in [-scale, scale) when dir is
    NULL. */
-static uint16_t *load(const char *dir, const char *name, size_t n, float scale,
-                      unsigned *seed) {
-  uint16_t *p = gpuBuffer(n);
+static elem_t *load(const char *dir, const char *name, size_t n, float scale,
+                    unsigned *seed) {
+  elem_t *p = gpuBuffer(n);
   if (!dir) {
     for (size_t i = 0; i < n; ++i) {
       *seed = *seed * 1664525u + 1013904223u;
-      p[i] = toBF16(scale * ((float)(*seed >> 8) / 8388608.0f - 1.0f));
+      p[i] = toElem(scale * ((float)(*seed >> 8) / 8388608.0f - 1.0f));
     }
     return p;
   }
@@ -84,19 +100,19 @@ static uint16_t *load(const char *dir, const char *name, size_t n, float scale,
       fprintf(stderr, "%s: short read\n", path);
       exit(1);
     }
-    p[i] = toBF16(v);
+    p[i] = toElem(v);
   }
   fclose(f);
   return p;
 }
 
-static blockc_memref_bf16_1d vec(uint16_t *p, int64_t n) {
-  blockc_memref_bf16_1d m = {p, p, 0, {n}, {1}};
+static MEMREF(1) vec(elem_t *p, int64_t n) {
+  MEMREF(1) m = {p, p, 0, {n}, {1}};
   return m;
 }
 
-static blockc_memref_bf16_2d mat(uint16_t *p, int64_t r, int64_t c) {
-  blockc_memref_bf16_2d m = {p, p, 0, {r, c}, {c, 1}};
+static MEMREF(2) mat(elem_t *p, int64_t r, int64_t c) {
+  MEMREF(2) m = {p, p, 0, {r, c}, {c, 1}};
   return m;
 }
 
@@ -134,20 +150,20 @@ int main(int argc, char **argv) {
   int repeat = timing ? atoi(argv[7]) : 1;
   unsigned seed = 12345;
   float ws = 1.0f / sqrtf((float)d);
-  uint16_t *x = load(dir, "x.bin", (size_t)(b * t * d), 1.0f, &seed);
-  blockc_memref_bf16_3d in = {x, x, 0, {b, t, d}, {t * d, d, 1}};
-  blockc_memref_bf16_1d g1 = vec(load(dir, "w0.bin", d, 1.0f, &seed), d);
-  blockc_memref_bf16_2d wq = mat(load(dir, "w1.bin", d * d, ws, &seed), d, d);
-  blockc_memref_bf16_2d wk = mat(load(dir, "w2.bin", kv * d, ws, &seed), kv, d);
-  blockc_memref_bf16_2d wv = mat(load(dir, "w3.bin", kv * d, ws, &seed), kv, d);
-  blockc_memref_bf16_2d wo = mat(load(dir, "w4.bin", d * d, ws, &seed), d, d);
-  blockc_memref_bf16_1d g2 = vec(load(dir, "w5.bin", d, 1.0f, &seed), d);
-  blockc_memref_bf16_2d wg = mat(load(dir, "w6.bin", ff * d, ws, &seed), ff, d);
-  blockc_memref_bf16_2d wu = mat(load(dir, "w7.bin", ff * d, ws, &seed), ff, d);
-  blockc_memref_bf16_2d wd =
+  elem_t *x = load(dir, "x.bin", (size_t)(b * t * d), 1.0f, &seed);
+  MEMREF(3) in = {x, x, 0, {b, t, d}, {t * d, d, 1}};
+  MEMREF(1) g1 = vec(load(dir, "w0.bin", d, 1.0f, &seed), d);
+  MEMREF(2) wq = mat(load(dir, "w1.bin", d * d, ws, &seed), d, d);
+  MEMREF(2) wk = mat(load(dir, "w2.bin", kv * d, ws, &seed), kv, d);
+  MEMREF(2) wv = mat(load(dir, "w3.bin", kv * d, ws, &seed), kv, d);
+  MEMREF(2) wo = mat(load(dir, "w4.bin", d * d, ws, &seed), d, d);
+  MEMREF(1) g2 = vec(load(dir, "w5.bin", d, 1.0f, &seed), d);
+  MEMREF(2) wg = mat(load(dir, "w6.bin", ff * d, ws, &seed), ff, d);
+  MEMREF(2) wu = mat(load(dir, "w7.bin", ff * d, ws, &seed), ff, d);
+  MEMREF(2) wd =
       mat(load(dir, "w8.bin", d * ff, 1.0f / sqrtf((float)ff), &seed), d, ff);
 
-  blockc_memref_bf16_3d result;
+  MEMREF(3) result;
   if (check) {
     memset(&result, 0, sizeof result);
     _mlir_ciface_forward(&result, &in, &g1, &wq, &wk, &wv, &wo, &g2, &wg, &wu,
@@ -159,7 +175,7 @@ int main(int argc, char **argv) {
     FILE *f = fopen(path, "wb");
     for (int64_t i = 0; i < b * t * d; ++i) {
       int64_t bi = i / (t * d), ti = (i / d) % t, di = i % d;
-      float v = fromBF16(
+      float v = fromElem(
           result.aligned[result.offset + bi * result.strides[0] +
                          ti * result.strides[1] + di * result.strides[2]]);
       fwrite(&v, sizeof v, 1, f);

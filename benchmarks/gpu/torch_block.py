@@ -10,7 +10,10 @@
   python3 torch_block.py decode L        one decoding step with a KV cache
                                          of L positions, ms
 
-Times are CUDA-event medians of 20 runs after 3 warm-ups.
+Times are CUDA-event medians of 20 runs after 3 warm-ups. A trailing
+`tf32` runs the same in f32 with TF32 matmuls
+(torch.backends.cuda.matmul.allow_tf32), the peer of blockc's
+-gpu-allow-tf32 (peak: an f32 GEMM on TF32 tensor cores).
 """
 import sys
 
@@ -88,14 +91,22 @@ def block(x, w, pos, cache=None):
 
 
 def main(argv):
+    global BF
+    if argv[-1] == "tf32":
+        # f32 tensors, TF32 tensor cores for the matmuls (as blockc's
+        # -gpu-allow-tf32: the attention's SDPA stays f32 math here too).
+        BF = torch.float32
+        torch.backends.cuda.matmul.allow_tf32 = True
+        argv = argv[:-1]
     what = argv[1]
     if what == "peak":
         n = 8192
         a = torch.randn(n, n, device=DEV, dtype=BF)
         bm = torch.randn(n, n, device=DEV, dtype=BF)
         ms = timed(lambda: a @ bm)
-        print("torch peak bf16 GEMM %d^3: %.3f ms, %.1f TFLOP/s"
-              % (n, ms, 2 * n**3 / ms / 1e9))
+        print("torch peak %s GEMM %d^3: %.3f ms, %.1f TFLOP/s"
+              % ("tf32" if BF == torch.float32 else "bf16", n, ms,
+                 2 * n**3 / ms / 1e9))
     elif what == "gemm":
         t = int(argv[2])
         w = weights()
