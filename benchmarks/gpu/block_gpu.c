@@ -37,13 +37,17 @@ void blockcCudaProfileReport(void);
 
 #ifdef BLOCK_F32
 typedef float elem_t;
-#define MEMREF(rank) blockc_memref_f32_##rank##d
+typedef blockc_memref_f32_1d memref1_t;
+typedef blockc_memref_f32_2d memref2_t;
+typedef blockc_memref_f32_3d memref3_t;
 static elem_t toElem(float f) { return f; }
 static float fromElem(elem_t e) { return e; }
 #define ELEM_NAME "f32"
 #else
 typedef uint16_t elem_t;
-#define MEMREF(rank) blockc_memref_bf16_##rank##d
+typedef blockc_memref_bf16_1d memref1_t;
+typedef blockc_memref_bf16_2d memref2_t;
+typedef blockc_memref_bf16_3d memref3_t;
 #define ELEM_NAME "bf16"
 
 static uint16_t toBF16(float f) {
@@ -106,13 +110,13 @@ static elem_t *load(const char *dir, const char *name, size_t n, float scale,
   return p;
 }
 
-static MEMREF(1) vec(elem_t *p, int64_t n) {
-  MEMREF(1) m = {p, p, 0, {n}, {1}};
+static memref1_t vec(elem_t *p, int64_t n) {
+  memref1_t m = {p, p, 0, {n}, {1}};
   return m;
 }
 
-static MEMREF(2) mat(elem_t *p, int64_t r, int64_t c) {
-  MEMREF(2) m = {p, p, 0, {r, c}, {c, 1}};
+static memref2_t mat(elem_t *p, int64_t r, int64_t c) {
+  memref2_t m = {p, p, 0, {r, c}, {c, 1}};
   return m;
 }
 
@@ -151,19 +155,19 @@ int main(int argc, char **argv) {
   unsigned seed = 12345;
   float ws = 1.0f / sqrtf((float)d);
   elem_t *x = load(dir, "x.bin", (size_t)(b * t * d), 1.0f, &seed);
-  MEMREF(3) in = {x, x, 0, {b, t, d}, {t * d, d, 1}};
-  MEMREF(1) g1 = vec(load(dir, "w0.bin", d, 1.0f, &seed), d);
-  MEMREF(2) wq = mat(load(dir, "w1.bin", d * d, ws, &seed), d, d);
-  MEMREF(2) wk = mat(load(dir, "w2.bin", kv * d, ws, &seed), kv, d);
-  MEMREF(2) wv = mat(load(dir, "w3.bin", kv * d, ws, &seed), kv, d);
-  MEMREF(2) wo = mat(load(dir, "w4.bin", d * d, ws, &seed), d, d);
-  MEMREF(1) g2 = vec(load(dir, "w5.bin", d, 1.0f, &seed), d);
-  MEMREF(2) wg = mat(load(dir, "w6.bin", ff * d, ws, &seed), ff, d);
-  MEMREF(2) wu = mat(load(dir, "w7.bin", ff * d, ws, &seed), ff, d);
-  MEMREF(2) wd =
+  memref3_t in = {x, x, 0, {b, t, d}, {t * d, d, 1}};
+  memref1_t g1 = vec(load(dir, "w0.bin", d, 1.0f, &seed), d);
+  memref2_t wq = mat(load(dir, "w1.bin", d * d, ws, &seed), d, d);
+  memref2_t wk = mat(load(dir, "w2.bin", kv * d, ws, &seed), kv, d);
+  memref2_t wv = mat(load(dir, "w3.bin", kv * d, ws, &seed), kv, d);
+  memref2_t wo = mat(load(dir, "w4.bin", d * d, ws, &seed), d, d);
+  memref1_t g2 = vec(load(dir, "w5.bin", d, 1.0f, &seed), d);
+  memref2_t wg = mat(load(dir, "w6.bin", ff * d, ws, &seed), ff, d);
+  memref2_t wu = mat(load(dir, "w7.bin", ff * d, ws, &seed), ff, d);
+  memref2_t wd =
       mat(load(dir, "w8.bin", d * ff, 1.0f / sqrtf((float)ff), &seed), d, ff);
 
-  MEMREF(3) result;
+  memref3_t result;
   if (check) {
     memset(&result, 0, sizeof result);
     _mlir_ciface_forward(&result, &in, &g1, &wq, &wk, &wv, &wo, &g2, &wg, &wu,

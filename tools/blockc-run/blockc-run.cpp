@@ -469,8 +469,8 @@ int main(int argc, char **argv) {
   // ---- Validate options ---------------------------------------------------
   if (targetName != "cpu" && targetName != "nvptx")
     return fail("unknown target '" + targetName + "' (expected cpu or nvptx)");
-  if (std::string error = blockc::checkEmulatorFlags(
-          targetName == "nvptx", emulate, checkBounds, allowTf32);
+  if (std::string error = blockc::checkGPUFlags(targetName == "nvptx", emulate,
+                                                checkBounds, allowTf32);
       !error.empty())
     return fail(error);
   if (optLevel > 3)

@@ -341,7 +341,7 @@ int main(int argc, char **argv) {
   if (!nvptx && emit >= Emit::PTX)
     return fail("-emit=ptx|cubin|fatbin need -target=nvptx");
   if (std::string error =
-          blockc::checkEmulatorFlags(nvptx, emulateGPU, checkBounds, allowTf32);
+          blockc::checkGPUFlags(nvptx, emulateGPU, checkBounds, allowTf32);
       !error.empty())
     return fail(error);
   if (emulateGPU && emit >= Emit::PTX)

@@ -81,6 +81,15 @@ struct Fragments {
   float c[kLanes][4] = {};
 };
 
+/// C (16 x 8) into the fragments, through `lanePermutation`.
+void distributeC(const float C[16][8], const int lanePermutation[kLanes],
+                 Fragments &f) {
+  for (int row = 0; row < 16; ++row)
+    for (int col = 0; col < 8; ++col)
+      f.c[lanePermutation[4 * (row % 8) + col / 2]][2 * (row >= 8) + col % 2] =
+          C[row][col];
+}
+
 Fragments distribute(const Problem &p, const int lanePermutation[kLanes]) {
   Fragments f;
   for (int row = 0; row < 16; ++row)
@@ -93,16 +102,13 @@ Fragments distribute(const Problem &p, const int lanePermutation[kLanes]) {
       int lane = lanePermutation[4 * n + (k % 8) / 2];
       setHalf(f.b[lane][k >= 8], k % 2, p.B[k][n]);
     }
-  for (int row = 0; row < 16; ++row)
-    for (int col = 0; col < 8; ++col)
-      f.c[lanePermutation[4 * (row % 8) + col / 2]][2 * (row >= 8) + col % 2] =
-          p.C[row][col];
+  distributeC(p.C, lanePermutation, f);
   return f;
 }
 
-/// Number of D elements that differ from the reference (read through the
-/// un-permuted table).
-int mismatches(const Problem &p, const float d[kLanes][4]) {
+/// Number of D elements that differ from the reference of `p` (a Problem or
+/// a TF32Problem; read through the un-permuted table).
+template <typename P> int mismatches(const P &p, const float d[kLanes][4]) {
   int wrong = 0;
   for (int row = 0; row < 16; ++row)
     for (int col = 0; col < 8; ++col) {
@@ -129,11 +135,9 @@ TEST(EmulatorMatrixTest, MmaBF16MatchesScalarMatmul) {
   }
 }
 
-TEST(EmulatorMatrixTest, PermutedLanesAreDetected) {
-  Problem p = randomProblem(7);
-  // Swapping two lanes of a group, two groups, or rotating the warp must
-  // each break the result.
-  std::vector<std::vector<int>> permutations;
+/// Lane permutations that must each break an MMA's result: swapping two
+/// lanes of a group, two groups, or rotating the warp.
+std::vector<std::vector<int>> lanePermutations() {
   std::vector<int> swapInGroup = identity(), swapGroups = identity(),
                    rotate(kLanes);
   std::swap(swapInGroup[1], swapInGroup[2]);
@@ -141,8 +145,12 @@ TEST(EmulatorMatrixTest, PermutedLanesAreDetected) {
     std::swap(swapGroups[t], swapGroups[4 + t]);
   for (int l = 0; l < kLanes; ++l)
     rotate[l] = (l + 4) % kLanes;
-  for (const std::vector<int> &permutation :
-       {swapInGroup, swapGroups, rotate}) {
+  return {swapInGroup, swapGroups, rotate};
+}
+
+TEST(EmulatorMatrixTest, PermutedLanesAreDetected) {
+  Problem p = randomProblem(7);
+  for (const std::vector<int> &permutation : lanePermutations()) {
     Fragments f = distribute(p, permutation.data());
     float d[kLanes][4];
     mmaM16N8K16(MmaType::BF16, f.a, f.b, f.c, d);
@@ -238,21 +246,8 @@ Fragments distributeTF32(const TF32Problem &p,
   for (int k = 0; k < 8; ++k)
     for (int n = 0; n < 8; ++n)
       f.b[lanePermutation[4 * n + k % 4]][k >= 4] = bitsOf(p.B[k][n]);
-  for (int row = 0; row < 16; ++row)
-    for (int col = 0; col < 8; ++col)
-      f.c[lanePermutation[4 * (row % 8) + col / 2]][2 * (row >= 8) + col % 2] =
-          p.C[row][col];
+  distributeC(p.C, lanePermutation, f);
   return f;
-}
-
-int mismatchesTF32(const TF32Problem &p, const float d[kLanes][4]) {
-  int wrong = 0;
-  for (int row = 0; row < 16; ++row)
-    for (int col = 0; col < 8; ++col) {
-      float got = d[4 * (row % 8) + col / 2][2 * (row >= 8) + col % 2];
-      wrong += got != static_cast<float>(p.reference[row][col]);
-    }
-  return wrong;
 }
 
 TEST(EmulatorMatrixTest, MmaTF32MatchesScalarMatmul) {
@@ -261,25 +256,17 @@ TEST(EmulatorMatrixTest, MmaTF32MatchesScalarMatmul) {
     Fragments f = distributeTF32(p, identity().data());
     float d[kLanes][4];
     mmaM16N8K8TF32(f.a, f.b, f.c, d);
-    EXPECT_EQ(mismatchesTF32(p, d), 0) << "seed " << seed;
+    EXPECT_EQ(mismatches(p, d), 0) << "seed " << seed;
   }
 }
 
 TEST(EmulatorMatrixTest, MmaTF32PermutedLanesAreDetected) {
   TF32Problem p = randomTF32Problem(9);
-  std::vector<int> swapInGroup = identity(), swapGroups = identity(),
-                   rotate(kLanes);
-  std::swap(swapInGroup[1], swapInGroup[2]);
-  for (int t = 0; t < 4; ++t)
-    std::swap(swapGroups[t], swapGroups[4 + t]);
-  for (int l = 0; l < kLanes; ++l)
-    rotate[l] = (l + 4) % kLanes;
-  for (const std::vector<int> &permutation :
-       {swapInGroup, swapGroups, rotate}) {
+  for (const std::vector<int> &permutation : lanePermutations()) {
     Fragments f = distributeTF32(p, permutation.data());
     float d[kLanes][4];
     mmaM16N8K8TF32(f.a, f.b, f.c, d);
-    EXPECT_GT(mismatchesTF32(p, d), 0);
+    EXPECT_GT(mismatches(p, d), 0);
   }
 }
 

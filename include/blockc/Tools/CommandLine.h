@@ -53,9 +53,8 @@ constexpr const char *kCheckBoundsHelp =
 
 /// The error of a wrong combination of -target, --emulate, --check-bounds
 /// and -gpu-allow-tf32, or an empty string.
-inline std::string checkEmulatorFlags(bool nvptx, bool emulate,
-                                      bool checkBounds,
-                                      bool allowTf32 = false) {
+inline std::string checkGPUFlags(bool nvptx, bool emulate, bool checkBounds,
+                                 bool allowTf32 = false) {
   if (emulate && !nvptx)
     return "--emulate needs -target=nvptx";
   if (allowTf32 && !nvptx)

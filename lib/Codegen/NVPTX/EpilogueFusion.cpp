@@ -305,6 +305,19 @@ planEpilogue(linalg::LinalgOp op, bool fuse,
   return plan;
 }
 
+Value loadOperandAt(OpBuilder &b, Location loc, linalg::GenericOp generic,
+                    OpOperand &operand, ArrayRef<Value> iv) {
+  SmallVector<Value> at;
+  for (AffineExpr e : generic.getMatchingIndexingMap(&operand).getResults()) {
+    if (auto d = dyn_cast<AffineDimExpr>(e))
+      at.push_back(iv[d.getPosition()]);
+    else
+      at.push_back(arith::ConstantIndexOp::create(
+          b, loc, cast<AffineConstantExpr>(e).getValue()));
+  }
+  return memref::LoadOp::create(b, loc, operand.get(), at);
+}
+
 Value evaluateGenericAt(OpBuilder &b, Location loc, linalg::GenericOp generic,
                         ArrayRef<Value> iv,
                         function_ref<Value(OpOperand &)> given) {
@@ -315,18 +328,8 @@ Value evaluateGenericAt(OpBuilder &b, Location loc, linalg::GenericOp generic,
     if (arg.use_empty())
       continue;
     Value v = given(operand);
-    if (!v) {
-      SmallVector<Value> at;
-      for (AffineExpr e :
-           generic.getMatchingIndexingMap(&operand).getResults()) {
-        if (auto d = dyn_cast<AffineDimExpr>(e))
-          at.push_back(iv[d.getPosition()]);
-        else
-          at.push_back(arith::ConstantIndexOp::create(
-              b, loc, cast<AffineConstantExpr>(e).getValue()));
-      }
-      v = memref::LoadOp::create(b, loc, operand.get(), at);
-    }
+    if (!v)
+      v = loadOperandAt(b, loc, generic, operand, iv);
     map.map(arg, v);
   }
   for (Operation &bodyOp : body->without_terminator()) {

@@ -103,6 +103,13 @@ bool isPointMap(mlir::AffineMap map);
 /// it can be cloned into a kernel).
 bool hasPureBody(mlir::linalg::GenericOp generic);
 
+/// Loads `generic`'s operand `operand` at loop indices `iv` through its
+/// indexing map (loop indices and constants only).
+mlir::Value loadOperandAt(mlir::OpBuilder &b, mlir::Location loc,
+                          mlir::linalg::GenericOp generic,
+                          mlir::OpOperand &operand,
+                          llvm::ArrayRef<mlir::Value> iv);
+
 /// Emits at `b` the value `generic` yields (its first) at loop indices
 /// `iv`: its body cloned, `linalg.index` replaced by `iv`, each used block
 /// argument given by `given(operand)` or, when that returns null, loaded

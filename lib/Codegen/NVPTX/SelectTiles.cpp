@@ -42,26 +42,19 @@ std::optional<unsigned> chipNumber(StringRef chip) {
   return cc;
 }
 
-/// Tensor-core tiles (mma.sync m16n8k16 needs sm_80) for a reduction of
-/// `k` (a multiple of 16): 128 x 128 output tiles on 2 x 2 warps (64 x 64
-/// per warp: 4 x 8 m16n8 accumulators, 128 f32 registers per thread), k
-/// steps of 32 (16 when 32 does not divide k) in a 4-stage cp.async ring:
-/// 80 KiB (48 KiB) of shared memory, within every sm_80+ chip's opt-in
-/// (99 KiB on sm_86/89, 163 on sm_80, 227 on sm_90), two blocks per SM on
-/// sm_80 and sm_90.
-GPUMmaTilesAttr mmaTilesFor(MLIRContext *ctx, int64_t k) {
+/// Tensor-core tiles (mma.sync needs sm_80) for a reduction of `k` (a
+/// multiple of 16) over `elementBytes`-byte operands: 128 x 128 output
+/// tiles on 2 x 2 warps (64 x 64 per warp: 4 x 8 m16n8 accumulators, 128
+/// f32 registers per thread), k steps of 64 bytes (32 bf16, or 16 when 32
+/// does not divide k; 16 f32 for TF32) in a 4-stage cp.async ring: 80 KiB
+/// (48 KiB) of shared memory, within every sm_80+ chip's opt-in (99 KiB on
+/// sm_86/89, 163 on sm_80, 227 on sm_90), two blocks per SM on sm_80 and
+/// sm_90.
+GPUMmaTilesAttr mmaTilesFor(MLIRContext *ctx, int64_t k, int64_t elementBytes) {
+  int64_t wide = 64 / elementBytes;
   return GPUMmaTilesAttr::get(ctx, /*tileM=*/128, /*tileN=*/128,
-                              /*tileK=*/k % 32 == 0 ? 32 : 16, /*warpsM=*/2,
-                              /*warpsN=*/2, /*stages=*/4);
-}
-
-/// TF32 tiles (mma.sync m16n8k8) for a reduction that is a multiple of 16:
-/// the 16-bit tiles' shape and bytes, k steps of 16 f32 (64 bytes per row,
-/// as 32 bf16): 80 KiB of shared memory in 4 stages.
-GPUMmaTilesAttr tf32TilesFor(MLIRContext *ctx) {
-  return GPUMmaTilesAttr::get(ctx, /*tileM=*/128, /*tileN=*/128,
-                              /*tileK=*/16, /*warpsM=*/2, /*warpsN=*/2,
-                              /*stages=*/4);
+                              /*tileK=*/k % wide == 0 ? wide : 16,
+                              /*warpsM=*/2, /*warpsN=*/2, /*stages=*/4);
 }
 
 /// The static reduction size of a tensor-core candidate (the last dimension
@@ -132,12 +125,14 @@ struct GPUSelectTilesPass
         if (*cc >= 80 && (blockc::nvptx::getTensorCoreMatmulType(linalgOp) ||
                           blockc::nvptx::getNarrowableMatmulOperand(linalgOp)))
           setIfAbsent(op, CodegenDialect::kGpuMmaTilesAttrName,
-                      mmaTilesFor(&getContext(), reductionSize(linalgOp)));
+                      mmaTilesFor(&getContext(), reductionSize(linalgOp),
+                                  /*elementBytes=*/2));
         // TF32 tensor cores for f32 contractions, only when asked for.
         if (*cc >= 80 && allowTf32 &&
             blockc::nvptx::isTF32MatmulCandidate(linalgOp))
           setIfAbsent(op, CodegenDialect::kGpuMmaTilesAttrName,
-                      tf32TilesFor(&getContext()));
+                      mmaTilesFor(&getContext(), reductionSize(linalgOp),
+                                  /*elementBytes=*/4));
         // Hopper's warpgroup MMA and TMA (sm_90a only: wgmma is an
         // arch-specific feature), on buffers: 128 x 128 output tiles on two
         // warpgroups, a 4-stage TMA ring of 128 KiB.

@@ -323,19 +323,11 @@ struct TensorCoreKernel : ContractionKernel {
   bool tf32() const { return elem.isF32(); }
 
   /// The prologue producer's input `in` at the producer's loop indices
-  /// `pIv` (its map: loop indices and constants).
+  /// `pIv`.
   Value loadAt(OpOperand &in, ArrayRef<Value> pIv) {
-    SmallVector<Value> at;
-    for (AffineExpr e :
-         prologue->producer.getMatchingIndexingMap(&in).getResults()) {
-      if (auto d = dyn_cast<AffineDimExpr>(e))
-        at.push_back(pIv[d.getPosition()]);
-      else
-        at.push_back(idx(cast<AffineConstantExpr>(e).getValue()));
-    }
-    return memref::LoadOp::create(b, loc, in.get(), at);
+    return blockc::nvptx::loadOperandAt(b, loc, prologue->producer, in, pIv);
   }
-  int64_t elemBytes() const { return tf32() ? 4 : 2; }
+  int64_t elemBytes() const { return elem.getIntOrFloatBitWidth() / 8; }
   /// Elements per 16-byte cp.async chunk (and per ldmatrix row).
   int64_t chunkElems() const { return 16 / elemBytes(); }
   /// The k of one mma.sync: m16n8k16, or m16n8k8 for tf32.

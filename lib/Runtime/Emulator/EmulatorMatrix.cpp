@@ -42,11 +42,34 @@ float widen(MmaType type, uint16_t bits) {
   return halfToFloat(bits);
 }
 
+namespace {
+
+/// D = A B + C for one warp's m16n8kK MMA, A and B gathered from the
+/// fragments: lane 4g + t's C and D element i is (g + 8 (i / 2),
+/// 2t + i % 2); each element's K exact products and its C are summed in
+/// double and rounded once to f32.
+template <int K>
+void multiplyAccumulate(const float (&A)[16][K], const float (&B)[K][8],
+                        const float c[kLanes][4], float d[kLanes][4]) {
+  for (int lane = 0; lane < kLanes; ++lane) {
+    int g = lane >> 2, t = lane & 3;
+    for (int i = 0; i < 4; ++i) {
+      int row = g + 8 * (i >> 1), col = 2 * t + (i & 1);
+      double sum = c[lane][i];
+      for (int k = 0; k < K; ++k)
+        sum += static_cast<double>(A[row][k]) * B[k][col];
+      d[lane][i] = static_cast<float>(sum);
+    }
+  }
+}
+
+} // namespace
+
 void mmaM16N8K16(MmaType type, const uint32_t a[kLanes][4],
                  const uint32_t b[kLanes][2], const float c[kLanes][4],
                  float d[kLanes][4]) {
   // Gather the warp's fragments into whole matrices.
-  float A[16][16], B[16][8], C[16][8];
+  float A[16][16], B[16][8];
   for (int lane = 0; lane < kLanes; ++lane) {
     int g = lane >> 2, t = lane & 3;
     for (int r = 0; r < 4; ++r) {
@@ -59,45 +82,23 @@ void mmaM16N8K16(MmaType type, const uint32_t a[kLanes][4],
       B[k][g] = widen(type, low(b[lane][r]));
       B[k + 1][g] = widen(type, high(b[lane][r]));
     }
-    for (int i = 0; i < 4; ++i)
-      C[g + 8 * (i >> 1)][2 * t + (i & 1)] = c[lane][i];
   }
-  for (int lane = 0; lane < kLanes; ++lane) {
-    int g = lane >> 2, t = lane & 3;
-    for (int i = 0; i < 4; ++i) {
-      int row = g + 8 * (i >> 1), col = 2 * t + (i & 1);
-      double sum = C[row][col];
-      for (int k = 0; k < 16; ++k)
-        sum += static_cast<double>(A[row][k]) * B[k][col];
-      d[lane][i] = static_cast<float>(sum);
-    }
-  }
+  multiplyAccumulate(A, B, c, d);
 }
 
 float tf32Value(uint32_t bits) { return fromBits(bits & 0xFFFFE000u); }
 
 void mmaM16N8K8TF32(const uint32_t a[kLanes][4], const uint32_t b[kLanes][2],
                     const float c[kLanes][4], float d[kLanes][4]) {
-  float A[16][8], B[8][8], C[16][8];
+  float A[16][8], B[8][8];
   for (int lane = 0; lane < kLanes; ++lane) {
     int g = lane >> 2, t = lane & 3;
     for (int r = 0; r < 4; ++r)
       A[g + 8 * (r & 1)][t + 4 * (r >> 1)] = tf32Value(a[lane][r]);
     for (int r = 0; r < 2; ++r)
       B[t + 4 * r][g] = tf32Value(b[lane][r]);
-    for (int i = 0; i < 4; ++i)
-      C[g + 8 * (i >> 1)][2 * t + (i & 1)] = c[lane][i];
   }
-  for (int lane = 0; lane < kLanes; ++lane) {
-    int g = lane >> 2, t = lane & 3;
-    for (int i = 0; i < 4; ++i) {
-      int row = g + 8 * (i >> 1), col = 2 * t + (i & 1);
-      double sum = C[row][col];
-      for (int k = 0; k < 8; ++k)
-        sum += static_cast<double>(A[row][k]) * B[k][col];
-      d[lane][i] = static_cast<float>(sum);
-    }
-  }
+  multiplyAccumulate(A, B, c, d);
 }
 
 void ldMatrix(int tiles, bool transpose, const uint16_t *const rows[kLanes],
