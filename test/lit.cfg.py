@@ -93,6 +93,23 @@ if shutil.which("mpirun"):
         "--mca btl self,vader"))
 if shutil.which("ptxas") or os.path.exists("/usr/local/cuda/bin/ptxas"):
     config.available_features.add("ptxas")
+# cuda: a GPU is visible. The GPU tests compile for the first GPU's own
+# architecture: %gpu_arch is sm_XY for compute capability X.Y, with the
+# arch-specific suffix where blockc uses those features (sm_90a, sm_100a),
+# and %gpu_arch_base the same without it (sm_90: Hopper on the mma.sync
+# kernels); sm_80 when the capability cannot be read. Features: cuda-sm80
+# from 8.0 on (bf16 tensor cores), cuda-sm90 on 9.x (wgmma, TMA).
+def gpu_compute_capability():
+    try:
+        query = subprocess.run(
+            ["nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"],
+            capture_output=True, text=True, timeout=20)
+        major, minor = query.stdout.splitlines()[0].strip().split(".")
+        return int(major), int(minor)
+    except (OSError, subprocess.TimeoutExpired, ValueError, IndexError):
+        return None
+
+
 if shutil.which("nvidia-smi"):
     try:
         if subprocess.run(["nvidia-smi", "-L"], capture_output=True,
@@ -100,3 +117,17 @@ if shutil.which("nvidia-smi"):
             config.available_features.add("cuda")
     except (OSError, subprocess.TimeoutExpired):
         pass
+if "cuda" in config.available_features:
+    capability = gpu_compute_capability() or (8, 0)
+    base = "sm_%d%d" % capability
+    specific = base + "a" if capability in ((9, 0), (10, 0)) else base
+    # %gpu_arch_base first: lit substitutes in order, and %gpu_arch is its
+    # prefix.
+    config.substitutions.append(("%gpu_arch_base", base))
+    config.substitutions.append(("%gpu_arch", specific))
+    if capability >= (8, 0):
+        config.available_features.add("cuda-sm80")
+    if capability[0] == 9:
+        config.available_features.add("cuda-sm90")
+    lit_config.note("GPU tests compile for %s (compute capability %d.%d)"
+                    % (specific, capability[0], capability[1]))

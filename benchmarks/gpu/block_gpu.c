@@ -8,13 +8,20 @@
          DIR/w0.bin .. w8.bin (f32, the entry's argument order), rounds them
          to bf16 (to nearest even, as blockc-run does; f32 as they are),
          runs the block once and writes DIR/y.bin (f32);
-     block_gpu time B T D KV FF REPEAT  random weights and input; two
-         warm-up calls, then REPEAT timed calls (each call returns after its
-         last kernel): prints the median, min and max milliseconds. With
-         BLOCKC_CUDA_PROFILE=1 it also prints the GPU time per kernel of
-         the timed calls.
+     block_gpu time B T D KV FF REPEAT [PROFILE.json]  random weights and
+         input; two warm-up calls, then REPEAT timed calls (each call
+         returns after its last kernel): prints the median, min and max
+         milliseconds. With PROFILE.json (or the environment variable
+         BLOCK_PROFILE=PROFILE.json) it then runs REPEAT more calls with
+         the runtime's per-kernel timing on (blockcCudaProfileStart, which
+         makes each launch wait for its kernel, so these calls are not the
+         timed ones) and writes the per-kernel GPU times, summed over the
+         REPEAT calls, to PROFILE.json (blockcCudaProfileWriteJSON,
+         docs/RuntimeABI.md) and as a table to stderr.
    Exits 1 after a CUDA error. With -DBLOCKC_EMULATOR it links against the
-   GPU emulator's runtime instead (an object built with --emulate). */
+   GPU emulator's runtime instead (an object built with --emulate), which
+   has no per-kernel timing: a profile is refused there (blockc-run
+   --emulate --profile models the kernels instead). */
 #define _POSIX_C_SOURCE 199309L
 #include BLOCK_HEADER
 
@@ -29,9 +36,21 @@
    driver runs the kernels on the host (test/blockc/emit-obj-tensor-cores). */
 const char *blockcEmuLastError(void);
 #define blockcCudaLastError blockcEmuLastError
+#define HAVE_PROFILE 0
+static void blockcCudaProfileStart(void) {}
+static void blockcCudaProfileStop(void) {}
 static void blockcCudaProfileReport(void) {}
+static int blockcCudaProfileWriteJSON(const char *path) {
+  (void)path;
+  return 1;
+}
 #else
+/* include/blockc/Runtime/CudaRuntime.h (the bundle has no blockc headers). */
+#define HAVE_PROFILE 1
 const char *blockcCudaLastError(void);
+void blockcCudaProfileStart(void);
+void blockcCudaProfileStop(void);
+int blockcCudaProfileWriteJSON(const char *path);
 void blockcCudaProfileReport(void);
 #endif
 
@@ -141,10 +160,22 @@ static int failed(void) {
 
 int main(int argc, char **argv) {
   int check = argc == 8 && !strcmp(argv[1], "check");
-  int timing = argc == 8 && !strcmp(argv[1], "time");
+  int timing = (argc == 8 || argc == 9) && !strcmp(argv[1], "time");
   if (!check && !timing) {
     fprintf(stderr, "usage: block_gpu check DIR B T D KV FF | "
-                    "block_gpu time B T D KV FF REPEAT\n");
+                    "block_gpu time B T D KV FF REPEAT [PROFILE.json]\n");
+    return 2;
+  }
+  const char *profilePath = NULL;
+  if (timing) {
+    profilePath = argc == 9 ? argv[8] : getenv("BLOCK_PROFILE");
+    if (profilePath && !*profilePath)
+      profilePath = NULL;
+  }
+  if (profilePath && !HAVE_PROFILE) {
+    fprintf(stderr, "block_gpu: no per-kernel profile under the GPU "
+                    "emulator's runtime (blockc-run --emulate --profile "
+                    "models the kernels instead)\n");
     return 2;
   }
   const char *dir = check ? argv[2] : NULL;
@@ -152,6 +183,11 @@ int main(int argc, char **argv) {
   int64_t b = atoll(argv[a]), t = atoll(argv[a + 1]), d = atoll(argv[a + 2]),
           kv = atoll(argv[a + 3]), ff = atoll(argv[a + 4]);
   int repeat = timing ? atoi(argv[7]) : 1;
+  if (b < 1 || t < 1 || d < 1 || kv < 1 || ff < 1 || repeat < 1) {
+    fprintf(stderr, "block_gpu: B, T, D, KV, FF and REPEAT must be positive "
+                    "integers\n");
+    return 2;
+  }
   unsigned seed = 12345;
   float ws = 1.0f / sqrtf((float)d);
   elem_t *x = load(dir, "x.bin", (size_t)(b * t * d), 1.0f, &seed);
@@ -193,8 +229,6 @@ int main(int argc, char **argv) {
 
   double *ms = malloc(sizeof(double) * (size_t)repeat);
   for (int i = -2; i < repeat; ++i) {
-    if (i == 0)
-      blockcCudaProfileReport(); /* drop the warm-up launches */
     memset(&result, 0, sizeof result);
     double start = now();
     _mlir_ciface_forward(&result, &in, &g1, &wq, &wk, &wv, &wo, &g2, &wg, &wu,
@@ -211,6 +245,25 @@ int main(int argc, char **argv) {
          "calls\n",
          (long long)b, (long long)t, ms[repeat / 2], ms[0], ms[repeat - 1],
          repeat);
+  free(ms);
+  if (!profilePath)
+    return 0;
+  /* Per-kernel GPU times of REPEAT more calls (each profiled launch waits
+     for its kernel, so they are not the timed calls above). */
+  blockcCudaProfileStart();
+  for (int i = 0; i < repeat; ++i) {
+    memset(&result, 0, sizeof result);
+    _mlir_ciface_forward(&result, &in, &g1, &wq, &wk, &wv, &wo, &g2, &wg, &wu,
+                         &wd);
+    mgpuMemFree(result.allocated, 0);
+    if (failed())
+      return 1;
+  }
+  blockcCudaProfileStop();
+  if (blockcCudaProfileWriteJSON(profilePath) != 0)
+    return 1;
+  printf("blockc B=%lld T=%lld: per-kernel GPU times of %d calls -> %s\n",
+         (long long)b, (long long)t, repeat, profilePath);
   blockcCudaProfileReport();
   return 0;
 }

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "blockc/ExecutionEngine/BlockJit.h"
+#include "blockc/Runtime/EmulatorRuntime.h"
 #include "blockc/Target/CPU.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -159,6 +160,60 @@ std::vector<int64_t> makeDescriptor(const HostTensor &t) {
 
 } // namespace
 
+llvm::Error blockc::beginEmulatorProfile(int64_t sampleBlocks) {
+  Expected<GPURuntime *> runtime = loadEmulatorRuntime();
+  if (!runtime)
+    return runtime.takeError();
+  auto begin = reinterpret_cast<void (*)(int64_t)>(
+      dlsym((*runtime)->handle, "blockcEmuProfileBegin"));
+  if (!begin)
+    return makeError("the GPU emulator runtime lacks blockcEmuProfileBegin");
+  begin(sampleBlocks);
+  return Error::success();
+}
+
+Expected<std::vector<GPULaunchCounters>> blockc::endEmulatorProfile() {
+  Expected<GPURuntime *> runtime = loadEmulatorRuntime();
+  if (!runtime)
+    return runtime.takeError();
+  void *h = (*runtime)->handle;
+  auto end = reinterpret_cast<void (*)()>(dlsym(h, "blockcEmuProfileEnd"));
+  auto count =
+      reinterpret_cast<int64_t (*)()>(dlsym(h, "blockcEmuProfileLaunches"));
+  auto get = reinterpret_cast<int (*)(int64_t, BlockcEmuLaunchProfile *)>(
+      dlsym(h, "blockcEmuProfileGetLaunch"));
+  if (!end || !count || !get)
+    return makeError("the GPU emulator runtime lacks its profile functions");
+  end();
+  std::vector<GPULaunchCounters> launches;
+  for (int64_t i = 0, n = count(); i < n; ++i) {
+    BlockcEmuLaunchProfile p = {};
+    if (get(i, &p) != 0)
+      break;
+    GPULaunchCounters c;
+    c.kernel = p.kernel ? p.kernel : "";
+    for (int d = 0; d < 3; ++d) {
+      c.grid[d] = p.grid[d];
+      c.block[d] = p.block[d];
+    }
+    c.sharedBytes = p.sharedBytes;
+    c.blocksRun = p.blocksRun;
+    c.blocksTotal = p.blocksTotal;
+    c.flops = p.flops;
+    c.tensorFlops16 = p.tensorFlops16;
+    c.tensorFlopsTF32 = p.tensorFlopsTF32;
+    c.globalRequests = p.globalRequests;
+    c.globalSectors = p.globalSectors;
+    c.globalBytes = p.globalBytes;
+    c.uniqueBytes = p.uniqueBytes;
+    c.sharedRequests = p.sharedRequests;
+    c.sharedWavefronts = p.sharedWavefronts;
+    c.barriers = p.barriers;
+    launches.push_back(std::move(c));
+  }
+  return launches;
+}
+
 Error blockc::setCpuThreads(unsigned threads) {
   // libomp reads OMP_NUM_THREADS when it initialises, which happens when the
   // compiled code first runs; call this before that.
@@ -274,10 +329,11 @@ BlockJit::compile(ModuleOp module, const ModelSignature &sig, JitTarget target,
 
   // The host target machine of blockc -emit=obj, with the target's default
   // relocation model (the JIT links in memory).
-  auto tm = createHostTargetMachine(
-      /*relocModel=*/std::nullopt, target == JitTarget::CPU
-                                       ? cpuConfig.llvmTargetFeatures()
-                                       : llvm::SmallVector<std::string>());
+  CPUCodegenTarget codegenTarget;
+  if (target == JitTarget::CPU)
+    codegenTarget = {cpuConfig.llvmCPU().str(), cpuConfig.llvmTuneCPU().str(),
+                     cpuConfig.llvmTargetFeatures()};
+  auto tm = createHostTargetMachine(/*relocModel=*/std::nullopt, codegenTarget);
   if (!tm)
     return tm.takeError();
 
@@ -324,7 +380,7 @@ BlockJit::compile(ModuleOp module, const ModelSignature &sig, JitTarget target,
       }
       std::string tmText =
           (Twine((*tm)->getTargetTriple().str()) + " " + (*tm)->getTargetCPU() +
-           " " + (*tm)->getTargetFeatureString())
+           " " + codegenTarget.tuneCPU + " " + (*tm)->getTargetFeatureString())
               .str();
       std::string id = buildIdentity();
       std::string opt = std::to_string(optLevel);
@@ -381,8 +437,8 @@ BlockJit::compile(ModuleOp module, const ModelSignature &sig, JitTarget target,
                            " inputs and destinations");
       }
       llvm::LLVMContext llvmContext;
-      auto llvmModule =
-          translateToLLVMIR(*lowered, llvmContext, **tm, optLevel);
+      auto llvmModule = translateToLLVMIR(*lowered, llvmContext, **tm, optLevel,
+                                          codegenTarget.tuneCPU);
       if (!llvmModule)
         return llvmModule.takeError();
       if ((*llvmModule)->getNamedGlobal("llvm.global_ctors"))

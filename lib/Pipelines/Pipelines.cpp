@@ -189,6 +189,38 @@ llvm::SmallVector<std::string> CPUTargetConfig::llvmTargetFeatures() const {
   llvm_unreachable("unknown ISA");
 }
 
+llvm::StringRef CPUTargetConfig::llvmCPU() const {
+  switch (isa) {
+  case CPUISA::Host:
+    return "";
+  case CPUISA::AVX512:
+    return "x86-64-v4";
+  case CPUISA::AVX2:
+    return "x86-64-v3";
+  case CPUISA::SSE:
+    return "x86-64";
+  }
+  llvm_unreachable("unknown ISA");
+}
+
+llvm::StringRef CPUTargetConfig::llvmTuneCPU() const {
+  switch (isa) {
+  case CPUISA::Host:
+    return "";
+  // Zen 3's model for both vector ISAs: the register tiles were sized and
+  // checked free of spills under it (no-spill.test). Intel's models prefer
+  // 256-bit vectors, which splits the AVX-512 kernels' registers in two
+  // (49 spills in the D = 64 attention kernel), and Zen 4's and 5's
+  // schedules spill one register there.
+  case CPUISA::AVX512:
+  case CPUISA::AVX2:
+    return "znver3";
+  case CPUISA::SSE:
+    return "generic";
+  }
+  llvm_unreachable("unknown ISA");
+}
+
 //===----------------------------------------------------------------------===//
 // Stage 1: transformer -> linalg on tensors
 //===----------------------------------------------------------------------===//
@@ -390,6 +422,11 @@ createGPUSelectTiles(const NVPTXPipelineOptions &options) {
 
 void blockc::buildNVPTXLowerToLinalgPipeline(
     OpPassManager &pm, const NVPTXPipelineOptions &options) {
+  // The chip's facts, which the heuristics and the emulator read.
+  nvptx::GPUSetTargetPassOptions target;
+  target.chip = options.chip.getValue();
+  target.gpu = options.gpu.getValue();
+  pm.addPass(nvptx::createGPUSetTargetPass(target));
   // Attention becomes the fused GPU kernel; elementwise chains are fused
   // into single linalg ops (one kernel each).
   addStage1(pm, [&](OpPassManager &fpm) {
@@ -483,6 +520,7 @@ void blockc::buildNVPTXEmulatorLowerToLLVMPipeline(
   nvptx::GPUEmulateKernelsPassOptions emulation;
   emulation.chip = options.chip.getValue();
   emulation.checkBounds = options.checkBounds;
+  emulation.profile = options.profile;
   pm.addPass(nvptx::createGPUEmulateKernelsPass(emulation));
   // What stays on the host of the nvgpu dialect: TMA tensor maps
   // (mgpuTensorMapEncodeTiledMemref, which the emulator runtime provides).
@@ -532,6 +570,10 @@ void blockc::buildNVPTXLowerToLLVMPipeline(
   gpu::GPUToNVVMPipelineOptions nvvm;
   nvvm.cubinChip = options.chip.getValue();
   nvvm.cubinFeatures = options.features.getValue();
+  if (nvvm.cubinFeatures.empty())
+    nvvm.cubinFeatures =
+        "+ptx" + std::to_string(
+                     codegen::getKnownArchPtxVersion(options.chip.getValue()));
   nvvm.cubinFormat = stringifyGPUBinaryFormat(options.format).str();
   nvvm.optLevel = options.optLevel.getValue();
   gpu::buildLowerToNVVMPassPipeline(pm, nvvm);

@@ -31,7 +31,7 @@ llvm::Error makeError(const llvm::Twine &message) {
 
 llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
 blockc::createHostTargetMachine(std::optional<llvm::Reloc::Model> relocModel,
-                                llvm::ArrayRef<std::string> extraFeatures) {
+                                const CPUCodegenTarget &target) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   // Kernels may carry x86 inline asm (upstream's AVX2 transpose blends).
@@ -39,7 +39,12 @@ blockc::createHostTargetMachine(std::optional<llvm::Reloc::Model> relocModel,
   auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!builder)
     return builder.takeError();
-  for (const std::string &feature : extraFeatures)
+  if (!target.cpu.empty()) {
+    // A fixed CPU model: none of the host's features.
+    builder->setCPU(target.cpu);
+    builder->getFeatures() = llvm::SubtargetFeatures();
+  }
+  for (const std::string &feature : target.features)
     builder->getFeatures().AddFeature(feature);
   builder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
   builder->setRelocationModel(relocModel);
@@ -48,7 +53,8 @@ blockc::createHostTargetMachine(std::optional<llvm::Reloc::Model> relocModel,
 
 llvm::Expected<std::unique_ptr<llvm::Module>>
 blockc::translateToLLVMIR(ModuleOp module, llvm::LLVMContext &llvmContext,
-                          llvm::TargetMachine &tm, unsigned optLevel) {
+                          llvm::TargetMachine &tm, unsigned optLevel,
+                          llvm::StringRef tuneCPU) {
   registerBuiltinDialectTranslation(*module.getContext());
   registerLLVMDialectTranslation(*module.getContext());
   std::unique_ptr<llvm::Module> llvmModule =
@@ -57,6 +63,12 @@ blockc::translateToLLVMIR(ModuleOp module, llvm::LLVMContext &llvmContext,
     return makeError("translation to LLVM IR failed");
   llvmModule->setDataLayout(tm.createDataLayout());
   llvmModule->setTargetTriple(tm.getTargetTriple());
+  // The scheduling model and tuning follow tuneCPU in the optimiser's cost
+  // models and in code generation alike.
+  if (!tuneCPU.empty())
+    for (llvm::Function &f : *llvmModule)
+      if (!f.isDeclaration())
+        f.addFnAttr("tune-cpu", tuneCPU);
   auto transformer = makeOptimizingTransformer(optLevel, 0, &tm);
   if (llvm::Error e = transformer(llvmModule.get()))
     return std::move(e);

@@ -92,8 +92,8 @@ func.func @shared() {
 func.func @bounds() {
   %c1 = arith.constant 1 : index
   %c64 = arith.constant 64 : index
-  %in = memref.alloc() : memref<64xf32>
-  %out = memref.alloc() : memref<64xf32>
+  %in = gpu.alloc host_shared () : memref<64xf32>
+  %out = gpu.alloc host_shared () : memref<64xf32>
   gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
              threads(%tx, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1) {
     %next = arith.addi %tx, %c1 : index
@@ -101,8 +101,27 @@ func.func @bounds() {
     memref.store %v, %out[%tx] : memref<64xf32>
     gpu.terminator
   }
-  memref.dealloc %in : memref<64xf32>
-  memref.dealloc %out : memref<64xf32>
+  return
+}
+
+// A kernel that reads a host buffer (memref.alloc: host memory, not
+// mgpuMemAlloc's) runs without bounds checking, as host and device share
+// one address space here; with bounds checking it is an error, as the read
+// would fault on a GPU.
+// BOUNDS: blockc GPU emulator: kernel 'host_pointer_kernel': thread (0,0,0) of block (0,0,0): memref.load at {{.*}}errors.mlir:[[@LINE+9]]:{{[0-9]+}} reads address 0x{{[0-9a-f]+}}, which is not device memory (no live mgpuMemAlloc allocation holds its 4 bytes; a host pointer faults on a GPU)
+// CHECK-NOT: host_pointer_kernel
+func.func @host_pointer() {
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %in = memref.alloc() : memref<32xf32>
+  %out = gpu.alloc host_shared () : memref<32xf32>
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    %v = memref.load %in[%tx] : memref<32xf32>
+    memref.store %v, %out[%tx] : memref<32xf32>
+    gpu.terminator
+  }
+  memref.dealloc %in : memref<32xf32>
   return
 }
 
@@ -118,5 +137,7 @@ func.func @main() {
   call @shared() : () -> ()
   llvm.call @blockcEmuClearError() : () -> ()
   call @bounds() : () -> ()
+  llvm.call @blockcEmuClearError() : () -> ()
+  call @host_pointer() : () -> ()
   return
 }

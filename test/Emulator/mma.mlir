@@ -1,4 +1,9 @@
 // RUN: blockc-opt %s --blockc-nvptx-lower-to-llvm-pipeline="emulate=true" | %emulator_runner | FileCheck %s
+// RUN: blockc-opt %s --blockc-nvptx-lower-to-llvm-pipeline="emulate=true profile=true" | env BLOCKC_EMU_PROFILE=1 %emulator_runner 2>&1 >/dev/null | FileCheck %s --check-prefix=PROFILE
+
+// The profile counts the one m16n8k16 instruction as 2 x 16 x 8 x 16 tensor
+// FLOPs (and nothing else does arithmetic), and the barrier.
+// PROFILE: blockc GPU emulator profile: main_kernel grid (1,1,1) block (32,1,1) flops 4096 tensor_flops 4096 {{.*}} barriers 1
 
 // One warp's tensor-core step under the emulator: cp.async copies a 16 x 16
 // bf16 A (row-major) and a B stored [n][k] (8 x 16) into shared memory,

@@ -75,9 +75,10 @@ cl::opt<bool> allowTf32("gpu-allow-tf32", cl::desc(blockc::kAllowTf32Help),
                         cl::init(false), cl::cat(category));
 cl::opt<bool> checkBounds("check-bounds", cl::desc(blockc::kCheckBoundsHelp),
                           cl::init(false), cl::cat(category));
-cl::opt<std::string> gpuArch("gpu-arch",
-                             cl::desc("With -target=nvptx: the GPU (sm_XX)"),
+cl::opt<std::string> gpuArch("gpu-arch", cl::desc(blockc::kGPUArchHelp),
                              cl::init("sm_90"), cl::cat(category));
+cl::opt<std::string> gpuChip("gpu-chip", cl::desc(blockc::kGPUChipHelp),
+                             cl::init(""), cl::cat(category));
 cl::opt<std::string> weightsFile("weights",
                                  cl::desc("safetensors file with the weights"),
                                  cl::value_desc("file"), cl::cat(category));
@@ -104,6 +105,20 @@ cl::opt<std::string> savePrepared(
              "description in the metadata) to this safetensors file; "
              "--weights=<it> later skips preparing (docs/RuntimeABI.md)"),
     cl::value_desc("file"), cl::cat(category));
+cl::opt<std::string> profileFile(
+    "profile",
+    cl::desc("With -target=nvptx --emulate: print each kernel's FLOPs, "
+             "memory traffic, registers, occupancy and speed-of-light bound "
+             "on the -gpu-chip (docs/GPUEmulator.md#profile); "
+             "--profile=FILE.json also writes it as JSON"),
+    cl::value_desc("file.json"), cl::ValueOptional, cl::cat(category));
+cl::opt<int64_t> profileBlocks(
+    "profile-blocks",
+    cl::desc("With --profile: emulate only N thread blocks of each launch, "
+             "spread over the grid, and scale the counters (for large "
+             "shapes; the run's output and the profile file are not "
+             "written)"),
+    cl::value_desc("N"), cl::init(0), cl::cat(category));
 cl::opt<unsigned> repeat("repeat", cl::desc("Number of timed runs"),
                          cl::init(1), cl::cat(category));
 // libLLVM already registers a global option named "threads", so ours is
@@ -473,8 +488,27 @@ int main(int argc, char **argv) {
                                                 checkBounds, allowTf32);
       !error.empty())
     return fail(error);
+  if (std::string error =
+          blockc::checkGPUTarget(targetName == "nvptx", gpuArch, gpuChip);
+      !error.empty())
+    return fail(error);
   if (optLevel > 3)
     return fail("-O must be 0, 1, 2 or 3");
+  bool profiling = profileFile.getNumOccurrences() > 0;
+  if (profiling && !(targetName == "nvptx" && emulate))
+    return fail("--profile needs -target=nvptx --emulate (measured kernel "
+                "times on a GPU: the benchmark bundle, "
+                "benchmarks/gpu/README.md)");
+  if (profileBlocks.getNumOccurrences() && !profiling)
+    return fail("--profile-blocks needs --profile");
+  if (profileBlocks.getNumOccurrences() && profileBlocks < 1)
+    return fail("--profile-blocks must be at least 1");
+  if (profiling && (decodeSteps > 0 || checkDecode))
+    return fail("--profile profiles the entry's run, not --decode=N or "
+                "--check-decode");
+  if (profiling && !profileFile.empty() && !profileBlocks.getNumOccurrences())
+    if (llvm::Error e = blockc::checkWritable(profileFile))
+      return fail(llvm::toString(std::move(e)));
   bool haveRandomWeights = randomWeights.getNumOccurrences() > 0;
   bool haveRandomInput = randomInput.getNumOccurrences() > 0;
   if (weightsFile.empty() == !haveRandomWeights)
@@ -525,9 +559,11 @@ int main(int argc, char **argv) {
       return fail(llvm::toString(std::move(e)));
   blockc::NVPTXPipelineOptions nvptxOptions;
   nvptxOptions.chip = gpuArch;
+  nvptxOptions.gpu = gpuChip;
   nvptxOptions.emulate = emulate;
   nvptxOptions.checkBounds = checkBounds;
   nvptxOptions.allowTf32 = allowTf32;
+  nvptxOptions.profile = profiling;
 
   // ---- Parse and analyse the model ---------------------------------------
   DialectRegistry registry;
@@ -780,7 +816,15 @@ int main(int argc, char **argv) {
   for (const blockc::HostTensor &w : weights)
     args.push_back(&w);
   std::vector<double> times;
+  std::optional<blockc::GPUProfile> profile;
+  // A sampled profile runs a part of each launch: its output is not the
+  // block's.
+  bool sampled = profiling && profileBlocks > 0;
   for (unsigned r = 0; r < repeat; ++r) {
+    // The profile records the first run.
+    if (profiling && r == 0)
+      if (llvm::Error e = blockc::beginEmulatorProfile(profileBlocks))
+        return fail(llvm::toString(std::move(e)));
     auto start = std::chrono::steady_clock::now();
     // Repeats run the same weights: their device copies are reused.
     if (llvm::Error e = (*jit)->run(args, output,
@@ -788,6 +832,16 @@ int main(int argc, char **argv) {
                                            : blockc::WeightReuse::Unchanged))
       return fail("execution failed: " + llvm::toString(std::move(e)));
     times.push_back(secondsSince(start));
+    if (profiling && r == 0) {
+      auto launches = blockc::endEmulatorProfile();
+      if (!launches)
+        return fail(llvm::toString(launches.takeError()));
+      auto built =
+          blockc::profileRun(*module, nvptxOptions, *launches, profileBlocks);
+      if (!built)
+        return fail(llvm::toString(built.takeError()));
+      profile = std::move(*built);
+    }
   }
   std::vector<double> sorted = times;
   std::sort(sorted.begin(), sorted.end());
@@ -812,8 +866,11 @@ int main(int argc, char **argv) {
     blockc::TensorParallelWorld::finalize();
     return 0;
   }
-  if (!outputFile.empty())
+  if (!outputFile.empty() && !sampled)
     if (llvm::Error e = blockc::writeNpy(outputFile, output))
+      return fail(llvm::toString(std::move(e)));
+  if (profile && !profileFile.empty() && !sampled)
+    if (llvm::Error e = blockc::writeGPUProfileJSON(profileFile, *profile))
       return fail(llvm::toString(std::move(e)));
 
   // ---- Summary ------------------------------------------------------------
@@ -839,9 +896,18 @@ int main(int argc, char **argv) {
              : weightsFile.getValue())
      << weightsHeld << "\n";
   os << "  output   " << blockc::formatShape(output.shape)
-     << (outputFile.empty() ? "" : "  -> " + outputFile.getValue()) << "\n";
-  os << llvm::format("  checksum sum=%.6e abs_sum=%.6e%s\n", sum, absSum,
-                     finite ? "" : " (non-finite values!)");
+     << (outputFile.empty()
+             ? ""
+             : (sampled ? "  (not written: --profile-blocks ran a sample of "
+                          "each launch)"
+                        : "  -> " + outputFile.getValue()))
+     << "\n";
+  if (sampled)
+    os << "  checksum not meaningful (--profile-blocks ran a sample of each "
+          "launch)\n";
+  else
+    os << llvm::format("  checksum sum=%.6e abs_sum=%.6e%s\n", sum, absSum,
+                       finite ? "" : " (non-finite values!)");
   os << "  compile  " << formatSeconds(compileSeconds) << " ("
      << (*jit)->cacheStatus() << ")\n";
   if (preparedFile)
@@ -856,6 +922,14 @@ int main(int argc, char **argv) {
      << formatSeconds(sorted.front()) << ")\n";
   os << llvm::format("  flops    %.4g per run, %.2f GFLOP/s\n", flops,
                      flops / median * 1e-9);
+  if (profile) {
+    blockc::printGPUProfile(os, *profile);
+    if (!profileFile.empty())
+      os << (sampled ? "  profile  not written to " + profileFile +
+                           " (--profile-blocks: the counters are scaled "
+                           "from a sample)\n"
+                     : "  profile  -> " + profileFile + "\n");
+  }
   blockc::TensorParallelWorld::finalize();
   return 0;
 }

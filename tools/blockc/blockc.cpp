@@ -106,13 +106,15 @@ cl::opt<std::string> entryName("entry",
 cl::opt<unsigned> optLevel("O", cl::desc(blockc::kOptLevelHelp),
                            cl::init(blockc::kDefaultOptLevel), cl::Prefix,
                            cl::cat(category));
-cl::opt<std::string> gpuArch("gpu-arch",
-                             cl::desc("NVPTX: GPU architecture (sm_XX)"),
+cl::opt<std::string> gpuArch("gpu-arch", cl::desc(blockc::kGPUArchHelp),
                              cl::init("sm_90"), cl::cat(category));
-cl::opt<std::string> ptxFeatures(
-    "ptx-features",
-    cl::desc("NVPTX: PTX ISA version feature (sm_90 needs +ptx80 or newer)"),
-    cl::init("+ptx80"), cl::cat(category));
+cl::opt<std::string> gpuChip("gpu-chip", cl::desc(blockc::kGPUChipHelp),
+                             cl::init(""), cl::cat(category));
+cl::opt<std::string>
+    ptxFeatures("ptx-features",
+                cl::desc("NVPTX: PTX ISA version feature (default: the one the "
+                         "architecture needs, e.g. +ptx80 for sm_90a)"),
+                cl::init(""), cl::cat(category));
 cl::opt<bool> emulateGPU("emulate", cl::desc(blockc::kEmulateHelp),
                          cl::init(false), cl::cat(category));
 cl::opt<bool> allowTf32("gpu-allow-tf32", cl::desc(blockc::kAllowTf32Help),
@@ -260,6 +262,7 @@ void buildPipeline(OpPassManager &pm, llvm::StringRef entry,
   }
   blockc::NVPTXPipelineOptions options;
   options.chip = gpuArch;
+  options.gpu = gpuChip;
   options.features = ptxFeatures;
   options.format = gpuFormat();
   options.toolkit = toolkit.str();
@@ -342,6 +345,9 @@ int main(int argc, char **argv) {
     return fail("-emit=ptx|cubin|fatbin need -target=nvptx");
   if (std::string error =
           blockc::checkGPUFlags(nvptx, emulateGPU, checkBounds, allowTf32);
+      !error.empty())
+    return fail(error);
+  if (std::string error = blockc::checkGPUTarget(nvptx, gpuArch, gpuChip);
       !error.empty())
     return fail(error);
   if (emulateGPU && emit >= Emit::PTX)
@@ -549,15 +555,19 @@ int main(int argc, char **argv) {
 
   // The host code of an NVPTX object runs on the host; CPU kernels stay
   // within the ISA they were shaped for.
-  auto machine = blockc::createHostTargetMachine(
-      llvm::Reloc::PIC_, nvptx ? llvm::SmallVector<std::string>()
-                               : cpuConfig().llvmTargetFeatures());
+  blockc::CPUCodegenTarget codegenTarget;
+  if (!nvptx)
+    codegenTarget = {cpuConfig().llvmCPU().str(),
+                     cpuConfig().llvmTuneCPU().str(),
+                     cpuConfig().llvmTargetFeatures()};
+  auto machine =
+      blockc::createHostTargetMachine(llvm::Reloc::PIC_, codegenTarget);
   if (!machine)
     return fail("cannot create the host target: " +
                 llvm::toString(machine.takeError()));
   llvm::LLVMContext llvmContext;
-  auto llvmModule =
-      blockc::translateToLLVMIR(*module, llvmContext, **machine, optLevel);
+  auto llvmModule = blockc::translateToLLVMIR(*module, llvmContext, **machine,
+                                              optLevel, codegenTarget.tuneCPU);
   if (!llvmModule)
     return fail(llvm::toString(llvmModule.takeError()));
 

@@ -544,6 +544,32 @@ void wgmmaMisuseKernel(void **params, BlockcEmuThread *t, void *, int64_t) {
                  "misused wgmma");
 }
 
+/// Two chained wgmma groups (as a K loop issues them with wait depth 1),
+/// then `params[0]` as the final wgmma.wait_group depth (-1: none), then
+/// the accumulator is read.
+void wgmmaWaitKernel(void **params, BlockcEmuThread *t, void *, int64_t) {
+  int32_t finalDepth = arg<int32_t>(params, 0);
+  float acc[4] = {};
+  for (int k = 0; k < 2; ++k) {
+    blockcEmuWgmma(t, 0, matrixDescriptor(0, 16, 1024, 1),
+                   matrixDescriptor(8192, 16, 1024, 1), 8, 0, 0, acc,
+                   "chained wgmma");
+    blockcEmuWgmmaCommit(t, 1, "chained wgmma");
+  }
+  if (finalDepth >= 0)
+    blockcEmuWgmmaWait(t, finalDepth, "final wait");
+  blockcEmuWgmmaRead(t, "accumulator store");
+}
+
+/// A wgmma never committed before its accumulator is read.
+void wgmmaUncommittedKernel(void **, BlockcEmuThread *t, void *, int64_t) {
+  float acc[4] = {};
+  blockcEmuWgmma(t, 0, matrixDescriptor(0, 16, 1024, 1),
+                 matrixDescriptor(8192, 16, 1024, 1), 8, 0, 0, acc,
+                 "lone wgmma");
+  blockcEmuWgmmaRead(t, "accumulator store");
+}
+
 //===----------------------------------------------------------------------===//
 // Fixture
 //===----------------------------------------------------------------------===//
@@ -1755,6 +1781,35 @@ TEST_F(EmulatorRuntimeTest, WgmmaAfterTmaMatchesMatmul) {
   mgpuMemFree(a, nullptr);
   mgpuMemFree(b, nullptr);
   mgpuMemFree(d, nullptr);
+}
+
+TEST_F(EmulatorRuntimeTest, WgmmaWaitGroupDepth) {
+  add("wgmma_wait", wgmmaWaitKernel, BLOCKC_EMU_SYNCHRONIZES, 16384);
+  // wait_group 0 before the read: every group retired.
+  int32_t depth = 0;
+  launch("wgmma_wait", {1}, {128}, {&depth});
+  EXPECT_EQ(error(), "");
+  // A wrong depth leaves the last group in flight.
+  depth = 1;
+  launch("wgmma_wait", {1}, {128}, {&depth});
+  EXPECT_EQ(error(), "kernel 'wgmma_wait': thread (0,0,0) of block (0,0,0): "
+                     "accumulator store reads a warpgroup accumulator while 1 "
+                     "wgmma group is in flight: wait for it with "
+                     "wgmma.wait_group 0 first");
+  blockcEmuClearError();
+  // No final wait at all: the same.
+  depth = -1;
+  launch("wgmma_wait", {1}, {128}, {&depth});
+  EXPECT_NE(error().find("while 1 wgmma group is in flight"), std::string::npos)
+      << error();
+  blockcEmuClearError();
+  add("wgmma_uncommitted", wgmmaUncommittedKernel, BLOCKC_EMU_SYNCHRONIZES,
+      16384);
+  launch("wgmma_uncommitted", {1}, {128});
+  EXPECT_EQ(error(), "kernel 'wgmma_uncommitted': thread (0,0,0) of block "
+                     "(0,0,0): accumulator store reads a warpgroup accumulator "
+                     "whose wgmma were not committed and waited for "
+                     "(wgmma.commit_group, wgmma.wait_group)");
 }
 
 TEST_F(EmulatorRuntimeTest, WgmmaMisuse) {

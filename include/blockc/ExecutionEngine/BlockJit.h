@@ -16,6 +16,7 @@
 #include "blockc/Analysis/ModelSignature.h"
 #include "blockc/Analysis/PreparedWeights.h"
 #include "blockc/ExecutionEngine/CompileCache.h"
+#include "blockc/ExecutionEngine/GPUProfile.h"
 #include "blockc/Pipelines/Pipelines.h"
 #include "blockc/Support/TensorFiles.h"
 
@@ -56,6 +57,14 @@ llvm::Error checkCudaAvailable();
 /// Sets the number of threads the CPU code's parallel loops use (OpenMP);
 /// call it before the first run.
 llvm::Error setCpuThreads(unsigned threads);
+
+/// The GPU emulator's profile (docs/GPUEmulator.md#profile): records the
+/// launches of kernels compiled with the NVPTX pipeline's `profile` option
+/// from now on; with `sampleBlocks` > 0 each launch runs only that many of
+/// its thread blocks (the results are then meaningless).
+llvm::Error beginEmulatorProfile(int64_t sampleBlocks);
+/// Stops recording and returns the launches since beginEmulatorProfile.
+llvm::Expected<std::vector<GPULaunchCounters>> endEmulatorProfile();
 
 class BlockJit {
 public:

@@ -67,6 +67,17 @@ struct CPUTargetConfig {
   /// (e.g. "-avx512f" for avx2), so that objects and JIT code shaped for a
   /// smaller ISA also run on CPUs that have only that ISA; none for host.
   llvm::SmallVector<std::string> llvmTargetFeatures() const;
+
+  /// The fixed LLVM CPU model of a pinned ISA, independent of the compiling
+  /// machine: the x86-64 micro-architecture level of the ISA (x86-64-v4 for
+  /// avx512, -v3 for avx2, the x86-64 baseline for sse); "" (the host's) for
+  /// isa=host.
+  llvm::StringRef llvmCPU() const;
+  /// The scheduling model and tuning of a pinned ISA: znver3 for avx512
+  /// and avx2 (under which the kernels' register tiles were sized and
+  /// checked free of spills), generic for sse; "" (the host's) for
+  /// isa=host.
+  llvm::StringRef llvmTuneCPU() const;
 };
 
 /// The spelling of `isa` in pass and pipeline options.
@@ -185,10 +196,17 @@ struct NVPTXPipelineOptions
   Option<std::string> chip{*this, "chip",
                            llvm::cl::desc("GPU architecture (sm_XX)"),
                            llvm::cl::init("sm_90")};
+  Option<std::string> gpu{
+      *this, "gpu",
+      llvm::cl::desc("GPU chip whose limits and peaks the tiles and the "
+                     "profile assume (t4, a100, l4, h100, h200, b200; empty: "
+                     "the architecture's default)"),
+      llvm::cl::init("")};
   Option<std::string> features{
       *this, "features",
-      llvm::cl::desc("PTX features; sm_90 needs +ptx80 or newer"),
-      llvm::cl::init("+ptx80")};
+      llvm::cl::desc("PTX features (empty: the PTX ISA version the "
+                     "architecture needs, e.g. +ptx80 for sm_90a)"),
+      llvm::cl::init("")};
   Option<GPUBinaryFormat> format{
       *this, "format", llvm::cl::desc("Embedded GPU binary"),
       llvm::cl::init(GPUBinaryFormat::ISA),
@@ -224,6 +242,11 @@ struct NVPTXPipelineOptions
       *this, "check-bounds",
       llvm::cl::desc("With emulate: check the indices of every memref access "
                      "inside kernels"),
+      llvm::cl::init(false)};
+  Option<bool> profile{
+      *this, "profile",
+      llvm::cl::desc("With emulate: count each kernel's FLOPs and memory "
+                     "traffic for the profile (docs/GPUEmulator.md#profile)"),
       llvm::cl::init(false)};
 };
 

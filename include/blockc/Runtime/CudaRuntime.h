@@ -4,8 +4,9 @@
  * GPU lowering calls (gpu-to-llvm), over the CUDA driver API only. Besides
  * those, it exports the functions below for drivers such as blockc-run.
  * Every CUDA error is printed with the failing call and CUDA's error name
- * and string, and recorded: after the first error, later calls do nothing
- * and blockcCudaLastError() returns the message.
+ * and string, and recorded, and so is a launch outside CUDA's limits
+ * (docs/RuntimeABI.md): after the first error, launches, module loads and
+ * stream calls do nothing and blockcCudaLastError() returns the message.
  *
  *===----------------------------------------------------------------------===*/
 
@@ -24,10 +25,29 @@ void blockcCudaClearError(void);
    nonzero with the reason in blockcCudaLastError(). */
 int blockcCudaInit(void);
 
-/* With the environment variable BLOCKC_CUDA_PROFILE set (not "0"), every
-   kernel launch is timed with CUDA events (each launch then waits for its
-   kernel); this prints the GPU time per kernel since the last report to
-   stderr and starts over. Without it, it prints an empty table. */
+/* Per-kernel GPU timing (docs/RuntimeABI.md). Between
+   blockcCudaProfileStart() and blockcCudaProfileStop(), every kernel launch
+   (mgpuLaunchKernel, mgpuLaunchClusterKernel) is timed with a pair of CUDA
+   events around it, and the launch waits for its kernel: the sum over a
+   call's kernels is its GPU time without the launch overlap, so time
+   calls without profiling and profile them apart.
+   blockcCudaProfileStart() clears the table and starts timing;
+   blockcCudaProfileStop() stops timing and keeps the table. */
+void blockcCudaProfileStart(void);
+void blockcCudaProfileStop(void);
+
+/* Writes the table to `path` as JSON:
+     {"kernels": [{"name": "k", "launches": 3, "measured_us": 12.345}, ...],
+      "total_us": 12.345}
+   one object per kernel sorted by name, measured_us the GPU time summed
+   over its launches in microseconds, total_us the sum over the kernels.
+   Returns 0 on success; otherwise nonzero, after printing why (the file
+   cannot be written) to stderr. It records no CUDA error. */
+int blockcCudaProfileWriteJSON(const char *path);
+
+/* Prints the table to stderr, one line per kernel (launches, milliseconds,
+   share of the total) and the total, then clears it (timing goes on if it
+   was started). */
 void blockcCudaProfileReport(void);
 
 #ifdef __cplusplus

@@ -198,11 +198,26 @@ void blockcEmuTmaLoad(BlockcEmuThread *thread, void *dst, const void *tensorMap,
    w = t / 32 % 4, lane l = 4 * g + q): acc[4j + 0, 1] = D(16w + g, 8j + 2q
    + {0, 1}), acc[4j + 2, 3] = D(16w + g + 8, 8j + 2q + {0, 1}). D = A B +
    acc, each element's 16 products and its C summed exactly in double and
-   rounded once. The runtime completes the MMA at the call (wgmma's
-   asynchrony and its wait_group are not modelled). */
+   rounded once. The runtime computes the MMA at the call, and tracks its
+   asynchrony per thread with the functions below. */
 void blockcEmuWgmma(BlockcEmuThread *thread, int32_t type, uint64_t descA,
                     uint64_t descB, int32_t n, int32_t transposeA,
                     int32_t transposeB, float *acc, const char *site);
+
+/* wgmma's asynchrony, per thread: blockcEmuWgmmaCommit makes the MMAs
+   issued since the last commit one group (wgmma.commit_group) and then
+   waits until at most `waitDepth` groups are in flight (wgmma.wait_group;
+   nvgpu.warpgroup.mma does both with its waitGroup); blockcEmuWgmmaWait is
+   wgmma.wait_group `pending`. blockcEmuWgmmaRead, before the accumulator
+   is read (nvgpu.warpgroup.mma.store), fails the launch if an MMA that
+   writes it is uncommitted or its group still in flight: the registers
+   would not hold the result on a GPU. A further wgmma may chain on an
+   accumulator in flight. */
+void blockcEmuWgmmaCommit(BlockcEmuThread *thread, int32_t waitDepth,
+                          const char *site);
+void blockcEmuWgmmaWait(BlockcEmuThread *thread, int32_t pending,
+                        const char *site);
+void blockcEmuWgmmaRead(BlockcEmuThread *thread, const char *site);
 
 /* nvgpu.tma.create.descriptor: a TMA tensor map over the memref whose
    ranked descriptor (allocated, aligned, offset, sizes, strides) is
@@ -227,6 +242,60 @@ void *mgpuTensorMapEncodeTiledMemref(int64_t rank, void *rankedDescriptor,
    launch runs to its end, and further accesses are only counted. */
 void blockcEmuOutOfBounds(BlockcEmuThread *thread, const char *site,
                           int64_t dim, int64_t index, int64_t size);
+
+/* Kernels compiled with the profile or with bounds checking
+   (blockc-gpu-emulate-kernels{profile}, {check-bounds}) call this before
+   each memory access of global or shared memory: `site` identifies the op
+   (an integer unique in the program), `what` names it for messages,
+   `flags` is BLOCKC_EMU_ACCESS_*. With BLOCKC_EMU_ACCESS_CHECK (bounds
+   checking), a global access outside every live mgpuMemAlloc allocation (a
+   host pointer, which would fault on a GPU) is an error of the launch;
+   while profiling, the access is counted. */
+enum {
+  BLOCKC_EMU_ACCESS_STORE = 1,
+  BLOCKC_EMU_ACCESS_SHARED = 2,
+  /* A constant global of the GPU module (memref.get_global in a kernel):
+     not an allocation, never checked. */
+  BLOCKC_EMU_ACCESS_CONSTANT = 4,
+  /* Check that a global access is in device memory. */
+  BLOCKC_EMU_ACCESS_CHECK = 8
+};
+void blockcEmuAccess(BlockcEmuThread *thread, int32_t site, const void *address,
+                     int32_t bytes, int32_t flags, const char *what);
+/* Kernels compiled with the profile call this once per execution of each
+   straight-line block of code with its floating-point operations (an FMA
+   counting 2, a vector op its lanes). */
+void blockcEmuFlops(BlockcEmuThread *thread, int64_t flops);
+
+/* The profile (blockc-run --emulate --profile, docs/GPUEmulator.md):
+   between blockcEmuProfileBegin and blockcEmuProfileEnd every launch of a
+   kernel compiled with the profile is recorded. With `sampleBlocks` > 0 a
+   launch runs only that many of its thread blocks, spread evenly over the
+   grid (block i * total / sampleBlocks), and its counters are scaled by
+   total / run: the program's results are then meaningless. */
+typedef struct BlockcEmuLaunchProfile {
+  const char *kernel; /* valid until the next blockcEmuProfileBegin */
+  int32_t grid[3];
+  int32_t block[3];
+  int64_t sharedBytes;     /* static + dynamic shared memory per block */
+  int64_t blocksRun;       /* thread blocks emulated */
+  int64_t blocksTotal;     /* thread blocks of the grid */
+  double flops;            /* every floating-point operation, FMA = 2 */
+  double tensorFlops16;    /* of which bf16 / f16 tensor-core MMA */
+  double tensorFlopsTF32;  /* of which TF32 tensor-core MMA */
+  double globalRequests;   /* warp-level global load/store instructions */
+  double globalSectors;    /* distinct 32-byte sectors per request, summed */
+  double globalBytes;      /* bytes moved to or from global memory */
+  double uniqueBytes;      /* distinct global bytes touched by the launch */
+  double sharedRequests;   /* warp-level shared-memory instructions */
+  double sharedWavefronts; /* their wavefronts (bank conflicts) */
+  double barriers;         /* block-wide barriers completed */
+} BlockcEmuLaunchProfile;
+void blockcEmuProfileBegin(int64_t sampleBlocks);
+void blockcEmuProfileEnd(void);
+int64_t blockcEmuProfileLaunches(void);
+/* Copies launch `index` (0-based, in launch order); 0 on success. */
+int blockcEmuProfileGetLaunch(int64_t index, BlockcEmuLaunchProfile *out);
 
 /* The library also exports compiler-rt's __truncsfbf2 (f32 to bf16, round
    to nearest even): LLVM calls it for some bf16 vector moves of emulated

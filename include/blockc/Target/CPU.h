@@ -26,21 +26,36 @@
 
 namespace blockc {
 
-/// A target machine for the host CPU and its features (AVX-512 when
-/// present), generating code at the aggressive optimisation level. Objects
-/// are position-independent by default (they may be linked into PIE
+/// The x86 CPU that code is generated for. Code shaped for a pinned ISA is
+/// generated for a fixed CPU model, never the compiling machine's, so that
+/// the same module gives the same machine code on every host: `cpu` names
+/// the ISA level (x86-64-v4 / -v3 / -v2) and `tuneCPU` the scheduling model
+/// and tuning. Only isa=host uses the host's CPU and features (both empty).
+struct CPUCodegenTarget {
+  /// LLVM CPU name; empty: the host's, with the host's features.
+  std::string cpu;
+  /// The CPU whose scheduling model and tuning the code follows (the
+  /// "tune-cpu" function attribute); empty: `cpu`'s.
+  std::string tuneCPU;
+  /// "+f" / "-f" features applied after the CPU's (e.g. "-avx512f").
+  llvm::SmallVector<std::string> features;
+};
+
+/// A target machine for `target` on the host's architecture, generating
+/// code at the aggressive optimisation level. Objects are
+/// position-independent by default (they may be linked into PIE
 /// executables); the JIT passes std::nullopt, the target's default model.
-/// `extraFeatures` ("+f" / "-f", e.g. "-avx512f" for code that must run on
-/// an AVX2-only CPU) are applied after the host's features.
 llvm::Expected<std::unique_ptr<llvm::TargetMachine>> createHostTargetMachine(
     std::optional<llvm::Reloc::Model> relocModel = llvm::Reloc::PIC_,
-    llvm::ArrayRef<std::string> extraFeatures = {});
+    const CPUCodegenTarget &target = {});
 
 /// Translates an LLVM-dialect module to LLVM IR for `tm` and optimises it at
-/// `optLevel` (0-3).
+/// `optLevel` (0-3). A non-empty `tuneCPU` (CPUCodegenTarget::tuneCPU) is
+/// set as every function's "tune-cpu" before optimisation.
 llvm::Expected<std::unique_ptr<llvm::Module>>
 translateToLLVMIR(mlir::ModuleOp module, llvm::LLVMContext &llvmContext,
-                  llvm::TargetMachine &tm, unsigned optLevel);
+                  llvm::TargetMachine &tm, unsigned optLevel,
+                  llvm::StringRef tuneCPU = "");
 
 /// Emits assembly or an object file for `llvmModule`.
 llvm::Error emitMachineCode(llvm::Module &llvmModule, llvm::TargetMachine &tm,

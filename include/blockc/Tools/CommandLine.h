@@ -10,6 +10,7 @@
 #ifndef BLOCKC_TOOLS_COMMANDLINE_H
 #define BLOCKC_TOOLS_COMMANDLINE_H
 
+#include "blockc/Dialect/Codegen/IR/CodegenDialect.h"
 #include "blockc/Pipelines/Pipelines.h"
 
 #include "llvm/ADT/StringRef.h"
@@ -50,6 +51,24 @@ constexpr const char *kAllowTf32Help =
 constexpr const char *kCheckBoundsHelp =
     "With --emulate: check the indices of every memory access inside the "
     "kernels";
+
+constexpr const char *kGPUArchHelp =
+    "With -target=nvptx: the GPU architecture (sm_75, sm_80, sm_89, sm_90, "
+    "sm_90a, sm_100, sm_100a)";
+constexpr const char *kGPUChipHelp =
+    "With -target=nvptx: the GPU whose limits and peaks the tiles and the "
+    "profile assume (t4, a100, l4, h100, h200, b200; default: the "
+    "architecture's, docs/GPU.md#chips)";
+
+/// The error of an unknown -gpu-arch / -gpu-chip (naming the known ones),
+/// or an empty string. Checked before anything is built.
+inline std::string checkGPUTarget(bool nvptx, llvm::StringRef arch,
+                                  llvm::StringRef chip) {
+  if (!nvptx)
+    return "";
+  std::string error = codegen::checkKnownGPU(arch, chip);
+  return error.empty() ? "" : "-gpu-arch / -gpu-chip: " + error;
+}
 
 /// The error of a wrong combination of -target, --emulate, --check-bounds
 /// and -gpu-allow-tf32, or an empty string.

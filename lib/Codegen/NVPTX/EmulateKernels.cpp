@@ -17,11 +17,14 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/xxhash.h"
@@ -37,47 +40,12 @@ using blockc::codegen::EmulatedKernelAttr;
 
 namespace {
 
-/// Static shared memory a kernel may declare (ptxas's limit on every chip).
-constexpr int64_t kMaxStaticSharedBytes = 48 * 1024;
-
 /// Byte offsets of the BlockcEmuThread fields (EmulatorRuntime.h).
 constexpr int64_t kThreadIdOffset = 0;
 constexpr int64_t kBlockIdOffset = 12;
 constexpr int64_t kBlockDimOffset = 24;
 constexpr int64_t kGridDimOffset = 36;
 constexpr int64_t kLaneIdOffset = 48;
-
-/// Shared memory a block of `chip` may use, static plus dynamic (CUDA's
-/// opt-in maximum per block); 48 KiB for chips not listed.
-int64_t maxSharedBytes(StringRef chip) {
-  unsigned sm = 0;
-  if (!chip.consume_front("sm_") ||
-      chip.take_while(llvm::isDigit).getAsInteger(10, sm))
-    return kMaxStaticSharedBytes;
-  switch (sm) {
-  case 70:
-  case 72:
-    return 96 * 1024;
-  case 75:
-    return 64 * 1024;
-  case 80:
-  case 87:
-    return 163 * 1024;
-  case 86:
-  case 89:
-  case 120:
-  case 121:
-    return 99 * 1024;
-  case 90:
-  case 100:
-  case 101:
-  case 103:
-  case 110:
-    return 227 * 1024;
-  default:
-    return kMaxStaticSharedBytes;
-  }
-}
 
 /// `type` without a memory space (#gpu.address_space or numeric: the host
 /// has one address space).
@@ -127,9 +95,9 @@ std::string describeLocation(Location loc) {
 
 /// The runtime functions the emulated kernels call, declared once.
 struct RuntimeDecls {
-  func::FuncOp barrier, shuffle32, outOfBounds, ldMatrix, mma, cpAsync,
-      cpAsyncCommit, cpAsyncWait, mbarrierInit, mbarrierArrive,
-      mbarrierTryWaitParity, tmaLoad, wgmma;
+  func::FuncOp barrier, shuffle32, outOfBounds, access, flops, ldMatrix, mma,
+      cpAsync, cpAsyncCommit, cpAsyncWait, mbarrierInit, mbarrierArrive,
+      mbarrierTryWaitParity, tmaLoad, wgmma, wgmmaCommit, wgmmaWait, wgmmaRead;
 
   static func::FuncOp declare(ModuleOp module, StringRef name,
                               FunctionType type) {
@@ -153,6 +121,11 @@ struct RuntimeDecls {
     outOfBounds =
         declare(module, "blockcEmuOutOfBounds",
                 FunctionType::get(ctx, {ptr, ptr, i64, i64, i64}, {}));
+    access =
+        declare(module, "blockcEmuAccess",
+                FunctionType::get(ctx, {ptr, i32, ptr, i32, i32, ptr}, {}));
+    flops = declare(module, "blockcEmuFlops",
+                    FunctionType::get(ctx, {ptr, i64}, {}));
     ldMatrix =
         declare(module, "blockcEmuLdMatrix",
                 FunctionType::get(ctx, {ptr, ptr, ptr, i32, i32, ptr}, {}));
@@ -176,6 +149,12 @@ struct RuntimeDecls {
     tmaLoad = declare(
         module, "blockcEmuTmaLoad",
         FunctionType::get(ctx, {ptr, ptr, ptr, i32, ptr, ptr, ptr}, {}));
+    wgmmaCommit = declare(module, "blockcEmuWgmmaCommit",
+                          FunctionType::get(ctx, {ptr, i32, ptr}, {}));
+    wgmmaWait = declare(module, "blockcEmuWgmmaWait",
+                        FunctionType::get(ctx, {ptr, i32, ptr}, {}));
+    wgmmaRead = declare(module, "blockcEmuWgmmaRead",
+                        FunctionType::get(ctx, {ptr, ptr}, {}));
     wgmma =
         declare(module, "blockcEmuWgmma",
                 FunctionType::get(
@@ -187,10 +166,11 @@ struct RuntimeDecls {
 class KernelEmulation {
 public:
   KernelEmulation(gpu::GPUFuncOp kernel, StringRef moduleToken,
-                  const RuntimeDecls &runtime, int64_t maxShared,
-                  bool checkBounds, unsigned &siteCounter)
+                  const RuntimeDecls &runtime,
+                  blockc::codegen::GPUTargetAttr target, bool checkBounds,
+                  bool profile, unsigned &siteCounter)
       : kernel(kernel), moduleToken(moduleToken), runtime(runtime),
-        maxShared(maxShared), checkBounds(checkBounds),
+        target(target), checkBounds(checkBounds), profile(profile),
         siteCounter(siteCounter), ctx(kernel.getContext()),
         ptrType(LLVM::LLVMPointerType::get(ctx)),
         i8Type(IntegerType::get(ctx, 8)), i32Type(IntegerType::get(ctx, 32)),
@@ -204,7 +184,12 @@ private:
   Value loadParam(OpBuilder &b, Location loc, Type type);
   Value unpackMemRef(OpBuilder &b, Location loc, MemRefType type,
                      std::function<Value(Type)> next);
-  Value siteString(OpBuilder &b, Operation *op, StringRef what);
+  /// A global string naming `op` for the runtime's messages. Sync points
+  /// are told apart by the string's address: `numbered` gives a second op
+  /// at the same location a numbered text; access hooks need no such
+  /// distinction.
+  Value siteString(OpBuilder &b, Operation *op, StringRef what,
+                   bool numbered = true);
   Value getSharedBuffer(OpBuilder &b, Location loc);
   void replaceGPUOps();
   LogicalResult checkNVGPUOp(Operation *op);
@@ -216,12 +201,20 @@ private:
   void replaceWarpgroupOp(Operation *op);
   Value linearThreadId(OpBuilder &b, Location loc);
   void insertBoundsChecks();
+  void classifyAccesses();
+  void insertAccessHooks();
+  void insertFlopCounts();
 
   gpu::GPUFuncOp kernel;
   std::string moduleToken;
   const RuntimeDecls &runtime;
-  int64_t maxShared;
+  blockc::codegen::GPUTargetAttr target;
   bool checkBounds;
+  bool profile;
+  /// The global and shared memory accesses of the kernel and their
+  /// BLOCKC_EMU_ACCESS_* flags (classified by memory space before the
+  /// spaces are dropped); private memory is not listed.
+  llvm::MapVector<Operation *, int32_t> accessFlags;
   unsigned &siteCounter;
   MLIRContext *ctx;
   Type ptrType, i8Type, i32Type, i64Type;
@@ -449,7 +442,7 @@ void KernelEmulation::replaceNVGPUOps() {
   host.walk([&](Operation *op) {
     if (op->getDialect() && isa<nvgpu::NVGPUDialect>(op->getDialect()))
       ops.push_back(op);
-    // The runtime completes warpgroup MMAs at once: nothing to wait for.
+    // wgmma.wait_group: the runtime retires all but the newest N groups.
     if (isa<NVVM::WgmmaWaitGroupSyncOp>(op))
       done.push_back(op);
     // Tensor-map arguments (blockc-gpu-lower-tensor-map-args) are pointers
@@ -461,8 +454,19 @@ void KernelEmulation::replaceNVGPUOps() {
       done.push_back(op);
     }
   });
-  for (Operation *op : done)
+  for (Operation *op : done) {
+    if (auto wait = dyn_cast<NVVM::WgmmaWaitGroupSyncOp>(op)) {
+      OpBuilder b(op);
+      func::CallOp::create(
+          b, op->getLoc(), runtime.wgmmaWait,
+          ValueRange{
+              thread,
+              arith::ConstantIntOp::create(
+                  b, op->getLoc(), static_cast<int64_t>(wait.getGroup()), 32),
+              siteString(b, op, "wgmma.wait_group")});
+    }
     op->erase();
+  }
   SmallVector<Operation *> erase;
   auto i32 = [&](OpBuilder &b, Location loc, int64_t v) {
     return arith::ConstantIntOp::create(b, loc, v, 32);
@@ -575,7 +579,7 @@ LogicalResult KernelEmulation::checkOps() {
     if (isa<nvgpu::NVGPUDialect>(op->getDialect()))
       return failed(checkNVGPUOp(op)) ? WalkResult::interrupt()
                                       : WalkResult::advance();
-    // The runtime completes every warpgroup MMA when it is issued.
+    // wgmma.wait_group: the runtime's group count (blockcEmuWgmmaWait).
     if (isa<NVVM::WgmmaWaitGroupSyncOp>(op))
       return WalkResult::advance();
     if (isa<gpu::GPUDialect, NVVM::NVVMDialect>(op->getDialect())) {
@@ -626,13 +630,15 @@ Value KernelEmulation::unpackMemRef(OpBuilder &b, Location loc, MemRefType type,
   return UnrealizedConversionCastOp::create(b, loc, type, desc).getResult(0);
 }
 
-Value KernelEmulation::siteString(OpBuilder &b, Operation *op, StringRef what) {
+Value KernelEmulation::siteString(OpBuilder &b, Operation *op, StringRef what,
+                                  bool numbered) {
   // The runtime tells sync points apart by the string's address; a second
   // op at the same location gets a numbered text so that no two sites can
   // be merged into one constant.
   std::string text = (what + " at " + describeLocation(op->getLoc())).str();
-  if (unsigned seen = siteTexts[text]++)
-    text += " (#" + std::to_string(seen + 1) + ")";
+  if (numbered)
+    if (unsigned seen = siteTexts[text]++)
+      text += " (#" + std::to_string(seen + 1) + ")";
   text.push_back('\0');
   return LLVM::createGlobalString(
       op->getLoc(), b, ("__blockc_emu_site_" + Twine(siteCounter++)).str(),
@@ -790,12 +796,22 @@ void KernelEmulation::replaceWarpgroupOp(Operation *op) {
                      i32(mma.getTransposeA().has_value()),
                      i32(mma.getTransposeB().has_value()), acc, site});
     }
+    // As convert-nvgpu-to-nvvm lowers it: the MMAs are one group
+    // (wgmma.commit_group), then wgmma.wait_group with the op's depth.
+    func::CallOp::create(
+        b, loc, runtime.wgmmaCommit,
+        ValueRange{thread, i32(static_cast<int64_t>(mma.getWaitGroup())),
+                   site});
     Value buffer = scratch(type.getElementType(), type.getNumElements());
     op->getResult(0).replaceAllUsesWith(reload(b, loc, buffer, type));
   } else if (auto store = dyn_cast<nvgpu::WarpgroupMmaStoreOp>(op)) {
     // Thread t of its warpgroup (warp w = t / 32 % 4, lane 4g + q) holds
     // D(16w + g + 8h, 8j + 2q + e) in element 4j + 2h + e.
     auto type = cast<VectorType>(op->getOperand(0).getType());
+    // Reading the accumulator needs every group that writes it waited for.
+    func::CallOp::create(
+        b, loc, runtime.wgmmaRead,
+        ValueRange{thread, siteString(b, op, "nvgpu.warpgroup.mma.store")});
     Value tid = linearThreadId(b, loc);
     auto c = [&](int64_t v) {
       return arith::ConstantIndexOp::create(b, loc, v);
@@ -985,6 +1001,135 @@ void KernelEmulation::insertBoundsChecks() {
   }
 }
 
+namespace {
+
+/// The memref an access op reads or writes, with its indices and the bytes
+/// it moves; null for other ops.
+std::tuple<Value, ValueRange, int64_t> accessOf(Operation *op) {
+  auto bytesOf = [](Type type) {
+    if (auto vector = dyn_cast<VectorType>(type))
+      return vector.getNumElements() *
+             llvm::divideCeil(vector.getElementTypeBitWidth(), 8);
+    return static_cast<int64_t>(
+        llvm::divideCeil(type.getIntOrFloatBitWidth(), 8));
+  };
+  if (auto load = dyn_cast<memref::LoadOp>(op))
+    return {load.getMemRef(), load.getIndices(), bytesOf(load.getType())};
+  if (auto store = dyn_cast<memref::StoreOp>(op))
+    return {store.getMemRef(), store.getIndices(),
+            bytesOf(store.getValueToStore().getType())};
+  if (auto load = dyn_cast<vector::LoadOp>(op))
+    return {load.getBase(), load.getIndices(), bytesOf(load.getType())};
+  if (auto store = dyn_cast<vector::StoreOp>(op))
+    return {store.getBase(), store.getIndices(),
+            bytesOf(store.getValueToStore().getType())};
+  return {Value(), ValueRange(), 0};
+}
+
+/// Whether `memref` is a view of a memref.get_global (a constant of the GPU
+/// module, not an allocation).
+bool isGlobalConstant(Value memref) {
+  while (Operation *def = memref.getDefiningOp()) {
+    if (isa<memref::GetGlobalOp>(def))
+      return true;
+    auto view = dyn_cast<ViewLikeOpInterface>(def);
+    if (!view)
+      return false;
+    memref = view.getViewSource();
+  }
+  return false;
+}
+
+} // namespace
+
+void KernelEmulation::classifyAccesses() {
+  host.walk([&](Operation *op) {
+    auto [memref, indices, bytes] = accessOf(op);
+    if (!memref)
+      return;
+    auto type = dyn_cast<MemRefType>(memref.getType());
+    if (!type)
+      return;
+    int32_t flags = isa<memref::StoreOp, vector::StoreOp>(op) ? 1 : 0;
+    if (auto space =
+            dyn_cast_or_null<gpu::AddressSpaceAttr>(type.getMemorySpace())) {
+      if (space.getValue() == gpu::AddressSpace::Private)
+        return;
+      if (space.getValue() == gpu::AddressSpace::Workgroup)
+        flags |= 2;
+    }
+    // Memrefs defined in the kernel by an alloca are its private memory.
+    if (Operation *def = memref.getDefiningOp())
+      if (isa<memref::AllocaOp>(def))
+        return;
+    if (!(flags & 2) && isGlobalConstant(memref))
+      flags |= 4;
+    // Bounds checking also checks that global memory is device memory.
+    if (checkBounds && !(flags & 2))
+      flags |= 8;
+    accessFlags[op] = flags;
+  });
+}
+
+/// Before each global or shared access: blockcEmuAccess (the device-memory
+/// check, and the profile's counts). After the bounds checks, so that an
+/// index out of bounds is reported as such and skipped.
+void KernelEmulation::insertAccessHooks() {
+  for (auto [op, flags] : accessFlags) {
+    auto [memref, indices, bytes] = accessOf(op);
+    if (!memref)
+      continue;
+    OpBuilder b(op);
+    Location loc = op->getLoc();
+    Value at = address(b, loc, memref, indices);
+    Value site = siteString(b, op, op->getName().getStringRef(),
+                            /*numbered=*/false);
+    func::CallOp::create(
+        b, loc, runtime.access,
+        ValueRange{thread,
+                   arith::ConstantIntOp::create(b, loc, siteCounter++, 32), at,
+                   arith::ConstantIntOp::create(b, loc, bytes, 32),
+                   arith::ConstantIntOp::create(b, loc, flags, 32), site});
+  }
+}
+
+/// At the start of every block of code, blockcEmuFlops with the block's
+/// floating-point operations: add, sub, mul and div count 1 per lane, an
+/// FMA (math, vector or LLVM's fma / fmuladd) 2. Comparisons, min / max,
+/// conversions and the kernels' own exp / erf polynomials' selects are not
+/// FLOPs; the polynomials' multiplies and adds are.
+void KernelEmulation::insertFlopCounts() {
+  SmallVector<std::pair<Block *, int64_t>> counts;
+  host.walk([&](Block *block) {
+    int64_t n = 0;
+    for (Operation &op : *block) {
+      if (op.getNumResults() != 1)
+        continue;
+      Type type = op.getResult(0).getType();
+      auto vector = dyn_cast<VectorType>(type);
+      Type element = vector ? vector.getElementType() : type;
+      if (!isa<FloatType>(element))
+        continue;
+      int64_t lanes = vector ? vector.getNumElements() : 1;
+      if (isa<arith::AddFOp, arith::SubFOp, arith::MulFOp, arith::DivFOp,
+              LLVM::FAddOp, LLVM::FSubOp, LLVM::FMulOp, LLVM::FDivOp>(op))
+        n += lanes;
+      else if (isa<math::FmaOp, vector::FMAOp, LLVM::FMAOp, LLVM::FMulAddOp>(
+                   op))
+        n += 2 * lanes;
+    }
+    if (n > 0)
+      counts.push_back({block, n});
+  });
+  for (auto [block, n] : counts) {
+    OpBuilder b = OpBuilder::atBlockBegin(block);
+    Location loc = block->getParentOp()->getLoc();
+    func::CallOp::create(
+        b, loc, runtime.flops,
+        ValueRange{thread, arith::ConstantIntOp::create(b, loc, n, 64)});
+  }
+}
+
 LogicalResult KernelEmulation::run(ModuleOp module) {
   if (!kernel.isKernel())
     return kernel.emitError() << "the GPU emulator runs kernels only; '"
@@ -1017,11 +1162,12 @@ LogicalResult KernelEmulation::run(ModuleOp module) {
     staticShared += 8 * create.getBarriers().getType().getNumBarriers();
   });
   staticSharedBytes = staticShared;
-  if (staticShared > kMaxStaticSharedBytes)
+  if (staticShared > target.getStaticSharedPerBlock())
     return kernel.emitError()
            << "kernel '" << kernel.getName() << "' declares " << staticShared
            << " bytes of static shared memory, more than the "
-           << kMaxStaticSharedBytes << " a block may declare statically";
+           << target.getStaticSharedPerBlock()
+           << " a block may declare statically";
 
   // The host function: (params, thread, shared, shared bytes).
   OpBuilder mb = OpBuilder::atBlockEnd(module.getBody());
@@ -1041,6 +1187,10 @@ LogicalResult KernelEmulation::run(ModuleOp module) {
   shared = entry.insertArgument(2u, ptrType, loc);
   sharedBytes = entry.insertArgument(3u, i64Type, loc);
 
+  // Which accesses go to global and shared memory, read from the memory
+  // spaces before they go.
+  if (checkBounds || profile)
+    classifyAccesses();
   // Memory spaces go: the host has one address space.
   host.walk([&](Operation *op) {
     for (OpResult result : op->getResults())
@@ -1096,13 +1246,18 @@ LogicalResult KernelEmulation::run(ModuleOp module) {
   replaceNVGPUOps();
   if (checkBounds)
     insertBoundsChecks();
+  if (checkBounds || profile)
+    insertAccessHooks();
+  if (profile)
+    insertFlopCounts();
 
   auto known = kernel.getKnownBlockSizeAttr();
   auto knownDim = [&](int i) -> int64_t { return known ? known[i] : 0; };
-  host->setAttr(CodegenDialect::kEmulatedKernelAttrName,
-                EmulatedKernelAttr::get(ctx, moduleToken, kernel.getName(),
-                                        staticShared, maxShared, synchronizes,
-                                        knownDim(0), knownDim(1), knownDim(2)));
+  host->setAttr(
+      CodegenDialect::kEmulatedKernelAttrName,
+      EmulatedKernelAttr::get(ctx, moduleToken, kernel.getName(), staticShared,
+                              target.getSharedPerBlock(), synchronizes,
+                              knownDim(0), knownDim(1), knownDim(2)));
   kernel.erase();
   return success();
 }
@@ -1117,13 +1272,17 @@ struct GPUEmulateKernelsPass
     if (gpuModules.empty())
       return;
     MLIRContext *ctx = &getContext();
-    Attribute target =
-        parseAttribute("#nvvm.target<chip = \"" + chip + "\">", ctx);
-    if (!target) {
-      module.emitError() << "blockc-gpu-emulate-kernels: invalid chip '" << chip
-                         << "'";
+    blockc::codegen::GPUTargetAttr gpu =
+        blockc::nvptx::getGPUTarget(module, chip);
+    if (!gpu) {
+      module.emitError() << "blockc-gpu-emulate-kernels: unknown GPU "
+                            "architecture '"
+                         << chip << "' (known: "
+                         << blockc::codegen::GPUTargetAttr::knownArchs() << ")";
       return signalPassFailure();
     }
+    Attribute target = parseAttribute(
+        "#nvvm.target<chip = \"" + gpu.getArch().str() + "\">", ctx);
     RuntimeDecls runtime(module);
     unsigned siteCounter = 0;
     for (gpu::GPUModuleOp gpuModule : gpuModules) {
@@ -1138,8 +1297,8 @@ struct GPUEmulateKernelsPass
                               .str();
       for (gpu::GPUFuncOp kernel :
            llvm::to_vector(gpuModule.getOps<gpu::GPUFuncOp>())) {
-        KernelEmulation emulation(kernel, token, runtime, maxSharedBytes(chip),
-                                  checkBounds, siteCounter);
+        KernelEmulation emulation(kernel, token, runtime, gpu, checkBounds,
+                                  profile, siteCounter);
         if (failed(emulation.run(module)))
           return signalPassFailure();
       }

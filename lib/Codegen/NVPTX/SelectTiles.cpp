@@ -28,20 +28,6 @@ struct ChipDefaults {
   GPUAttentionAttr attention;
 };
 
-/// Whether `chip` names a CUDA chip, `sm_<N>` with an optional feature
-/// suffix (`sm_90a`, `sm_100f`).
-/// The compute capability of `sm_<N>[a|f]` (e.g. 90 for sm_90a), or
-/// nothing.
-std::optional<unsigned> chipNumber(StringRef chip) {
-  if (!chip.consume_front("sm_"))
-    return std::nullopt;
-  chip = chip.rtrim("af");
-  unsigned cc;
-  if (chip.empty() || chip.getAsInteger(10, cc))
-    return std::nullopt;
-  return cc;
-}
-
 /// Tensor-core tiles (mma.sync needs sm_80) for a reduction of `k` (a
 /// multiple of 16) over `elementBytes`-byte operands: 128 x 128 output
 /// tiles on 2 x 2 warps (64 x 64 per warp: 4 x 8 m16n8 accumulators, 128
@@ -87,16 +73,16 @@ struct GPUSelectTilesPass
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    std::optional<unsigned> cc = chipNumber(chip);
-    if (!cc) {
-      func.emitError() << "blockc-gpu-select-tiles: chip must be sm_<N> "
-                          "(e.g. sm_90), not '"
-                       << chip << "'";
+    GPUTargetAttr target = blockc::nvptx::getGPUTarget(func, chip);
+    if (!target) {
+      func.emitError() << "blockc-gpu-select-tiles: unknown GPU architecture '"
+                       << chip << "' (known: " << GPUTargetAttr::knownArchs()
+                       << ")";
       return signalPassFailure();
     }
     if (func.isExternal())
       return;
-    ChipDefaults defaults = defaultsFor(&getContext(), chip);
+    ChipDefaults defaults = defaultsFor(&getContext(), target.getArch());
     auto setIfAbsent = [&](Operation *op, StringRef name, Attribute attr) {
       if (op->hasAttr(name))
         return;
@@ -111,7 +97,8 @@ struct GPUSelectTilesPass
                       defaults.attention);
         // Tensor cores (sm_80+): 4 warps of 16 query rows, 64 keys per
         // shared-memory tile.
-        if (*cc >= 80 && blockc::nvptx::getTensorCoreAttentionType(sdpa))
+        if (target.hasMmaSync() &&
+            blockc::nvptx::getTensorCoreAttentionType(sdpa))
           setIfAbsent(op, CodegenDialect::kGpuMmaAttentionAttrName,
                       GPUMmaAttentionAttr::get(&getContext(), /*warps=*/4,
                                                /*kvTile=*/64));
@@ -122,13 +109,14 @@ struct GPUSelectTilesPass
         // Tensor cores: 16-bit contractions on buffers, and on tensors the
         // contractions whose f32 input blockc-gpu-narrow-mma-operands can
         // narrow exactly.
-        if (*cc >= 80 && (blockc::nvptx::getTensorCoreMatmulType(linalgOp) ||
-                          blockc::nvptx::getNarrowableMatmulOperand(linalgOp)))
+        if (target.hasMmaSync() &&
+            (blockc::nvptx::getTensorCoreMatmulType(linalgOp) ||
+             blockc::nvptx::getNarrowableMatmulOperand(linalgOp)))
           setIfAbsent(op, CodegenDialect::kGpuMmaTilesAttrName,
                       mmaTilesFor(&getContext(), reductionSize(linalgOp),
                                   /*elementBytes=*/2));
         // TF32 tensor cores for f32 contractions, only when asked for.
-        if (*cc >= 80 && allowTf32 &&
+        if (target.hasMmaSync() && allowTf32 &&
             blockc::nvptx::isTF32MatmulCandidate(linalgOp))
           setIfAbsent(op, CodegenDialect::kGpuMmaTilesAttrName,
                       mmaTilesFor(&getContext(), reductionSize(linalgOp),
@@ -136,7 +124,7 @@ struct GPUSelectTilesPass
         // Hopper's warpgroup MMA and TMA (sm_90a only: wgmma is an
         // arch-specific feature), on buffers: 128 x 128 output tiles on two
         // warpgroups, a 4-stage TMA ring of 128 KiB.
-        if (chip == "sm_90a" &&
+        if (target.hasWarpgroupMma() &&
             blockc::nvptx::isWarpgroupMatmulCandidate(linalgOp))
           setIfAbsent(op, CodegenDialect::kGpuWarpgroupTilesAttrName,
                       GPUWarpgroupTilesAttr::get(&getContext(), /*tileM=*/128,

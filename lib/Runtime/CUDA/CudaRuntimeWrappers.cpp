@@ -10,17 +10,23 @@
 
 #include "blockc/Runtime/CudaRuntime.h"
 
+#include "BufferPool.h"
+#include "KernelProfile.h"
+#include "LaunchLimits.h"
+
 #include "cuda.h"
 
 #include <array>
+#include <atomic>
+#include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
-#include <unordered_map>
 
 #define BLOCKC_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -164,80 +170,61 @@ BLOCKC_EXPORT CUfunction mgpuModuleGetFunction(CUmodule module,
 
 namespace {
 
-/// Per-kernel GPU time of the launches since the last report, when
-/// BLOCKC_CUDA_PROFILE is set (blockcCudaProfileReport).
-struct KernelTime {
-  int64_t launches = 0;
-  double milliseconds = 0;
-};
+/// Per-kernel GPU times of the launches between blockcCudaProfileStart and
+/// blockcCudaProfileStop.
 std::mutex profileMutex;
-std::map<std::string, KernelTime> profile;
+blockc::cuda::KernelProfile profile;
+std::atomic<bool> profiling{false};
 
-bool profiling() {
-  static const bool enabled = [] {
-    const char *value = std::getenv("BLOCKC_CUDA_PROFILE");
-    return value && *value && std::string(value) != "0";
-  }();
-  return enabled;
+/// The kernel's name for messages and the profile.
+std::string kernelName(CUfunction function) {
+  const char *name = nullptr;
+  if (cuFuncGetName(&name, function) != CUDA_SUCCESS || !name)
+    return "<unnamed kernel>";
+  return name;
 }
 
-} // namespace
-
-BLOCKC_EXPORT void blockcCudaProfileReport(void) {
-  std::lock_guard<std::mutex> lock(profileMutex);
-  double total = 0;
-  for (const auto &[name, time] : profile)
-    total += time.milliseconds;
-  for (const auto &[name, time] : profile)
-    std::fprintf(stderr,
-                 "blockc CUDA profile: %-40s %6lld launches %10.4f ms "
-                 "(%5.1f%%)\n",
-                 name.c_str(), static_cast<long long>(time.launches),
-                 time.milliseconds,
-                 total > 0 ? 100.0 * time.milliseconds / total : 0.0);
-  std::fprintf(stderr, "blockc CUDA profile: total %.4f ms\n", total);
-  profile.clear();
-}
-
-BLOCKC_EXPORT void mgpuLaunchKernel(CUfunction function, intptr_t gridX,
-                                    intptr_t gridY, intptr_t gridZ,
-                                    intptr_t blockX, intptr_t blockY,
-                                    intptr_t blockZ, int32_t smem,
-                                    CUstream stream, void **params,
-                                    void **extra, size_t /*paramsCount*/) {
+/// Checks that a launch can be made: a non-null function, a valid launch
+/// configuration (reported and refused before the dimensions are narrowed
+/// to unsigned) and a usable context.
+bool canLaunch(CUfunction function, const blockc::cuda::Dim3 *cluster,
+               const blockc::cuda::Dim3 &grid, const blockc::cuda::Dim3 &block,
+               int64_t smem) {
   if (!function) {
     reportMessage("launch of a null kernel function (mgpuModuleGetFunction "
                   "found no kernel)");
+    return false;
+  }
+  auto check = [&](std::string_view name) {
+    return cluster ? blockc::cuda::checkClusterLaunch(name, *cluster, grid,
+                                                      block, smem)
+                   : blockc::cuda::checkLaunch(name, grid, block, smem);
+  };
+  if (check("").empty())
+    return ensureContext();
+  // Only a bad launch looks the kernel's name up.
+  reportMessage(check(kernelName(function)));
+  return false;
+}
+
+/// Runs `launch` (which enqueues one kernel on `stream`); while profiling,
+/// between two CUDA events, waiting for the kernel and recording its time.
+template <typename LaunchFn>
+void timedLaunch(CUfunction function, CUstream stream, LaunchFn launch) {
+  if (!profiling.load(std::memory_order_relaxed)) {
+    launch();
     return;
   }
-  if (!ensureContext())
-    return;
-  // Opt in to the dynamic shared memory of the launch: beyond 48 KiB it
-  // must be requested, and the kernel's static shared memory counts
-  // against the 48 KiB too (gpu.dynamic_shared_memory lowers to a 1-byte
-  // static symbol), so any dynamic size is requested.
-  if (smem > 0)
-    CHECK(cuFuncSetAttribute(
-        function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem));
   CUevent start = nullptr, stop = nullptr;
-  if (profiling()) {
-    CHECK(cuEventCreate(&start, CU_EVENT_DEFAULT));
-    CHECK(cuEventCreate(&stop, CU_EVENT_DEFAULT));
-    CHECK(cuEventRecord(start, stream));
-  }
-  CHECK(cuLaunchKernel(function, gridX, gridY, gridZ, blockX, blockY, blockZ,
-                       smem, stream, params, extra));
-  if (start && stop) {
+  if (CHECK(cuEventCreate(&start, CU_EVENT_DEFAULT)) &&
+      CHECK(cuEventCreate(&stop, CU_EVENT_DEFAULT)) &&
+      CHECK(cuEventRecord(start, stream)) && launch()) {
     float ms = 0;
-    const char *name = nullptr;
     if (CHECK(cuEventRecord(stop, stream)) && CHECK(cuEventSynchronize(stop)) &&
         CHECK(cuEventElapsedTime(&ms, start, stop))) {
-      if (cuFuncGetName(&name, function) != CUDA_SUCCESS || !name)
-        name = "<unnamed kernel>";
+      std::string name = kernelName(function);
       std::lock_guard<std::mutex> lock(profileMutex);
-      KernelTime &time = profile[name];
-      ++time.launches;
-      time.milliseconds += ms;
+      profile.record(name, 1000.0 * ms);
     }
   }
   if (start)
@@ -246,17 +233,95 @@ BLOCKC_EXPORT void mgpuLaunchKernel(CUfunction function, intptr_t gridX,
     cuEventDestroy(stop);
 }
 
+} // namespace
+
+BLOCKC_EXPORT void blockcCudaProfileStart(void) {
+  std::lock_guard<std::mutex> lock(profileMutex);
+  profile.clear();
+  profiling.store(true);
+}
+
+BLOCKC_EXPORT void blockcCudaProfileStop(void) { profiling.store(false); }
+
+BLOCKC_EXPORT int blockcCudaProfileWriteJSON(const char *path) {
+  if (!path || !*path) {
+    std::fprintf(stderr, "blockc CUDA runtime: blockcCudaProfileWriteJSON: "
+                         "no file name given\n");
+    return 1;
+  }
+  std::string json;
+  {
+    std::lock_guard<std::mutex> lock(profileMutex);
+    json = profile.toJSON();
+  }
+  FILE *file = std::fopen(path, "w");
+  if (!file) {
+    std::fprintf(stderr,
+                 "blockc CUDA runtime: blockcCudaProfileWriteJSON: cannot "
+                 "open '%s' for writing: %s\n",
+                 path, std::strerror(errno));
+    return 1;
+  }
+  bool written = std::fwrite(json.data(), 1, json.size(), file) == json.size();
+  if (std::fclose(file) != 0 || !written) {
+    std::fprintf(stderr,
+                 "blockc CUDA runtime: blockcCudaProfileWriteJSON: cannot "
+                 "write '%s': %s\n",
+                 path, std::strerror(errno));
+    return 1;
+  }
+  return 0;
+}
+
+BLOCKC_EXPORT void blockcCudaProfileReport(void) {
+  std::string text;
+  {
+    std::lock_guard<std::mutex> lock(profileMutex);
+    text = profile.toText();
+    profile.clear();
+  }
+  std::fputs(text.c_str(), stderr);
+}
+
+BLOCKC_EXPORT void mgpuLaunchKernel(CUfunction function, intptr_t gridX,
+                                    intptr_t gridY, intptr_t gridZ,
+                                    intptr_t blockX, intptr_t blockY,
+                                    intptr_t blockZ, int32_t smem,
+                                    CUstream stream, void **params,
+                                    void **extra, size_t /*paramsCount*/) {
+  if (!canLaunch(function, /*cluster=*/nullptr, {gridX, gridY, gridZ},
+                 {blockX, blockY, blockZ}, smem))
+    return;
+  // Opt in to the dynamic shared memory of the launch: beyond 48 KiB it
+  // must be requested, and the kernel's static shared memory counts
+  // against the 48 KiB too (gpu.dynamic_shared_memory lowers to a 1-byte
+  // static symbol), so any dynamic size is requested.
+  if (smem > 0 &&
+      !CHECK(cuFuncSetAttribute(
+          function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem)))
+    return;
+  // The dimensions are in range (canLaunch): narrowing them is exact.
+  timedLaunch(function, stream, [&] {
+    return CHECK(cuLaunchKernel(
+        function, static_cast<unsigned>(gridX), static_cast<unsigned>(gridY),
+        static_cast<unsigned>(gridZ), static_cast<unsigned>(blockX),
+        static_cast<unsigned>(blockY), static_cast<unsigned>(blockZ),
+        static_cast<unsigned>(smem), stream, params, extra));
+  });
+}
+
 BLOCKC_EXPORT void mgpuLaunchClusterKernel(
     CUfunction function, intptr_t clusterX, intptr_t clusterY,
     intptr_t clusterZ, intptr_t gridX, intptr_t gridY, intptr_t gridZ,
     intptr_t blockX, intptr_t blockY, intptr_t blockZ, int32_t smem,
     CUstream stream, void **params, void **extra, size_t /*paramsCount*/) {
-  if (!function) {
-    reportMessage("launch of a null kernel function (mgpuModuleGetFunction "
-                  "found no kernel)");
+  blockc::cuda::Dim3 cluster{clusterX, clusterY, clusterZ};
+  if (!canLaunch(function, &cluster, {gridX, gridY, gridZ},
+                 {blockX, blockY, blockZ}, smem))
     return;
-  }
-  if (!ensureContext())
+  if (smem > 0 &&
+      !CHECK(cuFuncSetAttribute(
+          function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem)))
     return;
   CUlaunchAttribute attribute;
   attribute.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
@@ -274,7 +339,9 @@ BLOCKC_EXPORT void mgpuLaunchClusterKernel(
   config.hStream = stream;
   config.attrs = &attribute;
   config.numAttrs = 1;
-  CHECK(cuLaunchKernelEx(&config, function, params, extra));
+  timedLaunch(function, stream, [&] {
+    return CHECK(cuLaunchKernelEx(&config, function, params, extra));
+  });
 }
 
 //===----------------------------------------------------------------------===//
@@ -331,22 +398,33 @@ BLOCKC_EXPORT void mgpuEventRecord(CUevent event, CUstream stream) {
 
 namespace {
 
-/// Managed buffers are kept for reuse instead of freed: a block allocates
-/// and frees the same sizes on every call, and cuMemAllocManaged /
-/// cuMemFree (with the migration of fresh pages) cost more than small
-/// kernels. Reuse is by exact size; BLOCKC_CUDA_POOL=0 frees at once.
-struct ManagedPool {
-  std::mutex mutex;
-  std::multimap<uint64_t, CUdeviceptr> idle;
-  std::unordered_map<CUdeviceptr, uint64_t> sizes; // every pool buffer
-  bool enabled = [] {
-    const char *value = std::getenv("BLOCKC_CUDA_POOL");
-    return !value || std::string(value) != "0";
-  }();
-};
+/// Managed buffers are kept for reuse instead of freed (BufferPool.h: by
+/// exact size, the idle bytes bounded by BLOCKC_CUDA_POOL_MAX_IDLE_BYTES,
+/// default 1 GiB, the oldest idle buffers released first; 0 frees at once).
+uint64_t maxIdleBytesFromEnvironment() {
+  const char *value = std::getenv("BLOCKC_CUDA_POOL_MAX_IDLE_BYTES");
+  if (!value)
+    return blockc::cuda::kDefaultMaxIdleBytes;
+  if (std::optional<uint64_t> bytes = blockc::cuda::parseByteCount(value))
+    return *bytes;
+  std::fprintf(
+      stderr,
+      "blockc CUDA runtime: BLOCKC_CUDA_POOL_MAX_IDLE_BYTES='%s' is "
+      "not a byte count (digits with an optional K, M or G); using "
+      "%llu\n",
+      value,
+      static_cast<unsigned long long>(blockc::cuda::kDefaultMaxIdleBytes));
+  return blockc::cuda::kDefaultMaxIdleBytes;
+}
 
-ManagedPool &managedPool() {
-  static ManagedPool *pool = new ManagedPool; // outlives static destructors
+blockc::cuda::BufferPool &managedPool() {
+  // Outlives static destructors (buffers freed at exit still find it).
+  static auto *pool = new blockc::cuda::BufferPool(
+      maxIdleBytesFromEnvironment(),
+      [](blockc::cuda::BufferPool::Handle handle, uint64_t) {
+        if (ensureDevice())
+          CHECK(cuMemFree(static_cast<CUdeviceptr>(handle)));
+      });
   return *pool;
 }
 
@@ -371,24 +449,13 @@ BLOCKC_EXPORT void *mgpuMemAlloc(uint64_t sizeBytes, CUstream stream,
     return nullptr;
   CUdeviceptr ptr = 0;
   if (isHostShared) {
-    ManagedPool &pool = managedPool();
-    {
-      std::lock_guard<std::mutex> lock(pool.mutex);
-      auto it = pool.idle.find(sizeBytes);
-      if (it != pool.idle.end()) {
-        ptr = it->second;
-        pool.idle.erase(it);
-      }
-    }
-    if (!ptr) {
-      if (!CHECK(cuMemAllocManaged(&ptr, sizeBytes, CU_MEM_ATTACH_GLOBAL)))
-        return nullptr;
-      preferGPU(ptr, sizeBytes, stream);
-      if (pool.enabled) {
-        std::lock_guard<std::mutex> lock(pool.mutex);
-        pool.sizes[ptr] = sizeBytes;
-      }
-    }
+    blockc::cuda::BufferPool &pool = managedPool();
+    if (std::optional<uint64_t> reused = pool.acquire(sizeBytes))
+      return reinterpret_cast<void *>(static_cast<CUdeviceptr>(*reused));
+    if (!CHECK(cuMemAllocManaged(&ptr, sizeBytes, CU_MEM_ATTACH_GLOBAL)))
+      return nullptr;
+    preferGPU(ptr, sizeBytes, stream);
+    pool.track(ptr, sizeBytes);
   } else if (stream) {
     CHECK(cuMemAllocAsync(&ptr, sizeBytes, stream));
   } else {
@@ -401,14 +468,20 @@ BLOCKC_EXPORT void mgpuMemFree(void *ptr, CUstream /*stream*/) {
   if (!ptr)
     return;
   auto device = reinterpret_cast<CUdeviceptr>(ptr);
-  ManagedPool &pool = managedPool();
-  {
-    std::lock_guard<std::mutex> lock(pool.mutex);
-    auto it = pool.sizes.find(device);
-    if (it != pool.sizes.end()) {
-      pool.idle.emplace(it->second, device);
-      return;
-    }
+  switch (managedPool().free(device)) {
+  case blockc::cuda::BufferPool::FreeResult::Kept:
+  case blockc::cuda::BufferPool::FreeResult::Released:
+    return;
+  case blockc::cuda::BufferPool::FreeResult::AlreadyFree: {
+    char text[32];
+    std::snprintf(text, sizeof(text), "%p", ptr);
+    reportMessage(std::string("mgpuMemFree(") + text +
+                  "): the managed buffer was already freed (double free); "
+                  "nothing was done");
+    return;
+  }
+  case blockc::cuda::BufferPool::FreeResult::NotPooled:
+    break;
   }
   // Managed allocations cannot be freed asynchronously; a synchronous free
   // is correct for every kind of allocation made above.

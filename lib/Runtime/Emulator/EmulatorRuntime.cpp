@@ -28,6 +28,7 @@
 
 #include "blockc/Runtime/EmulatorRuntime.h"
 #include "blockc/Runtime/EmulatorMatrix.h"
+#include "blockc/Runtime/EmulatorProfile.h"
 
 #include <boost/context/detail/fcontext.hpp>
 
@@ -41,6 +42,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -183,7 +185,13 @@ struct Registry {
   std::map<std::string, std::unique_ptr<Module>> modules;
   std::map<std::pair<std::string, std::string>, std::vector<Kernel *>> kernels;
   std::vector<std::unique_ptr<Kernel>> registrations;
-  std::unordered_map<void *, size_t> allocations;
+  /// Live mgpuMemAlloc allocations by address (ordered: accesses are
+  /// checked against them).
+  std::map<void *, size_t> allocations;
+  /// The profile: active between blockcEmuProfileBegin and End.
+  bool profiling = false;
+  int64_t sampleBlocks = 0;
+  std::vector<std::pair<std::string, BlockcEmuLaunchProfile>> profile;
   BlockcEmuStats stats = {};
 };
 
@@ -349,6 +357,13 @@ struct ThreadState {
   // mbarrier.try_wait.parity: the barrier's shared offset and the parity.
   int64_t mbarrier = 0;
   int32_t parity = 0;
+  // wgmma: MMAs issued since the last commit, and committed groups not yet
+  // waited for (wgmma.wait_group).
+  bool wgmmaUncommitted = false;
+  int32_t wgmmaGroups = 0;
+  // The profile: how often this thread reached each access site in the
+  // current block (its warp's n-th instruction there).
+  std::unordered_map<uint64_t, uint32_t> occurrences;
 
   void resetAsyncCopies() {
     openCopies.clear();
@@ -392,6 +407,12 @@ struct Launch {
 
   bool failed = false; // abandon the launch
   int64_t outOfBounds = 0;
+  // The profile's collector (null when not profiling), and the live
+  // allocations when the launch began ([begin, end), sorted), against which
+  // instrumented global accesses are checked.
+  blockc::emu::LaunchProfiler *profiler = nullptr;
+  std::vector<std::pair<uintptr_t, uintptr_t>> allocations;
+  bool allocationsRead = false;
   int64_t switches = 0;
 
   /// Records a launch error (unless one is recorded already) and makes the
@@ -567,10 +588,14 @@ bool completeMatrix(Launch &l, int64_t w, const char *site, int32_t mode) {
       std::memcpy(c[lane], lanes[lane].operands[2], sizeof(c[lane]));
     }
     auto type = static_cast<blockc::emu::MmaType>(mode - kMmaMode);
-    if (type == blockc::emu::MmaType::TF32)
+    bool tf32 = type == blockc::emu::MmaType::TF32;
+    if (tf32)
       blockc::emu::mmaM16N8K8TF32(a, b, c, d);
     else
       blockc::emu::mmaM16N8K16(type, a, b, c, d);
+    // m16n8k16: 2 x 16 x 8 x 16 FLOPs per warp instruction; m16n8k8 half.
+    if (l.profiler)
+      l.profiler->tensorFlops(tf32 ? 2048 : 4096, tf32);
     for (int32_t lane = 0; lane < kWarpSize; ++lane)
       std::memcpy(lanes[lane].resultAddress, d[lane], sizeof(d[lane]));
     return true;
@@ -592,6 +617,12 @@ bool completeMatrix(Launch &l, int64_t w, const char *site, int32_t mode) {
       return false;
     }
     rows[lane] = reinterpret_cast<const uint16_t *>(row);
+    if (l.profiler)
+      l.profiler->access(
+          static_cast<int32_t>(w), lane, reinterpret_cast<uintptr_t>(site),
+          lanes[lane].occurrences[reinterpret_cast<uintptr_t>(site)]++,
+          reinterpret_cast<uintptr_t>(row), 16,
+          /*shared=*/true);
   }
   uint32_t out[kWarpSize][4];
   blockc::emu::ldMatrix(tiles, transpose, rows, out);
@@ -757,9 +788,12 @@ void landTma(Launch &l, const PendingTma &copy) {
       int64_t coord = copy.coords[0] + x;
       int64_t offset = blockc::emu::swizzleOffset(
           dstOffset + (row * m.box[0] + x) * e, width);
-      if (inside && coord >= 0 && coord < m.dims[0])
+      if (inside && coord >= 0 && coord < m.dims[0]) {
         std::memcpy(l.shared + offset, m.base + source + coord * e, e);
-      else
+        if (l.profiler)
+          l.profiler->bulkGlobal(
+              reinterpret_cast<uintptr_t>(m.base + source + coord * e), e);
+      } else
         std::memcpy(l.shared + offset, fill, e);
     }
   }
@@ -800,6 +834,8 @@ bool completeMbarrierWaits(Launch &l) {
 /// can complete. Returns false when nothing could (or the launch failed).
 bool completeCollectives(Launch &l) {
   if (l.atBarrier == l.threadCount && !l.barrierMixed) {
+    if (l.profiler)
+      l.profiler->barrier();
     for (ThreadState &t : l.threads)
       t.status = Status::Ready;
     l.atBarrier = 0;
@@ -1116,33 +1152,93 @@ void launchKernel(void *function, const int64_t grid[3], const int64_t block[3],
     t.warp = static_cast<int32_t>(i / kWarpSize);
   }
 
-  currentLaunch = &l;
-  int64_t blocks = 0;
-  for (int64_t z = 0; z < grid[2] && !l.failed; ++z) {
-    for (int64_t y = 0; y < grid[1] && !l.failed; ++y) {
-      for (int64_t x = 0; x < grid[0] && !l.failed; ++x) {
-        l.blockId[0] = static_cast<int32_t>(x);
-        l.blockId[1] = static_cast<int32_t>(y);
-        l.blockId[2] = static_cast<int32_t>(z);
-        for (ThreadState &t : l.threads)
-          std::memcpy(t.thread.blockId, l.blockId, sizeof(l.blockId));
-        // Uninitialised shared memory reads as NaN.
-        std::memset(l.shared, 0xFF, sharedSize);
-        ++blocks;
-        if (l.fibers) {
-          runBlockOnFibers(l, res.stacks);
-        } else {
-          for (ThreadState &t : l.threads) {
-            t.resetAsyncCopies();
-            l.fn(l.params, &t.thread, l.shared, l.sharedBytes);
-            if (l.failed)
-              break;
-          }
-        }
-      }
+  // The profile: every block, or a sample spread over the grid.
+  blockc::emu::LaunchProfiler profiler;
+  int64_t totalBlocks = grid[0] * grid[1] * grid[2];
+  int64_t sample = 0;
+  {
+    Registry &r = registry();
+    std::lock_guard<std::mutex> profileLock(r.mutex);
+    if (r.profiling) {
+      l.profiler = &profiler;
+      sample = r.sampleBlocks;
     }
   }
+  int64_t runBlocks =
+      sample > 0 ? std::min<int64_t>(sample, totalBlocks) : totalBlocks;
+
+  currentLaunch = &l;
+  int64_t blocks = 0;
+  for (int64_t i = 0; i < runBlocks && !l.failed; ++i) {
+    if (runBlocks == totalBlocks) {
+      l.blockId[0] = static_cast<int32_t>(i % grid[0]);
+      l.blockId[1] = static_cast<int32_t>(i / grid[0] % grid[1]);
+      l.blockId[2] = static_cast<int32_t>(i / (grid[0] * grid[1]));
+    } else {
+      // A sample along the grid's diagonal: block i of n sits at the middle
+      // of the i-th n-th of every dimension, so that work that varies along
+      // any one dimension (causal attention's query tiles) is averaged.
+      for (int d = 0; d < 3; ++d)
+        l.blockId[d] =
+            static_cast<int32_t>((2 * i + 1) * grid[d] / (2 * runBlocks));
+    }
+    for (ThreadState &t : l.threads) {
+      std::memcpy(t.thread.blockId, l.blockId, sizeof(l.blockId));
+      t.occurrences.clear();
+      t.wgmmaUncommitted = false;
+      t.wgmmaGroups = 0;
+    }
+    // Uninitialised shared memory reads as NaN.
+    std::memset(l.shared, 0xFF, sharedSize);
+    ++blocks;
+    if (l.fibers) {
+      runBlockOnFibers(l, res.stacks);
+    } else {
+      for (ThreadState &t : l.threads) {
+        t.resetAsyncCopies();
+        l.fn(l.params, &t.thread, l.shared, l.sharedBytes);
+        if (l.failed)
+          break;
+      }
+    }
+    if (l.profiler)
+      profiler.endBlock();
+  }
   currentLaunch = nullptr;
+  if (l.profiler) {
+    BlockcEmuLaunchProfile p = {};
+    std::vector<std::pair<uint64_t, uint64_t>> allocations;
+    {
+      Registry &r = registry();
+      std::lock_guard<std::mutex> allocationLock(r.mutex);
+      for (const auto &[ptr, size] : r.allocations)
+        allocations.emplace_back(reinterpret_cast<uintptr_t>(ptr),
+                                 reinterpret_cast<uintptr_t>(ptr) + size);
+    }
+    blockc::emu::LaunchCounters c = profiler.finish(
+        blocks ? static_cast<double>(totalBlocks) / blocks : 0.0, allocations);
+    for (int d = 0; d < 3; ++d) {
+      p.grid[d] = static_cast<int32_t>(grid[d]);
+      p.block[d] = static_cast<int32_t>(block[d]);
+    }
+    p.sharedBytes = l.sharedBytes;
+    p.blocksRun = blocks;
+    p.blocksTotal = totalBlocks;
+    p.flops = c.flops;
+    p.tensorFlops16 = c.tensorFlops16;
+    p.tensorFlopsTF32 = c.tensorFlopsTF32;
+    p.globalRequests = c.globalRequests;
+    p.globalSectors = c.globalSectors;
+    p.globalBytes = c.globalBytes;
+    p.uniqueBytes = c.uniqueBytes;
+    p.sharedRequests = c.sharedRequests;
+    p.sharedWavefronts = c.sharedWavefronts;
+    p.barriers = c.barriers;
+    Registry &r = registry();
+    std::lock_guard<std::mutex> profileLock(r.mutex);
+    if (r.profiling)
+      r.profile.emplace_back(l.kernel, p);
+  }
   if (l.outOfBounds > 1)
     std::fprintf(stderr,
                  "blockc GPU emulator: kernel '%s': %lld more out-of-bounds "
@@ -1413,6 +1509,16 @@ BLOCKC_EXPORT void blockcEmuCpAsync(BlockcEmuThread *thread, void *dst,
                             dims(t->thread.threadId).c_str(), l.block().c_str(),
                             siteName(site), problem.c_str()));
     return;
+  }
+  if (l.profiler) {
+    uint64_t key = reinterpret_cast<uintptr_t>(site);
+    uint32_t n = t->occurrences[key]++;
+    if (srcBytes > 0)
+      l.profiler->access(t->warp, t->thread.laneId, key, n, addressInt(src),
+                         srcBytes, /*shared=*/false);
+    // The shared-memory write is its own request (after the read).
+    l.profiler->access(t->warp, t->thread.laneId, key + 1, n, addressInt(dst),
+                       dstBytes, /*shared=*/true);
   }
   t->openCopies.push_back({static_cast<char *>(dst), sp, dstBytes, srcBytes});
 }
@@ -1784,6 +1890,46 @@ BLOCKC_EXPORT void blockcEmuTmaLoad(BlockcEmuThread *thread, void *dst,
   b->copies.push_back(copy);
 }
 
+BLOCKC_EXPORT void blockcEmuWgmmaCommit(BlockcEmuThread *thread,
+                                        int32_t waitDepth, const char *site) {
+  ThreadState *t = threadState(thread, "blockcEmuWgmmaCommit", site);
+  if (!t)
+    return;
+  if (t->wgmmaUncommitted) {
+    ++t->wgmmaGroups;
+    t->wgmmaUncommitted = false;
+  }
+  t->wgmmaGroups = std::min(t->wgmmaGroups, std::max(waitDepth, 0));
+}
+
+BLOCKC_EXPORT void blockcEmuWgmmaWait(BlockcEmuThread *thread, int32_t pending,
+                                      const char *site) {
+  ThreadState *t = threadState(thread, "blockcEmuWgmmaWait", site);
+  if (!t)
+    return;
+  t->wgmmaGroups = std::min(t->wgmmaGroups, std::max(pending, 0));
+}
+
+BLOCKC_EXPORT void blockcEmuWgmmaRead(BlockcEmuThread *thread,
+                                      const char *site) {
+  ThreadState *t = threadState(thread, "blockcEmuWgmmaRead", site);
+  if (!t)
+    return;
+  if (t->wgmmaUncommitted)
+    failInKernel(*t, format("%s: %s reads a warpgroup accumulator whose "
+                            "wgmma were not committed and waited for "
+                            "(wgmma.commit_group, wgmma.wait_group)",
+                            threadInBlock(*t).c_str(), siteName(site)));
+  else if (t->wgmmaGroups > 0)
+    failInKernel(*t,
+                 format("%s: %s reads a warpgroup accumulator while %d "
+                        "wgmma group%s in flight: wait for %s with "
+                        "wgmma.wait_group 0 first",
+                        threadInBlock(*t).c_str(), siteName(site),
+                        t->wgmmaGroups, t->wgmmaGroups == 1 ? " is" : "s are",
+                        t->wgmmaGroups == 1 ? "it" : "them"));
+}
+
 BLOCKC_EXPORT void blockcEmuWgmma(BlockcEmuThread *thread, int32_t type,
                                   uint64_t descA, uint64_t descB, int32_t n,
                                   int32_t transposeA, int32_t transposeB,
@@ -1816,6 +1962,11 @@ BLOCKC_EXPORT void blockcEmuWgmma(BlockcEmuThread *thread, int32_t type,
     int64_t bad = blockc::emu::wgmmaThread(
         static_cast<blockc::emu::MmaType>(type), descA, descB, n,
         linear % kWarpgroupSize, l.shared, l.sharedBytes, acc);
+    t->wgmmaUncommitted = true;
+    // m64nNk16: 2 x 64 x N x 16 FLOPs per warpgroup, a 128th per thread.
+    if (l.profiler)
+      l.profiler->tensorFlops(2.0 * 64 * n * 16 / kWarpgroupSize,
+                              /*tf32=*/false);
     if (bad >= 0)
       problem = format(
           "reads shared offset %lld, outside the block's %lld bytes of shared "
@@ -1969,6 +2120,134 @@ BLOCKC_EXPORT void mgpuEventDestroy(void * /*event*/) {}
 BLOCKC_EXPORT void mgpuEventSynchronize(void * /*event*/) {}
 BLOCKC_EXPORT void mgpuEventRecord(void * /*event*/, void * /*stream*/) {}
 
+//===----------------------------------------------------------------------===//
+// Memory access hooks and the profile
+//===----------------------------------------------------------------------===//
+
+BLOCKC_EXPORT void blockcEmuAccess(BlockcEmuThread *thread, int32_t site,
+                                   const void *address, int32_t bytes,
+                                   int32_t flags, const char *what) {
+  ThreadState *t = threadState(thread, "blockcEmuAccess", what);
+  if (!t)
+    return;
+  Launch &l = *t->launch;
+  auto a = reinterpret_cast<uintptr_t>(address);
+  bool shared = flags & BLOCKC_EMU_ACCESS_SHARED;
+  if ((flags & BLOCKC_EMU_ACCESS_CHECK) && !shared &&
+      !(flags & BLOCKC_EMU_ACCESS_CONSTANT)) {
+    // Global memory must be device memory: a host pointer faults on a GPU.
+    if (!l.allocationsRead) {
+      Registry &r = registry();
+      std::lock_guard<std::mutex> lock(r.mutex);
+      for (const auto &[ptr, size] : r.allocations)
+        l.allocations.emplace_back(reinterpret_cast<uintptr_t>(ptr),
+                                   reinterpret_cast<uintptr_t>(ptr) + size);
+      l.allocationsRead = true;
+    }
+    auto it = std::upper_bound(
+        l.allocations.begin(), l.allocations.end(),
+        std::make_pair(a, std::numeric_limits<uintptr_t>::max()));
+    bool inside = it != l.allocations.begin() && a >= std::prev(it)->first &&
+                  a + bytes <= std::prev(it)->second;
+    if (!inside) {
+      failInKernel(
+          *t, format("%s: %s %s address %p, which is not "
+                     "device memory (no live mgpuMemAlloc "
+                     "allocation holds its %d bytes; a host pointer "
+                     "faults on a GPU)",
+                     threadInBlock(*t).c_str(), siteName(what),
+                     (flags & BLOCKC_EMU_ACCESS_STORE) ? "writes" : "reads",
+                     address, bytes));
+      return;
+    }
+  }
+  if (l.profiler) {
+    auto key = static_cast<uint64_t>(static_cast<uint32_t>(site));
+    l.profiler->access(t->warp, t->thread.laneId, key, t->occurrences[key]++, a,
+                       bytes, shared);
+  }
+}
+
+BLOCKC_EXPORT void blockcEmuFlops(BlockcEmuThread *thread, int64_t flops) {
+  auto *t = static_cast<ThreadState *>(thread->runtime);
+  if (t && t->launch && t->launch->profiler)
+    t->launch->profiler->flops(static_cast<double>(flops));
+}
+
+BLOCKC_EXPORT void blockcEmuProfileBegin(int64_t sampleBlocks) {
+  Registry &r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  r.profiling = true;
+  r.sampleBlocks = sampleBlocks > 0 ? sampleBlocks : 0;
+  r.profile.clear();
+}
+
+BLOCKC_EXPORT void blockcEmuProfileEnd(void) {
+  Registry &r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  r.profiling = false;
+  r.sampleBlocks = 0;
+}
+
+BLOCKC_EXPORT int64_t blockcEmuProfileLaunches(void) {
+  Registry &r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  return static_cast<int64_t>(r.profile.size());
+}
+
+BLOCKC_EXPORT int blockcEmuProfileGetLaunch(int64_t index,
+                                            BlockcEmuLaunchProfile *out) {
+  Registry &r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  if (!out || index < 0 || index >= static_cast<int64_t>(r.profile.size()))
+    return 1;
+  *out = r.profile[index].second;
+  out->kernel = r.profile[index].first.c_str();
+  return 0;
+}
+
+namespace {
+
+/// BLOCKC_EMU_PROFILE=1 (or a number N > 1 of blocks per launch to sample)
+/// profiles a whole program linked with the runtime (an object from blockc
+/// -emit=obj --emulate, mlir-runner) and prints each launch's counters on
+/// stderr when the process exits.
+struct EnvironmentProfile {
+  bool active = false;
+  EnvironmentProfile() {
+    const char *value = std::getenv("BLOCKC_EMU_PROFILE");
+    if (!value || !*value || std::strcmp(value, "0") == 0)
+      return;
+    long long sample = std::atoll(value);
+    blockcEmuProfileBegin(sample > 1 ? sample : 0);
+    active = true;
+  }
+  ~EnvironmentProfile() {
+    if (!active)
+      return;
+    for (int64_t i = 0, n = blockcEmuProfileLaunches(); i < n; ++i) {
+      BlockcEmuLaunchProfile p = {};
+      if (blockcEmuProfileGetLaunch(i, &p) != 0)
+        break;
+      std::fprintf(
+          stderr,
+          "blockc GPU emulator profile: %s grid %s block %s flops %.0f "
+          "tensor_flops %.0f global_requests %.0f global_sectors %.0f "
+          "global_bytes %.0f unique_bytes %.0f shared_requests %.0f "
+          "shared_wavefronts %.0f barriers %.0f\n",
+          p.kernel, dims(p.grid).c_str(), dims(p.block).c_str(), p.flops,
+          p.tensorFlops16 + p.tensorFlopsTF32, p.globalRequests,
+          p.globalSectors, p.globalBytes, p.uniqueBytes, p.sharedRequests,
+          p.sharedWavefronts, p.barriers);
+    }
+    std::fflush(stderr);
+  }
+};
+
+EnvironmentProfile environmentProfile;
+
+} // namespace
+
 BLOCKC_EXPORT void *mgpuMemAlloc(uint64_t sizeBytes, void * /*stream*/,
                                  bool /*isHostShared*/) {
   // Memory keeps working after an error: host code of a failed program
@@ -1984,6 +2263,10 @@ BLOCKC_EXPORT void *mgpuMemAlloc(uint64_t sizeBytes, void * /*stream*/,
                        static_cast<unsigned long long>(sizeBytes)));
     return nullptr;
   }
+  // Like shared memory, fresh device memory reads as NaN (0xFF bytes): a
+  // kernel that reads what nobody wrote fails its comparison instead of
+  // passing on zeros that a GPU does not promise.
+  std::memset(ptr, 0xFF, rounded);
   Registry &r = registry();
   std::lock_guard<std::mutex> lock(r.mutex);
   r.allocations[ptr] = sizeBytes;

@@ -10,8 +10,11 @@
 // = 4611686293338849280); the accumulator a vector of this thread's N / 2
 // = 8 floats, carried by scf.for, each m64n16k16 a runtime call on it
 // (bf16: type 0, no transposes); the store goes to the PTX ISA's fragment
-// positions of the thread (warp (tid / 32) % 4, lane); the wgmma wait is
-// gone (the runtime completes every MMA at its call).
+// positions of the thread (warp (tid / 32) % 4, lane). wgmma's asynchrony
+// is counted per thread: each warpgroup.mma commits its MMAs as a group and
+// waits to its waitGroup depth (1) (blockcEmuWgmmaCommit), the explicit
+// wgmma.wait_group 0 is blockcEmuWgmmaWait, and the store first checks that
+// no group is left in flight (blockcEmuWgmmaRead).
 
 // CHECK-DAG: func.func private @blockcEmuMbarrierInit(!llvm.ptr, !llvm.ptr, i32, !llvm.ptr)
 // CHECK-DAG: func.func private @blockcEmuMbarrierArrive(!llvm.ptr, !llvm.ptr, i32, !llvm.ptr)
@@ -19,7 +22,7 @@
 // CHECK-DAG: func.func private @blockcEmuTmaLoad(!llvm.ptr, !llvm.ptr, !llvm.ptr, i32, !llvm.ptr, !llvm.ptr, !llvm.ptr)
 // CHECK-DAG: func.func private @blockcEmuWgmma(!llvm.ptr, i32, i64, i64, i32, i32, i32, !llvm.ptr, !llvm.ptr)
 // CHECK:     func.func @__blockc_emu_m_k(%[[PARAMS:.+]]: !llvm.ptr, %[[THREAD:.+]]: !llvm.ptr, %[[SHARED:.+]]: !llvm.ptr, %{{.+}}: i64)
-// CHECK-SAME:  static_shared = 8208, max_shared = 166912, synchronizes = true
+// CHECK-SAME:  static_shared = 8208, max_shared = 232448, synchronizes = true
 // CHECK-DAG:   %[[ACCBUF:.+]] = memref.alloca() : memref<8xf32>
 // CHECK-DAG:   %[[COORDS:.+]] = memref.alloca() : memref<2xi32>
 // The map: the first parameter, a pointer.
@@ -46,9 +49,14 @@
 // CHECK:         vector.store %{{.+}}, %[[ACCBUF]]
 // CHECK:         %[[DA:.+]] = arith.addi %[[DESCA]], %c0_i64
 // CHECK:         %[[DB:.+]] = arith.addi %[[DESCB]], %c0_i64
-// CHECK:         func.call @blockcEmuWgmma(%[[THREAD]], %c0_i32, %[[DA]], %[[DB]], %c16_i32, %c0_i32{{.*}}, %c0_i32{{.*}}, %{{.+}}, %{{.+}})
+// CHECK:         func.call @blockcEmuWgmma(%[[THREAD]], %c0_i32{{[_0-9]*}}, %[[DA]], %[[DB]], %c16_i32, %c0_i32{{.*}}, %c0_i32{{.*}}, %{{.+}}, %[[SITE:[0-9]+]])
+// CHECK:         %[[DEPTH:.+]] = arith.constant 1 : i32
+// CHECK-NEXT:    func.call @blockcEmuWgmmaCommit(%[[THREAD]], %[[DEPTH]], %[[SITE]])
 // CHECK:         %[[NEW:.+]] = vector.load %[[ACCBUF]]
 // CHECK:         scf.yield %{{.+}} : vector<8xf32>
+// CHECK:       %[[ZERO:.+]] = arith.constant 0 : i32
+// CHECK:       call @blockcEmuWgmmaWait(%[[THREAD]], %[[ZERO]], %{{.+}})
+// CHECK:       call @blockcEmuWgmmaRead(%[[THREAD]], %{{.+}})
 // CHECK-COUNT-8: memref.store %{{.+}}, %{{.+}}[%{{.+}}, %{{.+}}] : memref<64x16xf32>
 // CHECK-NOT:   nvgpu.
 // CHECK-NOT:   nvvm.wgmma

@@ -1,5 +1,6 @@
 // RUN: blockc-opt %s -split-input-file --blockc-gpu-emulate-kernels | FileCheck %s
 // RUN: blockc-opt %s -split-input-file --blockc-gpu-emulate-kernels="chip=sm_90 check-bounds=1" | FileCheck %s --check-prefix=BOUNDS
+// RUN: blockc-opt %s -split-input-file --blockc-gpu-emulate-kernels="profile=1" | FileCheck %s --check-prefix=PROFILE
 
 // A kernel becomes a host function running one GPU thread: parameters from
 // the launch's pointer array (memrefs as unpacked descriptors), ids from the
@@ -9,14 +10,14 @@
 
 // CHECK-DAG: llvm.mlir.global internal constant @[[BAR:__blockc_emu_site_[0-9]+]]("gpu.barrier at {{.*}}emulate-kernels.mlir:{{[0-9]+}}:{{[0-9]+}}\00")
 // CHECK-DAG: llvm.mlir.global internal constant @[[SHF:__blockc_emu_site_[0-9]+]]("gpu.shuffle xor at {{.*}}emulate-kernels.mlir:{{[0-9]+}}:{{[0-9]+}}\00")
-// CHECK-DAG: gpu.binary @m [#gpu.object<#nvvm.target<chip = "sm_80">, bin = "blockc-emulator:m#[[HASH:[0-9a-f]+]]">]
+// CHECK-DAG: gpu.binary @m [#gpu.object<#nvvm.target<chip = "sm_90">, bin = "blockc-emulator:m#[[HASH:[0-9a-f]+]]">]
 // CHECK-NOT: gpu.module
 // CHECK:     func.func @host
 // CHECK:       gpu.launch_func @m::@k
 // CHECK-DAG: func.func private @blockcEmuBarrier(!llvm.ptr, !llvm.ptr)
 // CHECK-DAG: func.func private @blockcEmuShuffle32(!llvm.ptr, i32, i32, i32, i32, !llvm.ptr) -> i64
 // CHECK:     func.func @__blockc_emu_m_k(%[[PARAMS:.+]]: !llvm.ptr, %[[THREAD:.+]]: !llvm.ptr, %[[SHARED:.+]]: !llvm.ptr, %[[BYTES:.+]]: i64)
-// CHECK-SAME:  blockc_codegen.emulated_kernel = #blockc_codegen.emulated_kernel<module = "m#[[HASH]]", kernel = "k", static_shared = 131, max_shared = 166912, synchronizes = true, block_x = 64, block_y = 1, block_z = 1>
+// CHECK-SAME:  blockc_codegen.emulated_kernel = #blockc_codegen.emulated_kernel<module = "m#[[HASH]]", kernel = "k", static_shared = 131, max_shared = 232448, synchronizes = true, block_x = 64, block_y = 1, block_z = 1>
 // Parameter 0 (index): slot 0, loaded as i64.
 // CHECK:       %[[S0:.+]] = llvm.getelementptr inbounds %[[PARAMS]][0] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
 // CHECK:       %[[P0:.+]] = llvm.load %[[S0]] : !llvm.ptr -> !llvm.ptr
@@ -73,6 +74,10 @@
 // BOUNDS:        %[[OK:.+]] = arith.cmpi ult, %[[I:.+]], %[[DIM]] : index
 // BOUNDS:        %[[ALL:.+]] = arith.andi %{{.+}}, %[[OK]] : i1
 // BOUNDS:        %[[LOADED:.+]] = scf.if %[[ALL]] -> (f32) {
+// Inside bounds, the global access is checked against device memory
+// (flags 8: check; a load of 4 bytes).
+// BOUNDS:          %[[AT:.+]] = llvm.inttoptr
+// BOUNDS:          func.call @blockcEmuAccess(%arg1, %{{.+}}, %[[AT]], %c4_i32{{.*}}, %c8_i32{{.*}}, %{{.+}}) : (!llvm.ptr, i32, !llvm.ptr, i32, i32, !llvm.ptr) -> ()
 // BOUNDS-NEXT:     %[[V:.+]] = memref.load %[[B]][%[[I]]] : memref<?xf32>
 // BOUNDS-NEXT:     scf.yield %[[V]] : f32
 // BOUNDS-NEXT:   } else {
@@ -82,6 +87,8 @@
 // BOUNDS:          %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
 // BOUNDS:          scf.yield %[[ZERO]] : f32
 // BOUNDS:        scf.if %{{.+}} {
+// The shared store's hook: flags 3 (store, shared).
+// BOUNDS:          func.call @blockcEmuAccess(%arg1, %{{.+}}, %{{.+}}, %c4_i32{{.*}}, %c3_i32{{.*}}, %{{.+}})
 // BOUNDS-NEXT:     memref.store %[[LOADED]], %{{.+}}[%{{.+}}, %{{.+}}] : memref<4x8xf32>
 // BOUNDS-NEXT:   } else {
 module attributes {gpu.container_module} {
@@ -127,7 +134,7 @@ module attributes {gpu.container_module} {
 // loop over threads) and has no known block size when none is given.
 // CHECK-LABEL: gpu.binary @plain
 // CHECK:       func.func @__blockc_emu_plain_copy(
-// CHECK-SAME:    #blockc_codegen.emulated_kernel<module = "plain#{{[0-9a-f]+}}", kernel = "copy", static_shared = 0, max_shared = 166912, synchronizes = false, block_x = 0, block_y = 0, block_z = 0>
+// CHECK-SAME:    #blockc_codegen.emulated_kernel<module = "plain#{{[0-9a-f]+}}", kernel = "copy", static_shared = 0, max_shared = 232448, synchronizes = false, block_x = 0, block_y = 0, block_z = 0>
 // CHECK-NOT:   blockcEmuBarrier
 module attributes {gpu.container_module} {
   gpu.module @plain {
@@ -153,6 +160,46 @@ module attributes {gpu.container_module} {
       %tx = gpu.thread_id x
       %v = memref.load %a[%tx] : memref<4xf32, 1>
       memref.store %v, %a[%tx] : memref<4xf32, 1>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// The profile (profile=1): every global or shared access calls
+// blockcEmuAccess first (flags 0: a global load, 1: a global store; no
+// device-memory check without check-bounds), and every block of code
+// counts its floating-point operations when it starts: add, sub, mul and
+// div a lane each, an FMA two per lane (entry block: 2; the loop body: a
+// 4-lane FMA and a division, 9).
+// PROFILE-LABEL: func.func @__blockc_emu_m_flops(
+// PROFILE:         %[[N2:.+]] = arith.constant 2 : i64
+// PROFILE-NEXT:    call @blockcEmuFlops(%arg1, %[[N2]]) : (!llvm.ptr, i64) -> ()
+// PROFILE:         call @blockcEmuAccess(%arg1, %{{.+}}, %{{.+}}, %c4_i32{{.*}}, %c0_i32{{.*}}, %{{.+}})
+// PROFILE-NEXT:    memref.load
+// PROFILE:         scf.for
+// PROFILE-NEXT:      %[[N9:.+]] = arith.constant 9 : i64
+// PROFILE-NEXT:      call @blockcEmuFlops(%arg1, %[[N9]]) : (!llvm.ptr, i64) -> ()
+// PROFILE:         call @blockcEmuAccess(%arg1, %{{.+}}, %{{.+}}, %c4_i32{{.*}}, %c1_i32{{.*}}, %{{.+}})
+// PROFILE-NEXT:    memref.store
+module attributes {gpu.container_module} {
+  gpu.module @m {
+    gpu.func @flops(%buf: memref<?xf32>, %n: index) kernel {
+      %tx = gpu.thread_id x
+      %v = memref.load %buf[%tx] : memref<?xf32>
+      %a = arith.addf %v, %v : f32
+      %m = arith.mulf %a, %v : f32
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %m) -> f32 {
+        %vec = vector.broadcast %acc : f32 to vector<4xf32>
+        %f = vector.fma %vec, %vec, %vec : vector<4xf32>
+        %e = vector.extract %f[0] : f32 from vector<4xf32>
+        %d = arith.divf %e, %acc : f32
+        scf.yield %d : f32
+      }
+      memref.store %r, %buf[%tx] : memref<?xf32>
       gpu.return
     }
   }

@@ -314,3 +314,69 @@ func.func @warpgroup_output_tile() attributes {t = #blockc_codegen.gpu_warpgroup
 func.func @warpgroup_wrong_kind() attributes {blockc_codegen.gpu_warpgroup_tiles = #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 64>} {
   return
 }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// gpu_target
+//===----------------------------------------------------------------------===//
+
+// expected-error @+1 {{name must not be empty}}
+func.func @gpu_target_no_name() attributes {t = #blockc_codegen.gpu_target<name = "", arch = "sm_90a", sm = 90, arch_specific = true, ptx = 80, sms = 132, clock_mhz = 1980, bf16_gflops = 989400, tf32_gflops = 494700, fp32_gflops = 66900, memory_gbps = 3350, shared_per_sm = 233472, shared_per_block = 232448, static_shared_per_block = 49152, registers_per_sm = 65536, max_registers_per_thread = 255, max_threads_per_sm = 2048, max_blocks_per_sm = 32>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{arch must be sm_<N>, got 'gfx90a'}}
+func.func @gpu_target_arch() attributes {t = #blockc_codegen.gpu_target<name = "h100", arch = "gfx90a", sm = 90, arch_specific = true, ptx = 80, sms = 132, clock_mhz = 1980, bf16_gflops = 989400, tf32_gflops = 494700, fp32_gflops = 66900, memory_gbps = 3350, shared_per_sm = 233472, shared_per_block = 232448, static_shared_per_block = 49152, registers_per_sm = 65536, max_registers_per_thread = 255, max_threads_per_sm = 2048, max_blocks_per_sm = 32>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{sms must be >= 1, got 0}}
+func.func @gpu_target_sms() attributes {t = #blockc_codegen.gpu_target<name = "h100", arch = "sm_90a", sm = 90, arch_specific = true, ptx = 80, sms = 0, clock_mhz = 1980, bf16_gflops = 989400, tf32_gflops = 494700, fp32_gflops = 66900, memory_gbps = 3350, shared_per_sm = 233472, shared_per_block = 232448, static_shared_per_block = 49152, registers_per_sm = 65536, max_registers_per_thread = 255, max_threads_per_sm = 2048, max_blocks_per_sm = 32>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{memory_gbps must be >= 1, got -5}}
+func.func @gpu_target_bandwidth() attributes {t = #blockc_codegen.gpu_target<name = "h100", arch = "sm_90a", sm = 90, arch_specific = true, ptx = 80, sms = 132, clock_mhz = 1980, bf16_gflops = 989400, tf32_gflops = 494700, fp32_gflops = 66900, memory_gbps = -5, shared_per_sm = 233472, shared_per_block = 232448, static_shared_per_block = 49152, registers_per_sm = 65536, max_registers_per_thread = 255, max_threads_per_sm = 2048, max_blocks_per_sm = 32>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{tf32_gflops must be >= 0 (0: no TF32), got -1}}
+func.func @gpu_target_tf32() attributes {t = #blockc_codegen.gpu_target<name = "h100", arch = "sm_90a", sm = 90, arch_specific = true, ptx = 80, sms = 132, clock_mhz = 1980, bf16_gflops = 989400, tf32_gflops = -1, fp32_gflops = 66900, memory_gbps = 3350, shared_per_sm = 233472, shared_per_block = 232448, static_shared_per_block = 49152, registers_per_sm = 65536, max_registers_per_thread = 255, max_threads_per_sm = 2048, max_blocks_per_sm = 32>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{shared_per_block (300000) exceeds shared_per_sm (233472)}}
+func.func @gpu_target_block_shared() attributes {t = #blockc_codegen.gpu_target<name = "h100", arch = "sm_90a", sm = 90, arch_specific = true, ptx = 80, sms = 132, clock_mhz = 1980, bf16_gflops = 989400, tf32_gflops = 494700, fp32_gflops = 66900, memory_gbps = 3350, shared_per_sm = 233472, shared_per_block = 300000, static_shared_per_block = 49152, registers_per_sm = 65536, max_registers_per_thread = 255, max_threads_per_sm = 2048, max_blocks_per_sm = 32>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{static_shared_per_block (240000) exceeds shared_per_block (232448)}}
+func.func @gpu_target_static_shared() attributes {t = #blockc_codegen.gpu_target<name = "h100", arch = "sm_90a", sm = 90, arch_specific = true, ptx = 80, sms = 132, clock_mhz = 1980, bf16_gflops = 989400, tf32_gflops = 494700, fp32_gflops = 66900, memory_gbps = 3350, shared_per_sm = 233472, shared_per_block = 232448, static_shared_per_block = 240000, registers_per_sm = 65536, max_registers_per_thread = 255, max_threads_per_sm = 2048, max_blocks_per_sm = 32>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'blockc_codegen.gpu_target' belongs on a builtin.module}}
+func.func @gpu_target_on_func() attributes {blockc_codegen.gpu_target = #blockc_codegen.gpu_target<name = "h100", arch = "sm_90a", sm = 90, arch_specific = true, ptx = 80, sms = 132, clock_mhz = 1980, bf16_gflops = 989400, tf32_gflops = 494700, fp32_gflops = 66900, memory_gbps = 3350, shared_per_sm = 233472, shared_per_block = 232448, static_shared_per_block = 49152, registers_per_sm = 65536, max_registers_per_thread = 255, max_threads_per_sm = 2048, max_blocks_per_sm = 32>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'blockc_codegen.gpu_target' must be a #blockc_codegen.gpu_target attribute}}
+module attributes {blockc_codegen.gpu_target = #blockc_codegen.gpu_map<threads_x = 32, threads_y = 8>} {
+}

@@ -7,6 +7,8 @@
 
 #include "blockc/Dialect/Codegen/IR/CodegenDialect.h"
 
+#include "mlir/IR/BuiltinOps.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/IR/Operation.h"
@@ -173,5 +175,10 @@ LogicalResult CodegenDialect::verifyOperationAttribute(Operation *op,
     return expect(isa<GPUMmaAttentionAttr>(value), "gpu_mma_attention");
   if (name == kEmulatedKernelAttrName)
     return expect(isa<EmulatedKernelAttr>(value), "emulated_kernel");
+  if (name == kGpuTargetAttrName) {
+    if (!isa<ModuleOp>(op))
+      return op->emitError() << "'" << name << "' belongs on a builtin.module";
+    return expect(isa<GPUTargetAttr>(value), "gpu_target");
+  }
   return op->emitError() << "unknown blockc_codegen attribute '" << name << "'";
 }

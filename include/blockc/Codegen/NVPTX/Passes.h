@@ -33,6 +33,13 @@ namespace blockc::nvptx {
 #define GEN_PASS_REGISTRATION
 #include "blockc/Codegen/NVPTX/Passes.h.inc"
 
+/// The `blockc_codegen.gpu_target` of the module around `op`
+/// (blockc-gpu-set-target), else the default chip of the architecture
+/// `fallbackArch` (a pass option, for pass tests without the pipeline);
+/// null if neither is known.
+codegen::GPUTargetAttr getGPUTarget(mlir::Operation *op,
+                                    llvm::StringRef fallbackArch);
+
 } // namespace blockc::nvptx
 
 #endif // BLOCKC_CODEGEN_NVPTX_PASSES_H

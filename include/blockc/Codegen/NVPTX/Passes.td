@@ -9,6 +9,37 @@
 
 include "mlir/Pass/PassBase.td"
 
+def GPUSetTargetPass : Pass<"blockc-gpu-set-target", "::mlir::ModuleOp"> {
+  let summary = "Attach the target GPU's facts to the module";
+  let description = [{
+    The first pass of every NVPTX pipeline: looks up the architecture
+    `chip` (sm_75, sm_80, sm_89, sm_90, sm_90a, sm_100, sm_100a) and the GPU
+    `gpu` (t4, a100, l4, h100, h200, b200; empty: the architecture's default
+    chip) in
+    blockc's table of known chips and attaches the result as
+    `blockc_codegen.gpu_target = #blockc_codegen.gpu_target<...>` to the
+    module. `blockc-gpu-select-tiles`, `blockc-gpu-emulate-kernels` and the
+    profile read the chip's limits and peaks from there.
+
+    ```mlir
+    module attributes {blockc_codegen.gpu_target =
+        #blockc_codegen.gpu_target<name = "h100", arch = "sm_90a", ...>}
+    ```
+
+    Errors: an unknown architecture or GPU (the message lists the known
+    ones), or a GPU that cannot run code for the architecture (sm_90a code
+    on an A100). A module that has a `gpu_target` already keeps it if it is
+    the same chip and architecture, and is an error otherwise.
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90\"",
+           "GPU architecture (sm_XX)">,
+    Option<"gpu", "gpu", "std::string", /*default=*/"\"\"",
+           "GPU chip (empty: the architecture's default)">
+  ];
+  let dependentDialects = ["::blockc::codegen::CodegenDialect"];
+}
+
 def GPUHostSharedAllocsPass
     : Pass<"blockc-gpu-host-shared-allocs", "::mlir::func::FuncOp"> {
   let summary = "Allocate buffers in memory that both host and GPU can access";
@@ -700,14 +731,19 @@ def GPUEmulateKernelsPass
     Errors: a kernel op the emulator does not model (PTX inline assembly,
     NVVM ops, `gpu.printf`, other GPU ops, other `nvgpu` ops or forms), a
     cp.async token used other than by a group (or a group's by a wait), a
-    shuffle of a type that is not 32 bits wide, a non-kernel `gpu.func`, a workgroup attribution of
-    dynamic shape, or more than 48 KiB of static shared memory.
+    shuffle of a type that is not 32 bits wide, a non-kernel `gpu.func`, a
+    workgroup attribution of dynamic shape, or more static shared memory
+    than the chip allows (`static_shared_per_block` of the module's
+    `#blockc_codegen.gpu_target`, else of `chip`'s default chip).
   }];
   let options = [
-    Option<"chip", "chip", "std::string", /*default=*/"\"sm_80\"",
-           "The emulated chip (its shared-memory limit per block)">,
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90\"",
+           "The emulated architecture, when the module has no "
+           "blockc_codegen.gpu_target (its default chip's limits)">,
     Option<"checkBounds", "check-bounds", "bool", /*default=*/"false",
-           "Check the indices of every memref access inside kernels">
+           "Check the indices of every memref access inside kernels">,
+    Option<"profile", "profile", "bool", /*default=*/"false",
+           "Count FLOPs and memory accesses for the profile">
   ];
   let dependentDialects = [
     "::blockc::codegen::CodegenDialect",

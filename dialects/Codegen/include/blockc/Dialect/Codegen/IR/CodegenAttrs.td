@@ -573,6 +573,89 @@ def Codegen_GPUMmaAttentionAttr
   let genVerifyDecl = 1;
 }
 
+def Codegen_GPUTargetAttr : Codegen_Attr<"GPUTarget", "gpu_target"> {
+  let summary = "The NVIDIA GPU that a module's kernels are generated for";
+  let description = [{
+    Attached to the top-level `builtin.module` as `blockc_codegen.gpu_target`
+    by `blockc-gpu-set-target` (the first pass of every NVPTX pipeline), from
+    blockc's table of known chips (`GPUTargetAttr::getKnown`,
+    docs/GPU.md#chips). The tile heuristic (`blockc-gpu-select-tiles`), the
+    emulator's limit checks (`blockc-gpu-emulate-kernels`) and the profile's
+    speed-of-light bound read it; nothing else holds chip facts.
+
+    * `name`: the chip (`t4`, `a100`, `l4`, `h100`, `h200`, `b200`); `arch`: the
+      architecture code is generated for (`sm_90a`); `sm`: its number (90);
+      `arch_specific`: the `a` features (wgmma, setmaxnreg); `ptx`: the PTX
+      ISA version the arch needs (80 = PTX 8.0);
+    * `sms`, `clock_mhz`: streaming multiprocessors and boost clock;
+    * peaks in GFLOP/s, dense: `bf16_gflops` (bf16 and f16 tensor cores),
+      `tf32_gflops` (TF32 tensor cores, 0 where there are none), `fp32_gflops` (CUDA cores, an FMA
+      counting 2); `memory_gbps`: DRAM bandwidth in GB/s;
+    * limits: `shared_per_sm`, `shared_per_block` (the opt-in maximum of
+      static plus dynamic shared memory), `static_shared_per_block`, in
+      bytes; `registers_per_sm`, `max_registers_per_thread`,
+      `max_threads_per_sm`, `max_blocks_per_sm`.
+
+    ```mlir
+    module attributes {blockc_codegen.gpu_target = #blockc_codegen.gpu_target<
+        name = "h100", arch = "sm_90a", sm = 90, arch_specific = true,
+        ptx = 80, sms = 132, clock_mhz = 1980, bf16_gflops = 989400,
+        tf32_gflops = 494700, fp32_gflops = 66900, memory_gbps = 3350,
+        shared_per_sm = 233472, shared_per_block = 232448,
+        static_shared_per_block = 49152, registers_per_sm = 65536,
+        max_registers_per_thread = 255, max_threads_per_sm = 2048,
+        max_blocks_per_sm = 32>} { ... }
+    ```
+
+    Names are not empty, every number is positive (`tf32_gflops` may be
+    0), a block's shared memory
+    fits the SM's, and the static part fits the block's.
+  }];
+  let parameters = (ins StringRefParameter<>:$name,
+                        StringRefParameter<>:$arch,
+                        "int64_t":$sm,
+                        "bool":$arch_specific,
+                        "int64_t":$ptx,
+                        "int64_t":$sms,
+                        "int64_t":$clock_mhz,
+                        "int64_t":$bf16_gflops,
+                        "int64_t":$tf32_gflops,
+                        "int64_t":$fp32_gflops,
+                        "int64_t":$memory_gbps,
+                        "int64_t":$shared_per_sm,
+                        "int64_t":$shared_per_block,
+                        "int64_t":$static_shared_per_block,
+                        "int64_t":$registers_per_sm,
+                        "int64_t":$max_registers_per_thread,
+                        "int64_t":$max_threads_per_sm,
+                        "int64_t":$max_blocks_per_sm);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The known chip `name` (t4, a100, l4, h100, h200, b200) or, given an
+    /// architecture (sm_75, sm_80, sm_89, sm_90, sm_90a, sm_100, sm_100a), its
+    /// default chip, compiled for that architecture; null if unknown.
+    static GPUTargetAttr getKnown(::mlir::MLIRContext *ctx,
+                                  ::llvm::StringRef nameOrArch);
+    /// The chip `name` compiled for `arch` (empty: the chip's own arch);
+    /// null, with `error` saying why, if either is unknown or the chip
+    /// cannot run that arch.
+    static GPUTargetAttr lookup(::mlir::MLIRContext *ctx,
+                                ::llvm::StringRef arch,
+                                ::llvm::StringRef name, std::string &error);
+    /// The known architectures and chips, comma-separated (for messages).
+    static std::string knownArchs();
+    static std::string knownChips();
+    /// Tensor cores through mma.sync (sm_80+), wgmma and TMA (sm_90a).
+    bool hasMmaSync() const { return getSm() >= 80; }
+    bool hasWarpgroupMma() const { return getSm() == 90 && getArchSpecific(); }
+    /// "+ptxNN", the PTX ISA feature of the arch.
+    std::string ptxFeature() const {
+      return "+ptx" + std::to_string(getPtx());
+    }
+  }];
+}
+
 def Codegen_EmulatedKernelAttr
     : Codegen_Attr<"EmulatedKernel", "emulated_kernel"> {
   let summary = "A GPU kernel compiled into host code for the emulator";

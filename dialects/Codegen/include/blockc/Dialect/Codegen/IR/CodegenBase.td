@@ -97,6 +97,9 @@ def Codegen_Dialect : Dialect {
     /// (an EmulatedKernelAttr).
     static constexpr ::llvm::StringLiteral kEmulatedKernelAttrName =
         "blockc_codegen.emulated_kernel";
+    /// NVPTX: the target GPU of a module (a GPUTargetAttr).
+    static constexpr ::llvm::StringLiteral kGpuTargetAttrName =
+        "blockc_codegen.gpu_target";
   }];
 }
 
