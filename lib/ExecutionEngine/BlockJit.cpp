@@ -26,6 +26,9 @@
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/Support/DynamicLibrary.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
 
 #include <dlfcn.h>
 #include <sys/mman.h>
@@ -170,6 +173,54 @@ llvm::Error blockc::beginEmulatorProfile(int64_t sampleBlocks) {
     return makeError("the GPU emulator runtime lacks blockcEmuProfileBegin");
   begin(sampleBlocks);
   return Error::success();
+}
+
+llvm::Error blockc::beginCudaProfile() {
+  Expected<GPURuntime *> runtime = loadCudaRuntime();
+  if (!runtime)
+    return runtime.takeError();
+  auto start = reinterpret_cast<void (*)()>(
+      dlsym((*runtime)->handle, "blockcCudaProfileStart"));
+  if (!start)
+    return makeError("the blockc CUDA runtime lacks blockcCudaProfileStart");
+  start();
+  return Error::success();
+}
+
+Expected<std::vector<MeasuredKernel>> blockc::endCudaProfile() {
+  Expected<GPURuntime *> runtime = loadCudaRuntime();
+  if (!runtime)
+    return runtime.takeError();
+  void *h = (*runtime)->handle;
+  auto stop = reinterpret_cast<void (*)()>(dlsym(h, "blockcCudaProfileStop"));
+  auto write = reinterpret_cast<int (*)(const char *)>(
+      dlsym(h, "blockcCudaProfileWriteJSON"));
+  if (!stop || !write)
+    return makeError("the blockc CUDA runtime lacks its profile functions");
+  stop();
+  SmallString<128> path;
+  if (std::error_code ec = llvm::sys::fs::createTemporaryFile(
+          "blockc-cuda-profile", "json", path))
+    return makeError("cannot create a temporary file: " + ec.message());
+  llvm::FileRemover remove(path);
+  if (write(path.c_str()) != 0)
+    return makeError("the CUDA runtime could not write its profile");
+  auto buffer = llvm::MemoryBuffer::getFile(path);
+  if (!buffer)
+    return makeError("cannot read the CUDA runtime's profile");
+  Expected<llvm::json::Value> json = llvm::json::parse((*buffer)->getBuffer());
+  if (!json)
+    return json.takeError();
+  std::vector<MeasuredKernel> kernels;
+  const llvm::json::Object *root = json->getAsObject();
+  if (const llvm::json::Array *list =
+          root ? root->getArray("kernels") : nullptr)
+    for (const llvm::json::Value &v : *list)
+      if (const llvm::json::Object *k = v.getAsObject())
+        kernels.push_back({k->getString("name").value_or("").str(),
+                           k->getInteger("launches").value_or(0),
+                           k->getNumber("measured_us").value_or(0.0)});
+  return kernels;
 }
 
 Expected<std::vector<GPULaunchCounters>> blockc::endEmulatorProfile() {

@@ -87,6 +87,30 @@ void add(GPULaunchCounters &sum, const GPULaunchCounters &c) {
   sum.barriers += c.barriers;
 }
 
+/// `rows` as columns padded to their widest cell, the first left-aligned,
+/// the middle ones right-aligned (numbers), the last as it is, two spaces
+/// apart.
+void printAligned(llvm::raw_ostream &os,
+                  llvm::ArrayRef<llvm::SmallVector<std::string>> rows) {
+  llvm::SmallVector<size_t> widths(rows.front().size(), 0);
+  for (const auto &row : rows)
+    for (size_t i = 0; i < row.size(); ++i)
+      widths[i] = std::max(widths[i], row[i].size());
+  for (const auto &row : rows) {
+    for (size_t i = 0; i < row.size(); ++i) {
+      if (i)
+        os << "  ";
+      if (i + 1 == row.size())
+        os << row[i];
+      else if (i == 0)
+        os << llvm::left_justify(row[i], widths[i]);
+      else
+        os << llvm::right_justify(row[i], widths[i]);
+    }
+    os << "\n";
+  }
+}
+
 std::string dimsText(const std::array<int64_t, 3> &d) {
   return std::to_string(d[0]) + "x" + std::to_string(d[1]) + "x" +
          std::to_string(d[2]);
@@ -187,20 +211,7 @@ void blockc::printGPUProfile(llvm::raw_ostream &os, const GPUProfile &profile) {
          k.occupancy ? llvm::formatv("{0:f2}", *k.occupancy).str() : "-",
          llvm::formatv("{0:f2}", k.boundUs).str(), k.limiter});
   }
-  llvm::SmallVector<size_t> widths(rows.front().size(), 0);
-  for (const auto &row : rows)
-    for (size_t i = 0; i < row.size(); ++i)
-      widths[i] = std::max(widths[i], row[i].size());
-  for (const auto &row : rows) {
-    for (size_t i = 0; i < row.size(); ++i) {
-      if (i)
-        os << "  ";
-      os << (i == 0 || i + 1 == row.size()
-                 ? llvm::left_justify(row[i], widths[i])
-                 : llvm::right_justify(row[i], widths[i]));
-    }
-    os << "\n";
-  }
+  printAligned(os, rows);
   os << "total " << num(profile.totalFlops) << " "
      << num(profile.totalUniqueBytes) << " "
      << llvm::formatv("{0:f2}", profile.totalBoundUs) << "\n";
@@ -295,6 +306,156 @@ blockc::profileRun(mlir::ModuleOp module, const NVPTXPipelineOptions &options,
   else
     llvm::consumeError(info.takeError());
   return buildGPUProfile(launches, target, ptxas, sampleBlocks);
+}
+
+llvm::Expected<GPUProfile> blockc::readGPUProfile(llvm::StringRef path) {
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  if (!buffer)
+    return makeError("cannot read the profile '" + path +
+                     "': " + buffer.getError().message());
+  llvm::StringRef text = (*buffer)->getBuffer();
+  GPUProfile profile;
+  auto bad = [&](const llvm::Twine &what) {
+    return makeError("the profile '" + path + "' " + what);
+  };
+  if (text.ltrim().starts_with("{")) {
+    llvm::Expected<llvm::json::Value> json = llvm::json::parse(text);
+    if (!json)
+      return bad("is not JSON: " + llvm::toString(json.takeError()));
+    const llvm::json::Object *root = json->getAsObject();
+    const llvm::json::Array *kernels =
+        root ? root->getArray("kernels") : nullptr;
+    if (!kernels)
+      return bad("has no \"kernels\" array");
+    if (auto chip = root->getString("chip"))
+      profile.arch = chip->str();
+    for (const llvm::json::Value &v : *kernels) {
+      const llvm::json::Object *k = v.getAsObject();
+      auto name = k ? k->getString("name") : std::nullopt;
+      auto launches = k ? k->getInteger("launches") : std::nullopt;
+      auto boundUs = k ? k->getNumber("bound_us") : std::nullopt;
+      if (!name || !launches || !boundUs)
+        return bad("has a kernel without name, launches or bound_us");
+      GPUKernelProfile kernel;
+      kernel.name = name->str();
+      kernel.launches = *launches;
+      kernel.boundUs = *boundUs;
+      if (auto limiter = k->getString("limiter"))
+        kernel.limiter = limiter->str();
+      profile.totalBoundUs += kernel.boundUs;
+      profile.kernels.push_back(std::move(kernel));
+    }
+    return profile;
+  }
+  // The printed table: the columns named by its "kernel" header line.
+  llvm::SmallVector<llvm::StringRef> lines, header;
+  text.split(lines, '\n');
+  for (llvm::StringRef line : lines) {
+    llvm::SmallVector<llvm::StringRef> fields;
+    line.split(fields, ' ', -1, /*KeepEmpty=*/false);
+    if (fields.empty())
+      continue;
+    if (fields[0] == "kernel") {
+      header = fields;
+      continue;
+    }
+    if (header.empty() || fields[0] == "total")
+      continue;
+    if (fields.size() != header.size())
+      continue;
+    GPUKernelProfile kernel;
+    kernel.name = fields[0].str();
+    for (size_t i = 1; i < header.size(); ++i) {
+      if (header[i] == "launches")
+        fields[i].getAsInteger(10, kernel.launches);
+      else if (header[i] == "bound_us")
+        fields[i].getAsDouble(kernel.boundUs);
+      else if (header[i] == "limiter")
+        kernel.limiter = fields[i].str();
+    }
+    profile.totalBoundUs += kernel.boundUs;
+    profile.kernels.push_back(std::move(kernel));
+  }
+  if (profile.kernels.empty())
+    return bad("has no kernel table (a --profile JSON file or the table "
+               "blockc-run --emulate --profile prints)");
+  return profile;
+}
+
+void blockc::printMeasuredProfile(llvm::raw_ostream &os,
+                                  llvm::ArrayRef<MeasuredKernel> measured,
+                                  const GPUProfile *bound) {
+  llvm::StringMap<const GPUKernelProfile *> bounds;
+  if (bound)
+    for (const GPUKernelProfile &k : bound->kernels)
+      bounds[k.name] = &k;
+  os << "blockc profile: " << measured.size()
+     << " kernels measured on the GPU (CUDA events)"
+     << (bound ? "" : "; no bound (--profile-bound=FILE)") << "\n";
+  llvm::SmallVector<llvm::SmallVector<std::string>> rows;
+  rows.push_back({"kernel", "launches", "measured_us", "bound_us",
+                  "measured/bound", "limiter"});
+  double total = 0, totalBound = 0;
+  for (const MeasuredKernel &m : measured) {
+    const GPUKernelProfile *b = bounds.lookup(m.name);
+    total += m.measuredUs;
+    if (b)
+      totalBound += b->boundUs;
+    rows.push_back(
+        {m.name, std::to_string(m.launches),
+         llvm::formatv("{0:f2}", m.measuredUs).str(),
+         b ? llvm::formatv("{0:f2}", b->boundUs).str() : "-",
+         b && b->boundUs > 0
+             ? llvm::formatv("{0:f2}", m.measuredUs / b->boundUs).str()
+             : "-",
+         b ? b->limiter : "-"});
+  }
+  printAligned(os, rows);
+  os << "total " << llvm::formatv("{0:f2}", total) << " us measured";
+  if (bound)
+    os << ", " << llvm::formatv("{0:f2}", totalBound) << " us bound ("
+       << llvm::formatv("{0:f2}", totalBound > 0 ? total / totalBound : 0.0)
+       << "x)";
+  os << "\n";
+}
+
+llvm::Error
+blockc::writeMeasuredProfileJSON(llvm::StringRef path, llvm::StringRef arch,
+                                 llvm::ArrayRef<MeasuredKernel> measured,
+                                 const GPUProfile *bound) {
+  llvm::StringMap<const GPUKernelProfile *> bounds;
+  if (bound)
+    for (const GPUKernelProfile &k : bound->kernels)
+      bounds[k.name] = &k;
+  llvm::json::Array kernels;
+  double total = 0, totalBound = 0;
+  for (const MeasuredKernel &m : measured) {
+    const GPUKernelProfile *b = bounds.lookup(m.name);
+    total += m.measuredUs;
+    totalBound += b ? b->boundUs : 0;
+    kernels.push_back(llvm::json::Object{
+        {"name", m.name},
+        {"launches", m.launches},
+        {"measured_us", m.measuredUs},
+        {"bound_us", b ? llvm::json::Value(b->boundUs) : nullptr},
+        {"limiter", b ? llvm::json::Value(b->limiter) : nullptr}});
+  }
+  llvm::json::Object root{
+      {"chip", arch},
+      {"kernels", std::move(kernels)},
+      {"total",
+       llvm::json::Object{
+           {"measured_us", total},
+           {"bound_us", bound ? llvm::json::Value(totalBound) : nullptr}}}};
+  std::error_code ec;
+  llvm::ToolOutputFile out(path, ec, llvm::sys::fs::OF_Text);
+  if (ec)
+    return makeError("cannot write the profile '" + path +
+                     "': " + ec.message());
+  out.os() << llvm::formatv("{0:2}", llvm::json::Value(std::move(root)))
+           << "\n";
+  out.keep();
+  return llvm::Error::success();
 }
 
 llvm::StringMap<PtxasKernelInfo>

@@ -110,8 +110,15 @@ cl::opt<std::string> profileFile(
     cl::desc("With -target=nvptx --emulate: print each kernel's FLOPs, "
              "memory traffic, registers, occupancy and speed-of-light bound "
              "on the -gpu-chip (docs/GPUEmulator.md#profile); "
-             "--profile=FILE.json also writes it as JSON"),
+             "--profile=FILE.json also writes it as JSON. On a GPU: time "
+             "each kernel with CUDA events (beside --profile-bound's bounds)"),
     cl::value_desc("file.json"), cl::ValueOptional, cl::cat(category));
+cl::opt<std::string> profileBound(
+    "profile-bound",
+    cl::desc("With --profile on a GPU: the emulator's profile of the same "
+             "module and shape (its JSON file, or the table it printed), "
+             "whose bounds the measured times are compared with"),
+    cl::value_desc("file"), cl::cat(category));
 cl::opt<int64_t> profileBlocks(
     "profile-blocks",
     cl::desc("With --profile: emulate only N thread blocks of each launch, "
@@ -495,12 +502,18 @@ int main(int argc, char **argv) {
   if (optLevel > 3)
     return fail("-O must be 0, 1, 2 or 3");
   bool profiling = profileFile.getNumOccurrences() > 0;
-  if (profiling && !(targetName == "nvptx" && emulate))
-    return fail("--profile needs -target=nvptx --emulate (measured kernel "
-                "times on a GPU: the benchmark bundle, "
-                "benchmarks/gpu/README.md)");
+  if (profiling && targetName != "nvptx")
+    return fail("--profile needs -target=nvptx (with --emulate: the "
+                "emulator's counters and bounds; without: kernel times on "
+                "the GPU)");
   if (profileBlocks.getNumOccurrences() && !profiling)
     return fail("--profile-blocks needs --profile");
+  if (profileBlocks.getNumOccurrences() && !emulate)
+    return fail("--profile-blocks samples emulated launches: it needs "
+                "--emulate");
+  if (!profileBound.empty() && (!profiling || emulate))
+    return fail("--profile-bound needs --profile on a GPU (without "
+                "--emulate)");
   if (profileBlocks.getNumOccurrences() && profileBlocks < 1)
     return fail("--profile-blocks must be at least 1");
   if (profiling && (decodeSteps > 0 || checkDecode))
@@ -563,7 +576,7 @@ int main(int argc, char **argv) {
   nvptxOptions.emulate = emulate;
   nvptxOptions.checkBounds = checkBounds;
   nvptxOptions.allowTf32 = allowTf32;
-  nvptxOptions.profile = profiling;
+  nvptxOptions.profile = profiling && emulate;
 
   // ---- Parse and analyse the model ---------------------------------------
   DialectRegistry registry;
@@ -817,13 +830,23 @@ int main(int argc, char **argv) {
     args.push_back(&w);
   std::vector<double> times;
   std::optional<blockc::GPUProfile> profile;
+  // On a GPU: the kernels' measured times and the bounds to compare with.
+  std::optional<std::vector<blockc::MeasuredKernel>> measured;
+  std::optional<blockc::GPUProfile> bound;
+  if (!profileBound.empty()) {
+    auto read = blockc::readGPUProfile(profileBound);
+    if (!read)
+      return fail(llvm::toString(read.takeError()));
+    bound = std::move(*read);
+  }
   // A sampled profile runs a part of each launch: its output is not the
   // block's.
   bool sampled = profiling && profileBlocks > 0;
   for (unsigned r = 0; r < repeat; ++r) {
     // The profile records the first run.
     if (profiling && r == 0)
-      if (llvm::Error e = blockc::beginEmulatorProfile(profileBlocks))
+      if (llvm::Error e = emulate ? blockc::beginEmulatorProfile(profileBlocks)
+                                  : blockc::beginCudaProfile())
         return fail(llvm::toString(std::move(e)));
     auto start = std::chrono::steady_clock::now();
     // Repeats run the same weights: their device copies are reused.
@@ -832,7 +855,12 @@ int main(int argc, char **argv) {
                                            : blockc::WeightReuse::Unchanged))
       return fail("execution failed: " + llvm::toString(std::move(e)));
     times.push_back(secondsSince(start));
-    if (profiling && r == 0) {
+    if (profiling && r == 0 && !emulate) {
+      auto kernels = blockc::endCudaProfile();
+      if (!kernels)
+        return fail(llvm::toString(kernels.takeError()));
+      measured = std::move(*kernels);
+    } else if (profiling && r == 0) {
       auto launches = blockc::endEmulatorProfile();
       if (!launches)
         return fail(llvm::toString(launches.takeError()));
@@ -868,6 +896,10 @@ int main(int argc, char **argv) {
   }
   if (!outputFile.empty() && !sampled)
     if (llvm::Error e = blockc::writeNpy(outputFile, output))
+      return fail(llvm::toString(std::move(e)));
+  if (measured && !profileFile.empty())
+    if (llvm::Error e = blockc::writeMeasuredProfileJSON(
+            profileFile, gpuArch, *measured, bound ? &*bound : nullptr))
       return fail(llvm::toString(std::move(e)));
   if (profile && !profileFile.empty() && !sampled)
     if (llvm::Error e = blockc::writeGPUProfileJSON(profileFile, *profile))
@@ -922,6 +954,11 @@ int main(int argc, char **argv) {
      << formatSeconds(sorted.front()) << ")\n";
   os << llvm::format("  flops    %.4g per run, %.2f GFLOP/s\n", flops,
                      flops / median * 1e-9);
+  if (measured) {
+    blockc::printMeasuredProfile(os, *measured, bound ? &*bound : nullptr);
+    if (!profileFile.empty())
+      os << "  profile  -> " << profileFile << "\n";
+  }
   if (profile) {
     blockc::printGPUProfile(os, *profile);
     if (!profileFile.empty())

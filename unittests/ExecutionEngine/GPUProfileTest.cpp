@@ -4,6 +4,8 @@
 #include "blockc/Dialect/Codegen/IR/CodegenDialect.h"
 
 #include "mlir/IR/MLIRContext.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <gtest/gtest.h>
 
@@ -116,6 +118,76 @@ TEST_F(GPUProfileTest, ParsesPtxasVerbose) {
   EXPECT_EQ(info["k1"].spillBytes, 0);
   EXPECT_EQ(info["k2"].registers, 255);
   EXPECT_EQ(info["k2"].spillBytes, 20);
+}
+
+/// A temporary file holding `text`, removed with the object.
+struct TempFile {
+  explicit TempFile(llvm::StringRef text) {
+    int fd;
+    EXPECT_FALSE(
+        llvm::sys::fs::createTemporaryFile("profile", "txt", fd, path));
+    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+    os << text;
+  }
+  ~TempFile() { llvm::sys::fs::remove(path); }
+  llvm::SmallString<128> path;
+};
+
+TEST_F(GPUProfileTest, MeasuredAgainstTheBound) {
+  GPUTargetAttr h200 = GPUTargetAttr::getKnown(&ctx, "h200");
+  GPULaunchCounters gemm;
+  gemm.kernel = "gemm";
+  gemm.flops = gemm.tensorFlops16 = 989.4e9; // 1000 us + 2 us
+  GPULaunchCounters norm;
+  norm.kernel = "norm";
+  norm.uniqueBytes = 48e6; // 10 us + 2 us
+  GPUProfile p = buildGPUProfile({gemm, norm}, h200, {}, 0);
+
+  // The JSON file and the printed table read back the same bounds.
+  TempFile json("");
+  ASSERT_FALSE(static_cast<bool>(writeGPUProfileJSON(json.path, p)));
+  std::string table;
+  llvm::raw_string_ostream os(table);
+  printGPUProfile(os, p);
+  TempFile text(table);
+  for (llvm::StringRef path : {json.path.str(), text.path.str()}) {
+    llvm::Expected<GPUProfile> read = readGPUProfile(path);
+    ASSERT_TRUE(static_cast<bool>(read)) << llvm::toString(read.takeError());
+    ASSERT_EQ(read->kernels.size(), 2u);
+    EXPECT_EQ(read->kernels[0].name, "gemm");
+    EXPECT_NEAR(read->kernels[0].boundUs, 1002.0, 0.01);
+    EXPECT_EQ(read->kernels[0].limiter, "tensor");
+    EXPECT_NEAR(read->kernels[1].boundUs, 12.0, 0.01);
+    EXPECT_EQ(read->kernels[1].limiter, "dram");
+  }
+
+  std::string out;
+  llvm::raw_string_ostream mos(out);
+  llvm::Expected<GPUProfile> bound = readGPUProfile(json.path);
+  ASSERT_TRUE(static_cast<bool>(bound));
+  printMeasuredProfile(mos, {{"gemm", 1, 2004.0}, {"extra", 2, 5.0}}, &*bound);
+  EXPECT_NE(out.find("gemm           1      2004.00   1002.00            2.00  "
+                     "tensor\n"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("extra          2         5.00         -               -  "
+                     "-\n"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("total 2009.00 us measured, 1002.00 us bound (2.00x)"),
+            std::string::npos)
+      << out;
+
+  TempFile empty("no table here\n");
+  llvm::Expected<GPUProfile> bad = readGPUProfile(empty.path);
+  ASSERT_FALSE(static_cast<bool>(bad));
+  EXPECT_NE(llvm::toString(bad.takeError()).find("has no kernel table"),
+            std::string::npos);
+  llvm::Expected<GPUProfile> missing = readGPUProfile("/nonexistent/p.json");
+  ASSERT_FALSE(static_cast<bool>(missing));
+  EXPECT_NE(llvm::toString(missing.takeError())
+                .find("cannot read the profile '/nonexistent/p.json'"),
+            std::string::npos);
 }
 
 } // namespace

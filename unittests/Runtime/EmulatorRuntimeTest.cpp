@@ -1178,6 +1178,14 @@ TEST_F(EmulatorRuntimeTest, Memory) {
   ASSERT_NE(q, nullptr);
   EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 256, 0u);
   EXPECT_EQ(reinterpret_cast<uintptr_t>(q) % 256, 0u);
+  // Fresh device memory reads as NaN (0xFF bytes), every byte of it: a
+  // kernel that reads what nobody wrote fails its comparison.
+  for (int i = 0; i < 1000; ++i)
+    ASSERT_EQ(p[i], 0xFF) << i;
+  EXPECT_EQ(q[0], 0xFF);
+  float fresh;
+  std::memcpy(&fresh, p + 40, sizeof(fresh));
+  EXPECT_TRUE(std::isnan(fresh));
 
   mgpuMemset32(p, 0x01020304u, 250, nullptr);
   uint32_t word;

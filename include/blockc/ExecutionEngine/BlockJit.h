@@ -66,6 +66,12 @@ llvm::Error beginEmulatorProfile(int64_t sampleBlocks);
 /// Stops recording and returns the launches since beginEmulatorProfile.
 llvm::Expected<std::vector<GPULaunchCounters>> endEmulatorProfile();
 
+/// Per-kernel GPU timing (libblockc_cuda_runtime's blockcCudaProfile*:
+/// CUDA events around every launch) from now on.
+llvm::Error beginCudaProfile();
+/// Stops timing and returns each kernel's launches and summed time.
+llvm::Expected<std::vector<MeasuredKernel>> endCudaProfile();
+
 class BlockJit {
 public:
   /// Lowers a clone of `module` with the pipeline of `target` (NVPTX:

@@ -101,6 +101,33 @@ void printGPUProfile(llvm::raw_ostream &os, const GPUProfile &profile);
 llvm::Error writeGPUProfileJSON(llvm::StringRef path,
                                 const GPUProfile &profile);
 
+/// One kernel's time measured on a GPU (CUDA events around each launch,
+/// libblockc_cuda_runtime's blockcCudaProfile*).
+struct MeasuredKernel {
+  std::string name;
+  int64_t launches = 0;
+  double measuredUs = 0;
+};
+
+/// A profile written by writeGPUProfileJSON, or printed by printGPUProfile
+/// (the table, which a sampled profile leaves instead of a file): the
+/// kernels' names, launches, bounds and limiters, and the total. The error
+/// names the file and what is wrong.
+llvm::Expected<GPUProfile> readGPUProfile(llvm::StringRef path);
+
+/// The measured table: per kernel its launches, measured microseconds and,
+/// with `bound`, the kernel's bound and measured / bound; then the totals.
+void printMeasuredProfile(llvm::raw_ostream &os,
+                          llvm::ArrayRef<MeasuredKernel> measured,
+                          const GPUProfile *bound);
+
+/// The measured table as JSON: {"chip", "kernels": [{"name", "launches",
+/// "measured_us", "bound_us", "limiter"}], "total": {"measured_us",
+/// "bound_us"}} (bounds null without `bound`).
+llvm::Error writeMeasuredProfileJSON(llvm::StringRef path, llvm::StringRef arch,
+                                     llvm::ArrayRef<MeasuredKernel> measured,
+                                     const GPUProfile *bound);
+
 /// Runs `ptxas -v` on `ptx` for `arch` and reads each entry's registers and
 /// spills. The error says why not (no ptxas, or it failed).
 llvm::Expected<llvm::StringMap<PtxasKernelInfo>>

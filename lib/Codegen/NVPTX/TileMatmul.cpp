@@ -958,12 +958,16 @@ struct GPUTileMatmulPass
         // divide).
         if (elem.isF32()) {
           int64_t bytes = mma.getSharedBytes(4);
-          if (bytes > GPUMmaTilesAttr::kMaxSharedBytes) {
+          // The module's chip (blockc-gpu-set-target), else any known chip.
+          GPUTargetAttr target = blockc::nvptx::getGPUTarget(op, "");
+          int64_t limit = target ? target.getSharedPerBlock()
+                                 : GPUTargetAttr::maxKnownSharedPerBlock();
+          if (bytes > limit) {
             op->emitOpError()
                 << "has TF32 tiles whose " << mma.getStages() << " stages take "
-                << bytes << " bytes, more than the "
-                << GPUMmaTilesAttr::kMaxSharedBytes
-                << " bytes of shared memory a block may have on any chip";
+                << bytes << " bytes, more than the " << limit
+                << " bytes of shared memory a block may have on "
+                << (target ? target.getName().str() : std::string("any chip"));
             return WalkResult::interrupt();
           }
         }

@@ -296,7 +296,7 @@ func.func @warpgroup_one_stage() attributes {t = #blockc_codegen.gpu_warpgroup_t
 
 // -----
 
-// expected-error @+1 {{the 4 stages take 263168 bytes of shared memory (with 1024 of alignment), more than the 232448 bytes of sm_90}}
+// expected-error @+1 {{the 4 stages take 263168 bytes of shared memory (with 1024 of alignment), more than the 232448 bytes of shared memory a block may have on any chip}}
 func.func @warpgroup_ring_too_large() attributes {t = #blockc_codegen.gpu_warpgroup_tiles<tile_m = 256, tile_n = 256, stages = 4>} {
   return
 }

@@ -18,7 +18,11 @@ namespace {
 
 constexpr int64_t kMaxThreadsPerBlock = 1024;
 constexpr int64_t kMaxStaticSharedBytes = 48 * 1024;
-constexpr int64_t kMaxOptInSharedBytes = GPUMmaTilesAttr::kMaxSharedBytes;
+/// The largest opt-in shared memory of a block on any known chip (the
+/// table below): what a configuration verified without a chip may use.
+int64_t maxOptInSharedBytes() {
+  return GPUTargetAttr::maxKnownSharedPerBlock();
+}
 constexpr int64_t kWarpSize = 32;
 
 /// Every size in `sizes` is at least 1.
@@ -112,10 +116,10 @@ GPUMmaTilesAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   // Dynamic shared memory: the largest opt-in of any chip (sm_90, sm_100);
   // the chip's own limit is checked at launch (the emulator checks it too).
   int64_t shared = stages * (tileM + tileN) * (tileK + 8) * 2;
-  if (shared > kMaxOptInSharedBytes)
+  if (shared > maxOptInSharedBytes())
     return emitError() << "the " << stages << " stages of shared tiles take "
                        << shared << " bytes, more than the "
-                       << kMaxOptInSharedBytes
+                       << maxOptInSharedBytes()
                        << " bytes of shared memory a block may have on any "
                           "chip";
   return success();
@@ -139,11 +143,13 @@ GPUWarpgroupTilesAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (stages < 2)
     return emitError() << "stages must be >= 2, got " << stages;
   int64_t ring = stages * (tileM + tileN) * 128;
-  if (ring + 1024 > kMaxOptInSharedBytes)
+  if (ring + 1024 > maxOptInSharedBytes())
     return emitError() << "the " << stages << " stages take " << ring + 1024
                        << " bytes of shared memory (with 1024 of alignment), "
                           "more than the "
-                       << kMaxOptInSharedBytes << " bytes of sm_90";
+                       << maxOptInSharedBytes()
+                       << " bytes of shared memory a block may have on any "
+                          "chip";
   if (tileM * tileN * 4 > ring)
     return emitError() << "the f32 output tile (" << tileM * tileN * 4
                        << " bytes) does not fit in the " << ring
@@ -344,6 +350,13 @@ GPUTargetAttr GPUTargetAttr::getKnown(MLIRContext *ctx, StringRef nameOrArch) {
   if (nameOrArch.starts_with("sm_"))
     return lookup(ctx, nameOrArch, "", error);
   return lookup(ctx, "", nameOrArch, error);
+}
+
+int64_t GPUTargetAttr::maxKnownSharedPerBlock() {
+  int64_t most = 0;
+  for (const KnownChip &c : kKnownChips)
+    most = std::max(most, c.sharedPerBlock);
+  return most;
 }
 
 std::string GPUTargetAttr::knownArchs() {

@@ -426,8 +426,6 @@ def Codegen_GPUMmaTilesAttr : Codegen_Attr<"GPUMmaTiles", "gpu_mma_tiles"> {
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
-    /// The largest opt-in dynamic shared memory of any chip (sm_90, sm_100).
-    static constexpr int64_t kMaxSharedBytes = 227 * 1024;
     /// Threads per block.
     int64_t getThreads() const { return 32 * getWarpsM() * getWarpsN(); }
     /// Elements per shared row of an operand tile of `elementBytes`-byte
@@ -643,6 +641,8 @@ def Codegen_GPUTargetAttr : Codegen_Attr<"GPUTarget", "gpu_target"> {
     static GPUTargetAttr lookup(::mlir::MLIRContext *ctx,
                                 ::llvm::StringRef arch,
                                 ::llvm::StringRef name, std::string &error);
+    /// The largest shared memory a block may opt in to on any known chip.
+    static int64_t maxKnownSharedPerBlock();
     /// The known architectures and chips, comma-separated (for messages).
     static std::string knownArchs();
     static std::string knownChips();
