@@ -125,7 +125,10 @@ if "cuda" in config.available_features:
     # prefix.
     config.substitutions.append(("%gpu_arch_base", base))
     config.substitutions.append(("%gpu_arch", specific))
-    if capability >= (8, 0):
+    # Only architectures blockc knows (docs/GPU.md#chips) run the tensor-core
+    # tests; on others (sm_87, sm_120, ...) they are unsupported.
+    known = {"sm_80", "sm_86", "sm_89", "sm_90", "sm_100"}
+    if capability >= (8, 0) and base in known:
         config.available_features.add("cuda-sm80")
     if capability[0] == 9:
         config.available_features.add("cuda-sm90")

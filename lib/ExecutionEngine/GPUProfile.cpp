@@ -62,16 +62,17 @@ BoundTerms termsOf(const GPULaunchCounters &c, GPUTargetAttr target) {
   return t;
 }
 
-/// max(compute, memory) plus the launch overhead, and what won.
+/// The largest of the units' times (tensor cores, CUDA cores and DRAM
+/// work at once) plus the launch overhead, and which unit it was.
 std::pair<double, std::string> boundOf(const BoundTerms &t, int64_t launches) {
-  double compute = t.tensorUs + t.fp32Us;
   double overhead = kLaunchOverheadUs * static_cast<double>(launches);
-  std::string limiter = t.dramUs >= compute
-                            ? "dram"
-                            : (t.tensorUs >= t.fp32Us ? "tensor" : "fp32");
-  if (overhead > std::max(compute, t.dramUs))
+  double most = std::max({t.tensorUs, t.fp32Us, t.dramUs});
+  std::string limiter = t.dramUs >= most     ? "dram"
+                        : t.tensorUs >= most ? "tensor"
+                                             : "fp32";
+  if (overhead > most)
     limiter = "launch";
-  return {std::max(compute, t.dramUs) + overhead, limiter};
+  return {most + overhead, limiter};
 }
 
 void add(GPULaunchCounters &sum, const GPULaunchCounters &c) {
@@ -158,9 +159,10 @@ GPUProfile blockc::buildGPUProfile(
         k.registers = info->second.registers;
         k.spillBytes = info->second.spillBytes;
       }
+      // Occupancy needs the registers (ptxas): without them it is unknown.
       int64_t threads = c.block[0] * c.block[1] * c.block[2];
-      k.occupancy = occupancyOf(target, threads, c.sharedBytes,
-                                k.registers ? *k.registers : 0);
+      if (k.registers)
+        k.occupancy = occupancyOf(target, threads, c.sharedBytes, *k.registers);
       profile.kernels.push_back(std::move(k));
     }
     GPUKernelProfile &k = profile.kernels[it->second];
@@ -191,7 +193,12 @@ void blockc::printGPUProfile(llvm::raw_ostream &os, const GPUProfile &profile) {
   if (!profile.haveRegisters)
     os << "; registers unknown (no ptxas)";
   os << "\n";
-  auto num = [](double v) { return llvm::formatv("{0:g4}", v).str(); };
+  auto num = [](double v) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << llvm::format("%.4g", v);
+    return text;
+  };
   llvm::SmallVector<llvm::SmallVector<std::string>> rows;
   rows.push_back({"kernel", "launches", "grid", "block", "flops",
                   "tensor_flops", "global_requests", "global_sectors",
@@ -290,10 +297,14 @@ llvm::Expected<GPUProfile>
 blockc::profileRun(mlir::ModuleOp module, const NVPTXPipelineOptions &options,
                    llvm::ArrayRef<GPULaunchCounters> launches,
                    int64_t sampleBlocks) {
+  // The module's own target if it has one (blockc-gpu-set-target keeps
+  // it), else the options'.
   std::string error;
-  GPUTargetAttr target =
-      GPUTargetAttr::lookup(module.getContext(), options.chip.getValue(),
-                            options.gpu.getValue(), error);
+  GPUTargetAttr target = module->getAttrOfType<GPUTargetAttr>(
+      codegen::CodegenDialect::kGpuTargetAttrName);
+  if (!target)
+    target = GPUTargetAttr::lookup(module.getContext(), options.chip.getValue(),
+                                   options.gpu.getValue(), error);
   if (!target)
     return makeError(error);
   llvm::StringMap<PtxasKernelInfo> ptxas;

@@ -1,5 +1,6 @@
 // RUN: blockc-opt %s --blockc-nvptx-lower-to-llvm-pipeline="emulate=true profile=true" | env BLOCKC_EMU_PROFILE=1 %emulator_runner 2>&1 | FileCheck %s
 // RUN: blockc-opt %s --blockc-nvptx-lower-to-llvm-pipeline="emulate=true profile=true" | env BLOCKC_EMU_PROFILE=2 %emulator_runner 2>&1 | FileCheck %s --check-prefix=SAMPLE
+// RUN: blockc-opt %s --blockc-nvptx-lower-to-llvm-pipeline="emulate=true profile=true" | env BLOCKC_EMU_PROFILE=8 %emulator_runner 2>&1 | FileCheck %s --check-prefix=SAMPLE8
 
 // The profile's counters on kernels whose answers are known
 // (docs/GPUEmulator.md#profile). Buffers are device memory (gpu.alloc).
@@ -130,11 +131,40 @@ func.func @grid() {
   return
 }
 
+// A 4 x 4 grid, each block copying its 32 floats: 2 requests of 4 sectors
+// per block. Sampled 2 blocks (the diagonal: (1,1) and (3,3)) or 8 (the
+// diagonal would repeat blocks: linear blocks 1, 3, ..., 15), the totals
+// are exact, the distinct bytes capped at each 2 KiB buffer.
+// CHECK: blockc GPU emulator profile: grid2d_kernel grid (4,4,1) block (32,1,1) flops 0 tensor_flops 0 global_requests 32 global_sectors 128 global_bytes 4096 unique_bytes 4096 shared_requests 0 shared_wavefronts 0 barriers 0
+// SAMPLE: blockc GPU emulator profile: grid2d_kernel grid (4,4,1) block (32,1,1) flops 0 tensor_flops 0 global_requests 32 global_sectors 128 global_bytes 4096 unique_bytes 4096 shared_requests 0 shared_wavefronts 0 barriers 0
+// SAMPLE8: blockc GPU emulator profile: grid2d_kernel grid (4,4,1) block (32,1,1) flops 0 tensor_flops 0 global_requests 32 global_sectors 128 global_bytes 4096 unique_bytes 4096 shared_requests 0 shared_wavefronts 0 barriers 0
+func.func @grid2d() {
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c32 = arith.constant 32 : index
+  %in = gpu.alloc host_shared () : memref<512xf32>
+  %out = gpu.alloc host_shared () : memref<512xf32>
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c4, %gy = %c4, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    %c4k = arith.constant 4 : index
+    %c32k = arith.constant 32 : index
+    %row = arith.muli %by, %c4k : index
+    %block = arith.addi %row, %bx : index
+    %base = arith.muli %block, %c32k : index
+    %i = arith.addi %base, %tx : index
+    %v = memref.load %in[%i] : memref<512xf32>
+    memref.store %v, %out[%i] : memref<512xf32>
+    gpu.terminator
+  }
+  return
+}
+
 func.func @main() {
   call @coalesced() : () -> ()
   call @strided() : () -> ()
   call @transpose() : () -> ()
   call @transpose_padded() : () -> ()
   call @grid() : () -> ()
+  call @grid2d() : () -> ()
   return
 }

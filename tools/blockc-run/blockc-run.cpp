@@ -843,8 +843,9 @@ int main(int argc, char **argv) {
   // block's.
   bool sampled = profiling && profileBlocks > 0;
   for (unsigned r = 0; r < repeat; ++r) {
-    // The profile records the first run.
-    if (profiling && r == 0)
+    // The profile records the last run (after --repeat's warm-ups).
+    bool profiled = profiling && r + 1 == repeat;
+    if (profiled)
       if (llvm::Error e = emulate ? blockc::beginEmulatorProfile(profileBlocks)
                                   : blockc::beginCudaProfile())
         return fail(llvm::toString(std::move(e)));
@@ -855,12 +856,12 @@ int main(int argc, char **argv) {
                                            : blockc::WeightReuse::Unchanged))
       return fail("execution failed: " + llvm::toString(std::move(e)));
     times.push_back(secondsSince(start));
-    if (profiling && r == 0 && !emulate) {
+    if (profiled && !emulate) {
       auto kernels = blockc::endCudaProfile();
       if (!kernels)
         return fail(llvm::toString(kernels.takeError()));
       measured = std::move(*kernels);
-    } else if (profiling && r == 0) {
+    } else if (profiled) {
       auto launches = blockc::endEmulatorProfile();
       if (!launches)
         return fail(llvm::toString(launches.takeError()));

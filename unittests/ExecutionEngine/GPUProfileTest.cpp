@@ -44,10 +44,11 @@ TEST_F(GPUProfileTest, KnownChipsAndArchitectures) {
   // Unknown names and impossible pairs name what is known.
   EXPECT_FALSE(GPUTargetAttr::lookup(&ctx, "sm_999", "", error));
   EXPECT_EQ(error, "unknown GPU architecture 'sm_999' (known: sm_75, sm_80, "
-                   "sm_89, sm_90, sm_90a, sm_100, sm_100a)");
+                   "sm_86, sm_89, sm_90, sm_90a, sm_100, sm_100a)");
   EXPECT_FALSE(GPUTargetAttr::lookup(&ctx, "sm_90", "v100", error));
-  EXPECT_EQ(error, "unknown GPU chip 'v100' (known: t4, a100, l4, h100, h200, "
-                   "b200)");
+  EXPECT_EQ(error,
+            "unknown GPU chip 'v100' (known: t4, a100, a10, l4, h100, h200, "
+            "b200)");
   EXPECT_FALSE(GPUTargetAttr::lookup(&ctx, "sm_90a", "a100", error));
   EXPECT_EQ(error, "GPU chip 'a100' (sm_80) cannot run code for sm_90a");
   EXPECT_EQ(codegen::checkKnownGPU("sm_100", ""), "");

@@ -46,6 +46,10 @@ TEST(EmulatorProfile, Wavefronts) {
   // ldmatrix-like rows of 16 bytes 32 bytes apart: rows r and r + 4 share
   // banks, 2 wavefronts per phase.
   EXPECT_EQ(countWavefronts(request(0, 32, 16)), 8);
+  // 12-byte accesses take 4 phases of 8 lanes (the next power of two of 3
+  // words): the last lanes count too.
+  EXPECT_EQ(countWavefronts({{30, 0, 12}, {31, 12, 12}}), 1);
+  EXPECT_EQ(countWavefronts({{31, 0, 12}}), 1);
 }
 
 TEST(EmulatorProfile, LaunchCounters) {

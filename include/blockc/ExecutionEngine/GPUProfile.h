@@ -57,7 +57,8 @@ struct GPUKernelProfile {
   std::array<int64_t, 3> grid = {1, 1, 1}, block = {1, 1, 1};
   GPULaunchCounters totals;
   std::optional<int64_t> registers, spillBytes;
-  /// Resident warps per SM over the chip's maximum, for the first launch.
+  /// Resident warps per SM over the chip's maximum, for the first launch;
+  /// unknown without the registers.
   std::optional<double> occupancy;
   double boundUs = 0;
   /// What bounds it: "tensor" (tensor-core peak), "fp32" (CUDA-core peak),

@@ -199,7 +199,7 @@ struct NVPTXPipelineOptions
   Option<std::string> gpu{
       *this, "gpu",
       llvm::cl::desc("GPU chip whose limits and peaks the tiles and the "
-                     "profile assume (t4, a100, l4, h100, h200, b200; empty: "
+                     "profile assume (t4, a100, a10, l4, h100, h200, b200; empty: "
                      "the architecture's default)"),
       llvm::cl::init("")};
   Option<std::string> features{

@@ -258,7 +258,9 @@ enum {
      not an allocation, never checked. */
   BLOCKC_EMU_ACCESS_CONSTANT = 4,
   /* Check that a global access is in device memory. */
-  BLOCKC_EMU_ACCESS_CHECK = 8
+  BLOCKC_EMU_ACCESS_CHECK = 8,
+  /* Check only: the profile counts the access elsewhere (cp.async). */
+  BLOCKC_EMU_ACCESS_UNCOUNTED = 16
 };
 void blockcEmuAccess(BlockcEmuThread *thread, int32_t site, const void *address,
                      int32_t bytes, int32_t flags, const char *what);
@@ -270,9 +272,12 @@ void blockcEmuFlops(BlockcEmuThread *thread, int64_t flops);
 /* The profile (blockc-run --emulate --profile, docs/GPUEmulator.md):
    between blockcEmuProfileBegin and blockcEmuProfileEnd every launch of a
    kernel compiled with the profile is recorded. With `sampleBlocks` > 0 a
-   launch runs only that many of its thread blocks, spread evenly over the
-   grid (block i * total / sampleBlocks), and its counters are scaled by
-   total / run: the program's results are then meaningless. */
+   launch runs only that many of its thread blocks, spread over the grid
+   (along its diagonal: block i of n at the middle of the i-th n-th of every
+   dimension; where that repeats a block, the middles of n equal runs of
+   the linear order), and its counters are scaled by total / run (distinct
+   bytes per allocation, at most its size): the program's results are then
+   meaningless. */
 typedef struct BlockcEmuLaunchProfile {
   const char *kernel; /* valid until the next blockcEmuProfileBegin */
   int32_t grid[3];

@@ -53,11 +53,11 @@ constexpr const char *kCheckBoundsHelp =
     "kernels";
 
 constexpr const char *kGPUArchHelp =
-    "With -target=nvptx: the GPU architecture (sm_75, sm_80, sm_89, sm_90, "
+    "With -target=nvptx: the GPU architecture (sm_75, sm_80, sm_86, sm_89, sm_90, "
     "sm_90a, sm_100, sm_100a)";
 constexpr const char *kGPUChipHelp =
     "With -target=nvptx: the GPU whose limits and peaks the tiles and the "
-    "profile assume (t4, a100, l4, h100, h200, b200; default: the "
+    "profile assume (t4, a100, a10, l4, h100, h200, b200; default: the "
     "architecture's, docs/GPU.md#chips)";
 
 /// The error of an unknown -gpu-arch / -gpu-chip (naming the known ones),

@@ -40,6 +40,13 @@ using blockc::codegen::EmulatedKernelAttr;
 
 namespace {
 
+/// The flags of blockcEmuAccess (BLOCKC_EMU_ACCESS_*, EmulatorRuntime.h).
+constexpr int64_t kAccessStore = 1;
+constexpr int64_t kAccessShared = 2;
+constexpr int64_t kAccessConstant = 4;
+constexpr int64_t kAccessCheck = 8;
+constexpr int64_t kAccessUncounted = 16;
+
 /// Byte offsets of the BlockcEmuThread fields (EmulatorRuntime.h).
 constexpr int64_t kThreadIdOffset = 0;
 constexpr int64_t kBlockIdOffset = 12;
@@ -215,6 +222,8 @@ private:
   /// BLOCKC_EMU_ACCESS_* flags (classified by memory space before the
   /// spaces are dropped); private memory is not listed.
   llvm::MapVector<Operation *, int32_t> accessFlags;
+  /// The flags of each nvgpu.warpgroup.mma.store's element stores.
+  DenseMap<Operation *, int32_t> warpgroupStoreFlags;
   unsigned &siteCounter;
   MLIRContext *ctx;
   Type ptrType, i8Type, i32Type, i64Type;
@@ -517,13 +526,21 @@ void KernelEmulation::replaceNVGPUOps() {
             arith::MulIOp::create(
                 b, loc, elements,
                 arith::ConstantIndexOp::create(b, loc, bytes)));
+      Value src = address(b, loc, copy.getSrc(), copy.getSrcIndices());
+      Value site = siteString(b, op, "nvgpu.device_async_copy");
+      // Bounds checking: the source (its first byte; a zero-filled tail
+      // may end past the tensor) must be device memory. The runtime counts
+      // the copy itself for the profile.
+      if (checkBounds)
+        func::CallOp::create(
+            b, loc, runtime.access,
+            ValueRange{thread, i32(b, loc, siteCounter++), src, i32(b, loc, 1),
+                       i32(b, loc, kAccessCheck | kAccessUncounted), site});
       func::CallOp::create(
           b, loc, runtime.cpAsync,
           ValueRange{thread,
-                     address(b, loc, copy.getDst(), copy.getDstIndices()),
-                     address(b, loc, copy.getSrc(), copy.getSrcIndices()),
-                     i32(b, loc, dstBytes), srcBytes,
-                     siteString(b, op, "nvgpu.device_async_copy")});
+                     address(b, loc, copy.getDst(), copy.getDstIndices()), src,
+                     i32(b, loc, dstBytes), srcBytes, site});
       erase.push_back(op);
     } else if (isa<nvgpu::MBarrierCreateOp, nvgpu::MBarrierInitOp,
                    nvgpu::MBarrierArriveExpectTxOp,
@@ -830,10 +847,13 @@ void KernelEmulation::replaceWarpgroupOp(Operation *op) {
           Value value =
               vector::ExtractOp::create(b, loc, store.getMatrixDMutable().get(),
                                         ArrayRef<int64_t>{4 * j + 2 * h + e});
-          memref::StoreOp::create(
+          auto element = memref::StoreOp::create(
               b, loc, value, store.getDstMemref(),
               ValueRange{arith::AddIOp::create(b, loc, row0, c(8 * h)),
                          arith::AddIOp::create(b, loc, col0, c(8 * j + e))});
+          auto flags = warpgroupStoreFlags.find(op);
+          if (flags != warpgroupStoreFlags.end())
+            accessFlags[element] = flags->second;
         }
   }
   op->erase();
@@ -1044,29 +1064,40 @@ bool isGlobalConstant(Value memref) {
 
 void KernelEmulation::classifyAccesses() {
   host.walk([&](Operation *op) {
+    // The stores that replace nvgpu.warpgroup.mma.store get its flags.
+    if (auto store = dyn_cast<nvgpu::WarpgroupMmaStoreOp>(op)) {
+      auto space = dyn_cast_or_null<gpu::AddressSpaceAttr>(
+          store.getDstMemref().getType().getMemorySpace());
+      bool shared = space && space.getValue() == gpu::AddressSpace::Workgroup;
+      warpgroupStoreFlags[op] =
+          kAccessStore |
+          (shared ? kAccessShared : (checkBounds ? kAccessCheck : 0));
+      return;
+    }
     auto [memref, indices, bytes] = accessOf(op);
     if (!memref)
       return;
     auto type = dyn_cast<MemRefType>(memref.getType());
     if (!type)
       return;
-    int32_t flags = isa<memref::StoreOp, vector::StoreOp>(op) ? 1 : 0;
+    int32_t flags =
+        isa<memref::StoreOp, vector::StoreOp>(op) ? kAccessStore : 0;
     if (auto space =
             dyn_cast_or_null<gpu::AddressSpaceAttr>(type.getMemorySpace())) {
       if (space.getValue() == gpu::AddressSpace::Private)
         return;
       if (space.getValue() == gpu::AddressSpace::Workgroup)
-        flags |= 2;
+        flags |= kAccessShared;
     }
     // Memrefs defined in the kernel by an alloca are its private memory.
     if (Operation *def = memref.getDefiningOp())
       if (isa<memref::AllocaOp>(def))
         return;
-    if (!(flags & 2) && isGlobalConstant(memref))
-      flags |= 4;
+    if (!(flags & kAccessShared) && isGlobalConstant(memref))
+      flags |= kAccessConstant;
     // Bounds checking also checks that global memory is device memory.
-    if (checkBounds && !(flags & 2))
-      flags |= 8;
+    if (checkBounds && !(flags & kAccessShared))
+      flags |= kAccessCheck;
     accessFlags[op] = flags;
   });
 }

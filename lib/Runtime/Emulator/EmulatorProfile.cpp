@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <bitset>
 #include <limits>
-#include <set>
 
 using namespace blockc::emu;
 
@@ -21,15 +20,17 @@ constexpr int kWarpSize = 32;
 } // namespace
 
 int64_t blockc::emu::countSectors(const std::vector<LaneAccess> &request) {
-  std::set<uint64_t> sectors;
+  // At most 32 lanes of at most a few sectors each: a sorted vector.
+  std::vector<uint64_t> sectors;
   for (const LaneAccess &a : request) {
     if (a.bytes <= 0)
       continue;
     for (uint64_t s = a.address / kSectorBytes;
          s <= (a.address + a.bytes - 1) / kSectorBytes; ++s)
-      sectors.insert(s);
+      sectors.push_back(s);
   }
-  return static_cast<int64_t>(sectors.size());
+  std::sort(sectors.begin(), sectors.end());
+  return std::unique(sectors.begin(), sectors.end()) - sectors.begin();
 }
 
 int64_t blockc::emu::countWavefronts(const std::vector<LaneAccess> &request) {
@@ -38,28 +39,36 @@ int64_t blockc::emu::countWavefronts(const std::vector<LaneAccess> &request) {
     widest = std::max(widest, a.bytes);
   if (widest <= 0)
     return 0;
-  // Lanes per phase: 32 for accesses of up to 4 bytes, 16 for 8, 8 for 16.
-  int32_t phases = std::max(1, (widest + kBankBytes - 1) / kBankBytes);
-  phases = std::min(phases, kWarpSize);
+  // Lanes per phase: 32 for accesses of up to 4 bytes, 16 for 8, 8 for 16;
+  // other sizes take the next power of two of their words.
+  int32_t words = (widest + kBankBytes - 1) / kBankBytes;
+  int32_t phases = 1;
+  while (phases < words && phases < kWarpSize)
+    phases *= 2;
   int32_t lanesPerPhase = kWarpSize / phases;
   int64_t wavefronts = 0;
+  std::vector<std::pair<uint32_t, uint64_t>> bankWords;
   for (int32_t p = 0; p < phases; ++p) {
-    std::set<uint64_t> words[kBanks];
-    bool any = false;
+    bankWords.clear();
     for (const LaneAccess &a : request) {
       if (a.lane / lanesPerPhase != p || a.bytes <= 0)
         continue;
-      any = true;
       for (uint64_t w = a.address / kBankBytes;
            w <= (a.address + a.bytes - 1) / kBankBytes; ++w)
-        words[w % kBanks].insert(w);
+        bankWords.emplace_back(static_cast<uint32_t>(w % kBanks), w);
     }
-    if (!any)
+    if (bankWords.empty())
       continue;
-    size_t most = 1;
-    for (const std::set<uint64_t> &bank : words)
-      most = std::max(most, bank.size());
-    wavefronts += static_cast<int64_t>(most);
+    // Distinct words per bank; the most in one bank is the phase's cost.
+    std::sort(bankWords.begin(), bankWords.end());
+    bankWords.erase(std::unique(bankWords.begin(), bankWords.end()),
+                    bankWords.end());
+    int64_t most = 0, run = 0;
+    for (size_t i = 0; i < bankWords.size(); ++i) {
+      run = i > 0 && bankWords[i].first == bankWords[i - 1].first ? run + 1 : 1;
+      most = std::max(most, run);
+    }
+    wavefronts += most;
   }
   return wavefronts;
 }
@@ -67,10 +76,12 @@ int64_t blockc::emu::countWavefronts(const std::vector<LaneAccess> &request) {
 void LaunchProfiler::touch(uint64_t address, int64_t bytes) {
   for (uint64_t b = address; b < address + bytes;) {
     uint64_t sector = b / kSectorBytes;
-    uint64_t end = std::min<uint64_t>(address + bytes, (sector + 1) * 32);
-    uint32_t mask = 0;
-    for (uint64_t i = b; i < end; ++i)
-      mask |= 1u << (i % kSectorBytes);
+    uint64_t end =
+        std::min<uint64_t>(address + bytes, (sector + 1) * kSectorBytes);
+    // Bits [b % 32, end - sector * 32) of the sector's byte mask.
+    uint32_t first = static_cast<uint32_t>(b - sector * kSectorBytes);
+    uint32_t count = static_cast<uint32_t>(end - b);
+    uint32_t mask = count >= 32 ? ~0u : ((1u << count) - 1) << first;
     touched[sector] |= mask;
     b = end;
   }

@@ -1167,21 +1167,34 @@ void launchKernel(void *function, const int64_t grid[3], const int64_t block[3],
   int64_t runBlocks =
       sample > 0 ? std::min<int64_t>(sample, totalBlocks) : totalBlocks;
 
+  // The blocks to run, by linear index: all of them, or a sample along the
+  // grid's diagonal (block i of n at the middle of the i-th n-th of every
+  // dimension, so that work varying along any one dimension, like causal
+  // attention's query tiles, is averaged); where that would run a block
+  // twice (n above every dimension), the middles of n equal runs of the
+  // linear order.
+  std::vector<int64_t> sampled;
+  if (runBlocks < totalBlocks) {
+    for (int64_t i = 0; i < runBlocks; ++i) {
+      int64_t c[3];
+      for (int d = 0; d < 3; ++d)
+        c[d] = (2 * i + 1) * grid[d] / (2 * runBlocks);
+      sampled.push_back(c[0] + grid[0] * (c[1] + grid[1] * c[2]));
+    }
+    std::vector<int64_t> sorted = sampled;
+    std::sort(sorted.begin(), sorted.end());
+    if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
+      for (int64_t i = 0; i < runBlocks; ++i)
+        sampled[i] = (2 * i + 1) * totalBlocks / (2 * runBlocks);
+  }
+
   currentLaunch = &l;
   int64_t blocks = 0;
   for (int64_t i = 0; i < runBlocks && !l.failed; ++i) {
-    if (runBlocks == totalBlocks) {
-      l.blockId[0] = static_cast<int32_t>(i % grid[0]);
-      l.blockId[1] = static_cast<int32_t>(i / grid[0] % grid[1]);
-      l.blockId[2] = static_cast<int32_t>(i / (grid[0] * grid[1]));
-    } else {
-      // A sample along the grid's diagonal: block i of n sits at the middle
-      // of the i-th n-th of every dimension, so that work that varies along
-      // any one dimension (causal attention's query tiles) is averaged.
-      for (int d = 0; d < 3; ++d)
-        l.blockId[d] =
-            static_cast<int32_t>((2 * i + 1) * grid[d] / (2 * runBlocks));
-    }
+    int64_t linear = sampled.empty() ? i : sampled[i];
+    l.blockId[0] = static_cast<int32_t>(linear % grid[0]);
+    l.blockId[1] = static_cast<int32_t>(linear / grid[0] % grid[1]);
+    l.blockId[2] = static_cast<int32_t>(linear / (grid[0] * grid[1]));
     for (ThreadState &t : l.threads) {
       std::memcpy(t.thread.blockId, l.blockId, sizeof(l.blockId));
       t.occurrences.clear();
@@ -2161,7 +2174,7 @@ BLOCKC_EXPORT void blockcEmuAccess(BlockcEmuThread *thread, int32_t site,
       return;
     }
   }
-  if (l.profiler) {
+  if (l.profiler && !(flags & BLOCKC_EMU_ACCESS_UNCOUNTED)) {
     auto key = static_cast<uint64_t>(static_cast<uint32_t>(site));
     l.profiler->access(t->warp, t->thread.laneId, key, t->occurrences[key]++, a,
                        bytes, shared);

@@ -9,8 +9,8 @@
 // same configuration: 32 x 8 threads for the function's loops, 4 warps x 4
 // rows per attention block, 64 x 64 x 16 contraction tiles on 16 x 16
 // threads.
-// CHIP: error: blockc-gpu-select-tiles: unknown GPU architecture 'gfx90a' (known: sm_75, sm_80, sm_89, sm_90, sm_90a, sm_100, sm_100a)
-// NOCC: error: blockc-gpu-select-tiles: unknown GPU architecture 'sm_' (known: sm_75, sm_80, sm_89, sm_90, sm_90a, sm_100, sm_100a)
+// CHIP: error: blockc-gpu-select-tiles: unknown GPU architecture 'gfx90a' (known: sm_75, sm_80, sm_86, sm_89, sm_90, sm_90a, sm_100, sm_100a)
+// NOCC: error: blockc-gpu-select-tiles: unknown GPU architecture 'sm_' (known: sm_75, sm_80, sm_86, sm_89, sm_90, sm_90a, sm_100, sm_100a)
 
 // The function gets the loop mapping; the attention with head dim 64 (a
 // multiple of 32) gets the kernel's block, the one with head dim 16 keeps

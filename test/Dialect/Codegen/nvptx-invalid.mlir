@@ -328,6 +328,13 @@ func.func @gpu_target_no_name() attributes {t = #blockc_codegen.gpu_target<name 
 
 // -----
 
+// expected-error @+1 {{sm = 80 and arch_specific = true do not describe arch 'sm_90a'}}
+func.func @gpu_target_sm_mismatch() attributes {t = #blockc_codegen.gpu_target<name = "h100", arch = "sm_90a", sm = 80, arch_specific = true, ptx = 80, sms = 132, clock_mhz = 1980, bf16_gflops = 989400, tf32_gflops = 494700, fp32_gflops = 66900, memory_gbps = 3350, shared_per_sm = 233472, shared_per_block = 232448, static_shared_per_block = 49152, registers_per_sm = 65536, max_registers_per_thread = 255, max_threads_per_sm = 2048, max_blocks_per_sm = 32>} {
+  return
+}
+
+// -----
+
 // expected-error @+1 {{arch must be sm_<N>, got 'gfx90a'}}
 func.func @gpu_target_arch() attributes {t = #blockc_codegen.gpu_target<name = "h100", arch = "gfx90a", sm = 90, arch_specific = true, ptx = 80, sms = 132, clock_mhz = 1980, bf16_gflops = 989400, tf32_gflops = 494700, fp32_gflops = 66900, memory_gbps = 3350, shared_per_sm = 233472, shared_per_block = 232448, static_shared_per_block = 49152, registers_per_sm = 65536, max_registers_per_thread = 255, max_threads_per_sm = 2048, max_blocks_per_sm = 32>} {
   return

@@ -226,6 +226,9 @@ constexpr KnownChip kKnownChips[] = {
     // A100 SXM4 80 GB.
     {"a100", "sm_80", 108, 1410, 312000, 156000, 19500, 2039, 164 * KiB,
      163 * KiB, 2048, 32},
+    // A10 (sm_86, like the RTX 30 series).
+    {"a10", "sm_86", 72, 1695, 125000, 62500, 31200, 600, 100 * KiB, 99 * KiB,
+     1536, 16},
     // L4.
     {"l4", "sm_89", 58, 2040, 121000, 60000, 30300, 300, 100 * KiB, 99 * KiB,
      1536, 24},
@@ -250,9 +253,9 @@ struct KnownArch {
   const char *chip;
 };
 constexpr KnownArch kKnownArchs[] = {
-    {"sm_75", 63, "t4"},     {"sm_80", 75, "a100"},  {"sm_89", 78, "l4"},
-    {"sm_90", 80, "h100"},   {"sm_90a", 80, "h100"}, {"sm_100", 86, "b200"},
-    {"sm_100a", 86, "b200"},
+    {"sm_75", 63, "t4"},    {"sm_80", 75, "a100"},   {"sm_86", 71, "a10"},
+    {"sm_89", 78, "l4"},    {"sm_90", 80, "h100"},   {"sm_90a", 80, "h100"},
+    {"sm_100", 86, "b200"}, {"sm_100a", 86, "b200"},
 };
 
 /// {N, arch-specific} of "sm_N" / "sm_Na".
@@ -381,11 +384,15 @@ LogicalResult GPUTargetAttr::verify(
     int64_t sharedPerBlock, int64_t staticSharedPerBlock,
     int64_t registersPerSM, int64_t maxRegistersPerThread,
     int64_t maxThreadsPerSM, int64_t maxBlocksPerSM) {
-  (void)archSpecific;
   if (name.empty())
     return emitError() << "name must not be empty";
   if (!arch.starts_with("sm_"))
     return emitError() << "arch must be sm_<N>, got '" << arch << "'";
+  auto [archSM, archIsSpecific] = parseArch(arch);
+  if (archSM != sm || archIsSpecific != archSpecific)
+    return emitError() << "sm = " << sm << " and arch_specific = "
+                       << (archSpecific ? "true" : "false")
+                       << " do not describe arch '" << arch << "'";
   if (failed(verifyPositive(
           emitError, {{"sm", sm},
                       {"ptx", ptx},

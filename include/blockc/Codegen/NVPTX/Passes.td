@@ -13,8 +13,8 @@ def GPUSetTargetPass : Pass<"blockc-gpu-set-target", "::mlir::ModuleOp"> {
   let summary = "Attach the target GPU's facts to the module";
   let description = [{
     The first pass of every NVPTX pipeline: looks up the architecture
-    `chip` (sm_75, sm_80, sm_89, sm_90, sm_90a, sm_100, sm_100a) and the GPU
-    `gpu` (t4, a100, l4, h100, h200, b200; empty: the architecture's default
+    `chip` (sm_75, sm_80, sm_86, sm_89, sm_90, sm_90a, sm_100, sm_100a) and the GPU
+    `gpu` (t4, a100, a10, l4, h100, h200, b200; empty: the architecture's default
     chip) in
     blockc's table of known chips and attaches the result as
     `blockc_codegen.gpu_target = #blockc_codegen.gpu_target<...>` to the

@@ -581,7 +581,7 @@ def Codegen_GPUTargetAttr : Codegen_Attr<"GPUTarget", "gpu_target"> {
     emulator's limit checks (`blockc-gpu-emulate-kernels`) and the profile's
     speed-of-light bound read it; nothing else holds chip facts.
 
-    * `name`: the chip (`t4`, `a100`, `l4`, `h100`, `h200`, `b200`); `arch`: the
+    * `name`: the chip (`t4`, `a100`, `a10`, `l4`, `h100`, `h200`, `b200`); `arch`: the
       architecture code is generated for (`sm_90a`); `sm`: its number (90);
       `arch_specific`: the `a` features (wgmma, setmaxnreg); `ptx`: the PTX
       ISA version the arch needs (80 = PTX 8.0);
@@ -630,8 +630,8 @@ def Codegen_GPUTargetAttr : Codegen_Attr<"GPUTarget", "gpu_target"> {
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
-    /// The known chip `name` (t4, a100, l4, h100, h200, b200) or, given an
-    /// architecture (sm_75, sm_80, sm_89, sm_90, sm_90a, sm_100, sm_100a), its
+    /// The known chip `name` (t4, a100, a10, l4, h100, h200, b200) or, given an
+    /// architecture (sm_75, sm_80, sm_86, sm_89, sm_90, sm_90a, sm_100, sm_100a), its
     /// default chip, compiled for that architecture; null if unknown.
     static GPUTargetAttr getKnown(::mlir::MLIRContext *ctx,
                                   ::llvm::StringRef nameOrArch);
