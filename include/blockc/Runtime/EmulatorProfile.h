@@ -11,8 +11,8 @@
 #ifndef BLOCKC_RUNTIME_EMULATORPROFILE_H
 #define BLOCKC_RUNTIME_EMULATORPROFILE_H
 
+#include <cstddef>
 #include <cstdint>
-#include <map>
 #include <unordered_map>
 #include <vector>
 
@@ -82,12 +82,16 @@ private:
   struct Key {
     uint64_t site;
     uint32_t warp, occurrence;
-    bool operator<(const Key &o) const {
-      if (site != o.site)
-        return site < o.site;
-      if (warp != o.warp)
-        return warp < o.warp;
-      return occurrence < o.occurrence;
+    bool operator==(const Key &o) const {
+      return site == o.site && warp == o.warp && occurrence == o.occurrence;
+    }
+  };
+  struct KeyHash {
+    std::size_t operator()(const Key &k) const {
+      uint64_t h = k.site * 0x9E3779B97F4A7C15ull;
+      h ^= (static_cast<uint64_t>(k.warp) << 32 | k.occurrence) +
+           0x7F4A7C159E3779B9ull + (h << 6) + (h >> 2);
+      return static_cast<std::size_t>(h);
     }
   };
   struct Request {
@@ -96,7 +100,7 @@ private:
   };
   void touch(uint64_t address, int64_t bytes);
 
-  std::map<Key, Request> requests;
+  std::unordered_map<Key, Request, KeyHash> requests;
   /// 32-byte sectors of global memory touched, with a bit per byte.
   std::unordered_map<uint64_t, uint32_t> touched;
   LaunchCounters counters;
