@@ -112,6 +112,19 @@ void printAligned(llvm::raw_ostream &os,
   }
 }
 
+/// Writes `root` to `path`, indented.
+llvm::Error writeJSON(llvm::StringRef path, llvm::json::Object root) {
+  std::error_code ec;
+  llvm::ToolOutputFile out(path, ec, llvm::sys::fs::OF_Text);
+  if (ec)
+    return makeError("cannot write the profile '" + path +
+                     "': " + ec.message());
+  out.os() << llvm::formatv("{0:2}", llvm::json::Value(std::move(root)))
+           << "\n";
+  out.keep();
+  return llvm::Error::success();
+}
+
 std::string dimsText(const std::array<int64_t, 3> &d) {
   return std::to_string(d[0]) + "x" + std::to_string(d[1]) + "x" +
          std::to_string(d[2]);
@@ -260,15 +273,7 @@ llvm::Error blockc::writeGPUProfileJSON(llvm::StringRef path,
       {"total", llvm::json::Object{{"flops", profile.totalFlops},
                                    {"unique_bytes", profile.totalUniqueBytes},
                                    {"bound_us", profile.totalBoundUs}}}};
-  std::error_code ec;
-  llvm::ToolOutputFile out(path, ec, llvm::sys::fs::OF_Text);
-  if (ec)
-    return makeError("cannot write the profile '" + path +
-                     "': " + ec.message());
-  out.os() << llvm::formatv("{0:2}", llvm::json::Value(std::move(root)))
-           << "\n";
-  out.keep();
-  return llvm::Error::success();
+  return writeJSON(path, std::move(root));
 }
 
 llvm::Expected<std::string>
@@ -458,15 +463,7 @@ blockc::writeMeasuredProfileJSON(llvm::StringRef path, llvm::StringRef arch,
        llvm::json::Object{
            {"measured_us", total},
            {"bound_us", bound ? llvm::json::Value(totalBound) : nullptr}}}};
-  std::error_code ec;
-  llvm::ToolOutputFile out(path, ec, llvm::sys::fs::OF_Text);
-  if (ec)
-    return makeError("cannot write the profile '" + path +
-                     "': " + ec.message());
-  out.os() << llvm::formatv("{0:2}", llvm::json::Value(std::move(root)))
-           << "\n";
-  out.keep();
-  return llvm::Error::success();
+  return writeJSON(path, std::move(root));
 }
 
 llvm::StringMap<PtxasKernelInfo>
