@@ -885,15 +885,23 @@ struct WarpgroupKernel : ContractionKernel {
     NVVM::WgmmaWaitGroupSyncOp::create(b, loc, b.getI64IntegerAttr(0));
     // Every warpgroup is done reading the ring: it holds the f32 tile now.
     gpu::BarrierOp::create(b, loc);
-    nvgpu::WarpgroupMmaStoreOp::create(
-        b, loc, kLoop.getResult(0),
-        view(base, add(pad, mul(warpgroup, idx(64 * tileN * 4))), {64, tileN},
-             b.getF32Type()));
+    // The f32 tile's rows are padded by 16 bytes: a store of the
+    // accumulator fragment writes 8 rows at once (lane 4g + q: row g), which
+    // unpadded rows (a multiple of 128 bytes) would put in one bank.
+    int64_t rowFloats = GPUWarpgroupTilesAttr::getOutputRowFloats(tileN);
+    Value padded = view(base, add(pad, mul(warpgroup, idx(64 * rowFloats * 4))),
+                        {64, rowFloats}, b.getF32Type());
+    Value accTile = memref::SubViewOp::create(
+        b, loc, padded,
+        ArrayRef<OpFoldResult>{b.getIndexAttr(0), b.getIndexAttr(0)},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(64), b.getIndexAttr(tileN)},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)});
+    nvgpu::WarpgroupMmaStoreOp::create(b, loc, kLoop.getResult(0), accTile);
     gpu::BarrierOp::create(b, loc);
 
     // Epilogue: the results of the tile, consecutive threads on consecutive
     // columns.
-    Value tile = view(base, pad, {tileM, tileN}, b.getF32Type());
+    Value tile = view(base, pad, {tileM, rowFloats}, b.getF32Type());
     scf::ForOp::create(
         b, loc, tid, idx(tileM * outTileN), idx(tiles.getThreads()),
         ValueRange{}, [&](OpBuilder &nb, Location, Value e, ValueRange) {

@@ -269,7 +269,7 @@ func.func @swiglu_pair(%x: memref<?x?x64xbf16>, %wg: memref<96x64xbf16>,
 // CHECK-NEXT:      memref.view
 // CHECK-NEXT:      nvgpu.tma.async.load %[[UMAP]][%c0,
 // CHECK:           scf.for %[[E:.+]] = %{{.+}} to %c8192 step %c256
-// CHECK:             %[[G:.+]] = memref.load %[[TILE:.+]][%[[R:.+]], %[[C:.+]]] : memref<128x128xf32, #gpu.address_space<workgroup>>
+// CHECK:             %[[G:.+]] = memref.load %[[TILE:.+]][%[[R:.+]], %[[C:.+]]] : memref<128x132xf32, #gpu.address_space<workgroup>>
 // CHECK-NEXT:        %[[C2:.+]] = arith.addi %[[C]], %c64
 // CHECK-NEXT:        %[[U:.+]] = memref.load %[[TILE]][%[[R]], %[[C2]]]
 // CHECK:             math.exp

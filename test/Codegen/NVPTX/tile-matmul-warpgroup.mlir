@@ -63,17 +63,20 @@
 // CHECK-NEXT:        nvgpu.mbarrier.arrive.expect_tx %[[BARS]][%[[REFILL]]], %c28672
 // CHECK-COUNT-2:     nvgpu.tma.async.load
 // CHECK:           scf.yield
-// Epilogue: all MMAs done, the ring holds warpgroup w's 64 x 96 f32 rows at
-// 24576 w bytes, then the block adds the 128 x 96 tile to y, 256 elements
-// per round (consecutive threads, consecutive columns) under bounds checks.
+// Epilogue: all MMAs done, the ring holds warpgroup w's 64 x 96 f32 rows,
+// padded to 100 floats (16 bytes: the accumulator fragment's 8 rows per
+// store in different banks), at 25600 w bytes, then the block adds the
+// 128 x 96 tile to y, 256 elements per round (consecutive threads,
+// consecutive columns) under bounds checks.
 // CHECK:         nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK-NEXT:    gpu.barrier
-// CHECK-NEXT:    %[[WOFF:.+]] = arith.muli %{{.+}}, %c24576
+// CHECK-NEXT:    %[[WOFF:.+]] = arith.muli %{{.+}}, %c25600
 // CHECK-NEXT:    %[[WAT:.+]] = arith.addi %[[PAD]], %[[WOFF]]
-// CHECK-NEXT:    %[[OUTW:.+]] = memref.view %[[BASE]][%[[WAT]]][] {{.+}} to memref<64x96xf32, #gpu.address_space<workgroup>>
+// CHECK-NEXT:    %[[PADDED:.+]] = memref.view %[[BASE]][%[[WAT]]][] {{.+}} to memref<64x100xf32, #gpu.address_space<workgroup>>
+// CHECK-NEXT:    %[[OUTW:.+]] = memref.subview %[[PADDED]][0, 0] [64, 96] [1, 1] {{.+}} to memref<64x96xf32, strided<[100, 1]>, #gpu.address_space<workgroup>>
 // CHECK-NEXT:    nvgpu.warpgroup.mma.store %[[ACC]], %[[OUTW]]
 // CHECK-NEXT:    gpu.barrier
-// CHECK-NEXT:    %[[TILE:.+]] = memref.view %[[BASE]][%[[PAD]]][] {{.+}} to memref<128x96xf32, #gpu.address_space<workgroup>>
+// CHECK-NEXT:    %[[TILE:.+]] = memref.view %[[BASE]][%[[PAD]]][] {{.+}} to memref<128x100xf32, #gpu.address_space<workgroup>>
 // CHECK-NEXT:    scf.for %[[E:.+]] = %{{.+}} to %c12288 step %c256 {
 // CHECK:           scf.if
 // CHECK:             %[[V:.+]] = memref.load %[[TILE]]

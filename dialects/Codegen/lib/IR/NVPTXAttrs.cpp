@@ -150,10 +150,12 @@ GPUWarpgroupTilesAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        << maxOptInSharedBytes()
                        << " bytes of shared memory a block may have on any "
                           "chip";
-  if (tileM * tileN * 4 > ring)
-    return emitError() << "the f32 output tile (" << tileM * tileN * 4
-                       << " bytes) does not fit in the " << ring
-                       << " bytes of the ring";
+  int64_t outputBytes =
+      tileM * GPUWarpgroupTilesAttr::getOutputRowFloats(tileN) * 4;
+  if (outputBytes > ring)
+    return emitError() << "the f32 output tile (" << outputBytes
+                       << " bytes, its rows padded by 16) does not fit in the "
+                       << ring << " bytes of the ring";
   return success();
 }
 

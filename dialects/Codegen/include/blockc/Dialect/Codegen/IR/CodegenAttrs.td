@@ -521,8 +521,8 @@ def Codegen_GPUWarpgroupTilesAttr
     multiple of 8 up to 256 (the shapes of wgmma and of a TMA box),
     `stages` at least 2; the ring plus 1 KiB of alignment slack,
     `stages * (tile_m + tile_n) * 128 + 1024` bytes, fits in sm_90's
-    227 KiB, and the f32 output tile (`tile_m * tile_n * 4` bytes) fits in
-    the ring.
+    227 KiB, and the f32 output tile (`tile_m * (tile_n + 4) * 4` bytes: its
+    rows padded by 16 bytes) fits in the ring.
   }];
   let parameters = (ins "int64_t":$tile_m,
                         "int64_t":$tile_n,
@@ -542,6 +542,10 @@ def Codegen_GPUWarpgroupTilesAttr
     int64_t getSharedBytes() const {
       return getStages() * getStageBytes() + 1024;
     }
+    /// f32 elements per row of the output tile in shared memory: tile_n
+    /// and 16 bytes of padding, so that the accumulator fragment's rows
+    /// fall in different banks.
+    static int64_t getOutputRowFloats(int64_t tileN) { return tileN + 4; }
   }];
 }
 
