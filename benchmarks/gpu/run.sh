@@ -61,6 +61,10 @@ step() {
 }
 
 SHAPE="4096 4096 11008" # the 7B block's D, KV and FF
+# The PyTorch peers run with the OpenBLAS overrides of the lent machines
+# cleared (for their processes only): their CPU-side kernels are the
+# machine's own, as for any fair peer (benchmarks/README.md).
+PEER="env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python3"
 QUERY=name,driver_version,compute_cap,clocks.max.sm,memory.total
 step gpu 30 sh -c 'nvidia-smi --query-gpu="$1" --format=csv,noheader |
   head -n 1 | tee "$0/gpu.csv"' "$L" "$QUERY"
@@ -71,7 +75,7 @@ echo "bundle: blockc $BLOCKC_COMMIT, kernels for $ARCH"
 rm -f y.bin
 step check-small 60 ./block_small check . 2 130 256 64 688
 [ -f y.bin ] && cp y.bin "$OUT/y.bin"
-step check-small-ref 90 python3 torch_block.py check y.bin ref.npy
+step check-small-ref 90 $PEER torch_block.py check y.bin ref.npy
 echo "tensor-core kernels: $(tr '\n' ' ' < tensor_core_kernels.txt)"
 
 # The bf16 7B block: blockc (10 calls) and PyTorch eager, then per-kernel
@@ -79,26 +83,26 @@ echo "tensor-core kernels: $(tr '\n' ' ' < tensor_core_kernels.txt)"
 for t in 128 2048 8192; do
   step blockc-bf16-T$t 60 ./block_l7b time 1 $t $SHAPE 10
 done
-step torch-bf16-block 150 python3 torch_block.py block 128 2048 8192
+step torch-bf16-block 150 $PEER torch_block.py block 128 2048 8192
 for t in 2048 8192; do
   step profile-bf16-T$t 60 ./block_l7b time 1 $t $SHAPE 5 \
     "$OUT/profile-bf16-T$t.json"
 done
 
 # Peers: the measured GEMM peak, the projection GEMMs, a decode step.
-step torch-bf16-peak 90 python3 torch_block.py peak
-step torch-bf16-gemm 90 python3 torch_block.py gemm 2048 8192
-step torch-bf16-decode 60 python3 torch_block.py decode 4096
+step torch-bf16-peak 90 $PEER torch_block.py peak
+step torch-bf16-gemm 90 $PEER torch_block.py gemm 2048 8192
+step torch-bf16-decode 60 $PEER torch_block.py decode 4096
 
 # The f32 block on TF32 tensor cores (-gpu-allow-tf32) beside PyTorch f32
 # with TF32 matmuls.
 for t in 2048 8192; do
   step blockc-tf32-T$t 60 ./block_l7b32 time 1 $t $SHAPE 5
 done
-step torch-tf32-block 120 python3 torch_block.py block 2048 8192 tf32
+step torch-tf32-block 120 $PEER torch_block.py block 2048 8192 tf32
 step profile-tf32-T2048 60 ./block_l7b32 time 1 2048 $SHAPE 3 \
   "$OUT/profile-tf32-T2048.json"
-step torch-tf32-peak 60 python3 torch_block.py peak tf32
+step torch-tf32-peak 60 $PEER torch_block.py peak tf32
 
 echo "== results ($(($(date +%s) - START)) s so far)"
 python3 results.py --bundle . --out "$OUT" --date "$DATE"

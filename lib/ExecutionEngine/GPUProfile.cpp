@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "blockc/ExecutionEngine/GPUProfile.h"
+#include "blockc/Target/CudaToolkit.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Pass/PassManager.h"
@@ -17,7 +18,6 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
-#include "llvm/Support/Process.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/ToolOutputFile.h"
 
@@ -110,6 +110,16 @@ void printAligned(llvm::raw_ostream &os,
     }
     os << "\n";
   }
+}
+
+/// The kernels of `bound` by name (none without it).
+llvm::StringMap<const GPUKernelProfile *>
+boundsByName(const GPUProfile *bound) {
+  llvm::StringMap<const GPUKernelProfile *> bounds;
+  if (bound)
+    for (const GPUKernelProfile &k : bound->kernels)
+      bounds[k.name] = &k;
+  return bounds;
 }
 
 /// Writes `root` to `path`, indented.
@@ -401,10 +411,7 @@ llvm::Expected<GPUProfile> blockc::readGPUProfile(llvm::StringRef path) {
 void blockc::printMeasuredProfile(llvm::raw_ostream &os,
                                   llvm::ArrayRef<MeasuredKernel> measured,
                                   const GPUProfile *bound) {
-  llvm::StringMap<const GPUKernelProfile *> bounds;
-  if (bound)
-    for (const GPUKernelProfile &k : bound->kernels)
-      bounds[k.name] = &k;
+  llvm::StringMap<const GPUKernelProfile *> bounds = boundsByName(bound);
   os << "blockc profile: " << measured.size()
      << " kernels measured on the GPU (CUDA events)"
      << (bound ? "" : "; no bound (--profile-bound=FILE)") << "\n";
@@ -439,10 +446,7 @@ llvm::Error
 blockc::writeMeasuredProfileJSON(llvm::StringRef path, llvm::StringRef arch,
                                  llvm::ArrayRef<MeasuredKernel> measured,
                                  const GPUProfile *bound) {
-  llvm::StringMap<const GPUKernelProfile *> bounds;
-  if (bound)
-    for (const GPUKernelProfile &k : bound->kernels)
-      bounds[k.name] = &k;
+  llvm::StringMap<const GPUKernelProfile *> bounds = boundsByName(bound);
   llvm::json::Array kernels;
   double total = 0, totalBound = 0;
   for (const MeasuredKernel &m : measured) {
@@ -514,30 +518,17 @@ blockc::parsePtxasVerbose(llvm::StringRef text) {
 llvm::Expected<llvm::StringMap<PtxasKernelInfo>>
 blockc::runPtxasVerbose(llvm::StringRef ptx, llvm::StringRef arch,
                         llvm::StringRef toolkit) {
-  // ptxas: the given toolkit's, else PATH, $CUDA_ROOT / $CUDA_HOME /
-  // $CUDA_PATH, /usr/local/cuda.
-  std::string ptxas;
-  llvm::SmallVector<std::string> dirs;
-  if (!toolkit.empty())
-    dirs.push_back(toolkit.str());
-  for (const char *var : {"CUDA_ROOT", "CUDA_HOME", "CUDA_PATH"})
-    if (std::optional<std::string> v = llvm::sys::Process::GetEnv(var))
-      dirs.push_back(*v);
-  dirs.push_back("/usr/local/cuda");
-  if (toolkit.empty())
-    if (auto found = llvm::sys::findProgramByName("ptxas"))
-      ptxas = *found;
-  for (const std::string &dir : dirs) {
-    if (!ptxas.empty())
-      break;
-    llvm::SmallString<128> p(dir);
-    llvm::sys::path::append(p, "bin", "ptxas");
-    if (llvm::sys::fs::can_execute(p))
-      ptxas = p.str().str();
-  }
-  if (ptxas.empty())
-    return makeError("ptxas not found (PATH, $CUDA_ROOT, $CUDA_HOME, "
-                     "$CUDA_PATH, /usr/local/cuda)");
+  std::optional<std::string> dir = findCudaToolkit({"ptxas"}, toolkit);
+  if (!dir)
+    return makeError("ptxas not found (" +
+                     (toolkit.empty() ? llvm::Twine("PATH, $CUDA_ROOT, "
+                                                    "$CUDA_HOME, $CUDA_PATH, "
+                                                    "/usr/local/cuda")
+                                      : llvm::Twine(toolkit) + "/bin") +
+                     ")");
+  llvm::SmallString<128> ptxasPath(*dir);
+  llvm::sys::path::append(ptxasPath, "bin", "ptxas");
+  std::string ptxas = ptxasPath.str().str();
   llvm::SmallString<128> input, output, log;
   if (auto ec =
           llvm::sys::fs::createTemporaryFile("blockc-profile", "ptx", input))

@@ -15,6 +15,7 @@
 #include "blockc/InitAllDialects.h"
 #include "blockc/Pipelines/Pipelines.h"
 #include "blockc/Target/CPU.h"
+#include "blockc/Target/CudaToolkit.h"
 #include "blockc/Tools/CommandLine.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -277,38 +278,6 @@ void buildPipeline(OpPassManager &pm, llvm::StringRef entry,
     blockc::buildNVPTXLowerToLLVMPipeline(pm, options);
 }
 
-/// The CUDA toolkit directory whose bin/ holds every tool in `tools`:
-/// -cuda-toolkit, else the directory above the first one found on PATH,
-/// else $CUDA_ROOT, $CUDA_HOME, $CUDA_PATH and /usr/local/cuda. The result
-/// is passed to gpu-module-to-binary as its toolkit option; the process
-/// environment is left alone.
-std::optional<std::string>
-findCudaToolkit(llvm::ArrayRef<llvm::StringRef> tools) {
-  auto hasTools = [&](llvm::StringRef dir) {
-    llvm::SmallString<256> bin(dir);
-    llvm::sys::path::append(bin, "bin");
-    return llvm::all_of(tools, [&](llvm::StringRef tool) {
-      return static_cast<bool>(llvm::sys::findProgramByName(tool, {bin}));
-    });
-  };
-  if (!cudaToolkit.empty())
-    return hasTools(cudaToolkit) ? std::optional<std::string>(cudaToolkit)
-                                 : std::nullopt;
-  if (auto p = llvm::sys::findProgramByName(tools.front())) {
-    llvm::StringRef dir =
-        llvm::sys::path::parent_path(llvm::sys::path::parent_path(*p));
-    if (hasTools(dir))
-      return dir.str();
-  }
-  for (const char *var : {"CUDA_ROOT", "CUDA_HOME", "CUDA_PATH"})
-    if (const char *dir = std::getenv(var))
-      if (hasTools(dir))
-        return std::string(dir);
-  if (hasTools("/usr/local/cuda"))
-    return std::string("/usr/local/cuda");
-  return std::nullopt;
-}
-
 std::string defaultOutput() {
   if (emit == Emit::Cubin || emit == Emit::Fatbin) {
     llvm::SmallString<256> path(llvm::sys::path::filename(
@@ -362,7 +331,8 @@ int main(int argc, char **argv) {
     SmallVector<llvm::StringRef> tools = {"ptxas"};
     if (format == blockc::GPUBinaryFormat::Fatbin)
       tools.push_back("fatbinary");
-    std::optional<std::string> found = findCudaToolkit(tools);
+    std::optional<std::string> found =
+        blockc::findCudaToolkit(tools, cudaToolkit);
     if (!found)
       return fail(
           "a " +

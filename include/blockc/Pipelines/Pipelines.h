@@ -198,9 +198,10 @@ struct NVPTXPipelineOptions
                            llvm::cl::init("sm_90")};
   Option<std::string> gpu{
       *this, "gpu",
-      llvm::cl::desc("GPU chip whose limits and peaks the tiles and the "
-                     "profile assume (t4, a100, a10, l4, h100, h200, b200; empty: "
-                     "the architecture's default)"),
+      llvm::cl::desc(
+          "GPU chip whose limits and peaks the tiles and the "
+          "profile assume (t4, a100, a10, l4, h100, h200, b200; empty: "
+          "the architecture's default)"),
       llvm::cl::init("")};
   Option<std::string> features{
       *this, "features",

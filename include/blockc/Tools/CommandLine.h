@@ -52,9 +52,9 @@ constexpr const char *kCheckBoundsHelp =
     "With --emulate: check the indices of every memory access inside the "
     "kernels";
 
-constexpr const char *kGPUArchHelp =
-    "With -target=nvptx: the GPU architecture (sm_75, sm_80, sm_86, sm_89, sm_90, "
-    "sm_90a, sm_100, sm_100a)";
+constexpr const char *kGPUArchHelp = "With -target=nvptx: the GPU architecture "
+                                     "(sm_75, sm_80, sm_86, sm_89, sm_90, "
+                                     "sm_90a, sm_100, sm_100a)";
 constexpr const char *kGPUChipHelp =
     "With -target=nvptx: the GPU whose limits and peaks the tiles and the "
     "profile assume (t4, a100, a10, l4, h100, h200, b200; default: the "
