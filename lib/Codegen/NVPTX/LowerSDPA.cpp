@@ -412,22 +412,135 @@ struct MmaAttentionKernel : blockc::nvptx::KernelBuilder {
     return xorReduce(v, {1, 2}, combine);
   }
 
-  /// Copies rows [row0, row0 + rows) of head `head` of `src` ([B, L, H, D],
-  /// 16-bit) into `shared` [rows, D + 8]; rows past `length` copy row
-  /// `length - 1` (finite values: their scores are masked, their
-  /// probabilities are 0 and their outputs are not stored). Consecutive
-  /// threads copy consecutive elements of a row.
-  void loadTile(Value src, Value bIdx, Value length, Value row0, Value head,
-                int64_t rows, Value tid, int64_t threads, Value shared) {
-    Value last = arith::SubIOp::create(b, loc, length, idx(1));
-    for (int64_t e = 0; e < rows * headDim / threads; ++e) {
+  /// Number of shared-memory stages of the K/V ring: the copy of tile j + 1
+  /// is in flight while tile j is computed. (The loop commits and waits for
+  /// the copies of one tile at its barrier: 2 stages exactly.)
+  static constexpr int64_t kStages = 2;
+
+  /// Calls `body(linear, e)` for linear = tid + e * threads below `total`
+  /// (unrolled); the last round is guarded when `threads` does not divide
+  /// `total`.
+  void forEachOfThread(Value tid, int64_t threads, int64_t total,
+                       function_ref<void(Value, int64_t)> body) {
+    for (int64_t e = 0; e * threads < total; ++e) {
       Value linear = add(tid, idx(e * threads));
+      if ((e + 1) * threads <= total) {
+        body(linear, e);
+        continue;
+      }
+      auto ifOp = scf::IfOp::create(b, loc, lt(linear, idx(total)), false);
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      body(linear, e);
+    }
+  }
+
+  /// Copies rows [row0, row0 + rows) of head `head` of `src` ([B, L, H, D],
+  /// 16-bit) into `shared` [..., rows, D + 8] at `prefix` with scalar loads
+  /// and stores; rows past `length` copy row `length - 1` (finite values:
+  /// their scores are masked, their probabilities are 0 and their outputs
+  /// are not stored). Consecutive threads copy consecutive elements of a
+  /// row. Unrolled, or else a loop (a compact slow path that keeps no
+  /// loaded values live).
+  void loadTile(Value src, Value bIdx, Value length, Value row0, Value head,
+                int64_t rows, Value tid, int64_t threads, Value shared,
+                ValueRange prefix = {}, bool unrolled = true) {
+    Value last = arith::SubIOp::create(b, loc, length, idx(1));
+    auto copy = [&](Value linear) {
       Value r = div(linear, headDim), d = rem(linear, headDim);
       Value rowC = arith::MinUIOp::create(b, loc, add(row0, r), last);
       Value x =
           memref::LoadOp::create(b, loc, src, ValueRange{bIdx, rowC, head, d});
-      memref::StoreOp::create(b, loc, x, shared, ValueRange{r, d});
+      SmallVector<Value> at(prefix);
+      at.append({r, d});
+      memref::StoreOp::create(b, loc, x, shared, at);
+    };
+    if (unrolled)
+      return forEachOfThread(tid, threads, rows * headDim,
+                             [&](Value linear, int64_t) { copy(linear); });
+    scf::ForOp::create(
+        b, loc, tid, idx(rows * headDim), idx(threads), ValueRange{},
+        [&](OpBuilder &nb, Location, Value linear, ValueRange) {
+          OpBuilder::InsertionGuard g(b);
+          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+          copy(linear);
+          scf::YieldOp::create(b, loc);
+        });
+  }
+
+  /// Whether 16-byte cp.async can read rows of `src` ([B, L, H, D], 16-bit,
+  /// any strided layout): a unit stride in d, the offset and the other
+  /// strides multiples of 8 elements, and a 16-byte aligned base, so that
+  /// every 8-element chunk of a row (D is a multiple of 16) starts on 16
+  /// bytes. Sets `view` to `src` with its unit stride made static (the
+  /// copy's verifier requires it); it is only read where the check holds.
+  Value copyable(Value src, Value &view) {
+    auto type = cast<MemRefType>(src.getType());
+    auto meta = memref::ExtractStridedMetadataOp::create(b, loc, src);
+    auto eq = [&](Value x, int64_t c) -> Value {
+      return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x, idx(c));
+    };
+    Value bits = meta.getOffset();
+    for (int64_t i = 0; i < 3; ++i)
+      bits = arith::OrIOp::create(b, loc, bits, meta.getStrides()[i]);
+    Value ok = arith::AndIOp::create(b, loc, eq(meta.getStrides()[3], 1),
+                                     eq(rem(bits, 8), 0));
+    Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, src);
+    ok = arith::AndIOp::create(b, loc, ok, eq(rem(base, 16), 0));
+    SmallVector<int64_t> strides(4, ShapedType::kDynamic);
+    strides[3] = 1;
+    auto viewType = MemRefType::get(
+        type.getShape(), type.getElementType(),
+        StridedLayoutAttr::get(b.getContext(), ShapedType::kDynamic, strides),
+        type.getMemorySpace());
+    SmallVector<OpFoldResult> sizes, strideValues;
+    for (int64_t i = 0; i < 4; ++i) {
+      sizes.push_back(type.isDynamicDim(i)
+                          ? OpFoldResult(meta.getSizes()[i])
+                          : OpFoldResult(b.getIndexAttr(type.getDimSize(i))));
+      strideValues.push_back(i == 3 ? OpFoldResult(b.getIndexAttr(1))
+                                    : OpFoldResult(meta.getStrides()[i]));
     }
+    view = memref::ReinterpretCastOp::create(
+        b, loc, viewType, src, meta.getOffset(), sizes, strideValues);
+    return ok;
+  }
+
+  /// Issues 16-byte cp.async copies of rows [row0, row0 + rows) of head
+  /// `head` of `src` (a `copyable` view) into `shared` [..., rows, D + 8]
+  /// at `prefix`: consecutive threads copy consecutive 16-byte chunks of a
+  /// row. Rows past `length` are zero-filled (source size 0, from the
+  /// clamped row `length - 1`). The copies are committed by the next
+  /// `workgroup_barrier {cp_async_wait}` (their tokens are unused).
+  void copyTile(Value src, Value bIdx, Value length, Value row0, Value head,
+                int64_t rows, Value tid, int64_t threads, Value shared,
+                ValueRange prefix) {
+    constexpr int64_t chunk = 8; // 16 bytes of a 16-bit type
+    int64_t chunksPerRow = headDim / chunk;
+    Value last = arith::SubIOp::create(b, loc, length, idx(1));
+    auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
+    // When whole rows of chunks fit in one round of threads, a thread's
+    // chunks share their column and step by threads / chunksPerRow rows.
+    bool sameColumn = threads % chunksPerRow == 0;
+    Value r0 = div(tid, chunksPerRow);
+    Value d0 = mul(rem(tid, chunksPerRow), idx(chunk));
+    forEachOfThread(
+        tid, threads, rows * chunksPerRow, [&](Value linear, int64_t e) {
+          Value r = sameColumn ? add(r0, idx(e * (threads / chunksPerRow)))
+                               : div(linear, chunksPerRow);
+          Value d =
+              sameColumn ? d0 : mul(rem(linear, chunksPerRow), idx(chunk));
+          Value row = add(row0, r);
+          Value rowC = arith::MinUIOp::create(b, loc, row, last);
+          Value srcElements = arith::SelectOp::create(b, loc, lt(row, length),
+                                                      idx(chunk), idx(0));
+          SmallVector<Value> at(prefix);
+          at.append({r, d});
+          nvgpu::DeviceAsyncCopyOp::create(b, loc, tokenType, shared, at, src,
+                                           ValueRange{bIdx, rowC, head, d},
+                                           b.getIndexAttr(chunk), srcElements,
+                                           b.getUnitAttr());
+        });
   }
 
   void build(Value q, Value k, Value v, Value out) {
@@ -441,15 +554,16 @@ struct MmaAttentionKernel : blockc::nvptx::KernelBuilder {
     Value hDim = memref::DimOp::create(b, loc, q, 2);
     Value sDim = memref::DimOp::create(b, loc, k, 1);
     auto wg = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
-    auto tileType = [&](int64_t n) {
-      return MemRefType::get({n, rowElems}, elem, MemRefLayoutAttrInterface(),
-                             wg);
-    };
+    // Shared memory: the K/V ring [stage][K | V][key][d] (rows padded by 16
+    // bytes), and the block's query rows over the last stage, which the
+    // loop first fills after every warp has read Q into registers.
     int64_t qBytes = rows * rowElems * 2, kvBytes = kvTile * rowElems * 2;
+    int64_t stageBytes = 2 * kvBytes, qOffset = (kStages - 1) * stageBytes;
+    int64_t sharedBytes = std::max(kStages * stageBytes, qOffset + qBytes);
     auto launch = gpu::LaunchOp::create(
         b, loc, arith::CeilDivUIOp::create(b, loc, tDim, idx(rows)), hDim, bDim,
         idx(threads), c1, c1,
-        arith::ConstantIntOp::create(b, loc, qBytes + 2 * kvBytes, 32));
+        arith::ConstantIntOp::create(b, loc, sharedBytes, 32));
     launch->setAttr(blockc::codegen::CodegenDialect::kKernelAttrName,
                     blockc::codegen::KernelKindAttr::get(
                         ctx, blockc::codegen::KernelKind::mma_attention));
@@ -459,12 +573,16 @@ struct MmaAttentionKernel : blockc::nvptx::KernelBuilder {
         b, loc,
         MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
                         MemRefLayoutAttrInterface(), wg));
+    Value kvS = memref::ViewOp::create(
+        b, loc,
+        MemRefType::get({kStages, 2, kvTile, rowElems}, elem,
+                        MemRefLayoutAttrInterface(), wg),
+        base, c0, ValueRange{});
     Value qS =
-        memref::ViewOp::create(b, loc, tileType(rows), base, c0, ValueRange{});
-    Value kS = memref::ViewOp::create(b, loc, tileType(kvTile), base,
-                                      idx(qBytes), ValueRange{});
-    Value vS = memref::ViewOp::create(b, loc, tileType(kvTile), base,
-                                      idx(qBytes + kvBytes), ValueRange{});
+        memref::ViewOp::create(b, loc,
+                               MemRefType::get({rows, rowElems}, elem,
+                                               MemRefLayoutAttrInterface(), wg),
+                               base, idx(qOffset), ValueRange{});
     gpu::KernelDim3 block = launch.getBlockIds();
     Value tid = launch.getThreadIds().x;
     Value warp = div(tid, kWarp), lane = rem(tid, kWarp);
@@ -474,6 +592,44 @@ struct MmaAttentionKernel : blockc::nvptx::KernelBuilder {
     Value kvh = arith::DivUIOp::create(b, loc, hIdx, idx(group));
     Value t0 = mul(block.x, idx(rows));
     Value offset = arith::SubIOp::create(b, loc, sDim, tDim); // S - T
+
+    // Keys up to the causal end of the block's last row.
+    Value kvEnd = sDim;
+    if (causal) {
+      Value end = add(add(t0, idx(rows)), offset);
+      end = arith::MaxSIOp::create(
+          b, loc, arith::MinSIOp::create(b, loc, end, sDim), c0);
+      kvEnd = end;
+    }
+    Value numTiles = arith::CeilDivUIOp::create(b, loc, kvEnd, idx(kvTile));
+
+    // K and V tiles go by 16-byte cp.async when both operands' layouts
+    // allow it (a run-time check, uniform over the grid: bufferization may
+    // give them any strides), else by the scalar loads.
+    Value kView, vView;
+    Value aligned =
+        arith::AndIOp::create(b, loc, copyable(k, kView), copyable(v, vView));
+    // Starts loading key tile `tile` (if there is one) into its stage.
+    auto issue = [&](Value tile) {
+      auto inRange = scf::IfOp::create(b, loc, lt(tile, numTiles), false);
+      OpBuilder::InsertionGuard g1(b);
+      b.setInsertionPointToStart(inRange.thenBlock());
+      Value stage = rem(tile, kStages);
+      Value j0 = mul(tile, idx(kvTile));
+      auto path = scf::IfOp::create(b, loc, aligned, /*withElse=*/true);
+      b.setInsertionPointToStart(path.thenBlock());
+      copyTile(kView, bIdx, sDim, j0, kvh, kvTile, tid, threads, kvS,
+               ValueRange{stage, c0});
+      copyTile(vView, bIdx, sDim, j0, kvh, kvTile, tid, threads, kvS,
+               ValueRange{stage, c1});
+      b.setInsertionPointToStart(path.elseBlock());
+      loadTile(k, bIdx, sDim, j0, kvh, kvTile, tid, threads, kvS,
+               ValueRange{stage, c0}, /*unrolled=*/false);
+      loadTile(v, bIdx, sDim, j0, kvh, kvTile, tid, threads, kvS,
+               ValueRange{stage, c1}, /*unrolled=*/false);
+    };
+    // Warm-up: tile 0 in flight while Q is loaded.
+    issue(c0);
 
     // Q: the block's rows in shared memory, then each warp's 16 rows as A
     // fragments (one ldmatrix.x4 per k16 of the head dim), kept in
@@ -489,15 +645,6 @@ struct MmaAttentionKernel : blockc::nvptx::KernelBuilder {
           b, loc, fragType, qS, ValueRange{aRow, add(aCol, idx(16 * kd))},
           /*transpose=*/false, /*numTiles=*/4));
 
-    // Keys up to the causal end of the block's last row.
-    Value kvEnd = sDim;
-    if (causal) {
-      Value end = add(add(t0, idx(rows)), offset);
-      end = arith::MaxSIOp::create(
-          b, loc, arith::MinSIOp::create(b, loc, end, sDim), c0);
-      kvEnd = end;
-    }
-    Value numTiles = arith::CeilDivUIOp::create(b, loc, kvEnd, idx(kvTile));
     // This thread's rows g and g + 8 of its warp's 16.
     Value rowBase = add(add(t0, mul(warp, idx(16))), g);
     SmallVector<Value> qRows = {rowBase, add(rowBase, idx(8))};
@@ -520,19 +667,26 @@ struct MmaAttentionKernel : blockc::nvptx::KernelBuilder {
           OpBuilder::InsertionGuard g2(b);
           b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
           Value j0 = mul(jt, idx(kvTile));
-          // The previous tile is consumed before this one overwrites it.
-          blockc::codegen::WorkgroupBarrierOp::create(b, loc);
-          loadTile(k, bIdx, sDim, j0, kvh, kvTile, tid, threads, kS);
-          loadTile(v, bIdx, sDim, j0, kvh, kvTile, tid, threads, vS);
-          blockc::codegen::WorkgroupBarrierOp::create(b, loc);
+          // This thread's copies of tile jt are committed and have landed,
+          // then one barrier: all threads' copies are visible and every
+          // warp is past tile jt - 1, whose stage is refilled with tile
+          // jt + 1 while jt is computed. (The copies' group is committed
+          // here, not where they are issued: the issue is in a branch, and
+          // nvgpu's commit and wait declare no memory effects, which the
+          // buffer deallocation after this pass rejects.)
+          blockc::codegen::WorkgroupBarrierOp::create(
+              b, loc, b.getI32IntegerAttr(kStages - 2));
+          issue(add(jt, idx(kStages - 1)));
+          Value stage = rem(jt, kStages);
 
           // S = Q K^T (f32 accumulators, kvTile / 8 m16n8 tiles).
           SmallVector<Value> sAcc(sTiles, zeroVector(accType));
           for (int64_t kd = 0; kd < dFrags; ++kd)
             for (int64_t jp = 0; jp < kvTile / 16; ++jp) {
               Value frag = nvgpu::LdMatrixOp::create(
-                  b, loc, fragType, kS,
-                  ValueRange{add(kRow, idx(16 * jp)), add(kCol, idx(16 * kd))},
+                  b, loc, fragType, kvS,
+                  ValueRange{stage, c0, add(kRow, idx(16 * jp)),
+                             add(kCol, idx(16 * kd))},
                   /*transpose=*/false, /*numTiles=*/4);
               for (int64_t h = 0; h < 2; ++h)
                 sAcc[2 * jp + h] = nvgpu::MmaSyncOp::create(
@@ -609,12 +763,14 @@ struct MmaAttentionKernel : blockc::nvptx::KernelBuilder {
                 arith::MulFOp::create(b, loc, state[4 + n], scaleRows));
 
           // P as A fragments straight from the S accumulators (FA2): k16
-          // step kk takes S tiles 2kk and 2kk + 1. P is split into a 16-bit
-          // high part and the 16-bit rounding of the rest, so that P V
-          // keeps the probabilities' f32 precision (two MMAs).
+          // step kk takes S tiles 2kk and 2kk + 1. P is split into its
+          // 16-bit rounding and the 16-bit rounding of the rest, so that
+          // P V keeps the probabilities' f32 precision (two MMAs per n8
+          // tile of O: one rounding of P alone moves the block's RMS error
+          // past the bf16 / f16 tolerance, see docs/GPU.md).
           auto pairType = VectorType::get({2}, elem);
           for (int64_t kk = 0; kk < kvTile / 16; ++kk) {
-            SmallVector<Value> hiRows, loRows;
+            Value pHi = zeroVector(fragType), pLo = zeroVector(fragType);
             for (int64_t part = 0; part < 2; ++part)
               for (int64_t r = 0; r < 2; ++r) {
                 int64_t n = 2 * kk + part;
@@ -628,22 +784,20 @@ struct MmaAttentionKernel : blockc::nvptx::KernelBuilder {
                   hi.push_back(h);
                   lo.push_back(arith::TruncFOp::create(b, loc, elem, rest));
                 }
-                hiRows.push_back(
-                    vector::FromElementsOp::create(b, loc, pairType, hi));
-                loRows.push_back(
-                    vector::FromElementsOp::create(b, loc, pairType, lo));
+                pHi = vector::InsertOp::create(
+                    b, loc,
+                    vector::FromElementsOp::create(b, loc, pairType, hi), pHi,
+                    2 * part + r);
+                pLo = vector::InsertOp::create(
+                    b, loc,
+                    vector::FromElementsOp::create(b, loc, pairType, lo), pLo,
+                    2 * part + r);
               }
-            auto fragment = [&](ArrayRef<Value> rowsOf) {
-              Value f = zeroVector(fragType);
-              for (int64_t i = 0; i < 4; ++i)
-                f = vector::InsertOp::create(b, loc, rowsOf[i], f, i);
-              return f;
-            };
-            Value pHi = fragment(hiRows), pLo = fragment(loRows);
             for (int64_t dn = 0; dn < headDim / 16; ++dn) {
               Value frag = nvgpu::LdMatrixOp::create(
-                  b, loc, fragType, vS,
-                  ValueRange{add(vRow, idx(16 * kk)), add(vCol, idx(16 * dn))},
+                  b, loc, fragType, kvS,
+                  ValueRange{stage, c1, add(vRow, idx(16 * kk)),
+                             add(vCol, idx(16 * dn))},
                   /*transpose=*/true, /*numTiles=*/4);
               for (int64_t h = 0; h < 2; ++h) {
                 Value bFrag = rowPair(frag, 2 * h);

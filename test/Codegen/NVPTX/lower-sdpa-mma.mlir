@@ -3,29 +3,78 @@
 // The tensor-core attention (gpu_mma_attention) of a causal GQA sdpa whose
 // operands are widened from bf16: the kernel reads the bf16 tensors.
 // 2 warps = 32 query rows per block, 32-key tiles, head dim 32: dynamic
-// shared memory for Q [32 x 40], K and V [32 x 40] bf16 (7680 bytes). Q
-// fragments once (2 ldmatrix.x4), per key tile: Q K^T with 2 x 2
-// ldmatrix.x4 and 8 mma, the online softmax (quad max and sum: 4 xor
-// shuffles per row), P V with 2 x 2 ldmatrix.x4.trans and 16 mma (P in two
-// bf16 parts); barriers declare their effects until buffers are freed.
+// shared memory for a 2-stage K/V ring [2][K | V][32 x 40] bf16 (10240
+// bytes; rows padded by 16 bytes) with Q [32 x 40] over its last stage.
+// K and V go by 16-byte cp.async when their run-time layout allows it (unit
+// d stride, offset and strides multiples of 8 elements, 16-byte aligned
+// base), else by scalar loads. Tile 0 is in flight while Q is loaded and
+// read as fragments (2 ldmatrix.x4); per key tile: one barrier that commits
+// and waits for the tile's copies, the copies of the next tile (2 + 2
+// chunks of 16 bytes a thread), Q K^T with 2 x 2 ldmatrix.x4 and 8 mma, the
+// online softmax (quad max and sum: 4 xor shuffles per row), then P V with
+// 2 x 2 ldmatrix.x4.trans and 16 mma (P in two bf16 parts, its rounding and
+// the rounding of the rest: two mma per n8 tile and k16 step); barriers
+// declare their effects until buffers are freed.
 // CHECK-LABEL: func.func @gqa
 // CHECK-DAG:     %[[Q16:.+]] = bufferization.to_buffer %arg0 read_only : tensor<1x?x4x32xbf16>
 // CHECK-DAG:     %[[K16:.+]] = bufferization.to_buffer %arg1 read_only : tensor<1x?x2x32xbf16>
+// CHECK-DAG:     %[[V16:.+]] = bufferization.to_buffer %arg2 read_only : tensor<1x?x2x32xbf16>
 // CHECK:         gpu.launch
-// CHECK-SAME:      dynamic_shared_memory_size %{{.+}}
+// CHECK-SAME:      dynamic_shared_memory_size %c10240_i32
 // CHECK:           gpu.dynamic_shared_memory
-// CHECK:           memref.view {{.+}} to memref<32x40xbf16, #gpu.address_space<workgroup>>
-// CHECK:           blockc_codegen.workgroup_barrier
-// CHECK-COUNT-2:   nvgpu.ldmatrix {{.+}} {numTiles = 4 : i32, transpose = false}
-// CHECK:           scf.for
-// CHECK:             blockc_codegen.workgroup_barrier
-// CHECK:             memref.load %[[K16]]
-// CHECK:             blockc_codegen.workgroup_barrier
+// CHECK:           %[[RING:.+]] = memref.view %{{.+}}[%c0{{.*}}][] : {{.+}} to memref<2x2x32x40xbf16, #gpu.address_space<workgroup>>
+// CHECK:           %[[QS:.+]] = memref.view %{{.+}}[%c5120{{.*}}][] : {{.+}} to memref<32x40xbf16, #gpu.address_space<workgroup>>
+// CHECK:           %{{.+}}, %[[KOFF:.+]], %{{.+}}:4, %[[KST:.+]]:4 = memref.extract_strided_metadata %[[K16]]
+// CHECK:           arith.cmpi eq, %[[KST]]#3, %c1
+// CHECK:           %[[KPTR:.+]] = memref.extract_aligned_pointer_as_index %[[K16]]
+// CHECK:           arith.remui %[[KPTR]], %c16
+// CHECK:           %[[KV:.+]] = memref.reinterpret_cast %[[K16]] to offset: [%[[KOFF]]], sizes: [1, %{{.+}}, 2, 32], strides: [%[[KST]]#0, %[[KST]]#1, %[[KST]]#2, 1] {{.+}} to memref<1x?x2x32xbf16, strided<[?, ?, ?, 1], offset: ?>>
+// CHECK:           memref.extract_strided_metadata %[[V16]]
+// CHECK:           %[[VV:.+]] = memref.reinterpret_cast %[[V16]]
+// CHECK:           %[[ALIGNED:.+]] = arith.andi
+// CHECK:           scf.if
+// CHECK-NEXT:        arith.constant 2
+// CHECK-NEXT:        %[[STAGE0:.+]] = arith.remui %c0
+// CHECK:             scf.if %[[ALIGNED]] {
+// CHECK-COUNT-2:       nvgpu.device_async_copy %[[KV]][%{{.+}}], %[[RING]][%[[STAGE0]], %c0{{.*}}, %{{.+}}, %{{.+}}], 8, %{{.+}} {bypassL1}
+// CHECK-COUNT-2:       nvgpu.device_async_copy %[[VV]][%{{.+}}], %[[RING]][%[[STAGE0]], %c1{{.*}}, %{{.+}}, %{{.+}}], 8, %{{.+}} {bypassL1}
+// CHECK-NOT:           nvgpu.device_async_create_group
+// CHECK:             } else {
+// CHECK:               memref.load %[[K16]]
+// CHECK:               memref.store %{{.+}}, %[[RING]][%[[STAGE0]], %c0
+// CHECK:               memref.load %[[V16]]
+// CHECK:               memref.store %{{.+}}, %[[RING]][%[[STAGE0]], %c1
+// CHECK:           memref.load %[[Q16]]
+// CHECK:           memref.store %{{.+}}, %[[QS]]
+// CHECK:           blockc_codegen.workgroup_barrier{{$}}
+// CHECK-COUNT-2:   nvgpu.ldmatrix %[[QS]]{{.+}} {numTiles = 4 : i32, transpose = false}
+// CHECK:           scf.for %[[JT:.+]] = %c0
+// CHECK:             blockc_codegen.workgroup_barrier {cp_async_wait = 0 : i32}
+// CHECK:             %[[NEXT:.+]] = arith.addi %[[JT]], %c1
+// CHECK:             scf.if
+// CHECK:               scf.if %[[ALIGNED]] {
+// CHECK-COUNT-4:         nvgpu.device_async_copy
+// CHECK:               } else {
+// CHECK:             %[[STAGE:.+]] = arith.remui %[[JT]], %c2
+// CHECK-NOT:         memref.load
+// CHECK:             nvgpu.ldmatrix %[[RING]][%[[STAGE]], %c0{{.*}}, %{{.+}}, %{{.+}}] {numTiles = 4 : i32, transpose = false}
 // CHECK-COUNT-8:     nvgpu.mma.sync
 // CHECK-COUNT-4:     gpu.shuffle xor
 // CHECK-COUNT-4:     gpu.shuffle xor
+// CHECK:             %[[HI:.+]] = arith.truncf %{{.+}} : f32 to bf16
+// CHECK-NEXT:        %[[HIF:.+]] = arith.extf %[[HI]] : bf16 to f32
+// CHECK-NEXT:        %[[REST:.+]] = arith.subf %{{.+}}, %[[HIF]] : f32
+// CHECK-NEXT:        arith.truncf %[[REST]] : f32 to bf16
+// CHECK:             nvgpu.ldmatrix %[[RING]][%[[STAGE]], %c1{{.*}}, %{{.+}}, %{{.+}}] {numTiles = 4 : i32, transpose = true}
+// CHECK-COUNT-4:     nvgpu.mma.sync
+// CHECK-NEXT:        arith.constant
 // CHECK:             nvgpu.ldmatrix {{.+}} {numTiles = 4 : i32, transpose = true}
 // CHECK-COUNT-4:     nvgpu.mma.sync
+// CHECK:             nvgpu.ldmatrix {{.+}} {numTiles = 4 : i32, transpose = true}
+// CHECK-COUNT-4:     nvgpu.mma.sync
+// CHECK:             nvgpu.ldmatrix {{.+}} {numTiles = 4 : i32, transpose = true}
+// CHECK-COUNT-4:     nvgpu.mma.sync
+// CHECK-NOT:         nvgpu.mma.sync
 // CHECK:             scf.yield
 // CHECK:         } {blockc_codegen.kernel = #blockc_codegen.kernel<mma_attention>}
 func.func @gqa(%q: tensor<1x?x4x32xbf16>, %k: tensor<1x?x2x32xbf16>, %v: tensor<1x?x2x32xbf16>) -> tensor<1x?x4x32xf32> {

@@ -9,6 +9,7 @@
 #ifndef BLOCKC_DIALECT_CODEGEN_IR_CODEGENDIALECT_H
 #define BLOCKC_DIALECT_CODEGEN_IR_CODEGENDIALECT_H
 
+#include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/Attributes.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Dialect.h"

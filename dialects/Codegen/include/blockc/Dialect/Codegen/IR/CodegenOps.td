@@ -25,13 +25,26 @@ def Codegen_WorkgroupBarrierOp
     concerned; `blockc-gpu-lower-workgroup-barriers` turns it into
     `gpu.barrier` once buffers are deallocated.
 
+    With `cp_async_wait = N`, each thread first commits its `cp.async`
+    copies issued since its last commit as one group and waits until at
+    most `N` of its groups are pending (`nvgpu.device_async_create_group`
+    without tokens, then `nvgpu.device_async_wait {numGroups = N}`, which
+    declare no memory effects either): after the barrier, the copies of
+    every thread of the block but those of its `N` newest groups are
+    visible.
+
     ```mlir
     gpu.launch ... {
       ...
       blockc_codegen.workgroup_barrier
+      blockc_codegen.workgroup_barrier {cp_async_wait = 0 : i32}
     }
     ```
   }];
+  let arguments = (ins
+      OptionalAttr<ConfinedAttr<I32Attr, [IntNonNegative]>>:$cp_async_wait);
+  let builders = [OpBuilder<(ins), [{ build($_builder, $_state,
+                                            ::mlir::IntegerAttr()); }]>];
   let assemblyFormat = "attr-dict";
 }
 
