@@ -219,6 +219,39 @@ void divergeKernel(void **, BlockcEmuThread *t, void *, int64_t) {
   ++finished;
 }
 
+/// Like a warp-specialised kernel: threads 0-127 (the "producer") return at
+/// once; threads 128-255 reverse their half through shared memory, synced
+/// by named barrier 1 of 128 threads, twice (the barrier is reusable).
+void namedReverseKernel(void **params, BlockcEmuThread *t, void *shared,
+                        int64_t) {
+  auto *in = arg<float *>(params, 0);
+  auto *out = arg<float *>(params, 1);
+  int i = t->threadId[0];
+  if (i < 128)
+    return;
+  int j = i - 128;
+  auto *s = static_cast<float *>(shared);
+  s[j] = in[j];
+  blockcEmuNamedBarrier(t, 1, 128, "named: store");
+  float v = s[127 - j];
+  blockcEmuNamedBarrier(t, 1, 128, "named: read");
+  s[j] = v * 2;
+  blockcEmuNamedBarrier(t, 1, 128, "named: store again");
+  out[j] = s[127 - j];
+}
+
+/// A named barrier used with the id and count in params (threads 0-63
+/// only; the others return).
+void namedMisuseKernel(void **params, BlockcEmuThread *t, void *, int64_t) {
+  int32_t id = arg<int32_t>(params, 0), count = arg<int32_t>(params, 1);
+  int32_t other = arg<int32_t>(params, 2);
+  if (t->threadId[0] >= 64)
+    return;
+  blockcEmuNamedBarrier(t, id, t->threadId[0] < 32 ? count : other,
+                        "misused");
+  ++finished;
+}
+
 /// Two halves of the block wait at different barriers.
 void deadlockKernel(void **, BlockcEmuThread *t, void *, int64_t) {
   if (t->threadId[0] < 64)
@@ -720,6 +753,50 @@ TEST_F(EmulatorRuntimeTest, DifferentBarrierSitesDeadlock) {
   launch("deadlock", {1}, {128});
   EXPECT_EQ(error(), "kernel 'deadlock': deadlock in block (0,0,0): 64 "
                      "threads wait at siteA, 64 threads wait at siteB");
+  EXPECT_EQ(finished, 0);
+}
+
+TEST_F(EmulatorRuntimeTest, NamedBarrierSyncsPartOfTheBlock) {
+  add("named", namedReverseKernel, BLOCKC_EMU_SYNCHRONIZES, 128 * 4);
+  float *in = alloc<float>(128), *out = alloc<float>(128);
+  for (int i = 0; i < 128; ++i)
+    in[i] = static_cast<float>(i);
+  launch("named", {3}, {256}, {&in, &out});
+  EXPECT_EQ(error(), "");
+  // out[j] = 2 * s[127 - j] = 2 * in[j] after two reversals.
+  for (int j = 0; j < 128; ++j)
+    ASSERT_EQ(out[j], 2.0f * j) << "thread " << j + 128;
+  mgpuMemFree(in, nullptr);
+  mgpuMemFree(out, nullptr);
+}
+
+TEST_F(EmulatorRuntimeTest, NamedBarrierMisuse) {
+  add("misuse", namedMisuseKernel, BLOCKC_EMU_SYNCHRONIZES);
+  auto run = [&](int32_t id, int32_t count, int32_t other) {
+    blockcEmuClearError();
+    finished = 0;
+    launch("misuse", {1}, {128}, {&id, &count, &other});
+    std::string message = error();
+    blockcEmuClearError();
+    return message;
+  };
+  EXPECT_EQ(run(2, 64, 64), "");
+  EXPECT_EQ(finished, 64);
+  EXPECT_EQ(run(16, 64, 64),
+            "kernel 'misuse': thread (0,0,0) of block (0,0,0): bar.sync at "
+            "misused uses barrier 16 (0 to 15)");
+  EXPECT_EQ(run(1, 48, 48),
+            "kernel 'misuse': thread (0,0,0) of block (0,0,0): bar.sync at "
+            "misused expects 48 threads (a positive multiple of 32 up to the "
+            "block's 128)");
+  EXPECT_EQ(run(1, 64, 96),
+            "kernel 'misuse': thread (32,0,0) of block (0,0,0): bar.sync at "
+            "misused expects 96 threads at barrier 1, where the 32 threads "
+            "waiting there expect 64");
+  // 96 threads expected, 64 arrive, the others exited.
+  EXPECT_EQ(run(1, 96, 96),
+            "kernel 'misuse': divergent barrier in block (0,0,0): 64 threads "
+            "wait at misused, 64 threads exited");
   EXPECT_EQ(finished, 0);
 }
 

@@ -13,6 +13,8 @@
 #ifndef BLOCKC_RUNTIME_CUDARUNTIME_H
 #define BLOCKC_RUNTIME_CUDARUNTIME_H
 
+#include <stdint.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -24,6 +26,11 @@ void blockcCudaClearError(void);
 /* Initialises the driver and the default device. Returns 0 on success, or
    nonzero with the reason in blockcCudaLastError(). */
 int blockcCudaInit(void);
+
+/* The multiprocessors of the current device (the persistent kernels launch
+   one block per multiprocessor; docs/RuntimeABI.md); 1 when there is no
+   device. */
+int32_t blockcGpuMultiprocessors(void);
 
 /* Per-kernel GPU timing (docs/RuntimeABI.md). Between
    blockcCudaProfileStart() and blockcCudaProfileStop(), every kernel launch

@@ -94,6 +94,22 @@ void blockcEmuUnregisterKernel(BlockcEmuKernelFn fn);
    may call it. */
 void blockcEmuBarrier(BlockcEmuThread *thread, const char *site);
 
+/* bar.sync `id`, `count` (nvvm.barrier with an id and a thread count):
+   waits until `count` threads of the block reached named barrier `id`
+   (0 to 15), then releases them; the barrier is reusable at once. An id out
+   of range, a count that is not a positive multiple of 32 up to the block's
+   threads, or threads of one round expecting different counts fail the
+   launch; threads that can never complete the round are a deadlock. Only
+   kernels registered with BLOCKC_EMU_SYNCHRONIZES may call it. */
+void blockcEmuNamedBarrier(BlockcEmuThread *thread, int32_t id, int32_t count,
+                           const char *site);
+
+/* The host code's query of the device's multiprocessors (the persistent
+   kernels' grid): 132, an H100's, or the positive count in the environment
+   variable BLOCKC_EMU_MULTIPROCESSORS (read once; another value is
+   reported on stderr and ignored). */
+int32_t blockcGpuMultiprocessors(void);
+
 /* gpu.shuffle on a 32-bit value (`mode`: 0 xor, 1 down, 2 up, 3 idx, the
    values of mlir::gpu::ShuffleMode), with the semantics of the
    shfl.sync.{bfly,down,up,idx} that convert-gpu-to-nvvm emits: member mask

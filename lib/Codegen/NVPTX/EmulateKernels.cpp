@@ -22,6 +22,7 @@
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/MapVector.h"
@@ -102,7 +103,7 @@ std::string describeLocation(Location loc) {
 
 /// The runtime functions the emulated kernels call, declared once.
 struct RuntimeDecls {
-  func::FuncOp barrier, shuffle32, outOfBounds, access, flops, ldMatrix, mma,
+  func::FuncOp barrier, namedBarrier, shuffle32, outOfBounds, access, flops, ldMatrix, mma,
       cpAsync, cpAsyncCommit, cpAsyncWait, mbarrierInit, mbarrierArrive,
       mbarrierTryWaitParity, tmaLoad, wgmma, wgmmaCommit, wgmmaWait, wgmmaRead;
 
@@ -122,6 +123,8 @@ struct RuntimeDecls {
     Type i32 = IntegerType::get(ctx, 32), i64 = IntegerType::get(ctx, 64);
     barrier = declare(module, "blockcEmuBarrier",
                       FunctionType::get(ctx, {ptr, ptr}, {}));
+    namedBarrier = declare(module, "blockcEmuNamedBarrier",
+                           FunctionType::get(ctx, {ptr, i32, i32, ptr}, {}));
     shuffle32 =
         declare(module, "blockcEmuShuffle32",
                 FunctionType::get(ctx, {ptr, i32, i32, i32, i32, ptr}, {i64}));
@@ -451,8 +454,11 @@ void KernelEmulation::replaceNVGPUOps() {
   host.walk([&](Operation *op) {
     if (op->getDialect() && isa<nvgpu::NVGPUDialect>(op->getDialect()))
       ops.push_back(op);
-    // wgmma.wait_group: the runtime retires all but the newest N groups.
-    if (isa<NVVM::WgmmaWaitGroupSyncOp>(op))
+    // wgmma.wait_group: the runtime retires all but the newest N groups;
+    // the warp-specialised kernels' register reallocation (nothing to do
+    // on the host), warp and named barriers.
+    if (isa<NVVM::WgmmaWaitGroupSyncOp, NVVM::SetMaxRegisterOp,
+            NVVM::SyncWarpOp, NVVM::BarrierOp>(op))
       done.push_back(op);
     // Tensor-map arguments (blockc-gpu-lower-tensor-map-args) are pointers
     // on both sides of their casts now.
@@ -464,6 +470,29 @@ void KernelEmulation::replaceNVGPUOps() {
     }
   });
   for (Operation *op : done) {
+    if (isa<NVVM::SyncWarpOp>(op)) {
+      // A rendezvous of the warp's 32 lanes (checkOps: the full mask): an
+      // idx shuffle of lane 0's value, whose result is unused.
+      synchronizes = true;
+      OpBuilder b(op);
+      Location loc = op->getLoc();
+      Value zero = arith::ConstantIntOp::create(b, loc, 0, 32);
+      func::CallOp::create(
+          b, loc, runtime.shuffle32,
+          ValueRange{thread, zero, zero,
+                     arith::ConstantIntOp::create(b, loc, 32, 32),
+                     arith::ConstantIntOp::create(
+                         b, loc, static_cast<int64_t>(gpu::ShuffleMode::IDX),
+                         32),
+                     siteString(b, op, "nvvm.bar.warp.sync")});
+    } else if (auto bar = dyn_cast<NVVM::BarrierOp>(op)) {
+      synchronizes = true;
+      OpBuilder b(op);
+      func::CallOp::create(b, op->getLoc(), runtime.namedBarrier,
+                           ValueRange{thread, bar.getBarrierId(),
+                                      bar.getNumberOfThreads(),
+                                      siteString(b, op, "nvvm.barrier")});
+    }
     if (auto wait = dyn_cast<NVVM::WgmmaWaitGroupSyncOp>(op)) {
       OpBuilder b(op);
       func::CallOp::create(
@@ -596,9 +625,34 @@ LogicalResult KernelEmulation::checkOps() {
     if (isa<nvgpu::NVGPUDialect>(op->getDialect()))
       return failed(checkNVGPUOp(op)) ? WalkResult::interrupt()
                                       : WalkResult::advance();
-    // wgmma.wait_group: the runtime's group count (blockcEmuWgmmaWait).
-    if (isa<NVVM::WgmmaWaitGroupSyncOp>(op))
+    // wgmma.wait_group: the runtime's group count (blockcEmuWgmmaWait);
+    // setmaxnreg changes nothing on the host.
+    if (isa<NVVM::WgmmaWaitGroupSyncOp, NVVM::SetMaxRegisterOp>(op))
       return WalkResult::advance();
+    // A whole warp's rendezvous.
+    if (auto sync = dyn_cast<NVVM::SyncWarpOp>(op)) {
+      APInt mask;
+      if (!matchPattern(sync.getMask(), m_ConstantInt(&mask)) ||
+          !mask.isAllOnes()) {
+        op->emitError() << "the GPU emulator models 'nvvm.bar.warp.sync' "
+                           "with the full mask (-1) only, in kernel '"
+                        << kernel.getName() << "'";
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    }
+    // A named barrier: an id and a thread count, no reduction.
+    if (auto bar = dyn_cast<NVVM::BarrierOp>(op)) {
+      if (!bar.getBarrierId() || !bar.getNumberOfThreads() ||
+          bar.getReductionOp()) {
+        op->emitError() << "the GPU emulator models 'nvvm.barrier' with an "
+                           "id and a thread count (and no reduction) only, "
+                           "in kernel '"
+                        << kernel.getName() << "'";
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    }
     if (isa<gpu::GPUDialect, NVVM::NVVMDialect>(op->getDialect())) {
       op->emitError() << "the GPU emulator does not model '" << op->getName()
                       << "' (kernel '" << kernel.getName() << "')";

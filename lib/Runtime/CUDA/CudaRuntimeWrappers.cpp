@@ -123,6 +123,23 @@ BLOCKC_EXPORT void blockcCudaClearError(void) {
 
 BLOCKC_EXPORT int blockcCudaInit(void) { return ensureContext() ? 0 : 1; }
 
+BLOCKC_EXPORT int32_t blockcGpuMultiprocessors(void) {
+  static std::atomic<int32_t> cached{0};
+  if (int32_t n = cached.load())
+    return n;
+  CUdevice device;
+  int n = 0;
+  if (ensureDevice() && CHECK(cuCtxGetDevice(&device)) &&
+      CHECK(cuDeviceGetAttribute(
+          &n, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device)) &&
+      n > 0) {
+    cached.store(n);
+    return n;
+  }
+  // One block still computes every tile of a persistent kernel.
+  return 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Modules and launches
 //===----------------------------------------------------------------------===//

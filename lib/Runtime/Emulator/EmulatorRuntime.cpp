@@ -255,7 +255,22 @@ private:
 // Launch state
 //===----------------------------------------------------------------------===//
 
-enum class Status : uint8_t { Ready, AtBarrier, AtShuffle, AtMbarrier, Exited };
+enum class Status : uint8_t {
+  Ready,
+  AtBarrier,
+  AtNamedBarrier,
+  AtShuffle,
+  AtMbarrier,
+  Exited
+};
+
+/// One of the block's 16 named barriers (bar.sync id, count): the threads
+/// that arrived in its current round and the count they expect.
+struct NamedBarrier {
+  int32_t count = 0;
+  int32_t arrived = 0;
+};
+constexpr int32_t kNamedBarriers = 16;
 
 struct Launch;
 
@@ -357,6 +372,8 @@ struct ThreadState {
   // mbarrier.try_wait.parity: the barrier's shared offset and the parity.
   int64_t mbarrier = 0;
   int32_t parity = 0;
+  // bar.sync with an id: the named barrier.
+  int32_t namedBarrier = 0;
   // wgmma: MMAs issued since the last commit, and committed groups not yet
   // waited for (wgmma.wait_group).
   bool wgmmaUncommitted = false;
@@ -396,6 +413,8 @@ struct Launch {
   const char *barrierSite = nullptr;
   bool barrierMixed = false;
   int64_t warpsAtShuffle = 0;
+  // The block's named barriers (bar.sync with an id and a thread count).
+  NamedBarrier named[kNamedBarriers];
   // The block's mbarriers by shared offset.
   std::unordered_map<int64_t, Mbarrier> mbarriers;
 
@@ -830,6 +849,25 @@ bool completeMbarrierWaits(Launch &l) {
   return progress;
 }
 
+/// Releases the threads of every named barrier that all its threads reached.
+/// Returns true if it released any.
+bool completeNamedBarriers(Launch &l) {
+  bool progress = false;
+  for (int32_t id = 0; id < kNamedBarriers; ++id) {
+    NamedBarrier &b = l.named[id];
+    if (b.arrived == 0 || b.arrived != b.count)
+      continue;
+    if (l.profiler)
+      l.profiler->barrier();
+    for (ThreadState &t : l.threads)
+      if (t.status == Status::AtNamedBarrier && t.namedBarrier == id)
+        t.status = Status::Ready;
+    b.arrived = 0;
+    progress = true;
+  }
+  return progress;
+}
+
 /// After a round in which every fiber ran until it blocked: completes what
 /// can complete. Returns false when nothing could (or the launch failed).
 bool completeCollectives(Launch &l) {
@@ -848,6 +886,7 @@ bool completeCollectives(Launch &l) {
       if (l.warps[w].waiting > 0)
         progress |= completeWarp(l, w);
   progress |= completeMbarrierWaits(l);
+  progress |= completeNamedBarriers(l);
   if (progress) {
     // Released threads no longer count at the barrier.
     l.atBarrier = 0;
@@ -937,6 +976,8 @@ void runBlockOnFibers(Launch &l, StackPool &stacks) {
   l.barrierSite = nullptr;
   l.barrierMixed = false;
   l.warpsAtShuffle = 0;
+  for (NamedBarrier &b : l.named)
+    b = NamedBarrier();
   l.mbarriers.clear();
 
   for (;;) {
@@ -1748,6 +1789,42 @@ std::string encodeTensorMap(int64_t rank, void *rankedDescriptor,
 
 } // namespace
 
+BLOCKC_EXPORT void blockcEmuNamedBarrier(BlockcEmuThread *thread, int32_t id,
+                                         int32_t count, const char *site) {
+  ThreadState *t = threadState(thread, "blockcEmuNamedBarrier", site);
+  if (!t || !needsFibers(*t, "bar.sync", site))
+    return;
+  Launch &l = *t->launch;
+  if (id < 0 || id >= kNamedBarriers) {
+    failInKernel(*t, format("%s: bar.sync at %s uses barrier %d (0 to %d)",
+                            threadInBlock(*t).c_str(), siteName(site), id,
+                            kNamedBarriers - 1));
+    return;
+  }
+  if (count <= 0 || count % kWarpSize != 0 || count > l.threadCount) {
+    failInKernel(*t, format("%s: bar.sync at %s expects %d threads (a "
+                            "positive multiple of 32 up to the block's %lld)",
+                            threadInBlock(*t).c_str(), siteName(site), count,
+                            static_cast<long long>(l.threadCount)));
+    return;
+  }
+  NamedBarrier &b = l.named[id];
+  if (b.arrived == 0) {
+    b.count = count;
+  } else if (b.count != count) {
+    failInKernel(*t, format("%s: bar.sync at %s expects %d threads at barrier "
+                            "%d, where the %d threads waiting there expect %d",
+                            threadInBlock(*t).c_str(), siteName(site), count,
+                            id, b.arrived, b.count));
+    return;
+  }
+  ++b.arrived;
+  t->status = Status::AtNamedBarrier;
+  t->site = site;
+  t->namedBarrier = id;
+  yieldToScheduler(*t);
+}
+
 BLOCKC_EXPORT void blockcEmuMbarrierInit(BlockcEmuThread *thread, void *barrier,
                                          int32_t count, const char *site) {
   ThreadState *t = threadState(thread, "blockcEmuMbarrierInit", site);
@@ -2217,6 +2294,28 @@ BLOCKC_EXPORT int blockcEmuProfileGetLaunch(int64_t index,
   *out = r.profile[index].second;
   out->kernel = r.profile[index].first.c_str();
   return 0;
+}
+
+BLOCKC_EXPORT int32_t blockcGpuMultiprocessors(void) {
+  // An H100's 132 (sm_90a's entry of the chip table), or
+  // BLOCKC_EMU_MULTIPROCESSORS, so that a test can give a persistent kernel
+  // several tiles per block on a small problem.
+  static const int32_t count = [] {
+    const char *value = std::getenv("BLOCKC_EMU_MULTIPROCESSORS");
+    if (!value || !*value)
+      return 132;
+    char *end = nullptr;
+    long n = std::strtol(value, &end, 10);
+    if (*end || n < 1 || n > 100000) {
+      std::fprintf(stderr,
+                   "blockc GPU emulator: BLOCKC_EMU_MULTIPROCESSORS='%s' is "
+                   "not a count from 1 to 100000; using 132\n",
+                   value);
+      return 132;
+    }
+    return static_cast<int32_t>(n);
+  }();
+  return count;
 }
 
 namespace {

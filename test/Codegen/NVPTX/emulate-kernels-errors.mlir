@@ -63,6 +63,31 @@ module attributes {gpu.container_module} {
 
 module attributes {gpu.container_module} {
   gpu.module @m {
+    gpu.func @k(%mask: i32) kernel {
+      // expected-error @+1 {{the GPU emulator models 'nvvm.bar.warp.sync' with the full mask (-1) only, in kernel 'k'}}
+      nvvm.bar.warp.sync %mask : i32
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @m {
+    gpu.func @k() kernel {
+      %id = arith.constant 1 : i32
+      // expected-error @+1 {{the GPU emulator models 'nvvm.barrier' with an id and a thread count (and no reduction) only, in kernel 'k'}}
+      nvvm.barrier id = %id
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @m {
     // expected-error @+1 {{the GPU emulator runs kernels only; 'helper' is a device function}}
     gpu.func @helper() {
       gpu.return
