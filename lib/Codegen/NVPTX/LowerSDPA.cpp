@@ -648,6 +648,17 @@ struct MmaAttentionKernel : blockc::nvptx::KernelBuilder {
     // This thread's rows g and g + 8 of its warp's 16.
     Value rowBase = add(add(t0, mul(warp, idx(16))), g);
     SmallVector<Value> qRows = {rowBase, add(rowBase, idx(8))};
+    // Row t sees keys below min(S, t + S - T + 1) (signed: bottom-right
+    // causal, none when t + S - T < 0); less 2 t4, the first key of this
+    // thread's accumulator columns.
+    SmallVector<Value> keyLimit;
+    for (Value t : qRows) {
+      Value limit = sDim;
+      if (causal)
+        limit =
+            arith::MinSIOp::create(b, loc, sDim, add(add(t, offset), idx(1)));
+      keyLimit.push_back(arith::SubIOp::create(b, loc, limit, mul(t4, idx(2))));
+    }
 
     Value negInf = f32(-std::numeric_limits<double>::infinity());
     auto accType = VectorType::get({2, 2}, b.getF32Type());
@@ -702,15 +713,13 @@ struct MmaAttentionKernel : blockc::nvptx::KernelBuilder {
           for (int64_t r = 0; r < 2; ++r) {
             SmallVector<Value> vals;
             Value rowMax = negInf;
+            // Element (n, c) is key j0 + 2 t4 + 8n + c: visible when
+            // 8n + c < keyLimit[r] - j0 (one compare with a constant).
+            Value rel = arith::SubIOp::create(b, loc, keyLimit[r], j0);
             for (int64_t n = 0; n < sTiles; ++n)
               for (int64_t c = 0; c < 2; ++c) {
-                Value key = add(add(j0, idx(8 * n + c)), mul(t4, idx(2)));
-                Value valid = lt(key, sDim);
-                if (causal)
-                  valid = arith::AndIOp::create(
-                      b, loc, valid,
-                      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle,
-                                            key, add(qRows[r], offset)));
+                Value valid = arith::CmpIOp::create(
+                    b, loc, arith::CmpIPredicate::slt, idx(8 * n + c), rel);
                 Value s = vector::ExtractOp::create(b, loc, sAcc[n],
                                                     ArrayRef<int64_t>{r, c});
                 s = arith::SelectOp::create(
