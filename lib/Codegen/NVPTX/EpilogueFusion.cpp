@@ -465,6 +465,42 @@ void eraseIfUnread(linalg::GenericOp producer) {
   producer->erase();
 }
 
+void writeEpilogueResults(OpBuilder &b, Location loc, linalg::LinalgOp op,
+                          const EpiloguePlan &plan, ArrayRef<Value> iv,
+                          ArrayRef<Value> sums) {
+  OpOperand *init = op.getDpsInitOperand(0);
+  SmallVector<Value> at;
+  for (AffineExpr e : op.getMatchingIndexingMap(init).getResults())
+    at.push_back(iv[cast<AffineDimExpr>(e).getPosition()]);
+  SmallVector<Value> results;
+  for (auto [c, start, sum] :
+       llvm::zip_equal(plan.contractions, plan.inits, sums)) {
+    Value out = linalg::LinalgOp(c).getDpsInitOperand(0)->get();
+    Value value;
+    if (!start)
+      value = memref::LoadOp::create(b, loc, out, at);
+    else if (start->scalar)
+      value = start->scalar;
+    else
+      value = evaluateGenericAt(b, loc, start->generic, at,
+                                [](OpOperand &) { return Value(); });
+    results.push_back(arith::AddFOp::create(b, loc, value, sum));
+  }
+  if (!plan.consumer) {
+    memref::StoreOp::create(b, loc, results.front(), init->get(), at);
+    return;
+  }
+  linalg::GenericOp consumer = plan.consumer;
+  Value value =
+      evaluateGenericAt(b, loc, consumer, at, [&](OpOperand &operand) {
+        for (auto [c, result] : llvm::zip_equal(plan.contractions, results))
+          if (operand.get() == linalg::LinalgOp(c).getDpsInitOperand(0)->get())
+            return result;
+        return Value();
+      });
+  memref::StoreOp::create(b, loc, value, consumer.getDpsInits()[0], at);
+}
+
 void eraseDeadWrites(Block &body, ArrayRef<EpiloguePlan> plans) {
   // The writers of the buffers the kernels now start from their evaluated
   // init: dead when nothing reads the buffer between them and the kernel.

@@ -120,6 +120,18 @@ evaluateGenericAt(mlir::OpBuilder &b, mlir::Location loc,
                   llvm::ArrayRef<mlir::Value> iv,
                   llvm::function_ref<mlir::Value(mlir::OpOperand &)> given);
 
+/// Emits at `b` the results of `plan`'s kernel at the contractions' loop
+/// indices `iv` (batch, M and N set; the output columns of a pair), given
+/// the f32 sums (one per contraction of `plan`): each result is its init
+/// (the plan's evaluated init, or what its buffer holds) plus its sum; with
+/// a consumer, the consumer's value is stored to the consumer's output
+/// instead, else the result to `op`'s output (`op` is one of the plan's
+/// contractions, which share their indexing maps).
+void writeEpilogueResults(mlir::OpBuilder &b, mlir::Location loc,
+                          mlir::linalg::LinalgOp op, const EpiloguePlan &plan,
+                          llvm::ArrayRef<mlir::Value> iv,
+                          llvm::ArrayRef<mlir::Value> sums);
+
 /// Erases the writes nobody reads any more once the kernels of `plans` are
 /// built (and their contractions and consumers erased): each init writer a
 /// kernel evaluates itself when no other op reads the buffer before the
