@@ -48,9 +48,20 @@ cp build/lib/libblockc_cuda_runtime.so benchmarks/gpu/torch_block.py \
   benchmarks/gpu/results.py "$G/"
 cp /usr/lib/llvm-22/lib/libmlir_c_runner_utils.so.22.1 "$G/"
 ln -s libmlir_c_runner_utils.so.22.1 "$G/libmlir_c_runner_utils.so"
-for m in small l7b l7b32; do
+# On sm_90a the 7B bf16 block also with the other two schedules of the
+# warpgroup-MMA projections (docs/GPU.md): block_l7bp (persistent) and
+# block_l7bc (cooperative, no producer warpgroup).
+models="small l7b l7b32"
+if [ "$ARCH" = sm_90a ]; then
+  cp "$G/l7b.mlir" "$G/l7bp.mlir"
+  cp "$G/l7b.mlir" "$G/l7bc.mlir"
+  models="$models l7bp l7bc"
+fi
+for m in $models; do
   flags= cflags=
   if [ "$m" = l7b32 ]; then flags=-gpu-allow-tf32 cflags=-DBLOCK_F32; fi
+  if [ "$m" = l7bp ]; then flags=-gpu-warpgroup-schedule=persistent; fi
+  if [ "$m" = l7bc ]; then flags=-gpu-warpgroup-schedule=cooperative; fi
   build/bin/blockc "$G/$m.mlir" -target=nvptx -gpu-arch="$ARCH" $CHIP_FLAG \
     $flags -gpu-binary=fatbin -emit=obj -o "$G/$m.o" --header="$G/$m.h"
   cc -std=c99 -O2 -Wall -Werror $cflags -I"$G" -DBLOCK_HEADER="\"$m.h\"" \
@@ -58,7 +69,7 @@ for m in small l7b l7b32; do
     -lmlir_c_runner_utils -lblockc_cuda_runtime \
     -L/usr/local/cuda/lib64/stubs -lcuda -Wl,-rpath,'$ORIGIN' -o "$G/block_$m"
 done
-rm "$G/l7b32.mlir"
+rm -f "$G/l7b32.mlir" "$G/l7bp.mlir" "$G/l7bc.mlir"
 # Which kernels are tensor-core GEMMs (mma.sync or wgmma).
 build/bin/blockc "$G/l7b.mlir" -target=nvptx -gpu-arch="$ARCH" $CHIP_FLAG \
   -emit=ptx -o "$G/l7b.ptx"

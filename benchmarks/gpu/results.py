@@ -57,7 +57,9 @@ STEP_CASE = re.compile(r"^(blockc|profile)-(\w+)-T(\d+)$")
 # (ARCH), bound = ...".
 BOUND_CHIP = re.compile(r"^blockc profile: \d+ kernels on (\S+) \((\S+)\)")
 
-DTYPE_NAMES = {"bf16": "bf16", "tf32": "f32 on TF32 tensor cores"}
+DTYPE_NAMES = {"bf16": "bf16", "tf32": "f32 on TF32 tensor cores",
+               "bf16persistent": "bf16, persistent warpgroup schedule",
+               "bf16cooperative": "bf16, cooperative warpgroup schedule"}
 # The architectures a bundle may be built for and the compute capabilities
 # whose GPUs run them (an arch-specific sm_XYa only on X.Y exactly).
 ARCH_RUNS_ON = {"sm_90a": ("9.0",), "sm_100a": ("10.0",)}

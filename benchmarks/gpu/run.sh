@@ -84,6 +84,11 @@ for t in 128 2048 8192; do
   step blockc-bf16-T$t 60 ./block_l7b time 1 $t $SHAPE 10
 done
 step torch-bf16-block 150 $PEER torch_block.py block 128 2048 8192
+# sm_90a bundles: the other schedules of the warpgroup-MMA projections.
+for t in 2048 8192; do
+  [ -x block_l7bp ] && step blockc-bf16persistent-T$t 60 ./block_l7bp time 1 $t $SHAPE 10
+  [ -x block_l7bc ] && step blockc-bf16cooperative-T$t 60 ./block_l7bc time 1 $t $SHAPE 10
+done
 for t in 2048 8192; do
   step profile-bf16-T$t 60 ./block_l7b time 1 $t $SHAPE 5 \
     "$OUT/profile-bf16-T$t.json"

@@ -295,6 +295,7 @@ blockc::compileToPTX(mlir::ModuleOp module,
   ptxOptions.gpu = options.gpu.getValue();
   ptxOptions.features = options.features.getValue();
   ptxOptions.allowTf32 = options.allowTf32;
+  ptxOptions.warpgroupSchedule = options.warpgroupSchedule.getValue();
   ptxOptions.format = GPUBinaryFormat::ISA;
   mlir::PassManager pm(module.getContext(), mlir::ModuleOp::getOperationName());
   buildNVPTXPipeline(pm, ptxOptions);

@@ -415,6 +415,7 @@ createGPUSelectTiles(const NVPTXPipelineOptions &options) {
   nvptx::GPUSelectTilesPassOptions tiles;
   tiles.chip = options.chip.getValue();
   tiles.allowTf32 = options.allowTf32;
+  tiles.warpgroupSchedule = options.warpgroupSchedule.getValue();
   return nvptx::createGPUSelectTilesPass(tiles);
 }
 
@@ -471,6 +472,8 @@ void blockc::buildNVPTXMapToGPUPipeline(OpPassManager &pm,
   // Contractions exist only now (on buffers): the heuristic runs again and
   // keeps what stage 1 chose.
   fpm.addPass(createGPUSelectTiles(options));
+  // Small-M contractions (decode steps): weight-streaming kernels.
+  fpm.addPass(nvptx::createGPUTileGemvPass());
   fpm.addPass(nvptx::createGPUTileMatmulPass());
   // Reductions over rows (norm statistics): a warp per row.
   fpm.addPass(nvptx::createGPUTileReductionsPass());

@@ -120,6 +120,10 @@ cl::opt<bool> emulateGPU("emulate", cl::desc(blockc::kEmulateHelp),
                          cl::init(false), cl::cat(category));
 cl::opt<bool> allowTf32("gpu-allow-tf32", cl::desc(blockc::kAllowTf32Help),
                         cl::init(false), cl::cat(category));
+cl::opt<std::string> warpgroupSchedule("gpu-warpgroup-schedule",
+                                       cl::desc(blockc::kWarpgroupScheduleHelp),
+                                       cl::init("specialized"),
+                                       cl::cat(category));
 cl::opt<bool> checkBounds("check-bounds", cl::desc(blockc::kCheckBoundsHelp),
                           cl::init(false), cl::cat(category));
 cl::opt<blockc::GPUBinaryFormat> gpuBinary(
@@ -270,6 +274,7 @@ void buildPipeline(OpPassManager &pm, llvm::StringRef entry,
   options.emulate = emulateGPU;
   options.checkBounds = checkBounds;
   options.allowTf32 = allowTf32;
+  options.warpgroupSchedule = warpgroupSchedule;
   if (emit >= Emit::Linalg)
     blockc::buildNVPTXLowerToLinalgPipeline(pm, options);
   if (emit >= Emit::Buffers)
@@ -314,6 +319,9 @@ int main(int argc, char **argv) {
     return fail("-emit=ptx|cubin|fatbin need -target=nvptx");
   if (std::string error =
           blockc::checkGPUFlags(nvptx, emulateGPU, checkBounds, allowTf32);
+      !error.empty())
+    return fail(error);
+  if (std::string error = blockc::checkWarpgroupSchedule(warpgroupSchedule);
       !error.empty())
     return fail(error);
   if (std::string error = blockc::checkGPUTarget(nvptx, gpuArch, gpuChip);

@@ -239,6 +239,13 @@ struct NVPTXPipelineOptions
       llvm::cl::desc("Run f32 contractions on TF32 tensor cores (sm_80+): "
                      "their operands are rounded to tf32 (10-bit mantissas)"),
       llvm::cl::init(false)};
+  Option<std::string> warpgroupSchedule{
+      *this, "warpgroup-schedule",
+      llvm::cl::desc("sm_90a projections: specialized (a producer "
+                     "warpgroup feeds two consumer warpgroups), persistent "
+                     "(also one block per multiprocessor) or cooperative "
+                     "(no producer) (docs/GPU.md)"),
+      llvm::cl::init("specialized")};
   Option<bool> checkBounds{
       *this, "check-bounds",
       llvm::cl::desc("With emulate: check the indices of every memref access "

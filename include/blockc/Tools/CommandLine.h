@@ -48,6 +48,10 @@ constexpr const char *kEmulateHelp =
 constexpr const char *kAllowTf32Help =
     "With -target=nvptx (sm_80+): run f32 projections on TF32 tensor cores, "
     "their operands rounded to 10-bit mantissas (docs/GPU.md#tf32)";
+constexpr const char *kWarpgroupScheduleHelp =
+    "With -target=nvptx -gpu-arch=sm_90a: the projections' warpgroup-MMA "
+    "kernel: specialized (default: a producer warpgroup), persistent (also "
+    "one block per multiprocessor) or cooperative (docs/GPU.md)";
 constexpr const char *kCheckBoundsHelp =
     "With --emulate: check the indices of every memory access inside the "
     "kernels";
@@ -81,6 +85,16 @@ inline std::string checkGPUFlags(bool nvptx, bool emulate, bool checkBounds,
   if (checkBounds && !emulate)
     return "--check-bounds needs --emulate";
   return "";
+}
+
+/// The error of a -gpu-warpgroup-schedule value, or an empty string.
+inline std::string checkWarpgroupSchedule(llvm::StringRef schedule) {
+  if (schedule == "specialized" || schedule == "persistent" ||
+      schedule == "cooperative")
+    return "";
+  return ("unknown -gpu-warpgroup-schedule '" + schedule +
+          "' (expected specialized, persistent or cooperative)")
+      .str();
 }
 
 inline void parseBlockcOptions(int argc, char **argv,

@@ -103,9 +103,10 @@ std::string describeLocation(Location loc) {
 
 /// The runtime functions the emulated kernels call, declared once.
 struct RuntimeDecls {
-  func::FuncOp barrier, namedBarrier, shuffle32, outOfBounds, access, flops, ldMatrix, mma,
-      cpAsync, cpAsyncCommit, cpAsyncWait, mbarrierInit, mbarrierArrive,
-      mbarrierTryWaitParity, tmaLoad, wgmma, wgmmaCommit, wgmmaWait, wgmmaRead;
+  func::FuncOp barrier, namedBarrier, shuffle32, outOfBounds, access, flops,
+      ldMatrix, mma, cpAsync, cpAsyncCommit, cpAsyncWait, mbarrierInit,
+      mbarrierArrive, mbarrierTryWaitParity, tmaLoad, wgmma, wgmmaCommit,
+      wgmmaWait, wgmmaRead;
 
   static func::FuncOp declare(ModuleOp module, StringRef name,
                               FunctionType type) {

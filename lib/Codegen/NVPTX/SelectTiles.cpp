@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TileGemv.h"
 #include "blockc/Codegen/NVPTX/KernelMatchers.h"
 #include "blockc/Codegen/NVPTX/Passes.h"
 #include "blockc/Dialect/Codegen/IR/CodegenDialect.h"
@@ -41,6 +42,25 @@ GPUMmaTilesAttr mmaTilesFor(MLIRContext *ctx, int64_t k, int64_t elementBytes) {
   return GPUMmaTilesAttr::get(ctx, /*tileM=*/128, /*tileN=*/128,
                               /*tileK=*/k % wide == 0 ? wide : 16,
                               /*warpsM=*/2, /*warpsN=*/2, /*stages=*/4);
+}
+
+/// Warpgroup-MMA tiles (sm_90a) for a contraction with `n` output columns
+/// (dynamic: ShapedType::kDynamic) under `schedule` (the pass option,
+/// checked): "specialized" (the default) gives a producer warpgroup and two
+/// consumer warpgroups on 128 x 256 tiles when n >= 256 (128 x 128 below),
+/// 4 stages (192 / 128 KiB); "persistent" the same on 128 x 128 tiles with
+/// the output tile beside the 4-stage ring (195 KiB); "cooperative" the
+/// kernel without a producer on 128 x 128 tiles.
+GPUWarpgroupTilesAttr warpgroupTilesFor(MLIRContext *ctx, int64_t n,
+                                        StringRef schedule) {
+  if (schedule == "cooperative")
+    return GPUWarpgroupTilesAttr::get(ctx, /*tileM=*/128, /*tileN=*/128,
+                                      /*stages=*/4);
+  bool persistent = schedule == "persistent";
+  bool wide = !persistent && !ShapedType::isDynamic(n) && n >= 256;
+  return GPUWarpgroupTilesAttr::get(ctx, /*tileM=*/128,
+                                    /*tileN=*/wide ? 256 : 128, /*stages=*/4,
+                                    /*producer=*/true, persistent);
 }
 
 /// The static reduction size of a tensor-core candidate (the last dimension
@@ -80,6 +100,15 @@ struct GPUSelectTilesPass
                        << ")";
       return signalPassFailure();
     }
+    if (warpgroupSchedule != "cooperative" &&
+        warpgroupSchedule != "specialized" &&
+        warpgroupSchedule != "persistent") {
+      func.emitError() << "blockc-gpu-select-tiles: unknown warpgroup "
+                          "schedule '"
+                       << warpgroupSchedule
+                       << "' (cooperative, specialized or persistent)";
+      return signalPassFailure();
+    }
     if (func.isExternal())
       return;
     ChipDefaults defaults = defaultsFor(&getContext(), target.getArch());
@@ -106,6 +135,19 @@ struct GPUSelectTilesPass
         if (blockc::nvptx::isTiledMatmulCandidate(linalgOp))
           setIfAbsent(op, CodegenDialect::kGpuMatmulTilesAttrName,
                       defaults.matmul);
+        // Decode steps (docs/GPU.md#decoding): the weight-streaming kernel
+        // for 16-bit projections on buffers with a small M: a static M <= 64
+        // always (blockc-gpu-tile-gemv), a dynamic M (B * T: entries that
+        // also decode) when M <= 16 at run time, beside the tensor-core
+        // tiles below for larger M (blockc-gpu-tile-matmul chooses).
+        if (target.hasMmaSync() && blockc::nvptx::isGemvCandidate(linalgOp)) {
+          std::optional<int64_t> m = blockc::nvptx::staticRows(linalgOp);
+          if (!m || *m <= 64)
+            setIfAbsent(op, CodegenDialect::kGpuGemvAttrName,
+                        GPUGemvAttr::get(&getContext(), /*warps=*/4,
+                                         /*columns=*/1, /*rows=*/1,
+                                         /*unroll=*/2, /*maxM=*/m ? 64 : 16));
+        }
         // Tensor cores: 16-bit contractions on buffers, and on tensors the
         // contractions whose f32 input blockc-gpu-narrow-mma-operands can
         // narrow exactly.
@@ -122,13 +164,17 @@ struct GPUSelectTilesPass
                       mmaTilesFor(&getContext(), reductionSize(linalgOp),
                                   /*elementBytes=*/4));
         // Hopper's warpgroup MMA and TMA (sm_90a only: wgmma is an
-        // arch-specific feature), on buffers: 128 x 128 output tiles on two
-        // warpgroups, a 4-stage TMA ring of 128 KiB.
+        // arch-specific feature), on buffers (warpgroupTilesFor).
         if (target.hasWarpgroupMma() &&
-            blockc::nvptx::isWarpgroupMatmulCandidate(linalgOp))
+            blockc::nvptx::isWarpgroupMatmulCandidate(linalgOp)) {
+          FailureOr<linalg::ContractionDimensions> dims =
+              linalg::inferContractionDims(linalgOp);
+          int64_t n = succeeded(dims)
+                          ? linalgOp.getStaticLoopRanges()[dims->n.front()]
+                          : ShapedType::kDynamic;
           setIfAbsent(op, CodegenDialect::kGpuWarpgroupTilesAttrName,
-                      GPUWarpgroupTilesAttr::get(&getContext(), /*tileM=*/128,
-                                                 /*tileN=*/128, /*stages=*/4));
+                      warpgroupTilesFor(&getContext(), n, warpgroupSchedule));
+        }
       }
     });
   }

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "EpilogueFusion.h"
+#include "TileGemv.h"
 #include "blockc/Codegen/NVPTX/KernelBuilder.h"
 #include "blockc/Codegen/NVPTX/KernelMatchers.h"
 #include "blockc/Codegen/NVPTX/MmaFragments.h"
@@ -16,6 +17,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -108,34 +110,7 @@ struct ContractionKernel : blockc::nvptx::KernelBuilder {
   /// consumer, the consumer's value is written instead.
   void writeResults(blockc::nvptx::EpiloguePlan &plan, ArrayRef<Value> iv,
                     ArrayRef<Value> sums) {
-    SmallVector<Value> at = operandIndices(*op.getDpsInitOperand(0), iv);
-    SmallVector<Value> results;
-    for (auto [c, init, sum] :
-         llvm::zip_equal(plan.contractions, plan.inits, sums)) {
-      Value out = c.getDpsInitOperand(0)->get();
-      Value start;
-      if (!init)
-        start = memref::LoadOp::create(b, loc, out, at);
-      else if (init->scalar)
-        start = init->scalar;
-      else
-        start = blockc::nvptx::evaluateGenericAt(
-            b, loc, init->generic, at, [](OpOperand &) { return Value(); });
-      results.push_back(arith::AddFOp::create(b, loc, start, sum));
-    }
-    if (!plan.consumer) {
-      memref::StoreOp::create(b, loc, results.front(),
-                              op.getDpsInitOperand(0)->get(), at);
-      return;
-    }
-    Value value = blockc::nvptx::evaluateGenericAt(
-        b, loc, plan.consumer, at, [&](OpOperand &operand) {
-          for (auto [c, result] : llvm::zip_equal(plan.contractions, results))
-            if (operand.get() == c.getDpsInitOperand(0)->get())
-              return result;
-          return Value();
-        });
-    memref::StoreOp::create(b, loc, value, plan.consumer.getDpsInits()[0], at);
+    blockc::nvptx::writeEpilogueResults(b, loc, op, plan, iv, sums);
   }
 
   /// out[m, n] += value where m < mSize and n < nSize (the output holds the
@@ -734,6 +709,31 @@ struct WarpgroupKernel : ContractionKernel {
                                   ValueRange{});
   }
 
+  Value eq(Value x, int64_t v) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x, idx(v));
+  }
+
+  /// Runs `body` under `condition`.
+  void when(Value condition, function_ref<void()> body) {
+    auto ifOp = scf::IfOp::create(b, loc, condition, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    body();
+  }
+
+  /// A loop over [lb, ub) by `step` whose body `body(iv)` is built at the
+  /// builder's insertion point.
+  void loop(Value lb, Value ub, Value step, function_ref<void(Value)> body) {
+    scf::ForOp::create(b, loc, lb, ub, step, ValueRange{},
+                       [&](OpBuilder &nb, Location, Value iv, ValueRange) {
+                         OpBuilder::InsertionGuard g(b);
+                         b.setInsertionPoint(nb.getInsertionBlock(),
+                                             nb.getInsertionPoint());
+                         body(iv);
+                         scf::YieldOp::create(b, loc);
+                       });
+  }
+
   void build() {
     MLIRContext *ctx = b.getContext();
     auto [aIn, bIn] = inputsMN();
@@ -744,6 +744,7 @@ struct WarpgroupKernel : ContractionKernel {
     int64_t numK = llvm::divideCeil(kSize, kTileK);
     int64_t stageBytes = tiles.getStageBytes();
     int64_t aBytes = tileM * kRowBytes;
+    int64_t consumers = tiles.getConsumers();
     Value mSize = product(dims.m), nSize = loopSizes[dims.n.front()];
     // A pair (gate and up): the B tile is tile_n / 2 rows of each weight,
     // so the accumulator's first half of columns are gate columns and the
@@ -760,10 +761,33 @@ struct WarpgroupKernel : ContractionKernel {
                                      outTileN)
                          : Value();
 
+    // A block per output tile, or (persistent) one per multiprocessor of
+    // the device the kernel runs on (blockcGpuMultiprocessors, of the
+    // runtime), at most one per tile.
     Value one = idx(1);
+    Value tilesN = ceilDiv(nSize, outTileN), tilesM = ceilDiv(mSize, tileM);
+    Value numTiles = mul(tilesN, tilesM);
+    Value gridX = tilesN, gridY = tilesM;
+    if (tiles.getPersistent()) {
+      // An LLVM declaration: a C function, which the host pipeline's C
+      // wrappers (of every func.func) must not rename.
+      auto module = op->getParentOfType<ModuleOp>();
+      StringRef name = "blockcGpuMultiprocessors";
+      auto query = module.lookupSymbol<LLVM::LLVMFuncOp>(name);
+      if (!query) {
+        OpBuilder::InsertionGuard g(b);
+        b.setInsertionPointToEnd(module.getBody());
+        query = LLVM::LLVMFuncOp::create(
+            b, loc, name, LLVM::LLVMFunctionType::get(b.getI32Type(), {}));
+      }
+      Value sms = arith::IndexCastUIOp::create(
+          b, loc, b.getIndexType(),
+          LLVM::CallOp::create(b, loc, query, ValueRange{}).getResult());
+      gridX = arith::MinUIOp::create(b, loc, numTiles, sms);
+      gridY = one;
+    }
     launch = gpu::LaunchOp::create(
-        b, loc, ceilDiv(nSize, outTileN), ceilDiv(mSize, tileM), one,
-        idx(tiles.getThreads()), one, one,
+        b, loc, gridX, gridY, one, idx(tiles.getThreads()), one, one,
         arith::IndexCastOp::create(b, loc, b.getI32Type(),
                                    idx(tiles.getSharedBytes())),
         /*asyncTokenType=*/nullptr, /*asyncDependencies=*/{});
@@ -774,9 +798,7 @@ struct WarpgroupKernel : ContractionKernel {
     gpu::KernelDim3 block = launch.getBlockIds();
     Value tid = launch.getThreadIds().x;
     Value warpgroup = div(tid, 128);
-    Value m0 = mul(block.y, idx(tileM)), n0 = mul(block.x, idx(outTileN));
-    Value isLeader =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, idx(0));
+    Value isLeader = eq(tid, 0);
 
     // The ring starts at the first 1024-byte boundary of the dynamic shared
     // memory (the period of the 128-byte swizzle, which TMA and wgmma
@@ -791,45 +813,53 @@ struct WarpgroupKernel : ContractionKernel {
       return add(pad, mul(stage, idx(stageBytes)));
     };
 
-    // One mbarrier per stage, initialised by thread 0 for its one arrival
-    // (the arrive.expect_tx before the stage's loads).
+    // One "full" mbarrier per stage, initialised by thread 0 for its one
+    // arrival (the arrive.expect_tx before the stage's loads); with a
+    // producer, one "empty" mbarrier per stage for the consumer warps'
+    // releases.
     auto barsType = nvgpu::MBarrierGroupType::get(
         ctx, gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup),
         stages);
-    Value bars = nvgpu::MBarrierCreateOp::create(b, loc, barsType);
-    {
-      auto init = scf::IfOp::create(b, loc, isLeader, false);
-      OpBuilder::InsertionGuard g(b);
-      b.setInsertionPointToStart(init.thenBlock());
-      for (int64_t s = 0; s < stages; ++s)
-        nvgpu::MBarrierInitOp::create(b, loc, bars, one, idx(s), Value());
-    }
+    Value full = nvgpu::MBarrierCreateOp::create(b, loc, barsType);
+    Value empty = tiles.getProducer()
+                      ? nvgpu::MBarrierCreateOp::create(b, loc, barsType)
+                      : Value();
+    when(isLeader, [&] {
+      for (int64_t s = 0; s < stages; ++s) {
+        nvgpu::MBarrierInitOp::create(b, loc, full, one, idx(s), Value());
+        if (empty)
+          nvgpu::MBarrierInitOp::create(b, loc, empty, idx(consumers * 4),
+                                        idx(s), Value());
+      }
+    });
     gpu::BarrierOp::create(b, loc);
 
-    // Thread 0 loads reduction step `kt` into `stage`.
-    auto issue = [&](Value stage, Value kt) {
-      nvgpu::MBarrierArriveExpectTxOp::create(b, loc, bars, idx(stageBytes),
+    // Thread 0 loads reduction step `kt` of the tile at (m0, n0) into
+    // `stage`.
+    auto issue = [&](Value stage, Value kt, Value m0, Value n0) {
+      nvgpu::MBarrierArriveExpectTxOp::create(b, loc, full, idx(stageBytes),
                                               stage, Value());
       Value offset = stageOffset(stage);
       Value k0 = mul(kt, idx(kTileK));
       nvgpu::TmaAsyncLoadOp::create(
-          b, loc, view(base, offset, {tileM, kTileK}, elem), bars, aMap,
+          b, loc, view(base, offset, {tileM, kTileK}, elem), full, aMap,
           ValueRange{k0, m0}, stage, Value(), Value());
       for (int64_t p = 0; p < (paired ? 2 : 1); ++p)
         nvgpu::TmaAsyncLoadOp::create(
             b, loc,
             view(base, add(offset, idx(aBytes + p * outTileN * kRowBytes)),
                  {outTileN, kTileK}, elem),
-            bars, p ? b2Map : bMap, ValueRange{k0, n0}, stage, Value(),
+            full, p ? b2Map : bMap, ValueRange{k0, n0}, stage, Value(),
             Value());
     };
-    {
-      auto prologue = scf::IfOp::create(b, loc, isLeader, false);
-      OpBuilder::InsertionGuard g(b);
-      b.setInsertionPointToStart(prologue.thenBlock());
-      for (int64_t s = 0; s + 1 < stages && s < numK; ++s)
-        issue(idx(s), idx(s));
-    }
+    // Waits until the `it`-th use of the ring (counted over the block's
+    // tiles) has landed in its stage.
+    auto waitFull = [&](Value stage, Value it) {
+      Value parity = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                           rem(div(it, stages), 2), idx(0));
+      nvgpu::MBarrierTryWaitParityOp::create(b, loc, full, parity,
+                                             idx(10000000), stage);
+    };
 
     auto accType = nvgpu::WarpgroupAccumulatorType::get(
         ctx, VectorType::get({64, tileN}, b.getF32Type()));
@@ -837,95 +867,226 @@ struct WarpgroupKernel : ContractionKernel {
         ctx, sharedType({64, 16}, elem));
     auto bDescType = nvgpu::WarpgroupMatrixDescriptorType::get(
         ctx, sharedType({16, tileN}, elem));
-    Value acc0 = nvgpu::WarpgroupMmaInitAccumulatorOp::create(b, loc, accType);
-    auto kLoop = scf::ForOp::create(
-        b, loc, idx(0), idx(numK), one, ValueRange{acc0},
-        [&](OpBuilder &nb, Location, Value kt, ValueRange accs) {
-          OpBuilder::InsertionGuard g(b);
-          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-          Value stage = rem(kt, stages);
-          Value parity = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
-                                               rem(div(kt, stages), 2), idx(0));
-          nvgpu::MBarrierTryWaitParityOp::create(b, loc, bars, parity,
-                                                 idx(10000000), stage);
-          // Warpgroup w multiplies rows [64 w, 64 w + 64) of the A tile;
-          // k16 step kk starts 32 bytes further along the swizzled rows.
-          Value offset = stageOffset(stage);
-          Value aRows = add(offset, mul(warpgroup, idx(64 * kRowBytes)));
-          Value bRows = add(offset, idx(aBytes));
-          Value acc = accs.front();
-          for (int64_t kk = 0; kk < kTileK / 16; ++kk) {
-            Value descA = nvgpu::WarpgroupGenerateDescriptorOp::create(
-                b, loc, aDescType,
-                view(base, add(aRows, idx(kk * 32)), {64, 16}, elem), aMap);
-            // The descriptor's tensor type is wgmma's [K, N] view of B; the
-            // memref is the [N, 16] slice of the K-major tile it starts at.
-            Value descB = nvgpu::WarpgroupGenerateDescriptorOp::create(
-                b, loc, bDescType,
-                view(base, add(bRows, idx(kk * 32)), {tileN, 16}, elem), bMap);
-            acc = nvgpu::WarpgroupMmaOp::create(b, loc, accType, descA, descB,
-                                                b.getI64IntegerAttr(1),
-                                                UnitAttr(), UnitAttr(), acc);
-          }
-          // Each warpgroup's first MMA of this step waited for its MMAs of
-          // step kt - 1: after the barrier, that step's stage is free.
-          gpu::BarrierOp::create(b, loc);
-          Value next = add(kt, idx(stages - 1));
-          auto refill = scf::IfOp::create(
-              b, loc,
-              arith::AndIOp::create(b, loc, isLeader, lt(next, idx(numK))),
-              false);
-          {
-            OpBuilder::InsertionGuard g2(b);
-            b.setInsertionPointToStart(refill.thenBlock());
-            issue(rem(next, stages), next);
-          }
-          scf::YieldOp::create(b, loc, acc);
-        });
-    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, b.getI64IntegerAttr(0));
-    // Every warpgroup is done reading the ring: it holds the f32 tile now.
-    gpu::BarrierOp::create(b, loc);
+    // Consumer warpgroup `w` multiplies rows [64 w, 64 w + 64) of the A
+    // tile in `stage` into `acc`; k16 step kk starts 32 bytes further along
+    // the swizzled rows. Each MMA waits for all but the newest group
+    // (wgmma.wait_group 1): after the first, the previous step's MMAs are
+    // done, and `afterFirst` runs.
+    auto multiply = [&](Value stage, Value w, Value acc,
+                        function_ref<void()> afterFirst) {
+      Value offset = stageOffset(stage);
+      Value aRows = add(offset, mul(w, idx(64 * kRowBytes)));
+      Value bRows = add(offset, idx(aBytes));
+      for (int64_t kk = 0; kk < kTileK / 16; ++kk) {
+        Value descA = nvgpu::WarpgroupGenerateDescriptorOp::create(
+            b, loc, aDescType,
+            view(base, add(aRows, idx(kk * 32)), {64, 16}, elem), aMap);
+        // The descriptor's tensor type is wgmma's [K, N] view of B; the
+        // memref is the [N, 16] slice of the K-major tile it starts at.
+        Value descB = nvgpu::WarpgroupGenerateDescriptorOp::create(
+            b, loc, bDescType,
+            view(base, add(bRows, idx(kk * 32)), {tileN, 16}, elem), bMap);
+        acc = nvgpu::WarpgroupMmaOp::create(b, loc, accType, descA, descB,
+                                            b.getI64IntegerAttr(1), UnitAttr(),
+                                            UnitAttr(), acc);
+        if (kk == 0 && afterFirst)
+          afterFirst();
+      }
+      return acc;
+    };
+
     // The f32 tile's rows are padded by 16 bytes: a store of the
     // accumulator fragment writes 8 rows at once (lane 4g + q: row g), which
     // unpadded rows (a multiple of 128 bytes) would put in one bank.
     int64_t rowFloats = GPUWarpgroupTilesAttr::getOutputRowFloats(tileN);
-    Value padded = view(base, add(pad, mul(warpgroup, idx(64 * rowFloats * 4))),
-                        {64, rowFloats}, b.getF32Type());
-    Value accTile = memref::SubViewOp::create(
-        b, loc, padded,
-        ArrayRef<OpFoldResult>{b.getIndexAttr(0), b.getIndexAttr(0)},
-        ArrayRef<OpFoldResult>{b.getIndexAttr(64), b.getIndexAttr(tileN)},
-        ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)});
-    nvgpu::WarpgroupMmaStoreOp::create(b, loc, kLoop.getResult(0), accTile);
-    gpu::BarrierOp::create(b, loc);
-
-    // Epilogue: the results of the tile, consecutive threads on consecutive
-    // columns.
-    Value tile = view(base, pad, {tileM, rowFloats}, b.getF32Type());
-    scf::ForOp::create(
-        b, loc, tid, idx(tileM * outTileN), idx(tiles.getThreads()),
-        ValueRange{}, [&](OpBuilder &nb, Location, Value e, ValueRange) {
-          OpBuilder::InsertionGuard g(b);
-          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-          Value r = div(e, outTileN), c = rem(e, outTileN);
-          Value m = add(m0, r), n = add(n0, c);
-          Value inside =
-              arith::AndIOp::create(b, loc, lt(m, mSize), lt(n, nSize));
-          auto ifOp = scf::IfOp::create(b, loc, inside, false);
-          {
-            OpBuilder::InsertionGuard g2(b);
-            b.setInsertionPointToStart(ifOp.thenBlock());
-            SmallVector<Value> iv(op.getNumLoops(), idx(0));
-            delinearize(m, dims.m, iv);
-            iv[dims.n.front()] = n;
-            SmallVector<Value> sums;
-            for (int64_t p = 0; p < (paired ? 2 : 1); ++p)
-              sums.push_back(memref::LoadOp::create(
-                  b, loc, tile, ValueRange{r, add(c, idx(p * outTileN))}));
-            writeResults(plan, iv, sums);
-          }
-          scf::YieldOp::create(b, loc);
+    // Epilogue of the tile at (m0, n0), once its MMAs completed
+    // (wgmma.wait_group 0): consumer warpgroup `w` stores its accumulator
+    // `acc` into the f32 tile at `tileOffset` (after `sync`:
+    // the tile's previous readers and the ring's are done), and after
+    // `sync` again threads `first`, `first + count`, ... turn the tile into
+    // results, consecutive threads on consecutive columns.
+    auto epilogue = [&](Value acc, Value w, Value m0, Value n0,
+                        Value tileOffset, Value first, int64_t count,
+                        function_ref<void()> sync) {
+      sync();
+      Value padded =
+          view(base, add(tileOffset, mul(w, idx(64 * rowFloats * 4))),
+               {64, rowFloats}, b.getF32Type());
+      Value accTile = memref::SubViewOp::create(
+          b, loc, padded,
+          ArrayRef<OpFoldResult>{b.getIndexAttr(0), b.getIndexAttr(0)},
+          ArrayRef<OpFoldResult>{b.getIndexAttr(64), b.getIndexAttr(tileN)},
+          ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)});
+      nvgpu::WarpgroupMmaStoreOp::create(b, loc, acc, accTile);
+      sync();
+      Value tile = view(base, tileOffset, {tileM, rowFloats}, b.getF32Type());
+      loop(first, idx(tileM * outTileN), idx(count), [&](Value e) {
+        Value r = div(e, outTileN), c = rem(e, outTileN);
+        Value m = add(m0, r), n = add(n0, c);
+        when(arith::AndIOp::create(b, loc, lt(m, mSize), lt(n, nSize)), [&] {
+          SmallVector<Value> iv(op.getNumLoops(), idx(0));
+          delinearize(m, dims.m, iv);
+          iv[dims.n.front()] = n;
+          SmallVector<Value> sums;
+          for (int64_t p = 0; p < (paired ? 2 : 1); ++p)
+            sums.push_back(memref::LoadOp::create(
+                b, loc, tile, ValueRange{r, add(c, idx(p * outTileN))}));
+          writeResults(plan, iv, sums);
         });
+      });
+    };
+
+    if (!tiles.getProducer()) {
+      // Every warpgroup multiplies; thread 0 also keeps `stages - 1` steps
+      // in flight, refilling the stage of step kt - 1 once the block's
+      // barrier shows every warpgroup is done with it.
+      Value m0 = mul(block.y, idx(tileM)), n0 = mul(block.x, idx(outTileN));
+      when(isLeader, [&] {
+        for (int64_t s = 0; s + 1 < stages && s < numK; ++s)
+          issue(idx(s), idx(s), m0, n0);
+      });
+      Value acc0 =
+          nvgpu::WarpgroupMmaInitAccumulatorOp::create(b, loc, accType);
+      auto kLoop = scf::ForOp::create(
+          b, loc, idx(0), idx(numK), one, ValueRange{acc0},
+          [&](OpBuilder &nb, Location, Value kt, ValueRange accs) {
+            OpBuilder::InsertionGuard g(b);
+            b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+            Value stage = rem(kt, stages);
+            waitFull(stage, kt);
+            Value acc = multiply(stage, warpgroup, accs.front(), nullptr);
+            // Each warpgroup's first MMA of this step waited for its MMAs
+            // of step kt - 1: after the barrier, that step's stage is free.
+            gpu::BarrierOp::create(b, loc);
+            Value next = add(kt, idx(stages - 1));
+            when(arith::AndIOp::create(b, loc, isLeader, lt(next, idx(numK))),
+                 [&] { issue(rem(next, stages), next, m0, n0); });
+            scf::YieldOp::create(b, loc, acc);
+          });
+      // The tile reuses the ring once every warpgroup is done reading it.
+      NVVM::WgmmaWaitGroupSyncOp::create(b, loc, b.getI64IntegerAttr(0));
+      epilogue(kLoop.getResult(0), warpgroup, m0, n0, pad, tid,
+               tiles.getThreads(), [&] { gpu::BarrierOp::create(b, loc); });
+      gpu::TerminatorOp::create(b, loc);
+      return;
+    }
+
+    // Warp-specialised: warpgroup 0 produces, the others consume. Both
+    // walk the same tiles; `it0` counts the ring's uses before the tile.
+    auto forEachTile = [&](function_ref<void(Value, Value, Value)> body) {
+      if (!tiles.getPersistent())
+        return body(mul(block.y, idx(tileM)), mul(block.x, idx(outTileN)),
+                    idx(0));
+      // Grouped order: kGroupM row tiles at a time, column by column, so
+      // that the blocks running at once share the weight's columns in L2.
+      Value grid = launch.getGridSize().x;
+      int64_t groupM = GPUWarpgroupTilesAttr::kGroupM;
+      loop(block.x, numTiles, grid, [&](Value t) {
+        Value it0 =
+            mul(arith::DivUIOp::create(
+                    b, loc, arith::SubIOp::create(b, loc, t, block.x), grid),
+                idx(numK));
+        Value perGroup = mul(tilesN, idx(groupM));
+        Value group = arith::DivUIOp::create(b, loc, t, perGroup);
+        Value firstM = mul(group, idx(groupM));
+        Value rows = arith::MinUIOp::create(
+            b, loc, arith::SubIOp::create(b, loc, tilesM, firstM), idx(groupM));
+        Value inGroup = arith::RemUIOp::create(b, loc, t, perGroup);
+        Value tm = add(firstM, arith::RemUIOp::create(b, loc, inGroup, rows));
+        Value tn = arith::DivUIOp::create(b, loc, inGroup, rows);
+        body(mul(tm, idx(tileM)), mul(tn, idx(outTileN)), it0);
+      });
+    };
+    auto producer = scf::IfOp::create(b, loc, eq(warpgroup, 0),
+                                      /*withElseRegion=*/true);
+    {
+      // The producer keeps 40 registers; its first thread fills each stage
+      // once the consumer warps released its previous use.
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(producer.thenBlock());
+      NVVM::SetMaxRegisterOp::create(b, loc,
+                                     GPUWarpgroupTilesAttr::kProducerRegisters,
+                                     NVVM::SetMaxRegisterAction::decrease);
+      when(isLeader, [&] {
+        forEachTile([&](Value m0, Value n0, Value it0) {
+          loop(idx(0), idx(numK), one, [&](Value kt) {
+            Value it = add(it0, kt);
+            Value stage = rem(it, stages);
+            when(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, it,
+                                       idx(stages)),
+                 [&] {
+                   // Use u = it / stages needs the release of use u - 1.
+                   Value parity =
+                       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                             rem(div(it, stages), 2), idx(0));
+                   nvgpu::MBarrierTryWaitParityOp::create(b, loc, empty, parity,
+                                                          idx(10000000), stage);
+                 });
+            issue(stage, kt, m0, n0);
+          });
+        });
+      });
+    }
+    {
+      // Consumers: all the other registers; each warp releases a stage
+      // once its MMAs of that stage completed (wgmma.wait_group is
+      // warp-synchronous, bar.warp.sync makes every lane's wait precede
+      // lane 0's arrival).
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(producer.elseBlock());
+      NVVM::SetMaxRegisterOp::create(b, loc, tiles.getConsumerRegisters(),
+                                     NVVM::SetMaxRegisterAction::increase);
+      Value w = arith::SubIOp::create(b, loc, warpgroup, one);
+      Value ctid = arith::SubIOp::create(b, loc, tid, idx(128));
+      auto release = [&](Value stage) {
+        NVVM::SyncWarpOp::create(b, loc,
+                                 arith::ConstantIntOp::create(b, loc, -1, 32));
+        when(eq(rem(tid, 32), 0), [&] {
+          nvgpu::MBarrierArriveExpectTxOp::create(b, loc, empty, idx(0), stage,
+                                                  Value());
+        });
+      };
+      // The f32 tile: in the ring once the consumers are done with it, or
+      // (persistent) after it, so that the producer fills the ring with
+      // the next tile meanwhile.
+      Value tileOffset =
+          tiles.getPersistent() ? add(pad, idx(tiles.getRingBytes())) : pad;
+      int64_t consumerThreads = consumers * 128;
+      auto consumersSync = [&] {
+        NVVM::BarrierOp::create(
+            b, loc, TypeRange{}, arith::ConstantIntOp::create(b, loc, 1, 32),
+            arith::ConstantIntOp::create(b, loc, consumerThreads, 32),
+            NVVM::BarrierReductionAttr(), Value());
+      };
+      forEachTile([&](Value m0, Value n0, Value it0) {
+        Value acc0 =
+            nvgpu::WarpgroupMmaInitAccumulatorOp::create(b, loc, accType);
+        auto kLoop = scf::ForOp::create(
+            b, loc, idx(0), idx(numK), one, ValueRange{acc0},
+            [&](OpBuilder &nb, Location, Value kt, ValueRange accs) {
+              OpBuilder::InsertionGuard g2(b);
+              b.setInsertionPoint(nb.getInsertionBlock(),
+                                  nb.getInsertionPoint());
+              Value it = add(it0, kt);
+              Value stage = rem(it, stages);
+              waitFull(stage, it);
+              Value acc = multiply(stage, w, accs.front(), [&] {
+                when(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
+                                           kt, idx(0)),
+                     [&] {
+                       release(
+                           rem(arith::SubIOp::create(b, loc, it, one), stages));
+                     });
+              });
+              scf::YieldOp::create(b, loc, acc);
+            });
+        // The tile's last stage is free once its MMAs completed.
+        NVVM::WgmmaWaitGroupSyncOp::create(b, loc, b.getI64IntegerAttr(0));
+        release(rem(add(it0, idx(numK - 1)), stages));
+        epilogue(kLoop.getResult(0), w, m0, n0, tileOffset, ctid,
+                 consumerThreads, [&] { consumersSync(); });
+      });
+    }
     gpu::TerminatorOp::create(b, loc);
   }
 };
@@ -1054,6 +1215,15 @@ struct GPUTileMatmulPass
         sizes.push_back(getValueOrCreateConstantIndexOp(b, loc, r.size));
       ContractionKernel base{
           {b, loc}, op, *linalg::inferContractionDims(op), sizes};
+      // A dynamic M also configured for the weight-streaming kernel (left
+      // here by blockc-gpu-tile-gemv): that kernel when M <= max_m at run
+      // time, this one otherwise; both compute the same plan.
+      scf::IfOp gemvDispatch;
+      if (auto gemv =
+              op->getAttrOfType<GPUGemvAttr>(CodegenDialect::kGpuGemvAttrName);
+          gemv && tensorCores)
+        gemvDispatch =
+            blockc::nvptx::buildGemvDispatch(b, op, sizes, gemv, plan);
       if (auto wg = dyn_cast<GPUWarpgroupTilesAttr>(config)) {
         WarpgroupKernel kernel{
             base, wg, blockc::nvptx::getTensorCoreMatmulType(op), plan};
@@ -1083,6 +1253,8 @@ struct GPUTileMatmulPass
                              tiles.getThreadsY()}};
         kernel.build();
       }
+      if (gemvDispatch)
+        plan.kernel = gemvDispatch;
       if (plan.consumer) {
         plan.consumer->erase();
         ++numEpilogues;

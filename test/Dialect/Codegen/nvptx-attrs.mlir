@@ -107,6 +107,15 @@ func.func @gpu_mma_attention() attributes {blockc_codegen.gpu_mma_attention = #b
 
 // -----
 
+// The weight-streaming kernel of small-M contractions (the heuristic's).
+// CHECK-LABEL: func.func @gpu_gemv
+// CHECK-SAME: #blockc_codegen.gpu_gemv<warps = 4, columns = 1, rows = 2, unroll = 4, max_m = 16>
+func.func @gpu_gemv() attributes {blockc_codegen.gpu_gemv = #blockc_codegen.gpu_gemv<warps = 4, columns = 1, rows = 2, unroll = 4, max_m = 16>} {
+  return
+}
+
+// -----
+
 // The warpgroup-MMA tiles: the heuristic's (2 warpgroups, 4 stages) and the
 // limits (one warpgroup and n8 in 2 stages; 2 warpgroups and n256 in 4
 // stages: 4 * 384 * 128 + 1024 = 197632 bytes, and the 128 KiB f32 output
@@ -115,7 +124,13 @@ func.func @gpu_mma_attention() attributes {blockc_codegen.gpu_mma_attention = #b
 // CHECK-SAME: #blockc_codegen.gpu_warpgroup_tiles<tile_m = 64, tile_n = 8, stages = 2>
 // CHECK-SAME: #blockc_codegen.gpu_warpgroup_tiles<tile_m = 128, tile_n = 128, stages = 4>
 // CHECK-SAME: #blockc_codegen.gpu_warpgroup_tiles<tile_m = 128, tile_n = 256, stages = 4>
-func.func @gpu_warpgroup_tiles() attributes {blockc_codegen.gpu_warpgroup_tiles = #blockc_codegen.gpu_warpgroup_tiles<tile_m = 128, tile_n = 128, stages = 4>, b = #blockc_codegen.gpu_warpgroup_tiles<tile_m = 64, tile_n = 8, stages = 2>, c = #blockc_codegen.gpu_warpgroup_tiles<tile_m = 128, tile_n = 256, stages = 4>} {
+// With a producer warpgroup (the default values false are not printed),
+// and persistent at the limit: 2 stages of 128 + 256 rows, the 128 x 260
+// f32 output tile and 1024 bytes of alignment are 232448 bytes.
+// CHECK-SAME: #blockc_codegen.gpu_warpgroup_tiles<tile_m = 128, tile_n = 256, stages = 4, producer = true>
+// CHECK-SAME: #blockc_codegen.gpu_warpgroup_tiles<tile_m = 128, tile_n = 256, stages = 2, producer = true, persistent = true>
+// CHECK-SAME: #blockc_codegen.gpu_warpgroup_tiles<tile_m = 64, tile_n = 8, stages = 2>
+func.func @gpu_warpgroup_tiles() attributes {blockc_codegen.gpu_warpgroup_tiles = #blockc_codegen.gpu_warpgroup_tiles<tile_m = 128, tile_n = 128, stages = 4>, b = #blockc_codegen.gpu_warpgroup_tiles<tile_m = 64, tile_n = 8, stages = 2>, c = #blockc_codegen.gpu_warpgroup_tiles<tile_m = 128, tile_n = 256, stages = 4>, d = #blockc_codegen.gpu_warpgroup_tiles<tile_m = 128, tile_n = 256, stages = 4, producer = true>, e = #blockc_codegen.gpu_warpgroup_tiles<tile_m = 128, tile_n = 256, stages = 2, producer = true, persistent = true>, f = #blockc_codegen.gpu_warpgroup_tiles<tile_m = 64, tile_n = 8, stages = 2, producer = false, persistent = false>} {
   return
 }
 

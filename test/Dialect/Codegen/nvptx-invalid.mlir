@@ -303,6 +303,22 @@ func.func @warpgroup_ring_too_large() attributes {t = #blockc_codegen.gpu_warpgr
 
 // -----
 
+// expected-error @+1 {{a persistent kernel needs a producer warpgroup (producer = true)}}
+func.func @warpgroup_persistent_without_producer() attributes {t = #blockc_codegen.gpu_warpgroup_tiles<tile_m = 128, tile_n = 128, stages = 4, persistent = true>} {
+  return
+}
+
+// -----
+
+// The persistent kernel's output tile lies beside the ring: 3 stages of
+// 128 + 256 rows (147456 bytes) and 128 x 260 floats (133120) do not fit.
+// expected-error @+1 {{the 3 stages and the f32 output tile take 281600 bytes of shared memory (with 1024 of alignment), more than the 232448 bytes of shared memory a block may have on any chip}}
+func.func @warpgroup_persistent_too_large() attributes {t = #blockc_codegen.gpu_warpgroup_tiles<tile_m = 128, tile_n = 256, stages = 3, producer = true, persistent = true>} {
+  return
+}
+
+// -----
+
 // expected-error @+1 {{the f32 output tile (133120 bytes, its rows padded by 16) does not fit in the 98304 bytes of the ring}}
 func.func @warpgroup_output_tile() attributes {t = #blockc_codegen.gpu_warpgroup_tiles<tile_m = 128, tile_n = 256, stages = 2>} {
   return
@@ -386,4 +402,50 @@ func.func @gpu_target_on_func() attributes {blockc_codegen.gpu_target = #blockc_
 
 // expected-error @+1 {{'blockc_codegen.gpu_target' must be a #blockc_codegen.gpu_target attribute}}
 module attributes {blockc_codegen.gpu_target = #blockc_codegen.gpu_map<threads_x = 32, threads_y = 8>} {
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// gpu_gemv
+//===----------------------------------------------------------------------===//
+
+// expected-error @+1 {{max_m must be >= 1, got 0}}
+func.func @gemv_max_m() attributes {t = #blockc_codegen.gpu_gemv<warps = 4, columns = 1, rows = 2, unroll = 4, max_m = 0>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{unroll must be >= 1, got -1}}
+func.func @gemv_unroll_negative() attributes {t = #blockc_codegen.gpu_gemv<warps = 4, columns = 1, rows = 2, unroll = -1, max_m = 16>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{a block of 32 * warps = 1056 threads exceeds 1024}}
+func.func @gemv_block() attributes {t = #blockc_codegen.gpu_gemv<warps = 33, columns = 1, rows = 2, unroll = 4, max_m = 16>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{columns * rows = 9 vector sums per lane exceed 8}}
+func.func @gemv_sums() attributes {t = #blockc_codegen.gpu_gemv<warps = 4, columns = 3, rows = 3, unroll = 4, max_m = 16>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{unroll * columns = 18 weight vectors per lane exceed 16}}
+func.func @gemv_loads() attributes {t = #blockc_codegen.gpu_gemv<warps = 4, columns = 2, rows = 2, unroll = 9, max_m = 16>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'blockc_codegen.gpu_gemv' must be a #blockc_codegen.gpu_gemv attribute}}
+func.func @gemv_kind() attributes {blockc_codegen.gpu_gemv = #blockc_codegen.gpu_map<threads_x = 32, threads_y = 4>} {
+  return
 }

@@ -173,6 +173,8 @@ LogicalResult CodegenDialect::verifyOperationAttribute(Operation *op,
     return expect(isa<GPUAttentionAttr>(value), "gpu_attention");
   if (name == kGpuMmaAttentionAttrName)
     return expect(isa<GPUMmaAttentionAttr>(value), "gpu_mma_attention");
+  if (name == kGpuGemvAttrName)
+    return expect(isa<GPUGemvAttr>(value), "gpu_gemv");
   if (name == kEmulatedKernelAttrName)
     return expect(isa<EmulatedKernelAttr>(value), "emulated_kernel");
   if (name == kGpuTargetAttrName) {

@@ -127,7 +127,8 @@ GPUMmaTilesAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 
 LogicalResult
 GPUWarpgroupTilesAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                              int64_t tileM, int64_t tileN, int64_t stages) {
+                              int64_t tileM, int64_t tileN, int64_t stages,
+                              bool producer, bool persistent) {
   if (failed(verifyPositive(
           emitError,
           {{"tile_m", tileM}, {"tile_n", tileN}, {"stages", stages}})))
@@ -142,6 +143,11 @@ GPUWarpgroupTilesAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        << tileN;
   if (stages < 2)
     return emitError() << "stages must be >= 2, got " << stages;
+  // The persistent kernel's producer fills the ring for the next tile
+  // while the consumers finish this one.
+  if (persistent && !producer)
+    return emitError() << "a persistent kernel needs a producer warpgroup "
+                          "(producer = true)";
   int64_t ring = stages * (tileM + tileN) * 128;
   if (ring + 1024 > maxOptInSharedBytes())
     return emitError() << "the " << stages << " stages take " << ring + 1024
@@ -152,7 +158,15 @@ GPUWarpgroupTilesAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                           "chip";
   int64_t outputBytes =
       tileM * GPUWarpgroupTilesAttr::getOutputRowFloats(tileN) * 4;
-  if (outputBytes > ring)
+  if (persistent && ring + outputBytes + 1024 > maxOptInSharedBytes())
+    return emitError() << "the " << stages << " stages and the f32 output "
+                       << "tile take " << ring + outputBytes + 1024
+                       << " bytes of shared memory (with 1024 of alignment), "
+                          "more than the "
+                       << maxOptInSharedBytes()
+                       << " bytes of shared memory a block may have on any "
+                          "chip";
+  if (!persistent && outputBytes > ring)
     return emitError() << "the f32 output tile (" << outputBytes
                        << " bytes, its rows padded by 16) does not fit in the "
                        << ring << " bytes of the ring";
@@ -185,6 +199,28 @@ GPUMmaAttentionAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (kvTile % 16 != 0)
     return emitError() << "kv_tile (" << kvTile << ") must be a multiple of 16";
   return verifyBlock(emitError, "32 * warps", kWarpSize * warps);
+}
+
+LogicalResult GPUGemvAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                  int64_t warps, int64_t columns, int64_t rows,
+                                  int64_t unroll, int64_t maxM) {
+  if (failed(verifyPositive(emitError, {{"warps", warps},
+                                        {"columns", columns},
+                                        {"rows", rows},
+                                        {"unroll", unroll},
+                                        {"max_m", maxM}})))
+    return failure();
+  if (failed(verifyBlock(emitError, "32 * warps", kWarpSize * warps)))
+    return failure();
+  // vector<8xf32> sums per lane (twice as many for a gate/up pair).
+  if (columns * rows > 8)
+    return emitError() << "columns * rows = " << columns * rows
+                       << " vector sums per lane exceed 8";
+  // 16-byte weight vectors in flight per lane (4 registers each).
+  if (unroll * columns > 16)
+    return emitError() << "unroll * columns = " << unroll * columns
+                       << " weight vectors per lane exceed 16";
+  return success();
 }
 
 LogicalResult EmulatedKernelAttr::verify(

@@ -163,12 +163,23 @@ def GPUSelectTilesPass
       does not divide K) in 4 stages (80 KiB / 48 KiB of dynamic shared
       memory);
     * on `sm_90a` (wgmma and TMA are arch-specific features of Hopper), on
-      buffers, also `blockc_codegen.gpu_warpgroup_tiles =
-      #blockc_codegen.gpu_warpgroup_tiles<tile_m = 128, tile_n = 128,
-      stages = 4>` on each tensor-core contraction that the warpgroup
-      kernel takes (no batch dimension, a 2-D `[N, K]` weight;
-      `isWarpgroupMatmulCandidate`): two warpgroups, a 4-stage TMA ring of
-      128 KiB;
+      buffers, also `blockc_codegen.gpu_warpgroup_tiles` on each
+      tensor-core contraction that the warpgroup kernel takes (no batch
+      dimension, a 2-D `[N, K]` weight; `isWarpgroupMatmulCandidate`), by
+      `warpgroup-schedule`: `specialized` (the default) `<tile_m = 128,
+      tile_n = 256, stages = 4, producer = true>` (a producer warpgroup and
+      two consumer warpgroups, a 192 KiB ring) when N >= 256, `tile_n =
+      128` below; `persistent` `<tile_m = 128, tile_n = 128, stages = 4,
+      producer = true, persistent = true>` (one block per multiprocessor);
+      `cooperative` `<tile_m = 128, tile_n = 128, stages = 4>` (no
+      producer);
+    * on sm_80 and newer, on buffers, `blockc_codegen.gpu_gemv =
+      #blockc_codegen.gpu_gemv<warps = 4, columns = 1, rows = 1, unroll = 2,
+      max_m>` on each bf16 / f16 projection (`[M..., K]` by `[N, K]`) whose
+      M is static and at most 64 (`max_m = 64`: `blockc-gpu-tile-gemv`
+      builds the weight-streaming kernel) or dynamic (`max_m = 16`: the
+      entries that decode, whose T is dynamic; it keeps its tile attributes
+      and `blockc-gpu-tile-matmul` chooses by M at run time);
     * with `allow-tf32` on sm_80 and newer, `gpu_mma_tiles` also on each
       contraction of two f32 inputs into f32 (tensors or buffers;
       `isTF32MatmulCandidate`), which `blockc-gpu-tile-matmul` then builds
@@ -207,7 +218,12 @@ def GPUSelectTilesPass
            "The GPU the kernels are for (sm_<N>)">,
     Option<"allowTf32", "allow-tf32", "bool", /*default=*/"false",
            "Run f32 contractions on TF32 tensor cores (sm_80+; rounds their "
-           "operands to 10-bit mantissas)">
+           "operands to 10-bit mantissas)">,
+    Option<"warpgroupSchedule", "warpgroup-schedule", "std::string",
+           /*default=*/"\"specialized\"",
+           "The sm_90a warpgroup-MMA projections: specialized (a producer "
+           "warpgroup), persistent (and one block per multiprocessor) or "
+           "cooperative (no producer)">
   ];
   let statistics = [
     Statistic<"numConfigured", "num-configured",
@@ -517,6 +533,13 @@ def GPUTileMatmulPass
     A warpgroup-configured op that `isWarpgroupMatmulCandidate` rejects is
     an error.
 
+    **Small M at run time.** A tensor-core contraction with a dynamic M
+    that also carries `blockc_codegen.gpu_gemv` (a decode entry's
+    projections; `blockc-gpu-tile-gemv` leaves it here) becomes `scf.if M <=
+    max_m` with blockc-gpu-tile-gemv's weight-streaming kernel in the then
+    branch and this pass's kernel in the else branch, both computing the
+    same epilogue plan.
+
     **Epilogues** (both tensor-core kernels; docs/GPU.md). The kernel
     evaluates the value its output buffer starts from when the buffer is a
     local allocation whose last writer is a `linalg.fill`, a `memref.copy`
@@ -583,7 +606,62 @@ def GPUTileMatmulPass
                            "::mlir::math::MathDialect",
                            "::mlir::memref::MemRefDialect",
                            "::mlir::nvgpu::NVGPUDialect",
+                           "::mlir::LLVM::LLVMDialect",
                            "::mlir::NVVM::NVVMDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
+def GPUTileGemvPass
+    : Pass<"blockc-gpu-tile-gemv", "::mlir::func::FuncOp"> {
+  let summary = "Weight-streaming kernels for small-M contractions";
+  let description = [{
+    Rewrites each contraction of a bf16 / f16 `[M..., K]` buffer and an
+    `[N, K]` weight buffer of that type into f32
+    (`isWarpgroupMatmulCandidate`: no batch dimension, K static, a multiple
+    of 16, innermost in both) that carries `blockc_codegen.gpu_gemv =
+    #blockc_codegen.gpu_gemv<warps, columns, rows, unroll, max_m>` into one
+    `gpu.launch` (`#blockc_codegen.kernel<gemv>`) that reads the weight
+    once, with 16-byte vector loads (docs/GPU.md#decoding):
+
+    * grid `ceil(N / (warps * columns))` blocks of `32 * warps` threads;
+      warp w of block x owns columns `(x * warps + w) * columns + c`;
+    * M goes `rows` rows at a time, then the last `M % rows` one at a time;
+      lane l reads 8 elements of K at `8 * (32 * (s * unroll + u) + l)` of
+      each weight row and of each activation row (`vector.load` of
+      `vector<8xbf16>`, 16-byte aligned: a warp reads 512 contiguous
+      bytes), `unroll` steps u unrolled per iteration s; the partial last
+      iteration (K not a multiple of `256 * unroll`) is unrolled with a
+      per-lane guard; sums are `vector<8xf32>` FMAs of the widened
+      operands;
+    * each sum is reduced over its 8 elements and over the warp (five
+      `gpu.shuffle xor`), then lane `i` writes the i-th (row, column)
+      result through the epilogue of the tensor-core kernels
+      (`planEpilogue`, `writeEpilogueResults`: the init evaluated, the
+      elementwise consumer computed, gate and up paired, each lane reading
+      both weights' rows).
+
+    Ops whose M is not static and that also carry tensor-core tiles are
+    left to `blockc-gpu-tile-matmul`, which builds both kernels and chooses
+    by M at run time. A configured op that is not a candidate, or whose
+    static M exceeds `max_m`, is an error.
+  }];
+  let statistics = [
+    Statistic<"numGemv", "num-gemv",
+              "Contractions turned into weight-streaming kernels">,
+    Statistic<"numEpilogues", "num-epilogues",
+              "Elementwise consumers computed in their epilogues">,
+    Statistic<"numPairs", "num-pairs",
+              "Pairs of contractions run as one weight-streaming kernel">
+  ];
+  let options = [
+    Option<"fuseEpilogues", "fuse-epilogues", "bool", /*default=*/"true",
+           "Compute each contraction's elementwise consumer in its "
+           "epilogue and pair contractions of one input that it reads">
+  ];
+  let dependentDialects = ["::blockc::codegen::CodegenDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::memref::MemRefDialect",
                            "::mlir::vector::VectorDialect"];
 }
 

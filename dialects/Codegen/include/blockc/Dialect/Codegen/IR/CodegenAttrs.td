@@ -63,7 +63,10 @@ def Codegen_KernelKind : I32EnumAttr<"KernelKind",
     // NVPTX: the warpgroup-MMA (sm_90a) matmul of blockc-gpu-tile-matmul.
     I32EnumAttrCase<"warpgroup_matmul", 8>,
     // NVPTX: the warp-per-row reduction of blockc-gpu-tile-reductions.
-    I32EnumAttrCase<"row_reduction", 9>
+    I32EnumAttrCase<"row_reduction", 9>,
+    // NVPTX: the weight-streaming small-M contraction of
+    // blockc-gpu-tile-gemv.
+    I32EnumAttrCase<"gemv", 10>
   ]> {
   let cppNamespace = "::blockc::codegen";
   let genSpecializedAttr = 0;
@@ -510,6 +513,22 @@ def Codegen_GPUWarpgroupTilesAttr
     * the epilogue stores the accumulators to shared memory (reusing the
       ring) and adds the tile to the output with coalesced accesses.
 
+    With `producer = true` the kernel is warp-specialised: one more
+    warpgroup (the first) is the producer; its first thread issues the TMA
+    loads of every stage as soon as the consumers have released it (a
+    second, "empty" mbarrier per stage, on which each consumer warp
+    arrives once its MMAs of the stage completed), and it gives its
+    registers to the consumers (`setmaxnreg`: 40 for the producer, what it
+    frees shared by the consumer warpgroups, at most 240 each), which only
+    wait for full stages and never synchronise the block inside the loop. With
+    `persistent = true` (which needs `producer`), the grid has one block per
+    streaming multiprocessor of the module's chip (or fewer when there are
+    fewer tiles), and each block walks the output tiles in a grouped order
+    (8 row tiles at a time, for L2 reuse of the weight's columns); the
+    epilogue then has a shared-memory buffer of its own beside the ring, so
+    that the producer fills the ring with the next tile while the consumers
+    finish this one.
+
     ```mlir
     linalg.generic {blockc_codegen.gpu_warpgroup_tiles =
         #blockc_codegen.gpu_warpgroup_tiles<tile_m = 128, tile_n = 128,
@@ -522,25 +541,64 @@ def Codegen_GPUWarpgroupTilesAttr
     `stages` at least 2; the ring plus 1 KiB of alignment slack,
     `stages * (tile_m + tile_n) * 128 + 1024` bytes, fits in sm_90's
     227 KiB, and the f32 output tile (`tile_m * (tile_n + 4) * 4` bytes: its
-    rows padded by 16 bytes) fits in the ring.
+    rows padded by 16 bytes) fits in the ring, or, for a persistent kernel,
+    beside it within the 227 KiB.
   }];
   let parameters = (ins "int64_t":$tile_m,
                         "int64_t":$tile_n,
-                        "int64_t":$stages);
+                        "int64_t":$stages,
+                        DefaultValuedParameter<"bool", "false">:$producer,
+                        DefaultValuedParameter<"bool", "false">:$persistent);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
+  let builders = [
+    AttrBuilder<(ins "int64_t":$tile_m, "int64_t":$tile_n,
+                     "int64_t":$stages), [{
+      return $_get($_ctxt, tile_m, tile_n, stages, false, false);
+    }]>
+  ];
   let extraClassDeclaration = [{
     /// Elements of the reduction per stage (128 bytes of 16-bit values).
     static constexpr int64_t kTileK = 64;
-    /// Threads per block (one warpgroup per 64 rows).
-    int64_t getThreads() const { return getTileM() / 64 * 128; }
+    /// Row tiles of a group in the persistent kernel's tile order.
+    static constexpr int64_t kGroupM = 8;
+    /// Registers per thread of a warp-specialised kernel's producer.
+    static constexpr int64_t kProducerRegisters = 40;
+    /// Warpgroups that multiply (one per 64 rows).
+    int64_t getConsumers() const { return getTileM() / 64; }
+    /// Threads per block (one warpgroup per 64 rows, and the producer's).
+    int64_t getThreads() const {
+      return (getConsumers() + (getProducer() ? 1 : 0)) * 128;
+    }
+    /// Registers per thread at launch: the block's share of the 64K
+    /// register file (ptxas allocates them all to a kernel that uses
+    /// `setmaxnreg`), a multiple of 8, at most 248.
+    int64_t getLaunchRegisters() const {
+      return std::min<int64_t>(65536 / getThreads() / 8 * 8, 248);
+    }
+    /// Registers per thread of a warp-specialised kernel's consumers after
+    /// `setmaxnreg`: their launch share plus what the producer frees
+    /// (`setmaxnreg.inc` waits for registers the block does not have), a
+    /// multiple of 8, at most 240: 232 for two consumer warpgroups.
+    int64_t getConsumerRegisters() const {
+      int64_t launch = getLaunchRegisters();
+      int64_t freed = (launch - kProducerRegisters) / getConsumers();
+      return std::min<int64_t>((launch + freed) / 8 * 8, 240);
+    }
+    /// Bytes of the ring's stages.
+    int64_t getRingBytes() const { return getStages() * getStageBytes(); }
+    /// Bytes of the f32 output tile in shared memory.
+    int64_t getOutputBytes() const {
+      return getTileM() * getOutputRowFloats(getTileN()) * 4;
+    }
     /// Bytes of one stage (the A and B tiles, 128 bytes per row).
     int64_t getStageBytes() const {
       return (getTileM() + getTileN()) * kTileK * 2;
     }
-    /// Bytes of dynamic shared memory: the ring and 1 KiB to align it.
+    /// Bytes of dynamic shared memory: the ring (and a persistent
+    /// kernel's output tile after it) and 1 KiB to align the ring.
     int64_t getSharedBytes() const {
-      return getStages() * getStageBytes() + 1024;
+      return getRingBytes() + (getPersistent() ? getOutputBytes() : 0) + 1024;
     }
     /// f32 elements per row of the output tile in shared memory: tile_n
     /// and 16 bytes of padding, so that the accumulator fragment's rows
@@ -571,6 +629,55 @@ def Codegen_GPUMmaAttentionAttr
     multiple of 16.
   }];
   let parameters = (ins "int64_t":$warps, "int64_t":$kv_tile);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+def Codegen_GPUGemvAttr : Codegen_Attr<"GPUGemv", "gpu_gemv"> {
+  let summary = "The weight-streaming GPU kernel of one small-M contraction";
+  let description = [{
+    Attached to a linalg contraction of a bf16 or f16 `[M..., K]` buffer and
+    an `[N, K]` weight of that type into f32 (a projection of a decode step,
+    M = B * T with T = 1) as `blockc_codegen.gpu_gemv` by
+    `blockc-gpu-select-tiles`, or by hand; `blockc-gpu-tile-gemv` then builds
+    a kernel that streams the weight once (memory-bound on it by design)
+    instead of the tensor-core tile kernels:
+
+    * a thread block of `warps` warps; each warp owns `columns` consecutive
+      output columns n (rows of the weight, both weights of a gate/up
+      pair);
+    * the rows of the activation go `rows` at a time (the last M % `rows`
+      one at a time); for each chunk the lanes stride over K in 16-byte
+      vectors (8 bf16 / f16), `unroll` vectors of each weight row per lane
+      per step (32 * 8 * `unroll` elements of K per warp and step; a
+      partial last step is guarded), with the matching activation vectors
+      read from global memory (L1), and accumulate one `vector<8xf32>` per
+      row, column and weight;
+    * five `gpu.shuffle xor` steps reduce the sums over the warp, and the
+      lanes write the results, each through the fused epilogue (init,
+      consumer, pair) of the tensor-core kernels.
+
+    When M is not static, the kernel runs when M <= `max_m` at run time and
+    the op's tensor-core kernel otherwise (`blockc-gpu-tile-matmul`); a
+    static M larger than `max_m` is an error of the kernel passes.
+
+    ```mlir
+    linalg.generic {blockc_codegen.gpu_gemv =
+        #blockc_codegen.gpu_gemv<warps = 4, columns = 1, rows = 2,
+                                 unroll = 4, max_m = 16>}
+        ins(%x, %w : memref<?x?x4096xbf16>, memref<4096x4096xbf16>) ...
+    ```
+
+    All parameters are at least 1; `32 * warps` threads fit a block (1024);
+    `columns * rows` is at most 8 (`vector<8xf32>` sums per lane, doubled
+    for a pair) and `unroll * columns` at most 16 (16-byte weight vectors
+    in flight per lane, 4 registers each).
+  }];
+  let parameters = (ins "int64_t":$warps,
+                        "int64_t":$columns,
+                        "int64_t":$rows,
+                        "int64_t":$unroll,
+                        "int64_t":$max_m);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }

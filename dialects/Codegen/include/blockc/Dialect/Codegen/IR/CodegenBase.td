@@ -93,6 +93,10 @@ def Codegen_Dialect : Dialect {
     /// GPUMmaAttentionAttr).
     static constexpr ::llvm::StringLiteral kGpuMmaAttentionAttrName =
         "blockc_codegen.gpu_mma_attention";
+    /// NVPTX: the weight-streaming kernel of one small-M contraction (a
+    /// GPUGemvAttr).
+    static constexpr ::llvm::StringLiteral kGpuGemvAttrName =
+        "blockc_codegen.gpu_gemv";
     /// The GPU emulator: a host function running one thread of a kernel
     /// (an EmulatedKernelAttr).
     static constexpr ::llvm::StringLiteral kEmulatedKernelAttrName =
