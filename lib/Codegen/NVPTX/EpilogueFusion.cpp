@@ -501,6 +501,18 @@ void writeEpilogueResults(OpBuilder &b, Location loc, linalg::LinalgOp op,
   memref::StoreOp::create(b, loc, value, consumer.getDpsInits()[0], at);
 }
 
+void eraseComputedOps(EpiloguePlan &plan, linalg::LinalgOp op,
+                      DenseSet<Operation *> &done) {
+  if (plan.consumer)
+    plan.consumer->erase();
+  for (linalg::LinalgOp c : plan.contractions) {
+    done.insert(c);
+    if (c != op)
+      c->erase();
+  }
+  op->erase();
+}
+
 void eraseDeadWrites(Block &body, ArrayRef<EpiloguePlan> plans) {
   // The writers of the buffers the kernels now start from their evaluated
   // init: dead when nothing reads the buffer between them and the kernel.

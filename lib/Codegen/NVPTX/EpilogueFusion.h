@@ -14,6 +14,7 @@
 #define BLOCKC_LIB_CODEGEN_NVPTX_EPILOGUEFUSION_H
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "llvm/ADT/DenseSet.h"
 
 #include <optional>
 
@@ -131,6 +132,11 @@ void writeEpilogueResults(mlir::OpBuilder &b, mlir::Location loc,
                           mlir::linalg::LinalgOp op, const EpiloguePlan &plan,
                           llvm::ArrayRef<mlir::Value> iv,
                           llvm::ArrayRef<mlir::Value> sums);
+
+/// Erases what `plan`'s kernel, built for `op`, now computes: its consumer,
+/// its contractions and `op`; the contractions are added to `done`.
+void eraseComputedOps(EpiloguePlan &plan, mlir::linalg::LinalgOp op,
+                      llvm::DenseSet<mlir::Operation *> &done);
 
 /// Erases the writes nobody reads any more once the kernels of `plans` are
 /// built (and their contractions and consumers erased): each init writer a

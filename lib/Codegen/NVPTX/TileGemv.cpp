@@ -312,18 +312,11 @@ struct GPUTileGemvPass
         sizes.push_back(getValueOrCreateConstantIndexOp(b, loc, r.size));
       plan.kernel = blockc::nvptx::buildGemvKernel(b, op, sizes, gemv, plan);
       ++numGemv;
-      if (plan.consumer) {
-        plan.consumer->erase();
+      if (plan.consumer)
         ++numEpilogues;
-      }
       if (plan.contractions.size() == 2)
         ++numPairs;
-      for (linalg::LinalgOp c : plan.contractions) {
-        done.insert(c);
-        if (c != op)
-          c->erase();
-      }
-      op->erase();
+      blockc::nvptx::eraseComputedOps(plan, op, done);
       plans.push_back(plan);
     }
     blockc::nvptx::eraseDeadWrites(getOperation().getBody().front(), plans);

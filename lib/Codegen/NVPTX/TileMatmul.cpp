@@ -1255,18 +1255,11 @@ struct GPUTileMatmulPass
       }
       if (gemvDispatch)
         plan.kernel = gemvDispatch;
-      if (plan.consumer) {
-        plan.consumer->erase();
+      if (plan.consumer)
         ++numEpilogues;
-      }
       if (plan.contractions.size() == 2)
         ++numPairs;
-      for (linalg::LinalgOp c : plan.contractions) {
-        done.insert(c);
-        if (c != op)
-          c->erase();
-      }
-      op->erase();
+      blockc::nvptx::eraseComputedOps(plan, op, done);
       ++numTiled;
       if (tensorCores)
         plans.push_back(plan);
