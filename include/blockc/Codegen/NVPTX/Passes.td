@@ -332,12 +332,19 @@ def GPULowerWorkgroupBarriersPass
     `blockc-gpu-lower-sdpa`) synchronise with
     `blockc_codegen.workgroup_barrier`, which declares memory effects so
     that the ownership-based buffer deallocation accepts it; once buffers
-    are deallocated, this pass replaces each one by `gpu.barrier`. A
+    are deallocated, this pass replaces each one by `gpu.barrier`, preceded
+    for `cp_async_wait = N` by the thread's `cp.async` commit and a wait
+    until at most N groups are pending (`nvgpu.device_async_create_group`,
+    `nvgpu.device_async_wait`, which declare no memory effects either). A
     workgroup barrier outside a `gpu.launch` or `gpu.func` is an error.
 
     ```mlir
     blockc_codegen.workgroup_barrier   // before
     gpu.barrier                        // after
+    blockc_codegen.workgroup_barrier {cp_async_wait = 0 : i32}   // before
+    %t = nvgpu.device_async_create_group                          // after
+    nvgpu.device_async_wait %t {numGroups = 0 : i32}
+    gpu.barrier
     ```
   }];
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
