@@ -501,6 +501,15 @@ void writeEpilogueResults(OpBuilder &b, Location loc, linalg::LinalgOp op,
   memref::StoreOp::create(b, loc, value, consumer.getDpsInits()[0], at);
 }
 
+std::pair<OpOperand *, OpOperand *>
+inputsMN(linalg::LinalgOp op, const linalg::ContractionDimensions &dims) {
+  OpOperand *lhs = op.getDpsInputOperand(0), *rhs = op.getDpsInputOperand(1);
+  for (AffineExpr e : op.getMatchingIndexingMap(lhs).getResults())
+    if (llvm::is_contained(dims.m, cast<AffineDimExpr>(e).getPosition()))
+      return {lhs, rhs};
+  return {rhs, lhs};
+}
+
 void eraseComputedOps(EpiloguePlan &plan, linalg::LinalgOp op,
                       DenseSet<Operation *> &done) {
   if (plan.consumer)

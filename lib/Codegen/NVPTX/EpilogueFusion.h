@@ -133,6 +133,12 @@ void writeEpilogueResults(mlir::OpBuilder &b, mlir::Location loc,
                           llvm::ArrayRef<mlir::Value> iv,
                           llvm::ArrayRef<mlir::Value> sums);
 
+/// The input of the contraction `op` indexed by an M dimension, then the
+/// one indexed by N (the weight of a projection).
+std::pair<mlir::OpOperand *, mlir::OpOperand *>
+inputsMN(mlir::linalg::LinalgOp op,
+         const mlir::linalg::ContractionDimensions &dims);
+
 /// Erases what `plan`'s kernel, built for `op`, now computes: its consumer,
 /// its contractions and `op`; the contractions are added to `done`.
 void eraseComputedOps(EpiloguePlan &plan, mlir::linalg::LinalgOp op,

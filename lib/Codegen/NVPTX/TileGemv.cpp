@@ -34,15 +34,7 @@ namespace {
 /// Elements of one 16-byte vector load of a 16-bit type.
 constexpr int64_t kVector = 8;
 
-/// The M-side input of a gemv candidate, then the N-side one (the weight).
-std::pair<OpOperand *, OpOperand *>
-inputsMN(linalg::LinalgOp op, const linalg::ContractionDimensions &dims) {
-  OpOperand *lhs = op.getDpsInputOperand(0), *rhs = op.getDpsInputOperand(1);
-  for (AffineExpr e : op.getMatchingIndexingMap(lhs).getResults())
-    if (llvm::is_contained(dims.m, cast<AffineDimExpr>(e).getPosition()))
-      return {lhs, rhs};
-  return {rhs, lhs};
-}
+using blockc::nvptx::inputsMN;
 
 /// Builds the kernel of one plan (see GPUGemvAttr and GPUTileGemvPass).
 struct GemvKernel : blockc::nvptx::KernelBuilder {

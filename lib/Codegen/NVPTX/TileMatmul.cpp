@@ -37,16 +37,7 @@ using namespace blockc::codegen;
 
 namespace {
 
-/// The input of the contraction `op` indexed by an M dimension, then the
-/// one indexed by N.
-std::pair<OpOperand *, OpOperand *>
-inputsMN(linalg::LinalgOp op, const linalg::ContractionDimensions &dims) {
-  OpOperand *lhs = op.getDpsInputOperand(0), *rhs = op.getDpsInputOperand(1);
-  for (AffineExpr e : op.getMatchingIndexingMap(lhs).getResults())
-    if (llvm::is_contained(dims.m, cast<AffineDimExpr>(e).getPosition()))
-      return {lhs, rhs};
-  return {rhs, lhs};
-}
+using blockc::nvptx::inputsMN;
 
 /// The sizes of a GPUMatmulTilesAttr (verified there: the divisions below
 /// are exact and the block and shared tiles fit).
@@ -93,7 +84,7 @@ struct ContractionKernel : blockc::nvptx::KernelBuilder {
   }
 
   std::pair<OpOperand *, OpOperand *> inputsMN() {
-    return ::inputsMN(op, dims);
+    return blockc::nvptx::inputsMN(op, dims);
   }
 
   /// The batch indices of the current block (grid z).
@@ -936,6 +927,21 @@ struct WarpgroupKernel : ContractionKernel {
       });
     };
 
+    // The reduction of one tile: `step(kt, acc)` for kt = 0 .. numK - 1,
+    // from a zero accumulator; returns the last accumulator.
+    auto reduceTile = [&](function_ref<Value(Value, Value)> step) {
+      Value acc0 =
+          nvgpu::WarpgroupMmaInitAccumulatorOp::create(b, loc, accType);
+      auto kLoop = scf::ForOp::create(
+          b, loc, idx(0), idx(numK), one, ValueRange{acc0},
+          [&](OpBuilder &nb, Location, Value kt, ValueRange accs) {
+            OpBuilder::InsertionGuard g(b);
+            b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+            scf::YieldOp::create(b, loc, step(kt, accs.front()));
+          });
+      return kLoop.getResult(0);
+    };
+
     if (!tiles.getProducer()) {
       // Every warpgroup multiplies; thread 0 also keeps `stages - 1` steps
       // in flight, refilling the stage of step kt - 1 once the block's
@@ -945,28 +951,22 @@ struct WarpgroupKernel : ContractionKernel {
         for (int64_t s = 0; s + 1 < stages && s < numK; ++s)
           issue(idx(s), idx(s), m0, n0);
       });
-      Value acc0 =
-          nvgpu::WarpgroupMmaInitAccumulatorOp::create(b, loc, accType);
-      auto kLoop = scf::ForOp::create(
-          b, loc, idx(0), idx(numK), one, ValueRange{acc0},
-          [&](OpBuilder &nb, Location, Value kt, ValueRange accs) {
-            OpBuilder::InsertionGuard g(b);
-            b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-            Value stage = rem(kt, stages);
-            waitFull(stage, kt);
-            Value acc = multiply(stage, warpgroup, accs.front(), nullptr);
-            // Each warpgroup's first MMA of this step waited for its MMAs
-            // of step kt - 1: after the barrier, that step's stage is free.
-            gpu::BarrierOp::create(b, loc);
-            Value next = add(kt, idx(stages - 1));
-            when(arith::AndIOp::create(b, loc, isLeader, lt(next, idx(numK))),
-                 [&] { issue(rem(next, stages), next, m0, n0); });
-            scf::YieldOp::create(b, loc, acc);
-          });
+      Value acc = reduceTile([&](Value kt, Value acc) {
+        Value stage = rem(kt, stages);
+        waitFull(stage, kt);
+        acc = multiply(stage, warpgroup, acc, nullptr);
+        // Each warpgroup's first MMA of this step waited for its MMAs of
+        // step kt - 1: after the barrier, that step's stage is free.
+        gpu::BarrierOp::create(b, loc);
+        Value next = add(kt, idx(stages - 1));
+        when(arith::AndIOp::create(b, loc, isLeader, lt(next, idx(numK))),
+             [&] { issue(rem(next, stages), next, m0, n0); });
+        return acc;
+      });
       // The tile reuses the ring once every warpgroup is done reading it.
       NVVM::WgmmaWaitGroupSyncOp::create(b, loc, b.getI64IntegerAttr(0));
-      epilogue(kLoop.getResult(0), warpgroup, m0, n0, pad, tid,
-               tiles.getThreads(), [&] { gpu::BarrierOp::create(b, loc); });
+      epilogue(acc, warpgroup, m0, n0, pad, tid, tiles.getThreads(),
+               [&] { gpu::BarrierOp::create(b, loc); });
       gpu::TerminatorOp::create(b, loc);
       return;
     }
@@ -1059,32 +1059,23 @@ struct WarpgroupKernel : ContractionKernel {
             NVVM::BarrierReductionAttr(), Value());
       };
       forEachTile([&](Value m0, Value n0, Value it0) {
-        Value acc0 =
-            nvgpu::WarpgroupMmaInitAccumulatorOp::create(b, loc, accType);
-        auto kLoop = scf::ForOp::create(
-            b, loc, idx(0), idx(numK), one, ValueRange{acc0},
-            [&](OpBuilder &nb, Location, Value kt, ValueRange accs) {
-              OpBuilder::InsertionGuard g2(b);
-              b.setInsertionPoint(nb.getInsertionBlock(),
-                                  nb.getInsertionPoint());
-              Value it = add(it0, kt);
-              Value stage = rem(it, stages);
-              waitFull(stage, it);
-              Value acc = multiply(stage, w, accs.front(), [&] {
-                when(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
-                                           kt, idx(0)),
-                     [&] {
-                       release(
-                           rem(arith::SubIOp::create(b, loc, it, one), stages));
-                     });
-              });
-              scf::YieldOp::create(b, loc, acc);
-            });
+        Value acc = reduceTile([&](Value kt, Value acc) {
+          Value it = add(it0, kt);
+          Value stage = rem(it, stages);
+          waitFull(stage, it);
+          return multiply(stage, w, acc, [&] {
+            when(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, kt,
+                                       idx(0)),
+                 [&] {
+                   release(rem(arith::SubIOp::create(b, loc, it, one), stages));
+                 });
+          });
+        });
         // The tile's last stage is free once its MMAs completed.
         NVVM::WgmmaWaitGroupSyncOp::create(b, loc, b.getI64IntegerAttr(0));
         release(rem(add(it0, idx(numK - 1)), stages));
-        epilogue(kLoop.getResult(0), w, m0, n0, tileOffset, ctid,
-                 consumerThreads, [&] { consumersSync(); });
+        epilogue(acc, w, m0, n0, tileOffset, ctid, consumerThreads,
+                 [&] { consumersSync(); });
       });
     }
     gpu::TerminatorOp::create(b, loc);
