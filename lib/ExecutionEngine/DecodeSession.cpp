@@ -47,6 +47,14 @@ void blockc::storeRows(HostTensor &dst, const HostTensor &rows, int64_t t0) {
                 dst.data.begin() + (i * t + t0) * d);
 }
 
+double DecodeComparison::defaultTolerance(mlir::Type element) {
+  if (element.isBF16())
+    return 0x1p-7;
+  if (element.isF16())
+    return 0x1p-10;
+  return 1e-4;
+}
+
 bool DecodeComparison::passes(double relativeTolerance) const {
   return maxDiff <= relativeTolerance * std::max(scale, 1e-30);
 }

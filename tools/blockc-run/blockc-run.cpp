@@ -346,24 +346,17 @@ void printPrepare(llvm::raw_ostream &os, const blockc::PrepareEntry *entry,
      << llvm::format("%.1f MiB", bytes / (1024.0 * 1024.0)) << ")\n";
 }
 
-/// --decode=N and --check-decode: derive the decode entry, compile it alone
-/// and drive it through a DecodeSession (docs/Decoding.md).
-/// --check-decode's tolerance: --check-tol when given, else for a bf16 or
-/// f16 model two units in the last place of its type, 2u (docs/Precision.md:
-/// prefill and decode kernels round at the same points but sum in different
-/// orders, e.g. the tensor-core and the weight-streaming projections, so a
-/// value may round to its neighbour), and 1e-4 for f32.
+/// --check-decode's tolerance: --check-tol when given, else the default
+/// for the model's type.
 double checkDecodeTolerance(const blockc::ModelSignature &sig) {
   if (checkTolerance.getNumOccurrences() || sig.args.empty())
     return checkTolerance;
-  Type elem = sig.args.front().type.getElementType();
-  if (elem.isBF16())
-    return 0x1p-7;
-  if (elem.isF16())
-    return 0x1p-10;
-  return checkTolerance;
+  return blockc::DecodeComparison::defaultTolerance(
+      sig.args.front().type.getElementType());
 }
 
+/// --decode=N and --check-decode: derive the decode entry, compile it alone
+/// and drive it through a DecodeSession (docs/Decoding.md).
 int runDecodeMode(ModuleOp module, const DecodeContext &ctx) {
   const blockc::HostTensor &input = ctx.input;
   int64_t batchSize = input.shape[0], promptLen = input.shape[1];

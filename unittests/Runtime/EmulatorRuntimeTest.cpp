@@ -247,8 +247,7 @@ void namedMisuseKernel(void **params, BlockcEmuThread *t, void *, int64_t) {
   int32_t other = arg<int32_t>(params, 2);
   if (t->threadId[0] >= 64)
     return;
-  blockcEmuNamedBarrier(t, id, t->threadId[0] < 32 ? count : other,
-                        "misused");
+  blockcEmuNamedBarrier(t, id, t->threadId[0] < 32 ? count : other, "misused");
   ++finished;
 }
 

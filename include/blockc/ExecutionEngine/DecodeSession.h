@@ -57,6 +57,14 @@ struct DecodeComparison {
 
   /// Whether maxDiff is at most `relativeTolerance` of the output scale.
   bool passes(double relativeTolerance) const;
+
+  /// The default relative tolerance for a model whose activation has
+  /// element type `element`: two units in the last place of bf16 (2^-7)
+  /// and f16 (2^-10) (docs/Precision.md: prefill and decode kernels round
+  /// at the same points but sum in different orders, e.g. the tensor-core
+  /// and the weight-streaming projections, so a value may round to its
+  /// neighbour), and 1e-4 otherwise (f32).
+  static double defaultTolerance(mlir::Type element);
 };
 
 class DecodeSession {

@@ -480,12 +480,11 @@ void KernelEmulation::replaceNVGPUOps() {
       Value zero = arith::ConstantIntOp::create(b, loc, 0, 32);
       func::CallOp::create(
           b, loc, runtime.shuffle32,
-          ValueRange{thread, zero, zero,
-                     arith::ConstantIntOp::create(b, loc, 32, 32),
-                     arith::ConstantIntOp::create(
-                         b, loc, static_cast<int64_t>(gpu::ShuffleMode::IDX),
-                         32),
-                     siteString(b, op, "nvvm.bar.warp.sync")});
+          ValueRange{
+              thread, zero, zero, arith::ConstantIntOp::create(b, loc, 32, 32),
+              arith::ConstantIntOp::create(
+                  b, loc, static_cast<int64_t>(gpu::ShuffleMode::IDX), 32),
+              siteString(b, op, "nvvm.bar.warp.sync")});
     } else if (auto bar = dyn_cast<NVVM::BarrierOp>(op)) {
       synchronizes = true;
       OpBuilder b(op);

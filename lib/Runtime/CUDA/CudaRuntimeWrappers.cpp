@@ -130,8 +130,8 @@ BLOCKC_EXPORT int32_t blockcGpuMultiprocessors(void) {
   CUdevice device;
   int n = 0;
   if (ensureDevice() && CHECK(cuCtxGetDevice(&device)) &&
-      CHECK(cuDeviceGetAttribute(
-          &n, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device)) &&
+      CHECK(cuDeviceGetAttribute(&n, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+                                 device)) &&
       n > 0) {
     cached.store(n);
     return n;
