@@ -11,6 +11,9 @@
 #   - the Llama-2-7B block in bf16 compiled for the same arch, timed at T =
 #     128, 2048 and 8192, with per-kernel GPU times (the runtime's
 #     blockcCudaProfile* functions) at T = 2048 and 8192;
+#   - the same 7B bf16 block compiled with --decode (block_l7bd: the entry
+#     and the KV-cached decode entry), whose one-token steps run.sh times
+#     at KV cache lengths 512 and 4096 beside PyTorch's;
 #   - the bound tables of the GPU emulator's profile of that block
 #     (blockc-run --emulate --profile) at the profiled T in
 #     BLOCKC_BOUND_SEQ_LENS (default 2048), which run.sh merges with the
@@ -51,7 +54,8 @@ ln -s libmlir_c_runner_utils.so.22.1 "$G/libmlir_c_runner_utils.so"
 # On sm_90a the 7B bf16 block also with the other two schedules of the
 # warpgroup-MMA projections (docs/GPU.md): block_l7bp (persistent) and
 # block_l7bc (cooperative, no producer warpgroup).
-models="small l7b l7b32"
+cp "$G/l7b.mlir" "$G/l7bd.mlir"
+models="small l7b l7b32 l7bd"
 if [ "$ARCH" = sm_90a ]; then
   cp "$G/l7b.mlir" "$G/l7bp.mlir"
   cp "$G/l7b.mlir" "$G/l7bc.mlir"
@@ -60,6 +64,7 @@ fi
 for m in $models; do
   flags= cflags=
   if [ "$m" = l7b32 ]; then flags=-gpu-allow-tf32 cflags=-DBLOCK_F32; fi
+  if [ "$m" = l7bd ]; then flags=--decode; fi
   if [ "$m" = l7bp ]; then flags=-gpu-warpgroup-schedule=persistent; fi
   if [ "$m" = l7bc ]; then flags=-gpu-warpgroup-schedule=cooperative; fi
   build/bin/blockc "$G/$m.mlir" -target=nvptx -gpu-arch="$ARCH" $CHIP_FLAG \
@@ -69,7 +74,7 @@ for m in $models; do
     -lmlir_c_runner_utils -lblockc_cuda_runtime \
     -L/usr/local/cuda/lib64/stubs -lcuda -Wl,-rpath,'$ORIGIN' -o "$G/block_$m"
 done
-rm -f "$G/l7b32.mlir" "$G/l7bp.mlir" "$G/l7bc.mlir"
+rm -f "$G/l7b32.mlir" "$G/l7bd.mlir" "$G/l7bp.mlir" "$G/l7bc.mlir"
 # Which kernels are tensor-core GEMMs (mma.sync or wgmma).
 build/bin/blockc "$G/l7b.mlir" -target=nvptx -gpu-arch="$ARCH" $CHIP_FLAG \
   -emit=ptx -o "$G/l7b.ptx"

@@ -18,6 +18,20 @@
          timed ones) and writes the per-kernel GPU times, summed over the
          REPEAT calls, to PROFILE.json (blockcCudaProfileWriteJSON,
          docs/RuntimeABI.md) and as a table to stderr.
+     block_gpu decode B L D KV FF DH REPEAT  (an object compiled with
+         --decode, whose header declares forward_decode with one block's
+         head-major K and V caches; DH: the head dimension) random weights
+         and input; prefills L tokens through the decode entry at position
+         0 (timed once), then two warm-up and REPEAT timed one-token steps,
+         each at position L (it rewrites cache row L: every step attends
+         L + 1 keys): prints the median, min and max microseconds per step
+         and the bandwidth it achieves on the bytes a step must read (every
+         weight once and the L + 1 cached K and V rows of each batch row);
+     block_gpu decode-check DIR B T P D KV FF DH  reads the files of check,
+         prefills the first P tokens through the decode entry, then decodes
+         the other T - P one token per call, and writes the T outputs of
+         every batch row to DIR/y.bin (f32): causal attention makes them
+         one forward pass over the T tokens.
    Exits 1 after a CUDA error. With -DBLOCKC_EMULATOR it links against the
    GPU emulator's runtime instead (an object built with --emulate), which
    has no per-kernel timing: a profile is refused there (blockc-run
@@ -59,6 +73,9 @@ typedef float elem_t;
 typedef blockc_memref_f32_1d memref1_t;
 typedef blockc_memref_f32_2d memref2_t;
 typedef blockc_memref_f32_3d memref3_t;
+#ifdef BLOCKC_forward_decode_NUM_CACHES
+typedef blockc_memref_f32_4d memref4_t;
+#endif
 static elem_t toElem(float f) { return f; }
 static float fromElem(elem_t e) { return e; }
 #define ELEM_NAME "f32"
@@ -67,6 +84,9 @@ typedef uint16_t elem_t;
 typedef blockc_memref_bf16_1d memref1_t;
 typedef blockc_memref_bf16_2d memref2_t;
 typedef blockc_memref_bf16_3d memref3_t;
+#ifdef BLOCKC_forward_decode_NUM_CACHES
+typedef blockc_memref_bf16_4d memref4_t;
+#endif
 #define ELEM_NAME "bf16"
 
 static uint16_t toBF16(float f) {
@@ -158,12 +178,196 @@ static int failed(void) {
   return 1;
 }
 
+/* The block's weights in the entry's argument order, from DIR/w*.bin or
+   random (dir NULL). */
+typedef struct {
+  memref1_t g1, g2;
+  memref2_t wq, wk, wv, wo, wg, wu, wd;
+} weights_t;
+
+static weights_t loadWeights(const char *dir, int64_t d, int64_t kv, int64_t ff,
+                             unsigned *seed) {
+  float ws = 1.0f / sqrtf((float)d);
+  weights_t w;
+  w.g1 = vec(load(dir, "w0.bin", d, 1.0f, seed), d);
+  w.wq = mat(load(dir, "w1.bin", d * d, ws, seed), d, d);
+  w.wk = mat(load(dir, "w2.bin", kv * d, ws, seed), kv, d);
+  w.wv = mat(load(dir, "w3.bin", kv * d, ws, seed), kv, d);
+  w.wo = mat(load(dir, "w4.bin", d * d, ws, seed), d, d);
+  w.g2 = vec(load(dir, "w5.bin", d, 1.0f, seed), d);
+  w.wg = mat(load(dir, "w6.bin", ff * d, ws, seed), ff, d);
+  w.wu = mat(load(dir, "w7.bin", ff * d, ws, seed), ff, d);
+  w.wd = mat(load(dir, "w8.bin", d * ff, 1.0f / sqrtf((float)ff), seed), d, ff);
+  return w;
+}
+
+#ifdef BLOCKC_forward_decode_NUM_CACHES
+#if BLOCKC_forward_decode_NUM_CACHES != 2
+#error "block_gpu drives one block: a decode entry with one K and one V cache"
+#endif
+/* A head-major cache as the header describes it: [B][H_kv][L_max][DH] in
+   memory, seen through sizes {B, L_max, H_kv, DH}; zeroed. */
+static memref4_t cache(int64_t b, int64_t lmax, int64_t hkv, int64_t dh) {
+  size_t n = (size_t)(b * hkv * lmax * dh);
+  elem_t *p = gpuBuffer(n);
+  memset(p, 0, n * sizeof(elem_t));
+  memref4_t m = {
+      p, p, 0, {b, lmax, hkv, dh}, {hkv * lmax * dh, dh, lmax * dh, 1}};
+  return m;
+}
+
+/* One call of the decode entry on the n tokens at pos (a dense [B, n, D]
+   device buffer); returns the result, which the caller frees. */
+static memref3_t decodeCall(const weights_t *w, elem_t *x, int64_t b, int64_t n,
+                            int64_t d, int64_t pos, memref4_t *k,
+                            memref4_t *v) {
+  memref3_t in = {x, x, 0, {b, n, d}, {n * d, d, 1}};
+  memref3_t result;
+  memset(&result, 0, sizeof result);
+  weights_t c = *w;
+  _mlir_ciface_forward_decode(&result, &in, &c.g1, &c.wq, &c.wk, &c.wv, &c.wo,
+                              &c.g2, &c.wg, &c.wu, &c.wd, pos, k, v);
+  return result;
+}
+#endif
+
+/* decode and decode-check: argv after the mode. */
+static int runDecode(int check, int argc, char **argv) {
+#ifndef BLOCKC_forward_decode_NUM_CACHES
+  (void)check;
+  (void)argc;
+  (void)argv;
+  fprintf(stderr, "block_gpu: this object has no decode entry (compile it "
+                  "with blockc --decode)\n");
+  return 2;
+#else
+  if (argc != 7 + check) {
+    fprintf(stderr, "usage: block_gpu decode B L D KV FF DH REPEAT | "
+                    "block_gpu decode-check DIR B T P D KV FF DH\n");
+    return 2;
+  }
+  const char *dir = check ? argv[0] : NULL;
+  char **a = argv + check;
+  int64_t b = atoll(a[0]), t = atoll(a[1]);
+  int64_t p = check ? atoll(a[2]) : t;
+  a += check;
+  int64_t d = atoll(a[2]), kv = atoll(a[3]), ff = atoll(a[4]), dh = atoll(a[5]);
+  int repeat = check ? 1 : atoi(a[6]);
+  if (b < 1 || t < 1 || p < 1 || p > t || d < 1 || kv < 1 || ff < 1 || dh < 1 ||
+      kv % dh || repeat < 1) {
+    fprintf(stderr, "block_gpu: B, L (T), D, KV, FF, DH and REPEAT must be "
+                    "positive integers, DH must divide KV and 1 <= P <= T\n");
+    return 2;
+  }
+  unsigned seed = 12345;
+  /* check: the T tokens of the file; time: L prefill tokens and one step
+     token per batch row. */
+  int64_t tokens = check ? t : t + 1;
+  elem_t *x = load(dir, "x.bin", (size_t)(b * tokens * d), 1.0f, &seed);
+  weights_t w = loadWeights(dir, d, kv, ff, &seed);
+  int64_t lmax = t + (check ? 0 : 1);
+  memref4_t k = cache(b, lmax, kv / dh, dh), v = cache(b, lmax, kv / dh, dh);
+
+  /* The n tokens at pos of every batch row, as a dense [B, n, D]. */
+  elem_t *chunk = gpuBuffer((size_t)(b * (p > 1 ? p : 1) * d));
+  elem_t *one = gpuBuffer((size_t)(b * d));
+  for (int64_t bi = 0; bi < b; ++bi)
+    memcpy(chunk + bi * p * d, x + bi * tokens * d,
+           (size_t)(p * d) * sizeof(elem_t));
+  double start = now();
+  memref3_t result = decodeCall(&w, chunk, b, p, d, 0, &k, &v);
+  double prefillMs = now() - start;
+  if (failed())
+    return 1;
+  if (result.sizes[0] != b || result.sizes[1] != p || result.sizes[2] != d) {
+    fprintf(stderr, "block_gpu: the prefill's result is not [B, P, D]\n");
+    return 1;
+  }
+
+  if (check) {
+    float *y = malloc(sizeof(float) * (size_t)(b * t * d));
+    for (int64_t pos = 0; pos < t;) {
+      int64_t n = pos == 0 ? p : 1;
+      if (pos > 0) {
+        for (int64_t bi = 0; bi < b; ++bi)
+          memcpy(one + bi * d, x + (bi * t + pos) * d,
+                 (size_t)d * sizeof(elem_t));
+        result = decodeCall(&w, one, b, 1, d, pos, &k, &v);
+        if (failed())
+          return 1;
+      }
+      for (int64_t bi = 0; bi < b; ++bi)
+        for (int64_t ti = 0; ti < n; ++ti)
+          for (int64_t di = 0; di < d; ++di)
+            y[(bi * t + pos + ti) * d + di] = fromElem(
+                result
+                    .aligned[result.offset + bi * result.strides[0] +
+                             ti * result.strides[1] + di * result.strides[2]]);
+      mgpuMemFree(result.allocated, 0);
+      pos += n;
+    }
+    char path[512];
+    snprintf(path, sizeof path, "%s/y.bin", dir);
+    FILE *f = fopen(path, "wb");
+    if (!f || fwrite(y, sizeof(float), (size_t)(b * t * d), f) !=
+                  (size_t)(b * t * d)) {
+      perror(path);
+      return 1;
+    }
+    fclose(f);
+    free(y);
+    printf("decoded [%lld, %lld, %lld]: a prefill of %lld, %lld steps -> "
+           "%s\n",
+           (long long)b, (long long)t, (long long)d, (long long)p,
+           (long long)(t - p), path);
+    return 0;
+  }
+
+  mgpuMemFree(result.allocated, 0);
+  for (int64_t bi = 0; bi < b; ++bi)
+    memcpy(one + bi * d, x + (bi * tokens + t) * d, (size_t)d * sizeof(elem_t));
+  double *us = malloc(sizeof(double) * (size_t)repeat);
+  for (int i = -2; i < repeat; ++i) {
+    double begin = now();
+    result = decodeCall(&w, one, b, 1, d, t, &k, &v);
+    double end = now();
+    mgpuMemFree(result.allocated, 0);
+    if (failed())
+      return 1;
+    if (i >= 0)
+      us[i] = (end - begin) * 1e3;
+  }
+  qsort(us, (size_t)repeat, sizeof(double), compare);
+  /* What a step must read: every weight once, and the L + 1 cached K and V
+     rows of every batch row. */
+  double weightBytes = (double)sizeof(elem_t) *
+                       (double)(2 * d + 2 * d * d + 2 * kv * d + 3 * ff * d);
+  double kvBytes = (double)sizeof(elem_t) * 2.0 * (double)(b * (t + 1) * kv);
+  double median = us[repeat / 2];
+  printf("blockc decode B=%lld L=%lld: median %.1f us (min %.1f, max %.1f) "
+         "over %d steps, %.1f GB/s (%.1f MB per step: weights %.1f, KV "
+         "%.1f); prefill %.3f ms\n",
+         (long long)b, (long long)t, median, us[0], us[repeat - 1], repeat,
+         (weightBytes + kvBytes) / (median * 1e3),
+         (weightBytes + kvBytes) / 1e6, weightBytes / 1e6, kvBytes / 1e6,
+         prefillMs);
+  free(us);
+  return 0;
+#endif
+}
+
 int main(int argc, char **argv) {
+  if (argc >= 2 && !strcmp(argv[1], "decode"))
+    return runDecode(0, argc - 2, argv + 2);
+  if (argc >= 2 && !strcmp(argv[1], "decode-check"))
+    return runDecode(1, argc - 2, argv + 2);
   int check = argc == 8 && !strcmp(argv[1], "check");
   int timing = (argc == 8 || argc == 9) && !strcmp(argv[1], "time");
   if (!check && !timing) {
     fprintf(stderr, "usage: block_gpu check DIR B T D KV FF | "
-                    "block_gpu time B T D KV FF REPEAT [PROFILE.json]\n");
+                    "block_gpu time B T D KV FF REPEAT [PROFILE.json] | "
+                    "block_gpu decode B L D KV FF DH REPEAT | "
+                    "block_gpu decode-check DIR B T P D KV FF DH\n");
     return 2;
   }
   const char *profilePath = NULL;
@@ -189,19 +393,12 @@ int main(int argc, char **argv) {
     return 2;
   }
   unsigned seed = 12345;
-  float ws = 1.0f / sqrtf((float)d);
   elem_t *x = load(dir, "x.bin", (size_t)(b * t * d), 1.0f, &seed);
   memref3_t in = {x, x, 0, {b, t, d}, {t * d, d, 1}};
-  memref1_t g1 = vec(load(dir, "w0.bin", d, 1.0f, &seed), d);
-  memref2_t wq = mat(load(dir, "w1.bin", d * d, ws, &seed), d, d);
-  memref2_t wk = mat(load(dir, "w2.bin", kv * d, ws, &seed), kv, d);
-  memref2_t wv = mat(load(dir, "w3.bin", kv * d, ws, &seed), kv, d);
-  memref2_t wo = mat(load(dir, "w4.bin", d * d, ws, &seed), d, d);
-  memref1_t g2 = vec(load(dir, "w5.bin", d, 1.0f, &seed), d);
-  memref2_t wg = mat(load(dir, "w6.bin", ff * d, ws, &seed), ff, d);
-  memref2_t wu = mat(load(dir, "w7.bin", ff * d, ws, &seed), ff, d);
-  memref2_t wd =
-      mat(load(dir, "w8.bin", d * ff, 1.0f / sqrtf((float)ff), &seed), d, ff);
+  weights_t w = loadWeights(dir, d, kv, ff, &seed);
+  memref1_t g1 = w.g1, g2 = w.g2;
+  memref2_t wq = w.wq, wk = w.wk, wv = w.wv, wo = w.wo, wg = w.wg, wu = w.wu,
+            wd = w.wd;
 
   memref3_t result;
   if (check) {

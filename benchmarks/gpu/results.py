@@ -12,6 +12,9 @@ torch_block.py print:
 
   check-small-ref       torch_block.py check: the small block's error
   blockc-DTYPE-TN       block_gpu time: "blockc B=.. T=N: median .. ms .."
+  blockc-decode-DTYPE-LN  block_gpu decode: "blockc decode B=.. L=N: median
+                        .. us (min .., max ..) over .. steps, .. GB/s (..
+                        MB per step: weights .., KV ..); prefill .. ms"
   torch-DTYPE-block     torch_block.py block: "torch block T=N: .. ms, .."
   torch-DTYPE-peak      torch_block.py peak, gemm, decode
   torch-DTYPE-gemm, torch-DTYPE-decode
@@ -43,6 +46,10 @@ BLOCKC = re.compile(r"^blockc B=(\d+) T=(\d+): median ([\d.]+) ms "
                     r"\(min ([\d.]+), max ([\d.]+)\) over (\d+) calls$")
 PROFILED = re.compile(r"^blockc B=(\d+) T=(\d+): per-kernel GPU times of "
                       r"(\d+) calls -> (.+)$")
+BLOCKC_DECODE = re.compile(
+    r"^blockc decode B=(\d+) L=(\d+): median ([\d.]+) us \(min ([\d.]+), "
+    r"max ([\d.]+)\) over (\d+) steps, ([\d.]+) GB/s \(([\d.]+) MB per "
+    r"step: weights ([\d.]+), KV ([\d.]+)\); prefill ([\d.]+) ms$")
 TORCH_BLOCK = re.compile(r"^torch block T=(\d+): ([\d.]+) ms, "
                          r"([\d.]+) TFLOP/s$")
 TORCH_PEAK = re.compile(r"^torch peak (\w+) GEMM (\d+)\^3: ([\d.]+) ms, "
@@ -53,6 +60,7 @@ TORCH_DECODE = re.compile(r"^torch decode L=(\d+): ([\d.]+) ms$")
 CHECK = re.compile(r"^check max_abs_err=(\S+) rms_err=(\S+) scale=(\S+) "
                    r"tol=(\S+) rms_tol=(\S+) non_finite=(\d+) (PASS|FAIL)$")
 STEP_CASE = re.compile(r"^(blockc|profile)-(\w+)-T(\d+)$")
+STEP_DECODE = re.compile(r"^blockc-decode-(\w+)-L(\d+)$")
 # The first line of blockc-run --profile: "blockc profile: N kernels on CHIP
 # (ARCH), bound = ...".
 BOUND_CHIP = re.compile(r"^blockc profile: \d+ kernels on (\S+) \((\S+)\)")
@@ -186,9 +194,37 @@ def collect(bundle, out, date):
             "dtype": dtype, "T": t, "blockc_ms": None, "blockc_min_ms": None,
             "blockc_max_ms": None, "blockc_calls": None, "torch_ms": None})
 
+    decode_cases = {}
+
+    def decode_case(dtype, length):
+        return decode_cases.setdefault((dtype, length), {
+            "case": "Llama-2-7B decode step, %s, L = %d"
+                    % (DTYPE_NAMES.get(dtype, dtype), length),
+            "dtype": dtype, "L": length, "blockc_us": None,
+            "blockc_min_us": None, "blockc_max_us": None,
+            "blockc_steps": None, "blockc_gb_s": None, "mb_per_step": None,
+            "weight_mb": None, "kv_mb": None, "prefill_ms": None,
+            "torch_ms": None})
+
     peaks, gemms, decodes, kernels = {}, [], [], []
     for name in step_names:
         lines = log_lines(logs, name)
+        d = STEP_DECODE.match(name)
+        if d:
+            c = decode_case(d.group(1), int(d.group(2)))
+            for line in lines:
+                g = BLOCKC_DECODE.match(line)
+                if g:
+                    c.update(blockc_us=float(g.group(3)),
+                             blockc_min_us=float(g.group(4)),
+                             blockc_max_us=float(g.group(5)),
+                             blockc_steps=int(g.group(6)),
+                             blockc_gb_s=float(g.group(7)),
+                             mb_per_step=float(g.group(8)),
+                             weight_mb=float(g.group(9)),
+                             kv_mb=float(g.group(10)),
+                             prefill_ms=float(g.group(11)))
+            continue
         m = STEP_CASE.match(name)
         if m and m.group(1) == "blockc":
             for line in lines:
@@ -245,6 +281,20 @@ def collect(bundle, out, date):
         case_list.append(c)
     if not case_list:
         problems.append("no block timings")
+    # Decode steps: blockc beside PyTorch's step with the same cache length.
+    decode_list = []
+    for key in sorted(decode_cases):
+        c = decode_cases[key]
+        for peer in decodes:
+            if (peer["dtype"], peer["L"]) == key:
+                c["torch_ms"] = peer["ms"]
+        blockc_ms = c["blockc_us"] / 1e3 if c["blockc_us"] is not None \
+            else None
+        c["torch_over_blockc"] = ratio(c["torch_ms"], blockc_ms)
+        for who, k in (("blockc", "blockc_us"), ("PyTorch", "torch_ms")):
+            if c[k] is None:
+                problems.append("%s: no %s time" % (c["case"], who))
+        decode_list.append(c)
 
     return {
         "date": date,
@@ -254,6 +304,7 @@ def collect(bundle, out, date):
         "bundle": info,
         "correctness": correctness,
         "cases": case_list,
+        "decode": decode_list,
         "torch_peak_tflops": peaks,
         "torch_gemm": gemms,
         "torch_decode": decodes,
@@ -327,6 +378,21 @@ def markdown(r):
         out.append("| %s | %s | %s | %s |" % (
             k["case"], fmt(k["blockc_ms"]), fmt(k["torch_ms"]),
             fmt(k["torch_over_blockc"], "%.2fx")))
+    if r.get("decode"):
+        out += ["", "## Decode steps", "",
+                "One token per step at KV cache length L, B = 1, after a "
+                "prefill of L tokens; medians. GB/s: the bytes a step must "
+                "read (every weight once and the L + 1 cached K and V rows) "
+                "over its time.", "",
+                "| case | blockc us | GB/s | MB per step | prefill ms | "
+                "PyTorch ms | PyTorch / blockc |",
+                "|---|---|---|---|---|---|---|"]
+        for k in r["decode"]:
+            out.append("| %s | %s | %s | %s | %s | %s | %s |" % (
+                k["case"], fmt(k["blockc_us"], "%.1f"),
+                fmt(k["blockc_gb_s"], "%.1f"), fmt(k["mb_per_step"], "%.1f"),
+                fmt(k["prefill_ms"]), fmt(k["torch_ms"]),
+                fmt(k["torch_over_blockc"], "%.2fx")))
     if r["torch_peak_tflops"]:
         out += ["", "PyTorch GEMM 8192^3 (the measured peak): " + ", ".join(
             "%s %.1f TFLOP/s" % kv

@@ -5,7 +5,8 @@
 #   sh gpubench/run.sh     # OUT=DIR (absolute, or relative to gpubench/;
 #                          # default gpubench/out)
 # It checks the small bf16 block against the reference, times the Llama-2-7B
-# block (bf16, and f32 on TF32) beside PyTorch eager in the same run,
+# block (bf16, and f32 on TF32) and its bf16 decode steps at KV cache
+# lengths 512 and 4096 beside PyTorch eager in the same run,
 # profiles the kernels, and writes $OUT/latest.json and $OUT/latest.md
 # (results.py), to be committed as benchmarks/results/gpu-<chip>/ (printed
 # at the end). Each step has a time limit and the whole run a budget
@@ -94,10 +95,17 @@ for t in 2048 8192; do
     "$OUT/profile-bf16-T$t.json"
 done
 
-# Peers: the measured GEMM peak, the projection GEMMs, a decode step.
+# Decoding: the 7B bf16 block's decode entry (block_l7bd, compiled with
+# --decode): a prefill of L tokens, then 20 timed one-token steps at cache
+# length L (the head dimension is 128).
+for l in 512 4096; do
+  [ -x block_l7bd ] && step blockc-decode-bf16-L$l 60 ./block_l7bd decode 1 $l $SHAPE 128 20
+done
+
+# Peers: the measured GEMM peak, the projection GEMMs, decode steps.
 step torch-bf16-peak 90 $PEER torch_block.py peak
 step torch-bf16-gemm 90 $PEER torch_block.py gemm 2048 8192
-step torch-bf16-decode 60 $PEER torch_block.py decode 4096
+step torch-bf16-decode 60 $PEER torch_block.py decode 512 4096
 
 # The f32 block on TF32 tensor cores (-gpu-allow-tf32) beside PyTorch f32
 # with TF32 matmuls.

@@ -154,8 +154,9 @@ cl::opt<unsigned> cpuThreads(
     cl::init(0), cl::cat(category));
 cl::opt<bool> withDecode(
     "decode",
-    cl::desc("CPU: also compile the KV-cached decode entry <entry>_decode "
-             "(transformer-derive-decode) and declare it in the C header"),
+    cl::desc("Also compile the KV-cached decode entry <entry>_decode "
+             "(transformer-derive-decode) and declare it in the C header "
+             "(-target=cpu and nvptx)"),
     cl::init(false), cl::cat(category));
 cl::opt<blockc::transformer::KVLayout>
     kvLayout("kv-layout", cl::desc("--decode: memory order of the KV caches"),
@@ -246,17 +247,19 @@ enum class Stages { All, UpToLinalg, AfterLinalg };
 /// toolkit that serialises cubins and fatbins.
 void buildPipeline(OpPassManager &pm, llvm::StringRef entry,
                    llvm::StringRef toolkit, Stages stages = Stages::All) {
+  bool first = stages != Stages::AfterLinalg;
+  bool second = stages != Stages::UpToLinalg;
+  // --decode: the decode entry beside the entry, on either target (the
+  // same derivation as blockc-run --decode, which compiles it alone).
+  if (withDecode && first) {
+    blockc::DecodeOptions decode;
+    decode.entry = entry.str();
+    decode.kvLayout = kvLayout;
+    decode.keepPrefill = true;
+    blockc::buildDeriveDecodePipeline(pm, decode);
+  }
   if (target == Target::CPU) {
     blockc::CPUTargetConfig config = cpuConfig().resolved();
-    bool first = stages != Stages::AfterLinalg;
-    bool second = stages != Stages::UpToLinalg;
-    if (withDecode && first) {
-      blockc::DecodeOptions decode;
-      decode.entry = entry.str();
-      decode.kvLayout = kvLayout;
-      decode.keepPrefill = true;
-      blockc::buildDeriveDecodePipeline(pm, decode);
-    }
     if (emit >= Emit::Linalg && first)
       blockc::buildCPULowerToLinalgPipeline(pm, config);
     if (emit >= Emit::Buffers && second)
@@ -330,8 +333,6 @@ int main(int argc, char **argv) {
   if (emulateGPU && emit >= Emit::PTX)
     return fail("--emulate compiles the kernels into host code: there is no "
                 "GPU binary for -emit=ptx|cubin|fatbin");
-  if (nvptx && withDecode)
-    return fail("--decode is implemented for -target=cpu only");
   std::string toolkit;
   blockc::GPUBinaryFormat format = gpuFormat();
   if (nvptx && !emulateGPU && format != blockc::GPUBinaryFormat::ISA &&
