@@ -12,8 +12,9 @@
 #     128, 2048 and 8192, with per-kernel GPU times (the runtime's
 #     blockcCudaProfile* functions) at T = 2048 and 8192;
 #   - the same 7B bf16 block compiled with --decode (block_l7bd: the entry
-#     and the KV-cached decode entry), whose one-token steps run.sh times
-#     at KV cache lengths 512 and 4096 beside PyTorch's;
+#     and the KV-cached decode entry, head-major caches; block_l7bds: the
+#     same with --kv-layout=bshd), whose one-token steps run.sh times at KV
+#     cache lengths 512 and 4096 beside PyTorch's;
 #   - the bound tables of the GPU emulator's profile of that block
 #     (blockc-run --emulate --profile) at the profiled T in
 #     BLOCKC_BOUND_SEQ_LENS (default 2048), which run.sh merges with the
@@ -55,7 +56,8 @@ ln -s libmlir_c_runner_utils.so.22.1 "$G/libmlir_c_runner_utils.so"
 # warpgroup-MMA projections (docs/GPU.md): block_l7bp (persistent) and
 # block_l7bc (cooperative, no producer warpgroup).
 cp "$G/l7b.mlir" "$G/l7bd.mlir"
-models="small l7b l7b32 l7bd"
+cp "$G/l7b.mlir" "$G/l7bds.mlir"
+models="small l7b l7b32 l7bd l7bds"
 if [ "$ARCH" = sm_90a ]; then
   cp "$G/l7b.mlir" "$G/l7bp.mlir"
   cp "$G/l7b.mlir" "$G/l7bc.mlir"
@@ -65,6 +67,9 @@ for m in $models; do
   flags= cflags=
   if [ "$m" = l7b32 ]; then flags=-gpu-allow-tf32 cflags=-DBLOCK_F32; fi
   if [ "$m" = l7bd ]; then flags=--decode; fi
+  if [ "$m" = l7bds ]; then
+    flags="--decode --kv-layout=bshd" cflags=-DBLOCK_KV_BSHD
+  fi
   if [ "$m" = l7bp ]; then flags=-gpu-warpgroup-schedule=persistent; fi
   if [ "$m" = l7bc ]; then flags=-gpu-warpgroup-schedule=cooperative; fi
   build/bin/blockc "$G/$m.mlir" -target=nvptx -gpu-arch="$ARCH" $CHIP_FLAG \
@@ -74,7 +79,7 @@ for m in $models; do
     -lmlir_c_runner_utils -lblockc_cuda_runtime \
     -L/usr/local/cuda/lib64/stubs -lcuda -Wl,-rpath,'$ORIGIN' -o "$G/block_$m"
 done
-rm -f "$G/l7b32.mlir" "$G/l7bd.mlir" "$G/l7bp.mlir" "$G/l7bc.mlir"
+rm -f "$G/l7b32.mlir" "$G/l7bd.mlir" "$G/l7bds.mlir" "$G/l7bp.mlir" "$G/l7bc.mlir"
 # Which kernels are tensor-core GEMMs (mma.sync or wgmma).
 build/bin/blockc "$G/l7b.mlir" -target=nvptx -gpu-arch="$ARCH" $CHIP_FLAG \
   -emit=ptx -o "$G/l7b.ptx"

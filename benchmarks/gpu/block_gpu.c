@@ -20,7 +20,8 @@
          docs/RuntimeABI.md) and as a table to stderr.
      block_gpu decode B L D KV FF DH REPEAT  (an object compiled with
          --decode, whose header declares forward_decode with one block's
-         head-major K and V caches; DH: the head dimension) random weights
+         K and V caches, head-major; with -DBLOCK_KV_BSHD an object
+         compiled with --kv-layout=bshd; DH: the head dimension) random weights
          and input; prefills L tokens through the decode entry at position
          0 (timed once), then two warm-up and REPEAT timed one-token steps,
          each at position L (it rewrites cache row L: every step attends
@@ -205,14 +206,77 @@ static weights_t loadWeights(const char *dir, int64_t d, int64_t kv, int64_t ff,
 #if BLOCKC_forward_decode_NUM_CACHES != 2
 #error "block_gpu drives one block: a decode entry with one K and one V cache"
 #endif
-/* A head-major cache as the header describes it: [B][H_kv][L_max][DH] in
-   memory, seen through sizes {B, L_max, H_kv, DH}; zeroed. */
+/* The decode entry appends the new K and V rows to the caches with a
+   strided memref.copy on the host, which MLIR lowers to a call of
+   memrefCopy from libmlir_c_runner_utils. That library needs libMLIR
+   (100+ MB), which the GPU bundle cannot carry: the driver defines the
+   function itself (MLIR's C ABI: an element size and two unranked
+   descriptors {rank, pointer to {allocated, aligned, offset, sizes[rank],
+   strides[rank]}}). */
+typedef struct {
+  int64_t rank;
+  void *descriptor;
+} unranked_memref_t;
+
+void memrefCopy(int64_t elemSize, unranked_memref_t *src,
+                unranked_memref_t *dst);
+void memrefCopy(int64_t elemSize, unranked_memref_t *src,
+                unranked_memref_t *dst) {
+  int64_t rank = src->rank, index[16] = {0};
+  const int64_t *s = (const int64_t *)((char **)src->descriptor + 2);
+  const int64_t *t = (const int64_t *)((char **)dst->descriptor + 2);
+  const int64_t *sizes = s + 1, *from = s + 1 + rank, *to = t + 1 + rank;
+  char *sp = ((char **)src->descriptor)[1] + s[0] * elemSize;
+  char *dp = ((char **)dst->descriptor)[1] + t[0] * elemSize;
+  if (rank > 16) {
+    fprintf(stderr, "block_gpu: memrefCopy of rank %lld\n", (long long)rank);
+    abort();
+  }
+  for (int64_t i = 0; i < rank; ++i)
+    if (sizes[i] == 0)
+      return;
+  if (rank == 0) {
+    memcpy(dp, sp, (size_t)elemSize);
+    return;
+  }
+  int64_t inner = sizes[rank - 1];
+  for (;;) {
+    if (from[rank - 1] == 1 && to[rank - 1] == 1)
+      memcpy(dp, sp, (size_t)(inner * elemSize));
+    else
+      for (int64_t j = 0; j < inner; ++j)
+        memcpy(dp + j * to[rank - 1] * elemSize,
+               sp + j * from[rank - 1] * elemSize, (size_t)elemSize);
+    int64_t k = rank - 2;
+    for (; k >= 0; --k) {
+      sp += from[k] * elemSize;
+      dp += to[k] * elemSize;
+      if (++index[k] < sizes[k])
+        break;
+      sp -= from[k] * sizes[k] * elemSize;
+      dp -= to[k] * sizes[k] * elemSize;
+      index[k] = 0;
+    }
+    if (k < 0)
+      return;
+  }
+}
+
+/* A cache as the header describes it, zeroed: head-major (the default
+   --kv-layout=bhsd), [B][H_kv][L_max][DH] in memory seen through sizes
+   {B, L_max, H_kv, DH}; with -DBLOCK_KV_BSHD (an object compiled with
+   --kv-layout=bshd) dense [B][L_max][H_kv][DH]. */
 static memref4_t cache(int64_t b, int64_t lmax, int64_t hkv, int64_t dh) {
   size_t n = (size_t)(b * hkv * lmax * dh);
   elem_t *p = gpuBuffer(n);
   memset(p, 0, n * sizeof(elem_t));
+#ifdef BLOCK_KV_BSHD
+  memref4_t m = {
+      p, p, 0, {b, lmax, hkv, dh}, {lmax * hkv * dh, hkv * dh, dh, 1}};
+#else
   memref4_t m = {
       p, p, 0, {b, lmax, hkv, dh}, {hkv * lmax * dh, dh, lmax * dh, 1}};
+#endif
   return m;
 }
 

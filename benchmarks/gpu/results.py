@@ -67,7 +67,9 @@ BOUND_CHIP = re.compile(r"^blockc profile: \d+ kernels on (\S+) \((\S+)\)")
 
 DTYPE_NAMES = {"bf16": "bf16", "tf32": "f32 on TF32 tensor cores",
                "bf16persistent": "bf16, persistent warpgroup schedule",
-               "bf16cooperative": "bf16, cooperative warpgroup schedule"}
+               "bf16cooperative": "bf16, cooperative warpgroup schedule",
+               "bf16bshd": "bf16, KV caches [B, L_max, H_kv, D] "
+                           "(--kv-layout=bshd)"}
 # The architectures a bundle may be built for and the compute capabilities
 # whose GPUs run them (an arch-specific sm_XYa only on X.Y exactly).
 ARCH_RUNS_ON = {"sm_90a": ("9.0",), "sm_100a": ("10.0",)}
@@ -281,12 +283,13 @@ def collect(bundle, out, date):
         case_list.append(c)
     if not case_list:
         problems.append("no block timings")
-    # Decode steps: blockc beside PyTorch's step with the same cache length.
+    # Decode steps: blockc beside PyTorch's step with the same cache length
+    # (bf16's for bf16 and bf16bshd).
     decode_list = []
     for key in sorted(decode_cases):
         c = decode_cases[key]
         for peer in decodes:
-            if (peer["dtype"], peer["L"]) == key:
+            if key[0].startswith(peer["dtype"]) and peer["L"] == key[1]:
                 c["torch_ms"] = peer["ms"]
         blockc_ms = c["blockc_us"] / 1e3 if c["blockc_us"] is not None \
             else None

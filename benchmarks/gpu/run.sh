@@ -96,10 +96,11 @@ for t in 2048 8192; do
 done
 
 # Decoding: the 7B bf16 block's decode entry (block_l7bd, compiled with
-# --decode): a prefill of L tokens, then 20 timed one-token steps at cache
-# length L (the head dimension is 128).
+# --decode; block_l7bds with --kv-layout=bshd): a prefill of L tokens, then
+# 20 timed one-token steps at cache length L (the head dimension is 128).
 for l in 512 4096; do
   [ -x block_l7bd ] && step blockc-decode-bf16-L$l 60 ./block_l7bd decode 1 $l $SHAPE 128 20
+  [ -x block_l7bds ] && step blockc-decode-bf16bshd-L$l 60 ./block_l7bds decode 1 $l $SHAPE 128 20
 done
 
 # Peers: the measured GEMM peak, the projection GEMMs, decode steps.
