@@ -721,6 +721,40 @@ def fake_quant(w, mode, group_size=32):
     return deq.reshape(n, k)
 
 
+ACTIVATION_RUN = 32
+
+
+def quantize_activations(x):
+    """The input of a projection under ``activations = int8``:
+    x' = q_x * s_x, per row and run of 32 consecutive input columns,
+    s_x = max|x| / 127, q_x = clip(rint(x / s_x), -127, 127) (round half to
+    even), q_x = 0 where s_x = 0. x is rounded to float32 first and the
+    scale and levels are float32 operations, as in the compiler; x' is
+    float64 (q_x * s_x exactly), so x' W'^T is sum over runs of
+    s_x s_w sum(q_x q_w) with the integer sums exact."""
+    x32 = np.asarray(x, dtype=np.float32)
+    k = x32.shape[-1]
+    if k % ACTIVATION_RUN:
+        raise RefError("--quantize-activations=int8: the input dimension %d "
+                       "is not a multiple of %d" % (k, ACTIVATION_RUN))
+    xr = x32.reshape(x32.shape[:-1] + (k // ACTIVATION_RUN, ACTIVATION_RUN))
+    amax = np.abs(xr).max(axis=-1, keepdims=True)
+    s = (amax / np.float32(127)).astype(np.float32)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        q = np.clip(np.rint(xr / s), -127, 127).astype(np.float32)
+    q = np.where(s == 0, np.float32(0), q)
+    deq = q.astype(np.float64) * s.astype(np.float64)
+    return deq.reshape(x32.shape)
+
+
+def proj_input(cfg, x):
+    """The input a projection computes with: x, or its int8 form under
+    ``cfg.quantize_activations``."""
+    if getattr(cfg, "quantize_activations", False):
+        return quantize_activations(x)
+    return x
+
+
 def proj_weight(cfg, w, name):
     """The weight a projection computes with: the stored one, or its
     dequantised form under ``cfg.quantize`` ((mode, group_size) or None)."""
@@ -740,7 +774,8 @@ def attention(cfg, w, x, position_offset=0, kv_cache=None, dump=None):
     h, hkv, dh = cfg.n_heads, cfg.n_kv_heads, cfg.head_dim
 
     def proj(name):
-        return _rnd(cfg, linear(x, proj_weight(cfg, w, p + name + ".weight"),
+        return _rnd(cfg, linear(proj_input(cfg, x),
+                                proj_weight(cfg, w, p + name + ".weight"),
                                 w.get(p + name + ".bias"),
                                 getattr(cfg, "tf32", False)))
 
@@ -776,7 +811,8 @@ def attention(cfg, w, x, position_offset=0, kv_cache=None, dump=None):
     else:
         ctx = probs @ vh
     ctx = _rnd(cfg, ctx.transpose(0, 2, 1, 3).reshape(bsz, t, h * dh))
-    out = _rnd(cfg, linear(ctx, proj_weight(cfg, w, p + "o_proj.weight"),
+    out = _rnd(cfg, linear(proj_input(cfg, ctx),
+                           proj_weight(cfg, w, p + "o_proj.weight"),
                            w.get(p + "o_proj.bias"),
                            getattr(cfg, "tf32", False)))
     if dump is not None:
@@ -789,7 +825,8 @@ def ffn(cfg, w, x, dump=None):
     p = cfg.prefix + "mlp."
 
     def proj(name, inp):
-        return _rnd(cfg, linear(inp, proj_weight(cfg, w, p + name + ".weight"),
+        return _rnd(cfg, linear(proj_input(cfg, inp),
+                                proj_weight(cfg, w, p + name + ".weight"),
                                 w.get(p + name + ".bias"),
                                 getattr(cfg, "tf32", False)))
 
@@ -1262,6 +1299,10 @@ def cmd_run(args):
         raise RefError("--group-size is for --quantize=int4")
     if args.quantize != "none":
         cfg.quantize = (args.quantize, args.group_size or 32)
+    cfg.quantize_activations = args.quantize_activations == "int8"
+    if cfg.quantize_activations and args.quantize == "none":
+        raise RefError("--quantize-activations=int8 needs --quantize=int8 or "
+                       "int4")
     layers = cfg.stack(args.layers)
     weights = load_safetensors(args.weights)
     if cfg.rnd is not None:
@@ -1436,6 +1477,10 @@ def build_parser():
                    default="none",
                    help="compute the projections with dequantised weights "
                         "(the rules of #transformer.weight_quant)")
+    p.add_argument("--quantize-activations", choices=("none", "int8"),
+                   default="none",
+                   help="with --quantize: quantise each projection's input "
+                   "per row and run of 32 columns (activations = int8)")
     p.add_argument("--group-size", type=int, default=None,
                    help="int4: input columns per scale (default 32)")
     p.add_argument("--dtype", choices=("f32", "bf16", "f16"), default="f32",

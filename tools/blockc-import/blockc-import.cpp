@@ -1,7 +1,8 @@
 //===- blockc-import.cpp - model.mlir from a Hugging Face config.json -----===//
 //
 //   blockc-import --hf-config=config.json [--layers=N] [--dtype=f32|bf16|f16]
-//                 [--quantize=none|int8|int4 [--group-size=32|64|128]]
+//                 [--quantize=none|int8|int4 [--group-size=32|64|128]
+//                  [--quantize-activations=int8]]
 //                 -o model.mlir
 //
 // Writes a blockc model whose weight arguments are bound to the
@@ -9,11 +10,14 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "blockc/Dialect/Transformer/IR/TransformerOps.h"
 #include "blockc/Import/HFImport.h"
 #include "blockc/InitAllDialects.h"
 #include "blockc/Pipelines/Pipelines.h"
 
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
@@ -53,6 +57,12 @@ cl::opt<int64_t> groupSize("group-size",
                            cl::desc("int4: input columns per scale, 32 "
                                     "(default), 64 or 128"),
                            cl::init(32), cl::cat(category));
+cl::opt<std::string> quantizeActivations(
+    "quantize-activations",
+    cl::desc("With --quantize: int8 also quantises each projection's input "
+             "at run time (per token row and run of 32 input columns; "
+             "integer dot products), none (default) keeps it weight-only"),
+    cl::init("none"), cl::cat(category));
 cl::opt<int64_t> tensorParallel(
     "tensor-parallel",
     cl::desc("Write the model partitioned over N ranks (Megatron-style "
@@ -67,6 +77,32 @@ cl::opt<std::string> outputFile("o", cl::desc("Output model (default: -)"),
 int fail(const llvm::Twine &message) {
   llvm::WithColor::error(llvm::errs(), "blockc-import") << message << "\n";
   return 1;
+}
+
+/// Sets activations = int8 on every weight_quant of `module`; the message of
+/// the first op whose projections do not hold whole runs of 32 input
+/// columns (the op's verifier names the projection), or "".
+std::string quantizeActivationsOf(ModuleOp module) {
+  using namespace blockc::transformer;
+  std::string message;
+  ScopedDiagnosticHandler handler(module.getContext(), [&](Diagnostic &diag) {
+    if (message.empty())
+      message = diag.str();
+    return success();
+  });
+  module.walk([&](Operation *op) -> WalkResult {
+    auto quant = op->getAttrOfType<WeightQuantAttr>("weight_quant");
+    if (!quant)
+      return WalkResult::advance();
+    op->setAttr("weight_quant",
+                WeightQuantAttr::get(op->getContext(), quant.getType(),
+                                     quant.getGroupSize(),
+                                     ActivationQuantType::int8));
+    if (failed(mlir::verify(op, /*verifyRecursively=*/false)))
+      return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return message;
 }
 } // namespace
 
@@ -91,6 +127,13 @@ int main(int argc, char **argv) {
   options.groupSize = groupSize;
   if (groupSize.getNumOccurrences() && quantize != "int4")
     return fail("--group-size is for --quantize=int4");
+  if (quantizeActivations != "none" && quantizeActivations != "int8")
+    return fail("--quantize-activations must be int8 or none, got '" +
+                quantizeActivations + "'");
+  if (quantizeActivations == "int8" && quantize != "int8" && quantize != "int4")
+    return fail("--quantize-activations=int8 needs --quantize=int8 or "
+                "--quantize=int4 (it quantises the inputs of quantised "
+                "projections)");
   auto module = blockc::importHFConfig(&context, (*buffer)->getBuffer(),
                                        configFile, options);
   if (!module)
@@ -100,6 +143,11 @@ int main(int argc, char **argv) {
   if (llvm::Error e =
           blockc::partitionForTensorParallel(**module, tensorParallel))
     return fail(configFile + ": " + llvm::toString(std::move(e)));
+  if (quantizeActivations == "int8") {
+    std::string message = quantizeActivationsOf(**module);
+    if (!message.empty())
+      return fail(configFile + ": --quantize-activations=int8: " + message);
+  }
   std::string errorMessage;
   auto output = openOutputFile(outputFile, &errorMessage);
   if (!output)

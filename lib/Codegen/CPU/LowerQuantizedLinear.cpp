@@ -11,12 +11,14 @@
 #include "blockc/Dialect/Transformer/IR/TransformerOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace blockc::cpu {
 #define GEN_PASS_DEF_CPULOWERQUANTIZEDLINEARPASS
@@ -449,10 +451,248 @@ struct Kernel {
   }
 };
 
+/// The x86 intrinsics of the integer kernels: pure arithmetic on vectors.
+bool isPureX86Intrinsic(StringRef name) {
+  return llvm::is_contained({"llvm.x86.avx2.pmadd.ub.sw",
+                             "llvm.x86.avx2.pmadd.wd", "llvm.x86.avx2.psign.b",
+                             "llvm.x86.avx512.vpdpbusd.256"},
+                            name);
+}
+
+/// Memory effects of `llvm.call_intrinsic`, which declares none (and which
+/// the ownership-based buffer deallocation therefore rejects inside a kernel
+/// built on tensors): none for the pure x86 arithmetic above, a read and a
+/// write of any memory for every other intrinsic.
+struct CallIntrinsicEffects
+    : MemoryEffectOpInterface::ExternalModel<CallIntrinsicEffects,
+                                             LLVM::CallIntrinsicOp> {
+  void
+  getEffects(Operation *op,
+             SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+                 &effects) const {
+    if (isPureX86Intrinsic(cast<LLVM::CallIntrinsicOp>(op).getIntrin()))
+      return;
+    effects.emplace_back(MemoryEffects::Read::get());
+    effects.emplace_back(MemoryEffects::Write::get());
+  }
+};
+
+/// activations = int8: the input quantised per row and run of 32 columns,
+/// as two tensors built before the kernel: q_x [B, T, K] i8 and the runs'
+/// maxima [B, T, K / 32] f32 (s_x = max / 127). Both with the rules of
+/// Codegen/Common/WeightQuant.h, as convert-weight-quant-to-linalg.
+std::pair<Value, Value> buildQuantizedInput(OpBuilder &b, Location loc,
+                                            Value x) {
+  constexpr int64_t run = WeightQuantAttr::kActivationRun;
+  auto type = cast<RankedTensorType>(x.getType());
+  int64_t rank = type.getRank();
+  MLIRContext *ctx = b.getContext();
+  Value amax = blockc::buildRunAbsMax(b, loc, x, run);
+  SmallVector<Value> dynamic;
+  for (int64_t i = 0; i < rank; ++i)
+    if (type.isDynamicDim(i))
+      dynamic.push_back(tensor::DimOp::create(b, loc, x, i));
+  AffineMap id = AffineMap::getMultiDimIdentityMap(rank, ctx);
+  SmallVector<AffineExpr> runExprs(id.getResults());
+  runExprs.back() = runExprs.back().floorDiv(run);
+  AffineMap runMap = AffineMap::get(rank, 0, runExprs, ctx);
+  Value init =
+      tensor::EmptyOp::create(b, loc, type.getShape(), b.getI8Type(), dynamic);
+  Value qx =
+      linalg::GenericOp::create(
+          b, loc, init.getType(), ValueRange{x, amax}, ValueRange{init},
+          ArrayRef<AffineMap>{id, runMap, id},
+          SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+          [&](OpBuilder &nb, Location, ValueRange args) {
+            Value s = blockc::buildQuantScale(nb, loc, args[1], 127);
+            Value lv = blockc::buildQuantLevel(nb, loc, args[0], s, 127);
+            linalg::YieldOp::create(
+                nb, loc,
+                ValueRange{arith::FPToSIOp::create(nb, loc, nb.getI8Type(), lv)
+                               .getResult()});
+          })
+          .getResult(0);
+  return {qx, amax};
+}
+
+/// The kernel of activations = int8: per run of 32 k (one chunk), the
+/// integer dot product of q_x and q_w in 8 i32 lanes (ymm registers), exact,
+/// converted once and multiplied by s_x (and, int4, the group's s_w):
+/// * int8 weights: u8 x s8 on |q_x| and q_w with q_x's sign (vpsignb), so
+///   that no pair sum leaves i16 (2 x 127 x 127 < 2^15);
+/// * int4: the nibbles u = q_w + 8 are the unsigned operand and q_x the
+///   signed one, less 8 x the lane sums of q_x (per row and chunk);
+/// the products on vpdpbusd where the target has VNNI (avx512_vnni or
+/// avx_vnni: the same intrinsic, EVEX or VEX), else vpmaddubsw + vpmaddwd.
+struct IntKernel {
+  QBuilder &q;
+  Value qx, amax, p, bias; // [B, T, K] i8, [B, T, K/32] f32, [N, words] i32
+  codegen::QuantizedWeightAttr layout;
+  bool vnni;
+
+  OpBuilder &b() { return q.b; }
+  Location loc() { return q.loc; }
+  VectorType bytesType() { return VectorType::get({32}, b().getI8Type()); }
+  VectorType lanesType() { return VectorType::get({8}, b().getI32Type()); }
+  VectorType f32Type() { return VectorType::get({8}, b().getF32Type()); }
+  Value splat(VectorType type, int64_t value) {
+    return arith::ConstantOp::create(
+        b(), loc(),
+        DenseElementsAttr::get(
+            type, b().getIntegerAttr(type.getElementType(), value)));
+  }
+  Value intrinsic(Type result, StringRef name, ValueRange args) {
+    return LLVM::CallIntrinsicOp::create(b(), loc(), result,
+                                         b().getStringAttr(name), args)
+        ->getResult(0);
+  }
+  /// Lane l: sum_{j < 4} u[4l + j] s[4l + j], u unsigned and s signed bytes.
+  Value dot(Value u, Value s) {
+    if (vnni)
+      return intrinsic(lanesType(), "llvm.x86.avx512.vpdpbusd.256",
+                       {splat(lanesType(), 0), u, s});
+    Value pairs = intrinsic(VectorType::get({16}, b().getI16Type()),
+                            "llvm.x86.avx2.pmadd.ub.sw", {u, s});
+    return intrinsic(
+        lanesType(), "llvm.x86.avx2.pmadd.wd",
+        {pairs, splat(VectorType::get({16}, b().getI16Type()), 1)});
+  }
+  /// q_x[bIdx, t, kk : kk + 32].
+  Value readX(Value bIdx, Value t, Value kk) {
+    return vector::TransferReadOp::create(
+        b(), loc(), bytesType(), qx, ValueRange{bIdx, t, kk},
+        arith::ConstantOp::create(b(), loc(), b().getI8IntegerAttr(0)),
+        ArrayRef<bool>{true});
+  }
+  /// The `bytes` bytes of row n from byte `byteIdx` (a multiple of 4).
+  Value readBytes(Value n, Value byteIdx, int64_t bytes) {
+    Value word = arith::DivUIOp::create(b(), loc(), byteIdx, q.idx(4));
+    Value words = vector::TransferReadOp::create(
+        b(), loc(), VectorType::get({bytes / 4}, b().getI32Type()), p,
+        ValueRange{n, word}, q.i32(0), ArrayRef<bool>{true});
+    return vector::BitCastOp::create(
+        b(), loc(), VectorType::get({bytes}, b().getI8Type()), words);
+  }
+  /// The f32 weight scale of group `grp` of row n.
+  Value scale(Value n, Value grp) {
+    Value bits = tensor::ExtractOp::create(
+        b(), loc(), p,
+        ValueRange{n, q.add(q.idx(layout.getValueWords()), grp)});
+    return arith::BitcastOp::create(b(), loc(), b().getF32Type(), bits);
+  }
+
+  /// out[bIdx, t + i, n + j - nOffset] for i < r, j < c.
+  Value tile(Value out, Value bIdx, Value t, Value n, Value nOffset, int64_t r,
+             int64_t c) {
+    int64_t k = layout.getCols(), g = layout.getGroupSize();
+    bool int8 = layout.getBits() == 8;
+    Value zero = arith::ConstantOp::create(
+        b(), loc(), DenseElementsAttr::get(f32Type(), 0.0f));
+    SmallVector<Value> accs(r * c, zero), rows, cols;
+    for (int64_t i = 0; i < r; ++i)
+      rows.push_back(q.add(t, q.idx(i)));
+    for (int64_t j = 0; j < c; ++j)
+      cols.push_back(q.add(n, q.idx(j)));
+    Value level = q.f32(127.0);
+    accs = blockc::cpu::buildLoop(
+        b(), loc(), q.idx(0), q.idx(k), kChunk, accs,
+        [&](Value kk, ValueRange it) {
+          SmallVector<Value> acc(it);
+          Value run = arith::DivUIOp::create(b(), loc(), kk, q.idx(kChunk));
+          // Per row: q_x, s_x and |q_x| (int8) or 8 x q_x's lane sums
+          // (int4).
+          SmallVector<Value> xs, sx, xu, comp;
+          for (int64_t i = 0; i < r; ++i) {
+            xs.push_back(readX(bIdx, rows[i], kk));
+            sx.push_back(arith::DivFOp::create(
+                b(), loc(),
+                tensor::ExtractOp::create(b(), loc(), amax,
+                                          ValueRange{bIdx, rows[i], run}),
+                level));
+            if (int8)
+              xu.push_back(math::AbsIOp::create(b(), loc(), xs[i]));
+            else
+              comp.push_back(dot(splat(bytesType(), 8), xs[i]));
+          }
+          for (int64_t j = 0; j < c; ++j) {
+            Value w, sw;
+            if (int8) {
+              w = readBytes(cols[j], kk, kChunk);
+            } else {
+              // The chunk's 16 bytes: low nibbles k 0..15, high 16..31.
+              Value packed = readBytes(
+                  cols[j], arith::DivUIOp::create(b(), loc(), kk, q.idx(2)),
+                  kChunk / 2);
+              VectorType half = VectorType::get({16}, b().getI8Type());
+              Value lo =
+                  arith::AndIOp::create(b(), loc(), packed, splat(half, 0x0F));
+              Value hi =
+                  arith::ShRUIOp::create(b(), loc(), packed, splat(half, 4));
+              SmallVector<int64_t> order(kChunk);
+              for (int64_t e = 0; e < kChunk; ++e)
+                order[e] = e;
+              w = vector::ShuffleOp::create(b(), loc(), lo, hi, order);
+              sw = scale(cols[j],
+                         arith::DivUIOp::create(b(), loc(), kk, q.idx(g)));
+            }
+            for (int64_t i = 0; i < r; ++i) {
+              Value d;
+              if (int8) {
+                Value signedW =
+                    intrinsic(bytesType(), "llvm.x86.avx2.psign.b", {w, xs[i]});
+                d = dot(xu[i], signedW);
+              } else {
+                d = arith::SubIOp::create(b(), loc(), dot(w, xs[i]), comp[i]);
+              }
+              Value f = arith::SIToFPOp::create(b(), loc(), f32Type(), d);
+              Value s = int8 ? sx[i]
+                             : arith::MulFOp::create(b(), loc(), sx[i], sw)
+                                   .getResult();
+              acc[i * c + j] = vector::FMAOp::create(
+                  b(), loc(), f,
+                  vector::BroadcastOp::create(b(), loc(), f32Type(), s),
+                  acc[i * c + j]);
+            }
+          }
+          return acc;
+        });
+    for (int64_t i = 0; i < r; ++i)
+      for (int64_t j = 0; j < c; ++j) {
+        Value sum = vector::ReductionOp::create(
+            b(), loc(), vector::CombiningKind::ADD, accs[i * c + j]);
+        if (int8)
+          sum =
+              arith::MulFOp::create(b(), loc(), sum, scale(cols[j], q.idx(0)));
+        if (bias)
+          sum = arith::AddFOp::create(
+              b(), loc(), sum,
+              tensor::ExtractOp::create(b(), loc(), bias, cols[j]));
+        Value col = arith::SubIOp::create(b(), loc(), cols[j], nOffset);
+        out = tensor::InsertOp::create(b(), loc(), sum, out,
+                                       ValueRange{bIdx, rows[i], col});
+      }
+    return out;
+  }
+};
+
 struct CPULowerQuantizedLinearPass
     : blockc::cpu::impl::CPULowerQuantizedLinearPassBase<
           CPULowerQuantizedLinearPass> {
   using Base::Base;
+
+  void getDependentDialects(DialectRegistry &registry) const override {
+    Base::getDependentDialects(registry);
+    // The x86 integer dot products of activations = int8, with their
+    // memory effects (none) declared.
+    registry.insert<LLVM::LLVMDialect>();
+    registry.addExtension(+[](MLIRContext *ctx, LLVM::LLVMDialect *) {
+      std::optional<RegisteredOperationName> name =
+          RegisteredOperationName::lookup(
+              LLVM::CallIntrinsicOp::getOperationName(), ctx);
+      if (name && !name->hasInterface<MemoryEffectOpInterface>())
+        LLVM::CallIntrinsicOp::attachInterface<CallIntrinsicEffects>(*ctx);
+    });
+  }
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
@@ -485,14 +725,22 @@ struct CPULowerQuantizedLinearPass
     // and one weight vector at a time (2 x 4 in 16 registers, 4 x 4 in 32);
     // a single row streams 8 weight rows at once.
     int64_t rows = target.getRegisters() >= 32 ? 4 : 2, cols = 4;
+    // activations = int8 needs AVX2's byte products (an SSE target leaves
+    // those projections to convert-weight-quant-to-linalg); VNNI where the
+    // target has it.
+    bool intDots = target.getIsa() != codegen::ISA::sse;
+    bool vnni = target.getAvx512Vnni() || target.getAvxVnni();
     for (LinearOp op : ops) {
       auto wType = op.getWeight().getType();
       WeightQuantAttr quant = op.getWeightQuantAttr();
+      if (quant.quantizesActivations() && !intDots)
+        continue;
       int64_t n = wType.getDimSize(0), k = wType.getDimSize(1);
       bool int8 = quant.getType() == WeightQuantType::int8;
       auto layout = codegen::QuantizedWeightAttr::get(
           &getContext(), n, k, int8 ? 8 : 4, quant.getGroupSizeFor(k));
-      lower(op, layout, v, rows, cols, target.getRegisters());
+      lower(op, layout, v, rows, cols, target.getRegisters(),
+            quant.quantizesActivations(), vnni);
       ++numLowered;
     }
   }
@@ -502,7 +750,8 @@ struct CPULowerQuantizedLinearPass
   DenseMap<std::pair<Value, Attribute>, Value> prepared;
 
   void lower(LinearOp op, codegen::QuantizedWeightAttr layout, int64_t v,
-             int64_t rows, int64_t cols, int64_t registers) {
+             int64_t rows, int64_t cols, int64_t registers, bool intDots,
+             bool vnni) {
     OpBuilder b(op);
     Location loc = op.getLoc();
     QBuilder q{b, loc};
@@ -527,6 +776,10 @@ struct CPULowerQuantizedLinearPass
         dynamic.push_back(d);
     Value out = tensor::EmptyOp::create(b, loc, outType.getShape(),
                                         b.getF32Type(), dynamic);
+    // activations = int8: the input quantised once, before the blocks.
+    Value qx, amax;
+    if (intDots)
+      std::tie(qx, amax) = buildQuantizedInput(b, loc, x);
     int64_t blocks = (n + kBlockN - 1) / kBlockN;
     auto forall = scf::ForallOp::create(
         b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(blocks)}, ValueRange{out},
@@ -638,18 +891,46 @@ struct CPULowerQuantizedLinearPass
         });
       });
     };
-    Value many = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
-                                       q.mul(bDim, tDim), q.idx(kPanelMinRows));
-    auto ifOp = scf::IfOp::create(b, loc, TypeRange{slice.getType()}, many,
-                                  /*withElseRegion=*/true);
-    {
+    // activations = int8: integer dot products of register tiles for any
+    // row count (the weight bytes are never widened to f32).
+    IntKernel intKern{q, qx, amax, p, op.getBias(), layout, vnni};
+    auto intRows = [&](Value slice) -> Value {
+      return q.forOne(c0, bDim, 1, slice, [&](Value bIdx, Value o) {
+        auto colsLoop = [&](Value t, int64_t r, Value acc) {
+          int64_t c = r == 1 ? 2 * cols : cols;
+          Value nMain = q.fullEnd(nc, ncEnd, c);
+          acc = q.forOne(nc, nMain, c, acc, [&](Value nIdx, Value a) {
+            return intKern.tile(a, bIdx, t, nIdx, nc, r, c);
+          });
+          return q.forOne(nMain, ncEnd, 1, acc, [&](Value nIdx, Value a) {
+            return intKern.tile(a, bIdx, t, nIdx, nc, r, 1);
+          });
+        };
+        Value tMain = q.fullEnd(c0, tDim, rows);
+        o = q.forOne(c0, tMain, rows, o, [&](Value t, Value acc) {
+          return colsLoop(t, rows, acc);
+        });
+        return q.forOne(tMain, tDim, 1, o, [&](Value t, Value acc) {
+          return colsLoop(t, 1, acc);
+        });
+      });
+    };
+    Value computed;
+    if (intDots) {
+      computed = intRows(slice);
+    } else {
+      Value many =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
+                                q.mul(bDim, tDim), q.idx(kPanelMinRows));
+      auto ifOp = scf::IfOp::create(b, loc, TypeRange{slice.getType()}, many,
+                                    /*withElseRegion=*/true);
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPointToStart(ifOp.thenBlock());
       scf::YieldOp::create(b, loc, manyRows(slice));
       b.setInsertionPointToStart(ifOp.elseBlock());
       scf::YieldOp::create(b, loc, fewRows(slice));
+      computed = ifOp.getResult(0);
     }
-    Value computed = ifOp.getResult(0);
     b.setInsertionPointToStart(forall.getTerminator().getBody());
     tensor::ParallelInsertSliceOp::create(b, loc, computed,
                                           forall.getRegionIterArgs()[0],

@@ -47,6 +47,61 @@ Value blockc::buildGroupAbsMax(OpBuilder &b, Location loc, Value w,
       .getResult(0);
 }
 
+Value blockc::buildRunAbsMax(OpBuilder &b, Location loc, Value x, int64_t run) {
+  auto type = cast<RankedTensorType>(x.getType());
+  int64_t rank = type.getRank(), k = type.getDimSize(rank - 1);
+  MLIRContext *ctx = b.getContext();
+  Type f32 = b.getF32Type(), elem = type.getElementType();
+  SmallVector<int64_t> runsShape(type.getShape().drop_back());
+  runsShape.push_back(k / run);
+  SmallVector<int64_t> expandedShape(runsShape);
+  expandedShape.push_back(run);
+  SmallVector<ReassociationIndices> reassoc;
+  for (int64_t i = 0; i + 1 < rank; ++i)
+    reassoc.push_back({i});
+  reassoc.push_back({rank - 1, rank});
+  SmallVector<OpFoldResult> expandedSizes;
+  SmallVector<Value> dynamic;
+  for (int64_t i = 0; i + 1 < rank; ++i) {
+    if (type.isDynamicDim(i)) {
+      Value d = tensor::DimOp::create(b, loc, x, i);
+      expandedSizes.push_back(d);
+      dynamic.push_back(d);
+    } else {
+      expandedSizes.push_back(b.getIndexAttr(type.getDimSize(i)));
+    }
+  }
+  expandedSizes.push_back(b.getIndexAttr(k / run));
+  expandedSizes.push_back(b.getIndexAttr(run));
+  Value runs = tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get(expandedShape, elem), x, reassoc,
+      expandedSizes);
+  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
+  Value init =
+      linalg::FillOp::create(
+          b, loc, zero,
+          tensor::EmptyOp::create(b, loc, runsShape, f32, dynamic).getResult())
+          .getResult(0);
+  AffineMap id = AffineMap::getMultiDimIdentityMap(rank + 1, ctx);
+  AffineMap drop = id.dropResult(rank);
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  iterators.push_back(utils::IteratorType::reduction);
+  return linalg::GenericOp::create(
+             b, loc, init.getType(), ValueRange{runs}, ValueRange{init},
+             ArrayRef<AffineMap>{id, drop}, iterators,
+             [&](OpBuilder &nb, Location, ValueRange args) {
+               Value v = args[0];
+               if (elem != f32)
+                 v = arith::ExtFOp::create(nb, loc, f32, v);
+               Value a = math::AbsFOp::create(nb, loc, v);
+               linalg::YieldOp::create(
+                   nb, loc,
+                   ValueRange{arith::MaximumFOp::create(nb, loc, args[1], a)});
+             })
+      .getResult(0);
+}
+
 Value blockc::buildQuantScale(OpBuilder &b, Location loc, Value amax,
                               int64_t level) {
   return arith::DivFOp::create(

@@ -65,6 +65,51 @@ Value buildDequantizedWeight(OpBuilder &b, Location loc, Value w,
       .getResult(0);
 }
 
+/// x' = q_x * s_x for the input `x` [..., K] of a projection whose
+/// weight_quant has activations = int8, in x's type (computed in f32):
+///   amax[..., j] = max_{l < 32} |x[..., 32 j + l]|     (x viewed [..., K/32,
+///   32]) s_x = amax / 127; x'[..., k] = (s_x == 0 ? 0 :
+///                                   clamp(rint(x / s_x), -127, 127)) * s_x
+/// with s_x = amax[..., k floordiv 32]. A linear of x' and the dequantised
+/// weight computes sum over runs of s_x s_w sum(q_x q_w), the integer sums
+/// carried in f32 (exact while they stay below 2^24: a run sums at most
+/// 32 x 127 x 127).
+Value buildDequantizedInput(OpBuilder &b, Location loc, Value x) {
+  constexpr int64_t run = WeightQuantAttr::kActivationRun;
+  constexpr int64_t level = 127;
+  auto type = cast<RankedTensorType>(x.getType());
+  int64_t rank = type.getRank();
+  MLIRContext *ctx = b.getContext();
+  Type f32 = b.getF32Type(), elem = type.getElementType();
+  Value amax = blockc::buildRunAbsMax(b, loc, x, run);
+  SmallVector<Value> dynamic;
+  for (int64_t i = 0; i < rank; ++i)
+    if (type.isDynamicDim(i))
+      dynamic.push_back(tensor::DimOp::create(b, loc, x, i));
+  AffineMap id = AffineMap::getMultiDimIdentityMap(rank, ctx);
+  SmallVector<AffineExpr> runExprs(id.getResults());
+  runExprs.back() = runExprs.back().floorDiv(run);
+  AffineMap runMap = AffineMap::get(rank, 0, runExprs, ctx);
+  Value init = tensor::EmptyOp::create(b, loc, type.getShape(), elem, dynamic);
+  return linalg::GenericOp::create(
+             b, loc, type, ValueRange{x, amax}, ValueRange{init},
+             ArrayRef<AffineMap>{id, runMap, id},
+             SmallVector<utils::IteratorType>(rank,
+                                              utils::IteratorType::parallel),
+             [&](OpBuilder &nb, Location, ValueRange args) {
+               Value v = args[0];
+               if (elem != f32)
+                 v = arith::ExtFOp::create(nb, loc, f32, v);
+               Value s = blockc::buildQuantScale(nb, loc, args[1], level);
+               Value q = blockc::buildQuantLevel(nb, loc, v, s, level);
+               Value r = arith::MulFOp::create(nb, loc, q, s);
+               if (elem != f32)
+                 r = arith::TruncFOp::create(nb, loc, elem, r);
+               linalg::YieldOp::create(nb, loc, ValueRange{r});
+             })
+      .getResult(0);
+}
+
 struct ConvertWeightQuantToLinalgPass
     : blockc::impl::ConvertWeightQuantToLinalgPassBase<
           ConvertWeightQuantToLinalgPass> {
@@ -92,6 +137,11 @@ struct ConvertWeightQuantToLinalgPass
             b, op.getLoc(), w, quant, op.getInput().getType().getElementType());
       }
       op.getWeightMutable().assign(dequantized);
+      if (quant.quantizesActivations()) {
+        OpBuilder b(op);
+        op.getInputMutable().assign(
+            buildDequantizedInput(b, op.getLoc(), op.getInput()));
+      }
       op.removeWeightQuantAttr();
     }
   }

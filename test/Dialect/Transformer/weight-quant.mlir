@@ -18,6 +18,18 @@ func.func @linear_int4(%x: tensor<2x3x128xf32>, %w: tensor<32x128xf32>, %b: tens
   return %0 : tensor<2x3x32xf32>
 }
 
+// activations = int8 is printed only when set (none is the default).
+// CHECK-LABEL: func.func @linear_activations
+// CHECK: transformer.linear %{{.*}}, %{{.*}} {weight_quant = #transformer.weight_quant<int8, activations = int8>}
+// CHECK: transformer.linear %{{.*}}, %{{.*}} {weight_quant = #transformer.weight_quant<int4, group_size = 32, activations = int8>}
+// CHECK: transformer.linear %{{.*}}, %{{.*}} {weight_quant = #transformer.weight_quant<int8>}
+func.func @linear_activations(%x: tensor<2x3x64xf32>, %w: tensor<32x64xf32>) -> (tensor<2x3x32xf32>, tensor<2x3x32xf32>, tensor<2x3x32xf32>) {
+  %0 = transformer.linear %x, %w {weight_quant = #transformer.weight_quant<int8, activations = int8>} : tensor<2x3x64xf32>, tensor<32x64xf32> -> tensor<2x3x32xf32>
+  %1 = transformer.linear %x, %w {weight_quant = #transformer.weight_quant<int4, group_size = 32, activations = int8>} : tensor<2x3x64xf32>, tensor<32x64xf32> -> tensor<2x3x32xf32>
+  %2 = transformer.linear %x, %w {weight_quant = #transformer.weight_quant<int8, activations = none>} : tensor<2x3x64xf32>, tensor<32x64xf32> -> tensor<2x3x32xf32>
+  return %0, %1, %2 : tensor<2x3x32xf32>, tensor<2x3x32xf32>, tensor<2x3x32xf32>
+}
+
 // Every projection of a block (never the norms) takes the block's
 // weight_quant when it is decomposed.
 // CHECK-LABEL: func.func @block_int4

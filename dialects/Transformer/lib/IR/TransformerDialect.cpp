@@ -31,9 +31,58 @@ void TransformerDialect::initialize() {
       >();
 }
 
+Attribute WeightQuantAttr::parse(AsmParser &parser, Type) {
+  FailureOr<WeightQuantType> type;
+  int64_t groupSize = 0;
+  ActivationQuantType activations = ActivationQuantType::none;
+  if (parser.parseLess() ||
+      failed(type = FieldParser<WeightQuantType>::parse(parser)))
+    return {};
+  bool seenGroup = false, seenActivations = false;
+  while (succeeded(parser.parseOptionalComma())) {
+    StringRef key;
+    SMLoc keyLoc = parser.getCurrentLocation();
+    if (parser.parseKeyword(&key) || parser.parseEqual())
+      return {};
+    if (key == "group_size" && !seenGroup && !seenActivations) {
+      seenGroup = true;
+      if (parser.parseInteger(groupSize))
+        return {};
+    } else if (key == "activations" && !seenActivations) {
+      seenActivations = true;
+      FailureOr<ActivationQuantType> a =
+          FieldParser<ActivationQuantType>::parse(parser);
+      if (failed(a))
+        return {};
+      activations = *a;
+    } else {
+      parser.emitError(keyLoc)
+          << "expected 'group_size' or 'activations' (in that order, each "
+             "once), got '"
+          << key << "'";
+      return {};
+    }
+  }
+  if (parser.parseGreater())
+    return {};
+  return getChecked([&] { return parser.emitError(parser.getNameLoc()); },
+                    parser.getContext(), *type, groupSize, activations);
+}
+
+void WeightQuantAttr::print(AsmPrinter &printer) const {
+  printer << "<" << stringifyWeightQuantType(getType());
+  if (getGroupSize() != 0)
+    printer << ", group_size = " << getGroupSize();
+  if (getActivations() != ActivationQuantType::none)
+    printer << ", activations = "
+            << stringifyActivationQuantType(getActivations());
+  printer << ">";
+}
+
 LogicalResult
 WeightQuantAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                        WeightQuantType type, int64_t groupSize) {
+                        WeightQuantType type, int64_t groupSize,
+                        ActivationQuantType) {
   if (type == WeightQuantType::int8 && groupSize != 0)
     return emitError() << "int8 weights are quantised per output row: "
                           "group_size is for int4";

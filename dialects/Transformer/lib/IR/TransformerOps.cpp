@@ -227,11 +227,12 @@ LogicalResult verifyFFNWeights(Operation *op, int64_t d, int64_t dff,
 
 /// Verifies `quant` against the projection weights among `weights` (the
 /// names starting with "w": w_q, ..., or a linear's "weight"; null entries
-/// are absent optional weights): an
-/// int4 group must divide every projection's input dimension K.
+/// are absent optional weights): an int4 group must divide every
+/// projection's input dimension K, and activations = int8 needs K to hold
+/// whole runs of 32 columns.
 LogicalResult checkWeightQuant(Operation *op, WeightQuantAttr quant,
                                ArrayRef<std::pair<StringRef, Value>> weights) {
-  if (!quant || quant.getGroupSize() == 0)
+  if (!quant)
     return success();
   for (auto [name, weight] : weights) {
     if (!weight || !name.starts_with("w"))
@@ -240,7 +241,15 @@ LogicalResult checkWeightQuant(Operation *op, WeightQuantAttr quant,
     if (type.getRank() != 2)
       continue;
     int64_t k = type.getDimSize(1);
-    if (k % quant.getGroupSize() != 0)
+    if (quant.quantizesActivations() &&
+        k % WeightQuantAttr::kActivationRun != 0)
+      return op->emitOpError()
+             << "weight_quant activations = int8 quantises the input in runs "
+                "of "
+             << WeightQuantAttr::kActivationRun
+             << " columns: the input dimension " << k << " of " << name
+             << " is not a multiple of " << WeightQuantAttr::kActivationRun;
+    if (quant.getGroupSize() != 0 && k % quant.getGroupSize() != 0)
       return op->emitOpError()
              << "weight_quant group_size " << quant.getGroupSize()
              << " does not divide the input dimension " << k << " of " << name;

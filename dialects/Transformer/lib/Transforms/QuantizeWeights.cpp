@@ -37,10 +37,22 @@ struct TransformerQuantizeWeightsPass
           << type << "'";
       return signalPassFailure();
     }
+    ActivationQuantType activations;
+    if (quantizeActivations == "none") {
+      activations = ActivationQuantType::none;
+    } else if (quantizeActivations == "int8") {
+      activations = ActivationQuantType::int8;
+    } else {
+      getOperation()->emitError()
+          << "transformer-quantize-weights: quantize-activations must be "
+             "none or int8, got '"
+          << quantizeActivations << "'";
+      return signalPassFailure();
+    }
     int64_t group = kind == WeightQuantType::int4 ? groupSize.getValue() : 0;
     auto emitError = [&] { return getOperation()->emitError(); };
     WeightQuantAttr quant =
-        WeightQuantAttr::getChecked(emitError, ctx, kind, group);
+        WeightQuantAttr::getChecked(emitError, ctx, kind, group, activations);
     if (!quant)
       return signalPassFailure();
     bool failedOp = false;
@@ -49,7 +61,8 @@ struct TransformerQuantizeWeightsPass
           op->hasAttr("weight_quant"))
         return;
       op->setAttr("weight_quant", quant);
-      // The op's verifier says which projection the groups do not fit.
+      // The op's verifier says which projection the groups (or the runs of
+      // 32 activations) do not fit.
       if (failed(mlir::verify(op, /*verifyRecursively=*/false))) {
         op->removeAttr("weight_quant");
         failedOp = true;

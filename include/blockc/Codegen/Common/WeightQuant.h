@@ -20,6 +20,13 @@ namespace blockc {
 mlir::Value buildGroupAbsMax(mlir::OpBuilder &b, mlir::Location loc,
                              mlir::Value w, int64_t groupSize);
 
+/// amax[..., j] = max_{l < run} |x[..., j run + l]| in f32 for x [..., K] of
+/// any rank and float type (dynamic leading dimensions allowed; K static, a
+/// multiple of `run`), viewed [..., K / run, run]: the maxima of the runs of
+/// activations that weight_quant's `activations = int8` quantises alike.
+mlir::Value buildRunAbsMax(mlir::OpBuilder &b, mlir::Location loc,
+                           mlir::Value x, int64_t run);
+
 /// The scale of a group: amax / level (f32).
 mlir::Value buildQuantScale(mlir::OpBuilder &b, mlir::Location loc,
                             mlir::Value amax, int64_t level);

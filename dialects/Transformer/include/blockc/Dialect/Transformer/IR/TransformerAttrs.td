@@ -78,6 +78,15 @@ def Transformer_WeightQuantType : I32EnumAttr<"WeightQuantType",
   let genSpecializedAttr = 0;
 }
 
+def Transformer_ActivationQuantType : I32EnumAttr<"ActivationQuantType",
+    "run-time quantisation of the inputs of quantised projections", [
+    I32EnumAttrCase<"none", 0>,
+    I32EnumAttrCase<"int8", 1>
+  ]> {
+  let cppNamespace = "::blockc::transformer";
+  let genSpecializedAttr = 0;
+}
+
 def Transformer_WeightQuantAttr
     : AttrDef<Transformer_Dialect, "WeightQuant"> {
   let mnemonic = "weight_quant";
@@ -95,17 +104,43 @@ def Transformer_WeightQuantAttr
       `q = clamp(rint(W / s), -7, 7)`;
 
     `rint` rounds half to even; a zero row or group has `s = 0` and
-    `q = 0`; `W' = q * s`. Activations keep their type and products
-    accumulate in f32.
+    `q = 0`; `W' = q * s`.
+
+    `activations` says what happens to the projection's input x:
+
+    * `none` (the default, not printed): x keeps its type and products
+      accumulate in f32 (weight-only quantisation);
+    * `int8`: x is quantised at run time, per token row and run of 32
+      consecutive input columns: `s_x = max |x| / 127`,
+      `q_x = clamp(rint(x / s_x), -127, 127)` (0 where `s_x = 0`), and the
+      projection computes `sum over runs of s_x * s_w * sum(q_x * q_w)`,
+      the integer sums exact in int32, `s_w` the row's (int8) or the
+      group's (int4) weight scale. Every projection's input dimension K
+      must be a multiple of 32.
 
     ```mlir
     #transformer.weight_quant<int8>
     #transformer.weight_quant<int4, group_size = 32>
+    #transformer.weight_quant<int8, activations = int8>
+    #transformer.weight_quant<int4, group_size = 64, activations = int8>
     ```
   }];
   let parameters = (ins EnumParameter<Transformer_WeightQuantType>:$type,
-                        DefaultValuedParameter<"int64_t", "0">:$group_size);
-  let assemblyFormat = "`<` $type (`,` `group_size` `=` $group_size^)? `>`";
+                        DefaultValuedParameter<"int64_t", "0">:$group_size,
+                        DefaultValuedParameter<
+                            "::blockc::transformer::ActivationQuantType",
+                            "::blockc::transformer::ActivationQuantType::none",
+                            "activation quantisation">:$activations);
+  // `<` type (`,` `group_size` `=` G)? (`,` `activations` `=` A)? `>`,
+  // each optional part printed only when it is not the default.
+  let hasCustomAssemblyFormat = 1;
+  let builders = [
+    AttrBuilder<(ins "::blockc::transformer::WeightQuantType":$type,
+                     "int64_t":$group_size), [{
+      return $_get($_ctxt, type, group_size,
+                   ::blockc::transformer::ActivationQuantType::none);
+    }]>
+  ];
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
     /// The largest |q|: 127 (int8) or 7 (int4).
@@ -113,6 +148,12 @@ def Transformer_WeightQuantAttr
       return getType() == ::blockc::transformer::WeightQuantType::int8 ? 127
                                                                        : 7;
     }
+    /// Whether the projection's input is quantised to int8 at run time.
+    bool quantizesActivations() const {
+      return getActivations() != ::blockc::transformer::ActivationQuantType::none;
+    }
+    /// The k-extent of one activation scale (activations = int8).
+    static constexpr int64_t kActivationRun = 32;
     /// The k-extent of one scale for a weight with `k` columns.
     int64_t getGroupSizeFor(int64_t k) const {
       return getGroupSize() == 0 ? k : getGroupSize();

@@ -95,12 +95,25 @@ def TransformerQuantizeWeightsPass : Pass<"transformer-quantize-weights"> {
 
     With int4, an op whose projection input dimension is not a multiple of
     the group size is an error at that op, and the pass fails.
+
+    `quantize-activations=int8` also quantises each projection's input at
+    run time (`activations = int8` on the attribute: per token row and run
+    of 32 input columns, integer dot products); every projection's input
+    dimension must then be a multiple of 32 (an error at the op otherwise).
+
+    ```
+    blockc-opt model.mlir --transformer-quantize-weights="type=int8 quantize-activations=int8"
+    ```
   }];
   let options = [
     Option<"type", "type", "std::string", /*default=*/"\"int8\"",
            "int8 (a scale per output row) or int4 (a scale per group)">,
     Option<"groupSize", "group-size", "int64_t", /*default=*/"32",
-           "int4: input columns per scale (32, 64 or 128)">
+           "int4: input columns per scale (32, 64 or 128)">,
+    Option<"quantizeActivations", "quantize-activations", "std::string",
+           /*default=*/"\"none\"",
+           "none (weight-only, default) or int8 (the projections' inputs "
+           "quantised at run time per run of 32 columns)">
   ];
   let statistics = [
     Statistic<"numQuantized", "num-quantized", "Ops given a weight_quant">
