@@ -96,3 +96,24 @@ func.func @plain(%x: tensor<2x3x64xf32>, %w: tensor<8x64xf32>) -> tensor<2x3x8xf
   %0 = transformer.linear %x, %w : tensor<2x3x64xf32>, tensor<8x64xf32> -> tensor<2x3x8xf32>
   return %0 : tensor<2x3x8xf32>
 }
+
+// -----
+
+// activations = int8: the input is replaced by x' = q_x s_x, per row and
+// run of 32 columns (x viewed [B, T, K / 32, 32], dynamic T kept), with the
+// same rules at level 127.
+// CHECK-LABEL: func.func @activations
+// CHECK-SAME: (%[[X:.*]]: tensor<2x?x64xf32>, %[[W:.*]]: tensor<8x64xf32>)
+// CHECK: %[[DQ:.*]] = linalg.generic {{.*}} ins(%[[W]], %{{.*}} : tensor<8x64xf32>, tensor<8x2xf32>)
+// CHECK: %[[XR:.*]] = tensor.expand_shape %[[X]] {{\[\[}}0], [1], [2, 3]] output_shape [2, %{{.*}}, 2, 32] : tensor<2x?x64xf32> into tensor<2x?x2x32xf32>
+// CHECK: %[[AMAX:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[XR]] : tensor<2x?x2x32xf32>) outs(%{{.*}} : tensor<2x?x2xf32>)
+// CHECK: %[[XQ:.*]] = linalg.generic {{.*}} ins(%[[X]], %[[AMAX]] : tensor<2x?x64xf32>, tensor<2x?x2xf32>)
+// CHECK: arith.constant 1.270000e+02 : f32
+// CHECK: math.roundeven
+// CHECK: arith.mulf
+// CHECK: transformer.linear %[[XQ]], %[[DQ]] : tensor<2x?x64xf32>, tensor<8x64xf32> -> tensor<2x?x8xf32>
+// CHECK-NOT: weight_quant
+func.func @activations(%x: tensor<2x?x64xf32>, %w: tensor<8x64xf32>) -> tensor<2x?x8xf32> {
+  %0 = transformer.linear %x, %w {weight_quant = #transformer.weight_quant<int4, group_size = 32, activations = int8>} : tensor<2x?x64xf32>, tensor<8x64xf32> -> tensor<2x?x8xf32>
+  return %0 : tensor<2x?x8xf32>
+}

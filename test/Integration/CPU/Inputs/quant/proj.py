@@ -1,6 +1,7 @@
 """Two projections for weight-quant-shapes.test and reduced-precision.test.
 
   proj.py DIR K N Q1 Q2 T [--batch B] [--dtype bf16|f16] [--panels]
+          [--activations]
 
 writes DIR/model.mlir (@forward(x [B, T, K]) = (x W1'^T) W2'^T with W1
 [N, K] quantised as Q1 and W2 [K, N] as Q2: int8 or int4-G), DIR/w.safetensors,
@@ -10,7 +11,10 @@ DIR/ref.f32.npy (the same on the unquantised weights). Q "none" is an
 unquantised projection. With --dtype the model's tensors are bf16 or f16 and
 the reference rounds the input, the weights and each projection's result
 to that type (docs/Precision.md); --panels sets a packed-panel
-blockc_codegen.weight_layout on both projections by hand.
+blockc_codegen.weight_layout on both projections by hand. --activations
+adds `activations = int8` to the quantised projections (their inputs
+quantised per row and run of 32 columns, blockc_ref.quantize_activations)
+and writes DIR/ref.wo.npy, the weight-only reference.
 """
 import argparse
 import os
@@ -44,10 +48,14 @@ def main():
     ap.add_argument("--batch", type=int, default=1)
     ap.add_argument("--dtype", choices=("f32", "bf16", "f16"), default="f32")
     ap.add_argument("--panels", action="store_true")
+    ap.add_argument("--activations", action="store_true")
     a = ap.parse_args()
     k, n, t = a.k, a.n, a.dtype
     a1, r1 = attr(a.q1)
     a2, r2 = attr(a.q2)
+    if a.activations:
+        a1 = a1 and a1[:-1] + ", activations = int8>"
+        a2 = a2 and a2[:-1] + ", activations = int8>"
     rnd = blockc_ref.storage_rounding(t)
 
     def attrs(quant):
@@ -86,8 +94,16 @@ def main():
     h1, h2 = rnd(w1.astype(np.float64)), rnd(w2.astype(np.float64))
     d1 = blockc_ref.fake_quant(h1, *r1).astype(np.float64) if r1 else h1
     d2 = blockc_ref.fake_quant(h2, *r2).astype(np.float64) if r2 else h2
-    ref = rnd(rnd(rnd(x.astype(np.float64)) @ d1.T) @ d2.T)
+    def qa(inp, quant):
+        if a.activations and quant:
+            return blockc_ref.quantize_activations(inp)
+        return inp
+
+    ref = rnd(qa(rnd(qa(rnd(x.astype(np.float64)), r1) @ d1.T), r2) @ d2.T)
     blockc_ref.save_npy(os.path.join(a.dir, "ref.npy"), ref)
+    if a.activations:
+        wo = rnd(rnd(rnd(x.astype(np.float64)) @ d1.T) @ d2.T)
+        blockc_ref.save_npy(os.path.join(a.dir, "ref.wo.npy"), wo)
     f32 = (x.astype(np.float64) @ w1.T.astype(np.float64)) @ w2.T.astype(
         np.float64)
     blockc_ref.save_npy(os.path.join(a.dir, "ref.f32.npy"), f32)

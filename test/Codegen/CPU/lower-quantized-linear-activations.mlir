@@ -1,0 +1,82 @@
+// RUN: blockc-opt %s --split-input-file --blockc-cpu-select-tiles="isa=avx2" --blockc-cpu-lower-quantized-linear | FileCheck %s
+// RUN: blockc-opt %s --split-input-file --blockc-cpu-select-tiles="isa=avx2 avx-vnni=true" --blockc-cpu-lower-quantized-linear | FileCheck %s --check-prefix=VNNI
+// RUN: blockc-opt %s --split-input-file --blockc-cpu-select-tiles="isa=avx512 avx512-vnni=true" --blockc-cpu-lower-quantized-linear | FileCheck %s --check-prefix=VNNI
+// RUN: blockc-opt %s --split-input-file --blockc-cpu-select-tiles="isa=sse" --blockc-cpu-lower-quantized-linear | FileCheck %s --check-prefix=SSE
+
+// activations = int8 (#transformer.weight_quant): the input is quantised
+// once per call, before the kernel (the maxima of its runs of 32 columns,
+// then q_x = clamp(rint(x / s_x), -127, 127) as i8); the kernel takes
+// register tiles of rows x columns for any row count (no widened panel),
+// and per run of 32 k reads 32 bytes of q_x and of each weight row, forms
+// the exact integer dot product in 8 i32 lanes and adds it, converted,
+// times s_x. int8: |q_x| (unsigned) against q_w carrying q_x's sign
+// (vpsignb), on vpmaddubsw + vpmaddwd (AVX2) or vpdpbusd (VNNI); the row
+// scale multiplies the reduced sum.
+// CHECK-LABEL: func.func @int8
+// CHECK: %[[P:.*]] = linalg.generic {{.*}} attrs = {blockc_codegen.prepared = #blockc_codegen.quantized_weight<rows = 40, cols = 64, bits = 8, group_size = 64>}
+// CHECK: tensor.expand_shape %{{.*}} : tensor<2x?x64xf32> into tensor<2x?x2x32xf32>
+// CHECK: %[[AMAX:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%{{.*}} : tensor<2x?x2x32xf32>) outs(%{{.*}} : tensor<2x?x2xf32>)
+// CHECK: %[[QX:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %[[AMAX]] : tensor<2x?x64xf32>, tensor<2x?x2xf32>)
+// CHECK: math.roundeven
+// CHECK: arith.fptosi %{{.*}} : f32 to i8
+// CHECK: } -> tensor<2x?x64xi8>
+// CHECK: scf.forall
+// CHECK-NOT: scf.if
+// CHECK-NOT: memref.alloca
+// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c64{{.*}} step %c32
+// CHECK: %[[X:.*]] = vector.transfer_read %[[QX]]{{.*}} : tensor<2x?x64xi8>, vector<32xi8>
+// CHECK: %[[XU:.*]] = math.absi %[[X]] : vector<32xi8>
+// CHECK: %[[W:.*]] = vector.bitcast %{{.*}} : vector<8xi32> to vector<32xi8>
+// CHECK: %[[SW:.*]] = llvm.call_intrinsic "llvm.x86.avx2.psign.b"(%[[W]], %[[X]])
+// CHECK: %[[PAIRS:.*]] = llvm.call_intrinsic "llvm.x86.avx2.pmadd.ub.sw"(%[[XU]], %[[SW]]) : (vector<32xi8>, vector<32xi8>) -> vector<16xi16>
+// CHECK: %[[D:.*]] = llvm.call_intrinsic "llvm.x86.avx2.pmadd.wd"(%[[PAIRS]], %{{.*}}) : (vector<16xi16>, vector<16xi16>) -> vector<8xi32>
+// CHECK: %[[F:.*]] = arith.sitofp %[[D]] : vector<8xi32> to vector<8xf32>
+// CHECK: vector.fma %[[F]]
+// CHECK: vector.reduction <add>
+// CHECK: arith.mulf
+// VNNI-LABEL: func.func @int8
+// VNNI-NOT: pmadd
+// VNNI: llvm.call_intrinsic "llvm.x86.avx2.psign.b"
+// VNNI: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.256"(%{{.*}}, %{{.*}}, %{{.*}}) : (vector<8xi32>, vector<32xi8>, vector<32xi8>) -> vector<8xi32>
+// VNNI-NOT: pmadd
+// VNNI: return
+// An SSE target has no byte products: the projection stays for
+// convert-weight-quant-to-linalg.
+// SSE-LABEL: func.func @int8
+// SSE: transformer.linear {{.*}}weight_quant = #transformer.weight_quant<int8, activations = int8>
+func.func @int8(%x: tensor<2x?x64xf32>, %w: tensor<40x64xf32>) -> tensor<2x?x40xf32> {
+  %0 = transformer.linear %x, %w {weight_quant = #transformer.weight_quant<int8, activations = int8>} : tensor<2x?x64xf32>, tensor<40x64xf32> -> tensor<2x?x40xf32>
+  return %0 : tensor<2x?x40xf32>
+}
+
+// -----
+
+// int4: the chunk's 16 bytes split into the low nibbles (k 0..15) and the
+// high ones (16..31), u = q_w + 8 the unsigned operand and q_x the signed
+// one, less 8 x q_x's lane sums (the same dot product against 8s, per row
+// and run); the group's scale times s_x per run.
+// CHECK-LABEL: func.func @int4
+// CHECK: scf.forall
+// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c128{{.*}} step %c32
+// CHECK: %[[X:.*]] = vector.transfer_read {{.*}} : tensor<1x?x128xi8>, vector<32xi8>
+// CHECK: %[[M:.*]] = llvm.call_intrinsic "llvm.x86.avx2.pmadd.ub.sw"(%{{.*}}, %[[X]])
+// CHECK: %[[COMP:.*]] = llvm.call_intrinsic "llvm.x86.avx2.pmadd.wd"(%[[M]], %{{.*}})
+// CHECK: %[[B:.*]] = vector.bitcast %{{.*}} : vector<4xi32> to vector<16xi8>
+// CHECK: %[[LO:.*]] = arith.andi %[[B]]
+// CHECK: %[[HI:.*]] = arith.shrui %[[B]]
+// CHECK: %[[U:.*]] = vector.shuffle %[[LO]], %[[HI]] [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31] : vector<16xi8>, vector<16xi8>
+// CHECK: %[[SWBITS:.*]] = tensor.extract
+// CHECK: %[[SW:.*]] = arith.bitcast %[[SWBITS]] : i32 to f32
+// CHECK: llvm.call_intrinsic "llvm.x86.avx2.pmadd.ub.sw"(%[[U]], %[[X]])
+// CHECK: %[[D:.*]] = llvm.call_intrinsic "llvm.x86.avx2.pmadd.wd"
+// CHECK: arith.subi %[[D]], %[[COMP]] : vector<8xi32>
+// CHECK: arith.mulf %{{.*}}, %[[SW]] : f32
+// CHECK: vector.fma
+// VNNI-LABEL: func.func @int4
+// VNNI: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.256"
+// VNNI-NOT: pmadd
+// VNNI: return
+func.func @int4(%x: tensor<1x?x128xf32>, %w: tensor<64x128xf32>) -> tensor<1x?x64xf32> {
+  %0 = transformer.linear %x, %w {weight_quant = #transformer.weight_quant<int4, group_size = 64, activations = int8>} : tensor<1x?x128xf32>, tensor<64x128xf32> -> tensor<1x?x64xf32>
+  return %0 : tensor<1x?x64xf32>
+}
