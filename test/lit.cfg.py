@@ -74,6 +74,9 @@ try:
     if all(f in flags for f in ("avx512f", "avx512vl", "avx512bw",
                                 "avx512dq")):
         config.available_features.add("avx512")
+        # avx512bf16: vdpbf16ps runs here (-cpu-features=avx512bf16).
+        if "avx512_bf16" in flags:
+            config.available_features.add("avx512bf16")
 except OSError:
     pass
 try:

@@ -404,7 +404,7 @@ BlockJit::compile(ModuleOp module, const ModelSignature &sig, JitTarget target,
     CPUTargetConfig c = cpuConfig.resolved();
     // Code pinned to a larger ISA than the host's would stop on an illegal
     // instruction.
-    std::string missing = missingHostFeature(c.isa);
+    std::string missing = missingHostFeature(c);
     if (!missing.empty())
       return makeError(Twine("the kernels are built for isa=") +
                        stringifyCPUISA(c.isa) + " but this CPU lacks " +

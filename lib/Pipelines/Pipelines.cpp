@@ -61,7 +61,44 @@ llvm::StringRef blockc::stringifyCPUISA(CPUISA isa) {
   llvm_unreachable("unknown ISA");
 }
 
+llvm::StringRef blockc::stringifyCPUFeature(CPUFeature feature) {
+  switch (feature) {
+  case CPUFeature::None:
+    return "none";
+  case CPUFeature::AVX512BF16:
+    return "avx512bf16";
+  case CPUFeature::AVX512VNNI:
+    return "avx512vnni";
+  case CPUFeature::AVXVNNI:
+    return "avxvnni";
+  }
+  llvm_unreachable("unknown CPU feature");
+}
+
 namespace {
+
+/// Every extension, and the ISA it needs at least.
+constexpr std::pair<CPUFeature, CPUISA> kFeatureISA[] = {
+    {CPUFeature::AVX512BF16, CPUISA::AVX512},
+    {CPUFeature::AVX512VNNI, CPUISA::AVX512},
+    {CPUFeature::AVXVNNI, CPUISA::AVX2}};
+
+/// Whether code for `isa` may use what `needs` provides (AVX-512 includes
+/// AVX2).
+bool isaIncludes(CPUISA isa, CPUISA needs) {
+  if (isa == needs)
+    return true;
+  return isa == CPUISA::AVX512 && needs == CPUISA::AVX2;
+}
+
+/// Whether the host's vdpbf16ps outruns two f32 FMAs per k pair: AMD's
+/// (Zen 4 and 5 issue it at the FMA rate, twice the products). Intel's
+/// AVX512_BF16 CPUs issue the zmm form at half the FMA rate (measured on a
+/// Xeon VM, family 6 model 167: 113 against 226 GFLOP/s of FMAs), where the
+/// f32 kernels are as fast; -cpu-features=avx512bf16 still selects it.
+bool fastBF16Dot() {
+  return llvm::StringRef(llvm::sys::getHostCPUName()).starts_with("znver");
+}
 
 /// The largest ISA whose code runs here.
 CPUISA hostISA() {
@@ -142,6 +179,16 @@ int64_t hostCacheBytes(int level) {
 
 } // namespace
 
+std::string blockc::missingHostFeature(const CPUTargetConfig &config) {
+  if (std::string missing = missingHostFeature(config.isa); !missing.empty())
+    return missing;
+  llvm::StringMap<bool> host = llvm::sys::getHostCPUFeatures();
+  for (CPUFeature f : config.features)
+    if (f != CPUFeature::None && !host.lookup(stringifyCPUFeature(f)))
+      return stringifyCPUFeature(f).str();
+  return "";
+}
+
 std::string blockc::missingHostFeature(CPUISA isa) {
   // The features the code is compiled with ("+f") must be the host's.
   CPUTargetConfig config;
@@ -168,10 +215,56 @@ CPUTargetConfig CPUTargetConfig::resolved() const {
     c.l1Bytes = host && hostCacheBytes(1) ? hostCacheBytes(1) : 32 * 1024;
   if (c.l2Bytes == 0)
     c.l2Bytes = host && hostCacheBytes(2) ? hostCacheBytes(2) : 1024 * 1024;
+  // Extensions: the listed ones (none: an explicit empty set), or the
+  // host's that the ISA can use with isa=host.
+  llvm::SmallVector<CPUFeature> enabled;
+  if (c.features.empty() && host) {
+    llvm::StringMap<bool> hostFeatures = llvm::sys::getHostCPUFeatures();
+    for (auto [f, needs] : kFeatureISA)
+      if (isaIncludes(c.isa, needs) &&
+          hostFeatures.lookup(stringifyCPUFeature(f)) &&
+          (f != CPUFeature::AVX512BF16 || fastBF16Dot()))
+        enabled.push_back(f);
+  } else {
+    for (auto [f, needs] : kFeatureISA)
+      if (llvm::is_contained(c.features, f))
+        enabled.push_back(f);
+  }
+  if (enabled.empty())
+    enabled.push_back(CPUFeature::None);
+  c.features = std::move(enabled);
   return c;
 }
 
+bool CPUTargetConfig::has(CPUFeature feature) const {
+  return llvm::is_contained(features, feature);
+}
+
+std::string CPUTargetConfig::checkFeatures() const {
+  for (auto [f, needs] : kFeatureISA)
+    if (has(f) && !isaIncludes(isa, needs))
+      return (stringifyCPUFeature(f) + " needs isa=" +
+              (needs == CPUISA::AVX512 ? "avx512" : "avx2 or avx512") +
+              ", not isa=" + stringifyCPUISA(isa))
+          .str();
+  return "";
+}
+
+/// The LLVM features of `isa` alone (see llvmTargetFeatures).
+static llvm::SmallVector<std::string> isaTargetFeatures(CPUISA isa);
+
 llvm::SmallVector<std::string> CPUTargetConfig::llvmTargetFeatures() const {
+  llvm::SmallVector<std::string> result = isaTargetFeatures(isa);
+  // The extensions on top of a pinned ISA's CPU model (the host's has
+  // them).
+  if (isa != CPUISA::Host)
+    for (CPUFeature f : features)
+      if (f != CPUFeature::None)
+        result.push_back(("+" + stringifyCPUFeature(f)).str());
+  return result;
+}
+
+static llvm::SmallVector<std::string> isaTargetFeatures(CPUISA isa) {
   switch (isa) {
   case CPUISA::Host:
     return {};
@@ -269,6 +362,9 @@ void blockc::buildCPULowerToLinalgPipeline(OpPassManager &pm,
     tiles.l1Bytes = c.l1Bytes;
     tiles.l2Bytes = c.l2Bytes;
     tiles.prepareWeights = c.prepareWeights;
+    tiles.avx512BF16 = c.has(CPUFeature::AVX512BF16);
+    tiles.avx512VNNI = c.has(CPUFeature::AVX512VNNI);
+    tiles.avxVNNI = c.has(CPUFeature::AVXVNNI);
     fpm.addPass(cpu::createCPUSelectTilesPass(tiles));
     fpm.addPass(cpu::createCPULowerQuantizedLinearPass());
     fpm.addPass(cpu::createCPUGroupProjectionsPass());
@@ -356,6 +452,8 @@ void blockc::buildCPULowerToLLVMPipeline(OpPassManager &pm) {
   ConvertVectorToLLVMPassOptions vectorToLLVM;
   vectorToLLVM.vectorContractLowering =
       vector::VectorContractLowering::OuterProduct;
+  // The x86vector ops of kernels that use an ISA extension (vdpbf16ps).
+  vectorToLLVM.x86Vector = true;
   pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
   // MPI calls of tensor-parallel modules (the Open MPI ABI, from the
   // module's DLTI map): upstream has only the convert-to-llvm interface.

@@ -143,6 +143,11 @@ cl::opt<blockc::CPUISA>
     cpuIsa("isa", cl::desc("CPU: vector ISA the kernels are shaped for"),
            cl::init(blockc::CPUISA::Host), blockc::cpuISAValues(),
            cl::cat(category));
+cl::list<blockc::CPUFeature> cpuFeatures("cpu-features",
+                                         cl::desc(blockc::kCPUFeaturesHelp),
+                                         cl::CommaSeparated,
+                                         blockc::cpuFeatureValues(),
+                                         cl::cat(category));
 cl::opt<bool> prepareWeights(
     "prepare-weights",
     cl::desc("CPU: pack the projection weights once, in a prepare function "
@@ -654,8 +659,11 @@ int main(int argc, char **argv) {
   int64_t modelDim = sig->args[0].type.getDimSize(2);
   blockc::CPUTargetConfig cpuConfig;
   cpuConfig.isa = cpuIsa;
+  cpuConfig.features.assign(cpuFeatures.begin(), cpuFeatures.end());
   cpuConfig.prepareWeights = prepareWeights;
   cpuConfig = cpuConfig.resolved();
+  if (std::string error = cpuConfig.checkFeatures(); !error.empty())
+    return fail("-cpu-features: " + error);
   if (!noCache) {
     llvm::Expected<std::string> dir = blockc::CompileCache::defaultDirectory();
     if (!dir)

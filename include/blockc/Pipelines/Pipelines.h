@@ -40,6 +40,22 @@ enum class CPUISA {
   SSE,
 };
 
+/// An x86 ISA extension the CPU kernels may use beyond their CPUISA. The
+/// names (stringifyCPUFeature) are LLVM's target feature names.
+enum class CPUFeature {
+  /// None of them (an explicit empty set: `features=none`).
+  None,
+  /// vdpbf16ps: bf16 pair dot products (needs AVX-512).
+  AVX512BF16,
+  /// vpdpbusd on zmm registers: int8 dot products (needs AVX-512).
+  AVX512VNNI,
+  /// VEX vpdpbusd on ymm / xmm registers (needs AVX2).
+  AVXVNNI,
+};
+
+/// The spelling of `feature` in options (LLVM's feature name).
+llvm::StringRef stringifyCPUFeature(CPUFeature feature);
+
 /// The CPU the kernels are generated for. Zero fields mean "derive it":
 /// from the ISA (vector width, registers) or from the host (caches, with
 /// isa=host). resolved() makes every choice explicit.
@@ -52,6 +68,10 @@ struct CPUTargetConfig {
   /// Threads of every parallel loop; 0 leaves it to the run time
   /// (OMP_NUM_THREADS, blockc-run --threads).
   int64_t threads = 0;
+  /// The ISA extensions the kernels may use. Empty: the host's with
+  /// isa=host, none with a pinned ISA (whose code then runs on every CPU of
+  /// that ISA). resolved() leaves the enabled ones, or {None}.
+  llvm::SmallVector<CPUFeature> features;
   /// Projections whose weight is an entry argument read packed panels made
   /// once by the entry's prepare function (blockc-cpu-prepare-weights);
   /// off: every call packs.
@@ -62,6 +82,13 @@ struct CPUTargetConfig {
   /// host's (isa=host) or by 32 KiB / 1 MiB. Every builder resolves its
   /// config first, so printed pipelines carry explicit values only.
   CPUTargetConfig resolved() const;
+
+  /// Whether `feature` is in `features` (of a resolved config).
+  bool has(CPUFeature feature) const;
+
+  /// Why `features` does not fit the ISA (e.g. "avx512bf16 needs
+  /// isa=avx512"), or "" (of a resolved config).
+  std::string checkFeatures() const;
 
   /// LLVM target features that keep the host target machine within `isa`
   /// (e.g. "-avx512f" for avx2), so that objects and JIT code shaped for a
@@ -86,6 +113,8 @@ llvm::StringRef stringifyCPUISA(CPUISA isa);
 /// The host CPU feature that code for `isa` needs and the host lacks (e.g.
 /// "avx512f" for avx512 on an AVX2-only machine), or "" when it runs here.
 std::string missingHostFeature(CPUISA isa);
+/// As above for a resolved config, its extensions included.
+std::string missingHostFeature(const CPUTargetConfig &config);
 
 /// The options of every CPU pipeline, under the same names everywhere
 /// (`blockc-opt --blockc-cpu-pipeline="isa=avx2 threads=2"`).
@@ -103,6 +132,32 @@ struct CPUPipelineOptionsBase : public mlir::PassPipelineOptions<Derived> {
           clEnumValN(CPUISA::AVX512, "avx512", "AVX-512: 32 x 16 f32 lanes"),
           clEnumValN(CPUISA::AVX2, "avx2", "AVX2 + FMA: 16 x 8 f32 lanes"),
           clEnumValN(CPUISA::SSE, "sse", "SSE2: 16 x 4 f32 lanes"))};
+  /// The values of `features`: set on the parser itself, because a
+  /// ListOption parses its elements with a parser of its own (to which
+  /// llvm::cl::values would not apply). Added once the option has its name
+  /// (initialize), so that they are not registered as options themselves.
+  struct FeatureParser : llvm::cl::parser<CPUFeature> {
+    using llvm::cl::parser<CPUFeature>::parser;
+    void initialize() {
+      llvm::cl::parser<CPUFeature>::initialize();
+      if (!Values.empty())
+        return;
+      addLiteralOption("none", CPUFeature::None, "none of them");
+      addLiteralOption("avx512bf16", CPUFeature::AVX512BF16,
+                       "vdpbf16ps for bf16 projections (isa=avx512)");
+      addLiteralOption("avx512vnni", CPUFeature::AVX512VNNI,
+                       "vpdpbusd on zmm registers (isa=avx512)");
+      addLiteralOption("avxvnni", CPUFeature::AVXVNNI,
+                       "vpdpbusd on ymm registers (isa=avx2 or avx512)");
+    }
+    static void print(llvm::raw_ostream &os, CPUFeature feature) {
+      os << stringifyCPUFeature(feature);
+    }
+  };
+  mlir::detail::PassOptions::ListOption<CPUFeature, FeatureParser> features{
+      *this, "features",
+      llvm::cl::desc("ISA extensions the kernels may use beyond isa (empty: "
+                     "the host's with isa=host, none otherwise)")};
   Option<int64_t> vectorWidth{
       *this, "vector-width",
       llvm::cl::desc("f32 lanes per vector (0: the ISA's)"), llvm::cl::init(0)};
@@ -136,6 +191,7 @@ struct CPUPipelineOptionsBase : public mlir::PassPipelineOptions<Derived> {
     CPUTargetConfig c;
     c.prepareWeights = prepareWeights;
     c.isa = isa;
+    c.features.assign(features.begin(), features.end());
     c.vectorWidth = vectorWidth;
     c.registers = registers;
     c.l1Bytes = l1Bytes;

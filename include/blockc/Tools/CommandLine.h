@@ -39,6 +39,22 @@ inline auto cpuISAValues() {
       clEnumValN(CPUISA::SSE, "sse", "SSE2 (any x86-64)"));
 }
 
+/// The values of the drivers' -cpu-features= option (comma-separated).
+inline auto cpuFeatureValues() {
+  return llvm::cl::values(
+      clEnumValN(CPUFeature::None, "none",
+                 "none of them (the default with a pinned -isa)"),
+      clEnumValN(CPUFeature::AVX512BF16, "avx512bf16",
+                 "vdpbf16ps for bf16 projections (-isa=avx512)"),
+      clEnumValN(CPUFeature::AVX512VNNI, "avx512vnni",
+                 "vpdpbusd on zmm registers (-isa=avx512)"),
+      clEnumValN(CPUFeature::AVXVNNI, "avxvnni",
+                 "vpdpbusd on ymm registers (-isa=avx2 or avx512)"));
+}
+inline constexpr const char *kCPUFeaturesHelp =
+    "CPU: ISA extensions the kernels may use beyond -isa, comma-separated "
+    "(default: this machine's with -isa=host, none with a pinned -isa)";
+
 /// cl::ParseCommandLineOptions with --threads=N / -threads=N read as
 /// --num-threads=N.
 /// The help texts of the GPU emulator's flags, the same in both tools.

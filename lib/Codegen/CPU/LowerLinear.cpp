@@ -45,6 +45,28 @@ struct KernelBuilder {
   Value x, w;         // [B, T, K], [N, K]
   VectorType vecType; // vector<V x f32>
   Value zeroF, zeroVec;
+  /// bf16 pairs on vdpbf16ps (linear_tiles bf16_dot): the bf16 tensor
+  /// [B, T, K] that `x` widens, read instead of `x`.
+  Value x16;
+  /// Whether every k pair of x16 is whole (K even).
+  bool xPairInBounds = true;
+
+  bool bf16Dot() const { return static_cast<bool>(x16); }
+  /// vector<2V x bf16>: the k pairs of one vdpbf16ps.
+  VectorType pairsType() const {
+    return VectorType::get({2 * vecType.getNumElements()}, b.getBF16Type());
+  }
+  /// Reads 2V bf16 elements along k (zeros past K unless `inBounds`).
+  Value readPairs(Value source, ValueRange indices, bool inBounds) {
+    Value pad =
+        arith::ConstantOp::create(b, loc, b.getZeroAttr(b.getBF16Type()));
+    return vector::TransferReadOp::create(b, loc, pairsType(), source, indices,
+                                          pad, ArrayRef<bool>{inBounds});
+  }
+  /// acc + the pairwise dot products of `a` and `c` (vdpbf16ps).
+  Value dotPairs(Value acc, Value a, Value c) {
+    return x86vector::DotBF16Op::create(b, loc, acc.getType(), acc, a, c);
+  }
 
   Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
   Value add(Value a, Value c) { return arith::AddIOp::create(b, loc, a, c); }
@@ -79,6 +101,19 @@ struct KernelBuilder {
           OpBuilder::InsertionGuard guard(b);
           b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
           SmallVector<Value> xs, ws, next;
+          if (bf16Dot()) {
+            // 2V consecutive k of an input row and of a weight row: V
+            // pairs, one vdpbf16ps.
+            for (int64_t i = 0; i < r; ++i)
+              xs.push_back(readPairs(x16, {bIdx, add(t, idx(i)), k}, inBounds));
+            for (int64_t j = 0; j < c; ++j)
+              ws.push_back(readPairs(w, {add(n, idx(j)), k}, inBounds));
+            for (int64_t i = 0; i < r; ++i)
+              for (int64_t j = 0; j < c; ++j)
+                next.push_back(dotPairs(iter[i * c + j], xs[i], ws[j]));
+            scf::YieldOp::create(b, loc, next);
+            return;
+          }
           for (int64_t i = 0; i < r; ++i)
             xs.push_back(read(x, {bIdx, add(t, idx(i)), k}, inBounds));
           for (int64_t j = 0; j < c; ++j)
@@ -94,7 +129,8 @@ struct KernelBuilder {
   }
 
   /// One r x c kernel at (bIdx, t, n) over the k-block [kc, kcEnd), whose
-  /// full-vector part ends at kMain; adds into `out` and returns it.
+  /// full-vector part ends at kMain; adds into `out` and returns it. `v` is
+  /// the k step: V elements, or 2V with bf16 pairs.
   Value kernel(Value out, Value bIdx, Value t, Value n, Value nOffset,
                int64_t r, int64_t c, Value kc, Value kMain, Value kcEnd,
                int64_t v) {
@@ -165,6 +201,19 @@ struct KernelBuilder {
     return arith::MinUIOp::create(b, loc, a, c);
   }
 
+  /// ceil(a / 2): the k pairs of a length.
+  Value halfUp(Value a) {
+    return arith::CeilDivUIOp::create(b, loc, a, idx(2));
+  }
+
+  /// The rows of a panel of `panelK` reduction elements (k pairs with
+  /// bf16 pairs) in the packed kernels' panels, whose elements are f32
+  /// (bf16 pairs: the bits of two bf16 values).
+  RankedTensorType panelType(int64_t panelK, int64_t panelN) {
+    return RankedTensorType::get({bf16Dot() ? panelK / 2 : panelK, panelN},
+                                 b.getF32Type());
+  }
+
   /// Transposes `rows` (V vectors of V lanes) in registers: one
   /// vector.transpose of the V x V block they form, lowered for the target
   /// by blockc-cpu-lower-transposes.
@@ -185,19 +234,32 @@ struct KernelBuilder {
   /// k of V weight rows, an in-register transpose, V vector writes along n.
   /// Rows past N read row N - 1 (the columns they fill are never stored)
   /// and k past K reads zeros.
+  ///
+  /// With bf16 pairs the panel's rows are k pairs: panel[p][j] holds the
+  /// bits of W[nc + j, kc + 2p : kc + 2p + 2] (an f32 lane of two bf16
+  /// values), packed from reads of 2V bf16 elements per weight row.
   Value pack(Value panel, Value nc, Value width, Value kc, Value kLen,
              int64_t n, int64_t k, int64_t v) {
-    bool clampRows = n % v != 0, kInBounds = k % v == 0;
+    bool clampRows = n % v != 0;
+    bool kInBounds = bf16Dot() ? k % (2 * v) == 0 : k % v == 0;
     Value c0 = idx(0), lastRow = idx(n - 1);
-    return forTensor(c0, kLen, v, panel, [&](Value k0, Value p) {
+    Value rowsOfPanel = bf16Dot() ? halfUp(kLen) : kLen;
+    return forTensor(c0, rowsOfPanel, v, panel, [&](Value k0, Value p) {
       return forTensor(c0, width, v, p, [&](Value j0, Value q) {
         SmallVector<Value> rows;
-        Value kAt = add(kc, k0);
+        Value kAt =
+            add(kc, bf16Dot()
+                        ? arith::MulIOp::create(b, loc, k0, idx(2)).getResult()
+                        : k0);
         for (int64_t jj = 0; jj < v; ++jj) {
           Value row = add(add(nc, j0), idx(jj));
           if (clampRows)
             row = minIdx(row, lastRow);
-          rows.push_back(readWeight(w, {row, kAt}, kInBounds));
+          if (bf16Dot())
+            rows.push_back(vector::BitCastOp::create(
+                b, loc, vecType, readPairs(w, {row, kAt}, kInBounds)));
+          else
+            rows.push_back(readWeight(w, {row, kAt}, kInBounds));
         }
         transposeInRegisters(rows);
         for (int64_t kk = 0; kk < v; ++kk)
@@ -215,6 +277,9 @@ struct KernelBuilder {
   /// vector reads of panel[k, n0:], r broadcast scalars x[bIdx, t+i, kc+k],
   /// r * c FMAs. The accumulators start from, and end in, the output tile
   /// (masked past the block's width).
+  ///
+  /// With bf16 pairs, per k pair: c panel reads of V pairs, r broadcast
+  /// pairs of x16, r * c vdpbf16ps (`xPairInBounds`: K is even).
   Value outerKernel(Value out, Value panel, Value bIdx, Value t, Value n0,
                     int64_t r, int64_t c, Value kc, Value kLen, int64_t v,
                     bool outInBounds = false, Value panelN0 = Value()) {
@@ -231,6 +296,34 @@ struct KernelBuilder {
     // (accumulator set `set` of `sets`).
     auto step = [&](Value kk, SmallVectorImpl<Value> &next, int64_t set) {
       SmallVector<Value> ps;
+      if (bf16Dot()) {
+        // Pair kk of the panel: c vectors of V pairs, and per row the pair
+        // x[bIdx, t + i, kc + 2kk : +2] broadcast to every lane.
+        for (int64_t j = 0; j < c; ++j)
+          ps.push_back(vector::BitCastOp::create(
+              b, loc, pairsType(),
+              read(panel, {kk, add(panelN0, idx(j * v))}, true)));
+        Value kAt =
+            add(kc, arith::MulIOp::create(b, loc, kk, idx(2)).getResult());
+        auto pairType = VectorType::get({2}, b.getBF16Type());
+        Value pad =
+            arith::ConstantOp::create(b, loc, b.getZeroAttr(b.getBF16Type()));
+        for (int64_t i = 0; i < r; ++i) {
+          Value pair = vector::TransferReadOp::create(
+              b, loc, pairType, x16, ValueRange{bIdx, add(t, idx(i)), kAt}, pad,
+              ArrayRef<bool>{xPairInBounds});
+          Value word = vector::BitCastOp::create(
+              b, loc, VectorType::get({1}, b.getF32Type()), pair);
+          Value bx = vector::BitCastOp::create(
+              b, loc, pairsType(),
+              vector::BroadcastOp::create(b, loc, vecType, word));
+          for (int64_t j = 0; j < c; ++j) {
+            Value &acc = next[(set * r + i) * c + j];
+            acc = dotPairs(acc, bx, ps[j]);
+          }
+        }
+        return;
+      }
       for (int64_t j = 0; j < c; ++j)
         ps.push_back(readWeight(panel, {kk, add(panelN0, idx(j * v))}, true));
       Value kAt = add(kc, kk);
@@ -262,7 +355,9 @@ struct KernelBuilder {
     // two sets, added at the end.
     Type panelElt = cast<ShapedType>(panel.getType()).getElementType();
     SmallVector<Value> results;
-    if (r == 1 && !panelElt.isF32()) {
+    if (bf16Dot()) {
+      results = kLoop(idx(0), halfUp(kLen), 1, accs);
+    } else if (r == 1 && !panelElt.isF32()) {
       SmallVector<Value> init(accs);
       init.append(c, zeroVec);
       Value kEven = fullEnd(idx(0), kLen, 2);
@@ -297,6 +392,8 @@ struct Tiles {
   // The weight is read as prepared packed panels (weight_layout
   // packed_panels): the packed kernel at every T, no per-call packing.
   bool prepared = false;
+  // bf16 pairs on vdpbf16ps.
+  bool bf16Dot = false;
 
   /// Whether two projections can share one kernel: equal tiles but for the
   /// block alignment (the group takes the least common multiple).
@@ -305,7 +402,8 @@ struct Tiles {
            blockN == o.blockN && blockK == o.blockK && packRows == o.packRows &&
            packCols == o.packCols && panelK == o.panelK && panelN == o.panelN &&
            packMinRows == o.packMinRows && panelGroup == o.panelGroup &&
-           rowBlock == o.rowBlock && prepared == o.prepared;
+           rowBlock == o.rowBlock && prepared == o.prepared &&
+           bf16Dot == o.bf16Dot;
   }
 
   /// The panels per block are a multiple of this count to keep blocks
@@ -329,6 +427,8 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
     int64_t rows = tiles.rows, cols = tiles.cols, width = tiles.width,
             blockK = tiles.blockK;
     Value c0 = kb.idx(0), kVal = kb.idx(k);
+    // The k step of one vector: V elements, or 2V bf16 (V pairs).
+    int64_t kStepV = tiles.bf16Dot ? 2 * width : width;
     // k-blocks keep a weight block in cache while the rows of x reuse it.
     // A single row (B * T == 1, one decode step of one sequence) has no
     // reuse: it streams every weight row whole, which keeps the hardware
@@ -341,7 +441,7 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
         kb.b, kb.loc, single, kb.idx(std::max<int64_t>(k, 1)), kb.idx(blockK));
     return kb.forTensor(c0, kVal, kStep, slice, [&](Value kc, Value o2) {
       Value kcEnd = kb.minIdx(kb.add(kc, kStep), kVal);
-      Value kMain = kb.fullEnd(kc, kcEnd, width);
+      Value kMain = kb.fullEnd(kc, kcEnd, kStepV);
       return kb.forTensor(c0, bDim, 1, o2, [&](Value bIdx, Value o3) {
         // Columns of one row group: full tiles, then single columns.
         auto colsLoop = [&](Value t, int64_t r, Value o) {
@@ -350,11 +450,11 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
           Value nMain = kb.fullEnd(nc, ncEnd, c);
           o = kb.forTensor(nc, nMain, c, o, [&](Value nIdx, Value acc) {
             return kb.kernel(acc, bIdx, t, nIdx, nc, r, c, kc, kMain, kcEnd,
-                             width);
+                             kStepV);
           });
           return kb.forTensor(nMain, ncEnd, 1, o, [&](Value nIdx, Value acc) {
             return kb.kernel(acc, bIdx, t, nIdx, nc, r, 1, kc, kMain, kcEnd,
-                             width);
+                             kStepV);
           });
         };
         Value tMain = kb.fullEnd(c0, tDim, rows);
@@ -382,8 +482,9 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
     return kb.forTensor(c0, kVal, panelK, slice, [&](Value kc, Value o) {
       Value kLen = arith::SubIOp::create(
           kb.b, kb.loc, kb.minIdx(kb.add(kc, kb.idx(panelK)), kVal), kc);
-      Value panel = tensor::EmptyOp::create(
-          kb.b, kb.loc, ArrayRef<int64_t>{panelK, panelN}, kb.b.getF32Type());
+      RankedTensorType panelType = kb.panelType(panelK, panelN);
+      Value panel = tensor::EmptyOp::create(kb.b, kb.loc, panelType.getShape(),
+                                            panelType.getElementType());
       panel = kb.pack(panel, nc, blockWidth, kc, kLen, n, k, v);
       return kb.forTensor(c0, bDim, 1, o, [&](Value bIdx, Value o2) {
         return kb.forRowTiles(
@@ -472,9 +573,10 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
             } else {
               // A weight read in place: this panel packed (and widened)
               // here, once per row block.
-              panel = tensor::EmptyOp::create(kb.b, kb.loc,
-                                              ArrayRef<int64_t>{panelK, panelN},
-                                              kb.b.getF32Type());
+              RankedTensorType panelType = kb.panelType(panelK, panelN);
+              panel =
+                  tensor::EmptyOp::create(kb.b, kb.loc, panelType.getShape(),
+                                          panelType.getElementType());
               Value col = arith::MulIOp::create(
                   kb.b, kb.loc, kb.add(firstPanel, g), kb.idx(panelN));
               panel = kb.pack(panel, col,
@@ -592,7 +694,7 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
                         tiles.blockN, tiles.blockK, tiles.packRows,
                         tiles.packCols, tiles.panelK, tiles.panelN,
                         tiles.packMinRows, builtGroup, tiles.rowBlock,
-                        align > 0 ? tiles.blockAlign : 1));
+                        align > 0 ? tiles.blockAlign : 1, tiles.bf16Dot));
     OpBuilder::InsertionGuard guard(rewriter);
     rewriter.setInsertionPointToStart(forall.getBody());
     Value nc = arith::MulIOp::create(rewriter, loc, forall.getInductionVar(0),
@@ -682,6 +784,11 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
                      VectorType::get({tiles.width}, rewriter.getF32Type()),
                      Value(),
                      Value()};
+    if (tiles.bf16Dot) {
+      // The bf16 values the input widens (checked by the pass).
+      kb.x16 = op.getInput().getDefiningOp<arith::ExtFOp>().getIn();
+      kb.xPairInBounds = k % 2 == 0;
+    }
     kb.zeroF =
         arith::ConstantOp::create(rewriter, loc, rewriter.getF32FloatAttr(0.0));
     kb.zeroVec = arith::ConstantOp::create(
@@ -774,6 +881,28 @@ struct CPULowerLinearPass
     : blockc::cpu::impl::CPULowerLinearPassBase<CPULowerLinearPass> {
   using Base::Base;
 
+  /// What bf16_dot needs: a CPU with AVX512_BF16 (the function's
+  /// cpu_target), 16 lanes, a bf16 weight read as stored and an input
+  /// widened from bf16.
+  LogicalResult checkBF16Dot(LinearOp op, const Tiles &t) {
+    auto target = getOperation()->getAttrOfType<blockc::codegen::CPUTargetAttr>(
+        CodegenDialect::kCpuTargetAttrName);
+    auto fail = [&](StringRef why) {
+      return op.emitOpError() << "has linear_tiles bf16_dot but " << why;
+    };
+    if (!target || !target.getAvx512Bf16() || t.width != 16)
+      return fail("the function's cpu_target has no avx512_bf16 with 16 "
+                  "lanes");
+    if (!op.getWeight().getType().getElementType().isBF16())
+      return fail("its weight is not bf16");
+    if (t.prepared)
+      return fail("its weight is read as prepared panels");
+    auto ext = op.getInput().getDefiningOp<arith::ExtFOp>();
+    if (!ext || !getElementTypeOrSelf(ext.getIn()).isBF16())
+      return fail("its input is not widened from bf16 (arith.extf)");
+    return success();
+  }
+
   void runOnOperation() override {
     // The ops this pass lowers (f32 [B, T, K] inputs); the others are left
     // to convert-transformer-to-linalg, and quantised ones that
@@ -809,22 +938,26 @@ struct CPULowerLinearPass
           tiles.getPackCols(),    tiles.getPanelK(),     tiles.getPanelN(),
           tiles.getPackMinRows(), tiles.getPanelGroup(), tiles.getRowBlock(),
           tiles.getBlockAlign()};
-      // The panel holds whole V x V transposed blocks and whole column
-      // tiles of the micro-kernel.
-      int64_t tileN = t.packCols * t.width;
-      auto roundUp = [](int64_t a, int64_t m) { return (a + m - 1) / m * m; };
-      t.panelN = roundUp(t.panelN, tileN);
-      t.panelK = roundUp(t.panelK, t.width);
-      // A panel need not be larger than the whole (padded) weight.
-      auto wType = cast<RankedTensorType>(op.getWeight().getType());
-      t.panelN = std::min(t.panelN, roundUp(wType.getDimSize(0), tileN));
-      t.panelK = std::min(t.panelK, roundUp(wType.getDimSize(1), t.width));
       auto layout = op->getAttrOfType<blockc::codegen::WeightLayoutAttr>(
           CodegenDialect::kWeightLayoutAttrName);
       t.prepared =
           layout &&
           layout.getValue() == blockc::codegen::WeightLayout::packed_panels &&
           llvm::isPowerOf2_64(t.width);
+      t.bf16Dot = tiles.getBf16Dot();
+      if (t.bf16Dot && failed(checkBF16Dot(op, t)))
+        return signalPassFailure();
+      // The panel holds whole V x V transposed blocks (of V k pairs with
+      // bf16 pairs) and whole column tiles of the micro-kernel.
+      int64_t tileN = t.packCols * t.width;
+      int64_t kUnit = t.bf16Dot ? 2 * t.width : t.width;
+      auto roundUp = [](int64_t a, int64_t m) { return (a + m - 1) / m * m; };
+      t.panelN = roundUp(t.panelN, tileN);
+      t.panelK = roundUp(t.panelK, kUnit);
+      // A panel need not be larger than the whole (padded) weight.
+      auto wType = cast<RankedTensorType>(op.getWeight().getType());
+      t.panelN = std::min(t.panelN, roundUp(wType.getDimSize(0), tileN));
+      t.panelK = std::min(t.panelK, roundUp(wType.getDimSize(1), kUnit));
       tilesOf.push_back(t);
     }
 

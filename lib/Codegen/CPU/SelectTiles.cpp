@@ -10,6 +10,7 @@
 #include "blockc/Codegen/CPU/Passes.h"
 #include "blockc/Dialect/Codegen/IR/CodegenDialect.h"
 #include "blockc/Dialect/Transformer/IR/TransformerOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 #include <algorithm>
@@ -101,7 +102,8 @@ struct CPUSelectTilesPass
         &getContext(), isa.getValue(),
         vectorWidth ? vectorWidth.getValue() : shape.width,
         registers ? registers.getValue() : shape.registers, l1Bytes.getValue(),
-        l2Bytes.getValue());
+        l2Bytes.getValue(), avx512BF16.getValue(), avx512VNNI.getValue(),
+        avxVNNI.getValue());
   }
 
   void runOnOperation() override {
@@ -184,11 +186,17 @@ struct CPUSelectTilesPass
       int64_t blockAlign = 1;
       if (layout && layout.getValue() == codegen::WeightLayout::packed_panels)
         blockAlign = ropeHeadDim(op).value_or(1);
+      // bf16 pairs on vdpbf16ps: a bf16 weight read in place and an input
+      // that holds bf16 values (widened from a bf16 tensor).
+      auto widened = op.getInput().getDefiningOp<arith::ExtFOp>();
+      bool bf16Dot = t.getAvx512Bf16() && !layout &&
+                     op.getWeight().getType().getElementType().isBF16() &&
+                     widened && getElementTypeOrSelf(widened.getIn()).isBF16();
       op->setAttr(CodegenDialect::kLinearTilesAttrName,
                   codegen::LinearTilesAttr::get(
                       ctx, rows, kCols, blockN, blockK, packRows, kPackCols,
                       panelK, panelN, kPackMinRows, panelGroup, rowBlock,
-                      blockAlign));
+                      blockAlign, bf16Dot));
       ++numAnnotated;
     });
   }

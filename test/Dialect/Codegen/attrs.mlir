@@ -20,6 +20,24 @@ func.func @cpu_target_order() attributes {blockc_codegen.cpu_target = #blockc_co
 
 // -----
 
+// ISA extensions print when set.
+// CHECK-LABEL: func.func @cpu_target_extensions
+// CHECK-SAME: #blockc_codegen.cpu_target<isa = avx512, vector_width = 16, registers = 32, l1_bytes = 49152, l2_bytes = 2097152, avx512_bf16 = true, avx_vnni = true>
+func.func @cpu_target_extensions() attributes {blockc_codegen.cpu_target = #blockc_codegen.cpu_target<isa = avx512, vector_width = 16, registers = 32, l1_bytes = 49152, l2_bytes = 2097152, avx_vnni = true, avx512_bf16 = true, avx512_vnni = false>} {
+  return
+}
+
+// -----
+
+// CHECK-LABEL: func.func @linear_bf16_dot
+// CHECK: linear_tiles<rows = 4, cols = 4, block_n = 32, block_k = 2048, pack_rows = 8, pack_cols = 2, panel_k = 256, panel_n = 32, pack_min_rows = 32, bf16_dot = true>
+func.func @linear_bf16_dot(%x: tensor<1x2x8xf32>, %w: tensor<4x8xbf16>) -> tensor<1x2x4xf32> {
+  %y = transformer.linear %x, %w {blockc_codegen.linear_tiles = #blockc_codegen.linear_tiles<rows = 4, cols = 4, block_n = 32, block_k = 2048, pack_rows = 8, pack_cols = 2, panel_k = 256, panel_n = 32, pack_min_rows = 32, bf16_dot = true>} : tensor<1x2x8xf32>, tensor<4x8xbf16> -> tensor<1x2x4xf32>
+  return %y : tensor<1x2x4xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @isa
 // CHECK-SAME: a = #blockc_codegen.isa<avx512>, b = #blockc_codegen.isa<avx2>, c = #blockc_codegen.isa<sse>
 func.func @isa() attributes {a = #blockc_codegen.isa<avx512>, b = #blockc_codegen.isa<avx2>, c = #blockc_codegen.isa<sse>} {

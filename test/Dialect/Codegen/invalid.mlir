@@ -22,6 +22,27 @@ func.func @vector_width_zero() attributes {blockc_codegen.cpu_target = #blockc_c
 
 // -----
 
+// expected-error @+1 {{avx512_bf16 needs isa = avx512, got isa = avx2}}
+func.func @bf16_without_avx512() attributes {blockc_codegen.cpu_target = #blockc_codegen.cpu_target<isa = avx2, vector_width = 8, registers = 16, l1_bytes = 32768, l2_bytes = 1048576, avx512_bf16 = true>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{avx512_vnni needs isa = avx512, got isa = avx2}}
+func.func @vnni512_without_avx512() attributes {blockc_codegen.cpu_target = #blockc_codegen.cpu_target<isa = avx2, vector_width = 8, registers = 16, l1_bytes = 32768, l2_bytes = 1048576, avx512_vnni = true>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{avx_vnni needs isa = avx512 or avx2, got isa = sse}}
+func.func @avx_vnni_on_sse() attributes {blockc_codegen.cpu_target = #blockc_codegen.cpu_target<isa = sse, vector_width = 4, registers = 16, l1_bytes = 32768, l2_bytes = 1048576, avx_vnni = true>} {
+  return
+}
+
+// -----
+
 // expected-error @+1 {{registers must be >= 8, got 4}}
 func.func @too_few_registers() attributes {blockc_codegen.cpu_target = #blockc_codegen.cpu_target<isa = avx2, vector_width = 8, registers = 4, l1_bytes = 32768, l2_bytes = 1048576>} {
   return

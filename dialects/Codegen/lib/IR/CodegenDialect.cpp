@@ -45,7 +45,8 @@ void CodegenDialect::initialize() {
 LogicalResult
 CPUTargetAttr::verify(function_ref<InFlightDiagnostic()> emitError, ISA isa,
                       int64_t vectorWidth, int64_t registers, int64_t l1Bytes,
-                      int64_t l2Bytes) {
+                      int64_t l2Bytes, bool avx512BF16, bool avx512VNNI,
+                      bool avxVNNI) {
   if (vectorWidth < 1 || !llvm::isPowerOf2_64(vectorWidth))
     return emitError() << "vector_width must be a power of two >= 1, got "
                        << vectorWidth;
@@ -55,6 +56,14 @@ CPUTargetAttr::verify(function_ref<InFlightDiagnostic()> emitError, ISA isa,
     return emitError() << "l1_bytes must be positive, got " << l1Bytes;
   if (l2Bytes < 1)
     return emitError() << "l2_bytes must be positive, got " << l2Bytes;
+  if (avx512BF16 && isa != ISA::avx512)
+    return emitError() << "avx512_bf16 needs isa = avx512, got isa = "
+                       << stringifyISA(isa);
+  if (avx512VNNI && isa != ISA::avx512)
+    return emitError() << "avx512_vnni needs isa = avx512, got isa = "
+                       << stringifyISA(isa);
+  if (avxVNNI && isa == ISA::sse)
+    return emitError() << "avx_vnni needs isa = avx512 or avx2, got isa = sse";
   return success();
 }
 
@@ -99,7 +108,7 @@ LogicalResult LinearTilesAttr::verify(
     function_ref<InFlightDiagnostic()> emitError, int64_t rows, int64_t cols,
     int64_t blockN, int64_t blockK, int64_t packRows, int64_t packCols,
     int64_t panelK, int64_t panelN, int64_t packMinRows, int64_t panelGroup,
-    int64_t rowBlock, int64_t blockAlign) {
+    int64_t rowBlock, int64_t blockAlign, bool bf16Dot) {
   std::pair<StringRef, int64_t> sizes[] = {{"rows", rows},
                                            {"cols", cols},
                                            {"block_n", blockN},

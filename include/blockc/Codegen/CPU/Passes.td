@@ -89,7 +89,8 @@ def CPULowerLinearPass
     "::mlir::scf::SCFDialect",
     "::mlir::tensor::TensorDialect",
     "::mlir::ub::UBDialect",
-    "::mlir::vector::VectorDialect"
+    "::mlir::vector::VectorDialect",
+    "::mlir::x86vector::X86VectorDialect"
   ];
   let statistics = [
     Statistic<"numGroups", "num-groups",
@@ -188,9 +189,18 @@ def CPUSelectTilesPass
     packed panels at every T (packing costs nothing per call any more, so
     the dot-product kernel and `pack_min_rows` no longer apply to it).
 
+    The ISA extensions of the options (`avx512-bf16`, `avx512-vnni`,
+    `avx-vnni`) are recorded in the target. With `avx512_bf16`, a
+    projection whose weight is bf16 and whose input is the `arith.extf` of
+    a bf16 tensor (a bf16 block's projections after
+    `transformer-compute-in-f32`) gets `bf16_dot = true` in its tiles, unless
+    its weight is read as prepared panels: its kernel multiplies bf16
+    pairs with `vdpbf16ps`.
+
     Options that make an invalid target (a vector width that is not a
     power of two, fewer than 8 registers, a cache size that is not
-    positive) are an error at the function.
+    positive, an extension the ISA cannot have) are an error at the
+    function.
   }];
   let options = [
     Option<"isa", "isa", "::blockc::codegen::ISA",
@@ -214,7 +224,13 @@ def CPUSelectTilesPass
     Option<"prepareWeights", "prepare-weights", "bool", /*default=*/"false",
            "Mark projections whose weight is an argument of a public "
            "function weight_layout<packed_panels> (packed once by the "
-           "entry's prepare function)">
+           "entry's prepare function)">,
+    Option<"avx512BF16", "avx512-bf16", "bool", /*default=*/"false",
+           "The CPU has AVX512_BF16 (vdpbf16ps)">,
+    Option<"avx512VNNI", "avx512-vnni", "bool", /*default=*/"false",
+           "The CPU has AVX512_VNNI (vpdpbusd on zmm)">,
+    Option<"avxVNNI", "avx-vnni", "bool", /*default=*/"false",
+           "The CPU has AVX-VNNI (vpdpbusd on ymm)">
   ];
   let dependentDialects = ["::blockc::codegen::CodegenDialect"];
   let statistics = [

@@ -122,12 +122,31 @@ def Codegen_CPUTargetAttr : Codegen_Attr<"CPUTarget", "cpu_target"> {
 
     `vector_width` is a power of two, `registers` at least 8 and the cache
     sizes positive.
+
+    The ISA extensions the kernels may use beyond `isa` (each false, and
+    not printed, by default):
+
+    * `avx512_bf16`: `vdpbf16ps`, the dot product of bf16 pairs into f32
+      lanes (needs `isa = avx512`);
+    * `avx512_vnni`: `vpdpbusd` on zmm registers, the dot product of four
+      unsigned x signed int8 values into i32 lanes (needs `isa = avx512`);
+    * `avx_vnni`: the VEX-encoded `vpdpbusd` on ymm and xmm registers (needs
+      `isa = avx512` or `avx2`).
+
+    ```mlir
+    #blockc_codegen.cpu_target<isa = avx512, vector_width = 16,
+        registers = 32, l1_bytes = 49152, l2_bytes = 2097152,
+        avx512_bf16 = true, avx512_vnni = true>
+    ```
   }];
   let parameters = (ins EnumParameter<Codegen_ISA>:$isa,
                         "int64_t":$vector_width,
                         "int64_t":$registers,
                         "int64_t":$l1_bytes,
-                        "int64_t":$l2_bytes);
+                        "int64_t":$l2_bytes,
+                        DefaultValuedParameter<"bool", "false">:$avx512_bf16,
+                        DefaultValuedParameter<"bool", "false">:$avx512_vnni,
+                        DefaultValuedParameter<"bool", "false">:$avx_vnni);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }
@@ -169,6 +188,15 @@ def Codegen_LinearTilesAttr : Codegen_Attr<"LinearTiles", "linear_tiles"> {
             panel_n = 32, pack_min_rows = 32>} : ...
     ```
 
+    * `bf16_dot` (default false): the kernels multiply bf16 pairs with
+      `vdpbf16ps` (the function's `cpu_target` must have `avx512_bf16`).
+      The projection's input must be the `arith.extf` of a bf16 tensor and
+      its weight bf16: the kernel reads that bf16 tensor itself (exact:
+      the f32 input holds bf16 values) and the weight's consecutive k
+      pairs. The dot-product kernel streams the weight rows as stored; the
+      packed kernel packs panels of k pairs (one 32-bit word per pair and
+      column), so `panel_k` is rounded up to an even count.
+
     Every size is at least 1, except `row_block` (at least 0).
   }];
   let parameters = (ins "int64_t":$rows,
@@ -182,7 +210,8 @@ def Codegen_LinearTilesAttr : Codegen_Attr<"LinearTiles", "linear_tiles"> {
                         "int64_t":$pack_min_rows,
                         DefaultValuedParameter<"int64_t", "1">:$panel_group,
                         DefaultValuedParameter<"int64_t", "0">:$row_block,
-                        DefaultValuedParameter<"int64_t", "1">:$block_align);
+                        DefaultValuedParameter<"int64_t", "1">:$block_align,
+                        DefaultValuedParameter<"bool", "false">:$bf16_dot);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }
@@ -255,6 +284,15 @@ def Codegen_PackedWeightAttr
     #blockc_codegen.packed_weight<rows = 688, cols = 256, panel_k = 256,
                                   panel_n = 32>
     ```
+
+    * `bf16_dot` (default false): the kernels multiply bf16 pairs with
+      `vdpbf16ps` (the function's `cpu_target` must have `avx512_bf16`).
+      The projection's input must be the `arith.extf` of a bf16 tensor and
+      its weight bf16: the kernel reads that bf16 tensor itself (exact:
+      the f32 input holds bf16 values) and the weight's consecutive k
+      pairs. The dot-product kernel streams the weight rows as stored; the
+      packed kernel packs panels of k pairs (one 32-bit word per pair and
+      column), so `panel_k` is rounded up to an even count.
 
     Every size is at least 1, except `row_block` (at least 0).
   }];

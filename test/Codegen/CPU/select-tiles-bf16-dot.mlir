@@ -1,0 +1,35 @@
+// RUN: blockc-opt %s -split-input-file --blockc-cpu-select-tiles="isa=avx512 avx512-bf16=true avx512-vnni=true" | FileCheck %s --check-prefix=BF16
+// RUN: blockc-opt %s -split-input-file --blockc-cpu-select-tiles="isa=avx512" | FileCheck %s --check-prefix=NONE
+
+// ISA extensions of the options go into the function's cpu_target. With
+// avx512_bf16, a projection with a bf16 weight whose input is widened from
+// bf16 (a bf16 block after transformer-compute-in-f32) gets bf16_dot;
+// without the extension, none does (select-tiles-errors.mlir: an
+// extension the ISA cannot have).
+
+// BF16-LABEL: func.func @bf16_block
+// BF16-SAME: cpu_target<isa = avx512, vector_width = 16, registers = 32, l1_bytes = 32768, l2_bytes = 1048576, avx512_bf16 = true, avx512_vnni = true>
+// BF16: linear_tiles<{{.*}}, bf16_dot = true>
+// NONE-LABEL: func.func @bf16_block
+// NONE-SAME: cpu_target<isa = avx512, vector_width = 16, registers = 32, l1_bytes = 32768, l2_bytes = 1048576>
+// NONE-NOT: bf16_dot
+func.func @bf16_block(%x: tensor<1x?x64xbf16>, %w: tensor<40x64xbf16>) -> tensor<1x?x40xf32> {
+  %xf = arith.extf %x : tensor<1x?x64xbf16> to tensor<1x?x64xf32>
+  %y = transformer.linear %xf, %w : tensor<1x?x64xf32>, tensor<40x64xbf16> -> tensor<1x?x40xf32>
+  return %y : tensor<1x?x40xf32>
+}
+
+// -----
+
+// An f32 input (not known to hold bf16 values), an f16 weight, an input
+// widened from f16: the f32 kernels.
+// BF16-LABEL: func.func @not_bf16
+// BF16-NOT: bf16_dot
+// BF16: return
+func.func @not_bf16(%x: tensor<1x?x64xf32>, %w: tensor<40x64xbf16>, %h: tensor<1x?x64xf16>, %wh: tensor<40x64xf16>) -> (tensor<1x?x40xf32>, tensor<1x?x40xf32>, tensor<1x?x40xf32>) {
+  %a = transformer.linear %x, %w : tensor<1x?x64xf32>, tensor<40x64xbf16> -> tensor<1x?x40xf32>
+  %hf = arith.extf %h : tensor<1x?x64xf16> to tensor<1x?x64xf32>
+  %b = transformer.linear %hf, %wh : tensor<1x?x64xf32>, tensor<40x64xf16> -> tensor<1x?x40xf32>
+  %c = transformer.linear %hf, %w : tensor<1x?x64xf32>, tensor<40x64xbf16> -> tensor<1x?x40xf32>
+  return %a, %b, %c : tensor<1x?x40xf32>, tensor<1x?x40xf32>, tensor<1x?x40xf32>
+}
