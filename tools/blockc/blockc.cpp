@@ -140,6 +140,11 @@ cl::opt<blockc::CPUISA>
     cpuIsa("isa", cl::desc("CPU: vector ISA the kernels are shaped for"),
            cl::init(blockc::CPUISA::Host), blockc::cpuISAValues(),
            cl::cat(category));
+cl::list<blockc::CPUFeature> cpuFeatures("cpu-features",
+                                         cl::desc(blockc::kCPUFeaturesHelp),
+                                         cl::CommaSeparated,
+                                         blockc::cpuFeatureValues(),
+                                         cl::cat(category));
 cl::opt<bool> prepareWeights(
     "prepare-weights",
     cl::desc("CPU: pack the projection weights once, in a prepare function "
@@ -234,6 +239,7 @@ blockc::GPUBinaryFormat gpuFormat() {
 blockc::CPUTargetConfig cpuConfig() {
   blockc::CPUTargetConfig config;
   config.isa = cpuIsa;
+  config.features.assign(cpuFeatures.begin(), cpuFeatures.end());
   config.threads = cpuThreads;
   config.prepareWeights = prepareWeights;
   return config;
@@ -327,6 +333,9 @@ int main(int argc, char **argv) {
   if (std::string error = blockc::checkWarpgroupSchedule(warpgroupSchedule);
       !error.empty())
     return fail(error);
+  if (std::string error = cpuConfig().resolved().checkFeatures();
+      !error.empty())
+    return fail("-cpu-features: " + error);
   if (std::string error = blockc::checkGPUTarget(nvptx, gpuArch, gpuChip);
       !error.empty())
     return fail(error);
