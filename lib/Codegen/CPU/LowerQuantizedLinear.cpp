@@ -547,10 +547,11 @@ struct IntKernel {
         ->getResult(0);
   }
   /// Lane l: sum_{j < 4} u[4l + j] s[4l + j], u unsigned and s signed bytes.
-  Value dot(Value u, Value s) {
+  /// (VNNI: plus `acc`.)
+  Value dot(Value u, Value s, Value acc = {}) {
     if (vnni)
       return intrinsic(lanesType(), "llvm.x86.avx512.vpdpbusd.256",
-                       {splat(lanesType(), 0), u, s});
+                       {acc ? acc : splat(lanesType(), 0), u, s});
     Value pairs = intrinsic(VectorType::get({16}, b().getI16Type()),
                             "llvm.x86.avx2.pmadd.ub.sw", {u, s});
     return intrinsic(
@@ -594,25 +595,63 @@ struct IntKernel {
     for (int64_t j = 0; j < c; ++j)
       cols.push_back(q.add(n, q.idx(j)));
     Value level = q.f32(127.0);
+    // int4 with VNNI reads the chunk's 16 bytes into both halves of a ymm
+    // register and masks the low half with 0x0F and the high half with
+    // 0xF0: the high nibbles come out as 16 u (at most 240, a valid u8;
+    // vpdpbusd has no i16 intermediate to saturate), so lanes 4..7 of the
+    // dot product are 16 x their value, which their s_x / 16 (exact)
+    // undoes, and their offset is 128 (not 8) x the lane sums of q_x.
+    // vpmaddubsw would saturate 2 x 240 x 127: without VNNI the high
+    // nibbles are shifted down instead.
+    bool halves = !int8 && vnni;
+    auto chunkConst = [&](Type elem, auto lo, auto hi) -> Value {
+      VectorType type = VectorType::get({kChunk}, elem);
+      SmallVector<Attribute> values;
+      for (int64_t e = 0; e < kChunk; ++e)
+        values.push_back(
+            elem.isF32()
+                ? Attribute(b().getF32FloatAttr(e < 16 ? lo : hi))
+                : Attribute(b().getIntegerAttr(elem, e < 16 ? lo : hi)));
+      return arith::ConstantOp::create(b(), loc(),
+                                       DenseElementsAttr::get(type, values));
+    };
     accs = blockc::cpu::buildLoop(
         b(), loc(), q.idx(0), q.idx(k), kChunk, accs,
         [&](Value kk, ValueRange it) {
           SmallVector<Value> acc(it);
           Value run = arith::DivUIOp::create(b(), loc(), kk, q.idx(kChunk));
-          // Per row: q_x, s_x and |q_x| (int8) or 8 x q_x's lane sums
-          // (int4).
-          SmallVector<Value> xs, sx, xu, comp;
+          // Per row: q_x, s_x (broadcast; with halves, s_x / 16 in lanes
+          // 4..7) and |q_x| (int8) or the offset of the nibbles, -(8 or
+          // 128) x q_x's lane sums (int4).
+          SmallVector<Value> xs, sx, xu, offset;
           for (int64_t i = 0; i < r; ++i) {
             xs.push_back(readX(bIdx, rows[i], kk));
-            sx.push_back(arith::DivFOp::create(
+            Value s = arith::DivFOp::create(
                 b(), loc(),
                 tensor::ExtractOp::create(b(), loc(), amax,
                                           ValueRange{bIdx, rows[i], run}),
-                level));
-            if (int8)
+                level);
+            Value sv = vector::BroadcastOp::create(b(), loc(), f32Type(), s);
+            if (halves) {
+              VectorType f8 = f32Type();
+              SmallVector<float> sixteenth(8, 1.0f);
+              for (int64_t l = 4; l < 8; ++l)
+                sixteenth[l] = 1.0f / 16.0f;
+              sv = arith::MulFOp::create(
+                  b(), loc(), sv,
+                  arith::ConstantOp::create(
+                      b(), loc(),
+                      DenseElementsAttr::get(f8, ArrayRef<float>(sixteenth))));
+            }
+            sx.push_back(sv);
+            if (int8) {
               xu.push_back(math::AbsIOp::create(b(), loc(), xs[i]));
-            else
-              comp.push_back(dot(splat(bytesType(), 8), xs[i]));
+            } else {
+              Value eights = halves ? chunkConst(b().getI8Type(), 8, 128)
+                                    : splat(bytesType(), 8);
+              offset.push_back(arith::SubIOp::create(
+                  b(), loc(), splat(lanesType(), 0), dot(eights, xs[i])));
+            }
           }
           for (int64_t j = 0; j < c; ++j) {
             Value w, sw;
@@ -623,17 +662,27 @@ struct IntKernel {
               Value packed = readBytes(
                   cols[j], arith::DivUIOp::create(b(), loc(), kk, q.idx(2)),
                   kChunk / 2);
-              VectorType half = VectorType::get({16}, b().getI8Type());
-              Value lo =
-                  arith::AndIOp::create(b(), loc(), packed, splat(half, 0x0F));
-              Value hi =
-                  arith::ShRUIOp::create(b(), loc(), packed, splat(half, 4));
               SmallVector<int64_t> order(kChunk);
               for (int64_t e = 0; e < kChunk; ++e)
-                order[e] = e;
-              w = vector::ShuffleOp::create(b(), loc(), lo, hi, order);
-              sw = scale(cols[j],
-                         arith::DivUIOp::create(b(), loc(), kk, q.idx(g)));
+                order[e] = halves ? e % 16 : e;
+              if (halves) {
+                w = arith::AndIOp::create(
+                    b(), loc(),
+                    vector::ShuffleOp::create(b(), loc(), packed, packed,
+                                              order),
+                    chunkConst(b().getI8Type(), 0x0F, 0xF0));
+              } else {
+                VectorType half = VectorType::get({16}, b().getI8Type());
+                Value lo = arith::AndIOp::create(b(), loc(), packed,
+                                                 splat(half, 0x0F));
+                Value hi =
+                    arith::ShRUIOp::create(b(), loc(), packed, splat(half, 4));
+                w = vector::ShuffleOp::create(b(), loc(), lo, hi, order);
+              }
+              sw = vector::BroadcastOp::create(
+                  b(), loc(), f32Type(),
+                  scale(cols[j],
+                        arith::DivUIOp::create(b(), loc(), kk, q.idx(g))));
             }
             for (int64_t i = 0; i < r; ++i) {
               Value d;
@@ -641,17 +690,16 @@ struct IntKernel {
                 Value signedW =
                     intrinsic(bytesType(), "llvm.x86.avx2.psign.b", {w, xs[i]});
                 d = dot(xu[i], signedW);
+              } else if (vnni) {
+                d = dot(w, xs[i], offset[i]);
               } else {
-                d = arith::SubIOp::create(b(), loc(), dot(w, xs[i]), comp[i]);
+                d = arith::AddIOp::create(b(), loc(), dot(w, xs[i]), offset[i]);
               }
               Value f = arith::SIToFPOp::create(b(), loc(), f32Type(), d);
-              Value s = int8 ? sx[i]
-                             : arith::MulFOp::create(b(), loc(), sx[i], sw)
-                                   .getResult();
-              acc[i * c + j] = vector::FMAOp::create(
-                  b(), loc(), f,
-                  vector::BroadcastOp::create(b(), loc(), f32Type(), s),
-                  acc[i * c + j]);
+              if (sw)
+                f = arith::MulFOp::create(b(), loc(), f, sw);
+              acc[i * c + j] =
+                  vector::FMAOp::create(b(), loc(), f, sx[i], acc[i * c + j]);
             }
           }
           return acc;

@@ -51,29 +51,44 @@ func.func @int8(%x: tensor<2x?x64xf32>, %w: tensor<40x64xf32>) -> tensor<2x?x40x
 
 // -----
 
-// int4: the chunk's 16 bytes split into the low nibbles (k 0..15) and the
-// high ones (16..31), u = q_w + 8 the unsigned operand and q_x the signed
-// one, less 8 x q_x's lane sums (the same dot product against 8s, per row
-// and run); the group's scale times s_x per run.
+// int4: the chunk's 16 bytes of nibble pairs (low: k 0..15, high 16..31);
+// the nibbles u = q_w + 8 are the unsigned operand and q_x the signed one,
+// plus the offset -8 x q_x's lane sums (per row and run); the group's
+// scale, broadcast, times the converted sum, times s_x. AVX2 shifts the
+// high nibbles down. VNNI reads the 16 bytes into both halves and masks
+// them with 0x0F / 0xF0, so that lanes 4..7 hold 16 x their sums: their
+// offset is -128 x q_x's lane sums (the dot product's accumulator) and
+// their s_x is divided by 16.
 // CHECK-LABEL: func.func @int4
 // CHECK: scf.forall
 // CHECK: scf.for %{{.*}} = %c0{{.*}} to %c128{{.*}} step %c32
 // CHECK: %[[X:.*]] = vector.transfer_read {{.*}} : tensor<1x?x128xi8>, vector<32xi8>
 // CHECK: %[[M:.*]] = llvm.call_intrinsic "llvm.x86.avx2.pmadd.ub.sw"(%{{.*}}, %[[X]])
 // CHECK: %[[COMP:.*]] = llvm.call_intrinsic "llvm.x86.avx2.pmadd.wd"(%[[M]], %{{.*}})
+// CHECK: %[[OFF:.*]] = arith.subi %{{.*}}, %[[COMP]] : vector<8xi32>
 // CHECK: %[[B:.*]] = vector.bitcast %{{.*}} : vector<4xi32> to vector<16xi8>
 // CHECK: %[[LO:.*]] = arith.andi %[[B]]
 // CHECK: %[[HI:.*]] = arith.shrui %[[B]]
 // CHECK: %[[U:.*]] = vector.shuffle %[[LO]], %[[HI]] [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31] : vector<16xi8>, vector<16xi8>
 // CHECK: %[[SWBITS:.*]] = tensor.extract
 // CHECK: %[[SW:.*]] = arith.bitcast %[[SWBITS]] : i32 to f32
+// CHECK: %[[SWV:.*]] = vector.broadcast %[[SW]] : f32 to vector<8xf32>
 // CHECK: llvm.call_intrinsic "llvm.x86.avx2.pmadd.ub.sw"(%[[U]], %[[X]])
 // CHECK: %[[D:.*]] = llvm.call_intrinsic "llvm.x86.avx2.pmadd.wd"
-// CHECK: arith.subi %[[D]], %[[COMP]] : vector<8xi32>
-// CHECK: arith.mulf %{{.*}}, %[[SW]] : f32
-// CHECK: vector.fma
+// CHECK: %[[DO:.*]] = arith.addi %[[D]], %[[OFF]] : vector<8xi32>
+// CHECK: %[[F:.*]] = arith.sitofp %[[DO]] : vector<8xi32> to vector<8xf32>
+// CHECK: %[[FS:.*]] = arith.mulf %[[F]], %[[SWV]] : vector<8xf32>
+// CHECK: vector.fma %[[FS]]
 // VNNI-LABEL: func.func @int4
-// VNNI: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.256"
+// VNNI: %[[X:.*]] = vector.transfer_read {{.*}} : tensor<1x?x128xi8>, vector<32xi8>
+// VNNI: arith.constant dense<[1.000000e+00, 1.000000e+00, 1.000000e+00, 1.000000e+00, 6.250000e-02, 6.250000e-02, 6.250000e-02, 6.250000e-02]> : vector<8xf32>
+// VNNI: %[[E:.*]] = arith.constant dense<[8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, -128, -128, -128, -128, -128, -128, -128, -128, -128, -128, -128, -128, -128, -128, -128, -128]> : vector<32xi8>
+// VNNI: %[[C:.*]] = llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.256"(%{{.*}}, %[[E]], %[[X]])
+// VNNI: %[[OFF:.*]] = arith.subi %{{.*}}, %[[C]] : vector<8xi32>
+// VNNI: %[[BOTH:.*]] = vector.shuffle %[[B:.*]], %[[B]] [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]
+// VNNI: %[[MASK:.*]] = arith.constant dense<[15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, -16, -16, -16, -16, -16, -16, -16, -16, -16, -16, -16, -16, -16, -16, -16, -16]> : vector<32xi8>
+// VNNI: %[[U:.*]] = arith.andi %[[BOTH]], %[[MASK]] : vector<32xi8>
+// VNNI: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.256"(%[[OFF]], %[[U]], %[[X]])
 // VNNI-NOT: pmadd
 // VNNI: return
 func.func @int4(%x: tensor<1x?x128xf32>, %w: tensor<64x128xf32>) -> tensor<1x?x64xf32> {
