@@ -77,6 +77,9 @@ try:
         # avx512bf16: vdpbf16ps runs here (-cpu-features=avx512bf16).
         if "avx512_bf16" in flags:
             config.available_features.add("avx512bf16")
+        # amx: AMX-BF16 tiles run here (-cpu-features=amx-bf16).
+        if "amx_bf16" in flags and "amx_tile" in flags:
+            config.available_features.add("amx")
 except OSError:
     pass
 try:

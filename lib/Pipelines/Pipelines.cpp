@@ -39,6 +39,10 @@
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
 #endif
+#if defined(__x86_64__) && defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 using namespace mlir;
 using namespace blockc;
@@ -71,6 +75,8 @@ llvm::StringRef blockc::stringifyCPUFeature(CPUFeature feature) {
     return "avx512vnni";
   case CPUFeature::AVXVNNI:
     return "avxvnni";
+  case CPUFeature::AMXBF16:
+    return "amx-bf16";
   }
   llvm_unreachable("unknown CPU feature");
 }
@@ -81,7 +87,20 @@ namespace {
 constexpr std::pair<CPUFeature, CPUISA> kFeatureISA[] = {
     {CPUFeature::AVX512BF16, CPUISA::AVX512},
     {CPUFeature::AVX512VNNI, CPUISA::AVX512},
-    {CPUFeature::AVXVNNI, CPUISA::AVX2}};
+    {CPUFeature::AVXVNNI, CPUISA::AVX2},
+    {CPUFeature::AMXBF16, CPUISA::AVX512}};
+
+/// Whether this process may use the AMX tile registers: Linux hands out the
+/// tile data state on request (arch_prctl ARCH_REQ_XCOMP_PERM), once per
+/// process; the kernels ask again before their first tile instruction.
+bool amxPermitted() {
+#if defined(__x86_64__) && defined(__linux__)
+  constexpr long kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+  return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+#else
+  return false;
+#endif
+}
 
 /// Whether code for `isa` may use what `needs` provides (AVX-512 includes
 /// AVX2).
@@ -98,6 +117,14 @@ bool isaIncludes(CPUISA isa, CPUISA needs) {
 /// f32 kernels are as fast; -cpu-features=avx512bf16 still selects it.
 bool fastBF16Dot() {
   return llvm::StringRef(llvm::sys::getHostCPUName()).starts_with("znver");
+}
+
+/// Whether the host has `f` (LLVM's name), AMX also granted by the OS.
+bool hostHas(const llvm::StringMap<bool> &hostFeatures, CPUFeature f) {
+  if (f == CPUFeature::AMXBF16)
+    return hostFeatures.lookup("amx-bf16") && hostFeatures.lookup("amx-tile") &&
+           amxPermitted();
+  return hostFeatures.lookup(stringifyCPUFeature(f));
 }
 
 /// The largest ISA whose code runs here.
@@ -184,7 +211,7 @@ std::string blockc::missingHostFeature(const CPUTargetConfig &config) {
     return missing;
   llvm::StringMap<bool> host = llvm::sys::getHostCPUFeatures();
   for (CPUFeature f : config.features)
-    if (f != CPUFeature::None && !host.lookup(stringifyCPUFeature(f)))
+    if (f != CPUFeature::None && !hostHas(host, f))
       return stringifyCPUFeature(f).str();
   return "";
 }
@@ -221,9 +248,9 @@ CPUTargetConfig CPUTargetConfig::resolved() const {
   if (c.features.empty() && host) {
     llvm::StringMap<bool> hostFeatures = llvm::sys::getHostCPUFeatures();
     for (auto [f, needs] : kFeatureISA)
-      if (isaIncludes(c.isa, needs) &&
-          hostFeatures.lookup(stringifyCPUFeature(f)) &&
-          (f != CPUFeature::AVX512BF16 || fastBF16Dot()))
+      if (isaIncludes(c.isa, needs) && hostHas(hostFeatures, f) &&
+          (f != CPUFeature::AVX512BF16 || fastBF16Dot() ||
+           hostHas(hostFeatures, CPUFeature::AMXBF16)))
         enabled.push_back(f);
   } else {
     for (auto [f, needs] : kFeatureISA)
@@ -259,7 +286,9 @@ llvm::SmallVector<std::string> CPUTargetConfig::llvmTargetFeatures() const {
   // them).
   if (isa != CPUISA::Host)
     for (CPUFeature f : features)
-      if (f != CPUFeature::None)
+      if (f == CPUFeature::AMXBF16)
+        result.append({"+amx-tile", "+amx-bf16"});
+      else if (f != CPUFeature::None)
         result.push_back(("+" + stringifyCPUFeature(f)).str());
   return result;
 }
@@ -365,6 +394,7 @@ void blockc::buildCPULowerToLinalgPipeline(OpPassManager &pm,
     tiles.avx512BF16 = c.has(CPUFeature::AVX512BF16);
     tiles.avx512VNNI = c.has(CPUFeature::AVX512VNNI);
     tiles.avxVNNI = c.has(CPUFeature::AVXVNNI);
+    tiles.amxBF16 = c.has(CPUFeature::AMXBF16);
     fpm.addPass(cpu::createCPUSelectTilesPass(tiles));
     fpm.addPass(cpu::createCPULowerQuantizedLinearPass());
     fpm.addPass(cpu::createCPUGroupProjectionsPass());
@@ -452,8 +482,10 @@ void blockc::buildCPULowerToLLVMPipeline(OpPassManager &pm) {
   ConvertVectorToLLVMPassOptions vectorToLLVM;
   vectorToLLVM.vectorContractLowering =
       vector::VectorContractLowering::OuterProduct;
-  // The x86vector ops of kernels that use an ISA extension (vdpbf16ps).
+  // The x86vector and AMX ops of kernels that use an ISA extension
+  // (vdpbf16ps, tdpbf16ps).
   vectorToLLVM.x86Vector = true;
+  vectorToLLVM.amx = true;
   pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
   // MPI calls of tensor-parallel modules (the Open MPI ABI, from the
   // module's DLTI map): upstream has only the convert-to-llvm interface.
@@ -466,7 +498,11 @@ void blockc::buildCPULowerToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createArithToLLVMConversionPass());
-  pm.addPass(createConvertControlFlowToLLVMPass());
+  // Through the dialect interfaces: loops that carry AMX tiles have branch
+  // operands of the AMX tile type, which only its interface converts.
+  ConvertToLLVMPassOptions cfToLLVM;
+  cfToLLVM.filterDialects = {"cf", "amx"};
+  pm.addPass(createConvertToLLVMPass(cfToLLVM));
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createConvertIndexToLLVMPass());
   pm.addPass(createUBToLLVMConversionPass());

@@ -51,6 +51,9 @@ enum class CPUFeature {
   AVX512VNNI,
   /// VEX vpdpbusd on ymm / xmm registers (needs AVX2).
   AVXVNNI,
+  /// AMX tiles with bf16 products, tdpbf16ps (needs AVX-512; the process
+  /// asks Linux for the tile state).
+  AMXBF16,
 };
 
 /// The spelling of `feature` in options (LLVM's feature name).
@@ -149,6 +152,8 @@ struct CPUPipelineOptionsBase : public mlir::PassPipelineOptions<Derived> {
                        "vpdpbusd on zmm registers (isa=avx512)");
       addLiteralOption("avxvnni", CPUFeature::AVXVNNI,
                        "vpdpbusd on ymm registers (isa=avx2 or avx512)");
+      addLiteralOption("amx-bf16", CPUFeature::AMXBF16,
+                       "AMX tiles for bf16 prefill (isa=avx512)");
     }
     static void print(llvm::raw_ostream &os, CPUFeature feature) {
       os << stringifyCPUFeature(feature);

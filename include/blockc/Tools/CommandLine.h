@@ -49,7 +49,9 @@ inline auto cpuFeatureValues() {
       clEnumValN(CPUFeature::AVX512VNNI, "avx512vnni",
                  "vpdpbusd on zmm registers (-isa=avx512)"),
       clEnumValN(CPUFeature::AVXVNNI, "avxvnni",
-                 "vpdpbusd on ymm registers (-isa=avx2 or avx512)"));
+                 "vpdpbusd on ymm registers (-isa=avx2 or avx512)"),
+      clEnumValN(CPUFeature::AMXBF16, "amx-bf16",
+                 "AMX tiles for bf16 prefill (-isa=avx512)"));
 }
 inline constexpr const char *kCPUFeaturesHelp =
     "CPU: ISA extensions the kernels may use beyond -isa, comma-separated "

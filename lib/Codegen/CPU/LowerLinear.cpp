@@ -12,9 +12,12 @@
 #include "blockc/Dialect/Codegen/IR/CodegenDialect.h"
 #include "blockc/Dialect/Transformer/IR/TransformerOps.h"
 
+#include "mlir/Dialect/AMX/AMXDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/UB/IR/UBOps.h"
@@ -50,6 +53,10 @@ struct KernelBuilder {
   Value x16;
   /// Whether every k pair of x16 is whole (K even).
   bool xPairInBounds = true;
+  /// AMX (linear_tiles amx): a 32 x 32 f32 scratch of the kernel's block
+  /// (stack, per thread) through which the accumulator tiles reach the
+  /// output.
+  Value amxScratch;
 
   bool bf16Dot() const { return static_cast<bool>(x16); }
   /// vector<2V x bf16>: the k pairs of one vdpbf16ps.
@@ -206,12 +213,14 @@ struct KernelBuilder {
     return arith::CeilDivUIOp::create(b, loc, a, idx(2));
   }
 
-  /// The rows of a panel of `panelK` reduction elements (k pairs with
-  /// bf16 pairs) in the packed kernels' panels, whose elements are f32
-  /// (bf16 pairs: the bits of two bf16 values).
+  /// The packed kernels' panel of `panelK` x `panelN`: f32 [panelK,
+  /// panelN]; with bf16 pairs bf16 [panelK / 2, 2 panelN], row p holding
+  /// the pairs (W[n, 2p], W[n, 2p + 1]) of the panel's columns n in turn
+  /// (AMX's layout of a tile's second operand).
   RankedTensorType panelType(int64_t panelK, int64_t panelN) {
-    return RankedTensorType::get({bf16Dot() ? panelK / 2 : panelK, panelN},
-                                 b.getF32Type());
+    if (bf16Dot())
+      return RankedTensorType::get({panelK / 2, 2 * panelN}, b.getBF16Type());
+    return RankedTensorType::get({panelK, panelN}, b.getF32Type());
   }
 
   /// Transposes `rows` (V vectors of V lanes) in registers: one
@@ -262,14 +271,156 @@ struct KernelBuilder {
             rows.push_back(readWeight(w, {row, kAt}, kInBounds));
         }
         transposeInRegisters(rows);
-        for (int64_t kk = 0; kk < v; ++kk)
-          q = vector::TransferWriteOp::create(b, loc, rows[kk], q,
-                                              ValueRange{add(k0, idx(kk)), j0},
+        // bf16 pairs: row kk of the block is pair k0 + kk of V columns,
+        // 2V bf16 from column 2 j0 of the bf16 panel.
+        Value col = bf16Dot()
+                        ? arith::MulIOp::create(b, loc, j0, idx(2)).getResult()
+                        : j0;
+        for (int64_t kk = 0; kk < v; ++kk) {
+          Value row = rows[kk];
+          if (bf16Dot())
+            row = vector::BitCastOp::create(b, loc, pairsType(), row);
+          q = vector::TransferWriteOp::create(b, loc, row, q,
+                                              ValueRange{add(k0, idx(kk)), col},
                                               ArrayRef<bool>{true})
                   .getResult();
+        }
         return q;
       });
     });
+  }
+
+  /// The AMX micro-kernel: out[bIdx, t + i, n0 + j] for i < 16 rowTiles,
+  /// j < 32, accumulated over k < kLen (a multiple of 32) of a bf16-pair
+  /// panel from its column panelN0: per 32 k, rowTiles tiles of x16 (16
+  /// rows x 32 bf16) and two of the panel (16 pairs x 16 columns), 2
+  /// rowTiles tdpbf16ps into 16 x 16 f32 tiles. The tiles then go through
+  /// amxScratch into the output (masked past the block's width unless
+  /// outInBounds).
+  Value amxKernel(Value out, Value panel, Value bIdx, Value t, Value n0,
+                  int64_t rowTiles, Value kc, Value kLen, bool outInBounds,
+                  Value panelN0) {
+    MLIRContext *ctx = b.getContext();
+    auto operandType = amx::TileType::get({16, 32}, b.getBF16Type());
+    auto accType = amx::TileType::get({16, 16}, b.getF32Type());
+    // Buffers of any layout with contiguous rows (bufferization casts to
+    // them; tile loads need a unit innermost stride).
+    auto bufferOf = [&](Value tensor) {
+      auto type = cast<RankedTensorType>(tensor.getType());
+      SmallVector<int64_t> strides(type.getRank(), ShapedType::kDynamic);
+      strides.back() = 1;
+      auto layout = StridedLayoutAttr::get(ctx, ShapedType::kDynamic, strides);
+      return bufferization::ToBufferOp::create(
+          b, loc,
+          MemRefType::get(type.getShape(), type.getElementType(), layout),
+          tensor, b.getUnitAttr());
+    };
+    Value xBuf = bufferOf(x16), pBuf = bufferOf(panel);
+    Value panelCol = arith::MulIOp::create(b, loc, panelN0, idx(2));
+    // One 32-k step at kk: acc[rt * 2 + ct] += x tile rt * panel tile ct.
+    auto step = [&](Value kk, SmallVectorImpl<Value> &acc) {
+      Value pair = arith::DivUIOp::create(b, loc, kk, idx(2));
+      SmallVector<Value> xs, ps;
+      for (int64_t rt = 0; rt < rowTiles; ++rt)
+        xs.push_back(amx::TileLoadOp::create(
+            b, loc, operandType, xBuf,
+            ValueRange{bIdx, add(t, idx(16 * rt)), add(kc, kk)}));
+      for (int64_t ct = 0; ct < 2; ++ct)
+        ps.push_back(amx::TileLoadOp::create(
+            b, loc, operandType, pBuf,
+            ValueRange{pair, add(panelCol, idx(32 * ct))}));
+      for (int64_t rt = 0; rt < rowTiles; ++rt)
+        for (int64_t ct = 0; ct < 2; ++ct)
+          acc[rt * 2 + ct] = amx::TileMulFOp::create(b, loc, accType, xs[rt],
+                                                     ps[ct], acc[rt * 2 + ct]);
+    };
+    auto store = [&](ArrayRef<Value> acc) {
+      for (int64_t rt = 0; rt < rowTiles; ++rt)
+        for (int64_t ct = 0; ct < 2; ++ct)
+          amx::TileStoreOp::create(b, loc, amxScratch,
+                                   ValueRange{idx(16 * rt), idx(16 * ct)},
+                                   acc[rt * 2 + ct]);
+    };
+    auto load = [&]() {
+      SmallVector<Value> acc;
+      for (int64_t rt = 0; rt < rowTiles; ++rt)
+        for (int64_t ct = 0; ct < 2; ++ct)
+          acc.push_back(
+              amx::TileLoadOp::create(b, loc, accType, amxScratch,
+                                      ValueRange{idx(16 * rt), idx(16 * ct)}));
+      return acc;
+    };
+    auto zeros = [&]() {
+      return SmallVector<Value>(2 * rowTiles,
+                                amx::TileZeroOp::create(b, loc, accType));
+    };
+    // Tiles never cross blocks (the LLVM conversions of the OpenMP and
+    // control-flow ops do not know the tile type): a whole panel
+    // (kLen = panelK, the rule) is one straight run of steps; a shorter
+    // last panel keeps its accumulators in the scratch between steps.
+    int64_t panelK = cast<RankedTensorType>(panel.getType()).getDimSize(0) * 2;
+    Value whole = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, kLen,
+                                        idx(panelK));
+    scf::IfOp::create(
+        b, loc, whole,
+        [&](OpBuilder &nb, Location) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+          SmallVector<Value> acc = zeros();
+          for (int64_t kk = 0; kk < panelK; kk += 32)
+            step(idx(kk), acc);
+          store(acc);
+          scf::YieldOp::create(b, loc);
+        },
+        [&](OpBuilder &nb, Location) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+          store(zeros());
+          scf::ForOp::create(
+              b, loc, idx(0), kLen, idx(32), ValueRange{},
+              [&](OpBuilder &lb, Location, Value kk, ValueRange) {
+                OpBuilder::InsertionGuard guard2(b);
+                b.setInsertionPoint(lb.getInsertionBlock(),
+                                    lb.getInsertionPoint());
+                SmallVector<Value> acc = load();
+                step(kk, acc);
+                store(acc);
+                scf::YieldOp::create(b, loc);
+              });
+          scf::YieldOp::create(b, loc);
+        });
+    for (int64_t i = 0; i < 16 * rowTiles; ++i)
+      for (int64_t ct = 0; ct < 2; ++ct) {
+        Value sum = vector::TransferReadOp::create(
+            b, loc, vecType, amxScratch, ValueRange{idx(i), idx(16 * ct)},
+            zeroF, ArrayRef<bool>{true});
+        SmallVector<Value> at = {bIdx, add(t, idx(i)), add(n0, idx(16 * ct))};
+        Value acc =
+            arith::AddFOp::create(b, loc, read(out, at, outInBounds), sum);
+        out = vector::TransferWriteOp::create(b, loc, acc, out, at,
+                                              ArrayRef<bool>{outInBounds})
+                  .getResult();
+      }
+    return out;
+  }
+
+  /// Rows [lo, hi) of one panel's columns [n0, n0 + 32): with AMX, blocks
+  /// of 32 rows, then one of 16, on tiles; the rest (and everything
+  /// without AMX) by `tile` in row tiles of r (forRowTiles).
+  Value forPanelRows(
+      Value lo, Value hi, int64_t r, Value acc, bool amx,
+      function_ref<Value(Value t, int64_t rows, Value acc)> tile,
+      function_ref<Value(Value t, int64_t rowTiles, Value acc)> amxTile) {
+    if (amx) {
+      Value end32 = fullEnd(lo, hi, 32);
+      acc = forTensor(lo, end32, 32, acc,
+                      [&](Value t, Value a) { return amxTile(t, 2, a); });
+      Value end16 = fullEnd(end32, hi, 16);
+      acc = forTensor(end32, end16, 16, acc,
+                      [&](Value t, Value a) { return amxTile(t, 1, a); });
+      lo = end16;
+    }
+    return forRowTiles(lo, hi, r, acc, tile);
   }
 
   /// The outer-product micro-kernel: out[bIdx, t+i, n0 + jV : +V] for
@@ -300,9 +451,12 @@ struct KernelBuilder {
         // Pair kk of the panel: c vectors of V pairs, and per row the pair
         // x[bIdx, t + i, kc + 2kk : +2] broadcast to every lane.
         for (int64_t j = 0; j < c; ++j)
-          ps.push_back(vector::BitCastOp::create(
-              b, loc, pairsType(),
-              read(panel, {kk, add(panelN0, idx(j * v))}, true)));
+          ps.push_back(readPairs(
+              panel,
+              {kk,
+               arith::MulIOp::create(b, loc, add(panelN0, idx(j * v)), idx(2))
+                   .getResult()},
+              true));
         Value kAt =
             add(kc, arith::MulIOp::create(b, loc, kk, idx(2)).getResult());
         auto pairType = VectorType::get({2}, b.getBF16Type());
@@ -394,6 +548,8 @@ struct Tiles {
   bool prepared = false;
   // bf16 pairs on vdpbf16ps.
   bool bf16Dot = false;
+  // The packed kernel's blocks of 16 and 32 rows on AMX tiles.
+  bool amx = false;
 
   /// Whether two projections can share one kernel: equal tiles but for the
   /// block alignment (the group takes the least common multiple).
@@ -403,7 +559,7 @@ struct Tiles {
            packCols == o.packCols && panelK == o.panelK && panelN == o.panelN &&
            packMinRows == o.packMinRows && panelGroup == o.panelGroup &&
            rowBlock == o.rowBlock && prepared == o.prepared &&
-           bf16Dot == o.bf16Dot;
+           bf16Dot == o.bf16Dot && amx == o.amx;
   }
 
   /// The panels per block are a multiple of this count to keep blocks
@@ -487,12 +643,20 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
                                             panelType.getElementType());
       panel = kb.pack(panel, nc, blockWidth, kc, kLen, n, k, v);
       return kb.forTensor(c0, bDim, 1, o, [&](Value bIdx, Value o2) {
-        return kb.forRowTiles(
-            c0, tDim, r, o2, [&](Value t, int64_t rr, Value a) {
+        return kb.forPanelRows(
+            c0, tDim, r, o2, tiles.amx,
+            [&](Value t, int64_t rr, Value a) {
               return kb.forTensor(
                   c0, blockWidth, c * v, a, [&](Value n0, Value a2) {
                     return kb.outerKernel(a2, panel, bIdx, t, n0, rr, c, kc,
                                           kLen, v);
+                  });
+            },
+            [&](Value t, int64_t rowTiles, Value a) {
+              return kb.forTensor(
+                  c0, blockWidth, 32, a, [&](Value n0, Value a2) {
+                    return kb.amxKernel(a2, panel, bIdx, t, n0, rowTiles, kc,
+                                        kLen, /*outInBounds=*/false, n0);
                   });
             });
       });
@@ -583,8 +747,9 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
                               arith::SubIOp::create(kb.b, kb.loc, gHi, gLo), kc,
                               kLen, n, k, v);
             }
-            return kb.forRowTiles(
-                t0, tHi, r, o3, [&](Value t, int64_t rr, Value a) {
+            return kb.forPanelRows(
+                t0, tHi, r, o3, tiles.amx,
+                [&](Value t, int64_t rr, Value a) {
                   return kb.forTensor(
                       gLo, gHi, c * v, a, [&](Value n0, Value a2) {
                         Value inPanel =
@@ -592,6 +757,14 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
                         return kb.outerKernel(a2, panel, bIdx, t, n0, rr, c, kc,
                                               kLen, v, outInBounds, inPanel);
                       });
+                },
+                [&](Value t, int64_t rowTiles, Value a) {
+                  return kb.forTensor(gLo, gHi, 32, a, [&](Value n0, Value a2) {
+                    Value inPanel =
+                        arith::SubIOp::create(kb.b, kb.loc, n0, gLo);
+                    return kb.amxKernel(a2, panel, bIdx, t, n0, rowTiles, kc,
+                                        kLen, outInBounds, inPanel);
+                  });
                 });
           });
         });
@@ -688,15 +861,18 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
     int64_t builtGroup = tiles.panelGroup;
     if (align > 0)
       builtGroup = (builtGroup + align - 1) / align * align;
-    forall->setAttr(CodegenDialect::kLinearTilesAttrName,
-                    blockc::codegen::LinearTilesAttr::get(
-                        rewriter.getContext(), tiles.rows, tiles.cols,
-                        tiles.blockN, tiles.blockK, tiles.packRows,
-                        tiles.packCols, tiles.panelK, tiles.panelN,
-                        tiles.packMinRows, builtGroup, tiles.rowBlock,
-                        align > 0 ? tiles.blockAlign : 1, tiles.bf16Dot));
+    forall->setAttr(
+        CodegenDialect::kLinearTilesAttrName,
+        blockc::codegen::LinearTilesAttr::get(
+            rewriter.getContext(), tiles.rows, tiles.cols, tiles.blockN,
+            tiles.blockK, tiles.packRows, tiles.packCols, tiles.panelK,
+            tiles.panelN, tiles.packMinRows, builtGroup, tiles.rowBlock,
+            align > 0 ? tiles.blockAlign : 1, tiles.bf16Dot, tiles.amx));
     OpBuilder::InsertionGuard guard(rewriter);
     rewriter.setInsertionPointToStart(forall.getBody());
+    if (tiles.amx && packed)
+      kb.amxScratch = memref::AllocaOp::create(
+          rewriter, loc, MemRefType::get({32, 32}, rewriter.getF32Type()));
     Value nc = arith::MulIOp::create(rewriter, loc, forall.getInductionVar(0),
                                      blockSize);
     Value ncEnd = kb.minIdx(kb.add(nc, blockSize), nVal);
@@ -903,6 +1079,49 @@ struct CPULowerLinearPass
     return success();
   }
 
+  /// What amx needs beyond bf16_dot: a CPU with AMX-BF16 and whole 32-k
+  /// steps. The kernel asks Linux for the tile state at the function's
+  /// entry (arch_prctl ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA), so that
+  /// objects work in any process.
+  LogicalResult checkAMX(LinearOp op, const Tiles &t) {
+    auto target = getOperation()->getAttrOfType<blockc::codegen::CPUTargetAttr>(
+        CodegenDialect::kCpuTargetAttrName);
+    auto fail = [&](StringRef why) {
+      return op.emitOpError() << "has linear_tiles amx but " << why;
+    };
+    if (!target || !target.getAmxBf16())
+      return fail("the function's cpu_target has no amx_bf16");
+    if (op.getWeight().getType().getDimSize(1) % 32 != 0)
+      return fail("K is not a multiple of 32");
+    requestTileState(getOperation());
+    return success();
+  }
+
+  /// At the start of `func`, once: the arch_prctl system call that grants
+  /// this process the AMX tile state (its result is ignored: without it,
+  /// the tile instructions fault as they would anyway).
+  static void requestTileState(func::FuncOp func) {
+    static constexpr llvm::StringLiteral kAsm = "syscall";
+    Block &entry = func.getBody().front();
+    for (auto asmOp : entry.getOps<LLVM::InlineAsmOp>())
+      if (asmOp.getAsmString() == kAsm)
+        return;
+    OpBuilder b(func.getContext());
+    b.setInsertionPointToStart(&entry);
+    Location loc = func.getLoc();
+    auto i64 = [&](int64_t v) -> Value {
+      return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(v));
+    };
+    // SYS_arch_prctl, ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA.
+    SmallVector<Value> args = {i64(158), i64(0x1023), i64(18)};
+    LLVM::InlineAsmOp::create(
+        b, loc, b.getI64Type(), args, kAsm,
+        "={rax},{rax},{rdi},{rsi},~{rcx},~{r11},~{memory}",
+        /*has_side_effects=*/true,
+        /*is_align_stack=*/false, LLVM::tailcallkind::TailCallKind::None,
+        LLVM::AsmDialectAttr(), ArrayAttr());
+  }
+
   void runOnOperation() override {
     // The ops this pass lowers (f32 [B, T, K] inputs); the others are left
     // to convert-transformer-to-linalg, and quantised ones that
@@ -945,7 +1164,10 @@ struct CPULowerLinearPass
           layout.getValue() == blockc::codegen::WeightLayout::packed_panels &&
           llvm::isPowerOf2_64(t.width);
       t.bf16Dot = tiles.getBf16Dot();
+      t.amx = tiles.getAmx();
       if (t.bf16Dot && failed(checkBF16Dot(op, t)))
+        return signalPassFailure();
+      if (t.amx && failed(checkAMX(op, t)))
         return signalPassFailure();
       // The panel holds whole V x V transposed blocks (of V k pairs with
       // bf16 pairs) and whole column tiles of the micro-kernel.

@@ -103,7 +103,7 @@ struct CPUSelectTilesPass
         vectorWidth ? vectorWidth.getValue() : shape.width,
         registers ? registers.getValue() : shape.registers, l1Bytes.getValue(),
         l2Bytes.getValue(), avx512BF16.getValue(), avx512VNNI.getValue(),
-        avxVNNI.getValue());
+        avxVNNI.getValue(), amxBF16.getValue());
   }
 
   void runOnOperation() override {
@@ -196,7 +196,8 @@ struct CPUSelectTilesPass
                   codegen::LinearTilesAttr::get(
                       ctx, rows, kCols, blockN, blockK, packRows, kPackCols,
                       panelK, panelN, kPackMinRows, panelGroup, rowBlock,
-                      blockAlign, bf16Dot));
+                      blockAlign, bf16Dot,
+                      bf16Dot && t.getAmxBf16() && k % 32 == 0));
       ++numAnnotated;
     });
   }

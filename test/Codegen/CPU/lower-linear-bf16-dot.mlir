@@ -25,18 +25,20 @@ func.func @dot(%x: tensor<1x3x64xbf16>, %w: tensor<40x64xbf16>) -> tensor<1x3x40
 // -----
 
 // The packed kernel (T >= pack_min_rows), K = 50 (odd pairs past K are
-// zeros): a panel of ceil(50 / 32) * 16 = 32 k pairs x 32 columns, each
-// f32 lane the bits of one pair, packed from 32-element weight reads
-// (masked past K); per pair, 2 panel vectors and 8 broadcast input pairs,
-// 16 dots.
+// zeros): a bf16 panel of ceil(50 / 32) * 16 = 32 k pairs x 32 columns,
+// row p holding the pairs of every column in turn, packed from 32-element
+// weight reads (masked past K) through 16 x 16 in-register transposes of
+// their 32-bit words; per pair, 2 panel vectors and 8 broadcast input
+// pairs, 16 dots.
 // CHECK-LABEL: func.func @packed
 // CHECK-SAME: (%[[X:.*]]: tensor<1x64x50xbf16>, %[[W:.*]]: tensor<40x50xbf16>)
-// CHECK: tensor.empty() : tensor<32x32xf32>
+// CHECK: tensor.empty() : tensor<32x64xbf16>
 // CHECK: %[[R:.*]] = vector.transfer_read %[[W]]{{.*}} : tensor<40x50xbf16>, vector<32xbf16>
 // CHECK: vector.bitcast %[[R]] : vector<32xbf16> to vector<16xf32>
 // CHECK: vector.transpose %{{.*}}, [1, 0] : vector<16x16xf32> to vector<16x16xf32>
-// CHECK: %[[P:.*]] = vector.transfer_read %{{.*}} : tensor<32x32xf32>, vector<16xf32>
-// CHECK: %[[PB:.*]] = vector.bitcast %[[P]] : vector<16xf32> to vector<32xbf16>
+// CHECK: vector.bitcast %{{.*}} : vector<16xf32> to vector<32xbf16>
+// CHECK: vector.transfer_write %{{.*}} : vector<32xbf16>, tensor<32x64xbf16>
+// CHECK: %[[PB:.*]] = vector.transfer_read %{{.*}} : tensor<32x64xbf16>, vector<32xbf16>
 // CHECK: %[[PAIR:.*]] = vector.transfer_read %[[X]]{{.*}}{in_bounds = [true]} : tensor<1x64x50xbf16>, vector<2xbf16>
 // CHECK: %[[WORD:.*]] = vector.bitcast %[[PAIR]] : vector<2xbf16> to vector<1xf32>
 // CHECK: %[[B:.*]] = vector.broadcast %[[WORD]] : vector<1xf32> to vector<16xf32>

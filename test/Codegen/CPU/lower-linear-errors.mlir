@@ -63,3 +63,23 @@ func.func @bf16_dot_f32_input(%x: tensor<1x3x64xf32>, %w: tensor<8x64xbf16>) -> 
   %y = transformer.linear %x, %w {blockc_codegen.linear_tiles = #blockc_codegen.linear_tiles<rows = 4, cols = 4, block_n = 32, block_k = 64, pack_rows = 8, pack_cols = 2, panel_k = 64, panel_n = 32, pack_min_rows = 32, bf16_dot = true>} : tensor<1x3x64xf32>, tensor<8x64xbf16> -> tensor<1x3x8xf32>
   return %y : tensor<1x3x8xf32>
 }
+
+// -----
+
+// amx needs a target with amx_bf16 ...
+func.func @amx_no_feature(%x: tensor<1x3x64xbf16>, %w: tensor<8x64xbf16>) -> tensor<1x3x8xf32> attributes {blockc_codegen.cpu_target = #blockc_codegen.cpu_target<isa = avx512, vector_width = 16, registers = 32, l1_bytes = 32768, l2_bytes = 1048576, avx512_bf16 = true>} {
+  %xf = arith.extf %x : tensor<1x3x64xbf16> to tensor<1x3x64xf32>
+  // expected-error @+1 {{'transformer.linear' op has linear_tiles amx but the function's cpu_target has no amx_bf16}}
+  %y = transformer.linear %xf, %w {blockc_codegen.linear_tiles = #blockc_codegen.linear_tiles<rows = 4, cols = 4, block_n = 32, block_k = 64, pack_rows = 8, pack_cols = 2, panel_k = 64, panel_n = 32, pack_min_rows = 32, bf16_dot = true, amx = true>} : tensor<1x3x64xf32>, tensor<8x64xbf16> -> tensor<1x3x8xf32>
+  return %y : tensor<1x3x8xf32>
+}
+
+// -----
+
+// ... and whole 32-k steps.
+func.func @amx_k(%x: tensor<1x3x48xbf16>, %w: tensor<8x48xbf16>) -> tensor<1x3x8xf32> attributes {blockc_codegen.cpu_target = #blockc_codegen.cpu_target<isa = avx512, vector_width = 16, registers = 32, l1_bytes = 32768, l2_bytes = 1048576, avx512_bf16 = true, amx_bf16 = true>} {
+  %xf = arith.extf %x : tensor<1x3x48xbf16> to tensor<1x3x48xf32>
+  // expected-error @+1 {{'transformer.linear' op has linear_tiles amx but K is not a multiple of 32}}
+  %y = transformer.linear %xf, %w {blockc_codegen.linear_tiles = #blockc_codegen.linear_tiles<rows = 4, cols = 4, block_n = 32, block_k = 64, pack_rows = 8, pack_cols = 2, panel_k = 64, panel_n = 32, pack_min_rows = 32, bf16_dot = true, amx = true>} : tensor<1x3x48xf32>, tensor<8x48xbf16> -> tensor<1x3x8xf32>
+  return %y : tensor<1x3x8xf32>
+}

@@ -1,22 +1,30 @@
 // RUN: blockc-opt %s -split-input-file --blockc-cpu-select-tiles="isa=avx512 avx512-bf16=true avx512-vnni=true" | FileCheck %s --check-prefix=BF16
 // RUN: blockc-opt %s -split-input-file --blockc-cpu-select-tiles="isa=avx512" | FileCheck %s --check-prefix=NONE
+// RUN: blockc-opt %s -split-input-file --blockc-cpu-select-tiles="isa=avx512 avx512-bf16=true amx-bf16=true" | FileCheck %s --check-prefix=AMX
 
 // ISA extensions of the options go into the function's cpu_target. With
 // avx512_bf16, a projection with a bf16 weight whose input is widened from
 // bf16 (a bf16 block after transformer-compute-in-f32) gets bf16_dot;
-// without the extension, none does (select-tiles-errors.mlir: an
-// extension the ISA cannot have).
+// with amx_bf16 too, and K a multiple of 32, also amx (the packed
+// kernel's row blocks on AMX tiles); without the extensions, none does
+// (select-tiles-errors.mlir: an extension the ISA cannot have).
 
 // BF16-LABEL: func.func @bf16_block
 // BF16-SAME: cpu_target<isa = avx512, vector_width = 16, registers = 32, l1_bytes = 32768, l2_bytes = 1048576, avx512_bf16 = true, avx512_vnni = true>
 // BF16: linear_tiles<{{.*}}, bf16_dot = true>
+// AMX-LABEL: func.func @bf16_block
+// AMX-SAME: avx512_bf16 = true, amx_bf16 = true>
+// AMX: linear_tiles<{{.*}}, bf16_dot = true, amx = true>
+// AMX: linear_tiles<{{.*}}, bf16_dot = true>
 // NONE-LABEL: func.func @bf16_block
 // NONE-SAME: cpu_target<isa = avx512, vector_width = 16, registers = 32, l1_bytes = 32768, l2_bytes = 1048576>
 // NONE-NOT: bf16_dot
-func.func @bf16_block(%x: tensor<1x?x64xbf16>, %w: tensor<40x64xbf16>) -> tensor<1x?x40xf32> {
+func.func @bf16_block(%x: tensor<1x?x64xbf16>, %w: tensor<40x64xbf16>, %x2: tensor<1x?x48xbf16>, %w2: tensor<40x48xbf16>) -> (tensor<1x?x40xf32>, tensor<1x?x40xf32>) {
   %xf = arith.extf %x : tensor<1x?x64xbf16> to tensor<1x?x64xf32>
   %y = transformer.linear %xf, %w : tensor<1x?x64xf32>, tensor<40x64xbf16> -> tensor<1x?x40xf32>
-  return %y : tensor<1x?x40xf32>
+  %xf2 = arith.extf %x2 : tensor<1x?x48xbf16> to tensor<1x?x48xf32>
+  %y2 = transformer.linear %xf2, %w2 : tensor<1x?x48xf32>, tensor<40x48xbf16> -> tensor<1x?x40xf32>
+  return %y, %y2 : tensor<1x?x40xf32>, tensor<1x?x40xf32>
 }
 
 // -----

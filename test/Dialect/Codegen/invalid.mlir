@@ -36,6 +36,13 @@ func.func @vnni512_without_avx512() attributes {blockc_codegen.cpu_target = #blo
 
 // -----
 
+// expected-error @+1 {{amx_bf16 needs isa = avx512, got isa = avx2}}
+func.func @amx_without_avx512() attributes {blockc_codegen.cpu_target = #blockc_codegen.cpu_target<isa = avx2, vector_width = 8, registers = 16, l1_bytes = 32768, l2_bytes = 1048576, amx_bf16 = true>} {
+  return
+}
+
+// -----
+
 // expected-error @+1 {{avx_vnni needs isa = avx512 or avx2, got isa = sse}}
 func.func @avx_vnni_on_sse() attributes {blockc_codegen.cpu_target = #blockc_codegen.cpu_target<isa = sse, vector_width = 4, registers = 16, l1_bytes = 32768, l2_bytes = 1048576, avx_vnni = true>} {
   return
@@ -104,6 +111,14 @@ func.func @tiles_block_align_zero(%x: tensor<1x2x8xf32>, %w: tensor<4x8xf32>) ->
 func.func @tiles_row_block_negative(%x: tensor<1x2x8xf32>, %w: tensor<4x8xf32>) -> tensor<1x2x4xf32> {
   // expected-error @+1 {{row_block must be >= 0, got -1}}
   %y = transformer.linear %x, %w {blockc_codegen.linear_tiles = #blockc_codegen.linear_tiles<rows = 4, cols = 4, block_n = 32, block_k = 2048, pack_rows = 8, pack_cols = 2, panel_k = 256, panel_n = 32, pack_min_rows = 32, row_block = -1>} : tensor<1x2x8xf32>, tensor<4x8xf32> -> tensor<1x2x4xf32>
+  return %y : tensor<1x2x4xf32>
+}
+
+// -----
+
+func.func @tiles_amx_without_bf16_dot(%x: tensor<1x2x8xf32>, %w: tensor<4x8xbf16>) -> tensor<1x2x4xf32> {
+  // expected-error @+1 {{amx needs bf16_dot}}
+  %y = transformer.linear %x, %w {blockc_codegen.linear_tiles = #blockc_codegen.linear_tiles<rows = 4, cols = 4, block_n = 32, block_k = 2048, pack_rows = 8, pack_cols = 2, panel_k = 256, panel_n = 32, pack_min_rows = 32, amx = true>} : tensor<1x2x8xf32>, tensor<4x8xbf16> -> tensor<1x2x4xf32>
   return %y : tensor<1x2x4xf32>
 }
 

@@ -46,7 +46,7 @@ LogicalResult
 CPUTargetAttr::verify(function_ref<InFlightDiagnostic()> emitError, ISA isa,
                       int64_t vectorWidth, int64_t registers, int64_t l1Bytes,
                       int64_t l2Bytes, bool avx512BF16, bool avx512VNNI,
-                      bool avxVNNI) {
+                      bool avxVNNI, bool amxBF16) {
   if (vectorWidth < 1 || !llvm::isPowerOf2_64(vectorWidth))
     return emitError() << "vector_width must be a power of two >= 1, got "
                        << vectorWidth;
@@ -61,6 +61,9 @@ CPUTargetAttr::verify(function_ref<InFlightDiagnostic()> emitError, ISA isa,
                        << stringifyISA(isa);
   if (avx512VNNI && isa != ISA::avx512)
     return emitError() << "avx512_vnni needs isa = avx512, got isa = "
+                       << stringifyISA(isa);
+  if (amxBF16 && isa != ISA::avx512)
+    return emitError() << "amx_bf16 needs isa = avx512, got isa = "
                        << stringifyISA(isa);
   if (avxVNNI && isa == ISA::sse)
     return emitError() << "avx_vnni needs isa = avx512 or avx2, got isa = sse";
@@ -108,7 +111,7 @@ LogicalResult LinearTilesAttr::verify(
     function_ref<InFlightDiagnostic()> emitError, int64_t rows, int64_t cols,
     int64_t blockN, int64_t blockK, int64_t packRows, int64_t packCols,
     int64_t panelK, int64_t panelN, int64_t packMinRows, int64_t panelGroup,
-    int64_t rowBlock, int64_t blockAlign, bool bf16Dot) {
+    int64_t rowBlock, int64_t blockAlign, bool bf16Dot, bool amx) {
   std::pair<StringRef, int64_t> sizes[] = {{"rows", rows},
                                            {"cols", cols},
                                            {"block_n", blockN},
@@ -125,6 +128,8 @@ LogicalResult LinearTilesAttr::verify(
       return emitError() << name << " must be >= 1, got " << value;
   if (rowBlock < 0)
     return emitError() << "row_block must be >= 0, got " << rowBlock;
+  if (amx && !bf16Dot)
+    return emitError() << "amx needs bf16_dot";
   return success();
 }
 

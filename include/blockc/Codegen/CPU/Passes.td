@@ -90,7 +90,10 @@ def CPULowerLinearPass
     "::mlir::tensor::TensorDialect",
     "::mlir::ub::UBDialect",
     "::mlir::vector::VectorDialect",
-    "::mlir::x86vector::X86VectorDialect"
+    "::mlir::x86vector::X86VectorDialect",
+    "::mlir::amx::AMXDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::LLVM::LLVMDialect"
   ];
   let statistics = [
     Statistic<"numGroups", "num-groups",
@@ -195,7 +198,9 @@ def CPUSelectTilesPass
     a bf16 tensor (a bf16 block's projections after
     `transformer-compute-in-f32`) gets `bf16_dot = true` in its tiles, unless
     its weight is read as prepared panels: its kernel multiplies bf16
-    pairs with `vdpbf16ps`.
+    pairs with `vdpbf16ps`. With `amx_bf16` too, and K a multiple of 32,
+    also `amx = true`: the packed kernel's blocks of 16 and 32 rows run on
+    AMX tiles.
 
     Options that make an invalid target (a vector width that is not a
     power of two, fewer than 8 registers, a cache size that is not
@@ -230,7 +235,9 @@ def CPUSelectTilesPass
     Option<"avx512VNNI", "avx512-vnni", "bool", /*default=*/"false",
            "The CPU has AVX512_VNNI (vpdpbusd on zmm)">,
     Option<"avxVNNI", "avx-vnni", "bool", /*default=*/"false",
-           "The CPU has AVX-VNNI (vpdpbusd on ymm)">
+           "The CPU has AVX-VNNI (vpdpbusd on ymm)">,
+    Option<"amxBF16", "amx-bf16", "bool", /*default=*/"false",
+           "The CPU has AMX-BF16 (tdpbf16ps)">
   ];
   let dependentDialects = ["::blockc::codegen::CodegenDialect"];
   let statistics = [

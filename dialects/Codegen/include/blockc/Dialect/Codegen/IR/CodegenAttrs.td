@@ -131,7 +131,9 @@ def Codegen_CPUTargetAttr : Codegen_Attr<"CPUTarget", "cpu_target"> {
     * `avx512_vnni`: `vpdpbusd` on zmm registers, the dot product of four
       unsigned x signed int8 values into i32 lanes (needs `isa = avx512`);
     * `avx_vnni`: the VEX-encoded `vpdpbusd` on ymm and xmm registers (needs
-      `isa = avx512` or `avx2`).
+      `isa = avx512` or `avx2`);
+    * `amx_bf16`: AMX tiles and `tdpbf16ps`, a 16 x 16 x 32 bf16 product
+      per instruction (needs `isa = avx512`).
 
     ```mlir
     #blockc_codegen.cpu_target<isa = avx512, vector_width = 16,
@@ -146,7 +148,8 @@ def Codegen_CPUTargetAttr : Codegen_Attr<"CPUTarget", "cpu_target"> {
                         "int64_t":$l2_bytes,
                         DefaultValuedParameter<"bool", "false">:$avx512_bf16,
                         DefaultValuedParameter<"bool", "false">:$avx512_vnni,
-                        DefaultValuedParameter<"bool", "false">:$avx_vnni);
+                        DefaultValuedParameter<"bool", "false">:$avx_vnni,
+                        DefaultValuedParameter<"bool", "false">:$amx_bf16);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }
@@ -195,7 +198,12 @@ def Codegen_LinearTilesAttr : Codegen_Attr<"LinearTiles", "linear_tiles"> {
       the f32 input holds bf16 values) and the weight's consecutive k
       pairs. The dot-product kernel streams the weight rows as stored; the
       packed kernel packs panels of k pairs (one 32-bit word per pair and
-      column), so `panel_k` is rounded up to an even count.
+      column), so `panel_k` is rounded up to 2V.
+    * `amx` (default false, needs `bf16_dot`, a `cpu_target` with
+      `amx_bf16` and K a multiple of 32): the packed kernel multiplies
+      blocks of 32 (then 16) input rows by each 32-column panel on AMX
+      tiles (`tdpbf16ps`, 32 k per step); fewer rows take the
+      `vdpbf16ps` micro-kernel.
 
     Every size is at least 1, except `row_block` (at least 0).
   }];
@@ -211,7 +219,8 @@ def Codegen_LinearTilesAttr : Codegen_Attr<"LinearTiles", "linear_tiles"> {
                         DefaultValuedParameter<"int64_t", "1">:$panel_group,
                         DefaultValuedParameter<"int64_t", "0">:$row_block,
                         DefaultValuedParameter<"int64_t", "1">:$block_align,
-                        DefaultValuedParameter<"bool", "false">:$bf16_dot);
+                        DefaultValuedParameter<"bool", "false">:$bf16_dot,
+                        DefaultValuedParameter<"bool", "false">:$amx);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }
@@ -284,15 +293,6 @@ def Codegen_PackedWeightAttr
     #blockc_codegen.packed_weight<rows = 688, cols = 256, panel_k = 256,
                                   panel_n = 32>
     ```
-
-    * `bf16_dot` (default false): the kernels multiply bf16 pairs with
-      `vdpbf16ps` (the function's `cpu_target` must have `avx512_bf16`).
-      The projection's input must be the `arith.extf` of a bf16 tensor and
-      its weight bf16: the kernel reads that bf16 tensor itself (exact:
-      the f32 input holds bf16 values) and the weight's consecutive k
-      pairs. The dot-product kernel streams the weight rows as stored; the
-      packed kernel packs panels of k pairs (one 32-bit word per pair and
-      column), so `panel_k` is rounded up to an even count.
 
     Every size is at least 1, except `row_block` (at least 0).
   }];

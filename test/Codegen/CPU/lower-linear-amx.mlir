@@ -1,0 +1,47 @@
+// RUN: blockc-opt %s -split-input-file --blockc-cpu-lower-linear | FileCheck %s
+
+// linear_tiles amx: the packed kernel's blocks of 32 rows, then of 16,
+// multiply each 32-column bf16-pair panel on AMX tiles; the rest of the
+// rows (70 = 2 x 32 + 6) take the vdpbf16ps micro-kernel. The function
+// first asks Linux for the tile state (arch_prctl); each kernel block has
+// a 32 x 32 f32 stack scratch through which the accumulator tiles reach
+// the output. A whole panel (kLen = panel_k = 64: two 32-k steps) is one
+// straight run of tile instructions; a shorter one (K = 96: the last
+// panel has 32) keeps the accumulators in the scratch between steps.
+// CHECK-LABEL: func.func @amx
+// CHECK-SAME: (%[[X:.*]]: tensor<1x70x96xbf16>, %[[W:.*]]: tensor<40x96xbf16>)
+// CHECK: llvm.inline_asm has_side_effects "syscall", "={rax},{rax},{rdi},{rsi},~{rcx},~{r11},~{memory}" %c158_i64, %c4131_i64, %c18_i64
+// CHECK: scf.forall
+// CHECK: %[[S:.*]] = memref.alloca() : memref<32x32xf32>
+// CHECK: tensor<32x64xbf16>
+// 32-row blocks: two input tiles, two panel tiles, four products.
+// CHECK: %[[XB:.*]] = bufferization.to_buffer %[[X]] read_only : tensor<1x70x96xbf16> to memref<1x70x96xbf16, strided<[?, ?, 1], offset: ?>>
+// CHECK: %[[PB:.*]] = bufferization.to_buffer %{{.*}} read_only : tensor<32x64xbf16> to memref<32x64xbf16, strided<[?, 1], offset: ?>>
+// CHECK: scf.if
+// CHECK: amx.tile_zero : !amx.tile<16x16xf32>
+// CHECK-COUNT-2: amx.tile_load %[[XB]]
+// CHECK-COUNT-2: amx.tile_load %[[PB]]
+// CHECK-COUNT-4: amx.tile_mulf {{.*}} : !amx.tile<16x32xbf16>, !amx.tile<16x32xbf16>, !amx.tile<16x16xf32>
+// CHECK-COUNT-2: amx.tile_load %[[XB]]
+// CHECK-COUNT-2: amx.tile_load %[[PB]]
+// CHECK-COUNT-4: amx.tile_mulf
+// CHECK-COUNT-4: amx.tile_store %[[S]]
+// CHECK: } else {
+// CHECK: scf.for
+// CHECK-COUNT-4: amx.tile_load %[[S]]
+// CHECK-COUNT-4: amx.tile_mulf
+// CHECK-COUNT-4: amx.tile_store %[[S]]
+// CHECK: vector.transfer_read %[[S]]
+// 16-row blocks: one input tile, two products, two accumulators.
+// CHECK: scf.if
+// CHECK-COUNT-2: amx.tile_store %[[S]]
+// CHECK-NOT: amx.tile_store
+// CHECK: } else {
+// The rows left: vdpbf16ps.
+// CHECK: x86vector.avx512.dot
+// CHECK: linear_tiles<{{.*}}bf16_dot = true, amx = true>
+func.func @amx(%x: tensor<1x70x96xbf16>, %w: tensor<40x96xbf16>) -> tensor<1x70x40xf32> attributes {blockc_codegen.cpu_target = #blockc_codegen.cpu_target<isa = avx512, vector_width = 16, registers = 32, l1_bytes = 32768, l2_bytes = 1048576, avx512_bf16 = true, amx_bf16 = true>} {
+  %xf = arith.extf %x : tensor<1x70x96xbf16> to tensor<1x70x96xf32>
+  %y = transformer.linear %xf, %w {blockc_codegen.linear_tiles = #blockc_codegen.linear_tiles<rows = 4, cols = 4, block_n = 32, block_k = 96, pack_rows = 8, pack_cols = 2, panel_k = 64, panel_n = 32, pack_min_rows = 32, bf16_dot = true, amx = true>} : tensor<1x70x96xf32>, tensor<40x96xbf16> -> tensor<1x70x40xf32>
+  return %y : tensor<1x70x40xf32>
+}
