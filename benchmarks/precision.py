@@ -36,12 +36,63 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import run as bench  # noqa: E402  (shared probes, parsing, peers)
 
 TYPES = [
-    # name, blockc-import options, bytes per norm gain and K/V cache element
-    ("f32", [], 4.0),
-    ("bf16", ["--dtype=bf16"], 2.0),
-    ("int8", ["--quantize=int8"], 4.0),
-    ("int4", ["--quantize=int4"], 4.0),
+    # name, blockc-import options, bytes per norm gain and K/V cache element,
+    # blockc-run options
+    ("f32", [], 4.0, []),
+    # bf16 as compiled for this host: AMX tiles (prefill) and vdpbf16ps
+    # where the CPU has them and they pay (docs/Precision.md), ...
+    ("bf16", ["--dtype=bf16"], 2.0, []),
+    # ... on the f32 FMA kernels (bf16 widened in registers) ...
+    ("bf16-fma", ["--dtype=bf16"], 2.0, ["-cpu-features=none"]),
+    # ... and on vdpbf16ps alone (AVX512_BF16 hosts only).
+    ("bf16-dot", ["--dtype=bf16"], 2.0, ["-cpu-features=avx512bf16"]),
+    ("int8", ["--quantize=int8"], 4.0, []),
+    ("int4", ["--quantize=int4"], 4.0, []),
 ]
+
+
+def host_has(flag):
+    try:
+        with open("/proc/cpuinfo") as fh:
+            return any(flag in line.split() for line in fh
+                       if line.startswith("flags"))
+    except OSError:
+        return False
+
+
+def openblas_kernels():
+    """The BLAS libraries (and OpenBLAS's kernel, threadpoolctl's
+    `architecture`) that the peers load, in the peers' environment."""
+    code = ("import json, numpy, torch, threadpoolctl; "
+            "print(json.dumps([[i.get('internal_api'), i.get('architecture'),"
+            " i.get('version')] for i in threadpoolctl.threadpool_info()"
+            " if i.get('user_api') == 'blas']))")
+    try:
+        p = subprocess.run([bench.PYTHON, "-c", code], env=bench.peer_env(1),
+                           capture_output=True, text=True, timeout=120)
+        return json.loads(p.stdout.strip().splitlines()[-1])
+    except (OSError, subprocess.TimeoutExpired, IndexError, ValueError):
+        return None
+
+
+def onednn_kernel(dtype):
+    """The oneDNN implementation PyTorch eager runs a `dtype` matmul with
+    (ONEDNN_VERBOSE), in the peer's environment, or None."""
+    code = ("import torch; torch.set_num_threads(1); "
+            "a = torch.randn(128, 512).to(torch.%s); "
+            "w = torch.randn(512, 512).to(torch.%s); a @ w.t()"
+            % (dtype, dtype))
+    env = dict(bench.peer_env(1), ONEDNN_VERBOSE="1", DNNL_VERBOSE="1")
+    try:
+        p = subprocess.run([bench.PYTHON, "-c", code], env=env,
+                           capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    for line in p.stdout.splitlines():
+        parts = line.split(",")
+        if len(parts) > 5 and parts[1] == "exec" and parts[3] == "matmul":
+            return parts[4]
+    return None
 
 
 def proj_bytes(c, name):
@@ -69,6 +120,7 @@ def pair_bytes(name):
 
 def token_bytes(c, name, L):
     elt = dict((t[0], t[2]) for t in TYPES)[name]
+    name = "bf16" if name.startswith("bf16") else name
     kv = 2.0 * elt * L * c["kv_heads"] * c["head_dim"]
     return proj_bytes(c, name) + elt * 2 * c["d"] + kv
 
@@ -122,8 +174,11 @@ def main():
     cc, exes = bench.build_probes(tmp)
     probes = [bench.run_probes(exes, 2, a.quick)]
 
+    types = [t for t in TYPES
+             if t[0] != "bf16-dot" or host_has("avx512_bf16")]
+    run_args = dict((t[0], t[3]) for t in types)
     models = {}
-    for name, opts, _ in TYPES:
+    for name, opts, _, _ in types:
         path = os.path.join(tmp, "7b.%s.mlir" % name)
         subprocess.run([os.path.join(bench.BIN, "blockc-import"),
                         "--hf-config=" + c["path"], "-o", path] + opts,
@@ -133,6 +188,9 @@ def main():
              "bf16": pair_model(tmp, "bf16", None),
              "int8": pair_model(tmp, "f32", "int8"),
              "int4": pair_model(tmp, "f32", "int4")}
+    for name in run_args:
+        if name.startswith("bf16-"):
+            pairs[name] = pairs["bf16"]
 
     cases = [("decode", 1, 1, 0), ("prefill", 128, 1, 0)]
     if not a.quick:
@@ -140,17 +198,18 @@ def main():
     runs = {}
     for rnd in range(a.rounds):
         for case, T, threads, L in cases:
-            for name, *_ in TYPES:
+            for name in run_args:
                 bench.log("round %d %s %s" % (rnd + 1, case, name))
                 rep = a.repeat if T > 1 else 3 * a.repeat
                 r = bench.measure_blockc(models[name], T, threads, rep,
-                                         kv_len=L)
+                                         kv_len=L, extra=run_args[name])
                 runs.setdefault((case, name), []).append(r)
         for T in (1, 512):
-            for name, *_ in TYPES:
+            for name in run_args:
                 bench.log("round %d pair T=%d %s" % (rnd + 1, T, name))
                 r = bench.measure_blockc(pairs[name], T, 2,
-                                         a.repeat if T > 1 else 3 * a.repeat)
+                                         a.repeat if T > 1 else 3 * a.repeat,
+                                         extra=run_args[name])
                 runs.setdefault(("pair-%d" % T, name), []).append(r)
         # PyTorch eager, f32 and bf16, in the same round.
         for dtype in ("f32", "bf16"):
@@ -170,7 +229,7 @@ def main():
     rows = []
     for case, T, threads, L in cases:
         f32 = median_of(runs[(case, "f32")])
-        for name in [t[0] for t in TYPES] + ["torch-f32", "torch-bf16"]:
+        for name in list(run_args) + ["torch-f32", "torch-bf16"]:
             ms = median_of(runs.get((case, name), []))
             row = {"case": case, "type": name, "T": T, "L": L,
                    "threads": threads, "median_ms": ms,
@@ -191,7 +250,7 @@ def main():
             rows.append(row)
     for T in (1, 512):
         f32 = median_of(runs[("pair-%d" % T, "f32")])
-        for name, *_ in TYPES:
+        for name in run_args:
             ms = median_of(runs[("pair-%d" % T, name)])
             proj = ms / 2 if ms else None
             row = {"case": "projection 4096x14336 T=%d" % T, "type": name,
@@ -200,7 +259,8 @@ def main():
                 row["gflops"] = 2.0 * T * 4096 * 14336 / (proj * 1e-3) / 1e9
                 row["speedup_vs_f32"] = f32 / ms if f32 else None
                 if T == 1:
-                    b = pair_bytes(name) / 2
+                    b = pair_bytes("bf16" if name.startswith("bf16")
+                                   else name) / 2
                     row["bytes_per_token"] = b
                     row["gb_s"] = b / (proj * 1e-3) / 1e9
                     row["pct_triad"] = 100.0 * row["gb_s"] / triad2
@@ -209,10 +269,16 @@ def main():
     report = {"machine": machine, "probes": {"fma_1t": fma1, "triad_1t":
                                              triad1, "fma_2t": fma2,
                                              "triad_2t": triad2},
-              "rounds": a.rounds, "repeat": a.repeat, "rows": rows}
+              "rounds": a.rounds, "repeat": a.repeat, "rows": rows,
+              "peer_kernels": {"onednn_bf16_matmul": onednn_kernel("bfloat16"),
+                               "onednn_f32_matmul": onednn_kernel("float32"),
+                               "blas": openblas_kernels()}}
     with open(os.path.join(out_dir, "precision.json"), "w") as fh:
         json.dump(report, fh, indent=1)
     md = markdown(report)
+    md += ("Peers' kernels (same environment as the peers, OPENBLAS_CORETYPE "
+           "and OPENBLAS_L2_SIZE cleared): %s\n"
+           % json.dumps(report["peer_kernels"]))
     with open(os.path.join(out_dir, "precision.md"), "w") as fh:
         fh.write(md)
     print(md)

@@ -170,6 +170,11 @@ def blockc_version():
 
 def peer_env(threads):
     env = dict(os.environ)
+    # Fair peers: these variables force OpenBLAS (and so PyTorch and NumPy)
+    # onto its AVX2 kernels on AVX-512 CPUs. Cleared for the peers only,
+    # never in tests or CI (../shared/PERF-ANCHORS.md).
+    for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
+        env.pop(k, None)
     # OMP_PROC_BIND pins OpenBLAS's workers to one core inside torch
     # (PERF-ANCHORS trap); drop every affinity knob.
     for k in ("OMP_PROC_BIND", "OMP_PLACES", "GOMP_CPU_AFFINITY",
@@ -334,7 +339,8 @@ def bin_mtime(name):
         return None
 
 
-def measure_blockc(model, T, threads, repeat, kv_len=0):
+def measure_blockc(model, T, threads, repeat, kv_len=0, extra=()):
+    """`extra`: more blockc-run options (e.g. -cpu-features=none)."""
     built = bin_mtime("blockc-run")
     if kv_len:
         # Prefill kv_len tokens, then repeat+1 single-token steps through
@@ -346,6 +352,7 @@ def measure_blockc(model, T, threads, repeat, kv_len=0):
         cmd = [os.path.join(BIN, "blockc-run"), model, "--random-weights",
                "--random-input", "--seq-len=%d" % T,
                "--repeat=%d" % (repeat + 1), "--threads=%d" % threads]
+    cmd += list(extra)
     t0 = time.time()
     p = run_tool(cmd)
     r = parse_blockc(p.stdout)

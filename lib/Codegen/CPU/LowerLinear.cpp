@@ -350,9 +350,13 @@ struct KernelBuilder {
                                       ValueRange{idx(16 * rt), idx(16 * ct)}));
       return acc;
     };
+    // One tilezero per accumulator (a shared zero tile is copied through
+    // the stack, the only way to copy a tile register).
     auto zeros = [&]() {
-      return SmallVector<Value>(2 * rowTiles,
-                                amx::TileZeroOp::create(b, loc, accType));
+      SmallVector<Value> acc;
+      for (int64_t i = 0; i < 2 * rowTiles; ++i)
+        acc.push_back(amx::TileZeroOp::create(b, loc, accType));
+      return acc;
     };
     // Tiles never cross blocks (the LLVM conversions of the OpenMP and
     // control-flow ops do not know the tile type): a whole panel

@@ -466,6 +466,14 @@ def CPULowerQuantizedLinearPass
       beside it): zero-extend, mask and shift the nibbles u, convert,
       multiply-add, and per group `acc += (sum x u - 8 sum x) s`, one scale
       per group and column. No full-size f32 copy of a weight exists.
+    * With `activations = int8` on AVX2 and AVX-512 targets, the input is
+      quantised once per call (int8 `q_x` and the maxima of its runs of 32
+      columns); every row count then uses register tiles of integer dot
+      products per run of 32 k (`vpsignb` + `vpmaddubsw` + `vpmaddwd`, or
+      `vpdpbusd` where the `cpu_target` has `avx512_vnni` / `avx_vnni`;
+      int4 nibbles as the unsigned operand with an offset from `q_x`'s
+      lane sums), each weight row prefetched 256 bytes ahead. SSE targets
+      leave these projections to `convert-weight-quant-to-linalg`.
 
     V is the function's `blockc_codegen.cpu_target` width (4, 8 or 16; the
     pass fails at a function without a target when it has a quantised
