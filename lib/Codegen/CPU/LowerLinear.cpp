@@ -50,13 +50,13 @@ struct KernelBuilder {
   Value zeroF, zeroVec;
   /// bf16 pairs on vdpbf16ps (linear_tiles bf16_dot): the bf16 tensor
   /// [B, T, K] that `x` widens, read instead of `x`.
-  Value x16;
+  Value x16 = Value();
   /// Whether every k pair of x16 is whole (K even).
   bool xPairInBounds = true;
   /// AMX (linear_tiles amx): a 32 x 32 f32 scratch of the kernel's block
   /// (stack, per thread) through which the accumulator tiles reach the
   /// output.
-  Value amxScratch;
+  Value amxScratch = Value();
 
   bool bf16Dot() const { return static_cast<bool>(x16); }
   /// vector<2V x bf16>: the k pairs of one vdpbf16ps.
