@@ -500,34 +500,14 @@ struct PrefetchEffects
 std::pair<Value, Value> buildQuantizedInput(OpBuilder &b, Location loc,
                                             Value x) {
   constexpr int64_t run = WeightQuantAttr::kActivationRun;
-  auto type = cast<RankedTensorType>(x.getType());
-  int64_t rank = type.getRank();
-  MLIRContext *ctx = b.getContext();
   Value amax = blockc::buildRunAbsMax(b, loc, x, run);
-  SmallVector<Value> dynamic;
-  for (int64_t i = 0; i < rank; ++i)
-    if (type.isDynamicDim(i))
-      dynamic.push_back(tensor::DimOp::create(b, loc, x, i));
-  AffineMap id = AffineMap::getMultiDimIdentityMap(rank, ctx);
-  SmallVector<AffineExpr> runExprs(id.getResults());
-  runExprs.back() = runExprs.back().floorDiv(run);
-  AffineMap runMap = AffineMap::get(rank, 0, runExprs, ctx);
-  Value init =
-      tensor::EmptyOp::create(b, loc, type.getShape(), b.getI8Type(), dynamic);
-  Value qx =
-      linalg::GenericOp::create(
-          b, loc, init.getType(), ValueRange{x, amax}, ValueRange{init},
-          ArrayRef<AffineMap>{id, runMap, id},
-          SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
-          [&](OpBuilder &nb, Location, ValueRange args) {
-            Value s = blockc::buildQuantScale(nb, loc, args[1], 127);
-            Value lv = blockc::buildQuantLevel(nb, loc, args[0], s, 127);
-            linalg::YieldOp::create(
-                nb, loc,
-                ValueRange{arith::FPToSIOp::create(nb, loc, nb.getI8Type(), lv)
-                               .getResult()});
-          })
-          .getResult(0);
+  Value qx = blockc::buildRunwise(
+      b, loc, x, amax, run, b.getI8Type(),
+      [](OpBuilder &nb, Location nloc, Value v, Value m) -> Value {
+        Value s = blockc::buildQuantScale(nb, nloc, m, 127);
+        Value lv = blockc::buildQuantLevel(nb, nloc, v, s, 127);
+        return arith::FPToSIOp::create(nb, nloc, nb.getI8Type(), lv);
+      });
   return {qx, amax};
 }
 
@@ -891,33 +871,45 @@ struct CPULowerQuantizedLinearPass
     // columns.
     int64_t tileCols =
         layout.getBits() == 8 ? cols : std::max<int64_t>(1, cols / 2);
-    int64_t singleCols = 2 * tileCols;
     // int4 row tiles with 16 registers: accumulators, group accumulators,
     // x sums and the x vectors of 2 rows do not fit; one row at a time.
     int64_t fewTileRows = layout.getBits() == 4 && registers < 32 ? 1 : rows;
     Value c0 = q.idx(0);
-    // Few rows (decode): the weight bytes are widened where they are used.
-    auto fewRows = [&](Value slice) -> Value {
+    // Rows in tiles of tileRows (then single rows), each row tile over the
+    // block's columns in tiles of `cols` (2 cols for a single row, then
+    // single columns): tile(acc, bIdx, t, n, r, c) per register tile.
+    using TileFn =
+        function_ref<Value(Value, Value, Value, Value, int64_t, int64_t)>;
+    auto rowTiles = [&](Value slice, int64_t tileRows, int64_t cols,
+                        TileFn tile) -> Value {
       return q.forOne(c0, bDim, 1, slice, [&](Value bIdx, Value o) {
         auto colsLoop = [&](Value t, int64_t r, Value acc) {
           // A single row streams more weight rows at once.
-          int64_t c = r == 1 ? singleCols : tileCols;
+          int64_t c = r == 1 ? 2 * cols : cols;
           Value nMain = q.fullEnd(nc, ncEnd, c);
           acc = q.forOne(nc, nMain, c, acc, [&](Value nIdx, Value a) {
-            return kern.tile(a, bIdx, t, nIdx, nc, r, c);
+            return tile(a, bIdx, t, nIdx, r, c);
           });
           return q.forOne(nMain, ncEnd, 1, acc, [&](Value nIdx, Value a) {
-            return kern.tile(a, bIdx, t, nIdx, nc, r, 1);
+            return tile(a, bIdx, t, nIdx, r, 1);
           });
         };
-        Value tMain = q.fullEnd(c0, tDim, fewTileRows);
-        o = q.forOne(c0, tMain, fewTileRows, o, [&](Value t, Value acc) {
-          return colsLoop(t, fewTileRows, acc);
+        Value tMain = q.fullEnd(c0, tDim, tileRows);
+        o = q.forOne(c0, tMain, tileRows, o, [&](Value t, Value acc) {
+          return colsLoop(t, tileRows, acc);
         });
         return q.forOne(tMain, tDim, 1, o, [&](Value t, Value acc) {
           return colsLoop(t, 1, acc);
         });
       });
+    };
+    // Few rows (decode): the weight bytes are widened where they are used.
+    auto fewRows = [&](Value slice) -> Value {
+      return rowTiles(
+          slice, fewTileRows, tileCols,
+          [&](Value a, Value bIdx, Value t, Value n, int64_t r, int64_t c) {
+            return kern.tile(a, bIdx, t, n, nc, r, c);
+          });
     };
     // Many rows: each panel of kPanel k of the block's rows is widened
     // once into an f32 buffer [kPanel, 32] (128 KiB: in L2), transposed,
@@ -993,25 +985,11 @@ struct CPULowerQuantizedLinearPass
     }
     IntKernel intKern{q, qx, amax, p, op.getBias(), layout, vnni, pBuf};
     auto intRows = [&](Value slice) -> Value {
-      return q.forOne(c0, bDim, 1, slice, [&](Value bIdx, Value o) {
-        auto colsLoop = [&](Value t, int64_t r, Value acc) {
-          int64_t c = r == 1 ? 2 * cols : cols;
-          Value nMain = q.fullEnd(nc, ncEnd, c);
-          acc = q.forOne(nc, nMain, c, acc, [&](Value nIdx, Value a) {
-            return intKern.tile(a, bIdx, t, nIdx, nc, r, c);
+      return rowTiles(
+          slice, rows, cols,
+          [&](Value a, Value bIdx, Value t, Value n, int64_t r, int64_t c) {
+            return intKern.tile(a, bIdx, t, n, nc, r, c);
           });
-          return q.forOne(nMain, ncEnd, 1, acc, [&](Value nIdx, Value a) {
-            return intKern.tile(a, bIdx, t, nIdx, nc, r, 1);
-          });
-        };
-        Value tMain = q.fullEnd(c0, tDim, rows);
-        o = q.forOne(c0, tMain, rows, o, [&](Value t, Value acc) {
-          return colsLoop(t, rows, acc);
-        });
-        return q.forOne(tMain, tDim, 1, o, [&](Value t, Value acc) {
-          return colsLoop(t, 1, acc);
-        });
-      });
     };
     Value computed;
     if (intDots) {

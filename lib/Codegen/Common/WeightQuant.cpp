@@ -11,40 +11,8 @@ using namespace mlir;
 
 Value blockc::buildGroupAbsMax(OpBuilder &b, Location loc, Value w,
                                int64_t groupSize) {
-  auto type = cast<RankedTensorType>(w.getType());
-  int64_t n = type.getDimSize(0), k = type.getDimSize(1);
-  int64_t groups = k / groupSize;
-  MLIRContext *ctx = b.getContext();
-  Type f32 = b.getF32Type(), elem = type.getElementType();
-  Value grouped = tensor::ExpandShapeOp::create(
-      b, loc, RankedTensorType::get({n, groups, groupSize}, elem), w,
-      ArrayRef<ReassociationIndices>{{0}, {1, 2}});
-  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
-  Value init =
-      linalg::FillOp::create(
-          b, loc, zero,
-          tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{n, groups}, f32)
-              .getResult())
-          .getResult(0);
-  AffineMap id3 = AffineMap::getMultiDimIdentityMap(3, ctx);
-  AffineMap drop3 = AffineMap::get(
-      3, 0, {getAffineDimExpr(0, ctx), getAffineDimExpr(1, ctx)}, ctx);
-  return linalg::GenericOp::create(
-             b, loc, init.getType(), ValueRange{grouped}, ValueRange{init},
-             ArrayRef<AffineMap>{id3, drop3},
-             ArrayRef<utils::IteratorType>{utils::IteratorType::parallel,
-                                           utils::IteratorType::parallel,
-                                           utils::IteratorType::reduction},
-             [&](OpBuilder &nb, Location, ValueRange args) {
-               Value x = args[0];
-               if (elem != f32)
-                 x = arith::ExtFOp::create(nb, loc, f32, x);
-               Value a = math::AbsFOp::create(nb, loc, x);
-               linalg::YieldOp::create(
-                   nb, loc,
-                   ValueRange{arith::MaximumFOp::create(nb, loc, args[1], a)});
-             })
-      .getResult(0);
+  // A weight's groups are runs of its rows.
+  return buildRunAbsMax(b, loc, w, groupSize);
 }
 
 Value blockc::buildRunAbsMax(OpBuilder &b, Location loc, Value x, int64_t run) {
@@ -98,6 +66,35 @@ Value blockc::buildRunAbsMax(OpBuilder &b, Location loc, Value x, int64_t run) {
                linalg::YieldOp::create(
                    nb, loc,
                    ValueRange{arith::MaximumFOp::create(nb, loc, args[1], a)});
+             })
+      .getResult(0);
+}
+
+Value blockc::buildRunwise(
+    OpBuilder &b, Location loc, Value x, Value amax, int64_t run,
+    Type resultElem,
+    function_ref<Value(OpBuilder &, Location, Value, Value)> body) {
+  auto type = cast<RankedTensorType>(x.getType());
+  int64_t rank = type.getRank();
+  MLIRContext *ctx = b.getContext();
+  SmallVector<Value> dynamic;
+  for (int64_t i = 0; i < rank; ++i)
+    if (type.isDynamicDim(i))
+      dynamic.push_back(tensor::DimOp::create(b, loc, x, i));
+  AffineMap id = AffineMap::getMultiDimIdentityMap(rank, ctx);
+  SmallVector<AffineExpr> runExprs(id.getResults());
+  runExprs.back() = runExprs.back().floorDiv(run);
+  AffineMap runMap = AffineMap::get(rank, 0, runExprs, ctx);
+  Value init =
+      tensor::EmptyOp::create(b, loc, type.getShape(), resultElem, dynamic);
+  return linalg::GenericOp::create(
+             b, loc, init.getType(), ValueRange{x, amax}, ValueRange{init},
+             ArrayRef<AffineMap>{id, runMap, id},
+             SmallVector<utils::IteratorType>(rank,
+                                              utils::IteratorType::parallel),
+             [&](OpBuilder &nb, Location nloc, ValueRange args) {
+               linalg::YieldOp::create(
+                   nb, nloc, ValueRange{body(nb, nloc, args[0], args[1])});
              })
       .getResult(0);
 }

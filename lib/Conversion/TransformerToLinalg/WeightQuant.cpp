@@ -77,37 +77,20 @@ Value buildDequantizedWeight(OpBuilder &b, Location loc, Value w,
 Value buildDequantizedInput(OpBuilder &b, Location loc, Value x) {
   constexpr int64_t run = WeightQuantAttr::kActivationRun;
   constexpr int64_t level = 127;
-  auto type = cast<RankedTensorType>(x.getType());
-  int64_t rank = type.getRank();
-  MLIRContext *ctx = b.getContext();
-  Type f32 = b.getF32Type(), elem = type.getElementType();
+  Type f32 = b.getF32Type(), elem = getElementTypeOrSelf(x);
   Value amax = blockc::buildRunAbsMax(b, loc, x, run);
-  SmallVector<Value> dynamic;
-  for (int64_t i = 0; i < rank; ++i)
-    if (type.isDynamicDim(i))
-      dynamic.push_back(tensor::DimOp::create(b, loc, x, i));
-  AffineMap id = AffineMap::getMultiDimIdentityMap(rank, ctx);
-  SmallVector<AffineExpr> runExprs(id.getResults());
-  runExprs.back() = runExprs.back().floorDiv(run);
-  AffineMap runMap = AffineMap::get(rank, 0, runExprs, ctx);
-  Value init = tensor::EmptyOp::create(b, loc, type.getShape(), elem, dynamic);
-  return linalg::GenericOp::create(
-             b, loc, type, ValueRange{x, amax}, ValueRange{init},
-             ArrayRef<AffineMap>{id, runMap, id},
-             SmallVector<utils::IteratorType>(rank,
-                                              utils::IteratorType::parallel),
-             [&](OpBuilder &nb, Location, ValueRange args) {
-               Value v = args[0];
-               if (elem != f32)
-                 v = arith::ExtFOp::create(nb, loc, f32, v);
-               Value s = blockc::buildQuantScale(nb, loc, args[1], level);
-               Value q = blockc::buildQuantLevel(nb, loc, v, s, level);
-               Value r = arith::MulFOp::create(nb, loc, q, s);
-               if (elem != f32)
-                 r = arith::TruncFOp::create(nb, loc, elem, r);
-               linalg::YieldOp::create(nb, loc, ValueRange{r});
-             })
-      .getResult(0);
+  return blockc::buildRunwise(
+      b, loc, x, amax, run, elem,
+      [&](OpBuilder &nb, Location nloc, Value v, Value m) -> Value {
+        if (elem != f32)
+          v = arith::ExtFOp::create(nb, nloc, f32, v);
+        Value s = blockc::buildQuantScale(nb, nloc, m, level);
+        Value q = blockc::buildQuantLevel(nb, nloc, v, s, level);
+        Value r = arith::MulFOp::create(nb, nloc, q, s);
+        if (elem != f32)
+          r = arith::TruncFOp::create(nb, nloc, elem, r);
+        return r;
+      });
 }
 
 struct ConvertWeightQuantToLinalgPass

@@ -27,6 +27,17 @@ mlir::Value buildGroupAbsMax(mlir::OpBuilder &b, mlir::Location loc,
 mlir::Value buildRunAbsMax(mlir::OpBuilder &b, mlir::Location loc,
                            mlir::Value x, int64_t run);
 
+/// y[..., k] = body(x[..., k], amax[..., k floordiv run]) for x [..., K] and
+/// its runs' maxima (buildRunAbsMax), as one linalg.generic whose result has
+/// x's shape and `resultElem`: the per-element half of the activation
+/// quantisation.
+mlir::Value
+buildRunwise(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
+             mlir::Value amax, int64_t run, mlir::Type resultElem,
+             llvm::function_ref<mlir::Value(mlir::OpBuilder &, mlir::Location,
+                                            mlir::Value x, mlir::Value amax)>
+                 body);
+
 /// The scale of a group: amax / level (f32).
 mlir::Value buildQuantScale(mlir::OpBuilder &b, mlir::Location loc,
                             mlir::Value amax, int64_t level);
