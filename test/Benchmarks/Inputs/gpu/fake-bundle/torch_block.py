@@ -11,3 +11,6 @@ elif a[0] == "block":
 elif a[0] == "peak":
     print("torch peak %s GEMM 8192^3: 1.400 ms, 785.4 TFLOP/s"
           % ("tf32" if sys.argv[-1] == "tf32" else "bf16"))
+elif a[0] == "decode":
+    for n in a[1:]:
+        print("torch decode L=%s: %.3f ms" % (n, 0.241 if n == "512" else 1.03))
