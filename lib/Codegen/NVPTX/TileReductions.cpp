@@ -18,6 +18,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
@@ -87,33 +88,250 @@ Operation *matchRowReduction(linalg::GenericOp op) {
   return combiner;
 }
 
-/// Builds the kernel of one row reduction.
-struct RowReductionKernel : blockc::nvptx::KernelBuilder {
+/// One row reduction of a kernel: the op, its combiner and what its output
+/// holds before it.
+struct Stage {
   linalg::GenericOp op;
   Operation *combiner;
-  int64_t warps;
   std::optional<blockc::nvptx::InitValue> init; // what the output holds
+  /// Set while the kernel is built.
+  Value length = {};   // of the reduced loop (host)
+  int64_t width = 0;   // elements per lane and step of the vector path
+  Value vectorOk = {}; // whether the vector path may run (host, uniform)
+  SmallVector<Value> views = {}; // per input: a unit-stride view, or null
+  Value result = {};             // the row's final value (in the kernel)
+};
+
+/// Builds the kernel of one row reduction, or of a chain of row reductions
+/// over the same rows where each later one reads earlier ones' results at
+/// its row (a norm's max |x|, then its scaled sum of squares).
+struct RowReductionKernel : blockc::nvptx::KernelBuilder {
+  SmallVector<Stage> stages;
+  int64_t warps;
   gpu::LaunchOp launch = {};
 
-  /// `combiner` applied to `acc` (in the place of the output) and `other`.
-  Value combine(Value acc, Value other) {
-    Value out = op.getMatchingBlockArgument(op.getDpsInitOperand(0));
+  /// The stage's combiner applied to `acc` (in the place of the output) and
+  /// `other`.
+  Value combine(Stage &s, Value acc, Value other) {
+    Value out = s.op.getMatchingBlockArgument(s.op.getDpsInitOperand(0));
     IRMapping map;
-    for (Value operand : combiner->getOperands())
+    for (Value operand : s.combiner->getOperands())
       map.map(operand, operand == out ? acc : other);
-    return b.clone(*combiner, map)->getResult(0);
+    return b.clone(*s.combiner, map)->getResult(0);
+  }
+
+  /// The value of an earlier stage's result when `operand` of `s` reads it
+  /// (at the row: the match checked the map), else null.
+  Value earlierResult(Stage &s, OpOperand &operand) {
+    for (Stage &earlier : stages) {
+      if (&earlier == &s)
+        break;
+      if (operand.get() == earlier.op.getDpsInits()[0])
+        return earlier.result;
+    }
+    return {};
+  }
+
+  /// Prepares the 16-byte path of `s` on the host: every input that
+  /// depends on the reduced loop reads it as its innermost index (and only
+  /// there), from a bf16, f16 or f32 buffer with a strided layout. The
+  /// path runs when, at run time (uniform over the grid), the reduced
+  /// length is a multiple of `width` elements and each such input has a
+  /// unit innermost stride, an offset and other strides that are multiples
+  /// of `width` and a 16-byte aligned base: then every vector of a row
+  /// starts on 16 bytes. `width` is 8 when one of those inputs is 16-bit
+  /// (8 f32 elements are two 16-byte loads), else 4.
+  void prepareVectorPath(Stage &s) {
+    unsigned n = s.op.getNumLoops();
+    SmallVector<OpOperand *> vectorInputs;
+    bool sixteenBit = false;
+    for (OpOperand *input : s.op.getDpsInputOperands()) {
+      AffineMap map = s.op.getMatchingIndexingMap(input);
+      if (!map.isFunctionOfDim(n - 1))
+        continue;
+      auto type = dyn_cast<MemRefType>(input->get().getType());
+      AffineDimExpr last(nullptr);
+      if (map.getNumResults())
+        last = dyn_cast<AffineDimExpr>(map.getResults().back());
+      if (!type || !last || last.getPosition() != n - 1 ||
+          map.dropResult(map.getNumResults() - 1).isFunctionOfDim(n - 1) ||
+          !isa<Float32Type, BFloat16Type, Float16Type>(type.getElementType()) ||
+          !type.isStrided())
+        return;
+      sixteenBit |= !type.getElementType().isF32();
+      vectorInputs.push_back(input);
+    }
+    if (vectorInputs.empty())
+      return;
+    s.width = sixteenBit ? 8 : 4;
+    auto eq = [&](Value x, int64_t c) -> Value {
+      return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x, idx(c));
+    };
+    Value ok = eq(rem(s.length, s.width), 0);
+    s.views.assign(s.op.getNumDpsInputs(), Value());
+    for (OpOperand *input : vectorInputs) {
+      Value buffer = input->get();
+      auto type = cast<MemRefType>(buffer.getType());
+      int64_t rank = type.getRank();
+      auto meta = memref::ExtractStridedMetadataOp::create(b, loc, buffer);
+      Value bits = meta.getOffset();
+      for (int64_t i = 0; i + 1 < rank; ++i)
+        bits = arith::OrIOp::create(b, loc, bits, meta.getStrides()[i]);
+      ok =
+          arith::AndIOp::create(b, loc, ok, eq(meta.getStrides()[rank - 1], 1));
+      ok = arith::AndIOp::create(b, loc, ok, eq(rem(bits, s.width), 0));
+      Value base =
+          memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
+      ok = arith::AndIOp::create(b, loc, ok, eq(rem(base, 16), 0));
+      // vector.load needs a static unit innermost stride: a view with it,
+      // read only where the check holds.
+      Value view = buffer;
+      auto [strides, offset] = type.getStridesAndOffset();
+      if (strides.back() != 1) {
+        SmallVector<int64_t> viewStrides(rank, ShapedType::kDynamic);
+        viewStrides.back() = 1;
+        auto viewType = MemRefType::get(
+            type.getShape(), type.getElementType(),
+            StridedLayoutAttr::get(b.getContext(), ShapedType::kDynamic,
+                                   viewStrides),
+            type.getMemorySpace());
+        SmallVector<OpFoldResult> sizes, strideValues;
+        for (int64_t i = 0; i < rank; ++i) {
+          sizes.push_back(
+              type.isDynamicDim(i)
+                  ? OpFoldResult(meta.getSizes()[i])
+                  : OpFoldResult(b.getIndexAttr(type.getDimSize(i))));
+          strideValues.push_back(i + 1 == rank
+                                     ? OpFoldResult(b.getIndexAttr(1))
+                                     : OpFoldResult(meta.getStrides()[i]));
+        }
+        view = memref::ReinterpretCastOp::create(
+            b, loc, viewType, buffer, meta.getOffset(), sizes, strideValues);
+      }
+      s.views[input->getOperandNumber()] = view;
+    }
+    s.vectorOk = ok;
+  }
+
+  /// Lane `lane`'s fold of elements lane, lane + 32, ... of the row at `iv`
+  /// of `s`, from the combiner's identity.
+  Value scalarPartial(Stage &s, ArrayRef<Value> iv, Value lane,
+                      Value identity) {
+    unsigned n = s.op.getNumLoops();
+    OpOperand *out = s.op.getDpsInitOperand(0);
+    auto loop = scf::ForOp::create(
+        b, loc, lane, s.length, idx(kWarp), ValueRange{identity},
+        [&](OpBuilder &nb, Location, Value k, ValueRange acc) {
+          OpBuilder::InsertionGuard g(b);
+          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+          SmallVector<Value> at(iv);
+          at[n - 1] = k;
+          Value next = blockc::nvptx::evaluateGenericAt(
+              b, loc, s.op, at, [&](OpOperand &operand) {
+                return &operand == out ? acc.front()
+                                       : earlierResult(s, operand);
+              });
+          scf::YieldOp::create(b, loc, next);
+        });
+    return loop.getResult(0);
+  }
+
+  /// The same fold by vectors: lane `lane` reads elements
+  /// [w * lane, w * lane + w), then w * 32 further on, ... (one 16-byte
+  /// load per input and vector, consecutive lanes on consecutive vectors),
+  /// evaluates the body on each element from the identity and combines the
+  /// `w` values pairwise before folding them into its partial value. The
+  /// inputs read at the row only are loaded once.
+  Value vectorPartial(Stage &s, ArrayRef<Value> iv, Value lane,
+                      Value identity) {
+    unsigned n = s.op.getNumLoops();
+    int64_t w = s.width;
+    OpOperand *out = s.op.getDpsInitOperand(0);
+    SmallVector<Value> rowAt(iv);
+    rowAt[n - 1] = idx(0);
+    DenseMap<OpOperand *, Value> rowValues;
+    for (OpOperand *input : s.op.getDpsInputOperands()) {
+      if (s.views[input->getOperandNumber()] ||
+          s.op.getMatchingBlockArgument(input).use_empty())
+        continue;
+      Value v = earlierResult(s, *input);
+      rowValues[input] =
+          v ? v : blockc::nvptx::loadOperandAt(b, loc, s.op, *input, rowAt);
+    }
+    auto loop = scf::ForOp::create(
+        b, loc, mul(lane, idx(w)), s.length, idx(kWarp * w),
+        ValueRange{identity},
+        [&](OpBuilder &nb, Location, Value k, ValueRange acc) {
+          OpBuilder::InsertionGuard g(b);
+          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+          SmallVector<Value> at(iv);
+          at[n - 1] = k;
+          DenseMap<OpOperand *, SmallVector<Value>> elements;
+          for (OpOperand *input : s.op.getDpsInputOperands()) {
+            Value view = s.views[input->getOperandNumber()];
+            if (!view)
+              continue;
+            SmallVector<Value> indices;
+            for (AffineExpr e :
+                 s.op.getMatchingIndexingMap(input).getResults()) {
+              if (auto d = dyn_cast<AffineDimExpr>(e))
+                indices.push_back(at[d.getPosition()]);
+              else
+                indices.push_back(idx(cast<AffineConstantExpr>(e).getValue()));
+            }
+            auto type = VectorType::get(
+                {w}, cast<MemRefType>(view.getType()).getElementType());
+            Value vec = vector::LoadOp::create(b, loc, type, view, indices,
+                                               /*nontemporal=*/false,
+                                               llvm::MaybeAlign(16));
+            for (int64_t j = 0; j < w; ++j)
+              elements[input].push_back(
+                  vector::ExtractOp::create(b, loc, vec, ArrayRef<int64_t>{j}));
+          }
+          SmallVector<Value> values;
+          for (int64_t j = 0; j < w; ++j) {
+            SmallVector<Value> elemAt(at);
+            elemAt[n - 1] = add(k, idx(j));
+            values.push_back(blockc::nvptx::evaluateGenericAt(
+                b, loc, s.op, elemAt, [&](OpOperand &operand) -> Value {
+                  if (&operand == out)
+                    return identity;
+                  auto it = elements.find(&operand);
+                  if (it != elements.end())
+                    return it->second[j];
+                  return rowValues.lookup(&operand);
+                }));
+          }
+          while (values.size() > 1) {
+            SmallVector<Value> pairs;
+            for (size_t i = 0; i + 1 < values.size(); i += 2)
+              pairs.push_back(combine(s, values[i], values[i + 1]));
+            if (values.size() % 2)
+              pairs.push_back(values.back());
+            values = std::move(pairs);
+          }
+          scf::YieldOp::create(b, loc, combine(s, acc.front(), values[0]));
+        });
+    return loop.getResult(0);
   }
 
   void build() {
     MLIRContext *ctx = b.getContext();
-    unsigned n = op.getNumLoops();
+    linalg::GenericOp first = stages.front().op;
+    unsigned n = first.getNumLoops();
     SmallVector<Value> sizes;
     for (Range r :
-         cast<linalg::LinalgOp>(op.getOperation()).createLoopRanges(b, loc))
+         cast<linalg::LinalgOp>(first.getOperation()).createLoopRanges(b, loc))
       sizes.push_back(getValueOrCreateConstantIndexOp(b, loc, r.size));
     Value rows = idx(1);
     for (unsigned d = 0; d + 1 < n; ++d)
       rows = mul(rows, sizes[d]);
+    for (Stage &s : stages) {
+      SmallVector<Range> ranges =
+          cast<linalg::LinalgOp>(s.op.getOperation()).createLoopRanges(b, loc);
+      s.length = getValueOrCreateConstantIndexOp(b, loc, ranges.back().size);
+      prepareVectorPath(s);
+    }
     Value one = idx(1);
     launch = gpu::LaunchOp::create(
         b, loc,
@@ -137,46 +355,56 @@ struct RowReductionKernel : blockc::nvptx::KernelBuilder {
       linear = arith::DivUIOp::create(b, loc, linear, sizes[d]);
     }
     iv[0] = linear; // row < rows
-
-    OpOperand *out = op.getDpsInitOperand(0);
-    auto type = cast<FloatType>(op.getMatchingBlockArgument(out).getType());
-    Value identity =
-        arith::ConstantOp::create(b, loc, type, identityOf(combiner, type));
-    // Lane l folds elements l, l + 32, ... of the row from the identity.
-    auto loop = scf::ForOp::create(
-        b, loc, lane, sizes[n - 1], idx(kWarp), ValueRange{identity},
-        [&](OpBuilder &nb, Location, Value k, ValueRange acc) {
-          OpBuilder::InsertionGuard g(b);
-          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-          SmallVector<Value> at(iv);
-          at[n - 1] = k;
-          Value next = blockc::nvptx::evaluateGenericAt(
-              b, loc, op, at, [&](OpOperand &operand) {
-                return &operand == out ? acc.front() : Value();
-              });
-          scf::YieldOp::create(b, loc, next);
-        });
-    // A butterfly leaves the row's total in every lane; lane 0 folds it
-    // into the output's initial value (evaluated when the output's writer
-    // is known: EpilogueFusion.h).
-    Value acc =
-        xorReduce(loop.getResult(0), {16, 8, 4, 2, 1},
-                  [&](Value x, Value other) { return combine(x, other); });
-    auto first = scf::IfOp::create(
-        b, loc,
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, idx(0)),
-        false);
-    b.setInsertionPointToStart(first.thenBlock());
     SmallVector<Value> outAt(iv.begin(), iv.end() - 1);
-    Value old;
-    if (!init)
-      old = memref::LoadOp::create(b, loc, out->get(), outAt);
-    else if (init->scalar)
-      old = init->scalar;
-    else
-      old = blockc::nvptx::evaluateGenericAt(
-          b, loc, init->generic, outAt, [](OpOperand &) { return Value(); });
-    memref::StoreOp::create(b, loc, combine(old, acc), out->get(), outAt);
+
+    for (size_t i = 0; i < stages.size(); ++i) {
+      Stage &s = stages[i];
+      OpOperand *out = s.op.getDpsInitOperand(0);
+      auto type = cast<FloatType>(s.op.getMatchingBlockArgument(out).getType());
+      Value identity =
+          arith::ConstantOp::create(b, loc, type, identityOf(s.combiner, type));
+      Value partial;
+      if (s.vectorOk) {
+        auto path = scf::IfOp::create(b, loc, TypeRange{type}, s.vectorOk,
+                                      /*withElseRegion=*/true);
+        OpBuilder::InsertionGuard g(b);
+        b.setInsertionPointToStart(path.thenBlock());
+        scf::YieldOp::create(b, loc, vectorPartial(s, iv, lane, identity));
+        b.setInsertionPointToStart(path.elseBlock());
+        scf::YieldOp::create(b, loc, scalarPartial(s, iv, lane, identity));
+        partial = path.getResult(0);
+      } else {
+        partial = scalarPartial(s, iv, lane, identity);
+      }
+      // A butterfly leaves the row's total in every lane; the output's
+      // initial value (evaluated when the output's writer is known:
+      // EpilogueFusion.h) is folded in by lane 0, or by every lane when a
+      // later stage reads the result.
+      Value acc =
+          xorReduce(partial, {16, 8, 4, 2, 1},
+                    [&](Value x, Value other) { return combine(s, x, other); });
+      auto initial = [&]() -> Value {
+        if (!s.init)
+          return memref::LoadOp::create(b, loc, out->get(), outAt);
+        if (s.init->scalar)
+          return s.init->scalar;
+        return blockc::nvptx::evaluateGenericAt(
+            b, loc, s.init->generic, outAt,
+            [](OpOperand &) { return Value(); });
+      };
+      bool last = i + 1 == stages.size();
+      if (!last)
+        s.result = combine(s, initial(), acc);
+      OpBuilder::InsertionGuard g(b);
+      auto store = scf::IfOp::create(
+          b, loc,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, idx(0)),
+          false);
+      b.setInsertionPointToStart(store.thenBlock());
+      memref::StoreOp::create(b, loc,
+                              last ? combine(s, initial(), acc) : s.result,
+                              out->get(), outAt);
+    }
     b.setInsertionPointToEnd(&launch.getBody().front());
     gpu::TerminatorOp::create(b, loc);
   }
@@ -213,12 +441,11 @@ struct GPUTileReductionsPass
       b.setInsertionPoint(op);
       RowReductionKernel kernel{
           {b, op.getLoc()},
-          op,
-          combiner,
-          warps,
-          blockc::nvptx::resolveInit(op.getDpsInits()[0], op)};
+          {Stage{op, combiner,
+                 blockc::nvptx::resolveInit(op.getDpsInits()[0], op)}},
+          warps};
       kernel.build();
-      plans.push_back({{}, {kernel.init}, {}, kernel.launch});
+      plans.push_back({{}, {kernel.stages.front().init}, {}, kernel.launch});
       op->erase();
       ++numTiled;
     }

@@ -2,9 +2,12 @@
 
 // Row reductions (norm statistics) become one warp per output element:
 // with a 32 x 4 gpu_map, 4 warps (128 threads) per block, grid
-// ceil(B * T / 4). Lane l folds elements l, l + 32, ... from the
-// combiner's identity; five xor shuffles combine the lanes; lane 0 folds
-// the total into the output.
+// ceil(B * T / 4). Where the row is contiguous (checked on the host: here
+// only the base's 16-byte alignment is not known at compile time) lane l
+// reads 16-byte vectors 4 l, 4 l + 128, ... (f32: 4 elements), combines
+// them pairwise and folds them into its partial value; otherwise it folds
+// elements l, l + 32, ... from the combiner's identity. Five xor shuffles
+// combine the lanes; lane 0 folds the total into the output.
 
 #x = affine_map<(b, t, k) -> (b, t, k)>
 #r = affine_map<(b, t, k) -> (b, t)>
@@ -14,6 +17,10 @@
 // CHECK-DAG:     %[[B:.+]] = memref.dim %arg0, %c0
 // CHECK-DAG:     %[[T:.+]] = memref.dim %arg0, %c1
 // CHECK:         %[[ROWS:.+]] = arith.muli %[[B]], %[[T]]
+// CHECK:         %[[BASE:.+]] = memref.extract_aligned_pointer_as_index %arg0
+// CHECK:         %[[MIS:.+]] = arith.remui %[[BASE]], %c16
+// CHECK:         %[[ALIGNED:.+]] = arith.cmpi eq, %[[MIS]], %c0
+// CHECK:         %[[VOK:.+]] = arith.andi %{{.+}}, %[[ALIGNED]]
 // CHECK:         %[[GRID:.+]] = arith.ceildivui %[[ROWS]], %c4
 // CHECK:         gpu.launch blocks(%[[BX:.+]], %{{.+}}, %{{.+}}) in (%{{.+}} = %[[GRID]], %{{.+}} = %c1, %{{.+}} = %c1) threads(%[[TX:.+]], %{{.+}}, %{{.+}}) in (%{{.+}} = %c128, %{{.+}} = %c1, %{{.+}} = %c1)
 // CHECK:           %[[LANE:.+]] = arith.remui %[[TX]], %c32
@@ -24,11 +31,29 @@
 // CHECK:           scf.if %[[IN]] {
 // CHECK:             %[[TI:.+]] = arith.remui %[[ROW]], %[[T]]
 // CHECK:             %[[BI:.+]] = arith.divui %[[ROW]], %[[T]]
-// CHECK:             %[[PART:.+]] = scf.for %[[K:.+]] = %[[LANE]] to %c4096 step %c32 iter_args(%[[ACC:.+]] = %[[ZERO]]) -> (f32) {
-// CHECK-NEXT:          %[[V:.+]] = memref.load %arg0[%[[BI]], %[[TI]], %[[K]]]
-// CHECK-NEXT:          %[[SQ:.+]] = arith.mulf %[[V]], %[[V]]
-// CHECK-NEXT:          %[[S:.+]] = arith.addf %[[ACC]], %[[SQ]]
-// CHECK-NEXT:          scf.yield %[[S]]
+// CHECK:             %[[PART:.+]] = scf.if %[[VOK]] -> (f32) {
+// CHECK:               %[[K0:.+]] = arith.muli %[[LANE]], %c4
+// CHECK:               scf.for %[[K:.+]] = %[[K0]] to %c4096 step %c128 iter_args(%[[ACC:.+]] = %[[ZERO]]) -> (f32) {
+// CHECK-NEXT:            %[[V:.+]] = vector.load %arg0[%[[BI]], %[[TI]], %[[K]]] {alignment = 16 : i64} : memref<?x?x4096xf32>, vector<4xf32>
+// CHECK-NEXT:            %[[E0:.+]] = vector.extract %[[V]][0]
+// CHECK-NEXT:            %[[E1:.+]] = vector.extract %[[V]][1]
+// CHECK-NEXT:            %[[E2:.+]] = vector.extract %[[V]][2]
+// CHECK-NEXT:            %[[E3:.+]] = vector.extract %[[V]][3]
+// CHECK-NEXT:            %[[S0:.+]] = arith.mulf %[[E0]], %[[E0]]
+// CHECK-NEXT:            %[[S1:.+]] = arith.mulf %[[E1]], %[[E1]]
+// CHECK-NEXT:            %[[S2:.+]] = arith.mulf %[[E2]], %[[E2]]
+// CHECK-NEXT:            %[[S3:.+]] = arith.mulf %[[E3]], %[[E3]]
+// CHECK-NEXT:            %[[P01:.+]] = arith.addf %[[S0]], %[[S1]]
+// CHECK-NEXT:            %[[P23:.+]] = arith.addf %[[S2]], %[[S3]]
+// CHECK-NEXT:            %[[P:.+]] = arith.addf %[[P01]], %[[P23]]
+// CHECK-NEXT:            %[[NEXT:.+]] = arith.addf %[[ACC]], %[[P]]
+// CHECK-NEXT:            scf.yield %[[NEXT]]
+// CHECK:             } else {
+// CHECK:               scf.for %[[K:.+]] = %[[LANE]] to %c4096 step %c32 iter_args(%[[ACC:.+]] = %[[ZERO]]) -> (f32) {
+// CHECK-NEXT:            %[[V:.+]] = memref.load %arg0[%[[BI]], %[[TI]], %[[K]]]
+// CHECK-NEXT:            %[[SQ:.+]] = arith.mulf %[[V]], %[[V]]
+// CHECK-NEXT:            %[[S:.+]] = arith.addf %[[ACC]], %[[SQ]]
+// CHECK-NEXT:            scf.yield %[[S]]
 // CHECK:             %[[O16:.+]], %{{.+}} = gpu.shuffle  xor %[[PART]], %c16_i32, %c32_i32
 // CHECK-NEXT:        %[[A16:.+]] = arith.addf %[[PART]], %[[O16]]
 // CHECK-NEXT:        %[[O8:.+]], %{{.+}} = gpu.shuffle  xor %[[A16]], %c8_i32, %c32_i32
@@ -163,5 +188,100 @@ func.func @zero_init(%x: memref<?x64xf32>, %res: memref<?xf32>)
   memref.copy %s, %res : memref<?xf32> to memref<?xf32>
   memref.dealloc %zeros : memref<?xf32>
   memref.dealloc %s : memref<?xf32>
+  return
+}
+
+// -----
+
+#x = affine_map<(b, k) -> (b, k)>
+#r = affine_map<(b, k) -> (b)>
+#xt = affine_map<(b, k) -> (k, b)>
+
+// 16-bit rows: vectors of 8 (16 bytes). A strided input is checked at run
+// time (unit innermost stride, offset and strides multiples of 8, length a
+// multiple of 8, aligned base) and read through a view with a static unit
+// stride; a static length that is not a multiple of 8 and a row that is
+// not the innermost dimension keep the scalar loop alone.
+// CHECK-LABEL: func.func @vectors
+// CHECK:         gpu.launch
+// CHECK:           scf.if %{{.+}} -> (f32) {
+// CHECK:             scf.for %{{.+}} = %{{.+}} to %c64 step %c256
+// CHECK-NEXT:          vector.load %arg0[%{{.+}}, %{{.+}}] {alignment = 16 : i64} : memref<?x64xbf16>, vector<8xbf16>
+// CHECK-COUNT-8:       vector.extract
+// CHECK:           } else {
+// CHECK:             scf.for %{{.+}} = %{{.+}} to %c64 step %c32
+// CHECK-NEXT:          memref.load %arg0
+// CHECK:         kernel<row_reduction>
+// CHECK:         %[[LEN:.+]] = memref.dim %arg2, %c1
+// CHECK:         %[[LREM:.+]] = arith.remui %[[LEN]], %c8
+// CHECK:         %[[LOK:.+]] = arith.cmpi eq, %[[LREM]], %c0
+// CHECK:         %{{.+}}, %[[OFF:.+]], %[[SIZES:.+]]:2, %[[STRIDES:.+]]:2 = memref.extract_strided_metadata %arg2
+// CHECK:         %[[BITS:.+]] = arith.ori %[[OFF]], %[[STRIDES]]#0
+// CHECK:         %[[UNIT:.+]] = arith.cmpi eq, %[[STRIDES]]#1, %c1
+// CHECK:         %[[OK1:.+]] = arith.andi %[[LOK]], %[[UNIT]]
+// CHECK:         %[[BREM:.+]] = arith.remui %[[BITS]], %c8
+// CHECK:         %[[BOK:.+]] = arith.cmpi eq, %[[BREM]], %c0
+// CHECK:         %[[OK2:.+]] = arith.andi %[[OK1]], %[[BOK]]
+// CHECK:         %[[PTR:.+]] = memref.extract_aligned_pointer_as_index %arg2
+// CHECK:         %[[PREM:.+]] = arith.remui %[[PTR]], %c16
+// CHECK:         %[[POK:.+]] = arith.cmpi eq, %[[PREM]], %c0
+// CHECK:         %[[OK:.+]] = arith.andi %[[OK2]], %[[POK]]
+// CHECK:         %[[VIEW:.+]] = memref.reinterpret_cast %arg2 to offset: [%[[OFF]]], sizes: [%[[SIZES]]#0, %[[SIZES]]#1], strides: [%[[STRIDES]]#0, 1]
+// CHECK:         gpu.launch
+// CHECK:           scf.if %[[OK]] -> (f32) {
+// CHECK:             scf.for %{{.+}} = %{{.+}} to %[[LEN]] step %c256
+// CHECK-NEXT:          vector.load %[[VIEW]][%{{.+}}, %{{.+}}] {alignment = 16 : i64} : memref<?x?xf16, strided<[?, 1], offset: ?>>, vector<8xf16>
+// CHECK:           } else {
+// CHECK:             memref.load %arg2
+// CHECK:         kernel<row_reduction>
+// CHECK:         gpu.launch
+// CHECK-NOT:       vector.load
+// CHECK:           scf.for %{{.+}} = %{{.+}} to %c36 step %c32
+// CHECK-NEXT:        memref.load %arg4
+// CHECK:         kernel<row_reduction>
+// CHECK:         gpu.launch
+// CHECK-NOT:       vector.load
+// CHECK:           scf.for %{{.+}} = %{{.+}} to %c64 step %c32
+// CHECK-NEXT:        memref.load %arg6
+// CHECK:         kernel<row_reduction>
+func.func @vectors(%x: memref<?x64xbf16>, %s: memref<?xf32>,
+                   %v: memref<?x?xf16, strided<[?, ?], offset: ?>>,
+                   %t: memref<?xf32>, %odd: memref<?x36xbf16>,
+                   %u: memref<?xf32>, %tr: memref<64x?xbf16>,
+                   %w: memref<?xf32>)
+    attributes {blockc_codegen.gpu_map = #blockc_codegen.gpu_map<threads_x = 32, threads_y = 8>} {
+  linalg.generic {indexing_maps = [#x, #r],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<?x64xbf16>) outs(%s : memref<?xf32>) {
+  ^bb0(%in: bf16, %out: f32):
+    %e = arith.extf %in : bf16 to f32
+    %a = arith.addf %out, %e : f32
+    linalg.yield %a : f32
+  }
+  linalg.generic {indexing_maps = [#x, #r],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%v : memref<?x?xf16, strided<[?, ?], offset: ?>>)
+      outs(%t : memref<?xf32>) {
+  ^bb0(%in: f16, %out: f32):
+    %e = arith.extf %in : f16 to f32
+    %a = arith.addf %out, %e : f32
+    linalg.yield %a : f32
+  }
+  linalg.generic {indexing_maps = [#x, #r],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%odd : memref<?x36xbf16>) outs(%u : memref<?xf32>) {
+  ^bb0(%in: bf16, %out: f32):
+    %e = arith.extf %in : bf16 to f32
+    %a = arith.addf %out, %e : f32
+    linalg.yield %a : f32
+  }
+  linalg.generic {indexing_maps = [#xt, #r],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%tr : memref<64x?xbf16>) outs(%w : memref<?xf32>) {
+  ^bb0(%in: bf16, %out: f32):
+    %e = arith.extf %in : bf16 to f32
+    %a = arith.addf %out, %e : f32
+    linalg.yield %a : f32
+  }
   return
 }

@@ -400,6 +400,19 @@ def GPUTileReductionsPass
     * lane `l` folds elements `l, l + 32, ...` of its row through the body,
       starting from the combiner's identity (consecutive lanes read
       consecutive elements: coalesced);
+    * 16-byte loads instead, when every input that depends on the reduced
+      loop reads it as its innermost index only, from a bf16, f16 or f32
+      buffer with a strided layout: a check on the host, uniform over the
+      grid, takes this path when the reduced length is a multiple of `w`
+      (8 when one of those inputs is 16-bit, else 4) and each such input
+      has a unit innermost stride, an offset and other strides that are
+      multiples of `w` and a 16-byte aligned base. Lane `l` then reads
+      `vector<w x T>` at elements `w l, w (l + 32), ...` (`vector.load`,
+      `ld.global.v4`; a dynamic innermost stride is read through a
+      `memref.reinterpret_cast` with a static unit stride), evaluates the
+      body on each element from the identity, combines the `w` values
+      pairwise and folds them into its partial value; the inputs read at
+      the row only are loaded once;
     * five `gpu.shuffle xor` steps (16, 8, 4, 2, 1) combine the lanes'
       partial values (every lane ends with the total);
     * lane 0 stores `combiner(out, total)`.
@@ -407,7 +420,7 @@ def GPUTileReductionsPass
     Without it `convert-linalg-to-parallel-loops` gives each row to one
     thread that walks it alone, consecutive threads `d` elements apart. The
     sum is associated differently from the sequential loop (f32 rounding
-    only).
+    only; a max or min is exact).
 
     ```mlir
     linalg.generic {iterator_types = ["parallel", "parallel", "reduction"]}
@@ -430,7 +443,8 @@ def GPUTileReductionsPass
   let dependentDialects = ["::blockc::codegen::CodegenDialect",
                            "::mlir::gpu::GPUDialect",
                            "::mlir::memref::MemRefDialect",
-                           "::mlir::scf::SCFDialect"];
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect"];
 }
 
 def GPUTileMatmulPass
