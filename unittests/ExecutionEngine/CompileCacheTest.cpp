@@ -218,19 +218,28 @@ TEST(PrepareEntryText, RoundTripAndErrors) {
   PreparedWeight h = w;
   h.argIndex = 7;
   h.elementType = ElementType::BF16;
-  e.results = {w, q, h};
+  // Panels of bf16 k pairs: the packed layout of rank 6.
+  PreparedWeight pr = h;
+  pr.argIndex = 8;
+  pr.pairs = true;
+  pr.shape = {2, 1, 1, 12, 32, 2};
+  e.results = {w, q, h, pr};
   std::string text = serializePrepareEntry(e);
   // The field before the shape is the element type (0 f32, 1 bf16, 2 f16).
   EXPECT_EQ(text, "prepare forward_prepare\ninputs 2 5\nresult 2 40 24 24 32 0 "
                   "0 0 2 1 24 32\nresult 5 16 64 0 0 4 32 0 16 10\n"
-                  "result 7 40 24 24 32 0 0 1 2 1 24 32\n");
+                  "result 7 40 24 24 32 0 0 1 2 1 24 32\n"
+                  "result 8 40 24 24 32 0 0 1 2 1 1 12 32 2\n");
   auto back = parsePrepareEntry(text);
   ASSERT_TRUE(succeeded(back));
   ASSERT_TRUE(back->has_value());
   const PrepareEntry &p = **back;
   EXPECT_EQ(p.funcName, e.funcName);
   EXPECT_EQ(p.inputs, e.inputs);
-  ASSERT_EQ(p.results.size(), 3u);
+  ASSERT_EQ(p.results.size(), 4u);
+  EXPECT_FALSE(p.results[2].pairs);
+  EXPECT_TRUE(p.results[3].pairs);
+  EXPECT_EQ(p.results[3].shape, pr.shape);
   EXPECT_EQ(p.results[0].elementType, ElementType::F32);
   EXPECT_EQ(p.results[2].elementType, ElementType::BF16);
   EXPECT_EQ(p.results[2].shape, w.shape);

@@ -31,6 +31,9 @@ struct PreparedWeight {
   /// The packed-panel layout it is in: W[rows, cols] in panels of
   /// panelK x panelN (0 for a quantised weight).
   int64_t rows = 0, cols = 0, panelK = 0, panelN = 0;
+  /// Panels of bf16 k pairs ([.., 1, panelK / 2, panelN, 2]: packed_weight
+  /// pairs = true).
+  bool pairs = false;
   /// A quantised weight (#blockc_codegen.quantized_weight): 8 or 4 bits per
   /// value, one scale per groupSize columns; 0 for packed panels.
   int64_t bits = 0, groupSize = 0;

@@ -723,7 +723,29 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
             Value gLo = arith::MulIOp::create(kb.b, kb.loc, g, kb.idx(panelN));
             Value gHi = kb.minIdx(kb.add(gLo, kb.idx(panelN)), blockWidth);
             Value panel;
-            if (prepacked) {
+            if (prepacked && tiles.bf16Dot) {
+              // P[firstPanel + g, kc / panelK, 0] as [panelK / 2, panelN,
+              // 2], then the [panelK / 2, 2 panelN] panel of k pairs.
+              OpFoldResult oneAttr = kb.b.getIndexAttr(1),
+                           zero = kb.b.getIndexAttr(0);
+              SmallVector<OpFoldResult> offsets = {
+                  kb.add(firstPanel, g), kBlock, zero, zero, zero, zero};
+              SmallVector<OpFoldResult> sizes = {oneAttr,
+                                                 oneAttr,
+                                                 oneAttr,
+                                                 kb.b.getIndexAttr(panelK / 2),
+                                                 kb.b.getIndexAttr(panelN),
+                                                 kb.b.getIndexAttr(2)};
+              SmallVector<OpFoldResult> strides(6, oneAttr);
+              Type bf16 = kb.b.getBF16Type();
+              Value pairs = tensor::ExtractSliceOp::create(
+                  kb.b, kb.loc,
+                  RankedTensorType::get({panelK / 2, panelN, 2}, bf16),
+                  prepacked, offsets, sizes, strides);
+              panel = tensor::CollapseShapeOp::create(
+                  kb.b, kb.loc, kb.panelType(panelK, panelN), pairs,
+                  SmallVector<ReassociationIndices>{{0}, {1, 2}});
+            } else if (prepacked) {
               // P[firstPanel + g, kc / panelK] as a [panelK, panelN] tensor.
               OpFoldResult oneAttr = kb.b.getIndexAttr(1),
                            zero = kb.b.getIndexAttr(0);
@@ -1025,20 +1047,33 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
     SmallVector<Value> prepacked(weights.size(), Value());
     if (tiles.prepared) {
       auto layout = blockc::codegen::PackedWeightAttr::get(
-          getContext(), n, k, tiles.panelK, tiles.panelN);
+          getContext(), n, k, tiles.panelK, tiles.panelN, tiles.bf16Dot);
       // Panels in the weight's own type: a bf16/f16 weight stays 16-bit
-      // (the micro-kernel widens each panel row as it reads it).
+      // (the micro-kernel widens each panel row as it reads it); with bf16
+      // pairs, panels of k pairs, the weight seen as [N, K / 2, 2].
       Type wElt = wType.getElementType();
       Value zeroW =
           arith::ConstantOp::create(rewriter, loc, rewriter.getZeroAttr(wElt));
+      SmallVector<int64_t> innerDims = {1, 0};
+      SmallVector<OpFoldResult> innerTiles = {
+          rewriter.getIndexAttr(tiles.panelK),
+          rewriter.getIndexAttr(tiles.panelN)};
+      if (tiles.bf16Dot) {
+        innerDims.push_back(2);
+        innerTiles = {rewriter.getIndexAttr(tiles.panelK / 2),
+                      rewriter.getIndexAttr(tiles.panelN),
+                      rewriter.getIndexAttr(2)};
+      }
       for (auto [weight, packedWeight] : llvm::zip_equal(weights, prepacked)) {
+        Value source = weight;
+        if (tiles.bf16Dot)
+          source = tensor::ExpandShapeOp::create(
+              rewriter, loc, RankedTensorType::get({n, k / 2, 2}, wElt), weight,
+              SmallVector<ReassociationIndices>{{0}, {1, 2}});
         Value dest = tensor::EmptyOp::create(rewriter, loc,
                                              layout.getPackedShape(), wElt);
-        auto pack = linalg::PackOp::create(
-            rewriter, loc, weight, dest, ArrayRef<int64_t>{1, 0},
-            ArrayRef<OpFoldResult>{rewriter.getIndexAttr(tiles.panelK),
-                                   rewriter.getIndexAttr(tiles.panelN)},
-            zeroW);
+        auto pack = linalg::PackOp::create(rewriter, loc, source, dest,
+                                           innerDims, innerTiles, zeroW);
         pack->setAttr(CodegenDialect::kPreparedAttrName, layout);
         packedWeight = pack.getResult();
       }
@@ -1075,8 +1110,9 @@ struct CPULowerLinearPass
                   "lanes");
     if (!op.getWeight().getType().getElementType().isBF16())
       return fail("its weight is not bf16");
-    if (t.prepared)
-      return fail("its weight is read as prepared panels");
+    if (t.prepared && op.getWeight().getType().getDimSize(1) % 2 != 0)
+      return fail("its weight is read as prepared panels of k pairs and K "
+                  "is odd");
     auto ext = op.getInput().getDefiningOp<arith::ExtFOp>();
     if (!ext || !getElementTypeOrSelf(ext.getIn()).isBF16())
       return fail("its input is not widened from bf16 (arith.extf)");

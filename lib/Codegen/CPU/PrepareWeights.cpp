@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
@@ -45,12 +46,14 @@ struct Prepared {
 
 /// The weight the pack `op` packs, as an argument of `entry`'s body: its
 /// source, seen through the elementwise producers that fold other weights
-/// into it (a norm gain).
+/// into it (a norm gain) and the expansion of k into pairs (bf16 pairs).
 BlockArgument packedArgument(Operation *op, Block *body) {
   auto pack = dyn_cast<linalg::PackOp>(op);
   if (!pack)
     return {};
   Value v = pack.getSource();
+  if (auto expand = v.getDefiningOp<tensor::ExpandShapeOp>())
+    v = expand.getSrc();
   while (auto generic = v.getDefiningOp<linalg::GenericOp>()) {
     if (generic.getNumDpsInputs() == 0)
       return {};

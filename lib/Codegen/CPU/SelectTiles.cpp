@@ -129,6 +129,18 @@ struct CPUSelectTilesPass
         std::max(width, t.getL1Bytes() / (panelN * 4) / width * width);
     MLIRContext *ctx = &getContext();
     func::FuncOp func = getOperation();
+    // bf16 pairs on vdpbf16ps: a bf16 weight and an input that holds bf16
+    // values (widened from a bf16 tensor); AMX on top for whole 32-k steps.
+    auto bf16Pairs = [&](LinearOp op) {
+      auto widened = op.getInput().getDefiningOp<arith::ExtFOp>();
+      return t.getAvx512Bf16() &&
+             op.getWeight().getType().getElementType().isBF16() && widened &&
+             getElementTypeOrSelf(widened.getIn()).isBF16();
+    };
+    auto amxTiles = [&](LinearOp op) {
+      return bf16Pairs(op) && t.getAmxBf16() &&
+             op.getWeight().getType().getDimSize(1) % 32 == 0;
+    };
     if (prepareWeights && func.isPublic())
       func.walk([&](LinearOp op) {
         auto arg = dyn_cast<BlockArgument>(op.getWeight());
@@ -137,9 +149,12 @@ struct CPUSelectTilesPass
         // panels reached 16 GB/s (Zen 3, 8192 x 8192 bf16). Prefill then
         // packs per call (0.88x of prepared f32 on the 7B block, against
         // 0.97x with 16-bit panels, which a weight_layout set by hand
-        // still selects).
+        // still selects). On AMX the per-call packing into k pairs is
+        // what bounds prefill, so such a bf16 weight is prepared as
+        // panels of k pairs (packed_weight pairs = true).
         if (!arg || arg.getOwner() != &func.getBody().front() ||
-            !op.getWeight().getType().getElementType().isF32() ||
+            !(op.getWeight().getType().getElementType().isF32() ||
+              amxTiles(op)) ||
             op->hasAttr(CodegenDialect::kWeightLayoutAttrName))
           return;
         op->setAttr(CodegenDialect::kWeightLayoutAttrName,
@@ -186,18 +201,14 @@ struct CPUSelectTilesPass
       int64_t blockAlign = 1;
       if (layout && layout.getValue() == codegen::WeightLayout::packed_panels)
         blockAlign = ropeHeadDim(op).value_or(1);
-      // bf16 pairs on vdpbf16ps: a bf16 weight read in place and an input
-      // that holds bf16 values (widened from a bf16 tensor).
-      auto widened = op.getInput().getDefiningOp<arith::ExtFOp>();
-      bool bf16Dot = t.getAvx512Bf16() && !layout &&
-                     op.getWeight().getType().getElementType().isBF16() &&
-                     widened && getElementTypeOrSelf(widened.getIn()).isBF16();
+      // bf16 pairs read in place, or prepared as panels of k pairs (an even
+      // K).
+      bool bf16Dot = bf16Pairs(op) && (!layout || k % 2 == 0);
       op->setAttr(CodegenDialect::kLinearTilesAttrName,
                   codegen::LinearTilesAttr::get(
                       ctx, rows, kCols, blockN, blockK, packRows, kPackCols,
                       panelK, panelN, kPackMinRows, panelGroup, rowBlock,
-                      blockAlign, bf16Dot,
-                      bf16Dot && t.getAmxBf16() && k % 32 == 0));
+                      blockAlign, bf16Dot, bf16Dot && amxTiles(op)));
       ++numAnnotated;
     });
   }

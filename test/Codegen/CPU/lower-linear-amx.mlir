@@ -45,3 +45,29 @@ func.func @amx(%x: tensor<1x70x96xbf16>, %w: tensor<40x96xbf16>) -> tensor<1x70x
   %y = transformer.linear %xf, %w {blockc_codegen.linear_tiles = #blockc_codegen.linear_tiles<rows = 4, cols = 4, block_n = 32, block_k = 96, pack_rows = 8, pack_cols = 2, panel_k = 64, panel_n = 32, pack_min_rows = 32, bf16_dot = true, amx = true>} : tensor<1x70x96xf32>, tensor<40x96xbf16> -> tensor<1x70x40xf32>
   return %y : tensor<1x70x40xf32>
 }
+
+// -----
+
+// A prepared weight (weight_layout packed_panels) with bf16 pairs: the
+// weight, seen as [N, K / 2, 2], packed whole into panels of k pairs
+// (blockc-cpu-prepare-weights moves the pack into the entry's prepare
+// function); the kernel takes panel [n-block, k-block] as it is, a
+// [panel_k / 2, 2 panel_n] operand of the same tile products, packing
+// nothing per call.
+// CHECK-LABEL: func.func @amx_prepared
+// CHECK-SAME: (%[[X:.*]]: tensor<1x70x96xbf16>, %[[W:.*]]: tensor<40x96xbf16>)
+// CHECK: %[[E:.*]] = tensor.expand_shape %[[W]] {{\[\[}}0], [1, 2]] output_shape [40, 48, 2] : tensor<40x96xbf16> into tensor<40x48x2xbf16>
+// CHECK: %[[P:.*]] = linalg.pack %[[E]] padding_value(%{{.*}} : bf16) inner_dims_pos = [1, 0, 2] inner_tiles = [32, 32, 2] into %{{.*}} {blockc_codegen.prepared = #blockc_codegen.packed_weight<rows = 40, cols = 96, panel_k = 64, panel_n = 32, pairs = true>} : tensor<40x48x2xbf16> -> tensor<2x2x1x32x32x2xbf16>
+// CHECK: scf.forall
+// CHECK-NOT: vector.transpose
+// CHECK: %[[S:.*]] = tensor.extract_slice %[[P]][%{{.*}}, %{{.*}}, 0, 0, 0, 0] [1, 1, 1, 32, 32, 2] [1, 1, 1, 1, 1, 1] : tensor<2x2x1x32x32x2xbf16> to tensor<32x32x2xbf16>
+// CHECK: %[[C:.*]] = tensor.collapse_shape %[[S]] {{\[\[}}0], [1, 2]] : tensor<32x32x2xbf16> into tensor<32x64xbf16>
+// CHECK: bufferization.to_buffer %[[C]] read_only
+// CHECK: amx.tile_mulf
+// CHECK-NOT: vector.transpose
+// CHECK: linear_tiles<{{.*}}bf16_dot = true, amx = true>
+func.func @amx_prepared(%x: tensor<1x70x96xbf16>, %w: tensor<40x96xbf16>) -> tensor<1x70x40xf32> attributes {blockc_codegen.cpu_target = #blockc_codegen.cpu_target<isa = avx512, vector_width = 16, registers = 32, l1_bytes = 32768, l2_bytes = 1048576, avx512_bf16 = true, amx_bf16 = true>} {
+  %xf = arith.extf %x : tensor<1x70x96xbf16> to tensor<1x70x96xf32>
+  %y = transformer.linear %xf, %w {blockc_codegen.weight_layout = #blockc_codegen.weight_layout<packed_panels>, blockc_codegen.linear_tiles = #blockc_codegen.linear_tiles<rows = 4, cols = 4, block_n = 32, block_k = 96, pack_rows = 8, pack_cols = 2, panel_k = 64, panel_n = 32, pack_min_rows = 32, bf16_dot = true, amx = true>} : tensor<1x70x96xf32>, tensor<40x96xbf16> -> tensor<1x70x40xf32>
+  return %y : tensor<1x70x40xf32>
+}

@@ -47,11 +47,11 @@ func.func @bf16_dot_f16_weight(%x: tensor<1x3x64xbf16>, %w: tensor<8x64xf16>) ->
 
 // -----
 
-// ... read as stored ...
-func.func @bf16_dot_prepared(%x: tensor<1x3x64xbf16>, %w: tensor<8x64xbf16>) -> tensor<1x3x8xf32> attributes {blockc_codegen.cpu_target = #blockc_codegen.cpu_target<isa = avx512, vector_width = 16, registers = 32, l1_bytes = 32768, l2_bytes = 1048576, avx512_bf16 = true>} {
-  %xf = arith.extf %x : tensor<1x3x64xbf16> to tensor<1x3x64xf32>
-  // expected-error @+1 {{'transformer.linear' op has linear_tiles bf16_dot but its weight is read as prepared panels}}
-  %y = transformer.linear %xf, %w {blockc_codegen.weight_layout = #blockc_codegen.weight_layout<packed_panels>, blockc_codegen.linear_tiles = #blockc_codegen.linear_tiles<rows = 4, cols = 4, block_n = 32, block_k = 64, pack_rows = 8, pack_cols = 2, panel_k = 64, panel_n = 32, pack_min_rows = 32, bf16_dot = true>} : tensor<1x3x64xf32>, tensor<8x64xbf16> -> tensor<1x3x8xf32>
+// ... with an even K when prepared (panels of k pairs) ...
+func.func @bf16_dot_prepared_odd_k(%x: tensor<1x3x65xbf16>, %w: tensor<8x65xbf16>) -> tensor<1x3x8xf32> attributes {blockc_codegen.cpu_target = #blockc_codegen.cpu_target<isa = avx512, vector_width = 16, registers = 32, l1_bytes = 32768, l2_bytes = 1048576, avx512_bf16 = true>} {
+  %xf = arith.extf %x : tensor<1x3x65xbf16> to tensor<1x3x65xf32>
+  // expected-error @+1 {{'transformer.linear' op has linear_tiles bf16_dot but its weight is read as prepared panels of k pairs and K is odd}}
+  %y = transformer.linear %xf, %w {blockc_codegen.weight_layout = #blockc_codegen.weight_layout<packed_panels>, blockc_codegen.linear_tiles = #blockc_codegen.linear_tiles<rows = 4, cols = 4, block_n = 32, block_k = 64, pack_rows = 8, pack_cols = 2, panel_k = 64, panel_n = 32, pack_min_rows = 32, bf16_dot = true>} : tensor<1x3x65xf32>, tensor<8x65xbf16> -> tensor<1x3x8xf32>
   return %y : tensor<1x3x8xf32>
 }
 

@@ -99,6 +99,29 @@ func.func @bf16(%x: tensor<4x8xf32>, %w: tensor<12x8xbf16>) -> (tensor<4x8xf32>,
 
 // -----
 
+// Panels of bf16 k pairs (packed_weight pairs = true): the pack reads the
+// weight through its expansion to [N, K / 2, 2], which moves with it into
+// the prepare function; upstream's pad + transpose lowers it there.
+// CHECK-LABEL: func.func @pairs(
+// CHECK-SAME:    %{{.+}}: tensor<4x8xf32>, %[[A:.+]]: tensor<2x1x1x4x8x2xbf16> {blockc_codegen.prepared = #blockc_codegen.packed_weight<rows = 12, cols = 8, panel_k = 8, panel_n = 8, pairs = true>}
+// CHECK-NEXT:  return %{{.+}}, %[[A]]
+// CHECK-LABEL: func.func @pairs_prepare(
+// CHECK-SAME:    %[[W:[a-z0-9]+]]: tensor<12x8xbf16> {blockc_codegen.source_arg = 1 : i64}
+// CHECK-SAME:    %[[D:[a-z0-9]+]]: tensor<2x1x1x4x8x2xbf16> {{{.*}}bufferization.writable = true}
+// CHECK:       %[[E:.+]] = tensor.expand_shape %[[W]] {{\[\[}}0], [1, 2]] output_shape [12, 4, 2]
+// CHECK:       %[[P:.+]] = tensor.pad %[[E]] low[0, 0, 0] high[4, 0, 0]
+// CHECK:       %[[T:.+]] = linalg.transpose ins(%{{.+}} : tensor<2x8x1x4x1x2xbf16>) outs(%[[D]] : tensor<2x1x1x4x8x2xbf16>) permutation = [0, 2, 4, 3, 1, 5]
+// CHECK-NEXT:  return %[[T]]
+func.func @pairs(%x: tensor<4x8xf32>, %w: tensor<12x8xbf16>) -> (tensor<4x8xf32>, tensor<2x1x1x4x8x2xbf16>) attributes {blockc_codegen.cpu_target = #blockc_codegen.cpu_target<isa = avx512, vector_width = 16, registers = 32, l1_bytes = 32768, l2_bytes = 1048576, avx512_bf16 = true>} {
+  %cst = arith.constant 0.0 : bf16
+  %e = tensor.expand_shape %w [[0], [1, 2]] output_shape [12, 4, 2] : tensor<12x8xbf16> into tensor<12x4x2xbf16>
+  %d = tensor.empty() : tensor<2x1x1x4x8x2xbf16>
+  %p = linalg.pack %e padding_value(%cst : bf16) inner_dims_pos = [1, 0, 2] inner_tiles = [4, 8, 2] into %d {blockc_codegen.prepared = #blockc_codegen.packed_weight<rows = 12, cols = 8, panel_k = 8, panel_n = 8, pairs = true>} : tensor<12x4x2xbf16> -> tensor<2x1x1x4x8x2xbf16>
+  return %x, %p : tensor<4x8xf32>, tensor<2x1x1x4x8x2xbf16>
+}
+
+// -----
+
 // The weight has another use in the entry: it stays, and so does the
 // packing (per call, lowered in place; the empty pad folds away later).
 // CHECK-LABEL: func.func @other_use(

@@ -1,6 +1,8 @@
 // RUN: blockc-opt %s -split-input-file --blockc-cpu-select-tiles="isa=avx512 avx512-bf16=true avx512-vnni=true" | FileCheck %s --check-prefix=BF16
 // RUN: blockc-opt %s -split-input-file --blockc-cpu-select-tiles="isa=avx512" | FileCheck %s --check-prefix=NONE
 // RUN: blockc-opt %s -split-input-file --blockc-cpu-select-tiles="isa=avx512 avx512-bf16=true amx-bf16=true" | FileCheck %s --check-prefix=AMX
+// RUN: blockc-opt %s -split-input-file --blockc-cpu-select-tiles="isa=avx512 avx512-bf16=true amx-bf16=true prepare-weights=true" | FileCheck %s --check-prefix=PREP
+// RUN: blockc-opt %s -split-input-file --blockc-cpu-select-tiles="isa=avx512 avx512-bf16=true prepare-weights=true" | FileCheck %s --check-prefix=PREP-NOAMX
 
 // ISA extensions of the options go into the function's cpu_target. With
 // avx512_bf16, a projection with a bf16 weight whose input is widened from
@@ -16,6 +18,17 @@
 // AMX-SAME: avx512_bf16 = true, amx_bf16 = true>
 // AMX: linear_tiles<{{.*}}, bf16_dot = true, amx = true>
 // AMX: linear_tiles<{{.*}}, bf16_dot = true>
+// With prepare-weights, the weight on AMX (K = 64) is prepared (panels of
+// k pairs); the one with K = 48 (vdpbf16ps only) and, without AMX, both
+// are read in place, as bf16 weights are by default.
+// PREP-LABEL: func.func @bf16_block
+// PREP: linear_tiles<{{.*}}, bf16_dot = true, amx = true>, blockc_codegen.weight_layout = #blockc_codegen.weight_layout<packed_panels>}
+// PREP: transformer.linear
+// PREP-NOT: weight_layout
+// PREP-SAME: bf16_dot = true>}
+// PREP-NOAMX-LABEL: func.func @bf16_block
+// PREP-NOAMX-NOT: weight_layout
+// PREP-NOAMX: return
 // NONE-LABEL: func.func @bf16_block
 // NONE-SAME: cpu_target<isa = avx512, vector_width = 16, registers = 32, l1_bytes = 32768, l2_bytes = 1048576>
 // NONE-NOT: bf16_dot

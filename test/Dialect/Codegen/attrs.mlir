@@ -103,6 +103,12 @@ func.func @prepared() attributes {blockc_codegen.prepare_for = "forward", blockc
   return
 }
 
+// CHECK-LABEL: func.func @prepared_pairs
+// CHECK-SAME: blockc_codegen.prepared = #blockc_codegen.packed_weight<rows = 40, cols = 1024, panel_k = 256, panel_n = 32, pairs = true>
+func.func @prepared_pairs() attributes {blockc_codegen.prepared = #blockc_codegen.packed_weight<rows = 40, cols = 1024, panel_k = 256, panel_n = 32, pairs = true>} {
+  return
+}
+
 // CHECK-LABEL: func.func @quantized
 // CHECK-SAME: blockc_codegen.kernel = #blockc_codegen.kernel<quantized_linear>
 // CHECK-SAME: blockc_codegen.prepared = #blockc_codegen.quantized_weight<rows = 512, cols = 1408, bits = 4, group_size = 32>

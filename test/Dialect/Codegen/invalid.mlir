@@ -216,6 +216,20 @@ func.func @packed_weight_negative_rows() attributes {blockc_codegen.prepared = #
 
 // -----
 
+// expected-error @+1 {{pairs = true needs an even panel_k and cols, got panel_k = 8 and cols = 9}}
+func.func @packed_weight_pairs_odd_cols() attributes {blockc_codegen.prepared = #blockc_codegen.packed_weight<rows = 16, cols = 9, panel_k = 8, panel_n = 8, pairs = true>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{pairs = true needs an even panel_k and cols, got panel_k = 7 and cols = 8}}
+func.func @packed_weight_pairs_odd_panel() attributes {blockc_codegen.prepared = #blockc_codegen.packed_weight<rows = 16, cols = 8, panel_k = 7, panel_n = 8, pairs = true>} {
+  return
+}
+
+// -----
+
 // expected-error @+1 {{'blockc_codegen.prepared' must be a #blockc_codegen.packed_weight or #blockc_codegen.quantized_weight attribute}}
 func.func @prepared_wrong_kind() attributes {blockc_codegen.prepared = 3 : i64} {
   return

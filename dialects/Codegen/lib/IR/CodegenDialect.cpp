@@ -73,12 +73,16 @@ CPUTargetAttr::verify(function_ref<InFlightDiagnostic()> emitError, ISA isa,
 LogicalResult
 PackedWeightAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                          int64_t rows, int64_t cols, int64_t panelK,
-                         int64_t panelN) {
+                         int64_t panelN, bool pairs) {
   std::pair<StringRef, int64_t> sizes[] = {
       {"rows", rows}, {"cols", cols}, {"panel_k", panelK}, {"panel_n", panelN}};
   for (auto [name, value] : sizes)
     if (value < 1)
       return emitError() << name << " must be >= 1, got " << value;
+  if (pairs && (panelK % 2 != 0 || cols % 2 != 0))
+    return emitError() << "pairs = true needs an even panel_k and cols, got "
+                          "panel_k = "
+                       << panelK << " and cols = " << cols;
   return success();
 }
 

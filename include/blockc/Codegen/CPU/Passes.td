@@ -196,11 +196,15 @@ def CPUSelectTilesPass
     `avx-vnni`) are recorded in the target. With `avx512_bf16`, a
     projection whose weight is bf16 and whose input is the `arith.extf` of
     a bf16 tensor (a bf16 block's projections after
-    `transformer-compute-in-f32`) gets `bf16_dot = true` in its tiles, unless
-    its weight is read as prepared panels: its kernel multiplies bf16
-    pairs with `vdpbf16ps`. With `amx_bf16` too, and K a multiple of 32,
-    also `amx = true`: the packed kernel's blocks of 16 and 32 rows run on
-    AMX tiles.
+    `transformer-compute-in-f32`) gets `bf16_dot = true` in its tiles
+    (with a `weight_layout`, only for an even K: its prepared panels hold k
+    pairs): its kernel multiplies bf16 pairs with `vdpbf16ps`. With
+    `amx_bf16` too, and K a multiple of 32, also `amx = true`: the packed
+    kernel's blocks of 16 and 32 rows run on AMX tiles; with
+    `prepare-weights`, such a weight (an entry's argument) also gets
+    `weight_layout<packed_panels>`, prepared as panels of k pairs
+    (`#blockc_codegen.packed_weight<..., pairs = true>`), where a bf16
+    weight is otherwise read in place.
 
     Options that make an invalid target (a vector width that is not a
     power of two, fewer than 8 registers, a cache size that is not

@@ -289,25 +289,40 @@ def Codegen_PackedWeightAttr
     that receives the prepared weight and on the prepare function's result
     that produces it.
 
+    With `pairs = true` (bf16 weights for `vdpbf16ps` and AMX, `linear_tiles
+    bf16_dot`) each panel holds k pairs: a tensor `P[ceil(rows / panel_n),
+    ceil(cols / panel_k), 1, panel_k / 2, panel_n, 2]` with `P[i, j, 0, p,
+    n, e] = W[i * panel_n + n, j * panel_k + 2 p + e]`, zero past the
+    weight: `linalg.pack` of `W` expanded to `[rows, cols / 2, 2]` with
+    `inner_dims_pos = [1, 0, 2] inner_tiles = [panel_k / 2, panel_n, 2]`.
+    A panel is then the `[panel_k / 2, 2 panel_n]` operand the kernel
+    reads (AMX's layout of a tile product's second operand); `panel_k` and
+    `cols` are even.
+
     ```mlir
     #blockc_codegen.packed_weight<rows = 688, cols = 256, panel_k = 256,
                                   panel_n = 32>
+    #blockc_codegen.packed_weight<rows = 40, cols = 1024, panel_k = 256,
+                                  panel_n = 32, pairs = true>
     ```
 
-    Every size is at least 1, except `row_block` (at least 0).
+    Every size is at least 1.
   }];
   let parameters = (ins "int64_t":$rows,
                         "int64_t":$cols,
                         "int64_t":$panel_k,
-                        "int64_t":$panel_n);
+                        "int64_t":$panel_n,
+                        DefaultValuedParameter<"bool", "false">:$pairs);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
     /// The prepared tensor's shape.
-    ::llvm::SmallVector<int64_t, 4> getPackedShape() const {
-      return {(getRows() + getPanelN() - 1) / getPanelN(),
-              (getCols() + getPanelK() - 1) / getPanelK(), getPanelK(),
-              getPanelN()};
+    ::llvm::SmallVector<int64_t, 6> getPackedShape() const {
+      int64_t nb = (getRows() + getPanelN() - 1) / getPanelN(),
+              kb = (getCols() + getPanelK() - 1) / getPanelK();
+      if (getPairs())
+        return {nb, kb, 1, getPanelK() / 2, getPanelN(), 2};
+      return {nb, kb, getPanelK(), getPanelN()};
     }
   }];
 }
