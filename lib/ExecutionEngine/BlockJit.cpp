@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "blockc/ExecutionEngine/BlockJit.h"
+#include "blockc/ExecutionEngine/HostAllocator.h"
 #include "blockc/Runtime/EmulatorRuntime.h"
 #include "blockc/Target/CPU.h"
 
@@ -401,6 +402,8 @@ BlockJit::compile(ModuleOp module, const ModelSignature &sig, JitTarget target,
       return makeError("the CPU code needs the OpenMP runtime " + libomp +
                        " (Debian package libomp-22-dev)");
     libs.push_back(libomp);
+    // The entry's intermediate buffers: reused pages across calls.
+    keepFreedHostMemory();
     CPUTargetConfig c = cpuConfig.resolved();
     // Code pinned to a larger ISA than the host's would stop on an illegal
     // instruction.
