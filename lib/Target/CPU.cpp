@@ -213,7 +213,7 @@ std::string blockc::emitCHeader(const ModelSignature &sig,
        << " * P[ceil(N / panel_n), ceil(K / panel_k), panel_k, panel_n],\n"
        << " * P[i, j, k, n] = W[i * panel_n + n, j * panel_k + k], zero past "
           "W.\n";
-    bool anyQuantized = false;
+    bool anyQuantized = false, anyPairs = false;
     for (const PreparedWeight &w : p.results) {
       os << " *   arg" << w.argIndex << " [" << w.rows << ", " << w.cols
          << "] -> [";
@@ -223,9 +223,17 @@ std::string blockc::emitCHeader(const ModelSignature &sig,
         os << "] (int" << w.bits << " quantised, a scale per " << w.groupSize
            << " columns)\n";
       else
-        os << "] (panel_k " << w.panelK << ", panel_n " << w.panelN << ")\n";
+        os << "] (panel_k " << w.panelK << ", panel_n " << w.panelN
+           << (w.pairs ? ", k pairs" : "") << ")\n";
       anyQuantized |= w.bits != 0;
+      anyPairs |= w.pairs;
     }
+    if (anyPairs)
+      os << " * Panels of k pairs (bf16, for vdpbf16ps and AMX):\n"
+         << " * P[ceil(N / panel_n), ceil(K / panel_k), 1, panel_k / 2, "
+            "panel_n, 2],\n"
+         << " * P[i, j, 0, p, n, e] = W[i * panel_n + n, j * panel_k + 2p + "
+            "e].\n";
     if (anyQuantized)
       os << " * A quantised weight is int32 words (its descriptor's float\n"
          << " * pointers carry them): per row the int8 values or int4 pairs,\n"
