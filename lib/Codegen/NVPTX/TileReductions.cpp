@@ -88,6 +88,63 @@ Operation *matchRowReduction(linalg::GenericOp op) {
   return combiner;
 }
 
+/// The buffer `v` views (through view-like ops), for the alias checks
+/// below.
+Value rootBuffer(Value v) {
+  while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
+    v = view.getViewSource();
+  return v;
+}
+
+/// Whether the row reduction `op` can join the kernel of the row
+/// reductions `chain` (in block order), computed where `op` is: it reads
+/// the result of one of them, every such read at its own output's indices
+/// (the row: linalg's shapes then make the rows the same), has as many
+/// loops, and neither writes a buffer they use nor is separated from them
+/// by an op that may touch their buffers (they move down to `op`).
+bool extendsChain(ArrayRef<linalg::GenericOp> chain, linalg::GenericOp op) {
+  Block *block = op->getBlock();
+  if (llvm::any_of(chain, [&](linalg::GenericOp c) {
+        return c->getBlock() != block || c.getNumLoops() != op.getNumLoops() ||
+               !c->isBeforeInBlock(op);
+      }))
+    return false;
+  AffineMap rowMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  DenseSet<Value> results, used;
+  for (linalg::GenericOp c : chain) {
+    results.insert(c.getDpsInits()[0]);
+    for (Value operand : c->getOperands())
+      used.insert(rootBuffer(operand));
+  }
+  bool readsResult = false;
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    if (!results.contains(input->get()))
+      continue;
+    if (op.getMatchingIndexingMap(input) != rowMap)
+      return false;
+    readsResult = true;
+  }
+  if (!readsResult || used.contains(rootBuffer(op.getDpsInits()[0])))
+    return false;
+  for (Operation *at = chain.front()->getNextNode(); at != op;
+       at = at->getNextNode()) {
+    if (llvm::is_contained(chain, at))
+      continue;
+    std::optional<SmallVector<MemoryEffects::EffectInstance>> effects =
+        getEffectsRecursively(at);
+    if (!effects)
+      return false;
+    for (MemoryEffects::EffectInstance &effect : *effects) {
+      if (isa<MemoryEffects::Allocate>(effect.getEffect()))
+        continue;
+      Value value = effect.getValue();
+      if (!value || used.contains(rootBuffer(value)))
+        return false;
+    }
+  }
+  return true;
+}
+
 /// One row reduction of a kernel: the op, its combiner and what its output
 /// holds before it.
 struct Stage {
@@ -435,19 +492,40 @@ struct GPUTileReductionsPass
     }
     int64_t warps =
         std::max<int64_t>(map.getThreadsX() * map.getThreadsY() / kWarp, 1);
+    // Chains of reductions over the same rows, each reading earlier ones'
+    // results at its row: one kernel each, built where the last one was.
+    SmallVector<SmallVector<std::pair<linalg::GenericOp, Operation *>>> chains;
+    for (auto [op, combiner] : reductions) {
+      if (chainStatistics && !chains.empty()) {
+        SmallVector<linalg::GenericOp> earlier;
+        for (auto &entry : chains.back())
+          earlier.push_back(entry.first);
+        if (extendsChain(earlier, op)) {
+          chains.back().push_back({op, combiner});
+          continue;
+        }
+      }
+      chains.push_back({{op, combiner}});
+    }
     OpBuilder b(&getContext());
     SmallVector<blockc::nvptx::EpiloguePlan> plans;
-    for (auto [op, combiner] : reductions) {
-      b.setInsertionPoint(op);
-      RowReductionKernel kernel{
-          {b, op.getLoc()},
-          {Stage{op, combiner,
-                 blockc::nvptx::resolveInit(op.getDpsInits()[0], op)}},
-          warps};
+    for (auto &chain : chains) {
+      linalg::GenericOp last = chain.back().first;
+      b.setInsertionPoint(last);
+      RowReductionKernel kernel{{b, last.getLoc()}, {}, warps};
+      for (auto [op, combiner] : chain)
+        kernel.stages.push_back(Stage{
+            op, combiner, blockc::nvptx::resolveInit(op.getDpsInits()[0], op)});
       kernel.build();
-      plans.push_back({{}, {kernel.stages.front().init}, {}, kernel.launch});
-      op->erase();
-      ++numTiled;
+      blockc::nvptx::EpiloguePlan plan;
+      for (Stage &s : kernel.stages)
+        plan.inits.push_back(s.init);
+      plan.kernel = kernel.launch;
+      plans.push_back(std::move(plan));
+      for (auto [op, combiner] : chain) {
+        op->erase();
+        ++numTiled;
+      }
     }
     // The fills (and copies of fills) that only initialised the outputs.
     blockc::nvptx::eraseDeadWrites(getOperation().getBody().front(), plans);

@@ -1,4 +1,5 @@
-// RUN: blockc-opt %s -split-input-file --blockc-gpu-tile-reductions --canonicalize --cse | FileCheck %s
+// RUN: blockc-opt %s -split-input-file --blockc-gpu-tile-reductions="chain-statistics=true" --canonicalize --cse | FileCheck %s
+// RUN: blockc-opt %s -split-input-file --blockc-gpu-tile-reductions --canonicalize --cse | FileCheck %s --check-prefix=DEFAULT
 
 // Row reductions (norm statistics) become one warp per output element:
 // with a 32 x 4 gpu_map, 4 warps (128 threads) per block, grid
@@ -281,6 +282,125 @@ func.func @vectors(%x: memref<?x64xbf16>, %s: memref<?xf32>,
   ^bb0(%in: bf16, %out: f32):
     %e = arith.extf %in : bf16 to f32
     %a = arith.addf %out, %e : f32
+    linalg.yield %a : f32
+  }
+  return
+}
+
+// -----
+
+#x = affine_map<(b, t, k) -> (b, t, k)>
+#r = affine_map<(b, t, k) -> (b, t)>
+
+// A norm's two statistics, the second reading the first at its row: one
+// kernel. Each warp computes max |x| of its row; every lane folds the
+// total into the output (read here: its init is not known) and uses it as
+// the second body's `%mx`, loaded nowhere; lane 0 stores both results.
+// Without chain-statistics (the default): two kernels.
+// DEFAULT-LABEL: func.func @norm_statistics
+// DEFAULT-COUNT-2: kernel<row_reduction>
+// DEFAULT-NOT:     kernel<row_reduction>
+// DEFAULT:         return
+// CHECK-LABEL: func.func @norm_statistics
+// CHECK:         gpu.launch
+// CHECK:           scf.if %{{.+}} -> (f32) {
+// CHECK:             vector.load %arg0{{.+}} vector<8xbf16>
+// CHECK:             arith.maximumf
+// CHECK:           } else {
+// CHECK-COUNT-5:   gpu.shuffle  xor
+// CHECK:           %[[OLD:.+]] = memref.load %arg1[%[[BI:.+]], %[[TI:.+]]]
+// CHECK-NEXT:      %[[MAX:.+]] = arith.maximumf %[[OLD]], %{{.+}}
+// CHECK-NEXT:      %[[FIRST:.+]] = arith.cmpi eq, %{{.+}}, %c0
+// CHECK-NEXT:      scf.if %[[FIRST]] {
+// CHECK-NEXT:        memref.store %[[MAX]], %arg1[%[[BI]], %[[TI]]]
+// CHECK:           scf.if %{{.+}} -> (f32) {
+// CHECK:             scf.for
+// CHECK:               vector.load %arg0{{.+}} vector<8xbf16>
+// CHECK:               arith.cmpf ogt, %[[MAX]]
+// CHECK:           } else {
+// CHECK:             scf.for
+// CHECK:               memref.load %arg0
+// CHECK-NOT:           memref.load
+// CHECK:               arith.cmpf ogt, %[[MAX]]
+// CHECK-COUNT-5:   gpu.shuffle  xor
+// CHECK:           scf.if %[[FIRST]] {
+// CHECK-NEXT:        memref.load %arg2
+// CHECK-NEXT:        arith.addf
+// CHECK-NEXT:        memref.store %{{.+}}, %arg2[%[[BI]], %[[TI]]]
+// CHECK:         kernel<row_reduction>
+// CHECK-NOT:     gpu.launch
+// CHECK-NOT:     linalg.generic
+// CHECK:         return
+func.func @norm_statistics(%x: memref<?x?x4096xbf16>, %m: memref<?x?xf32>,
+                           %ss: memref<?x?xf32>)
+    attributes {blockc_codegen.gpu_map = #blockc_codegen.gpu_map<threads_x = 32, threads_y = 8>} {
+  %one = arith.constant 1.0 : f32
+  %tiny = arith.constant 1.0e-30 : f32
+  %huge = arith.constant 1.0e30 : f32
+  linalg.generic {indexing_maps = [#x, #r],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x : memref<?x?x4096xbf16>) outs(%m : memref<?x?xf32>) {
+  ^bb0(%in: bf16, %out: f32):
+    %e = arith.extf %in : bf16 to f32
+    %a = math.absf %e : f32
+    %mx = arith.maximumf %out, %a : f32
+    linalg.yield %mx : f32
+  }
+  linalg.generic {indexing_maps = [#x, #r, #r],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %m : memref<?x?x4096xbf16>, memref<?x?xf32>)
+      outs(%ss : memref<?x?xf32>) {
+  ^bb0(%in: bf16, %mx: f32, %out: f32):
+    %e = arith.extf %in : bf16 to f32
+    %gt = arith.cmpf ogt, %mx, %tiny : f32
+    %lt = arith.cmpf olt, %mx, %huge : f32
+    %ok = arith.andi %gt, %lt : i1
+    %s = arith.select %ok, %mx, %one : f32
+    %inv = arith.divf %one, %s : f32
+    %y = arith.mulf %e, %inv : f32
+    %sq = arith.mulf %y, %y : f32
+    %acc = arith.addf %out, %sq : f32
+    linalg.yield %acc : f32
+  }
+  return
+}
+
+// -----
+
+#x = affine_map<(b, k) -> (b, k)>
+#r = affine_map<(b, k) -> (b)>
+
+// Two kernels: a copy into the first reduction's input between them (the
+// first cannot move past it), and a reduction that does not read the other
+// one's result.
+// CHECK-LABEL: func.func @not_chained
+// CHECK-COUNT-3: kernel<row_reduction>
+// CHECK-NOT:     kernel<row_reduction>
+func.func @not_chained(%x: memref<?x64xf32>, %y: memref<?x64xf32>,
+                       %m: memref<?xf32>, %s: memref<?xf32>,
+                       %t: memref<?xf32>)
+    attributes {blockc_codegen.gpu_map = #blockc_codegen.gpu_map<threads_x = 32, threads_y = 8>} {
+  linalg.generic {indexing_maps = [#x, #r],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<?x64xf32>) outs(%m : memref<?xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %mx = arith.maximumf %out, %in : f32
+    linalg.yield %mx : f32
+  }
+  memref.copy %y, %x : memref<?x64xf32> to memref<?x64xf32>
+  linalg.generic {indexing_maps = [#x, #r, #r],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%x, %m : memref<?x64xf32>, memref<?xf32>) outs(%s : memref<?xf32>) {
+  ^bb0(%in: f32, %mx: f32, %out: f32):
+    %d = arith.subf %in, %mx : f32
+    %a = arith.addf %out, %d : f32
+    linalg.yield %a : f32
+  }
+  linalg.generic {indexing_maps = [#x, #r],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%y : memref<?x64xf32>) outs(%t : memref<?xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %a = arith.addf %out, %in : f32
     linalg.yield %a : f32
   }
   return

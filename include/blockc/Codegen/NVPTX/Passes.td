@@ -417,6 +417,17 @@ def GPUTileReductionsPass
       partial values (every lane ends with the total);
     * lane 0 stores `combiner(out, total)`.
 
+    With `chain-statistics`, a row reduction that reads the results of the
+    reductions before it at its own output's indices (a norm's sum of squares of `x / max |x|`
+    after the `max |x|`) joins their kernel, built where it was: each warp
+    computes the first result of its row, every lane folds the total into
+    the output's initial value and uses that in the next body in place of
+    the load (its pass over the row re-reads it from L1 / L2), and lane 0
+    stores each result. Only when the ops between them touch none of the
+    earlier reductions' buffers (those now run later) and the later one
+    writes none of them, with as many loops (linalg's shapes then make
+    the rows the same).
+
     Without it `convert-linalg-to-parallel-loops` gives each row to one
     thread that walks it alone, consecutive threads `d` elements apart. The
     sum is associated differently from the sequential loop (f32 rounding
@@ -437,6 +448,12 @@ def GPUTileReductionsPass
     } {blockc_codegen.kernel = #blockc_codegen.kernel<row_reduction>}
     ```
   }];
+  let options = [
+    Option<"chainStatistics", "chain-statistics", "bool",
+           /*default=*/"false",
+           "One kernel for row reductions that read earlier ones' results at "
+           "their row (a norm's two statistics)">
+  ];
   let statistics = [
     Statistic<"numTiled", "num-tiled", "Reductions turned into warp kernels">
   ];
