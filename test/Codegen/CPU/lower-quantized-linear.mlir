@@ -42,6 +42,7 @@
 // CHECK: {blockc_codegen.kernel = #blockc_codegen.kernel<quantized_linear>}
 // CHECK-NOT: transformer.linear
 // AVX512-LABEL: func.func @int8
+// AVX512: memref.prefetch %{{.*}}[%{{.*}}, %{{.*}}], read, locality<2>, data : memref<6x13xi32>
 // AVX512: vector.bitcast %{{.*}} : vector<4xi32> to vector<16xi8>
 // AVX512: arith.sitofp %{{.*}} : vector<16xi32> to vector<16xf32>
 func.func @int8(%x: tensor<1x?x44xf32>, %w: tensor<6x44xf32>, %b: tensor<6xf32>) -> tensor<1x?x6xf32> {
@@ -83,6 +84,30 @@ func.func @int8(%x: tensor<1x?x44xf32>, %w: tensor<6x44xf32>, %b: tensor<6xf32>)
 // CHECK: %[[T:.*]] = vector.fma %{{.*}}, %cst{{.*}}, %{{.*}} : vector<8xf32>
 // CHECK: vector.fma %[[T]], %[[SV]], %{{.*}} : vector<8xf32>
 // CHECK-NOT: transformer.linear
+// With AVX-512 (16 lanes) the few-rows path looks the weights up instead:
+// per group and column a table of (u - 8) s, which vpermps indexes with
+// each byte's low nibble and, shifted, its high one; both multiply-add
+// into the accumulators (no group accumulators, no sum of x), and each
+// step prefetches the rows two tiles further (into L2).
+// AVX512-LABEL: func.func @int4
+// AVX512: %[[P:.*]] = bufferization.to_buffer %{{.*}} read_only : tensor<40x10xi32> to memref<40x10xi32>
+// AVX512: } else {
+// AVX512: %[[BASE:.*]] = arith.constant dense<[-8.000000e+00, -7.000000e+00, {{.*}}, 6.000000e+00, 7.000000e+00]> : vector<16xf32>
+// AVX512: scf.for %{{.*}} = %c0{{.*}} to %c64{{.*}} step %c32
+// AVX512: %[[S:.*]] = arith.bitcast %{{.*}} : i32 to f32
+// AVX512: %[[SV:.*]] = vector.broadcast %[[S]] : f32 to vector<16xf32>
+// AVX512: %[[TAB:.*]] = arith.mulf %[[BASE]], %[[SV]] : vector<16xf32>
+// AVX512: %[[XL:.*]] = vector.transfer_read %arg0
+// AVX512: %[[XH:.*]] = vector.transfer_read %arg0
+// AVX512: memref.prefetch %[[P]][%{{.*}}, %{{.*}}], read, locality<2>, data : memref<40x10xi32>
+// AVX512: %[[U:.*]] = arith.extui %{{.*}} : vector<16xi8> to vector<16xi32>
+// AVX512: %[[LO:.*]] = llvm.call_intrinsic "llvm.x86.avx512.permvar.sf.512"(%[[TAB]], %[[U]]) : (vector<16xf32>, vector<16xi32>) -> vector<16xf32>
+// AVX512: %[[HI:.*]] = arith.shrui %[[U]], %{{.*}} : vector<16xi32>
+// AVX512: llvm.call_intrinsic "llvm.x86.avx512.permvar.sf.512"(%[[TAB]], %[[HI]])
+// AVX512: vector.fma %[[XL]], %[[LO]]
+// AVX512-NOT: arith.sitofp
+// AVX512: vector.fma %[[XH]]
+// AVX512: vector.reduction <add>
 func.func @int4(%x: tensor<2x3x64xf32>, %w: tensor<40x64xf32>) -> tensor<2x3x40xf32> {
   %0 = transformer.linear %x, %w {weight_quant = #transformer.weight_quant<int4, group_size = 32>} : tensor<2x3x64xf32>, tensor<40x64xf32> -> tensor<2x3x40xf32>
   return %0 : tensor<2x3x40xf32>
