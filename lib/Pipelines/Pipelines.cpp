@@ -469,9 +469,10 @@ void blockc::buildCPUBufferizePipeline(OpPassManager &pm,
 }
 
 void blockc::buildCPULowerToLLVMPipeline(OpPassManager &pm) {
+  // Before the metadata goes: it reads the function's cpu_target.
+  pm.addNestedPass<func::FuncOp>(cpu::createCPUExpandBF16Pass());
   pm.addPass(transformer::createTransformerStripMetadataPass());
   pm.addNestedPass<func::FuncOp>(cpu::createCPUFmaToFmulAddPass());
-  pm.addNestedPass<func::FuncOp>(cpu::createCPUExpandBF16Pass());
   pm.addNestedPass<func::FuncOp>(LLVM::createLLVMRequestCWrappersPass());
   pm.addPass(createConvertVectorToSCFPass(
       VectorTransferToSCFOptions().enableFullUnroll()));

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "blockc/Codegen/CPU/Passes.h"
+#include "blockc/Dialect/Codegen/IR/CodegenDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
@@ -17,6 +18,7 @@ namespace blockc::cpu {
 } // namespace blockc::cpu
 
 using namespace mlir;
+namespace codegen = blockc::codegen;
 
 namespace {
 
@@ -33,15 +35,28 @@ struct CPUExpandBF16Pass
   using Base::Base;
 
   void runOnOperation() override {
-    // (Statistics may be no-ops in a release LLVM: count here.)
-    int64_t count = 0;
-    getOperation().walk([&](Operation *op) { count += isBF16Conversion(op); });
-    if (count == 0)
+    // With AVX512_BF16 (the function's cpu_target) LLVM rounds f32 to bf16
+    // with vcvtneps2bf16: the truncations stay, the widenings (a shift)
+    // are expanded as everywhere.
+    auto target = getOperation()->getAttrOfType<codegen::CPUTargetAttr>(
+        codegen::CodegenDialect::kCpuTargetAttrName);
+    bool nativeTrunc = target && target.getAvx512Bf16();
+    SmallVector<Operation *> ops;
+    getOperation().walk([&](Operation *op) {
+      if (isBF16Conversion(op) &&
+          !(nativeTrunc && isa<arith::TruncFOp>(op) &&
+            getElementTypeOrSelf(op->getOperand(0).getType()).isF32()))
+        ops.push_back(op);
+    });
+    if (ops.empty())
       return;
-    numExpanded += count;
+    // (Statistics may be no-ops in a release LLVM: counted here.)
+    numExpanded += ops.size();
     RewritePatternSet patterns(&getContext());
     arith::populateExpandBFloat16Patterns(patterns);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+    GreedyRewriteConfig config;
+    config.setStrictness(GreedyRewriteStrictness::ExistingOps);
+    if (failed(applyOpPatternsGreedily(ops, std::move(patterns), config)))
       return signalPassFailure();
   }
 };

@@ -763,7 +763,10 @@ def CPUExpandBF16Pass
     kept a quiet NaN. Without it, LLVM turns each truncation on a CPU that
     lacks AVX512_BF16 into a call to `__truncsfbf2` per element, which
     cannot be vectorised (27 call sites in a 3-layer bf16 stack). The
-    integer form vectorises with the loop around it. Upstream's
+    integer form vectorises with the loop around it. In a function whose
+    `cpu_target` has `avx512_bf16` the f32 -> bf16 truncations stay: LLVM
+    rounds them with `vcvtneps2bf16` (round to nearest even; it flushes
+    f32 denormals to zero). Upstream's
     `arith-expand{include-bf16}` would also rewrite f32 `maximumf`,
     `minimumf` and the integer divisions of the f32 kernels, so this pass
     applies the bf16 patterns alone. It runs at the start of the CPU LLVM
