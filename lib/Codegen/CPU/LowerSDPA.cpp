@@ -54,10 +54,6 @@ using namespace blockc::transformer;
 
 namespace {
 
-/// f32 elements per 64-byte cache line: one prefetch covers this many
-/// elements of a key or value row (whatever the vector width).
-constexpr int64_t kFloatsPerCacheLine = 64 / sizeof(float);
-
 struct KernelOptions {
   int64_t width, registers;
   bool multiRow;
@@ -140,9 +136,25 @@ struct AttentionBuilder {
   Value splat(Value scalar) {
     return vector::BroadcastOp::create(b, loc, vec, scalar);
   }
+  /// `width` f32 lanes of `src` at `at`; a bf16/f16 source (K and V read
+  /// from 16-bit caches) is read narrow and widened in registers.
   Value read(Value src, ValueRange at) {
-    return vector::TransferReadOp::create(b, loc, vec, src, at, zeroF,
-                                          ArrayRef<bool>{true});
+    Type elt = getElementTypeOrSelf(src.getType());
+    if (elt.isF32())
+      return vector::TransferReadOp::create(b, loc, vec, src, at, zeroF,
+                                            ArrayRef<bool>{true});
+    Value narrow = vector::TransferReadOp::create(
+        b, loc, VectorType::get({width}, elt), src, at,
+        arith::ConstantOp::create(b, loc, b.getFloatAttr(elt, 0.0)),
+        ArrayRef<bool>{true});
+    return arith::ExtFOp::create(b, loc, vec, narrow);
+  }
+  /// One element of `src` as f32 (widened from a 16-bit source).
+  Value element(Value src, ValueRange at) {
+    Value x = tensor::ExtractOp::create(b, loc, src, at);
+    if (x.getType().isF32())
+      return x;
+    return arith::ExtFOp::create(b, loc, b.getF32Type(), x);
   }
   Value add(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
   Value mul(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
@@ -353,13 +365,17 @@ struct AttentionBuilder {
     Value ahead =
         arith::MinSIOp::create(b, loc, addi(s0, prefetchDistance * width),
                                arith::SubIOp::create(b, loc, sDim, idx(width)));
-    for (Value buf : {kBuf, vBuf})
+    for (Value buf : {kBuf, vBuf}) {
+      // Elements per 64-byte line (32 for a 16-bit cache).
+      int64_t perLine =
+          512 / cast<MemRefType>(buf.getType()).getElementTypeBitWidth();
       for (int64_t j = 0; j < width; ++j)
-        for (int64_t e = 0; e < d; e += kFloatsPerCacheLine)
+        for (int64_t e = 0; e < d; e += perLine)
           memref::PrefetchOp::create(
               b, loc, buf, ValueRange{bIdx, addi(ahead, j), kvh, idx(e)},
               /*isWrite=*/false, prefetchLocality,
               /*isDataCache=*/true);
+    }
   }
 
   Value iota() {
@@ -518,8 +534,7 @@ struct AttentionBuilder {
                     for (int64_t r = 0; r < rv; ++r)
                       qv.push_back(load(qt, dd, r * width));
                     for (int64_t j = 0; j < tl.keyGroup; ++j) {
-                      Value kb = splat(tensor::ExtractOp::create(
-                          b, loc, k, ValueRange{bIdx, keys[j], kvh, dd}));
+                      Value kb = splat(element(k, {bIdx, keys[j], kvh, dd}));
                       for (int64_t r = 0; r < rv; ++r)
                         next[j * rv + r] = fma(kb, qv[r], next[j * rv + r]);
                     }
@@ -611,8 +626,7 @@ struct AttentionBuilder {
                   }
                   SmallVector<Value> next(a);
                   for (int64_t i = 0; i < g; ++i) {
-                    Value vb = splat(tensor::ExtractOp::create(
-                        b, loc, v, ValueRange{bIdx, key, kvh, addi(d0, i)}));
+                    Value vb = splat(element(v, {bIdx, key, kvh, addi(d0, i)}));
                     for (int64_t r = 0; r < rv; ++r) {
                       Value &x = next[i * rv + r];
                       Value y = fma(vb, pr[r], x);
@@ -743,14 +757,24 @@ struct LowerSDPA : OpRewritePattern<SDPAOp> {
           rewriter, loc, RankedTensorType::get(shape, type.getElementType()), t,
           low, high, padZero);
     };
+    // K and V widened from 16-bit tensors (a bf16/f16 block's caches, after
+    // transformer-compute-in-f32) are read as stored and widened in
+    // registers: no f32 copy of the cache per step.
+    auto narrowSource = [&](Value t) -> Value {
+      auto ext = t.getDefiningOp<arith::ExtFOp>();
+      if (d != headDim || !ext)
+        return padHeadDim(t);
+      Type elt = getElementTypeOrSelf(ext.getIn().getType());
+      return elt.isBF16() || elt.isF16() ? ext.getIn() : t;
+    };
     int64_t h = qType.getDimSize(2);
     int64_t group = h / op.getKey().getType().getDimSize(2);
     VectorType vec = VectorType::get({width}, rewriter.getF32Type());
     AttentionBuilder ab{rewriter,
                         loc,
                         padHeadDim(op.getQuery()),
-                        padHeadDim(op.getKey()),
-                        padHeadDim(op.getValue()),
+                        narrowSource(op.getKey()),
+                        narrowSource(op.getValue()),
                         width,
                         d,
                         d / width,
@@ -775,7 +799,7 @@ struct LowerSDPA : OpRewritePattern<SDPAOp> {
 
     Value bDim = tensor::DimOp::create(rewriter, loc, op.getQuery(), 0);
     Value tDim = tensor::DimOp::create(rewriter, loc, op.getQuery(), 1);
-    ab.sDim = tensor::DimOp::create(rewriter, loc, op.getKey(), 1);
+    ab.sDim = tensor::DimOp::create(rewriter, loc, ab.k, 1);
     ab.offset = arith::SubIOp::create(rewriter, loc, ab.sDim, tDim);
     ab.registers = opts.registers;
     if (opts.prefetch) {
