@@ -2,8 +2,11 @@
 //
 // Rewrites reductions over the innermost dimension (norm statistics) into a
 // gpu.launch with one warp per output element: the lanes stride over the
-// row (coalesced) and combine with shuffles. See Codegen/NVPTX/Passes.td
-// (GPUTileReductionsPass).
+// row (coalesced; 16-byte vectors where a host check allows) and combine
+// with shuffles. Optionally, reductions that read earlier ones' results at
+// their row share their kernel, and so does the elementwise op that then
+// applies the results (a norm's apply). See Codegen/NVPTX/Passes.td
+// (GPUTileReductionsPass) and docs/GPU.md (the norm's kernels).
 //
 //===----------------------------------------------------------------------===//
 
@@ -96,20 +99,23 @@ Value rootBuffer(Value v) {
   return v;
 }
 
-/// Whether the row reduction `op` can join the kernel of the row
-/// reductions `chain` (in block order), computed where `op` is: it reads
-/// the result of one of them, every such read at its own output's indices
-/// (the row: linalg's shapes then make the rows the same), has as many
-/// loops, and neither writes a buffer they use nor is separated from them
-/// by an op that may touch their buffers (they move down to `op`).
-bool extendsChain(ArrayRef<linalg::GenericOp> chain, linalg::GenericOp op) {
+/// Whether `op` (a row reduction, or the all-parallel generic that applies
+/// the results) can follow the row reductions `chain` (in block order) in their
+/// kernel, built where `op` is: it reads the result of one of them, every
+/// such read at the row (its loop indices but the last, in order: linalg's
+/// shapes then make the rows the same), has as many loops, and neither
+/// writes a buffer they use nor is separated from them by an op that may
+/// touch their buffers (they move down to `op`).
+bool canFollow(ArrayRef<linalg::GenericOp> chain, linalg::GenericOp op) {
   Block *block = op->getBlock();
+  unsigned n = op.getNumLoops();
   if (llvm::any_of(chain, [&](linalg::GenericOp c) {
-        return c->getBlock() != block || c.getNumLoops() != op.getNumLoops() ||
+        return c->getBlock() != block || c.getNumLoops() != n ||
                !c->isBeforeInBlock(op);
       }))
     return false;
-  AffineMap rowMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  AffineMap rowMap =
+      AffineMap::getMultiDimIdentityMap(n, op.getContext()).dropResult(n - 1);
   DenseSet<Value> results, used;
   for (linalg::GenericOp c : chain) {
     results.insert(c.getDpsInits()[0]);
@@ -124,26 +130,61 @@ bool extendsChain(ArrayRef<linalg::GenericOp> chain, linalg::GenericOp op) {
       return false;
     readsResult = true;
   }
-  if (!readsResult || used.contains(rootBuffer(op.getDpsInits()[0])))
+  if (!readsResult || op.getNumDpsInits() != 1 ||
+      used.contains(rootBuffer(op.getDpsInits()[0])))
     return false;
-  for (Operation *at = chain.front()->getNextNode(); at != op;
-       at = at->getNextNode()) {
-    if (llvm::is_contained(chain, at))
-      continue;
-    std::optional<SmallVector<MemoryEffects::EffectInstance>> effects =
-        getEffectsRecursively(at);
-    if (!effects)
-      return false;
-    for (MemoryEffects::EffectInstance &effect : *effects) {
-      if (isa<MemoryEffects::Allocate>(effect.getEffect()))
+  // Each of them moves down past the ops between it and `op`.
+  for (linalg::GenericOp c : chain) {
+    DenseSet<Value> buffers;
+    for (Value operand : c->getOperands())
+      buffers.insert(rootBuffer(operand));
+    for (Operation *at = c->getNextNode(); at != op; at = at->getNextNode()) {
+      if (llvm::is_contained(chain, at))
         continue;
-      Value value = effect.getValue();
-      if (!value || used.contains(rootBuffer(value)))
+      std::optional<SmallVector<MemoryEffects::EffectInstance>> effects =
+          getEffectsRecursively(at);
+      if (!effects)
         return false;
+      for (MemoryEffects::EffectInstance &effect : *effects) {
+        if (isa<MemoryEffects::Allocate>(effect.getEffect()))
+          continue;
+        Value value = effect.getValue();
+        if (!value || buffers.contains(rootBuffer(value)))
+          return false;
+      }
     }
   }
   return true;
 }
+
+/// Whether `op` is an elementwise op that the kernel of `chain` computes
+/// after the results (a norm's apply): all-parallel on buffers, one output
+/// written at the loop indices in order and not read, point reads of
+/// inputs none of which is the output's buffer, a body without memory
+/// effects, and canFollow.
+bool isChainApply(ArrayRef<linalg::GenericOp> chain, linalg::GenericOp op) {
+  unsigned n = op.getNumLoops();
+  if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 1 || n < 2 ||
+      op.getNumParallelLoops() != n || !blockc::nvptx::hasPureBody(op))
+    return false;
+  OpOperand *init = op.getDpsInitOperand(0);
+  if (!op.getMatchingIndexingMap(init).isIdentity() ||
+      !op.getMatchingBlockArgument(init).use_empty())
+    return false;
+  Value outRoot = rootBuffer(init->get());
+  for (OpOperand *input : op.getDpsInputOperands())
+    if (!blockc::nvptx::isPointMap(op.getMatchingIndexingMap(input)) ||
+        rootBuffer(input->get()) == outRoot)
+      return false;
+  return canFollow(chain, op);
+}
+
+/// The 16-byte path of a generic's accesses along its innermost loop.
+struct VectorAccess {
+  int64_t width = 0; // elements per lane and step; 0: no vector path
+  Value ok = {};     // whether it may run (host, uniform over the grid)
+  SmallVector<Value> views = {}; // per operand: a unit-stride view, or null
+};
 
 /// One row reduction of a kernel: the op, its combiner and what its output
 /// holds before it.
@@ -152,11 +193,9 @@ struct Stage {
   Operation *combiner;
   std::optional<blockc::nvptx::InitValue> init; // what the output holds
   /// Set while the kernel is built.
-  Value length = {};   // of the reduced loop (host)
-  int64_t width = 0;   // elements per lane and step of the vector path
-  Value vectorOk = {}; // whether the vector path may run (host, uniform)
-  SmallVector<Value> views = {}; // per input: a unit-stride view, or null
-  Value result = {};             // the row's final value (in the kernel)
+  Value length = {};     // of the reduced loop (host)
+  VectorAccess vec = {}; // the 16-byte path of the inputs
+  Value result = {};     // the row's final value (in the kernel)
 };
 
 /// Builds the kernel of one row reduction, or of a chain of row reductions
@@ -165,7 +204,26 @@ struct Stage {
 struct RowReductionKernel : blockc::nvptx::KernelBuilder {
   SmallVector<Stage> stages;
   int64_t warps;
+  /// The elementwise op over the same rows that reads the results (a
+  /// norm's apply), computed by the same warps after them; or null.
+  linalg::GenericOp apply = {};
   gpu::LaunchOp launch = {};
+  Value applyLength = {};
+  VectorAccess applyVec = {};
+
+  /// The indices of `operand` of `op` at loop indices `at` (its map reads
+  /// loop indices and constants only).
+  SmallVector<Value> indicesAt(linalg::GenericOp op, OpOperand *operand,
+                               ArrayRef<Value> at) {
+    SmallVector<Value> indices;
+    for (AffineExpr e : op.getMatchingIndexingMap(operand).getResults()) {
+      if (auto d = dyn_cast<AffineDimExpr>(e))
+        indices.push_back(at[d.getPosition()]);
+      else
+        indices.push_back(idx(cast<AffineConstantExpr>(e).getValue()));
+    }
+    return indices;
+  }
 
   /// The stage's combiner applied to `acc` (in the place of the output) and
   /// `other`.
@@ -177,11 +235,12 @@ struct RowReductionKernel : blockc::nvptx::KernelBuilder {
     return b.clone(*s.combiner, map)->getResult(0);
   }
 
-  /// The value of an earlier stage's result when `operand` of `s` reads it
-  /// (at the row: the match checked the map), else null.
-  Value earlierResult(Stage &s, OpOperand &operand) {
+  /// The value of an earlier stage's result (of any stage when `s` is
+  /// null: the apply) when `operand` reads it (at the row: the match
+  /// checked the map), else null.
+  Value earlierResult(Stage *s, OpOperand &operand) {
     for (Stage &earlier : stages) {
-      if (&earlier == &s)
+      if (&earlier == s)
         break;
       if (operand.get() == earlier.op.getDpsInits()[0])
         return earlier.result;
@@ -189,21 +248,24 @@ struct RowReductionKernel : blockc::nvptx::KernelBuilder {
     return {};
   }
 
-  /// Prepares the 16-byte path of `s` on the host: every input that
-  /// depends on the reduced loop reads it as its innermost index (and only
+  /// Prepares the 16-byte path of `operands` of `op` along its innermost
+  /// loop (of `length` elements) on the host: every one of them that
+  /// depends on that loop reads it as its innermost index (and only
   /// there), from a bf16, f16 or f32 buffer with a strided layout. The
-  /// path runs when, at run time (uniform over the grid), the reduced
-  /// length is a multiple of `width` elements and each such input has a
-  /// unit innermost stride, an offset and other strides that are multiples
-  /// of `width` and a 16-byte aligned base: then every vector of a row
-  /// starts on 16 bytes. `width` is 8 when one of those inputs is 16-bit
-  /// (8 f32 elements are two 16-byte loads), else 4.
-  void prepareVectorPath(Stage &s) {
-    unsigned n = s.op.getNumLoops();
+  /// path runs when, at run time (uniform over the grid), the length is a
+  /// multiple of `width` elements and each such operand has a unit
+  /// innermost stride, an offset and other strides that are multiples of
+  /// `width` and a 16-byte aligned base: then every vector of a row starts
+  /// on 16 bytes. `width` is 8 when one of them is 16-bit (8 f32 elements
+  /// are two 16-byte accesses), else 4.
+  VectorAccess prepareVectorPath(linalg::GenericOp op,
+                                 ArrayRef<OpOperand *> operands, Value length) {
+    unsigned n = op.getNumLoops();
     SmallVector<OpOperand *> vectorInputs;
     bool sixteenBit = false;
-    for (OpOperand *input : s.op.getDpsInputOperands()) {
-      AffineMap map = s.op.getMatchingIndexingMap(input);
+    VectorAccess vec;
+    for (OpOperand *input : operands) {
+      AffineMap map = op.getMatchingIndexingMap(input);
       if (!map.isFunctionOfDim(n - 1))
         continue;
       auto type = dyn_cast<MemRefType>(input->get().getType());
@@ -214,18 +276,18 @@ struct RowReductionKernel : blockc::nvptx::KernelBuilder {
           map.dropResult(map.getNumResults() - 1).isFunctionOfDim(n - 1) ||
           !isa<Float32Type, BFloat16Type, Float16Type>(type.getElementType()) ||
           !type.isStrided())
-        return;
+        return vec;
       sixteenBit |= !type.getElementType().isF32();
       vectorInputs.push_back(input);
     }
     if (vectorInputs.empty())
-      return;
-    s.width = sixteenBit ? 8 : 4;
+      return vec;
+    vec.width = sixteenBit ? 8 : 4;
     auto eq = [&](Value x, int64_t c) -> Value {
       return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x, idx(c));
     };
-    Value ok = eq(rem(s.length, s.width), 0);
-    s.views.assign(s.op.getNumDpsInputs(), Value());
+    Value ok = eq(rem(length, vec.width), 0);
+    vec.views.assign(op->getNumOperands(), Value());
     for (OpOperand *input : vectorInputs) {
       Value buffer = input->get();
       auto type = cast<MemRefType>(buffer.getType());
@@ -236,7 +298,7 @@ struct RowReductionKernel : blockc::nvptx::KernelBuilder {
         bits = arith::OrIOp::create(b, loc, bits, meta.getStrides()[i]);
       ok =
           arith::AndIOp::create(b, loc, ok, eq(meta.getStrides()[rank - 1], 1));
-      ok = arith::AndIOp::create(b, loc, ok, eq(rem(bits, s.width), 0));
+      ok = arith::AndIOp::create(b, loc, ok, eq(rem(bits, vec.width), 0));
       Value base =
           memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
       ok = arith::AndIOp::create(b, loc, ok, eq(rem(base, 16), 0));
@@ -265,9 +327,10 @@ struct RowReductionKernel : blockc::nvptx::KernelBuilder {
         view = memref::ReinterpretCastOp::create(
             b, loc, viewType, buffer, meta.getOffset(), sizes, strideValues);
       }
-      s.views[input->getOperandNumber()] = view;
+      vec.views[input->getOperandNumber()] = view;
     }
-    s.vectorOk = ok;
+    vec.ok = ok;
+    return vec;
   }
 
   /// Lane `lane`'s fold of elements lane, lane + 32, ... of the row at `iv`
@@ -286,7 +349,7 @@ struct RowReductionKernel : blockc::nvptx::KernelBuilder {
           Value next = blockc::nvptx::evaluateGenericAt(
               b, loc, s.op, at, [&](OpOperand &operand) {
                 return &operand == out ? acc.front()
-                                       : earlierResult(s, operand);
+                                       : earlierResult(&s, operand);
               });
           scf::YieldOp::create(b, loc, next);
         });
@@ -302,16 +365,16 @@ struct RowReductionKernel : blockc::nvptx::KernelBuilder {
   Value vectorPartial(Stage &s, ArrayRef<Value> iv, Value lane,
                       Value identity) {
     unsigned n = s.op.getNumLoops();
-    int64_t w = s.width;
+    int64_t w = s.vec.width;
     OpOperand *out = s.op.getDpsInitOperand(0);
     SmallVector<Value> rowAt(iv);
     rowAt[n - 1] = idx(0);
     DenseMap<OpOperand *, Value> rowValues;
     for (OpOperand *input : s.op.getDpsInputOperands()) {
-      if (s.views[input->getOperandNumber()] ||
+      if (s.vec.views[input->getOperandNumber()] ||
           s.op.getMatchingBlockArgument(input).use_empty())
         continue;
-      Value v = earlierResult(s, *input);
+      Value v = earlierResult(&s, *input);
       rowValues[input] =
           v ? v : blockc::nvptx::loadOperandAt(b, loc, s.op, *input, rowAt);
     }
@@ -325,17 +388,10 @@ struct RowReductionKernel : blockc::nvptx::KernelBuilder {
           at[n - 1] = k;
           DenseMap<OpOperand *, SmallVector<Value>> elements;
           for (OpOperand *input : s.op.getDpsInputOperands()) {
-            Value view = s.views[input->getOperandNumber()];
+            Value view = s.vec.views[input->getOperandNumber()];
             if (!view)
               continue;
-            SmallVector<Value> indices;
-            for (AffineExpr e :
-                 s.op.getMatchingIndexingMap(input).getResults()) {
-              if (auto d = dyn_cast<AffineDimExpr>(e))
-                indices.push_back(at[d.getPosition()]);
-              else
-                indices.push_back(idx(cast<AffineConstantExpr>(e).getValue()));
-            }
+            SmallVector<Value> indices = indicesAt(s.op, input, at);
             auto type = VectorType::get(
                 {w}, cast<MemRefType>(view.getType()).getElementType());
             Value vec = vector::LoadOp::create(b, loc, type, view, indices,
@@ -372,6 +428,97 @@ struct RowReductionKernel : blockc::nvptx::KernelBuilder {
     return loop.getResult(0);
   }
 
+  /// The apply's elements of the row at `iv` (every lane holds the
+  /// results): lane `lane` writes elements lane, lane + 32, ...; or, on
+  /// the 16-byte path, vectors of `w` elements at w lane, w (lane + 32),
+  /// ..., evaluated element by element and stored with one 16-byte store.
+  void emitApply(ArrayRef<Value> iv, Value lane) {
+    unsigned n = apply.getNumLoops();
+    OpOperand *out = apply.getDpsInitOperand(0);
+    auto scalarPath = [&] {
+      scf::ForOp::create(b, loc, lane, applyLength, idx(kWarp), ValueRange{},
+                         [&](OpBuilder &nb, Location, Value k, ValueRange) {
+                           OpBuilder::InsertionGuard g(b);
+                           b.setInsertionPoint(nb.getInsertionBlock(),
+                                               nb.getInsertionPoint());
+                           SmallVector<Value> at(iv);
+                           at[n - 1] = k;
+                           Value v = blockc::nvptx::evaluateGenericAt(
+                               b, loc, apply, at, [&](OpOperand &operand) {
+                                 return earlierResult(nullptr, operand);
+                               });
+                           memref::StoreOp::create(b, loc, v, out->get(),
+                                                   indicesAt(apply, out, at));
+                           scf::YieldOp::create(b, loc);
+                         });
+    };
+    if (!applyVec.width) {
+      scalarPath();
+      return;
+    }
+    int64_t w = applyVec.width;
+    auto path = scf::IfOp::create(b, loc, applyVec.ok, /*withElse=*/true);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(path.thenBlock());
+    SmallVector<Value> rowAt(iv);
+    rowAt[n - 1] = idx(0);
+    DenseMap<OpOperand *, Value> rowValues;
+    for (OpOperand *input : apply.getDpsInputOperands()) {
+      if (applyVec.views[input->getOperandNumber()] ||
+          apply.getMatchingBlockArgument(input).use_empty())
+        continue;
+      Value v = earlierResult(nullptr, *input);
+      rowValues[input] =
+          v ? v : blockc::nvptx::loadOperandAt(b, loc, apply, *input, rowAt);
+    }
+    scf::ForOp::create(
+        b, loc, mul(lane, idx(w)), applyLength, idx(kWarp * w), ValueRange{},
+        [&](OpBuilder &nb, Location, Value k, ValueRange) {
+          OpBuilder::InsertionGuard g(b);
+          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+          SmallVector<Value> at(iv);
+          at[n - 1] = k;
+          DenseMap<OpOperand *, SmallVector<Value>> elements;
+          for (OpOperand *input : apply.getDpsInputOperands()) {
+            Value view = applyVec.views[input->getOperandNumber()];
+            if (!view)
+              continue;
+            auto type = VectorType::get(
+                {w}, cast<MemRefType>(view.getType()).getElementType());
+            Value vec = vector::LoadOp::create(
+                b, loc, type, view, indicesAt(apply, input, at),
+                /*nontemporal=*/false, llvm::MaybeAlign(16));
+            for (int64_t j = 0; j < w; ++j)
+              elements[input].push_back(
+                  vector::ExtractOp::create(b, loc, vec, ArrayRef<int64_t>{j}));
+          }
+          SmallVector<Value> values;
+          for (int64_t j = 0; j < w; ++j) {
+            SmallVector<Value> elemAt(at);
+            elemAt[n - 1] = add(k, idx(j));
+            values.push_back(blockc::nvptx::evaluateGenericAt(
+                b, loc, apply, elemAt, [&](OpOperand &operand) -> Value {
+                  auto it = elements.find(&operand);
+                  if (it != elements.end())
+                    return it->second[j];
+                  return rowValues.lookup(&operand);
+                }));
+          }
+          Value outView = applyVec.views[out->getOperandNumber()];
+          Value vec = vector::FromElementsOp::create(
+              b, loc,
+              VectorType::get(
+                  {w}, cast<MemRefType>(outView.getType()).getElementType()),
+              values);
+          vector::StoreOp::create(b, loc, vec, outView,
+                                  indicesAt(apply, out, at),
+                                  /*nontemporal=*/false, llvm::MaybeAlign(16));
+          scf::YieldOp::create(b, loc);
+        });
+    b.setInsertionPointToStart(path.elseBlock());
+    scalarPath();
+  }
+
   void build() {
     MLIRContext *ctx = b.getContext();
     linalg::GenericOp first = stages.front().op;
@@ -387,7 +534,18 @@ struct RowReductionKernel : blockc::nvptx::KernelBuilder {
       SmallVector<Range> ranges =
           cast<linalg::LinalgOp>(s.op.getOperation()).createLoopRanges(b, loc);
       s.length = getValueOrCreateConstantIndexOp(b, loc, ranges.back().size);
-      prepareVectorPath(s);
+      s.vec = prepareVectorPath(s.op, s.op.getDpsInputOperands(), s.length);
+    }
+    if (apply) {
+      SmallVector<Range> ranges =
+          cast<linalg::LinalgOp>(apply.getOperation()).createLoopRanges(b, loc);
+      applyLength = getValueOrCreateConstantIndexOp(b, loc, ranges.back().size);
+      SmallVector<OpOperand *> operands(apply.getDpsInputOperands());
+      operands.push_back(apply.getDpsInitOperand(0));
+      applyVec = prepareVectorPath(apply, operands, applyLength);
+      // The output must take the vectors too.
+      if (applyVec.width && !applyVec.views[apply.getNumDpsInputs()])
+        applyVec = {};
     }
     Value one = idx(1);
     launch = gpu::LaunchOp::create(
@@ -421,8 +579,8 @@ struct RowReductionKernel : blockc::nvptx::KernelBuilder {
       Value identity =
           arith::ConstantOp::create(b, loc, type, identityOf(s.combiner, type));
       Value partial;
-      if (s.vectorOk) {
-        auto path = scf::IfOp::create(b, loc, TypeRange{type}, s.vectorOk,
+      if (s.vec.ok) {
+        auto path = scf::IfOp::create(b, loc, TypeRange{type}, s.vec.ok,
                                       /*withElseRegion=*/true);
         OpBuilder::InsertionGuard g(b);
         b.setInsertionPointToStart(path.thenBlock());
@@ -449,7 +607,7 @@ struct RowReductionKernel : blockc::nvptx::KernelBuilder {
             b, loc, s.init->generic, outAt,
             [](OpOperand &) { return Value(); });
       };
-      bool last = i + 1 == stages.size();
+      bool last = i + 1 == stages.size() && !apply;
       if (!last)
         s.result = combine(s, initial(), acc);
       OpBuilder::InsertionGuard g(b);
@@ -462,6 +620,8 @@ struct RowReductionKernel : blockc::nvptx::KernelBuilder {
                               last ? combine(s, initial(), acc) : s.result,
                               out->get(), outAt);
     }
+    if (apply)
+      emitApply(iv, lane);
     b.setInsertionPointToEnd(&launch.getBody().front());
     gpu::TerminatorOp::create(b, loc);
   }
@@ -500,7 +660,7 @@ struct GPUTileReductionsPass
         SmallVector<linalg::GenericOp> earlier;
         for (auto &entry : chains.back())
           earlier.push_back(entry.first);
-        if (extendsChain(earlier, op)) {
+        if (canFollow(earlier, op)) {
           chains.back().push_back({op, combiner});
           continue;
         }
@@ -511,8 +671,20 @@ struct GPUTileReductionsPass
     SmallVector<blockc::nvptx::EpiloguePlan> plans;
     for (auto &chain : chains) {
       linalg::GenericOp last = chain.back().first;
-      b.setInsertionPoint(last);
-      RowReductionKernel kernel{{b, last.getLoc()}, {}, warps};
+      // The first generic after the chain, when it applies the results.
+      linalg::GenericOp apply;
+      SmallVector<linalg::GenericOp> ops;
+      for (auto &entry : chain)
+        ops.push_back(entry.first);
+      for (Operation *at = fuseApply ? last->getNextNode() : nullptr; at;
+           at = at->getNextNode())
+        if (auto generic = dyn_cast<linalg::GenericOp>(at)) {
+          if (isChainApply(ops, generic))
+            apply = generic;
+          break;
+        }
+      b.setInsertionPoint(apply ? apply : last);
+      RowReductionKernel kernel{{b, last.getLoc()}, {}, warps, apply};
       for (auto [op, combiner] : chain)
         kernel.stages.push_back(Stage{
             op, combiner, blockc::nvptx::resolveInit(op.getDpsInits()[0], op)});
@@ -525,6 +697,10 @@ struct GPUTileReductionsPass
       for (auto [op, combiner] : chain) {
         op->erase();
         ++numTiled;
+      }
+      if (apply) {
+        apply->erase();
+        ++numApplied;
       }
     }
     // The fills (and copies of fills) that only initialised the outputs.

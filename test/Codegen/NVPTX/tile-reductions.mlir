@@ -1,4 +1,4 @@
-// RUN: blockc-opt %s -split-input-file --blockc-gpu-tile-reductions="chain-statistics=true" --canonicalize --cse | FileCheck %s
+// RUN: blockc-opt %s -split-input-file --blockc-gpu-tile-reductions="chain-statistics=true fuse-apply=true" --canonicalize --cse | FileCheck %s
 // RUN: blockc-opt %s -split-input-file --blockc-gpu-tile-reductions --canonicalize --cse | FileCheck %s --check-prefix=DEFAULT
 
 // Row reductions (norm statistics) become one warp per output element:
@@ -402,6 +402,126 @@ func.func @not_chained(%x: memref<?x64xf32>, %y: memref<?x64xf32>,
   ^bb0(%in: f32, %out: f32):
     %a = arith.addf %out, %in : f32
     linalg.yield %a : f32
+  }
+  return
+}
+
+// -----
+
+#x = affine_map<(b, t, k) -> (b, t, k)>
+#r = affine_map<(b, t, k) -> (b, t)>
+#g = affine_map<(b, t, k) -> (k)>
+
+// A norm's apply after its statistic (fuse-apply): the same warps write
+// the row once every lane holds the statistic, on the 16-byte path (x, the
+// gain and the output pass the check) one 16-byte load of x and of the
+// gain, the body per element and one 16-byte store per vector; the
+// statistic is still stored.
+// DEFAULT-LABEL: func.func @norm_apply
+// DEFAULT:         kernel<row_reduction>
+// DEFAULT:         linalg.generic
+// CHECK-LABEL: func.func @norm_apply
+// CHECK:         %[[GAINPTR:.+]] = memref.extract_aligned_pointer_as_index %arg1
+// CHECK:         %[[OUTPTR:.+]] = memref.extract_aligned_pointer_as_index %arg3
+// CHECK:         %[[OUTREM:.+]] = arith.remui %[[OUTPTR]], %c16
+// CHECK:         %[[OUTOK:.+]] = arith.cmpi eq, %[[OUTREM]], %c0
+// CHECK:         %[[OK:.+]] = arith.andi %{{.+}}, %[[OUTOK]]
+// CHECK:         gpu.launch
+// CHECK-COUNT-5:   gpu.shuffle  xor
+// CHECK:           %[[OLD:.+]] = memref.load %arg2
+// CHECK-NEXT:      %[[SS:.+]] = arith.addf %[[OLD]], %{{.+}} : f32
+// CHECK:           scf.if %{{.+}} {
+// CHECK-NEXT:        memref.store %[[SS]], %arg2
+// CHECK:           scf.if %[[OK]] {
+// CHECK:             scf.for %[[K:.+]] = %{{.+}} to %c4096 step %c256 {
+// CHECK-NEXT:          vector.load %arg0[%{{.+}}, %{{.+}}, %[[K]]] {alignment = 16 : i64} : memref<?x?x4096xbf16>, vector<8xbf16>
+// CHECK:               vector.load %arg1[%[[K]]] {alignment = 16 : i64} : memref<4096xbf16>, vector<8xbf16>
+// CHECK:               arith.mulf %[[SS]]
+// CHECK:               math.rsqrt
+// CHECK:               %[[Y:.+]] = vector.from_elements {{.+}} : vector<8xbf16>
+// CHECK-NEXT:          vector.store %[[Y]], %arg3[%{{.+}}, %{{.+}}, %[[K]]] {alignment = 16 : i64} : memref<?x?x4096xbf16>, vector<8xbf16>
+// CHECK:           } else {
+// CHECK:             scf.for
+// CHECK:               memref.store %{{.+}}, %arg3
+// CHECK:         kernel<row_reduction>
+// CHECK-NOT:     gpu.launch
+// CHECK-NOT:     linalg.generic
+// CHECK:         return
+func.func @norm_apply(%x: memref<?x?x4096xbf16>, %gain: memref<4096xbf16>,
+                      %ss: memref<?x?xf32>, %y: memref<?x?x4096xbf16>)
+    attributes {blockc_codegen.gpu_map = #blockc_codegen.gpu_map<threads_x = 32, threads_y = 8>} {
+  %eps = arith.constant 1.0e-5 : f32
+  %inv_d = arith.constant 2.44140625e-4 : f32
+  linalg.generic {indexing_maps = [#x, #r],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x : memref<?x?x4096xbf16>) outs(%ss : memref<?x?xf32>) {
+  ^bb0(%in: bf16, %out: f32):
+    %e = arith.extf %in : bf16 to f32
+    %sq = arith.mulf %e, %e : f32
+    %acc = arith.addf %out, %sq : f32
+    linalg.yield %acc : f32
+  }
+  linalg.generic {indexing_maps = [#x, #r, #g, #x],
+                  iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%x, %ss, %gain : memref<?x?x4096xbf16>, memref<?x?xf32>,
+                           memref<4096xbf16>)
+      outs(%y : memref<?x?x4096xbf16>) {
+  ^bb0(%in: bf16, %s: f32, %gn: bf16, %out: bf16):
+    %e = arith.extf %in : bf16 to f32
+    %m = arith.mulf %s, %inv_d : f32
+    %v = arith.addf %m, %eps : f32
+    %r = math.rsqrt %v : f32
+    %n = arith.mulf %e, %r : f32
+    %g = arith.extf %gn : bf16 to f32
+    %o = arith.mulf %n, %g : f32
+    %t = arith.truncf %o : f32 to bf16
+    linalg.yield %t : bf16
+  }
+  return
+}
+
+// -----
+
+#x = affine_map<(b, k) -> (b, k)>
+#r = affine_map<(b, k) -> (b)>
+
+// Not fused: an apply that writes the buffer it reads (in place: not
+// taken), and one that does not read the reduction's result.
+// CHECK-LABEL: func.func @apply_not_fused
+// CHECK:         kernel<row_reduction>
+// CHECK:         linalg.generic
+// CHECK:         kernel<row_reduction>
+// CHECK:         linalg.generic
+func.func @apply_not_fused(%x: memref<?x64xf32>, %s: memref<?xf32>,
+                           %y: memref<?x64xf32>, %t: memref<?xf32>)
+    attributes {blockc_codegen.gpu_map = #blockc_codegen.gpu_map<threads_x = 32, threads_y = 8>} {
+  linalg.generic {indexing_maps = [#x, #r],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<?x64xf32>) outs(%s : memref<?xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %a = arith.addf %out, %in : f32
+    linalg.yield %a : f32
+  }
+  linalg.generic {indexing_maps = [#x, #r, #x],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%x, %s : memref<?x64xf32>, memref<?xf32>) outs(%x : memref<?x64xf32>) {
+  ^bb0(%in: f32, %sum: f32, %out: f32):
+    %d = arith.subf %in, %sum : f32
+    linalg.yield %d : f32
+  }
+  linalg.generic {indexing_maps = [#x, #r],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%y : memref<?x64xf32>) outs(%t : memref<?xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %a = arith.addf %out, %in : f32
+    linalg.yield %a : f32
+  }
+  linalg.generic {indexing_maps = [#x, #x],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%x : memref<?x64xf32>) outs(%y : memref<?x64xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %n = arith.negf %in : f32
+    linalg.yield %n : f32
   }
   return
 }

@@ -428,6 +428,18 @@ def GPUTileReductionsPass
     writes none of them, with as many loops (linalg's shapes then make
     the rows the same).
 
+    With `fuse-apply`, the first `linalg.generic` after a kernel's
+    reductions, when it is all-parallel on buffers, reads their results at
+    the row (under the conditions of a joining reduction), writes one output at
+    the loop indices in order without reading it and reads none of its
+    inputs from that output's buffer (a norm's apply: `x`, the statistics,
+    the gain), is computed by the same warps after the results (which every
+    lane then holds): lane `l` writes elements `l, l + 32, ...` of the row,
+    or, when the row's inputs and the output pass the 16-byte check above,
+    `vector<w x T>` at `w l, w (l + 32), ...` (one 16-byte load per input,
+    the body per element, `vector.from_elements` and one 16-byte
+    `vector.store`). The statistics are still stored.
+
     Without it `convert-linalg-to-parallel-loops` gives each row to one
     thread that walks it alone, consecutive threads `d` elements apart. The
     sum is associated differently from the sequential loop (f32 rounding
@@ -452,10 +464,15 @@ def GPUTileReductionsPass
     Option<"chainStatistics", "chain-statistics", "bool",
            /*default=*/"false",
            "One kernel for row reductions that read earlier ones' results at "
-           "their row (a norm's two statistics)">
+           "their row (a norm's two statistics)">,
+    Option<"fuseApply", "fuse-apply", "bool", /*default=*/"false",
+           "The elementwise op after a kernel's reductions that reads their "
+           "results at its row (a norm's apply) in the same kernel">
   ];
   let statistics = [
-    Statistic<"numTiled", "num-tiled", "Reductions turned into warp kernels">
+    Statistic<"numTiled", "num-tiled", "Reductions turned into warp kernels">,
+    Statistic<"numApplied", "num-applied",
+              "Elementwise ops computed in a reduction kernel">
   ];
   let dependentDialects = ["::blockc::codegen::CodegenDialect",
                            "::mlir::gpu::GPUDialect",
