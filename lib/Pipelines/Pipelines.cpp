@@ -610,8 +610,12 @@ void blockc::buildNVPTXMapToGPUPipeline(OpPassManager &pm,
   // Small-M contractions (decode steps): weight-streaming kernels.
   fpm.addPass(nvptx::createGPUTileGemvPass());
   fpm.addPass(nvptx::createGPUTileMatmulPass());
-  // Reductions over rows (norm statistics): a warp per row.
-  fpm.addPass(nvptx::createGPUTileReductionsPass());
+  // Reductions over rows (norm statistics): a warp per row, a norm's two
+  // statistics and its apply in one kernel.
+  nvptx::GPUTileReductionsPassOptions reductions;
+  reductions.chainStatistics = true;
+  reductions.fuseApply = true;
+  fpm.addPass(nvptx::createGPUTileReductionsPass(reductions));
   fpm.addPass(createConvertLinalgToParallelLoopsPass());
   fpm.addPass(nvptx::createGPUTileAndMapPass());
   fpm.addPass(createConvertParallelLoopToGpuPass());
