@@ -225,6 +225,29 @@ struct RowReductionKernel : blockc::nvptx::KernelBuilder {
     return indices;
   }
 
+  /// The `w` elements at loop indices `at` (the innermost one the first)
+  /// of each input of `op` that `access` reads through a 16-byte view: one
+  /// vector load per input.
+  DenseMap<OpOperand *, SmallVector<Value>>
+  loadElements(linalg::GenericOp op, const VectorAccess &access,
+               ArrayRef<Value> at, int64_t w) {
+    DenseMap<OpOperand *, SmallVector<Value>> elements;
+    for (OpOperand *input : op.getDpsInputOperands()) {
+      Value view = access.views[input->getOperandNumber()];
+      if (!view)
+        continue;
+      auto type = VectorType::get(
+          {w}, cast<MemRefType>(view.getType()).getElementType());
+      Value vec =
+          vector::LoadOp::create(b, loc, type, view, indicesAt(op, input, at),
+                                 /*nontemporal=*/false, llvm::MaybeAlign(16));
+      for (int64_t j = 0; j < w; ++j)
+        elements[input].push_back(
+            vector::ExtractOp::create(b, loc, vec, ArrayRef<int64_t>{j}));
+    }
+    return elements;
+  }
+
   /// The stage's combiner applied to `acc` (in the place of the output) and
   /// `other`.
   Value combine(Stage &s, Value acc, Value other) {
@@ -386,21 +409,8 @@ struct RowReductionKernel : blockc::nvptx::KernelBuilder {
           b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
           SmallVector<Value> at(iv);
           at[n - 1] = k;
-          DenseMap<OpOperand *, SmallVector<Value>> elements;
-          for (OpOperand *input : s.op.getDpsInputOperands()) {
-            Value view = s.vec.views[input->getOperandNumber()];
-            if (!view)
-              continue;
-            SmallVector<Value> indices = indicesAt(s.op, input, at);
-            auto type = VectorType::get(
-                {w}, cast<MemRefType>(view.getType()).getElementType());
-            Value vec = vector::LoadOp::create(b, loc, type, view, indices,
-                                               /*nontemporal=*/false,
-                                               llvm::MaybeAlign(16));
-            for (int64_t j = 0; j < w; ++j)
-              elements[input].push_back(
-                  vector::ExtractOp::create(b, loc, vec, ArrayRef<int64_t>{j}));
-          }
+          DenseMap<OpOperand *, SmallVector<Value>> elements =
+              loadElements(s.op, s.vec, at, w);
           SmallVector<Value> values;
           for (int64_t j = 0; j < w; ++j) {
             SmallVector<Value> elemAt(at);
@@ -478,20 +488,8 @@ struct RowReductionKernel : blockc::nvptx::KernelBuilder {
           b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
           SmallVector<Value> at(iv);
           at[n - 1] = k;
-          DenseMap<OpOperand *, SmallVector<Value>> elements;
-          for (OpOperand *input : apply.getDpsInputOperands()) {
-            Value view = applyVec.views[input->getOperandNumber()];
-            if (!view)
-              continue;
-            auto type = VectorType::get(
-                {w}, cast<MemRefType>(view.getType()).getElementType());
-            Value vec = vector::LoadOp::create(
-                b, loc, type, view, indicesAt(apply, input, at),
-                /*nontemporal=*/false, llvm::MaybeAlign(16));
-            for (int64_t j = 0; j < w; ++j)
-              elements[input].push_back(
-                  vector::ExtractOp::create(b, loc, vec, ArrayRef<int64_t>{j}));
-          }
+          DenseMap<OpOperand *, SmallVector<Value>> elements =
+              loadElements(apply, applyVec, at, w);
           SmallVector<Value> values;
           for (int64_t j = 0; j < w; ++j) {
             SmallVector<Value> elemAt(at);
