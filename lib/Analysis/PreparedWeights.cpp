@@ -19,7 +19,7 @@ std::string blockc::describePreparedLayout(const PreparedWeight &w,
   else
     os << "packed_weight rows=" << w.rows << " cols=" << w.cols
        << " panel_k=" << w.panelK << " panel_n=" << w.panelN
-       << (w.pairs ? " pairs" : "")
+       << (w.pairs() ? " pairs" : "")
        << " type=" << stringifyElementType(w.elementType);
   os << " shape=" << formatShape(w.shape)
      << " from=" << stringifyElementType(source);
@@ -132,7 +132,6 @@ blockc::findPrepareEntry(ModuleOp module, StringRef entryName) {
       w.cols = packed.getCols();
       w.panelK = packed.getPanelK();
       w.panelN = packed.getPanelN();
-      w.pairs = packed.getPairs();
     } else {
       w.rows = quantized.getRows();
       w.cols = quantized.getCols();
@@ -206,8 +205,6 @@ blockc::parsePrepareEntry(llvm::StringRef text) {
     w.groupSize = v[6];
     w.elementType = static_cast<ElementType>(v[7]);
     w.shape.assign(v.begin() + 8, v.end());
-    // Panels of k pairs are the packed layout of rank 6.
-    w.pairs = w.bits == 0 && w.shape.size() == 6;
     entry.results.push_back(std::move(w));
   }
   return std::optional<PrepareEntry>(std::move(entry));

@@ -224,9 +224,9 @@ std::string blockc::emitCHeader(const ModelSignature &sig,
            << " columns)\n";
       else
         os << "] (panel_k " << w.panelK << ", panel_n " << w.panelN
-           << (w.pairs ? ", k pairs" : "") << ")\n";
+           << (w.pairs() ? ", k pairs" : "") << ")\n";
       anyQuantized |= w.bits != 0;
-      anyPairs |= w.pairs;
+      anyPairs |= w.pairs();
     }
     if (anyPairs)
       os << " * Panels of k pairs (bf16, for vdpbf16ps and AMX):\n"

@@ -221,7 +221,6 @@ TEST(PrepareEntryText, RoundTripAndErrors) {
   // Panels of bf16 k pairs: the packed layout of rank 6.
   PreparedWeight pr = h;
   pr.argIndex = 8;
-  pr.pairs = true;
   pr.shape = {2, 1, 1, 12, 32, 2};
   e.results = {w, q, h, pr};
   std::string text = serializePrepareEntry(e);
@@ -237,8 +236,8 @@ TEST(PrepareEntryText, RoundTripAndErrors) {
   EXPECT_EQ(p.funcName, e.funcName);
   EXPECT_EQ(p.inputs, e.inputs);
   ASSERT_EQ(p.results.size(), 4u);
-  EXPECT_FALSE(p.results[2].pairs);
-  EXPECT_TRUE(p.results[3].pairs);
+  EXPECT_FALSE(p.results[2].pairs());
+  EXPECT_TRUE(p.results[3].pairs());
   EXPECT_EQ(p.results[3].shape, pr.shape);
   EXPECT_EQ(p.results[0].elementType, ElementType::F32);
   EXPECT_EQ(p.results[2].elementType, ElementType::BF16);

@@ -31,9 +31,6 @@ struct PreparedWeight {
   /// The packed-panel layout it is in: W[rows, cols] in panels of
   /// panelK x panelN (0 for a quantised weight).
   int64_t rows = 0, cols = 0, panelK = 0, panelN = 0;
-  /// Panels of bf16 k pairs ([.., 1, panelK / 2, panelN, 2]: packed_weight
-  /// pairs = true).
-  bool pairs = false;
   /// A quantised weight (#blockc_codegen.quantized_weight): 8 or 4 bits per
   /// value, one scale per groupSize columns; 0 for packed panels.
   int64_t bits = 0, groupSize = 0;
@@ -41,6 +38,10 @@ struct PreparedWeight {
   /// quantised weight, 4 bytes too), or bf16/f16 panels of a weight stored
   /// in that type.
   ElementType elementType = ElementType::F32;
+
+  /// Panels of bf16 k pairs (packed_weight pairs = true): the packed layout
+  /// of rank 6, [.., 1, panelK / 2, panelN, 2].
+  bool pairs() const { return bits == 0 && shape.size() == 6; }
 };
 
 /// The layout of `w`, prepared from a weight of type `source`, as one
