@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "blockc/ExecutionEngine/BlockJit.h"
+#include "blockc/Compiler/Compiler.h"
 #include "blockc/ExecutionEngine/HostAllocator.h"
 #include "blockc/Runtime/EmulatorRuntime.h"
 #include "blockc/Target/CPU.h"
@@ -301,17 +302,6 @@ Error blockc::checkGPURuntimeAvailable(bool emulated) {
   return runtime ? Error::success() : runtime.takeError();
 }
 
-void BlockJit::buildPipeline(OpPassManager &pm, JitTarget target,
-                             const NVPTXPipelineOptions &nvptxOptions,
-                             const CPUTargetConfig &cpuConfig) {
-  if (target == JitTarget::NVPTX) {
-    // PTX is embedded and compiled by the driver at load: no toolkit needed.
-    buildNVPTXPipeline(pm, nvptxOptions);
-  } else {
-    buildCPUPipeline(pm, cpuConfig);
-  }
-}
-
 namespace {
 
 /// Adds `_mlir_<f>(ptr args)` for every C-interface function `f`: loads
@@ -359,32 +349,18 @@ std::string buildIdentity() {
 } // namespace
 
 Expected<std::unique_ptr<BlockJit>>
-BlockJit::compile(ModuleOp module, const ModelSignature &sig, JitTarget target,
-                  unsigned optLevel, const NVPTXPipelineOptions &nvptxOptions,
-                  const CPUTargetConfig &cpuConfig, const CompileCache *cache) {
+BlockJit::compile(ModuleOp module, const ModelSignature &sig,
+                  const CompileOptions &options, const CompileCache *cache) {
   MLIRContext *ctx = module.getContext();
   registerBuiltinDialectTranslation(*ctx);
   registerLLVMDialectTranslation(*ctx);
+  JitTarget target = options.target;
+  unsigned optLevel = options.optLevel;
 
   OwningOpRef<ModuleOp> lowered = module.clone();
-  auto lowerWith = [&](function_ref<void(OpPassManager &)> build) -> Error {
-    PassManager pm(ctx, ModuleOp::getOperationName());
-    if (failed(applyPassManagerCLOptions(pm)))
-      return makeError("invalid pass manager options");
-    build(pm);
-    if (failed(pm.run(*lowered)))
-      return makeError(Twine("lowering to ") +
-                       (target == JitTarget::NVPTX ? "NVPTX" : "the CPU") +
-                       " failed (see the diagnostics above)");
-    return Error::success();
-  };
-
   // The host target machine of blockc -emit=obj, with the target's default
   // relocation model (the JIT links in memory).
-  CPUCodegenTarget codegenTarget;
-  if (target == JitTarget::CPU)
-    codegenTarget = {cpuConfig.llvmCPU().str(), cpuConfig.llvmTuneCPU().str(),
-                     cpuConfig.llvmTargetFeatures()};
+  CPUCodegenTarget codegenTarget = options.getCodegenTarget();
   auto tm = createHostTargetMachine(/*relocModel=*/std::nullopt, codegenTarget);
   if (!tm)
     return tm.takeError();
@@ -404,7 +380,7 @@ BlockJit::compile(ModuleOp module, const ModelSignature &sig, JitTarget target,
     libs.push_back(libomp);
     // The entry's intermediate buffers: reused pages across calls.
     keepFreedHostMemory();
-    CPUTargetConfig c = cpuConfig.resolved();
+    CPUTargetConfig c = options.getCPUConfig();
     // Code pinned to a larger ISA than the host's would stop on an illegal
     // instruction.
     std::string missing = missingHostFeature(c);
@@ -428,7 +404,8 @@ BlockJit::compile(ModuleOp module, const ModelSignature &sig, JitTarget target,
         module->print(os,
                       OpPrintingFlags().printGenericOpForm().enableDebugInfo());
         PassManager pm(ctx, ModuleOp::getOperationName());
-        buildCPUPipeline(pm, c);
+        buildCompilePipeline(pm, options, CompileStage::LLVMDialect,
+                             sig.funcName);
         llvm::raw_string_ostream ps(pipelineText);
         pm.printAsTextualPipeline(ps);
       }
@@ -462,22 +439,14 @@ BlockJit::compile(ModuleOp module, const ModelSignature &sig, JitTarget target,
       }
     }
     if (!cached) {
-      // The same passes as buildPipeline(), in two runs: the prepare
-      // function's records are read after stage 1 (stage 3 strips them).
-      if (Error e = lowerWith(
-              [&](OpPassManager &pm) { buildCPULowerToLinalgPipeline(pm, c); }))
-        return std::move(e);
-      FailureOr<std::optional<PrepareEntry>> found =
-          findPrepareEntry(*lowered, sig.funcName);
-      if (failed(found))
-        return makeError("the prepare function of @" + sig.funcName +
-                         " is malformed (see the diagnostics above)");
-      prepareEntry = std::move(*found);
-      if (Error e = lowerWith([&](OpPassManager &pm) {
-            buildCPUBufferizePipeline(pm, c);
-            buildCPULowerToLLVMPipeline(pm);
-          }))
-        return std::move(e);
+      // The staged compile of blockc -emit=obj: the prepare function's
+      // records are read after stage 1 (stage 3 strips them).
+      auto result = lowerModule(*lowered, options, CompileStage::LLVMDialect,
+                                sig, DecodeMode::None, /*toolkit=*/"",
+                                /*readPrepareRecords=*/true);
+      if (!result)
+        return result.takeError();
+      prepareEntry = std::move(result->prepare);
       if (prepareEntry) {
         // prepare() calls it with the inputs and the destinations only:
         // the returned destinations must have been dropped.
@@ -571,13 +540,13 @@ BlockJit::compile(ModuleOp module, const ModelSignature &sig, JitTarget target,
     return std::move(jit);
   }
 
-  if (Error e = lowerWith([&](OpPassManager &pm) {
-        buildPipeline(pm, target, nvptxOptions, cpuConfig);
-      }))
-    return std::move(e);
+  if (auto result =
+          lowerModule(*lowered, options, CompileStage::LLVMDialect, sig);
+      !result)
+    return result.takeError();
   // The host code of a GPU run calls mgpu* from the GPU runtime, which
   // must be loaded before the JIT resolves them.
-  bool emulated = nvptxOptions.emulate;
+  bool emulated = options.emulate;
   Expected<GPURuntime *> runtime = loadGPURuntime(emulated);
   if (!runtime)
     return runtime.takeError();
@@ -587,12 +556,13 @@ BlockJit::compile(ModuleOp module, const ModelSignature &sig, JitTarget target,
 
   auto transformer =
       makeOptimizingTransformer(optLevel, /*sizeLevel=*/0, tm->get());
-  ExecutionEngineOptions options;
-  options.transformer = transformer;
-  options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+  ExecutionEngineOptions engineOptions;
+  engineOptions.transformer = transformer;
+  engineOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
   libs.push_back(gpu->path);
-  options.sharedLibPaths = libs;
-  auto engine = ExecutionEngine::create(*lowered, options, std::move(*tm));
+  engineOptions.sharedLibPaths = libs;
+  auto engine =
+      ExecutionEngine::create(*lowered, engineOptions, std::move(*tm));
   if (!engine)
     return engine.takeError();
 

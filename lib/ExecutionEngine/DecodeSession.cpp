@@ -6,8 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "blockc/ExecutionEngine/DecodeSession.h"
-
-#include "mlir/Pass/PassManager.h"
+#include "blockc/Compiler/Compiler.h"
 
 #include <algorithm>
 #include <chrono>
@@ -64,13 +63,8 @@ DecodeSession::derive(ModuleOp module, const ModelSignature &forward,
                       transformer::KVLayout kvLayout) {
   // The forward function is not kept: prefill is the decode entry at
   // position 0.
-  PassManager pm(module.getContext(), ModuleOp::getOperationName());
-  DecodeOptions options;
-  options.entry = forward.funcName;
-  options.kvLayout = kvLayout;
-  options.keepPrefill = false;
-  buildDeriveDecodePipeline(pm, options);
-  if (failed(pm.run(module)))
+  if (failed(deriveDecodeEntry(module, forward.funcName, kvLayout,
+                               /*keepPrefill=*/false)))
     return failure();
 
   std::unique_ptr<DecodeSession> session(new DecodeSession());
@@ -115,13 +109,9 @@ llvm::Error DecodeSession::bind(ArrayRef<HostTensor> weights, int64_t batchSize,
   return llvm::Error::success();
 }
 
-llvm::Error DecodeSession::compile(unsigned optLevel,
-                                   const CPUTargetConfig &cpuConfig,
-                                   JitTarget target,
-                                   const NVPTXPipelineOptions &nvptxOptions,
+llvm::Error DecodeSession::compile(const CompileOptions &options,
                                    const CompileCache *cache) {
-  auto compiled = BlockJit::compile(module, signature, target, optLevel,
-                                    nvptxOptions, cpuConfig, cache);
+  auto compiled = BlockJit::compile(module, signature, options, cache);
   if (!compiled)
     return compiled.takeError();
   jit = std::move(*compiled);

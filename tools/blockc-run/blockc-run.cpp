@@ -23,6 +23,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "blockc/Analysis/ModelSignature.h"
+#include "blockc/Compiler/Compiler.h"
 #include "blockc/ExecutionEngine/BlockJit.h"
 #include "blockc/ExecutionEngine/DecodeSession.h"
 #include "blockc/ExecutionEngine/MemoryEstimate.h"
@@ -31,7 +32,6 @@
 #include "blockc/InitAllDialects.h"
 #include "blockc/Pipelines/Pipelines.h"
 #include "blockc/Support/TensorFiles.h"
-#include "blockc/Tools/CommandLine.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -67,22 +67,6 @@ cl::OptionCategory category("blockc-run options");
 
 cl::opt<std::string> modelFile(cl::Positional, cl::desc("<model.mlir>"),
                                cl::Required, cl::cat(category));
-cl::opt<std::string> targetName("target", cl::desc("cpu (default) or nvptx"),
-                                cl::init("cpu"), cl::cat(category));
-cl::opt<bool> emulate("emulate", cl::desc(blockc::kEmulateHelp),
-                      cl::init(false), cl::cat(category));
-cl::opt<bool> allowTf32("gpu-allow-tf32", cl::desc(blockc::kAllowTf32Help),
-                        cl::init(false), cl::cat(category));
-cl::opt<std::string> warpgroupSchedule("gpu-warpgroup-schedule",
-                                       cl::desc(blockc::kWarpgroupScheduleHelp),
-                                       cl::init("specialized"),
-                                       cl::cat(category));
-cl::opt<bool> checkBounds("check-bounds", cl::desc(blockc::kCheckBoundsHelp),
-                          cl::init(false), cl::cat(category));
-cl::opt<std::string> gpuArch("gpu-arch", cl::desc(blockc::kGPUArchHelp),
-                             cl::init("sm_90"), cl::cat(category));
-cl::opt<std::string> gpuChip("gpu-chip", cl::desc(blockc::kGPUChipHelp),
-                             cl::init(""), cl::cat(category));
 cl::opt<std::string> weightsFile("weights",
                                  cl::desc("safetensors file with the weights"),
                                  cl::value_desc("file"), cl::cat(category));
@@ -137,30 +121,6 @@ cl::opt<unsigned> repeat("repeat", cl::desc("Number of timed runs"),
 cl::opt<unsigned> threads("num-threads",
                           cl::desc("Threads to use (also --threads=N)"),
                           cl::init(1), cl::cat(category));
-cl::opt<std::string> entryName("entry", cl::desc("Entry function"),
-                               cl::cat(category));
-cl::opt<blockc::CPUISA>
-    cpuIsa("isa", cl::desc("CPU: vector ISA the kernels are shaped for"),
-           cl::init(blockc::CPUISA::Host), blockc::cpuISAValues(),
-           cl::cat(category));
-cl::list<blockc::CPUFeature> cpuFeatures("cpu-features",
-                                         cl::desc(blockc::kCPUFeaturesHelp),
-                                         cl::CommaSeparated,
-                                         blockc::cpuFeatureValues(),
-                                         cl::cat(category));
-cl::opt<bool> prepareWeights(
-    "prepare-weights",
-    cl::desc("CPU: pack the projection weights once, in a prepare function "
-             "per entry, instead of on every call (default on)"),
-    cl::init(true), cl::cat(category));
-cl::opt<bool> dumpPipeline(
-    "dump-pass-pipeline",
-    cl::desc("Print the pass pipeline this run would compile with (every "
-             "host-derived choice resolved) and exit"),
-    cl::init(false), cl::cat(category));
-cl::opt<unsigned> optLevel("O", cl::desc(blockc::kOptLevelHelp),
-                           cl::init(blockc::kDefaultOptLevel), cl::Prefix,
-                           cl::cat(category));
 cl::opt<unsigned> decodeSteps(
     "decode",
     cl::desc("Prefill the input through the KV-cached decode entry, then run "
@@ -176,14 +136,6 @@ cl::opt<int64_t>
            cl::desc("KV cache capacity L_max in tokens (default: what the run "
                     "needs)"),
            cl::value_desc("L"), cl::init(0), cl::cat(category));
-cl::opt<blockc::transformer::KVLayout>
-    kvLayout("kv-layout", cl::desc("Memory order of the KV caches"),
-             cl::init(blockc::transformer::KVLayout::bhsd),
-             cl::values(clEnumValN(blockc::transformer::KVLayout::bhsd, "bhsd",
-                                   "[B, H_kv, L_max, D] (head-major, default)"),
-                        clEnumValN(blockc::transformer::KVLayout::bshd, "bshd",
-                                   "[B, L_max, H_kv, D] (token-major)")),
-             cl::cat(category));
 cl::opt<double> checkTolerance(
     "check-tol",
     cl::desc("--check-decode tolerance, relative to the largest |output| "
@@ -201,14 +153,8 @@ cl::opt<bool> noCache(
              "or ~/.cache/blockc, see docs/CompileCache.md)"),
     cl::init(false), cl::cat(category));
 
-cl::opt<int64_t> tensorParallel(
-    "tensor-parallel",
-    cl::desc("Split every block over N ranks of an MPI job started with "
-             "mpirun -np N (Megatron-style tensor parallelism on the CPU "
-             "target, docs/TensorParallel.md); each rank reads its part of "
-             "the weights and rank 0 writes the output. A model that "
-             "blockc-import --tensor-parallel partitioned runs so without it"),
-    cl::init(0), cl::cat(category));
+/// The compile options of the command line (set by main()).
+blockc::CompileOptions options;
 
 /// Seconds elapsed since `start`.
 double secondsSince(std::chrono::steady_clock::time_point start) {
@@ -279,9 +225,6 @@ struct DecodeContext {
   std::string weightsHeld;
   std::string inputLabel, weightsLabel;
   bool rank2;
-  blockc::CPUTargetConfig cpuConfig;
-  blockc::JitTarget target;
-  const blockc::NVPTXPipelineOptions &nvptxOptions;
 };
 
 double medianOf(std::vector<double> v) {
@@ -369,15 +312,14 @@ int runDecodeMode(ModuleOp module, const DecodeContext &ctx) {
   int64_t capacity = maxLen ? maxLen.getValue() : needed;
 
   FailureOr<std::unique_ptr<blockc::DecodeSession>> session =
-      blockc::DecodeSession::derive(module, ctx.sig, kvLayout);
+      blockc::DecodeSession::derive(module, ctx.sig, options.kvLayout);
   if (failed(session))
     return 1;
   if (llvm::Error e = (*session)->bind(ctx.weights, batchSize, capacity))
     return fail(llvm::toString(std::move(e)));
 
   auto compileStart = std::chrono::steady_clock::now();
-  if (llvm::Error e = (*session)->compile(optLevel, ctx.cpuConfig, ctx.target,
-                                          ctx.nvptxOptions, compileCache.get()))
+  if (llvm::Error e = (*session)->compile(options, compileCache.get()))
     return fail(llvm::toString(std::move(e)));
   double compileSeconds = secondsSince(compileStart);
   auto prepareStart = std::chrono::steady_clock::now();
@@ -433,8 +375,10 @@ int runDecodeMode(ModuleOp module, const DecodeContext &ctx) {
     shownInput.erase(shownInput.begin());
   llvm::ArrayRef<blockc::HostTensor> caches = (*session)->getCaches();
   os << "blockc-run: " << modelFile << " @"
-     << (*session)->getSignature().funcName << " (target " << targetName
-     << (emulate ? " emulated" : "") << ", threads " << threads.getValue()
+     << (*session)->getSignature().funcName << " (target "
+     << (options.isNVPTX() ? "nvptx" : "cpu")
+     << (options.emulate ? " emulated" : "") << ", threads "
+     << threads.getValue()
      << (world.size > 1 ? ", " + std::to_string(world.size) + " ranks" : "")
      << ")\n";
   os << "  input    " << blockc::formatShape(shownInput) << "  "
@@ -505,27 +449,20 @@ int main(int argc, char **argv) {
   registerMLIRContextCLOptions();
   registerPassManagerCLOptions();
   blockc::registerAllPasses();
-  blockc::parseBlockcOptions(argc, argv,
-                             "blockc-run: JIT-run a transformer block\n");
+  blockc::registerCompileOptions();
+  blockc::parseCommandLine(
+      argc, argv, "blockc-run: JIT-run a transformer block\n", {&category});
 
   // ---- Validate options ---------------------------------------------------
-  if (targetName != "cpu" && targetName != "nvptx")
-    return fail("unknown target '" + targetName + "' (expected cpu or nvptx)");
-  if (std::string error = blockc::checkGPUFlags(targetName == "nvptx", emulate,
-                                                checkBounds, allowTf32);
-      !error.empty())
+  if (auto parsed = blockc::getCompileOptionsFromCommandLine())
+    options = std::move(*parsed);
+  else
+    return fail(llvm::toString(parsed.takeError()));
+  bool nvptx = options.isNVPTX(), emulate = options.emulate;
+  if (std::string error = options.verify(); !error.empty())
     return fail(error);
-  if (std::string error = blockc::checkWarpgroupSchedule(warpgroupSchedule);
-      !error.empty())
-    return fail(error);
-  if (std::string error =
-          blockc::checkGPUTarget(targetName == "nvptx", gpuArch, gpuChip);
-      !error.empty())
-    return fail(error);
-  if (optLevel > 3)
-    return fail("-O must be 0, 1, 2 or 3");
   bool profiling = profileFile.getNumOccurrences() > 0;
-  if (profiling && targetName != "nvptx")
+  if (profiling && !nvptx)
     return fail("--profile needs -target=nvptx (with --emulate: the "
                 "emulator's counters and bounds; without: kernel times on "
                 "the GPU)");
@@ -580,27 +517,19 @@ int main(int argc, char **argv) {
     if (decodeMode)
       return fail("--save-prepared runs the plain entry (not --decode=N or "
                   "--check-decode)");
-    if (targetName == "nvptx")
+    if (nvptx)
       return fail("--save-prepared: only the CPU target prepares weights");
     if (llvm::Error e = blockc::checkWritable(savePrepared))
       return fail(llvm::toString(std::move(e)));
   }
 
-  blockc::JitTarget jitTarget =
-      targetName == "nvptx" ? blockc::JitTarget::NVPTX : blockc::JitTarget::CPU;
   // A GPU run fails fast, before anything is read or compiled, when there is
   // no GPU, driver or runtime.
-  if (jitTarget == blockc::JitTarget::NVPTX && !dumpPipeline)
+  bool dumpPipeline = blockc::shouldDumpPassPipeline();
+  if (nvptx && !dumpPipeline)
     if (llvm::Error e = blockc::checkGPURuntimeAvailable(emulate))
       return fail(llvm::toString(std::move(e)));
-  blockc::NVPTXPipelineOptions nvptxOptions;
-  nvptxOptions.chip = gpuArch;
-  nvptxOptions.gpu = gpuChip;
-  nvptxOptions.emulate = emulate;
-  nvptxOptions.checkBounds = checkBounds;
-  nvptxOptions.allowTf32 = allowTf32;
-  nvptxOptions.warpgroupSchedule = warpgroupSchedule;
-  nvptxOptions.profile = profiling && emulate;
+  options.profile = profiling && emulate;
 
   // ---- Parse and analyse the model ---------------------------------------
   DialectRegistry registry;
@@ -621,18 +550,16 @@ int main(int argc, char **argv) {
   // Tensor parallelism: join the MPI world first (so that every rank
   // reports what fails below), then the module becomes this rank's program
   // (every rank partitions it the same way) before its signature is read.
-  if (tensorParallel < 0)
-    return fail("--tensor-parallel must be at least 1");
   // A model partitioned already must be run with its rank count.
   if (blockc::getTensorParallelRanks(*module) > 1)
     if (llvm::Error e =
-            blockc::partitionForTensorParallel(*module, tensorParallel))
+            blockc::partitionForTensorParallel(*module, options.tensorParallel))
       return fail(llvm::toString(std::move(e)));
-  int64_t tpRanks = tensorParallel > 1
-                        ? tensorParallel.getValue()
+  int64_t tpRanks = options.tensorParallel > 1
+                        ? options.tensorParallel
                         : blockc::getTensorParallelRanks(*module);
   if (tpRanks > 1) {
-    if (targetName != "cpu")
+    if (nvptx)
       return fail(
           "tensor parallelism runs on the CPU target over MPI (a GPU "
           "version would all-reduce with NCCL, docs/TensorParallel.md)");
@@ -644,12 +571,12 @@ int main(int argc, char **argv) {
               blockc::TensorParallelWorld::join(tpRanks, &argc, &argv, world))
         return failEveryRank(llvm::toString(std::move(e)));
   }
-  if (llvm::Error e =
-          blockc::partitionForTensorParallel(*module, tensorParallel))
-    return failEveryRank(llvm::toString(std::move(e)));
-  tpRanks = blockc::getTensorParallelRanks(*module);
+  llvm::Expected<int64_t> ranks = blockc::partitionModule(*module, options);
+  if (!ranks)
+    return failEveryRank(llvm::toString(ranks.takeError()));
+  tpRanks = *ranks;
   FailureOr<blockc::ModelSignature> sig =
-      blockc::analyzeModel(*module, entryName);
+      blockc::analyzeModel(*module, options.entry);
   if (failed(sig)) {
     // The diagnostic above says why; ranks that started MPI end together.
     if (blockc::TensorParallelWorld::isActive())
@@ -657,13 +584,6 @@ int main(int argc, char **argv) {
     return 1;
   }
   int64_t modelDim = sig->args[0].type.getDimSize(2);
-  blockc::CPUTargetConfig cpuConfig;
-  cpuConfig.isa = cpuIsa;
-  cpuConfig.features.assign(cpuFeatures.begin(), cpuFeatures.end());
-  cpuConfig.prepareWeights = prepareWeights;
-  cpuConfig = cpuConfig.resolved();
-  if (std::string error = cpuConfig.checkFeatures(); !error.empty())
-    return fail("-cpu-features: " + error);
   if (!noCache) {
     llvm::Expected<std::string> dir = blockc::CompileCache::defaultDirectory();
     if (!dir)
@@ -672,18 +592,9 @@ int main(int argc, char **argv) {
   }
   if (dumpPipeline) {
     PassManager pm(&context, ModuleOp::getOperationName());
-    if (decodeMode) {
-      blockc::DecodeOptions decode;
-      decode.entry = sig->funcName;
-      decode.kvLayout = kvLayout;
-      decode.keepPrefill = false;
-      if (jitTarget == blockc::JitTarget::NVPTX)
-        blockc::buildNVPTXDecodePipeline(pm, nvptxOptions, decode);
-      else
-        blockc::buildCPUDecodePipeline(pm, cpuConfig, decode);
-    } else {
-      blockc::BlockJit::buildPipeline(pm, jitTarget, nvptxOptions, cpuConfig);
-    }
+    blockc::buildCompilePipeline(
+        pm, options, blockc::CompileStage::LLVMDialect, sig->funcName,
+        decodeMode ? blockc::DecodeMode::Only : blockc::DecodeMode::None);
     pm.printAsTextualPipeline(llvm::outs());
     llvm::outs() << "\n";
     return 0;
@@ -766,7 +677,7 @@ int main(int argc, char **argv) {
       if (tpRanks > 1)
         return fail(weightsFile + ": prepared weights cannot be split over "
                                   "ranks; give the checkpoint");
-      if (decodeMode || jitTarget != blockc::JitTarget::CPU)
+      if (decodeMode || nvptx)
         return fail(weightsFile + ": prepared weights load for the plain "
                                   "CPU entry only (not --decode, "
                                   "--check-decode or -target=nvptx)");
@@ -787,7 +698,7 @@ int main(int argc, char **argv) {
   std::string weightsHeld = describeHeld(weights);
 
   // The OpenMP runtime reads its thread count when it initialises.
-  if (jitTarget == blockc::JitTarget::CPU)
+  if (!nvptx)
     if (llvm::Error e = blockc::setCpuThreads(threads))
       return fail(llvm::toString(std::move(e)));
 
@@ -800,7 +711,7 @@ int main(int argc, char **argv) {
          weightsFile.empty()
              ? "random (seed " + std::to_string(weightSeed) + ")"
              : weightsFile.getValue(),
-         rank2, cpuConfig, jitTarget, nvptxOptions});
+         rank2});
     blockc::TensorParallelWorld::finalize();
     return rc;
   }
@@ -809,8 +720,7 @@ int main(int argc, char **argv) {
   // ---------------------------------------------------------------
   auto compileStart = std::chrono::steady_clock::now();
   auto jit =
-      blockc::BlockJit::compile(*module, *sig, jitTarget, optLevel,
-                                nvptxOptions, cpuConfig, compileCache.get());
+      blockc::BlockJit::compile(*module, *sig, options, compileCache.get());
   if (!jit)
     return fail(llvm::toString(jit.takeError()));
   double compileSeconds = secondsSince(compileStart);
@@ -892,6 +802,8 @@ int main(int argc, char **argv) {
       auto launches = blockc::endEmulatorProfile();
       if (!launches)
         return fail(llvm::toString(launches.takeError()));
+      blockc::NVPTXPipelineOptions nvptxOptions;
+      options.getNVPTXOptions(nvptxOptions);
       auto built =
           blockc::profileRun(*module, nvptxOptions, *launches, profileBlocks);
       if (!built)
@@ -927,7 +839,7 @@ int main(int argc, char **argv) {
       return fail(llvm::toString(std::move(e)));
   if (measured && !profileFile.empty())
     if (llvm::Error e = blockc::writeMeasuredProfileJSON(
-            profileFile, gpuArch, *measured, bound ? &*bound : nullptr))
+            profileFile, options.gpuArch, *measured, bound ? &*bound : nullptr))
       return fail(llvm::toString(std::move(e)));
   if (profile && !profileFile.empty() && !sampled)
     if (llvm::Error e = blockc::writeGPUProfileJSON(profileFile, *profile))
@@ -938,8 +850,8 @@ int main(int argc, char **argv) {
   double flops = sig->flops(input.shape[0], input.shape[1]) * world.size;
   auto &os = llvm::outs();
   os << "blockc-run: " << modelFile << " @" << sig->funcName << " (target "
-     << targetName << (emulate ? " emulated" : "") << ", threads "
-     << (jitTarget == blockc::JitTarget::CPU ? threads.getValue() : 1u)
+     << (nvptx ? "nvptx" : "cpu") << (emulate ? " emulated" : "")
+     << ", threads " << (nvptx ? 1u : threads.getValue())
      << (world.size > 1 ? ", " + std::to_string(world.size) + " ranks" : "")
      << ")\n";
   std::vector<int64_t> shownInput = input.shape;

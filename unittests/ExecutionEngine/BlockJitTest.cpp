@@ -62,16 +62,17 @@ protected:
 };
 
 TEST_F(BlockJitTest, NVPTXLoweringFailureNamesNVPTX) {
-  std::unique_ptr<NVPTXPipelineOptions> options =
-      NVPTXPipelineOptions::createFromString("chip=sm_10");
-  ASSERT_TRUE(options);
+  CompileOptions options;
+  options.target = CompileTarget::NVPTX;
+  options.gpuArch = "sm_10";
+  options.optLevel = 3;
 
   std::string diagnostics;
   mlir::ScopedDiagnosticHandler handler(&ctx, [&](mlir::Diagnostic &d) {
     diagnostics += d.str() + "\n";
     return mlir::success();
   });
-  auto jit = BlockJit::compile(*module, *sig, JitTarget::NVPTX, 3, *options);
+  auto jit = BlockJit::compile(*module, *sig, options);
   ASSERT_FALSE(static_cast<bool>(jit));
   EXPECT_EQ(llvm::toString(jit.takeError()),
             "lowering to NVPTX failed (see the diagnostics above)");
@@ -84,9 +85,11 @@ TEST_F(BlockJitTest, NVPTXLoweringFailureNamesNVPTX) {
 }
 
 TEST_F(BlockJitTest, EmulatedGPUSeesWeightsUpdatedInPlace) {
-  NVPTXPipelineOptions options;
+  CompileOptions options;
+  options.target = CompileTarget::NVPTX;
   options.emulate = true;
-  auto jit = BlockJit::compile(*module, *sig, JitTarget::NVPTX, 3, options);
+  options.optLevel = 3;
+  auto jit = BlockJit::compile(*module, *sig, options);
   ASSERT_TRUE(static_cast<bool>(jit)) << llvm::toString(jit.takeError());
 
   HostTensor x = makeRandomTensor({1, 3, 8}, 7);

@@ -145,7 +145,9 @@ protected:
       sessions[i] = session->release();
       llvm::Error e = sessions[i]->bind(models[i]->weights, kBatch, kCapacity);
       ASSERT_FALSE(static_cast<bool>(e)) << llvm::toString(std::move(e));
-      e = sessions[i]->compile(/*optLevel=*/0);
+      CompileOptions options;
+      options.optLevel = 0;
+      e = sessions[i]->compile(options);
       ASSERT_FALSE(static_cast<bool>(e)) << llvm::toString(std::move(e));
     }
   }

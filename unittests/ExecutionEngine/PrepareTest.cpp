@@ -83,11 +83,11 @@ TEST_F(PrepareTest, PreparedWeightsMatchTheReference) {
           ASSERT_TRUE(module);
           auto sig = analyzeModel(*module, "");
           ASSERT_TRUE(succeeded(sig));
-          CPUTargetConfig config;
-          config.isa = isa;
-          config.prepareWeights = prepareWeights;
-          auto jit = BlockJit::compile(*module, *sig, JitTarget::CPU, 3,
-                                       NVPTXPipelineOptions(), config);
+          CompileOptions options;
+          options.cpu.isa = isa;
+          options.cpu.prepareWeights = prepareWeights;
+          options.optLevel = 3;
+          auto jit = BlockJit::compile(*module, *sig, options);
           ASSERT_TRUE(static_cast<bool>(jit))
               << llvm::toString(jit.takeError());
           const PrepareEntry *entry = (*jit)->getPrepareEntry();
@@ -193,11 +193,10 @@ TEST_F(PrepareTest, BlockedKernelMatchesTheReference) {
           ASSERT_TRUE(module);
           auto sig = analyzeModel(*module, "");
           ASSERT_TRUE(succeeded(sig));
-          CPUTargetConfig config;
-          config.isa = isa;
-          config.l2Bytes = 64 * 1024;
-          auto jit = BlockJit::compile(*module, *sig, JitTarget::CPU, 2,
-                                       NVPTXPipelineOptions(), config);
+          CompileOptions options;
+          options.cpu.isa = isa;
+          options.cpu.l2Bytes = 64 * 1024;
+          auto jit = BlockJit::compile(*module, *sig, options);
           ASSERT_TRUE(static_cast<bool>(jit))
               << llvm::toString(jit.takeError());
           HostTensor x = makeRandomTensor({2, t, 96}, 5);

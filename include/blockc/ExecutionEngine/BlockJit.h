@@ -15,6 +15,7 @@
 
 #include "blockc/Analysis/ModelSignature.h"
 #include "blockc/Analysis/PreparedWeights.h"
+#include "blockc/Compiler/CompileOptions.h"
 #include "blockc/ExecutionEngine/CompileCache.h"
 #include "blockc/ExecutionEngine/GPUProfile.h"
 #include "blockc/Pipelines/Pipelines.h"
@@ -33,7 +34,8 @@ class LLJIT;
 
 namespace blockc {
 
-enum class JitTarget { CPU, NVPTX };
+/// The target a BlockJit runs on (the compile target).
+using JitTarget = CompileTarget;
 
 /// Whether BlockJit::run may keep the device copies of the weights.
 enum class WeightReuse {
@@ -74,39 +76,30 @@ llvm::Expected<std::vector<MeasuredKernel>> endCudaProfile();
 
 class BlockJit {
 public:
-  /// Lowers a clone of `module` with the pipeline of `target` (NVPTX:
-  /// with `nvptxOptions`) and JIT-compiles it for the host CPU with the
-  /// target machine of blockc -emit=obj (createHostTargetMachine).
+  /// Lowers a clone of `module` for `options` (the staged compile of
+  /// lib/Compiler, the same as blockc's) and JIT-compiles it for the host
+  /// CPU with the target machine of blockc -emit=obj.
   /// Pass-manager command-line options (--mlir-print-ir-after-all,
   /// --mlir-timing) apply: mlir::registerPassManagerCLOptions() must have
   /// been called (else the error is "invalid pass manager options"). Pipeline
   /// errors are reported as diagnostics, and the error returned names the
   /// target whose lowering failed. An NVPTX module is lowered before the CUDA
   /// runtime is loaded, so that lowering errors show on machines without a GPU
-  /// too.
-  /// The CPU code is shaped for `cpuConfig` (default: the host). CPU code
-  /// is compiled to one object and linked in memory (ORC); with `cache`,
-  /// the object comes from the cache when its key (module text, resolved
-  /// pipeline, optimisation level, host CPU and features, blockc build)
-  /// has an entry, and is stored there otherwise (cacheStatus() says
+  /// too; PTX is embedded and compiled by the driver at load.
+  /// CPU code is compiled to one object and linked in memory (ORC); with
+  /// `cache`, the object comes from the cache when its key (module text,
+  /// resolved pipeline, optimisation level, host CPU and features, blockc
+  /// build) has an entry, and is stored there otherwise (cacheStatus() says
   /// which). NVPTX runs are not cached.
   static llvm::Expected<std::unique_ptr<BlockJit>>
   compile(mlir::ModuleOp module, const ModelSignature &signature,
-          JitTarget target = JitTarget::CPU, unsigned optLevel = 3,
-          const NVPTXPipelineOptions &nvptxOptions = NVPTXPipelineOptions(),
-          const CPUTargetConfig &cpuConfig = CPUTargetConfig(),
+          const CompileOptions &options = CompileOptions(),
           const CompileCache *cache = nullptr);
 
   /// Where the code came from: "cache hit", "cache miss, stored", "cache
   /// entry corrupt, rebuilt" (and stored), "cache miss, not stored: <why>",
   /// "cache disabled" (no cache given) or "not cached: NVPTX".
   const std::string &cacheStatus() const { return cacheState; }
-
-  /// Adds the pipeline that compile() runs for `target` to `pm` (what
-  /// blockc-run --dump-pass-pipeline prints).
-  static void buildPipeline(mlir::OpPassManager &pm, JitTarget target,
-                            const NVPTXPipelineOptions &nvptxOptions,
-                            const CPUTargetConfig &cpuConfig);
 
   ~BlockJit();
 

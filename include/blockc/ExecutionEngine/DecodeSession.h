@@ -70,9 +70,9 @@ struct DecodeComparison {
 class DecodeSession {
 public:
   /// Derives the decode entry of `forward` in `module` with caches in
-  /// `kvLayout` (buildDeriveDecodePipeline), dropping the forward function
-  /// (prefill is the decode entry at position 0). `module` must outlive the
-  /// session's compile(). Pass errors are emitted as diagnostics.
+  /// `kvLayout` (deriveDecodeEntry in Compiler.h), dropping the forward
+  /// function (prefill is the decode entry at position 0). `module` must
+  /// outlive the session's compile(). Pass errors are emitted as diagnostics.
   static mlir::FailureOr<std::unique_ptr<DecodeSession>>
   derive(mlir::ModuleOp module, const ModelSignature &forward,
          transformer::KVLayout kvLayout = transformer::KVLayout::bhsd);
@@ -84,15 +84,10 @@ public:
   llvm::Error bind(llvm::ArrayRef<HostTensor> weights, int64_t batch,
                    int64_t capacity);
 
-  /// JIT-compiles the decode entry for `target` (see BlockJit::compile):
-  /// the CPU, or NVPTX on a GPU or the emulator (`nvptxOptions.emulate`).
-  llvm::Error
-  compile(unsigned optLevel = 3,
-          const CPUTargetConfig &cpuConfig = CPUTargetConfig(),
-          JitTarget target = JitTarget::CPU,
-          const NVPTXPipelineOptions &nvptxOptions = NVPTXPipelineOptions(),
-          const CompileCache *cache = nullptr);
-
+  /// JIT-compiles the decode entry for `options` (see BlockJit::compile):
+  /// the CPU, or NVPTX on a GPU or the emulator (`options.emulate`).
+  llvm::Error compile(const CompileOptions &options = CompileOptions(),
+                      const CompileCache *cache = nullptr);
   /// BlockJit::cacheStatus() of the compiled entry.
   std::string cacheStatus() const {
     return jit ? jit->cacheStatus() : std::string("not compiled");

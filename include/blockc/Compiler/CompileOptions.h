@@ -1,0 +1,119 @@
+//===- CompileOptions.h - what every blockc compile is asked for -*- C++
+//-*-===//
+//
+// One CompileOptions describes a compile for every tool and library that
+// drives one (blockc, blockc-run, BlockJit, DecodeSession): the target, the
+// CPU's ISA and extensions or the GPU's architecture and chip, the
+// optimisation level, the KV-cache layout of a decode entry and the
+// tensor-parallel ranks. Its command-line options are declared once, here,
+// in one category (registerCompileOptions); the tools add only their own.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef BLOCKC_COMPILER_COMPILEOPTIONS_H
+#define BLOCKC_COMPILER_COMPILEOPTIONS_H
+
+#include "blockc/Pipelines/Pipelines.h"
+#include "blockc/Target/CPU.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace blockc {
+
+/// The code generation target of a compile.
+enum class CompileTarget { CPU, NVPTX };
+
+/// The tools' default -O: LLVM -O2. -O3 did not pay for the already
+/// vectorised, register-tiled kernels (docs/Pipelines.md).
+inline constexpr unsigned kDefaultOptLevel = 2;
+
+struct CompileOptions {
+  CompileTarget target = CompileTarget::CPU;
+  /// The entry function; empty: @forward or the only function.
+  std::string entry;
+  /// LLVM optimisation level of the host code (0-3).
+  unsigned optLevel = kDefaultOptLevel;
+
+  /// CPU: the vector ISA and extensions the kernels are shaped for, the
+  /// threads of every parallel loop and whether the projections read
+  /// weights packed once by a prepare function (host-derived choices are
+  /// resolved by getCPUConfig).
+  CPUTargetConfig cpu;
+
+  /// NVPTX: architecture, chip, PTX features, the embedded GPU binary and
+  /// the kernels' variants (NVPTXPipelineOptions documents each).
+  std::string gpuArch = "sm_90";
+  std::string gpuChip;
+  std::string ptxFeatures;
+  GPUBinaryFormat gpuBinary = GPUBinaryFormat::ISA;
+  bool emulate = false;
+  bool checkBounds = false;
+  bool allowTf32 = false;
+  std::string warpgroupSchedule = "specialized";
+  /// With `emulate`: count each kernel's work for the emulator's profile.
+  bool profile = false;
+  /// The CUDA toolkit directory for ptxas and fatbinary (-cuda-toolkit);
+  /// empty: searched (findToolkit in Compiler.h).
+  std::string cudaToolkit;
+
+  /// Memory order of the KV caches of a derived decode entry.
+  transformer::KVLayout kvLayout = transformer::KVLayout::bhsd;
+
+  /// Split every block over this many ranks (0 or 1: as the model says).
+  int64_t tensorParallel = 0;
+
+  bool isNVPTX() const { return target == CompileTarget::NVPTX; }
+
+  /// The CPU pipeline's target, every host-derived choice resolved.
+  CPUTargetConfig getCPUConfig() const { return cpu.resolved(); }
+  /// Sets the NVPTX pipeline's options (`toolkit`: where ptxas is).
+  void getNVPTXOptions(NVPTXPipelineOptions &options,
+                       llvm::StringRef toolkit = "") const;
+  /// The machine the host code is generated for: the CPU ISA's for the
+  /// CPU target, the host's for the host code of an NVPTX module.
+  CPUCodegenTarget getCodegenTarget() const;
+
+  /// The first error of a combination of options (e.g. "--emulate needs
+  /// -target=nvptx"), or an empty string. Checked before anything is read.
+  std::string verify() const;
+};
+
+/// The category of the options registerCompileOptions() declares.
+llvm::cl::OptionCategory &getCompileOptionsCategory();
+
+/// Declares the command-line options of CompileOptions (-target, -isa,
+/// -cpu-features, -gpu-arch, -O, ...) once for every tool; call it before
+/// parsing. Idempotent.
+void registerCompileOptions();
+
+/// The options the command line gave (registerCompileOptions() must have
+/// been called). Fails on a value a parser cannot check (-target).
+llvm::Expected<CompileOptions> getCompileOptionsFromCommandLine();
+
+/// Whether the command line gave -dump-pass-pipeline (print the pipeline
+/// the tool would compile with, every host-derived choice resolved, and
+/// exit).
+bool shouldDumpPassPipeline();
+
+/// Prints blockc's version, the commit it was configured from and the LLVM
+/// it uses (what --version prints).
+void printVersion(llvm::raw_ostream &os);
+
+/// Parses the command line of a blockc tool: --threads=N is read as
+/// --num-threads=N (libLLVM owns a global option named "threads"),
+/// --help lists the compile options and `toolCategories` only
+/// (--help-hidden lists all), and --version prints printVersion().
+void parseCommandLine(
+    int argc, char **argv, llvm::StringRef overview,
+    llvm::ArrayRef<const llvm::cl::OptionCategory *> toolCategories);
+
+} // namespace blockc
+
+#endif // BLOCKC_COMPILER_COMPILEOPTIONS_H

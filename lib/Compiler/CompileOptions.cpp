@@ -1,0 +1,243 @@
+//===- CompileOptions.cpp - the compile options and their command line ----===//
+//
+// The command-line options of CompileOptions live in one ManagedStatic,
+// created by registerCompileOptions() (as MLIR's pass-manager options are),
+// so that a tool that does not compile declares none of them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "blockc/Compiler/CompileOptions.h"
+#include "blockc/Dialect/Codegen/IR/CodegenDialect.h"
+
+#include "llvm/Config/llvm-config.h"
+#include "llvm/Support/ManagedStatic.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstring>
+
+using namespace blockc;
+namespace cl = llvm::cl;
+
+namespace {
+
+struct CompileCLOptions {
+  cl::opt<std::string> target{
+      "target",
+      cl::desc("Code generation target: cpu (this machine through LLVM, "
+               "default) or nvptx (NVIDIA GPUs)"),
+      cl::init("cpu"), cl::cat(getCompileOptionsCategory())};
+  cl::opt<std::string> entry{
+      "entry",
+      cl::desc("Entry function (default: @forward or the only function)"),
+      cl::cat(getCompileOptionsCategory())};
+  cl::opt<unsigned> optLevel{
+      "O", cl::desc("LLVM optimisation level (0-3, default 2)"),
+      cl::init(kDefaultOptLevel), cl::Prefix,
+      cl::cat(getCompileOptionsCategory())};
+  cl::opt<CPUISA> isa{
+      "isa", cl::desc("CPU: vector ISA the kernels are shaped for"),
+      cl::init(CPUISA::Host),
+      cl::values(clEnumValN(CPUISA::Host, "host",
+                            "this machine's (default; --dump-pass-pipeline "
+                            "prints what it resolved to)"),
+                 clEnumValN(CPUISA::AVX512, "avx512", "AVX-512"),
+                 clEnumValN(CPUISA::AVX2, "avx2", "AVX2 + FMA"),
+                 clEnumValN(CPUISA::SSE, "sse", "SSE2 (any x86-64)")),
+      cl::cat(getCompileOptionsCategory())};
+  cl::list<CPUFeature> cpuFeatures{
+      "cpu-features",
+      cl::desc("CPU: ISA extensions the kernels may use beyond -isa, "
+               "comma-separated (default: this machine's with -isa=host, "
+               "none with a pinned -isa)"),
+      cl::CommaSeparated,
+      cl::values(clEnumValN(CPUFeature::None, "none",
+                            "none of them (the default with a pinned -isa)"),
+                 clEnumValN(CPUFeature::AVX512BF16, "avx512bf16",
+                            "vdpbf16ps for bf16 projections (-isa=avx512)"),
+                 clEnumValN(CPUFeature::AVX512VNNI, "avx512vnni",
+                            "vpdpbusd on zmm registers (-isa=avx512)"),
+                 clEnumValN(CPUFeature::AVXVNNI, "avxvnni",
+                            "vpdpbusd on ymm registers (-isa=avx2 or avx512)"),
+                 clEnumValN(CPUFeature::AMXBF16, "amx-bf16",
+                            "AMX tiles for bf16 prefill (-isa=avx512)")),
+      cl::cat(getCompileOptionsCategory())};
+  cl::opt<bool> prepareWeights{
+      "prepare-weights",
+      cl::desc("CPU: pack the projection weights once, in a prepare function "
+               "per entry, instead of on every call (default on)"),
+      cl::init(true), cl::cat(getCompileOptionsCategory())};
+  cl::opt<std::string> gpuArch{
+      "gpu-arch",
+      cl::desc("With -target=nvptx: the GPU architecture (sm_75, sm_80, "
+               "sm_86, sm_89, sm_90 (default), sm_90a, sm_100, sm_100a)"),
+      cl::init("sm_90"), cl::cat(getCompileOptionsCategory())};
+  cl::opt<std::string> gpuChip{
+      "gpu-chip",
+      cl::desc("With -target=nvptx: the GPU whose limits and peaks the tiles "
+               "and the profile assume (t4, a100, a10, l4, h100, h200, b200; "
+               "default: the architecture's, docs/GPU.md#chips)"),
+      cl::init(""), cl::cat(getCompileOptionsCategory())};
+  cl::opt<bool> emulate{
+      "emulate",
+      cl::desc("With -target=nvptx: compile for the GPU emulator, which runs "
+               "the NVPTX kernels on the host (no GPU needed; "
+               "docs/GPUEmulator.md; default off)"),
+      cl::init(false), cl::cat(getCompileOptionsCategory())};
+  cl::opt<bool> allowTf32{
+      "gpu-allow-tf32",
+      cl::desc("With -target=nvptx (sm_80+): run f32 projections on TF32 "
+               "tensor cores, their operands rounded to 10-bit mantissas "
+               "(docs/GPU.md#tf32; default off)"),
+      cl::init(false), cl::cat(getCompileOptionsCategory())};
+  cl::opt<std::string> warpgroupSchedule{
+      "gpu-warpgroup-schedule",
+      cl::desc("With -target=nvptx -gpu-arch=sm_90a: the projections' "
+               "warpgroup-MMA kernel: specialized (default: a producer "
+               "warpgroup), persistent (also one block per multiprocessor) "
+               "or cooperative (docs/GPU.md)"),
+      cl::init("specialized"), cl::cat(getCompileOptionsCategory())};
+  cl::opt<bool> checkBounds{
+      "check-bounds",
+      cl::desc("With --emulate: check the indices of every memory access "
+               "inside the kernels (default off)"),
+      cl::init(false), cl::cat(getCompileOptionsCategory())};
+  cl::opt<transformer::KVLayout> kvLayout{
+      "kv-layout", cl::desc("--decode: memory order of the KV caches"),
+      cl::init(transformer::KVLayout::bhsd),
+      cl::values(clEnumValN(transformer::KVLayout::bhsd, "bhsd",
+                            "[B, H_kv, L_max, D] (head-major, default)"),
+                 clEnumValN(transformer::KVLayout::bshd, "bshd",
+                            "[B, L_max, H_kv, D] (token-major)")),
+      cl::cat(getCompileOptionsCategory())};
+  cl::opt<int64_t> tensorParallel{
+      "tensor-parallel",
+      cl::desc("Split every block over N MPI ranks (Megatron-style tensor "
+               "parallelism on the CPU target, docs/TensorParallel.md): "
+               "blockc's object runs as one process per rank and its header "
+               "lists the part of each weight a rank passes; blockc-run runs "
+               "under mpirun -np N. Default 0: as the model says (a model "
+               "that blockc-import --tensor-parallel partitioned)"),
+      cl::init(0), cl::cat(getCompileOptionsCategory())};
+  cl::opt<bool> dumpPipeline{
+      "dump-pass-pipeline",
+      cl::desc("Print the pass pipeline the tool would compile with (every "
+               "host-derived choice resolved) and exit"),
+      cl::init(false), cl::cat(getCompileOptionsCategory())};
+};
+
+llvm::ManagedStatic<CompileCLOptions> clOptions;
+
+} // namespace
+
+cl::OptionCategory &blockc::getCompileOptionsCategory() {
+  static cl::OptionCategory category("blockc compile options");
+  return category;
+}
+
+void blockc::registerCompileOptions() { *clOptions; }
+
+llvm::Expected<CompileOptions> blockc::getCompileOptionsFromCommandLine() {
+  CompileOptions options;
+  if (!clOptions.isConstructed())
+    return options;
+  const CompileCLOptions &cl = *clOptions;
+  if (cl.target != "cpu" && cl.target != "nvptx")
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "unknown target '" + cl.target +
+                                       "' (expected cpu or nvptx)");
+  options.target =
+      cl.target == "nvptx" ? CompileTarget::NVPTX : CompileTarget::CPU;
+  options.entry = cl.entry;
+  options.optLevel = cl.optLevel;
+  options.cpu.isa = cl.isa;
+  options.cpu.features.assign(cl.cpuFeatures.begin(), cl.cpuFeatures.end());
+  options.cpu.prepareWeights = cl.prepareWeights;
+  options.gpuArch = cl.gpuArch;
+  options.gpuChip = cl.gpuChip;
+  options.emulate = cl.emulate;
+  options.allowTf32 = cl.allowTf32;
+  options.warpgroupSchedule = cl.warpgroupSchedule;
+  options.checkBounds = cl.checkBounds;
+  options.kvLayout = cl.kvLayout;
+  options.tensorParallel = cl.tensorParallel;
+  return options;
+}
+
+bool blockc::shouldDumpPassPipeline() {
+  return clOptions.isConstructed() && clOptions->dumpPipeline;
+}
+
+void CompileOptions::getNVPTXOptions(NVPTXPipelineOptions &options,
+                                     llvm::StringRef toolkit) const {
+  options.chip = gpuArch;
+  options.gpu = gpuChip;
+  options.features = ptxFeatures;
+  options.format = gpuBinary;
+  options.toolkit = toolkit.str();
+  options.emulate = emulate;
+  options.checkBounds = checkBounds;
+  options.allowTf32 = allowTf32;
+  options.warpgroupSchedule = warpgroupSchedule;
+  options.profile = profile;
+}
+
+CPUCodegenTarget CompileOptions::getCodegenTarget() const {
+  // The host code of an NVPTX module runs on the host; CPU kernels stay
+  // within the ISA they were shaped for.
+  if (isNVPTX())
+    return {};
+  CPUTargetConfig config = getCPUConfig();
+  return {config.llvmCPU().str(), config.llvmTuneCPU().str(),
+          config.llvmTargetFeatures()};
+}
+
+std::string CompileOptions::verify() const {
+  bool nvptx = isNVPTX();
+  if (emulate && !nvptx)
+    return "--emulate needs -target=nvptx";
+  if (allowTf32 && !nvptx)
+    return "-gpu-allow-tf32 needs -target=nvptx";
+  if (checkBounds && !emulate)
+    return "--check-bounds needs --emulate";
+  if (warpgroupSchedule != "specialized" && warpgroupSchedule != "persistent" &&
+      warpgroupSchedule != "cooperative")
+    return "unknown -gpu-warpgroup-schedule '" + warpgroupSchedule +
+           "' (expected specialized, persistent or cooperative)";
+  if (std::string error = getCPUConfig().checkFeatures(); !error.empty())
+    return "-cpu-features: " + error;
+  if (nvptx)
+    if (std::string error = codegen::checkKnownGPU(gpuArch, gpuChip);
+        !error.empty())
+      return "-gpu-arch / -gpu-chip: " + error;
+  if (optLevel > 3)
+    return "-O must be 0, 1, 2 or 3";
+  if (tensorParallel < 0)
+    return "--tensor-parallel must be at least 1";
+  return "";
+}
+
+void blockc::printVersion(llvm::raw_ostream &os) {
+  os << "blockc version " << BLOCKC_VERSION << " (commit " << BLOCKC_COMMIT
+     << ")\n  LLVM version " << LLVM_VERSION_STRING << "\n";
+}
+
+void blockc::parseCommandLine(
+    int argc, char **argv, llvm::StringRef overview,
+    llvm::ArrayRef<const cl::OptionCategory *> toolCategories) {
+  std::vector<std::string> storage(argv, argv + argc);
+  for (std::string &a : storage)
+    for (const char *prefix : {"--threads=", "-threads="})
+      if (llvm::StringRef(a).starts_with(prefix))
+        a = "--num-threads=" + a.substr(std::strlen(prefix));
+  std::vector<const char *> args;
+  for (const std::string &a : storage)
+    args.push_back(a.c_str());
+  std::vector<const cl::OptionCategory *> shown(toolCategories.begin(),
+                                                toolCategories.end());
+  if (clOptions.isConstructed())
+    shown.push_back(&getCompileOptionsCategory());
+  cl::HideUnrelatedOptions(shown);
+  cl::SetVersionPrinter(printVersion);
+  cl::ParseCommandLineOptions(static_cast<int>(args.size()), args.data(),
+                              overview);
+}
