@@ -19,7 +19,10 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "llvm/ADT/bit.h"
 
 namespace blockc::cpu {
 #define GEN_PASS_DEF_CPULOWERQUANTIZEDLINEARPASS
@@ -163,6 +166,9 @@ struct Kernel {
   codegen::QuantizedWeightAttr layout;
   int64_t v;  // f32 lanes
   Value pBuf; // P as a memref (read-only: software prefetch), or null
+  /// int4 on vdpbf16ps (linear_tiles bf16_dot): the bf16 tensor that x
+  /// widens, or null.
+  Value x16 = {};
 
   OpBuilder &b() { return q.b; }
   Location loc() { return q.loc; }
@@ -232,12 +238,62 @@ struct Kernel {
   }
   /// table[index & 15] per lane of 16 (AVX-512 vpermps).
   Value lookup(Value table, Value index) {
-    return LLVM::CallIntrinsicOp::create(
-               b(), loc(), table.getType(),
-               b().getStringAttr("llvm.x86.avx512.permvar.sf.512"),
-               ValueRange{table, index})
+    return intrinsic(table.getType(), "llvm.x86.avx512.permvar.sf.512",
+                     ValueRange{table, index});
+  }
+  /// `name`(operands) for a pure x86 intrinsic of result type `type`.
+  Value intrinsic(Type type, StringRef name, ValueRange operands) {
+    return LLVM::CallIntrinsicOp::create(b(), loc(), type,
+                                         b().getStringAttr(name), operands)
         ->getResult(0);
   }
+  /// A constant vector<32 x i16> whose element i is `f(i)`.
+  Value words(function_ref<int64_t(int64_t)> f) {
+    VectorType type = VectorType::get({2 * v}, b().getI16Type());
+    SmallVector<Attribute> values;
+    for (int64_t i = 0; i < 2 * v; ++i)
+      values.push_back(b().getI16IntegerAttr(f(i)));
+    return arith::ConstantOp::create(b(), loc(),
+                                     DenseElementsAttr::get(type, values));
+  }
+  /// The 32 int4 values q of a chunk of row n as exact bf16 k pairs: pair
+  /// l holds (k = l, k = 16 + l) of the chunk, i.e. the low and the high
+  /// nibble of byte l. Per 16 bytes: one zero-extension to 32-bit lanes,
+  /// one vpmaddwd (b * 0x1001 puts the high nibble at bit 16), one vpermw
+  /// through a table of the bf16 values of q = u - 8 (32 entries: vpermw
+  /// reads 5 index bits, so bit 4 repeats the table).
+  Value bf16Pairs(Value n, Value chunkByte, Value table) {
+    VectorType i16v = VectorType::get({2 * v}, b().getI16Type());
+    Value u = arith::ExtUIOp::create(b(), loc(),
+                                     VectorType::get({v}, b().getI32Type()),
+                                     readBytes(n, chunkByte));
+    Value spread = intrinsic(
+        VectorType::get({v}, b().getI32Type()), "llvm.x86.avx512.pmaddw.d.512",
+        ValueRange{vector::BitCastOp::create(b(), loc(), i16v, u),
+                   words([](int64_t i) { return i % 2 ? 0 : 0x1001; })});
+    Value index = vector::BitCastOp::create(b(), loc(), i16v, spread);
+    Value qs = intrinsic(i16v, "llvm.x86.avx512.permvar.hi.512",
+                         ValueRange{table, index});
+    return vector::BitCastOp::create(
+        b(), loc(), VectorType::get({2 * v}, b().getBF16Type()), qs);
+  }
+  /// x16[bIdx, t, kk : kk + 32] as the k pairs of bf16Pairs: (kk + l,
+  /// kk + 16 + l).
+  Value xPairs(Value bIdx, Value t, Value kk) {
+    VectorType type = VectorType::get({2 * v}, b().getBF16Type());
+    Value pad = arith::ConstantOp::create(b(), loc(),
+                                          b().getZeroAttr(b().getBF16Type()));
+    Value row = vector::TransferReadOp::create(b(), loc(), type, x16,
+                                               ValueRange{bIdx, t, kk}, pad,
+                                               ArrayRef<bool>{true});
+    SmallVector<int64_t> mask;
+    for (int64_t l = 0; l < v; ++l) {
+      mask.push_back(l);
+      mask.push_back(v + l);
+    }
+    return vector::ShuffleOp::create(b(), loc(), row, row, mask);
+  }
+
   /// The f32 scale of group `grp` of row n.
   Value scale(Value n, Value grp) {
     Value bits = tensor::ExtractOp::create(
@@ -408,6 +464,49 @@ struct Kernel {
           [&](Value kk, ValueRange it) { return step(kk, it, true); });
       if (kMain < k)
         accs = step(q.idx(kMain), accs, false);
+    } else if (x16) {
+      // int4 in a bf16 block (the input holds bf16 values) on AVX512_BF16:
+      // per chunk of 32 k, the values q as exact bf16 pairs (bf16Pairs)
+      // dot the x pairs on vdpbf16ps into a group sum (f32), and the
+      // group's scale multiplies it once per group and column. The
+      // products x q are exact, so this differs from the reference's
+      // sum of x (q s) only in the order of the f32 roundings.
+      int64_t g = layout.getGroupSize();
+      Value table = words([](int64_t i) {
+        return static_cast<int64_t>(
+            llvm::bit_cast<uint32_t>(static_cast<float>(i % 16 - 8)) >> 16);
+      });
+      accs = blockc::cpu::buildLoop(
+          b(), loc(), q.idx(0), q.idx(k), g, accs,
+          [&](Value kg, ValueRange it) {
+            SmallVector<Value> acc(it), sums(r * c, zero);
+            for (int64_t ch = 0; ch < g; ch += kChunk) {
+              Value kk = q.add(kg, q.idx(ch));
+              Value chunkByte =
+                  arith::DivUIOp::create(b(), loc(), kk, q.idx(2));
+              SmallVector<Value> xs;
+              for (int64_t i = 0; i < r; ++i)
+                xs.push_back(xPairs(bIdx, rows[i], kk));
+              prefetchAhead(
+                  cols, 2 * c,
+                  arith::DivUIOp::create(b(), loc(), chunkByte, q.idx(4)));
+              for (int64_t j = 0; j < c; ++j) {
+                Value w = bf16Pairs(cols[j], chunkByte, table);
+                for (int64_t i = 0; i < r; ++i)
+                  sums[i * c + j] = x86vector::DotBF16Op::create(
+                      b(), loc(), f32v, sums[i * c + j], xs[i], w);
+              }
+            }
+            Value grp = arith::DivUIOp::create(b(), loc(), kg, q.idx(g));
+            for (int64_t j = 0; j < c; ++j) {
+              Value sj = vector::BroadcastOp::create(b(), loc(), f32v,
+                                                     scale(cols[j], grp));
+              for (int64_t i = 0; i < r; ++i)
+                acc[i * c + j] = vector::FMAOp::create(
+                    b(), loc(), sums[i * c + j], sj, acc[i * c + j]);
+            }
+            return acc;
+          });
     } else if (v == 16) {
       // AVX-512: per group and column, a table of the 16 dequantised
       // values (u - 8) s (one multiply), which vpermps indexes with each
@@ -442,7 +541,7 @@ struct Kernel {
                     readX(bIdx, rows[i], q.add(kk, q.idx(kChunk / 2)), true));
               }
               prefetchAhead(
-                  cols, 2 * c,
+                  cols, (getenv("BLOCKC_AHEAD") ? atoi(getenv("BLOCKC_AHEAD")) : 2) * c,
                   arith::DivUIOp::create(b(), loc(), chunkByte, q.idx(4)));
               for (int64_t j = 0; j < c; ++j) {
                 Value u = arith::ExtUIOp::create(b(), loc(), lanes,
@@ -534,11 +633,12 @@ struct Kernel {
 
 /// The x86 intrinsics of the integer kernels: pure arithmetic on vectors.
 bool isPureX86Intrinsic(StringRef name) {
-  return llvm::is_contained({"llvm.x86.avx2.pmadd.ub.sw",
-                             "llvm.x86.avx2.pmadd.wd", "llvm.x86.avx2.psign.b",
-                             "llvm.x86.avx512.vpdpbusd.256",
-                             "llvm.x86.avx512.permvar.sf.512"},
-                            name);
+  return llvm::is_contained(
+      {"llvm.x86.avx2.pmadd.ub.sw", "llvm.x86.avx2.pmadd.wd",
+       "llvm.x86.avx2.psign.b", "llvm.x86.avx512.vpdpbusd.256",
+       "llvm.x86.avx512.permvar.sf.512", "llvm.x86.avx512.permvar.hi.512",
+       "llvm.x86.avx512.pmaddw.d.512"},
+      name);
 }
 
 /// Memory effects of `llvm.call_intrinsic`, which declares none (and which
@@ -888,7 +988,7 @@ struct CPULowerQuantizedLinearPass
       auto layout = codegen::QuantizedWeightAttr::get(
           &getContext(), n, k, int8 ? 8 : 4, quant.getGroupSizeFor(k));
       lower(op, layout, v, rows, cols, target.getRegisters(),
-            quant.quantizesActivations(), vnni);
+            quant.quantizesActivations(), vnni, target.getAvx512Bf16());
       ++numLowered;
     }
   }
@@ -899,7 +999,7 @@ struct CPULowerQuantizedLinearPass
 
   void lower(LinearOp op, codegen::QuantizedWeightAttr layout, int64_t v,
              int64_t rows, int64_t cols, int64_t registers, bool intDots,
-             bool vnni) {
+             bool vnni, bool avx512Bf16) {
     OpBuilder b(op);
     Location loc = op.getLoc();
     QBuilder q{b, loc};
@@ -956,6 +1056,16 @@ struct CPULowerQuantizedLinearPass
           /*read_only=*/true);
     }
     Kernel kern{q, x, p, op.getBias(), layout, v, pBuf};
+    // int4 weight-only in a bf16 block, marked bf16_dot (by
+    // blockc-cpu-select-tiles: see there where it chooses so): the decode
+    // tiles dot bf16 pairs. (bf16_dot is ignored elsewhere.)
+    auto tiles = op->getAttrOfType<codegen::LinearTilesAttr>(
+        CodegenDialect::kLinearTilesAttrName);
+    auto widened = x.getDefiningOp<arith::ExtFOp>();
+    if (tiles && tiles.getBf16Dot() && avx512Bf16 && !intDots && v == 16 &&
+        layout.getBits() == 4 && widened &&
+        getElementTypeOrSelf(widened.getIn()).isBF16())
+      kern.x16 = widened.getIn();
     // int4 keeps a group accumulator beside each accumulator: half the
     // columns; with AVX-512's table lookups a table per column instead
     // (rows of 2: accumulators, tables and x vectors fit 32 registers).

@@ -54,3 +54,28 @@ func.func @not_bf16(%x: tensor<1x?x64xf32>, %w: tensor<40x64xbf16>, %h: tensor<1
   %c = transformer.linear %hf, %w : tensor<1x?x64xf32>, tensor<40x64xbf16> -> tensor<1x?x40xf32>
   return %a, %b, %c : tensor<1x?x40xf32>, tensor<1x?x40xf32>, tensor<1x?x40xf32>
 }
+
+// -----
+
+// Quantised weights in a bf16 block: int4 weight-only gets bf16_dot (its
+// values as exact bf16 pairs on vdpbf16ps) with avx512_bf16, but not with
+// amx_bf16 too (Intel's AMX cores issue vdpbf16ps at half the FMA rate;
+// the f32 table lookups stay) and never amx; int8 and activations = int8
+// never get bf16_dot; with prepare-weights, no weight_layout is set.
+// BF16-LABEL: func.func @quantized
+// BF16: bf16_dot = true>, weight_quant = #transformer.weight_quant<int4, group_size = 32>}
+// BF16-NOT: bf16_dot
+// BF16: return
+// AMX-LABEL: func.func @quantized
+// AMX-NOT: bf16_dot
+// AMX: return
+// PREP-LABEL: func.func @quantized
+// PREP-NOT: weight_layout
+// PREP: return
+func.func @quantized(%x: tensor<1x?x64xbf16>, %w: tensor<40x64xbf16>) -> (tensor<1x?x40xf32>, tensor<1x?x40xf32>, tensor<1x?x40xf32>) {
+  %xf = arith.extf %x : tensor<1x?x64xbf16> to tensor<1x?x64xf32>
+  %a = transformer.linear %xf, %w {weight_quant = #transformer.weight_quant<int4, group_size = 32>} : tensor<1x?x64xf32>, tensor<40x64xbf16> -> tensor<1x?x40xf32>
+  %b = transformer.linear %xf, %w {weight_quant = #transformer.weight_quant<int8>} : tensor<1x?x64xf32>, tensor<40x64xbf16> -> tensor<1x?x40xf32>
+  %c = transformer.linear %xf, %w {weight_quant = #transformer.weight_quant<int4, group_size = 32, activations = int8>} : tensor<1x?x64xf32>, tensor<40x64xbf16> -> tensor<1x?x40xf32>
+  return %a, %b, %c : tensor<1x?x40xf32>, tensor<1x?x40xf32>, tensor<1x?x40xf32>
+}

@@ -469,7 +469,15 @@ def CPULowerQuantizedLinearPass
       int4 (half the columns: each accumulator has a group accumulator
       beside it): zero-extend, mask and shift the nibbles u, convert,
       multiply-add, and per group `acc += (sum x u - 8 sum x) s`, one scale
-      per group and column. No full-size f32 copy of a weight exists.
+      per group and column; on AVX-512, per group and column a table of
+      `(u - 8) s` that `vpermps` indexes with each nibble. An int4
+      projection marked `bf16_dot` (`linear_tiles`, written by
+      `blockc-cpu-select-tiles`) whose input is widened from bf16, on a
+      target with `avx512_bf16`, reads the bf16 input itself and turns
+      each 16 bytes of a row into 32 exact bf16 values of q (`vpmaddwd`
+      spreads the nibbles into 16-bit lanes, `vpermw` looks them up) for
+      `vdpbf16ps`, with the group's scale applied to each group sum. No
+      full-size f32 copy of a weight exists.
     * With `activations = int8` on AVX2 and AVX-512 targets, the input is
       quantised once per call (int8 `q_x` and the maxima of its runs of 32
       columns); every row count then uses register tiles of integer dot
@@ -494,7 +502,8 @@ def CPULowerQuantizedLinearPass
     "::mlir::memref::MemRefDialect",
     "::mlir::scf::SCFDialect",
     "::mlir::tensor::TensorDialect",
-    "::mlir::vector::VectorDialect"
+    "::mlir::vector::VectorDialect",
+    "::mlir::x86vector::X86VectorDialect"
   ];
   let statistics = [
     Statistic<"numLowered", "num-lowered",
