@@ -112,18 +112,8 @@ def main():
     probes = [bench.run_probes(exes, threads, False)]
     pairs = {}
     for name, (dt, q, *act), _, _ in TYPES:
-        path = precision.pair_model(tmp, dt, q)
-        if act:
-            # The same pair with the activations quantised too.
-            with open(path) as fh:
-                text = fh.read()
-            text = text.replace("weight_quant<int8>",
-                                "weight_quant<int8, activations = int8>")
-            text = text.replace("group_size = 32>",
-                                "group_size = 32, activations = int8>")
-            path = path.replace(".mlir", ".act.mlir")
-            with open(path, "w") as fh:
-                fh.write(text)
+        # With `act`, the same pair with the activations quantised too.
+        path = precision.pair_model(tmp, dt, q, act=bool(act))
         pairs[name] = path
     blockc_ms, ggml_us, commands = {}, {}, {}
     for rnd in range(a.rounds):

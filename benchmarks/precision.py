@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Reduced-precision benchmark: the Llama-2-7B block in f32, bf16, int8 and
-int4 (weight-only), side by side, with PyTorch eager f32 and bf16 in the
-same run.
+int4 (weight-only in groups of 32 and of 128, and with the activations
+quantised to int8; int4 weights also in a bf16 block), side by side, with
+PyTorch eager f32 and bf16 in the same run (the types in TYPES below).
 
   benchmarks/precision.py [--rounds 3] [--repeat 10] [--quick] [--out DIR]
 
@@ -37,18 +38,35 @@ import run as bench  # noqa: E402  (shared probes, parsing, peers)
 
 TYPES = [
     # name, blockc-import options, bytes per norm gain and K/V cache element,
-    # blockc-run options
-    ("f32", [], 4.0, []),
+    # blockc-run options, the projection weights' storage (see proj_bytes)
+    ("f32", [], 4.0, [], "f32"),
     # bf16 as compiled for this host: AMX tiles (prefill) and vdpbf16ps
     # where the CPU has them and they pay (docs/Precision.md), ...
-    ("bf16", ["--dtype=bf16"], 2.0, []),
+    ("bf16", ["--dtype=bf16"], 2.0, [], "bf16"),
     # ... on the f32 FMA kernels (bf16 widened in registers) ...
-    ("bf16-fma", ["--dtype=bf16"], 2.0, ["-cpu-features=none"]),
+    ("bf16-fma", ["--dtype=bf16"], 2.0, ["-cpu-features=none"], "bf16"),
     # ... and on vdpbf16ps alone (AVX512_BF16 hosts only).
-    ("bf16-dot", ["--dtype=bf16"], 2.0, ["-cpu-features=avx512bf16"]),
-    ("int8", ["--quantize=int8"], 4.0, []),
-    ("int4", ["--quantize=int4"], 4.0, []),
+    ("bf16-dot", ["--dtype=bf16"], 2.0, ["-cpu-features=avx512bf16"],
+     "bf16"),
+    ("int8", ["--quantize=int8"], 4.0, [], "int8"),
+    ("int4", ["--quantize=int4"], 4.0, [], "int4"),
+    # int4 with groups of 128 (one scale per 128 values).
+    ("int4-g128", ["--quantize=int4", "--group-size=128"], 4.0, [],
+     "int4-g128"),
+    # The activations quantised too (integer dot products).
+    ("int8+act", ["--quantize=int8", "--quantize-activations=int8"], 4.0,
+     [], "int8"),
+    ("int4+act", ["--quantize=int4", "--quantize-activations=int8"], 4.0,
+     [], "int4"),
+    # int4 weights in a bf16 block, as compiled for this host, and with
+    # vdpbf16ps alone (AVX512_BF16 hosts only: the int4 values as bf16
+    # pairs, which blockc-cpu-select-tiles leaves out on AMX cores).
+    ("bf16-int4", ["--dtype=bf16", "--quantize=int4"], 2.0, [], "int4"),
+    ("bf16-int4-dot", ["--dtype=bf16", "--quantize=int4"], 2.0,
+     ["-cpu-features=avx512bf16"], "int4"),
 ]
+# Types that need a CPU feature of the host.
+NEEDS = {"bf16-dot": "avx512_bf16", "bf16-int4-dot": "avx512_bf16"}
 
 
 def host_has(flag):
@@ -108,33 +126,38 @@ def proj_bytes(c, name):
     rows = q + 2 * kv + c["d"] + 2 * c["d_ff"] + c["d"]
     if name == "int8":
         return 1.0 * p + 4.0 * rows
-    return 0.5 * p + 4.0 * p / 32
+    return 0.5 * p + 4.0 * p / (128 if name == "int4-g128" else 32)
 
 
 def pair_bytes(name):
     """Weight bytes of the up + down pair (2 x 4096 x 14336)."""
     p, rows = 2 * 4096 * 14336, 14336 + 4096
     return {"f32": 4.0 * p, "bf16": 2.0 * p, "int8": 1.0 * p + 4.0 * rows,
-            "int4": 0.5 * p + 4.0 * p / 32}[name]
+            "int4": 0.5 * p + 4.0 * p / 32,
+            "int4-g128": 0.5 * p + 4.0 * p / 128}[name]
+
+
+def storage(name):
+    return dict((t[0], t[4]) for t in TYPES)[name]
 
 
 def token_bytes(c, name, L):
     elt = dict((t[0], t[2]) for t in TYPES)[name]
-    name = "bf16" if name.startswith("bf16") else name
     kv = 2.0 * elt * L * c["kv_heads"] * c["head_dim"]
-    return proj_bytes(c, name) + elt * 2 * c["d"] + kv
+    return proj_bytes(c, storage(name)) + elt * 2 * c["d"] + kv
 
 
-def pair_model(tmp, dtype, quant):
+def pair_model(tmp, dtype, quant, group=32, act=False):
     """up (4096 -> 14336) then down (14336 -> 4096) in `dtype`, optionally
-    quantised."""
+    quantised (int4 in groups of `group`; `act`: the activations too)."""
     d, f = 4096, 14336
     attr = ""
+    extra = ", activations = int8" if act else ""
     if quant == "int8":
-        attr = " {weight_quant = #transformer.weight_quant<int8>}"
+        attr = " {weight_quant = #transformer.weight_quant<int8%s>}" % extra
     elif quant == "int4":
         attr = (" {weight_quant = #transformer.weight_quant<int4, "
-                "group_size = 32>}")
+                "group_size = %d%s>}" % (group, extra))
     t = dtype
     text = f"""func.func @forward(%x: tensor<?x?x{d}x{t}>,
     %wu: tensor<{f}x{d}x{t}> {{transformer.weight_name = "up"}},
@@ -144,7 +167,8 @@ def pair_model(tmp, dtype, quant):
   return %y : tensor<?x?x{d}x{t}>
 }}
 """
-    path = os.path.join(tmp, "pair.%s.%s.mlir" % (dtype, quant or "none"))
+    path = os.path.join(tmp, "pair.%s.%s.g%d%s.mlir"
+                        % (dtype, quant or "none", group, ".act" if act else ""))
     with open(path, "w") as fh:
         fh.write(text)
     return path
@@ -174,11 +198,10 @@ def main():
     cc, exes = bench.build_probes(tmp)
     probes = [bench.run_probes(exes, 2, a.quick)]
 
-    types = [t for t in TYPES
-             if t[0] != "bf16-dot" or host_has("avx512_bf16")]
+    types = [t for t in TYPES if t[0] not in NEEDS or host_has(NEEDS[t[0]])]
     run_args = dict((t[0], t[3]) for t in types)
     models = {}
-    for name, opts, _, _ in types:
+    for name, opts, _, _, _ in types:
         path = os.path.join(tmp, "7b.%s.mlir" % name)
         subprocess.run([os.path.join(bench.BIN, "blockc-import"),
                         "--hf-config=" + c["path"], "-o", path] + opts,
@@ -187,10 +210,16 @@ def main():
     pairs = {"f32": pair_model(tmp, "f32", None),
              "bf16": pair_model(tmp, "bf16", None),
              "int8": pair_model(tmp, "f32", "int8"),
-             "int4": pair_model(tmp, "f32", "int4")}
+             "int4": pair_model(tmp, "f32", "int4"),
+             "int4-g128": pair_model(tmp, "f32", "int4", group=128),
+             "int8+act": pair_model(tmp, "f32", "int8", act=True),
+             "int4+act": pair_model(tmp, "f32", "int4", act=True),
+             "bf16-int4": pair_model(tmp, "bf16", "int4")}
     for name in run_args:
-        if name.startswith("bf16-"):
+        if name in ("bf16-fma", "bf16-dot"):
             pairs[name] = pairs["bf16"]
+        elif name == "bf16-int4-dot":
+            pairs[name] = pairs["bf16-int4"]
 
     cases = [("decode", 1, 1, 0), ("prefill", 128, 1, 0)]
     if not a.quick:
@@ -259,8 +288,7 @@ def main():
                 row["gflops"] = 2.0 * T * 4096 * 14336 / (proj * 1e-3) / 1e9
                 row["speedup_vs_f32"] = f32 / ms if f32 else None
                 if T == 1:
-                    b = pair_bytes("bf16" if name.startswith("bf16")
-                                   else name) / 2
+                    b = pair_bytes(storage(name)) / 2
                     row["bytes_per_token"] = b
                     row["gb_s"] = b / (proj * 1e-3) / 1e9
                     row["pct_triad"] = 100.0 * row["gb_s"] / triad2
