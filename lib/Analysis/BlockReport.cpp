@@ -211,6 +211,15 @@ struct Builder {
 
 } // namespace
 
+std::vector<BlockReport> blockc::buildReports(mlir::ModuleOp module,
+                                              const ReportOptions &options) {
+  std::vector<BlockReport> reports;
+  module->walk([&](BlockOp block) {
+    reports.push_back(buildReport(BlockShape::fromOp(block), options));
+  });
+  return reports;
+}
+
 BlockReport blockc::buildReport(const BlockShape &shape,
                                 const ReportOptions &options) {
   BlockReport r;

@@ -8,7 +8,13 @@
 
 #include "blockc/Compiler/CompileOptions.h"
 #include "blockc/Dialect/Codegen/IR/CodegenDialect.h"
+#include "blockc/InitAllDialects.h"
 
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/ManagedStatic.h"
 #include "llvm/Support/raw_ostream.h"
@@ -134,7 +140,15 @@ cl::OptionCategory &blockc::getCompileOptionsCategory() {
   return category;
 }
 
-void blockc::registerCompileOptions() { *clOptions; }
+void blockc::registerCompileOptions() {
+  mlir::registerAsmPrinterCLOptions();
+  mlir::registerMLIRContextCLOptions();
+  mlir::registerPassManagerCLOptions();
+  // Passes first, so that --mlir-print-ir-after=<pass> and friends know
+  // every pass name.
+  registerAllPasses();
+  *clOptions;
+}
 
 llvm::Expected<CompileOptions> blockc::getCompileOptionsFromCommandLine() {
   CompileOptions options;
@@ -236,7 +250,19 @@ void blockc::parseCommandLine(
                                                 toolCategories.end());
   if (clOptions.isConstructed())
     shown.push_back(&getCompileOptionsCategory());
-  cl::HideUnrelatedOptions(shown);
+  // As cl::HideUnrelatedOptions (which keeps --help and --version, in
+  // LLVM's "Generic Options"), but Hidden rather than ReallyHidden, so that
+  // --help-hidden still lists LLVM's and MLIR's options.
+  for (auto &entry : cl::getRegisteredOptions()) {
+    cl::Option *option = entry.second;
+    if (llvm::none_of(option->Categories,
+                      [&](cl::OptionCategory *c) {
+                        return llvm::is_contained(shown, c) ||
+                               c->getName() == "Generic Options";
+                      }) &&
+        option->getOptionHiddenFlag() == cl::NotHidden)
+      option->setHiddenFlag(cl::Hidden);
+  }
   cl::SetVersionPrinter(printVersion);
   cl::ParseCommandLineOptions(static_cast<int>(args.size()), args.data(),
                               overview);

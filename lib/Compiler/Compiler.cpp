@@ -6,13 +6,17 @@
 //===----------------------------------------------------------------------===//
 
 #include "blockc/Compiler/Compiler.h"
+#include "blockc/InitAllDialects.h"
 #include "blockc/Target/CudaToolkit.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Target/TargetMachine.h"
 
 using namespace mlir;
@@ -25,6 +29,79 @@ llvm::Error makeError(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
 } // namespace
+
+namespace {
+DialectRegistry allDialects() {
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  return registry;
+}
+} // namespace
+
+ModelFile::ModelFile() : context(allDialects()) {
+  // One line per error: do not append the offending op in generic form.
+  context.printOpOnDiagnostic(false);
+}
+
+ModelFile::~ModelFile() = default;
+
+llvm::Expected<ModuleOp> ModelFile::load(StringRef path) {
+  std::string errorMessage;
+  auto input = openInputFile(path, &errorMessage);
+  if (!input)
+    return makeError(errorMessage);
+  sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
+  handler = std::make_unique<SourceMgrDiagnosticHandler>(sourceMgr, &context);
+  module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return llvm::make_error<DiagnosedError>(
+        (path + ": the model does not parse (see the diagnostics above)")
+            .str());
+  return *module;
+}
+
+std::string blockc::getErrorMessage(llvm::Error error) {
+  std::string message;
+  llvm::handleAllErrors(
+      std::move(error), [](const DiagnosedError &) {},
+      [&](const llvm::ErrorInfoBase &info) { message = info.message(); });
+  return message;
+}
+
+std::string blockc::verifyStage(const CompileOptions &options,
+                                CompileStage stage) {
+  if (!options.isNVPTX() && stage >= CompileStage::PTX)
+    return "-emit=ptx|cubin|fatbin need -target=nvptx";
+  if (std::string error = options.verify(); !error.empty())
+    return error;
+  if (options.emulate && stage >= CompileStage::PTX)
+    return "--emulate compiles the kernels into host code: there is no GPU "
+           "binary for -emit=ptx|cubin|fatbin";
+  return "";
+}
+
+llvm::Expected<OutputPaths> blockc::getOutputPaths(StringRef input,
+                                                   StringRef output,
+                                                   StringRef header,
+                                                   CompileStage stage) {
+  StringRef extension = stage == CompileStage::Object   ? ".o"
+                        : stage == CompileStage::Cubin  ? ".cubin"
+                        : stage == CompileStage::Fatbin ? ".fatbin"
+                                                        : "";
+  OutputPaths paths;
+  llvm::SmallString<256> path(input == "-" ? StringRef("model")
+                                           : llvm::sys::path::filename(input));
+  llvm::sys::path::replace_extension(path, extension);
+  paths.output = !output.empty()     ? output.str()
+                 : extension.empty() ? std::string("-")
+                                     : std::string(path);
+  if (!extension.empty() && paths.output == "-")
+    return makeError("-emit=obj|cubin|fatbin need an output file (-o)");
+  path = paths.output;
+  llvm::sys::path::replace_extension(path, ".h");
+  paths.header = header.empty() ? std::string(path) : header.str();
+  return paths;
+}
 
 GPUBinaryFormat blockc::getGPUBinaryFormat(const CompileOptions &options,
                                            CompileStage stage) {
@@ -203,6 +280,76 @@ llvm::Expected<int64_t> blockc::partitionModule(ModuleOp module,
                      "GPU version would all-reduce with NCCL, "
                      "docs/TensorParallel.md)");
   return ranks;
+}
+
+llvm::Expected<ModelSignature>
+blockc::prepareModel(ModuleOp module, const CompileOptions &options) {
+  if (llvm::Expected<int64_t> ranks = partitionModule(module, options); !ranks)
+    return ranks.takeError();
+  FailureOr<ModelSignature> signature = analyzeModel(module, options.entry);
+  if (failed(signature))
+    return llvm::make_error<DiagnosedError>(
+        "the entry's signature is invalid (see above)");
+  return std::move(*signature);
+}
+
+llvm::Expected<CompileArtefacts>
+blockc::compileModule(ModuleOp module, const CompileOptions &options,
+                      CompileStage stage, const ModelSignature &signature,
+                      DecodeMode decode, StringRef toolkit,
+                      StringRef headerName, TimingScope *timing) {
+  // The pipeline rewrites the entry (into llvm.func): keep its location.
+  Location entryLoc = module.getLoc();
+  if (auto entry = module.lookupSymbol<func::FuncOp>(signature.funcName))
+    entryLoc = entry.getLoc();
+  auto lowered =
+      lowerModule(module, options, stage, signature, decode, toolkit,
+                  /*readPrepareRecords=*/stage == CompileStage::Object, timing);
+  if (!lowered)
+    return lowered.takeError();
+
+  CompileArtefacts artefacts;
+  llvm::raw_string_ostream os(artefacts.output);
+  if (stage >= CompileStage::PTX) {
+    artefacts.output = getGPUBinary(module);
+    if (!artefacts.output.empty())
+      return artefacts;
+    // A block whose result is empty (a static zero dimension) folds away
+    // entirely and launches nothing.
+    mlir::emitError(entryLoc)
+        << "@" << signature.funcName << " launches no GPU kernel (its result "
+        << signature.resultType
+        << " is empty), so there is no GPU binary to emit; -emit=obj "
+           "compiles its host code";
+    return llvm::make_error<DiagnosedError>("no GPU binary to emit");
+  }
+  if (stage <= CompileStage::LLVMDialect) {
+    module.print(os);
+    os << "\n";
+    return artefacts;
+  }
+  auto code = translateHostCode(module, options, llvm::Reloc::PIC_);
+  if (!code)
+    return code.takeError();
+  if (stage == CompileStage::LLVMIR) {
+    code->module->print(os, nullptr);
+    return artefacts;
+  }
+  if (stage == CompileStage::Object)
+    artefacts.header = emitCHeader(
+        signature, headerName, options.isNVPTX(),
+        lowered->decode ? &*lowered->decode : nullptr, options.emulate,
+        lowered->prepare ? &*lowered->prepare : nullptr);
+  llvm::SmallString<0> buffer;
+  llvm::raw_svector_ostream machineCode(buffer);
+  if (llvm::Error e = emitMachineCode(*code->module, *code->machine,
+                                      stage == CompileStage::Asm
+                                          ? llvm::CodeGenFileType::AssemblyFile
+                                          : llvm::CodeGenFileType::ObjectFile,
+                                      machineCode))
+    return std::move(e);
+  artefacts.output = std::string(buffer.str());
+  return artefacts;
 }
 
 llvm::Expected<HostCode>

@@ -445,10 +445,6 @@ int main(int argc, char **argv) {
   mallopt(M_MMAP_THRESHOLD, 32 << 20);
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
 #endif
-  registerAsmPrinterCLOptions();
-  registerMLIRContextCLOptions();
-  registerPassManagerCLOptions();
-  blockc::registerAllPasses();
   blockc::registerCompileOptions();
   blockc::parseCommandLine(
       argc, argv, "blockc-run: JIT-run a transformer block\n", {&category});

@@ -11,20 +11,13 @@
 
 #include "blockc/Analysis/BlockReport.h"
 #include "blockc/Compiler/Compiler.h"
-#include "blockc/InitAllDialects.h"
 
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/IR/AsmState.h"
-#include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/Timing.h"
-#include "llvm/IR/Module.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
-#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
 
@@ -145,28 +138,8 @@ int fail(const llvm::Twine &message) {
 
 /// Reports `e` unless its diagnostics were printed already.
 int fail(llvm::Error e) {
-  std::string message;
-  llvm::handleAllErrors(
-      std::move(e), [](const blockc::DiagnosedError &) {},
-      [&](const llvm::ErrorInfoBase &info) { message = info.message(); });
+  std::string message = blockc::getErrorMessage(std::move(e));
   return message.empty() ? 1 : fail(message);
-}
-
-std::string defaultOutput() {
-  if (emit == CompileStage::Cubin || emit == CompileStage::Fatbin) {
-    llvm::SmallString<256> path(llvm::sys::path::filename(
-        inputFile == "-" ? std::string("model") : inputFile.getValue()));
-    llvm::sys::path::replace_extension(
-        path, emit == CompileStage::Cubin ? ".cubin" : ".fatbin");
-    return std::string(path);
-  }
-  if (emit != CompileStage::Object)
-    return "-";
-  if (inputFile == "-")
-    return "model.o";
-  llvm::SmallString<256> path(llvm::sys::path::filename(inputFile));
-  llvm::sys::path::replace_extension(path, ".o");
-  return std::string(path);
 }
 
 /// --report: the walk of a tensor through every block of `module`.
@@ -177,11 +150,8 @@ int printReport(ModuleOp module) {
   options.seqLen = reportSeqLen;
   options.kvLen = reportKVLen ? reportKVLen : reportSeqLen;
   options.layers = reportLayers;
-  std::vector<blockc::BlockReport> reports;
-  module->walk([&](blockc::transformer::BlockOp block) {
-    reports.push_back(
-        blockc::buildReport(blockc::BlockShape::fromOp(block), options));
-  });
+  std::vector<blockc::BlockReport> reports =
+      blockc::buildReports(module, options);
   if (reports.empty())
     return fail(inputFile + ": no transformer.block to report on");
   std::string errorMessage;
@@ -198,13 +168,7 @@ int printReport(ModuleOp module) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM y(argc, argv);
-  registerAsmPrinterCLOptions();
-  registerMLIRContextCLOptions();
-  registerPassManagerCLOptions();
   registerDefaultTimingManagerCLOptions();
-  // Passes first, so that --mlir-print-ir-after=<pass> and friends know
-  // every pass name.
-  blockc::registerAllPasses();
   blockc::registerCompileOptions();
   blockc::parseCommandLine(argc, argv, "blockc: transformer block compiler\n",
                            {&category, &reportCategory});
@@ -216,30 +180,19 @@ int main(int argc, char **argv) {
   options->ptxFeatures = ptxFeatures;
   options->gpuBinary = gpuBinary;
   options->cudaToolkit = cudaToolkit;
-  bool nvptx = options->isNVPTX();
-  if (!nvptx && emit >= CompileStage::PTX)
-    return fail("-emit=ptx|cubin|fatbin need -target=nvptx");
-  if (std::string error = options->verify(); !error.empty())
+  if (std::string error = blockc::verifyStage(*options, emit); !error.empty())
     return fail(error);
-  if (options->emulate && emit >= CompileStage::PTX)
-    return fail("--emulate compiles the kernels into host code: there is no "
-                "GPU binary for -emit=ptx|cubin|fatbin");
   llvm::Expected<std::string> toolkit = blockc::findToolkit(*options, emit);
   if (!toolkit)
     return fail(toolkit.takeError());
   blockc::DecodeMode decode =
       withDecode ? blockc::DecodeMode::BesideEntry : blockc::DecodeMode::None;
 
-  DialectRegistry registry;
-  blockc::registerAllDialects(registry);
-  MLIRContext context(registry);
-  // One line per error: do not append the offending op in generic form.
-  context.printOpOnDiagnostic(false);
-
+  blockc::ModelFile file;
   if (blockc::shouldDumpPassPipeline()) {
     // Every host-derived choice is resolved: the printed pipeline replays
     // this run's IR in blockc-opt on any machine.
-    PassManager pm(&context, ModuleOp::getOperationName());
+    PassManager pm(&file.getContext(), ModuleOp::getOperationName());
     blockc::buildCompilePipeline(
         pm, *options, emit, options->entry.empty() ? "forward" : options->entry,
         decode, *toolkit);
@@ -247,110 +200,45 @@ int main(int argc, char **argv) {
     llvm::outs() << "\n";
     return 0;
   }
-
-  std::string errorMessage;
-  auto input = openInputFile(inputFile, &errorMessage);
-  if (!input)
-    return fail(errorMessage);
-  llvm::SourceMgr sourceMgr;
-  sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
-  SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context);
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  llvm::Expected<ModuleOp> module = file.load(inputFile);
   if (!module)
-    return 1; // diagnostics already printed with file:line:col
+    return fail(module.takeError());
   if (report)
     return printReport(*module);
-
   // Tensor parallelism: the module becomes each rank's program before its
-  // signature (the weights' parts) is read.
-  if (llvm::Expected<int64_t> ranks =
-          blockc::partitionModule(*module, *options);
-      !ranks)
-    return fail(ranks.takeError());
-  // The entry point must be well formed before anything is compiled.
-  FailureOr<blockc::ModelSignature> signature =
-      blockc::analyzeModel(*module, options->entry);
-  if (failed(signature))
-    return 1;
-  // The pipeline rewrites the entry (into llvm.func): keep its location.
-  Location entryLoc = module->getLoc();
-  if (auto entry = module->lookupSymbol<func::FuncOp>(signature->funcName))
-    entryLoc = entry.getLoc();
+  // signature (the weights' parts) is read; the entry must be well formed
+  // before anything is compiled.
+  auto signature = blockc::prepareModel(*module, *options);
+  if (!signature)
+    return fail(signature.takeError());
 
-  std::string outPath = outputFile.empty() ? defaultOutput() : outputFile;
-  if ((emit == CompileStage::Object || emit == CompileStage::Cubin ||
-       emit == CompileStage::Fatbin) &&
-      outPath == "-")
-    return fail("-emit=obj|cubin|fatbin need an output file (-o)");
-
+  auto paths = blockc::getOutputPaths(inputFile, outputFile, headerFile, emit);
+  if (!paths)
+    return fail(paths.takeError());
   DefaultTimingManager tm;
   applyDefaultTimingManagerCLOptions(tm);
   TimingScope timing = tm.getRootScope();
-  auto lowered = blockc::lowerModule(
+  auto artefacts = blockc::compileModule(
       *module, *options, emit, *signature, decode, *toolkit,
-      /*readPrepareRecords=*/emit == CompileStage::Object, &timing);
-  if (!lowered)
-    return fail(lowered.takeError());
-
-  auto output = openOutputFile(outPath, &errorMessage);
+      llvm::sys::path::filename(paths->header), &timing);
+  if (!artefacts)
+    return fail(artefacts.takeError());
+  // Output files are only kept when everything succeeded.
+  std::string errorMessage;
+  auto output = openOutputFile(paths->output, &errorMessage);
   if (!output)
     return fail(errorMessage);
-  if (emit >= CompileStage::PTX) {
-    std::string binary = blockc::getGPUBinary(*module);
-    if (binary.empty()) {
-      // A block whose result is empty (a static zero dimension) folds away
-      // entirely and launches nothing.
-      mlir::emitError(entryLoc)
-          << "@" << signature->funcName
-          << " launches no GPU kernel (its result " << signature->resultType
-          << " is empty), so there is no GPU binary to emit; -emit=obj "
-             "compiles its host code";
-      return 1;
-    }
-    output->os() << binary;
-    output->keep();
-    return 0;
-  }
-  if (emit <= CompileStage::LLVMDialect) {
-    module->print(output->os());
-    output->os() << "\n";
-    output->keep();
-    return 0;
-  }
-
-  auto code = blockc::translateHostCode(*module, *options, llvm::Reloc::PIC_);
-  if (!code)
-    return fail(code.takeError());
-  if (emit == CompileStage::LLVMIR) {
-    code->module->print(output->os(), nullptr);
-    output->keep();
-    return 0;
-  }
+  output->os() << artefacts->output;
   std::unique_ptr<llvm::ToolOutputFile> header;
   if (emit == CompileStage::Object) {
-    std::string headerPath = headerFile;
-    if (headerPath.empty()) {
-      llvm::SmallString<256> p(outPath);
-      llvm::sys::path::replace_extension(p, ".h");
-      headerPath = std::string(p);
-    }
-    header = openOutputFile(headerPath, &errorMessage);
+    header = openOutputFile(paths->header, &errorMessage);
     if (!header)
       return fail(errorMessage);
-    header->os() << blockc::emitCHeader(
-        *signature, llvm::sys::path::filename(headerPath), nvptx,
-        lowered->decode ? &*lowered->decode : nullptr, options->emulate,
-        lowered->prepare ? &*lowered->prepare : nullptr);
+    header->os() << artefacts->header;
   }
-  if (llvm::Error e = blockc::emitMachineCode(
-          *code->module, *code->machine,
-          emit == CompileStage::Asm ? llvm::CodeGenFileType::AssemblyFile
-                                    : llvm::CodeGenFileType::ObjectFile,
-          output->os()))
-    return fail(std::move(e));
   output->os().flush();
   if (output->os().has_error())
-    return fail("cannot write " + outPath);
+    return fail("cannot write " + paths->output);
   output->keep();
   if (header)
     header->keep();

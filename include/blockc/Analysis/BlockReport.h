@@ -16,6 +16,7 @@
 
 #include "blockc/Dialect/Transformer/IR/TransformerOps.h"
 
+#include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdint>
@@ -87,6 +88,10 @@ struct BlockReport {
 };
 
 BlockReport buildReport(const BlockShape &shape, const ReportOptions &options);
+
+/// The report of every transformer.block in `module`, in order.
+std::vector<BlockReport> buildReports(mlir::ModuleOp module,
+                                      const ReportOptions &options);
 
 enum class ReportFormat { Text, Markdown, JSON, HTML };
 

@@ -89,8 +89,9 @@ struct CompileOptions {
 llvm::cl::OptionCategory &getCompileOptionsCategory();
 
 /// Declares the command-line options of CompileOptions (-target, -isa,
-/// -cpu-features, -gpu-arch, -O, ...) once for every tool; call it before
-/// parsing. Idempotent.
+/// -cpu-features, -gpu-arch, -O, ...) once for every tool, with MLIR's
+/// printing, context and pass-manager options and every pass (so that
+/// --mlir-print-ir-after=<pass> knows them); call it before parsing.
 void registerCompileOptions();
 
 /// The options the command line gave (registerCompileOptions() must have

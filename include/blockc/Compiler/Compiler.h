@@ -20,9 +20,12 @@
 #include "blockc/Target/CPU.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/Timing.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/SourceMgr.h"
 
 #include <optional>
 #include <string>
@@ -68,6 +71,48 @@ public:
 private:
   std::string message;
 };
+
+/// A model file read into an MLIR context that holds every dialect blockc
+/// parses and produces; its diagnostics print with file:line:col, one line
+/// each (without the offending op in generic form).
+class ModelFile {
+public:
+  ModelFile();
+  ~ModelFile();
+  mlir::MLIRContext &getContext() { return context; }
+  /// Reads and parses `path` ('-': stdin). An unreadable file is an error
+  /// naming it; a parse error a DiagnosedError.
+  llvm::Expected<mlir::ModuleOp> load(llvm::StringRef path);
+
+private:
+  mlir::MLIRContext context;
+  llvm::SourceMgr sourceMgr;
+  std::unique_ptr<mlir::SourceMgrDiagnosticHandler> handler;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+};
+
+/// The message of `error` for a tool to print: empty for a DiagnosedError,
+/// whose diagnostics were printed already.
+std::string getErrorMessage(llvm::Error error);
+
+/// The first error of compiling to `stage` with `options` (e.g. a PTX
+/// stage for the CPU target), or an empty string.
+std::string verifyStage(const CompileOptions &options, CompileStage stage);
+
+/// Where blockc writes `stage` of `input`.
+struct OutputPaths {
+  /// -o, else <input>.o for an object, <input>.cubin / .fatbin for a GPU
+  /// binary ("model" for stdin), else stdout ("-").
+  std::string output;
+  /// --header, else the output with extension .h.
+  std::string header;
+};
+/// The paths of -o `output` and --header `header` (empty: not given); an
+/// error for a binary stage written to stdout.
+llvm::Expected<OutputPaths> getOutputPaths(llvm::StringRef input,
+                                           llvm::StringRef output,
+                                           llvm::StringRef header,
+                                           CompileStage stage);
 
 /// The GPU binary format that the NVPTX pipeline embeds for `stage`.
 GPUBinaryFormat getGPUBinaryFormat(const CompileOptions &options,
@@ -131,6 +176,33 @@ lowerModule(mlir::ModuleOp module, const CompileOptions &options,
 /// error names the option or the target that cannot run them.
 llvm::Expected<int64_t> partitionModule(mlir::ModuleOp module,
                                         const CompileOptions &options);
+
+/// Makes `module` the program compiled for `options`: partitions it for
+/// tensor parallelism (partitionModule) and returns the signature of its
+/// entry (a DiagnosedError when the entry is malformed).
+llvm::Expected<ModelSignature> prepareModel(mlir::ModuleOp module,
+                                            const CompileOptions &options);
+
+/// What a compile to a stage gives.
+struct CompileArtefacts {
+  /// The stage's output: the module's text (up to the LLVM dialect), LLVM
+  /// IR text, assembly, an object file, or a GPU binary.
+  std::string output;
+  /// With CompileStage::Object: the C header that declares the entry (and
+  /// its prepare and decode entries).
+  std::string header;
+};
+
+/// Compiles `module` (whose entry is `signature`, see prepareModel) to
+/// `stage`: lowerModule, then the GPU binary, the host code and the C
+/// header `headerName` as the stage asks (with relocation model PIC: an
+/// object may be linked into a PIE).
+llvm::Expected<CompileArtefacts>
+compileModule(mlir::ModuleOp module, const CompileOptions &options,
+              CompileStage stage, const ModelSignature &signature,
+              DecodeMode decode = DecodeMode::None,
+              llvm::StringRef toolkit = "", llvm::StringRef headerName = "",
+              mlir::TimingScope *timing = nullptr);
 
 /// The host code of a module lowered to the LLVM dialect.
 struct HostCode {
