@@ -7,6 +7,7 @@
 #include "blockc/ExecutionEngine/MemoryEstimate.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <algorithm>
@@ -55,4 +56,24 @@ double blockc::getAvailableMemory() {
   if (rest.consumeInteger(10, kib))
     return 0;
   return double(kib) * 1024.0;
+}
+
+llvm::Error blockc::checkMemoryFits(const ModelSignature &signature,
+                                    int64_t batch, int64_t seqLen,
+                                    int64_t steps, int64_t cacheLen) {
+  MemoryEstimate m = estimateMemory(signature, batch, seqLen, steps, cacheLen);
+  double avail = getAvailableMemory();
+  if (avail <= 0 || m.total() <= avail)
+    return llvm::Error::success();
+  auto gib = [](double bytes) {
+    return llvm::formatv("{0:F1} GiB", bytes / (1024.0 * 1024 * 1024)).str();
+  };
+  return llvm::createStringError(
+      llvm::inconvertibleErrorCode(),
+      "this run needs about " + gib(m.total()) + " (weights " + gib(m.weights) +
+          ", activations " + gib(m.activations) + ", input and output " +
+          gib(m.io) +
+          (m.kvCaches > 0 ? ", KV caches " + gib(m.kvCaches) : std::string()) +
+          "), more than the " + gib(avail) +
+          " of memory available; use a smaller --batch/--seq-len");
 }

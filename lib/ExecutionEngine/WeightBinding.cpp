@@ -311,3 +311,64 @@ HostTensor blockc::makeRandomTensor(std::vector<int64_t> shape, uint64_t seed) {
     v = rng.uniform();
   return t;
 }
+
+llvm::Expected<ModelInput> blockc::loadModelInput(
+    const ModelSignature &sig, const InputRequest &request,
+    llvm::function_ref<llvm::Error(int64_t, int64_t)> checkSize) {
+  mlir::RankedTensorType type = sig.args[0].type;
+  int64_t modelDim = type.getDimSize(2);
+  ModelInput input;
+  std::vector<int64_t> &shape = input.tensor.shape;
+  const std::string &file = request.file;
+  if (!file.empty()) {
+    auto in = readNpy(file);
+    if (!in)
+      return in.takeError();
+    input.tensor = std::move(*in);
+    input.label = file;
+    if (shape.size() == 2) {
+      input.rank2 = true;
+      shape.insert(shape.begin(), 1);
+    }
+    if (shape.size() != 3)
+      return makeError(file + ": input must be [B, T, d] or [T, d], got " +
+                       formatShape(shape));
+    if (shape[2] != modelDim)
+      return makeError(file + ": input has d = " + Twine(shape[2]) +
+                       ", the model expects d = " + Twine(modelDim));
+    if ((request.seqLen && request.seqLen != shape[1]) ||
+        (request.batch && request.batch != shape[0]))
+      return makeError(file + ": shape " + formatShape(shape) +
+                       " disagrees with --batch/--seq-len");
+  } else {
+    // Defaults: the model's static B and T, else 1 and 16.
+    auto dimOr = [&](unsigned i, int64_t given, int64_t fallback) {
+      int64_t d = type.getDimSize(i);
+      return given ? given : mlir::ShapedType::isDynamic(d) ? fallback : d;
+    };
+    shape = {dimOr(0, request.batch, 1), dimOr(1, request.seqLen, 16),
+             modelDim};
+    input.label = "random (seed " + std::to_string(request.seed) + ")";
+  }
+  if (shape[0] == 0 || shape[1] == 0)
+    return makeError("empty input: B and T must be at least 1, got " +
+                     formatShape(shape));
+  if (checkSize)
+    if (llvm::Error e = checkSize(shape[0], shape[1]))
+      return std::move(e);
+  if (file.empty())
+    input.tensor = makeRandomTensor(std::move(shape), request.seed);
+  // The static dims of the declared input type must match.
+  auto dim = [&](unsigned i) {
+    int64_t d = type.getDimSize(i);
+    return mlir::ShapedType::isDynamic(d) ? std::string("?")
+                                          : std::to_string(d);
+  };
+  for (unsigned i = 0; i < 2; ++i)
+    if (dim(i) != "?" && type.getDimSize(i) != input.tensor.shape[i])
+      return makeError((file.empty() ? std::string("random input") : file) +
+                       ": shape " + formatShape(input.tensor.shape) +
+                       " does not match the model's input type [" + dim(0) +
+                       ", " + dim(1) + ", " + std::to_string(modelDim) + "]");
+  return input;
+}

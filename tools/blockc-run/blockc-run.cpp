@@ -10,53 +10,40 @@
 // --check-decode compares token-by-token decoding with one full prefill
 // (docs/Decoding.md).
 //
-// Compiles the model in-process through the CPU pipeline, binds weights by
-// tensor name (see ModelSignature.h), runs it, writes the output atomically
-// and prints a summary (shapes, checksum, compile time, median run time,
-// GFLOP/s). Every input is validated before compilation starts, so a bad
-// file fails fast with a message naming the file and tensor.
+// Compiles the model in-process (the compile flow of lib/Compiler, the same
+// as blockc's), binds weights by tensor name (see ModelSignature.h), runs
+// it, writes the output atomically and prints a summary (shapes, checksum,
+// compile time, median run time, GFLOP/s). Every input is validated before
+// compilation starts, so a bad file fails fast with a message naming the
+// file and tensor.
 //
-// This file parses options and prints; the work is in the library:
-// weight binding in WeightBinding.h, decoding in DecodeSession.h, the JIT in
-// BlockJit.h (lib/ExecutionEngine).
+// This file parses options and prints; the work is in the libraries: the
+// compile options and flow in lib/Compiler, weight binding and the input in
+// WeightBinding.h, decoding in DecodeSession.h, the JIT in BlockJit.h, timed
+// runs and the summary's pieces in RunSummary.h (lib/ExecutionEngine).
 //
 //===----------------------------------------------------------------------===//
 
-#include "blockc/Analysis/ModelSignature.h"
 #include "blockc/Compiler/Compiler.h"
 #include "blockc/ExecutionEngine/BlockJit.h"
 #include "blockc/ExecutionEngine/DecodeSession.h"
 #include "blockc/ExecutionEngine/MemoryEstimate.h"
+#include "blockc/ExecutionEngine/RunSummary.h"
 #include "blockc/ExecutionEngine/TensorParallel.h"
 #include "blockc/ExecutionEngine/WeightBinding.h"
-#include "blockc/InitAllDialects.h"
-#include "blockc/Pipelines/Pipelines.h"
-#include "blockc/Support/TensorFiles.h"
 
-#include "mlir/IR/AsmState.h"
-#include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
-#include "mlir/Pass/PassRegistry.h"
-#include "mlir/Support/FileUtilities.h"
-#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
-#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/WithColor.h"
 
-#include <algorithm>
 #include <chrono>
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
-#include <cmath>
-#include <cstring>
 #include <optional>
-#include <set>
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -204,96 +191,6 @@ bool parseSeed(const cl::opt<std::string> &opt, uint64_t &seed) {
   return !llvm::StringRef(opt).getAsInteger(10, seed);
 }
 
-std::string formatSeconds(double s) {
-  std::string out;
-  llvm::raw_string_ostream os(out);
-  if (s < 1e-3)
-    os << llvm::format("%.1f us", s * 1e6);
-  else if (s < 1.0)
-    os << llvm::format("%.3f ms", s * 1e3);
-  else
-    os << llvm::format("%.3f s", s);
-  return out;
-}
-
-/// What the decode modes need from main().
-struct DecodeContext {
-  const blockc::ModelSignature &sig;
-  const blockc::HostTensor &input;
-  std::vector<blockc::HostTensor> &weights;
-  uint64_t numParams;
-  std::string weightsHeld;
-  std::string inputLabel, weightsLabel;
-  bool rank2;
-};
-
-double medianOf(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-std::string gib(double bytes) {
-  return llvm::formatv("{0:F1} GiB", bytes / (1024.0 * 1024 * 1024)).str();
-}
-
-/// Refuses, before anything large is allocated, a run whose f32 buffers
-/// would not fit in the memory available (see MemoryEstimate.h).
-int checkMemory(const blockc::ModelSignature &sig, int64_t b, int64_t t,
-                int64_t steps, int64_t cacheLen) {
-  blockc::MemoryEstimate m = blockc::estimateMemory(sig, b, t, steps, cacheLen);
-  double avail = blockc::getAvailableMemory();
-  if (avail > 0 && m.total() > avail)
-    return fail(
-        "this run needs about " + gib(m.total()) + " (weights " +
-        gib(m.weights) + ", activations " + gib(m.activations) +
-        ", input and output " + gib(m.io) +
-        (m.kvCaches > 0 ? ", KV caches " + gib(m.kvCaches) : std::string()) +
-        "), more than the " + gib(avail) +
-        " of memory available; use a smaller --batch/--seq-len");
-  return 0;
-}
-
-/// What loaded weights hold, e.g. "  (2.6 MiB bf16)": a 16-bit checkpoint
-/// stays 16-bit for a model of that type.
-std::string describeHeld(llvm::ArrayRef<blockc::HostTensor> weights) {
-  uint64_t bytes = 0;
-  std::set<std::string> types;
-  for (const blockc::HostTensor &w : weights) {
-    bytes += w.numElements() * w.elementBytes();
-    types.insert(blockc::stringifyElementType(w.elementType));
-  }
-  return llvm::formatv("  ({0:F1} MiB {1})", bytes / 1048576.0,
-                       llvm::join(types, "+"))
-      .str();
-}
-
-/// In a tensor-parallel run, " on rank 0 (of N)": the parameters of the
-/// whole model, of which the counts before are rank 0's part.
-std::string describeShare(const blockc::ModelSignature &sig) {
-  if (world.size < 2)
-    return "";
-  int64_t total = 0;
-  for (const blockc::ModelArgument &arg : llvm::drop_begin(sig.args)) {
-    int64_t n = 1;
-    for (int64_t d : arg.fullShape())
-      n *= d;
-    total += n;
-  }
-  return " on rank 0 (of " + std::to_string(total) + ")";
-}
-
-/// The `prepare` line: how long the prepare function took and what it
-/// made (nothing without one).
-void printPrepare(llvm::raw_ostream &os, const blockc::PrepareEntry *entry,
-                  double seconds, int64_t bytes) {
-  if (!entry)
-    return;
-  os << "  prepare  " << formatSeconds(seconds) << " (@" << entry->funcName
-     << ": " << entry->results.size() << " weights packed, "
-     << llvm::format("%.1f MiB", bytes / (1024.0 * 1024.0)) << ")\n";
-}
-
 /// --check-decode's tolerance: --check-tol when given, else the default
 /// for the model's type.
 double checkDecodeTolerance(const blockc::ModelSignature &sig) {
@@ -303,27 +200,47 @@ double checkDecodeTolerance(const blockc::ModelSignature &sig) {
       sig.args.front().type.getElementType());
 }
 
+/// Gives a rank-2 input's output back as [T, d] and writes it (unless
+/// `write` is off) on rank 0; false on the other ranks, which print
+/// nothing, and on failure (`rc`).
+bool writeOutput(blockc::HostTensor &output, blockc::RunHead &head, bool rank2,
+                 bool write, int &rc) {
+  if (rank2) {
+    output.shape.erase(output.shape.begin());
+    head.inputShape.erase(head.inputShape.begin());
+  }
+  // Every rank holds the whole (all-reduced) output: rank 0 writes it.
+  if (world.rank != 0)
+    return false;
+  if (write && !outputFile.empty())
+    if (llvm::Error e = blockc::writeNpy(outputFile, output)) {
+      rc = fail(llvm::toString(std::move(e)));
+      return false;
+    }
+  return true;
+}
+
 /// --decode=N and --check-decode: derive the decode entry, compile it alone
 /// and drive it through a DecodeSession (docs/Decoding.md).
-int runDecodeMode(ModuleOp module, const DecodeContext &ctx) {
-  const blockc::HostTensor &input = ctx.input;
-  int64_t batchSize = input.shape[0], promptLen = input.shape[1];
+int runDecodeMode(ModuleOp module, const blockc::ModelSignature &sig,
+                  const blockc::ModelInput &input,
+                  std::vector<blockc::HostTensor> &weights,
+                  blockc::RunHead &head) {
+  int64_t batchSize = input.tensor.shape[0], promptLen = input.tensor.shape[1];
   int64_t needed = checkDecode ? promptLen : promptLen + decodeSteps;
-  int64_t capacity = maxLen ? maxLen.getValue() : needed;
-
   FailureOr<std::unique_ptr<blockc::DecodeSession>> session =
-      blockc::DecodeSession::derive(module, ctx.sig, options.kvLayout);
+      blockc::DecodeSession::derive(module, sig, options.kvLayout);
   if (failed(session))
     return 1;
-  if (llvm::Error e = (*session)->bind(ctx.weights, batchSize, capacity))
+  if (llvm::Error e = (*session)->bind(weights, batchSize,
+                                       maxLen ? maxLen.getValue() : needed))
     return fail(llvm::toString(std::move(e)));
-
   auto compileStart = std::chrono::steady_clock::now();
   if (llvm::Error e = (*session)->compile(options, compileCache.get()))
     return fail(llvm::toString(std::move(e)));
   double compileSeconds = secondsSince(compileStart);
   auto prepareStart = std::chrono::steady_clock::now();
-  llvm::Expected<int64_t> preparedBytes = (*session)->prepare(ctx.weights);
+  llvm::Expected<int64_t> preparedBytes = (*session)->prepare(weights);
   if (!preparedBytes)
     return fail("preparing the weights failed: " +
                 llvm::toString(preparedBytes.takeError()));
@@ -331,61 +248,35 @@ int runDecodeMode(ModuleOp module, const DecodeContext &ctx) {
 
   blockc::DecodeRun run;
   blockc::DecodeComparison comparison;
+  double tolerance = checkDecodeTolerance(sig);
   if (checkDecode) {
-    auto result = (*session)->compareWithPrefill(input);
+    auto result = (*session)->compareWithPrefill(input.tensor);
     if (!result)
       return fail(llvm::toString(result.takeError()));
     comparison = std::move(*result);
-    if (!comparison.passes(checkDecodeTolerance(ctx.sig)))
+    if (!comparison.passes(tolerance))
       return fail(llvm::formatv("--check-decode: position {0} (batch {1}) "
                                 "differs from the prefill by {2:e3}, more "
                                 "than {3:e1} of the output scale {4:e3}",
                                 comparison.worstPosition, comparison.worstBatch,
-                                comparison.maxDiff,
-                                checkDecodeTolerance(ctx.sig), comparison.scale)
+                                comparison.maxDiff, tolerance, comparison.scale)
                       .str());
     run = std::move(comparison.run);
   } else {
-    auto result = (*session)->generate(input, decodeSteps);
+    auto result = (*session)->generate(input.tensor, decodeSteps);
     if (!result)
       return fail(llvm::toString(result.takeError()));
     run = std::move(*result);
   }
 
-  blockc::HostTensor &all = run.output;
-  double sum = 0, absSum = 0;
-  bool finite = true;
-  for (float v : all.data) {
-    sum += v;
-    absSum += std::fabs(v);
-    finite &= std::isfinite(v);
-  }
-  if (ctx.rank2)
-    all.shape.erase(all.shape.begin());
-  // Every rank holds the whole (all-reduced) output: rank 0 writes it.
-  if (world.rank != 0)
-    return 0;
-  if (!outputFile.empty())
-    if (llvm::Error e = blockc::writeNpy(outputFile, all))
-      return fail(llvm::toString(std::move(e)));
-
+  blockc::Checksum checksum = blockc::Checksum::of(run.output);
+  head.entry = (*session)->getSignature().funcName;
+  int rc = 0;
+  if (!writeOutput(run.output, head, input.rank2, /*write=*/true, rc))
+    return rc;
   auto &os = llvm::outs();
-  std::vector<int64_t> shownInput = input.shape;
-  if (ctx.rank2)
-    shownInput.erase(shownInput.begin());
+  blockc::printRunHead(os, head, sig);
   llvm::ArrayRef<blockc::HostTensor> caches = (*session)->getCaches();
-  os << "blockc-run: " << modelFile << " @"
-     << (*session)->getSignature().funcName << " (target "
-     << (options.isNVPTX() ? "nvptx" : "cpu")
-     << (options.emulate ? " emulated" : "") << ", threads "
-     << threads.getValue()
-     << (world.size > 1 ? ", " + std::to_string(world.size) + " ranks" : "")
-     << ")\n";
-  os << "  input    " << blockc::formatShape(shownInput) << "  "
-     << ctx.inputLabel << "\n";
-  os << "  weights  " << ctx.weights.size() << " tensors, " << ctx.numParams
-     << " parameters" << describeShare(ctx.sig) << "  " << ctx.weightsLabel
-     << ctx.weightsHeld << "\n";
   os << "  kv cache " << (*session)->getNumLayers() << " layer"
      << (caches.size() == 2 ? "" : "s") << " x K, V "
      << (caches.empty() ? std::string("(none)")
@@ -394,39 +285,23 @@ int runDecodeMode(ModuleOp module, const DecodeContext &ctx) {
                                    : " [B, L_max, H_kv, D]")
      << ", " << llvm::format("%.1f KiB", (*session)->getCacheBytes() / 1024.0)
      << "\n";
-  os << "  output   " << blockc::formatShape(all.shape)
+  os << "  output   " << blockc::formatShape(run.output.shape)
      << (outputFile.empty() ? "" : "  -> " + outputFile.getValue()) << "\n";
-  os << llvm::format("  checksum sum=%.6e abs_sum=%.6e%s\n", sum, absSum,
-                     finite ? "" : " (non-finite values!)");
-  os << "  compile  " << formatSeconds(compileSeconds) << " ("
+  blockc::printChecksum(os, checksum);
+  os << "  compile  " << blockc::formatSeconds(compileSeconds) << " ("
      << (*session)->cacheStatus() << ")\n";
-  printPrepare(os, (*session)->getPrepareEntry(), prepareSeconds,
-               *preparedBytes);
+  blockc::printPrepare(os, (*session)->getPrepareEntry(), prepareSeconds,
+                       *preparedBytes);
   os << "  prefill  " << promptLen << " tokens in "
-     << formatSeconds(run.prefillSeconds) << "\n";
-  const std::vector<double> &stepTimes = run.stepSeconds;
-  if (!stepTimes.empty()) {
-    std::vector<double> sorted = stepTimes;
-    std::sort(sorted.begin(), sorted.end());
-    double p90 = sorted[std::min<size_t>(sorted.size() - 1,
-                                         (sorted.size() * 9 + 9) / 10 - 1)];
-    double total = 0;
-    for (double t : stepTimes)
-      total += t;
-    os << "  decode   " << stepTimes.size() << " steps of 1 token: median "
-       << formatSeconds(medianOf(stepTimes)) << ", p90 " << formatSeconds(p90)
-       << llvm::format(", %.1f tokens/s (batch %lld)\n",
-                       double(batchSize) * stepTimes.size() / total,
-                       (long long)batchSize);
-  }
+     << blockc::formatSeconds(run.prefillSeconds) << "\n";
+  blockc::printDecodeSteps(os, run.stepSeconds, batchSize);
   if (checkDecode)
-    os << llvm::format("  check    PASS: %lld positions x %lld, max |decode "
-                       "- prefill| = %.3e (%.1e of the output scale, "
-                       "tolerance %.0e)\n",
-                       (long long)promptLen, (long long)batchSize,
-                       comparison.maxDiff,
-                       comparison.maxDiff / std::max(comparison.scale, 1e-30),
-                       checkDecodeTolerance(ctx.sig));
+    os << llvm::format(
+        "  check    PASS: %lld positions x %lld, max |decode "
+        "- prefill| = %.3e (%.1e of the output scale, "
+        "tolerance %.0e)\n",
+        (long long)promptLen, (long long)batchSize, comparison.maxDiff,
+        comparison.maxDiff / std::max(comparison.scale, 1e-30), tolerance);
   return 0;
 }
 
@@ -493,6 +368,13 @@ int main(int argc, char **argv) {
     return fail("--random-input: invalid seed '" + randomInput + "'");
   if (seqLen < 0 || batch < 0)
     return fail("--seq-len and --batch must be positive");
+  if (seqLen.getNumOccurrences() && seqLen == 0)
+    return fail("--seq-len must be at least 1 (the tokens of the input)");
+  if (batch.getNumOccurrences() && batch == 0)
+    return fail("--batch must be at least 1 (the sequences of the input)");
+  if (decodeSteps.getNumOccurrences() && decodeSteps == 0)
+    return fail("--decode must be at least 1 (the single-token steps after "
+                "the prefill)");
   if (repeat == 0)
     return fail("--repeat must be at least 1");
   if (threads == 0)
@@ -528,21 +410,12 @@ int main(int argc, char **argv) {
   options.profile = profiling && emulate;
 
   // ---- Parse and analyse the model ---------------------------------------
-  DialectRegistry registry;
-  blockc::registerAllDialects(registry);
-  MLIRContext context(registry);
-  // One line per error: do not append the offending op in generic form.
-  context.printOpOnDiagnostic(false);
-  std::string errorMessage;
-  auto file = openInputFile(modelFile, &errorMessage);
-  if (!file)
-    return fail(errorMessage);
-  llvm::SourceMgr sourceMgr;
-  sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
-  SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context);
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
-  if (!module)
-    return 1;
+  blockc::ModelFile file;
+  llvm::Expected<ModuleOp> module = file.load(modelFile);
+  if (!module) {
+    std::string message = blockc::getErrorMessage(module.takeError());
+    return message.empty() ? 1 : fail(message);
+  }
   // Tensor parallelism: join the MPI world first (so that every rank
   // reports what fails below), then the module becomes this rank's program
   // (every rank partitions it the same way) before its signature is read.
@@ -567,19 +440,18 @@ int main(int argc, char **argv) {
               blockc::TensorParallelWorld::join(tpRanks, &argc, &argv, world))
         return failEveryRank(llvm::toString(std::move(e)));
   }
-  llvm::Expected<int64_t> ranks = blockc::partitionModule(*module, options);
-  if (!ranks)
-    return failEveryRank(llvm::toString(ranks.takeError()));
-  tpRanks = *ranks;
-  FailureOr<blockc::ModelSignature> sig =
-      blockc::analyzeModel(*module, options.entry);
-  if (failed(sig)) {
-    // The diagnostic above says why; ranks that started MPI end together.
+  auto sig = blockc::prepareModel(*module, options);
+  if (!sig) {
+    // A diagnostic above says why the signature is invalid; ranks that
+    // started MPI end together.
+    std::string message = blockc::getErrorMessage(sig.takeError());
     if (blockc::TensorParallelWorld::isActive())
-      return failEveryRank("the entry's signature is invalid (see above)");
-    return 1;
+      return failEveryRank(message.empty()
+                               ? "the entry's signature is invalid (see above)"
+                               : message);
+    return message.empty() ? 1 : fail(message);
   }
-  int64_t modelDim = sig->args[0].type.getDimSize(2);
+  tpRanks = blockc::getTensorParallelRanks(*module);
   if (!noCache) {
     llvm::Expected<std::string> dir = blockc::CompileCache::defaultDirectory();
     if (!dir)
@@ -587,7 +459,7 @@ int main(int argc, char **argv) {
     compileCache = std::make_unique<blockc::CompileCache>(*dir);
   }
   if (dumpPipeline) {
-    PassManager pm(&context, ModuleOp::getOperationName());
+    PassManager pm(&file.getContext(), ModuleOp::getOperationName());
     blockc::buildCompilePipeline(
         pm, options, blockc::CompileStage::LLVMDialect, sig->funcName,
         decodeMode ? blockc::DecodeMode::Only : blockc::DecodeMode::None);
@@ -597,71 +469,19 @@ int main(int argc, char **argv) {
   }
 
   // ---- Input ----------------------------------------------------------------
-  blockc::HostTensor input;
-  bool rank2 = false;
-  if (!inputFile.empty()) {
-    auto in = blockc::readNpy(inputFile);
-    if (!in)
-      return fail(llvm::toString(in.takeError()));
-    input = std::move(*in);
-    if (input.shape.size() == 2) {
-      rank2 = true;
-      input.shape.insert(input.shape.begin(), 1);
-    }
-    if (input.shape.size() != 3)
-      return fail(inputFile + ": input must be [B, T, d] or [T, d], got " +
-                  blockc::formatShape(input.shape));
-    if (input.shape[2] != modelDim)
-      return fail(inputFile + ": input has d = " + llvm::Twine(input.shape[2]) +
-                  ", the model expects d = " + llvm::Twine(modelDim));
-    if ((seqLen && seqLen != input.shape[1]) ||
-        (batch && batch != input.shape[0]))
-      return fail(inputFile + ": shape " + blockc::formatShape(input.shape) +
-                  " disagrees with --batch/--seq-len");
-  } else {
-    // Defaults: the model's static B and T, else 1 and 16.
-    auto dimOr = [&](unsigned i, int64_t fallback) {
-      int64_t d = sig->args[0].type.getDimSize(i);
-      return ShapedType::isDynamic(d) ? fallback : d;
-    };
-    input.shape = {batch ? batch.getValue() : dimOr(0, 1),
-                   seqLen ? seqLen.getValue() : dimOr(1, 16), modelDim};
-  }
-  if (input.shape[0] == 0 || input.shape[1] == 0)
-    return fail("empty input: B and T must be at least 1, got " +
-                blockc::formatShape(input.shape));
-  {
-    int64_t steps = decodeMode && !checkDecode ? decodeSteps : 0;
-    int64_t cacheLen = !decodeMode ? 0
-                       : maxLen    ? maxLen.getValue()
-                                   : input.shape[1] + steps;
-    if (int rc =
-            checkMemory(*sig, input.shape[0], input.shape[1], steps, cacheLen))
-      return rc;
-  }
-  if (inputFile.empty())
-    input = blockc::makeRandomTensor(std::move(input.shape), inputSeed);
-  // The static dims of the declared input type must match.
-  for (unsigned i = 0; i < 2; ++i) {
-    int64_t d = sig->args[0].type.getDimSize(i);
-    if (!ShapedType::isDynamic(d) && d != input.shape[i])
-      return fail((inputFile.empty() ? std::string("random input")
-                                     : inputFile.getValue()) +
-                  ": shape " + blockc::formatShape(input.shape) +
-                  " does not match the model's input type [" +
-                  (ShapedType::isDynamic(sig->args[0].type.getDimSize(0))
-                       ? std::string("?")
-                       : std::to_string(sig->args[0].type.getDimSize(0))) +
-                  ", " +
-                  (ShapedType::isDynamic(sig->args[0].type.getDimSize(1))
-                       ? std::string("?")
-                       : std::to_string(sig->args[0].type.getDimSize(1))) +
-                  ", " + std::to_string(modelDim) + "]");
-  }
+  int64_t steps = decodeMode && !checkDecode ? decodeSteps : 0;
+  auto input = blockc::loadModelInput(
+      *sig, {inputFile, inputSeed, batch, seqLen}, [&](int64_t b, int64_t t) {
+        int64_t cacheLen = !decodeMode ? 0
+                           : maxLen    ? maxLen.getValue()
+                                       : t + steps;
+        return blockc::checkMemoryFits(*sig, b, t, steps, cacheLen);
+      });
+  if (!input)
+    return fail(llvm::toString(input.takeError()));
 
   // ---- Weights --------------------------------------------------------------
   std::vector<blockc::HostTensor> weights;
-  uint64_t numParams = 0;
   // A file of prepared weights binds once the compiled prepare entry says
   // which layouts it needs (below); its tensors are what the entry reads.
   std::optional<blockc::SafeTensorsFile> preparedFile;
@@ -679,9 +499,9 @@ int main(int argc, char **argv) {
                                   "--check-decode or -target=nvptx)");
       preparedFile = std::move(*st); // bound after compiling
     } else {
-      blockc::WeightBindingOptions options;
-      options.allowExtraTensors = allowExtraWeights;
-      auto bound = blockc::bindWeights(*st, *sig, options, world.rank);
+      blockc::WeightBindingOptions binding;
+      binding.allowExtraTensors = allowExtraWeights;
+      auto bound = blockc::bindWeights(*st, *sig, binding, world.rank);
       if (!bound)
         return fail(llvm::toString(bound.takeError()));
       weights = std::move(*bound);
@@ -689,9 +509,22 @@ int main(int argc, char **argv) {
   } else {
     weights = blockc::makeRandomWeights(*sig, weightSeed, world.rank);
   }
+  blockc::RunHead head;
+  head.model = modelFile;
+  head.entry = sig->funcName;
+  head.target = nvptx ? "nvptx" : "cpu";
+  head.emulated = emulate;
+  head.threads = nvptx && !decodeMode ? 1u : threads.getValue();
+  head.ranks = world.size;
+  head.inputShape = input->tensor.shape;
+  head.inputLabel = input->label;
+  head.numWeights = weights.size();
   for (const blockc::HostTensor &w : weights)
-    numParams += w.numElements();
-  std::string weightsHeld = describeHeld(weights);
+    head.numParams += w.numElements();
+  head.weightsLabel = weightsFile.empty()
+                          ? "random (seed " + std::to_string(weightSeed) + ")"
+                          : weightsFile.getValue();
+  head.weightsHeld = blockc::describeHeld(weights);
 
   // The OpenMP runtime reads its thread count when it initialises.
   if (!nvptx)
@@ -699,21 +532,12 @@ int main(int argc, char **argv) {
       return fail(llvm::toString(std::move(e)));
 
   if (decodeMode) {
-    int rc = runDecodeMode(
-        *module,
-        {*sig, input, weights, numParams, weightsHeld,
-         inputFile.empty() ? "random (seed " + std::to_string(inputSeed) + ")"
-                           : inputFile.getValue(),
-         weightsFile.empty()
-             ? "random (seed " + std::to_string(weightSeed) + ")"
-             : weightsFile.getValue(),
-         rank2});
+    int rc = runDecodeMode(*module, *sig, *input, weights, head);
     blockc::TensorParallelWorld::finalize();
     return rc;
   }
 
-  // ---- Compile
-  // ---------------------------------------------------------------
+  // ---- Compile --------------------------------------------------------------
   auto compileStart = std::chrono::steady_clock::now();
   auto jit =
       blockc::BlockJit::compile(*module, *sig, options, compileCache.get());
@@ -721,8 +545,7 @@ int main(int argc, char **argv) {
     return fail(llvm::toString(jit.takeError()));
   double compileSeconds = secondsSince(compileStart);
 
-  // ---- Prepare
-  // ------------------------------------------------------------
+  // ---- Prepare --------------------------------------------------------------
   // The entry's prepare function packs the weights once; each prepared
   // weight replaces its original. Weights loaded already prepared skip it.
   auto prepareStart = std::chrono::steady_clock::now();
@@ -735,9 +558,10 @@ int main(int argc, char **argv) {
     weights = std::move(*bound);
     // Parameters of the model (the stored words or panels hold more or
     // fewer elements).
+    head.numWeights = weights.size();
     for (const blockc::ModelArgument &arg : llvm::drop_begin(sig->args))
-      numParams += arg.type.getNumElements();
-    weightsHeld = describeHeld(weights);
+      head.numParams += arg.type.getNumElements();
+    head.weightsHeld = blockc::describeHeld(weights);
   } else {
     std::vector<blockc::HostTensor *> entryArgs = {nullptr};
     for (blockc::HostTensor &w : weights)
@@ -753,18 +577,14 @@ int main(int argc, char **argv) {
             savePrepared, *sig, (*jit)->getPrepareEntry(), weights))
       return fail(llvm::toString(std::move(e)));
 
-  // ---- Run
-  // -------------------------------------------------------------------
+  // ---- Run ------------------------------------------------------------------
   blockc::HostTensor output;
-  output.shape = input.shape;
+  output.shape = input->tensor.shape;
   output.data.assign(output.numElements(), 0.0f);
-  std::vector<const blockc::HostTensor *> args = {&input};
+  std::vector<const blockc::HostTensor *> args = {&input->tensor};
   for (const blockc::HostTensor &w : weights)
     args.push_back(&w);
-  std::vector<double> times;
-  std::optional<blockc::GPUProfile> profile;
-  // On a GPU: the kernels' measured times and the bounds to compare with.
-  std::optional<std::vector<blockc::MeasuredKernel>> measured;
+  // On a GPU: the bounds to compare the kernels' measured times with.
   std::optional<blockc::GPUProfile> bound;
   if (!profileBound.empty()) {
     auto read = blockc::readGPUProfile(profileBound);
@@ -772,131 +592,76 @@ int main(int argc, char **argv) {
       return fail(llvm::toString(read.takeError()));
     bound = std::move(*read);
   }
+  auto runs = blockc::runTimed(**jit, *module, options, args, output, repeat,
+                               !profiling ? blockc::RunProfile::None
+                               : emulate  ? blockc::RunProfile::Emulator
+                                          : blockc::RunProfile::GPU,
+                               profileBlocks);
+  if (!runs)
+    return fail(llvm::toString(runs.takeError()));
   // A sampled profile runs a part of each launch: its output is not the
   // block's.
   bool sampled = profiling && profileBlocks > 0;
-  for (unsigned r = 0; r < repeat; ++r) {
-    // The profile records the last run (after --repeat's warm-ups).
-    bool profiled = profiling && r + 1 == repeat;
-    if (profiled)
-      if (llvm::Error e = emulate ? blockc::beginEmulatorProfile(profileBlocks)
-                                  : blockc::beginCudaProfile())
-        return fail(llvm::toString(std::move(e)));
-    auto start = std::chrono::steady_clock::now();
-    // Repeats run the same weights: their device copies are reused.
-    if (llvm::Error e = (*jit)->run(args, output,
-                                    r == 0 ? blockc::WeightReuse::Copy
-                                           : blockc::WeightReuse::Unchanged))
-      return fail("execution failed: " + llvm::toString(std::move(e)));
-    times.push_back(secondsSince(start));
-    if (profiled && !emulate) {
-      auto kernels = blockc::endCudaProfile();
-      if (!kernels)
-        return fail(llvm::toString(kernels.takeError()));
-      measured = std::move(*kernels);
-    } else if (profiled) {
-      auto launches = blockc::endEmulatorProfile();
-      if (!launches)
-        return fail(llvm::toString(launches.takeError()));
-      blockc::NVPTXPipelineOptions nvptxOptions;
-      options.getNVPTXOptions(nvptxOptions);
-      auto built =
-          blockc::profileRun(*module, nvptxOptions, *launches, profileBlocks);
-      if (!built)
-        return fail(llvm::toString(built.takeError()));
-      profile = std::move(*built);
-    }
+  double median = blockc::medianOf(runs->seconds);
+  blockc::Checksum checksum = blockc::Checksum::of(output);
+  int rc = 0;
+  if (!writeOutput(output, head, input->rank2, /*write=*/!sampled, rc)) {
+    if (rc == 0)
+      blockc::TensorParallelWorld::finalize();
+    return rc;
   }
-  std::vector<double> sorted = times;
-  std::sort(sorted.begin(), sorted.end());
-  double median =
-      sorted.size() % 2
-          ? sorted[sorted.size() / 2]
-          : 0.5 * (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]);
-
-  double sum = 0, absSum = 0;
-  bool finite = true;
-  for (float v : output.data) {
-    sum += v;
-    absSum += std::fabs(v);
-    finite &= std::isfinite(v);
-  }
-
-  // A rank-2 input [T, d] gives a rank-2 output.
-  if (rank2)
-    output.shape.erase(output.shape.begin());
-  // Every rank holds the whole (all-reduced) output: rank 0 writes it.
-  if (world.rank != 0) {
-    blockc::TensorParallelWorld::finalize();
-    return 0;
-  }
-  if (!outputFile.empty() && !sampled)
-    if (llvm::Error e = blockc::writeNpy(outputFile, output))
-      return fail(llvm::toString(std::move(e)));
-  if (measured && !profileFile.empty())
+  if (runs->measured && !profileFile.empty())
     if (llvm::Error e = blockc::writeMeasuredProfileJSON(
-            profileFile, options.gpuArch, *measured, bound ? &*bound : nullptr))
+            profileFile, options.gpuArch, *runs->measured,
+            bound ? &*bound : nullptr))
       return fail(llvm::toString(std::move(e)));
-  if (profile && !profileFile.empty() && !sampled)
-    if (llvm::Error e = blockc::writeGPUProfileJSON(profileFile, *profile))
+  if (runs->profile && !profileFile.empty() && !sampled)
+    if (llvm::Error e =
+            blockc::writeGPUProfileJSON(profileFile, *runs->profile))
       return fail(llvm::toString(std::move(e)));
 
-  // ---- Summary ------------------------------------------------------------
+  // ---- Summary --------------------------------------------------------------
   // The ranks' blocks are slices of the model's: theirs summed.
-  double flops = sig->flops(input.shape[0], input.shape[1]) * world.size;
+  double flops =
+      sig->flops(input->tensor.shape[0], input->tensor.shape[1]) * world.size;
   auto &os = llvm::outs();
-  os << "blockc-run: " << modelFile << " @" << sig->funcName << " (target "
-     << (nvptx ? "nvptx" : "cpu") << (emulate ? " emulated" : "")
-     << ", threads " << (nvptx ? 1u : threads.getValue())
-     << (world.size > 1 ? ", " + std::to_string(world.size) + " ranks" : "")
-     << ")\n";
-  std::vector<int64_t> shownInput = input.shape;
-  if (rank2)
-    shownInput.erase(shownInput.begin());
-  os << "  input    " << blockc::formatShape(shownInput) << "  "
-     << (inputFile.empty() ? "random (seed " + std::to_string(inputSeed) + ")"
-                           : inputFile.getValue())
-     << "\n";
-  os << "  weights  " << weights.size() << " tensors, " << numParams
-     << " parameters" << describeShare(*sig) << "  "
-     << (weightsFile.empty()
-             ? "random (seed " + std::to_string(weightSeed) + ")"
-             : weightsFile.getValue())
-     << weightsHeld << "\n";
+  blockc::printRunHead(os, head, *sig);
   os << "  output   " << blockc::formatShape(output.shape)
-     << (outputFile.empty()
-             ? ""
-             : (sampled ? "  (not written: --profile-blocks ran a sample of "
-                          "each launch)"
-                        : "  -> " + outputFile.getValue()))
+     << (outputFile.empty() ? ""
+         : sampled ? "  (not written: --profile-blocks ran a sample of each "
+                     "launch)"
+                   : "  -> " + outputFile.getValue())
      << "\n";
   if (sampled)
     os << "  checksum not meaningful (--profile-blocks ran a sample of each "
           "launch)\n";
   else
-    os << llvm::format("  checksum sum=%.6e abs_sum=%.6e%s\n", sum, absSum,
-                       finite ? "" : " (non-finite values!)");
-  os << "  compile  " << formatSeconds(compileSeconds) << " ("
+    blockc::printChecksum(os, checksum);
+  os << "  compile  " << blockc::formatSeconds(compileSeconds) << " ("
      << (*jit)->cacheStatus() << ")\n";
   if (preparedFile)
     os << "  prepare  skipped (" << weightsFile
        << " holds the prepared weights)\n";
   else
-    printPrepare(os, (*jit)->getPrepareEntry(), prepareSeconds, *preparedBytes);
+    blockc::printPrepare(os, (*jit)->getPrepareEntry(), prepareSeconds,
+                         *preparedBytes);
   if (!savePrepared.empty())
     os << "  saved    prepared weights -> " << savePrepared << "\n";
-  os << "  run      median " << formatSeconds(median) << " over " << repeat
-     << (repeat == 1 ? " run" : " runs") << " (min "
-     << formatSeconds(sorted.front()) << ")\n";
+  os << "  run      median " << blockc::formatSeconds(median) << " over "
+     << repeat << (repeat == 1 ? " run" : " runs") << " (min "
+     << blockc::formatSeconds(
+            *std::min_element(runs->seconds.begin(), runs->seconds.end()))
+     << ")\n";
   os << llvm::format("  flops    %.4g per run, %.2f GFLOP/s\n", flops,
                      flops / median * 1e-9);
-  if (measured) {
-    blockc::printMeasuredProfile(os, *measured, bound ? &*bound : nullptr);
+  if (runs->measured) {
+    blockc::printMeasuredProfile(os, *runs->measured,
+                                 bound ? &*bound : nullptr);
     if (!profileFile.empty())
       os << "  profile  -> " << profileFile << "\n";
   }
-  if (profile) {
-    blockc::printGPUProfile(os, *profile);
+  if (runs->profile) {
+    blockc::printGPUProfile(os, *runs->profile);
     if (!profileFile.empty())
       os << (sampled ? "  profile  not written to " + profileFile +
                            " (--profile-blocks: the counters are scaled "

@@ -12,6 +12,8 @@
 
 #include "blockc/Analysis/ModelSignature.h"
 
+#include "llvm/Support/Error.h"
+
 #include <cstdint>
 
 namespace blockc {
@@ -33,6 +35,12 @@ MemoryEstimate estimateMemory(const ModelSignature &signature, int64_t batch,
 /// Bytes of memory available to this process: MemAvailable from
 /// /proc/meminfo (free memory plus reclaimable caches), else 0 (unknown).
 double getAvailableMemory();
+
+/// Refuses, before anything large is allocated, a run (as estimateMemory)
+/// whose buffers would not fit in the memory available: the error names
+/// the estimate's parts and the memory available.
+llvm::Error checkMemoryFits(const ModelSignature &signature, int64_t batch,
+                            int64_t seqLen, int64_t steps, int64_t cacheLen);
 
 } // namespace blockc
 

@@ -20,9 +20,11 @@
 #include "blockc/Analysis/PreparedWeights.h"
 #include "blockc/Support/TensorFiles.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace blockc {
@@ -104,6 +106,33 @@ std::vector<HostTensor> makeRandomWeights(const ModelSignature &signature,
 
 /// A tensor of `shape` uniform in [-1, 1) from SplitMix64(seed).
 HostTensor makeRandomTensor(std::vector<int64_t> shape, uint64_t seed);
+
+/// The input a run asks for: an .npy file ([B, T, d] or [T, d]), else a
+/// random tensor from `seed`; `batch` and `seqLen` (0: not given) fix the
+/// random input's shape and must agree with a file's.
+struct InputRequest {
+  std::string file;
+  uint64_t seed = 0;
+  int64_t batch = 0, seqLen = 0;
+};
+
+/// A run's input, [B, T, d].
+struct ModelInput {
+  HostTensor tensor;
+  /// The file held [T, d]: the output is given back as [T, d] too.
+  bool rank2 = false;
+  /// The file, or "random (seed N)".
+  std::string label;
+};
+
+/// Reads or makes the input of `signature`'s entry for `request`: a random
+/// input is [batch or the model's static B or 1, seqLen or the model's
+/// static T or 16, d]. `checkSize` sees B and T before a random input is
+/// made (a memory check). The errors name the file and what disagrees.
+llvm::Expected<ModelInput> loadModelInput(
+    const ModelSignature &signature, const InputRequest &request,
+    llvm::function_ref<llvm::Error(int64_t batch, int64_t seqLen)> checkSize =
+        nullptr);
 
 } // namespace blockc
 
