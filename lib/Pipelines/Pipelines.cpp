@@ -616,6 +616,8 @@ void blockc::buildNVPTXMapToGPUPipeline(OpPassManager &pm,
   reductions.chainStatistics = true;
   reductions.fuseApply = true;
   fpm.addPass(nvptx::createGPUTileReductionsPass(reductions));
+  // Strided copies (a decode step's K/V rows into its caches) as kernels.
+  fpm.addPass(nvptx::createGPUStridedCopiesToKernelsPass());
   fpm.addPass(createConvertLinalgToParallelLoopsPass());
   fpm.addPass(nvptx::createGPUTileAndMapPass());
   fpm.addPass(createConvertParallelLoopToGpuPass());

@@ -350,6 +350,34 @@ def GPULowerWorkgroupBarriersPass
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
 
+def GPUStridedCopiesToKernelsPass
+    : Pass<"blockc-gpu-strided-copies-to-kernels", "::mlir::func::FuncOp"> {
+  let summary = "Strided memref.copy outside kernels as linalg.copy, so "
+                "that the GPU copies them";
+  let description = [{
+    Bufferization writes a decode entry's new K/V rows into its caches with
+    `memref.copy` into a strided subview of the cache. Outside a kernel
+    such a copy runs on the host (`memrefCopy`, an element loop), where the
+    caches are GPU memory: a driver's device buffers would not even be
+    readable there, and managed ones would move to the host and back each
+    step. This pass rewrites every `memref.copy` outside a `gpu.launch` /
+    `gpu.func` whose source or target has a non-identity layout (both in
+    the default memory space) into a `linalg.copy` of the same operands,
+    which `convert-linalg-to-parallel-loops`, `blockc-gpu-tile-and-map`
+    and `convert-parallel-loops-to-gpu` then turn into a kernel like any
+    other elementwise loop. Contiguous copies are left to
+    `blockc-gpu-host-shared-allocs` (`gpu.memcpy`).
+
+    ```mlir
+    memref.copy %k, %sv : memref<?x?x2x32xf32> to
+        memref<?x?x2x32xf32, strided<[?, 32, ?, 1], offset: ?>>   // before
+    linalg.copy ins(%k : memref<?x?x2x32xf32>) outs(%sv : memref<?x?x2x32xf32,
+        strided<[?, 32, ?, 1], offset: ?>>)                         // after
+    ```
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 def GPUTileAndMapPass
     : Pass<"blockc-gpu-tile-and-map", "::mlir::func::FuncOp"> {
   let summary = "Tile parallel loops into thread blocks with coalesced access";
