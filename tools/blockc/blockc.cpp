@@ -36,8 +36,9 @@ cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.mlir>"),
                                cl::init("-"), cl::cat(category));
 cl::opt<std::string> outputFile("o", cl::desc("Output file ('-' = stdout)"),
                                 cl::value_desc("file"), cl::cat(category));
-cl::opt<CompileStage> emit(
-    "emit", cl::desc("Stage to stop at"), cl::init(CompileStage::Object),
+cl::opt<CompileStage, false, blockc::ListingParser<CompileStage>> emit(
+    "emit", cl::desc("Stage to stop at (default obj)"),
+    cl::init(CompileStage::Object),
     cl::values(
         clEnumValN(CompileStage::Transformer, "transformer",
                    "parsed and verified transformer dialect"),

@@ -85,6 +85,26 @@ struct CompileOptions {
   std::string verify() const;
 };
 
+/// The parser of an enum option whose error for an unknown value lists the
+/// valid ones: "unknown value 'x' (valid: a, b, c)" (cl::parser says only
+/// "Cannot find option named 'x'!").
+template <typename T> struct ListingParser : public llvm::cl::parser<T> {
+  using llvm::cl::parser<T>::parser;
+  bool parse(llvm::cl::Option &option, llvm::StringRef name,
+             llvm::StringRef arg, T &value) {
+    llvm::StringRef given = option.hasArgStr() ? arg : name;
+    std::string valid;
+    for (const auto &entry : this->Values) {
+      if (entry.Name == given) {
+        value = entry.V.getValue();
+        return false;
+      }
+      valid += (valid.empty() ? "" : ", ") + entry.Name.str();
+    }
+    return option.error("unknown value '" + given + "' (valid: " + valid + ")");
+  }
+};
+
 /// The category of the options registerCompileOptions() declares.
 llvm::cl::OptionCategory &getCompileOptionsCategory();
 
