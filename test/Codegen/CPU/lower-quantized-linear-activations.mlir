@@ -11,9 +11,9 @@
 // the exact integer dot product in 8 i32 lanes and adds it, converted,
 // times s_x. int8: |q_x| (unsigned) against q_w carrying q_x's sign
 // (vpsignb), on vpmaddubsw + vpmaddwd (AVX2) or vpdpbusd (VNNI); the row
-// scale multiplies the reduced sum. The kernel prefetches each weight row
-// 256 bytes ahead of its reads (through a read-only memref of the prepared
-// words).
+// scale multiplies the reduced sum. The kernel prefetches the same words
+// of the weight row four tiles further (through a read-only memref of the
+// prepared words).
 // CHECK-LABEL: func.func @int8
 // CHECK: %[[P:.*]] = linalg.generic {{.*}} attrs = {blockc_codegen.prepared = #blockc_codegen.quantized_weight<rows = 40, cols = 64, bits = 8, group_size = 64>}
 // CHECK: tensor.expand_shape %{{.*}} : tensor<2x?x64xf32> into tensor<2x?x2x32xf32>
@@ -29,10 +29,10 @@
 // CHECK: scf.for %{{.*}} = %c0{{.*}} to %c64{{.*}} step %c32
 // CHECK: %[[X:.*]] = vector.transfer_read %[[QX]]{{.*}} : tensor<2x?x64xi8>, vector<32xi8>
 // CHECK: %[[XU:.*]] = math.absi %[[X]] : vector<32xi8>
-// The weight row 256 bytes ahead (64 words, at most the row's last value
-// word, 15) is prefetched.
-// CHECK: %[[AHEAD:.*]] = arith.minui %{{.*}}, %c15{{.*}} : index
-// CHECK: memref.prefetch %[[PBUF]][%{{.*}}, %[[AHEAD]]], read, locality<3>, data : memref<40x17xi32>
+// The row four tiles further (at most the last row, 39) is prefetched, at
+// the same word, into L2.
+// CHECK: %[[AHEAD:.*]] = arith.minui %{{.*}}, %c39{{.*}} : index
+// CHECK: memref.prefetch %[[PBUF]][%[[AHEAD]], %{{.*}}], read, locality<2>, data : memref<40x17xi32>
 // CHECK: %[[W:.*]] = vector.bitcast %{{.*}} : vector<8xi32> to vector<32xi8>
 // CHECK: %[[SW:.*]] = llvm.call_intrinsic "llvm.x86.avx2.psign.b"(%[[W]], %[[X]])
 // CHECK: %[[PAIRS:.*]] = llvm.call_intrinsic "llvm.x86.avx2.pmadd.ub.sw"(%[[XU]], %[[SW]]) : (vector<32xi8>, vector<32xi8>) -> vector<16xi16>

@@ -484,7 +484,7 @@ def CPULowerQuantizedLinearPass
       products per run of 32 k (`vpsignb` + `vpmaddubsw` + `vpmaddwd`, or
       `vpdpbusd` where the `cpu_target` has `avx512_vnni` / `avx_vnni`;
       int4 nibbles as the unsigned operand with an offset from `q_x`'s
-      lane sums), each weight row prefetched 256 bytes ahead. SSE targets
+      lane sums), the rows four tiles further prefetched into L2. SSE targets
       leave these projections to `convert-weight-quant-to-linalg`.
 
     V is the function's `blockc_codegen.cpu_target` width (4, 8 or 16; the
