@@ -12,6 +12,7 @@
 
 #include "blockc/ExecutionEngine/CompileCache.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/FileSystem.h"
@@ -20,6 +21,8 @@
 #include "llvm/Support/Process.h"
 #include "llvm/Support/SHA256.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <vector>
 
 using namespace blockc;
 using namespace llvm;
@@ -50,7 +53,40 @@ bool readField(StringRef data, size_t &pos, StringRef &field) {
 
 } // namespace
 
-CompileCache::CompileCache(std::string directory) : dir(std::move(directory)) {}
+CompileCache::CompileCache(std::string directory, uint64_t maxBytes)
+    : dir(std::move(directory)), limit(maxBytes) {}
+
+Expected<uint64_t> CompileCache::parseSize(StringRef text) {
+  StringRef digits = text.take_while([](char c) { return isDigit(c); });
+  StringRef suffix = text.drop_front(digits.size());
+  uint64_t value, unit = 1;
+  if (suffix == "K")
+    unit = uint64_t(1) << 10;
+  else if (suffix == "M")
+    unit = uint64_t(1) << 20;
+  else if (suffix == "G")
+    unit = uint64_t(1) << 30;
+  else if (!suffix.empty())
+    digits = "";
+  if (digits.empty() || digits.getAsInteger(10, value) ||
+      value > UINT64_MAX / unit)
+    return createStringError("'" + text +
+                             "' is not a size (a whole number of bytes, "
+                             "optionally followed by K, M or G)");
+  return value * unit;
+}
+
+Expected<uint64_t> CompileCache::maxBytesFromEnvironment() {
+  std::optional<std::string> text =
+      sys::Process::GetEnv("BLOCKC_CACHE_MAX_SIZE");
+  if (!text || text->empty())
+    return kDefaultMaxBytes;
+  Expected<uint64_t> size = parseSize(*text);
+  if (!size)
+    return createStringError("BLOCKC_CACHE_MAX_SIZE: " +
+                             toString(size.takeError()));
+  return *size;
+}
 
 Expected<std::string> CompileCache::defaultDirectory() {
   SmallString<256> p;
@@ -113,6 +149,14 @@ CacheLookup CompileCache::lookup(StringRef key, std::string &object,
     return CacheLookup::Corrupt;
   object = obj.str();
   metadata = meta.str();
+  // Used now: the last to go when the cache is trimmed (best effort).
+  int fd;
+  if (!sys::fs::openFileForWrite(file, fd, sys::fs::CD_OpenExisting,
+                                 sys::fs::OF_Append)) {
+    (void)sys::fs::setLastAccessAndModificationTime(
+        fd, std::chrono::system_clock::now());
+    (void)sys::Process::SafelyCloseFileDescriptor(fd);
+  }
   return CacheLookup::Hit;
 }
 
@@ -155,5 +199,42 @@ Error CompileCache::store(StringRef key, StringRef object,
     return createStringError(ec, "cannot rename " + std::string(tmp) + " to " +
                                      path(key) + ": " + ec.message());
   }
+  trim(key);
   return Error::success();
+}
+
+void CompileCache::trim(StringRef keep) const {
+  if (!limit)
+    return;
+  struct Entry {
+    std::string file;
+    uint64_t bytes;
+    sys::TimePoint<> used;
+  };
+  std::vector<Entry> entries;
+  uint64_t total = 0;
+  std::error_code ec;
+  for (sys::fs::directory_iterator it(dir, ec), end; it != end && !ec;
+       it.increment(ec)) {
+    StringRef file = it->path();
+    if (sys::path::extension(file) != ".bco")
+      continue;
+    sys::fs::file_status status;
+    if (sys::fs::status(file, status) ||
+        status.type() != sys::fs::file_type::regular_file)
+      continue;
+    total += status.getSize();
+    if (sys::path::stem(file) != keep)
+      entries.push_back(
+          {file.str(), status.getSize(), status.getLastModificationTime()});
+  }
+  llvm::sort(entries, [](const Entry &a, const Entry &b) {
+    return a.used < b.used || (a.used == b.used && a.file < b.file);
+  });
+  for (const Entry &e : entries) {
+    if (total <= limit)
+      break;
+    if (!sys::fs::remove(e.file))
+      total -= e.bytes;
+  }
 }

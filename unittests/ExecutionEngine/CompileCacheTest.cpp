@@ -4,7 +4,8 @@
 // entry can be bad (missing, truncated, a flipped byte, wrong magic, an
 // entry of another key) is a miss or corrupt and never data, failed stores
 // are errors that name the file, concurrent stores of one key leave one
-// valid entry, the default directory follows XDG_CACHE_HOME then HOME; the
+// valid entry, the default directory follows XDG_CACHE_HOME then HOME, the
+// size limit removes the least recently used entries, sizes parse; the
 // prepare records' text form round-trips.
 //
 //===----------------------------------------------------------------------===//
@@ -15,6 +16,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include "gtest/gtest.h"
@@ -190,6 +192,87 @@ TEST_F(CompileCacheTest, DefaultDirectory) {
     setenv("XDG_CACHE_HOME", savedXdg.c_str(), 1);
   if (oldHome)
     setenv("HOME", savedHome.c_str(), 1);
+}
+
+TEST_F(CompileCacheTest, LeastRecentlyUsedEntriesGo) {
+  // Entries of about 1 KiB in a cache of 2.5 KiB: the third store removes
+  // the least recently used one, which a hit is not.
+  std::string object(1000, 'o'), got, meta;
+  CompileCache cache(cacheDir, 2560);
+  EXPECT_EQ(cache.maxBytes(), 2560u);
+  std::string a = CompileCache::key({"a"}), b = CompileCache::key({"b"}),
+              c = CompileCache::key({"c"});
+  ASSERT_FALSE(llvm::errorToBool(cache.store(a, object, "")));
+  ASSERT_FALSE(llvm::errorToBool(cache.store(b, object, "")));
+  // a older than b, whatever the file system's time resolution.
+  auto setTime = [](const std::string &file, int64_t seconds) {
+    int fd;
+    ASSERT_FALSE(llvm::sys::fs::openFileForWrite(
+        file, fd, llvm::sys::fs::CD_OpenExisting, llvm::sys::fs::OF_Append));
+    llvm::sys::TimePoint<> t{std::chrono::seconds(seconds)};
+    EXPECT_FALSE(llvm::sys::fs::setLastAccessAndModificationTime(fd, t));
+    llvm::sys::Process::SafelyCloseFileDescriptor(fd);
+  };
+  setTime(cache.path(a), 1000);
+  setTime(cache.path(b), 2000);
+  // A hit on a makes it the most recently used.
+  ASSERT_EQ(cache.lookup(a, got, meta), CacheLookup::Hit);
+  ASSERT_FALSE(llvm::errorToBool(cache.store(c, object, "")));
+  EXPECT_TRUE(llvm::sys::fs::exists(cache.path(a)));
+  EXPECT_FALSE(llvm::sys::fs::exists(cache.path(b)));
+  EXPECT_TRUE(llvm::sys::fs::exists(cache.path(c)));
+  // An entry above the whole limit is kept (it was just stored), and the
+  // others go; other files in the directory are not touched.
+  write(cacheDir + "/notes.txt", "keep me");
+  CompileCache tiny(cacheDir, 100);
+  ASSERT_FALSE(llvm::errorToBool(tiny.store(b, object, "")));
+  EXPECT_TRUE(llvm::sys::fs::exists(tiny.path(b)));
+  EXPECT_FALSE(llvm::sys::fs::exists(tiny.path(a)));
+  EXPECT_FALSE(llvm::sys::fs::exists(tiny.path(c)));
+  EXPECT_TRUE(llvm::sys::fs::exists(cacheDir + "/notes.txt"));
+  // No limit: nothing goes.
+  CompileCache unlimited(cacheDir, 0);
+  ASSERT_FALSE(llvm::errorToBool(unlimited.store(a, object, "")));
+  ASSERT_FALSE(llvm::errorToBool(unlimited.store(c, object, "")));
+  EXPECT_TRUE(llvm::sys::fs::exists(cache.path(a)));
+  EXPECT_TRUE(llvm::sys::fs::exists(cache.path(b)));
+  EXPECT_TRUE(llvm::sys::fs::exists(cache.path(c)));
+}
+
+TEST_F(CompileCacheTest, SizeLimits) {
+  auto size = [](llvm::StringRef text) -> std::string {
+    llvm::Expected<uint64_t> v = CompileCache::parseSize(text);
+    return v ? std::to_string(*v) : llvm::toString(v.takeError());
+  };
+  EXPECT_EQ(size("4096"), "4096");
+  EXPECT_EQ(size("0"), "0");
+  EXPECT_EQ(size("64K"), "65536");
+  EXPECT_EQ(size("512M"), "536870912");
+  EXPECT_EQ(size("2G"), "2147483648");
+  for (llvm::StringRef bad : {"", "G", "1.5G", "-1", "12X", "3GB", " 1"})
+    EXPECT_EQ(size(bad), "'" + bad.str() +
+                             "' is not a size (a whole number of bytes, "
+                             "optionally followed by K, M or G)");
+  const char *old = getenv("BLOCKC_CACHE_MAX_SIZE");
+  std::string saved = old ? old : "";
+  unsetenv("BLOCKC_CACHE_MAX_SIZE");
+  llvm::Expected<uint64_t> v = CompileCache::maxBytesFromEnvironment();
+  ASSERT_TRUE(static_cast<bool>(v));
+  EXPECT_EQ(*v, CompileCache::kDefaultMaxBytes);
+  setenv("BLOCKC_CACHE_MAX_SIZE", "256M", 1);
+  v = CompileCache::maxBytesFromEnvironment();
+  ASSERT_TRUE(static_cast<bool>(v));
+  EXPECT_EQ(*v, uint64_t(256) << 20);
+  setenv("BLOCKC_CACHE_MAX_SIZE", "lots", 1);
+  v = CompileCache::maxBytesFromEnvironment();
+  ASSERT_FALSE(static_cast<bool>(v));
+  EXPECT_EQ(llvm::toString(v.takeError()),
+            "BLOCKC_CACHE_MAX_SIZE: 'lots' is not a size (a whole number of "
+            "bytes, optionally followed by K, M or G)");
+  if (old)
+    setenv("BLOCKC_CACHE_MAX_SIZE", saved.c_str(), 1);
+  else
+    unsetenv("BLOCKC_CACHE_MAX_SIZE");
 }
 
 TEST(PrepareEntryText, RoundTripAndErrors) {
