@@ -267,6 +267,17 @@ blockc::lowerModule(ModuleOp module, const CompileOptions &options,
   return lowered;
 }
 
+namespace {
+llvm::Expected<int64_t> checkRanks(int64_t ranks,
+                                   const CompileOptions &options) {
+  if (options.isNVPTX() && ranks > 1)
+    return makeError("tensor parallelism runs on the CPU target over MPI (a "
+                     "GPU version would all-reduce with NCCL, "
+                     "docs/TensorParallel.md)");
+  return ranks;
+}
+} // namespace
+
 llvm::Expected<int64_t> blockc::partitionModule(ModuleOp module,
                                                 const CompileOptions &options) {
   if (options.tensorParallel < 0)
@@ -274,12 +285,16 @@ llvm::Expected<int64_t> blockc::partitionModule(ModuleOp module,
   if (llvm::Error e =
           partitionForTensorParallel(module, options.tensorParallel))
     return std::move(e);
-  int64_t ranks = getTensorParallelRanks(module);
-  if (options.isNVPTX() && ranks > 1)
-    return makeError("tensor parallelism runs on the CPU target over MPI (a "
-                     "GPU version would all-reduce with NCCL, "
-                     "docs/TensorParallel.md)");
-  return ranks;
+  return checkRanks(getTensorParallelRanks(module), options);
+}
+
+llvm::Expected<int64_t>
+blockc::planTensorParallel(ModuleOp module, const CompileOptions &options) {
+  // A model partitioned already must be run with its rank count.
+  if (getTensorParallelRanks(module) > 1)
+    return partitionModule(module, options);
+  return checkRanks(options.tensorParallel > 1 ? options.tensorParallel : 1,
+                    options);
 }
 
 llvm::Expected<ModelSignature>

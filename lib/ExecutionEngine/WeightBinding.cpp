@@ -372,3 +372,29 @@ llvm::Expected<ModelInput> blockc::loadModelInput(
                        ", " + dim(1) + ", " + std::to_string(modelDim) + "]");
   return input;
 }
+
+llvm::Expected<RunWeights>
+blockc::loadRunWeights(const ModelSignature &sig,
+                       const WeightRequest &request) {
+  RunWeights weights;
+  if (request.file.empty()) {
+    weights.tensors = makeRandomWeights(sig, request.seed, request.rank);
+    weights.label = "random (seed " + std::to_string(request.seed) + ")";
+    return std::move(weights);
+  }
+  weights.label = request.file;
+  auto file = SafeTensorsFile::open(request.file);
+  if (!file)
+    return file.takeError();
+  if (file->holdsPreparedWeights()) {
+    if (!request.preparedRefused.empty())
+      return makeError(request.file + ": " + request.preparedRefused);
+    weights.preparedFile = std::move(*file);
+    return std::move(weights);
+  }
+  auto bound = bindWeights(*file, sig, request.binding, request.rank);
+  if (!bound)
+    return bound.takeError();
+  weights.tensors = std::move(*bound);
+  return std::move(weights);
+}

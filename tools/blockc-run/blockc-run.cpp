@@ -419,19 +419,12 @@ int main(int argc, char **argv) {
   // Tensor parallelism: join the MPI world first (so that every rank
   // reports what fails below), then the module becomes this rank's program
   // (every rank partitions it the same way) before its signature is read.
-  // A model partitioned already must be run with its rank count.
-  if (blockc::getTensorParallelRanks(*module) > 1)
-    if (llvm::Error e =
-            blockc::partitionForTensorParallel(*module, options.tensorParallel))
-      return fail(llvm::toString(std::move(e)));
-  int64_t tpRanks = options.tensorParallel > 1
-                        ? options.tensorParallel
-                        : blockc::getTensorParallelRanks(*module);
+  llvm::Expected<int64_t> planned =
+      blockc::planTensorParallel(*module, options);
+  if (!planned)
+    return fail(llvm::toString(planned.takeError()));
+  int64_t tpRanks = *planned;
   if (tpRanks > 1) {
-    if (nvptx)
-      return fail(
-          "tensor parallelism runs on the CPU target over MPI (a GPU "
-          "version would all-reduce with NCCL, docs/TensorParallel.md)");
     if (!savePrepared.empty())
       return fail("--save-prepared: not with --tensor-parallel (each rank "
                   "holds a part of the weights)");
@@ -481,34 +474,20 @@ int main(int argc, char **argv) {
     return fail(llvm::toString(input.takeError()));
 
   // ---- Weights --------------------------------------------------------------
-  std::vector<blockc::HostTensor> weights;
-  // A file of prepared weights binds once the compiled prepare entry says
-  // which layouts it needs (below); its tensors are what the entry reads.
-  std::optional<blockc::SafeTensorsFile> preparedFile;
-  if (!weightsFile.empty()) {
-    auto st = blockc::SafeTensorsFile::open(weightsFile);
-    if (!st)
-      return fail(llvm::toString(st.takeError()));
-    if (st->holdsPreparedWeights()) {
-      if (tpRanks > 1)
-        return fail(weightsFile + ": prepared weights cannot be split over "
-                                  "ranks; give the checkpoint");
-      if (decodeMode || nvptx)
-        return fail(weightsFile + ": prepared weights load for the plain "
-                                  "CPU entry only (not --decode, "
-                                  "--check-decode or -target=nvptx)");
-      preparedFile = std::move(*st); // bound after compiling
-    } else {
-      blockc::WeightBindingOptions binding;
-      binding.allowExtraTensors = allowExtraWeights;
-      auto bound = blockc::bindWeights(*st, *sig, binding, world.rank);
-      if (!bound)
-        return fail(llvm::toString(bound.takeError()));
-      weights = std::move(*bound);
-    }
-  } else {
-    weights = blockc::makeRandomWeights(*sig, weightSeed, world.rank);
-  }
+  blockc::WeightRequest request{weightsFile, weightSeed, world.rank, {}, ""};
+  request.binding.allowExtraTensors = allowExtraWeights;
+  if (tpRanks > 1)
+    request.preparedRefused = "prepared weights cannot be split over ranks; "
+                              "give the checkpoint";
+  else if (decodeMode || nvptx)
+    request.preparedRefused = "prepared weights load for the plain CPU entry "
+                              "only (not --decode, --check-decode or "
+                              "-target=nvptx)";
+  auto loaded = blockc::loadRunWeights(*sig, request);
+  if (!loaded)
+    return fail(llvm::toString(loaded.takeError()));
+  std::vector<blockc::HostTensor> &weights = loaded->tensors;
+  std::optional<blockc::SafeTensorsFile> &preparedFile = loaded->preparedFile;
   blockc::RunHead head;
   head.model = modelFile;
   head.entry = sig->funcName;
@@ -521,9 +500,7 @@ int main(int argc, char **argv) {
   head.numWeights = weights.size();
   for (const blockc::HostTensor &w : weights)
     head.numParams += w.numElements();
-  head.weightsLabel = weightsFile.empty()
-                          ? "random (seed " + std::to_string(weightSeed) + ")"
-                          : weightsFile.getValue();
+  head.weightsLabel = loaded->label;
   head.weightsHeld = blockc::describeHeld(weights);
 
   // The OpenMP runtime reads its thread count when it initialises.

@@ -177,6 +177,13 @@ lowerModule(mlir::ModuleOp module, const CompileOptions &options,
 llvm::Expected<int64_t> partitionModule(mlir::ModuleOp module,
                                         const CompileOptions &options);
 
+/// The ranks a tensor-parallel run of `module` needs, before anything is
+/// partitioned (a run joins its MPI world first): options.tensorParallel,
+/// else the ranks of a model partitioned already (which must agree with
+/// the option); an error for a target that cannot run ranks.
+llvm::Expected<int64_t> planTensorParallel(mlir::ModuleOp module,
+                                           const CompileOptions &options);
+
 /// Makes `module` the program compiled for `options`: partitions it for
 /// tensor parallelism (partitionModule) and returns the signature of its
 /// entry (a DiagnosedError when the entry is malformed).

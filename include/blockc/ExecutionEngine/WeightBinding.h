@@ -24,6 +24,7 @@
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -106,6 +107,34 @@ std::vector<HostTensor> makeRandomWeights(const ModelSignature &signature,
 
 /// A tensor of `shape` uniform in [-1, 1) from SplitMix64(seed).
 HostTensor makeRandomTensor(std::vector<int64_t> shape, uint64_t seed);
+
+/// The weights a run asks for: a safetensors file (a checkpoint, or the
+/// prepared weights blockc-run --save-prepared wrote), else random weights
+/// from `seed`; `rank` picks a tensor-parallel rank's parts.
+struct WeightRequest {
+  std::string file;
+  uint64_t seed = 0;
+  unsigned rank = 0;
+  WeightBindingOptions binding;
+  /// Why prepared weights cannot be used here (empty: they can).
+  std::string preparedRefused;
+};
+
+/// A run's weights.
+struct RunWeights {
+  /// The weight arguments in order (empty until bound for a prepared file).
+  std::vector<HostTensor> tensors;
+  /// A file of prepared weights, bound once the compiled prepare entry
+  /// says which layouts it needs (bindPreparedWeights).
+  std::optional<SafeTensorsFile> preparedFile;
+  /// The file, or "random (seed N)".
+  std::string label;
+};
+
+/// Binds or makes the weights of `signature`'s entry for `request`; a file
+/// of prepared weights is refused with `<file>: <preparedRefused>`.
+llvm::Expected<RunWeights> loadRunWeights(const ModelSignature &signature,
+                                          const WeightRequest &request);
 
 /// The input a run asks for: an .npy file ([B, T, d] or [T, d]), else a
 /// random tensor from `seed`; `batch` and `seqLen` (0: not given) fix the
