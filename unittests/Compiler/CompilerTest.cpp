@@ -152,6 +152,29 @@ TEST(CompilerTest, PipelineStagesMatchTheBuilders) {
             }));
 }
 
+TEST(CompilerTest, TensorParallelRanksAreCheckedBeforeJoining) {
+  mlir::DialectRegistry registry;
+  registerAllDialects(registry);
+  mlir::MLIRContext ctx(registry);
+  auto module = mlir::parseSourceString<mlir::ModuleOp>(kModel, &ctx);
+  ASSERT_TRUE(module);
+  CompileOptions options;
+  auto ranks = planTensorParallel(*module, options);
+  ASSERT_TRUE(static_cast<bool>(ranks));
+  EXPECT_EQ(*ranks, 1);
+  options.tensorParallel = 2;
+  ranks = planTensorParallel(*module, options);
+  ASSERT_TRUE(static_cast<bool>(ranks));
+  EXPECT_EQ(*ranks, 2);
+  // Planning partitions nothing that was not partitioned already.
+  EXPECT_EQ(getTensorParallelRanks(*module), 1);
+  options.target = CompileTarget::NVPTX;
+  ranks = planTensorParallel(*module, options);
+  ASSERT_FALSE(static_cast<bool>(ranks));
+  EXPECT_NE(getErrorMessage(ranks.takeError()).find("runs on the CPU target"),
+            std::string::npos);
+}
+
 TEST(CompilerTest, LowerModuleReadsRecordsAndDerivesDecode) {
   // lowerModule applies the pass-manager command-line options.
   mlir::registerPassManagerCLOptions();

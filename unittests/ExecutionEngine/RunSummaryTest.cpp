@@ -104,6 +104,19 @@ TEST_F(RunSummaryTest, NpyInputOfRankTwo) {
   llvm::sys::fs::remove(path);
 }
 
+TEST_F(RunSummaryTest, RandomWeights) {
+  auto weights = loadRunWeights(signature(), {"", 3, 0, {}, ""});
+  ASSERT_TRUE(static_cast<bool>(weights))
+      << llvm::toString(weights.takeError());
+  EXPECT_EQ(weights->label, "random (seed 3)");
+  ASSERT_EQ(weights->tensors.size(), 1u);
+  EXPECT_EQ(weights->tensors[0].shape, (std::vector<int64_t>{4, 4}));
+  EXPECT_FALSE(weights->preparedFile.has_value());
+  auto missing = loadRunWeights(signature(), {"/nonexistent.safetensors"});
+  EXPECT_FALSE(static_cast<bool>(missing));
+  llvm::consumeError(missing.takeError());
+}
+
 TEST_F(RunSummaryTest, SummaryLines) {
   EXPECT_EQ(formatSeconds(12.5e-6), "12.5 us");
   EXPECT_EQ(formatSeconds(0.0045), "4.500 ms");
