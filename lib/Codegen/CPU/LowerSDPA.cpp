@@ -51,20 +51,12 @@ namespace blockc::cpu {
 
 using namespace mlir;
 using namespace blockc::transformer;
+namespace codegen = blockc::codegen;
 
 namespace {
 
-struct KernelOptions {
-  int64_t width, registers;
-  bool multiRow;
-  int64_t qkUnroll;
-  int64_t pvChunk;
-  int64_t keyTile;
-  bool prefetch;
-  int64_t prefetchDistance, prefetchLocality;
-};
-
-/// The register tiles of the multi-row kernel.
+/// The register tiles of the multi-row kernel (from the op's
+/// #blockc_codegen.attention_tiles).
 struct AttentionTiles {
   /// Vectors of query rows per block (rows = rowVectors x width).
   int64_t rowVectors;
@@ -76,42 +68,6 @@ struct AttentionTiles {
   int64_t keyTile;
   int64_t qkUnroll;
 };
-
-/// Tiles that fit `registers` vector registers: the accumulators, one
-/// operand vector per row vector and a broadcast.
-/// * 32 registers (AVX-512): powers of two with two registers to spare,
-///   4 row vectors x 4 keys and 4 head dims x 4 row vectors; valueGroup
-///   divides the head dim.
-/// * 16 registers (AVX2, SSE): the largest counts with one to spare, 2 row
-///   vectors x 6 keys and 6 head dims x 2 row vectors (12 accumulators, as
-///   the 6 x 16 projection micro-kernel: 8 left the FMA latency exposed;
-///   Zen 3, mid attention at T = 2048: see Passes.td); the head dims past
-///   the last whole group form one smaller group.
-/// valueGroup is at most pv-chunk.
-AttentionTiles chooseTiles(const KernelOptions &o, int64_t d) {
-  AttentionTiles t;
-  t.rowVectors = o.registers >= 32 ? 4 : 2;
-  if (o.registers >= 32) {
-    auto fits = [&](int64_t n) {
-      return t.rowVectors * n + t.rowVectors + 1 <= o.registers - 2;
-    };
-    t.keyGroup = 1;
-    while (fits(2 * t.keyGroup))
-      t.keyGroup *= 2;
-    t.valueGroup = 1;
-    while (fits(2 * t.valueGroup) && 2 * t.valueGroup <= o.pvChunk &&
-           d % (2 * t.valueGroup) == 0)
-      t.valueGroup *= 2;
-  } else {
-    int64_t n = std::max<int64_t>(1, (o.registers - 1 - t.rowVectors - 1) /
-                                         t.rowVectors);
-    t.keyGroup = n;
-    t.valueGroup = std::clamp<int64_t>(std::min(n, o.pvChunk), 1, d);
-  }
-  t.keyTile = std::max(t.keyGroup, o.keyTile / t.keyGroup * t.keyGroup);
-  t.qkUnroll = o.qkUnroll;
-  return t;
-}
 
 struct AttentionBuilder {
   OpBuilder &b;
@@ -714,32 +670,22 @@ struct AttentionBuilder {
   }
 };
 
-struct LowerSDPA : OpRewritePattern<SDPAOp> {
-  LowerSDPA(MLIRContext *ctx, KernelOptions opts)
-      : OpRewritePattern<SDPAOp>(ctx), opts(opts) {}
+/// Lowers one sdpa with the schedule `tiles` for a target of `registers`
+/// vector registers.
+struct LowerSDPA {
+  codegen::AttentionTilesAttr config;
+  int64_t registers;
 
-  LogicalResult matchAndRewrite(SDPAOp op,
-                                PatternRewriter &rewriter) const override {
+  void rewrite(SDPAOp op, RewriterBase &rewriter) const {
     RankedTensorType qType = op.getQuery().getType();
     int64_t headDim = qType.getDimSize(3);
-    if (!qType.getElementType().isF32() || ShapedType::isDynamic(headDim) ||
-        op.getValue().getType().getDimSize(3) != headDim)
-      return rewriter.notifyMatchFailure(
-          op, "expects f32 and a static head dim shared by the values");
     Location loc = op.getLoc();
-    // The kernel's vector width: the target's when it divides the head dim,
-    // else the widest narrower one (down to 4 lanes) that does, so no row is
-    // copied; a head dim that 4 does not divide is zero-padded to the next
-    // multiple of 4 (zero columns add nothing to q.k, and the padded output
-    // columns are dropped).
+    // The kernel's vector width divides the head dim rounded up to 4 (a
+    // head dim that 4 does not divide is zero-padded: zero columns add
+    // nothing to q.k, and the padded output columns are dropped).
     int64_t d = llvm::alignTo(headDim, 4);
-    int64_t width = opts.width;
-    while (width > 4 && d % width != 0)
-      width /= 2;
-    if (d % width != 0)
-      return rewriter.notifyMatchFailure(op, "no vector width divides D");
-    KernelOptions kopts = opts;
-    kopts.width = width;
+    int64_t width = config.getWidth();
+    bool multiRow = config.getMultiRow();
     Value padZero;
     auto padHeadDim = [&](Value t) -> Value {
       if (d == headDim)
@@ -801,8 +747,8 @@ struct LowerSDPA : OpRewritePattern<SDPAOp> {
     Value tDim = tensor::DimOp::create(rewriter, loc, op.getQuery(), 1);
     ab.sDim = tensor::DimOp::create(rewriter, loc, ab.k, 1);
     ab.offset = arith::SubIOp::create(rewriter, loc, ab.sDim, tDim);
-    ab.registers = opts.registers;
-    if (opts.prefetch) {
+    ab.registers = registers;
+    if (config.getPrefetchDistance() > 0) {
       // Read-only views of K and V (any layout: in a decode step they are
       // slices of the caches) for memref.prefetch.
       auto view = [&](Value t) -> Value {
@@ -815,8 +761,8 @@ struct LowerSDPA : OpRewritePattern<SDPAOp> {
             MemRefType::get(type.getShape(), type.getElementType(), layout), t,
             /*readOnly=*/true);
       };
-      ab.prefetchDistance = opts.prefetchDistance;
-      ab.prefetchLocality = opts.prefetchLocality;
+      ab.prefetchDistance = config.getPrefetchDistance();
+      ab.prefetchLocality = config.getPrefetchLocality();
       ab.kBuf = view(ab.k);
       ab.vBuf = view(ab.v);
     }
@@ -829,11 +775,13 @@ struct LowerSDPA : OpRewritePattern<SDPAOp> {
     // [B, rows, 1, D] slice of the output, in parallel (an scf.forall:
     // OpenMP threads). With the multi-row kernel a block is rowVectors x V
     // rows (the last one may be shorter); without, one block of all T rows.
-    AttentionTiles tiles = chooseTiles(kopts, d);
+    AttentionTiles tiles{config.getRowVectors(), config.getKeyGroup(),
+                         config.getValueGroup(), config.getKeyTile(),
+                         config.getQkUnroll()};
     int64_t blockRows = tiles.rowVectors * width;
-    Value rowsPer = opts.multiRow ? ab.idx(blockRows) : tDim;
+    Value rowsPer = multiRow ? ab.idx(blockRows) : tDim;
     OpFoldResult numBlocks = rewriter.getIndexAttr(1);
-    if (opts.multiRow)
+    if (multiRow)
       numBlocks =
           arith::CeilDivUIOp::create(rewriter, loc, tDim, rowsPer).getResult();
     auto forall = scf::ForallOp::create(
@@ -861,7 +809,7 @@ struct LowerSDPA : OpRewritePattern<SDPAOp> {
     // tile [keyTile, rows] (heap: a stack buffer would need an alloca scope
     // in the OpenMP region; the deallocation pipeline frees them).
     Value qt, ot, sb;
-    if (opts.multiRow) {
+    if (multiRow) {
       auto alloc = [&](int64_t rows) -> Value {
         return memref::AllocaOp::create(
             rewriter, loc,
@@ -890,7 +838,7 @@ struct LowerSDPA : OpRewritePattern<SDPAOp> {
     Value computed =
         ab.loop(c0, bDim, 1, {slice}, [&](Value bIdx, ValueRange o) {
             Value res = o[0];
-            if (!opts.multiRow)
+            if (!multiRow)
               return SmallVector<Value>{singleRows(res, bIdx)};
             Value full = arith::CmpIOp::create(
                 rewriter, loc, arith::CmpIPredicate::eq, n, rowsPer);
@@ -923,59 +871,50 @@ struct LowerSDPA : OpRewritePattern<SDPAOp> {
           SmallVector<OpFoldResult>(4, rewriter.getIndexAttr(1)));
     }
     rewriter.replaceOp(op, result);
-    return success();
   }
-
-  KernelOptions opts;
 };
 
 struct CPULowerSDPAPass
     : blockc::cpu::impl::CPULowerSDPAPassBase<CPULowerSDPAPass> {
   using Base::Base;
   void runOnOperation() override {
-    if (qkUnroll < 1) {
-      getOperation().emitError()
-          << "blockc-cpu-lower-sdpa: qk-unroll must be >= 1";
-      return signalPassFailure();
-    }
-    if (prefetchDistance < 1 || prefetchLocality < 0 || prefetchLocality > 3) {
-      getOperation().emitError()
-          << "blockc-cpu-lower-sdpa: prefetch-distance must be >= 1 and "
-             "prefetch-locality in [0, 3]";
-      return signalPassFailure();
-    }
-    if (pvChunk < 1) {
-      getOperation().emitError()
-          << "blockc-cpu-lower-sdpa: pv-chunk must be >= 1";
-      return signalPassFailure();
-    }
-    if (keyTile < 1) {
-      getOperation().emitError()
-          << "blockc-cpu-lower-sdpa: key-tile must be >= 1";
-      return signalPassFailure();
-    }
     SmallVector<SDPAOp> ops;
-    getOperation().walk([&](SDPAOp op) { ops.push_back(op); });
+    getOperation().walk([&](SDPAOp op) {
+      RankedTensorType q = op.getQuery().getType();
+      if (q.getElementType().isF32() && !q.isDynamicDim(3) &&
+          op.getValue().getType().getDimSize(3) == q.getDimSize(3))
+        ops.push_back(op);
+    });
     if (ops.empty())
       return;
     FailureOr<int64_t> width = blockc::cpu::getTargetVectorWidth(
         getOperation(), "blockc-cpu-lower-sdpa");
     if (failed(width))
       return signalPassFailure();
-    int64_t registers =
-        getOperation()
-            ->getAttrOfType<blockc::codegen::CPUTargetAttr>(
-                blockc::codegen::CodegenDialect::kCpuTargetAttrName)
-            .getRegisters();
-    LowerSDPA pattern(&getContext(),
-                      KernelOptions{*width, registers, multiRow, qkUnroll,
-                                    pvChunk, keyTile, prefetch,
-                                    prefetchDistance, prefetchLocality});
-    PatternRewriter rewriter(&getContext());
+    int64_t registers = getOperation()
+                            ->getAttrOfType<codegen::CPUTargetAttr>(
+                                codegen::CodegenDialect::kCpuTargetAttrName)
+                            .getRegisters();
+    IRRewriter rewriter(&getContext());
     for (SDPAOp op : ops) {
+      auto config = op->getAttrOfType<codegen::AttentionTilesAttr>(
+          codegen::CodegenDialect::kAttentionTilesAttrName);
+      if (!config) {
+        op.emitOpError() << "has no '"
+                         << codegen::CodegenDialect::kAttentionTilesAttrName
+                         << "' (run blockc-cpu-select-tiles first)";
+        return signalPassFailure();
+      }
+      int64_t d = llvm::alignTo(op.getQuery().getType().getDimSize(3), 4);
+      if (config.getWidth() > *width || d % config.getWidth() != 0) {
+        op.emitOpError() << "attention_tiles width " << config.getWidth()
+                         << " must divide the head dim rounded up to 4 (" << d
+                         << ") and be at most the target's " << *width;
+        return signalPassFailure();
+      }
       rewriter.setInsertionPoint(op);
-      if (succeeded(pattern.matchAndRewrite(op, rewriter)))
-        ++numLowered;
+      LowerSDPA{config, registers}.rewrite(op, rewriter);
+      ++numLowered;
     }
   }
 };

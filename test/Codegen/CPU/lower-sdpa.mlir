@@ -1,10 +1,10 @@
 // RUN: blockc-opt %s -split-input-file --blockc-cpu-select-tiles="isa=avx512" --blockc-cpu-lower-sdpa | FileCheck %s --implicit-check-not=transformer.sdpa
 // RUN: blockc-opt %s -split-input-file --blockc-cpu-select-tiles="isa=avx2" --blockc-cpu-lower-sdpa | FileCheck %s --check-prefix=AVX2 --implicit-check-not="vector<16xf32>"
-// RUN: blockc-opt %s -split-input-file --blockc-cpu-select-tiles="isa=avx512" --blockc-cpu-lower-sdpa="multi-row=false" | FileCheck %s --check-prefix=ROW
-// RUN: blockc-opt %s -split-input-file --blockc-cpu-select-tiles="isa=avx512" --blockc-cpu-lower-sdpa="qk-unroll=2 pv-chunk=2 key-tile=16" | FileCheck %s --check-prefix=OPT
+// RUN: blockc-opt %s -split-input-file --blockc-cpu-select-tiles="isa=avx512" | sed 's/multi_row = true/multi_row = false/' | blockc-opt -split-input-file --blockc-cpu-lower-sdpa | FileCheck %s --check-prefix=ROW
+// RUN: blockc-opt %s -split-input-file --blockc-cpu-select-tiles="isa=avx512" | sed 's/value_group = [0-9]*/value_group = 2/; s/key_tile = [0-9]*/key_tile = 16/; s/qk_unroll = 1/qk_unroll = 2/' | blockc-opt -split-input-file --blockc-cpu-lower-sdpa | FileCheck %s --check-prefix=OPT
 // RUN: blockc-opt %s -split-input-file --blockc-cpu-select-tiles="isa=avx512" --blockc-cpu-lower-sdpa | FileCheck %s --check-prefix=PF
-// RUN: blockc-opt %s -split-input-file --blockc-cpu-select-tiles="isa=avx512" --blockc-cpu-lower-sdpa="prefetch=false" | FileCheck %s --check-prefix=NOPF
-// RUN: blockc-opt %s -split-input-file --blockc-cpu-select-tiles="isa=avx512" --blockc-cpu-lower-sdpa="prefetch-distance=3 prefetch-locality=3" | FileCheck %s --check-prefix=FAR
+// RUN: blockc-opt %s -split-input-file --blockc-cpu-select-tiles="isa=avx512" | sed 's/prefetch_distance = 1/prefetch_distance = 0/' | blockc-opt -split-input-file --blockc-cpu-lower-sdpa | FileCheck %s --check-prefix=NOPF
+// RUN: blockc-opt %s -split-input-file --blockc-cpu-select-tiles="isa=avx512" | sed 's/prefetch_distance = 1/prefetch_distance = 3/; s/prefetch_locality = 2/prefetch_locality = 3/' | blockc-opt -split-input-file --blockc-cpu-lower-sdpa | FileCheck %s --check-prefix=FAR
 
 // transformer.sdpa becomes one fused loop nest per (head, block of query
 // rows) with an online softmax over key tiles: no [T, S] score tensor, the
@@ -163,8 +163,8 @@
 // AVX2: vector.shuffle {{.*}} [0, 1, 2, 3, 8, 9, 10, 11]
 // AVX2: } {blockc_codegen.kernel = #blockc_codegen.kernel<attention>}
 
-// multi-row=false: every row uses the single-row kernel, one work item per
-// head.
+// multi_row = false (attention_tiles, pinned by hand): every row uses the
+// single-row kernel, one work item per head.
 // ROW-LABEL: func.func @gqa_causal
 // ROW-NOT: memref.alloca
 // ROW: scf.forall (%{{.+}}, %{{.+}}) in (4, 1)
@@ -176,8 +176,8 @@
 // The single-row kernel prefetches, at the start of each full key tile,
 // the key and value rows of the next tile (start min(s0 + 16, S - 16)) into
 // L2 (locality 2), one memref.prefetch per 64-byte line (head dim 32 = 2
-// lines), through read-only views of K and V (no copy); prefetch=false
-// leaves them out, prefetch-distance / prefetch-locality move them.
+// lines), through read-only views of K and V (no copy); prefetch_distance
+// = 0 leaves them out, prefetch_distance / prefetch_locality move them.
 // PF-LABEL: func.func @gqa_causal
 // PF-SAME: (%{{.+}}: tensor<?x?x4x32xf32>, %[[K:.+]]: tensor<?x?x2x32xf32>, %[[V:.+]]: tensor<?x?x2x32xf32>)
 // PF: %[[KB:.+]] = bufferization.to_buffer %[[K]] read_only
@@ -199,8 +199,8 @@
 // NOPF-NOT: memref.prefetch
 // NOPF-NOT: bufferization.to_buffer
 
-// qk-unroll: head dims per step of the score loop; pv-chunk caps the P.V
-// head dims per step (2 x 4 row vectors); key-tile: keys per tile.
+// qk_unroll: head dims per step of the score loop; value_group: the P.V
+// head dims per step (2 x 4 row vectors); key_tile: keys per tile.
 // OPT-LABEL: func.func @gqa_causal
 // OPT: scf.for {{.*}} step %c16{{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
 // OPT: scf.for {{.*}} step %c2{{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {

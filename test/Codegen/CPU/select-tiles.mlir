@@ -107,3 +107,23 @@ func.func @rope_heads(%x: tensor<1x?x256xf32>, %wq: tensor<256x256xf32>, %wv: te
   %qr = transformer.rope %qh : tensor<1x?x4x64xf32>
   return %qr, %vh : tensor<1x?x4x64xf32>, tensor<1x?x4x64xf32>
 }
+
+// -----
+
+// Attention schedules: the widest width up to the target's that divides
+// the head dim rounded up to 4 (D = 24: 8 lanes on AVX-512); 4 row
+// vectors and 4 x 4 tiles in 32 registers, 2 and 6 x 6 (30 keys per tile)
+// in 16; none for a bf16 sdpa (left to the generic lowering).
+// AVX512-LABEL: func.func @attention
+// AVX512: attention_tiles = #blockc_codegen.attention_tiles<width = 16, multi_row = true, row_vectors = 4, key_group = 4, value_group = 4, key_tile = 32, qk_unroll = 1, prefetch_distance = 1, prefetch_locality = 2>
+// AVX512: attention_tiles = #blockc_codegen.attention_tiles<width = 8, multi_row = true, row_vectors = 4, key_group = 4, value_group = 4, key_tile = 32, qk_unroll = 1, prefetch_distance = 1, prefetch_locality = 2>
+// AVX512-NOT: attention_tiles
+// AVX2-LABEL: func.func @attention
+// AVX2-COUNT-2: attention_tiles = #blockc_codegen.attention_tiles<width = 8, multi_row = true, row_vectors = 2, key_group = 6, value_group = 6, key_tile = 30, qk_unroll = 1, prefetch_distance = 1, prefetch_locality = 2>
+// AVX2-NOT: attention_tiles
+func.func @attention(%q: tensor<?x?x32x128xf32>, %k: tensor<?x?x8x128xf32>, %q24: tensor<?x?x4x24xf32>, %h: tensor<?x?x4x64xbf16>) -> (tensor<?x?x32x128xf32>, tensor<?x?x4x24xf32>, tensor<?x?x4x64xbf16>) {
+  %o = transformer.sdpa %q, %k, %k {causal} : tensor<?x?x32x128xf32>, tensor<?x?x8x128xf32>, tensor<?x?x8x128xf32> -> tensor<?x?x32x128xf32>
+  %o24 = transformer.sdpa %q24, %q24, %q24 {causal} : tensor<?x?x4x24xf32>, tensor<?x?x4x24xf32>, tensor<?x?x4x24xf32> -> tensor<?x?x4x24xf32>
+  %oh = transformer.sdpa %h, %h, %h {causal} : tensor<?x?x4x64xbf16>, tensor<?x?x4x64xbf16>, tensor<?x?x4x64xbf16> -> tensor<?x?x4x64xbf16>
+  return %o, %o24, %oh : tensor<?x?x32x128xf32>, tensor<?x?x4x24xf32>, tensor<?x?x4x64xbf16>
+}

@@ -115,3 +115,12 @@ func.func @prepared_pairs() attributes {blockc_codegen.prepared = #blockc_codege
 func.func @quantized() attributes {blockc_codegen.kernel = #blockc_codegen.kernel<quantized_linear>, blockc_codegen.prepared = #blockc_codegen.quantized_weight<rows = 512, cols = 1408, bits = 4, group_size = 32>} {
   return
 }
+
+// -----
+
+// CHECK-LABEL: func.func @attention_tiles
+// CHECK: blockc_codegen.attention_tiles = #blockc_codegen.attention_tiles<width = 8, multi_row = false, row_vectors = 2, key_group = 6, value_group = 6, key_tile = 30, qk_unroll = 2, prefetch_distance = 0, prefetch_locality = 3>
+func.func @attention_tiles(%q: tensor<1x4x2x16xf32>) -> tensor<1x4x2x16xf32> {
+  %o = transformer.sdpa %q, %q, %q {blockc_codegen.attention_tiles = #blockc_codegen.attention_tiles<width = 8, multi_row = false, row_vectors = 2, key_group = 6, value_group = 6, key_tile = 30, qk_unroll = 2, prefetch_distance = 0, prefetch_locality = 3>} : tensor<1x4x2x16xf32>, tensor<1x4x2x16xf32>, tensor<1x4x2x16xf32> -> tensor<1x4x2x16xf32>
+  return %o : tensor<1x4x2x16xf32>
+}

@@ -1,7 +1,8 @@
 // RUN: blockc-opt %s -split-input-file -verify-diagnostics
 
 // One case per verifier message of CodegenDialect.cpp: the attribute
-// verifiers (CPUTargetAttr, LinearTilesAttr, HorizontalGroupAttr) and the
+// verifiers (CPUTargetAttr, LinearTilesAttr, AttentionTilesAttr,
+// HorizontalGroupAttr) and the
 // dialect's check of the discardable names.
 
 //===----------------------------------------------------------------------===//
@@ -282,4 +283,64 @@ func.func @quantized_int4_cols() attributes {blockc_codegen.prepared = #blockc_c
 // expected-error @+1 {{rows and cols must be >= 1, got 0 and 64}}
 func.func @quantized_rows() attributes {blockc_codegen.prepared = #blockc_codegen.quantized_weight<rows = 0, cols = 64, bits = 8, group_size = 64>} {
   return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// attention_tiles
+//===----------------------------------------------------------------------===//
+
+func.func @attn_width(%q: tensor<1x4x2x16xf32>) -> tensor<1x4x2x16xf32> {
+  // expected-error @+1 {{width must be 4, 8 or 16, got 12}}
+  %o = transformer.sdpa %q, %q, %q {causal, blockc_codegen.attention_tiles = #blockc_codegen.attention_tiles<width = 12, multi_row = true, row_vectors = 4, key_group = 4, value_group = 4, key_tile = 32, qk_unroll = 1, prefetch_distance = 1, prefetch_locality = 2>} : tensor<1x4x2x16xf32>, tensor<1x4x2x16xf32>, tensor<1x4x2x16xf32> -> tensor<1x4x2x16xf32>
+  return %o : tensor<1x4x2x16xf32>
+}
+
+// -----
+
+func.func @attn_rows(%q: tensor<1x4x2x16xf32>) -> tensor<1x4x2x16xf32> {
+  // expected-error @+1 {{row_vectors must be >= 1, got 0}}
+  %o = transformer.sdpa %q, %q, %q {causal, blockc_codegen.attention_tiles = #blockc_codegen.attention_tiles<width = 16, multi_row = true, row_vectors = 0, key_group = 4, value_group = 4, key_tile = 32, qk_unroll = 1, prefetch_distance = 1, prefetch_locality = 2>} : tensor<1x4x2x16xf32>, tensor<1x4x2x16xf32>, tensor<1x4x2x16xf32> -> tensor<1x4x2x16xf32>
+  return %o : tensor<1x4x2x16xf32>
+}
+
+// -----
+
+func.func @attn_unroll(%q: tensor<1x4x2x16xf32>) -> tensor<1x4x2x16xf32> {
+  // expected-error @+1 {{qk_unroll must be >= 1, got 0}}
+  %o = transformer.sdpa %q, %q, %q {causal, blockc_codegen.attention_tiles = #blockc_codegen.attention_tiles<width = 16, multi_row = true, row_vectors = 4, key_group = 4, value_group = 4, key_tile = 32, qk_unroll = 0, prefetch_distance = 1, prefetch_locality = 2>} : tensor<1x4x2x16xf32>, tensor<1x4x2x16xf32>, tensor<1x4x2x16xf32> -> tensor<1x4x2x16xf32>
+  return %o : tensor<1x4x2x16xf32>
+}
+
+// -----
+
+func.func @attn_key_tile(%q: tensor<1x4x2x16xf32>) -> tensor<1x4x2x16xf32> {
+  // expected-error @+1 {{key_tile (30) must be a multiple of key_group (4)}}
+  %o = transformer.sdpa %q, %q, %q {causal, blockc_codegen.attention_tiles = #blockc_codegen.attention_tiles<width = 16, multi_row = true, row_vectors = 4, key_group = 4, value_group = 4, key_tile = 30, qk_unroll = 1, prefetch_distance = 1, prefetch_locality = 2>} : tensor<1x4x2x16xf32>, tensor<1x4x2x16xf32>, tensor<1x4x2x16xf32> -> tensor<1x4x2x16xf32>
+  return %o : tensor<1x4x2x16xf32>
+}
+
+// -----
+
+func.func @attn_prefetch(%q: tensor<1x4x2x16xf32>) -> tensor<1x4x2x16xf32> {
+  // expected-error @+1 {{prefetch_distance must be >= 0, got -1}}
+  %o = transformer.sdpa %q, %q, %q {causal, blockc_codegen.attention_tiles = #blockc_codegen.attention_tiles<width = 16, multi_row = true, row_vectors = 4, key_group = 4, value_group = 4, key_tile = 32, qk_unroll = 1, prefetch_distance = -1, prefetch_locality = 2>} : tensor<1x4x2x16xf32>, tensor<1x4x2x16xf32>, tensor<1x4x2x16xf32> -> tensor<1x4x2x16xf32>
+  return %o : tensor<1x4x2x16xf32>
+}
+
+// -----
+
+func.func @attn_locality(%q: tensor<1x4x2x16xf32>) -> tensor<1x4x2x16xf32> {
+  // expected-error @+1 {{prefetch_locality must be in [0, 3], got 4}}
+  %o = transformer.sdpa %q, %q, %q {causal, blockc_codegen.attention_tiles = #blockc_codegen.attention_tiles<width = 16, multi_row = true, row_vectors = 4, key_group = 4, value_group = 4, key_tile = 32, qk_unroll = 1, prefetch_distance = 1, prefetch_locality = 4>} : tensor<1x4x2x16xf32>, tensor<1x4x2x16xf32>, tensor<1x4x2x16xf32> -> tensor<1x4x2x16xf32>
+  return %o : tensor<1x4x2x16xf32>
+}
+
+// -----
+
+func.func @attn_not_tiles(%q: tensor<1x4x2x16xf32>) -> tensor<1x4x2x16xf32> {
+  // expected-error @+1 {{'blockc_codegen.attention_tiles' must be a #blockc_codegen.attention_tiles attribute}}
+  %o = transformer.sdpa %q, %q, %q {causal, blockc_codegen.attention_tiles = 1 : i64} : tensor<1x4x2x16xf32>, tensor<1x4x2x16xf32>, tensor<1x4x2x16xf32> -> tensor<1x4x2x16xf32>
+  return %o : tensor<1x4x2x16xf32>
 }

@@ -137,6 +137,33 @@ LogicalResult LinearTilesAttr::verify(
   return success();
 }
 
+LogicalResult AttentionTilesAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, int64_t width, bool multiRow,
+    int64_t rowVectors, int64_t keyGroup, int64_t valueGroup, int64_t keyTile,
+    int64_t qkUnroll, int64_t prefetchDistance, int64_t prefetchLocality) {
+  if (width != 4 && width != 8 && width != 16)
+    return emitError() << "width must be 4, 8 or 16, got " << width;
+  std::pair<StringRef, int64_t> sizes[] = {{"row_vectors", rowVectors},
+                                           {"key_group", keyGroup},
+                                           {"value_group", valueGroup},
+                                           {"key_tile", keyTile},
+                                           {"qk_unroll", qkUnroll}};
+  for (auto [name, value] : sizes)
+    if (value < 1)
+      return emitError() << name << " must be >= 1, got " << value;
+  if (keyTile % keyGroup != 0)
+    return emitError() << "key_tile (" << keyTile
+                       << ") must be a multiple of key_group (" << keyGroup
+                       << ")";
+  if (prefetchDistance < 0)
+    return emitError() << "prefetch_distance must be >= 0, got "
+                       << prefetchDistance;
+  if (prefetchLocality < 0 || prefetchLocality > 3)
+    return emitError() << "prefetch_locality must be in [0, 3], got "
+                       << prefetchLocality;
+  return success();
+}
+
 LogicalResult
 HorizontalGroupAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                             int64_t id) {
@@ -164,6 +191,8 @@ LogicalResult CodegenDialect::verifyOperationAttribute(Operation *op,
     return expect(isa<CPUTargetAttr>(value), "cpu_target");
   if (name == kLinearTilesAttrName)
     return expect(isa<LinearTilesAttr>(value), "linear_tiles");
+  if (name == kAttentionTilesAttrName)
+    return expect(isa<AttentionTilesAttr>(value), "attention_tiles");
   if (name == kHorizontalGroupAttrName)
     return expect(isa<HorizontalGroupAttr>(value), "horizontal_group");
   if (name == kKernelAttrName)

@@ -153,6 +153,14 @@ def CPUSelectTilesPass
       the projection's kernel with. One already present (written by a
       user, or by an earlier run) is kept, so tests and users can pin any
       choice.
+    * On every f32 `transformer.sdpa` with a static head dim and without
+      one, a `blockc_codegen.attention_tiles` that `blockc-cpu-lower-sdpa`
+      builds the attention kernel with (the schedule is described there):
+      the widest width up to V that divides D rounded up to 4, the
+      multi-row kernel with 4 row vectors and power-of-two score and P.V
+      tiles (at most 8 head dims) with 32 registers, 2 row vectors and
+      (R - 4) / 2 keys and head dims with 16, 32 keys per tile, one head dim
+      per q.k step, and the next key tile prefetched into L2.
 
     The tiles, for V lanes and R registers:
 
@@ -245,7 +253,7 @@ def CPUSelectTilesPass
   ];
   let dependentDialects = ["::blockc::codegen::CodegenDialect"];
   let statistics = [
-    Statistic<"numAnnotated", "num-annotated", "Projections given tiles">
+    Statistic<"numAnnotated", "num-annotated", "Projections and attentions given tiles">
   ];
 }
 
@@ -554,12 +562,13 @@ def CPULowerSDPAPass
     marked `blockc_codegen.kernel = #blockc_codegen.kernel<attention>`);
     kv head = h / (H / H_kv), read in place (no K/V copy). Full blocks of
     R x V query rows use the register-tiled multi-row kernel, whose vectors
-    hold rows of the block (no horizontal reduction at all). Its tiles come
-    from the target's register count (32: R = 4 and 4 x 4 accumulators; 16:
-    R = 2 and 2 x 6 accumulators for the scores, 6 head dims x 2 for P.V,
-    with the head dims past the last group of 6 as one smaller group), the
-    key tile from `key-tile` (rounded down to whole groups of keys: 30 with
-    AVX2). On Zen 3 (AVX2, one thread, mid attention H = 16 / 4, D = 128,
+    hold rows of the block (no horizontal reduction at all). Its schedule is
+    the op's `blockc_codegen.attention_tiles` (the pass fails at an sdpa
+    without one; `blockc-cpu-select-tiles` writes it from the target's
+    register count: 32: R = 4 and 4 x 4 accumulators; 16: R = 2 and 2 x 6
+    accumulators for the scores, 6 head dims x 2 for P.V, with the head
+    dims past the last group of 6 as one smaller group; a key tile of 32
+    rounded down to whole groups of keys: 30 with AVX2). On Zen 3 (AVX2, one thread, mid attention H = 16 / 4, D = 128,
     T = 2048, causal) 2 x 6 instead of 2 x 4 took 380-393 ms to 336-339 ms
     (interleaved runs; the 8 accumulators of 2 x 4 left the FMA latency
     exposed), 2.0x the causal FLOP roofline at the measured 102 GFLOP/s:
@@ -567,7 +576,7 @@ def CPULowerSDPAPass
     ```
     qt[d, :] = scale * query[b, t0:t0+RV, h, d]      // [D, RV] stack scratch
     m = -inf, l = 0, ot[d, :] = 0                    // per row (lane)
-    for s0 in [0, S_end(last row)) step key-tile:    // fully masked tiles never run
+    for s0 in [0, S_end(last row)) step key_tile:    // fully masked tiles never run
       sb[j, :] = sum_d key[b, s0+j, kvh, d] * qt[d, :]  // R x G register tile
       (keys a row does not see: sb = -inf)
       m' = max(m, max_j sb[j]); c = exp(m - m'); sb[j] = exp(sb[j] - m')
@@ -590,7 +599,7 @@ def CPULowerSDPAPass
     accumulator in chunks of the head dim (8 vectors with 32 registers, 4
     with 16, beside the V broadcast probabilities); the partial last tile is
     masked. Each full tile first prefetches the key and value rows of the
-    tile `prefetch-distance` tiles ahead into L2 (`prefetch-locality`), one
+    tile `prefetch_distance` tiles ahead (`prefetch_locality`: L2), one
     prefetch per 64-byte line: a head's rows are only two streams (head-major
     KV caches, see `transformer-derive-decode`'s `kv-layout`) or rows 16 KiB
     apart (token-major), too few or too scattered for the hardware
@@ -604,48 +613,21 @@ def CPULowerSDPAPass
     for -inf, NaN-propagating), masked keys contribute exactly zero (their
     values are selected away, so a NaN in a future value row does not leak
     into earlier rows) and a row without any visible key yields zeros.
-    The vector width V is the target's (f32 lanes, from the function's
-    `blockc_codegen.cpu_target`; the pass fails at a function without one
-    when it has an sdpa to lower) when it divides D, else the widest
-    narrower one of 4 lanes or more that does (D = 24: 8 lanes with
-    AVX-512; D = 12: 4); a D that 4 does not divide is zero-padded to the
-    next multiple of 4 (a `tensor.pad` of Q, K and V, and the output's
-    padded columns dropped by a `tensor.extract_slice`). Non-f32 attention
-    is left to `convert-transformer-to-linalg`.
+    The vector width V is the attribute's `width` (select-tiles: the
+    target's f32 lanes when they divide D, else the widest narrower width
+    of 4 lanes or more that does: D = 24: 8 lanes with AVX-512; D = 12: 4);
+    it must divide D rounded up to 4 and be at most the width of the
+    function's `blockc_codegen.cpu_target` (else an error at the op; the
+    pass fails at a function without a target when it has an sdpa to
+    lower). A D that 4 does not divide is zero-padded to the next multiple
+    of 4 (a `tensor.pad` of Q, K and V, and the output's padded columns
+    dropped by a `tensor.extract_slice`). Non-f32 attention and a dynamic
+    head dim are left to `convert-transformer-to-linalg`.
 
-    The vector width and register count are the target's (they fix the
-    single-row key tile, the query row block and the register tiles); the
-    options below stay pass options: they choose between equivalent
-    schedules of this one kernel (unrolling, key tile, prefetch distance)
-    rather than describe the machine, and no heuristic pass chooses them
-    yet. Measured (mid config, H = 16 / 4, D = 128, T = S = 2048, causal, 1
+    Measured (mid config, H = 16 / 4, D = 128, T = S = 2048, causal, 1
     thread, Zen 5 AVX-512): 122 ms = 141 GFLOP/s, 64% of the FMA peak, 1.56x
     the FLOP roofline (the former 16-row kernel: 138 ms); 2 threads 66 ms.
   }];
-  let options = [
-    Option<"multiRow", "multi-row", "bool", /*default=*/"true",
-           "Full blocks of V query rows use the rows-in-lanes "
-           "kernel (off: every row uses the single-row kernel)">,
-    Option<"qkUnroll", "qk-unroll", "int64_t", /*default=*/"1",
-           "Multi-row kernel: head dims per step of the q.k loop">,
-    Option<"pvChunk", "pv-chunk", "int64_t", /*default=*/"8",
-           "Multi-row kernel: at most this many head dims accumulated in "
-           "registers per P.V step (a power of two dividing the head dim "
-           "that fits the registers)">,
-    Option<"keyTile", "key-tile", "int64_t", /*default=*/"32",
-           "Multi-row kernel: keys per online-softmax tile (rounded down to "
-           "a multiple of the score micro-kernel's keys)">,
-    Option<"prefetch", "prefetch", "bool", /*default=*/"true",
-           "Single-row kernel: prefetch the key and value rows of a tile "
-           "ahead into L2">,
-    Option<"prefetchDistance", "prefetch-distance", "int64_t",
-           /*default=*/"1",
-           "Single-row kernel: how many key tiles ahead to prefetch (>= 1)">,
-    Option<"prefetchLocality", "prefetch-locality", "int64_t",
-           /*default=*/"2",
-           "Single-row kernel: memref.prefetch locality of the prefetches "
-           "(3: L1, 2: L2, 1: L3 on x86)">
-  ];
   let dependentDialects = [
     "::blockc::codegen::CodegenDialect",
     "::mlir::arith::ArithDialect",

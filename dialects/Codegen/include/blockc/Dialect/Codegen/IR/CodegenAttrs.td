@@ -225,6 +225,50 @@ def Codegen_LinearTilesAttr : Codegen_Attr<"LinearTiles", "linear_tiles"> {
   let genVerifyDecl = 1;
 }
 
+def Codegen_AttentionTilesAttr
+    : Codegen_Attr<"AttentionTiles", "attention_tiles"> {
+  let summary = "The schedule of one CPU attention kernel";
+  let description = [{
+    Attached to a `transformer.sdpa` as `blockc_codegen.attention_tiles` by
+    `blockc-cpu-select-tiles` (or by hand); `blockc-cpu-lower-sdpa` builds
+    the attention kernel with it:
+
+    * `width`: f32 lanes per vector (4, 8 or 16; it must divide the head
+      dim rounded up to a multiple of 4);
+    * `multi_row`: full blocks of `row_vectors` x `width` query rows use
+      the rows-in-lanes kernel (false: every row the single-row kernel);
+    * `row_vectors`, `key_group`, `value_group`: the multi-row kernel's
+      register tiles: `row_vectors` x `key_group` score accumulators per
+      step of the q.k micro-kernel, `value_group` head dims x `row_vectors`
+      accumulators per P.V step;
+    * `key_tile`: keys per online-softmax tile of the multi-row kernel (a
+      multiple of `key_group`);
+    * `qk_unroll`: head dims per step of the multi-row q.k loop;
+    * `prefetch_distance` (0: none) and `prefetch_locality` (0 to 3, LLVM's
+      hint: 3 L1, 2 L2, 1 L3 on x86): the single-row kernel prefetches the
+      key and value rows of the tile that many tiles ahead.
+
+    ```mlir
+    %o = transformer.sdpa %q, %k, %v {blockc_codegen.attention_tiles =
+        #blockc_codegen.attention_tiles<width = 16, multi_row = true,
+            row_vectors = 4, key_group = 4, value_group = 4, key_tile = 32,
+            qk_unroll = 1, prefetch_distance = 1, prefetch_locality = 2>}
+        : ...
+    ```
+  }];
+  let parameters = (ins "int64_t":$width,
+                        "bool":$multi_row,
+                        "int64_t":$row_vectors,
+                        "int64_t":$key_group,
+                        "int64_t":$value_group,
+                        "int64_t":$key_tile,
+                        "int64_t":$qk_unroll,
+                        "int64_t":$prefetch_distance,
+                        "int64_t":$prefetch_locality);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
 def Codegen_HorizontalGroupAttr
     : Codegen_Attr<"HorizontalGroup", "horizontal_group"> {
   let summary = "Projections lowered together as one kernel";

@@ -50,6 +50,9 @@ def Codegen_Dialect : Dialect {
     /// The tiles of one projection's kernel (a LinearTilesAttr).
     static constexpr ::llvm::StringLiteral kLinearTilesAttrName =
         "blockc_codegen.linear_tiles";
+    /// The schedule of one attention kernel (an AttentionTilesAttr).
+    static constexpr ::llvm::StringLiteral kAttentionTilesAttrName =
+        "blockc_codegen.attention_tiles";
     /// Projections lowered as one kernel (a HorizontalGroupAttr).
     static constexpr ::llvm::StringLiteral kHorizontalGroupAttrName =
         "blockc_codegen.horizontal_group";
