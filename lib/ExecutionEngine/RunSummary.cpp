@@ -18,6 +18,28 @@
 
 using namespace blockc;
 
+llvm::Expected<int64_t> blockc::prepareRunWeights(BlockJit &jit,
+                                                  const ModelSignature &sig,
+                                                  RunWeights &weights) {
+  if (weights.preparedFile) {
+    auto bound =
+        bindPreparedWeights(*weights.preparedFile, sig, jit.getPrepareEntry());
+    if (!bound)
+      return bound.takeError();
+    weights.tensors = std::move(*bound);
+    return 0;
+  }
+  std::vector<HostTensor *> entryArgs = {nullptr};
+  for (HostTensor &w : weights.tensors)
+    entryArgs.push_back(&w);
+  llvm::Expected<int64_t> bytes = jit.prepare(entryArgs);
+  if (!bytes)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "preparing the weights failed: " +
+                                       llvm::toString(bytes.takeError()));
+  return bytes;
+}
+
 llvm::Expected<TimedRuns>
 blockc::runTimed(BlockJit &jit, mlir::ModuleOp module,
                  const CompileOptions &options,
@@ -140,6 +162,19 @@ void blockc::printPrepare(llvm::raw_ostream &os, const PrepareEntry *entry,
   os << "  prepare  " << formatSeconds(seconds) << " (@" << entry->funcName
      << ": " << entry->results.size() << " weights packed, "
      << llvm::format("%.1f MiB", bytes / (1024.0 * 1024.0)) << ")\n";
+}
+
+void blockc::printKVCaches(llvm::raw_ostream &os,
+                           const DecodeSession &session) {
+  llvm::ArrayRef<HostTensor> caches = session.getCaches();
+  os << "  kv cache " << session.getNumLayers() << " layer"
+     << (caches.size() == 2 ? "" : "s") << " x K, V "
+     << (caches.empty() ? std::string("(none)")
+                        : formatShape(caches.front().shape))
+     << (session.isHeadMajor() ? " [B, H_kv, L_max, D]"
+                               : " [B, L_max, H_kv, D]")
+     << ", " << llvm::format("%.1f KiB", session.getCacheBytes() / 1024.0)
+     << "\n";
 }
 
 void blockc::printDecodeSteps(llvm::raw_ostream &os,

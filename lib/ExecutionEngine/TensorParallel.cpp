@@ -6,6 +6,8 @@
 
 #include "blockc/ExecutionEngine/TensorParallel.h"
 
+#include "llvm/Support/WithColor.h"
+
 #include <mpi.h>
 
 #include <cstdlib>
@@ -59,4 +61,24 @@ void TensorParallelWorld::finalize() {
   if (mpiStartedHere)
     MPI_Finalize();
   mpiActive = mpiStartedHere = false;
+}
+
+int TensorParallelWorld::reportError(llvm::StringRef tool,
+                                     const llvm::Twine &message,
+                                     bool everyRank) const {
+  if (!isActive()) {
+    llvm::WithColor::error(llvm::errs(), tool) << message << "\n";
+    return 1;
+  }
+  // One write, so that the ranks' lines do not interleave.
+  std::string line;
+  llvm::raw_string_ostream os(line);
+  llvm::WithColor::error(os, tool, /*DisableColors=*/true)
+      << "(rank " << rank << " of " << size << ") " << message << "\n";
+  llvm::errs() << line;
+  llvm::errs().flush();
+  if (!everyRank)
+    abortAll(1);
+  endTogether();
+  return 1;
 }

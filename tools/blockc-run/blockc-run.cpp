@@ -159,22 +159,7 @@ blockc::TensorParallelWorld world;
 /// message names the rank and every rank ends (a rank that stops would
 /// leave the others waiting in their next all-reduce).
 int fail(const llvm::Twine &message, bool everyRank = false) {
-  if (blockc::TensorParallelWorld::isActive()) {
-    // One write, so that the ranks' lines do not interleave.
-    std::string line;
-    llvm::raw_string_ostream os(line);
-    llvm::WithColor::error(os, "blockc-run", /*DisableColors=*/true)
-        << "(rank " << world.rank << " of " << world.size << ") " << message
-        << "\n";
-    llvm::errs() << line;
-    llvm::errs().flush();
-    if (!everyRank)
-      blockc::TensorParallelWorld::abortAll(1);
-    blockc::TensorParallelWorld::endTogether();
-    return 1;
-  }
-  llvm::WithColor::error(llvm::errs(), "blockc-run") << message << "\n";
-  return 1;
+  return world.reportError("blockc-run", message, everyRank);
 }
 
 /// An error that every rank of a tensor-parallel run meets alike (the same
@@ -276,15 +261,7 @@ int runDecodeMode(ModuleOp module, const blockc::ModelSignature &sig,
     return rc;
   auto &os = llvm::outs();
   blockc::printRunHead(os, head, sig);
-  llvm::ArrayRef<blockc::HostTensor> caches = (*session)->getCaches();
-  os << "  kv cache " << (*session)->getNumLayers() << " layer"
-     << (caches.size() == 2 ? "" : "s") << " x K, V "
-     << (caches.empty() ? std::string("(none)")
-                        : blockc::formatShape(caches.front().shape))
-     << ((*session)->isHeadMajor() ? " [B, H_kv, L_max, D]"
-                                   : " [B, L_max, H_kv, D]")
-     << ", " << llvm::format("%.1f KiB", (*session)->getCacheBytes() / 1024.0)
-     << "\n";
+  blockc::printKVCaches(os, **session);
   os << "  output   " << blockc::formatShape(run.output.shape)
      << (outputFile.empty() ? "" : "  -> " + outputFile.getValue()) << "\n";
   blockc::printChecksum(os, checksum);
@@ -526,27 +503,17 @@ int main(int argc, char **argv) {
   // The entry's prepare function packs the weights once; each prepared
   // weight replaces its original. Weights loaded already prepared skip it.
   auto prepareStart = std::chrono::steady_clock::now();
-  llvm::Expected<int64_t> preparedBytes = int64_t(0);
+  llvm::Expected<int64_t> preparedBytes =
+      blockc::prepareRunWeights(**jit, *sig, *loaded);
+  if (!preparedBytes)
+    return fail(llvm::toString(preparedBytes.takeError()));
   if (preparedFile) {
-    auto bound = blockc::bindPreparedWeights(*preparedFile, *sig,
-                                             (*jit)->getPrepareEntry());
-    if (!bound)
-      return fail(llvm::toString(bound.takeError()));
-    weights = std::move(*bound);
     // Parameters of the model (the stored words or panels hold more or
     // fewer elements).
     head.numWeights = weights.size();
     for (const blockc::ModelArgument &arg : llvm::drop_begin(sig->args))
       head.numParams += arg.type.getNumElements();
     head.weightsHeld = blockc::describeHeld(weights);
-  } else {
-    std::vector<blockc::HostTensor *> entryArgs = {nullptr};
-    for (blockc::HostTensor &w : weights)
-      entryArgs.push_back(&w);
-    preparedBytes = (*jit)->prepare(entryArgs);
-    if (!preparedBytes)
-      return fail("preparing the weights failed: " +
-                  llvm::toString(preparedBytes.takeError()));
   }
   double prepareSeconds = secondsSince(prepareStart);
   if (!savePrepared.empty())

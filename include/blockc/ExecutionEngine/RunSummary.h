@@ -16,7 +16,9 @@
 #include "blockc/Analysis/PreparedWeights.h"
 #include "blockc/Compiler/CompileOptions.h"
 #include "blockc/ExecutionEngine/BlockJit.h"
+#include "blockc/ExecutionEngine/DecodeSession.h"
 #include "blockc/ExecutionEngine/GPUProfile.h"
+#include "blockc/ExecutionEngine/WeightBinding.h"
 #include "blockc/Support/TensorFiles.h"
 
 #include "llvm/ADT/ArrayRef.h"
@@ -28,6 +30,14 @@
 #include <vector>
 
 namespace blockc {
+
+/// Makes `weights` what `jit`'s compiled entry reads: a file of prepared
+/// weights is bound (bindPreparedWeights), else the entry's prepare
+/// function packs the tensors in place (BlockJit::prepare). Returns the
+/// bytes the prepare function made (0 for a file).
+llvm::Expected<int64_t> prepareRunWeights(BlockJit &jit,
+                                          const ModelSignature &signature,
+                                          RunWeights &weights);
 
 /// Which profile the last of the timed runs records.
 enum class RunProfile {
@@ -107,6 +117,10 @@ void printChecksum(llvm::raw_ostream &os, const Checksum &checksum);
 /// made (nothing without one).
 void printPrepare(llvm::raw_ostream &os, const PrepareEntry *entry,
                   double seconds, int64_t bytes);
+
+/// The kv cache line of a decode session: layers, each cache's shape and
+/// layout, their bytes.
+void printKVCaches(llvm::raw_ostream &os, const DecodeSession &session);
 
 /// The decode line: the steps' median and 90th percentile and the tokens
 /// per second of `batch` sequences (nothing without steps).

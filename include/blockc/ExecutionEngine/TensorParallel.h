@@ -37,6 +37,14 @@ struct TensorParallelWorld {
   static void endTogether();
   /// Ends MPI normally if join() started it (every rank calls it at exit).
   static void finalize();
+
+  /// Prints `message` as `tool`'s error and returns the exit code (1). In
+  /// a run that joined the world, the message names this rank and, in one
+  /// write so that the ranks' lines do not interleave, every rank ends: at
+  /// once (abortAll), or together (endTogether) for an error that
+  /// `everyRank` meets alike (the same model, options and world).
+  int reportError(llvm::StringRef tool, const llvm::Twine &message,
+                  bool everyRank = false) const;
 };
 
 } // namespace blockc
