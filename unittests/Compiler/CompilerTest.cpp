@@ -152,12 +152,21 @@ TEST(CompilerTest, PipelineStagesMatchTheBuilders) {
             }));
 }
 
-TEST(CompilerTest, TensorParallelRanksAreCheckedBeforeJoining) {
+/// kModel parsed in a context with every dialect.
+class CompilerModelTest : public testing::Test {
+protected:
+  void SetUp() override {
+    registerAllDialects(registry);
+    ctx = std::make_unique<mlir::MLIRContext>(registry);
+    module = mlir::parseSourceString<mlir::ModuleOp>(kModel, ctx.get());
+    ASSERT_TRUE(module);
+  }
   mlir::DialectRegistry registry;
-  registerAllDialects(registry);
-  mlir::MLIRContext ctx(registry);
-  auto module = mlir::parseSourceString<mlir::ModuleOp>(kModel, &ctx);
-  ASSERT_TRUE(module);
+  std::unique_ptr<mlir::MLIRContext> ctx;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+};
+
+TEST_F(CompilerModelTest, TensorParallelRanksAreCheckedBeforeJoining) {
   CompileOptions options;
   auto ranks = planTensorParallel(*module, options);
   ASSERT_TRUE(static_cast<bool>(ranks));
@@ -175,14 +184,9 @@ TEST(CompilerTest, TensorParallelRanksAreCheckedBeforeJoining) {
             std::string::npos);
 }
 
-TEST(CompilerTest, LowerModuleReadsRecordsAndDerivesDecode) {
+TEST_F(CompilerModelTest, LowerModuleReadsRecordsAndDerivesDecode) {
   // lowerModule applies the pass-manager command-line options.
   mlir::registerPassManagerCLOptions();
-  mlir::DialectRegistry registry;
-  registerAllDialects(registry);
-  mlir::MLIRContext ctx(registry);
-  auto module = mlir::parseSourceString<mlir::ModuleOp>(kModel, &ctx);
-  ASSERT_TRUE(module);
   CompileOptions options;
   auto signature = prepareModel(*module, options);
   ASSERT_TRUE(static_cast<bool>(signature))
