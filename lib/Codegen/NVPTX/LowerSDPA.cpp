@@ -53,6 +53,9 @@ struct SDPAKernel : blockc::nvptx::KernelBuilder {
   int64_t rowsPerWarp, warps, headDim, group;
   bool causal;
   double scale;
+  /// The split-KV kernel's keys per split and most splits (see
+  /// #blockc_codegen.gpu_attention).
+  int64_t keysPerSplit, maxSplits;
 
   /// The sum of `v` over the 32 lanes of the warp, in every lane.
   Value warpSum(Value v) {
@@ -230,12 +233,10 @@ struct SDPAKernel : blockc::nvptx::KernelBuilder {
   /// across blocks (flash-decoding): kernel 1 runs one warp per (split,
   /// head, batch) over a contiguous chunk of the S keys and writes its
   /// online-softmax state (m, l, acc[D]) to a scratch buffer [B, H,
-  /// kMaxSplits, 2 + D]; kernel 2 merges the splits of each (batch, head)
+  /// maxSplits, 2 + D]; kernel 2 merges the splits of each (batch, head)
   /// with one warp. The kernel boundary is the only synchronisation (no
-  /// barrier, no shared memory). splits = clamp(ceil(S / kKeysPerSplit), 1,
-  /// kMaxSplits).
-  static constexpr int64_t kMaxSplits = 32;
-  static constexpr int64_t kKeysPerSplit = 64;
+  /// barrier, no shared memory). splits = clamp(ceil(S / keysPerSplit), 1,
+  /// maxSplits).
   void buildSplitKV(Value q, Value k, Value v, Value out) {
     Value c0 = idx(0), c1 = idx(1);
     Value bDim = memref::DimOp::create(b, loc, q, 0);
@@ -243,12 +244,12 @@ struct SDPAKernel : blockc::nvptx::KernelBuilder {
     Value sDim = memref::DimOp::create(b, loc, k, 1);
     int64_t perLane = headDim / kWarp;
     int64_t width = 2 + headDim;
-    Value splits = arith::CeilDivUIOp::create(b, loc, sDim, idx(kKeysPerSplit));
+    Value splits = arith::CeilDivUIOp::create(b, loc, sDim, idx(keysPerSplit));
     splits = arith::MaxUIOp::create(
-        b, loc, arith::MinUIOp::create(b, loc, splits, idx(kMaxSplits)), c1);
+        b, loc, arith::MinUIOp::create(b, loc, splits, idx(maxSplits)), c1);
     Value chunk = arith::CeilDivUIOp::create(b, loc, sDim, splits);
     auto scratchType = MemRefType::get(
-        {ShapedType::kDynamic, ShapedType::kDynamic, kMaxSplits, width},
+        {ShapedType::kDynamic, ShapedType::kDynamic, maxSplits, width},
         b.getF32Type());
     Value scratch =
         memref::AllocOp::create(b, loc, scratchType, ValueRange{bDim, hDim});
@@ -935,9 +936,15 @@ struct GPULowerSDPAPass
       int64_t group = h / op.getKey().getType().getDimSize(2);
       int64_t staticT = qType.getDimSize(1);
       auto simtKernel = [&](bool splitOnly) {
-        SDPAKernel kernel{
-            {b, loc}, simt.getRowsPerWarp(), simt.getWarps(),       d,
-            group,    op.getCausal(),        op.getScaleOrDefault()};
+        SDPAKernel kernel{{b, loc},
+                          simt.getRowsPerWarp(),
+                          simt.getWarps(),
+                          d,
+                          group,
+                          op.getCausal(),
+                          op.getScaleOrDefault(),
+                          simt.getKeysPerSplit(),
+                          simt.getMaxSplits()};
         if (splitOnly)
           kernel.buildSplitKV(qm, km, vm, out);
         else

@@ -76,15 +76,17 @@ ChipDefaults defaultsFor(MLIRContext *ctx, StringRef chip) {
   // sm_80 and sm_90: 64 x 64 output tiles of 16 x 16 threads (4 x 4
   // registers each) with k steps of 16 (8.1 KiB of shared memory), 32 x 8
   // threads for elementwise and reduction loops, attention blocks of 4
-  // warps x 4 query rows. Every other chip gets the same: they need at most
-  // 256 threads and 8.1 KiB of static shared memory per block, within the
-  // limits of every chip since sm_50 (1024 threads, 48 KiB).
+  // warps x 4 query rows (decode steps: 64 keys per split, at most 32
+  // splits). Every other chip gets the same: they need at most 256 threads
+  // and 8.1 KiB of static shared memory per block, within the limits of
+  // every chip since sm_50 (1024 threads, 48 KiB).
   (void)chip;
   return {GPUMatmulTilesAttr::get(ctx, /*tileM=*/64, /*tileN=*/64,
                                   /*tileK=*/16, /*threadsX=*/16,
                                   /*threadsY=*/16),
           GPUMapAttr::get(ctx, /*threadsX=*/32, /*threadsY=*/8),
-          GPUAttentionAttr::get(ctx, /*rowsPerWarp=*/4, /*warps=*/4)};
+          GPUAttentionAttr::get(ctx, /*rowsPerWarp=*/4, /*warps=*/4,
+                                /*keysPerSplit=*/64, /*maxSplits=*/32)};
 }
 
 struct GPUSelectTilesPass

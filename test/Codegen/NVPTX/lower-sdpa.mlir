@@ -159,6 +159,21 @@ func.func @decode_split_kv(%q: tensor<1x1x4x64xf32>, %k: tensor<1x?x2x64xf32>, %
 
 // -----
 
+// The split rule comes from the attribute: pinned by hand to 128 keys per
+// split and at most 8 splits (scratch [B, H, 8, 2 + 64]).
+// CHECK-LABEL: func.func @decode_split_kv_pinned
+// CHECK:         %[[NS:.+]] = arith.ceildivui %{{.+}}, %c128 : index
+// CHECK:         arith.minui %[[NS]], %c8 : index
+// CHECK:         memref.alloc(%{{.+}}, %{{.+}}) : memref<?x?x8x66xf32>
+// UNCONF-LABEL: func.func @decode_split_kv_pinned
+// UNCONF:         memref<?x?x8x66xf32>
+func.func @decode_split_kv_pinned(%q: tensor<1x1x4x64xf32>, %k: tensor<1x?x2x64xf32>, %v: tensor<1x?x2x64xf32>) -> tensor<1x1x4x64xf32> {
+  %o = transformer.sdpa %q, %k, %v {causal, blockc_codegen.gpu_attention = #blockc_codegen.gpu_attention<rows_per_warp = 4, warps = 4, keys_per_split = 128, max_splits = 8>} : tensor<1x1x4x64xf32>, tensor<1x?x2x64xf32>, tensor<1x?x2x64xf32> -> tensor<1x1x4x64xf32>
+  return %o : tensor<1x1x4x64xf32>
+}
+
+// -----
+
 // A dynamic T (the decode entry also prefills): the row kernel when T != 1,
 // the split-KV kernel otherwise.
 // CHECK-LABEL: func.func @dynamic_t_both

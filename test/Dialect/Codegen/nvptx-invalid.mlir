@@ -93,6 +93,20 @@ func.func @attention_too_many_warps() attributes {a = #blockc_codegen.gpu_attent
   return
 }
 
+// -----
+
+// expected-error @+1 {{keys_per_split must be >= 1, got 0}}
+func.func @attention_no_keys() attributes {a = #blockc_codegen.gpu_attention<rows_per_warp = 4, warps = 4, keys_per_split = 0>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{max_splits must be >= 1, got 0}}
+func.func @attention_no_splits() attributes {a = #blockc_codegen.gpu_attention<rows_per_warp = 4, warps = 4, max_splits = 0>} {
+  return
+}
+
 //===----------------------------------------------------------------------===//
 // gpu_mma_tiles
 //===----------------------------------------------------------------------===//

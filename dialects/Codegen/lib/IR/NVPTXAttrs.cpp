@@ -183,9 +183,12 @@ LogicalResult GPUMapAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 
 LogicalResult
 GPUAttentionAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                         int64_t rowsPerWarp, int64_t warps) {
-  if (failed(verifyPositive(
-          emitError, {{"rows_per_warp", rowsPerWarp}, {"warps", warps}})))
+                         int64_t rowsPerWarp, int64_t warps,
+                         int64_t keysPerSplit, int64_t maxSplits) {
+  if (failed(verifyPositive(emitError, {{"rows_per_warp", rowsPerWarp},
+                                        {"warps", warps},
+                                        {"keys_per_split", keysPerSplit},
+                                        {"max_splits", maxSplits}})))
     return failure();
   return verifyBlock(emitError, "32 * warps", kWarpSize * warps);
 }

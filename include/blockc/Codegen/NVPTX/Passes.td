@@ -198,7 +198,8 @@ def GPUSelectTilesPass
     `sm_90a`): sm_80 and sm_90 get 64 x 64 contraction tiles on 16 x 16
     threads (4 x 4 accumulators per thread) with k steps of 16 (8.1 KiB of
     shared memory), 32 x 8 threads for the other loops and attention
-    blocks of 4 warps x 4 query rows. Every other chip gets the same
+    blocks of 4 warps x 4 query rows (a decode step's keys in splits of
+    64, at most 32). Every other chip gets the same
     values: they need at most 256 threads and 8.1 KiB of static shared
     memory per block, within the limits of every chip since sm_50 (1024
     threads, 48 KiB), but have been chosen for sm_80 / sm_90 only. A chip

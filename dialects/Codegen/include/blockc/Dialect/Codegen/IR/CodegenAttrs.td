@@ -572,14 +572,23 @@ def Codegen_GPUAttentionAttr : Codegen_Attr<"GPUAttention", "gpu_attention"> {
     each warp owning `rows_per_warp` consecutive query rows, so that a block
     covers `rows_per_warp * warps` query rows of one (batch, head).
 
+    A single query row (a decode step) splits its keys instead
+    (flash-decoding): `min(ceil(S / keys_per_split), max_splits)` warps per
+    (batch, head), at least one, each over a contiguous chunk of the keys,
+    then one warp merges them (the scratch buffer holds `max_splits`
+    states per (batch, head)). Defaults: 64 keys per split, at most 32
+    splits.
+
     ```mlir
     transformer.sdpa %q, %k, %v {causal, blockc_codegen.gpu_attention =
         #blockc_codegen.gpu_attention<rows_per_warp = 4, warps = 4>} : ...
     ```
 
-    Both are at least 1 and a block has at most 1024 threads (32 warps).
+    All are at least 1 and a block has at most 1024 threads (32 warps).
   }];
-  let parameters = (ins "int64_t":$rows_per_warp, "int64_t":$warps);
+  let parameters = (ins "int64_t":$rows_per_warp, "int64_t":$warps,
+                        DefaultValuedParameter<"int64_t", "64">:$keys_per_split,
+                        DefaultValuedParameter<"int64_t", "32">:$max_splits);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }
