@@ -76,6 +76,16 @@ Expected<uint64_t> CompileCache::parseSize(StringRef text) {
   return value * unit;
 }
 
+Expected<std::unique_ptr<CompileCache>> CompileCache::fromEnvironment() {
+  Expected<std::string> directory = defaultDirectory();
+  if (!directory)
+    return directory.takeError();
+  Expected<uint64_t> maxBytes = maxBytesFromEnvironment();
+  if (!maxBytes)
+    return maxBytes.takeError();
+  return std::make_unique<CompileCache>(*directory, *maxBytes);
+}
+
 Expected<uint64_t> CompileCache::maxBytesFromEnvironment() {
   std::optional<std::string> text =
       sys::Process::GetEnv("BLOCKC_CACHE_MAX_SIZE");

@@ -137,7 +137,8 @@ cl::opt<bool> allowExtraWeights(
 cl::opt<bool> noCache(
     "no-cache",
     cl::desc("Neither read nor write the compile cache ($XDG_CACHE_HOME/blockc "
-             "or ~/.cache/blockc, see docs/CompileCache.md)"),
+             "or ~/.cache/blockc, at most BLOCKC_CACHE_MAX_SIZE, default "
+             "1G; see docs/CompileCache.md)"),
     cl::init(false), cl::cat(category));
 
 /// The compile options of the command line (set by main()).
@@ -423,10 +424,10 @@ int main(int argc, char **argv) {
   }
   tpRanks = blockc::getTensorParallelRanks(*module);
   if (!noCache) {
-    llvm::Expected<std::string> dir = blockc::CompileCache::defaultDirectory();
-    if (!dir)
-      return fail(llvm::toString(dir.takeError()));
-    compileCache = std::make_unique<blockc::CompileCache>(*dir);
+    auto cache = blockc::CompileCache::fromEnvironment();
+    if (!cache)
+      return fail(llvm::toString(cache.takeError()));
+    compileCache = std::move(*cache);
   }
   if (dumpPipeline) {
     PassManager pm(&file.getContext(), ModuleOp::getOperationName());

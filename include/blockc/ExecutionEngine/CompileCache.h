@@ -24,6 +24,7 @@
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -53,6 +54,9 @@ public:
   /// A size in bytes: a whole number, optionally followed by K, M or G
   /// (KiB, MiB, GiB); 0 means no limit.
   static llvm::Expected<uint64_t> parseSize(llvm::StringRef text);
+  /// The cache of a tool: in defaultDirectory(), with the limit of
+  /// maxBytesFromEnvironment(); their errors.
+  static llvm::Expected<std::unique_ptr<CompileCache>> fromEnvironment();
   /// The limit set by $BLOCKC_CACHE_MAX_SIZE (parseSize), or
   /// kDefaultMaxBytes when it is unset or empty; an error naming the
   /// variable when it does not parse.
