@@ -47,6 +47,15 @@ constexpr int64_t kChunk = 32;
 /// once into an f32 buffer that all rows read.
 constexpr int64_t kPanelMinRows = 16;
 
+/// `name`(operands) as an `llvm.call_intrinsic` of result type `type` (the
+/// pure x86 intrinsics of isPureX86Intrinsic below).
+Value callIntrinsic(OpBuilder &b, Location loc, Type type, StringRef name,
+                    ValueRange operands) {
+  return LLVM::CallIntrinsicOp::create(b, loc, type, b.getStringAttr(name),
+                                       operands)
+      ->getResult(0);
+}
+
 struct QBuilder {
   OpBuilder &b;
   Location loc;
@@ -244,9 +253,7 @@ struct Kernel {
   }
   /// `name`(operands) for a pure x86 intrinsic of result type `type`.
   Value intrinsic(Type type, StringRef name, ValueRange operands) {
-    return LLVM::CallIntrinsicOp::create(b(), loc(), type,
-                                         b().getStringAttr(name), operands)
-        ->getResult(0);
+    return callIntrinsic(b(), loc(), type, name, operands);
   }
   /// A constant vector<32 x i16> whose element i is `f(i)`.
   Value words(function_ref<int64_t(int64_t)> f) {
@@ -542,7 +549,9 @@ struct Kernel {
                     readX(bIdx, rows[i], q.add(kk, q.idx(kChunk / 2)), true));
               }
               prefetchAhead(
-                  cols, (getenv("BLOCKC_AHEAD") ? atoi(getenv("BLOCKC_AHEAD")) : 2) * c,
+                  cols,
+                  (getenv("BLOCKC_AHEAD") ? atoi(getenv("BLOCKC_AHEAD")) : 2) *
+                      c,
                   arith::DivUIOp::create(b(), loc(), chunkByte, q.idx(4)));
               for (int64_t j = 0; j < c; ++j) {
                 Value u = arith::ExtUIOp::create(b(), loc(), lanes,
@@ -719,9 +728,7 @@ struct IntKernel {
             type, b().getIntegerAttr(type.getElementType(), value)));
   }
   Value intrinsic(Type result, StringRef name, ValueRange args) {
-    return LLVM::CallIntrinsicOp::create(b(), loc(), result,
-                                         b().getStringAttr(name), args)
-        ->getResult(0);
+    return callIntrinsic(b(), loc(), result, name, args);
   }
   /// Lane l: sum_{j < 4} u[4l + j] s[4l + j], u unsigned and s signed bytes.
   /// (VNNI: plus `acc`.)

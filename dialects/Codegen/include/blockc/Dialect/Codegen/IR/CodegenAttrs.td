@@ -198,7 +198,11 @@ def Codegen_LinearTilesAttr : Codegen_Attr<"LinearTiles", "linear_tiles"> {
       the f32 input holds bf16 values) and the weight's consecutive k
       pairs. The dot-product kernel streams the weight rows as stored; the
       packed kernel packs panels of k pairs (one 32-bit word per pair and
-      column), so `panel_k` is rounded up to 2V.
+      column), so `panel_k` is rounded up to 2V. On a projection with int4
+      weights (`weight_quant`, weight-only), `blockc-cpu-lower-quantized-
+      linear` reads it instead: its decode tiles look the int4 values up
+      as exact bf16 pairs for `vdpbf16ps` (other quantised projections
+      ignore it).
     * `amx` (default false, needs `bf16_dot`, a `cpu_target` with
       `amx_bf16` and K a multiple of 32): the packed kernel multiplies
       blocks of 32 (then 16) input rows by each 32-column panel on AMX
