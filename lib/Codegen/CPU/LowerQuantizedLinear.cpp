@@ -549,9 +549,7 @@ struct Kernel {
                     readX(bIdx, rows[i], q.add(kk, q.idx(kChunk / 2)), true));
               }
               prefetchAhead(
-                  cols,
-                  (getenv("BLOCKC_AHEAD") ? atoi(getenv("BLOCKC_AHEAD")) : 2) *
-                      c,
+                  cols, 2 * c,
                   arith::DivUIOp::create(b(), loc(), chunkByte, q.idx(4)));
               for (int64_t j = 0; j < c; ++j) {
                 Value u = arith::ExtUIOp::create(b(), loc(), lanes,
