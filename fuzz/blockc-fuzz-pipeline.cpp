@@ -13,7 +13,7 @@
 
 #include "FuzzCommon.h"
 
-#include "blockc/Pipelines/Pipelines.h"
+#include "blockc/Compiler/Compiler.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Parser/Parser.h"
@@ -131,11 +131,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       mlir::parseSourceString<mlir::ModuleOp>(text, config, "fuzz-block");
   if (!module)
     return 0;
-  runPipeline(*module, [](mlir::OpPassManager &pm) {
-    blockc::buildCPUPipeline(pm, blockc::CPUTargetConfig());
-  });
-  runPipeline(*module, [](mlir::OpPassManager &pm) {
-    blockc::buildNVPTXPipeline(pm, blockc::NVPTXPipelineOptions());
-  });
+  // The compile flow of the tools (lib/Compiler), for each target.
+  for (blockc::CompileTarget target :
+       {blockc::CompileTarget::CPU, blockc::CompileTarget::NVPTX}) {
+    blockc::CompileOptions options;
+    options.target = target;
+    runPipeline(*module, [&](mlir::OpPassManager &pm) {
+      blockc::buildCompilePipeline(pm, options,
+                                   blockc::CompileStage::LLVMDialect,
+                                   "forward");
+    });
+  }
   return 0;
 }

@@ -15,6 +15,7 @@ PACKAGES=(
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools libomp-22-dev
   libgtest-dev libboost-context-dev
   openmpi-bin libopenmpi-dev
+  pkg-config
   python3 python3-numpy
 )
 

@@ -27,6 +27,11 @@ llvm_config.with_environment("PATH", config.blockc_tools_dir, append_path=True)
 config.environment["XDG_CACHE_HOME"] = os.path.join(
     config.test_exec_root, "xdg-cache")
 
+# blockc-run uses every core unless told otherwise; lit already runs tests
+# in parallel, so each test's runs take one thread (tests of the default
+# unset this).
+config.environment["OMP_NUM_THREADS"] = "1"
+
 ref = os.path.join(config.blockc_src_root, "utils", "blockc_ref.py")
 config.substitutions.append(("%blockc_ref", f"{config.python3} {ref}"))
 config.substitutions.append(("%python", config.python3))
@@ -36,6 +41,8 @@ config.substitutions.append(("%blockc_src_root", config.blockc_src_root))
 config.substitutions.append(("%examples",
                              os.path.join(config.blockc_src_root, "examples")))
 config.substitutions.append(("%host_cc", config.host_cc))
+config.substitutions.append(("%cmake", config.cmake_command))
+config.substitutions.append(("%blockc_obj_root", config.blockc_obj_root))
 # CPU objects call the OpenMP runtime of LLVM 22 (libomp-22-dev).
 config.substitutions.append(("%llvm_lib_dir", config.mlir_lib_dir))
 config.substitutions.append(("%blockc_include",
@@ -91,7 +98,7 @@ except (OSError, subprocess.CalledProcessError):
 # Tensor parallelism (docs/TensorParallel.md): Open MPI's mpirun, allowed
 # to run as root (CI containers) and to start more ranks than cores, every
 # job bounded in time so that a hang fails the test instead of the suite.
-if shutil.which("mpirun"):
+if config.blockc_enable_mpi and shutil.which("mpirun"):
     config.available_features.add("mpi")
     config.substitutions.append((
         "%mpirun",

@@ -46,6 +46,19 @@ ModelFile::ModelFile() : context(allDialects()) {
 ModelFile::~ModelFile() = default;
 
 llvm::Expected<ModuleOp> ModelFile::load(StringRef path) {
+  // Files that are often given in the model's place.
+  StringRef extension = llvm::sys::path::extension(path);
+  if (extension == ".json")
+    return makeError(path +
+                     ": a JSON file is not a model; blockc-import "
+                     "--hf-config=" +
+                     path +
+                     " -o model.mlir writes the module of a Hugging Face "
+                     "config.json");
+  if (extension == ".safetensors" || extension == ".npy")
+    return makeError(path + ": a tensor file is not a model (give the .mlir "
+                            "module; weights go with --weights=, an input "
+                            "with --input=)");
   std::string errorMessage;
   auto input = openInputFile(path, &errorMessage);
   if (!input)

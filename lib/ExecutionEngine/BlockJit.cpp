@@ -31,6 +31,7 @@
 #include "llvm/Support/FileUtilities.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 
 #include <dlfcn.h>
 #include <sys/mman.h>
@@ -63,7 +64,7 @@ struct GPURuntime {
   void (*clearError)() = nullptr;
   void *(*memAlloc)(uint64_t, void *, bool) = nullptr;
   void (*memFree)(void *, void *) = nullptr;
-  const char *path = nullptr;
+  std::string path;
 };
 
 Error loadSymbols(GPURuntime &runtime, void *handle, const char *lastError) {
@@ -77,6 +78,23 @@ Error loadSymbols(GPURuntime &runtime, void *handle, const char *lastError) {
     return makeError(Twine("the GPU runtime ") + runtime.path +
                      " lacks its entry points");
   return Error::success();
+}
+
+/// Where blockc's runtime library `fileName` is: beside an installed tool
+/// (<prefix>/bin/<tool> and <prefix>/lib/<fileName>, cmake --install), else
+/// in the build tree the tool was built in (`buildPath`).
+[[maybe_unused]] std::string runtimeLibraryPath(StringRef fileName,
+                                                StringRef buildPath) {
+  static int anchor;
+  std::string exe = llvm::sys::fs::getMainExecutable(nullptr, &anchor);
+  if (!exe.empty()) {
+    SmallString<256> path(
+        llvm::sys::path::parent_path(llvm::sys::path::parent_path(exe)));
+    llvm::sys::path::append(path, "lib", fileName);
+    if (llvm::sys::fs::exists(path))
+      return std::string(path);
+  }
+  return buildPath.str();
 }
 
 Expected<GPURuntime *> loadCudaRuntime() {
@@ -94,8 +112,9 @@ Expected<GPURuntime *> loadCudaRuntime() {
                      dlerror() +
                      "); -target=nvptx needs an NVIDIA GPU and its driver, "
                      "or --emulate");
-  runtime.path = BLOCKC_CUDA_RUNTIME_PATH;
-  void *handle = dlopen(runtime.path, RTLD_NOW | RTLD_GLOBAL);
+  runtime.path =
+      runtimeLibraryPath("libblockc_cuda_runtime.so", BLOCKC_CUDA_RUNTIME_PATH);
+  void *handle = dlopen(runtime.path.c_str(), RTLD_NOW | RTLD_GLOBAL);
   if (!handle)
     return makeError(Twine("cannot load the blockc CUDA runtime ") +
                      runtime.path + ": " + dlerror());
@@ -115,8 +134,9 @@ Expected<GPURuntime *> loadEmulatorRuntime() {
   static GPURuntime runtime;
   if (runtime.handle)
     return &runtime;
-  runtime.path = BLOCKC_EMULATOR_RUNTIME_PATH;
-  void *handle = dlopen(runtime.path, RTLD_NOW | RTLD_GLOBAL);
+  runtime.path = runtimeLibraryPath("libblockc_emulator_runtime.so",
+                                    BLOCKC_EMULATOR_RUNTIME_PATH);
+  void *handle = dlopen(runtime.path.c_str(), RTLD_NOW | RTLD_GLOBAL);
   if (!handle)
     return makeError(Twine("cannot load the blockc GPU emulator runtime ") +
                      runtime.path + ": " + dlerror());
@@ -174,6 +194,32 @@ llvm::Error blockc::beginEmulatorProfile(int64_t sampleBlocks) {
   if (!begin)
     return makeError("the GPU emulator runtime lacks blockcEmuProfileBegin");
   begin(sampleBlocks);
+  return Error::success();
+}
+
+llvm::Error blockc::observeEmulatedLaunches(
+    std::function<void(llvm::StringRef kernel)> observer) {
+  Expected<GPURuntime *> runtime = loadEmulatorRuntime();
+  if (!runtime)
+    return runtime.takeError();
+  auto set = reinterpret_cast<void (*)(void (*)(const char *, void *), void *)>(
+      dlsym((*runtime)->handle, "blockcEmuSetLaunchObserver"));
+  if (!set)
+    return makeError("the GPU emulator runtime lacks "
+                     "blockcEmuSetLaunchObserver");
+  // One observer per process: the emulator calls it from its launches.
+  static std::function<void(llvm::StringRef)> current;
+  current = std::move(observer);
+  if (!current) {
+    set(nullptr, nullptr);
+    return Error::success();
+  }
+  set(
+      [](const char *kernel, void *) {
+        if (current)
+          current(kernel);
+      },
+      nullptr);
   return Error::success();
 }
 

@@ -193,6 +193,8 @@ llvm::Expected<DecodeRun> DecodeSession::generate(const HostTensor &prompt,
       return std::move(e);
     run.stepSeconds.push_back(secondsSince(s0));
     storeRows(run.output, out, pos);
+    if (stepObserver)
+      stepObserver(s + 1, steps);
   }
   return std::move(run);
 }
@@ -221,6 +223,8 @@ DecodeSession::compareWithPrefill(const HostTensor &input) {
       return std::move(e);
     run.stepSeconds.push_back(secondsSince(s0));
     storeRows(run.output, out, t);
+    if (stepObserver)
+      stepObserver(t + 1, promptLen);
   }
 
   for (float v : full.data)

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "blockc/ExecutionEngine/GPUProfile.h"
+#include "blockc/Compiler/Compiler.h"
 #include "blockc/Target/CudaToolkit.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -287,18 +288,14 @@ llvm::Error blockc::writeGPUProfileJSON(llvm::StringRef path,
 }
 
 llvm::Expected<std::string>
-blockc::compileToPTX(mlir::ModuleOp module,
-                     const NVPTXPipelineOptions &options) {
+blockc::compileToPTX(mlir::ModuleOp module, const CompileOptions &options) {
   mlir::OwningOpRef<mlir::ModuleOp> clone = module.clone();
-  NVPTXPipelineOptions ptxOptions;
-  ptxOptions.chip = options.chip.getValue();
-  ptxOptions.gpu = options.gpu.getValue();
-  ptxOptions.features = options.features.getValue();
-  ptxOptions.allowTf32 = options.allowTf32;
-  ptxOptions.warpgroupSchedule = options.warpgroupSchedule.getValue();
-  ptxOptions.format = GPUBinaryFormat::ISA;
+  CompileOptions ptxOptions = options;
+  ptxOptions.emulate = ptxOptions.checkBounds = ptxOptions.profile = false;
+  ptxOptions.gpuBinary = GPUBinaryFormat::ISA;
   mlir::PassManager pm(module.getContext(), mlir::ModuleOp::getOperationName());
-  buildNVPTXPipeline(pm, ptxOptions);
+  buildCompilePipeline(pm, ptxOptions, CompileStage::LLVMDialect,
+                       ptxOptions.entry);
   if (mlir::failed(pm.run(*clone)))
     return makeError("compiling the kernels to PTX for the profile failed");
   std::string ptx;
@@ -310,7 +307,7 @@ blockc::compileToPTX(mlir::ModuleOp module,
 }
 
 llvm::Expected<GPUProfile>
-blockc::profileRun(mlir::ModuleOp module, const NVPTXPipelineOptions &options,
+blockc::profileRun(mlir::ModuleOp module, const CompileOptions &options,
                    llvm::ArrayRef<GPULaunchCounters> launches,
                    int64_t sampleBlocks) {
   // The module's own target if it has one (blockc-gpu-set-target keeps
@@ -319,15 +316,15 @@ blockc::profileRun(mlir::ModuleOp module, const NVPTXPipelineOptions &options,
   GPUTargetAttr target = module->getAttrOfType<GPUTargetAttr>(
       codegen::CodegenDialect::kGpuTargetAttrName);
   if (!target)
-    target = GPUTargetAttr::lookup(module.getContext(), options.chip.getValue(),
-                                   options.gpu.getValue(), error);
+    target = GPUTargetAttr::lookup(module.getContext(), options.gpuArch,
+                                   options.gpuChip, error);
   if (!target)
     return makeError(error);
   llvm::StringMap<PtxasKernelInfo> ptxas;
   auto ptx = compileToPTX(module, options);
   if (!ptx)
     return ptx.takeError();
-  auto info = runPtxasVerbose(*ptx, target.getArch(), options.toolkit);
+  auto info = runPtxasVerbose(*ptx, target.getArch(), options.cudaToolkit);
   if (info)
     ptxas = std::move(*info);
   else

@@ -73,9 +73,7 @@ blockc::runTimed(BlockJit &jit, mlir::ModuleOp module,
       auto launches = endEmulatorProfile();
       if (!launches)
         return launches.takeError();
-      NVPTXPipelineOptions nvptx;
-      options.getNVPTXOptions(nvptx);
-      auto built = profileRun(module, nvptx, *launches, sampleBlocks);
+      auto built = profileRun(module, options, *launches, sampleBlocks);
       if (!built)
         return built.takeError();
       runs.profile = std::move(*built);
@@ -129,6 +127,7 @@ void blockc::printRunHead(llvm::raw_ostream &os, const RunHead &head,
   os << "blockc-run: " << head.model << " @" << head.entry << " (target "
      << head.target << (head.emulated ? " emulated" : "") << ", threads "
      << head.threads
+     << (head.threadsSource.empty() ? "" : " = " + head.threadsSource)
      << (head.ranks > 1 ? ", " + std::to_string(head.ranks) + " ranks" : "")
      << ")\n";
   os << "  input    " << formatShape(head.inputShape) << "  " << head.inputLabel
@@ -194,4 +193,31 @@ void blockc::printDecodeSteps(llvm::raw_ostream &os,
      << llvm::format(", %.1f tokens/s (batch %lld)\n",
                      double(batch) * stepTimes.size() / total,
                      (long long)batch);
+}
+
+void blockc::printOutputLine(llvm::raw_ostream &os,
+                             const std::vector<int64_t> &shape,
+                             llvm::StringRef path, bool sampled) {
+  os << "  output   " << formatShape(shape);
+  if (!path.empty())
+    os << (sampled ? "  (not written: --profile-blocks ran a sample of each "
+                     "launch)"
+                   : "  -> " + path.str());
+  os << "\n";
+}
+
+void blockc::printCompileLine(llvm::raw_ostream &os, double seconds,
+                              llvm::StringRef cacheStatus) {
+  os << "  compile  " << formatSeconds(seconds) << " (" << cacheStatus << ")\n";
+}
+
+void blockc::printRunTimes(llvm::raw_ostream &os,
+                           const std::vector<double> &seconds, double flops) {
+  double median = medianOf(seconds);
+  os << "  run      median " << formatSeconds(median) << " over "
+     << seconds.size() << (seconds.size() == 1 ? " run" : " runs") << " (min "
+     << formatSeconds(*std::min_element(seconds.begin(), seconds.end()))
+     << ")\n";
+  os << llvm::format("  flops    %.4g per run, %.2f GFLOP/s\n", flops,
+                     flops / median * 1e-9);
 }

@@ -8,7 +8,9 @@
 
 #include "llvm/Support/WithColor.h"
 
+#ifdef BLOCKC_ENABLE_MPI
 #include <mpi.h>
+#endif
 
 #include <cstdlib>
 
@@ -23,6 +25,15 @@ bool mpiStartedHere = false;
 
 llvm::Error TensorParallelWorld::join(int64_t ranks, int *argc, char ***argv,
                                       TensorParallelWorld &world) {
+#ifndef BLOCKC_ENABLE_MPI
+  (void)argc;
+  (void)argv;
+  (void)world;
+  return llvm::createStringError(
+      "the model runs on " + llvm::Twine(ranks) +
+      " ranks, but this blockc was built without MPI "
+      "(-DBLOCKC_ENABLE_MPI=OFF): tensor-parallel runs need Open MPI");
+#else
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (!initialized) {
@@ -42,24 +53,31 @@ llvm::Error TensorParallelWorld::join(int64_t ranks, int *argc, char ***argv,
         " ranks but this MPI job has " + llvm::Twine(size) +
         " (start it with mpirun -np " + llvm::Twine(ranks) + ")");
   return llvm::Error::success();
+#endif
 }
 
 bool TensorParallelWorld::isActive() { return mpiActive; }
 
 void TensorParallelWorld::abortAll(int code) {
+#ifdef BLOCKC_ENABLE_MPI
   MPI_Abort(MPI_COMM_WORLD, code);
+#endif
   std::exit(code); // not reached
 }
 
 void TensorParallelWorld::endTogether() {
+#ifdef BLOCKC_ENABLE_MPI
   if (mpiActive)
     MPI_Barrier(MPI_COMM_WORLD);
+#endif
   finalize();
 }
 
 void TensorParallelWorld::finalize() {
+#ifdef BLOCKC_ENABLE_MPI
   if (mpiStartedHere)
     MPI_Finalize();
+#endif
   mpiActive = mpiStartedHere = false;
 }
 

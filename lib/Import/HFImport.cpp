@@ -147,7 +147,7 @@ struct Reader {
 
 llvm::Expected<Config> readConfig(const llvm::json::Object &obj,
                                   llvm::StringRef path) {
-  Reader r{obj, path};
+  Reader r{obj, path, std::nullopt};
   Config c;
   std::optional<llvm::StringRef> type = obj.getString("model_type");
   if (!type)
@@ -208,6 +208,22 @@ llvm::Expected<Config> readConfig(const llvm::json::Object &obj,
     return error(path, *r.firstError);
   if (c.d % c.heads != 0 && c.family == "gpt2")
     return error(path, "field 'n_head' must divide 'n_embd'");
+  if (c.family != "gpt2") {
+    // The block's own verifier would say the same of the op; these name
+    // the config's fields.
+    if (!obj.get("head_dim") && c.d % c.heads != 0)
+      return error(path,
+                   "field 'num_attention_heads' (" + llvm::Twine(c.heads) +
+                       ") must divide 'hidden_size' (" + llvm::Twine(c.d) +
+                       ") when there is no 'head_dim'");
+    if (c.kvHeads < 1 || c.heads % c.kvHeads != 0)
+      return error(path, "field 'num_key_value_heads' (" +
+                             llvm::Twine(c.kvHeads) +
+                             ") must divide 'num_attention_heads' (" +
+                             llvm::Twine(c.heads) +
+                             "): each key/value head serves a whole group "
+                             "of query heads");
+  }
   return c;
 }
 

@@ -465,6 +465,11 @@ Expected<HostTensor> blockc::parseNpy(StringRef bytes, StringRef path) {
     return fileError(path, "malformed .npy header (no 'descr')");
   StringRef dtype = descr->drop_front().split('\'').first;
   bool isHalf = dtype == "<f2" || dtype == "=f2" || dtype == "f2";
+  if (dtype == "<f8" || dtype == "=f8" || dtype == "f8")
+    return fileError(path, "holds float64 ('" + dtype +
+                               "'), which blockc does not read: save it as "
+                               "float32 (numpy: "
+                               "numpy.save(path, x.astype(numpy.float32)))");
   if (dtype != "<f4" && dtype != "=f4" && dtype != "f4" && !isHalf)
     return fileError(path, "unsupported dtype '" + dtype +
                                "' (expected '<f4', float32, or '<f2', "

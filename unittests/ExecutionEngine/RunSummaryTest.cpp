@@ -112,7 +112,9 @@ TEST_F(RunSummaryTest, RandomWeights) {
   ASSERT_EQ(weights->tensors.size(), 1u);
   EXPECT_EQ(weights->tensors[0].shape, (std::vector<int64_t>{4, 4}));
   EXPECT_FALSE(weights->preparedFile.has_value());
-  auto missing = loadRunWeights(signature(), {"/nonexistent.safetensors"});
+  WeightRequest request;
+  request.file = "/nonexistent.safetensors";
+  auto missing = loadRunWeights(signature(), request);
   EXPECT_FALSE(static_cast<bool>(missing));
   llvm::consumeError(missing.takeError());
 }

@@ -692,6 +692,29 @@ TEST_F(EmulatorRuntimeTest, BarrierReversesThroughSharedMemory) {
   EXPECT_EQ(error(), "");
 }
 
+TEST_F(EmulatorRuntimeTest, LaunchObserverSeesEachLaunch) {
+  add("reverse", reverseKernel, BLOCKC_EMU_SYNCHRONIZES, 256 * 4);
+  float *in = alloc<float>(256), *out = alloc<float>(256);
+  std::vector<std::string> seen;
+  blockcEmuSetLaunchObserver(
+      [](const char *kernel, void *user) {
+        static_cast<std::vector<std::string> *>(user)->push_back(kernel);
+      },
+      &seen);
+  launch("reverse", {1}, {256}, {&in, &out});
+  launch("reverse", {1}, {256}, {&in, &out});
+  // A launch refused by its checks is not reported.
+  launch("reverse", {1}, {2048}, {&in, &out});
+  EXPECT_NE(error(), "");
+  blockcEmuClearError();
+  blockcEmuSetLaunchObserver(nullptr, nullptr);
+  launch("reverse", {1}, {256}, {&in, &out});
+  EXPECT_EQ(seen, (std::vector<std::string>{"reverse", "reverse"}));
+  mgpuMemFree(in, nullptr);
+  mgpuMemFree(out, nullptr);
+  EXPECT_EQ(error(), "");
+}
+
 TEST_F(EmulatorRuntimeTest, TwoPhaseReduction) {
   add("reduce", reduceKernel, BLOCKC_EMU_SYNCHRONIZES, 256 * 8);
   constexpr int64_t kCount = 10000, kThreads = 256;

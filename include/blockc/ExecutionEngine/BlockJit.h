@@ -25,6 +25,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/Error.h"
 
+#include <functional>
 #include <memory>
 #include <optional>
 
@@ -65,6 +66,10 @@ llvm::Error setCpuThreads(unsigned threads);
 /// from now on; with `sampleBlocks` > 0 each launch runs only that many of
 /// its thread blocks (the results are then meaningless).
 llvm::Error beginEmulatorProfile(int64_t sampleBlocks);
+/// Calls `observer` with each emulated kernel's name as its launch starts
+/// (progress reports); an empty function stops the calls.
+llvm::Error
+observeEmulatedLaunches(std::function<void(llvm::StringRef kernel)> observer);
 /// Stops recording and returns the launches since beginEmulatorProfile.
 llvm::Expected<std::vector<GPULaunchCounters>> endEmulatorProfile();
 

@@ -25,6 +25,7 @@
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/Error.h"
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -116,6 +117,12 @@ public:
   /// (each from zeroed caches) and compares the outputs.
   llvm::Expected<DecodeComparison> compareWithPrefill(const HostTensor &input);
 
+  /// Called after each single-token step of generate() and
+  /// compareWithPrefill() with the steps done and their number (progress).
+  void setStepObserver(std::function<void(int64_t done, int64_t total)> f) {
+    stepObserver = std::move(f);
+  }
+
   /// The decode entry's signature (@<forward>_decode, the forward
   /// function's arguments without the position and the caches).
   const ModelSignature &getSignature() const { return signature; }
@@ -133,6 +140,8 @@ public:
 
 private:
   DecodeSession() = default;
+
+  std::function<void(int64_t, int64_t)> stepObserver;
 
   ModelSignature signature;
   mlir::ModuleOp module;

@@ -12,6 +12,7 @@
 #define BLOCKC_EXECUTIONENGINE_GPUPROFILE_H
 
 #include "blockc/Dialect/Codegen/IR/CodegenDialect.h"
+#include "blockc/Compiler/CompileOptions.h"
 #include "blockc/Pipelines/Pipelines.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -135,17 +136,17 @@ llvm::Expected<llvm::StringMap<PtxasKernelInfo>>
 runPtxasVerbose(llvm::StringRef ptx, llvm::StringRef arch,
                 llvm::StringRef toolkit = "");
 
-/// The PTX that the NVPTX pipeline (`options` without emulation, PTX as the
-/// binary format) makes of a clone of `module`: what ptxas reads for the
-/// profile's registers.
+/// The PTX that the compile flow (lib/Compiler: `options` without
+/// emulation or profiling, PTX as the binary format) makes of a clone of
+/// `module`: what ptxas reads for the profile's registers.
 llvm::Expected<std::string> compileToPTX(mlir::ModuleOp module,
-                                         const NVPTXPipelineOptions &options);
+                                         const CompileOptions &options);
 
 /// The profile of one run of `module` compiled with `options`: `launches`
 /// (endEmulatorProfile) on the options' chip, with the registers and spills
 /// of ptxas -v where a CUDA toolkit is found (none otherwise).
 llvm::Expected<GPUProfile>
-profileRun(mlir::ModuleOp module, const NVPTXPipelineOptions &options,
+profileRun(mlir::ModuleOp module, const CompileOptions &options,
            llvm::ArrayRef<GPULaunchCounters> launches, int64_t sampleBlocks);
 
 /// Parses ptxas -v's report (for tests).

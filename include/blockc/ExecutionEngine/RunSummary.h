@@ -93,6 +93,9 @@ struct RunHead {
   std::string target; // "cpu" or "nvptx"
   bool emulated = false;
   unsigned threads = 1;
+  /// Where the thread count came from, when not from --threads ("all
+  /// cores", "OMP_NUM_THREADS").
+  std::string threadsSource;
   int ranks = 1;
   /// The input as given ([T, d] or [B, T, d]) and where it came from.
   std::vector<int64_t> inputShape;
@@ -112,6 +115,20 @@ void printRunHead(llvm::raw_ostream &os, const RunHead &head,
 
 /// The checksum line.
 void printChecksum(llvm::raw_ostream &os, const Checksum &checksum);
+
+/// The output line: its shape and the file it went to (none when `path` is
+/// empty; "not written" for a sampled profile run).
+void printOutputLine(llvm::raw_ostream &os, const std::vector<int64_t> &shape,
+                     llvm::StringRef path, bool sampled = false);
+
+/// The compile line: how long it took and the compile cache's status.
+void printCompileLine(llvm::raw_ostream &os, double seconds,
+                      llvm::StringRef cacheStatus);
+
+/// The run and flops lines: the median and minimum of `seconds` over the
+/// runs, and `flops` per run.
+void printRunTimes(llvm::raw_ostream &os, const std::vector<double> &seconds,
+                   double flops);
 
 /// The prepare line: how long the prepare function `entry` took and what it
 /// made (nothing without one).

@@ -337,6 +337,11 @@ typedef struct BlockcEmuStats {
 } BlockcEmuStats;
 void blockcEmuGetStats(BlockcEmuStats *stats);
 
+/* Called with each kernel's name as its launch starts (a driver's progress
+   line); NULL stops the calls. `user` is passed back. */
+typedef void (*BlockcEmuLaunchObserver)(const char *kernel, void *user);
+void blockcEmuSetLaunchObserver(BlockcEmuLaunchObserver observer, void *user);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1104,6 +1104,10 @@ std::string checkLaunch(const Kernel &k, const int64_t grid[3],
   return {};
 }
 
+/// blockcEmuSetLaunchObserver's observer and its argument.
+std::atomic<BlockcEmuLaunchObserver> launchObserver{nullptr};
+std::atomic<void *> launchObserverUser{nullptr};
+
 void launchKernel(void *function, const int64_t grid[3], const int64_t block[3],
                   int32_t dynamicShared, void **params, void **extra,
                   size_t paramCount, const int64_t *cluster) {
@@ -1142,6 +1146,8 @@ void launchKernel(void *function, const int64_t grid[3], const int64_t block[3],
     recordError("kernel '" + k.name + "': " + problem);
     return;
   }
+  if (BlockcEmuLaunchObserver observer = launchObserver.load())
+    observer(k.name.c_str(), launchObserverUser.load());
 
   LaunchResources &res = launchResources();
   std::lock_guard<std::mutex> lock(res.mutex);
@@ -2126,6 +2132,12 @@ BLOCKC_EXPORT void blockcEmuClearError(void) {
   std::lock_guard<std::mutex> lock(state.mutex);
   state.message.clear();
   state.set.store(false, std::memory_order_release);
+}
+
+BLOCKC_EXPORT void blockcEmuSetLaunchObserver(BlockcEmuLaunchObserver observer,
+                                              void *user) {
+  launchObserverUser.store(user);
+  launchObserver.store(observer);
 }
 
 BLOCKC_EXPORT void blockcEmuGetStats(BlockcEmuStats *stats) {

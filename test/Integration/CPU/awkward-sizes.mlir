@@ -23,19 +23,19 @@
 // RUN: %blockc_ref run --config %S/Inputs/awkward-sizes.json --weights %t/w.safetensors --input %t/b1t257.x.npy -o %t/b1t257.ref.npy
 // RUN: %blockc_ref compare %t/b1t257.y.npy %t/b1t257.ref.npy --tol 1e-4
 
-// B1T1:      blockc-run: {{.*}}awkward-sizes.mlir @forward (target cpu, threads 1)
+// B1T1:      blockc-run: {{.*}}awkward-sizes.mlir @forward (target cpu, threads 1 = OMP_NUM_THREADS)
 // B1T1-NEXT: input    [1, 1, 72]  {{.*}}/b1t1.x.npy
 // B1T1-NEXT: weights  9 tensors, 61920 parameters  {{.*}}/w.safetensors
 // B1T1-NEXT: output   [1, 1, 72]  -> {{.*}}/b1t1.y.npy
 // B1T1-NEXT: checksum sum={{[-+.0-9e]+}} abs_sum={{[-+.0-9e]+}}{{$}}
 
-// B2T7:      blockc-run: {{.*}}awkward-sizes.mlir @forward (target cpu, threads 1)
+// B2T7:      blockc-run: {{.*}}awkward-sizes.mlir @forward (target cpu, threads 1 = OMP_NUM_THREADS)
 // B2T7-NEXT: input    [2, 7, 72]  {{.*}}/b2t7.x.npy
 // B2T7-NEXT: weights  9 tensors, 61920 parameters  {{.*}}/w.safetensors
 // B2T7-NEXT: output   [2, 7, 72]  -> {{.*}}/b2t7.y.npy
 // B2T7-NEXT: checksum sum={{[-+.0-9e]+}} abs_sum={{[-+.0-9e]+}}{{$}}
 
-// B1T257:      blockc-run: {{.*}}awkward-sizes.mlir @forward (target cpu, threads 1)
+// B1T257:      blockc-run: {{.*}}awkward-sizes.mlir @forward (target cpu, threads 1 = OMP_NUM_THREADS)
 // B1T257-NEXT: input    [1, 257, 72]  {{.*}}/b1t257.x.npy
 // B1T257-NEXT: weights  9 tensors, 61920 parameters  {{.*}}/w.safetensors
 // B1T257-NEXT: output   [1, 257, 72]  -> {{.*}}/b1t257.y.npy

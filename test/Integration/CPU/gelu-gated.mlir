@@ -14,7 +14,7 @@
 // RUN: %blockc_ref run --config %S/Inputs/gelu-gated.json --weights %t/w.safetensors --input %t/x.npy -o %t/ref.npy
 // RUN: %blockc_ref compare %t/y.npy %t/ref.npy --tol 1e-5
 
-// CHECK:      blockc-run: {{.*}}gelu-gated.mlir @forward (target cpu, threads 1)
+// CHECK:      blockc-run: {{.*}}gelu-gated.mlir @forward (target cpu, threads 1 = OMP_NUM_THREADS)
 // CHECK-NEXT: input    [2, 7, 64]  {{.*}}/x.npy
 // CHECK-NEXT: weights  12 tensors, 43520 parameters  {{.*}}/w.safetensors
 // CHECK-NEXT: output   [2, 7, 64]  -> {{.*}}/y.npy

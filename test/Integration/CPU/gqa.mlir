@@ -15,13 +15,13 @@
 // RUN: %blockc_ref run --config %S/Inputs/gqa.json --weights %t/w.safetensors --input %t/b1t33.x.npy -o %t/b1t33.ref.npy
 // RUN: %blockc_ref compare %t/b1t33.y.npy %t/b1t33.ref.npy --tol 1e-4
 
-// B2T7:      blockc-run: {{.*}}gqa.mlir @forward (target cpu, threads 1)
+// B2T7:      blockc-run: {{.*}}gqa.mlir @forward (target cpu, threads 1 = OMP_NUM_THREADS)
 // B2T7-NEXT: input    [2, 7, 128]  {{.*}}/b2t7.x.npy
 // B2T7-NEXT: weights  9 tensors, 139520 parameters  {{.*}}/w.safetensors
 // B2T7-NEXT: output   [2, 7, 128]  -> {{.*}}/b2t7.y.npy
 // B2T7-NEXT: checksum sum={{[-+.0-9e]+}} abs_sum={{[-+.0-9e]+}}{{$}}
 
-// B1T33:      blockc-run: {{.*}}gqa.mlir @forward (target cpu, threads 1)
+// B1T33:      blockc-run: {{.*}}gqa.mlir @forward (target cpu, threads 1 = OMP_NUM_THREADS)
 // B1T33-NEXT: input    [1, 33, 128]  {{.*}}/b1t33.x.npy
 // B1T33-NEXT: weights  9 tensors, 139520 parameters  {{.*}}/w.safetensors
 // B1T33-NEXT: output   [1, 33, 128]  -> {{.*}}/b1t33.y.npy

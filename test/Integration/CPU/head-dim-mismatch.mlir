@@ -9,7 +9,7 @@
 // RUN: %blockc_ref run --config %S/Inputs/head-dim-mismatch.json --weights %t/w.safetensors --input %t/x.npy -o %t/ref.npy
 // RUN: %blockc_ref compare %t/y.npy %t/ref.npy --tol 1e-4
 
-// CHECK:      blockc-run: {{.*}}head-dim-mismatch.mlir @forward (target cpu, threads 1)
+// CHECK:      blockc-run: {{.*}}head-dim-mismatch.mlir @forward (target cpu, threads 1 = OMP_NUM_THREADS)
 // CHECK-NEXT: input    [2, 5, 48]  {{.*}}/x.npy
 // CHECK-NEXT: weights  13 tensors, 25648 parameters  {{.*}}/w.safetensors
 // CHECK-NEXT: output   [2, 5, 48]  -> {{.*}}/y.npy

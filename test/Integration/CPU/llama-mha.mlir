@@ -17,7 +17,7 @@
 // RUN:   | FileCheck %s --check-prefix=REPEAT
 // RUN: cmp %t/y.npy %t/y10.npy
 
-// CHECK:      blockc-run: {{.*}}llama-mha.mlir @forward (target cpu, threads 1)
+// CHECK:      blockc-run: {{.*}}llama-mha.mlir @forward (target cpu, threads 1 = OMP_NUM_THREADS)
 // CHECK-NEXT: input    [2, 7, 64]  {{.*}}/x.npy
 // CHECK-NEXT: weights  9 tensors, 50304 parameters  {{.*}}/w.safetensors
 // CHECK-NEXT: output   [2, 7, 64]  -> {{.*}}/y.npy

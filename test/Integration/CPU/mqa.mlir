@@ -11,7 +11,7 @@
 // RUN: %blockc_ref run --config %S/Inputs/mqa.json --weights %t/w.safetensors --input %t/x.npy -o %t/ref.npy
 // RUN: %blockc_ref compare %t/y.npy %t/ref.npy --tol 1e-4
 
-// CHECK:      blockc-run: {{.*}}mqa.mlir @forward (target cpu, threads 1)
+// CHECK:      blockc-run: {{.*}}mqa.mlir @forward (target cpu, threads 1 = OMP_NUM_THREADS)
 // CHECK-NEXT: input    [2, 7, 64]  {{.*}}/x.npy
 // CHECK-NEXT: weights  9 tensors, 34944 parameters  {{.*}}/w.safetensors
 // CHECK-NEXT: output   [2, 7, 64]  -> {{.*}}/y.npy

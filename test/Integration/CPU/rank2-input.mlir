@@ -17,7 +17,7 @@
 
 // The summary may show the [T, d] file shape or the [1, T, d] view the block
 // runs on; the files themselves must be rank 2 (IN/OUT above).
-// CHECK:      blockc-run: {{.*}}rank2-input.mlir @forward (target cpu, threads 1)
+// CHECK:      blockc-run: {{.*}}rank2-input.mlir @forward (target cpu, threads 1 = OMP_NUM_THREADS)
 // CHECK-NEXT: input    [{{(1, )?}}7, 32]  {{.*}}/x.npy
 // CHECK-NEXT: weights  9 tensors, 13376 parameters  {{.*}}/w.safetensors
 // CHECK-NEXT: output   [{{(1, )?}}7, 32]  -> {{.*}}/y.npy

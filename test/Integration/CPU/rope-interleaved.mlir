@@ -10,7 +10,7 @@
 // RUN: %blockc_ref run --config %S/Inputs/rope-interleaved.json --weights %t/w.safetensors --input %t/x.npy -o %t/ref.npy
 // RUN: %blockc_ref compare %t/y.npy %t/ref.npy --tol 1e-4
 
-// CHECK:      blockc-run: {{.*}}rope-interleaved.mlir @forward (target cpu, threads 1)
+// CHECK:      blockc-run: {{.*}}rope-interleaved.mlir @forward (target cpu, threads 1 = OMP_NUM_THREADS)
 // CHECK-NEXT: input    [2, 7, 64]  {{.*}}/x.npy
 // CHECK-NEXT: weights  9 tensors, 41088 parameters  {{.*}}/w.safetensors
 // CHECK-NEXT: output   [2, 7, 64]  -> {{.*}}/y.npy

@@ -1,0 +1,228 @@
+//===- RunDriver.cpp - a JIT run of a model, as blockc-run does it --------===//
+
+#include "blockc/ExecutionEngine/RunDriver.h"
+
+#include "blockc/Compiler/Compiler.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <chrono>
+
+using namespace blockc;
+
+namespace {
+
+double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+llvm::Error runError(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+std::string describeTarget(const CompileOptions &options) {
+  if (!options.isNVPTX())
+    return "cpu";
+  return "nvptx " + options.gpuArch + (options.emulate ? ", emulated" : "");
+}
+
+/// While alive, shows each emulated kernel launch on `progress` (nothing
+/// for a CPU or GPU run).
+class LaunchProgress {
+public:
+  LaunchProgress(const CompileOptions &options, Progress &progress)
+      : active(options.emulate && !progress.isQuiet()) {
+    if (!active)
+      return;
+    llvm::Error e =
+        observeEmulatedLaunches([&progress, this](llvm::StringRef kernel) {
+          progress.update(
+              llvm::formatv("emulated launch {0}: {1}", ++launches, kernel));
+        });
+    // Progress is optional: a runtime that cannot report runs anyway.
+    if (e) {
+      llvm::consumeError(std::move(e));
+      active = false;
+    }
+  }
+  ~LaunchProgress() {
+    if (active)
+      llvm::consumeError(observeEmulatedLaunches(nullptr));
+  }
+
+private:
+  bool active;
+  int64_t launches = 0;
+};
+
+} // namespace
+
+llvm::Error blockc::checkRunOutputsWritable(const RunOptions &run) {
+  for (const std::string *path : {&run.outputFile, &run.savePrepared})
+    if (!path->empty())
+      if (llvm::Error e = checkWritable(*path))
+        return e;
+  // A sampled profile is not written.
+  if (run.profile && !run.profileFile.empty() && run.profileBlocks == 0)
+    return checkWritable(run.profileFile);
+  return llvm::Error::success();
+}
+
+llvm::Expected<DecodeRunResult>
+blockc::runDecode(mlir::ModuleOp module, const ModelSignature &signature,
+                  const HostTensor &input, std::vector<HostTensor> &weights,
+                  const RunOptions &run, const CompileOptions &options,
+                  CompileCache *cache, Progress &progress) {
+  int64_t batchSize = input.shape[0], promptLen = input.shape[1];
+  DecodeRunResult result;
+  mlir::FailureOr<std::unique_ptr<DecodeSession>> session =
+      DecodeSession::derive(module, signature, options.kvLayout);
+  if (failed(session))
+    return llvm::make_error<DiagnosedError>("");
+  result.session = std::move(*session);
+  DecodeSession &s = *result.session;
+  if (llvm::Error e =
+          s.bind(weights, batchSize,
+                 run.maxLen ? run.maxLen : run.neededCacheLength(promptLen)))
+    return std::move(e);
+
+  std::string entry = "@" + s.getSignature().funcName;
+  progress.start("compiling " + entry + " (" + describeTarget(options) + ")");
+  auto start = std::chrono::steady_clock::now();
+  if (llvm::Error e = s.compile(options, cache))
+    return std::move(e);
+  result.compileSeconds = secondsSince(start);
+  progress.finish(llvm::formatv("compiled {0} in {1} ({2})", entry,
+                                formatSeconds(result.compileSeconds),
+                                s.cacheStatus()));
+
+  start = std::chrono::steady_clock::now();
+  if (s.getPrepareEntry())
+    progress.start("preparing the weights");
+  llvm::Expected<int64_t> prepared = s.prepare(weights);
+  if (!prepared)
+    return runError("preparing the weights failed: " +
+                    llvm::toString(prepared.takeError()));
+  result.preparedBytes = *prepared;
+  result.prepareSeconds = secondsSince(start);
+  if (s.getPrepareEntry())
+    progress.finish(llvm::formatv("prepared the weights in {0}",
+                                  formatSeconds(result.prepareSeconds)));
+
+  std::string what =
+      run.checkDecode
+          ? llvm::formatv("{0} positions token by token against one prefill",
+                          promptLen)
+                .str()
+          : llvm::formatv("prefill of {0} tokens and {1} decode steps",
+                          promptLen, run.decodeSteps)
+                .str();
+  progress.start((run.checkDecode ? "checking " : "") + what);
+  s.setStepObserver([&](int64_t done, int64_t total) {
+    progress.update(llvm::formatv("step {0}/{1}", done, total));
+  });
+  start = std::chrono::steady_clock::now();
+  LaunchProgress launches(options, progress);
+  if (run.checkDecode) {
+    result.tolerance = run.checkTolerance
+                           ? *run.checkTolerance
+                           : DecodeComparison::defaultTolerance(
+                                 signature.args.front().type.getElementType());
+    auto compared = s.compareWithPrefill(input);
+    if (!compared)
+      return compared.takeError();
+    DecodeComparison &c = *compared;
+    if (!c.passes(result.tolerance))
+      return runError(llvm::formatv("--check-decode: position {0} (batch "
+                                    "{1}) differs from the prefill by "
+                                    "{2:e3}, more than {3:e1} of the output "
+                                    "scale {4:e3}",
+                                    c.worstPosition, c.worstBatch, c.maxDiff,
+                                    result.tolerance, c.scale)
+                          .str());
+    result.run = std::move(c.run);
+    result.comparison = std::move(c);
+  } else {
+    auto generated = s.generate(input, run.decodeSteps);
+    if (!generated)
+      return generated.takeError();
+    result.run = std::move(*generated);
+  }
+  s.setStepObserver(nullptr);
+  progress.finish(llvm::formatv("{0}{1} in {2}",
+                                run.checkDecode ? "checked " : "", what,
+                                formatSeconds(secondsSince(start))));
+  return std::move(result);
+}
+
+llvm::Expected<EntryRunResult>
+blockc::runEntry(mlir::ModuleOp module, const ModelSignature &signature,
+                 const HostTensor &input, RunWeights &weights,
+                 const RunOptions &run, const CompileOptions &options,
+                 CompileCache *cache, Progress &progress) {
+  EntryRunResult result;
+  std::string entry = "@" + signature.funcName;
+  progress.start("compiling " + entry + " (" + describeTarget(options) + ")");
+  auto start = std::chrono::steady_clock::now();
+  auto jit = BlockJit::compile(module, signature, options, cache);
+  if (!jit)
+    return jit.takeError();
+  result.jit = std::move(*jit);
+  result.compileSeconds = secondsSince(start);
+  progress.finish(llvm::formatv("compiled {0} in {1} ({2})", entry,
+                                formatSeconds(result.compileSeconds),
+                                result.jit->cacheStatus()));
+
+  // The entry's prepare function packs the weights once; each prepared
+  // weight replaces its original. Weights loaded already prepared skip it.
+  bool preparing = result.jit->getPrepareEntry() && !weights.preparedFile;
+  if (preparing)
+    progress.start("preparing the weights");
+  start = std::chrono::steady_clock::now();
+  llvm::Expected<int64_t> prepared =
+      prepareRunWeights(*result.jit, signature, weights);
+  if (!prepared)
+    return prepared.takeError();
+  result.preparedBytes = *prepared;
+  result.prepareSeconds = secondsSince(start);
+  if (preparing)
+    progress.finish(llvm::formatv("prepared the weights in {0}",
+                                  formatSeconds(result.prepareSeconds)));
+  if (!run.savePrepared.empty())
+    if (llvm::Error e =
+            savePreparedWeights(run.savePrepared, signature,
+                                result.jit->getPrepareEntry(), weights.tensors))
+      return std::move(e);
+
+  result.output.shape = input.shape;
+  result.output.data.assign(result.output.numElements(), 0.0f);
+  std::vector<const HostTensor *> args = {&input};
+  for (const HostTensor &w : weights.tensors)
+    args.push_back(&w);
+  if (!run.profileBound.empty()) {
+    auto read = readGPUProfile(run.profileBound);
+    if (!read)
+      return read.takeError();
+    result.bound = std::move(*read);
+  }
+  RunProfile profile = !run.profile      ? RunProfile::None
+                       : options.emulate ? RunProfile::Emulator
+                                         : RunProfile::GPU;
+  progress.start(llvm::formatv(
+      "running {0}{1}", entry,
+      run.repeat > 1 ? llvm::formatv(" {0} times", run.repeat).str()
+                     : std::string()));
+  start = std::chrono::steady_clock::now();
+  LaunchProgress launches(options, progress);
+  auto runs = runTimed(*result.jit, module, options, args, result.output,
+                       run.repeat, profile, run.profileBlocks);
+  if (!runs)
+    return runs.takeError();
+  result.runs = std::move(*runs);
+  progress.finish(llvm::formatv("ran {0} {1} {2} in {3}", entry, run.repeat,
+                                run.repeat == 1 ? "time" : "times",
+                                formatSeconds(secondsSince(start))));
+  result.sampled = run.profile && run.profileBlocks > 0;
+  return std::move(result);
+}

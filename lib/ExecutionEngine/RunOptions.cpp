@@ -1,0 +1,288 @@
+//===- RunOptions.cpp - blockc-run's options and their checks -------------===//
+//
+// The command-line options of RunOptions live in one ManagedStatic created
+// by registerRunOptions(), as the compile options do (CompileOptions.cpp).
+//
+//===----------------------------------------------------------------------===//
+
+#include "blockc/ExecutionEngine/RunOptions.h"
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/ADT/Twine.h"
+#include "llvm/Support/ManagedStatic.h"
+#include "llvm/Support/Threading.h"
+
+#include <cstdlib>
+
+using namespace blockc;
+namespace cl = llvm::cl;
+
+namespace {
+
+struct RunCLOptions {
+  cl::OptionCategory &cat = getRunOptionCategory();
+  cl::opt<std::string> weightsFile{
+      "weights", cl::desc("safetensors file with the weights"),
+      cl::value_desc("file"), cl::cat(cat)};
+  cl::opt<std::string> randomWeights{
+      "random-weights", cl::desc("Use deterministic random weights"),
+      cl::value_desc("seed"), cl::ValueOptional, cl::cat(cat)};
+  cl::opt<std::string> inputFile{"input",
+                                 cl::desc(".npy input [B,T,d] or [T,d]"),
+                                 cl::value_desc("file"), cl::cat(cat)};
+  cl::opt<std::string> randomInput{
+      "random-input",
+      cl::desc("Use a deterministic random input (default without --input)"),
+      cl::value_desc("seed"), cl::ValueOptional, cl::cat(cat)};
+  cl::opt<int64_t> seqLen{"seq-len", cl::desc("Sequence length T"), cl::init(0),
+                          cl::cat(cat)};
+  cl::opt<int64_t> batch{"batch", cl::desc("Batch size B"), cl::init(0),
+                         cl::cat(cat)};
+  cl::opt<std::string> outputFile{"output", cl::desc("Write the output (.npy)"),
+                                  cl::value_desc("file"), cl::cat(cat)};
+  cl::opt<std::string> savePrepared{
+      "save-prepared",
+      cl::desc("CPU: after the prepare function ran, write every weight "
+               "argument as the entry reads it (prepared layouts and their "
+               "description in the metadata) to this safetensors file; "
+               "--weights=<it> later skips preparing (docs/RuntimeABI.md)"),
+      cl::value_desc("file"), cl::cat(cat)};
+  cl::opt<std::string> profileFile{
+      "profile",
+      cl::desc("With -target=nvptx --emulate: print each kernel's FLOPs, "
+               "memory traffic, registers, occupancy and speed-of-light "
+               "bound on the -gpu-chip (docs/GPUEmulator.md#profile); "
+               "--profile=FILE.json also writes it as JSON. On a GPU: time "
+               "each kernel with CUDA events (beside --profile-bound's "
+               "bounds)"),
+      cl::value_desc("file.json"), cl::ValueOptional, cl::cat(cat)};
+  cl::opt<std::string> profileBound{
+      "profile-bound",
+      cl::desc("With --profile on a GPU: the emulator's profile of the same "
+               "module and shape (its JSON file, or the table it printed), "
+               "whose bounds the measured times are compared with"),
+      cl::value_desc("file"), cl::cat(cat)};
+  cl::opt<int64_t> profileBlocks{
+      "profile-blocks",
+      cl::desc("With --profile: emulate only N thread blocks of each "
+               "launch, spread over the grid, and scale the counters (for "
+               "large shapes; the run's output and the profile file are not "
+               "written)"),
+      cl::value_desc("N"), cl::init(0), cl::cat(cat)};
+  cl::opt<unsigned> repeat{"repeat", cl::desc("Number of timed runs"),
+                           cl::init(1), cl::cat(cat)};
+  // libLLVM already registers a global option named "threads", so ours is
+  // "num-threads" and parseCommandLine() maps --threads=N onto it.
+  cl::opt<unsigned> threads{
+      "num-threads",
+      cl::desc("CPU threads (also --threads=N; default: OMP_NUM_THREADS "
+               "when set, else every core)"),
+      cl::value_desc("N"), cl::init(0), cl::cat(cat)};
+  cl::opt<unsigned> decodeSteps{
+      "decode",
+      cl::desc("Prefill the input through the KV-cached decode entry, then "
+               "run N single-token steps feeding each step's last output row "
+               "back"),
+      cl::value_desc("N"), cl::init(0), cl::cat(cat)};
+  cl::opt<bool> checkDecode{
+      "check-decode",
+      cl::desc("Run the input token by token through the KV cache and "
+               "compare every position with one full prefill; fail on "
+               "mismatch"),
+      cl::init(false), cl::cat(cat)};
+  cl::opt<int64_t> maxLen{
+      "max-len",
+      cl::desc("KV cache capacity L_max in tokens (default: what the run "
+               "needs)"),
+      cl::value_desc("L"), cl::init(0), cl::cat(cat)};
+  cl::opt<double> checkTolerance{
+      "check-tol",
+      cl::desc("--check-decode tolerance, relative to the largest |output| "
+               "(default: 1e-4 for f32 models, two units of the last place "
+               "for bf16 (2^-7) and f16 (2^-10) models)"),
+      cl::init(1e-4), cl::cat(cat)};
+  cl::opt<bool> allowExtraWeights{
+      "allow-extra-weights",
+      cl::desc("Ignore tensors in the weights file that bind to no argument"),
+      cl::init(false), cl::cat(cat)};
+  cl::opt<bool> noCache{
+      "no-cache",
+      cl::desc("Neither read nor write the compile cache ($XDG_CACHE_HOME/"
+               "blockc or ~/.cache/blockc, at most BLOCKC_CACHE_MAX_SIZE, "
+               "default 1G; see docs/CompileCache.md)"),
+      cl::init(false), cl::cat(cat)};
+  cl::opt<bool> quiet{
+      "quiet",
+      cl::desc("No progress lines on stderr (loading, compiling, preparing, "
+               "running, decode steps); the summary and errors stay"),
+      cl::init(false), cl::cat(cat)};
+};
+
+llvm::ManagedStatic<RunCLOptions> clOptions;
+
+llvm::Error optionError(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+/// A seed option's value: 0 when given without one.
+llvm::Expected<uint64_t> parseSeed(const cl::opt<std::string> &opt) {
+  uint64_t seed = 0;
+  if (!opt.empty() && llvm::StringRef(opt).getAsInteger(10, seed))
+    return optionError("--" + opt.ArgStr + ": invalid seed '" + opt + "'");
+  return seed;
+}
+
+/// The value of environment variable `name` as a positive integer.
+std::optional<int64_t> positiveEnv(const char *name) {
+  const char *value = std::getenv(name);
+  int64_t n;
+  if (!value || llvm::StringRef(value).trim().getAsInteger(10, n) || n < 1)
+    return std::nullopt;
+  return n;
+}
+
+} // namespace
+
+cl::OptionCategory &blockc::getRunOptionCategory() {
+  static cl::OptionCategory category("blockc-run options");
+  return category;
+}
+
+void blockc::registerRunOptions() { *clOptions; }
+
+int64_t blockc::getMPILaunchSize() {
+  // Open MPI's mpirun, then the PMI / PMIx launchers (MPICH's hydra, srun).
+  for (const char *name : {"OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "PMI_SIZE"})
+    if (std::optional<int64_t> n = positiveEnv(name))
+      return *n;
+  return 1;
+}
+
+llvm::Error RunOptions::checkCacheCapacity(int64_t promptLen) const {
+  int64_t needed = neededCacheLength(promptLen);
+  if (maxLen == 0 || maxLen >= needed)
+    return llvm::Error::success();
+  std::string what =
+      checkDecode
+          ? "--check-decode of " + std::to_string(promptLen) + " tokens needs"
+          : "the prompt's " + std::to_string(promptLen) + " tokens and " +
+                std::to_string(decodeSteps) + " decode steps need";
+  return optionError("--max-len=" + llvm::Twine(maxLen) + " is too small: " +
+                     what + " a KV cache of " + llvm::Twine(needed) +
+                     " tokens (--max-len=" + llvm::Twine(needed) + " or more)");
+}
+
+llvm::Expected<RunOptions>
+blockc::getRunOptionsFromCommandLine(const CompileOptions &compile) {
+  const RunCLOptions &cl = *clOptions;
+  RunOptions r;
+  bool nvptx = compile.isNVPTX(), emulate = compile.emulate;
+
+  // Profiling.
+  r.profile = cl.profileFile.getNumOccurrences() > 0;
+  r.profileFile = cl.profileFile;
+  r.profileBound = cl.profileBound;
+  r.profileBlocks = cl.profileBlocks;
+  bool sampleGiven = cl.profileBlocks.getNumOccurrences() > 0;
+  if (r.profile && !nvptx)
+    return optionError("--profile needs -target=nvptx (with --emulate: the "
+                       "emulator's counters and bounds; without: kernel "
+                       "times on the GPU)");
+  if (sampleGiven && !r.profile)
+    return optionError("--profile-blocks needs --profile");
+  if (sampleGiven && !emulate)
+    return optionError("--profile-blocks samples emulated launches: it "
+                       "needs --emulate");
+  if (!r.profileBound.empty() && (!r.profile || emulate))
+    return optionError("--profile-bound needs --profile on a GPU (without "
+                       "--emulate)");
+  if (sampleGiven && r.profileBlocks < 1)
+    return optionError("--profile-blocks must be at least 1");
+
+  // Decoding.
+  r.decodeSteps = cl.decodeSteps;
+  r.checkDecode = cl.checkDecode;
+  r.maxLen = cl.maxLen;
+  if (cl.decodeSteps.getNumOccurrences() && r.decodeSteps == 0)
+    return optionError("--decode must be at least 1 (the single-token steps "
+                       "after the prefill)");
+  if (r.decodeSteps > 0 && r.checkDecode)
+    return optionError("give only one of --decode=N and --check-decode");
+  if (r.profile && r.decodeMode())
+    return optionError("--profile profiles the entry's run, not --decode=N "
+                       "or --check-decode");
+  if (r.maxLen < 0 || (cl.maxLen.getNumOccurrences() && r.maxLen == 0))
+    return optionError("--max-len must be at least 1");
+  if (cl.maxLen.getNumOccurrences() && !r.decodeMode())
+    return optionError("--max-len needs --decode=N or --check-decode");
+  if (!(cl.checkTolerance > 0))
+    return optionError("--check-tol must be positive");
+  if (cl.checkTolerance.getNumOccurrences())
+    r.checkTolerance = cl.checkTolerance;
+
+  // Weights and input.
+  bool randomWeights = cl.randomWeights.getNumOccurrences() > 0;
+  bool randomInput = cl.randomInput.getNumOccurrences() > 0;
+  if (cl.weightsFile.empty() == !randomWeights)
+    return optionError(
+        "give exactly one of --weights=FILE and --random-weights");
+  if (!cl.inputFile.empty() && randomInput)
+    return optionError("give only one of --input=FILE and --random-input");
+  r.weightsFile = cl.weightsFile;
+  r.inputFile = cl.inputFile;
+  if (randomWeights) {
+    auto seed = parseSeed(cl.randomWeights);
+    if (!seed)
+      return seed.takeError();
+    r.weightSeed = *seed;
+  }
+  if (r.inputFile.empty()) {
+    auto seed = parseSeed(cl.randomInput);
+    if (!seed)
+      return seed.takeError();
+    r.inputSeed = *seed;
+  }
+  r.seqLen = cl.seqLen;
+  r.batch = cl.batch;
+  if (r.seqLen < 0 || r.batch < 0)
+    return optionError("--seq-len and --batch must be positive");
+  if (cl.seqLen.getNumOccurrences() && r.seqLen == 0)
+    return optionError("--seq-len must be at least 1 (the tokens of the "
+                       "input)");
+  if (cl.batch.getNumOccurrences() && r.batch == 0)
+    return optionError("--batch must be at least 1 (the sequences of the "
+                       "input)");
+  r.allowExtraWeights = cl.allowExtraWeights;
+
+  // Outputs.
+  r.outputFile = cl.outputFile;
+  r.savePrepared = cl.savePrepared;
+  if (!r.savePrepared.empty() && r.decodeMode())
+    return optionError("--save-prepared runs the plain entry (not --decode=N "
+                       "or --check-decode)");
+  if (!r.savePrepared.empty() && nvptx)
+    return optionError("--save-prepared: only the CPU target prepares "
+                       "weights");
+
+  // Repetitions and threads.
+  r.repeat = cl.repeat;
+  if (r.repeat == 0)
+    return optionError("--repeat must be at least 1");
+  if (cl.threads.getNumOccurrences()) {
+    if (cl.threads == 0)
+      return optionError("--threads must be at least 1");
+    r.threads = cl.threads;
+    r.threadSource = ThreadSource::Option;
+  } else if (std::optional<int64_t> n = positiveEnv("OMP_NUM_THREADS")) {
+    r.threads = static_cast<unsigned>(*n);
+    r.threadSource = ThreadSource::Environment;
+  } else {
+    // The cores of this process's affinity mask (taskset, cgroups).
+    r.threads =
+        std::max(1u, llvm::hardware_concurrency().compute_thread_count());
+    r.threadSource = ThreadSource::AllCores;
+  }
+  r.noCache = cl.noCache;
+  r.quiet = cl.quiet;
+  return r;
+}
