@@ -10,6 +10,7 @@
 
 #include "blockc/Codegen/NVPTX/Passes.h"
 #include "blockc/Dialect/Codegen/IR/CodegenDialect.h"
+#include "blockc/Runtime/EmulatorRuntime.h"
 
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -30,6 +31,9 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/xxhash.h"
 
+#include <cstddef>
+#include <type_traits>
+
 namespace blockc::nvptx {
 #define GEN_PASS_DEF_GPUEMULATEKERNELSPASS
 #include "blockc/Codegen/NVPTX/Passes.h.inc"
@@ -41,19 +45,30 @@ using blockc::codegen::EmulatedKernelAttr;
 
 namespace {
 
-/// The flags of blockcEmuAccess (BLOCKC_EMU_ACCESS_*, EmulatorRuntime.h).
-constexpr int64_t kAccessStore = 1;
-constexpr int64_t kAccessShared = 2;
-constexpr int64_t kAccessConstant = 4;
-constexpr int64_t kAccessCheck = 8;
-constexpr int64_t kAccessUncounted = 16;
+/// The flags of blockcEmuAccess.
+constexpr int64_t kAccessStore = BLOCKC_EMU_ACCESS_STORE;
+constexpr int64_t kAccessShared = BLOCKC_EMU_ACCESS_SHARED;
+constexpr int64_t kAccessConstant = BLOCKC_EMU_ACCESS_CONSTANT;
+constexpr int64_t kAccessCheck = BLOCKC_EMU_ACCESS_CHECK;
+constexpr int64_t kAccessUncounted = BLOCKC_EMU_ACCESS_UNCOUNTED;
 
-/// Byte offsets of the BlockcEmuThread fields (EmulatorRuntime.h).
-constexpr int64_t kThreadIdOffset = 0;
-constexpr int64_t kBlockIdOffset = 12;
-constexpr int64_t kBlockDimOffset = 24;
-constexpr int64_t kGridDimOffset = 36;
-constexpr int64_t kLaneIdOffset = 48;
+/// Byte offsets of the BlockcEmuThread fields that kernels load: each an
+/// int32_t (threadField), the dimensions x, y, z of a vector 4 bytes apart.
+constexpr int64_t kThreadIdOffset = offsetof(BlockcEmuThread, threadId);
+constexpr int64_t kBlockIdOffset = offsetof(BlockcEmuThread, blockId);
+constexpr int64_t kBlockDimOffset = offsetof(BlockcEmuThread, blockDim);
+constexpr int64_t kGridDimOffset = offsetof(BlockcEmuThread, gridDim);
+constexpr int64_t kLaneIdOffset = offsetof(BlockcEmuThread, laneId);
+template <typename Field> constexpr bool isI32Vector(int64_t lanes) {
+  return std::is_same_v<std::remove_all_extents_t<Field>, int32_t> &&
+         sizeof(Field) == lanes * sizeof(int32_t);
+}
+static_assert(isI32Vector<decltype(BlockcEmuThread::threadId)>(3) &&
+                  isI32Vector<decltype(BlockcEmuThread::blockId)>(3) &&
+                  isI32Vector<decltype(BlockcEmuThread::blockDim)>(3) &&
+                  isI32Vector<decltype(BlockcEmuThread::gridDim)>(3) &&
+                  isI32Vector<decltype(BlockcEmuThread::laneId)>(1),
+              "the kernels load BlockcEmuThread's ids as int32_t values");
 
 /// `type` without a memory space (#gpu.address_space or numeric: the host
 /// has one address space).

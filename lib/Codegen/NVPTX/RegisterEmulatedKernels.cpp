@@ -8,6 +8,7 @@
 
 #include "blockc/Codegen/NVPTX/Passes.h"
 #include "blockc/Dialect/Codegen/IR/CodegenDialect.h"
+#include "blockc/Runtime/EmulatorRuntime.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "llvm/ADT/StringMap.h"
@@ -118,11 +119,12 @@ struct GPURegisterEmulatedKernelsPass
       Value address = LLVM::AddressOfOp::create(cb, loc, fn);
       LLVM::CallOp::create(
           cb, loc, registerFn,
-          ValueRange{
-              cstring(attr.getModule()), cstring(attr.getKernel()), address,
-              i64c(attr.getStaticShared()), i64c(attr.getMaxShared()),
-              i32c(attr.getSynchronizes() ? 1 : 0), i32c(attr.getBlockX()),
-              i32c(attr.getBlockY()), i32c(attr.getBlockZ())});
+          ValueRange{cstring(attr.getModule()), cstring(attr.getKernel()),
+                     address, i64c(attr.getStaticShared()),
+                     i64c(attr.getMaxShared()),
+                     i32c(attr.getSynchronizes() ? BLOCKC_EMU_SYNCHRONIZES : 0),
+                     i32c(attr.getBlockX()), i32c(attr.getBlockY()),
+                     i32c(attr.getBlockZ())});
       Value dtorAddress = LLVM::AddressOfOp::create(db, loc, fn);
       LLVM::CallOp::create(db, loc, unregisterFn, ValueRange{dtorAddress});
       // The attribute is consumed: the LLVM IR translation does not know
