@@ -5,20 +5,60 @@
 // projections, 4 H D L per token for attention scores and A V, and small
 // elementwise counts (RMSNorm 4d, LayerNorm 7d, softmax 3HL, RoPE 3 per
 // rotated element, residual d, gated activation 3 d_ff, plain d_ff).
+// Weights count as stored: quantised projections in their int8 bytes or
+// int4 nibbles with their f32 scales (docs/Quantization.md).
 //
 //===----------------------------------------------------------------------===//
 
 #include "blockc/Analysis/BlockReport.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/JSON.h"
 
+#include <algorithm>
 #include <cmath>
 
 using namespace blockc;
 using namespace blockc::transformer;
+
+namespace {
+
+/// The K/V heads of the whole block that `op`, one rank's part of a
+/// partitioned block, holds some of: the rows of w_k that the ranks read
+/// together (its #transformer.shard_slice), in heads; 0 when unknown.
+int64_t modelKVHeadsOf(BlockOp op) {
+  auto arg = llvm::dyn_cast<mlir::BlockArgument>(op.getWK());
+  if (!arg)
+    return 0;
+  auto func = llvm::dyn_cast<mlir::func::FuncOp>(arg.getOwner()->getParentOp());
+  if (!func)
+    return 0;
+  auto slice = func.getArgAttrOfType<ShardSliceAttr>(
+      arg.getArgNumber(), TransformerDialect::kShardSliceAttr);
+  if (!slice || slice.getAxis() != 0)
+    return 0;
+  std::vector<std::pair<int64_t, int64_t>> ranges;
+  for (unsigned r = 0; r < slice.getRanks().size(); ++r) {
+    llvm::ArrayRef<int64_t> flat = slice.getRanges(r);
+    for (size_t i = 0; i + 1 < flat.size(); i += 2)
+      ranges.push_back({flat[i], flat[i + 1]});
+  }
+  llvm::sort(ranges);
+  int64_t rows = 0, end = 0;
+  for (auto [b, e] : ranges) {
+    b = std::max(b, end);
+    if (e > b) {
+      rows += e - b;
+      end = e;
+    }
+  }
+  return rows / op.getHeadDim();
+}
+
+} // namespace
 
 BlockShape BlockShape::fromOp(BlockOp op) {
   BlockShape s;
@@ -40,9 +80,50 @@ BlockShape BlockShape::fromOp(BlockOp op) {
   s.biasGate = static_cast<bool>(op.getBGate());
   s.biasUp = static_cast<bool>(op.getBUp());
   s.biasDown = static_cast<bool>(op.getBDown());
-  s.elementBytes =
-      op.getInput().getType().getElementType().getIntOrFloatBitWidth() / 8;
+  // The verifier gives every operand of a block one element type.
+  mlir::Type element = op.getInput().getType().getElementType();
+  s.elementBytes = element.getIntOrFloatBitWidth() / 8;
+  s.elementType.clear();
+  llvm::raw_string_ostream(s.elementType) << element;
+  if (WeightQuantAttr quant = op.getWeightQuantAttr()) {
+    s.weightStorage = quant.getType() == WeightQuantType::int8
+                          ? WeightStorage::Int8
+                          : WeightStorage::Int4;
+    s.quantGroupSize = quant.getGroupSize();
+    s.quantizedActivations = quant.quantizesActivations();
+  }
+  if (op->hasAttr(TransformerDialect::kAllReduceOverAttr))
+    s.modelKVHeads = modelKVHeadsOf(op);
   return s;
+}
+
+int64_t BlockShape::projectionBytes(int64_t out, int64_t in) const {
+  switch (weightStorage) {
+  case WeightStorage::Element:
+    return out * in * elementBytes;
+  case WeightStorage::Int8:
+    // A byte per weight, an f32 scale per output row.
+    return out * in + 4 * out;
+  case WeightStorage::Int4: {
+    // Two weights per byte, an f32 scale per group of G input columns (the
+    // verifier makes G divide the input dimension).
+    int64_t g = quantGroupSize > 0 ? quantGroupSize : in;
+    return out * ((in + 1) / 2) + 4 * out * ((in + g - 1) / g);
+  }
+  }
+  return 0;
+}
+
+std::string BlockShape::weightStorageName() const {
+  switch (weightStorage) {
+  case WeightStorage::Element:
+    return elementType;
+  case WeightStorage::Int8:
+    return "int8";
+  case WeightStorage::Int4:
+    return "int4 g" + std::to_string(quantGroupSize);
+  }
+  return "?";
 }
 
 double ReportStep::flops(int64_t seqLen) const {
@@ -110,7 +191,8 @@ struct Builder {
     double weights = static_cast<double>(in) * out;
     add(name, operation + (bias ? " + b" : ""), component, std::move(shape),
         2 * weights + (bias ? out : 0), 0,
-        weights * e + act(in) + act(out) + (bias ? out * e : 0));
+        static_cast<double>(s.projectionBytes(out, in)) + act(in) + act(out) +
+            (bias ? out * e : 0));
   }
 
   void residual(const std::string &operation) {
@@ -162,8 +244,26 @@ struct Builder {
     projection("down", "ffn = a W_down^T", "ffn", f, d, s.biasDown, {T, d});
   }
 
-  void component(std::string name, std::string kind,
-                 std::vector<int64_t> shape) {
+  /// How a component of one rank's part relates to the whole tensor of a
+  /// tensor-parallel model (docs/TensorParallel.md).
+  enum class Split {
+    Whole,   // replicated (norms) or read by one rank (b_O, b_down)
+    Rows,    // column-parallel: the rank's rows (axis 0)
+    Columns, // row-parallel: the rank's columns (axis 1)
+    KV,      // the rank's K/V heads, possibly copies of other ranks' ones
+  };
+
+  int64_t bytesOf(bool projection, const std::vector<int64_t> &shape) const {
+    if (projection)
+      return s.projectionBytes(shape[0], shape[1]);
+    int64_t n = 1;
+    for (int64_t d : shape)
+      n *= d;
+    return n * s.elementBytes;
+  }
+
+  void component(std::string name, std::string kind, std::vector<int64_t> shape,
+                 Split split) {
     ReportComponent c;
     c.name = std::move(name);
     c.kind = std::move(kind);
@@ -171,48 +271,75 @@ struct Builder {
     c.params = 1;
     for (int64_t d : c.shape)
       c.params *= d;
-    c.bytes = c.params * static_cast<int64_t>(e);
+    bool projection = c.kind == "attention" || c.kind == "ffn";
+    c.bytes = bytesOf(projection, c.shape);
+    c.storage = projection ? s.weightStorageName() : s.elementType;
+    std::vector<int64_t> whole = c.shape;
+    if (o.ranks > 1) {
+      int64_t kvHeads =
+          s.modelKVHeads > 0 ? s.modelKVHeads : s.numKVHeads * o.ranks;
+      switch (split) {
+      case Split::Whole:
+        break;
+      case Split::Rows:
+        whole[0] *= o.ranks;
+        break;
+      case Split::Columns:
+        whole[1] *= o.ranks;
+        break;
+      case Split::KV:
+        whole[0] = kvHeads * s.headDim;
+        break;
+      }
+    }
+    c.modelParams = 1;
+    for (int64_t d : whole)
+      c.modelParams *= d;
+    c.modelBytes = bytesOf(projection, whole);
     r.components.push_back(std::move(c));
   }
 
   void components() {
     int64_t d = s.modelDim, q = s.numHeads * s.headDim,
             kv = s.numKVHeads * s.headDim, f = s.dff;
-    component("attn_norm.g", "norm", {d});
+    component("attn_norm.g", "norm", {d}, Split::Whole);
     if (s.layerNorm)
-      component("attn_norm.b", "norm", {d});
-    component("W_Q", "attention", {q, d});
-    component("W_K", "attention", {kv, d});
-    component("W_V", "attention", {kv, d});
-    component("W_O", "attention", {d, q});
+      component("attn_norm.b", "norm", {d}, Split::Whole);
+    component("W_Q", "attention", {q, d}, Split::Rows);
+    component("W_K", "attention", {kv, d}, Split::KV);
+    component("W_V", "attention", {kv, d}, Split::KV);
+    component("W_O", "attention", {d, q}, Split::Columns);
     if (s.biasQ)
-      component("b_Q", "bias", {q});
+      component("b_Q", "bias", {q}, Split::Rows);
     if (s.biasK)
-      component("b_K", "bias", {kv});
+      component("b_K", "bias", {kv}, Split::KV);
     if (s.biasV)
-      component("b_V", "bias", {kv});
+      component("b_V", "bias", {kv}, Split::KV);
     if (s.biasO)
-      component("b_O", "bias", {d});
-    component("ffn_norm.g", "norm", {d});
+      component("b_O", "bias", {d}, Split::Whole);
+    component("ffn_norm.g", "norm", {d}, Split::Whole);
     if (s.layerNorm)
-      component("ffn_norm.b", "norm", {d});
+      component("ffn_norm.b", "norm", {d}, Split::Whole);
     if (s.gated)
-      component("W_gate", "ffn", {f, d});
-    component("W_up", "ffn", {f, d});
-    component("W_down", "ffn", {d, f});
+      component("W_gate", "ffn", {f, d}, Split::Rows);
+    component("W_up", "ffn", {f, d}, Split::Rows);
+    component("W_down", "ffn", {d, f}, Split::Columns);
     if (s.biasGate)
-      component("b_gate", "bias", {f});
+      component("b_gate", "bias", {f}, Split::Rows);
     if (s.biasUp)
-      component("b_up", "bias", {f});
+      component("b_up", "bias", {f}, Split::Rows);
     if (s.biasDown)
-      component("b_down", "bias", {d});
+      component("b_down", "bias", {d}, Split::Whole);
   }
 };
 
 } // namespace
 
 std::vector<BlockReport> blockc::buildReports(mlir::ModuleOp module,
-                                              const ReportOptions &options) {
+                                              ReportOptions options) {
+  if (auto ranks = module->getAttrOfType<mlir::IntegerAttr>(
+          TransformerDialect::kTensorParallelAttr))
+    options.ranks = std::max<int64_t>(ranks.getInt(), 1);
   std::vector<BlockReport> reports;
   module->walk([&](BlockOp block) {
     reports.push_back(buildReport(BlockShape::fromOp(block), options));
@@ -257,6 +384,37 @@ int64_t BlockReport::params(llvm::StringRef kind) const {
   for (const ReportComponent &c : components)
     if (c.kind == kind)
       n += c.params;
+  return n;
+}
+
+int64_t BlockReport::weightBytes() const {
+  int64_t n = 0;
+  for (const ReportComponent &c : components)
+    n += c.bytes;
+  return n;
+}
+
+double BlockReport::bytesPerProjectionWeight() const {
+  int64_t params = 0, bytes = 0;
+  for (const ReportComponent &c : components)
+    if (c.kind == "attention" || c.kind == "ffn") {
+      params += c.params;
+      bytes += c.bytes;
+    }
+  return params ? static_cast<double>(bytes) / params : 0.0;
+}
+
+int64_t BlockReport::modelParams() const {
+  int64_t n = 0;
+  for (const ReportComponent &c : components)
+    n += c.modelParams;
+  return n;
+}
+
+int64_t BlockReport::modelWeightBytes() const {
+  int64_t n = 0;
+  for (const ReportComponent &c : components)
+    n += c.modelBytes;
   return n;
 }
 

@@ -143,14 +143,24 @@ int fail(llvm::Error e) {
   return message.empty() ? 1 : fail(message);
 }
 
-/// --report: the walk of a tensor through every block of `module`.
+/// --report: the walk of a tensor through every block of `module`. With
+/// --tensor-parallel=N (or a model partitioned already) the module is
+/// partitioned first, as compiles do: each block is then one rank's part.
 int printReport(ModuleOp module) {
   if (reportSeqLen < 1 || reportKVLen < 0 || reportLayers < 1)
     return fail("--seq-len and --layers must be >= 1, --kv-len >= 1");
+  auto compileOptions = blockc::getCompileOptionsFromCommandLine();
+  if (!compileOptions)
+    return fail(compileOptions.takeError());
+  llvm::Expected<int64_t> ranks =
+      blockc::partitionModule(module, *compileOptions);
+  if (!ranks)
+    return fail(ranks.takeError());
   blockc::ReportOptions options;
   options.seqLen = reportSeqLen;
   options.kvLen = reportKVLen ? reportKVLen : reportSeqLen;
   options.layers = reportLayers;
+  options.ranks = *ranks;
   std::vector<blockc::BlockReport> reports =
       blockc::buildReports(module, options);
   if (reports.empty())

@@ -118,6 +118,67 @@ TEST(BlockReportTest, GQAQKVOIs2Point25DSquared) {
   EXPECT_EQ(r.kvCacheBytesPerToken(), 2.0 * (d / 8) * 4);
 }
 
+TEST(BlockReportTest, QuantisedWeightsCountAsStored) {
+  const int64_t d = 4096, dff = 11008;
+  const int64_t weights = 4 * d * d + 3 * d * dff;
+  BlockShape s = llama2_7b();
+  // int8: a byte per weight and an f32 scale per output row.
+  s.weightStorage = WeightStorage::Int8;
+  EXPECT_EQ(s.projectionBytes(dff, d), dff * d + 4 * dff);
+  BlockReport r8 = buildReport(s, ReportOptions());
+  EXPECT_EQ(r8.totalParams(), 202383360);
+  EXPECT_EQ(r8.weightBytes(),
+            weights + 4 * (4 * d + 2 * dff + d) + 2 * d * 4); // 202,577,920
+  EXPECT_EQ(r8.weightBytes(), 202577920);
+  // The Q step streams the stored bytes.
+  EXPECT_EQ(step(r8, "Q").bytes,
+            static_cast<double>(d * d + 4 * d + 2 * d * 4));
+  // int4, groups of 32: half a byte and a 4-byte scale per 32 weights.
+  s.weightStorage = WeightStorage::Int4;
+  s.quantGroupSize = 32;
+  EXPECT_EQ(s.projectionBytes(d, dff), d * dff / 2 + 4 * d * (dff / 32));
+  BlockReport r4 = buildReport(s, ReportOptions());
+  EXPECT_EQ(r4.bytesPerProjectionWeight(), 0.625);
+  EXPECT_EQ(r4.weightBytes(), weights * 5 / 8 + 2 * d * 4); // 126,517,248
+  EXPECT_EQ(r4.weightBytes(), 126517248);
+  for (const ReportComponent &c : r4.components)
+    EXPECT_EQ(c.storage, c.kind == "norm" ? "f32" : "int4 g32") << c.name;
+  // bf16: every component in 2 bytes.
+  BlockShape h = llama2_7b();
+  h.elementBytes = 2;
+  h.elementType = "bf16";
+  EXPECT_EQ(buildReport(h, ReportOptions()).weightBytes(), 2 * 202383360);
+}
+
+TEST(BlockReportTest, TensorParallelWholeModel) {
+  // Llama-2-7B on 2 ranks: each rank's part has half the heads and d_ff.
+  BlockShape s = llama2_7b();
+  s.numHeads = s.numKVHeads = 16;
+  s.dff = 5504;
+  ReportOptions o;
+  o.ranks = 2;
+  BlockReport r = buildReport(s, o);
+  EXPECT_EQ(r.totalParams(), 202383360 / 2 + 4096); // norms on both ranks
+  EXPECT_EQ(r.modelParams(), 202383360);
+  EXPECT_EQ(r.modelWeightBytes(), 4 * 202383360LL);
+  // GQA 4/2 on 4 ranks: each rank holds one K/V head, shared by two ranks;
+  // the whole model has 2.
+  BlockShape g;
+  g.modelDim = 32;
+  g.numHeads = 1;
+  g.numKVHeads = 1;
+  g.headDim = 8;
+  g.dff = 16;
+  g.modelKVHeads = 2;
+  o.ranks = 4;
+  BlockReport rg = buildReport(g, o);
+  EXPECT_EQ(rg.totalParams(), 2624);
+  EXPECT_EQ(rg.modelParams(), 9280);
+  for (const ReportComponent &c : rg.components)
+    if (c.name == "W_K")
+      EXPECT_EQ(c.modelParams, 16 * 32);
+}
+
 TEST(BlockReportTest, FromIRAndJSON) {
   mlir::DialectRegistry registry;
   registerAllDialects(registry);
