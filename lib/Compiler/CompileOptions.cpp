@@ -124,6 +124,13 @@ struct CompileCLOptions {
                "under mpirun -np N. Default 0: as the model says (a model "
                "that blockc-import --tensor-parallel partitioned)"),
       cl::init(0), cl::cat(getCompileOptionsCategory())};
+  cl::opt<bool> printKernelConfigs{
+      "print-kernel-configs",
+      cl::desc("Print each kernel's configuration on stderr as the "
+               "heuristics choose it (the blockc_codegen tiles of every "
+               "projection and attention, docs/Pipelines.md); a module "
+               "that carries them keeps them"),
+      cl::init(false), cl::cat(getCompileOptionsCategory())};
   cl::opt<bool> dumpPipeline{
       "dump-pass-pipeline",
       cl::desc("Print the pass pipeline the tool would compile with (every "
@@ -174,6 +181,7 @@ llvm::Expected<CompileOptions> blockc::getCompileOptionsFromCommandLine() {
   options.checkBounds = cl.checkBounds;
   options.kvLayout = cl.kvLayout;
   options.tensorParallel = cl.tensorParallel;
+  options.printKernelConfigs = cl.printKernelConfigs;
   return options;
 }
 

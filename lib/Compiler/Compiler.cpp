@@ -6,18 +6,24 @@
 //===----------------------------------------------------------------------===//
 
 #include "blockc/Compiler/Compiler.h"
+#include "blockc/Dialect/Codegen/IR/CodegenDialect.h"
 #include "blockc/InitAllDialects.h"
 #include "blockc/Target/CudaToolkit.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Parser/Parser.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassInstrumentation.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Target/TargetMachine.h"
+
+#include <mutex>
 
 using namespace mlir;
 using namespace blockc;
@@ -212,6 +218,52 @@ FailureOr<DecodeEntry> blockc::deriveDecodeEntry(ModuleOp module,
   return decode;
 }
 
+namespace {
+
+/// --print-kernel-configs: after each pass that chooses kernel
+/// configurations (the select-tiles passes, the projection groups), every
+/// configuration it left on an op, once (KernelConfigAttrInterface).
+class KernelConfigPrinter : public PassInstrumentation {
+public:
+  explicit KernelConfigPrinter(llvm::raw_ostream &os) : os(os) {}
+
+  void runAfterPass(Pass *pass, Operation *op) override {
+    StringRef arg = pass->getArgument();
+    if (!arg.ends_with("select-tiles") && arg != "blockc-cpu-group-projections")
+      return;
+    // Function passes run in parallel: one writer at a time.
+    std::lock_guard<std::mutex> lock(mutex);
+    op->walk([&](Operation *inner) {
+      for (NamedAttribute attr : inner->getDiscardableAttrs()) {
+        auto config =
+            dyn_cast<codegen::KernelConfigAttrInterface>(attr.getValue());
+        if (!config)
+          continue;
+        std::string line;
+        llvm::raw_string_ostream ls(line);
+        if (auto file = inner->getLoc()->findInstanceOf<FileLineColLoc>())
+          ls << file.getFilename().getValue() << ":" << file.getLine() << ":"
+             << file.getColumn();
+        else
+          ls << inner->getLoc();
+        ls << ": '" << inner->getName() << "' " << attr.getName().getValue()
+           << " = " << attr.getValue() << " (" << config.getKernelPass()
+           << ")\n";
+        if (printed.insert(line).second)
+          os << line;
+      }
+    });
+    os.flush();
+  }
+
+private:
+  llvm::raw_ostream &os;
+  std::mutex mutex;
+  llvm::StringSet<> printed;
+};
+
+} // namespace
+
 llvm::Expected<LoweredModule>
 blockc::lowerModule(ModuleOp module, const CompileOptions &options,
                     CompileStage stage, const ModelSignature &signature,
@@ -231,6 +283,9 @@ blockc::lowerModule(ModuleOp module, const CompileOptions &options,
       return makeError("invalid pass manager options");
     if (timing)
       pm.enableTiming(*timing);
+    if (options.printKernelConfigs)
+      pm.addInstrumentation(
+          std::make_unique<KernelConfigPrinter>(llvm::errs()));
     buildCompilePipeline(pm, options, stage, entry, decode, toolkit, part);
     return failed(pm.run(module)) ? failedLowering() : llvm::Error::success();
   };

@@ -69,6 +69,10 @@ struct CompileOptions {
   /// Split every block over this many ranks (0 or 1: as the model says).
   int64_t tensorParallel = 0;
 
+  /// Print each kernel configuration (codegen::KernelConfigAttrInterface)
+  /// on stderr after the pass that chose it (--print-kernel-configs).
+  bool printKernelConfigs = false;
+
   bool isNVPTX() const { return target == CompileTarget::NVPTX; }
 
   /// The CPU pipeline's target, every host-derived choice resolved.

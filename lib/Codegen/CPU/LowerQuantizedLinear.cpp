@@ -36,16 +36,8 @@ using codegen::CodegenDialect;
 
 namespace {
 
-/// Output columns per parallel work item.
-constexpr int64_t kBlockN = 32;
-/// activations = int8: how many tiles of weight rows ahead the kernel
-/// prefetches.
-constexpr int64_t kPrefetchTiles = 4;
 /// int4 values are stored in chunks of 32 k (16 bytes).
 constexpr int64_t kChunk = 32;
-/// From this many rows (B x T) on, the kernel widens each panel of weights
-/// once into an f32 buffer that all rows read.
-constexpr int64_t kPanelMinRows = 16;
 
 /// `name`(operands) as an `llvm.call_intrinsic` of result type `type` (the
 /// pure x86 intrinsics of isPureX86Intrinsic below).
@@ -174,8 +166,10 @@ struct Kernel {
   QBuilder &q;
   Value x, p, bias; // [B, T, K] f32, [N, words] i32, [N] f32 or null
   codegen::QuantizedWeightAttr layout;
-  int64_t v;  // f32 lanes
-  Value pBuf; // P as a memref (read-only: software prefetch), or null
+  int64_t v;      // f32 lanes
+  Value pBuf;     // P as a memref (read-only: software prefetch), or null
+  int64_t blockN; // output columns per work item (quantized_tiles)
+  int64_t prefetchTiles; // weight-row tiles ahead (quantized_tiles)
   /// int4 on vdpbf16ps (linear_tiles bf16_dot): the bf16 tensor that x
   /// widens, or null.
   Value x16 = {};
@@ -234,9 +228,10 @@ struct Kernel {
   /// step prefetches (into L2) word `word` of the rows `ahead` rows past
   /// `cols`, i.e. a later tile's rows at the same place (clamped to the
   /// last row). Measured on the 7B int4 block (Xeon f6m167, 1 thread, one
-  /// token): 22 ms without, 16-18 ms one tile ahead, 13.6-14.4 ms two.
+  /// token): 22 ms without, 16-18 ms one tile ahead, 13.6-14.4 ms two
+  /// (blockc-cpu-select-tiles' 2).
   void prefetchAhead(ArrayRef<Value> cols, int64_t ahead, Value word) {
-    if (!pBuf)
+    if (!pBuf || ahead == 0)
       return;
     for (Value col : cols) {
       Value row = arith::MinUIOp::create(b(), loc(), q.add(col, q.idx(ahead)),
@@ -349,7 +344,7 @@ struct Kernel {
     VectorType block = VectorType::get({v, v}, f32);
     Value last = arith::SubIOp::create(b(), loc(), ncEnd, q.idx(1));
     int64_t step = layout.getBits() == 8 ? v : kChunk;
-    for (int64_t j0 = 0; j0 < kBlockN; j0 += v) {
+    for (int64_t j0 = 0; j0 < blockN; j0 += v) {
       blockc::cpu::buildLoop(
           b(), loc(), q.idx(0), lenV, step, {}, [&](Value kk, ValueRange) {
             // int4: the rows' parts go through `rows` ([V, 32], row-major)
@@ -460,7 +455,7 @@ struct Kernel {
         SmallVector<Value> acc(it), xs, ws;
         for (int64_t i = 0; i < r; ++i)
           xs.push_back(readX(bIdx, rows[i], kk, inBounds));
-        prefetchAhead(cols, 2 * c,
+        prefetchAhead(cols, prefetchTiles * c,
                       arith::DivUIOp::create(b(), loc(), kk, q.idx(4)));
         for (int64_t j = 0; j < c; ++j)
           ws.push_back(toF32(readBytes(cols[j], kk)));
@@ -496,7 +491,7 @@ struct Kernel {
               for (int64_t i = 0; i < r; ++i)
                 xs.push_back(xPairs(bIdx, rows[i], kk));
               prefetchAhead(
-                  cols, 2 * c,
+                  cols, prefetchTiles * c,
                   arith::DivUIOp::create(b(), loc(), chunkByte, q.idx(4)));
               for (int64_t j = 0; j < c; ++j) {
                 Value w = bf16Pairs(cols[j], chunkByte, table);
@@ -549,7 +544,7 @@ struct Kernel {
                     readX(bIdx, rows[i], q.add(kk, q.idx(kChunk / 2)), true));
               }
               prefetchAhead(
-                  cols, 2 * c,
+                  cols, prefetchTiles * c,
                   arith::DivUIOp::create(b(), loc(), chunkByte, q.idx(4)));
               for (int64_t j = 0; j < c; ++j) {
                 Value u = arith::ExtUIOp::create(b(), loc(), lanes,
@@ -712,7 +707,8 @@ struct IntKernel {
   Value qx, amax, p, bias; // [B, T, K] i8, [B, T, K/32] f32, [N, words] i32
   codegen::QuantizedWeightAttr layout;
   bool vnni;
-  Value pBuf; // P as a memref (read-only: software prefetch)
+  Value pBuf;            // P as a memref (read-only: software prefetch)
+  int64_t prefetchTiles; // weight-row tiles ahead (quantized_tiles)
 
   OpBuilder &b() { return q.b; }
   Location loc() { return q.loc; }
@@ -837,18 +833,18 @@ struct IntKernel {
           }
           for (int64_t j = 0; j < c; ++j) {
             Value w, sw;
-            {
+            if (prefetchTiles > 0) {
               // Software prefetch (into L2) of the same words of the row
-              // four tiles further (4c rows; clamped to the last row):
+              // prefetchTiles tiles further (clamped to the last row):
               // the hardware prefetchers do not run ahead of these short
               // rows. Measured on the 7B int4 block with activations =
               // int8 (Xeon f6m167, 1 thread, one token, interleaved):
               // 12.4 ms prefetching 256 bytes ahead in the same row,
-              // 10.6 ms four tiles ahead.
+              // 10.6 ms four tiles ahead (blockc-cpu-select-tiles' 4).
               Value word =
                   arith::DivUIOp::create(b(), loc(), kk, q.idx(int8 ? 4 : 8));
               Value row = arith::MinUIOp::create(
-                  b(), loc(), q.add(cols[j], q.idx(kPrefetchTiles * c)),
+                  b(), loc(), q.add(cols[j], q.idx(prefetchTiles * c)),
                   q.idx(layout.getRows() - 1));
               memref::PrefetchOp::create(b(), loc(), pBuf,
                                          ValueRange{row, word},
@@ -978,10 +974,6 @@ struct CPULowerQuantizedLinearPass
                        << v << " is not 4, 8 or 16";
       return signalPassFailure();
     }
-    // Register tiles: rows x columns of accumulators beside the row vectors
-    // and one weight vector at a time (2 x 4 in 16 registers, 4 x 4 in 32);
-    // a single row streams 8 weight rows at once.
-    int64_t rows = target.getRegisters() >= 32 ? 4 : 2, cols = 4;
     // activations = int8 needs AVX2's byte products (an SSE target leaves
     // those projections to convert-weight-quant-to-linalg); VNNI where the
     // target has it.
@@ -992,11 +984,19 @@ struct CPULowerQuantizedLinearPass
       WeightQuantAttr quant = op.getWeightQuantAttr();
       if (quant.quantizesActivations() && !intDots)
         continue;
+      auto tiles = op->getAttrOfType<codegen::QuantizedTilesAttr>(
+          CodegenDialect::kQuantizedTilesAttrName);
+      if (!tiles) {
+        op.emitOpError() << "has no '"
+                         << CodegenDialect::kQuantizedTilesAttrName
+                         << "' (run blockc-cpu-select-tiles first)";
+        return signalPassFailure();
+      }
       int64_t n = wType.getDimSize(0), k = wType.getDimSize(1);
       bool int8 = quant.getType() == WeightQuantType::int8;
       auto layout = codegen::QuantizedWeightAttr::get(
           &getContext(), n, k, int8 ? 8 : 4, quant.getGroupSizeFor(k));
-      lower(op, layout, v, rows, cols, target.getRegisters(),
+      lower(op, layout, v, tiles, target.getRegisters(),
             quant.quantizesActivations(), vnni, target.getAvx512Bf16());
       ++numLowered;
     }
@@ -1007,8 +1007,10 @@ struct CPULowerQuantizedLinearPass
   DenseMap<std::pair<Value, Attribute>, Value> prepared;
 
   void lower(LinearOp op, codegen::QuantizedWeightAttr layout, int64_t v,
-             int64_t rows, int64_t cols, int64_t registers, bool intDots,
+             codegen::QuantizedTilesAttr tiles, int64_t registers, bool intDots,
              bool vnni, bool avx512Bf16) {
+    int64_t rows = tiles.getRows(), cols = tiles.getCols();
+    int64_t blockN = tiles.getBlockN();
     OpBuilder b(op);
     Location loc = op.getLoc();
     QBuilder q{b, loc};
@@ -1037,16 +1039,16 @@ struct CPULowerQuantizedLinearPass
     Value qx, amax;
     if (intDots)
       std::tie(qx, amax) = buildQuantizedInput(b, loc, x);
-    int64_t blocks = (n + kBlockN - 1) / kBlockN;
+    int64_t blocks = (n + blockN - 1) / blockN;
     auto forall = scf::ForallOp::create(
         b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(blocks)}, ValueRange{out},
         /*mapping=*/std::nullopt);
     blockc::cpu::setKernelKind(forall, codegen::KernelKind::quantized_linear);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(forall.getBody());
-    Value nc = q.mul(forall.getInductionVar(0), q.idx(kBlockN));
+    Value nc = q.mul(forall.getInductionVar(0), q.idx(blockN));
     Value ncEnd =
-        arith::MinUIOp::create(b, loc, q.add(nc, q.idx(kBlockN)), q.idx(n));
+        arith::MinUIOp::create(b, loc, q.add(nc, q.idx(blockN)), q.idx(n));
     Value width = arith::SubIOp::create(b, loc, ncEnd, nc);
     SmallVector<OpFoldResult> offsets = {b.getIndexAttr(0), b.getIndexAttr(0),
                                          nc};
@@ -1064,14 +1066,22 @@ struct CPULowerQuantizedLinearPass
           b, loc, MemRefType::get(pType.getShape(), pType.getElementType()), p,
           /*read_only=*/true);
     }
-    Kernel kern{q, x, p, op.getBias(), layout, v, pBuf};
+    Kernel kern{q,
+                x,
+                p,
+                op.getBias(),
+                layout,
+                v,
+                pBuf,
+                blockN,
+                tiles.getPrefetchTiles()};
     // int4 weight-only in a bf16 block, marked bf16_dot (by
     // blockc-cpu-select-tiles: see there where it chooses so): the decode
     // tiles dot bf16 pairs. (bf16_dot is ignored elsewhere.)
-    auto tiles = op->getAttrOfType<codegen::LinearTilesAttr>(
+    auto linearTiles = op->getAttrOfType<codegen::LinearTilesAttr>(
         CodegenDialect::kLinearTilesAttrName);
     auto widened = x.getDefiningOp<arith::ExtFOp>();
-    if (tiles && tiles.getBf16Dot() && avx512Bf16 && !intDots && v == 16 &&
+    if (linearTiles && linearTiles.getBf16Dot() && avx512Bf16 && !intDots && v == 16 &&
         layout.getBits() == 4 && widened &&
         getElementTypeOrSelf(widened.getIn()).isBF16())
       kern.x16 = widened.getIn();
@@ -1125,15 +1135,14 @@ struct CPULowerQuantizedLinearPass
           });
     };
     // Many rows: each panel of kPanel k of the block's rows is widened
-    // once into an f32 buffer [kPanel, 32] (128 KiB: in L2), transposed,
-    // that every row tile reads; the block's output accumulates over
-    // panels.
+    // once into an f32 buffer [kPanel, blockN], transposed, that every
+    // row tile reads; the block's output accumulates over panels.
     auto manyRows = [&](Value slice) -> Value {
       int64_t k = layout.getCols();
-      int64_t kPanel = 1024;
-      // [kPanel, 32] f32: the block's panel, transposed.
+      int64_t kPanel = tiles.getPanelK();
+      // [kPanel, blockN] f32: the block's panel, transposed.
       Value buf = memref::AllocaOp::create(
-          b, loc, MemRefType::get({kPanel, kBlockN}, b.getF32Type()),
+          b, loc, MemRefType::get({kPanel, blockN}, b.getF32Type()),
           b.getI64IntegerAttr(64));
       // int4 chunks of V rows before their transposes.
       Value rowsBuf;
@@ -1141,9 +1150,8 @@ struct CPULowerQuantizedLinearPass
         rowsBuf = memref::AllocaOp::create(
             b, loc, MemRefType::get({v, kChunk}, b.getF32Type()),
             b.getI64IntegerAttr(64));
-      // Outer-product tiles of r rows x 2 vectors: 6 x 2 in 16 registers
-      // (as the f32 kernel), 8 x 2 in 32.
-      int64_t outerRows = registers >= 32 ? 8 : 6;
+      // Outer-product tiles of panel_rows rows x 2 vectors.
+      int64_t outerRows = tiles.getPanelRows();
       // The output block starts as the bias (or zero).
       Value zero = q.f32(0.0);
       Value init = q.forOne(c0, bDim, 1, slice, [&](Value bIdx, Value o) {
@@ -1171,7 +1179,7 @@ struct CPULowerQuantizedLinearPass
         kern.fillPanelT(buf, rowsBuf, nc, ncEnd, k0, lenV);
         return q.forOne(c0, bDim, 1, o, [&](Value bIdx, Value o2) {
           auto rowTile = [&](Value t, int64_t r, Value acc) {
-            for (int64_t j0 = 0; j0 < kBlockN; j0 += 2 * v)
+            for (int64_t j0 = 0; j0 < blockN; j0 += 2 * v)
               acc = kern.outerTile(acc, buf, bIdx, t, j0, k0, len, r);
             return acc;
           };
@@ -1187,7 +1195,9 @@ struct CPULowerQuantizedLinearPass
     };
     // activations = int8: integer dot products of register tiles for any
     // row count (the weight bytes are never widened to f32).
-    IntKernel intKern{q, qx, amax, p, op.getBias(), layout, vnni, pBuf};
+    IntKernel intKern{q,    qx,           amax,
+                      p,    op.getBias(), layout,
+                      vnni, pBuf,         tiles.getPrefetchTiles()};
     auto intRows = [&](Value slice) -> Value {
       return rowTiles(
           slice, rows, cols,
@@ -1199,9 +1209,9 @@ struct CPULowerQuantizedLinearPass
     if (intDots) {
       computed = intRows(slice);
     } else {
-      Value many =
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
-                                q.mul(bDim, tDim), q.idx(kPanelMinRows));
+      Value many = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
+                                         q.mul(bDim, tDim),
+                                         q.idx(tiles.getPanelMinRows()));
       auto ifOp = scf::IfOp::create(b, loc, TypeRange{slice.getType()}, many,
                                     /*withElseRegion=*/true);
       OpBuilder::InsertionGuard g(b);

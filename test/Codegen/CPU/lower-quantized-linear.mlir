@@ -139,5 +139,26 @@ func.func @f32_of_bf16(%x: tensor<2x3x64xf32>, %w: tensor<8x64xbf16>) -> tensor<
   return %0 : tensor<2x3x8xf32>
 }
 
+// -----
+
+// A schedule pinned by hand (blockc-cpu-select-tiles keeps it): 64 weight
+// rows per work item (N = 200: 4 items), panels of 256 k x 64 from 8 rows
+// on, in tiles of 3 rows, no prefetch; select-tiles would have written 32,
+// 1024 and 16 (the first case).
+// CHECK-LABEL: func.func @pinned
+// CHECK: scf.forall (%{{.*}}) in (4)
+// CHECK: arith.cmpi uge, %{{.*}}, %c8 : index
+// CHECK: memref.alloca() {alignment = 64 : i64} : memref<256x64xf32>
+// CHECK-NOT: memref.prefetch
+// AVX512-LABEL: func.func @pinned
+// AVX512-NOT: memref.prefetch
+// AVX512: return
+func.func @pinned(%x: tensor<1x?x64xf32>, %w: tensor<200x64xf32>) -> tensor<1x?x200xf32> {
+  %0 = transformer.linear %x, %w {weight_quant = #transformer.weight_quant<int8, activations = int8>, blockc_codegen.quantized_tiles = #blockc_codegen.quantized_tiles<rows = 2, cols = 2, block_n = 64, panel_k = 256, panel_rows = 3, panel_min_rows = 8, prefetch_tiles = 0>} : tensor<1x?x64xf32>, tensor<200x64xf32> -> tensor<1x?x200xf32>
+  %1 = transformer.linear %x, %w {weight_quant = #transformer.weight_quant<int8>, blockc_codegen.quantized_tiles = #blockc_codegen.quantized_tiles<rows = 2, cols = 2, block_n = 64, panel_k = 256, panel_rows = 3, panel_min_rows = 8, prefetch_tiles = 0>} : tensor<1x?x64xf32>, tensor<200x64xf32> -> tensor<1x?x200xf32>
+  %2 = arith.addf %0, %1 : tensor<1x?x200xf32>
+  return %2 : tensor<1x?x200xf32>
+}
+
 // NOTARGET: error: blockc-cpu-lower-quantized-linear: the function has no 'blockc_codegen.cpu_target' (run blockc-cpu-select-tiles first)
 // WIDTH: error: blockc-cpu-lower-quantized-linear: vector width 2 is not 4, 8 or 16

@@ -63,7 +63,7 @@ func.func @not_bf16(%x: tensor<1x?x64xf32>, %w: tensor<40x64xbf16>, %h: tensor<1
 // the f32 table lookups stay) and never amx; int8 and activations = int8
 // never get bf16_dot; with prepare-weights, no weight_layout is set.
 // BF16-LABEL: func.func @quantized
-// BF16: bf16_dot = true>, weight_quant = #transformer.weight_quant<int4, group_size = 32>}
+// BF16: bf16_dot = true>, blockc_codegen.quantized_tiles = #blockc_codegen.quantized_tiles<{{.*}}>, weight_quant = #transformer.weight_quant<int4, group_size = 32>}
 // BF16-NOT: bf16_dot
 // BF16: return
 // AMX-LABEL: func.func @quantized

@@ -124,3 +124,12 @@ func.func @attention_tiles(%q: tensor<1x4x2x16xf32>) -> tensor<1x4x2x16xf32> {
   %o = transformer.sdpa %q, %q, %q {blockc_codegen.attention_tiles = #blockc_codegen.attention_tiles<width = 8, multi_row = false, row_vectors = 2, key_group = 6, value_group = 6, key_tile = 30, qk_unroll = 2, prefetch_distance = 0, prefetch_locality = 3>} : tensor<1x4x2x16xf32>, tensor<1x4x2x16xf32>, tensor<1x4x2x16xf32> -> tensor<1x4x2x16xf32>
   return %o : tensor<1x4x2x16xf32>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @quantized_tiles
+// CHECK: blockc_codegen.quantized_tiles = #blockc_codegen.quantized_tiles<rows = 2, cols = 4, block_n = 64, panel_k = 512, panel_rows = 6, panel_min_rows = 8, prefetch_tiles = 0>
+func.func @quantized_tiles(%x: tensor<1x2x64xf32>, %w: tensor<8x64xf32>) -> tensor<1x2x8xf32> {
+  %0 = transformer.linear %x, %w {weight_quant = #transformer.weight_quant<int8>, blockc_codegen.quantized_tiles = #blockc_codegen.quantized_tiles<rows = 2, cols = 4, block_n = 64, panel_k = 512, panel_rows = 6, panel_min_rows = 8, prefetch_tiles = 0>} : tensor<1x2x64xf32>, tensor<8x64xf32> -> tensor<1x2x8xf32>
+  return %0 : tensor<1x2x8xf32>
+}

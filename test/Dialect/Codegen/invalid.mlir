@@ -344,3 +344,79 @@ func.func @attn_not_tiles(%q: tensor<1x4x2x16xf32>) -> tensor<1x4x2x16xf32> {
   %o = transformer.sdpa %q, %q, %q {causal, blockc_codegen.attention_tiles = 1 : i64} : tensor<1x4x2x16xf32>, tensor<1x4x2x16xf32>, tensor<1x4x2x16xf32> -> tensor<1x4x2x16xf32>
   return %o : tensor<1x4x2x16xf32>
 }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// quantized_tiles
+//===----------------------------------------------------------------------===//
+
+func.func @qtiles_rows(%x: tensor<1x2x64xf32>, %w: tensor<8x64xf32>) -> tensor<1x2x8xf32> {
+  // expected-error @+1 {{rows must be in [1, 8], got 0}}
+  %0 = transformer.linear %x, %w {weight_quant = #transformer.weight_quant<int8>, blockc_codegen.quantized_tiles = #blockc_codegen.quantized_tiles<rows = 0, cols = 4, block_n = 32, panel_k = 1024, panel_rows = 8, panel_min_rows = 16, prefetch_tiles = 4>} : tensor<1x2x64xf32>, tensor<8x64xf32> -> tensor<1x2x8xf32>
+  return %0 : tensor<1x2x8xf32>
+}
+
+// -----
+
+func.func @qtiles_cols(%x: tensor<1x2x64xf32>, %w: tensor<8x64xf32>) -> tensor<1x2x8xf32> {
+  // expected-error @+1 {{cols must be in [1, 8], got 9}}
+  %0 = transformer.linear %x, %w {weight_quant = #transformer.weight_quant<int8>, blockc_codegen.quantized_tiles = #blockc_codegen.quantized_tiles<rows = 4, cols = 9, block_n = 32, panel_k = 1024, panel_rows = 8, panel_min_rows = 16, prefetch_tiles = 4>} : tensor<1x2x64xf32>, tensor<8x64xf32> -> tensor<1x2x8xf32>
+  return %0 : tensor<1x2x8xf32>
+}
+
+// -----
+
+func.func @qtiles_panel_rows(%x: tensor<1x2x64xf32>, %w: tensor<8x64xf32>) -> tensor<1x2x8xf32> {
+  // expected-error @+1 {{panel_rows must be in [1, 8], got 0}}
+  %0 = transformer.linear %x, %w {weight_quant = #transformer.weight_quant<int8>, blockc_codegen.quantized_tiles = #blockc_codegen.quantized_tiles<rows = 4, cols = 4, block_n = 32, panel_k = 1024, panel_rows = 0, panel_min_rows = 16, prefetch_tiles = 4>} : tensor<1x2x64xf32>, tensor<8x64xf32> -> tensor<1x2x8xf32>
+  return %0 : tensor<1x2x8xf32>
+}
+
+// -----
+
+func.func @qtiles_block_n(%x: tensor<1x2x64xf32>, %w: tensor<8x64xf32>) -> tensor<1x2x8xf32> {
+  // expected-error @+1 {{block_n must be a positive multiple of 32, got 48}}
+  %0 = transformer.linear %x, %w {weight_quant = #transformer.weight_quant<int8>, blockc_codegen.quantized_tiles = #blockc_codegen.quantized_tiles<rows = 4, cols = 4, block_n = 48, panel_k = 1024, panel_rows = 8, panel_min_rows = 16, prefetch_tiles = 4>} : tensor<1x2x64xf32>, tensor<8x64xf32> -> tensor<1x2x8xf32>
+  return %0 : tensor<1x2x8xf32>
+}
+
+// -----
+
+func.func @qtiles_panel_k(%x: tensor<1x2x64xf32>, %w: tensor<8x64xf32>) -> tensor<1x2x8xf32> {
+  // expected-error @+1 {{panel_k must be a positive multiple of 32, got 100}}
+  %0 = transformer.linear %x, %w {weight_quant = #transformer.weight_quant<int8>, blockc_codegen.quantized_tiles = #blockc_codegen.quantized_tiles<rows = 4, cols = 4, block_n = 32, panel_k = 100, panel_rows = 8, panel_min_rows = 16, prefetch_tiles = 4>} : tensor<1x2x64xf32>, tensor<8x64xf32> -> tensor<1x2x8xf32>
+  return %0 : tensor<1x2x8xf32>
+}
+
+// -----
+
+func.func @qtiles_panel_size(%x: tensor<1x2x64xf32>, %w: tensor<8x64xf32>) -> tensor<1x2x8xf32> {
+  // expected-error @+1 {{the f32 panel of panel_k x block_n (4096 x 128) must fit 1 MiB}}
+  %0 = transformer.linear %x, %w {weight_quant = #transformer.weight_quant<int8>, blockc_codegen.quantized_tiles = #blockc_codegen.quantized_tiles<rows = 4, cols = 4, block_n = 128, panel_k = 4096, panel_rows = 8, panel_min_rows = 16, prefetch_tiles = 4>} : tensor<1x2x64xf32>, tensor<8x64xf32> -> tensor<1x2x8xf32>
+  return %0 : tensor<1x2x8xf32>
+}
+
+// -----
+
+func.func @qtiles_min_rows(%x: tensor<1x2x64xf32>, %w: tensor<8x64xf32>) -> tensor<1x2x8xf32> {
+  // expected-error @+1 {{panel_min_rows must be >= 1, got 0}}
+  %0 = transformer.linear %x, %w {weight_quant = #transformer.weight_quant<int8>, blockc_codegen.quantized_tiles = #blockc_codegen.quantized_tiles<rows = 4, cols = 4, block_n = 32, panel_k = 1024, panel_rows = 8, panel_min_rows = 0, prefetch_tiles = 4>} : tensor<1x2x64xf32>, tensor<8x64xf32> -> tensor<1x2x8xf32>
+  return %0 : tensor<1x2x8xf32>
+}
+
+// -----
+
+func.func @qtiles_prefetch(%x: tensor<1x2x64xf32>, %w: tensor<8x64xf32>) -> tensor<1x2x8xf32> {
+  // expected-error @+1 {{prefetch_tiles must be >= 0, got -1}}
+  %0 = transformer.linear %x, %w {weight_quant = #transformer.weight_quant<int8>, blockc_codegen.quantized_tiles = #blockc_codegen.quantized_tiles<rows = 4, cols = 4, block_n = 32, panel_k = 1024, panel_rows = 8, panel_min_rows = 16, prefetch_tiles = -1>} : tensor<1x2x64xf32>, tensor<8x64xf32> -> tensor<1x2x8xf32>
+  return %0 : tensor<1x2x8xf32>
+}
+
+// -----
+
+func.func @qtiles_kind(%x: tensor<1x2x64xf32>, %w: tensor<8x64xf32>) -> tensor<1x2x8xf32> {
+  // expected-error @+1 {{'blockc_codegen.quantized_tiles' must be a #blockc_codegen.quantized_tiles attribute}}
+  %0 = transformer.linear %x, %w {weight_quant = #transformer.weight_quant<int8>, blockc_codegen.quantized_tiles = 4 : i64} : tensor<1x2x64xf32>, tensor<8x64xf32> -> tensor<1x2x8xf32>
+  return %0 : tensor<1x2x8xf32>
+}

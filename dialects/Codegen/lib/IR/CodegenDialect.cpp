@@ -21,6 +21,8 @@ using namespace blockc::codegen;
 #include "blockc/Dialect/Codegen/IR/CodegenDialect.cpp.inc"
 #include "blockc/Dialect/Codegen/IR/CodegenEnums.cpp.inc"
 
+#include "blockc/Dialect/Codegen/IR/CodegenAttrInterfaces.cpp.inc"
+
 #define GET_ATTRDEF_CLASSES
 #include "blockc/Dialect/Codegen/IR/CodegenAttrs.cpp.inc"
 
@@ -165,6 +167,32 @@ LogicalResult AttentionTilesAttr::verify(
 }
 
 LogicalResult
+QuantizedTilesAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                           int64_t rows, int64_t cols, int64_t blockN,
+                           int64_t panelK, int64_t panelRows,
+                           int64_t panelMinRows, int64_t prefetchTiles) {
+  std::pair<StringRef, int64_t> sizes[] = {
+      {"rows", rows}, {"cols", cols}, {"panel_rows", panelRows}};
+  for (auto [name, value] : sizes)
+    if (value < 1 || value > 8)
+      return emitError() << name << " must be in [1, 8], got " << value;
+  if (blockN < 32 || blockN % 32 != 0)
+    return emitError() << "block_n must be a positive multiple of 32, got "
+                       << blockN;
+  if (panelK < 32 || panelK % 32 != 0)
+    return emitError() << "panel_k must be a positive multiple of 32, got "
+                       << panelK;
+  if (panelK * blockN * 4 > (int64_t{1} << 20))
+    return emitError() << "the f32 panel of panel_k x block_n (" << panelK
+                       << " x " << blockN << ") must fit 1 MiB";
+  if (panelMinRows < 1)
+    return emitError() << "panel_min_rows must be >= 1, got " << panelMinRows;
+  if (prefetchTiles < 0)
+    return emitError() << "prefetch_tiles must be >= 0, got " << prefetchTiles;
+  return success();
+}
+
+LogicalResult
 HorizontalGroupAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                             int64_t id) {
   if (id < 0)
@@ -172,6 +200,42 @@ HorizontalGroupAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        << id;
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// Kernel configurations: the pass that reads each
+//===----------------------------------------------------------------------===//
+
+StringRef LinearTilesAttr::getKernelPass() const {
+  return "blockc-cpu-lower-linear";
+}
+StringRef AttentionTilesAttr::getKernelPass() const {
+  return "blockc-cpu-lower-sdpa";
+}
+StringRef QuantizedTilesAttr::getKernelPass() const {
+  return "blockc-cpu-lower-quantized-linear";
+}
+StringRef HorizontalGroupAttr::getKernelPass() const {
+  return "blockc-cpu-lower-linear";
+}
+StringRef GPUMatmulTilesAttr::getKernelPass() const {
+  return "blockc-gpu-tile-matmul";
+}
+StringRef GPUMmaTilesAttr::getKernelPass() const {
+  return "blockc-gpu-tile-matmul";
+}
+StringRef GPUWarpgroupTilesAttr::getKernelPass() const {
+  return "blockc-gpu-tile-matmul";
+}
+StringRef GPUMapAttr::getKernelPass() const {
+  return "blockc-gpu-tile-and-map";
+}
+StringRef GPUAttentionAttr::getKernelPass() const {
+  return "blockc-gpu-lower-sdpa";
+}
+StringRef GPUMmaAttentionAttr::getKernelPass() const {
+  return "blockc-gpu-lower-sdpa";
+}
+StringRef GPUGemvAttr::getKernelPass() const { return "blockc-gpu-tile-gemv"; }
 
 //===----------------------------------------------------------------------===//
 // Discardable attributes
@@ -193,6 +257,8 @@ LogicalResult CodegenDialect::verifyOperationAttribute(Operation *op,
     return expect(isa<LinearTilesAttr>(value), "linear_tiles");
   if (name == kAttentionTilesAttrName)
     return expect(isa<AttentionTilesAttr>(value), "attention_tiles");
+  if (name == kQuantizedTilesAttrName)
+    return expect(isa<QuantizedTilesAttr>(value), "quantized_tiles");
   if (name == kHorizontalGroupAttrName)
     return expect(isa<HorizontalGroupAttr>(value), "horizontal_group");
   if (name == kKernelAttrName)

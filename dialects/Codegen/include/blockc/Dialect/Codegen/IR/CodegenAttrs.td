@@ -17,6 +17,35 @@ class Codegen_Attr<string name, string attrMnemonic, list<Trait> traits = []>
 }
 
 //===----------------------------------------------------------------------===//
+// Kernel configurations
+//===----------------------------------------------------------------------===//
+
+def Codegen_KernelConfigAttrInterface
+    : AttrInterface<"KernelConfigAttrInterface"> {
+  let cppNamespace = "::blockc::codegen";
+  let description = [{
+    A kernel's configuration: the choices a heuristic (a select-tiles
+    pass) wrote on an op for the pass that builds its kernel (the
+    mechanism), which reads them and decides nothing itself. Every such
+    attribute implements this interface, so that tools find them all
+    without knowing each (`blockc --print-kernel-configs`), and an op that
+    already carries its configuration keeps it: the heuristics skip it, so
+    a configuration written by hand pins the kernel's choices.
+  }];
+  let methods = [
+    InterfaceMethod<"The pass that builds the kernel from this "
+                    "configuration.",
+                    "::llvm::StringRef", "getKernelPass">,
+  ];
+}
+
+/// An attribute that configures one kernel (KernelConfigAttrInterface).
+class Codegen_ConfigAttr<string name, string attrMnemonic>
+    : Codegen_Attr<name, attrMnemonic,
+                   [DeclareAttrInterfaceMethods<
+                       Codegen_KernelConfigAttrInterface>]>;
+
+//===----------------------------------------------------------------------===//
 // Enums
 //===----------------------------------------------------------------------===//
 
@@ -154,7 +183,7 @@ def Codegen_CPUTargetAttr : Codegen_Attr<"CPUTarget", "cpu_target"> {
   let genVerifyDecl = 1;
 }
 
-def Codegen_LinearTilesAttr : Codegen_Attr<"LinearTiles", "linear_tiles"> {
+def Codegen_LinearTilesAttr : Codegen_ConfigAttr<"LinearTiles", "linear_tiles"> {
   let summary = "The tiles of one CPU projection kernel";
   let description = [{
     Attached to a `transformer.linear` as `blockc_codegen.linear_tiles` by
@@ -230,7 +259,7 @@ def Codegen_LinearTilesAttr : Codegen_Attr<"LinearTiles", "linear_tiles"> {
 }
 
 def Codegen_AttentionTilesAttr
-    : Codegen_Attr<"AttentionTiles", "attention_tiles"> {
+    : Codegen_ConfigAttr<"AttentionTiles", "attention_tiles"> {
   let summary = "The schedule of one CPU attention kernel";
   let description = [{
     Attached to a `transformer.sdpa` as `blockc_codegen.attention_tiles` by
@@ -273,8 +302,50 @@ def Codegen_AttentionTilesAttr
   let genVerifyDecl = 1;
 }
 
+def Codegen_QuantizedTilesAttr
+    : Codegen_ConfigAttr<"QuantizedTiles", "quantized_tiles"> {
+  let summary = "The schedule of one CPU quantised projection kernel";
+  let description = [{
+    Attached to a `transformer.linear` with a `weight_quant` as
+    `blockc_codegen.quantized_tiles` by `blockc-cpu-select-tiles` (or by
+    hand); `blockc-cpu-lower-quantized-linear` builds the projection's
+    kernel with it:
+
+    * `rows` x `cols`: the register tile of the dot-product tiles (input
+      rows x weight rows; int4 on AVX2 halves `cols` for its group
+      accumulators, int4 on AVX-512 takes at most 2 rows);
+    * `block_n`: weight rows (output columns) per parallel work item, a
+      multiple of 32 (two vectors of every width);
+    * `panel_min_rows`: from this many input rows (B x T) on, each work
+      item widens its weights once per `panel_k` reduction elements into
+      an f32 panel [`panel_k`, `block_n`] (at most 1 MiB, on the stack)
+      that every row reads, in outer-product tiles of `panel_rows` rows x
+      two vectors; `panel_k` is a multiple of 32 (int4 chunks);
+    * `prefetch_tiles` (0: none): how many tiles of weight rows ahead the
+      dot-product tiles prefetch their rows (the kernels that prefetch:
+      int8 activations, and AVX-512).
+
+    ```mlir
+    %y = transformer.linear %x, %w {blockc_codegen.quantized_tiles =
+        #blockc_codegen.quantized_tiles<rows = 4, cols = 4, block_n = 32,
+            panel_k = 1024, panel_rows = 8, panel_min_rows = 16,
+            prefetch_tiles = 4>,
+        weight_quant = #transformer.weight_quant<int8>} : ...
+    ```
+  }];
+  let parameters = (ins "int64_t":$rows,
+                        "int64_t":$cols,
+                        "int64_t":$block_n,
+                        "int64_t":$panel_k,
+                        "int64_t":$panel_rows,
+                        "int64_t":$panel_min_rows,
+                        "int64_t":$prefetch_tiles);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
 def Codegen_HorizontalGroupAttr
-    : Codegen_Attr<"HorizontalGroup", "horizontal_group"> {
+    : Codegen_ConfigAttr<"HorizontalGroup", "horizontal_group"> {
   let summary = "Projections lowered together as one kernel";
   let description = [{
     Attached to `transformer.linear` ops as
@@ -430,7 +501,7 @@ def Codegen_QuantizedWeightAttr
 // workgroup attributions; more would need the dynamic opt-in).
 
 def Codegen_GPUMatmulTilesAttr
-    : Codegen_Attr<"GPUMatmulTiles", "gpu_matmul_tiles"> {
+    : Codegen_ConfigAttr<"GPUMatmulTiles", "gpu_matmul_tiles"> {
   let summary = "The tiles of one shared-memory tiled GPU contraction";
   let description = [{
     Attached to a linalg contraction on buffers as
@@ -474,7 +545,7 @@ def Codegen_GPUMatmulTilesAttr
   }];
 }
 
-def Codegen_GPUMmaTilesAttr : Codegen_Attr<"GPUMmaTiles", "gpu_mma_tiles"> {
+def Codegen_GPUMmaTilesAttr : Codegen_ConfigAttr<"GPUMmaTiles", "gpu_mma_tiles"> {
   let summary = "The tiles of one tensor-core GPU contraction";
   let description = [{
     Attached to a linalg contraction of two 16-bit (bf16 or f16) operands
@@ -545,7 +616,7 @@ def Codegen_GPUMmaTilesAttr : Codegen_Attr<"GPUMmaTiles", "gpu_mma_tiles"> {
   }];
 }
 
-def Codegen_GPUMapAttr : Codegen_Attr<"GPUMap", "gpu_map"> {
+def Codegen_GPUMapAttr : Codegen_ConfigAttr<"GPUMap", "gpu_map"> {
   let summary = "The thread block of a function's parallel-loop kernels";
   let description = [{
     Attached to a `func.func` as `blockc_codegen.gpu_map` by
@@ -567,7 +638,7 @@ def Codegen_GPUMapAttr : Codegen_Attr<"GPUMap", "gpu_map"> {
   let genVerifyDecl = 1;
 }
 
-def Codegen_GPUAttentionAttr : Codegen_Attr<"GPUAttention", "gpu_attention"> {
+def Codegen_GPUAttentionAttr : Codegen_ConfigAttr<"GPUAttention", "gpu_attention"> {
   let summary = "The thread block of one fused GPU attention kernel";
   let description = [{
     Attached to a `transformer.sdpa` as `blockc_codegen.gpu_attention` by
@@ -598,7 +669,7 @@ def Codegen_GPUAttentionAttr : Codegen_Attr<"GPUAttention", "gpu_attention"> {
 }
 
 def Codegen_GPUWarpgroupTilesAttr
-    : Codegen_Attr<"GPUWarpgroupTiles", "gpu_warpgroup_tiles"> {
+    : Codegen_ConfigAttr<"GPUWarpgroupTiles", "gpu_warpgroup_tiles"> {
   let summary = "The tiles of one warpgroup-MMA (sm_90a) GPU contraction";
   let description = [{
     Attached to a linalg contraction of two 16-bit (bf16 or f16) operands
@@ -718,7 +789,7 @@ def Codegen_GPUWarpgroupTilesAttr
 }
 
 def Codegen_GPUMmaAttentionAttr
-    : Codegen_Attr<"GPUMmaAttention", "gpu_mma_attention"> {
+    : Codegen_ConfigAttr<"GPUMmaAttention", "gpu_mma_attention"> {
   let summary = "The blocks of one tensor-core GPU attention kernel";
   let description = [{
     Attached to a `transformer.sdpa` whose query, key and value are widened
@@ -743,7 +814,7 @@ def Codegen_GPUMmaAttentionAttr
   let genVerifyDecl = 1;
 }
 
-def Codegen_GPUGemvAttr : Codegen_Attr<"GPUGemv", "gpu_gemv"> {
+def Codegen_GPUGemvAttr : Codegen_ConfigAttr<"GPUGemv", "gpu_gemv"> {
   let summary = "The weight-streaming GPU kernel of one small-M contraction";
   let description = [{
     Attached to a linalg contraction of a bf16 or f16 `[M..., K]` buffer and

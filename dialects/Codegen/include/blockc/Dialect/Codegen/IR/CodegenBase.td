@@ -32,6 +32,7 @@ def Codegen_Dialect : Dialect {
     | --- | --- | --- |
     | `blockc_codegen.cpu_target` | `#blockc_codegen.cpu_target<...>` | `func.func` |
     | `blockc_codegen.linear_tiles` | `#blockc_codegen.linear_tiles<...>` | `transformer.linear` |
+    | `blockc_codegen.quantized_tiles` | `#blockc_codegen.quantized_tiles<...>` | `transformer.linear` with `weight_quant` |
     | `blockc_codegen.horizontal_group` | `#blockc_codegen.horizontal_group<N>` | `transformer.linear` |
     | `blockc_codegen.kernel` | `#blockc_codegen.kernel<...>` | a kernel's loop or launch |
     | `blockc_codegen.gpu_matmul_tiles` | `#blockc_codegen.gpu_matmul_tiles<...>` | a linalg contraction on buffers |
@@ -53,6 +54,10 @@ def Codegen_Dialect : Dialect {
     /// The schedule of one attention kernel (an AttentionTilesAttr).
     static constexpr ::llvm::StringLiteral kAttentionTilesAttrName =
         "blockc_codegen.attention_tiles";
+    /// The schedule of one quantised projection kernel (a
+    /// QuantizedTilesAttr).
+    static constexpr ::llvm::StringLiteral kQuantizedTilesAttrName =
+        "blockc_codegen.quantized_tiles";
     /// Projections lowered as one kernel (a HorizontalGroupAttr).
     static constexpr ::llvm::StringLiteral kHorizontalGroupAttrName =
         "blockc_codegen.horizontal_group";

@@ -19,6 +19,8 @@
 #include "blockc/Dialect/Codegen/IR/CodegenDialect.h.inc"
 #include "blockc/Dialect/Codegen/IR/CodegenEnums.h.inc"
 
+#include "blockc/Dialect/Codegen/IR/CodegenAttrInterfaces.h.inc"
+
 #define GET_ATTRDEF_CLASSES
 #include "blockc/Dialect/Codegen/IR/CodegenAttrs.h.inc"
 
