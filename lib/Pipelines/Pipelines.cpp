@@ -618,6 +618,9 @@ void blockc::buildNVPTXMapToGPUPipeline(OpPassManager &pm,
   fpm.addPass(nvptx::createGPUTileReductionsPass(reductions));
   // Strided copies (a decode step's K/V rows into its caches) as kernels.
   fpm.addPass(nvptx::createGPUStridedCopiesToKernelsPass());
+  // Elementwise ops (RoPE, roundings, widenings, those copies): 16-byte
+  // vector accesses where the layout allows, checked on the host.
+  fpm.addPass(nvptx::createGPUTileElementwisePass());
   fpm.addPass(createConvertLinalgToParallelLoopsPass());
   fpm.addPass(nvptx::createGPUTileAndMapPass());
   fpm.addPass(createConvertParallelLoopToGpuPass());

@@ -2,24 +2,31 @@
 // RUN: blockc-opt %S/../blockc/Inputs/tiny.mlir --blockc-lower-to-linalg-pipeline --blockc-nvptx-map-to-gpu-pipeline | FileCheck %s --check-prefix=BLOCK --implicit-check-not=transformer. --implicit-check-not=linalg. --implicit-check-not=scf.parallel --implicit-check-not=memref.alloc --implicit-check-not=memref.dealloc --implicit-check-not=math.
 
 // Stage 2 of the NVPTX path: linalg on tensors becomes gpu.launch ops on
-// buffers in managed memory. Parallel loops are tiled 32 x 8 threads along the two innermost dimensions (x innermost;
-// sizes: 1): the inner tile is a block of threads, the outer loops the grid;
-// reductions stay sequential loops inside a thread. No linalg, parallel
-// loop, host-only buffer or math op (a libdevice call later) is left.
+// buffers in managed memory. Elementwise ops whose output is written along
+// its innermost dimension become 256-thread kernels with 16-byte accesses
+// where a host check allows (blockc-gpu-tile-elementwise); other parallel
+// loops are tiled 32 x 8 threads along the two innermost dimensions (x
+// innermost; sizes: 1): the inner tile is a block of threads, the outer
+// loops the grid; reductions stay sequential loops inside a thread. No
+// linalg, parallel loop, host-only buffer or math op (a libdevice call
+// later) is left.
 
-// Three parallel dimensions: blocks of 32 x 8 threads, the result
-// buffer is managed memory, exp is expanded inside the kernel.
+// Three parallel dimensions: blocks of 256 threads, each computing 4 f32
+// (one 16-byte load and store) or, when the host check fails, 4 elements
+// 256 apart; the result buffer is managed memory, exp is expanded inside
+// the kernel.
 // CHECK-LABEL: func.func @elementwise_3d
 // CHECK-SAME:    (%[[X:.+]]: memref<?x?x32xf32>) -> memref<?x?x32xf32>
 // CHECK-DAG:     %[[C1:.+]] = arith.constant 1 : index
-// CHECK-DAG:     %[[C8:.+]] = arith.constant 8 : index
-// CHECK-DAG:     %[[C32:.+]] = arith.constant 32 : index
+// CHECK-DAG:     %[[C256:.+]] = arith.constant 256 : index
 // CHECK:         %[[OUT:.+]] = gpu.alloc host_shared (%{{.+}}, %{{.+}}) : memref<?x?x32xf32>
-// Innermost dimension on x (32 threads, 1 block of the 32 columns), T on y
-// (blocks of 8 rows), B on the grid's z.
-// CHECK:         gpu.launch blocks(%{{[^ ,)]+}}, %{{[^ ,)]+}}, %{{[^ ,)]+}}) in (%{{[^ ,)]+}} = %[[C1]], %{{[^ ,)]+}} = %{{[^ ,)]+}}, %{{[^ ,)]+}} = %{{[^ ,)]+}})
-// CHECK-SAME:        threads(%{{[^ ,)]+}}, %{{[^ ,)]+}}, %{{[^ ,)]+}}) in (%{{[^ ,)]+}} = %[[C32]], %{{[^ ,)]+}} = %[[C8]], %{{[^ ,)]+}} = %[[C1]])
+// CHECK:         gpu.launch blocks(%{{[^ ,)]+}}, %{{[^ ,)]+}}, %{{[^ ,)]+}}) in (%{{[^ ,)]+}} = %{{[^ ,)]+}}, %{{[^ ,)]+}} = %[[C1]], %{{[^ ,)]+}} = %[[C1]])
+// CHECK-SAME:        threads(%{{[^ ,)]+}}, %{{[^ ,)]+}}, %{{[^ ,)]+}}) in (%{{[^ ,)]+}} = %[[C256]], %{{[^ ,)]+}} = %[[C1]], %{{[^ ,)]+}} = %[[C1]])
 // CHECK:           scf.if
+// CHECK:             vector.load %[[X]]{{.+}} vector<4xf32>
+// CHECK:             llvm.inline_asm "cvt.rmi.f32.f32 $0, $1;"
+// CHECK:             vector.store %{{.+}}, %[[OUT]]{{.+}} vector<4xf32>
+// CHECK:           } else {
 // CHECK:             memref.load %[[X]]
 // CHECK:             llvm.inline_asm "cvt.rmi.f32.f32 $0, $1;"
 // CHECK:             memref.store %{{.+}}, %[[OUT]]
@@ -90,8 +97,9 @@ func.func @matmul(%a: tensor<?x32xf32>, %b: tensor<32x64xf32>) -> tensor<?x64xf3
 // and freed with an async gpu.dealloc (copies between them are gpu.memcpy),
 // each norm is one warp-per-row kernel (256 x 1 x 1: 8 warps) computing
 // its two statistics and then its apply (the square root in the same
-// kernel), every elementwise kernel is a 32 x 8 x 1 block of threads, and
-// the result is a managed buffer (a gpu.alloc, not an argument).
+// kernel), the other kernels are blocks of 32 x 8 x 1 threads or, for
+// elementwise ops, 256 x 1 x 1, and the result is a managed buffer (a
+// gpu.alloc, not an argument).
 // BLOCK-LABEL: func.func @forward
 // BLOCK-SAME:    (%{{.+}}: memref<?x?x32xf32>, %{{.+}}: memref<32xf32>
 // BLOCK-SAME:    -> memref<?x?x32xf32>

@@ -21,7 +21,6 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
@@ -234,16 +233,8 @@ struct RowReductionKernel : blockc::nvptx::KernelBuilder {
     DenseMap<OpOperand *, SmallVector<Value>> elements;
     for (OpOperand *input : op.getDpsInputOperands()) {
       Value view = access.views[input->getOperandNumber()];
-      if (!view)
-        continue;
-      auto type = VectorType::get(
-          {w}, cast<MemRefType>(view.getType()).getElementType());
-      Value vec =
-          vector::LoadOp::create(b, loc, type, view, indicesAt(op, input, at),
-                                 /*nontemporal=*/false, llvm::MaybeAlign(16));
-      for (int64_t j = 0; j < w; ++j)
-        elements[input].push_back(
-            vector::ExtractOp::create(b, loc, vec, ArrayRef<int64_t>{j}));
+      if (view)
+        elements[input] = loadVector(view, indicesAt(op, input, at), w);
     }
     return elements;
   }
@@ -306,52 +297,11 @@ struct RowReductionKernel : blockc::nvptx::KernelBuilder {
     if (vectorInputs.empty())
       return vec;
     vec.width = sixteenBit ? 8 : 4;
-    auto eq = [&](Value x, int64_t c) -> Value {
-      return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x, idx(c));
-    };
     Value ok = eq(rem(length, vec.width), 0);
     vec.views.assign(op->getNumOperands(), Value());
-    for (OpOperand *input : vectorInputs) {
-      Value buffer = input->get();
-      auto type = cast<MemRefType>(buffer.getType());
-      int64_t rank = type.getRank();
-      auto meta = memref::ExtractStridedMetadataOp::create(b, loc, buffer);
-      Value bits = meta.getOffset();
-      for (int64_t i = 0; i + 1 < rank; ++i)
-        bits = arith::OrIOp::create(b, loc, bits, meta.getStrides()[i]);
-      ok =
-          arith::AndIOp::create(b, loc, ok, eq(meta.getStrides()[rank - 1], 1));
-      ok = arith::AndIOp::create(b, loc, ok, eq(rem(bits, vec.width), 0));
-      Value base =
-          memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
-      ok = arith::AndIOp::create(b, loc, ok, eq(rem(base, 16), 0));
-      // vector.load needs a static unit innermost stride: a view with it,
-      // read only where the check holds.
-      Value view = buffer;
-      auto [strides, offset] = type.getStridesAndOffset();
-      if (strides.back() != 1) {
-        SmallVector<int64_t> viewStrides(rank, ShapedType::kDynamic);
-        viewStrides.back() = 1;
-        auto viewType = MemRefType::get(
-            type.getShape(), type.getElementType(),
-            StridedLayoutAttr::get(b.getContext(), ShapedType::kDynamic,
-                                   viewStrides),
-            type.getMemorySpace());
-        SmallVector<OpFoldResult> sizes, strideValues;
-        for (int64_t i = 0; i < rank; ++i) {
-          sizes.push_back(
-              type.isDynamicDim(i)
-                  ? OpFoldResult(meta.getSizes()[i])
-                  : OpFoldResult(b.getIndexAttr(type.getDimSize(i))));
-          strideValues.push_back(i + 1 == rank
-                                     ? OpFoldResult(b.getIndexAttr(1))
-                                     : OpFoldResult(meta.getStrides()[i]));
-        }
-        view = memref::ReinterpretCastOp::create(
-            b, loc, viewType, buffer, meta.getOffset(), sizes, strideValues);
-      }
-      vec.views[input->getOperandNumber()] = view;
-    }
+    for (OpOperand *input : vectorInputs)
+      vec.views[input->getOperandNumber()] =
+          contiguousView(input->get(), vec.width, ok);
     vec.ok = ok;
     return vec;
   }
@@ -502,15 +452,8 @@ struct RowReductionKernel : blockc::nvptx::KernelBuilder {
                   return rowValues.lookup(&operand);
                 }));
           }
-          Value outView = applyVec.views[out->getOperandNumber()];
-          Value vec = vector::FromElementsOp::create(
-              b, loc,
-              VectorType::get(
-                  {w}, cast<MemRefType>(outView.getType()).getElementType()),
-              values);
-          vector::StoreOp::create(b, loc, vec, outView,
-                                  indicesAt(apply, out, at),
-                                  /*nontemporal=*/false, llvm::MaybeAlign(16));
+          storeVector(values, applyVec.views[out->getOperandNumber()],
+                      indicesAt(apply, out, at));
           scf::YieldOp::create(b, loc);
         });
     b.setInsertionPointToStart(path.elseBlock());

@@ -2,8 +2,9 @@
 //-*-===//
 //
 // The builder and location every hand-built kernel of lib/Codegen/NVPTX
-// carries (blockc-gpu-tile-matmul, blockc-gpu-lower-sdpa), with the index
-// and f32 arithmetic they all emit.
+// carries (blockc-gpu-tile-matmul, blockc-gpu-lower-sdpa,
+// blockc-gpu-tile-reductions, blockc-gpu-tile-elementwise), with the index
+// and f32 arithmetic they all emit and their 16-byte vector accesses.
 //
 //===----------------------------------------------------------------------===//
 
@@ -58,6 +59,35 @@ struct KernelBuilder {
     return mlir::arith::CmpIOp::create(b, loc, mlir::arith::CmpIPredicate::ult,
                                        x, y);
   }
+  /// x == c on indices.
+  mlir::Value eq(mlir::Value x, int64_t c) {
+    return mlir::arith::CmpIOp::create(b, loc, mlir::arith::CmpIPredicate::eq,
+                                       x, idx(c));
+  }
+
+  /// The 16-byte vector path of the strided buffer `buffer` (emitted on the
+  /// host): ANDs into `ok` that, at run time, its innermost stride is 1,
+  /// its offset and other strides are multiples of `width` elements and its
+  /// base is 16-byte aligned, so that every run of `width` elements that
+  /// starts at a multiple of `width` in the innermost index starts on 16
+  /// bytes when `width` elements are 16 bytes or more. Returns the buffer
+  /// to read and write the vectors through: `buffer` itself when its type
+  /// has a static unit innermost stride, else a `memref.reinterpret_cast`
+  /// with one (`vector.load` / `vector.store` need it), valid where `ok`
+  /// holds.
+  mlir::Value contiguousView(mlir::Value buffer, int64_t width,
+                             mlir::Value &ok);
+
+  /// The `width` elements at `indices` of `view` (a buffer with a static
+  /// unit innermost stride): one 16-byte aligned `vector.load`, then each
+  /// element extracted.
+  llvm::SmallVector<mlir::Value>
+  loadVector(mlir::Value view, mlir::ValueRange indices, int64_t width);
+
+  /// Stores `elements` at `indices` of `view` with one 16-byte aligned
+  /// `vector.store` of `vector.from_elements`.
+  void storeVector(mlir::ValueRange elements, mlir::Value view,
+                   mlir::ValueRange indices);
 };
 
 } // namespace blockc::nvptx

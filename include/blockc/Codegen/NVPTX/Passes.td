@@ -379,6 +379,76 @@ def GPUStridedCopiesToKernelsPass
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def GPUTileElementwisePass
+    : Pass<"blockc-gpu-tile-elementwise", "::mlir::func::FuncOp"> {
+  let summary = "Elementwise kernels with 16-byte vector accesses";
+  let description = [{
+    Rewrites every all-parallel `linalg.generic` (and `linalg.copy`,
+    generalized first) on buffers outside kernels, with one output and a
+    body without memory effects, into a `gpu.launch` of
+    `threads_x * threads_y` threads per block (the function's
+    `blockc_codegen.gpu_map`; a function with such an op and no attribute
+    is an error) in which each thread computes `w` consecutive elements of
+    the innermost loop, `w` being 16 bytes of the narrowest operand
+    accessed by vectors (8 for bf16 / f16, 4 for f32). The output must be a
+    strided buffer of 16-, 32- or 64-bit elements whose last index is the
+    innermost loop and whose other indices do not read it; a static
+    innermost size must be a multiple of `w`. Other ops are left to
+    `convert-linalg-to-parallel-loops` and `blockc-gpu-tile-and-map`.
+
+    * Vector operands: the output, and every input of such a buffer whose
+      last index reads the innermost loop `d` as `d` or as `(d + c) mod m`
+      with `c` and `m` multiples of `w` (RoPE's rotate-half partner
+      `x[(i + D/2) mod D]`: a run of `w` elements starting at a multiple of
+      `w` stays a run), its other indices not. Other inputs that read `d`
+      are read element by element, inputs that do not read it once per
+      thread.
+    * A check on the host, uniform over the grid, takes the 16-byte path
+      when the innermost size is a multiple of `w` and every vector operand
+      has a unit innermost stride, an offset and other strides that are
+      multiples of `w` and a 16-byte aligned base (the check of
+      `blockc-gpu-tile-reductions`, `KernelBuilder::contiguousView`).
+      Thread `t` of block `b` then takes chunk `c = 256 b + t` (with 256
+      threads): row `c / (D / w)`, elements `w (c mod D / w)` on; one
+      `vector.load` of `vector<w x T>` per vector input (`ld.global.v4`),
+      the body per element, one `vector.store` of the output.
+    * Otherwise the same threads compute the block's `256 w` elements one
+      at a time, consecutive threads on consecutive elements (coalesced
+      2-byte accesses for bf16), `w` steps each.
+
+    The values are those of the scalar kernel (the same body per element).
+
+    ```mlir
+    linalg.generic {indexing_maps = [#id, #rot, #id],
+                    iterator_types = ["parallel", "parallel", "parallel"]}
+        ins(%x, %x : memref<?x32x128xbf16>, memref<?x32x128xbf16>)
+        outs(%y : memref<?x32x128xbf16>) { ... }  // #rot: (d2 + 64) mod 128
+    // becomes
+    %ok = ...        // strides, offsets, alignment (host)
+    gpu.launch blocks(ceil(T * 32 * 16 / 256), 1, 1) threads(256, 1, 1) {
+      scf.if %ok {
+        vector.load %x[%t, %h, %k] : ..., vector<8xbf16>
+        vector.load %x[%t, %h, (%k + 64) mod 128] : ..., vector<8xbf16>
+        ...                                         // the body, 8 times
+        vector.store %v, %y[%t, %h, %k] : ..., vector<8xbf16>
+      } else {
+        scf.for %j = %c0 to %c8 step %c1 { ... memref.store ... }
+      }
+    }
+    ```
+  }];
+  let statistics = [
+    Statistic<"numTiled", "num-tiled",
+              "Elementwise ops turned into 16-byte kernels">
+  ];
+  let dependentDialects = ["::blockc::codegen::CodegenDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
 def GPUTileAndMapPass
     : Pass<"blockc-gpu-tile-and-map", "::mlir::func::FuncOp"> {
   let summary = "Tile parallel loops into thread blocks with coalesced access";
