@@ -411,7 +411,18 @@ blockc::compileModule(ModuleOp module, const CompileOptions &options,
     os << "\n";
     return artefacts;
   }
+  // LLVM's part, timed beside the passes (--mlir-timing). The timers'
+  // ids are static addresses: a name's id lives on the heap, where a
+  // destroyed pass manager's pass (another timer's id) may have been.
+  static const char translateId = 0, codegenId = 0;
+  std::optional<TimingScope> translating;
+  if (timing)
+    translating = timing->nest(&translateId, [] {
+      return std::string("LLVM: translation to LLVM IR, optimisation");
+    });
   auto code = translateHostCode(module, options, llvm::Reloc::PIC_);
+  if (translating)
+    translating->stop();
   if (!code)
     return code.takeError();
   if (stage == CompileStage::LLVMIR) {
@@ -425,6 +436,10 @@ blockc::compileModule(ModuleOp module, const CompileOptions &options,
         lowered->prepare ? &*lowered->prepare : nullptr);
   llvm::SmallString<0> buffer;
   llvm::raw_svector_ostream machineCode(buffer);
+  std::optional<TimingScope> generating;
+  if (timing)
+    generating = timing->nest(
+        &codegenId, [] { return std::string("LLVM: code generation"); });
   if (llvm::Error e = emitMachineCode(*code->module, *code->machine,
                                       stage == CompileStage::Asm
                                           ? llvm::CodeGenFileType::AssemblyFile
