@@ -42,13 +42,7 @@ struct CompileCLOptions {
       cl::cat(getCompileOptionsCategory())};
   cl::opt<CPUISA> isa{
       "isa", cl::desc("CPU: vector ISA the kernels are shaped for"),
-      cl::init(CPUISA::Host),
-      cl::values(clEnumValN(CPUISA::Host, "host",
-                            "this machine's (default; --dump-pass-pipeline "
-                            "prints what it resolved to)"),
-                 clEnumValN(CPUISA::AVX512, "avx512", "AVX-512"),
-                 clEnumValN(CPUISA::AVX2, "avx2", "AVX2 + FMA"),
-                 clEnumValN(CPUISA::SSE, "sse", "SSE2 (any x86-64)")),
+      cl::init(CPUISA::Host), CPUISAOptionValues{/*commandLine=*/true},
       cl::cat(getCompileOptionsCategory())};
   cl::list<CPUFeature> cpuFeatures{
       "cpu-features",
@@ -56,16 +50,8 @@ struct CompileCLOptions {
                "comma-separated (default: this machine's with -isa=host, "
                "none with a pinned -isa)"),
       cl::CommaSeparated,
-      cl::values(clEnumValN(CPUFeature::None, "none",
-                            "none of them (the default with a pinned -isa)"),
-                 clEnumValN(CPUFeature::AVX512BF16, "avx512bf16",
-                            "vdpbf16ps for bf16 projections (-isa=avx512)"),
-                 clEnumValN(CPUFeature::AVX512VNNI, "avx512vnni",
-                            "vpdpbusd on zmm registers (-isa=avx512)"),
-                 clEnumValN(CPUFeature::AVXVNNI, "avxvnni",
-                            "vpdpbusd on ymm registers (-isa=avx2 or avx512)"),
-                 clEnumValN(CPUFeature::AMXBF16, "amx-bf16",
-                            "AMX tiles for bf16 prefill (-isa=avx512)")),
+      CPUFeatureOptionValues{/*commandLine=*/true,
+                             "none of them (the default with a pinned -isa)"},
       cl::cat(getCompileOptionsCategory())};
   cl::opt<bool> prepareWeights{
       "prepare-weights",
@@ -209,7 +195,8 @@ CPUCodegenTarget CompileOptions::getCodegenTarget() const {
   if (isNVPTX())
     return {};
   CPUTargetConfig config = getCPUConfig();
-  return {config.llvmCPU().str(), config.llvmTuneCPU().str(),
+  const CPUISAInfo &isa = getCPUISAInfo(config.isa);
+  return {isa.llvmCPU.str(), isa.llvmTuneCPU.str(),
           config.llvmTargetFeatures()};
 }
 

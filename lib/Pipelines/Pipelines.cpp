@@ -29,20 +29,9 @@
 #include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
-#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/ErrorHandling.h"
-#include "llvm/Support/MemoryBuffer.h"
-#include "llvm/TargetParser/Host.h"
 
 #include <functional>
-
-#if defined(__x86_64__) || defined(__i386__)
-#include <cpuid.h>
-#endif
-#if defined(__x86_64__) && defined(__linux__)
-#include <sys/syscall.h>
-#include <unistd.h>
-#endif
 
 using namespace mlir;
 using namespace blockc;
@@ -51,179 +40,12 @@ using namespace blockc;
 // CPU target configuration
 //===----------------------------------------------------------------------===//
 
-llvm::StringRef blockc::stringifyCPUISA(CPUISA isa) {
-  switch (isa) {
-  case CPUISA::Host:
-    return "host";
-  case CPUISA::AVX512:
-    return "avx512";
-  case CPUISA::AVX2:
-    return "avx2";
-  case CPUISA::SSE:
-    return "sse";
-  }
-  llvm_unreachable("unknown ISA");
-}
-
-llvm::StringRef blockc::stringifyCPUFeature(CPUFeature feature) {
-  switch (feature) {
-  case CPUFeature::None:
-    return "none";
-  case CPUFeature::AVX512BF16:
-    return "avx512bf16";
-  case CPUFeature::AVX512VNNI:
-    return "avx512vnni";
-  case CPUFeature::AVXVNNI:
-    return "avxvnni";
-  case CPUFeature::AMXBF16:
-    return "amx-bf16";
-  }
-  llvm_unreachable("unknown CPU feature");
-}
-
-namespace {
-
-/// Every extension, and the ISA it needs at least.
-constexpr std::pair<CPUFeature, CPUISA> kFeatureISA[] = {
-    {CPUFeature::AVX512BF16, CPUISA::AVX512},
-    {CPUFeature::AVX512VNNI, CPUISA::AVX512},
-    {CPUFeature::AVXVNNI, CPUISA::AVX2},
-    {CPUFeature::AMXBF16, CPUISA::AVX512}};
-
-/// Whether this process may use the AMX tile registers: Linux hands out the
-/// tile data state on request (arch_prctl ARCH_REQ_XCOMP_PERM), once per
-/// process; the kernels ask again before their first tile instruction.
-bool amxPermitted() {
-#if defined(__x86_64__) && defined(__linux__)
-  constexpr long kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
-  return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
-#else
-  return false;
-#endif
-}
-
-/// Whether code for `isa` may use what `needs` provides (AVX-512 includes
-/// AVX2).
-bool isaIncludes(CPUISA isa, CPUISA needs) {
-  if (isa == needs)
-    return true;
-  return isa == CPUISA::AVX512 && needs == CPUISA::AVX2;
-}
-
-/// Whether the host's vdpbf16ps outruns two f32 FMAs per k pair: AMD's
-/// (Zen 4 and 5 issue it at the FMA rate, twice the products). Intel's
-/// AVX512_BF16 CPUs issue the zmm form at half the FMA rate (measured on a
-/// Xeon VM, family 6 model 167: 113 against 226 GFLOP/s of FMAs), where the
-/// f32 kernels are as fast; -cpu-features=avx512bf16 still selects it.
-bool fastBF16Dot() {
-  return llvm::StringRef(llvm::sys::getHostCPUName()).starts_with("znver");
-}
-
-/// Whether the host has `f` (LLVM's name), AMX also granted by the OS.
-bool hostHas(const llvm::StringMap<bool> &hostFeatures, CPUFeature f) {
-  if (f == CPUFeature::AMXBF16)
-    return hostFeatures.lookup("amx-bf16") && hostFeatures.lookup("amx-tile") &&
-           amxPermitted();
-  return hostFeatures.lookup(stringifyCPUFeature(f));
-}
-
-/// The largest ISA whose code runs here.
-CPUISA hostISA() {
-  for (CPUISA isa : {CPUISA::AVX512, CPUISA::AVX2})
-    if (missingHostFeature(isa).empty())
-      return isa;
-  return CPUISA::SSE;
-}
-
-#if defined(__x86_64__) || defined(__i386__)
-/// Size in bytes of the host's data or unified cache of `level` from the
-/// CPUID deterministic cache parameters (leaf 4 on Intel, 0x8000001D on
-/// AMD), else the legacy AMD leaves (which some hypervisors keep when they
-/// hide the others), or 0.
-int64_t cpuidCacheBytes(int level) {
-  for (unsigned leaf : {4u, 0x8000001Du}) {
-    if (__get_cpuid_max(leaf & 0x80000000u, nullptr) < leaf)
-      continue;
-    for (unsigned i = 0; i < 16; ++i) {
-      unsigned a, b, c, d;
-      __cpuid_count(leaf, i, a, b, c, d);
-      unsigned type = a & 0x1f; // 0: no more caches, 2: instruction
-      if (type == 0)
-        break;
-      if (((a >> 5) & 7) != static_cast<unsigned>(level) || type == 2)
-        continue;
-      int64_t ways = ((b >> 22) & 0x3ff) + 1;
-      int64_t partitions = ((b >> 12) & 0x3ff) + 1;
-      int64_t line = (b & 0xfff) + 1;
-      int64_t sets = static_cast<int64_t>(c) + 1;
-      return ways * partitions * line * sets;
-    }
-  }
-  // The older extended leaves (AMD; Intel fills in the L2 one).
-  unsigned a, b, c, d;
-  if (level == 1 && __get_cpuid(0x80000005u, &a, &b, &c, &d))
-    return static_cast<int64_t>(c >> 24) * 1024;
-  if (level == 2 && __get_cpuid(0x80000006u, &a, &b, &c, &d))
-    return static_cast<int64_t>(c >> 16) * 1024;
-  return 0;
-}
-#else
-int64_t cpuidCacheBytes(int) { return 0; }
-#endif
-
-/// Size in bytes of the host's data or unified cache of `level`: CPUID,
-/// else Linux sysfs (cpu0), else 0.
-int64_t hostCacheBytes(int level) {
-  if (int64_t bytes = cpuidCacheBytes(level))
-    return bytes;
-  for (int index = 0; index < 8; ++index) {
-    std::string dir =
-        "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index);
-    auto read = [&](const char *file) -> std::string {
-      auto buffer = llvm::MemoryBuffer::getFile(dir + "/" + file,
-                                                /*IsText=*/true);
-      return buffer ? (*buffer)->getBuffer().trim().str() : std::string();
-    };
-    std::string levelText = read("level");
-    if (levelText.empty())
-      return 0;
-    if (levelText != std::to_string(level) || read("type") == "Instruction")
-      continue;
-    std::string sizeText = read("size");
-    llvm::StringRef size = sizeText;
-    int64_t scale = 1;
-    if (size.consume_back("K"))
-      scale = 1024;
-    else if (size.consume_back("M"))
-      scale = 1024 * 1024;
-    int64_t value = 0;
-    if (size.getAsInteger(10, value))
-      return 0;
-    return value * scale;
-  }
-  return 0;
-}
-
-} // namespace
-
 std::string blockc::missingHostFeature(const CPUTargetConfig &config) {
   if (std::string missing = missingHostFeature(config.isa); !missing.empty())
     return missing;
-  llvm::StringMap<bool> host = llvm::sys::getHostCPUFeatures();
   for (CPUFeature f : config.features)
-    if (f != CPUFeature::None && !hostHas(host, f))
+    if (f != CPUFeature::None && !hostHasFeature(f))
       return stringifyCPUFeature(f).str();
-  return "";
-}
-
-std::string blockc::missingHostFeature(CPUISA isa) {
-  // The features the code is compiled with ("+f") must be the host's.
-  CPUTargetConfig config;
-  config.isa = isa;
-  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
-  for (llvm::StringRef f : config.llvmTargetFeatures())
-    if (f.consume_front("+") && !features.lookup(f))
-      return f.str();
   return "";
 }
 
@@ -231,31 +53,26 @@ CPUTargetConfig CPUTargetConfig::resolved() const {
   CPUTargetConfig c = *this;
   bool host = c.isa == CPUISA::Host;
   if (host)
-    c.isa = hostISA();
+    c.isa = getHostISA();
+  const CPUISAInfo &info = getCPUISAInfo(c.isa);
   if (c.vectorWidth == 0)
-    c.vectorWidth = c.isa == CPUISA::AVX512 ? 16
-                    : c.isa == CPUISA::AVX2 ? 8
-                                            : 4;
+    c.vectorWidth = info.vectorWidth;
   if (c.registers == 0)
-    c.registers = c.isa == CPUISA::AVX512 ? 32 : 16;
+    c.registers = info.registers;
   if (c.l1Bytes == 0)
-    c.l1Bytes = host && hostCacheBytes(1) ? hostCacheBytes(1) : 32 * 1024;
+    c.l1Bytes = host && getHostCacheBytes(1) ? getHostCacheBytes(1) : 32 * 1024;
   if (c.l2Bytes == 0)
-    c.l2Bytes = host && hostCacheBytes(2) ? hostCacheBytes(2) : 1024 * 1024;
+    c.l2Bytes =
+        host && getHostCacheBytes(2) ? getHostCacheBytes(2) : 1024 * 1024;
   // Extensions: the listed ones (none: an explicit empty set), or the
   // host's that the ISA can use with isa=host.
   llvm::SmallVector<CPUFeature> enabled;
   if (c.features.empty() && host) {
-    llvm::StringMap<bool> hostFeatures = llvm::sys::getHostCPUFeatures();
-    for (auto [f, needs] : kFeatureISA)
-      if (isaIncludes(c.isa, needs) && hostHas(hostFeatures, f) &&
-          (f != CPUFeature::AVX512BF16 || fastBF16Dot() ||
-           hostHas(hostFeatures, CPUFeature::AMXBF16)))
-        enabled.push_back(f);
+    enabled = getHostFeatures(c.isa);
   } else {
-    for (auto [f, needs] : kFeatureISA)
-      if (llvm::is_contained(c.features, f))
-        enabled.push_back(f);
+    for (const CPUFeatureInfo &f : getCPUFeatures())
+      if (llvm::is_contained(c.features, f.feature))
+        enabled.push_back(f.feature);
   }
   if (enabled.empty())
     enabled.push_back(CPUFeature::None);
@@ -268,79 +85,26 @@ bool CPUTargetConfig::has(CPUFeature feature) const {
 }
 
 std::string CPUTargetConfig::checkFeatures() const {
-  for (auto [f, needs] : kFeatureISA)
-    if (has(f) && !isaIncludes(isa, needs))
-      return (stringifyCPUFeature(f) + " needs isa=" +
-              (needs == CPUISA::AVX512 ? "avx512" : "avx2 or avx512") +
+  for (const CPUFeatureInfo &f : getCPUFeatures())
+    if (has(f.feature) && !cpuISAIncludes(isa, f.needs))
+      return (f.name + " needs isa=" + getCPUFeatureISAs(f.feature) +
               ", not isa=" + stringifyCPUISA(isa))
           .str();
   return "";
 }
 
-/// The LLVM features of `isa` alone (see llvmTargetFeatures).
-static llvm::SmallVector<std::string> isaTargetFeatures(CPUISA isa);
-
 llvm::SmallVector<std::string> CPUTargetConfig::llvmTargetFeatures() const {
-  llvm::SmallVector<std::string> result = isaTargetFeatures(isa);
+  llvm::SmallVector<std::string> result;
+  for (llvm::StringRef f : getCPUISAInfo(isa).llvmFeatures)
+    result.push_back(f.str());
   // The extensions on top of a pinned ISA's CPU model (the host's has
   // them).
   if (isa != CPUISA::Host)
     for (CPUFeature f : features)
-      if (f == CPUFeature::AMXBF16)
-        result.append({"+amx-tile", "+amx-bf16"});
-      else if (f != CPUFeature::None)
-        result.push_back(("+" + stringifyCPUFeature(f)).str());
+      if (f != CPUFeature::None)
+        for (llvm::StringRef llvmFeature : getCPUFeatureInfo(f).llvmFeatures)
+          result.push_back(llvmFeature.str());
   return result;
-}
-
-static llvm::SmallVector<std::string> isaTargetFeatures(CPUISA isa) {
-  switch (isa) {
-  case CPUISA::Host:
-    return {};
-  // F16C (vcvtph2ps / vcvtps2ph: f16 <-> f32 in registers) comes with
-  // every AVX2 CPU (Intel Haswell and AMD Zen on).
-  case CPUISA::AVX512:
-    return {"+avx512f", "+avx512vl", "+avx512bw", "+avx512dq", "+f16c"};
-  case CPUISA::AVX2:
-    // Disabling AVX-512F disables every AVX-512 extension with it.
-    return {"+avx2", "+fma", "+f16c", "-avx512f"};
-  case CPUISA::SSE:
-    // Disabling AVX disables AVX2, FMA and AVX-512 with it.
-    return {"-avx"};
-  }
-  llvm_unreachable("unknown ISA");
-}
-
-llvm::StringRef CPUTargetConfig::llvmCPU() const {
-  switch (isa) {
-  case CPUISA::Host:
-    return "";
-  case CPUISA::AVX512:
-    return "x86-64-v4";
-  case CPUISA::AVX2:
-    return "x86-64-v3";
-  case CPUISA::SSE:
-    return "x86-64";
-  }
-  llvm_unreachable("unknown ISA");
-}
-
-llvm::StringRef CPUTargetConfig::llvmTuneCPU() const {
-  switch (isa) {
-  case CPUISA::Host:
-    return "";
-  // Zen 3's model for both vector ISAs: the register tiles were sized and
-  // checked free of spills under it (no-spill.test). Intel's models prefer
-  // 256-bit vectors, which splits the AVX-512 kernels' registers in two
-  // (49 spills in the D = 64 attention kernel), and Zen 4's and 5's
-  // schedules spill one register there.
-  case CPUISA::AVX512:
-  case CPUISA::AVX2:
-    return "znver3";
-  case CPUISA::SSE:
-    return "generic";
-  }
-  llvm_unreachable("unknown ISA");
 }
 
 //===----------------------------------------------------------------------===//
@@ -383,9 +147,7 @@ void blockc::buildCPULowerToLinalgPipeline(OpPassManager &pm,
     // Heuristic passes write the typed configuration, the kernel passes
     // (mechanism) read it.
     cpu::CPUSelectTilesPassOptions tiles;
-    tiles.isa = c.isa == CPUISA::AVX512 ? codegen::ISA::avx512
-                : c.isa == CPUISA::AVX2 ? codegen::ISA::avx2
-                                        : codegen::ISA::sse;
+    tiles.isa = getCodegenISA(c.isa);
     tiles.vectorWidth = c.vectorWidth;
     tiles.registers = c.registers;
     tiles.l1Bytes = c.l1Bytes;

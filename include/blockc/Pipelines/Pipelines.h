@@ -18,6 +18,7 @@
 #define BLOCKC_PIPELINES_PIPELINES_H
 
 #include "blockc/Dialect/Transformer/IR/TransformerOps.h"
+#include "blockc/Target/CPUISA.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
@@ -27,37 +28,6 @@
 #include <string>
 
 namespace blockc {
-
-/// The vector ISA the CPU kernels are shaped for.
-enum class CPUISA {
-  /// The compiling machine's (resolved by resolveHostCPU).
-  Host,
-  /// 32 x 512-bit registers (16 f32 lanes).
-  AVX512,
-  /// 16 x 256-bit registers (8 f32 lanes), FMA.
-  AVX2,
-  /// 16 x 128-bit registers (4 f32 lanes): any x86-64.
-  SSE,
-};
-
-/// An x86 ISA extension the CPU kernels may use beyond their CPUISA. The
-/// names (stringifyCPUFeature) are LLVM's target feature names.
-enum class CPUFeature {
-  /// None of them (an explicit empty set: `features=none`).
-  None,
-  /// vdpbf16ps: bf16 pair dot products (needs AVX-512).
-  AVX512BF16,
-  /// vpdpbusd on zmm registers: int8 dot products (needs AVX-512).
-  AVX512VNNI,
-  /// VEX vpdpbusd on ymm / xmm registers (needs AVX2).
-  AVXVNNI,
-  /// AMX tiles with bf16 products, tdpbf16ps (needs AVX-512; the process
-  /// asks Linux for the tile state).
-  AMXBF16,
-};
-
-/// The spelling of `feature` in options (LLVM's feature name).
-llvm::StringRef stringifyCPUFeature(CPUFeature feature);
 
 /// The CPU the kernels are generated for. Zero fields mean "derive it":
 /// from the ISA (vector width, registers) or from the host (caches, with
@@ -97,26 +67,10 @@ struct CPUTargetConfig {
   /// (e.g. "-avx512f" for avx2), so that objects and JIT code shaped for a
   /// smaller ISA also run on CPUs that have only that ISA; none for host.
   llvm::SmallVector<std::string> llvmTargetFeatures() const;
-
-  /// The fixed LLVM CPU model of a pinned ISA, independent of the compiling
-  /// machine: the x86-64 micro-architecture level of the ISA (x86-64-v4 for
-  /// avx512, -v3 for avx2, the x86-64 baseline for sse); "" (the host's) for
-  /// isa=host.
-  llvm::StringRef llvmCPU() const;
-  /// The scheduling model and tuning of a pinned ISA: znver3 for avx512
-  /// and avx2 (under which the kernels' register tiles were sized and
-  /// checked free of spills), generic for sse; "" (the host's) for
-  /// isa=host.
-  llvm::StringRef llvmTuneCPU() const;
 };
 
-/// The spelling of `isa` in pass and pipeline options.
-llvm::StringRef stringifyCPUISA(CPUISA isa);
-
-/// The host CPU feature that code for `isa` needs and the host lacks (e.g.
-/// "avx512f" for avx512 on an AVX2-only machine), or "" when it runs here.
-std::string missingHostFeature(CPUISA isa);
-/// As above for a resolved config, its extensions included.
+/// The host CPU feature that code for a resolved config needs and the host
+/// lacks (missingHostFeature of its ISA, then its extensions), or "".
 std::string missingHostFeature(const CPUTargetConfig &config);
 
 /// The options of every CPU pipeline, under the same names everywhere
@@ -125,16 +79,9 @@ template <typename Derived>
 struct CPUPipelineOptionsBase : public mlir::PassPipelineOptions<Derived> {
   template <typename T> using Option = mlir::detail::PassOptions::Option<T>;
 
-  Option<CPUISA> isa{
-      *this, "isa", llvm::cl::desc("Vector ISA the kernels are shaped for"),
-      llvm::cl::init(CPUISA::Host),
-      llvm::cl::values(
-          clEnumValN(CPUISA::Host, "host",
-                     "the compiling machine's (resolved when the pipeline "
-                     "is built)"),
-          clEnumValN(CPUISA::AVX512, "avx512", "AVX-512: 32 x 16 f32 lanes"),
-          clEnumValN(CPUISA::AVX2, "avx2", "AVX2 + FMA: 16 x 8 f32 lanes"),
-          clEnumValN(CPUISA::SSE, "sse", "SSE2: 16 x 4 f32 lanes"))};
+  Option<CPUISA> isa{*this, "isa",
+                     llvm::cl::desc("Vector ISA the kernels are shaped for"),
+                     llvm::cl::init(CPUISA::Host), CPUISAOptionValues{}};
   /// The values of `features`: set on the parser itself, because a
   /// ListOption parses its elements with a parser of its own (to which
   /// llvm::cl::values would not apply). Added once the option has its name
@@ -145,15 +92,8 @@ struct CPUPipelineOptionsBase : public mlir::PassPipelineOptions<Derived> {
       llvm::cl::parser<CPUFeature>::initialize();
       if (!Values.empty())
         return;
-      addLiteralOption("none", CPUFeature::None, "none of them");
-      addLiteralOption("avx512bf16", CPUFeature::AVX512BF16,
-                       "vdpbf16ps for bf16 projections (isa=avx512)");
-      addLiteralOption("avx512vnni", CPUFeature::AVX512VNNI,
-                       "vpdpbusd on zmm registers (isa=avx512)");
-      addLiteralOption("avxvnni", CPUFeature::AVXVNNI,
-                       "vpdpbusd on ymm registers (isa=avx2 or avx512)");
-      addLiteralOption("amx-bf16", CPUFeature::AMXBF16,
-                       "AMX tiles for bf16 prefill (isa=avx512)");
+      CPUFeatureOptionValues{/*commandLine=*/false, "none of them"}.addTo(
+          *this);
     }
     static void print(llvm::raw_ostream &os, CPUFeature feature) {
       os << stringifyCPUFeature(feature);

@@ -29,8 +29,9 @@ namespace blockc {
 /// The x86 CPU that code is generated for. Code shaped for a pinned ISA is
 /// generated for a fixed CPU model, never the compiling machine's, so that
 /// the same module gives the same machine code on every host: `cpu` names
-/// the ISA level (x86-64-v4 / -v3 / -v2) and `tuneCPU` the scheduling model
-/// and tuning. Only isa=host uses the host's CPU and features (both empty).
+/// the ISA level and `tuneCPU` the scheduling model and tuning, both from
+/// the ISA table (CPUISAInfo, Target/CPUISA.h). Only isa=host uses the
+/// host's CPU and features (both empty).
 struct CPUCodegenTarget {
   /// LLVM CPU name; empty: the host's, with the host's features.
   std::string cpu;

@@ -10,6 +10,7 @@
 #include "blockc/Codegen/CPU/Passes.h"
 #include "blockc/Dialect/Codegen/IR/CodegenDialect.h"
 #include "blockc/Dialect/Transformer/IR/TransformerOps.h"
+#include "blockc/Target/CPUISA.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
@@ -27,23 +28,6 @@ namespace codegen = blockc::codegen;
 using codegen::CodegenDialect;
 
 namespace {
-
-/// f32 lanes per vector and vector registers of each ISA.
-struct IsaShape {
-  int64_t width, registers;
-};
-
-IsaShape shapeOf(codegen::ISA isa) {
-  switch (isa) {
-  case codegen::ISA::avx512:
-    return {16, 32}; // 32 zmm
-  case codegen::ISA::avx2:
-    return {8, 16}; // 16 ymm
-  case codegen::ISA::sse:
-    return {4, 16}; // 16 xmm
-  }
-  llvm_unreachable("unknown ISA");
-}
 
 /// Weight rows per dot-product kernel and output vectors per packed
 /// micro-kernel.
@@ -142,11 +126,11 @@ struct CPUSelectTilesPass
     if (auto pinned = func->getAttrOfType<codegen::CPUTargetAttr>(
             CodegenDialect::kCpuTargetAttrName))
       return pinned;
-    IsaShape shape = shapeOf(isa);
+    const blockc::CPUISAInfo &shape = blockc::getCPUISAInfo(isa.getValue());
     return codegen::CPUTargetAttr::getChecked(
         [&] { return func.emitError("blockc-cpu-select-tiles: "); },
         &getContext(), isa.getValue(),
-        vectorWidth ? vectorWidth.getValue() : shape.width,
+        vectorWidth ? vectorWidth.getValue() : shape.vectorWidth,
         registers ? registers.getValue() : shape.registers, l1Bytes.getValue(),
         l2Bytes.getValue(), avx512BF16.getValue(), avx512VNNI.getValue(),
         avxVNNI.getValue(), amxBF16.getValue());
