@@ -17,6 +17,7 @@
 #include "blockc/Analysis/ModelSignature.h"
 #include "blockc/Analysis/PreparedWeights.h"
 #include "blockc/Compiler/CompileOptions.h"
+#include "blockc/Target/CHeader.h"
 #include "blockc/Target/CPU.h"
 
 #include "mlir/IR/BuiltinOps.h"

@@ -1,16 +1,13 @@
 //===- CPU.h - LLVM IR, assembly and object emission for the host -*- C++ -*-=//
 //
 // Translation of the LLVM-dialect module produced by the CPU pipeline to
-// LLVM IR, host assembly and host object files, plus the C header that
-// declares the entry point of an object file.
+// LLVM IR, host assembly and host object files (the C header that declares
+// an object's entry points: Target/CHeader.h).
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef BLOCKC_TARGET_CPU_H
 #define BLOCKC_TARGET_CPU_H
-
-#include "blockc/Analysis/ModelSignature.h"
-#include "blockc/Analysis/PreparedWeights.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/IR/LLVMContext.h"
@@ -22,7 +19,6 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <vector>
 
 namespace blockc {
 
@@ -62,32 +58,6 @@ translateToLLVMIR(mlir::ModuleOp module, llvm::LLVMContext &llvmContext,
 llvm::Error emitMachineCode(llvm::Module &llvmModule, llvm::TargetMachine &tm,
                             llvm::CodeGenFileType kind,
                             llvm::raw_pwrite_stream &os);
-
-/// The C header declaring `_mlir_ciface_<entry>` and the memref descriptor
-/// structs it takes, with the weight names and shapes as comments.
-/// With `gpu`, the header documents the NVPTX object's memory contract:
-/// arguments in device-accessible (managed) memory, the result released
-/// with mgpuMemFree from blockc's CUDA runtime.
-/// The decode entry compiled beside the model's entry (blockc --decode).
-struct DecodeEntry {
-  std::string funcName;
-  /// The K and V cache arguments in order (k_0, v_0, k_1, ...), as tensors
-  /// [B, L_max, H_kv, D].
-  std::vector<mlir::RankedTensorType> caches;
-  /// Head-major memory order ([B][H_kv][L_max][D]) of every cache.
-  bool headMajor = true;
-  /// Its prepare function, if it reads prepared weights.
-  std::optional<PrepareEntry> prepare;
-};
-
-/// With `prepare` (the entry's prepare function, blockc-cpu-prepare-weights)
-/// the header also declares it, and the entry's prepared arguments take the
-/// prepared (packed) descriptors.
-std::string emitCHeader(const ModelSignature &signature,
-                        llvm::StringRef headerName, bool gpu = false,
-                        const DecodeEntry *decode = nullptr,
-                        bool emulated = false,
-                        const PrepareEntry *prepare = nullptr);
 
 } // namespace blockc
 
