@@ -9,6 +9,7 @@
 #include "blockc/Compiler/CompileOptions.h"
 #include "blockc/Dialect/Codegen/IR/CodegenDialect.h"
 #include "blockc/InitAllDialects.h"
+#include "blockc/Support/Error.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
@@ -149,9 +150,8 @@ llvm::Expected<CompileOptions> blockc::getCompileOptionsFromCommandLine() {
     return options;
   const CompileCLOptions &cl = *clOptions;
   if (cl.target != "cpu" && cl.target != "nvptx")
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "unknown target '" + cl.target +
-                                       "' (expected cpu or nvptx)");
+    return makeError("unknown target '" + cl.target +
+                     "' (expected cpu or nvptx)");
   options.target =
       cl.target == "nvptx" ? CompileTarget::NVPTX : CompileTarget::CPU;
   options.entry = cl.entry;

@@ -8,6 +8,7 @@
 #include "blockc/Compiler/Compiler.h"
 #include "blockc/Dialect/Codegen/IR/CodegenDialect.h"
 #include "blockc/InitAllDialects.h"
+#include "blockc/Support/Error.h"
 #include "blockc/Target/CudaToolkit.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -29,12 +30,6 @@ using namespace mlir;
 using namespace blockc;
 
 char DiagnosedError::ID = 0;
-
-namespace {
-llvm::Error makeError(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
-} // namespace
 
 namespace {
 DialectRegistry allDialects() {

@@ -12,6 +12,7 @@
 #include "blockc/Compiler/Compiler.h"
 #include "blockc/ExecutionEngine/HostAllocator.h"
 #include "blockc/Runtime/EmulatorRuntime.h"
+#include "blockc/Support/Error.h"
 #include "blockc/Target/CPU.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -46,10 +47,6 @@ using llvm::Error;
 using llvm::Expected;
 
 namespace {
-
-Error makeError(const Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
 
 /// A GPU runtime library: libblockc_cuda_runtime (a GPU through the CUDA
 /// driver) or libblockc_emulator_runtime (the emulator). Both export the

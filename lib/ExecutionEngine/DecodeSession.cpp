@@ -7,6 +7,7 @@
 
 #include "blockc/ExecutionEngine/DecodeSession.h"
 #include "blockc/Compiler/Compiler.h"
+#include "blockc/Support/Error.h"
 
 #include <algorithm>
 #include <chrono>
@@ -17,9 +18,6 @@ using namespace blockc;
 using llvm::Twine;
 
 namespace {
-llvm::Error makeError(const Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
 
 double secondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)

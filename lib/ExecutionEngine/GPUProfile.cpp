@@ -8,6 +8,7 @@
 
 #include "blockc/ExecutionEngine/GPUProfile.h"
 #include "blockc/Compiler/Compiler.h"
+#include "blockc/Support/Error.h"
 #include "blockc/Target/CudaToolkit.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -29,10 +30,6 @@ using namespace blockc;
 using blockc::codegen::GPUTargetAttr;
 
 namespace {
-
-llvm::Error makeError(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
 
 constexpr int64_t kWarpSize = 32;
 /// Registers are allocated per warp in units of 256; the driver reserves 1

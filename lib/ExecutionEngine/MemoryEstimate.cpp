@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "blockc/ExecutionEngine/MemoryEstimate.h"
+#include "blockc/Support/Error.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -68,12 +69,11 @@ llvm::Error blockc::checkMemoryFits(const ModelSignature &signature,
   auto gib = [](double bytes) {
     return llvm::formatv("{0:F1} GiB", bytes / (1024.0 * 1024 * 1024)).str();
   };
-  return llvm::createStringError(
-      llvm::inconvertibleErrorCode(),
+  return makeError(
       "this run needs about " + gib(m.total()) + " (weights " + gib(m.weights) +
-          ", activations " + gib(m.activations) + ", input and output " +
-          gib(m.io) +
-          (m.kvCaches > 0 ? ", KV caches " + gib(m.kvCaches) : std::string()) +
-          "), more than the " + gib(avail) +
-          " of memory available; use a smaller --batch/--seq-len");
+      ", activations " + gib(m.activations) + ", input and output " +
+      gib(m.io) +
+      (m.kvCaches > 0 ? ", KV caches " + gib(m.kvCaches) : std::string()) +
+      "), more than the " + gib(avail) +
+      " of memory available; use a smaller --batch/--seq-len");
 }

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "blockc/ExecutionEngine/WeightBinding.h"
+#include "blockc/Support/Error.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSet.h"
@@ -16,12 +17,6 @@
 
 using namespace blockc;
 using llvm::Twine;
-
-namespace {
-llvm::Error makeError(const Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
-} // namespace
 
 /// Rank `rank`'s part (ModelArgument::shardRanges) of the whole view `t`.
 static HostTensor selectShard(const HostTensor &t, const ModelArgument &arg,

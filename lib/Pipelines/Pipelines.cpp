@@ -15,6 +15,7 @@
 #include "blockc/Conversion/Passes.h"
 #include "blockc/Dialect/Transformer/IR/TransformerDialect.h"
 #include "blockc/Dialect/Transformer/Transforms/Passes.h"
+#include "blockc/Support/Error.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
@@ -518,12 +519,6 @@ void blockc::buildNVPTXDecodePipeline(OpPassManager &pm,
 //===----------------------------------------------------------------------===//
 // Tensor parallelism
 //===----------------------------------------------------------------------===//
-
-namespace {
-llvm::Error makeError(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
-} // namespace
 
 int64_t blockc::getTensorParallelRanks(ModuleOp module) {
   auto ranks = module->getAttrOfType<IntegerAttr>(

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "blockc/Target/CPU.h"
+#include "blockc/Support/Error.h"
 
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
@@ -19,12 +20,6 @@
 
 using namespace mlir;
 using namespace blockc;
-
-namespace {
-llvm::Error makeError(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
-} // namespace
 
 llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
 blockc::createHostTargetMachine(std::optional<llvm::Reloc::Model> relocModel,
