@@ -31,11 +31,9 @@ using blockc::codegen::GPUTargetAttr;
 
 namespace {
 
-constexpr int64_t kWarpSize = 32;
-/// Registers are allocated per warp in units of 256; the driver reserves 1
-/// KiB of shared memory per block (sm_80 and newer).
-constexpr int64_t kRegisterUnit = 256;
-constexpr int64_t kReservedSharedPerBlock = 1024;
+using codegen::kReservedSharedPerBlock;
+using codegen::kWarpSize;
+constexpr int64_t kRegisterUnit = codegen::kRegisterAllocationUnit;
 
 /// The terms of a bound: microseconds on the tensor cores, the CUDA cores
 /// and DRAM.

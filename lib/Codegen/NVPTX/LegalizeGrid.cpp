@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "blockc/Codegen/NVPTX/Passes.h"
+#include "blockc/Dialect/Codegen/IR/GPUChips.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -24,7 +25,7 @@ using namespace mlir;
 namespace {
 
 /// CUDA's limit on gridDim.y and gridDim.z.
-constexpr int64_t kMaxGridYZ = 65535;
+using blockc::codegen::kMaxGridYZ;
 
 /// Replaces every `OpTy` (gpu.grid_dim, gpu.block_id) along `dim` inside
 /// `root` by `value`.

@@ -9,6 +9,7 @@
 #ifndef BLOCKC_CODEGEN_NVPTX_KERNELMATCHERS_H
 #define BLOCKC_CODEGEN_NVPTX_KERNELMATCHERS_H
 
+#include "blockc/Dialect/Codegen/IR/GPUChips.h"
 #include "blockc/Dialect/Transformer/IR/TransformerOps.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -16,7 +17,7 @@
 namespace blockc::nvptx {
 
 /// The warp size the kernels are written for.
-constexpr int64_t kWarpSize = 32;
+using ::blockc::codegen::kWarpSize;
 
 /// Whether `op` is a contraction that blockc-gpu-tile-matmul tiles: a linalg
 /// op on f32 buffers, outside any gpu.launch, whose body is `out + a * b`

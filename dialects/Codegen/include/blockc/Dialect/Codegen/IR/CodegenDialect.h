@@ -16,6 +16,8 @@
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include "blockc/Dialect/Codegen/IR/GPUChips.h"
+
 #include "blockc/Dialect/Codegen/IR/CodegenDialect.h.inc"
 #include "blockc/Dialect/Codegen/IR/CodegenEnums.h.inc"
 
@@ -23,16 +25,6 @@
 
 #define GET_ATTRDEF_CLASSES
 #include "blockc/Dialect/Codegen/IR/CodegenAttrs.h.inc"
-
-namespace blockc::codegen {
-/// The PTX ISA version (e.g. 80 for PTX 8.0) that code for the known
-/// architecture `arch` needs (GPUTargetAttr's table); 0 if unknown.
-int64_t getKnownArchPtxVersion(llvm::StringRef arch);
-/// Why the GPU architecture `arch` and chip `name` (either may be empty:
-/// the other's default) are not a known target, naming the known ones; ""
-/// if they are.
-std::string checkKnownGPU(llvm::StringRef arch, llvm::StringRef name);
-} // namespace blockc::codegen
 
 #define GET_OP_CLASSES
 #include "blockc/Dialect/Codegen/IR/CodegenOps.h.inc"
