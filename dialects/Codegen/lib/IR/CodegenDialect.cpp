@@ -227,7 +227,9 @@ StringRef GPUWarpgroupTilesAttr::getKernelPass() const {
   return "blockc-gpu-tile-matmul";
 }
 StringRef GPUMapAttr::getKernelPass() const {
-  return "blockc-gpu-tile-and-map";
+  // The thread map of every kernel these passes build in the function.
+  return "blockc-gpu-tile-and-map, blockc-gpu-tile-reductions, "
+         "blockc-gpu-tile-elementwise";
 }
 StringRef GPUAttentionAttr::getKernelPass() const {
   return "blockc-gpu-lower-sdpa";
