@@ -137,9 +137,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     blockc::CompileOptions options;
     options.target = target;
     runPipeline(*module, [&](mlir::OpPassManager &pm) {
-      blockc::buildCompilePipeline(pm, options,
-                                   blockc::CompileStage::LLVMDialect,
-                                   "forward");
+      blockc::buildCompilePipeline(
+          pm, options, blockc::CompileStage::LLVMDialect, "forward");
     });
   }
   return 0;

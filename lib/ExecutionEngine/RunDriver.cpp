@@ -1,6 +1,7 @@
 //===- RunDriver.cpp - a JIT run of a model, as blockc-run does it --------===//
 
 #include "blockc/ExecutionEngine/RunDriver.h"
+#include "blockc/Support/Error.h"
 
 #include "blockc/Compiler/Compiler.h"
 
@@ -15,10 +16,6 @@ namespace {
 double secondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
       .count();
-}
-
-llvm::Error runError(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
 
 std::string describeTarget(const CompileOptions &options) {
@@ -102,8 +99,8 @@ blockc::runDecode(mlir::ModuleOp module, const ModelSignature &signature,
     progress.start("preparing the weights");
   llvm::Expected<int64_t> prepared = s.prepare(weights);
   if (!prepared)
-    return runError("preparing the weights failed: " +
-                    llvm::toString(prepared.takeError()));
+    return makeError("preparing the weights failed: " +
+                     llvm::toString(prepared.takeError()));
   result.preparedBytes = *prepared;
   result.prepareSeconds = secondsSince(start);
   if (s.getPrepareEntry())
@@ -134,13 +131,13 @@ blockc::runDecode(mlir::ModuleOp module, const ModelSignature &signature,
       return compared.takeError();
     DecodeComparison &c = *compared;
     if (!c.passes(result.tolerance))
-      return runError(llvm::formatv("--check-decode: position {0} (batch "
-                                    "{1}) differs from the prefill by "
-                                    "{2:e3}, more than {3:e1} of the output "
-                                    "scale {4:e3}",
-                                    c.worstPosition, c.worstBatch, c.maxDiff,
-                                    result.tolerance, c.scale)
-                          .str());
+      return makeError(llvm::formatv("--check-decode: position {0} (batch "
+                                     "{1}) differs from the prefill by "
+                                     "{2:e3}, more than {3:e1} of the output "
+                                     "scale {4:e3}",
+                                     c.worstPosition, c.worstBatch, c.maxDiff,
+                                     result.tolerance, c.scale)
+                           .str());
     result.run = std::move(c.run);
     result.comparison = std::move(c);
   } else {

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "blockc/ExecutionEngine/RunOptions.h"
+#include "blockc/Support/Error.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/Twine.h"
@@ -120,15 +121,11 @@ struct RunCLOptions {
 
 llvm::ManagedStatic<RunCLOptions> clOptions;
 
-llvm::Error optionError(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
-
 /// A seed option's value: 0 when given without one.
 llvm::Expected<uint64_t> parseSeed(const cl::opt<std::string> &opt) {
   uint64_t seed = 0;
   if (!opt.empty() && llvm::StringRef(opt).getAsInteger(10, seed))
-    return optionError("--" + opt.ArgStr + ": invalid seed '" + opt + "'");
+    return makeError("--" + opt.ArgStr + ": invalid seed '" + opt + "'");
   return seed;
 }
 
@@ -167,9 +164,9 @@ llvm::Error RunOptions::checkCacheCapacity(int64_t promptLen) const {
           ? "--check-decode of " + std::to_string(promptLen) + " tokens needs"
           : "the prompt's " + std::to_string(promptLen) + " tokens and " +
                 std::to_string(decodeSteps) + " decode steps need";
-  return optionError("--max-len=" + llvm::Twine(maxLen) + " is too small: " +
-                     what + " a KV cache of " + llvm::Twine(needed) +
-                     " tokens (--max-len=" + llvm::Twine(needed) + " or more)");
+  return makeError("--max-len=" + llvm::Twine(maxLen) + " is too small: " +
+                   what + " a KV cache of " + llvm::Twine(needed) +
+                   " tokens (--max-len=" + llvm::Twine(needed) + " or more)");
 }
 
 llvm::Expected<RunOptions>
@@ -185,38 +182,38 @@ blockc::getRunOptionsFromCommandLine(const CompileOptions &compile) {
   r.profileBlocks = cl.profileBlocks;
   bool sampleGiven = cl.profileBlocks.getNumOccurrences() > 0;
   if (r.profile && !nvptx)
-    return optionError("--profile needs -target=nvptx (with --emulate: the "
-                       "emulator's counters and bounds; without: kernel "
-                       "times on the GPU)");
+    return makeError("--profile needs -target=nvptx (with --emulate: the "
+                     "emulator's counters and bounds; without: kernel "
+                     "times on the GPU)");
   if (sampleGiven && !r.profile)
-    return optionError("--profile-blocks needs --profile");
+    return makeError("--profile-blocks needs --profile");
   if (sampleGiven && !emulate)
-    return optionError("--profile-blocks samples emulated launches: it "
-                       "needs --emulate");
+    return makeError("--profile-blocks samples emulated launches: it "
+                     "needs --emulate");
   if (!r.profileBound.empty() && (!r.profile || emulate))
-    return optionError("--profile-bound needs --profile on a GPU (without "
-                       "--emulate)");
+    return makeError("--profile-bound needs --profile on a GPU (without "
+                     "--emulate)");
   if (sampleGiven && r.profileBlocks < 1)
-    return optionError("--profile-blocks must be at least 1");
+    return makeError("--profile-blocks must be at least 1");
 
   // Decoding.
   r.decodeSteps = cl.decodeSteps;
   r.checkDecode = cl.checkDecode;
   r.maxLen = cl.maxLen;
   if (cl.decodeSteps.getNumOccurrences() && r.decodeSteps == 0)
-    return optionError("--decode must be at least 1 (the single-token steps "
-                       "after the prefill)");
+    return makeError("--decode must be at least 1 (the single-token steps "
+                     "after the prefill)");
   if (r.decodeSteps > 0 && r.checkDecode)
-    return optionError("give only one of --decode=N and --check-decode");
+    return makeError("give only one of --decode=N and --check-decode");
   if (r.profile && r.decodeMode())
-    return optionError("--profile profiles the entry's run, not --decode=N "
-                       "or --check-decode");
+    return makeError("--profile profiles the entry's run, not --decode=N "
+                     "or --check-decode");
   if (r.maxLen < 0 || (cl.maxLen.getNumOccurrences() && r.maxLen == 0))
-    return optionError("--max-len must be at least 1");
+    return makeError("--max-len must be at least 1");
   if (cl.maxLen.getNumOccurrences() && !r.decodeMode())
-    return optionError("--max-len needs --decode=N or --check-decode");
+    return makeError("--max-len needs --decode=N or --check-decode");
   if (!(cl.checkTolerance > 0))
-    return optionError("--check-tol must be positive");
+    return makeError("--check-tol must be positive");
   if (cl.checkTolerance.getNumOccurrences())
     r.checkTolerance = cl.checkTolerance;
 
@@ -224,10 +221,9 @@ blockc::getRunOptionsFromCommandLine(const CompileOptions &compile) {
   bool randomWeights = cl.randomWeights.getNumOccurrences() > 0;
   bool randomInput = cl.randomInput.getNumOccurrences() > 0;
   if (cl.weightsFile.empty() == !randomWeights)
-    return optionError(
-        "give exactly one of --weights=FILE and --random-weights");
+    return makeError("give exactly one of --weights=FILE and --random-weights");
   if (!cl.inputFile.empty() && randomInput)
-    return optionError("give only one of --input=FILE and --random-input");
+    return makeError("give only one of --input=FILE and --random-input");
   r.weightsFile = cl.weightsFile;
   r.inputFile = cl.inputFile;
   if (randomWeights) {
@@ -245,32 +241,32 @@ blockc::getRunOptionsFromCommandLine(const CompileOptions &compile) {
   r.seqLen = cl.seqLen;
   r.batch = cl.batch;
   if (r.seqLen < 0 || r.batch < 0)
-    return optionError("--seq-len and --batch must be positive");
+    return makeError("--seq-len and --batch must be positive");
   if (cl.seqLen.getNumOccurrences() && r.seqLen == 0)
-    return optionError("--seq-len must be at least 1 (the tokens of the "
-                       "input)");
+    return makeError("--seq-len must be at least 1 (the tokens of the "
+                     "input)");
   if (cl.batch.getNumOccurrences() && r.batch == 0)
-    return optionError("--batch must be at least 1 (the sequences of the "
-                       "input)");
+    return makeError("--batch must be at least 1 (the sequences of the "
+                     "input)");
   r.allowExtraWeights = cl.allowExtraWeights;
 
   // Outputs.
   r.outputFile = cl.outputFile;
   r.savePrepared = cl.savePrepared;
   if (!r.savePrepared.empty() && r.decodeMode())
-    return optionError("--save-prepared runs the plain entry (not --decode=N "
-                       "or --check-decode)");
+    return makeError("--save-prepared runs the plain entry (not --decode=N "
+                     "or --check-decode)");
   if (!r.savePrepared.empty() && nvptx)
-    return optionError("--save-prepared: only the CPU target prepares "
-                       "weights");
+    return makeError("--save-prepared: only the CPU target prepares "
+                     "weights");
 
   // Repetitions and threads.
   r.repeat = cl.repeat;
   if (r.repeat == 0)
-    return optionError("--repeat must be at least 1");
+    return makeError("--repeat must be at least 1");
   if (cl.threads.getNumOccurrences()) {
     if (cl.threads == 0)
-      return optionError("--threads must be at least 1");
+      return makeError("--threads must be at least 1");
     r.threads = cl.threads;
     r.threadSource = ThreadSource::Option;
   } else if (std::optional<int64_t> n = positiveEnv("OMP_NUM_THREADS")) {

@@ -11,8 +11,8 @@
 #ifndef BLOCKC_EXECUTIONENGINE_GPUPROFILE_H
 #define BLOCKC_EXECUTIONENGINE_GPUPROFILE_H
 
-#include "blockc/Dialect/Codegen/IR/CodegenDialect.h"
 #include "blockc/Compiler/CompileOptions.h"
+#include "blockc/Dialect/Codegen/IR/CodegenDialect.h"
 #include "blockc/Pipelines/Pipelines.h"
 
 #include "mlir/IR/BuiltinOps.h"

@@ -1081,8 +1081,8 @@ struct CPULowerQuantizedLinearPass
     auto linearTiles = op->getAttrOfType<codegen::LinearTilesAttr>(
         CodegenDialect::kLinearTilesAttrName);
     auto widened = x.getDefiningOp<arith::ExtFOp>();
-    if (linearTiles && linearTiles.getBf16Dot() && avx512Bf16 && !intDots && v == 16 &&
-        layout.getBits() == 4 && widened &&
+    if (linearTiles && linearTiles.getBf16Dot() && avx512Bf16 && !intDots &&
+        v == 16 && layout.getBits() == 4 && widened &&
         getElementTypeOrSelf(widened.getIn()).isBF16())
       kern.x16 = widened.getIn();
     // int4 keeps a group accumulator beside each accumulator: half the
