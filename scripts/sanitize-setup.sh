@@ -17,10 +17,16 @@ for p in "${PACKAGES_EXTRA[@]}"; do
   fi
 done
 
+# Line tables make ccache hash the working directory unless told not to;
+# with the compilation directory recorded as "." the objects do not depend
+# on where the checkout lives, so a fresh clone (CI) reuses the cache.
+export CCACHE_NOHASHDIR=true
+
 if [ ! -f "$SAN_BUILD/build.ninja" ]; then
   step "Configuring the sanitizer + fuzzer build ($SAN_BUILD)"
   cmake -G Ninja -S "$ROOT" -B "$SAN_BUILD" \
-    -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS=-gline-tables-only \
+    -DCMAKE_BUILD_TYPE=Release \
+    "-DCMAKE_CXX_FLAGS=-gline-tables-only -fdebug-compilation-dir=." \
     -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
     -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit \
     -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 \
