@@ -9,6 +9,7 @@
 #include "blockc/Compiler/CompileOptions.h"
 #include "blockc/Dialect/Codegen/IR/CodegenDialect.h"
 #include "blockc/InitAllDialects.h"
+#include "blockc/Revision.inc"
 #include "blockc/Support/Error.h"
 
 #include "mlir/IR/AsmState.h"
@@ -226,7 +227,7 @@ std::string CompileOptions::verify() const {
 }
 
 void blockc::printVersion(llvm::raw_ostream &os) {
-  os << "blockc version " << BLOCKC_VERSION << " (commit " << BLOCKC_COMMIT
+  os << "blockc version " << BLOCKC_VERSION << " (commit " << BLOCKC_SOURCE_REVISION
      << ")\n  LLVM version " << LLVM_VERSION_STRING << "\n";
 }
 

@@ -12,6 +12,7 @@
 #include "blockc/Compiler/Compiler.h"
 #include "blockc/ExecutionEngine/HostAllocator.h"
 #include "blockc/Runtime/EmulatorRuntime.h"
+#include "blockc/Revision.inc"
 #include "blockc/Support/Error.h"
 #include "blockc/Target/CPU.h"
 
