@@ -10,6 +10,8 @@ safetensors / .npy files for negative tests.
 The config is either blockc's own JSON format or a Hugging Face config.json
 (model_type llama, mistral, qwen2 or gpt2; GPT-2 weights use their own
 names and Conv1D [in, out] layout).  ``--layers N`` stacks N layers.
+Whole causal LMs (embeddings, blocks, final norm, LM head) are read from
+and written as Hugging Face model folders (single file or sharded).
 
 Only the Python standard library and NumPy are used (Debian python3-numpy).
 
@@ -22,6 +24,11 @@ Subcommands (run ``blockc_ref.py <cmd> -h`` for details)::
                    [--position-offset N] [--kv-cache K.npy V.npy]
                    [--save-kv K.npy V.npy] [--dump DIR] [--strict]
                    [--layers N]
+    gen-model      --config HF.json --seed S -o DIR [--layers N]
+                   [--dtype f32|f16|bf16] [--shards K]
+    gen-ids        --vocab V --batch B --seq-len T --seed S -o IDS.npy
+    forward        --model DIR --ids IDS.npy -o LOGITS.npy [--dtype ...]
+    generate       --model DIR --ids IDS.npy -n N [-o GEN.npy]
     compare        A.npy B.npy [--tol 1e-4]
     corrupt        --mode truncate|bad-header-len|bad-json|bad-offsets|
                    wrong-dtype IN.safetensors -o OUT
@@ -954,9 +961,12 @@ def final_norm(cfg, weights, x):
         raise RefError("weight '%s' has shape %s, expected [%d]"
                        % (names[0], list(g.shape), cfg.d))
     if cfg.norm == "rms":
-        return rms_norm(x, g, cfg.norm_eps)
-    return layer_norm(x, g, np.asarray(weights[names[1]], dtype=np.float64),
-                      cfg.norm_eps)
+        # Rounded like the blocks' norms in a bf16/f16 model (LlamaRMSNorm).
+        return _rnd(cfg, _rnd(cfg, rms_norm(x, np.ones_like(g),
+                                            cfg.norm_eps)) * g)
+    return _rnd(cfg, layer_norm(x, g, np.asarray(weights[names[1]],
+                                                 dtype=np.float64),
+                                cfg.norm_eps))
 
 
 def check_weights(cfg, weights, strict=False):
@@ -1210,6 +1220,306 @@ def edit_safetensors(src, dst, op, name, shape=None, dtype="F32", seed=0):
 
 
 # ---------------------------------------------------------------------------
+# Whole causal language models in the Hugging Face folder layout
+# ---------------------------------------------------------------------------
+
+SINGLE_FILE = "model.safetensors"
+INDEX_FILE = "model.safetensors.index.json"
+
+
+def shard_name(i, k):
+    """Hugging Face's shard file name: model-00001-of-00002.safetensors."""
+    return "model-%05d-of-%05d.safetensors" % (i + 1, k)
+
+
+class ModelSpec:
+    """The parts of a Hugging Face causal LM outside its blocks.
+
+    vocab (``vocab_size``), tied (``tie_word_embeddings``: transformers'
+    default is false for llama/mistral/qwen2 and true for gpt2), positions
+    (GPT-2's ``n_positions``, the rows of ``wpe``; None otherwise) and
+    n_layers (``num_hidden_layers`` / ``n_layer``, required).
+    """
+
+    def __init__(self, raw, cfg):
+        if cfg.model_type is None:
+            raise RefError("config: a whole model needs a Hugging Face "
+                           "config.json (model_type %s)"
+                           % ", ".join(HF_MODEL_TYPES))
+        self.cfg = cfg
+        gpt2 = cfg.naming == "gpt2"
+        self.vocab = _get_int(raw, "vocab_size", 50257 if gpt2 else 32000)
+        self.tied = _get_bool(raw, "tie_word_embeddings", gpt2)
+        self.positions = _get_int(raw, "n_positions", 1024) if gpt2 else None
+        if cfg.max_layers is None:
+            raise RefError("config: missing required key '%s'"
+                           % ("n_layer" if gpt2 else "num_hidden_layers"))
+        self.n_layers = cfg.max_layers
+
+    @property
+    def embed_name(self):
+        return "wte.weight" if self.cfg.naming == "gpt2" else \
+            "model.embed_tokens.weight"
+
+    @property
+    def head_name(self):
+        """The tensor the LM head reads: the embedding when tied."""
+        return self.embed_name if self.tied else "lm_head.weight"
+
+    def expected_shapes(self, n_layers):
+        """Ordered {name: shape} of a checkpoint with ``n_layers`` layers,
+        in the order Hugging Face's state_dict lists them."""
+        cfg, d = self.cfg, self.cfg.d
+        shapes = {self.embed_name: (self.vocab, d)}
+        if self.positions is not None:
+            shapes["wpe.weight"] = (self.positions, d)
+        for lc in cfg.stack(n_layers):
+            shapes.update(lc.expected_shapes())
+        for name in final_norm_names(cfg):
+            shapes[name] = (d,)
+        if not self.tied:
+            shapes["lm_head.weight"] = (self.vocab, d)
+        return shapes
+
+
+def load_model_config(path):
+    """(raw dict, Config, ModelSpec) of a Hugging Face config.json."""
+    cfg = load_config(path)
+    with open(path, "r", encoding="utf-8") as f:
+        raw = json.load(f)
+    return raw, cfg, ModelSpec(raw, cfg)
+
+
+def gen_model_weights(cfg, spec, seed, n_layers, scale=0.15,
+                      embed_scale=0.2):
+    """Random float32 weights of a whole model, {name: array} in
+    checkpoint order.
+
+    The layers and the final norm are exactly ``gen-weights --layers N
+    --final-norm`` with the same seed (one stream); the embeddings and the
+    LM head come from a second stream seeded by (seed, 1):
+    ``embed_scale * N(0, 1)`` (GPT-2's wpe: a tenth of that).
+    """
+    blocks = gen_weights(cfg, seed, scale, n_layers, with_final_norm=True)
+    rng = np.random.default_rng([seed, 1])
+    extra = {}
+    for name, shape in spec.expected_shapes(n_layers).items():
+        if name in blocks:
+            continue
+        z = rng.standard_normal(shape)
+        factor = 0.1 if name == "wpe.weight" else 1.0
+        extra[name] = (embed_scale * factor * z).astype(np.float32)
+    order = spec.expected_shapes(n_layers)
+    merged = dict(blocks, **extra)
+    return {n: merged[n] for n in order}
+
+
+def split_shards(sizes, k):
+    """Shard index of each tensor (in order): consecutive runs of about
+    total/k bytes, none empty, as save_pretrained's max_shard_size split."""
+    n = len(sizes)
+    if k < 1:
+        raise RefError("--shards must be >= 1, got %d" % k)
+    if k > n:
+        raise RefError("--shards %d exceeds the %d tensors of the model"
+                       % (k, n))
+    total = float(sum(sizes))
+    out, shard, acc = [], 0, 0
+    for i, size in enumerate(sizes):
+        left = n - i                      # tensors not yet placed
+        shards_left = k - shard - 1       # shards after the current one
+        if acc > 0 and shard < k - 1 and (
+                acc + size / 2.0 > total * (shard + 1) / k
+                or left == shards_left):
+            shard += 1
+        out.append(shard)
+        acc += size
+    return out
+
+
+def write_model_dir(out, raw, n_layers, weights, st_dtype, shards):
+    """Write a Hugging Face model folder: config.json with the layer count
+    set, and model.safetensors (shards == 1) or the shards and
+    model.safetensors.index.json. Stale model files are removed first."""
+    os.makedirs(out, exist_ok=True)
+    for name in os.listdir(out):
+        if name in (SINGLE_FILE, INDEX_FILE) or (
+                name.startswith("model-") and name.endswith(".safetensors")):
+            os.remove(os.path.join(out, name))
+    conf = dict(raw)
+    conf["n_layer" if raw.get("model_type") == "gpt2"
+         else "num_hidden_layers"] = n_layers
+    conf["torch_dtype"] = {"F32": "float32", "BF16": "bfloat16",
+                           "F16": "float16"}[st_dtype]
+    with open(os.path.join(out, "config.json"), "w", encoding="utf-8") as f:
+        json.dump(conf, f, indent=2)
+        f.write("\n")
+    entries = [(n, st_dtype, v.shape, encode_tensor(v, st_dtype))
+               for n, v in weights.items()]
+    if shards == 1:
+        write_safetensors(os.path.join(out, SINGLE_FILE), entries,
+                          {"format": "pt"})
+        return
+    where = split_shards([len(e[3]) for e in entries], shards)
+    weight_map = {}
+    for s in range(shards):
+        part = [e for e, w in zip(entries, where) if w == s]
+        write_safetensors(os.path.join(out, shard_name(s, shards)), part,
+                          {"format": "pt"})
+        weight_map.update((e[0], shard_name(s, shards)) for e in part)
+    index = {"metadata": {"total_size": sum(len(e[3]) for e in entries)},
+             "weight_map": weight_map}
+    with open(os.path.join(out, INDEX_FILE), "w", encoding="utf-8") as f:
+        json.dump(index, f, indent=2)
+        f.write("\n")
+
+
+def read_model_index(folder):
+    """{tensor name: shard file name} of a sharded folder's index."""
+    path = os.path.join(folder, INDEX_FILE)
+    try:
+        with open(path, "r", encoding="utf-8") as f:
+            index = json.load(f)
+    except OSError as e:
+        raise RefError("cannot read %s: %s" % (path, e.strerror))
+    except (ValueError, UnicodeDecodeError) as e:
+        raise RefError("%s is not valid JSON: %s" % (path, e))
+    wm = index.get("weight_map") if isinstance(index, dict) else None
+    if not isinstance(wm, dict) or not all(
+            isinstance(v, str) and v and os.path.basename(v) == v
+            for v in wm.values()):
+        raise RefError("%s: 'weight_map' must map tensor names to shard "
+                       "file names in the folder" % path)
+    return wm
+
+
+def load_weights(path):
+    """{name: float64 array} from a safetensors file or a Hugging Face
+    model folder (model.safetensors, or the shards its index lists; every
+    tensor the index lists must be in its shard; tensors a shard holds but
+    the index does not list are ignored, as transformers does)."""
+    if not os.path.isdir(path):
+        return load_safetensors(path)
+    if os.path.exists(os.path.join(path, INDEX_FILE)):
+        wm = read_model_index(path)
+        out = {}
+        for shard in sorted(set(wm.values())):
+            file = os.path.join(path, shard)
+            if not os.path.exists(file):
+                raise RefError("%s: shard %s named by %s does not exist"
+                               % (path, shard, INDEX_FILE))
+            got = load_safetensors(file)
+            for name in sorted(n for n, s in wm.items() if s == shard):
+                if name not in got:
+                    raise RefError("%s: tensor '%s' is not in shard %s, "
+                                   "where %s puts it"
+                                   % (path, name, shard, INDEX_FILE))
+                out[name] = got[name]
+        return out
+    single = os.path.join(path, SINGLE_FILE)
+    if not os.path.exists(single):
+        raise RefError("%s: neither %s nor %s in the folder"
+                       % (path, SINGLE_FILE, INDEX_FILE))
+    return load_safetensors(single)
+
+
+def load_ids(path, vocab=None):
+    """Token ids [B, T] (int32 or int64 .npy) as int64."""
+    try:
+        arr = np.load(path, allow_pickle=False)
+    except OSError as e:
+        raise RefError("cannot read ids %s: %s" % (path, e.strerror or e))
+    except ValueError as e:
+        raise RefError("ids %s is not a valid .npy file: %s" % (path, e))
+    if arr.dtype not in (np.dtype("<i4"), np.dtype("<i8")):
+        raise RefError("ids %s has dtype %s, expected int32 or int64"
+                       % (path, arr.dtype))
+    if arr.ndim != 2 or 0 in arr.shape:
+        raise RefError("ids %s has shape %s, expected [B, T] with B, T >= 1"
+                       % (path, list(arr.shape)))
+    arr = arr.astype(np.int64)
+    if vocab is not None:
+        bad = np.argwhere((arr < 0) | (arr >= vocab))
+        if bad.size:
+            b, t = (int(v) for v in bad[0])
+            raise RefError("ids %s: id %d at [%d, %d] is outside the "
+                           "vocabulary [0, %d)"
+                           % (path, arr[b, t], b, t, vocab))
+    return arr
+
+
+class Model:
+    """A whole causal LM: config, spec, weights (rounded to the model's
+    type at load), the number of layers run and the numeric options
+    ``run`` has (quantised projections, optionally the LM head too)."""
+
+    def __init__(self, folder, dtype="f32", n_layers=None, quantize=None,
+                 quantize_activations=False, quantize_lm_head=False,
+                 round_logits=False):
+        self.raw, self.cfg, self.spec = load_model_config(
+            os.path.join(folder, "config.json"))
+        self.n_layers = self.spec.n_layers if n_layers is None else n_layers
+        self.cfg.stack(self.n_layers)      # checks the bound
+        self.cfg.rnd = storage_rounding(dtype) if dtype != "f32" else None
+        self.cfg.quantize = quantize
+        self.cfg.quantize_activations = quantize_activations
+        self.quantize_lm_head = quantize_lm_head
+        self.round_logits = round_logits
+        weights = load_weights(folder)
+        need = self.spec.expected_shapes(self.n_layers)
+        missing = [n for n in need if n not in weights]
+        if missing:
+            raise RefError("missing weight tensor(s): %s"
+                           % ", ".join(missing))
+        for name, shape in need.items():
+            if tuple(weights[name].shape) != shape:
+                raise RefError("weight '%s' has shape %s, expected %s"
+                               % (name, list(weights[name].shape),
+                                  list(shape)))
+        if self.cfg.rnd is not None:
+            weights = {n: self.cfg.rnd(v) for n, v in weights.items()}
+        self.weights = weights
+
+    def forward(self, ids):
+        """Logits [B, T, vocab] (float64) of ids [B, T] at positions
+        0 .. T-1."""
+        cfg, spec, w = self.cfg, self.spec, self.weights
+        t = ids.shape[1]
+        if spec.positions is not None and t > spec.positions:
+            raise RefError("%d positions exceed n_positions %d"
+                           % (t, spec.positions))
+        x = w[spec.embed_name][ids]
+        if spec.positions is not None:
+            # GPT-2: the learned position embedding, added (one rounding).
+            x = _rnd(cfg, x + w["wpe.weight"][np.arange(t)][None])
+        y, _ = stack_forward(cfg, w, x, self.n_layers)
+        y = final_norm(cfg, w, y)
+        head = w[spec.head_name]
+        if self.quantize_lm_head and cfg.quantize:
+            head = fake_quant(head, *cfg.quantize)
+        logits = linear(proj_input(cfg, y), head)
+        return _rnd(cfg, logits) if self.round_logits else logits
+
+    def generate(self, ids, n):
+        """Greedy generation of n tokens (the whole sequence recomputed at
+        every step). Returns (int32 [B, n], smallest top-two margin of the
+        last position's logits over all steps and rows)."""
+        if n < 1:
+            raise RefError("-n must be >= 1, got %d" % n)
+        seq = np.asarray(ids, dtype=np.int64)
+        out, margin = [], math.inf
+        for _ in range(n):
+            last = self.forward(seq)[:, -1, :]
+            nxt = np.argmax(last, axis=-1)          # first of equal maxima
+            if last.shape[-1] > 1:
+                top2 = np.sort(last, axis=-1)[:, -2:]
+                margin = min(margin, float((top2[:, 1] - top2[:, 0]).min()))
+            out.append(nxt)
+            seq = np.concatenate([seq, nxt[:, None]], axis=1)
+        return np.stack(out, axis=1).astype(np.int32), margin
+
+
+# ---------------------------------------------------------------------------
 # CLI commands
 # ---------------------------------------------------------------------------
 
@@ -1285,6 +1595,80 @@ def _load_kv_caches(args, cfg, n_layers, batch, rank2):
     return [(cache[0][i], cache[1][i]) for i in range(n_layers)]
 
 
+def _quant_options(args):
+    """(quantize, quantize_activations) of --quantize, --group-size and
+    --quantize-activations: ((mode, group size) or None, bool)."""
+    if args.group_size is not None and args.quantize != "int4":
+        raise RefError("--group-size is for --quantize=int4")
+    quantize = None
+    if args.quantize != "none":
+        quantize = (args.quantize, args.group_size or 32)
+    qact = args.quantize_activations == "int8"
+    if qact and args.quantize == "none":
+        raise RefError("--quantize-activations=int8 needs --quantize=int8 or "
+                       "int4")
+    return quantize, qact
+
+
+def cmd_gen_model(args):
+    raw, cfg, spec = load_model_config(args.config)
+    n_layers = spec.n_layers if args.layers is None else args.layers
+    if n_layers < 1:
+        raise RefError("--layers must be >= 1, got %d" % n_layers)
+    # The folder's config declares n_layers, whatever the input said.
+    cfg.max_layers = spec.n_layers = n_layers
+    w = gen_model_weights(cfg, spec, args.seed, n_layers, args.scale,
+                          args.embed_scale)
+    write_model_dir(args.output, raw, n_layers, w, CLI_DTYPES[args.dtype],
+                    args.shards)
+
+
+def _load_model(args):
+    quantize, qact = _quant_options(args)
+    if args.quantize_lm_head and quantize is None:
+        raise RefError("--quantize-lm-head needs --quantize=int8 or int4")
+    return Model(args.model, args.dtype, args.layers, quantize, qact,
+                 args.quantize_lm_head, args.round_logits)
+
+
+def cmd_forward(args):
+    model = _load_model(args)
+    ids = load_ids(args.ids, model.spec.vocab)
+    save_npy(args.output, model.forward(ids))
+
+
+def cmd_generate(args):
+    model = _load_model(args)
+    ids = load_ids(args.ids, model.spec.vocab)
+    if model.spec.positions is not None and \
+            ids.shape[1] + args.n - 1 > model.spec.positions:
+        raise RefError("%d prompt tokens + %d generated exceed n_positions "
+                       "%d" % (ids.shape[1], args.n, model.spec.positions))
+    gen, margin = model.generate(ids, args.n)
+    if args.output:
+        try:
+            np.save(args.output, gen)
+        except OSError as e:
+            raise RefError("cannot write %s: %s" % (args.output, e.strerror))
+    if args.min_margin_out:
+        _write_bytes(args.min_margin_out, b"%.9g\n" % margin)
+    print("min_margin=%.6g" % margin)
+    for row in gen:
+        print(" ".join(str(int(v)) for v in row))
+
+
+def cmd_gen_ids(args):
+    if args.vocab < 1 or args.batch < 1 or args.seq_len < 1:
+        raise RefError("--vocab, --batch and --seq-len must be >= 1")
+    rng = np.random.default_rng(args.seed)
+    ids = rng.integers(0, args.vocab, size=(args.batch, args.seq_len))
+    try:
+        np.save(args.output, ids.astype("<i4" if args.dtype == "int32"
+                                        else "<i8"))
+    except OSError as e:
+        raise RefError("cannot write %s: %s" % (args.output, e.strerror))
+
+
 def cmd_run(args):
     cfg = load_config(args.config)
     cfg.skip_masked = args.skip_masked
@@ -1295,16 +1679,9 @@ def cmd_run(args):
     if args.tf32 and args.dtype != "f32":
         raise RefError("--tf32 is for f32 models (--dtype f32)")
     cfg.tf32 = args.tf32
-    if args.group_size is not None and args.quantize != "int4":
-        raise RefError("--group-size is for --quantize=int4")
-    if args.quantize != "none":
-        cfg.quantize = (args.quantize, args.group_size or 32)
-    cfg.quantize_activations = args.quantize_activations == "int8"
-    if cfg.quantize_activations and args.quantize == "none":
-        raise RefError("--quantize-activations=int8 needs --quantize=int8 or "
-                       "int4")
+    cfg.quantize, cfg.quantize_activations = _quant_options(args)
     layers = cfg.stack(args.layers)
-    weights = load_safetensors(args.weights)
+    weights = load_weights(args.weights)
     if cfg.rnd is not None:
         # The model holds its weights in its type (rounded at load).
         weights = {n: cfg.rnd(v) for n, v in weights.items()}
@@ -1449,7 +1826,8 @@ def build_parser():
 
     p = sub.add_parser("run", help="compute the block (float64) -> float32")
     p.add_argument("--config", required=True)
-    p.add_argument("--weights", required=True)
+    p.add_argument("--weights", required=True,
+                   help="a safetensors file or a Hugging Face model folder")
     p.add_argument("--input", required=True)
     p.add_argument("-o", "--output", required=True)
     p.add_argument("--position-offset", type=int, default=None,
@@ -1496,6 +1874,74 @@ def build_parser():
                         "earlier rows (blockc's kernels; eager PyTorch "
                         "computes 0 x NaN = NaN there)")
     p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("gen-model",
+                       help="random Hugging Face model folder (config.json "
+                            "+ safetensors, optionally sharded)")
+    p.add_argument("--config", required=True,
+                   help="a Hugging Face config.json (llama, mistral, qwen2, "
+                        "gpt2)")
+    p.add_argument("--seed", type=int, required=True)
+    p.add_argument("-o", "--output", required=True, metavar="DIR")
+    p.add_argument("--layers", type=int, default=None, metavar="N",
+                   help="layers to write (default: the config's); the "
+                        "folder's config.json declares N")
+    p.add_argument("--dtype", choices=sorted(CLI_DTYPES), default="f32")
+    p.add_argument("--shards", type=int, default=1, metavar="K",
+                   help="1: model.safetensors; K > 1: K shards and "
+                        "model.safetensors.index.json")
+    p.add_argument("--scale", type=float, default=0.15,
+                   help="std of linear weights and biases (the layers and "
+                        "final norm are gen-weights --final-norm's with "
+                        "the same seed and scale)")
+    p.add_argument("--embed-scale", type=float, default=0.2,
+                   help="std of the embedding and LM head (GPT-2's wpe: a "
+                        "tenth of it)")
+    p.set_defaults(func=cmd_gen_model)
+
+    def model_options(p):
+        p.add_argument("--model", required=True, metavar="DIR",
+                       help="a Hugging Face model folder")
+        p.add_argument("--ids", required=True, metavar="IDS.npy",
+                       help="int32 or int64 token ids [B, T]")
+        p.add_argument("--layers", type=int, default=None, metavar="N",
+                       help="run the first N layers (default: all)")
+        p.add_argument("--dtype", choices=("f32", "bf16", "f16"),
+                       default="f32", help="the model's element type")
+        p.add_argument("--quantize", choices=("none", "int8", "int4"),
+                       default="none", help="weight-only quantisation of "
+                                            "the blocks' projections")
+        p.add_argument("--quantize-activations", choices=("none", "int8"),
+                       default="none")
+        p.add_argument("--group-size", type=int, default=None,
+                       metavar="G", help="int4 group size (default 32)")
+        p.add_argument("--quantize-lm-head", action="store_true",
+                       help="quantise the LM head as the projections")
+        p.add_argument("--round-logits", action="store_true",
+                       help="round the logits to the model's type (as a "
+                            "bf16/f16 Hugging Face lm_head does)")
+
+    p = sub.add_parser("forward", help="whole-model logits -> float32 .npy")
+    model_options(p)
+    p.add_argument("-o", "--output", required=True, metavar="LOGITS.npy")
+    p.set_defaults(func=cmd_forward)
+
+    p = sub.add_parser("generate", help="greedy generation -> int32 .npy")
+    model_options(p)
+    p.add_argument("-n", type=int, required=True, help="tokens to generate")
+    p.add_argument("-o", "--output", metavar="GEN.npy")
+    p.add_argument("--min-margin-out", metavar="FILE",
+                   help="write the smallest top-two logit margin there")
+    p.set_defaults(func=cmd_generate)
+
+    p = sub.add_parser("gen-ids", help="random token ids -> .npy")
+    p.add_argument("--vocab", type=int, required=True)
+    p.add_argument("--batch", type=int, required=True)
+    p.add_argument("--seq-len", type=int, required=True)
+    p.add_argument("--seed", type=int, required=True)
+    p.add_argument("--dtype", choices=("int32", "int64"), default="int32")
+    p.add_argument("-o", "--output", required=True)
+    p.set_defaults(func=cmd_gen_ids)
 
     p = sub.add_parser("compare", help="compare two .npy outputs")
     p.add_argument("a", metavar="A.npy")
@@ -1810,6 +2256,163 @@ def _selftest_hf_and_stacks(check, expect_error, tmp):
           % err.getvalue().strip())
 
 
+def _selftest_models(check, expect_error, tmp):
+    """Whole models: folders (single file and sharded, f32 and bf16), the
+    forward against an incremental KV-cache formulation, greedy
+    generation, tied heads, folder errors and the CLI."""
+    j = lambda *p: os.path.join(tmp, *p)  # noqa: E731
+    tiny = {"llama": {"model_type": "llama", "vocab_size": 97,
+                      "hidden_size": 32, "intermediate_size": 48,
+                      "num_attention_heads": 4, "num_key_value_heads": 2,
+                      "num_hidden_layers": 3, "rms_norm_eps": 1e-5},
+            "qwen2": {"model_type": "qwen2", "vocab_size": 89,
+                      "hidden_size": 32, "intermediate_size": 40,
+                      "num_attention_heads": 4, "num_key_value_heads": 1,
+                      "num_hidden_layers": 2, "tie_word_embeddings": True},
+            "gpt2": {"model_type": "gpt2", "vocab_size": 83, "n_embd": 32,
+                     "n_head": 4, "n_layer": 2, "n_positions": 24}}
+    rng = np.random.default_rng(11)
+    for name, raw in tiny.items():
+        cfg = Config(raw)
+        spec = ModelSpec(raw, cfg)
+        w = gen_model_weights(cfg, spec, 3, spec.n_layers)
+        blocks = gen_weights(cfg, 3, 0.15, spec.n_layers, True)
+        check(all(np.array_equal(w[n], v) for n, v in blocks.items()),
+              "%s: gen-model layers are gen-weights --final-norm's" % name)
+        check(("lm_head.weight" in w) == (name == "llama"),
+              "%s: lm_head.weight only when not tied" % name)
+        folders = []
+        for k in (1, 2, 3):
+            folders.append(j("%s-%d" % (name, k)))
+            write_model_dir(folders[-1], raw, spec.n_layers, w, "F32", k)
+        ids = rng.integers(0, spec.vocab, size=(2, 7))
+        logits = [Model(f).forward(ids) for f in folders]
+        check(all(np.array_equal(logits[0], lg) for lg in logits[1:]),
+              "%s: 1, 2 and 3 shards give identical logits" % name)
+        with open(j("%s-2" % name, INDEX_FILE)) as f:
+            index = json.load(f)
+        check(len(set(index["weight_map"].values())) == 2
+              and index["metadata"]["total_size"]
+              == 4 * sum(v.size for v in w.values()),
+              "%s: index of 2 shards, total_size in bytes" % name)
+
+        # Independent formulation: the tokens one at a time through the
+        # blocks' KV caches (positions as offsets), the embedding looked up
+        # row by row, the head a plain dot product per vocabulary entry.
+        m = Model(folders[1])
+        wf = m.weights
+        head = wf["lm_head.weight" if name == "llama"
+                  else spec.embed_name]
+        caches = None
+        step = []
+        for t in range(ids.shape[1]):
+            x = np.stack([wf[spec.embed_name][int(ids[b, t])]
+                          for b in range(ids.shape[0])])[:, None]
+            if spec.positions is not None:
+                x = x + wf["wpe.weight"][t]
+            y, caches = stack_forward(cfg, wf, x, spec.n_layers, t, caches)
+            y = final_norm(cfg, wf, y)[:, 0]
+            step.append(np.stack([[np.dot(y[b], head[v])
+                                   for v in range(spec.vocab)]
+                                  for b in range(ids.shape[0])]))
+        err = float(np.abs(np.stack(step, axis=1) - logits[0]).max())
+        check(err < 1e-9, "%s: forward vs token-by-token KV cache err %.2e"
+              % (name, err))
+        gen, margin = m.generate(ids, 5)
+        seq = ids.copy()
+        for t in range(5):
+            lg = m.forward(seq)[:, -1]
+            seq = np.concatenate([seq, lg.argmax(-1)[:, None]], axis=1)
+        check(gen.dtype == np.int32 and np.array_equal(gen, seq[:, -5:])
+              and margin > 0, "%s: greedy generation, margin %.3g"
+              % (name, margin))
+        ids2 = ids.copy()
+        ids2[:, -1] = (ids2[:, -1] + 1) % spec.vocab
+        check(np.array_equal(m.forward(ids2)[:, :-1], logits[0][:, :-1]),
+              "%s: causal (the last id changes only the last logits)" % name)
+
+        # bf16: the folder as stored, computed with the model's rounding
+        # points, agrees with the same weights computed in f32.
+        write_model_dir(j(name + "-bf16"), raw, spec.n_layers, w, "BF16", 2)
+        a = Model(j(name + "-bf16")).forward(ids)
+        b = Model(j(name + "-bf16"), "bf16").forward(ids)
+        rel = float(np.abs(a - b).max() / np.abs(a).max())
+        check(0 < rel < 0.05 and np.array_equal(
+            a, Model(j(name + "-bf16"), "f32").forward(ids)),
+            "%s: bf16 model vs f32 on bf16 weights rel err %.3g"
+            % (name, rel))
+
+    # Fewer layers than the checkpoint, and the folder's errors.
+    m = Model(j("llama-2"), n_layers=2)
+    check(m.forward(np.zeros((1, 3), dtype=np.int64)).shape == (1, 3, 97),
+          "a 3-layer folder runs its first 2 layers")
+    expect_error(lambda: Model(j("llama-2"), n_layers=4), "--layers 4 > 3")
+    bad = j("bad")
+    import shutil
+    for case in ("missing-shard", "absent-tensor", "malformed", "no-index",
+                 "missing-tensor"):
+        shutil.rmtree(bad, ignore_errors=True)
+        shutil.copytree(j("llama-2"), bad)
+        index = json.load(open(os.path.join(bad, INDEX_FILE)))
+        if case == "missing-shard":
+            os.remove(os.path.join(bad, shard_name(1, 2)))
+        elif case == "absent-tensor":
+            index["weight_map"]["model.norm.weight"] = shard_name(0, 2)
+        elif case == "malformed":
+            index = {"weight_map": ["model.norm.weight"]}
+        elif case == "no-index":
+            os.remove(os.path.join(bad, INDEX_FILE))
+        else:
+            del index["weight_map"]["model.norm.weight"]
+        if case != "no-index":
+            with open(os.path.join(bad, INDEX_FILE), "w") as f:
+                json.dump(index, f)
+        expect_error(lambda: Model(bad), "folder with " + case)
+    check(load_ids_ok(j, "i4") and load_ids_ok(j, "i8"),
+          "int32 and int64 ids")
+    np.save(j("f.npy"), np.zeros((1, 2), dtype=np.float32))
+    expect_error(lambda: load_ids(j("f.npy")), "float ids")
+    np.save(j("big.npy"), np.full((1, 2), 97, dtype=np.int32))
+    expect_error(lambda: load_ids(j("big.npy"), 97), "id >= vocab")
+    expect_error(lambda: Model(j("gpt2-1")).forward(
+        np.zeros((1, 25), dtype=np.int64)), "gpt2 beyond n_positions")
+
+    # CLI: gen-model, gen-ids, forward, generate.
+    with open(j("q.json"), "w") as f:
+        json.dump(tiny["qwen2"], f)
+    err = io.StringIO()
+    with contextlib.redirect_stdout(io.StringIO()) as out, \
+            contextlib.redirect_stderr(err):
+        rcs = [main(["gen-model", "--config", j("q.json"), "--seed", "3",
+                     "--layers", "1", "--dtype", "bf16", "--shards", "2",
+                     "-o", j("cli")]),
+               main(["gen-ids", "--vocab", "89", "--batch", "2",
+                     "--seq-len", "4", "--seed", "1", "--dtype", "int64",
+                     "-o", j("ids.npy")]),
+               main(["forward", "--model", j("cli"), "--ids", j("ids.npy"),
+                     "--dtype", "bf16", "--quantize", "int8",
+                     "--quantize-lm-head", "-o", j("lg.npy")]),
+               main(["generate", "--model", j("cli"), "--ids",
+                     j("ids.npy"), "-n", "3", "-o", j("gen.npy"),
+                     "--min-margin-out", j("margin.txt")])]
+    conf = json.load(open(j("cli", "config.json")))
+    gen = np.load(j("gen.npy"))
+    check(rcs == [0, 0, 0, 0] and conf["num_hidden_layers"] == 1
+          and np.load(j("ids.npy")).dtype == np.int64
+          and np.load(j("lg.npy")).shape == (2, 4, 89)
+          and gen.dtype == np.int32 and gen.shape == (2, 3)
+          and "min_margin=" in out.getvalue()
+          and float(open(j("margin.txt")).read()) > 0,
+          "CLI gen-model/gen-ids/forward/generate %s %s"
+          % (rcs, err.getvalue().strip()))
+
+
+def load_ids_ok(j, kind):
+    path = j("ids-%s.npy" % kind)
+    np.save(path, np.arange(6).reshape(2, 3).astype("<" + kind))
+    return np.array_equal(load_ids(path, 6), np.arange(6).reshape(2, 3))
+
+
 def cmd_selftest(args):
     import tempfile
     failures = []
@@ -1941,6 +2544,7 @@ def cmd_selftest(args):
             expect_error(lambda: load_npy(bad), "npy-corrupt " + mode)
 
         _selftest_hf_and_stacks(check, expect_error, tmp)
+        _selftest_models(check, expect_error, tmp)
 
     # compare
     a = np.array([1.0, 2.0, np.nan])

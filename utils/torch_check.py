@@ -13,6 +13,11 @@ KV-cache decode of a stack) use torch modules written after the transformers
 modeling code (names, Conv1D, rotary, eager attention), loaded with a strict
 load_state_dict from the generated safetensors.
 
+Whole causal LMs (llama with its own head, qwen2 and gpt2 tied) come from
+``blockc_ref.py gen-model`` as 2-shard Hugging Face folders; the logits of
+``forward`` and the tokens of ``generate`` are checked against a torch
+CausalLM (embedding, the layers above, final norm, tied nn.Linear head).
+
 Weights and inputs are produced by ``blockc_ref.py gen-weights/gen-input``,
 the reference output by ``blockc_ref.py run`` (all via the CLI), and the
 safetensors file is parsed here independently.  Each torch forward is done in
@@ -780,6 +785,119 @@ def run_hf_kv(tmp):
     return failed
 
 
+class CausalLM(nn.Module):
+    """LlamaForCausalLM / Qwen2ForCausalLM / GPT2LMHeadModel written after
+    transformers: nn.Embedding (plus GPT-2's wpe), the decoder layers, the
+    final norm and an nn.Linear head without bias whose weight *is* the
+    embedding's when tied; loaded with a strict load_state_dict from the
+    folder's tensors (the head's entry added under its module name when
+    tied, as tie_weights makes it)."""
+
+    def __init__(self, config, w, dtype):
+        super().__init__()
+        self.config = config
+        gpt2 = config["model_type"] == "gpt2"
+        n = config["n_layer" if gpt2 else "num_hidden_layers"]
+        vocab = config["vocab_size"]
+        d = config["n_embd" if gpt2 else "hidden_size"]
+        tied = config.get("tie_word_embeddings", gpt2)
+        self.embed = nn.Embedding(vocab, d)
+        self.wpe = nn.Embedding(config["n_positions"], d) if gpt2 else None
+        self.layers = nn.ModuleList(hf_layers(config, w, n, dtype))
+        self.norm = (nn.LayerNorm(d, eps=config.get("layer_norm_epsilon",
+                                                     1e-5)) if gpt2
+                     else LlamaRMSNorm(d, config.get("rms_norm_eps", 1e-6)))
+        self.lm_head = nn.Linear(d, vocab, bias=False)
+        embed = "wte.weight" if gpt2 else "model.embed_tokens.weight"
+        state = {"embed.weight": w[embed],
+                 "lm_head.weight": w[embed if tied else "lm_head.weight"]}
+        if gpt2:
+            state["wpe.weight"] = w["wpe.weight"]
+            state["norm.weight"], state["norm.bias"] = \
+                w["ln_f.weight"], w["ln_f.bias"]
+        else:
+            state["norm.weight"] = w["model.norm.weight"]
+        state.update(("layers." + k, v) for k, v in
+                     self.layers.state_dict().items())
+        self.load_state_dict(state, strict=True)
+        if tied:
+            self.lm_head.weight = self.embed.weight
+        self.to(dtype)
+
+    def forward(self, ids):
+        x = self.embed(ids)
+        if self.wpe is not None:
+            x = x + self.wpe(torch.arange(ids.shape[1]))[None]
+        x, _ = hf_forward(self.config, list(self.layers), x)
+        return self.lm_head(self.norm(x))
+
+
+MODEL_CASES = [
+    # (label, config file under test/Integration/Inputs/models, weight dtype)
+    ("llama-tiny (untied head)", "llama-tiny.json", "f32"),
+    ("qwen2-tiny (tied)", "qwen2-tiny.json", "f32"),
+    ("gpt2-tiny (wpe, tied)", "gpt2-tiny.json", "f32"),
+    ("qwen2-tiny bf16 weights", "qwen2-tiny.json", "bf16"),
+]
+MODELS = os.path.join(HERE, os.pardir, "test", "Integration", "Inputs",
+                      "models")
+
+
+def run_model_cases(tmp):
+    """Whole models: a 2-shard folder written by ``gen-model``, the
+    reference's ``forward`` and ``generate`` against the torch CausalLM
+    (logits in float64 and float32; 12 greedy tokens in float64, full
+    recompute, compared where the reference's top-two margin is above
+    1e-6)."""
+    failed = 0
+    for i, (label, name, wdt) in enumerate(MODEL_CASES):
+        folder = os.path.join(tmp, "model%d" % i)
+        ids = os.path.join(tmp, "ids%d.npy" % i)
+        ref("gen-model", "--config", os.path.join(MODELS, name), "--seed",
+            500 + i, "--dtype", wdt, "--shards", 2, "-o", folder)
+        with open(os.path.join(folder, "config.json")) as f:
+            config = json.load(f)
+        with open(os.path.join(folder, "model.safetensors.index.json")) as f:
+            shards = sorted(set(json.load(f)["weight_map"].values()))
+        w = {}
+        for shard in shards:
+            w.update(load_st(os.path.join(folder, shard)))
+        ref("gen-ids", "--vocab", config["vocab_size"], "--batch", 2,
+            "--seq-len", 11, "--seed", 600 + i, "--dtype", "int64", "-o",
+            ids)
+        ref("forward", "--model", folder, "--ids", ids, "-o",
+            os.path.join(tmp, "lg%d.npy" % i))
+        refy = np.load(os.path.join(tmp, "lg%d.npy" % i))
+        tids = torch.from_numpy(np.load(ids))
+        msgs = []
+        for dt in (torch.float64, torch.float32):
+            with torch.no_grad():
+                out = CausalLM(config, w, dt)(tids)
+            e, rel = err_of(out.double().numpy(), refy)
+            ok = rel <= TOL
+            failed += not ok
+            msgs.append("%s max_abs_err=%.3g rel=%.3g %s"
+                        % (str(dt).replace("torch.", ""), e, rel,
+                           "ok" if ok else "FAIL"))
+        margin = float(ref("generate", "--model", folder, "--ids", ids,
+                           "-n", 12, "-o", os.path.join(tmp, "g%d.npy" % i))
+                       .split()[0].split("=")[1])
+        gen = np.load(os.path.join(tmp, "g%d.npy" % i))
+        model = CausalLM(config, w, torch.float64)
+        seq = tids
+        with torch.no_grad():
+            for _ in range(12):
+                nxt = model(seq)[:, -1].argmax(-1)
+                seq = torch.cat([seq, nxt[:, None]], dim=1)
+        same = np.array_equal(seq[:, -12:].numpy(), gen)
+        ok = same or margin <= 1e-6
+        failed += not ok
+        msgs.append("greedy x12 %s (min margin %.3g)"
+                    % ("identical" if same else "differs", margin))
+        print("%-32s [2,11] %s: %s" % (label, wdt, "; ".join(msgs)))
+    return failed
+
+
 def main():
     torch.set_num_threads(max(1, min(2, os.cpu_count() or 1)))
     print("torch %s" % torch.__version__)
@@ -852,6 +970,7 @@ def main():
 
         failed += run_hf_cases(tmp)
         failed += run_hf_kv(tmp)
+        failed += run_model_cases(tmp)
 
     if failed:
         print("FAIL: %d comparison(s) above tolerance %g" % (failed, TOL))
