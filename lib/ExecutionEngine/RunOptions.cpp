@@ -14,6 +14,7 @@
 #include "llvm/Support/Threading.h"
 
 #include <cstdlib>
+#include <memory>
 
 using namespace blockc;
 namespace cl = llvm::cl;
@@ -112,6 +113,49 @@ struct RunCLOptions {
                "blockc or ~/.cache/blockc, at most BLOCKC_CACHE_MAX_SIZE, "
                "default 1G; see docs/CompileCache.md)"),
       cl::init(false), cl::cat(cat)};
+  cl::opt<unsigned> generate{
+      "generate",
+      cl::desc("Causal-LM models: run the prompt's token ids (--input, or "
+               "--prompt with --tokenizer) as one prefill, then generate N "
+               "tokens per sequence through the KV cache, streaming them; "
+               "--output writes the generated ids [B, N] (int32 .npy)"),
+      cl::value_desc("N"), cl::init(0), cl::cat(cat)};
+  cl::opt<double> temperature{
+      "temperature",
+      cl::desc("With --generate: sample from softmax(logits / T) (default "
+               "0: greedy, the most probable token)"),
+      cl::value_desc("T"), cl::init(0.0), cl::cat(cat)};
+  cl::opt<int64_t> topK{
+      "top-k",
+      cl::desc("With --generate and a temperature: sample among the K most "
+               "probable tokens (default 0: all)"),
+      cl::value_desc("K"), cl::init(0), cl::cat(cat)};
+  cl::opt<double> topP{
+      "top-p",
+      cl::desc("With --generate and a temperature: sample among the most "
+               "probable tokens whose probability reaches P (default 1: "
+               "all)"),
+      cl::value_desc("P"), cl::init(1.0), cl::cat(cat)};
+  cl::opt<uint64_t> seed{
+      "seed", cl::desc("With --generate: the sampling seed (default 0)"),
+      cl::value_desc("S"), cl::init(0), cl::cat(cat)};
+  cl::list<int32_t> stopTokens{
+      "stop-token",
+      cl::desc("With --generate: a token id that ends a sequence "
+               "(repeatable; with --tokenizer its end-of-sequence id is "
+               "one too)"),
+      cl::value_desc("id"), cl::cat(cat)};
+  cl::opt<std::string> tokenizer{
+      "tokenizer",
+      cl::desc("A folder with tokenizer.json (byte-level BPE) or "
+               "tokenizer.model (SentencePiece): --prompt is encoded with "
+               "it and --generate prints the text as it comes"),
+      cl::value_desc("dir"), cl::cat(cat)};
+  cl::opt<std::string> prompt{
+      "prompt",
+      cl::desc("With --tokenizer: the text whose ids are the input "
+               "(instead of --input)"),
+      cl::value_desc("text"), cl::cat(cat)};
   cl::opt<bool> quiet{
       "quiet",
       cl::desc("No progress lines on stderr (loading, compiling, preparing, "
@@ -162,6 +206,10 @@ llvm::Error RunOptions::checkCacheCapacity(int64_t promptLen) const {
   std::string what =
       checkDecode
           ? "--check-decode of " + std::to_string(promptLen) + " tokens needs"
+      : generateMode()
+          ? "the prompt's " + std::to_string(promptLen) + " tokens and " +
+                std::to_string(generateTokens) +
+                " generated tokens (the last is not cached) need"
           : "the prompt's " + std::to_string(promptLen) + " tokens and " +
                 std::to_string(decodeSteps) + " decode steps need";
   return makeError("--max-len=" + llvm::Twine(maxLen) + " is too small: " +
@@ -198,6 +246,7 @@ blockc::getRunOptionsFromCommandLine(const CompileOptions &compile) {
 
   // Decoding.
   r.decodeSteps = cl.decodeSteps;
+  r.generateTokens = cl.generate;
   r.checkDecode = cl.checkDecode;
   r.maxLen = cl.maxLen;
   if (cl.decodeSteps.getNumOccurrences() && r.decodeSteps == 0)
@@ -206,12 +255,55 @@ blockc::getRunOptionsFromCommandLine(const CompileOptions &compile) {
   if (r.decodeSteps > 0 && r.checkDecode)
     return makeError("give only one of --decode=N and --check-decode");
   if (r.profile && r.decodeMode())
-    return makeError("--profile profiles the entry's run, not --decode=N "
-                     "or --check-decode");
+    return makeError("--profile profiles the entry's run, not --decode=N, "
+                     "--check-decode or --generate=N");
   if (r.maxLen < 0 || (cl.maxLen.getNumOccurrences() && r.maxLen == 0))
     return makeError("--max-len must be at least 1");
   if (cl.maxLen.getNumOccurrences() && !r.decodeMode())
-    return makeError("--max-len needs --decode=N or --check-decode");
+    return makeError("--max-len needs --decode=N, --check-decode or "
+                     "--generate=N");
+  // Generation.
+  if (cl.generate.getNumOccurrences() && r.generateTokens == 0)
+    return makeError("--generate must be at least 1 (the tokens to "
+                     "generate per sequence)");
+  if (r.generateTokens > 0 && (r.decodeSteps > 0 || r.checkDecode))
+    return makeError("give only one of --generate=N, --decode=N and "
+                     "--check-decode");
+  for (const cl::Option *o : std::initializer_list<const cl::Option *>{
+           &cl.temperature, &cl.topK, &cl.topP, &cl.seed,
+           static_cast<const cl::Option *>(std::addressof(cl.stopTokens))})
+    if (o->getNumOccurrences() && !r.generateMode())
+      return makeError("--" + o->ArgStr + " needs --generate=N");
+  r.sampling.temperature = cl.temperature;
+  r.sampling.topK = cl.topK;
+  r.sampling.topP = cl.topP;
+  r.sampling.seed = cl.seed;
+  if (llvm::Error e = r.sampling.check())
+    return std::move(e);
+  if (r.sampling.isGreedy() &&
+      (cl.topK.getNumOccurrences() || cl.topP.getNumOccurrences()))
+    return makeError("--top-k and --top-p restrict sampling: they need a "
+                     "--temperature above 0 (temperature 0 is greedy)");
+  r.stopTokens.assign(cl.stopTokens.begin(), cl.stopTokens.end());
+  for (int32_t id : r.stopTokens)
+    if (id < 0)
+      return makeError("--stop-token must be a token id (>= 0), got " +
+                       llvm::Twine(id));
+  r.tokenizerDir = cl.tokenizer;
+  r.prompt = cl.prompt;
+  if (cl.prompt.getNumOccurrences() && r.tokenizerDir.empty())
+    return makeError("--prompt needs --tokenizer=DIR (the tokenizer that "
+                     "turns the text into token ids)");
+  if (cl.prompt.getNumOccurrences() && r.prompt.empty())
+    return makeError("--prompt is empty");
+  if (cl.prompt.getNumOccurrences() &&
+      (!cl.inputFile.empty() || cl.randomInput.getNumOccurrences()))
+    return makeError("give only one of --prompt and --input / "
+                     "--random-input");
+  if (!r.tokenizerDir.empty() && !r.generateMode() &&
+      !cl.prompt.getNumOccurrences())
+    return makeError("--tokenizer is used by --prompt and --generate");
+
   if (!(cl.checkTolerance > 0))
     return makeError("--check-tol must be positive");
   if (cl.checkTolerance.getNumOccurrences())
@@ -254,8 +346,8 @@ blockc::getRunOptionsFromCommandLine(const CompileOptions &compile) {
   r.outputFile = cl.outputFile;
   r.savePrepared = cl.savePrepared;
   if (!r.savePrepared.empty() && r.decodeMode())
-    return makeError("--save-prepared runs the plain entry (not --decode=N "
-                     "or --check-decode)");
+    return makeError("--save-prepared runs the plain entry (not --decode=N, "
+                     "--check-decode or --generate=N)");
   if (!r.savePrepared.empty() && nvptx)
     return makeError("--save-prepared: only the CPU target prepares "
                      "weights");

@@ -227,6 +227,15 @@ int main(int argc, char **argv) {
     return message.empty() ? 1 : fail(message);
   }
   tpRanks = blockc::getTensorParallelRanks(*module);
+  if (run.generateMode() &&
+      !sig->args.front().type.getElementType().isInteger(32)) {
+    std::string type;
+    llvm::raw_string_ostream(type) << sig->args.front().type;
+    return fail(llvm::formatv(
+        "--generate needs a causal-LM model, whose @{0} takes token ids "
+        "[B, T] (blockc-import --model=causal-lm); {1}'s @{0} takes {2}",
+        sig->funcName, modelFile, type));
+  }
   std::unique_ptr<blockc::CompileCache> cache;
   if (!run.noCache) {
     auto fromEnv = blockc::CompileCache::fromEnvironment();

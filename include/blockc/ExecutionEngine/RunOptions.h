@@ -14,6 +14,7 @@
 #define BLOCKC_EXECUTIONENGINE_RUNOPTIONS_H
 
 #include "blockc/Compiler/CompileOptions.h"
+#include "blockc/ExecutionEngine/Sampling.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Error.h"
@@ -21,6 +22,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace blockc {
 
@@ -66,9 +68,23 @@ struct RunOptions {
   std::string profileFile, profileBound;
   int64_t profileBlocks = 0;
 
-  bool decodeMode() const { return decodeSteps > 0 || checkDecode; }
+  /// --generate=N (causal-LM models): new tokens per sequence, how they
+  /// are chosen, the ids that end a sequence, and the tokenizer folder and
+  /// text prompt (instead of --input ids).
+  unsigned generateTokens = 0;
+  SamplingOptions sampling;
+  std::vector<int32_t> stopTokens;
+  std::string tokenizerDir, prompt;
+
+  bool generateMode() const { return generateTokens > 0; }
+  /// Whether the run goes through the KV-cached decode entry.
+  bool decodeMode() const {
+    return decodeSteps > 0 || checkDecode || generateMode();
+  }
   /// The KV cache capacity a decode of a `promptLen`-token input needs.
   int64_t neededCacheLength(int64_t promptLen) const {
+    if (generateMode()) // the last token is never fed back
+      return promptLen + generateTokens - 1;
     return checkDecode ? promptLen : promptLen + decodeSteps;
   }
   /// Whether the KV cache holds what a decode of `promptLen` tokens needs;
