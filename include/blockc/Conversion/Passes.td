@@ -39,6 +39,13 @@ def ConvertTransformerToLinalgPass : Pass<"convert-transformer-to-linalg"> {
       `position + T <= L_max`, then one `tensor.insert_slice` of the new
       rows (in place after bufferization of a writable cache argument).
 
+    * `embedding`: one all-parallel `linalg.generic` over `[B, T, d]` whose
+      body casts the id of `(b, t)` to an index, clamps it into
+      `[0, vocab)` and extracts `table[id, c]` (`tensor.extract`), plus
+      `positions[t + offset, c]` (clamped into the table) when there is a
+      position table; in the table's element type (a 16-bit sum is computed
+      in f32 and rounded once).
+
     Only f32 is lowered today; f16/bf16 ops are reported as unsupported.
   }];
   let dependentDialects = [

@@ -29,6 +29,8 @@ void populateLinearLoweringPatterns(mlir::RewritePatternSet &patterns);
 void populateAttentionLoweringPatterns(mlir::RewritePatternSet &patterns);
 /// activation and residual_add (Elementwise.cpp).
 void populateElementwiseLoweringPatterns(mlir::RewritePatternSet &patterns);
+/// embedding (Embedding.cpp).
+void populateEmbeddingLoweringPatterns(mlir::RewritePatternSet &patterns);
 /// kv_cache_append (KVCache.cpp).
 void populateKVCacheLoweringPatterns(mlir::RewritePatternSet &patterns);
 

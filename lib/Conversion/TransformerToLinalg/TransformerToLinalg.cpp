@@ -3,9 +3,9 @@
 // The --convert-transformer-to-linalg pass: lowers every primitive
 // transformer op to linalg on tensors in destination-passing style. The
 // patterns live in one file per op family (Norms.cpp, Linear.cpp,
-// Attention.cpp, Elementwise.cpp, KVCache.cpp); the structure of each
-// lowering is documented in Conversion/Passes.td, the comments in those
-// files explain the non-obvious choices.
+// Attention.cpp, Elementwise.cpp, KVCache.cpp, Embedding.cpp); the structure
+// of each lowering is documented in Conversion/Passes.td, the comments in
+// those files explain the non-obvious choices.
 //
 //===----------------------------------------------------------------------===//
 
@@ -50,10 +50,11 @@ struct ConvertTransformerToLinalgPass
                              "before --convert-transformer-to-linalg";
         return WalkResult::interrupt();
       }
-      // A KV cache append copies whatever its type; the others compute in
+      // A KV cache append and an embedding copy whatever their type (an
+      // embedding's position sum rounds once from f32); the others compute in
       // f32 (bf16/f16 models are widened by transformer-compute-in-f32),
       // a linear possibly from a 16-bit weight.
-      if (isa<KVCacheAppendOp>(op))
+      if (isa<KVCacheAppendOp, EmbeddingOp>(op))
         return WalkResult::advance();
       auto linear = dyn_cast<LinearOp>(op);
       for (OpOperand &operand : op->getOpOperands()) {
@@ -95,4 +96,5 @@ void blockc::populateTransformerToLinalgPatterns(RewritePatternSet &patterns) {
   detail::populateAttentionLoweringPatterns(patterns);
   detail::populateElementwiseLoweringPatterns(patterns);
   detail::populateKVCacheLoweringPatterns(patterns);
+  detail::populateEmbeddingLoweringPatterns(patterns);
 }

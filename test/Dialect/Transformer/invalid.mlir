@@ -1141,3 +1141,69 @@ func.func @kv_cache_append_result_type(%k: tensor<2x1x2x8xf32>, %c: tensor<2x?x2
   %0 = "transformer.kv_cache_append"(%k, %c, %p) : (tensor<2x1x2x8xf32>, tensor<2x?x2x8xf32>, index) -> tensor<2x8x2x8xf32>
   return %0 : tensor<2x8x2x8xf32>
 }
+
+//===----------------------------------------------------------------------===//
+// embedding
+//===----------------------------------------------------------------------===//
+
+// The table is [vocab, d].
+func.func @embedding_table_rank(%ids: tensor<2x5xi32>, %t: tensor<300xf32>) -> tensor<2x5x64xf32> {
+  // expected-error @+1 {{expects table to be a rank-2 [vocab, d] tensor, got rank 1}}
+  %0 = transformer.embedding %ids, %t : tensor<2x5xi32>, tensor<300xf32> -> tensor<2x5x64xf32>
+  return %0 : tensor<2x5x64xf32>
+}
+
+// -----
+
+// The position table shares the token table's element type.
+func.func @embedding_positions_element_type(%ids: tensor<2x5xi32>, %t: tensor<300x64xf32>, %p: tensor<128x64xbf16>) -> tensor<2x5x64xf32> {
+  // expected-error @+1 {{expects positions to have element type 'f32' (the element type of table), got 'bf16'}}
+  %0 = transformer.embedding %ids, %t positions(%p : tensor<128x64xbf16>) : tensor<2x5xi32>, tensor<300x64xf32> -> tensor<2x5x64xf32>
+  return %0 : tensor<2x5x64xf32>
+}
+
+// -----
+
+// A position row has the table's row size.
+func.func @embedding_positions_shape(%ids: tensor<2x5xi32>, %t: tensor<300x64xf32>, %p: tensor<128x32xf32>) -> tensor<2x5x64xf32> {
+  // expected-error @+1 {{expects positions to have shape [max_positions, 64] (the table's row size), got [128, 32]}}
+  %0 = transformer.embedding %ids, %t positions(%p : tensor<128x32xf32>) : tensor<2x5xi32>, tensor<300x64xf32> -> tensor<2x5x64xf32>
+  return %0 : tensor<2x5x64xf32>
+}
+
+// -----
+
+// An offset moves positions in the position table; without one it means
+// nothing.
+func.func @embedding_offset_without_positions(%ids: tensor<2x5xi32>, %t: tensor<300x64xf32>, %pos: index) -> tensor<2x5x64xf32> {
+  // expected-error @+1 {{has a position offset but no position table}}
+  %0 = transformer.embedding %ids, %t offset %pos : tensor<2x5xi32>, tensor<300x64xf32> -> tensor<2x5x64xf32>
+  return %0 : tensor<2x5x64xf32>
+}
+
+// -----
+
+// The rows are copied: the result has the table's element type.
+func.func @embedding_result_element_type(%ids: tensor<2x5xi32>, %t: tensor<300x64xbf16>) -> tensor<2x5x64xf32> {
+  // expected-error @+1 {{expects the result to have the table's element type 'bf16', got 'f32'}}
+  %0 = transformer.embedding %ids, %t : tensor<2x5xi32>, tensor<300x64xbf16> -> tensor<2x5x64xf32>
+  return %0 : tensor<2x5x64xf32>
+}
+
+// -----
+
+// The result is [B, T, d]: B and T from the ids, d from the table.
+func.func @embedding_result_shape(%ids: tensor<2x5xi32>, %t: tensor<300x64xf32>) -> tensor<2x?x64xf32> {
+  // expected-error @+1 {{expects result to have shape [2, 5, 64], got [2, ?, 64]}}
+  %0 = transformer.embedding %ids, %t : tensor<2x5xi32>, tensor<300x64xf32> -> tensor<2x?x64xf32>
+  return %0 : tensor<2x?x64xf32>
+}
+
+// -----
+
+// Token ids are i32.
+func.func @embedding_ids_type(%ids: tensor<2x5xi64>, %t: tensor<300x64xf32>) -> tensor<2x5x64xf32> {
+  // expected-error @+1 {{operand #0 must be 2D tensor of 32-bit signless integer values}}
+  %0 = transformer.embedding %ids, %t : tensor<2x5xi64>, tensor<300x64xf32> -> tensor<2x5x64xf32>
+  return %0 : tensor<2x5x64xf32>
+}

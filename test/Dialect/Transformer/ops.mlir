@@ -404,3 +404,25 @@ func.func @kv_cache_append_dynamic(%k: tensor<?x?x1x16xf32>, %c: tensor<?x64x1x1
   %0 = transformer.kv_cache_append %k into %c at %p : tensor<?x?x1x16xf32> into tensor<?x64x1x16xf32>
   return %0 : tensor<?x64x1x16xf32>
 }
+
+//===----------------------------------------------------------------------===//
+// embedding
+//===----------------------------------------------------------------------===//
+
+// A token embedding alone (Llama), and with GPT-2's position table and a
+// position offset (a decode step).
+// CHECK-LABEL: func.func @embedding
+// CHECK: transformer.embedding %{{.+}}, %{{.+}} : tensor<?x?xi32>, tensor<300x64xbf16> -> tensor<?x?x64xbf16>
+// CHECK-LABEL: func.func @embedding_positions
+// CHECK-SAME: (%[[IDS:.+]]: tensor<2x5xi32>, %[[WTE:.+]]: tensor<300x64xf32>, %[[WPE:.+]]: tensor<128x64xf32>, %[[POS:.+]]: index)
+// CHECK: transformer.embedding %[[IDS]], %[[WTE]] positions(%[[WPE]] : tensor<128x64xf32>) offset %[[POS]] : tensor<2x5xi32>, tensor<300x64xf32> -> tensor<2x5x64xf32>
+// CHECK: transformer.embedding %[[IDS]], %[[WTE]] positions(%[[WPE]] : tensor<128x64xf32>) : tensor<2x5xi32>, tensor<300x64xf32> -> tensor<2x5x64xf32>
+func.func @embedding(%ids: tensor<?x?xi32>, %wte: tensor<300x64xbf16>) -> tensor<?x?x64xbf16> {
+  %0 = transformer.embedding %ids, %wte : tensor<?x?xi32>, tensor<300x64xbf16> -> tensor<?x?x64xbf16>
+  return %0 : tensor<?x?x64xbf16>
+}
+func.func @embedding_positions(%ids: tensor<2x5xi32>, %wte: tensor<300x64xf32>, %wpe: tensor<128x64xf32>, %pos: index) -> (tensor<2x5x64xf32>, tensor<2x5x64xf32>) {
+  %0 = transformer.embedding %ids, %wte positions(%wpe : tensor<128x64xf32>) offset %pos : tensor<2x5xi32>, tensor<300x64xf32> -> tensor<2x5x64xf32>
+  %1 = transformer.embedding %ids, %wte positions(%wpe : tensor<128x64xf32>) : tensor<2x5xi32>, tensor<300x64xf32> -> tensor<2x5x64xf32>
+  return %0, %1 : tensor<2x5x64xf32>, tensor<2x5x64xf32>
+}

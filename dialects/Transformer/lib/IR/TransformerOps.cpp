@@ -435,6 +435,48 @@ LogicalResult KVCacheAppendOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
+// EmbeddingOp
+//===----------------------------------------------------------------------===//
+
+void EmbeddingOp::build(OpBuilder &builder, OperationState &state, Value ids,
+                        Value table, Value positions, Value positionOffset) {
+  auto idsType = cast<RankedTensorType>(ids.getType());
+  auto tableType = cast<RankedTensorType>(table.getType());
+  auto resultType = RankedTensorType::get(
+      {idsType.getDimSize(0), idsType.getDimSize(1), tableType.getDimSize(1)},
+      tableType.getElementType());
+  build(builder, state, resultType, ids, table, positions, positionOffset);
+}
+
+LogicalResult EmbeddingOp::verify() {
+  auto tableType = cast<RankedTensorType>(getTable().getType());
+  if (tableType.getRank() != 2)
+    return emitOpError() << "expects table to be a rank-2 [vocab, d] tensor, "
+                            "got rank "
+                         << tableType.getRank();
+  int64_t d = tableType.getDimSize(1);
+  if (Value positions = getPositions()) {
+    if (failed(checkElementTypes(
+            *this, {{"table", getTable()}, {"positions", positions}})))
+      return failure();
+    auto positionsType = cast<RankedTensorType>(positions.getType());
+    if (positionsType.getRank() != 2 || positionsType.getDimSize(1) != d)
+      return emitOpError() << "expects positions to have shape [max_positions, "
+                           << d << "] (the table's row size), got "
+                           << formatShape(positionsType.getShape());
+  } else if (getPositionOffset()) {
+    return emitOpError() << "has a position offset but no position table";
+  }
+  Type elt = getType().getElementType();
+  if (elt != tableType.getElementType())
+    return emitOpError() << "expects the result to have the table's element "
+                            "type "
+                         << tableType.getElementType() << ", got " << elt;
+  ArrayRef<int64_t> ids = getIds().getType().getShape();
+  return checkResultShape(*this, getResult(), {ids[0], ids[1], d});
+}
+
+//===----------------------------------------------------------------------===//
 // FFNOp
 //===----------------------------------------------------------------------===//
 

@@ -25,6 +25,9 @@ def Transformer_Dialect : Dialect {
       feed-forward sub-layer, gated or plain);
     * primitives: `rms_norm`, `layer_norm`, `linear`, `rope`, `sdpa`,
       `activation` and `residual_add`;
+    * whole models: `embedding` (token ids `[B, T]` to rows of an
+      embedding table, with an optional learned position table); the LM
+      head is a `linear`;
     * KV caches: `kv_cache_append` (the decode entry derived by
       `transformer-derive-decode` writes each layer's new keys and values
       into caches `[B, L_max, H_kv, D]` with it).

@@ -244,6 +244,57 @@ def Transformer_KVCacheAppendOp : Transformer_Op<"kv_cache_append",
   let hasVerifier = 1;
 }
 
+def Transformer_EmbeddingOp : Transformer_Op<"embedding",
+    [Pure, AttrSizedOperandSegments]> {
+  let summary = "token embedding lookup, with an optional learned position table";
+  let description = [{
+    `ids` holds token ids `[B, T]` (i32) and `table` the embedding matrix
+    `[vocab, d]`. Without a position table:
+
+    ```
+    result[b, t, :] = table[ids[b, t], :]
+    ```
+
+    With a learned position table `positions` (`[max_positions, d]`,
+    GPT-2's `wpe`) and the absolute position `p = t + position_offset` of
+    token `t` (the optional `offset` operand, 0 when absent; a decode step
+    passes the number of tokens already cached):
+
+    ```
+    result[b, t, :] = table[ids[b, t], :] + positions[p, :]
+    ```
+
+    The result is `[B, T, d]` in the table's element type (the rows are
+    copied exactly; the sum with a position row is computed in f32 and
+    rounded once to that type, as PyTorch adds two bf16 tensors). Ids
+    outside `[0, vocab)` and positions outside `[0, max_positions)` are
+    not defined: the lowering clamps them into range (never reading out of
+    bounds) and blockc-run rejects them before running.
+
+    ```mlir
+    %x = transformer.embedding %ids, %wte positions(%wpe : tensor<1024x768xf32>)
+        offset %pos : tensor<?x?xi32>, tensor<50257x768xf32> -> tensor<?x?x768xf32>
+    ```
+  }];
+  let arguments = (ins 2DTensorOf<[I32]>:$ids,
+                   Transformer_Weight:$table,
+                   Optional<Transformer_Weight>:$positions,
+                   Optional<Index>:$position_offset);
+  let results = (outs Transformer_Activation:$result);
+  let assemblyFormat = [{
+    $ids `,` $table (`positions` `(` $positions^ `:` type($positions) `)`)?
+    (`offset` $position_offset^)? attr-dict `:` type($ids) `,` type($table)
+    `->` type($result)
+  }];
+  let builders = [
+    // Infers the result type [B, T, d] from the ids and the table.
+    OpBuilder<(ins "::mlir::Value":$ids, "::mlir::Value":$table,
+                   CArg<"::mlir::Value", "{}">:$positions,
+                   CArg<"::mlir::Value", "{}">:$positionOffset)>
+  ];
+  let hasVerifier = 1;
+}
+
 def Transformer_ActivationOp : Transformer_Op<"activation",
     [Pure, AllTypesMatch<["input", "result"]>]> {
   let summary = "pointwise activation function";
