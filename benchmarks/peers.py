@@ -27,6 +27,13 @@ cblas_sgemv instead (numpy/core/src/umath/matmul.c.src), so for T = 1 this
 process additionally times the same products through cblas_sgemm called
 directly with ctypes (M = 1), which is what PyTorch eager runs in decode.
 
+`torch-lm`: a whole Llama causal LM (token embedding, --layers blocks with
+preallocated KV caches, final RMSNorm, LM head [vocab, d]) in eager PyTorch
+with random weights: one prefill of --seq-len random ids, then
+--new-tokens - 1 greedy single-token steps, as Hugging Face's generate with
+a static cache runs them; reports the prefill's and the steps' times,
+tokens/s and the process's peak RSS.
+
 The caller sets OPENBLAS_NUM_THREADS / OMP_NUM_THREADS in the environment;
 `torch` also calls torch.set_num_threads(N).  Each process prints one JSON
 object on its last stdout line: median/min ms over `repeat` timed runs after
@@ -261,6 +268,117 @@ def run_torch_decode(a):
     return result
 
 
+def run_torch_lm(a):
+    """Greedy generation of a whole Llama causal LM (see the module doc)."""
+    import resource
+
+    import torch
+    import torch.nn.functional as F
+
+    torch.set_num_threads(a.threads)
+    torch.manual_seed(0)
+    d, H, Hkv, dh = a.d, a.heads, a.kv_heads, a.head_dim
+    T, N, V = a.seq_len, a.new_tokens, a.vocab
+    L = T + N
+    dt = torch_dtype(a)
+
+    def uniform(*shape, scale):
+        # Drawn in the model's type: no f32 copy of a 7B model.
+        return torch.empty(*shape, dtype=dt).uniform_(-scale, scale)
+
+    def lin(n_in, n_out):
+        return uniform(n_out, n_in, scale=math.sqrt(3.0 / n_in))
+
+    t0 = time.perf_counter()
+    layers = []
+    for _ in range(a.layers):
+        w = {name: lin(i, o) for name, i, o in projections(a)}
+        w["g1"] = 1.0 + uniform(d, scale=0.1)
+        w["g2"] = 1.0 + uniform(d, scale=0.1)
+        w["k_cache"] = torch.zeros(1, Hkv, L, dh, dtype=dt)
+        w["v_cache"] = torch.zeros(1, Hkv, L, dh, dtype=dt)
+        layers.append(w)
+    embed = uniform(V, d, scale=1.0)
+    g_final = 1.0 + uniform(d, scale=0.1)
+    head = lin(d, V)
+    init_s = time.perf_counter() - t0
+
+    inv_freq = 1.0 / (a.theta ** (torch.arange(0, dh, 2, dtype=torch.float64)
+                                  / dh))
+    emb = torch.cat([torch.outer(torch.arange(L, dtype=torch.float64),
+                                 inv_freq)] * 2, dim=-1)
+    cos_all, sin_all = emb.cos().to(dt), emb.sin().to(dt)
+    scale = 1.0 / math.sqrt(dh)
+
+    def rms(v, g):
+        v32 = v.float()
+        n = v32 * torch.rsqrt(v32.pow(2).mean(-1, keepdim=True) + a.eps)
+        return g * n.to(v.dtype)
+
+    def forward(ids, pos):
+        """Logits of the last position for ids [1, n] at position pos."""
+        n = ids.shape[1]
+        cos = cos_all[pos:pos + n][None, None]
+        sin = sin_all[pos:pos + n][None, None]
+
+        def rope(v):
+            v1, v2 = v[..., :dh // 2], v[..., dh // 2:]
+            return v * cos + torch.cat((-v2, v1), dim=-1) * sin
+
+        mask = None
+        if n > 1:
+            mask = torch.full((n, pos + n), float("-inf")).triu(pos + 1)
+            mask = mask.to(dt)
+        x = F.embedding(ids, embed)
+        for w in layers:
+            h = rms(x, w["g1"])
+            q = rope(F.linear(h, w["q"]).view(1, n, H, dh).transpose(1, 2))
+            k = rope(F.linear(h, w["k"]).view(1, n, Hkv, dh).transpose(1, 2))
+            v = F.linear(h, w["v"]).view(1, n, Hkv, dh).transpose(1, 2)
+            w["k_cache"][:, :, pos:pos + n] = k
+            w["v_cache"][:, :, pos:pos + n] = v
+            k = w["k_cache"][:, :, :pos + n]
+            v = w["v_cache"][:, :, :pos + n]
+            if H != Hkv:
+                k = k.repeat_interleave(H // Hkv, dim=1)
+                v = v.repeat_interleave(H // Hkv, dim=1)
+            s = (q @ k.transpose(-2, -1)) * scale
+            if mask is not None:
+                s = s + mask
+            o = torch.softmax(s, dim=-1, dtype=torch.float32).to(dt) @ v
+            x = x + F.linear(o.transpose(1, 2).reshape(1, n, H * dh), w["o"])
+            h = rms(x, w["g2"])
+            x = x + F.linear(F.silu(F.linear(h, w["gate"]))
+                             * F.linear(h, w["up"]), w["down"])
+        return F.linear(rms(x[:, -1:], g_final), head).float()
+
+    ids = torch.randint(0, V, (1, T))
+    with torch.inference_mode():
+        forward(ids[:, :8], 0)  # warm-up: a short prompt
+        t0 = time.perf_counter()
+        logits = forward(ids, 0)
+        prefill_s = time.perf_counter() - t0
+        token = logits.argmax(-1)
+        steps = []
+        tokens = [int(token)]
+        for i in range(N - 1):
+            t0 = time.perf_counter()
+            logits = forward(token.view(1, 1), T + i)
+            steps.append(time.perf_counter() - t0)
+            token = logits.argmax(-1)
+            tokens.append(int(token))
+    step_s = statistics.median(steps) if steps else float("nan")
+    return {"init_s": init_s, "prefill_s": prefill_s,
+            "prefill_tokens_per_s": T / prefill_s,
+            "step_median_s": step_s, "step_times_s": steps,
+            "decode_tokens_per_s": 1.0 / step_s if steps else None,
+            "tokens": tokens,
+            "max_rss_gib": resource.getrusage(resource.RUSAGE_SELF)
+            .ru_maxrss / 2**20,
+            "torch_version": torch.__version__,
+            "torch_threads": torch.get_num_threads()}
+
+
 # --- BLAS projection sum -------------------------------------------------
 
 def cblas_sgemm_fn():
@@ -321,7 +439,8 @@ def run_blas(a):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("mode", choices=["torch", "torch-decode", "blas"])
+    p.add_argument("mode", choices=["torch", "torch-decode", "torch-lm",
+                                    "blas"])
     p.add_argument("--d", type=int, required=True)
     p.add_argument("--heads", type=int, required=True)
     p.add_argument("--kv-heads", type=int, required=True)
@@ -337,6 +456,10 @@ def main():
     p.add_argument("--theta", type=float, default=1e4)
     p.add_argument("--kv-len", type=int, default=0,
                    help="torch-decode: tokens already in the KV cache")
+    p.add_argument("--layers", type=int, default=1, help="torch-lm: blocks")
+    p.add_argument("--vocab", type=int, default=32000, help="torch-lm")
+    p.add_argument("--new-tokens", type=int, default=16,
+                   help="torch-lm: tokens generated after the prompt")
     a = p.parse_args()
     if not a.head_dim:
         a.head_dim = a.d // a.heads
@@ -344,6 +467,8 @@ def main():
         result = run_torch(a)
     elif a.mode == "torch-decode":
         result = run_torch_decode(a)
+    elif a.mode == "torch-lm":
+        result = run_torch_lm(a)
     else:
         result = run_blas(a)
     result.update(mode=a.mode, threads=a.threads, repeat=a.repeat,
