@@ -14,6 +14,8 @@ PACKAGES=(
   clang-22 lld-22
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools libomp-22-dev
   libgtest-dev libboost-context-dev
+  libsentencepiece-dev sentencepiece python3-sentencepiece
+  libpcre2-dev libicu-dev
   openmpi-bin libopenmpi-dev
   pkg-config
   python3 python3-numpy
@@ -67,7 +69,8 @@ configure_and_build() {
       || die "CMake configuration failed"
   fi
   step "Building blockc (ninja, $(nproc) jobs)"
-  ninja -C "$BUILD" blockc blockc-opt blockc-run blockc-import BlockcUnitTests \
+  ninja -C "$BUILD" blockc blockc-opt blockc-run blockc-import blockc-tokenize \
+    BlockcUnitTests \
     || die "build failed"
 }
 

@@ -35,6 +35,8 @@ config.environment["OMP_NUM_THREADS"] = "1"
 ref = os.path.join(config.blockc_src_root, "utils", "blockc_ref.py")
 config.substitutions.append(("%blockc_ref", f"{config.python3} {ref}"))
 config.substitutions.append(("%python", config.python3))
+bpe_ref = os.path.join(config.blockc_src_root, "utils", "bpe_ref.py")
+config.substitutions.append(("%bpe_ref", f"{config.python3} {bpe_ref}"))
 replay = os.path.join(config.blockc_src_root, "utils", "replay-pipeline.py")
 config.substitutions.append(("%replay_pipeline", f"{config.python3} {replay}"))
 config.substitutions.append(("%blockc_src_root", config.blockc_src_root))
@@ -48,7 +50,8 @@ config.substitutions.append(("%llvm_lib_dir", config.mlir_lib_dir))
 config.substitutions.append(("%blockc_include",
                              os.path.join(config.blockc_src_root, "include")))
 
-tools = ["blockc", "blockc-opt", "blockc-run", "blockc-import"]
+tools = ["blockc", "blockc-opt", "blockc-run", "blockc-import",
+         "blockc-tokenize"]
 llvm_config.add_tool_substitutions(tools, [config.blockc_tools_dir])
 
 # The CUDA runtime library exists when the toolkit was found at configure
@@ -93,6 +96,16 @@ try:
     subprocess.run([config.python3, "-c", "import numpy"], check=True,
                    capture_output=True)
     config.available_features.add("numpy")
+except (OSError, subprocess.CalledProcessError):
+    pass
+# sentencepiece: spm_train and Debian's python3-sentencepiece, to train a
+# SentencePiece model in a test and check blockc's tokenizer against the
+# library's Python binding (docs/Tokenizers.md).
+try:
+    if shutil.which("spm_train"):
+        subprocess.run([config.python3, "-c", "import sentencepiece"],
+                       check=True, capture_output=True)
+        config.available_features.add("sentencepiece")
 except (OSError, subprocess.CalledProcessError):
     pass
 # Tensor parallelism (docs/TensorParallel.md): Open MPI's mpirun, allowed

@@ -1,6 +1,7 @@
 #===- BlockcInstall.cmake - what cmake --install puts where ---------------===#
 #
-# <prefix>/bin          blockc, blockc-run, blockc-import, blockc-opt
+# <prefix>/bin          blockc, blockc-run, blockc-import, blockc-opt,
+#                        blockc-tokenize
 # <prefix>/lib          libblockc_emulator_runtime.so (and
 #                       libblockc_cuda_runtime.so when built)
 # <prefix>/include/blockc/Runtime
@@ -26,7 +27,7 @@ set(BLOCKC_INSTALL_PKGCONFIGDIR ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 
 # The tools find libMLIR.so in Debian's LLVM directory and blockc's runtime
 # libraries beside them (BlockJit looks in <bin>/../lib first).
-set(blockc_tools blockc blockc-run blockc-import blockc-opt)
+set(blockc_tools blockc blockc-run blockc-import blockc-opt blockc-tokenize)
 foreach(tool ${blockc_tools})
   set_target_properties(${tool} PROPERTIES
     INSTALL_RPATH "\$ORIGIN/../${CMAKE_INSTALL_LIBDIR};${LLVM_LIBRARY_DIR}")

@@ -1,0 +1,188 @@
+//===- Tokenizer.cpp - Loading a tokenizer, streaming, UTF-8 --------------===//
+//
+// Tokenizer::load picks the implementation from the files of a model folder;
+// StreamingDecoder turns a growing list of ids into text one whole character
+// at a time.
+//
+//===----------------------------------------------------------------------===//
+
+#include "blockc/Tokenizer/Tokenizer.h"
+#include "TokenizerImpl.h"
+
+#include "blockc/Support/Error.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
+using namespace blockc;
+
+Tokenizer::~Tokenizer() = default;
+
+llvm::Expected<std::unique_ptr<Tokenizer>>
+Tokenizer::load(llvm::StringRef dir) {
+  llvm::SmallString<256> json(dir), model(dir);
+  llvm::sys::path::append(json, "tokenizer.json");
+  llvm::sys::path::append(model, "tokenizer.model");
+  bool haveModel = llvm::sys::fs::exists(model);
+  if (llvm::sys::fs::exists(json)) {
+    bool notByteLevel = false;
+    auto bpe = detail::loadByteLevelBPE(json, notByteLevel);
+    // Llama 2 and Mistral ship a SentencePiece-style tokenizer.json beside
+    // their tokenizer.model: the model is the one to read.
+    if (!bpe && notByteLevel && haveModel) {
+      llvm::consumeError(bpe.takeError());
+      return detail::loadSentencePiece(model);
+    }
+    return bpe;
+  }
+  if (haveModel)
+    return detail::loadSentencePiece(model);
+  return makeError("no tokenizer in '" + dir + "': neither " + json + " nor " +
+                   model + " exists");
+}
+
+//===----------------------------------------------------------------------===//
+// StreamingDecoder
+//===----------------------------------------------------------------------===//
+
+StreamingDecoder::StreamingDecoder(const Tokenizer &t) : tokenizer(t) {}
+
+void StreamingDecoder::prime(llvm::ArrayRef<int32_t> newIds) {
+  ids.insert(ids.end(), newIds.begin(), newIds.end());
+  printed = tokenizer.decodeComplete(ids);
+}
+
+std::string StreamingDecoder::takeNew(std::string text) {
+  // Complete text only grows; should a decoder ever rewrite what it printed,
+  // the new text starts at the next whole character after what was printed.
+  size_t from = 0;
+  if (llvm::StringRef(text).starts_with(printed)) {
+    from = printed.size();
+  } else {
+    from = std::min(printed.size(), text.size());
+    while (from < text.size() && (text[from] & 0xC0) == 0x80)
+      ++from;
+  }
+  std::string out = text.substr(from);
+  printed = std::move(text);
+  return out;
+}
+
+std::string StreamingDecoder::push(int32_t id) {
+  ids.push_back(id);
+  return takeNew(tokenizer.decodeComplete(ids));
+}
+
+std::string StreamingDecoder::finish() {
+  return takeNew(tokenizer.decode(ids));
+}
+
+//===----------------------------------------------------------------------===//
+// UTF-8
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// The length of the character a lead byte starts and the range its second
+/// byte must lie in (Unicode Table 3-7, well-formed byte sequences); 0 when
+/// `lead` cannot start a character.
+struct LeadInfo {
+  unsigned length;
+  uint8_t lo, hi;
+};
+LeadInfo leadInfo(uint8_t lead) {
+  if (lead < 0x80)
+    return {1, 0, 0};
+  if (lead >= 0xC2 && lead <= 0xDF)
+    return {2, 0x80, 0xBF};
+  if (lead == 0xE0)
+    return {3, 0xA0, 0xBF};
+  if (lead == 0xED)
+    return {3, 0x80, 0x9F};
+  if (lead >= 0xE1 && lead <= 0xEF)
+    return {3, 0x80, 0xBF};
+  if (lead == 0xF0)
+    return {4, 0x90, 0xBF};
+  if (lead >= 0xF1 && lead <= 0xF3)
+    return {4, 0x80, 0xBF};
+  if (lead == 0xF4)
+    return {4, 0x80, 0x8F};
+  return {0, 0, 0};
+}
+
+/// The number of bytes from `pos` that continue a well-formed prefix of the
+/// character starting there (at least 1 for a valid lead byte), and whether
+/// they make the whole character.
+std::pair<size_t, bool> scanCharacter(llvm::StringRef bytes, size_t pos) {
+  LeadInfo info = leadInfo(bytes[pos]);
+  if (info.length == 0)
+    return {0, false};
+  size_t n = 1;
+  while (n < info.length && pos + n < bytes.size()) {
+    uint8_t b = bytes[pos + n];
+    uint8_t lo = n == 1 ? info.lo : 0x80, hi = n == 1 ? info.hi : 0xBF;
+    if (b < lo || b > hi)
+      break;
+    ++n;
+  }
+  return {n, n == info.length};
+}
+} // namespace
+
+size_t utf8::incompleteTailLength(llvm::StringRef bytes) {
+  // A character is at most 4 bytes: look for its start among the last 3.
+  for (size_t back = 1; back <= 3 && back <= bytes.size(); ++back) {
+    size_t pos = bytes.size() - back;
+    uint8_t b = bytes[pos];
+    if ((b & 0xC0) == 0x80)
+      continue;
+    auto [n, complete] = scanCharacter(bytes, pos);
+    return !complete && n == back ? back : 0;
+  }
+  return 0;
+}
+
+std::string utf8::sanitize(llvm::StringRef bytes) {
+  std::string out;
+  out.reserve(bytes.size());
+  for (size_t pos = 0; pos < bytes.size();) {
+    auto [n, complete] = scanCharacter(bytes, pos);
+    if (complete) {
+      out.append(bytes.data() + pos, n);
+      pos += n;
+    } else {
+      out += "\xEF\xBF\xBD";
+      pos += std::max<size_t>(n, 1);
+    }
+  }
+  return out;
+}
+
+void utf8::append(std::string &out, uint32_t cp) {
+  if (cp < 0x80) {
+    out += char(cp);
+  } else if (cp < 0x800) {
+    out += char(0xC0 | (cp >> 6));
+    out += char(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    out += char(0xE0 | (cp >> 12));
+    out += char(0x80 | ((cp >> 6) & 0x3F));
+    out += char(0x80 | (cp & 0x3F));
+  } else {
+    out += char(0xF0 | (cp >> 18));
+    out += char(0x80 | ((cp >> 12) & 0x3F));
+    out += char(0x80 | ((cp >> 6) & 0x3F));
+    out += char(0x80 | (cp & 0x3F));
+  }
+}
+
+uint32_t utf8::next(llvm::StringRef text, size_t &pos) {
+  uint8_t b = text[pos];
+  unsigned length = b < 0x80 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4;
+  uint32_t cp = length == 1   ? b
+                : length == 2 ? b & 0x1F
+                : length == 3 ? b & 0x0F
+                              : b & 0x07;
+  for (unsigned i = 1; i < length && pos + i < text.size(); ++i)
+    cp = (cp << 6) | (uint8_t(text[pos + i]) & 0x3F);
+  pos += length;
+  return cp;
+}
