@@ -233,6 +233,19 @@ TEST(TokenizerTest, MergesInListFormAndSpaces) {
   EXPECT_EQ(t->decode({259, ' ', 260}), "hello  hello");
 }
 
+TEST(TokenizerTest, AddPrefixSpace) {
+  TempDir dir;
+  Object json = bpeJSON({{"h", "i"}, {" ", "hi"}});
+  (*json.getObject("pre_tokenizer"))["add_prefix_space"] = true;
+  dir.write("tokenizer.json", Value(std::move(json)));
+  auto t = load(dir);
+  ASSERT_TRUE(t);
+  // A space goes in front of text that does not start with one.
+  EXPECT_EQ(encode(*t, "hi"), (Ids{257}));
+  EXPECT_EQ(encode(*t, " hi"), (Ids{257}));
+  EXPECT_EQ(encode(*t, "hi hi"), (Ids{257, 257}));
+}
+
 TEST(TokenizerTest, IgnoreMergesTakesWholeWords) {
   TempDir dir;
   Object json = bpeJSON({{"h", "e"}});
