@@ -24,14 +24,17 @@ namespace {
 struct RunCLOptions {
   cl::OptionCategory &cat = getRunOptionCategory();
   cl::opt<std::string> weightsFile{
-      "weights", cl::desc("safetensors file with the weights"),
-      cl::value_desc("file"), cl::cat(cat)};
+      "weights",
+      cl::desc(
+          "safetensors file, or Hugging Face model folder (model.safetensors "
+          "or the shards of model.safetensors.index.json), with the weights"),
+      cl::value_desc("file or dir"), cl::cat(cat)};
   cl::opt<std::string> randomWeights{
       "random-weights", cl::desc("Use deterministic random weights"),
       cl::value_desc("seed"), cl::ValueOptional, cl::cat(cat)};
   cl::opt<std::string> inputFile{"input",
                                  cl::desc(".npy input [B,T,d] or [T,d]"),
-                                 cl::value_desc("file"), cl::cat(cat)};
+                                 cl::value_desc("file or dir"), cl::cat(cat)};
   cl::opt<std::string> randomInput{
       "random-input",
       cl::desc("Use a deterministic random input (default without --input)"),
@@ -41,14 +44,14 @@ struct RunCLOptions {
   cl::opt<int64_t> batch{"batch", cl::desc("Batch size B"), cl::init(0),
                          cl::cat(cat)};
   cl::opt<std::string> outputFile{"output", cl::desc("Write the output (.npy)"),
-                                  cl::value_desc("file"), cl::cat(cat)};
+                                  cl::value_desc("file or dir"), cl::cat(cat)};
   cl::opt<std::string> savePrepared{
       "save-prepared",
       cl::desc("CPU: after the prepare function ran, write every weight "
                "argument as the entry reads it (prepared layouts and their "
                "description in the metadata) to this safetensors file; "
                "--weights=<it> later skips preparing (docs/RuntimeABI.md)"),
-      cl::value_desc("file"), cl::cat(cat)};
+      cl::value_desc("file or dir"), cl::cat(cat)};
   cl::opt<std::string> profileFile{
       "profile",
       cl::desc("With -target=nvptx --emulate: print each kernel's FLOPs, "
@@ -63,7 +66,7 @@ struct RunCLOptions {
       cl::desc("With --profile on a GPU: the emulator's profile of the same "
                "module and shape (its JSON file, or the table it printed), "
                "whose bounds the measured times are compared with"),
-      cl::value_desc("file"), cl::cat(cat)};
+      cl::value_desc("file or dir"), cl::cat(cat)};
   cl::opt<int64_t> profileBlocks{
       "profile-blocks",
       cl::desc("With --profile: emulate only N thread blocks of each "

@@ -109,6 +109,11 @@ llvm::Expected<HostTensor> blockc::bindWeight(const SafeTensorsFile &file,
                      "' (argument #" + Twine(arg.index) + ", " + arg.role +
                      ", of @" + funcName + ")");
   const std::vector<int64_t> &stored = it->second.shape;
+  if (!SafeTensorsFile::isFloatDType(it->second.dtype))
+    return makeError(path + ": tensor '" + arg.weightName + "' has dtype " +
+                     it->second.dtype + ", argument #" + Twine(arg.index) +
+                     " (" + arg.role + ", of @" + funcName +
+                     ") needs F32, F16 or BF16 values");
   std::vector<int64_t> expected(arg.type.getShape().begin(),
                                 arg.type.getShape().end());
   // The stored shape, after the argument's slice and transpose.
@@ -140,10 +145,13 @@ llvm::Expected<HostTensor> blockc::bindWeight(const SafeTensorsFile &file,
                      formatShape(stored) +
                      (how.empty() ? "" : " (" + formatShape(view) + how + ")") +
                      ", the model expects " + formatShape(expected));
-  // In the argument's element type: a bf16 or f16 tensor for a model of
-  // that type is kept as it is stored (no widened copy).
-  llvm::Expected<HostTensor> t =
-      file.load(arg.weightName, getHostElementType(arg.type.getElementType()));
+  // In the argument's element type: a tensor stored in that type is used
+  // as it is stored, in the mapped file (no copy, no widening) unless the
+  // argument reads a slice or the transpose.
+  ElementType type = getHostElementType(arg.type.getElementType());
+  llvm::Expected<HostTensor> t = arg.sliceAxis < 0 && !arg.transpose
+                                     ? file.view(arg.weightName, type)
+                                     : file.load(arg.weightName, type);
   if (!t)
     return t.takeError();
   if (arg.sliceAxis >= 0)
@@ -172,6 +180,56 @@ blockc::bindWeights(const SafeTensorsFile &file, const ModelSignature &sig,
                          entry.getKey() + "' binds to no argument of @" +
                          sig.funcName + " (--allow-extra-weights ignores it)");
   return std::move(weights);
+}
+
+llvm::Expected<HostTensor> blockc::bindWeight(const Checkpoint &checkpoint,
+                                              const ModelArgument &arg,
+                                              llvm::StringRef funcName,
+                                              unsigned rank) {
+  if (const SafeTensorsFile *file = checkpoint.find(arg.weightName))
+    return bindWeight(*file, arg, funcName, rank);
+  // Not held: named as a single file names it, or by the folder.
+  if (!checkpoint.isFolder())
+    return bindWeight(checkpoint.getFiles().front(), arg, funcName, rank);
+  return makeError(
+      checkpoint.getPath() + ": missing tensor '" + arg.weightName +
+      "' (argument #" + Twine(arg.index) + ", " + arg.role + ", of @" +
+      funcName + "): " +
+      (checkpoint.isSharded()
+           ? Twine(Checkpoint::kIndexFile) + " does not list it"
+           : Twine(Checkpoint::kSingleFile) + " does not hold it"));
+}
+
+llvm::Expected<std::vector<HostTensor>>
+blockc::bindWeights(const Checkpoint &checkpoint, const ModelSignature &sig,
+                    const WeightBindingOptions &options, unsigned rank) {
+  std::vector<HostTensor> weights;
+  for (const ModelArgument &arg : llvm::drop_begin(sig.args)) {
+    llvm::Expected<HostTensor> t =
+        bindWeight(checkpoint, arg, sig.funcName, rank);
+    if (!t)
+      return t.takeError();
+    weights.push_back(std::move(*t));
+  }
+  if (!checkpoint.isFolder() && !options.allowExtraTensors)
+    for (const std::string &name : checkpoint.getTensorNames())
+      if (llvm::none_of(
+              llvm::drop_begin(sig.args),
+              [&](const ModelArgument &a) { return a.weightName == name; }))
+        return makeError(checkpoint.getPath() + ": unexpected tensor '" + name +
+                         "' binds to no argument of @" + sig.funcName +
+                         " (--allow-extra-weights ignores it)");
+  return std::move(weights);
+}
+
+size_t blockc::countUnusedTensors(const Checkpoint &checkpoint,
+                                  const ModelSignature &sig) {
+  llvm::StringSet<> bound;
+  for (const ModelArgument &arg : llvm::drop_begin(sig.args))
+    bound.insert(arg.weightName);
+  return llvm::count_if(checkpoint.getTensorNames(), [&](const std::string &n) {
+    return !bound.contains(n);
+  });
 }
 
 /// The safetensors dtype of a tensor of `type` in a file of prepared
@@ -378,18 +436,30 @@ blockc::loadRunWeights(const ModelSignature &sig,
     return std::move(weights);
   }
   weights.label = request.file;
-  auto file = SafeTensorsFile::open(request.file);
-  if (!file)
-    return file.takeError();
-  if (file->holdsPreparedWeights()) {
+  auto checkpoint = Checkpoint::open(request.file);
+  if (!checkpoint)
+    return checkpoint.takeError();
+  if (!checkpoint->isFolder() &&
+      checkpoint->getFiles().front().holdsPreparedWeights()) {
     if (!request.preparedRefused.empty())
       return makeError(request.file + ": " + request.preparedRefused);
-    weights.preparedFile = std::move(*file);
+    weights.preparedFile = checkpoint->getFiles().front();
     return std::move(weights);
   }
-  auto bound = bindWeights(*file, sig, request.binding, request.rank);
+  auto bound = bindWeights(*checkpoint, sig, request.binding, request.rank);
   if (!bound)
     return bound.takeError();
   weights.tensors = std::move(*bound);
+  if (checkpoint->isFolder()) {
+    size_t files = checkpoint->getFiles().size();
+    size_t unused = countUnusedTensors(*checkpoint, sig);
+    weights.label +=
+        " (" +
+        (checkpoint->isSharded()
+             ? std::to_string(files) + (files == 1 ? " shard" : " shards")
+             : std::string(Checkpoint::kSingleFile)) +
+        ", " + std::to_string(unused) + (unused == 1 ? " tensor" : " tensors") +
+        " unused)";
+  }
   return std::move(weights);
 }

@@ -12,6 +12,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
@@ -59,6 +60,8 @@ int64_t HostTensor::numElements() const {
 void HostTensor::allocate() {
   data.clear();
   bits16.clear();
+  borrowed = nullptr;
+  keepAlive.reset();
   if (elementType == ElementType::F32)
     data.assign(numElements(), 0.0f);
   else
@@ -85,14 +88,17 @@ HostTensor blockc::convertElements(const HostTensor &t, ElementType type) {
   r.elementType = type;
   r.allocate();
   int64_t n = t.numElements();
+  // Through bytes(): `t` may borrow a mapped file's elements.
+  const auto *f32 = static_cast<const float *>(t.bytes());
+  const auto *b16 = static_cast<const uint16_t *>(t.bytes());
   auto get = [&](int64_t i) {
     switch (t.elementType) {
     case ElementType::F32:
-      return t.data[i];
+      return f32[i];
     case ElementType::BF16:
-      return bfloat16ToFloat(t.bits16[i]);
+      return bfloat16ToFloat(b16[i]);
     case ElementType::F16:
-      return halfToFloat(t.bits16[i]);
+      return halfToFloat(b16[i]);
     }
     return 0.0f;
   };
@@ -190,18 +196,34 @@ uint16_t blockc::floatToHalf(float f) {
 // safetensors
 //===----------------------------------------------------------------------===//
 
-Expected<SafeTensorsFile> SafeTensorsFile::open(StringRef path) {
+/// Bytes per element of the safetensors dtypes that are not values blockc
+/// loads (0: unknown).
+static uint64_t otherDTypeBytes(StringRef dtype) {
+  return StringSwitch<uint64_t>(dtype)
+      .Cases({"F64", "I64", "U64"}, 8)
+      .Cases({"I32", "U32"}, 4)
+      .Cases({"I16", "U16"}, 2)
+      .Cases({"I8", "U8", "BOOL", "F8_E4M3", "F8_E5M2"}, 1)
+      .Default(0);
+}
+
+bool SafeTensorsFile::isFloatDType(StringRef dtype) {
+  return dtype == "F32" || dtype == "F16" || dtype == "BF16";
+}
+
+Expected<SafeTensorsFile> SafeTensorsFile::open(StringRef path, bool anyDType) {
+  // Not null-terminated: a large file is memory-mapped, not read.
   auto bufOr = MemoryBuffer::getFile(path, /*IsText=*/false,
                                      /*RequiresNullTerminator=*/false);
   if (!bufOr)
     return fileError(path, "cannot open safetensors file: " +
                                bufOr.getError().message());
-  return fromBuffer(std::move(*bufOr), path);
+  return fromBuffer(std::move(*bufOr), path, anyDType);
 }
 
 Expected<SafeTensorsFile>
 SafeTensorsFile::fromBuffer(std::unique_ptr<MemoryBuffer> contents,
-                            StringRef path) {
+                            StringRef path, bool anyDType) {
   SafeTensorsFile file;
   file.path = path.str();
   file.buffer = std::move(contents);
@@ -255,6 +277,8 @@ SafeTensorsFile::fromBuffer(std::unique_ptr<MemoryBuffer> contents,
              file.metadata.count(
                  (SafeTensorsFile::kPreparedPrefix + name).str()))
       eltSize = 4;
+    else if (anyDType && otherDTypeBytes(entry.dtype))
+      eltSize = otherDTypeBytes(entry.dtype);
     else
       return bad("unsupported dtype '" + entry.dtype +
                  "' (expected F32, F16 or BF16)");
@@ -322,6 +346,11 @@ Expected<HostTensor> SafeTensorsFile::load(StringRef name,
   if (it == entries.end())
     return fileError(path, "no tensor named '" + name + "'");
   const Entry &e = it->second;
+  bool prepared = e.dtype == "I32" && holdsPreparedWeights() &&
+                  metadata.count((kPreparedPrefix + name).str());
+  if (!isFloatDType(e.dtype) && !prepared)
+    return fileError(path, "tensor '" + name + "' has dtype " + e.dtype +
+                               ", not F32, F16 or BF16");
   HostTensor t;
   t.shape = e.shape;
   // I32 (prepared words) keeps its 4-byte bits in an F32-typed tensor.
@@ -340,6 +369,28 @@ Expected<HostTensor> SafeTensorsFile::load(StringRef name,
   if (t.elementType == type)
     return t;
   return convertElements(t, type);
+}
+
+Expected<HostTensor> SafeTensorsFile::view(StringRef name,
+                                           ElementType type) const {
+  auto it = entries.find(name);
+  if (it == entries.end() || !isFloatDType(it->second.dtype))
+    return load(name, type);
+  const Entry &e = it->second;
+  ElementType stored = e.dtype == "F32"   ? ElementType::F32
+                       : e.dtype == "F16" ? ElementType::F16
+                                          : ElementType::BF16;
+  const char *src = buffer->getBufferStart() + dataStart + e.begin;
+  size_t width = stored == ElementType::F32 ? 4 : 2;
+  if (stored != type || e.end == e.begin ||
+      reinterpret_cast<uintptr_t>(src) % width != 0)
+    return load(name, type);
+  HostTensor t;
+  t.shape = e.shape;
+  t.elementType = type;
+  t.borrowed = src;
+  t.keepAlive = buffer;
+  return t;
 }
 
 Expected<HostTensor> SafeTensorsFile::loadRegion(StringRef name,
@@ -651,12 +702,14 @@ HostTensor blockc::transpose2D(const HostTensor &t) {
   r.shape = {cols, rows};
   r.elementType = t.elementType;
   r.allocate();
+  const auto *f32 = static_cast<const float *>(t.bytes());
+  const auto *b16 = static_cast<const uint16_t *>(t.bytes());
   for (int64_t i = 0; i < rows; ++i)
     for (int64_t j = 0; j < cols; ++j) {
       if (t.elementType == ElementType::F32)
-        r.data[j * rows + i] = t.data[i * cols + j];
+        r.data[j * rows + i] = f32[i * cols + j];
       else
-        r.bits16[j * rows + i] = t.bits16[i * cols + j];
+        r.bits16[j * rows + i] = b16[i * cols + j];
     }
   return r;
 }

@@ -18,6 +18,7 @@
 
 #include "blockc/Analysis/ModelSignature.h"
 #include "blockc/Analysis/PreparedWeights.h"
+#include "blockc/Support/Checkpoint.h"
 #include "blockc/Support/TensorFiles.h"
 
 #include "llvm/ADT/STLFunctionalExtras.h"
@@ -37,8 +38,10 @@ struct WeightBindingOptions {
 
 /// Loads the tensor of weight argument `arg` (of @`funcName`) from `file`,
 /// sliced and transposed as `arg` asks. Fails when the tensor is missing,
-/// too small for the slice, not a matrix but transposed, or not of the
-/// argument's shape after both.
+/// not of a float dtype, too small for the slice, not a matrix but
+/// transposed, or not of the argument's shape after both. A tensor neither
+/// sliced nor transposed and stored in the argument's element type borrows
+/// the mapped file's bytes (SafeTensorsFile::view): no copy.
 /// A tensor-parallel argument (ModelArgument::shardAxis) is rank `rank`'s
 /// part of that view, read from the file by offset: only its rows (or
 /// columns) are touched.
@@ -53,6 +56,25 @@ llvm::Expected<HostTensor> bindWeight(const SafeTensorsFile &file,
 llvm::Expected<std::vector<HostTensor>>
 bindWeights(const SafeTensorsFile &file, const ModelSignature &signature,
             const WeightBindingOptions &options = {}, unsigned rank = 0);
+
+/// bindWeight from the file of `checkpoint` that holds the tensor (a
+/// folder's shard: the errors name it). A tensor that no file holds is
+/// missing; in a sharded folder the error says the index does not list it.
+llvm::Expected<HostTensor> bindWeight(const Checkpoint &checkpoint,
+                                      const ModelArgument &arg,
+                                      llvm::StringRef funcName,
+                                      unsigned rank = 0);
+
+/// bindWeights over a checkpoint. A model folder's tensors that no argument
+/// reads are allowed (a checkpoint holds the embeddings, the LM head, more
+/// layers); a single file's are an error unless `options.allowExtraTensors`.
+llvm::Expected<std::vector<HostTensor>>
+bindWeights(const Checkpoint &checkpoint, const ModelSignature &signature,
+            const WeightBindingOptions &options = {}, unsigned rank = 0);
+
+/// The tensors of `checkpoint` that no weight argument of `signature` reads.
+size_t countUnusedTensors(const Checkpoint &checkpoint,
+                          const ModelSignature &signature);
 
 /// Binds the weights of a file of prepared weights
 /// (SafeTensorsFile::holdsPreparedWeights, written by savePreparedWeights):
@@ -109,8 +131,9 @@ std::vector<HostTensor> makeRandomWeights(const ModelSignature &signature,
 HostTensor makeRandomTensor(std::vector<int64_t> shape, uint64_t seed);
 
 /// The weights a run asks for: a safetensors file (a checkpoint, or the
-/// prepared weights blockc-run --save-prepared wrote), else random weights
-/// from `seed`; `rank` picks a tensor-parallel rank's parts.
+/// prepared weights blockc-run --save-prepared wrote) or a Hugging Face
+/// model folder (Checkpoint), else random weights from `seed`; `rank`
+/// picks a tensor-parallel rank's parts.
 struct WeightRequest {
   std::string file;
   uint64_t seed = 0;
@@ -127,7 +150,9 @@ struct RunWeights {
   /// A file of prepared weights, bound once the compiled prepare entry
   /// says which layouts it needs (bindPreparedWeights).
   std::optional<SafeTensorsFile> preparedFile;
-  /// The file, or "random (seed N)".
+  /// The file, or "random (seed N)"; a folder's says how many files it
+  /// read and how many of its tensors no argument reads, e.g.
+  /// "ckpt (2 shards, 5 tensors unused)".
   std::string label;
 };
 

@@ -63,19 +63,30 @@ const char *stringifyElementType(ElementType type);
 /// (a std::vector's default 16-byte alignment would split every such load
 /// across two lines). f32 elements are in `data`, bf16 and f16 elements
 /// (their bits) in `bits16`; the other vector is empty.
+///
+/// A weight read from a memory-mapped checkpoint may instead borrow the
+/// file's bytes (SafeTensorsFile::view): `borrowed` points at its elements
+/// (aligned to the element size only), `keepAlive` holds the mapping, and
+/// both vectors are empty. Such a tensor is read-only.
 struct HostTensor {
   std::vector<int64_t> shape;
   ElementType elementType = ElementType::F32;
   std::vector<float, AlignedAllocator<float>> data;
   std::vector<uint16_t, AlignedAllocator<uint16_t>> bits16;
+  const void *borrowed = nullptr;
+  std::shared_ptr<const void> keepAlive;
 
   int64_t numElements() const;
   /// Bytes per element (4 or 2).
   size_t elementBytes() const {
     return elementType == ElementType::F32 ? 4 : 2;
   }
+  /// The elements borrow a mapped file's bytes.
+  bool isBorrowed() const { return borrowed != nullptr; }
   /// The elements' storage.
   const void *bytes() const {
+    if (borrowed)
+      return borrowed;
     return elementType == ElementType::F32
                ? static_cast<const void *>(data.data())
                : static_cast<const void *>(bits16.data());
@@ -103,14 +114,22 @@ public:
     uint64_t begin = 0, end = 0; // offsets in the data buffer
   };
 
-  /// Opens and validates `path`: header length, JSON header, dtypes, shapes
-  /// and offsets (inside the file, consistent with shape and dtype).
-  static llvm::Expected<SafeTensorsFile> open(llvm::StringRef path);
+  /// Opens and validates `path`, memory-mapped: header length, JSON
+  /// header, dtypes, shapes and offsets (inside the file, consistent with
+  /// shape and dtype). Only F32, F16 and BF16 tensors are accepted, unless
+  /// `anyDType`: then the other safetensors dtypes (F64, I64, I32, I16, I8,
+  /// U8, BOOL, ...) are checked the same way and listed, but not loadable
+  /// (a checkpoint's integer buffers that no argument reads).
+  static llvm::Expected<SafeTensorsFile> open(llvm::StringRef path,
+                                              bool anyDType = false);
 
   /// As open, on bytes already in memory; `path` names them in errors.
   static llvm::Expected<SafeTensorsFile>
-  fromBuffer(std::unique_ptr<llvm::MemoryBuffer> contents,
-             llvm::StringRef path);
+  fromBuffer(std::unique_ptr<llvm::MemoryBuffer> contents, llvm::StringRef path,
+             bool anyDType = false);
+
+  /// "F32", "F16" and "BF16": the dtypes that load as values.
+  static bool isFloatDType(llvm::StringRef dtype);
 
   const std::string &getPath() const { return path; }
   const llvm::StringMap<Entry> &getEntries() const { return entries; }
@@ -133,6 +152,12 @@ public:
   llvm::Expected<HostTensor> load(llvm::StringRef name,
                                   ElementType type = ElementType::F32) const;
 
+  /// As load, but a tensor stored in `type` whose bytes in the file are
+  /// aligned to the element size is not copied: the result borrows them
+  /// (HostTensor::borrowed) and keeps the file's mapping alive.
+  llvm::Expected<HostTensor> view(llvm::StringRef name,
+                                  ElementType type = ElementType::F32) const;
+
   /// Loads the rows `rows` x columns `cols` of the 1-D or 2-D tensor `name`
   /// as `type` (a 1-D tensor is one row: `rows` must be empty), each given
   /// as [begin, end) pairs concatenated in order, reading only those
@@ -144,7 +169,7 @@ public:
 
 private:
   std::string path;
-  std::unique_ptr<llvm::MemoryBuffer> buffer;
+  std::shared_ptr<llvm::MemoryBuffer> buffer;
   uint64_t dataStart = 0;
   llvm::StringMap<Entry> entries;
   llvm::StringMap<std::string> metadata;
