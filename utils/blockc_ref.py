@@ -1500,22 +1500,31 @@ class Model:
         logits = linear(proj_input(cfg, y), head)
         return _rnd(cfg, logits) if self.round_logits else logits
 
-    def generate(self, ids, n):
-        """Greedy generation of n tokens (the whole sequence recomputed at
-        every step). Returns (int32 [B, n], smallest top-two margin of the
-        last position's logits over all steps and rows)."""
+    def generate(self, ids, n, stop_tokens=()):
+        """Greedy generation of up to n tokens (the whole sequence
+        recomputed at every step). A row that generates one of
+        ``stop_tokens`` repeats it to the end of its row; generation ends
+        when every row has stopped (as blockc-run --stop-token). Returns
+        (int32 [B, generated], smallest top-two margin of the last
+        position's logits over all steps and the rows still running)."""
         if n < 1:
             raise RefError("-n must be >= 1, got %d" % n)
         seq = np.asarray(ids, dtype=np.int64)
         out, margin = [], math.inf
+        stopped = np.zeros(seq.shape[0], dtype=bool)
         for _ in range(n):
             last = self.forward(seq)[:, -1, :]
             nxt = np.argmax(last, axis=-1)          # first of equal maxima
             if last.shape[-1] > 1:
-                top2 = np.sort(last, axis=-1)[:, -2:]
+                top2 = np.sort(last[~stopped], axis=-1)[:, -2:]
                 margin = min(margin, float((top2[:, 1] - top2[:, 0]).min()))
+            if out:
+                nxt = np.where(stopped, out[-1], nxt)
             out.append(nxt)
+            stopped |= np.isin(nxt, list(stop_tokens))
             seq = np.concatenate([seq, nxt[:, None]], axis=1)
+            if stopped.all():
+                break
         return np.stack(out, axis=1).astype(np.int32), margin
 
 
@@ -1644,7 +1653,7 @@ def cmd_generate(args):
             ids.shape[1] + args.n - 1 > model.spec.positions:
         raise RefError("%d prompt tokens + %d generated exceed n_positions "
                        "%d" % (ids.shape[1], args.n, model.spec.positions))
-    gen, margin = model.generate(ids, args.n)
+    gen, margin = model.generate(ids, args.n, args.stop_token or ())
     if args.output:
         try:
             np.save(args.output, gen)
@@ -1932,6 +1941,10 @@ def build_parser():
     p.add_argument("-o", "--output", metavar="GEN.npy")
     p.add_argument("--min-margin-out", metavar="FILE",
                    help="write the smallest top-two logit margin there")
+    p.add_argument("--stop-token", type=int, action="append", metavar="ID",
+                   help="a row ends at this token (repeatable): it repeats "
+                        "it to the end of its row, and generation ends when "
+                        "every row has")
     p.set_defaults(func=cmd_generate)
 
     p = sub.add_parser("gen-ids", help="random token ids -> .npy")
@@ -2326,6 +2339,20 @@ def _selftest_models(check, expect_error, tmp):
         check(gen.dtype == np.int32 and np.array_equal(gen, seq[:, -5:])
               and margin > 0, "%s: greedy generation, margin %.3g"
               % (name, margin))
+        # Stop tokens: row 0 stops at its second token, which it repeats;
+        # row 1 runs on. Then both stop: generation ends early.
+        stop = int(gen[0, 1])
+        gs, _ = m.generate(ids, 5, [stop])
+        first1 = [t for t in range(5) if gen[1, t] == stop]
+        end1 = first1[0] + 1 if first1 else 5
+        check(np.array_equal(gs[0], [gen[0, 0]] + [stop] * (gs.shape[1] - 1))
+              and gs.shape[1] == max(2, end1)
+              and np.array_equal(gs[1, :end1], gen[1, :end1]),
+              "%s: --stop-token %d ends row 0 (repeated), %d steps"
+              % (name, stop, gs.shape[1]))
+        gall, _ = m.generate(ids, 5, [int(gen[0, 0]), int(gen[1, 0])])
+        check(gall.shape == (2, 1) and np.array_equal(gall[:, 0], gen[:, 0]),
+              "%s: every row stopped after one token" % name)
         ids2 = ids.copy()
         ids2[:, -1] = (ids2[:, -1] + 1) % spec.vocab
         check(np.array_equal(m.forward(ids2)[:, :-1], logits[0][:, :-1]),
