@@ -215,6 +215,30 @@ TEST_F(CheckpointTest, BindsAcrossShardsWithoutCopies) {
   EXPECT_EQ(values((*weights)[3]), proj);
 }
 
+TEST_F(CheckpointTest, ShardsAreMappedAndWeightsBorrowTheMapping) {
+  // 64 KiB shards: memory-mapped (a few KiB may be read instead).
+  writeFile("model-00001-of-00002.safetensors", {{"a", {128, 128}}});
+  writeFile("model-00002-of-00002.safetensors", {{"b", {128, 128}, "BF16"}});
+  writeText(Checkpoint::kIndexFile,
+            R"({"weight_map": {"a": "model-00001-of-00002.safetensors",
+                "b": "model-00002-of-00002.safetensors"}})");
+  auto c = Checkpoint::open(dir);
+  ASSERT_TRUE(static_cast<bool>(c)) << llvm::toString(c.takeError());
+  for (const SafeTensorsFile &file : c->getFiles())
+    EXPECT_TRUE(file.isMemoryMapped()) << file.getPath();
+  auto weights =
+      bindWeights(*c, signature({weight(1, "a", {128, 128}, f32()),
+                                 weight(2, "b", {128, 128}, bf16())}));
+  ASSERT_TRUE(static_cast<bool>(weights))
+      << llvm::toString(weights.takeError());
+  for (const HostTensor &t : *weights) {
+    EXPECT_TRUE(t.isBorrowed());
+    EXPECT_TRUE(t.data.empty() && t.bits16.empty());
+  }
+  EXPECT_EQ(values((*weights)[0])[16383], 16383.0f);
+  EXPECT_EQ(values((*weights)[1])[200], 200.0f);
+}
+
 TEST_F(CheckpointTest, LoadRunWeightsLabelsAFolder) {
   writeShardedFolder();
   ModelSignature sig = signature({weight(1, "head", {5, 4}, f32())});

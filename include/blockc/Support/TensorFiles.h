@@ -133,6 +133,11 @@ public:
 
   const std::string &getPath() const { return path; }
   const llvm::StringMap<Entry> &getEntries() const { return entries; }
+  /// The file is memory-mapped, not read into memory (open maps any file
+  /// but a small one, as llvm::MemoryBuffer decides).
+  bool isMemoryMapped() const {
+    return buffer->getBufferKind() == llvm::MemoryBuffer::MemoryBuffer_MMap;
+  }
   /// The header's "__metadata__" strings.
   const llvm::StringMap<std::string> &getMetadata() const { return metadata; }
 
