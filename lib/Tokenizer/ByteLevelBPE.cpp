@@ -320,6 +320,13 @@ llvm::Error ByteLevelBPETokenizer::parse(const Object &root,
       size = std::max(size, *id + 1);
     }
   }
+  // Ids are dense in published files; a stray large one would make the id
+  // table huge (a few gaps are let through).
+  int64_t count = vocab.size() + added.size();
+  if (size > 2 * count + 1024)
+    return fail("token id " + llvm::Twine(size - 1) + " is far beyond the " +
+                llvm::Twine(count) +
+                " tokens of the vocabulary and the added tokens");
   llvm::sort(added, [](const AddedToken &a, const AddedToken &b) {
     return std::make_pair(b.content.size(), a.id) <
            std::make_pair(a.content.size(), b.id);

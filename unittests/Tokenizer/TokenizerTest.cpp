@@ -250,7 +250,7 @@ TEST(TokenizerTest, IgnoreMergesTakesWholeWords) {
   TempDir dir;
   Object json = bpeJSON({{"h", "e"}});
   Object *model = json.getObject("model");
-  (*model->getObject("vocab"))[alphabet("hel")] = 300;
+  (*model->getObject("vocab"))[alphabet("hel")] = 257;
   dir.write("tokenizer.json", Value(Object(json)));
   auto t = load(dir);
   ASSERT_TRUE(t);
@@ -259,7 +259,7 @@ TEST(TokenizerTest, IgnoreMergesTakesWholeWords) {
   dir.write("tokenizer.json", Value(std::move(json)));
   t = load(dir);
   ASSERT_TRUE(t);
-  EXPECT_EQ(encode(*t, "hel"), (Ids{300}));
+  EXPECT_EQ(encode(*t, "hel"), (Ids{257}));
 }
 
 TEST(TokenizerTest, AddedTokensAndSpecialTokens) {
@@ -363,6 +363,24 @@ TEST(TokenizerTest, Errors) {
   dir.write("tokenizer.json", Value(std::move(merges)));
   EXPECT_EQ(message(),
             json + ": merge 0 is neither \"a b\" nor [\"a\", \"b\"]");
+
+  Object sparse = bpeJSON({});
+  (*sparse.getObject("model")->getObject("vocab"))["xyz"] = 1 << 30;
+  dir.write("tokenizer.json", Value(std::move(sparse)));
+  EXPECT_EQ(message(), json + ": token id 1073741824 is far beyond the 257 "
+                              "tokens of the vocabulary and the added tokens");
+
+  Object noZ = bpeJSON({});
+  // The id of z goes to another token.
+  noZ.getObject("model")->getObject("vocab")->erase("z");
+  (*noZ.getObject("model")->getObject("vocab"))["zz"] = int('z');
+  dir.write("tokenizer.json", Value(std::move(noZ)));
+  auto withoutZ = load(dir);
+  ASSERT_TRUE(withoutZ);
+  auto z = withoutZ->encode("az", false);
+  ASSERT_FALSE(z);
+  EXPECT_EQ(llvm::toString(z.takeError()),
+            "the vocabulary has no token for byte 7A and no unknown token");
 
   dir.write("tokenizer.json", Value(bpeJSON({})));
   auto t = load(dir);
