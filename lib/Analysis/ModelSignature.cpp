@@ -68,7 +68,12 @@ double ModelSignature::flops(int64_t batch, int64_t seqLen) const {
     total += 2 * tokens * projParams;
     total += 4.0 * batch * seqLen * seqLen * b.numHeads * b.headDim;
   }
-  return total;
+  return total + 2 * tokens * double(headParams);
+}
+
+std::vector<int64_t> ModelSignature::getOutputShape(int64_t batch,
+                                                    int64_t seqLen) const {
+  return {batch, seqLen, takesTokenIds() ? vocabSize : getModelDim()};
 }
 
 FailureOr<ModelSignature> blockc::analyzeModel(ModuleOp module,
@@ -98,26 +103,53 @@ FailureOr<ModelSignature> blockc::analyzeModel(ModuleOp module,
   FunctionType type = func.getFunctionType();
   if (type.getNumInputs() < 1 || type.getNumResults() != 1)
     return func.emitError()
-           << "entry function must take the activation [B, T, d] first and "
-              "return exactly one tensor";
+           << "entry function must take the activation [B, T, d] (or token "
+              "ids [B, T]) first and return exactly one tensor";
   auto inputType = dyn_cast<RankedTensorType>(type.getInput(0));
   auto resultType = dyn_cast<RankedTensorType>(type.getResult(0));
   auto isModelFloat = [](Type t) {
     return isa<Float32Type, BFloat16Type, Float16Type>(t);
   };
-  if (!inputType || inputType.getRank() != 3 ||
-      !isModelFloat(inputType.getElementType()))
-    return func.emitError() << "entry function's first argument must be an "
-                               "f32, bf16 or f16 activation tensor [B, T, "
-                               "d], got "
-                            << type.getInput(0);
-  if (!resultType || resultType != inputType)
-    return func.emitError() << "entry function must return the activation "
-                               "type "
-                            << inputType << ", got " << type.getResult(0);
-  if (ShapedType::isDynamic(inputType.getDimSize(2)))
-    return func.emitError() << "the model dimension of the activation must be "
-                               "static";
+  if (inputType && inputType.getRank() == 2 &&
+      inputType.getElementType().isInteger(32)) {
+    // A causal language model: token ids [B, T] to f32 logits [B, T, V].
+    if (!resultType || resultType.getRank() != 3 ||
+        !resultType.getElementType().isF32() ||
+        ShapedType::isDynamic(resultType.getDimSize(2)) ||
+        resultType.getDimSize(0) != inputType.getDimSize(0) ||
+        resultType.getDimSize(1) != inputType.getDimSize(1))
+      return func.emitError()
+             << "an entry function taking token ids " << inputType
+             << " must return f32 logits [B, T, vocab] "
+                "with a static vocab, got "
+             << type.getResult(0);
+    sig.vocabSize = resultType.getDimSize(2);
+    func.walk([&](EmbeddingOp op) {
+      if (!sig.modelDim) {
+        sig.modelDim = op.getType().getDimSize(2);
+        sig.elementType = op.getType().getElementType();
+      }
+    });
+    if (!sig.modelDim)
+      return func.emitError() << "an entry function taking token ids must "
+                                 "embed them (transformer.embedding)";
+  } else {
+    if (!inputType || inputType.getRank() != 3 ||
+        !isModelFloat(inputType.getElementType()))
+      return func.emitError() << "entry function's first argument must be an "
+                                 "f32, bf16 or f16 activation tensor [B, T, "
+                                 "d] or i32 token ids [B, T], got "
+                              << type.getInput(0);
+    if (!resultType || resultType != inputType)
+      return func.emitError() << "entry function must return the activation "
+                                 "type "
+                              << inputType << ", got " << type.getResult(0);
+    if (ShapedType::isDynamic(inputType.getDimSize(2)))
+      return func.emitError() << "the model dimension of the activation must "
+                                 "be static";
+    sig.modelDim = inputType.getDimSize(2);
+    sig.elementType = inputType.getElementType();
+  }
   sig.resultType = resultType;
   ModelArgument input;
   input.role = "input";
@@ -146,6 +178,13 @@ FailureOr<ModelSignature> blockc::analyzeModel(ModuleOp module,
                           static_cast<int64_t>(block.getHeadDim()),
                           static_cast<int64_t>(block.getDFf()),
                           block.isGated()});
+  });
+
+  // Projections outside the blocks (the LM head).
+  func.walk([&](LinearOp op) {
+    if (!op->getParentOfType<BlockOp>())
+      sig.headParams +=
+          cast<RankedTensorType>(op.getWeight().getType()).getNumElements();
   });
 
   llvm::StringMap<unsigned> seen;

@@ -28,9 +28,8 @@ MemoryEstimate blockc::estimateMemory(const ModelSignature &sig, int64_t b,
     m.weights += n;
   }
   double tokens = double(b) * double(t + steps);
-  double d = double(sig.args[0].type.getDimSize(2));
-  double kvBytes =
-      sig.args[0].type.getElementType().getIntOrFloatBitWidth() / 8;
+  double d = double(sig.getModelDim());
+  double kvBytes = sig.getModelElementType().getIntOrFloatBitWidth() / 8;
   double act = 8 * d;
   for (const BlockConfig &c : sig.blocks) {
     act = std::max(act, 6.0 * c.modelDim +
@@ -40,7 +39,9 @@ MemoryEstimate blockc::estimateMemory(const ModelSignature &sig, int64_t b,
         2.0 * double(b) * double(cacheLen) * c.numKVHeads * c.headDim * kvBytes;
   }
   m.activations = tokens * act * 4;
-  m.io = 2 * tokens * d * 4;
+  // A causal language model reads ids and writes f32 logits.
+  m.io = sig.takesTokenIds() ? tokens * (1 + double(sig.vocabSize)) * 4
+                             : 2 * tokens * d * 4;
   return m;
 }
 

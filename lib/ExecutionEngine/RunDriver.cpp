@@ -125,7 +125,7 @@ blockc::runDecode(mlir::ModuleOp module, const ModelSignature &signature,
     result.tolerance = run.checkTolerance
                            ? *run.checkTolerance
                            : DecodeComparison::defaultTolerance(
-                                 signature.args.front().type.getElementType());
+                                 signature.getModelElementType());
     auto compared = s.compareWithPrefill(input);
     if (!compared)
       return compared.takeError();
@@ -192,7 +192,8 @@ blockc::runEntry(mlir::ModuleOp module, const ModelSignature &signature,
                                 result.jit->getPrepareEntry(), weights.tensors))
       return std::move(e);
 
-  result.output.shape = input.shape;
+  result.output.shape =
+      signature.getOutputShape(input.shape[0], input.shape[1]);
   result.output.data.assign(result.output.numElements(), 0.0f);
   std::vector<const HostTensor *> args = {&input};
   for (const HostTensor &w : weights.tensors)

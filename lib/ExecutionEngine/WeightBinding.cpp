@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "blockc/ExecutionEngine/WeightBinding.h"
+#include "blockc/ExecutionEngine/TokenIds.h"
 #include "blockc/Support/Error.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -368,6 +369,8 @@ HostTensor blockc::makeRandomTensor(std::vector<int64_t> shape, uint64_t seed) {
 llvm::Expected<ModelInput> blockc::loadModelInput(
     const ModelSignature &sig, const InputRequest &request,
     llvm::function_ref<llvm::Error(int64_t, int64_t)> checkSize) {
+  if (sig.takesTokenIds())
+    return loadTokenInput(sig, request, checkSize);
   mlir::RankedTensorType type = sig.args[0].type;
   int64_t modelDim = type.getDimSize(2);
   ModelInput input;

@@ -8,6 +8,7 @@
 #include "blockc/Import/HFImport.h"
 #include "blockc/Dialect/Transformer/IR/TransformerOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Verifier.h"
@@ -36,6 +37,10 @@ struct Config {
   ActivationKind act = ActivationKind::silu;
   bool bq = false, bk = false, bv = false, bo = false;
   bool bgate = false, bup = false, bdown = false, normBias = false;
+  /// Causal language models: the vocabulary, GPT-2's learned positions
+  /// (0: none) and whether the LM head is the embedding table.
+  int64_t vocab = 0, maxPositions = 0;
+  bool tied = false;
 };
 
 /// Reads config.json fields with errors that name the field.
@@ -146,7 +151,7 @@ struct Reader {
 };
 
 llvm::Expected<Config> readConfig(const llvm::json::Object &obj,
-                                  llvm::StringRef path) {
+                                  llvm::StringRef path, bool causalLM) {
   Reader r{obj, path, std::nullopt};
   Config c;
   std::optional<llvm::StringRef> type = obj.getString("model_type");
@@ -164,6 +169,11 @@ llvm::Expected<Config> readConfig(const llvm::json::Object &obj,
     c.theta = r.number("rope_theta", 10000.0);
     c.act = r.activation("hidden_act", "silu");
     r.rejectIfSet("rope_scaling", "scaled RoPE variants are not implemented");
+    if (causalLM) {
+      c.vocab = r.integer("vocab_size", std::nullopt);
+      // Llama, Mistral and Qwen2 configs default to separate heads.
+      c.tied = r.boolean("tie_word_embeddings", false);
+    }
     if (c.family == "qwen2") {
       // Qwen2 has q/k/v biases and no o bias.
       c.bq = c.bk = c.bv = true;
@@ -191,6 +201,12 @@ llvm::Expected<Config> readConfig(const llvm::json::Object &obj,
     c.rope = false;
     c.gated = false;
     c.bq = c.bk = c.bv = c.bo = c.bup = c.bdown = c.normBias = true;
+    if (causalLM) {
+      c.vocab = r.integer("vocab_size", std::nullopt);
+      c.maxPositions = r.integer("n_positions", 1024);
+      // GPT2LMHeadModel always ties its head to wte.
+      c.tied = true;
+    }
     r.rejectIfSet("scale_attn_by_inverse_layer_idx",
                   "per-layer attention scaling is not implemented");
     r.rejectIfSet("reorder_and_upcast_attn",
@@ -235,17 +251,27 @@ struct ArgumentList {
 
 } // namespace
 
+std::optional<ImportModel> blockc::parseImportModel(llvm::StringRef name) {
+  if (name == "stack")
+    return ImportModel::Stack;
+  if (name == "causal-lm")
+    return ImportModel::CausalLM;
+  return std::nullopt;
+}
+
 llvm::Expected<OwningOpRef<ModuleOp>>
 blockc::importHFConfig(MLIRContext *ctx, llvm::StringRef configText,
                        llvm::StringRef path, const ImportOptions &options) {
-  ctx->loadDialect<TransformerDialect, func::FuncDialect>();
+  ctx->loadDialect<TransformerDialect, func::FuncDialect,
+                   arith::ArithDialect>();
   llvm::Expected<llvm::json::Value> json = llvm::json::parse(configText);
   if (!json)
     return error(path, "invalid JSON: " + llvm::toString(json.takeError()));
   const llvm::json::Object *obj = json->getAsObject();
   if (!obj)
     return error(path, "not a JSON object");
-  llvm::Expected<Config> config = readConfig(*obj, path);
+  bool causalLM = options.model == ImportModel::CausalLM;
+  llvm::Expected<Config> config = readConfig(*obj, path, causalLM);
   if (!config)
     return config.takeError();
   const Config &c = *config;
@@ -295,10 +321,19 @@ blockc::importHFConfig(MLIRContext *ctx, llvm::StringRef configText,
   Location loc = NameLoc::get(b.getStringAttr(c.family),
                               FileLineColLoc::get(b.getStringAttr(path), 1, 1));
   OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
-  auto actType = RankedTensorType::get(
-      {ShapedType::kDynamic, ShapedType::kDynamic, c.d}, elt);
+  int64_t dyn = ShapedType::kDynamic;
+  auto actType = RankedTensorType::get({dyn, dyn, c.d}, elt);
+  // A causal language model takes token ids [B, T] and returns f32 logits
+  // [B, T, vocab]; a stack maps activations to activations.
+  Type inputType = causalLM
+                       ? Type(RankedTensorType::get({dyn, dyn}, b.getI32Type()))
+                       : Type(actType);
+  Type resultType =
+      causalLM
+          ? Type(RankedTensorType::get({dyn, dyn, c.vocab}, b.getF32Type()))
+          : Type(actType);
   ArgumentList args;
-  args.types.push_back(actType);
+  args.types.push_back(inputType);
   args.attrs.push_back(b.getDictionaryAttr({}));
 
   // Arguments and bindings are collected first; the body is built after
@@ -348,6 +383,16 @@ blockc::importHFConfig(MLIRContext *ctx, llvm::StringRef configText,
     args.attrs.push_back(b.getDictionaryAttr(attrs));
     return static_cast<int>(args.types.size()) - 1;
   };
+
+  // The embeddings come first (the order of a Hugging Face checkpoint).
+  bool gpt2 = c.family == "gpt2";
+  int embedTokens = -1, embedPositions = -1;
+  if (causalLM) {
+    embedTokens = addWeight(
+        {gpt2 ? "wte.weight" : "model.embed_tokens.weight", {c.vocab, c.d}});
+    if (c.maxPositions)
+      embedPositions = addWeight({"wpe.weight", {c.maxPositions, c.d}});
+  }
 
   int64_t q = c.heads * c.headDim, kv = c.kvHeads * c.headDim;
   for (int64_t i = 0; i < layers; ++i) {
@@ -408,17 +453,22 @@ blockc::importHFConfig(MLIRContext *ctx, llvm::StringRef configText,
   // The model's final norm (Llama/Mistral/Qwen2 `model.norm`, GPT-2
   // `ln_f`), applied after the last imported layer.
   int finalNorm = -1, finalNormBias = -1;
-  if (options.finalNorm) {
-    bool gpt2 = c.family == "gpt2";
+  if (options.finalNorm || causalLM) {
     finalNorm = addWeight({gpt2 ? "ln_f.weight" : "model.norm.weight", {c.d}});
     if (c.layerNorm)
       finalNormBias =
           addWeight({gpt2 ? "ln_f.bias" : "model.norm.bias", {c.d}});
   }
 
+  // The LM head: its own [vocab, d] weight, or the embedding table.
+  int lmHead = -1;
+  if (causalLM)
+    lmHead =
+        c.tied ? embedTokens : addWeight({"lm_head.weight", {c.vocab, c.d}});
+
   b.setInsertionPointToEnd(module->getBody());
   auto func = func::FuncOp::create(b, loc, "forward",
-                                   b.getFunctionType(args.types, {actType}));
+                                   b.getFunctionType(args.types, {resultType}));
   func.setAllArgAttrs(args.attrs);
   Block *entry = func.addEntryBlock();
   b.setInsertionPointToStart(entry);
@@ -426,6 +476,9 @@ blockc::importHFConfig(MLIRContext *ctx, llvm::StringRef configText,
     return slot < 0 ? Value() : entry->getArgument(slot);
   };
   Value x = entry->getArgument(0);
+  if (causalLM)
+    x = EmbeddingOp::create(b, NameLoc::get(b.getStringAttr("embedding"), loc),
+                            x, arg(embedTokens), arg(embedPositions));
   for (int64_t i = 0; i < layers; ++i) {
     const std::array<int, NumRoles> &s = slots[i];
     Location layerLoc =
@@ -456,6 +509,16 @@ blockc::importHFConfig(MLIRContext *ctx, llvm::StringRef configText,
                   .getResult()
             : RMSNormOp::create(b, normLoc, actType, x, arg(finalNorm), eps)
                   .getResult();
+  }
+  if (causalLM) {
+    // Logits in the model's type (Hugging Face's lm_head), widened to f32.
+    Location headLoc = NameLoc::get(b.getStringAttr("lm_head"), loc);
+    auto head = LinearOp::create(b, headLoc, x, arg(lmHead));
+    if (quant)
+      head.setWeightQuantAttr(quant);
+    x = head.getResult();
+    if (!elt.isF32())
+      x = arith::ExtFOp::create(b, headLoc, resultType, x);
   }
   func::ReturnOp::create(b, loc, x);
   if (failed(verify(*module)))

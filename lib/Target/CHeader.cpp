@@ -40,12 +40,15 @@ std::string blockc::emitCHeader(const ModelSignature &sig,
   };
   const PrepareEntry *decodePrepare =
       decode && decode->prepare ? &*decode->prepare : nullptr;
-  // Descriptor types by element type ("f32", "bf16", "f16") and rank. A
+  // Descriptor types by element type ("f32", "bf16", "f16", "i32") and rank. A
   // prepared weight (f32 panels, or int32 words of a quantised one) is
   // "f32"; bf16 and f16 elements are their bits (uint16_t).
   std::set<std::pair<std::string, int64_t>> kinds;
   auto memref = [&](mlir::Type elt, int64_t rank) {
-    std::string name = stringifyElementType(getHostElementType(elt));
+    // Token ids (a causal language model's input) are int32.
+    std::string name = elt.isInteger(32)
+                           ? "i32"
+                           : stringifyElementType(getHostElementType(elt));
     kinds.insert({name, rank});
     return "blockc_memref_" + name + "_" + std::to_string(rank) + "d";
   };
@@ -90,7 +93,9 @@ std::string blockc::emitCHeader(const ModelSignature &sig,
      << "   their 16 bits (uint16_t). */\n";
   for (auto [name, r] : kinds) {
     std::string upper = llvm::StringRef(name).upper();
-    const char *ctype = name == "f32" ? "float" : "uint16_t";
+    const char *ctype = name == "f32"   ? "float"
+                        : name == "i32" ? "int32_t"
+                                        : "uint16_t";
     os << "#ifndef BLOCKC_MEMREF_" << upper << "_" << r
        << "D\n#define BLOCKC_MEMREF_" << upper << "_" << r
        << "D\ntypedef struct {\n  " << ctype << " *allocated;\n  " << ctype

@@ -1,6 +1,7 @@
 //===- blockc-import.cpp - model.mlir from a Hugging Face config.json -----===//
 //
-//   blockc-import --hf-config=config.json [--layers=N] [--dtype=f32|bf16|f16]
+//   blockc-import --hf-config=config.json [--model=stack|causal-lm]
+//                 [--layers=N] [--dtype=f32|bf16|f16]
 //                 [--quantize=none|int8|int4 [--group-size=32|64|128]
 //                  [--quantize-activations=int8]]
 //                 -o model.mlir
@@ -34,6 +35,14 @@ cl::opt<std::string> configFile("hf-config",
                                 cl::desc("Hugging Face config.json"),
                                 cl::value_desc("file"), cl::Required,
                                 cl::cat(category));
+cl::opt<std::string> model(
+    "model",
+    cl::desc("What to write: stack (default: @forward maps activations "
+             "[B, T, d] to activations through the blocks) or causal-lm (the "
+             "whole model: token ids [B, T] i32 to logits [B, T, vocab] f32 "
+             "through the embedding, the blocks, the final norm and the LM "
+             "head)"),
+    cl::init("stack"), cl::cat(category));
 cl::opt<int64_t>
     layers("layers",
            cl::desc("Import the first N layers (default 1; 0 = all of them)"),
@@ -120,6 +129,13 @@ int main(int argc, char **argv) {
   blockc::registerAllDialects(registry);
   MLIRContext context(registry);
   blockc::ImportOptions options;
+  std::optional<blockc::ImportModel> kind = blockc::parseImportModel(model);
+  if (!kind)
+    return fail("--model must be stack or causal-lm, got '" + model + "'");
+  options.model = *kind;
+  if (*kind == blockc::ImportModel::CausalLM && tensorParallel > 1)
+    return fail("--tensor-parallel is for --model=stack: a causal-lm model's "
+                "embedding and LM head are not partitioned");
   options.layers = layers;
   options.dtype = dtype;
   options.finalNorm = finalNorm;

@@ -2,7 +2,9 @@
 //
 // A blockc model is a func.func whose first argument is the activation
 // [B, T, d], whose other arguments are weights, and whose single result is
-// the output [B, T, d]. This analysis finds the entry function, binds every
+// the output [B, T, d]; or, for a causal language model, whose first
+// argument is token ids [B, T] (i32) and whose result is f32 logits
+// [B, T, vocab]. This analysis finds the entry function, binds every
 // weight argument to a tensor name, and collects the block configuration
 // needed to count FLOPs; and reads the K/V cache arguments of a decode
 // entry derived by transformer-derive-decode.
@@ -61,13 +63,45 @@ struct BlockConfig {
 
 struct ModelSignature {
   std::string funcName;
-  std::vector<ModelArgument> args; // args[0] is the activation input
+  /// args[0] is the input: the activation [B, T, d], or for a causal
+  /// language model the token ids [B, T] (i32).
+  std::vector<ModelArgument> args;
+  /// The activation [B, T, d], or a causal language model's f32 logits
+  /// [B, T, vocab].
   mlir::RankedTensorType resultType;
   std::vector<BlockConfig> blocks;
+  /// The model dimension d (of the activation, or of the embedding).
+  int64_t modelDim = 0;
+  /// A causal language model's vocabulary (0 for a stack).
+  int64_t vocabSize = 0;
+  /// Weights of the projections outside the blocks (the LM head).
+  int64_t headParams = 0;
+  /// See getModelElementType().
+  mlir::Type elementType;
+
+  /// Whether the entry takes token ids [B, T] and returns logits (a causal
+  /// language model).
+  bool takesTokenIds() const { return vocabSize > 0; }
+
+  /// The model's element type (f32, bf16 or f16): the activation's, or a
+  /// causal language model's embedding's (`elementType`, else the input's
+  /// for a signature built by hand).
+  mlir::Type getModelElementType() const {
+    return elementType ? elementType : args.front().type.getElementType();
+  }
+  /// The model dimension d (`modelDim`, else the activation input's).
+  int64_t getModelDim() const {
+    return modelDim ? modelDim : args.front().type.getDimSize(2);
+  }
+
+  /// The output's shape for an input of `batch` x `seqLen` tokens:
+  /// [B, T, vocab] or [B, T, d].
+  std::vector<int64_t> getOutputShape(int64_t batch, int64_t seqLen) const;
 
   /// FLOPs of one forward pass over [batch, seqLen]: 2 per weight per token
-  /// for every projection, plus 4 T^2 H D per batch for attention (the full
-  /// square, as executed); elementwise work is not counted.
+  /// for every projection (the LM head included), plus 4 T^2 H D per batch
+  /// for attention (the full square, as executed); elementwise work and the
+  /// embedding gather are not counted.
   double flops(int64_t batch, int64_t seqLen) const;
 };
 

@@ -2,9 +2,10 @@
 //-*-===//
 //
 // Builds a blockc model (func.func @forward with one transformer.block per
-// layer) from a Hugging Face config.json of model_type llama, mistral, qwen2
-// or gpt2. Every weight argument is bound to that model's own safetensors
-// tensor name, so `blockc-run --weights=model.safetensors` runs a real
+// layer, or a whole causal language model from token ids to logits) from a
+// Hugging Face config.json of model_type llama, mistral, qwen2 or gpt2.
+// Every weight argument is bound to that model's own safetensors tensor
+// name, so `blockc-run --weights=model.safetensors` runs a real
 // checkpoint's layers. Unsupported settings are errors naming the field.
 //
 //===----------------------------------------------------------------------===//
@@ -16,9 +17,29 @@
 #include "mlir/IR/OwningOpRef.h"
 #include "llvm/Support/Error.h"
 
+#include <optional>
+#include <string>
+
 namespace blockc {
 
+/// What blockc-import writes (--model).
+enum class ImportModel {
+  /// @forward maps activations [B, T, d] to activations: the blocks (and
+  /// the final norm with `finalNorm`). The default.
+  Stack,
+  /// A causal language model: @forward maps token ids [B, T] (i32) to
+  /// logits [B, T, vocab] (f32): the token embedding (GPT-2: plus the
+  /// learned position embedding), the blocks, the final norm and the LM
+  /// head (tied to the embedding table when the config says so).
+  CausalLM
+};
+
+/// Parses a --model value ("stack" or "causal-lm").
+std::optional<ImportModel> parseImportModel(llvm::StringRef name);
+
 struct ImportOptions {
+  /// The stack of blocks, or the whole causal language model.
+  ImportModel model = ImportModel::Stack;
   /// Layers to import (the first N); 0 = num_hidden_layers / n_layer.
   int64_t layers = 1;
   /// Element type of activations and weights: "f32", "bf16" or "f16".
@@ -27,7 +48,8 @@ struct ImportOptions {
   /// last imported layer.
   bool finalNorm = false;
   /// Weight-only quantisation of every projection: "none", "int8" or
-  /// "int4" (a #transformer.weight_quant on each block).
+  /// "int4" (a #transformer.weight_quant on each block, and on a causal
+  /// language model's LM head; never on the embedding table).
   std::string quantize = "none";
   /// int4: input columns per scale (32, 64 or 128).
   int64_t groupSize = 32;

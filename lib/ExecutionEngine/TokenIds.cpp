@@ -1,0 +1,263 @@
+//===- TokenIds.cpp - token id tensors for causal language models ---------===//
+//
+// See TokenIds.h. The .npy reader accepts what numpy.save writes for int32
+// and int64 arrays (format versions 1 to 3, little-endian, C order).
+//
+//===----------------------------------------------------------------------===//
+
+#include "blockc/ExecutionEngine/TokenIds.h"
+#include "blockc/Support/Error.h"
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/Endian.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstring>
+#include <limits>
+
+using namespace blockc;
+using llvm::Error;
+using llvm::Expected;
+using llvm::StringRef;
+using llvm::Twine;
+
+int32_t blockc::getTokenId(const HostTensor &ids, int64_t i) {
+  int32_t id;
+  std::memcpy(&id, &ids.data[i], sizeof(id));
+  return id;
+}
+
+void blockc::setTokenId(HostTensor &ids, int64_t i, int32_t id) {
+  std::memcpy(&ids.data[i], &id, sizeof(id));
+}
+
+HostTensor blockc::makeTokenIds(std::vector<int64_t> shape) {
+  HostTensor t;
+  t.shape = std::move(shape);
+  t.data.assign(t.numElements(), 0.0f); // all-zero bits: id 0
+  return t;
+}
+
+namespace {
+
+Error idsError(StringRef path, const Twine &message) {
+  return makeError(path + ": " + message);
+}
+
+/// The text after `'key':` in a .npy header dict.
+std::optional<StringRef> npyField(StringRef header, StringRef key) {
+  std::string pattern = "'" + key.str() + "'";
+  size_t pos = header.find(pattern);
+  if (pos == StringRef::npos)
+    return std::nullopt;
+  StringRef rest = header.drop_front(pos + pattern.size()).ltrim();
+  if (!rest.consume_front(":"))
+    return std::nullopt;
+  return rest.ltrim();
+}
+
+} // namespace
+
+Expected<HostTensor> blockc::readTokenIdsNpy(StringRef path) {
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!buffer)
+    return idsError(path,
+                    "cannot open .npy file: " + buffer.getError().message());
+  StringRef bytes = (*buffer)->getBuffer();
+  if (bytes.size() < 10 || !bytes.starts_with("\x93NUMPY"))
+    return idsError(path, "not a .npy file (bad magic)");
+  uint8_t major = bytes[6];
+  uint64_t headerLen, headerStart;
+  if (major == 1) {
+    headerLen = llvm::support::endian::read16le(bytes.data() + 8);
+    headerStart = 10;
+  } else if ((major == 2 || major == 3) && bytes.size() >= 12) {
+    headerLen = llvm::support::endian::read32le(bytes.data() + 8);
+    headerStart = 12;
+  } else {
+    return idsError(path, "unsupported or truncated .npy header");
+  }
+  if (headerStart + headerLen > bytes.size())
+    return idsError(path, "truncated .npy header");
+  StringRef header = bytes.substr(headerStart, headerLen);
+  std::optional<StringRef> descr = npyField(header, "descr");
+  if (!descr || descr->size() < 2 || (*descr)[0] != '\'')
+    return idsError(path, "malformed .npy header (no 'descr')");
+  StringRef dtype = descr->drop_front().split('\'').first;
+  bool is32 = dtype == "<i4" || dtype == "=i4" || dtype == "i4";
+  bool is64 = dtype == "<i8" || dtype == "=i8" || dtype == "i8";
+  if (!is32 && !is64)
+    return idsError(path, "token ids must be int32 or int64 ('<i4' or "
+                          "'<i8'), got '" +
+                              dtype + "'");
+  std::optional<StringRef> fortran = npyField(header, "fortran_order");
+  if (!fortran || !fortran->starts_with("False"))
+    return idsError(path, "token ids must be a C-order array");
+  std::optional<StringRef> shapeText = npyField(header, "shape");
+  if (!shapeText || !shapeText->starts_with("("))
+    return idsError(path, "malformed .npy header (no 'shape')");
+  StringRef dims = shapeText->drop_front().split(')').first;
+  llvm::SmallVector<StringRef> parts;
+  dims.split(parts, ',', -1, /*KeepEmpty=*/false);
+  std::vector<int64_t> shape;
+  for (StringRef p : parts) {
+    p = p.trim();
+    if (p.empty())
+      continue;
+    int64_t d;
+    if (p.getAsInteger(10, d) || d < 0 || d > (int64_t(1) << 31))
+      return idsError(path, "malformed .npy shape '(" + dims + ")'");
+    shape.push_back(d);
+  }
+  if (shape.size() != 2)
+    return idsError(path,
+                    "token ids must be [B, T], got " + formatShape(shape));
+  uint64_t n = uint64_t(shape[0]) * uint64_t(shape[1]);
+  uint64_t eltBytes = is32 ? 4 : 8;
+  uint64_t dataStart = headerStart + headerLen;
+  if (bytes.size() - dataStart != n * eltBytes)
+    return idsError(path, "data size mismatch: shape " + formatShape(shape) +
+                              " needs " + Twine(n * eltBytes) +
+                              " bytes, the file holds " +
+                              Twine(bytes.size() - dataStart));
+  HostTensor ids = makeTokenIds(shape);
+  const char *data = bytes.data() + dataStart;
+  for (uint64_t i = 0; i < n; ++i) {
+    if (is32) {
+      setTokenId(ids, i,
+                 int32_t(llvm::support::endian::read32le(data + 4 * i)));
+      continue;
+    }
+    auto v = int64_t(llvm::support::endian::read64le(data + 8 * i));
+    if (v < std::numeric_limits<int32_t>::min() ||
+        v > std::numeric_limits<int32_t>::max())
+      return idsError(
+          path, "token id " + Twine(v) + " at [" + Twine(i / shape[1]) + ", " +
+                    Twine(i % shape[1]) + "] does not fit in int32");
+    setTokenId(ids, i, int32_t(v));
+  }
+  return ids;
+}
+
+Error blockc::writeTokenIdsNpy(StringRef path, const HostTensor &ids) {
+  std::string shape = "(";
+  for (int64_t d : ids.shape)
+    shape += std::to_string(d) + ", ";
+  if (ids.shape.size() > 1)
+    shape.resize(shape.size() - 2);
+  else if (ids.shape.size() == 1)
+    shape.resize(shape.size() - 1);
+  shape += ")";
+  std::string header =
+      "{'descr': '<i4', 'fortran_order': False, 'shape': " + shape + ", }";
+  // Magic (6) + version (2) + length (2) + header, padded with spaces and
+  // ending in a newline to a multiple of 64 bytes.
+  size_t total = 10 + header.size() + 1;
+  header.append((64 - total % 64) % 64, ' ');
+  header += '\n';
+  llvm::SmallString<256> tmp;
+  int fd;
+  if (std::error_code ec =
+          llvm::sys::fs::createUniqueFile(path + ".tmp-%%%%%%", fd, tmp))
+    return idsError(path, "cannot write output: " + ec.message());
+  {
+    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+    os << "\x93NUMPY" << char(1) << char(0);
+    os << char(header.size() & 0xff) << char(header.size() >> 8) << header;
+    for (int64_t i = 0, n = ids.numElements(); i < n; ++i) {
+      char le[4];
+      llvm::support::endian::write32le(le, uint32_t(getTokenId(ids, i)));
+      os.write(le, 4);
+    }
+    os.close();
+    if (os.has_error()) {
+      std::error_code ec = os.error();
+      os.clear_error();
+      llvm::sys::fs::remove(tmp);
+      return idsError(path, "cannot write output: " + ec.message());
+    }
+  }
+  if (std::error_code ec = llvm::sys::fs::rename(tmp, path)) {
+    llvm::sys::fs::remove(tmp);
+    return idsError(path, "cannot write output: " + ec.message());
+  }
+  return Error::success();
+}
+
+Error blockc::checkTokenIds(const HostTensor &ids, int64_t vocab,
+                            StringRef what) {
+  int64_t t = ids.shape.size() == 2 ? ids.shape[1] : 1;
+  for (int64_t i = 0, n = ids.numElements(); i < n; ++i) {
+    int32_t id = getTokenId(ids, i);
+    if (id < 0 || id >= vocab)
+      return makeError(what + ": token id " + Twine(id) + " at [" +
+                       Twine(i / t) + ", " + Twine(i % t) +
+                       "] is outside the vocabulary [0, " + Twine(vocab) + ")");
+  }
+  return Error::success();
+}
+
+HostTensor blockc::sliceTokenIds(const HostTensor &ids, int64_t t0, int64_t n) {
+  int64_t b = ids.shape[0], t = ids.shape[1];
+  HostTensor out = makeTokenIds({b, n});
+  for (int64_t i = 0; i < b; ++i)
+    std::copy_n(ids.data.begin() + i * t + t0, n, out.data.begin() + i * n);
+  return out;
+}
+
+Expected<ModelInput>
+blockc::loadTokenInput(const ModelSignature &sig, const InputRequest &request,
+                       llvm::function_ref<Error(int64_t, int64_t)> checkSize) {
+  mlir::RankedTensorType type = sig.args[0].type;
+  ModelInput input;
+  const std::string &file = request.file;
+  std::vector<int64_t> shape;
+  if (!file.empty()) {
+    auto ids = readTokenIdsNpy(file);
+    if (!ids)
+      return ids.takeError();
+    input.tensor = std::move(*ids);
+    input.label = file;
+    shape = input.tensor.shape;
+    if ((request.seqLen && request.seqLen != shape[1]) ||
+        (request.batch && request.batch != shape[0]))
+      return makeError(file + ": shape " + formatShape(shape) +
+                       " disagrees with --batch/--seq-len");
+  } else {
+    auto dimOr = [&](unsigned i, int64_t given, int64_t fallback) {
+      int64_t d = type.getDimSize(i);
+      return given ? given : mlir::ShapedType::isDynamic(d) ? fallback : d;
+    };
+    shape = {dimOr(0, request.batch, 1), dimOr(1, request.seqLen, 16)};
+    input.label = "random ids (seed " + std::to_string(request.seed) + ")";
+  }
+  if (shape[0] == 0 || shape[1] == 0)
+    return makeError("empty input: B and T must be at least 1, got " +
+                     formatShape(shape));
+  if (checkSize)
+    if (Error e = checkSize(shape[0], shape[1]))
+      return std::move(e);
+  if (file.empty()) {
+    input.tensor = makeTokenIds(shape);
+    SplitMix64 rng(request.seed);
+    for (int64_t i = 0, n = input.tensor.numElements(); i < n; ++i)
+      setTokenId(input.tensor, i,
+                 int32_t(rng.next() % uint64_t(sig.vocabSize)));
+  }
+  for (unsigned i = 0; i < 2; ++i) {
+    int64_t d = type.getDimSize(i);
+    if (!mlir::ShapedType::isDynamic(d) && d != shape[i])
+      return makeError((file.empty() ? std::string("random input") : file) +
+                       ": shape " + formatShape(shape) +
+                       " does not match the model's token ids " +
+                       formatShape({type.getDimSize(0), type.getDimSize(1)}));
+  }
+  if (Error e = checkTokenIds(input.tensor, sig.vocabSize,
+                              file.empty() ? StringRef("random input")
+                                           : StringRef(file)))
+    return std::move(e);
+  return input;
+}
