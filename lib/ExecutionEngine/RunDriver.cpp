@@ -1,6 +1,7 @@
 //===- RunDriver.cpp - a JIT run of a model, as blockc-run does it --------===//
 
 #include "blockc/ExecutionEngine/RunDriver.h"
+#include "blockc/ExecutionEngine/TokenIds.h"
 #include "blockc/Support/Error.h"
 
 #include "blockc/Compiler/Compiler.h"
@@ -66,22 +67,30 @@ llvm::Error blockc::checkRunOutputsWritable(const RunOptions &run) {
   return llvm::Error::success();
 }
 
-llvm::Expected<DecodeRunResult>
-blockc::runDecode(mlir::ModuleOp module, const ModelSignature &signature,
-                  const HostTensor &input, std::vector<HostTensor> &weights,
-                  const RunOptions &run, const CompileOptions &options,
-                  CompileCache *cache, Progress &progress) {
-  int64_t batchSize = input.shape[0], promptLen = input.shape[1];
-  DecodeRunResult result;
+namespace {
+
+/// The decode session of runDecode and runGenerate: derived, bound to
+/// `weights` for `batch` sequences of up to `capacity` tokens, compiled and
+/// its weights prepared.
+struct StartedSession {
+  std::unique_ptr<DecodeSession> session;
+  double compileSeconds = 0, prepareSeconds = 0;
+  int64_t preparedBytes = 0;
+};
+
+llvm::Expected<StartedSession>
+startSession(mlir::ModuleOp module, const ModelSignature &signature,
+             int64_t batch, int64_t capacity, std::vector<HostTensor> &weights,
+             const CompileOptions &options, CompileCache *cache,
+             Progress &progress) {
+  StartedSession result;
   mlir::FailureOr<std::unique_ptr<DecodeSession>> session =
       DecodeSession::derive(module, signature, options.kvLayout);
   if (failed(session))
     return llvm::make_error<DiagnosedError>("");
   result.session = std::move(*session);
   DecodeSession &s = *result.session;
-  if (llvm::Error e =
-          s.bind(weights, batchSize,
-                 run.maxLen ? run.maxLen : run.neededCacheLength(promptLen)))
+  if (llvm::Error e = s.bind(weights, batch, capacity))
     return std::move(e);
 
   std::string entry = "@" + s.getSignature().funcName;
@@ -106,6 +115,29 @@ blockc::runDecode(mlir::ModuleOp module, const ModelSignature &signature,
   if (s.getPrepareEntry())
     progress.finish(llvm::formatv("prepared the weights in {0}",
                                   formatSeconds(result.prepareSeconds)));
+  return std::move(result);
+}
+
+} // namespace
+
+llvm::Expected<DecodeRunResult>
+blockc::runDecode(mlir::ModuleOp module, const ModelSignature &signature,
+                  const HostTensor &input, std::vector<HostTensor> &weights,
+                  const RunOptions &run, const CompileOptions &options,
+                  CompileCache *cache, Progress &progress) {
+  int64_t batchSize = input.shape[0], promptLen = input.shape[1];
+  DecodeRunResult result;
+  auto started = startSession(
+      module, signature, batchSize,
+      run.maxLen ? run.maxLen : run.neededCacheLength(promptLen), weights,
+      options, cache, progress);
+  if (!started)
+    return started.takeError();
+  result.session = std::move(started->session);
+  result.compileSeconds = started->compileSeconds;
+  result.prepareSeconds = started->prepareSeconds;
+  result.preparedBytes = started->preparedBytes;
+  DecodeSession &s = *result.session;
 
   std::string what =
       run.checkDecode
@@ -119,7 +151,7 @@ blockc::runDecode(mlir::ModuleOp module, const ModelSignature &signature,
   s.setStepObserver([&](int64_t done, int64_t total) {
     progress.update(llvm::formatv("step {0}/{1}", done, total));
   });
-  start = std::chrono::steady_clock::now();
+  auto start = std::chrono::steady_clock::now();
   LaunchProgress launches(options, progress);
   if (run.checkDecode) {
     result.tolerance = run.checkTolerance
@@ -150,6 +182,48 @@ blockc::runDecode(mlir::ModuleOp module, const ModelSignature &signature,
   progress.finish(llvm::formatv("{0}{1} in {2}",
                                 run.checkDecode ? "checked " : "", what,
                                 formatSeconds(secondsSince(start))));
+  return std::move(result);
+}
+
+llvm::Expected<GenerateRunResult> blockc::runGenerate(
+    mlir::ModuleOp module, const ModelSignature &signature,
+    const HostTensor &ids, std::vector<HostTensor> &weights,
+    const RunOptions &run, const GenerationOptions &generation,
+    const CompileOptions &options, CompileCache *cache, Progress &progress,
+    const std::function<void(llvm::ArrayRef<int32_t>)> &onTokens) {
+  int64_t batch = ids.shape[0], promptLen = ids.shape[1];
+  auto started = startSession(
+      module, signature, batch,
+      run.maxLen ? run.maxLen : run.neededCacheLength(promptLen), weights,
+      options, cache, progress);
+  if (!started)
+    return started.takeError();
+  GenerateRunResult result;
+  result.session = std::move(started->session);
+  result.compileSeconds = started->compileSeconds;
+  result.prepareSeconds = started->prepareSeconds;
+  result.preparedBytes = started->preparedBytes;
+  DecodeSession &s = *result.session;
+
+  std::vector<int32_t> prompt(batch * promptLen);
+  for (int64_t i = 0, e = prompt.size(); i < e; ++i)
+    prompt[i] = getTokenId(ids, i);
+  HostTensor x, out;
+  DecodeStepFunction step = [&](llvm::ArrayRef<int32_t> tokens, int64_t n,
+                                std::vector<float> &logits) -> llvm::Error {
+    x = makeTokenIds({batch, n});
+    for (int64_t i = 0, e = tokens.size(); i < e; ++i)
+      setTokenId(x, i, tokens[i]);
+    if (llvm::Error e = s.step(x, out))
+      return e;
+    logits.assign(out.data.begin(), out.data.end());
+    return llvm::Error::success();
+  };
+  auto generated = generateTokens(step, prompt, batch, promptLen,
+                                  signature.vocabSize, generation, onTokens);
+  if (!generated)
+    return generated.takeError();
+  result.generation = std::move(*generated);
   return std::move(result);
 }
 

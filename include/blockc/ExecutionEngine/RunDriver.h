@@ -15,6 +15,7 @@
 #include "blockc/ExecutionEngine/BlockJit.h"
 #include "blockc/ExecutionEngine/CompileCache.h"
 #include "blockc/ExecutionEngine/DecodeSession.h"
+#include "blockc/ExecutionEngine/Generation.h"
 #include "blockc/ExecutionEngine/RunOptions.h"
 #include "blockc/ExecutionEngine/RunSummary.h"
 #include "blockc/ExecutionEngine/WeightBinding.h"
@@ -22,6 +23,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -54,6 +56,25 @@ runDecode(mlir::ModuleOp module, const ModelSignature &signature,
           CompileCache *cache, Progress &progress);
 
 /// What a plain run of the entry gave.
+/// --generate=N: a causal language model's tokens after the prompt `ids`
+/// ([B, T] token ids), through its KV-cached decode entry (the prompt as
+/// one prefill, then one step per token; Generation.h). `onTokens` sees
+/// every step's new tokens as they are chosen.
+struct GenerateRunResult {
+  std::unique_ptr<DecodeSession> session;
+  GenerationResult generation;
+  double compileSeconds = 0, prepareSeconds = 0;
+  int64_t preparedBytes = 0;
+};
+
+llvm::Expected<GenerateRunResult>
+runGenerate(mlir::ModuleOp module, const ModelSignature &signature,
+            const HostTensor &ids, std::vector<HostTensor> &weights,
+            const RunOptions &run, const GenerationOptions &generation,
+            const CompileOptions &options, CompileCache *cache,
+            Progress &progress,
+            const std::function<void(llvm::ArrayRef<int32_t>)> &onTokens);
+
 struct EntryRunResult {
   std::unique_ptr<BlockJit> jit;
   HostTensor output;
