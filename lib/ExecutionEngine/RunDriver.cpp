@@ -127,10 +127,10 @@ blockc::runDecode(mlir::ModuleOp module, const ModelSignature &signature,
                   CompileCache *cache, Progress &progress) {
   int64_t batchSize = input.shape[0], promptLen = input.shape[1];
   DecodeRunResult result;
-  auto started = startSession(
-      module, signature, batchSize,
-      run.maxLen ? run.maxLen : run.neededCacheLength(promptLen), weights,
-      options, cache, progress);
+  auto started =
+      startSession(module, signature, batchSize,
+                   run.maxLen ? run.maxLen : run.neededCacheLength(promptLen),
+                   weights, options, cache, progress);
   if (!started)
     return started.takeError();
   result.session = std::move(started->session);
@@ -192,10 +192,10 @@ llvm::Expected<GenerateRunResult> blockc::runGenerate(
     const CompileOptions &options, CompileCache *cache, Progress &progress,
     const std::function<void(llvm::ArrayRef<int32_t>)> &onTokens) {
   int64_t batch = ids.shape[0], promptLen = ids.shape[1];
-  auto started = startSession(
-      module, signature, batch,
-      run.maxLen ? run.maxLen : run.neededCacheLength(promptLen), weights,
-      options, cache, progress);
+  auto started =
+      startSession(module, signature, batch,
+                   run.maxLen ? run.maxLen : run.neededCacheLength(promptLen),
+                   weights, options, cache, progress);
   if (!started)
     return started.takeError();
   GenerateRunResult result;
