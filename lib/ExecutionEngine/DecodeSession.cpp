@@ -7,6 +7,7 @@
 
 #include "blockc/ExecutionEngine/DecodeSession.h"
 #include "blockc/Compiler/Compiler.h"
+#include "blockc/ExecutionEngine/TokenIds.h"
 #include "blockc/Support/Error.h"
 
 #include <algorithm>
@@ -42,6 +43,17 @@ void blockc::storeRows(HostTensor &dst, const HostTensor &rows, int64_t t0) {
   for (int64_t i = 0; i < b; ++i)
     std::copy_n(rows.data.begin() + i * n * d, n * d,
                 dst.data.begin() + (i * t + t0) * d);
+}
+
+HostTensor blockc::greedyTokens(const HostTensor &logits) {
+  int64_t b = logits.shape[0], t = logits.shape[1], v = logits.shape[2];
+  HostTensor ids = makeTokenIds({b, 1});
+  for (int64_t i = 0; i < b; ++i) {
+    const float *row = logits.data.data() + (i * t + t - 1) * v;
+    // The first of equal maxima, as the reference's greedy generation.
+    setTokenId(ids, i, int32_t(std::max_element(row, row + v) - row));
+  }
+  return ids;
 }
 
 double DecodeComparison::defaultTolerance(mlir::Type element) {
@@ -156,7 +168,7 @@ llvm::Error DecodeSession::step(const HostTensor &x, HostTensor &out) {
                      Twine(capacity) + " (--max-len)");
   if (!jit)
     return makeError("the decode entry is not compiled");
-  out.shape = x.shape;
+  out.shape = signature.getOutputShape(x.shape[0], n);
   out.data.assign(out.numElements(), 0.0f);
   std::vector<const HostTensor *> args = {&x};
   args.insert(args.end(), weightArgs.begin(), weightArgs.end());
@@ -173,7 +185,7 @@ llvm::Expected<DecodeRun> DecodeSession::generate(const HostTensor &prompt,
                                                   unsigned steps) {
   int64_t batchSize = prompt.shape[0], promptLen = prompt.shape[1];
   DecodeRun run;
-  run.output.shape = {batchSize, promptLen + steps, prompt.shape[2]};
+  run.output.shape = signature.getOutputShape(batchSize, promptLen + steps);
   run.output.data.assign(run.output.numElements(), 0.0f);
   reset();
   HostTensor out;
@@ -183,8 +195,12 @@ llvm::Expected<DecodeRun> DecodeSession::generate(const HostTensor &prompt,
   run.prefillSeconds = secondsSince(start);
   storeRows(run.output, out, 0);
   for (unsigned s = 0; s < steps; ++s) {
-    // The last output row stands in for the sampled token's embedding.
-    HostTensor next = sliceRows(out, out.shape[1] - 1, 1);
+    // A causal language model is fed the greedy token of its last logits;
+    // a stack, its last output row (standing in for the sampled token's
+    // embedding).
+    HostTensor next = signature.takesTokenIds()
+                          ? greedyTokens(out)
+                          : sliceRows(out, out.shape[1] - 1, 1);
     int64_t pos = position;
     auto s0 = std::chrono::steady_clock::now();
     if (llvm::Error e = step(next, out))
@@ -200,10 +216,10 @@ llvm::Expected<DecodeRun> DecodeSession::generate(const HostTensor &prompt,
 llvm::Expected<DecodeComparison>
 DecodeSession::compareWithPrefill(const HostTensor &input) {
   int64_t batchSize = input.shape[0], promptLen = input.shape[1];
-  int64_t modelDim = input.shape[2];
   DecodeComparison cmp;
   DecodeRun &run = cmp.run;
-  run.output.shape = input.shape;
+  run.output.shape = signature.getOutputShape(batchSize, promptLen);
+  int64_t width = run.output.shape[2]; // d, or the vocabulary
   run.output.data.assign(run.output.numElements(), 0.0f);
 
   // One full prefill, then the same sequence token by token.
@@ -215,7 +231,9 @@ DecodeSession::compareWithPrefill(const HostTensor &input) {
   run.prefillSeconds = secondsSince(start);
   reset();
   for (int64_t t = 0; t < promptLen; ++t) {
-    HostTensor row = sliceRows(input, t, 1), out;
+    HostTensor row = signature.takesTokenIds() ? sliceTokenIds(input, t, 1)
+                                               : sliceRows(input, t, 1);
+    HostTensor out;
     auto s0 = std::chrono::steady_clock::now();
     if (llvm::Error e = step(row, out))
       return std::move(e);
@@ -229,8 +247,8 @@ DecodeSession::compareWithPrefill(const HostTensor &input) {
     cmp.scale = std::max(cmp.scale, double(std::fabs(v)));
   for (int64_t b = 0; b < batchSize; ++b)
     for (int64_t t = 0; t < promptLen; ++t)
-      for (int64_t i = 0; i < modelDim; ++i) {
-        int64_t at = (b * promptLen + t) * modelDim + i;
+      for (int64_t i = 0; i < width; ++i) {
+        int64_t at = (b * promptLen + t) * width + i;
         double diff = std::fabs(double(run.output.data[at]) - full.data[at]);
         if (!(diff <= cmp.maxDiff)) { // NaN counts as the worst
           cmp.maxDiff = std::isnan(diff) ? INFINITY : diff;

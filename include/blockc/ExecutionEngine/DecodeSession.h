@@ -37,9 +37,14 @@ HostTensor sliceRows(const HostTensor &x, int64_t t0, int64_t n);
 /// Writes `rows` ([B, n, d]) at rows [t0, t0 + n) of `dst` ([B, T, d]).
 void storeRows(HostTensor &dst, const HostTensor &rows, int64_t t0);
 
+/// The greedy next token of every sequence: the arg max (the first of equal
+/// maxima) of the last position's logits, as token ids [B, 1].
+HostTensor greedyTokens(const HostTensor &logits);
+
 /// The outputs and timings of a decode run.
 struct DecodeRun {
-  /// The output of every position, [B, T (+ steps), d].
+  /// The output of every position, [B, T (+ steps), d] (logits: [B, T (+
+  /// steps), vocab]).
   HostTensor output;
   /// The prefill call's time, and each single-token step's.
   double prefillSeconds = 0;
@@ -104,17 +109,22 @@ public:
   /// Zeroes the caches: the next step starts at position 0.
   void reset();
 
-  /// Runs `x` ([B, n, d]) at the current position, appending its n tokens
-  /// to every cache in place, and writes the n output rows to `out`. Fails
-  /// without running when position + n exceeds the capacity.
+  /// Runs `x` ([B, n, d], or for a causal language model the ids [B, n] of
+  /// n new tokens, see TokenIds.h) at the current position, appending its n
+  /// tokens to every cache in place, and writes the n output rows ([B, n,
+  /// d], or the f32 logits [B, n, vocab]) to `out`. Fails without running
+  /// when position + n exceeds the capacity.
   llvm::Error step(const HostTensor &x, HostTensor &out);
 
-  /// Prefills `prompt` ([B, T, d]) into zeroed caches, then runs `steps`
-  /// single-token steps, each fed the previous call's last output row.
+  /// Prefills `prompt` ([B, T, d] or ids [B, T]) into zeroed caches, then
+  /// runs `steps` single-token steps, each fed the previous call's last
+  /// output row (a causal language model: the greedy token of its last
+  /// logits, greedyTokens). The output holds every position's rows or
+  /// logits.
   llvm::Expected<DecodeRun> generate(const HostTensor &prompt, unsigned steps);
 
-  /// Runs `input` ([B, T, d]) once as a prefill and once token by token
-  /// (each from zeroed caches) and compares the outputs.
+  /// Runs `input` ([B, T, d] or ids [B, T]) once as a prefill and once
+  /// token by token (each from zeroed caches) and compares the outputs.
   llvm::Expected<DecodeComparison> compareWithPrefill(const HostTensor &input);
 
   /// Called after each single-token step of generate() and

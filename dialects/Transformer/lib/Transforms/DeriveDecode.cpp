@@ -2,8 +2,9 @@
 //
 // Clones the model function, decomposes the clone into primitives and routes
 // every attention through per-layer K/V caches (transformer.kv_cache_append
-// plus a view of the valid prefix), with RoPE at the absolute positions
-// pos .. pos + T - 1. See Passes.td (TransformerDeriveDecodePass).
+// plus a view of the valid prefix), with RoPE and learned position
+// embeddings at the absolute positions pos .. pos + T - 1. See Passes.td
+// (TransformerDeriveDecodePass).
 //
 //===----------------------------------------------------------------------===//
 
@@ -71,11 +72,14 @@ struct TransformerDeriveDecodePass
 
     SmallVector<SDPAOp> attentions;
     SmallVector<RoPEOp> ropes;
+    SmallVector<EmbeddingOp> embeddings;
     decode.walk([&](Operation *op) {
       if (auto sdpa = dyn_cast<SDPAOp>(op))
         attentions.push_back(sdpa);
       else if (auto rope = dyn_cast<RoPEOp>(op))
         ropes.push_back(rope);
+      else if (auto embedding = dyn_cast<EmbeddingOp>(op))
+        embeddings.push_back(embedding);
     });
     if (attentions.empty()) {
       forward.emitError() << "transformer-derive-decode: @" << entry
@@ -112,6 +116,17 @@ struct TransformerDeriveDecodePass
       if (Value old = rope.getPositionOffset())
         offset = arith::AddIOp::create(b, rope.getLoc(), old, pos);
       rope.getPositionOffsetMutable().assign(offset);
+    }
+    // Learned positions (GPT-2's wpe) are read at the absolute positions
+    // too.
+    for (EmbeddingOp embedding : embeddings) {
+      if (!embedding.getPositions())
+        continue;
+      b.setInsertionPoint(embedding);
+      Value offset = pos;
+      if (Value old = embedding.getPositionOffset())
+        offset = arith::AddIOp::create(b, embedding.getLoc(), old, pos);
+      embedding.getPositionOffsetMutable().assign(offset);
     }
 
     SmallVector<Value> updated;

@@ -182,6 +182,7 @@ def TransformerDeriveDecodePass
     `bufferization.buffer_layout` argument attribute that one-shot
     bufferization reads, or `bshd` (token-major: the tensor's own row-major
     order, one token's heads contiguous). In the body every `transformer.rope`
+    and every `transformer.embedding` with a position table (GPT-2's `wpe`)
     gets the absolute position offset `%pos`, and every `transformer.sdpa`
     reads its keys and values from
     `tensor.extract_slice (transformer.kv_cache_append %k into %k_i at %pos)`
@@ -190,6 +191,10 @@ def TransformerDeriveDecodePass
     (value semantics); after one-shot bufferization they are the caller's
     buffers written in place, and `blockc-drop-inplace-results` removes them
     from the results.
+
+    A causal language model's entry takes token ids `[B, T]` (i32) instead
+    of `%x` and returns logits `[B, T, vocab]` (f32) before the caches: the
+    decode entry takes the new tokens' ids and returns their logits.
 
     Prefill is the same function with `%pos = 0`, so prefill and decode
     cannot drift apart. Non-causal attention has no decode entry (an error).
