@@ -20,7 +20,7 @@ else
   shift || true
 fi
 TARGETS=("$@")
-[ ${#TARGETS[@]} -eq 0 ] && TARGETS=(ir tensor-files hf-config pipeline)
+[ ${#TARGETS[@]} -eq 0 ] && TARGETS=(ir tensor-files hf-config pipeline tokenizer)
 source "$ROOT/scripts/sanitize-setup.sh" || exit 1
 # sanitize-setup.sh runs under `set -e`; this script collects exit codes
 # itself (a grep that counts zero findings exits 1).

@@ -47,34 +47,49 @@ Tokenizer::load(llvm::StringRef dir) {
 StreamingDecoder::StreamingDecoder(const Tokenizer &t) : tokenizer(t) {}
 
 void StreamingDecoder::prime(llvm::ArrayRef<int32_t> newIds) {
-  ids.insert(ids.end(), newIds.begin(), newIds.end());
-  printed = tokenizer.decodeComplete(ids);
+  for (int32_t id : newIds)
+    push(id);
 }
 
-std::string StreamingDecoder::takeNew(std::string text) {
+std::string StreamingDecoder::step(bool final) {
+  // The window is ids[start..), decoded after one token of context (so that
+  // SentencePiece keeps the window's leading space) minus the context's own
+  // text.
+  llvm::ArrayRef<int32_t> all(ids);
+  size_t context = start > 0 ? start - 1 : 0;
+  std::string prefix =
+      start > 0 ? tokenizer.decode(all.slice(context, 1)) : std::string();
+  std::string whole = tokenizer.decode(all.drop_front(context));
+  std::string complete =
+      final ? whole : tokenizer.decodeComplete(all.drop_front(context));
+  std::string text;
+  if (llvm::StringRef(complete).starts_with(prefix))
+    text = complete.substr(prefix.size());
   // Complete text only grows; should a decoder ever rewrite what it printed,
   // the new text starts at the next whole character after what was printed.
-  size_t from = 0;
-  if (llvm::StringRef(text).starts_with(printed)) {
-    from = printed.size();
-  } else {
-    from = std::min(printed.size(), text.size());
+  size_t from = printed.size();
+  if (!llvm::StringRef(text).starts_with(printed)) {
+    from = std::min(from, text.size());
     while (from < text.size() && (text[from] & 0xC0) == 0x80)
       ++from;
   }
-  std::string out = text.substr(from);
+  std::string out = from < text.size() ? text.substr(from) : std::string();
   printed = std::move(text);
+  // Nothing held back: later text no longer depends on these ids, so the
+  // next window starts here and each step decodes only a few ids.
+  if (complete == whole) {
+    start = ids.size();
+    printed.clear();
+  }
   return out;
 }
 
 std::string StreamingDecoder::push(int32_t id) {
   ids.push_back(id);
-  return takeNew(tokenizer.decodeComplete(ids));
+  return step(/*final=*/false);
 }
 
-std::string StreamingDecoder::finish() {
-  return takeNew(tokenizer.decode(ids));
-}
+std::string StreamingDecoder::finish() { return step(/*final=*/true); }
 
 //===----------------------------------------------------------------------===//
 // UTF-8

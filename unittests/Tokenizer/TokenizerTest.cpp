@@ -200,6 +200,47 @@ TEST(TokenizerTest, StreamingAfterAPrompt) {
   EXPECT_EQ(d.push('!'), "!");
 }
 
+TEST(TokenizerTest, StreamingALongText) {
+  // Each step decodes only the ids since the last whole character, so a
+  // long stream takes linear time (re-decoding everything each step would
+  // take minutes here).
+  ByteTokenizer t;
+  StreamingDecoder d(t);
+  std::string text, streamed;
+  for (int i = 0; i < 50000; ++i)
+    text += i % 7 == 0 ? "\xF0\x9F\x98\x80" : i % 3 == 0 ? "\xC3\xA9" : "ab";
+  for (uint8_t b : text)
+    streamed += d.push(b);
+  streamed += d.finish();
+  EXPECT_EQ(streamed, text);
+}
+
+/// Words of a leading space each, the first word's space dropped, as
+/// SentencePiece decodes.
+class WordTokenizer : public ByteTokenizer {
+public:
+  std::string decode(llvm::ArrayRef<int32_t> ids) const override {
+    std::string text;
+    for (int32_t id : ids)
+      text += " w" + std::to_string(id);
+    return text.empty() ? text : text.substr(1);
+  }
+  std::string decodeComplete(llvm::ArrayRef<int32_t> ids) const override {
+    return decode(ids);
+  }
+};
+
+TEST(TokenizerTest, StreamingKeepsTheSpacesBetweenWords) {
+  WordTokenizer t;
+  StreamingDecoder d(t);
+  EXPECT_EQ(d.push(1), "w1");
+  EXPECT_EQ(d.push(2), " w2");
+  EXPECT_EQ(d.push(3), " w3");
+  StreamingDecoder primed(t);
+  primed.prime({1});
+  EXPECT_EQ(primed.push(2), " w2");
+}
+
 TEST(TokenizerTest, MergesByRank) {
   TempDir dir;
   // Ids 256.. in this order: lo, el, he, hel.

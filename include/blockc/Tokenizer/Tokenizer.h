@@ -77,10 +77,14 @@ public:
   std::string finish();
 
 private:
-  std::string takeNew(std::string text);
+  std::string step(bool final);
 
   const Tokenizer &tokenizer;
   std::vector<int32_t> ids;
+  /// The ids from `start` on are decoded again at each step (a few at a
+  /// time: the window restarts whenever nothing is held back).
+  size_t start = 0;
+  /// What was printed of the window's text.
   std::string printed;
 };
 
