@@ -10,15 +10,63 @@
 #include "TokenizerImpl.h"
 
 #include "blockc/Support/Error.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
 using namespace blockc;
 
 Tokenizer::~Tokenizer() = default;
 
+namespace {
+/// The eos_token_id of DIR/NAME: a number or a list of them.
+void readEndIds(llvm::StringRef dir, llvm::StringRef name,
+                std::vector<int64_t> &ids) {
+  llvm::SmallString<256> path(dir);
+  llvm::sys::path::append(path, name);
+  auto buffer = llvm::MemoryBuffer::getFile(path);
+  if (!buffer)
+    return;
+  auto json = llvm::json::parse((*buffer)->getBuffer());
+  if (!json) {
+    llvm::consumeError(json.takeError());
+    return;
+  }
+  const llvm::json::Object *root = json->getAsObject();
+  const llvm::json::Value *v = root ? root->get("eos_token_id") : nullptr;
+  if (!v)
+    return;
+  if (const llvm::json::Array *list = v->getAsArray()) {
+    for (const llvm::json::Value &e : *list)
+      if (std::optional<int64_t> id = e.getAsInteger())
+        ids.push_back(*id);
+  } else if (std::optional<int64_t> id = v->getAsInteger()) {
+    ids.push_back(*id);
+  }
+}
+} // namespace
+
 llvm::Expected<std::unique_ptr<Tokenizer>>
 Tokenizer::load(llvm::StringRef dir) {
+  auto tokenizer = loadFile(dir);
+  if (!tokenizer)
+    return tokenizer;
+  Tokenizer &t = **tokenizer;
+  std::vector<int64_t> ids;
+  if (t.eosId())
+    ids.push_back(*t.eosId());
+  readEndIds(dir, "generation_config.json", ids);
+  readEndIds(dir, "config.json", ids);
+  for (int64_t id : ids)
+    if (id >= 0 && id < t.vocabSize() && !llvm::is_contained(t.endIds, id))
+      t.endIds.push_back(id);
+  return tokenizer;
+}
+
+llvm::Expected<std::unique_ptr<Tokenizer>>
+Tokenizer::loadFile(llvm::StringRef dir) {
   llvm::SmallString<256> json(dir), model(dir);
   llvm::sys::path::append(json, "tokenizer.json");
   llvm::sys::path::append(model, "tokenizer.model");

@@ -46,7 +46,9 @@ cl::opt<bool> stream("stream",
                               "what is left at the end"),
                      cl::init(false), cl::cat(category));
 cl::opt<bool> info("info",
-                   cl::desc("Print the kind, vocabulary size, BOS and EOS"),
+                   cl::desc("Print the kind, vocabulary size, BOS, EOS, "
+                            "whether BOS goes in front by default and the "
+                            "ids that end a generated sequence"),
                    cl::init(false), cl::cat(category));
 
 int fail(const llvm::Twine &message) {
@@ -99,6 +101,12 @@ int main(int argc, char **argv) {
                  << "\nbos: " << idOrNone(t.bosId())
                  << "\neos: " << idOrNone(t.eosId())
                  << "\nadds-bos: " << (t.addsBosByDefault() ? "yes" : "no")
+                 << "\nend-ids: "
+                 << llvm::join(llvm::map_range(t.eosIds(),
+                                               [](int32_t id) {
+                                                 return std::to_string(id);
+                                               }),
+                               ",")
                  << "\n";
     return 0;
   }

@@ -335,6 +335,26 @@ TEST(TokenizerTest, AddedTokensAndSpecialTokens) {
   EXPECT_TRUE(t->addsBosByDefault());
 }
 
+TEST(TokenizerTest, EndIds) {
+  TempDir dir;
+  dir.write("tokenizer.json", Value(bpeJSON({})));
+  auto t = load(dir);
+  ASSERT_TRUE(t);
+  EXPECT_TRUE(t->eosIds().empty());
+  // eosId() first, then generation_config.json's and config.json's ids,
+  // each once, those outside the vocabulary left out.
+  dir.write("tokenizer_config.json", Object{{"eos_token", "a"}});
+  dir.write("generation_config.json", Object{{"eos_token_id", Array{5, 'a'}}});
+  dir.write("config.json", Object{{"eos_token_id", 999}});
+  t = load(dir);
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->eosIds().vec(), (Ids{'a', 5}));
+  dir.write("config.json", Object{{"eos_token_id", 7}});
+  t = load(dir);
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->eosIds().vec(), (Ids{'a', 5, 7}));
+}
+
 TEST(TokenizerTest, BosFromTheTemplate) {
   TempDir dir;
   Object json = bpeJSON({});

@@ -58,6 +58,18 @@ public:
 
   /// "sentencepiece" or "byte-level-bpe".
   virtual llvm::StringRef kind() const = 0;
+
+  /// Every id that ends a generated sequence: eosId() first, then the
+  /// `eos_token_id` ids (a number or a list) of the folder's
+  /// generation_config.json and config.json (Llama 3 instruct models list
+  /// several). Filled by load().
+  llvm::ArrayRef<int32_t> eosIds() const { return endIds; }
+
+private:
+  static llvm::Expected<std::unique_ptr<Tokenizer>>
+  loadFile(llvm::StringRef dir);
+
+  std::vector<int32_t> endIds;
 };
 
 /// Prints text as tokens arrive, never splitting a UTF-8 character.
