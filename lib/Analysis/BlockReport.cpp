@@ -13,6 +13,7 @@
 #include "blockc/Analysis/BlockReport.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
@@ -435,4 +436,164 @@ double BlockReport::flopsPerToken() const {
 
 double BlockReport::kvCacheBytesPerToken() const {
   return 2.0 * shape.numKVHeads * shape.headDim * shape.elementBytes;
+}
+
+//===----------------------------------------------------------------------===//
+// A causal language model's ops outside the blocks
+//===----------------------------------------------------------------------===//
+
+int64_t ModelPartsReport::params() const {
+  int64_t n = 0;
+  for (const ReportComponent &c : components)
+    n += c.params;
+  return n;
+}
+
+int64_t ModelPartsReport::weightBytes() const {
+  int64_t n = 0;
+  for (const ReportComponent &c : components)
+    n += c.bytes;
+  return n;
+}
+
+double ModelPartsReport::flopsPerToken() const {
+  double n = 0;
+  for (const ReportStep &s : steps)
+    n += s.flopsPerToken;
+  return n;
+}
+
+ModelPartsReport blockc::buildModelPartsReport(mlir::ModuleOp module,
+                                               const ReportOptions &options) {
+  ModelPartsReport r;
+  r.options = options;
+  EmbeddingOp embedding;
+  module->walk([&](EmbeddingOp op) {
+    if (!embedding)
+      embedding = op;
+  });
+  if (!embedding)
+    return r;
+  auto func = embedding->getParentOfType<mlir::func::FuncOp>();
+  double t = static_cast<double>(options.seqLen);
+  auto bytesOf = [](mlir::Type type) -> int64_t {
+    return type.getIntOrFloatBitWidth() / 8;
+  };
+  auto storageOf = [](mlir::Type type) {
+    std::string name;
+    llvm::raw_string_ostream(name) << type;
+    return name;
+  };
+  // A component per weight argument, each counted once (a tied head reads
+  // the embedding's).
+  llvm::DenseSet<mlir::Value> counted;
+  auto component = [&](llvm::StringRef name, llvm::StringRef kind,
+                       mlir::Value weight, int64_t bytes,
+                       llvm::StringRef storage) {
+    auto type = llvm::cast<mlir::RankedTensorType>(weight.getType());
+    ReportComponent c;
+    c.name = name.str();
+    c.kind = kind.str();
+    c.shape.assign(type.getShape().begin(), type.getShape().end());
+    c.storage = storage.str();
+    if (counted.insert(weight).second) {
+      c.params = type.getNumElements();
+      c.bytes = bytes;
+    } else {
+      c.storage = "tied: " + r.components.front().name;
+    }
+    c.modelParams = c.params;
+    c.modelBytes = c.bytes;
+    r.components.push_back(std::move(c));
+  };
+
+  // The embedding: B T rows gathered (and GPT-2's position rows added).
+  {
+    auto type = embedding.getType();
+    int64_t d = type.getDimSize(2);
+    int64_t e = bytesOf(type.getElementType());
+    bool positions = static_cast<bool>(embedding.getPositions());
+    ReportStep s;
+    s.name = "embedding";
+    s.operation = positions ? "x = E[ids] + P[pos]" : "x = E[ids]";
+    s.component = "embedding";
+    s.outputShape = {options.seqLen, d};
+    s.flopsPerToken = positions ? d : 0;
+    // The ids, the rows read (one or two per token) and the rows written.
+    s.bytes = t * (4 + (positions ? 3 : 2) * d * e);
+    r.steps.push_back(std::move(s));
+    auto table = embedding.getTable();
+    component(
+        "embedding", "embedding", table,
+        llvm::cast<mlir::RankedTensorType>(table.getType()).getNumElements() *
+            e,
+        storageOf(type.getElementType()));
+    if (positions)
+      component(
+          "positions", "embedding", embedding.getPositions(),
+          llvm::cast<mlir::RankedTensorType>(embedding.getPositions().getType())
+                  .getNumElements() *
+              e,
+          storageOf(type.getElementType()));
+  }
+
+  // The final norm and the LM head: the entry's ops outside the blocks.
+  for (mlir::Operation &op : func.getBody().front()) {
+    if (auto norm = llvm::dyn_cast<RMSNormOp>(op)) {
+      int64_t d = norm.getType().getShape().back();
+      int64_t e = bytesOf(norm.getType().getElementType());
+      ReportStep s{"final norm",
+                   "x_norm = RMSNorm(h)",
+                   "norm",
+                   {options.seqLen, d},
+                   4.0 * d,
+                   0,
+                   t * 2 * d * e + double(d * e)};
+      r.steps.push_back(std::move(s));
+      component("final_norm.g", "norm", norm.getWeight(), d * e,
+                storageOf(norm.getType().getElementType()));
+    } else if (auto norm = llvm::dyn_cast<LayerNormOp>(op)) {
+      int64_t d = norm.getType().getShape().back();
+      int64_t e = bytesOf(norm.getType().getElementType());
+      ReportStep s{"final norm",
+                   "x_norm = LayerNorm(h)",
+                   "norm",
+                   {options.seqLen, d},
+                   7.0 * d,
+                   0,
+                   t * 2 * d * e + double(2 * d * e)};
+      r.steps.push_back(std::move(s));
+      component("final_norm.g", "norm", norm.getWeight(), d * e,
+                storageOf(norm.getType().getElementType()));
+      component("final_norm.b", "norm", norm.getBias(), d * e,
+                storageOf(norm.getType().getElementType()));
+    } else if (auto head = llvm::dyn_cast<LinearOp>(op)) {
+      auto w = llvm::cast<mlir::RankedTensorType>(head.getWeight().getType());
+      int64_t vocab = w.getDimSize(0), d = w.getDimSize(1);
+      int64_t e = bytesOf(w.getElementType());
+      // Stored as the blocks' projections are (BlockShape::projectionBytes).
+      BlockShape storage;
+      storage.elementBytes = e;
+      storage.elementType = storageOf(w.getElementType());
+      if (WeightQuantAttr quant = head.getWeightQuantAttr()) {
+        storage.weightStorage = quant.getType() == WeightQuantType::int8
+                                    ? WeightStorage::Int8
+                                    : WeightStorage::Int4;
+        storage.quantGroupSize = quant.getGroupSize();
+      }
+      int64_t weightBytes = storage.projectionBytes(vocab, d);
+      int64_t out = bytesOf(head.getType().getElementType());
+      ReportStep s{"LM head",
+                   "logits = x_norm W_head^T",
+                   "head",
+                   {options.seqLen, vocab},
+                   2.0 * d * vocab,
+                   0,
+                   double(weightBytes) + t * (d * e + vocab * out)};
+      r.steps.push_back(std::move(s));
+      component("W_head", "head", head.getWeight(), weightBytes,
+                storage.weightStorageName());
+    }
+  }
+  return r;
 }

@@ -101,28 +101,36 @@ struct Table {
   std::vector<Row> rows;
 };
 
-Table stepTable(const BlockReport &r) {
+Table stepTable(const std::vector<ReportStep> &steps, int64_t seqLen) {
   Table t{{"#", "step", "operation", "output shape", "FLOPs/token",
            "L-dep. FLOPs/token", "bytes", "FLOP/byte"},
           {true, false, false, false, true, true, true, true},
           {}};
   int n = 0;
-  for (const ReportStep &s : r.steps)
+  for (const ReportStep &s : steps)
     t.rows.push_back(
         {{std::to_string(++n), s.name, s.operation, shapeString(s.outputShape),
           commas(s.flopsPerToken), commas(s.flopsPerTokenLDependent),
-          commas(s.bytes), fixed(s.intensity(r.options.seqLen))}});
+          commas(s.bytes), fixed(s.intensity(seqLen))}});
+  return t;
+}
+
+Table stepTable(const BlockReport &r) {
+  return stepTable(r.steps, r.options.seqLen);
+}
+
+Table componentTable(const std::vector<ReportComponent> &components) {
+  Table t{{"component", "kind", "shape", "storage", "parameters", "bytes"},
+          {false, false, false, false, true, true},
+          {}};
+  for (const ReportComponent &c : components)
+    t.rows.push_back({{c.name, c.kind, shapeString(c.shape), c.storage,
+                       commas(c.params), commas(c.bytes)}});
   return t;
 }
 
 Table componentTable(const BlockReport &r) {
-  Table t{{"component", "kind", "shape", "storage", "parameters", "bytes"},
-          {false, false, false, false, true, true},
-          {}};
-  for (const ReportComponent &c : r.components)
-    t.rows.push_back({{c.name, c.kind, shapeString(c.shape), c.storage,
-                       commas(c.params), commas(c.bytes)}});
-  return t;
+  return componentTable(r.components);
 }
 
 Table blockTotalsTable(const BlockReport &r) {
@@ -201,6 +209,28 @@ Table modelTotalsTable(const std::vector<BlockReport> &blocks) {
   return t;
 }
 
+/// The whole causal language model: the blocks (N times) and the ops
+/// outside them.
+Table wholeModelTable(const std::vector<BlockReport> &blocks,
+                      const ModelPartsReport &parts) {
+  ModelTotals m(blocks);
+  Table t{{"quantity", "value"}, {false, true}, {}};
+  auto add = [&](std::string name, double value) {
+    t.rows.push_back({{std::move(name), commas(value)}});
+  };
+  double flops = m.staticFlops + m.attnFlops;
+  for (const BlockReport &r : blocks)
+    flops += static_cast<double>(r.options.layers) *
+             (r.flopsPerToken() - r.staticFlopsPerToken() -
+              r.attentionFlopsPerToken());
+  add("parameters (blocks, embedding, final norm, LM head)",
+      m.params + static_cast<double>(parts.params()));
+  add("weight bytes (as stored)",
+      m.weightBytes + static_cast<double>(parts.weightBytes()));
+  add("all counted FLOPs per token at L", flops + parts.flopsPerToken());
+  return t;
+}
+
 /// Prints a table aligned as text, or as a markdown table.
 void printTable(llvm::raw_ostream &os, const Table &t, bool markdown) {
   const std::vector<std::string> &header = t.header;
@@ -256,9 +286,12 @@ std::string preamble(const ReportOptions &o) {
   return p;
 }
 
+constexpr const char *kPartsTitle =
+    "Outside the blocks: embedding, final norm, LM head";
+
 void printTextOrMarkdown(llvm::raw_ostream &os, llvm::StringRef title,
                          const std::vector<BlockReport> &blocks,
-                         bool markdown) {
+                         const ModelPartsReport *parts, bool markdown) {
   const ReportOptions &o = blocks.front().options;
   std::string h1 = markdown ? "# " : "", h2 = markdown ? "## " : "",
               h3 = markdown ? "### " : "";
@@ -275,12 +308,24 @@ void printTextOrMarkdown(llvm::raw_ostream &os, llvm::StringRef title,
     printTable(os, blockTotalsTable(r), markdown);
     os << "\n";
   }
+  if (parts) {
+    os << h2 << kPartsTitle << "\n\n";
+    printTable(os, stepTable(parts->steps, o.seqLen), markdown);
+    os << "\n" << h3 << "Parameters\n\n";
+    printTable(os, componentTable(parts->components), markdown);
+    os << "\n";
+  }
   os << h2 << "Totals for N = " << o.layers << " layer(s)\n\n";
   printTable(os, modelTotalsTable(blocks), markdown);
+  if (parts) {
+    os << "\n" << h2 << "Totals for the whole model\n\n";
+    printTable(os, wholeModelTable(blocks, *parts), markdown);
+  }
 }
 
 void printJSON(llvm::raw_ostream &os, llvm::StringRef title,
-               const std::vector<BlockReport> &blocks) {
+               const std::vector<BlockReport> &blocks,
+               const ModelPartsReport *parts) {
   const ReportOptions &o = blocks.front().options;
   llvm::json::OStream j(os, 2);
   auto shapeArray = [&](const std::vector<int64_t> &shape) {
@@ -394,6 +439,40 @@ void printJSON(llvm::raw_ostream &os, llvm::StringRef title,
         j.attribute("kv_cache_bytes_per_token", ranks * m.kv);
         j.attribute("kv_cache_bytes", ranks * m.kv * o.kvLen);
       });
+    });
+    if (!parts)
+      return;
+    // The causal language model's ops outside the blocks.
+    j.attributeObject("model_parts", [&] {
+      j.attributeArray("steps", [&] {
+        for (const ReportStep &st : parts->steps)
+          j.object([&] {
+            j.attribute("name", st.name);
+            j.attribute("operation", st.operation);
+            j.attribute("component", st.component);
+            j.attributeBegin("output_shape");
+            shapeArray(st.outputShape);
+            j.attributeEnd();
+            j.attribute("flops_per_token", st.flopsPerToken);
+            j.attribute("bytes", st.bytes);
+          });
+      });
+      j.attributeArray("components", [&] {
+        for (const ReportComponent &c : parts->components)
+          j.object([&] {
+            j.attribute("name", c.name);
+            j.attribute("kind", c.kind);
+            j.attributeBegin("shape");
+            shapeArray(c.shape);
+            j.attributeEnd();
+            j.attribute("storage", c.storage);
+            j.attribute("params", c.params);
+            j.attribute("bytes", c.bytes);
+          });
+      });
+      j.attribute("params", parts->params());
+      j.attribute("weight_bytes", parts->weightBytes());
+      j.attribute("flops_per_token", parts->flopsPerToken());
     });
   });
   os << "\n";
@@ -621,7 +700,8 @@ void htmlTable(llvm::raw_ostream &os, const Table &t) {
 }
 
 void printHTML(llvm::raw_ostream &os, llvm::StringRef title,
-               const std::vector<BlockReport> &blocks) {
+               const std::vector<BlockReport> &blocks,
+               const ModelPartsReport *parts) {
   const ReportOptions &o = blocks.front().options;
   std::string part = rankSuffix(o);
   // The page takes the window's width; wide tables scroll inside their box.
@@ -657,8 +737,18 @@ void printHTML(llvm::raw_ostream &os, llvm::StringRef title,
     os << "<h3>Steps" << escape(part) << "</h3>\n";
     htmlTable(os, stepTable(r));
   }
+  if (parts) {
+    os << "<h2>" << escape(kPartsTitle) << "</h2>\n";
+    htmlTable(os, stepTable(parts->steps, o.seqLen));
+    os << "<h3>Parameters</h3>\n";
+    htmlTable(os, componentTable(parts->components));
+  }
   os << "<h2>Totals for N = " << o.layers << " layer(s)</h2>\n";
   htmlTable(os, modelTotalsTable(blocks));
+  if (parts) {
+    os << "<h2>Totals for the whole model</h2>\n";
+    htmlTable(os, wholeModelTable(blocks, *parts));
+  }
   os << "</body></html>\n";
 }
 
@@ -666,17 +756,19 @@ void printHTML(llvm::raw_ostream &os, llvm::StringRef title,
 
 void blockc::printReport(llvm::raw_ostream &os, llvm::StringRef title,
                          const std::vector<BlockReport> &blocks,
-                         ReportFormat format) {
+                         ReportFormat format, const ModelPartsReport *parts) {
   if (blocks.empty())
     return;
+  if (parts && parts->empty())
+    parts = nullptr;
   switch (format) {
   case ReportFormat::Text:
-    return printTextOrMarkdown(os, title, blocks, /*markdown=*/false);
+    return printTextOrMarkdown(os, title, blocks, parts, /*markdown=*/false);
   case ReportFormat::Markdown:
-    return printTextOrMarkdown(os, title, blocks, /*markdown=*/true);
+    return printTextOrMarkdown(os, title, blocks, parts, /*markdown=*/true);
   case ReportFormat::JSON:
-    return printJSON(os, title, blocks);
+    return printJSON(os, title, blocks, parts);
   case ReportFormat::HTML:
-    return printHTML(os, title, blocks);
+    return printHTML(os, title, blocks, parts);
   }
 }

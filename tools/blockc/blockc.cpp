@@ -170,7 +170,9 @@ int printReport(ModuleOp module) {
                                &errorMessage);
   if (!output)
     return fail(errorMessage);
-  blockc::printReport(output->os(), inputFile, reports, reportFormat);
+  blockc::ModelPartsReport parts =
+      blockc::buildModelPartsReport(module, options);
+  blockc::printReport(output->os(), inputFile, reports, reportFormat, &parts);
   output->keep();
   return 0;
 }

@@ -145,12 +145,35 @@ BlockReport buildReport(const BlockShape &shape, const ReportOptions &options);
 std::vector<BlockReport> buildReports(mlir::ModuleOp module,
                                       ReportOptions options);
 
+/// A causal language model's ops outside its blocks (the token embedding
+/// with GPT-2's position table, the final norm and the LM head), as steps
+/// and components like a block's; empty for a model of activations.
+struct ModelPartsReport {
+  ReportOptions options;
+  std::vector<ReportStep> steps;
+  std::vector<ReportComponent> components;
+
+  bool empty() const { return steps.empty(); }
+  int64_t params() const;
+  int64_t weightBytes() const;
+  /// All counted FLOPs per token (the head's 2 d vocab and the elementwise
+  /// work).
+  double flopsPerToken() const;
+};
+
+/// The ModelPartsReport of the entry function of `module` (the one with a
+/// transformer.embedding).
+ModelPartsReport buildModelPartsReport(mlir::ModuleOp module,
+                                       const ReportOptions &options);
+
 enum class ReportFormat { Text, Markdown, JSON, HTML };
 
 /// Prints the report of `blocks` (one per transformer.block of the model,
-/// in order; `title` names the model).
+/// in order; `title` names the model), and of a causal language model's
+/// other ops (`parts`, when given and not empty).
 void printReport(llvm::raw_ostream &os, llvm::StringRef title,
-                 const std::vector<BlockReport> &blocks, ReportFormat format);
+                 const std::vector<BlockReport> &blocks, ReportFormat format,
+                 const ModelPartsReport *parts = nullptr);
 
 } // namespace blockc
 
