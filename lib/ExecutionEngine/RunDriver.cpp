@@ -227,6 +227,28 @@ llvm::Expected<GenerateRunResult> blockc::runGenerate(
   return std::move(result);
 }
 
+llvm::Expected<ModelInput>
+blockc::encodePrompt(const Tokenizer &tokenizer, llvm::StringRef prompt,
+                     const ModelSignature &signature) {
+  auto ids = tokenizer.encode(prompt, tokenizer.addsBosByDefault());
+  if (!ids)
+    return makeError("--prompt: " + llvm::toString(ids.takeError()));
+  if (ids->empty())
+    return makeError("--prompt: the tokenizer gives no tokens for it");
+  ModelInput input;
+  int64_t n = ids->size();
+  input.tensor = makeTokenIds({1, n});
+  for (int64_t i = 0; i < n; ++i)
+    setTokenId(input.tensor, i, (*ids)[i]);
+  input.label = llvm::formatv("--prompt ({0} tokens, {1})", n,
+                              tokenizer.kind())
+                    .str();
+  if (llvm::Error e =
+          checkTokenIds(input.tensor, signature.vocabSize, "--prompt"))
+    return std::move(e);
+  return std::move(input);
+}
+
 llvm::Expected<EntryRunResult>
 blockc::runEntry(mlir::ModuleOp module, const ModelSignature &signature,
                  const HostTensor &input, RunWeights &weights,

@@ -4,6 +4,8 @@
 //       --random-weights[=SEED]] [--input=x.npy | --random-input[=SEED]]
 //       [--seq-len=T] [--batch=B] [--output=y.npy] [--repeat=N]
 //       [--threads=N] [--decode=N | --check-decode] [--max-len=L] [--quiet]
+//       [--generate=N [--temperature=T] [--top-k=K] [--top-p=P] [--seed=S]
+//        [--stop-token=ID]...] [--tokenizer=DIR [--prompt=TEXT]]
 //
 // --decode=N prefills the input through the KV-cached decode entry derived
 // by transformer-derive-decode and runs N single-token steps;
@@ -29,6 +31,7 @@
 #include "blockc/ExecutionEngine/MemoryEstimate.h"
 #include "blockc/ExecutionEngine/RunDriver.h"
 #include "blockc/ExecutionEngine/TensorParallel.h"
+#include "blockc/ExecutionEngine/TokenIds.h"
 
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/CommandLine.h"
@@ -138,6 +141,100 @@ int runDecodeMode(ModuleOp module, const blockc::ModelSignature &sig,
   return 0;
 }
 
+/// --generate=N (docs/Generation.md): a causal language model's tokens
+/// after the prompt, streamed to stdout as they come (as text with
+/// --tokenizer and one sequence), then the summary.
+int runGenerateMode(ModuleOp module, const blockc::ModelSignature &sig,
+                    const blockc::ModelInput &input,
+                    std::vector<blockc::HostTensor> &weights,
+                    blockc::RunHead &head, blockc::CompileCache *cache,
+                    const blockc::Tokenizer *tokenizer) {
+  blockc::GenerationOptions generation;
+  generation.maxNewTokens = run.generateTokens;
+  generation.sampling = run.sampling;
+  generation.stopTokens = run.stopTokens;
+  if (tokenizer)
+    for (int32_t eos : tokenizer->eosIds())
+      if (!llvm::is_contained(generation.stopTokens, eos))
+        generation.stopTokens.push_back(eos);
+  int64_t batch = input.tensor.shape[0], promptLen = input.tensor.shape[1];
+
+  // Only rank 0 streams (every rank computes the same tokens).
+  bool stream = world.rank == 0;
+  auto &os = llvm::outs();
+  std::optional<blockc::StreamingDecoder> text;
+  if (tokenizer && batch == 1) {
+    text.emplace(*tokenizer);
+    std::vector<int32_t> prompt;
+    for (int64_t i = 0; i < promptLen; ++i)
+      prompt.push_back(blockc::getTokenId(input.tensor, i));
+    text->prime(prompt);
+  }
+  int64_t step = 0;
+  auto onTokens = [&](llvm::ArrayRef<int32_t> tokens) {
+    if (!stream)
+      return;
+    if (step == 0)
+      progress.clear();
+    if (text)
+      os << text->push(tokens[0]);
+    else if (batch == 1)
+      os << (step == 0 ? "  tokens  " : "") << " " << tokens[0];
+    else {
+      os << "  step " << step << ":";
+      for (int32_t t : tokens)
+        os << " " << t;
+      os << "\n";
+    }
+    os.flush();
+    ++step;
+  };
+  progress.start(llvm::formatv("generating {0} tokens", run.generateTokens));
+  auto result =
+      blockc::runGenerate(module, sig, input.tensor, weights, run, generation,
+                          options, cache, progress, onTokens);
+  if (stream && step > 0 && batch == 1) {
+    if (text)
+      os << text->finish();
+    os << "\n";
+  }
+  if (!result)
+    return fail(result.takeError());
+  progress.clear();
+  const blockc::GenerationResult &g = result->generation;
+  blockc::DecodeSession &session = *result->session;
+  if (world.rank != 0)
+    return 0;
+  if (!run.outputFile.empty()) {
+    blockc::HostTensor ids = blockc::makeTokenIds({batch, g.generated});
+    for (int64_t i = 0, e = g.tokens.size(); i < e; ++i)
+      blockc::setTokenId(ids, i, g.tokens[i]);
+    if (llvm::Error e = blockc::writeTokenIdsNpy(run.outputFile, ids))
+      return fail(std::move(e));
+  }
+  head.entry = session.getSignature().funcName;
+  blockc::printRunHead(os, head, sig);
+  blockc::printKVCaches(os, session);
+  os << "  generated " << blockc::formatShape({batch, g.generated})
+     << (run.outputFile.empty() ? "" : "  -> " + run.outputFile) << "\n";
+  if (tokenizer && batch > 1)
+    for (int64_t b = 0; b < batch; ++b)
+      os << "  text[" << b << "]  "
+         << tokenizer->decode(llvm::ArrayRef<int32_t>(g.tokens).slice(
+                b * g.generated, g.generated))
+         << "\n";
+  blockc::printCompileLine(os, result->compileSeconds, session.cacheStatus());
+  blockc::printPrepare(os, session.getPrepareEntry(), result->prepareSeconds,
+                       result->preparedBytes);
+  os << "  prefill  " << promptLen << " tokens x " << batch
+     << (batch == 1 ? " sequence" : " sequences") << " in "
+     << blockc::formatSeconds(g.prefillSeconds)
+     << llvm::format(", %.1f tokens/s\n",
+                     double(batch * promptLen) / g.prefillSeconds);
+  blockc::printDecodeSteps(os, g.stepSeconds, batch);
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -227,14 +324,22 @@ int main(int argc, char **argv) {
     return message.empty() ? 1 : fail(message);
   }
   tpRanks = blockc::getTensorParallelRanks(*module);
-  if (run.generateMode() &&
-      !sig->args.front().type.getElementType().isInteger(32)) {
+  if ((run.generateMode() || !run.prompt.empty()) && !sig->takesTokenIds()) {
     std::string type;
     llvm::raw_string_ostream(type) << sig->args.front().type;
     return fail(llvm::formatv(
-        "--generate needs a causal-LM model, whose @{0} takes token ids "
-        "[B, T] (blockc-import --model=causal-lm); {1}'s @{0} takes {2}",
-        sig->funcName, modelFile, type));
+        "{0} needs a causal-LM model, whose @{1} takes token ids [B, T] "
+        "(blockc-import --model=causal-lm); {2}'s @{1} takes {3}",
+        run.generateMode() ? "--generate" : "--prompt", sig->funcName,
+        modelFile, type));
+  }
+  // The tokenizer's files are read before anything is compiled.
+  std::unique_ptr<blockc::Tokenizer> tokenizer;
+  if (!run.tokenizerDir.empty()) {
+    auto loadedTokenizer = blockc::Tokenizer::load(run.tokenizerDir);
+    if (!loadedTokenizer)
+      return fail(loadedTokenizer.takeError());
+    tokenizer = std::move(*loadedTokenizer);
   }
   std::unique_ptr<blockc::CompileCache> cache;
   if (!run.noCache) {
@@ -254,18 +359,28 @@ int main(int argc, char **argv) {
   }
 
   // ---- Input ----------------------------------------------------------------
-  int64_t steps = decodeMode && !run.checkDecode ? run.decodeSteps : 0;
-  auto input = blockc::loadModelInput(
-      *sig, {run.inputFile, run.inputSeed.value_or(0), run.batch, run.seqLen},
-      [&](int64_t b, int64_t t) -> llvm::Error {
-        if (decodeMode)
-          if (llvm::Error e = run.checkCacheCapacity(t))
-            return e;
-        int64_t cacheLen = !decodeMode  ? 0
-                           : run.maxLen ? run.maxLen
-                                        : run.neededCacheLength(t);
-        return blockc::checkMemoryFits(*sig, b, t, steps, cacheLen);
-      });
+  int64_t steps = run.generateMode()               ? run.generateTokens
+                  : decodeMode && !run.checkDecode ? run.decodeSteps
+                                                   : 0;
+  auto checkSize = [&](int64_t b, int64_t t) -> llvm::Error {
+    if (decodeMode)
+      if (llvm::Error e = run.checkCacheCapacity(t))
+        return e;
+    int64_t cacheLen = !decodeMode  ? 0
+                       : run.maxLen ? run.maxLen
+                                    : run.neededCacheLength(t);
+    return blockc::checkMemoryFits(*sig, b, t, steps, cacheLen);
+  };
+  llvm::Expected<blockc::ModelInput> input =
+      run.prompt.empty()
+          ? blockc::loadModelInput(*sig,
+                                   {run.inputFile, run.inputSeed.value_or(0),
+                                    run.batch, run.seqLen},
+                                   checkSize)
+          : blockc::encodePrompt(*tokenizer, run.prompt, *sig);
+  if (input && !run.prompt.empty())
+    if (llvm::Error e = checkSize(1, input->tensor.shape[1]))
+      return fail(std::move(e));
   if (!input)
     return fail(llvm::toString(input.takeError()));
 
@@ -319,6 +434,12 @@ int main(int argc, char **argv) {
     if (llvm::Error e = blockc::setCpuThreads(run.threads))
       return fail(llvm::toString(std::move(e)));
 
+  if (run.generateMode()) {
+    int rc = runGenerateMode(*module, *sig, *input, weights, head, cache.get(),
+                             tokenizer.get());
+    blockc::TensorParallelWorld::finalize();
+    return rc;
+  }
   if (decodeMode) {
     int rc = runDecodeMode(*module, *sig, *input, weights, head, cache.get());
     blockc::TensorParallelWorld::finalize();

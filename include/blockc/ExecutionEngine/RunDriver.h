@@ -20,6 +20,7 @@
 #include "blockc/ExecutionEngine/RunSummary.h"
 #include "blockc/ExecutionEngine/WeightBinding.h"
 #include "blockc/Support/Progress.h"
+#include "blockc/Tokenizer/Tokenizer.h"
 
 #include "mlir/IR/BuiltinOps.h"
 
@@ -74,6 +75,13 @@ runGenerate(mlir::ModuleOp module, const ModelSignature &signature,
             const CompileOptions &options, CompileCache *cache,
             Progress &progress,
             const std::function<void(llvm::ArrayRef<int32_t>)> &onTokens);
+
+/// --prompt: the ids `tokenizer` encodes `prompt` to ([1, T], with the
+/// beginning-of-sequence token where the model's tokenizer adds one), checked
+/// against the vocabulary of `signature`'s causal language model.
+llvm::Expected<ModelInput> encodePrompt(const Tokenizer &tokenizer,
+                                        llvm::StringRef prompt,
+                                        const ModelSignature &signature);
 
 struct EntryRunResult {
   std::unique_ptr<BlockJit> jit;
