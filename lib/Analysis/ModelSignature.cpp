@@ -128,6 +128,9 @@ FailureOr<ModelSignature> blockc::analyzeModel(ModuleOp module,
       if (!sig.modelDim) {
         sig.modelDim = op.getType().getDimSize(2);
         sig.elementType = op.getType().getElementType();
+        if (mlir::Value positions = op.getPositions())
+          sig.maxPositions =
+              cast<RankedTensorType>(positions.getType()).getDimSize(0);
       }
     });
     if (!sig.modelDim)

@@ -166,6 +166,11 @@ llvm::Error DecodeSession::step(const HostTensor &x, HostTensor &out) {
     return makeError("KV cache overflow: " + Twine(position) + " cached + " +
                      Twine(n) + " new tokens exceed the capacity L_max = " +
                      Twine(capacity) + " (--max-len)");
+  // Positions past a learned position table would read clamped rows.
+  if (signature.maxPositions && position + n > signature.maxPositions)
+    return makeError("position overflow: " + Twine(position) + " cached + " +
+                     Twine(n) + " new tokens exceed the model's " +
+                     Twine(signature.maxPositions) + " learned positions");
   if (!jit)
     return makeError("the decode entry is not compiled");
   out.shape = signature.getOutputShape(x.shape[0], n);

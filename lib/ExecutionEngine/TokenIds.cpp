@@ -237,6 +237,10 @@ blockc::loadTokenInput(const ModelSignature &sig, const InputRequest &request,
   if (shape[0] == 0 || shape[1] == 0)
     return makeError("empty input: B and T must be at least 1, got " +
                      formatShape(shape));
+  if (sig.maxPositions && shape[1] > sig.maxPositions)
+    return makeError((file.empty() ? std::string("random input") : file) +
+                     ": " + Twine(shape[1]) + " tokens exceed the model's " +
+                     Twine(sig.maxPositions) + " learned positions");
   if (checkSize)
     if (Error e = checkSize(shape[0], shape[1]))
       return std::move(e);

@@ -74,6 +74,9 @@ struct ModelSignature {
   int64_t modelDim = 0;
   /// A causal language model's vocabulary (0 for a stack).
   int64_t vocabSize = 0;
+  /// The rows of its learned position table (GPT-2's wpe): positions
+  /// 0 .. maxPositions - 1 exist. 0: no position table.
+  int64_t maxPositions = 0;
   /// Weights of the projections outside the blocks (the LM head).
   int64_t headParams = 0;
   /// See getModelElementType().
