@@ -46,18 +46,6 @@ Error idsError(StringRef path, const Twine &message) {
   return makeError(path + ": " + message);
 }
 
-/// The text after `'key':` in a .npy header dict.
-std::optional<StringRef> npyField(StringRef header, StringRef key) {
-  std::string pattern = "'" + key.str() + "'";
-  size_t pos = header.find(pattern);
-  if (pos == StringRef::npos)
-    return std::nullopt;
-  StringRef rest = header.drop_front(pos + pattern.size()).ltrim();
-  if (!rest.consume_front(":"))
-    return std::nullopt;
-  return rest.ltrim();
-}
-
 } // namespace
 
 Expected<HostTensor> blockc::readTokenIdsNpy(StringRef path) {
@@ -67,57 +55,28 @@ Expected<HostTensor> blockc::readTokenIdsNpy(StringRef path) {
     return idsError(path,
                     "cannot open .npy file: " + buffer.getError().message());
   StringRef bytes = (*buffer)->getBuffer();
-  if (bytes.size() < 10 || !bytes.starts_with("\x93NUMPY"))
-    return idsError(path, "not a .npy file (bad magic)");
-  uint8_t major = bytes[6];
-  uint64_t headerLen, headerStart;
-  if (major == 1) {
-    headerLen = llvm::support::endian::read16le(bytes.data() + 8);
-    headerStart = 10;
-  } else if ((major == 2 || major == 3) && bytes.size() >= 12) {
-    headerLen = llvm::support::endian::read32le(bytes.data() + 8);
-    headerStart = 12;
-  } else {
-    return idsError(path, "unsupported or truncated .npy header");
-  }
-  if (headerStart + headerLen > bytes.size())
-    return idsError(path, "truncated .npy header");
-  StringRef header = bytes.substr(headerStart, headerLen);
-  std::optional<StringRef> descr = npyField(header, "descr");
-  if (!descr || descr->size() < 2 || (*descr)[0] != '\'')
-    return idsError(path, "malformed .npy header (no 'descr')");
-  StringRef dtype = descr->drop_front().split('\'').first;
+  Expected<NpyHeader> header = parseNpyHeader(bytes, path);
+  if (!header)
+    return header.takeError();
+  StringRef dtype = header->dtype;
   bool is32 = dtype == "<i4" || dtype == "=i4" || dtype == "i4";
   bool is64 = dtype == "<i8" || dtype == "=i8" || dtype == "i8";
   if (!is32 && !is64)
     return idsError(path, "token ids must be int32 or int64 ('<i4' or "
                           "'<i8'), got '" +
                               dtype + "'");
-  std::optional<StringRef> fortran = npyField(header, "fortran_order");
-  if (!fortran || !fortran->starts_with("False"))
+  if (header->fortranOrder)
     return idsError(path, "token ids must be a C-order array");
-  std::optional<StringRef> shapeText = npyField(header, "shape");
-  if (!shapeText || !shapeText->starts_with("("))
-    return idsError(path, "malformed .npy header (no 'shape')");
-  StringRef dims = shapeText->drop_front().split(')').first;
-  llvm::SmallVector<StringRef> parts;
-  dims.split(parts, ',', -1, /*KeepEmpty=*/false);
-  std::vector<int64_t> shape;
-  for (StringRef p : parts) {
-    p = p.trim();
-    if (p.empty())
-      continue;
-    int64_t d;
-    if (p.getAsInteger(10, d) || d < 0 || d > (int64_t(1) << 31))
-      return idsError(path, "malformed .npy shape '(" + dims + ")'");
-    shape.push_back(d);
-  }
+  const std::vector<int64_t> &shape = header->shape;
+  for (int64_t d : shape)
+    if (d > (int64_t(1) << 31))
+      return idsError(path, "malformed .npy shape " + formatShape(shape));
   if (shape.size() != 2)
     return idsError(path,
                     "token ids must be [B, T], got " + formatShape(shape));
   uint64_t n = uint64_t(shape[0]) * uint64_t(shape[1]);
   uint64_t eltBytes = is32 ? 4 : 8;
-  uint64_t dataStart = headerStart + headerLen;
+  uint64_t dataStart = header->dataOffset;
   if (bytes.size() - dataStart != n * eltBytes)
     return idsError(path, "data size mismatch: shape " + formatShape(shape) +
                               " needs " + Twine(n * eltBytes) +

@@ -491,7 +491,7 @@ Expected<HostTensor> blockc::readNpy(StringRef path) {
   return parseNpy((*bufOr)->getBuffer(), path);
 }
 
-Expected<HostTensor> blockc::parseNpy(StringRef bytes, StringRef path) {
+Expected<NpyHeader> blockc::parseNpyHeader(StringRef bytes, StringRef path) {
   if (bytes.size() < 10 || !bytes.starts_with("\x93NUMPY"))
     return fileError(path, "not a .npy file (bad magic)");
   uint8_t major = bytes[6];
@@ -511,10 +511,39 @@ Expected<HostTensor> blockc::parseNpy(StringRef bytes, StringRef path) {
     return fileError(path, "truncated .npy header");
   StringRef header = bytes.substr(headerStart, headerLen);
 
+  NpyHeader result;
+  result.dataOffset = headerStart + headerLen;
   std::optional<StringRef> descr = npyField(header, "descr");
   if (!descr || descr->size() < 2 || (*descr)[0] != '\'')
     return fileError(path, "malformed .npy header (no 'descr')");
-  StringRef dtype = descr->drop_front().split('\'').first;
+  result.dtype = descr->drop_front().split('\'').first.str();
+  std::optional<StringRef> fortran = npyField(header, "fortran_order");
+  if (!fortran)
+    return fileError(path, "malformed .npy header (no 'fortran_order')");
+  result.fortranOrder = !fortran->starts_with("False");
+  std::optional<StringRef> shapeText = npyField(header, "shape");
+  if (!shapeText || !shapeText->starts_with("("))
+    return fileError(path, "malformed .npy header (no 'shape')");
+  StringRef dims = shapeText->drop_front().split(')').first;
+  SmallVector<StringRef> parts;
+  dims.split(parts, ',', -1, /*KeepEmpty=*/false);
+  for (StringRef p : parts) {
+    p = p.trim();
+    if (p.empty())
+      continue;
+    int64_t d;
+    if (p.getAsInteger(10, d) || d < 0)
+      return fileError(path, "malformed .npy shape '(" + dims + ")'");
+    result.shape.push_back(d);
+  }
+  return std::move(result);
+}
+
+Expected<HostTensor> blockc::parseNpy(StringRef bytes, StringRef path) {
+  Expected<NpyHeader> header = parseNpyHeader(bytes, path);
+  if (!header)
+    return header.takeError();
+  StringRef dtype = header->dtype;
   bool isHalf = dtype == "<f2" || dtype == "=f2" || dtype == "f2";
   if (dtype == "<f8" || dtype == "=f8" || dtype == "f8")
     return fileError(path, "holds float64 ('" + dtype +
@@ -525,32 +554,15 @@ Expected<HostTensor> blockc::parseNpy(StringRef bytes, StringRef path) {
     return fileError(path, "unsupported dtype '" + dtype +
                                "' (expected '<f4', float32, or '<f2', "
                                "float16)");
-  std::optional<StringRef> fortran = npyField(header, "fortran_order");
-  if (!fortran)
-    return fileError(path, "malformed .npy header (no 'fortran_order')");
-  if (!fortran->starts_with("False"))
+  if (header->fortranOrder)
     return fileError(path, "Fortran-order arrays are not supported "
                            "(expected C order)");
-  std::optional<StringRef> shapeText = npyField(header, "shape");
-  if (!shapeText || !shapeText->starts_with("("))
-    return fileError(path, "malformed .npy header (no 'shape')");
-  StringRef dims = shapeText->drop_front().split(')').first;
   HostTensor t;
-  SmallVector<StringRef> parts;
-  dims.split(parts, ',', -1, /*KeepEmpty=*/false);
-  for (StringRef p : parts) {
-    p = p.trim();
-    if (p.empty())
-      continue;
-    int64_t d;
-    if (p.getAsInteger(10, d) || d < 0)
-      return fileError(path, "malformed .npy shape '(" + dims + ")'");
-    t.shape.push_back(d);
-  }
+  t.shape = header->shape;
   uint64_t n, need;
   if (!checkedNumElements(t.shape, n) || mulOverflows(n, isHalf ? 2 : 4, need))
     return fileError(path, "shape " + formatShape(t.shape) + " is too large");
-  uint64_t available = bytes.size() - headerStart - headerLen;
+  uint64_t available = bytes.size() - header->dataOffset;
   if (available != need)
     return fileError(path, "data size mismatch: shape " + formatShape(t.shape) +
                                " needs " + Twine(need) + " bytes, file has " +
@@ -560,7 +572,7 @@ Expected<HostTensor> blockc::parseNpy(StringRef bytes, StringRef path) {
   t.allocate();
   if (need != 0) // found by blockc-fuzz-tensor-files: data() of an empty
                  // vector is null, and memcpy from/to null is UB
-    std::memcpy(t.bytes(), bytes.data() + headerStart + headerLen, need);
+    std::memcpy(t.bytes(), bytes.data() + header->dataOffset, need);
   // Activations are f32 on the host; f16 files are widened.
   return isHalf ? convertElements(t, ElementType::F32) : t;
 }

@@ -198,6 +198,19 @@ llvm::Error writeSafeTensors(
 /// Reads a C-order .npy file of f32, or f16 (widened to f32).
 llvm::Expected<HostTensor> readNpy(llvm::StringRef path);
 
+/// The header of a .npy file (format versions 1 to 3): the dtype as numpy
+/// spells it ('<f4', '<i8', ...), the memory order, the shape, and where the
+/// data starts. Errors (bad magic, a truncated or malformed header) name
+/// `path`; the data's size is the caller's to check.
+struct NpyHeader {
+  std::string dtype;
+  bool fortranOrder = false;
+  std::vector<int64_t> shape;
+  uint64_t dataOffset = 0;
+};
+llvm::Expected<NpyHeader> parseNpyHeader(llvm::StringRef bytes,
+                                         llvm::StringRef path);
+
 /// As readNpy, on the bytes of a .npy file; `path` names them in errors.
 llvm::Expected<HostTensor> parseNpy(llvm::StringRef bytes,
                                     llvm::StringRef path);
