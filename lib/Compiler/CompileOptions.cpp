@@ -227,8 +227,9 @@ std::string CompileOptions::verify() const {
 }
 
 void blockc::printVersion(llvm::raw_ostream &os) {
-  os << "blockc version " << BLOCKC_VERSION << " (commit " << BLOCKC_SOURCE_REVISION
-     << ")\n  LLVM version " << LLVM_VERSION_STRING << "\n";
+  os << "blockc version " << BLOCKC_VERSION << " (commit "
+     << BLOCKC_SOURCE_REVISION << ")\n  LLVM version " << LLVM_VERSION_STRING
+     << "\n";
 }
 
 void blockc::parseCommandLine(

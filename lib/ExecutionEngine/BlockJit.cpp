@@ -11,8 +11,8 @@
 #include "blockc/ExecutionEngine/BlockJit.h"
 #include "blockc/Compiler/Compiler.h"
 #include "blockc/ExecutionEngine/HostAllocator.h"
-#include "blockc/Runtime/EmulatorRuntime.h"
 #include "blockc/Revision.inc"
+#include "blockc/Runtime/EmulatorRuntime.h"
 #include "blockc/Support/Error.h"
 #include "blockc/Target/CPU.h"
 

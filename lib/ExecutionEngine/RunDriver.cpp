@@ -240,9 +240,8 @@ blockc::encodePrompt(const Tokenizer &tokenizer, llvm::StringRef prompt,
   input.tensor = makeTokenIds({1, n});
   for (int64_t i = 0; i < n; ++i)
     setTokenId(input.tensor, i, (*ids)[i]);
-  input.label = llvm::formatv("--prompt ({0} tokens, {1})", n,
-                              tokenizer.kind())
-                    .str();
+  input.label =
+      llvm::formatv("--prompt ({0} tokens, {1})", n, tokenizer.kind()).str();
   if (llvm::Error e =
           checkTokenIds(input.tensor, signature.vocabSize, "--prompt"))
     return std::move(e);
