@@ -7,6 +7,7 @@
 
 #include "blockc/ExecutionEngine/DecodeSession.h"
 #include "blockc/Compiler/Compiler.h"
+#include "blockc/ExecutionEngine/Sampling.h"
 #include "blockc/ExecutionEngine/TokenIds.h"
 #include "blockc/Support/Error.h"
 
@@ -48,11 +49,13 @@ void blockc::storeRows(HostTensor &dst, const HostTensor &rows, int64_t t0) {
 HostTensor blockc::greedyTokens(const HostTensor &logits) {
   int64_t b = logits.shape[0], t = logits.shape[1], v = logits.shape[2];
   HostTensor ids = makeTokenIds({b, 1});
-  for (int64_t i = 0; i < b; ++i) {
-    const float *row = logits.data.data() + (i * t + t - 1) * v;
-    // The first of equal maxima, as the reference's greedy generation.
-    setTokenId(ids, i, int32_t(std::max_element(row, row + v) - row));
-  }
+  // Greedy selection as --generate makes it: the first of equal maxima,
+  // as the reference's greedy generation; NaN never chosen.
+  Sampler greedy{SamplingOptions()};
+  for (int64_t i = 0; i < b; ++i)
+    setTokenId(ids, i,
+               greedy.next(llvm::ArrayRef<float>(
+                   logits.data.data() + (i * t + t - 1) * v, v)));
   return ids;
 }
 
