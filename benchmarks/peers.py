@@ -15,9 +15,9 @@ causal mask are built once, outside the timed forward (a model keeps them as
 buffers).  Weights are nn.Linear layout [out, in] (F.linear -> sgemm with
 W transposed).
 
-`torch-decode`: one decode step (T = 1) of the same block against a
-preallocated KV cache of --kv-len tokens, written in place (see
-run_torch_decode).
+`torch-decode`: one decode step (T = 1) of the same block for --batch
+sequences against a preallocated KV cache of --kv-len tokens each, written
+in place (see run_torch_decode).
 
 `blas`: the sum of the block's projections as numpy float32 matmuls
 [T, d] @ [d, out] (q, k, v, o, gate, up, down), i.e. the GEMM work of the
@@ -198,17 +198,20 @@ def run_torch(a):
 
 
 def run_torch_decode(a):
-    """One decode step of the eager block against a preallocated KV cache
-    [1, kv_len + 1, H_kv, dh] holding kv_len tokens: RoPE at position kv_len,
-    the new K/V row written in place (slice assignment), attention over
-    kv_len + 1 keys (GQA by expanding the cached heads, as HF Llama does).
-    Every timed step writes the same row, so the cache length stays kv_len."""
+    """One decode step of the eager block for `batch` sequences at once
+    (x [batch, 1, d], PyTorch's batched decoding) against a preallocated KV
+    cache [batch, kv_len + 1, H_kv, dh] holding kv_len tokens per sequence:
+    RoPE at position kv_len, the new K/V rows written in place (slice
+    assignment), attention over kv_len + 1 keys (GQA by expanding the cached
+    heads, as HF Llama does). Every timed step writes the same row, so the
+    cache length stays kv_len."""
     import torch
     import torch.nn.functional as F
 
     torch.set_num_threads(a.threads)
     torch.manual_seed(0)
     d, H, Hkv, dh, L = a.d, a.heads, a.kv_heads, a.head_dim, a.kv_len
+    B = a.batch
 
     def lin(n_in, n_out):
         return torch.randn(n_out, n_in) * (1.0 / math.sqrt(n_in))
@@ -217,8 +220,8 @@ def run_torch_decode(a):
     w = {name: lin(i, o).to(dt) for name, i, o in projections(a)}
     g1 = (1.0 + 0.1 * torch.randn(d)).to(dt)
     g2 = (1.0 + 0.1 * torch.randn(d)).to(dt)
-    k_cache = torch.zeros(1, L + 1, Hkv, dh, dtype=dt)
-    v_cache = torch.zeros(1, L + 1, Hkv, dh, dtype=dt)
+    k_cache = torch.zeros(B, L + 1, Hkv, dh, dtype=dt)
+    v_cache = torch.zeros(B, L + 1, Hkv, dh, dtype=dt)
     k_cache[:, :L].normal_()
     v_cache[:, :L].normal_()
     inv_freq = 1.0 / (a.theta ** (torch.arange(0, dh, 2, dtype=torch.float64)
@@ -226,7 +229,7 @@ def run_torch_decode(a):
     emb = torch.cat((L * inv_freq, L * inv_freq))
     cos, sin = emb.cos().to(dt), emb.sin().to(dt)
     scale = 1.0 / math.sqrt(dh)
-    x = torch.randn(1, 1, d).to(dt)
+    x = torch.randn(B, 1, d).to(dt)
 
     def rms(v, g):
         v32 = v.float()
@@ -239,9 +242,9 @@ def run_torch_decode(a):
 
     def step_fn(x):
         h = rms(x, g1)
-        q = rope(F.linear(h, w["q"]).view(1, 1, H, dh))
-        k_cache[:, L:L + 1] = rope(F.linear(h, w["k"]).view(1, 1, Hkv, dh))
-        v_cache[:, L:L + 1] = F.linear(h, w["v"]).view(1, 1, Hkv, dh)
+        q = rope(F.linear(h, w["q"]).view(B, 1, H, dh))
+        k_cache[:, L:L + 1] = rope(F.linear(h, w["k"]).view(B, 1, Hkv, dh))
+        v_cache[:, L:L + 1] = F.linear(h, w["v"]).view(B, 1, Hkv, dh)
         k, v = k_cache[:, :L + 1], v_cache[:, :L + 1]
         if H != Hkv:
             k = k.repeat_interleave(H // Hkv, dim=2)
@@ -249,7 +252,7 @@ def run_torch_decode(a):
         q, k, v = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
         o = torch.softmax((q @ k.transpose(-2, -1)) * scale, dim=-1,
                           dtype=torch.float32).to(q.dtype) @ v
-        x = x + F.linear(o.transpose(1, 2).reshape(1, 1, H * dh), w["o"])
+        x = x + F.linear(o.transpose(1, 2).reshape(B, 1, H * dh), w["o"])
         h = rms(x, g2)
         return x + F.linear(F.silu(F.linear(h, w["gate"]))
                             * F.linear(h, w["up"]), w["down"])
@@ -264,7 +267,7 @@ def run_torch_decode(a):
         result = timed(step, a.repeat)
         result["checksum"] = float(y.sum())
     result.update(torch_version=torch.__version__,
-                  torch_threads=torch.get_num_threads(), kv_len=L)
+                  torch_threads=torch.get_num_threads(), kv_len=L, batch=B)
     return result
 
 
@@ -456,6 +459,8 @@ def main():
     p.add_argument("--theta", type=float, default=1e4)
     p.add_argument("--kv-len", type=int, default=0,
                    help="torch-decode: tokens already in the KV cache")
+    p.add_argument("--batch", type=int, default=1,
+                   help="torch-decode: sequences decoded in one step")
     p.add_argument("--layers", type=int, default=1, help="torch-lm: blocks")
     p.add_argument("--vocab", type=int, default=32000, help="torch-lm")
     p.add_argument("--new-tokens", type=int, default=16,
