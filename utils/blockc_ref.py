@@ -762,12 +762,31 @@ def proj_input(cfg, x):
     return x
 
 
+ROW_PARALLEL = ("self_attn.o_proj.weight", "mlp.down_proj.weight")
+
+
 def proj_weight(cfg, w, name):
     """The weight a projection computes with: the stored one, or its
-    dequantised form under ``cfg.quantize`` ((mode, group_size) or None)."""
+    dequantised form under ``cfg.quantize`` ((mode, group_size) or None).
+
+    With ``cfg.tp_ranks`` = N > 1 the row-parallel projections (o_proj,
+    down_proj: split by input columns over N ranks) are quantised per
+    rank's block of K / N columns, as each rank of a tensor-parallel run
+    quantises its own part (int8's row scale is then the block's)."""
     wt = w[name]
     quant = getattr(cfg, "quantize", None)
-    return fake_quant(wt, *quant) if quant else wt
+    if not quant:
+        return wt
+    ranks = getattr(cfg, "tp_ranks", 1)
+    if ranks > 1 and name.endswith(ROW_PARALLEL):
+        k = wt.shape[1]
+        if k % ranks:
+            raise RefError("--tensor-parallel=%d does not divide the %d input "
+                           "columns of %s" % (ranks, k, name))
+        return np.concatenate([fake_quant(part, *quant) for part in
+                               np.split(np.asarray(wt), ranks, axis=1)],
+                              axis=1)
+    return fake_quant(wt, *quant)
 
 
 def attention(cfg, w, x, position_offset=0, kv_cache=None, dump=None):
@@ -1689,6 +1708,10 @@ def cmd_run(args):
         raise RefError("--tf32 is for f32 models (--dtype f32)")
     cfg.tf32 = args.tf32
     cfg.quantize, cfg.quantize_activations = _quant_options(args)
+    cfg.tp_ranks = args.tensor_parallel
+    if cfg.tp_ranks > 1 and cfg.quantize is None:
+        raise RefError("--tensor-parallel is for --quantize=int8 or int4 "
+                       "(the split changes nothing else)")
     layers = cfg.stack(args.layers)
     weights = load_weights(args.weights)
     if cfg.rnd is not None:
@@ -1870,6 +1893,10 @@ def build_parser():
                    "per row and run of 32 columns (activations = int8)")
     p.add_argument("--group-size", type=int, default=None,
                    help="int4: input columns per scale (default 32)")
+    p.add_argument("--tensor-parallel", type=int, default=1, metavar="N",
+                   help="with --quantize: quantise o_proj and down_proj per "
+                        "block of K / N input columns, as each of N ranks "
+                        "does (blockc-run --tensor-parallel=N)")
     p.add_argument("--dtype", choices=("f32", "bf16", "f16"), default="f32",
                    help="the model's element type: weights, input and "
                         "every rounding point of docs/Precision.md in that "

@@ -84,3 +84,23 @@ func.func @f32(%x: tensor<2x16xf32>, %g: tensor<16xf32>) -> tensor<2x16xf32> {
   %0 = transformer.rms_norm %x, %g : tensor<2x16xf32>, tensor<16xf32>
   return %0 : tensor<2x16xf32>
 }
+
+// -----
+
+// A tensor-parallel all-reduce of a projection's partial output sums the
+// unrounded f32 partial and rounds the sum once; one of another operand
+// widens it first.
+shard.grid @tp(shape = 2)
+// CHECK-LABEL: func.func @all_reduce
+//       CHECK: %[[Y:.*]] = transformer.linear {{.*}} -> tensor<2x8xf32>
+//       CHECK: %[[S:.*]] = shard.all_reduce %[[Y]] on @tp grid_axes = [0] : tensor<2x8xf32> -> tensor<2x8xf32>
+//       CHECK: %[[R:.*]] = arith.truncf %[[S]] : tensor<2x8xf32> to tensor<2x8xbf16>
+//       CHECK: %[[X:.*]] = arith.extf %{{.*}} : tensor<2x8xbf16> to tensor<2x8xf32>
+//       CHECK: %[[T:.*]] = shard.all_reduce %[[X]] on @tp grid_axes = [0] : tensor<2x8xf32> -> tensor<2x8xf32>
+//       CHECK: arith.truncf %[[T]] : tensor<2x8xf32> to tensor<2x8xbf16>
+func.func @all_reduce(%x: tensor<2x16xbf16>, %w: tensor<8x16xbf16>, %z: tensor<2x8xbf16>) -> (tensor<2x8xbf16>, tensor<2x8xbf16>) {
+  %0 = transformer.linear %x, %w : tensor<2x16xbf16>, tensor<8x16xbf16> -> tensor<2x8xbf16>
+  %1 = shard.all_reduce %0 on @tp grid_axes = [0] : tensor<2x8xbf16> -> tensor<2x8xbf16>
+  %2 = shard.all_reduce %z on @tp grid_axes = [0] : tensor<2x8xbf16> -> tensor<2x8xbf16>
+  return %1, %2 : tensor<2x8xbf16>, tensor<2x8xbf16>
+}

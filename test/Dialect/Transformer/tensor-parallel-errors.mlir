@@ -33,17 +33,34 @@ func.func @dff(%x: tensor<?x?x32xf32>, %g1: tensor<32xf32>, %wq: tensor<32x32xf3
 
 // -----
 
-func.func @quantised(%x: tensor<?x?x32xf32>, %g1: tensor<32xf32>, %wq: tensor<32x32xf32>,
+func.func @int4_groups(%x: tensor<?x?x32xf32>, %g1: tensor<32xf32>, %wq: tensor<32x32xf32>,
     %wk: tensor<32x32xf32>, %wv: tensor<32x32xf32>, %wo: tensor<32x32xf32>,
     %g2: tensor<32xf32>, %wu: tensor<64x32xf32>, %wd: tensor<32x64xf32>) -> tensor<?x?x32xf32> {
-  // expected-error @+1 {{'transformer.block' op cannot be split over 2 ranks: tensor parallelism of quantised weights is not supported}}
+  // Each rank would hold 16 of w_o's 32 input columns: half a group.
+  // expected-error @+1 {{'transformer.block' op cannot be split over 2 ranks: weight_quant group_size 32 does not divide the 16 input columns each rank holds of w_o}}
   %y = transformer.block %x attn_norm(%g1 : tensor<32xf32>) q(%wq : tensor<32x32xf32>)
       k(%wk : tensor<32x32xf32>) v(%wv : tensor<32x32xf32>) o(%wo : tensor<32x32xf32>)
       ffn_norm(%g2 : tensor<32xf32>) up(%wu : tensor<64x32xf32>) down(%wd : tensor<32x64xf32>)
       {num_heads = 2 : i64, num_kv_heads = 2 : i64, head_dim = 16 : i64, d_ff = 64 : i64,
        activation = #transformer.activation<relu>,
-       weight_quant = #transformer.weight_quant<int8>} : tensor<?x?x32xf32>
+       weight_quant = #transformer.weight_quant<int4, group_size = 32>} : tensor<?x?x32xf32>
   return %y : tensor<?x?x32xf32>
+}
+
+// -----
+
+func.func @activation_runs(%x: tensor<?x?x64xf32>, %g1: tensor<64xf32>, %wq: tensor<64x64xf32>,
+    %wk: tensor<64x64xf32>, %wv: tensor<64x64xf32>, %wo: tensor<64x64xf32>,
+    %g2: tensor<64xf32>, %wu: tensor<32x64xf32>, %wd: tensor<64x32xf32>) -> tensor<?x?x64xf32> {
+  // w_o splits into 32 columns per rank, w_down into 16: not a run of 32.
+  // expected-error @+1 {{'transformer.block' op cannot be split over 2 ranks: weight_quant activations = int8 quantises runs of 32 columns, and each rank holds 16 input columns of w_down}}
+  %y = transformer.block %x attn_norm(%g1 : tensor<64xf32>) q(%wq : tensor<64x64xf32>)
+      k(%wk : tensor<64x64xf32>) v(%wv : tensor<64x64xf32>) o(%wo : tensor<64x64xf32>)
+      ffn_norm(%g2 : tensor<64xf32>) up(%wu : tensor<32x64xf32>) down(%wd : tensor<64x32xf32>)
+      {num_heads = 4 : i64, num_kv_heads = 4 : i64, head_dim = 16 : i64, d_ff = 32 : i64,
+       activation = #transformer.activation<relu>,
+       weight_quant = #transformer.weight_quant<int8, activations = int8>} : tensor<?x?x64xf32>
+  return %y : tensor<?x?x64xf32>
 }
 
 // -----

@@ -9,6 +9,7 @@
 #include "blockc/Dialect/Transformer/Transforms/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/OpDefinition.h"
 
 namespace blockc::transformer {
@@ -65,7 +66,7 @@ struct TransformerComputeInF32Pass
         op->emitOpError() << "must be decomposed before "
                              "transformer-compute-in-f32";
         composite = true;
-      } else if (computes(op)) {
+      } else if (computes(op) || isa<shard::AllReduceOp>(op)) {
         ops.push_back(op);
       }
     });
@@ -74,6 +75,8 @@ struct TransformerComputeInF32Pass
     for (Operation *op : ops) {
       if (auto norm = dyn_cast<RMSNormOp>(op))
         widenRMSNorm(norm);
+      else if (auto reduce = dyn_cast<shard::AllReduceOp>(op))
+        widenAllReduce(reduce);
       else if (!widenOp(op))
         continue; // already f32 but for a linear's 16-bit weight
       ++numWidened;
@@ -108,6 +111,29 @@ struct TransformerComputeInF32Pass
       changed = true;
     }
     return changed;
+  }
+
+  /// A tensor-parallel all-reduce (transformer-decompose) of the ranks'
+  /// partial projection outputs sums them in f32 and rounds once: a partial
+  /// that is a rounded f32 result is summed unrounded, so the sum rounds
+  /// where the single-process projection's result does (and MPI needs no
+  /// 16-bit float type).
+  void widenAllReduce(shard::AllReduceOp op) {
+    OpBuilder b(op);
+    Location loc = op.getLoc();
+    Value partial = op.getInput();
+    if (auto round = partial.getDefiningOp<arith::TruncFOp>();
+        round && round.getIn().getType() ==
+                     withElementType(partial.getType(), b.getF32Type()))
+      partial = round.getIn();
+    else
+      partial = widen(b, loc, partial);
+    op.getInputMutable().assign(partial);
+    Type narrow = op.getResult().getType();
+    op.getResult().setType(withElementType(narrow, b.getF32Type()));
+    b.setInsertionPointAfter(op);
+    auto rounded = arith::TruncFOp::create(b, loc, narrow, op.getResult());
+    op.getResult().replaceAllUsesExcept(rounded, rounded);
   }
 
   /// LlamaRMSNorm in a narrow type: `weight * (x * rsqrt(mean(x^2) +

@@ -113,12 +113,31 @@ struct TransformerTensorParallelPass
       return notMultiple("num_heads", heads);
     if (dff % ranks != 0)
       return notMultiple("d_ff", dff);
-    if (block.getWeightQuantAttr())
-      return block.emitOpError()
-             << "cannot be split over " << ranks
-             << " ranks: tensor parallelism of quantised weights is not "
-                "supported";
     int64_t localHeads = heads / ranks, localFF = dff / ranks, localKV = 0;
+    // Quantised weights are quantised by each rank from its own part (the
+    // prepare function sees the local tensors): the row-parallel
+    // projections' parts must hold whole int4 groups (and whole runs of
+    // quantised activations), so that every group lies on one rank.
+    if (WeightQuantAttr quant = block.getWeightQuantAttr()) {
+      for (auto [role, k] :
+           {std::pair<StringRef, int64_t>{"w_o", localHeads * headDim},
+            {"w_down", localFF}}) {
+        if (quant.getGroupSize() != 0 && k % quant.getGroupSize() != 0)
+          return block.emitOpError()
+                 << "cannot be split over " << ranks
+                 << " ranks: weight_quant group_size " << quant.getGroupSize()
+                 << " does not divide the " << k
+                 << " input columns each rank holds of " << role;
+        if (quant.quantizesActivations() &&
+            k % WeightQuantAttr::kActivationRun != 0)
+          return block.emitOpError()
+                 << "cannot be split over " << ranks
+                 << " ranks: weight_quant activations = int8 quantises runs "
+                    "of "
+                 << WeightQuantAttr::kActivationRun << " columns, and each "
+                 << "rank holds " << k << " input columns of " << role;
+      }
+    }
     Split q = even(0, ranks, localHeads * headDim);
     Split kv = kvSplit(heads, kvHeads, headDim, localKV);
     Split o = even(1, ranks, localHeads * headDim);

@@ -138,7 +138,11 @@ def TransformerComputeInF32Pass : Pass<"transformer-compute-in-f32"> {
       operand that the kernels widen in registers; never a widened copy of
       the weight); its bias is widened;
     * `kv_cache_append`, shape ops and the function's interface stay in the
-      storage type.
+      storage type;
+    * a tensor-parallel `shard.all_reduce` (of the ranks' partial attention
+      and FFN outputs) sums in f32 and rounds once: a partial that is a
+      rounded f32 projection result is summed unrounded, so the sum rounds
+      where the single-process projection rounds.
 
     Ops already in f32 are left alone, so the pass is a no-op on f32 models
     and idempotent. Run after `transformer-decompose` (composites are
