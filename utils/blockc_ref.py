@@ -36,6 +36,7 @@ Subcommands (run ``blockc_ref.py <cmd> -h`` for details)::
     drop-tensor    IN.safetensors NAME -o OUT
     add-tensor     IN.safetensors NAME --shape 3,4 -o OUT
     reshape-tensor IN.safetensors NAME --shape 3,4 -o OUT
+    rename-tensors IN.safetensors (--add-prefix P | --strip-prefix P) -o OUT
     info           FILE.safetensors|FILE.npy
     selftest
 
@@ -1233,6 +1234,12 @@ def edit_safetensors(src, dst, op, name, shape=None, dtype="F32", seed=0):
         new = np.resize(elems, count) if elems.size else \
             np.zeros(count, elems.dtype)
         entries[i] = (n, dt, shape, new.astype("<u%d" % width).tobytes())
+    elif op in ("prefix", "strip"):
+        # `name` is a prefix given to every tensor, or taken from those
+        # that have it (as transformers' wrapper modules name them).
+        entries = [((name + n) if op == "prefix" else
+                    (n[len(name):] if n.startswith(name) else n),
+                    dt, shp, raw) for n, dt, shp, raw in entries]
     else:
         raise RefError("unknown edit %r" % op)
     write_safetensors(dst, entries, meta)
@@ -1795,6 +1802,16 @@ def cmd_reshape(args):
                      parse_shape(args.shape))
 
 
+def cmd_rename(args):
+    if bool(args.add_prefix) == bool(args.strip_prefix):
+        raise RefError("rename-tensors: give one of --add-prefix and "
+                       "--strip-prefix")
+    if args.add_prefix:
+        edit_safetensors(args.input, args.output, "prefix", args.add_prefix)
+    else:
+        edit_safetensors(args.input, args.output, "strip", args.strip_prefix)
+
+
 def cmd_info(args):
     if args.file.endswith(".npy"):
         arr = np.load(args.file, mmap_mode="r", allow_pickle=False)
@@ -2037,6 +2054,14 @@ def build_parser():
     p.add_argument("--shape", required=True, help="e.g. 3,4")
     p.add_argument("-o", "--output", required=True)
     p.set_defaults(func=cmd_reshape)
+
+    p = sub.add_parser("rename-tensors",
+                       help="prefix every tensor name, or strip a prefix")
+    p.add_argument("input", metavar="IN.safetensors")
+    p.add_argument("--add-prefix", default="")
+    p.add_argument("--strip-prefix", default="")
+    p.add_argument("-o", "--output", required=True)
+    p.set_defaults(func=cmd_rename)
 
     p = sub.add_parser("info", help="list tensors / npy shape")
     p.add_argument("file")

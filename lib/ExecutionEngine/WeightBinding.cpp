@@ -183,10 +183,35 @@ blockc::bindWeights(const SafeTensorsFile &file, const ModelSignature &sig,
   return std::move(weights);
 }
 
+/// The name under which `checkpoint` holds the tensor a model names `name`:
+/// `name` itself, else the same tensor under the wrapper prefix of
+/// transformers' state dicts: a GPT2LMHeadModel saves GPT2Model's "h.0...",
+/// "wte.weight" as "transformer.h.0...", "transformer.wte.weight"; a bare
+/// LlamaModel (Qwen2Model, MistralModel) saves "model.layers.0..." as
+/// "layers.0...". `name` when neither is held.
+static std::string storedName(const Checkpoint &checkpoint,
+                              llvm::StringRef name) {
+  if (checkpoint.find(name))
+    return name.str();
+  std::string prefixed = ("transformer." + name).str();
+  if (checkpoint.find(prefixed))
+    return prefixed;
+  if (name.starts_with("model.") &&
+      checkpoint.find(name.drop_front(strlen("model."))))
+    return name.drop_front(strlen("model.")).str();
+  return name.str();
+}
+
 llvm::Expected<HostTensor> blockc::bindWeight(const Checkpoint &checkpoint,
                                               const ModelArgument &arg,
                                               llvm::StringRef funcName,
                                               unsigned rank) {
+  if (std::string stored = storedName(checkpoint, arg.weightName);
+      stored != arg.weightName) {
+    ModelArgument renamed = arg;
+    renamed.weightName = stored;
+    return bindWeight(*checkpoint.find(stored), renamed, funcName, rank);
+  }
   if (const SafeTensorsFile *file = checkpoint.find(arg.weightName))
     return bindWeight(*file, arg, funcName, rank);
   // Not held: named as a single file names it, or by the folder.
@@ -214,9 +239,10 @@ blockc::bindWeights(const Checkpoint &checkpoint, const ModelSignature &sig,
   }
   if (!checkpoint.isFolder() && !options.allowExtraTensors)
     for (const std::string &name : checkpoint.getTensorNames())
-      if (llvm::none_of(
-              llvm::drop_begin(sig.args),
-              [&](const ModelArgument &a) { return a.weightName == name; }))
+      if (llvm::none_of(llvm::drop_begin(sig.args),
+                        [&](const ModelArgument &a) {
+                          return storedName(checkpoint, a.weightName) == name;
+                        }))
         return makeError(checkpoint.getPath() + ": unexpected tensor '" + name +
                          "' binds to no argument of @" + sig.funcName +
                          " (--allow-extra-weights ignores it)");
@@ -227,7 +253,7 @@ size_t blockc::countUnusedTensors(const Checkpoint &checkpoint,
                                   const ModelSignature &sig) {
   llvm::StringSet<> bound;
   for (const ModelArgument &arg : llvm::drop_begin(sig.args))
-    bound.insert(arg.weightName);
+    bound.insert(storedName(checkpoint, arg.weightName));
   return llvm::count_if(checkpoint.getTensorNames(), [&](const std::string &n) {
     return !bound.contains(n);
   });

@@ -58,8 +58,12 @@ bindWeights(const SafeTensorsFile &file, const ModelSignature &signature,
             const WeightBindingOptions &options = {}, unsigned rank = 0);
 
 /// bindWeight from the file of `checkpoint` that holds the tensor (a
-/// folder's shard: the errors name it). A tensor that no file holds is
-/// missing; in a sharded folder the error says the index does not list it.
+/// folder's shard: the errors name it). A tensor the checkpoint does not
+/// hold under its own name binds to the same name under transformers'
+/// wrapper prefix ("transformer." + a GPT-2 name, as GPT2LMHeadModel saves
+/// it) or without "model." (a bare LlamaModel's); a tensor that no file
+/// holds is missing; in a sharded folder the error says the index does not
+/// list it.
 llvm::Expected<HostTensor> bindWeight(const Checkpoint &checkpoint,
                                       const ModelArgument &arg,
                                       llvm::StringRef funcName,
