@@ -263,11 +263,44 @@ std::vector<int64_t> ModelArgument::fullShape() const {
   return shape;
 }
 
+PagedArguments blockc::getPagedArguments(func::FuncOp func) {
+  PagedArguments result;
+  if (!func)
+    return result;
+  for (BlockArgument arg : func.getArguments()) {
+    unsigned i = arg.getArgNumber();
+    if (func.getArgAttr(i, TransformerDialect::kSeqOffsetsAttr))
+      result.cuSeqlens = i;
+    if (func.getArgAttr(i, TransformerDialect::kSeqPositionsAttr))
+      result.seqPositions = i;
+    if (func.getArgAttr(i, TransformerDialect::kBlockTableAttr))
+      result.blockTable = i;
+    auto pageSize = func.getArgAttrOfType<IntegerAttr>(
+        i, TransformerDialect::kPageSizeAttr);
+    auto kind = func.getArgAttrOfType<transformer::KVCacheKindAttr>(
+        i, TransformerDialect::kKVCacheAttr);
+    if (!pageSize || !kind)
+      continue;
+    PagedPoolArgument pool;
+    pool.argNumber = i;
+    pool.type = cast<RankedTensorType>(arg.getType());
+    if (auto layer = func.getArgAttrOfType<IntegerAttr>(
+            i, TransformerDialect::kLayerAttr))
+      pool.layer = layer.getInt();
+    pool.isKey = kind.getValue() == transformer::KVCacheKind::key;
+    result.pools.push_back(pool);
+    result.pageSize = pageSize.getInt();
+  }
+  return result;
+}
+
 SmallVector<KVCacheArgument> blockc::getKVCacheArguments(func::FuncOp func) {
   SmallVector<KVCacheArgument> result;
   for (BlockArgument arg : func.getArguments()) {
     unsigned i = arg.getArgNumber();
-    if (!func.getArgAttr(i, TransformerDialect::kKVCacheAttr))
+    // Page pools (a paged entry's) are read by getPagedArguments.
+    if (!func.getArgAttr(i, TransformerDialect::kKVCacheAttr) ||
+        func.getArgAttr(i, TransformerDialect::kPageSizeAttr))
       continue;
     auto layout = func.getArgAttrOfType<transformer::KVLayoutAttr>(
         i, TransformerDialect::kKVLayoutAttr);

@@ -167,6 +167,8 @@ void blockc::buildCompilePipeline(OpPassManager &pm,
     derive.entry = entry.str();
     derive.kvLayout = options.kvLayout;
     derive.keepPrefill = decode == DecodeMode::BesideEntry;
+    derive.paged = options.paged;
+    derive.pageSize = options.pageSize;
     buildDeriveDecodePipeline(pm, derive);
   }
   if (!options.isNVPTX()) {
@@ -189,6 +191,22 @@ void blockc::buildCompilePipeline(OpPassManager &pm,
     buildNVPTXMapToGPUPipeline(pm, nvptx);
   if (stage >= CompileStage::LLVMDialect)
     buildNVPTXLowerToLLVMPipeline(pm, nvptx);
+}
+
+FailureOr<std::string> blockc::derivePagedEntry(ModuleOp module,
+                                                StringRef entry,
+                                                int64_t pageSize,
+                                                bool keepEntry) {
+  PassManager pm(module.getContext(), ModuleOp::getOperationName());
+  DecodeOptions derive;
+  derive.entry = entry.str();
+  derive.keepPrefill = keepEntry;
+  derive.paged = true;
+  derive.pageSize = pageSize;
+  buildDeriveDecodePipeline(pm, derive);
+  if (failed(pm.run(module)))
+    return failure();
+  return (entry + "_paged").str();
 }
 
 FailureOr<DecodeEntry> blockc::deriveDecodeEntry(ModuleOp module,
@@ -286,8 +304,9 @@ blockc::lowerModule(ModuleOp module, const CompileOptions &options,
   };
 
   LoweredModule lowered;
-  // The decode entry's signature, for the C header: derived on a copy.
-  if (decode == DecodeMode::BesideEntry) {
+  // The decode entry's signature, for the C header: derived on a copy (a
+  // paged entry is not declared in the C header yet).
+  if (decode == DecodeMode::BesideEntry && !options.paged) {
     OwningOpRef<ModuleOp> copy = module.clone();
     FailureOr<DecodeEntry> derived =
         deriveDecodeEntry(*copy, entry, options.kvLayout, /*keepPrefill=*/true);

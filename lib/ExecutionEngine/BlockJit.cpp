@@ -400,6 +400,17 @@ BlockJit::compile(ModuleOp module, const ModelSignature &sig,
   registerLLVMDialectTranslation(*ctx);
   JitTarget target = options.target;
   unsigned optLevel = options.optLevel;
+  // A paged entry (transformer-derive-paged-decode): its pools' types.
+  std::vector<RankedTensorType> pagedPools;
+  PagedArguments paged =
+      getPagedArguments(module.lookupSymbol<func::FuncOp>(sig.funcName));
+  if (paged.isPaged()) {
+    if (target == JitTarget::NVPTX)
+      return makeError("@" + sig.funcName +
+                       ": paged entries are not supported on nvptx yet");
+    for (const PagedPoolArgument &pool : paged.pools)
+      pagedPools.push_back(pool.type);
+  }
 
   OwningOpRef<ModuleOp> lowered = module.clone();
   // The host target machine of blockc -emit=obj, with the target's default
@@ -572,6 +583,7 @@ BlockJit::compile(ModuleOp module, const ModelSignature &sig,
     jit->activationType = getHostElementType(sig.resultType.getElementType());
     jit->prepareEntry = std::move(prepareEntry);
     jit->target = target;
+    jit->pagedPools = std::move(pagedPools);
     // Link now, so that compile time is accounted here and not in the
     // first run, and a missing symbol is an error of compile().
     if (auto fn = jit->lljit->lookup("_mlir_" + jit->entry); !fn)
@@ -818,6 +830,120 @@ Error BlockJit::runDecode(ArrayRef<const HostTensor *> hostArgs,
         std::memcpy(caches[j]->bytes(), deviceArgs[args.size() + j].device,
                     caches[j]->numElements() * caches[j]->elementBytes());
   return Error::success();
+}
+
+Error BlockJit::runPaged(ArrayRef<const HostTensor *> hostArgs,
+                         ArrayRef<int32_t> cuSeqlens,
+                         ArrayRef<int32_t> seqPositions,
+                         ArrayRef<int32_t> blockTable, int64_t maxPages,
+                         ArrayRef<HostTensor *> pools, HostTensor &out,
+                         WeightReuse reuseWeights) {
+  if (target == JitTarget::NVPTX)
+    return makeError("paged entries are not supported on nvptx yet");
+  if (pagedPools.empty())
+    return makeError("runPaged: the compiled entry is not a paged entry "
+                     "(transformer-derive-paged-decode)");
+  if (hostArgs.empty())
+    return makeError("runPaged: no input");
+  // The ragged batch, checked here so that the compiled code's asserts
+  // stay a last resort.
+  size_t numSeq = seqPositions.size();
+  if (cuSeqlens.size() != numSeq + 1)
+    return makeError("runPaged: cu_seqlens has " + Twine(cuSeqlens.size()) +
+                     " elements for " + Twine(numSeq) +
+                     " sequences (B + 1 expected)");
+  if (cuSeqlens[0] != 0)
+    return makeError("runPaged: cu_seqlens[0] must be 0, got " +
+                     Twine(cuSeqlens[0]));
+  if (maxPages < 1 ||
+      blockTable.size() != numSeq * static_cast<size_t>(maxPages))
+    return makeError("runPaged: the block table has " +
+                     Twine(blockTable.size()) +
+                     " entries, expected B x "
+                     "max_pages = " +
+                     Twine(numSeq) + " x " + Twine(maxPages));
+  if (pools.size() != pagedPools.size())
+    return makeError("runPaged: " + Twine(pools.size()) +
+                     " pools given, the entry takes " +
+                     Twine(pagedPools.size()));
+  int64_t numPages = -1;
+  for (auto [i, pool] : llvm::enumerate(pools)) {
+    RankedTensorType type = pagedPools[i];
+    ElementType elt = getHostElementType(type.getElementType());
+    bool shapeOk = pool->shape.size() == 4 &&
+                   pool->shape[1] == type.getDimSize(1) &&
+                   pool->shape[2] == type.getDimSize(2) &&
+                   pool->shape[3] == type.getDimSize(3) &&
+                   (numPages < 0 || pool->shape[0] == numPages);
+    if (!shapeOk || pool->elementType != elt)
+      return makeError(
+          "runPaged: pool #" + Twine(i) + " must be a " +
+          stringifyElementType(elt) + " tensor [num_pages, " +
+          Twine(type.getDimSize(1)) + ", " + Twine(type.getDimSize(2)) + ", " +
+          Twine(type.getDimSize(3)) + "] (num_pages the same for every pool)");
+    numPages = pool->shape[0];
+  }
+  int64_t pageSize = pagedPools.front().getDimSize(1);
+  for (size_t b = 0; b < numSeq; ++b) {
+    int64_t count = int64_t(cuSeqlens[b + 1]) - cuSeqlens[b];
+    if (count < 0)
+      return makeError("runPaged: cu_seqlens must not decrease (sequence " +
+                       Twine(b) + ")");
+    if (seqPositions[b] < 0)
+      return makeError("runPaged: sequence " + Twine(b) +
+                       " has a negative position " + Twine(seqPositions[b]));
+    if (count == 0)
+      continue;
+    int64_t last = int64_t(seqPositions[b]) + count - 1;
+    if (last / pageSize >= maxPages)
+      return makeError("runPaged: sequence " + Twine(b) + " reaches position " +
+                       Twine(last) + ", past its " + Twine(maxPages) +
+                       " pages of " + Twine(pageSize) + " tokens");
+    for (int64_t p = 0; p <= last / pageSize; ++p) {
+      int32_t page = blockTable[b * maxPages + p];
+      if (page < 0 || page >= numPages)
+        return makeError("runPaged: block_table[" + Twine(b) + ", " + Twine(p) +
+                         "] = " + Twine(page) +
+                         " is not a page of the pools (0 .. " +
+                         Twine(numPages - 1) + ")");
+    }
+  }
+  int64_t total = cuSeqlens[numSeq];
+  if (hostArgs[0]->shape.empty() || hostArgs[0]->shape[0] != total)
+    return makeError("runPaged: the packed input must have cu_seqlens[B] = " +
+                     Twine(total) + " rows");
+  if (out.shape.empty() || out.shape[0] != total)
+    return makeError("runPaged: the output must have cu_seqlens[B] = " +
+                     Twine(total) + " rows");
+
+  HostTensor converted;
+  std::vector<const HostTensor *> args =
+      withEntryActivation(hostArgs, activationType, converted);
+  std::vector<std::vector<int64_t>> descriptors;
+  descriptors.reserve(args.size() + 3 + pools.size());
+  if (Error e = argumentDescriptors(args, reuseWeights, descriptors))
+    return e;
+  // The int32 arrays, read only by the entry.
+  auto int32Descriptor = [](ArrayRef<int32_t> a, ArrayRef<int64_t> shape) {
+    auto ptr = reinterpret_cast<int64_t>(a.data());
+    std::vector<int64_t> desc = {ptr, ptr, 0};
+    desc.insert(desc.end(), shape.begin(), shape.end());
+    int64_t stride = 1;
+    std::vector<int64_t> strides(shape.size());
+    for (size_t i = shape.size(); i-- > 0;) {
+      strides[i] = stride;
+      stride *= shape[i];
+    }
+    desc.insert(desc.end(), strides.begin(), strides.end());
+    return desc;
+  };
+  descriptors.push_back(int32Descriptor(cuSeqlens, {int64_t(numSeq) + 1}));
+  descriptors.push_back(int32Descriptor(seqPositions, {int64_t(numSeq)}));
+  descriptors.push_back(
+      int32Descriptor(blockTable, {int64_t(numSeq), maxPages}));
+  for (HostTensor *pool : pools)
+    descriptors.push_back(makeDescriptor(*pool));
+  return invoke(descriptors, std::nullopt, 0, out, /*gpu=*/false);
 }
 
 Error BlockJit::invoke(std::vector<std::vector<int64_t>> &descriptors,

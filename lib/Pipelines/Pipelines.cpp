@@ -287,6 +287,14 @@ void blockc::buildCPUPipeline(OpPassManager &pm,
 
 void blockc::buildDeriveDecodePipeline(OpPassManager &pm,
                                        const DecodeOptions &options) {
+  if (options.paged) {
+    transformer::TransformerDerivePagedDecodePassOptions derive;
+    derive.entry = options.entry;
+    derive.pageSize = options.pageSize;
+    derive.keepEntry = options.keepPrefill;
+    pm.addPass(transformer::createTransformerDerivePagedDecodePass(derive));
+    return;
+  }
   transformer::TransformerDeriveDecodePassOptions derive;
   derive.entry = options.entry;
   derive.kvLayout = options.kvLayout;

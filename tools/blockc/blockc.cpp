@@ -96,6 +96,15 @@ cl::opt<bool> withDecode(
              "(transformer-derive-decode) and declare it in the C header "
              "(-target=cpu and nvptx; default off)"),
     cl::init(false), cl::cat(category));
+cl::opt<bool> withPaged(
+    "paged",
+    cl::desc("Also compile the ragged paged-KV-cache entry <entry>_paged "
+             "(transformer-derive-paged-decode; -target=cpu; default off)"),
+    cl::init(false), cl::cat(category));
+cl::opt<int64_t>
+    pageSize("page-size",
+             cl::desc("--paged: tokens per page of the K/V pools (default 16)"),
+             cl::init(16), cl::cat(category));
 cl::opt<std::string> cudaToolkit(
     "cuda-toolkit",
     cl::desc("NVPTX: CUDA toolkit directory for ptxas/fatbinary (default: "
@@ -193,13 +202,21 @@ int main(int argc, char **argv) {
   options->ptxFeatures = ptxFeatures;
   options->gpuBinary = gpuBinary;
   options->cudaToolkit = cudaToolkit;
+  options->paged = withPaged;
+  options->pageSize = pageSize;
+  if (withPaged && withDecode)
+    return fail("--decode and --paged are exclusive (one derived entry per "
+                "compile)");
+  if (std::string error = options->verify(); !error.empty())
+    return fail(error);
   if (std::string error = blockc::verifyStage(*options, emit); !error.empty())
     return fail(error);
   llvm::Expected<std::string> toolkit = blockc::findToolkit(*options, emit);
   if (!toolkit)
     return fail(toolkit.takeError());
-  blockc::DecodeMode decode =
-      withDecode ? blockc::DecodeMode::BesideEntry : blockc::DecodeMode::None;
+  blockc::DecodeMode decode = withDecode || withPaged
+                                  ? blockc::DecodeMode::BesideEntry
+                                  : blockc::DecodeMode::None;
 
   blockc::ModelFile file;
   if (blockc::shouldDumpPassPipeline()) {

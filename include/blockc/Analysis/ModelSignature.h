@@ -138,6 +138,35 @@ struct KVCacheArgument {
 /// `transformer.kv_cache` and `transformer.kv_layout` argument attributes.
 llvm::SmallVector<KVCacheArgument> getKVCacheArguments(mlir::func::FuncOp func);
 
+/// One K or V page pool of a paged entry (transformer-derive-paged-decode).
+struct PagedPoolArgument {
+  unsigned argNumber = 0;
+  /// The pool [num_pages, S, H_kv, D] (num_pages dynamic).
+  mlir::RankedTensorType type;
+  int64_t layer = 0;
+  bool isKey = true;
+};
+
+/// The ragged-batch arguments of a paged entry: the argument numbers of
+/// cu_seqlens [B + 1], the cached lengths [B] and the block table
+/// [B, max_pages] (-1: absent), the pools in argument order (k_0, v_0, k_1,
+/// ...) and their page size S (0 without pools).
+struct PagedArguments {
+  int cuSeqlens = -1, seqPositions = -1, blockTable = -1;
+  llvm::SmallVector<PagedPoolArgument> pools;
+  int64_t pageSize = 0;
+  /// Whether `func` is a paged entry (all three batch arguments present).
+  bool isPaged() const {
+    return cuSeqlens >= 0 && seqPositions >= 0 && blockTable >= 0;
+  }
+};
+
+/// The paged arguments of `func`: the one place that reads the
+/// `transformer.seq_offsets`, `transformer.seq_positions`,
+/// `transformer.block_table` and `transformer.page_size` argument
+/// attributes.
+PagedArguments getPagedArguments(mlir::func::FuncOp func);
+
 /// The default Hugging Face name suffix of a block operand role, e.g.
 /// "w_q" -> "self_attn.q_proj.weight"; empty for an unknown role.
 llvm::StringRef getDefaultWeightSuffix(llvm::StringRef role);

@@ -65,6 +65,11 @@ struct CompileOptions {
 
   /// Memory order of the KV caches of a derived decode entry.
   transformer::KVLayout kvLayout = transformer::KVLayout::bhsd;
+  /// The derived entry is the ragged paged one (<entry>_paged,
+  /// transformer-derive-paged-decode) with pages of `pageSize` tokens,
+  /// instead of the dense decode entry (CPU only for now).
+  bool paged = false;
+  int64_t pageSize = 16;
 
   /// Split every block over this many ranks (0 or 1: as the model says).
   int64_t tensorParallel = 0;

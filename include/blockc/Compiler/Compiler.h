@@ -150,6 +150,13 @@ mlir::FailureOr<DecodeEntry> deriveDecodeEntry(mlir::ModuleOp module,
                                                transformer::KVLayout layout,
                                                bool keepPrefill);
 
+/// Runs `transformer-derive-paged-decode` on `module` (pages of `pageSize`
+/// tokens; `keepEntry`: keep the forward function beside it) and returns
+/// the paged entry <entry>_paged's name; failures are diagnosed.
+mlir::FailureOr<std::string> derivePagedEntry(mlir::ModuleOp module,
+                                              llvm::StringRef entry,
+                                              int64_t pageSize, bool keepEntry);
+
 /// What lowering a module gave beside the lowered module itself.
 struct LoweredModule {
   /// The entry's prepare function (CPU with prepared weights).

@@ -53,7 +53,8 @@ def ConvertTransformerToLinalgPass : Pass<"convert-transformer-to-linalg"> {
     "::mlir::tensor::TensorDialect",
     "::mlir::arith::ArithDialect",
     "::mlir::math::MathDialect",
-    "::mlir::cf::ControlFlowDialect"
+    "::mlir::cf::ControlFlowDialect",
+    "::mlir::scf::SCFDialect"
   ];
 }
 

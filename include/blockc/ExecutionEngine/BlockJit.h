@@ -147,6 +147,23 @@ public:
                         bool headMajor, HostTensor &out,
                         WeightReuse reuseWeights = WeightReuse::Copy);
 
+  /// Runs a paged entry (transformer-derive-paged-decode). `args`: the
+  /// packed input ([total, d] f32, or [total] ids as TokenIds-style
+  /// HostTensor), then the weights, as for run(); `cuSeqlens` [B+1],
+  /// `seqPositions` [B], `blockTable` [B, max_pages] (int32 host arrays);
+  /// `pools` k_0, v_0, ... host tensors [num_pages, S, H_kv, D] in the
+  /// model's KV element type, written in place; `out` [total, d] (or
+  /// [total, vocab]) must have its shape set. The batch is checked on the
+  /// host first (cu_seqlens from 0 and non-decreasing, positions >= 0, every
+  /// page a new or cached token lives in within the block table and the
+  /// pools): a bad one is an error, never a wild write. CPU only.
+  llvm::Error runPaged(llvm::ArrayRef<const HostTensor *> args,
+                       llvm::ArrayRef<int32_t> cuSeqlens,
+                       llvm::ArrayRef<int32_t> seqPositions,
+                       llvm::ArrayRef<int32_t> blockTable, int64_t maxPages,
+                       llvm::ArrayRef<HostTensor *> pools, HostTensor &out,
+                       WeightReuse reuseWeights = WeightReuse::Copy);
+
 private:
   BlockJit() = default;
   /// Invokes the entry with the result descriptor first, then `descriptors`
@@ -182,6 +199,9 @@ private:
   /// The element type of the entry's activation and result (the host's
   /// are f32: run converts at the call).
   ElementType activationType = ElementType::F32;
+  /// A paged entry's pools (getPagedArguments): their element types and
+  /// shapes [?, S, H_kv, D]; empty for other entries.
+  std::vector<mlir::RankedTensorType> pagedPools;
   /// GPU copies of the arguments, kept across runs.
   struct DeviceCopy {
     const void *host = nullptr;

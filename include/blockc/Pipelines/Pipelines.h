@@ -158,6 +158,10 @@ struct DecodeOptions {
   /// --decode); blockc-run drops it, since the decode entry at position 0
   /// is the prefill.
   bool keepPrefill = true;
+  /// Derive the ragged paged entry `<entry>_paged` instead
+  /// (transformer-derive-paged-decode) with pages of `pageSize` tokens.
+  bool paged = false;
+  int64_t pageSize = 16;
 };
 
 struct CPUDecodePipelineOptions
@@ -176,12 +180,22 @@ struct CPUDecodePipelineOptions
       *this, "keep-prefill",
       llvm::cl::desc("Keep the prefill entry beside the decode entry"),
       llvm::cl::init(true)};
+  Option<bool> paged{
+      *this, "paged",
+      llvm::cl::desc("Derive the ragged paged entry <entry>_paged "
+                     "(transformer-derive-paged-decode) instead"),
+      llvm::cl::init(false)};
+  Option<int64_t> pageSize{*this, "page-size",
+                           llvm::cl::desc("Tokens per page of a paged entry"),
+                           llvm::cl::init(16)};
 
   DecodeOptions getDecodeOptions() const {
     DecodeOptions d;
     d.entry = entry;
     d.kvLayout = kvLayout;
     d.keepPrefill = keepPrefill;
+    d.paged = paged;
+    d.pageSize = pageSize;
     return d;
   }
 };

@@ -10,6 +10,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/BitVector.h"
@@ -30,8 +31,38 @@ namespace {
 /// transformer-derive-decode) or the destination of a prepared weight
 /// (blockc_codegen.prepared on a prepare function's argument, see
 /// blockc-cpu-prepare-weights).
+bool isKVCacheArgument(func::FuncOp func, Value v);
+
+/// Whether `loop` yields, as its `i`-th value, its own `i`-th iter_arg
+/// buffer (directly or through inner loops that carry it the same way): the
+/// loop's `i`-th result is then the buffer of its `i`-th init.
+bool yieldsIterArg(scf::ForOp loop, unsigned i) {
+  Value iterArg = loop.getRegionIterArgs()[i];
+  Value y = loop.getYieldedValues()[i];
+  while (y != iterArg) {
+    auto result = dyn_cast<OpResult>(y);
+    auto inner = result ? dyn_cast<scf::ForOp>(result.getOwner()) : nullptr;
+    if (!inner || !yieldsIterArg(inner, result.getResultNumber()))
+      return false;
+    y = inner.getInitArgs()[result.getResultNumber()];
+  }
+  return true;
+}
+
+/// `v`, or the buffer that the scf.for loops defining `v` carry unchanged
+/// (a paged entry's page writes thread their pool through loops).
+Value carriedBuffer(Value v) {
+  while (auto result = dyn_cast<OpResult>(v)) {
+    auto loop = dyn_cast<scf::ForOp>(result.getOwner());
+    if (!loop || !yieldsIterArg(loop, result.getResultNumber()))
+      break;
+    v = loop.getInitArgs()[result.getResultNumber()];
+  }
+  return v;
+}
+
 bool isKVCacheArgument(func::FuncOp func, Value v) {
-  auto arg = dyn_cast<BlockArgument>(v);
+  auto arg = dyn_cast<BlockArgument>(carriedBuffer(v));
   if (!arg || arg.getOwner() != &func.getBody().front() ||
       !isa<BaseMemRefType>(arg.getType()))
     return false;

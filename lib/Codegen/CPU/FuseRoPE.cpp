@@ -153,6 +153,9 @@ struct CPUFuseRoPEPass
     Value offset = rope.getPositionOffset();
     if (offset && !dom.properlyDominates(offset, forall))
       return {};
+    Value positions = rope.getPositions();
+    if (positions && !dom.properlyDominates(positions, forall))
+      return {};
     return {forall, expand};
   }
 
@@ -199,15 +202,20 @@ struct CPUFuseRoPEPass
       // output: every output of a projection kernel is [B, T, N]).
       OpBuilder b(forall);
       Location loc = rope.getLoc();
-      TableKey key{forall.getOperation(), rope.getPositionOffset(),
-                   shape.headDim,         shape.rotary,
-                   shape.interleaved,     shape.theta};
+      // The offset and the per-token positions are exclusive: either
+      // keys the tables.
+      Value positionSource = rope.getPositionOffset();
+      if (!positionSource)
+        positionSource = rope.getPositions();
+      TableKey key{forall.getOperation(), positionSource,    shape.headDim,
+                   shape.rotary,          shape.interleaved, shape.theta};
       auto it =
           llvm::find_if(tables, [&](const auto &t) { return t.first == key; });
       if (it == tables.end()) {
-        tables.push_back({key, blockc::buildRoPETables(
-                                   b, loc, shape, forall.getOutputs()[0],
-                                   /*tDim=*/1, rope.getPositionOffset())});
+        tables.push_back(
+            {key, blockc::buildRoPETables(b, loc, shape, forall.getOutputs()[0],
+                                          /*tDim=*/1, rope.getPositionOffset(),
+                                          rope.getPositions())});
         it = std::prev(tables.end());
       }
       auto [cosTable, sinTable] = it->second;

@@ -26,6 +26,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "PagedSDPA.h"
 #include "TileEpilogue.h"
 #include "blockc/Codegen/CPU/Passes.h"
 #include "blockc/Codegen/Common/Approximations.h"
@@ -878,6 +879,14 @@ struct CPULowerSDPAPass
     : blockc::cpu::impl::CPULowerSDPAPassBase<CPULowerSDPAPass> {
   using Base::Base;
   void runOnOperation() override {
+    // Paged attention (ragged batches): one kernel, no tiles to choose.
+    SmallVector<PagedSDPAOp> paged;
+    getOperation().walk([&](PagedSDPAOp op) { paged.push_back(op); });
+    IRRewriter pagedRewriter(&getContext());
+    for (PagedSDPAOp op : paged) {
+      blockc::cpu::lowerPagedSDPA(op, pagedRewriter);
+      ++numLowered;
+    }
     SmallVector<SDPAOp> ops;
     getOperation().walk([&](SDPAOp op) {
       RankedTensorType q = op.getQuery().getType();

@@ -18,7 +18,7 @@ using namespace mlir;
 std::pair<Value, Value> blockc::buildRoPETables(OpBuilder &b, Location loc,
                                                 const RoPEShape &shape,
                                                 Value sizeSource, unsigned tDim,
-                                                Value offset) {
+                                                Value offset, Value positions) {
   MLIRContext *ctx = b.getContext();
   int64_t headDim = shape.headDim, rotary = shape.rotary, half = rotary / 2;
   bool interleaved = shape.interleaved;
@@ -61,7 +61,13 @@ std::pair<Value, Value> blockc::buildRoPETables(OpBuilder &b, Location loc,
         };
         Value t = linalg::IndexOp::create(nb, l, 0);
         Value j = linalg::IndexOp::create(nb, l, 1);
-        Value pos = arith::AddIOp::create(nb, l, t, offset);
+        Value pos = positions
+                        ? arith::IndexCastOp::create(
+                              nb, l, nb.getIndexType(),
+                              tensor::ExtractOp::create(nb, l, positions,
+                                                        ValueRange{t}))
+                              .getResult()
+                        : arith::AddIOp::create(nb, l, t, offset).getResult();
         Value posF = arith::SIToFPOp::create(
             nb, l, f64,
             arith::IndexCastOp::create(nb, l, nb.getI64Type(), pos));

@@ -50,8 +50,9 @@ struct RoPELowering : OpRewritePattern<RoPEOp> {
     // cos/sin tables [T, D] (the shared builder of Codegen/Common/RoPE.h).
     blockc::RoPEShape shape{headDim, rotary, interleaved,
                             op.getTheta().convertToDouble()};
-    auto [cosTable, sinTable] = blockc::buildRoPETables(
-        rewriter, loc, shape, x, /*tDim=*/1, op.getPositionOffset());
+    auto [cosTable, sinTable] =
+        blockc::buildRoPETables(rewriter, loc, shape, x, /*tDim=*/1,
+                                op.getPositionOffset(), op.getPositions());
 
     // out[b,t,h,j] = x[j] * cos[t,j] + x[partner(j)] * sin[t,j]
     AffineExpr j = getAffineDimExpr(3, ctx);

@@ -61,6 +61,10 @@ struct EmbeddingLowering : OpRewritePattern<EmbeddingOp> {
       Value p = linalg::IndexOp::create(b, l, 1);
       if (offset)
         p = arith::AddIOp::create(b, l, p, offset);
+      if (Value tokenPositions = op.getTokenPositions())
+        p = arith::IndexCastOp::create(
+            b, l, b.getIndexType(),
+            tensor::ExtractOp::create(b, l, tokenPositions, ValueRange{p}));
       Value posRow = tensor::ExtractOp::create(
           b, l, positions, ValueRange{clampRow(b, l, p, maxPositions), col});
       if (elt.isF32())

@@ -33,6 +33,8 @@ void populateElementwiseLoweringPatterns(mlir::RewritePatternSet &patterns);
 void populateEmbeddingLoweringPatterns(mlir::RewritePatternSet &patterns);
 /// kv_cache_append (KVCache.cpp).
 void populateKVCacheLoweringPatterns(mlir::RewritePatternSet &patterns);
+/// token_positions and paged_kv_write (Paged.cpp).
+void populatePagedLoweringPatterns(mlir::RewritePatternSet &patterns);
 
 //===----------------------------------------------------------------------===//
 // Builders (LoweringUtils.cpp)

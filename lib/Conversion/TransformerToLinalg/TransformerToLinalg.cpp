@@ -18,6 +18,7 @@
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/DialectConversion.h"
@@ -54,12 +55,22 @@ struct ConvertTransformerToLinalgPass
       // embedding's position sum rounds once from f32); the others compute in
       // f32 (bf16/f16 models are widened by transformer-compute-in-f32),
       // a linear possibly from a 16-bit weight.
-      if (isa<KVCacheAppendOp, EmbeddingOp>(op))
+      if (isa<KVCacheAppendOp, EmbeddingOp, TokenPositionsOp, PagedKVWriteOp>(
+              op))
         return WalkResult::advance();
+      // Paged attention is a target kernel (the CPU's blockc-cpu-lower-sdpa);
+      // no generic lowering exists.
+      if (isa<PagedSDPAOp>(op)) {
+        op->emitOpError() << "has no lowering for this target (paged "
+                             "attention is lowered by the CPU pipeline)";
+        return WalkResult::interrupt();
+      }
       auto linear = dyn_cast<LinearOp>(op);
       for (OpOperand &operand : op->getOpOperands()) {
         auto shaped = dyn_cast<ShapedType>(operand.get().getType());
-        if (!shaped || shaped.getElementType().isF32())
+        // Integer operands (a rope's per-token positions) are indices.
+        if (!shaped || shaped.getElementType().isF32() ||
+            shaped.getElementType().isInteger())
           continue;
         if (linear && &operand == &linear.getWeightMutable() &&
             linear.getInput().getType().getElementType().isF32())
@@ -80,7 +91,7 @@ struct ConvertTransformerToLinalgPass
     target.addIllegalDialect<TransformerDialect>();
     target.addLegalDialect<linalg::LinalgDialect, tensor::TensorDialect,
                            arith::ArithDialect, math::MathDialect,
-                           cf::ControlFlowDialect>();
+                           cf::ControlFlowDialect, scf::SCFDialect>();
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
     if (failed(applyPartialConversion(getOperation(), target,
                                       std::move(patterns))))
@@ -97,4 +108,5 @@ void blockc::populateTransformerToLinalgPatterns(RewritePatternSet &patterns) {
   detail::populateElementwiseLoweringPatterns(patterns);
   detail::populateKVCacheLoweringPatterns(patterns);
   detail::populateEmbeddingLoweringPatterns(patterns);
+  detail::populatePagedLoweringPatterns(patterns);
 }

@@ -123,3 +123,30 @@ func.func @forward_prepare(%w: memref<8x8xf32>, %p: memref<1x1x8x8xf32> {blockc_
 func.func @not_prepare(%p: memref<1x1x8x8xf32> {blockc_codegen.prepared = #blockc_codegen.packed_weight<rows = 8, cols = 8, panel_k = 8, panel_n = 8>}) -> memref<1x1x8x8xf32> {
   return %p : memref<1x1x8x8xf32>
 }
+
+// -----
+
+// A cache carried unchanged through loops (a paged entry's page writes:
+// each loop yields its own iter_arg buffer) is the argument's buffer: the
+// result is dropped. A loop that yields another buffer is not.
+// CHECK-LABEL: func.func @carried
+// CHECK-SAME: %[[D:[a-z0-9_]+]]: memref<?x4x2x8xf32> {transformer.kv_cache = #transformer.kv_cache<value>}
+// CHECK-SAME: -> memref<?x4x2x8xf32>
+// CHECK: %[[OTHER:[a-z0-9_]+]] = scf.for {{.+}} iter_args(%{{[a-z0-9_]+}} = %[[D]])
+// CHECK: return %[[OTHER]] : memref<?x4x2x8xf32>
+func.func @carried(%n: index, %c: memref<?x4x2x8xf32> {transformer.kv_cache = #transformer.kv_cache<key>},
+    %d: memref<?x4x2x8xf32> {transformer.kv_cache = #transformer.kv_cache<value>}, %e: memref<?x4x2x8xf32>)
+    -> (memref<?x4x2x8xf32>, memref<?x4x2x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%a = %c) -> (memref<?x4x2x8xf32>) {
+    %s = scf.for %j = %c0 to %n step %c1 iter_args(%b = %a) -> (memref<?x4x2x8xf32>) {
+      scf.yield %b : memref<?x4x2x8xf32>
+    }
+    scf.yield %s : memref<?x4x2x8xf32>
+  }
+  %o = scf.for %i = %c0 to %n step %c1 iter_args(%a = %d) -> (memref<?x4x2x8xf32>) {
+    scf.yield %e : memref<?x4x2x8xf32>
+  }
+  return %r, %o : memref<?x4x2x8xf32>, memref<?x4x2x8xf32>
+}

@@ -48,3 +48,13 @@ func.func @bf16_linear(%x: tensor<2x16xbf16>, %w: tensor<8x16xbf16>) -> tensor<2
   %0 = transformer.linear %x, %w : tensor<2x16xbf16>, tensor<8x16xbf16> -> tensor<2x8xbf16>
   return %0 : tensor<2x8xbf16>
 }
+
+// -----
+
+// Paged attention is a kernel of the CPU pipeline (blockc-cpu-lower-sdpa):
+// the generic conversion names it instead of failing to legalize it.
+func.func @paged_sdpa(%q: tensor<1x?x4x8xf32>, %kp: tensor<?x16x2x8xf32>, %bt: tensor<?x?xi32>, %cu: tensor<?xi32>, %sp: tensor<?xi32>) -> tensor<1x?x4x8xf32> {
+  // expected-error @+1 {{'transformer.paged_sdpa' op has no lowering for this target (paged attention is lowered by the CPU pipeline)}}
+  %0 = transformer.paged_sdpa %q, %kp, %kp, %bt, %cu, %sp : tensor<1x?x4x8xf32>, tensor<?x16x2x8xf32>, tensor<?x16x2x8xf32>, tensor<?x?xi32>, tensor<?xi32>, tensor<?xi32> -> tensor<1x?x4x8xf32>
+  return %0 : tensor<1x?x4x8xf32>
+}

@@ -174,3 +174,54 @@ func.func private @cache_memref(memref<1x?x2x8xf32> {transformer.kv_cache = #tra
 func.func @cache_layer(%k: tensor<1x?x2x8xf32> {transformer.kv_cache = #transformer.kv_cache<key>, transformer.layer = -1 : i64}) {
   return
 }
+
+// -----
+
+// The arguments of a paged entry (transformer-derive-paged-decode).
+// CHECK-LABEL: func.func @paged_arguments
+// CHECK-SAME: {transformer.seq_offsets}
+// CHECK-SAME: {transformer.seq_positions}
+// CHECK-SAME: {transformer.block_table}
+// CHECK-SAME: transformer.page_size = 16 : i64
+func.func @paged_arguments(%cu: tensor<?xi32> {transformer.seq_offsets},
+    %sp: tensor<?xi32> {transformer.seq_positions},
+    %bt: tensor<?x?xi32> {transformer.block_table},
+    %kp: tensor<?x16x2x8xf32> {transformer.kv_cache = #transformer.kv_cache<key>,
+                               transformer.layer = 0 : i64, transformer.page_size = 16 : i64}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'transformer.seq_offsets' on argument #0 must be a unit attribute}}
+func.func @seq_offsets_not_unit(%cu: tensor<?xi32> {transformer.seq_offsets = 1 : i64}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'transformer.block_table' on argument #0 needs a rank-2 i32 tensor, not 'tensor<?xi32>'}}
+func.func @block_table_rank(%bt: tensor<?xi32> {transformer.block_table}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'transformer.seq_positions' on argument #0 needs a rank-1 i32 tensor, not 'tensor<?xi64>'}}
+func.func @seq_positions_type(%sp: tensor<?xi64> {transformer.seq_positions}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'transformer.page_size' on argument #0 must be a positive integer}}
+func.func @page_size_zero(%kp: tensor<?x16x2x8xf32> {transformer.kv_cache = #transformer.kv_cache<key>, transformer.page_size = 0 : i64}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'transformer.page_size' on argument #0 needs 'transformer.kv_cache' on the same argument}}
+func.func @page_size_without_cache(%kp: tensor<?x16x2x8xf32> {transformer.page_size = 16 : i64}) {
+  return
+}

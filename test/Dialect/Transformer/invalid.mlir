@@ -1207,3 +1207,183 @@ func.func @embedding_ids_type(%ids: tensor<2x5xi64>, %t: tensor<300x64xf32>) -> 
   %0 = transformer.embedding %ids, %t : tensor<2x5xi64>, tensor<300x64xf32> -> tensor<2x5x64xf32>
   return %0 : tensor<2x5x64xf32>
 }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Ragged batches: per-token positions, token_positions, paged K/V pools
+//===----------------------------------------------------------------------===//
+
+func.func @token_positions_sizes(%cu: tensor<3xi32>, %sp: tensor<3xi32>) -> tensor<?xi32> {
+  // expected-error @+1 {{expects cu_seqlens to have one more element than seq_positions (B + 1 and B), got 3 and 3}}
+  %0 = transformer.token_positions %cu, %sp : tensor<3xi32>, tensor<3xi32> -> tensor<?xi32>
+  return %0 : tensor<?xi32>
+}
+
+// -----
+
+func.func @rope_positions_and_offset(%x: tensor<1x?x4x8xf32>, %p: tensor<?xi32>, %o: index) -> tensor<1x?x4x8xf32> {
+  // expected-error @+1 {{has both a position offset and positions}}
+  %0 = transformer.rope %x offset %o positions(%p : tensor<?xi32>) : tensor<1x?x4x8xf32>
+  return %0 : tensor<1x?x4x8xf32>
+}
+
+// -----
+
+func.func @rope_positions_batch(%x: tensor<2x?x4x8xf32>, %p: tensor<?xi32>) -> tensor<2x?x4x8xf32> {
+  // expected-error @+1 {{expects batch size 1 with positions, got 2}}
+  %0 = transformer.rope %x positions(%p : tensor<?xi32>) : tensor<2x?x4x8xf32>
+  return %0 : tensor<2x?x4x8xf32>
+}
+
+// -----
+
+func.func @rope_positions_count(%x: tensor<1x4x4x8xf32>, %p: tensor<3xi32>) -> tensor<1x4x4x8xf32> {
+  // expected-error @+1 {{expects positions to have one element per token (4), got 3}}
+  %0 = transformer.rope %x positions(%p : tensor<3xi32>) : tensor<1x4x4x8xf32>
+  return %0 : tensor<1x4x4x8xf32>
+}
+
+// -----
+
+func.func @embedding_token_positions_no_table(%ids: tensor<1x?xi32>, %wte: tensor<300x64xf32>, %p: tensor<?xi32>) -> tensor<1x?x64xf32> {
+  // expected-error @+1 {{has per-token positions but no position table}}
+  %0 = transformer.embedding %ids, %wte token_positions(%p : tensor<?xi32>) : tensor<1x?xi32>, tensor<300x64xf32> -> tensor<1x?x64xf32>
+  return %0 : tensor<1x?x64xf32>
+}
+
+// -----
+
+func.func @embedding_token_positions_and_offset(%ids: tensor<1x?xi32>, %wte: tensor<300x64xf32>, %wpe: tensor<128x64xf32>, %p: tensor<?xi32>, %o: index) -> tensor<1x?x64xf32> {
+  // expected-error @+1 {{has both a position offset and token_positions}}
+  %0 = transformer.embedding %ids, %wte positions(%wpe : tensor<128x64xf32>) offset %o token_positions(%p : tensor<?xi32>) : tensor<1x?xi32>, tensor<300x64xf32> -> tensor<1x?x64xf32>
+  return %0 : tensor<1x?x64xf32>
+}
+
+// -----
+
+func.func @embedding_token_positions_batch(%ids: tensor<2x?xi32>, %wte: tensor<300x64xf32>, %wpe: tensor<128x64xf32>, %p: tensor<?xi32>) -> tensor<2x?x64xf32> {
+  // expected-error @+1 {{expects batch size 1 with token_positions, got 2}}
+  %0 = transformer.embedding %ids, %wte positions(%wpe : tensor<128x64xf32>) token_positions(%p : tensor<?xi32>) : tensor<2x?xi32>, tensor<300x64xf32> -> tensor<2x?x64xf32>
+  return %0 : tensor<2x?x64xf32>
+}
+
+// -----
+
+func.func @embedding_token_positions_count(%ids: tensor<1x5xi32>, %wte: tensor<300x64xf32>, %wpe: tensor<128x64xf32>, %p: tensor<4xi32>) -> tensor<1x5x64xf32> {
+  // expected-error @+1 {{expects token_positions to have one element per token (5), got 4}}
+  %0 = transformer.embedding %ids, %wte positions(%wpe : tensor<128x64xf32>) token_positions(%p : tensor<4xi32>) : tensor<1x5xi32>, tensor<300x64xf32> -> tensor<1x5x64xf32>
+  return %0 : tensor<1x5x64xf32>
+}
+
+// -----
+
+func.func @paged_kv_write_element_type(%k: tensor<1x?x2x8xf32>, %kp: tensor<?x16x2x8xbf16>, %bt: tensor<?x?xi32>, %cu: tensor<?xi32>, %sp: tensor<?xi32>) -> tensor<?x16x2x8xbf16> {
+  // expected-error @+1 {{expects new_entries to have element type 'bf16' (the element type of pool), got 'f32'}}
+  %0 = transformer.paged_kv_write %k into %kp, %bt, %cu, %sp : tensor<1x?x2x8xf32> into tensor<?x16x2x8xbf16>, tensor<?x?xi32>, tensor<?xi32>, tensor<?xi32>
+  return %0 : tensor<?x16x2x8xbf16>
+}
+
+// -----
+
+func.func @paged_kv_write_page_size(%k: tensor<1x?x2x8xf32>, %kp: tensor<?x?x2x8xf32>, %bt: tensor<?x?xi32>, %cu: tensor<?xi32>, %sp: tensor<?xi32>) -> tensor<?x?x2x8xf32> {
+  // expected-error @+1 {{expects pool to have a static page size, kv head count and head dimension, got [?, ?, 2, 8]}}
+  %0 = transformer.paged_kv_write %k into %kp, %bt, %cu, %sp : tensor<1x?x2x8xf32> into tensor<?x?x2x8xf32>, tensor<?x?xi32>, tensor<?xi32>, tensor<?xi32>
+  return %0 : tensor<?x?x2x8xf32>
+}
+
+// -----
+
+func.func @paged_kv_write_batch(%k: tensor<2x?x2x8xf32>, %kp: tensor<?x16x2x8xf32>, %bt: tensor<?x?xi32>, %cu: tensor<?xi32>, %sp: tensor<?xi32>) -> tensor<?x16x2x8xf32> {
+  // expected-error @+1 {{expects new_entries to have shape [1, ?, 2, 8], got [2, ?, 2, 8]}}
+  %0 = transformer.paged_kv_write %k into %kp, %bt, %cu, %sp : tensor<2x?x2x8xf32> into tensor<?x16x2x8xf32>, tensor<?x?xi32>, tensor<?xi32>, tensor<?xi32>
+  return %0 : tensor<?x16x2x8xf32>
+}
+
+// -----
+
+func.func @paged_kv_write_block_table(%k: tensor<1x?x2x8xf32>, %kp: tensor<?x16x2x8xf32>, %bt: tensor<3x?xi32>, %cu: tensor<3xi32>, %sp: tensor<2xi32>) -> tensor<?x16x2x8xf32> {
+  // expected-error @+1 {{expects one block_table row per sequence (2), got 3}}
+  %0 = transformer.paged_kv_write %k into %kp, %bt, %cu, %sp : tensor<1x?x2x8xf32> into tensor<?x16x2x8xf32>, tensor<3x?xi32>, tensor<3xi32>, tensor<2xi32>
+  return %0 : tensor<?x16x2x8xf32>
+}
+
+// -----
+
+func.func @paged_kv_write_cu_seqlens(%k: tensor<1x?x2x8xf32>, %kp: tensor<?x16x2x8xf32>, %bt: tensor<?x?xi32>, %cu: tensor<2xi32>, %sp: tensor<2xi32>) -> tensor<?x16x2x8xf32> {
+  // expected-error @+1 {{expects cu_seqlens to have one more element than seq_positions (B + 1 and B), got 2 and 2}}
+  %0 = transformer.paged_kv_write %k into %kp, %bt, %cu, %sp : tensor<1x?x2x8xf32> into tensor<?x16x2x8xf32>, tensor<?x?xi32>, tensor<2xi32>, tensor<2xi32>
+  return %0 : tensor<?x16x2x8xf32>
+}
+
+// -----
+
+func.func @paged_kv_write_result(%k: tensor<1x?x2x8xf32>, %kp: tensor<?x16x2x8xf32>, %bt: tensor<?x?xi32>, %cu: tensor<?xi32>, %sp: tensor<?xi32>) -> tensor<4x16x2x8xf32> {
+  // expected-error @+1 {{failed to verify that all of {pool, result} have same type}}
+  %0 = "transformer.paged_kv_write"(%k, %kp, %bt, %cu, %sp) : (tensor<1x?x2x8xf32>, tensor<?x16x2x8xf32>, tensor<?x?xi32>, tensor<?xi32>, tensor<?xi32>) -> tensor<4x16x2x8xf32>
+  return %0 : tensor<4x16x2x8xf32>
+}
+
+// -----
+
+func.func @paged_sdpa_pool_types(%q: tensor<1x?x4x8xf32>, %kp: tensor<?x16x2x8xf32>, %vp: tensor<?x16x2x8xbf16>, %bt: tensor<?x?xi32>, %cu: tensor<?xi32>, %sp: tensor<?xi32>) -> tensor<1x?x4x8xf32> {
+  // expected-error @+1 {{expects key_pool and value_pool to have the same type, got 'tensor<?x16x2x8xf32>' and 'tensor<?x16x2x8xbf16>'}}
+  %0 = transformer.paged_sdpa %q, %kp, %vp, %bt, %cu, %sp : tensor<1x?x4x8xf32>, tensor<?x16x2x8xf32>, tensor<?x16x2x8xbf16>, tensor<?x?xi32>, tensor<?xi32>, tensor<?xi32> -> tensor<1x?x4x8xf32>
+  return %0 : tensor<1x?x4x8xf32>
+}
+
+// -----
+
+func.func @paged_sdpa_pool_shape(%q: tensor<1x?x4x8xf32>, %kp: tensor<?x16x?x8xf32>, %bt: tensor<?x?xi32>, %cu: tensor<?xi32>, %sp: tensor<?xi32>) -> tensor<1x?x4x8xf32> {
+  // expected-error @+1 {{expects key_pool to have a static page size, kv head count and head dimension, got [?, 16, ?, 8]}}
+  %0 = transformer.paged_sdpa %q, %kp, %kp, %bt, %cu, %sp : tensor<1x?x4x8xf32>, tensor<?x16x?x8xf32>, tensor<?x16x?x8xf32>, tensor<?x?xi32>, tensor<?xi32>, tensor<?xi32> -> tensor<1x?x4x8xf32>
+  return %0 : tensor<1x?x4x8xf32>
+}
+
+// -----
+
+func.func @paged_sdpa_query_heads(%q: tensor<1x?x?x8xf32>, %kp: tensor<?x16x2x8xf32>, %bt: tensor<?x?xi32>, %cu: tensor<?xi32>, %sp: tensor<?xi32>) -> tensor<1x?x?x8xf32> {
+  // expected-error @+1 {{expects a static number of query heads}}
+  %0 = transformer.paged_sdpa %q, %kp, %kp, %bt, %cu, %sp : tensor<1x?x?x8xf32>, tensor<?x16x2x8xf32>, tensor<?x16x2x8xf32>, tensor<?x?xi32>, tensor<?xi32>, tensor<?xi32> -> tensor<1x?x?x8xf32>
+  return %0 : tensor<1x?x?x8xf32>
+}
+
+// -----
+
+func.func @paged_sdpa_query_shape(%q: tensor<2x?x4x16xf32>, %kp: tensor<?x16x2x8xf32>, %bt: tensor<?x?xi32>, %cu: tensor<?xi32>, %sp: tensor<?xi32>) -> tensor<2x?x4x16xf32> {
+  // expected-error @+1 {{expects query to have shape [1, ?, 4, 8], got [2, ?, 4, 16]}}
+  %0 = transformer.paged_sdpa %q, %kp, %kp, %bt, %cu, %sp : tensor<2x?x4x16xf32>, tensor<?x16x2x8xf32>, tensor<?x16x2x8xf32>, tensor<?x?xi32>, tensor<?xi32>, tensor<?xi32> -> tensor<2x?x4x16xf32>
+  return %0 : tensor<2x?x4x16xf32>
+}
+
+// -----
+
+func.func @paged_sdpa_kv_heads(%q: tensor<1x?x4x8xf32>, %kp: tensor<?x16x3x8xf32>, %bt: tensor<?x?xi32>, %cu: tensor<?xi32>, %sp: tensor<?xi32>) -> tensor<1x?x4x8xf32> {
+  // expected-error @+1 {{expects the number of kv heads (3) to divide the number of query heads (4)}}
+  %0 = transformer.paged_sdpa %q, %kp, %kp, %bt, %cu, %sp : tensor<1x?x4x8xf32>, tensor<?x16x3x8xf32>, tensor<?x16x3x8xf32>, tensor<?x?xi32>, tensor<?xi32>, tensor<?xi32> -> tensor<1x?x4x8xf32>
+  return %0 : tensor<1x?x4x8xf32>
+}
+
+// -----
+
+func.func @paged_sdpa_block_table(%q: tensor<1x?x4x8xf32>, %kp: tensor<?x16x2x8xf32>, %bt: tensor<1x?xi32>, %cu: tensor<?xi32>, %sp: tensor<2xi32>) -> tensor<1x?x4x8xf32> {
+  // expected-error @+1 {{expects one block_table row per sequence (2), got 1}}
+  %0 = transformer.paged_sdpa %q, %kp, %kp, %bt, %cu, %sp : tensor<1x?x4x8xf32>, tensor<?x16x2x8xf32>, tensor<?x16x2x8xf32>, tensor<1x?xi32>, tensor<?xi32>, tensor<2xi32> -> tensor<1x?x4x8xf32>
+  return %0 : tensor<1x?x4x8xf32>
+}
+
+// -----
+
+func.func @paged_sdpa_scale(%q: tensor<1x?x4x8xf32>, %kp: tensor<?x16x2x8xf32>, %bt: tensor<?x?xi32>, %cu: tensor<?xi32>, %sp: tensor<?xi32>) -> tensor<1x?x4x8xf32> {
+  // expected-error @+1 {{expects a finite scale > 0, got -1.000000e+00}}
+  %0 = transformer.paged_sdpa %q, %kp, %kp, %bt, %cu, %sp {scale = -1.0 : f64} : tensor<1x?x4x8xf32>, tensor<?x16x2x8xf32>, tensor<?x16x2x8xf32>, tensor<?x?xi32>, tensor<?xi32>, tensor<?xi32> -> tensor<1x?x4x8xf32>
+  return %0 : tensor<1x?x4x8xf32>
+}
+
+// -----
+
+func.func @paged_sdpa_result(%q: tensor<1x?x4x8xf32>, %kp: tensor<?x16x2x8xf32>, %bt: tensor<?x?xi32>, %cu: tensor<?xi32>, %sp: tensor<?xi32>) -> tensor<1x?x4x8xbf16> {
+  // expected-error @+1 {{failed to verify that all of {query, result} have same type}}
+  %0 = "transformer.paged_sdpa"(%q, %kp, %kp, %bt, %cu, %sp) : (tensor<1x?x4x8xf32>, tensor<?x16x2x8xf32>, tensor<?x16x2x8xf32>, tensor<?x?xi32>, tensor<?xi32>, tensor<?xi32>) -> tensor<1x?x4x8xbf16>
+  return %0 : tensor<1x?x4x8xbf16>
+}

@@ -426,3 +426,31 @@ func.func @embedding_positions(%ids: tensor<2x5xi32>, %wte: tensor<300x64xf32>, 
   %1 = transformer.embedding %ids, %wte positions(%wpe : tensor<128x64xf32>) : tensor<2x5xi32>, tensor<300x64xf32> -> tensor<2x5x64xf32>
   return %0, %1 : tensor<2x5x64xf32>, tensor<2x5x64xf32>
 }
+
+//===----------------------------------------------------------------------===//
+// Ragged batches: per-token positions, token_positions, paged K/V pools
+//===----------------------------------------------------------------------===//
+
+// CHECK-LABEL: func.func @per_token_positions
+// CHECK-SAME: (%[[X:.+]]: tensor<1x?x4x8xf32>, %[[P:.+]]: tensor<?xi32>, %[[IDS:.+]]: tensor<1x?xi32>, %[[WTE:.+]]: tensor<300x64xf32>, %[[WPE:.+]]: tensor<128x64xf32>)
+// CHECK: transformer.rope %[[X]] positions(%[[P]] : tensor<?xi32>) {theta = 5.000000e+05 : f64} : tensor<1x?x4x8xf32>
+// CHECK: transformer.embedding %[[IDS]], %[[WTE]] positions(%[[WPE]] : tensor<128x64xf32>) token_positions(%[[P]] : tensor<?xi32>) : tensor<1x?xi32>, tensor<300x64xf32> -> tensor<1x?x64xf32>
+func.func @per_token_positions(%x: tensor<1x?x4x8xf32>, %p: tensor<?xi32>, %ids: tensor<1x?xi32>, %wte: tensor<300x64xf32>, %wpe: tensor<128x64xf32>) -> (tensor<1x?x4x8xf32>, tensor<1x?x64xf32>) {
+  %0 = transformer.rope %x positions(%p : tensor<?xi32>) {theta = 5.0e5 : f64} : tensor<1x?x4x8xf32>
+  %1 = transformer.embedding %ids, %wte positions(%wpe : tensor<128x64xf32>) token_positions(%p : tensor<?xi32>) : tensor<1x?xi32>, tensor<300x64xf32> -> tensor<1x?x64xf32>
+  return %0, %1 : tensor<1x?x4x8xf32>, tensor<1x?x64xf32>
+}
+
+// CHECK-LABEL: func.func @paged
+// CHECK-SAME: (%[[Q:[^:]+]]: tensor<1x?x4x8xf32>, %[[K:[^:]+]]: tensor<1x?x2x8xf32>, %[[KP:[^:]+]]: tensor<?x16x2x8xbf16>, %[[VP:[^:]+]]: tensor<?x16x2x8xbf16>, %[[BT:[^:]+]]: tensor<?x?xi32>, %[[CU:[^:]+]]: tensor<?xi32>, %[[SP:[^:]+]]: tensor<?xi32>)
+// CHECK: %[[P:.+]] = transformer.token_positions %[[CU]], %[[SP]] : tensor<?xi32>, tensor<?xi32> -> tensor<?xi32>
+// CHECK: %[[W:.+]] = transformer.paged_kv_write %{{.+}} into %[[KP]], %[[BT]], %[[CU]], %[[SP]] : tensor<1x?x2x8xbf16> into tensor<?x16x2x8xbf16>, tensor<?x?xi32>, tensor<?xi32>, tensor<?xi32>
+// CHECK: transformer.paged_sdpa %[[Q]], %[[W]], %[[VP]], %[[BT]], %[[CU]], %[[SP]] {scale = 2.500000e-01 : f64} : tensor<1x?x4x8xf32>, tensor<?x16x2x8xbf16>, tensor<?x16x2x8xbf16>, tensor<?x?xi32>, tensor<?xi32>, tensor<?xi32> -> tensor<1x?x4x8xf32>
+func.func @paged(%q: tensor<1x?x4x8xf32>, %k: tensor<1x?x2x8xf32>, %kp: tensor<?x16x2x8xbf16>, %vp: tensor<?x16x2x8xbf16>,
+    %bt: tensor<?x?xi32>, %cu: tensor<?xi32>, %sp: tensor<?xi32>) -> (tensor<?xi32>, tensor<1x?x4x8xf32>) {
+  %p = transformer.token_positions %cu, %sp : tensor<?xi32>, tensor<?xi32> -> tensor<?xi32>
+  %kb = arith.truncf %k : tensor<1x?x2x8xf32> to tensor<1x?x2x8xbf16>
+  %w = transformer.paged_kv_write %kb into %kp, %bt, %cu, %sp : tensor<1x?x2x8xbf16> into tensor<?x16x2x8xbf16>, tensor<?x?xi32>, tensor<?xi32>, tensor<?xi32>
+  %o = transformer.paged_sdpa %q, %w, %vp, %bt, %cu, %sp {scale = 0.25 : f64} : tensor<1x?x4x8xf32>, tensor<?x16x2x8xbf16>, tensor<?x16x2x8xbf16>, tensor<?x?xi32>, tensor<?xi32>, tensor<?xi32> -> tensor<1x?x4x8xf32>
+  return %p, %o : tensor<?xi32>, tensor<1x?x4x8xf32>
+}

@@ -1,4 +1,4 @@
-// RUN: blockc-opt %s --transformer-strip-metadata | FileCheck %s --implicit-check-not=transformer.weight_name --implicit-check-not=transformer.layer --implicit-check-not=transformer.kv_ --implicit-check-not=blockc_codegen
+// RUN: blockc-opt %s --transformer-strip-metadata | FileCheck %s --implicit-check-not=transformer.weight_name --implicit-check-not=transformer.layer --implicit-check-not=transformer.kv_ --implicit-check-not=transformer.seq_ --implicit-check-not=transformer.block_table --implicit-check-not=transformer.page_size --implicit-check-not=blockc_codegen
 
 // The binding attributes are removed; everything else is kept.
 // CHECK-LABEL: func.func @f
@@ -17,6 +17,15 @@ func.func @f(%x: tensor<?x?x8xf32>,
 // CHECK-SAME: (%{{.*}}: index, %{{.*}}: tensor<1x?x2x8xf32>)
 func.func @decode(%p: index {transformer.kv_position},
     %k: tensor<1x?x2x8xf32> {transformer.kv_cache = #transformer.kv_cache<key>, transformer.layer = 0 : i64, transformer.kv_layout = #transformer.kv_layout<bhsd>}) {
+  return
+}
+
+// Paged-entry marks (the ragged batch, the pools' page size) go too.
+// CHECK-LABEL: func.func @paged
+// CHECK-SAME: (%{{.*}}: tensor<?xi32>, %{{.*}}: tensor<?xi32>, %{{.*}}: tensor<?x?xi32>, %{{.*}}: tensor<?x4x2x8xf32>)
+func.func @paged(%cu: tensor<?xi32> {transformer.seq_offsets}, %sp: tensor<?xi32> {transformer.seq_positions},
+    %bt: tensor<?x?xi32> {transformer.block_table},
+    %k: tensor<?x4x2x8xf32> {transformer.kv_cache = #transformer.kv_cache<key>, transformer.layer = 0 : i64, transformer.page_size = 4 : i64}) {
   return
 }
 

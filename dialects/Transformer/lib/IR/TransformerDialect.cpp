@@ -226,6 +226,38 @@ LogicalResult TransformerDialect::verifyRegionArgAttribute(
                              << argIndex << " must be a #transformer.kv_layout";
     return verifyCacheArgument(op, argIndex, kKVLayoutAttr);
   }
+  if (attr.getName() == kSeqOffsetsAttr ||
+      attr.getName() == kSeqPositionsAttr ||
+      attr.getName() == kBlockTableAttr) {
+    if (!isa<UnitAttr>(attr.getValue()))
+      return op->emitError()
+             << "'" << attr.getName().getValue() << "' on argument #"
+             << argIndex << " must be a unit attribute";
+    auto func = dyn_cast<FunctionOpInterface>(op);
+    if (!func)
+      return success();
+    int64_t rank = attr.getName() == kBlockTableAttr ? 2 : 1;
+    auto type = dyn_cast<ShapedType>(func.getArgumentTypes()[argIndex]);
+    if (!type || !type.hasRank() || type.getRank() != rank ||
+        !type.getElementType().isInteger(32))
+      return op->emitError()
+             << "'" << attr.getName().getValue() << "' on argument #"
+             << argIndex << " needs a rank-" << rank << " i32 tensor, not "
+             << func.getArgumentTypes()[argIndex];
+    return success();
+  }
+  if (attr.getName() == kPageSizeAttr) {
+    auto size = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!size || size.getValue().getSExtValue() < 1)
+      return op->emitError() << "'" << kPageSizeAttr << "' on argument #"
+                             << argIndex << " must be a positive integer";
+    auto func = dyn_cast<FunctionOpInterface>(op);
+    if (func && !func.getArgAttr(argIndex, kKVCacheAttr))
+      return op->emitError()
+             << "'" << kPageSizeAttr << "' on argument #" << argIndex
+             << " needs '" << kKVCacheAttr << "' on the same argument";
+    return success();
+  }
   return op->emitError() << "unknown transformer argument attribute '"
                          << attr.getName().getValue() << "'";
 }

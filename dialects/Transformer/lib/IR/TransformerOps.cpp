@@ -338,6 +338,117 @@ LogicalResult LinearOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
+// Ragged batches (paged entries)
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Checks per-token positions `positions` ([T], named `name`) of an op
+/// whose `tokens` operand is [B, T, ...]: B = 1, one position per token and
+/// no position offset beside them.
+LogicalResult checkTokenPositions(Operation *op, StringRef name,
+                                  Value positions, Value offset, Value tokens) {
+  if (offset)
+    return op->emitOpError() << "has both a position offset and " << name;
+  ArrayRef<int64_t> shape = cast<ShapedType>(tokens.getType()).getShape();
+  if (!ShapedType::isDynamic(shape[0]) && shape[0] != 1)
+    return op->emitOpError()
+           << "expects batch size 1 with " << name << ", got " << shape[0];
+  int64_t n = cast<ShapedType>(positions.getType()).getDimSize(0);
+  if (!ShapedType::isDynamic(n) && !ShapedType::isDynamic(shape[1]) &&
+      n != shape[1])
+    return op->emitOpError()
+           << "expects " << name << " to have one element per token ("
+           << shape[1] << "), got " << n;
+  return success();
+}
+
+/// Checks the ragged-batch operands of a paged op: block_table [B, ?],
+/// cu_seqlens [B + 1] and seq_positions [B] where static.
+LogicalResult checkRaggedBatch(Operation *op, Value blockTable, Value cuSeqlens,
+                               Value seqPositions) {
+  int64_t cu = cast<ShapedType>(cuSeqlens.getType()).getDimSize(0);
+  int64_t b = cast<ShapedType>(seqPositions.getType()).getDimSize(0);
+  if (!ShapedType::isDynamic(cu) && !ShapedType::isDynamic(b) && cu != b + 1)
+    return op->emitOpError()
+           << "expects cu_seqlens to have one more element than "
+              "seq_positions (B + 1 and B), got "
+           << cu << " and " << b;
+  if (!blockTable)
+    return success();
+  int64_t rows = cast<ShapedType>(blockTable.getType()).getDimSize(0);
+  if (!ShapedType::isDynamic(rows) && !ShapedType::isDynamic(b) && rows != b)
+    return op->emitOpError() << "expects one block_table row per sequence ("
+                             << b << "), got " << rows;
+  return success();
+}
+
+/// Checks a page pool [P, S, H_kv, D] (named `name`): static S, H_kv, D.
+LogicalResult checkPool(Operation *op, StringRef name, Value pool) {
+  ArrayRef<int64_t> shape = cast<ShapedType>(pool.getType()).getShape();
+  if (ShapedType::isDynamic(shape[1]) || ShapedType::isDynamic(shape[2]) ||
+      ShapedType::isDynamic(shape[3]))
+    return op->emitOpError() << "expects " << name
+                             << " to have a static page size, kv head count "
+                                "and head dimension, got "
+                             << formatShape(shape);
+  return success();
+}
+
+} // namespace
+
+LogicalResult TokenPositionsOp::verify() {
+  return checkRaggedBatch(*this, Value(), getCuSeqlens(), getSeqPositions());
+}
+
+LogicalResult PagedKVWriteOp::verify() {
+  if (failed(checkElementTypes(
+          *this, {{"pool", getPool()}, {"new_entries", getNewEntries()}})) ||
+      failed(checkPool(*this, "pool", getPool())))
+    return failure();
+  ArrayRef<int64_t> pool = getPool().getType().getShape();
+  ArrayRef<int64_t> entries = getNewEntries().getType().getShape();
+  if (failed(checkShape(*this, "new_entries", getNewEntries(),
+                        {1, entries[1], pool[2], pool[3]})))
+    return failure();
+  return checkRaggedBatch(*this, getBlockTable(), getCuSeqlens(),
+                          getSeqPositions());
+}
+
+double PagedSDPAOp::getScaleOrDefault() {
+  if (std::optional<APFloat> s = getScale())
+    return s->convertToDouble();
+  return 1.0 /
+         std::sqrt(static_cast<double>(getQuery().getType().getShape().back()));
+}
+
+LogicalResult PagedSDPAOp::verify() {
+  if (getKeyPool().getType() != getValuePool().getType())
+    return emitOpError() << "expects key_pool and value_pool to have the same "
+                            "type, got "
+                         << getKeyPool().getType() << " and "
+                         << getValuePool().getType();
+  if (failed(checkPool(*this, "key_pool", getKeyPool())))
+    return failure();
+  ArrayRef<int64_t> q = getQuery().getType().getShape();
+  ArrayRef<int64_t> pool = getKeyPool().getType().getShape();
+  if (ShapedType::isDynamic(q[2]))
+    return emitOpError() << "expects a static number of query heads";
+  if (failed(checkShape(*this, "query", getQuery(), {1, q[1], q[2], pool[3]})))
+    return failure();
+  if (pool[2] < 1 || q[2] % pool[2] != 0)
+    return emitOpError() << "expects the number of kv heads (" << pool[2]
+                         << ") to divide the number of query heads (" << q[2]
+                         << ")";
+  if (failed(checkRaggedBatch(*this, getBlockTable(), getCuSeqlens(),
+                              getSeqPositions())))
+    return failure();
+  if (std::optional<APFloat> s = getScale())
+    return checkPositiveFinite(*this, "scale", s->convertToDouble());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // RoPEOp
 //===----------------------------------------------------------------------===//
 
@@ -365,6 +476,10 @@ LogicalResult RoPEOp::verify() {
     return emitOpError() << "expects an even head dimension for interleaved "
                             "RoPE, got "
                          << headDim;
+  if (Value positions = getPositions())
+    if (failed(checkTokenPositions(*this, "positions", positions,
+                                   getPositionOffset(), getInput())))
+      return failure();
   return checkPositiveFinite(*this, "theta", getTheta().convertToDouble());
 }
 
@@ -439,13 +554,15 @@ LogicalResult KVCacheAppendOp::verify() {
 //===----------------------------------------------------------------------===//
 
 void EmbeddingOp::build(OpBuilder &builder, OperationState &state, Value ids,
-                        Value table, Value positions, Value positionOffset) {
+                        Value table, Value positions, Value positionOffset,
+                        Value tokenPositions) {
   auto idsType = cast<RankedTensorType>(ids.getType());
   auto tableType = cast<RankedTensorType>(table.getType());
   auto resultType = RankedTensorType::get(
       {idsType.getDimSize(0), idsType.getDimSize(1), tableType.getDimSize(1)},
       tableType.getElementType());
-  build(builder, state, resultType, ids, table, positions, positionOffset);
+  build(builder, state, resultType, ids, table, positions, positionOffset,
+        tokenPositions);
 }
 
 LogicalResult EmbeddingOp::verify() {
@@ -466,7 +583,13 @@ LogicalResult EmbeddingOp::verify() {
                            << formatShape(positionsType.getShape());
   } else if (getPositionOffset()) {
     return emitOpError() << "has a position offset but no position table";
+  } else if (getTokenPositions()) {
+    return emitOpError() << "has per-token positions but no position table";
   }
+  if (Value tokenPositions = getTokenPositions())
+    if (failed(checkTokenPositions(*this, "token_positions", tokenPositions,
+                                   getPositionOffset(), getIds())))
+      return failure();
   Type elt = getType().getElementType();
   if (elt != tableType.getElementType())
     return emitOpError() << "expects the result to have the table's element "

@@ -42,8 +42,8 @@ Value widen(OpBuilder &b, Location loc, Value v) {
 /// shape ops, KV cache appends and the rounding casts themselves only move
 /// or convert values.
 bool computes(Operation *op) {
-  if (isa<RMSNormOp, LayerNormOp, LinearOp, RoPEOp, SDPAOp, ActivationOp,
-          ResidualAddOp>(op))
+  if (isa<RMSNormOp, LayerNormOp, LinearOp, RoPEOp, SDPAOp, PagedSDPAOp,
+          ActivationOp, ResidualAddOp>(op))
     return true;
   return isa<arith::ArithDialect>(op->getDialect()) &&
          !isa<arith::ExtFOp, arith::TruncFOp>(op) &&
@@ -91,11 +91,16 @@ struct TransformerComputeInF32Pass
     OpBuilder b(op);
     Location loc = op->getLoc();
     auto linear = dyn_cast<LinearOp>(op);
+    auto paged = dyn_cast<PagedSDPAOp>(op);
     for (OpOperand &operand : op->getOpOperands()) {
       if (!isNarrowFloatTensor(operand.get().getType()))
         continue;
       if (linear && operand.getOperandNumber() ==
                         linear.getWeightMutable().getOperandNumber())
+        continue;
+      // Paged attention reads its 16-bit pools as stored (widened in
+      // registers): only the query is widened.
+      if (paged && &operand != &paged.getQueryMutable())
         continue;
       operand.set(widen(b, loc, operand.get()));
       changed = true;

@@ -136,10 +136,12 @@ struct DecomposeAttention : OpRewritePattern<AttentionOp> {
     if (std::optional<RoPELayout> layout = op.getRope()) {
       auto layoutAttr = RoPELayoutAttr::get(op.getContext(), *layout);
       q = RoPEOp::create(rewriter, loc, q.getType(), q,
-                         /*position_offset=*/Value(), op.getRopeThetaAttr(),
+                         /*position_offset=*/Value(),
+                         /*positions=*/Value(), op.getRopeThetaAttr(),
                          layoutAttr, /*rotary_dim=*/IntegerAttr());
       k = RoPEOp::create(rewriter, loc, k.getType(), k,
-                         /*position_offset=*/Value(), op.getRopeThetaAttr(),
+                         /*position_offset=*/Value(),
+                         /*positions=*/Value(), op.getRopeThetaAttr(),
                          layoutAttr, /*rotary_dim=*/IntegerAttr());
     }
     Value o = SDPAOp::create(rewriter, loc, q.getType(), q, k, v,

@@ -1,6 +1,7 @@
 //===- DeriveDecode.cpp - KV-cached decode entry from a forward function --===//
 //
-// Clones the model function, decomposes the clone into primitives and routes
+// Clones the model function, decomposes the clone into primitives (both
+// shared with transformer-derive-paged-decode: DeriveEntry.h) and routes
 // every attention through per-layer K/V caches (transformer.kv_cache_append
 // plus a view of the valid prefix), with RoPE and learned position
 // embeddings at the absolute positions pos .. pos + T - 1. See Passes.td
@@ -8,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "DeriveEntry.h"
 #include "blockc/Dialect/Transformer/IR/TransformerDialect.h"
 #include "blockc/Dialect/Transformer/IR/TransformerOps.h"
 #include "blockc/Dialect/Transformer/Transforms/Passes.h"
@@ -19,8 +21,6 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/PatternMatch.h"
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace blockc::transformer {
 #define GEN_PASS_DEF_TRANSFORMERDERIVEDECODEPASS
@@ -29,6 +29,7 @@ namespace blockc::transformer {
 
 using namespace mlir;
 using namespace blockc::transformer;
+namespace derive = blockc::transformer::detail;
 
 namespace {
 
@@ -40,61 +41,15 @@ struct TransformerDeriveDecodePass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
-    auto forward = module.lookupSymbol<func::FuncOp>(entry);
-    if (!forward || forward.isExternal()) {
-      module.emitError() << "transformer-derive-decode: no function @" << entry
-                         << " with a body";
+    FailureOr<derive::DerivedEntry> derived = derive::cloneAndDecompose(
+        module, entry, "_decode", "transformer-derive-decode",
+        "a decode entry");
+    if (failed(derived))
       return signalPassFailure();
-    }
-    std::string name = entry + "_decode";
-    if (module.lookupSymbol(name)) {
-      forward.emitError() << "transformer-derive-decode: @" << name
-                          << " already exists";
-      return signalPassFailure();
-    }
-    auto decode = cast<func::FuncOp>(forward->clone());
-    decode.setName(name);
-    decode.setPublic();
-    module.insert(std::next(Block::iterator(forward)), decode);
-
-    // The decode entry is the forward function decomposed: the caches are
-    // threaded through its primitive ops.
-    RewritePatternSet patterns(ctx);
-    populateDecomposeBlockPatterns(patterns);
-    populateDecomposeSubLayerPatterns(patterns);
-    GreedyRewriteConfig config;
-    config.setUseTopDownTraversal(true);
-    if (failed(applyPatternsGreedily(decode, std::move(patterns), config))) {
-      decode.emitError() << "transformer-derive-decode: decomposition of @"
-                         << name << " did not converge";
-      return signalPassFailure();
-    }
-
-    SmallVector<SDPAOp> attentions;
-    SmallVector<RoPEOp> ropes;
-    SmallVector<EmbeddingOp> embeddings;
-    decode.walk([&](Operation *op) {
-      if (auto sdpa = dyn_cast<SDPAOp>(op))
-        attentions.push_back(sdpa);
-      else if (auto rope = dyn_cast<RoPEOp>(op))
-        ropes.push_back(rope);
-      else if (auto embedding = dyn_cast<EmbeddingOp>(op))
-        embeddings.push_back(embedding);
-    });
-    if (attentions.empty()) {
-      forward.emitError() << "transformer-derive-decode: @" << entry
-                          << " has no attention to cache";
-      decode.erase();
-      return signalPassFailure();
-    }
-    for (SDPAOp sdpa : attentions) {
-      if (!sdpa.getCausal()) {
-        sdpa.emitOpError() << "is not causal: a decode entry needs causal "
-                              "attention (transformer-derive-decode)";
-        decode.erase();
-        return signalPassFailure();
-      }
-    }
+    func::FuncOp forward = derived->entry, decode = derived->derived;
+    SmallVector<SDPAOp> attentions = derived->attentions;
+    SmallVector<RoPEOp> ropes = derived->ropes;
+    SmallVector<EmbeddingOp> embeddings = derived->embeddings;
 
     // %pos: the number of tokens already in the caches.
     Location loc = decode.getLoc();
@@ -194,15 +149,9 @@ struct TransformerDeriveDecodePass
                                 DictionaryAttr::get(ctx));
     ret.getOperandsMutable().append(updated);
 
-    if (keepEntry)
-      return;
-    if (!SymbolTable::symbolKnownUseEmpty(forward, module)) {
-      forward.emitError() << "transformer-derive-decode: @" << entry
-                          << " is still referenced, so keep-entry=false "
-                             "cannot remove it";
+    if (!keepEntry && failed(derive::removeEntry(module, forward,
+                                                 "transformer-derive-decode")))
       return signalPassFailure();
-    }
-    forward.erase();
   }
 };
 

@@ -30,7 +30,7 @@ namespace {
 FailureOr<SmallVector<Value>> emptyResultDynamicSizes(OpBuilder &b,
                                                       Operation *op) {
   if (op->getNumResults() != 1 || op->getNumOperands() == 0 ||
-      isa<KVCacheAppendOp>(op))
+      isa<KVCacheAppendOp, TokenPositionsOp, PagedKVWriteOp, PagedSDPAOp>(op))
     return failure();
   auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
   auto inputType = dyn_cast<RankedTensorType>(op->getOperand(0).getType());

@@ -65,6 +65,10 @@ struct TransformerStripMetadataPass
                                TransformerDialect::kKVPositionAttr,
                                TransformerDialect::kKVCacheAttr,
                                TransformerDialect::kKVLayoutAttr,
+                               TransformerDialect::kSeqOffsetsAttr,
+                               TransformerDialect::kSeqPositionsAttr,
+                               TransformerDialect::kBlockTableAttr,
+                               TransformerDialect::kPageSizeAttr,
                                TransformerDialect::kLayerAttr})
           func.removeArgAttr(i, name);
         for (StringAttr name : codegenNames(func.getArgAttrs(i)))

@@ -556,6 +556,13 @@ def CPULowerSDPAPass
     : Pass<"blockc-cpu-lower-sdpa", "::mlir::func::FuncOp"> {
   let summary = "Lower transformer.sdpa to a fused, online-softmax vector kernel";
   let description = [{
+    Rewrites every `transformer.paged_sdpa` (ragged batches over paged K/V
+    pools) into its kernel: an `scf.forall` over (sequence, query head), each
+    item running the online softmax of its sequence's new rows over the keys
+    at positions `0 .. p_t`, page by page through the block table, K and V
+    rows read in place from the pools as vectors of the head dim (bf16/f16
+    pools widened in registers).
+
     Rewrites every f32 `transformer.sdpa` (static head dimension D) into one fused loop nest on tensors
     (flash-attention style, no `[T, S]` score matrix in memory). The work
     items (head, block of query rows) run in parallel (a 2-D `scf.forall`,
@@ -848,7 +855,10 @@ def DropInPlaceResultsPass
     result the caller expects and stays. It must run before the
     deallocation pipeline, which would otherwise return a clone (a full copy
     of the cache per call). Upstream's `drop-equivalent-buffer-results` only
-    handles private functions.
+    handles private functions. A cache threaded through `scf.for` loops that
+    yield their own iter_arg buffer (a paged entry's page writes,
+    `transformer-derive-paged-decode`) is returned as the outer loop's
+    result, which is the argument's buffer too: it is dropped as well.
 
     When the cache argument has a non-identity layout (a head-major KV cache, see
     `bufferization.buffer_layout`) and the result type the identity layout,

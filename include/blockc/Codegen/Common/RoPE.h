@@ -33,7 +33,9 @@ struct RoPEShape {
 
 /// The tables [T, D] of cos and signed sin such that the rotated element is
 /// `out[t, j] = x[t, j] * cos[t, j] + x[t, partner(j)] * sin[t, j]` for
-/// j < R, with position `t + offset` (offset an index value; null: 0); the
+/// j < R, with position `t + offset` (offset an index value; null: 0), or
+/// `positions[t]` when `positions` (a 1-D i32 tensor [T], per-token
+/// positions of a ragged batch) is given; the
 /// sin sign is folded in, and (1, 0) is stored beyond R so that the same
 /// formula passes those elements through. T is dim `tDim` of `sizeSource`.
 /// The angle and its reduction to [-pi, pi] are exact in f64 (arithmetic
@@ -41,7 +43,8 @@ struct RoPEShape {
 /// target provides natively.
 std::pair<mlir::Value, mlir::Value>
 buildRoPETables(mlir::OpBuilder &b, mlir::Location loc, const RoPEShape &shape,
-                mlir::Value sizeSource, unsigned tDim, mlir::Value offset);
+                mlir::Value sizeSource, unsigned tDim, mlir::Value offset,
+                mlir::Value positions = {});
 
 } // namespace blockc
 

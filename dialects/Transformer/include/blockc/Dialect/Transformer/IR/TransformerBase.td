@@ -61,6 +61,19 @@ def Transformer_Dialect : Dialect {
     // [B, L_max, H_kv, D] in both.
     static constexpr ::llvm::StringLiteral kKVLayoutAttr =
         "transformer.kv_layout";
+    // Paged entries (transformer-derive-paged-decode): the ragged batch's
+    // cu_seqlens [B + 1], cached lengths [B] and block table [B, max_pages]
+    // (unit attributes on i32 tensors), and on each K/V page pool
+    // [P, S, H_kv, D] (which also has transformer.kv_cache and
+    // transformer.layer) its page size S.
+    static constexpr ::llvm::StringLiteral kSeqOffsetsAttr =
+        "transformer.seq_offsets";
+    static constexpr ::llvm::StringLiteral kSeqPositionsAttr =
+        "transformer.seq_positions";
+    static constexpr ::llvm::StringLiteral kBlockTableAttr =
+        "transformer.block_table";
+    static constexpr ::llvm::StringLiteral kPageSizeAttr =
+        "transformer.page_size";
     // Tensor parallelism (transformer-tensor-parallel): on the module, the
     // number of ranks (an i64); on a weight argument, a
     // #transformer.shard_slice; on a block, the shard.grid (a flat symbol

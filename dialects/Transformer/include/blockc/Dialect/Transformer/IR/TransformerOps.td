@@ -124,12 +124,16 @@ def Transformer_LinearOp : Transformer_Op<"linear", [Pure]> {
 }
 
 def Transformer_RoPEOp : Transformer_Op<"rope",
-    [Pure, AllTypesMatch<["input", "result"]>]> {
+    [Pure, AttrSizedOperandSegments, AllTypesMatch<["input", "result"]>]> {
   let summary = "rotary position embedding of per-head vectors";
   let description = [{
     `input` is `[B, T, H, D]` (D = head dim). Token `t` sits at absolute
     position `p = t + position_offset` (the optional `index` operand, 0 when
-    absent; used for cached decoding). With `R = rotary_dim` (default `D`,
+    absent; used for cached decoding), or, with the optional per-token
+    `positions` operand (a 1-D i32 tensor `[T]`, which requires `B = 1` and
+    excludes `offset`; used by the ragged paged entry, where the packed
+    tokens of several sequences each have their own position), at
+    `p = positions[t]`. With `R = rotary_dim` (default `D`,
     even, at most `D`), `inv_freq[i] = theta^(-2i/R)` for `i < R/2` and
     `angle = p * inv_freq[i]`:
 
@@ -146,17 +150,22 @@ def Transformer_RoPEOp : Transformer_Op<"rope",
     ```mlir
     %qr = transformer.rope %q offset %pos {theta = 500000.0 : f64}
         : tensor<1x?x32x128xf32>
+    %kr = transformer.rope %k positions(%p : tensor<?xi32>)
+        : tensor<1x?x8x128xf32>
     ```
   }];
   let arguments = (ins Transformer_HeadTensor:$input,
                    Optional<Index>:$position_offset,
+                   Optional<1DTensorOf<[I32]>>:$positions,
                    DefaultValuedAttr<F64Attr, "10000.0">:$theta,
                    DefaultValuedAttr<Transformer_RoPELayoutAttr,
                      "::blockc::transformer::RoPELayout::rotate_half">:$layout,
                    OptionalAttr<Transformer_PositiveI64>:$rotary_dim);
   let results = (outs Transformer_HeadTensor:$result);
   let assemblyFormat = [{
-    $input (`offset` $position_offset^)? attr-dict `:` type($input)
+    $input (`offset` $position_offset^)?
+    (`positions` `(` $positions^ `:` type($positions) `)`)? attr-dict `:`
+    type($input)
   }];
   let extraClassDeclaration = [{
     /// The number of rotated elements per head (rotary_dim or the head dim).
@@ -244,6 +253,134 @@ def Transformer_KVCacheAppendOp : Transformer_Op<"kv_cache_append",
   let hasVerifier = 1;
 }
 
+def Transformer_TokenPositionsOp : Transformer_Op<"token_positions",
+    [Pure]> {
+  let summary = "absolute position of every packed token of a ragged batch";
+  let description = [{
+    `cu_seqlens` (`[B + 1]`, i32) delimits the packed new tokens of `B`
+    sequences: sequence `b` owns rows `cu_seqlens[b] .. cu_seqlens[b+1] - 1`
+    (`cu_seqlens[0] = 0`, `cu_seqlens[B] = total`, FlashAttention varlen's
+    layout). `seq_positions` (`[B]`, i32) holds the number of tokens already
+    cached for each sequence. The result `[total]` (i32) is the absolute
+    position of every token:
+
+    ```
+    result[t] = seq_positions[b] + (t - cu_seqlens[b])   // cu[b] <= t < cu[b+1]
+    ```
+
+    `total` is `cu_seqlens[B]`. The rope and embedding ops of a paged entry
+    read these positions.
+
+    ```mlir
+    %p = transformer.token_positions %cu, %pos
+        : tensor<?xi32>, tensor<?xi32> -> tensor<?xi32>
+    ```
+  }];
+  let arguments = (ins 1DTensorOf<[I32]>:$cu_seqlens,
+                   1DTensorOf<[I32]>:$seq_positions);
+  let results = (outs 1DTensorOf<[I32]>:$result);
+  let assemblyFormat = [{
+    $cu_seqlens `,` $seq_positions attr-dict `:` type($cu_seqlens) `,`
+    type($seq_positions) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Transformer_PagedKVWriteOp : Transformer_Op<"paged_kv_write",
+    [Pure, AllTypesMatch<["pool", "result"]>]> {
+  let summary = "write the new key or value rows of a ragged batch into pages";
+  let description = [{
+    `pool` is one layer's key (or value) page pool `[P, S, H_kv, D]`: `P`
+    pages of `S` token slots (`S`, the page size, is static). `new_entries`
+    holds the packed new rows `[1, total, H_kv, D]` of `B` sequences
+    delimited by `cu_seqlens` (`[B + 1]`, as in `transformer.token_positions`);
+    `seq_positions` (`[B]`) is the number of tokens each sequence has cached
+    and `block_table` (`[B, max_pages]`) maps logical page `p` of sequence `b`
+    to pool page `block_table[b, p]`. Row `t` of sequence `b`, at position
+    `j = seq_positions[b] + t - cu_seqlens[b]`, is written to page
+    `block_table[b, j / S]`, slot `j % S`; every other slot keeps its value:
+
+    ```
+    result[block_table[b, j / S], j % S, h, d] = new_entries[0, t, h, d]
+    ```
+
+    The caller guarantees that every page id is in `[0, P)` and that
+    `j / S < max_pages`; the CPU lowering checks both at run time
+    (`cf.assert`) as a last resort. Bufferized on a writable pool argument,
+    the op writes only the new rows, in place.
+
+    ```mlir
+    %k1 = transformer.paged_kv_write %k into %kp, %bt, %cu, %pos
+        : tensor<1x?x2x64xf32> into tensor<?x16x2x64xf32>, tensor<?x?xi32>,
+          tensor<?xi32>, tensor<?xi32>
+    ```
+  }];
+  let arguments = (ins Transformer_HeadTensor:$new_entries,
+                   Transformer_HeadTensor:$pool,
+                   2DTensorOf<[I32]>:$block_table,
+                   1DTensorOf<[I32]>:$cu_seqlens,
+                   1DTensorOf<[I32]>:$seq_positions);
+  let results = (outs Transformer_HeadTensor:$result);
+  let assemblyFormat = [{
+    $new_entries `into` $pool `,` $block_table `,` $cu_seqlens `,`
+    $seq_positions attr-dict `:` type($new_entries) `into` type($pool) `,`
+    type($block_table) `,` type($cu_seqlens) `,` type($seq_positions)
+  }];
+  let hasVerifier = 1;
+}
+
+def Transformer_PagedSDPAOp : Transformer_Op<"paged_sdpa",
+    [Pure, AllTypesMatch<["query", "result"]>]> {
+  let summary = "causal attention of a ragged batch over paged K/V pools";
+  let description = [{
+    `query` holds the packed new tokens `[1, total, H, D]` of `B` sequences
+    delimited by `cu_seqlens` (`[B + 1]`); `key_pool` and `value_pool` are
+    one layer's page pools `[P, S, H_kv, D]` (`H_kv` divides `H`; query head
+    `h` reads kv head `h / (H / H_kv)`, as `transformer.sdpa`), already
+    holding the new rows (`transformer.paged_kv_write`). Query row `t` of
+    sequence `b` at position `p_t = seq_positions[b] + t - cu_seqlens[b]`
+    attends to the keys at positions `j = 0 .. p_t` of its own sequence,
+    read through `block_table` (`[B, max_pages]`) from page
+    `block_table[b, j / S]`, slot `j % S`:
+
+    ```
+    s[j]   = scale * sum_d query[0, t, h, d] * key_pool[page(j), j % S, h / (H/H_kv), d]
+    p      = softmax(s)            // the row max is subtracted first
+    out[d] = sum_j p[j] * value_pool[page(j), j % S, h / (H/H_kv), d]
+    ```
+
+    `scale` defaults to `1/sqrt(D)`. The pools may have a narrower element
+    type than the query (bf16 or f16 caches of an f32 computation): they are
+    widened exactly as they are read, and the sums accumulate in f32. No
+    page is gathered into a copy.
+
+    ```mlir
+    %o = transformer.paged_sdpa %q, %kp, %vp, %bt, %cu, %pos
+        : tensor<1x?x4x64xf32>, tensor<?x16x2x64xbf16>, tensor<?x16x2x64xbf16>,
+          tensor<?x?xi32>, tensor<?xi32>, tensor<?xi32> -> tensor<1x?x4x64xf32>
+    ```
+  }];
+  let arguments = (ins Transformer_HeadTensor:$query,
+                   Transformer_HeadTensor:$key_pool,
+                   Transformer_HeadTensor:$value_pool,
+                   2DTensorOf<[I32]>:$block_table,
+                   1DTensorOf<[I32]>:$cu_seqlens,
+                   1DTensorOf<[I32]>:$seq_positions,
+                   OptionalAttr<F64Attr>:$scale);
+  let results = (outs Transformer_HeadTensor:$result);
+  let assemblyFormat = [{
+    $query `,` $key_pool `,` $value_pool `,` $block_table `,` $cu_seqlens `,`
+    $seq_positions attr-dict `:` type($query) `,` type($key_pool) `,`
+    type($value_pool) `,` type($block_table) `,` type($cu_seqlens) `,`
+    type($seq_positions) `->` type($result)
+  }];
+  let extraClassDeclaration = [{
+    /// The scale attribute, or 1/sqrt(head_dim).
+    double getScaleOrDefault();
+  }];
+  let hasVerifier = 1;
+}
+
 def Transformer_EmbeddingOp : Transformer_Op<"embedding",
     [Pure, AttrSizedOperandSegments]> {
   let summary = "token embedding lookup, with an optional learned position table";
@@ -264,6 +401,11 @@ def Transformer_EmbeddingOp : Transformer_Op<"embedding",
     result[b, t, :] = table[ids[b, t], :] + positions[p, :]
     ```
 
+    With the optional per-token positions `token_positions` (a 1-D i32
+    tensor `[T]`, which requires `B = 1`, a position table, and excludes
+    `offset`; the ragged paged entry's packed tokens), token `t` reads
+    position row `p = token_positions[t]` instead.
+
     The result is `[B, T, d]` in the table's element type (the rows are
     copied exactly; the sum with a position row is computed in f32 and
     rounded once to that type, as PyTorch adds two bf16 tensors). Ids
@@ -279,18 +421,21 @@ def Transformer_EmbeddingOp : Transformer_Op<"embedding",
   let arguments = (ins 2DTensorOf<[I32]>:$ids,
                    Transformer_Weight:$table,
                    Optional<Transformer_Weight>:$positions,
-                   Optional<Index>:$position_offset);
+                   Optional<Index>:$position_offset,
+                   Optional<1DTensorOf<[I32]>>:$token_positions);
   let results = (outs Transformer_Activation:$result);
   let assemblyFormat = [{
     $ids `,` $table (`positions` `(` $positions^ `:` type($positions) `)`)?
-    (`offset` $position_offset^)? attr-dict `:` type($ids) `,` type($table)
-    `->` type($result)
+    (`offset` $position_offset^)?
+    (`token_positions` `(` $token_positions^ `:` type($token_positions) `)`)?
+    attr-dict `:` type($ids) `,` type($table) `->` type($result)
   }];
   let builders = [
     // Infers the result type [B, T, d] from the ids and the table.
     OpBuilder<(ins "::mlir::Value":$ids, "::mlir::Value":$table,
                    CArg<"::mlir::Value", "{}">:$positions,
-                   CArg<"::mlir::Value", "{}">:$positionOffset)>
+                   CArg<"::mlir::Value", "{}">:$positionOffset,
+                   CArg<"::mlir::Value", "{}">:$tokenPositions)>
   ];
   let hasVerifier = 1;
 }

@@ -225,6 +225,76 @@ def TransformerDeriveDecodePass
   ];
 }
 
+def TransformerDerivePagedDecodePass
+    : Pass<"transformer-derive-paged-decode", "::mlir::ModuleOp"> {
+  let summary = "Derive a ragged, paged-KV-cache decode entry from a model's "
+                "forward function";
+  let description = [{
+    Adds `@<entry>_paged` next to the model function `@<entry>` (default
+    `@forward`, left unchanged, or removed with `keep-entry=false`): the
+    forward function decomposed (the clone and decomposition are those of
+    `transformer-derive-decode`) for serving engines that batch the new
+    tokens of many sequences of different lengths in one call and keep the
+    KV cache in fixed-size pages with a block table per sequence:
+
+    ```
+    @forward_paged(%x: [total, d], <the weights of @forward>,
+                   %cu_seqlens: tensor<?xi32> {transformer.seq_offsets},
+                   %seq_pos: tensor<?xi32> {transformer.seq_positions},
+                   %block_table: tensor<?x?xi32> {transformer.block_table},
+                   %k_0: tensor<?xSxH_kvxDxE> {transformer.kv_cache = #transformer.kv_cache<key>,
+                         transformer.layer = 0, transformer.page_size = S},
+                   %v_0 {transformer.kv_cache = #transformer.kv_cache<value>, ...},
+                   ..., %k_{N-1}, %v_{N-1})
+        -> ([total, d], k_0', v_0', ..., k_{N-1}', v_{N-1}')
+    ```
+
+    The new tokens of `B` sequences are packed without padding: sequence
+    `b` owns rows `cu_seqlens[b] .. cu_seqlens[b+1] - 1` (`cu_seqlens[0] =
+    0`, `cu_seqlens[B] = total`) and its `i`-th new token sits at position
+    `seq_pos[b] + i`. Position `j` of sequence `b` lives in pool page
+    `block_table[b, j / S]`, slot `j % S` (`S` = `page-size`, default 16).
+    Each pool is `[num_pages, S, H_kv, D]` in the model's K/V element type;
+    layer `i` is the `i`-th attention in program order.
+
+    In the body the packed input is viewed as a batch of one sequence of
+    `total` tokens; `%p = transformer.token_positions %cu_seqlens, %seq_pos`
+    gives every token its position, which every `transformer.rope` and
+    every `transformer.embedding` with a position table (GPT-2's `wpe`)
+    reads as per-token positions; every causal `transformer.sdpa` becomes
+
+    ```
+    %k' = transformer.paged_kv_write %k into %k_i, %block_table, %cu_seqlens, %seq_pos
+    %v' = transformer.paged_kv_write %v into %v_i, ...
+    %o  = transformer.paged_sdpa %q, %k', %v', %block_table, %cu_seqlens, %seq_pos
+    ```
+
+    so that query `t` sees the keys at positions `0 .. p_t` of its own
+    sequence. The updated pools are returned (value semantics); after
+    one-shot bufferization they are the caller's buffers written in place,
+    and `blockc-drop-inplace-results` removes them from the results.
+
+    A causal language model's entry takes token ids `[B, T]` (i32): the
+    paged entry then takes the packed ids `tensor<?xi32>` `[total]` and
+    returns the logits `[total, vocab]`. Non-causal attention, an entry
+    with other than one result, a batch dimension that cannot be 1 and a
+    rope or position embedding that already has an offset are errors.
+  }];
+  let options = [
+    Option<"entry", "entry", "std::string", /*default=*/"\"forward\"",
+           "The model function to derive the paged entry from">,
+    Option<"pageSize", "page-size", "int64_t", /*default=*/"16",
+           "Token slots per page of the K/V pools">,
+    Option<"keepEntry", "keep-entry", "bool", /*default=*/"true",
+           "Keep @<entry> beside @<entry>_paged (false: the paged entry "
+           "replaces it)">
+  ];
+  let dependentDialects = [
+    "::mlir::func::FuncDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
 def TransformerTensorParallelPass
     : Pass<"transformer-tensor-parallel", "::mlir::ModuleOp"> {
   let summary = "Partition every transformer block over the ranks of a "
