@@ -35,6 +35,11 @@ config.environment["OMP_NUM_THREADS"] = "1"
 ref = os.path.join(config.blockc_src_root, "utils", "blockc_ref.py")
 config.substitutions.append(("%blockc_ref", f"{config.python3} {ref}"))
 config.substitutions.append(("%python", config.python3))
+# The blockc Python package from the build tree (python/, docs/Python.md).
+config.substitutions.append((
+    "%blockc_python",
+    "env PYTHONPATH=%s %s" % (os.path.join(config.blockc_obj_root, "python"),
+                              config.python3)))
 bpe_ref = os.path.join(config.blockc_src_root, "utils", "bpe_ref.py")
 config.substitutions.append(("%bpe_ref", f"{config.python3} {bpe_ref}"))
 replay = os.path.join(config.blockc_src_root, "utils", "replay-pipeline.py")

@@ -7,6 +7,11 @@
 # <prefix>/include/blockc/Runtime
 #                       the runtimes' C headers (CudaRuntime.h,
 #                       EmulatorRuntime.h)
+# <prefix>/lib/libblockc_session.so, <prefix>/include/blockc/Session.h
+#                       the serving C API (docs/RuntimeABI.md)
+# <prefix>/lib/python3/site-packages/blockc
+#                       the Python package (BLOCKC_INSTALL_PYTHONDIR,
+#                       python/CMakeLists.txt; docs/Python.md)
 # <prefix>/lib/cmake/blockc
 #                       blockcConfig.cmake: imported targets and
 #                       blockc_add_object() (docs/Install.md)
@@ -15,7 +20,7 @@
 #                       blockc-cuda.pc (GPU objects)
 #
 # Components: "runtime" (libraries, headers, CMake package, pkg-config
-# files) and "tools".
+# files), "tools" and "python".
 #
 #===----------------------------------------------------------------------===#
 
@@ -41,6 +46,13 @@ if(TARGET blockc_cuda_runtime)
 endif()
 install(TARGETS ${blockc_runtimes}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT runtime)
+# The serving library finds libMLIR.so in Debian's LLVM directory.
+set_target_properties(blockc_session PROPERTIES
+  INSTALL_RPATH "${LLVM_LIBRARY_DIR}")
+install(TARGETS blockc_session
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT runtime)
+install(FILES ${PROJECT_SOURCE_DIR}/include/blockc/Session.h
+  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/blockc COMPONENT runtime)
 install(FILES
   ${PROJECT_SOURCE_DIR}/include/blockc/Runtime/CudaRuntime.h
   ${PROJECT_SOURCE_DIR}/include/blockc/Runtime/EmulatorRuntime.h
