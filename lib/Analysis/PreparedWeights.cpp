@@ -34,26 +34,13 @@ blockc::PrepareEntry::find(unsigned argIndex) const {
   return nullptr;
 }
 
-FailureOr<std::optional<blockc::PrepareEntry>>
-blockc::findPrepareEntry(ModuleOp module, StringRef entryName) {
-  auto entry = module.lookupSymbol<func::FuncOp>(entryName);
-  if (!entry)
-    return std::optional<PrepareEntry>();
-  func::FuncOp prepare;
-  for (auto func : module.getOps<func::FuncOp>()) {
-    auto target =
-        func->getAttrOfType<StringAttr>(CodegenDialect::kPrepareForAttrName);
-    if (!target || target.getValue() != entryName)
-      continue;
-    if (prepare)
-      return func.emitError()
-             << "a second prepare function for @" << entryName
-             << " (the first is @" << prepare.getSymName() << ")";
-    prepare = func;
-  }
-  if (!prepare)
-    return std::optional<PrepareEntry>();
+namespace {
 
+/// The records of `prepare`, a prepare function of `entry` or one of its
+/// parts: its inputs, then one destination per result.
+FailureOr<blockc::PrepareEntry> readPrepareFunction(func::FuncOp prepare,
+                                                    func::FuncOp entry) {
+  StringRef entryName = entry.getSymName();
   unsigned numEntryArgs = entry.getNumArguments();
   auto sourceArg = [&](DictionaryAttr attrs, StringRef what,
                        unsigned i) -> FailureOr<unsigned> {
@@ -72,7 +59,7 @@ blockc::findPrepareEntry(ModuleOp module, StringRef entryName) {
     return static_cast<unsigned>(v);
   };
 
-  PrepareEntry result;
+  blockc::PrepareEntry result;
   result.funcName = prepare.getSymName().str();
   // Inputs, then one destination (marked prepared) per result.
   unsigned numDests = prepare.getNumResults();
@@ -107,8 +94,9 @@ blockc::findPrepareEntry(ModuleOp module, StringRef entryName) {
     if (failed(index))
       return failure();
     Attribute layout = attrs.get(CodegenDialect::kPreparedAttrName);
-    auto packed = dyn_cast_or_null<codegen::PackedWeightAttr>(layout);
-    auto quantized = dyn_cast_or_null<codegen::QuantizedWeightAttr>(layout);
+    auto packed = dyn_cast_or_null<blockc::codegen::PackedWeightAttr>(layout);
+    auto quantized =
+        dyn_cast_or_null<blockc::codegen::QuantizedWeightAttr>(layout);
     if (!packed && !quantized)
       return prepare.emitError()
              << "result #" << i << " has no '"
@@ -123,10 +111,10 @@ blockc::findPrepareEntry(ModuleOp module, StringRef entryName) {
     if (result.find(*index))
       return prepare.emitError() << "two results replace argument #" << *index
                                  << " of @" << entryName;
-    PreparedWeight w;
+    blockc::PreparedWeight w;
     w.argIndex = *index;
     w.shape.assign(type.getShape().begin(), type.getShape().end());
-    w.elementType = getHostElementType(type.getElementType());
+    w.elementType = blockc::getHostElementType(type.getElementType());
     if (packed) {
       w.rows = packed.getRows();
       w.cols = packed.getCols();
@@ -140,7 +128,63 @@ blockc::findPrepareEntry(ModuleOp module, StringRef entryName) {
     }
     result.results.push_back(std::move(w));
   }
-  return std::optional<PrepareEntry>(std::move(result));
+  return result;
+}
+
+} // namespace
+
+FailureOr<std::optional<blockc::PrepareEntry>>
+blockc::findPrepareEntry(ModuleOp module, StringRef entryName) {
+  auto entry = module.lookupSymbol<func::FuncOp>(entryName);
+  if (!entry)
+    return std::optional<PrepareEntry>();
+  func::FuncOp prepare;
+  for (auto func : module.getOps<func::FuncOp>()) {
+    auto target =
+        func->getAttrOfType<StringAttr>(CodegenDialect::kPrepareForAttrName);
+    if (!target || target.getValue() != entryName)
+      continue;
+    if (prepare)
+      return func.emitError()
+             << "a second prepare function for @" << entryName
+             << " (the first is @" << prepare.getSymName() << ")";
+    prepare = func;
+  }
+  if (!prepare)
+    return std::optional<PrepareEntry>();
+  FailureOr<PrepareEntry> result = readPrepareFunction(prepare, entry);
+  if (failed(result))
+    return failure();
+
+  // Its parts, if any: one per result, each making that weight alone.
+  std::vector<bool> covered(result->results.size());
+  for (auto func : module.getOps<func::FuncOp>()) {
+    auto of =
+        func->getAttrOfType<StringAttr>(CodegenDialect::kPreparePartOfAttrName);
+    if (!of || of.getValue() != result->funcName)
+      continue;
+    FailureOr<PrepareEntry> part = readPrepareFunction(func, entry);
+    if (failed(part))
+      return failure();
+    const PreparedWeight *w = part->results.size() == 1
+                                  ? result->find(part->results[0].argIndex)
+                                  : nullptr;
+    if (!w || describePreparedLayout(*w, ElementType::F32) !=
+                  describePreparedLayout(part->results[0], ElementType::F32))
+      return func.emitError() << "a part of @" << result->funcName
+                              << " must make exactly one of its results";
+    size_t k = w - result->results.data();
+    if (covered[k])
+      return func.emitError() << "a second part of @" << result->funcName
+                              << " makes argument #" << w->argIndex;
+    covered[k] = true;
+    result->parts.push_back(std::move(*part));
+  }
+  if (!result->parts.empty() && llvm::is_contained(covered, false))
+    return prepare.emitError()
+           << "has parts for only " << result->parts.size() << " of its "
+           << result->results.size() << " results";
+  return std::optional<PrepareEntry>(std::move(*result));
 }
 
 std::string
@@ -149,18 +193,23 @@ blockc::serializePrepareEntry(const std::optional<PrepareEntry> &entry) {
     return "";
   std::string text;
   llvm::raw_string_ostream os(text);
-  os << "prepare " << entry->funcName << "\ninputs";
-  for (unsigned i : entry->inputs)
-    os << " " << i;
-  os << "\n";
-  for (const PreparedWeight &w : entry->results) {
-    os << "result " << w.argIndex << " " << w.rows << " " << w.cols << " "
-       << w.panelK << " " << w.panelN << " " << w.bits << " " << w.groupSize
-       << " " << static_cast<int>(w.elementType);
-    for (int64_t d : w.shape)
-      os << " " << d;
+  auto print = [&](const PrepareEntry &e, StringRef kind) {
+    os << kind << " " << e.funcName << "\ninputs";
+    for (unsigned i : e.inputs)
+      os << " " << i;
     os << "\n";
-  }
+    for (const PreparedWeight &w : e.results) {
+      os << "result " << w.argIndex << " " << w.rows << " " << w.cols << " "
+         << w.panelK << " " << w.panelN << " " << w.bits << " " << w.groupSize
+         << " " << static_cast<int>(w.elementType);
+      for (int64_t d : w.shape)
+        os << " " << d;
+      os << "\n";
+    }
+  };
+  print(*entry, "prepare");
+  for (const PrepareEntry &part : entry->parts)
+    print(part, "part");
   return text;
 }
 
@@ -168,13 +217,8 @@ mlir::FailureOr<std::optional<blockc::PrepareEntry>>
 blockc::parsePrepareEntry(llvm::StringRef text) {
   if (text.empty())
     return std::optional<PrepareEntry>();
-  PrepareEntry entry;
   llvm::SmallVector<llvm::StringRef> lines;
   text.rtrim('\n').split(lines, '\n');
-  if (lines.size() < 2 || !lines[0].consume_front("prepare ") ||
-      lines[0].empty() || !lines[1].consume_front("inputs"))
-    return mlir::failure();
-  entry.funcName = lines[0].str();
   auto numbers = [](llvm::StringRef line, llvm::SmallVectorImpl<int64_t> &out) {
     llvm::SmallVector<llvm::StringRef> words;
     line.split(words, ' ', -1, /*KeepEmpty=*/false);
@@ -186,26 +230,50 @@ blockc::parsePrepareEntry(llvm::StringRef text) {
     }
     return true;
   };
-  llvm::SmallVector<int64_t> inputs;
-  if (!numbers(lines[1], inputs))
+  // The prepare function, then its parts: each a "<kind> <func>" line, an
+  // "inputs" line and its "result" lines.
+  llvm::ArrayRef<llvm::StringRef> rest = lines;
+  auto parse = [&](llvm::StringRef kind, PrepareEntry &entry) {
+    if (rest.size() < 2)
+      return false;
+    llvm::StringRef head = rest[0], inputsLine = rest[1];
+    if (!head.consume_front(kind) || !head.consume_front(" ") || head.empty() ||
+        !inputsLine.consume_front("inputs"))
+      return false;
+    entry.funcName = head.str();
+    llvm::SmallVector<int64_t> inputs;
+    if (!numbers(inputsLine, inputs))
+      return false;
+    entry.inputs.assign(inputs.begin(), inputs.end());
+    rest = rest.drop_front(2);
+    while (!rest.empty() && rest[0].starts_with("result ")) {
+      llvm::SmallVector<int64_t> v;
+      if (!numbers(rest[0].drop_front(7), v) || v.size() < 9 ||
+          v[7] > static_cast<int64_t>(ElementType::F16))
+        return false;
+      PreparedWeight w;
+      w.argIndex = static_cast<unsigned>(v[0]);
+      w.rows = v[1];
+      w.cols = v[2];
+      w.panelK = v[3];
+      w.panelN = v[4];
+      w.bits = v[5];
+      w.groupSize = v[6];
+      w.elementType = static_cast<ElementType>(v[7]);
+      w.shape.assign(v.begin() + 8, v.end());
+      entry.results.push_back(std::move(w));
+      rest = rest.drop_front();
+    }
+    return true;
+  };
+  PrepareEntry entry;
+  if (!parse("prepare", entry))
     return mlir::failure();
-  entry.inputs.assign(inputs.begin(), inputs.end());
-  for (llvm::StringRef line : llvm::ArrayRef(lines).drop_front(2)) {
-    llvm::SmallVector<int64_t> v;
-    if (!line.consume_front("result ") || !numbers(line, v) || v.size() < 9 ||
-        v[7] > static_cast<int64_t>(ElementType::F16))
+  while (!rest.empty()) {
+    PrepareEntry part;
+    if (!parse("part", part) || part.results.size() != 1)
       return mlir::failure();
-    PreparedWeight w;
-    w.argIndex = static_cast<unsigned>(v[0]);
-    w.rows = v[1];
-    w.cols = v[2];
-    w.panelK = v[3];
-    w.panelN = v[4];
-    w.bits = v[5];
-    w.groupSize = v[6];
-    w.elementType = static_cast<ElementType>(v[7]);
-    w.shape.assign(v.begin() + 8, v.end());
-    entry.results.push_back(std::move(w));
+    entry.parts.push_back(std::move(part));
   }
   return std::optional<PrepareEntry>(std::move(entry));
 }

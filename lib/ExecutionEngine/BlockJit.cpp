@@ -378,6 +378,17 @@ void addPackedWrappers(llvm::Module &m) {
   }
 }
 
+/// The functions prepare() may call: the prepare function and its parts.
+std::vector<PrepareEntry>
+preparedFunctions(const std::optional<PrepareEntry> &entry) {
+  std::vector<PrepareEntry> all;
+  if (entry) {
+    all.push_back(*entry);
+    llvm::append_range(all, entry->parts);
+  }
+  return all;
+}
+
 /// Identifies the blockc build whose code generator made an object: the
 /// source revision and the running executable's size and modification
 /// time (a rebuilt blockc never reuses another build's objects).
@@ -502,15 +513,15 @@ BlockJit::compile(ModuleOp module, const ModelSignature &sig,
       if (!result)
         return result.takeError();
       prepareEntry = std::move(result->prepare);
-      if (prepareEntry) {
-        // prepare() calls it with the inputs and the destinations only:
-        // the returned destinations must have been dropped.
-        auto wrapper = lowered->lookupSymbol<LLVM::LLVMFuncOp>(
-            "_mlir_ciface_" + prepareEntry->funcName);
-        size_t expected =
-            prepareEntry->inputs.size() + prepareEntry->results.size();
+      // prepare() calls the prepare function (or its parts) with the
+      // inputs and the destinations only: the returned destinations must
+      // have been dropped.
+      for (const PrepareEntry &p : preparedFunctions(prepareEntry)) {
+        auto wrapper = lowered->lookupSymbol<LLVM::LLVMFuncOp>("_mlir_ciface_" +
+                                                               p.funcName);
+        size_t expected = p.inputs.size() + p.results.size();
         if (!wrapper || wrapper.getNumArguments() != expected)
-          return makeError("the C interface of @" + prepareEntry->funcName +
+          return makeError("the C interface of @" + p.funcName +
                            " does not take exactly its " + Twine(expected) +
                            " inputs and destinations");
       }
@@ -588,10 +599,8 @@ BlockJit::compile(ModuleOp module, const ModelSignature &sig,
     // first run, and a missing symbol is an error of compile().
     if (auto fn = jit->lljit->lookup("_mlir_" + jit->entry); !fn)
       return fn.takeError();
-    if (jit->prepareEntry)
-      if (auto fn = jit->lljit->lookup("_mlir__mlir_ciface_" +
-                                       jit->prepareEntry->funcName);
-          !fn)
+    for (const PrepareEntry &p : preparedFunctions(jit->prepareEntry))
+      if (auto fn = jit->lljit->lookup("_mlir__mlir_ciface_" + p.funcName); !fn)
         return fn.takeError();
     return std::move(jit);
   }
@@ -655,6 +664,7 @@ Error BlockJit::invokePacked(StringRef name, MutableArrayRef<void *> packed) {
 }
 
 Expected<int64_t> BlockJit::prepare(ArrayRef<HostTensor *> args) {
+  preparePeak = 0;
   if (!prepareEntry)
     return 0;
   const PrepareEntry &p = *prepareEntry;
@@ -666,6 +676,28 @@ Expected<int64_t> BlockJit::prepare(ArrayRef<HostTensor *> args) {
     if (w.argIndex >= args.size() || !args[w.argIndex])
       return makeError("@" + p.funcName + " prepares argument #" +
                        Twine(w.argIndex) + ", which was not given");
+  // The weights held: the originals not yet replaced, and the prepared
+  // tensors made so far.
+  int64_t held = 0;
+  for (const PreparedWeight &w : p.results)
+    held += args[w.argIndex]->numElements() * args[w.argIndex]->elementBytes();
+  // One weight at a time through the parts, so that the weights are held
+  // about once (plus one prepared weight), not twice; all at once through
+  // the prepare function itself when it has no parts.
+  int64_t bytes = 0;
+  for (const PrepareEntry &call :
+       p.parts.empty() ? ArrayRef<PrepareEntry>(p) : ArrayRef(p.parts)) {
+    Expected<int64_t> made = runPrepareFunction(call, args, held);
+    if (!made)
+      return made.takeError();
+    bytes += *made;
+  }
+  return bytes;
+}
+
+Expected<int64_t> BlockJit::runPrepareFunction(const PrepareEntry &p,
+                                               ArrayRef<HostTensor *> args,
+                                               int64_t &held) {
   // The C interface: one descriptor pointer per input and per destination,
   // no results (blockc-drop-inplace-results drops the returned
   // destinations). The destinations are the prepared tensors' own storage:
@@ -691,6 +723,8 @@ Expected<int64_t> BlockJit::prepare(ArrayRef<HostTensor *> args) {
     descriptors.push_back(makeDescriptor(t));
     bytes += n * static_cast<int64_t>(t.elementBytes());
   }
+  held += bytes;
+  preparePeak = std::max(preparePeak, held);
   std::vector<void *> argPtrs;
   for (std::vector<int64_t> &d : descriptors)
     argPtrs.push_back(d.data());
@@ -700,8 +734,12 @@ Expected<int64_t> BlockJit::prepare(ArrayRef<HostTensor *> args) {
   if (Error e = invokePacked("_mlir_ciface_" + p.funcName, packed))
     return std::move(e);
   // Each prepared tensor replaces (and releases) its original.
-  for (auto [w, t] : llvm::zip_equal(p.results, prepared))
-    *args[w.argIndex] = std::move(t);
+  for (auto [w, t] : llvm::zip_equal(p.results, prepared)) {
+    HostTensor &original = *args[w.argIndex];
+    held -= original.numElements() * original.elementBytes();
+    original.release();
+    original = std::move(t);
+  }
   return bytes;
 }
 

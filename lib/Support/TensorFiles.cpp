@@ -22,6 +22,11 @@
 
 #include <cstring>
 
+#if defined(__unix__)
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
+
 using namespace llvm;
 using namespace blockc;
 
@@ -57,10 +62,30 @@ int64_t HostTensor::numElements() const {
   return n;
 }
 
+void HostTensor::release() {
+#if defined(__unix__)
+  if (borrowed && borrowsMappedFile) {
+    auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+    auto start = reinterpret_cast<uintptr_t>(borrowed);
+    uintptr_t begin = (start + page - 1) & ~(page - 1);
+    uintptr_t end = (start + numElements() * elementBytes()) & ~(page - 1);
+    if (end > begin)
+      (void)madvise(reinterpret_cast<void *>(begin), end - begin,
+                    MADV_DONTNEED);
+  }
+#endif
+  decltype(data)().swap(data);
+  decltype(bits16)().swap(bits16);
+  borrowed = nullptr;
+  borrowsMappedFile = false;
+  keepAlive.reset();
+}
+
 void HostTensor::allocate() {
   data.clear();
   bits16.clear();
   borrowed = nullptr;
+  borrowsMappedFile = false;
   keepAlive.reset();
   if (elementType == ElementType::F32)
     data.assign(numElements(), 0.0f);
@@ -390,6 +415,7 @@ Expected<HostTensor> SafeTensorsFile::view(StringRef name,
   t.elementType = type;
   t.borrowed = src;
   t.keepAlive = buffer;
+  t.borrowsMappedFile = isMemoryMapped();
   return t;
 }
 

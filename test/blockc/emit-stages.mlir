@@ -22,8 +22,11 @@
 // LINALG: kernel = #blockc_codegen.kernel<attention>
 // LINALG: tensor.collapse_shape
 // LINALG: scf.forall
-// The weights' packing is in the prepare function.
-// LINALG-LABEL: func.func @forward_prepare
+// The weights' packing is in the prepare function's parts, one per weight,
+// which it calls.
+// LINALG-LABEL: func.func @forward_prepare(
+// LINALG: call @forward_prepare_{{[0-9]+}}(
+// LINALG-LABEL: func.func @forward_prepare_{{[0-9]+}}(
 // LINALG: scf.forall
 // LINALG: vector.transfer_read
 // BUFFERS-LABEL: func.func @forward

@@ -342,6 +342,44 @@ TEST(PrepareEntryText, RoundTripAndErrors) {
         "prepare f\ninputs 1\nresult 1 2 3 4 5 6 7 3 9\n",
         "prepare f\ninputs 1\nweight 1 2 3 4 5 6\n"})
     EXPECT_TRUE(failed(parsePrepareEntry(bad))) << bad;
+
+  // Parts: each a prepare function of one result, after the whole.
+  PrepareEntry part2, part5;
+  part2.funcName = "forward_prepare_2";
+  part2.inputs = {2};
+  part2.results = {w};
+  part5.funcName = "forward_prepare_5";
+  part5.inputs = {5};
+  part5.results = {q};
+  e.results = {w, q};
+  e.parts = {part2, part5};
+  text = serializePrepareEntry(e);
+  EXPECT_EQ(text, "prepare forward_prepare\ninputs 2 5\nresult 2 40 24 24 32 0 "
+                  "0 0 2 1 24 32\nresult 5 16 64 0 0 4 32 0 16 10\n"
+                  "part forward_prepare_2\ninputs 2\n"
+                  "result 2 40 24 24 32 0 0 0 2 1 24 32\n"
+                  "part forward_prepare_5\ninputs 5\n"
+                  "result 5 16 64 0 0 4 32 0 16 10\n");
+  back = parsePrepareEntry(text);
+  ASSERT_TRUE(succeeded(back));
+  ASSERT_TRUE(back->has_value());
+  const PrepareEntry &withParts = **back;
+  EXPECT_EQ(withParts.results.size(), 2u);
+  ASSERT_EQ(withParts.parts.size(), 2u);
+  EXPECT_EQ(withParts.parts[0].funcName, "forward_prepare_2");
+  EXPECT_EQ(withParts.parts[1].funcName, "forward_prepare_5");
+  EXPECT_EQ(withParts.parts[1].inputs, std::vector<unsigned>{5});
+  ASSERT_EQ(withParts.parts[1].results.size(), 1u);
+  EXPECT_EQ(withParts.parts[1].results[0].bits, 4);
+  EXPECT_TRUE(withParts.parts[0].parts.empty());
+  // A part makes one result.
+  for (const char *bad :
+       {"prepare f\ninputs 1\nresult 1 2 3 4 5 6 7 0 9\npart g\ninputs 1\n",
+        "prepare f\ninputs 1\nresult 1 2 3 4 5 6 7 0 9\npart g\ninputs "
+        "1\nresult 1 2 3 4 5 6 7 0 9\nresult 1 2 3 4 5 6 7 0 9\n",
+        "prepare f\ninputs 1\nresult 1 2 3 4 5 6 7 0 9\nprepare g\ninputs "
+        "1\nresult 1 2 3 4 5 6 7 0 9\n"})
+    EXPECT_TRUE(failed(parsePrepareEntry(bad))) << bad;
 }
 
 } // namespace

@@ -117,6 +117,18 @@ TEST_F(PrepareTest, PreparedWeightsMatchTheReference) {
                                           (24 + pk - 1) / pk, pk, pn};
             EXPECT_EQ(w.shape, shape);
             EXPECT_EQ(*bytes, (w.numElements() + w2.numElements()) * 4);
+            // One part per weight, run in turn, each original released as
+            // soon as its packed form exists: the weights are never all
+            // held twice (the originals, then the packed forms).
+            ASSERT_EQ(entry->parts.size(), 2u);
+            EXPECT_EQ(entry->parts[0].results[0].argIndex, 1u);
+            EXPECT_EQ(entry->parts[1].results[0].argIndex, 3u);
+            int64_t o1 = original.numElements() * 4,
+                    o2 = original2.numElements() * 4;
+            int64_t p1 = w.numElements() * 4, p2 = w2.numElements() * 4;
+            EXPECT_EQ((*jit)->getPreparePeakBytes(),
+                      std::max(o1 + o2 + p1, o2 + p1 + p2));
+            EXPECT_LT((*jit)->getPreparePeakBytes(), o1 + o2 + p1 + p2);
             for (int64_t i = 0; i < shape[0]; ++i)
               for (int64_t j = 0; j < shape[1]; ++j)
                 for (int64_t k = 0; k < pk; ++k)
@@ -132,6 +144,7 @@ TEST_F(PrepareTest, PreparedWeightsMatchTheReference) {
             EXPECT_EQ(b.shape, std::vector<int64_t>{40});
           } else {
             EXPECT_EQ(*bytes, 0);
+            EXPECT_EQ((*jit)->getPreparePeakBytes(), 0);
             EXPECT_EQ(w.shape, original.shape);
           }
 
@@ -321,6 +334,72 @@ func.func @other_prepare() attributes {blockc_codegen.prepare_for = "forward"} {
   EXPECT_EQ(prepareError(twice.c_str()),
             "a second prepare function for @forward (the first is "
             "@forward_prepare)");
+}
+
+// The prepare function's parts: the same records, one result each.
+const char *kPart = R"(
+func.func @forward_prepare_1(%w: tensor<8x8xf32> {blockc_codegen.source_arg = 1 : i64},
+    %d: tensor<1x1x8x32xf32> {blockc_codegen.source_arg = 1 : i64, blockc_codegen.prepared = #blockc_codegen.packed_weight<rows = 8, cols = 8, panel_k = 8, panel_n = 32>})
+    -> (tensor<1x1x8x32xf32> {blockc_codegen.source_arg = 1 : i64, blockc_codegen.prepared = #blockc_codegen.packed_weight<rows = 8, cols = 8, panel_k = 8, panel_n = 32>})
+    attributes {blockc_codegen.prepare_part_of = "forward_prepare"} {
+  return %d : tensor<1x1x8x32xf32>
+}
+)";
+
+TEST_F(PrepareTest, FindsTheParts) {
+  std::string text = std::string(kValid) + kPart;
+  auto module = parse(text.c_str());
+  ASSERT_TRUE(module);
+  auto found = findPrepareEntry(*module, "forward");
+  ASSERT_TRUE(succeeded(found));
+  ASSERT_TRUE(found->has_value());
+  const PrepareEntry &entry = **found;
+  ASSERT_EQ(entry.parts.size(), 1u);
+  EXPECT_EQ(entry.parts[0].funcName, "forward_prepare_1");
+  EXPECT_EQ(entry.parts[0].inputs, std::vector<unsigned>{1});
+  ASSERT_EQ(entry.parts[0].results.size(), 1u);
+  EXPECT_EQ(entry.parts[0].results[0].argIndex, 1u);
+
+  // A second part for the same result; a part of another layout.
+  std::string second = kPart;
+  second.replace(second.find("@forward_prepare_1"), 18, "@forward_prepare_2");
+  EXPECT_EQ(prepareError((text + second).c_str()),
+            "a second part of @forward_prepare makes argument #1");
+  std::string other = kPart;
+  for (size_t at; (at = other.find("panel_n = 32")) != std::string::npos;)
+    other.replace(at, 12, "panel_n = 16");
+  for (size_t at; (at = other.find("1x1x8x32")) != std::string::npos;)
+    other.replace(at, 8, "1x1x8x16");
+  // (Its type no longer matches the entry's argument.)
+  EXPECT_EQ(prepareError((std::string(kValid) + other).c_str()),
+            "result #0 ('tensor<1x1x8x16xf32>') does not match argument #1 "
+            "of @forward ('tensor<1x1x8x32xf32>')");
+  // Parts for only some of the results.
+  std::string two = R"(
+func.func @forward(%x: tensor<?x?x8xf32>, %w: tensor<1x1x8x32xf32>, %w2: tensor<1x1x8x32xf32>) -> tensor<?x?x8xf32> {
+  return %x : tensor<?x?x8xf32>
+}
+func.func @forward_prepare(%w: tensor<8x8xf32> {blockc_codegen.source_arg = 1 : i64},
+    %w2: tensor<8x8xf32> {blockc_codegen.source_arg = 2 : i64},
+    %d: tensor<1x1x8x32xf32> {blockc_codegen.source_arg = 1 : i64, blockc_codegen.prepared = #blockc_codegen.packed_weight<rows = 8, cols = 8, panel_k = 8, panel_n = 32>},
+    %d2: tensor<1x1x8x32xf32> {blockc_codegen.source_arg = 2 : i64, blockc_codegen.prepared = #blockc_codegen.packed_weight<rows = 8, cols = 8, panel_k = 8, panel_n = 32>})
+    -> (tensor<1x1x8x32xf32> {blockc_codegen.source_arg = 1 : i64, blockc_codegen.prepared = #blockc_codegen.packed_weight<rows = 8, cols = 8, panel_k = 8, panel_n = 32>},
+        tensor<1x1x8x32xf32> {blockc_codegen.source_arg = 2 : i64, blockc_codegen.prepared = #blockc_codegen.packed_weight<rows = 8, cols = 8, panel_k = 8, panel_n = 32>})
+    attributes {blockc_codegen.prepare_for = "forward"} {
+  return %d, %d2 : tensor<1x1x8x32xf32>, tensor<1x1x8x32xf32>
+}
+)";
+  EXPECT_EQ(prepareError((two + kPart).c_str()),
+            "has parts for only 1 of its 2 results");
+  // A part that makes two results.
+  std::string both = two;
+  both.replace(both.find("@forward_prepare("), 17, "@forward_prepare_1(");
+  std::string prepareFor = "prepare_for = \"forward\"";
+  both.replace(both.find(prepareFor), prepareFor.size(),
+               "prepare_part_of = \"forward_prepare\"");
+  both = both.substr(both.find("func.func @forward_prepare_1"));
+  EXPECT_EQ(prepareError((two + both).c_str()),
+            "a part of @forward_prepare must make exactly one of its results");
 }
 
 } // namespace

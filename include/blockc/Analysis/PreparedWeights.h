@@ -63,21 +63,30 @@ struct PrepareEntry {
   /// returns them.
   std::vector<PreparedWeight> results;
 
+  /// Its parts (functions marked blockc_codegen.prepare_part_of, which it
+  /// calls), in order: each makes one of its results alone, from the entry
+  /// arguments it reads, so that a caller may release each original as soon
+  /// as its prepared form exists. Empty, or one per result.
+  std::vector<PrepareEntry> parts;
+
   /// The result replacing entry argument `argIndex`, if any.
   const PreparedWeight *find(unsigned argIndex) const;
 };
 
-/// The prepare function of `entry` in `module` (after stage 1), none when
-/// the entry reads no prepared weights. Malformed records (an index out of
-/// range, a result whose type differs from the entry argument it replaces,
-/// a missing record) are an error emitted at the prepare function.
+/// The prepare function of `entry` in `module` (after stage 1), with its
+/// parts, none when the entry reads no prepared weights. Malformed records
+/// (an index out of range, a result whose type differs from the entry
+/// argument it replaces, a missing record, a part that does not make
+/// exactly one of the results or parts for only some of them) are an error
+/// emitted at the prepare function or the part.
 mlir::FailureOr<std::optional<PrepareEntry>>
 findPrepareEntry(mlir::ModuleOp module, llvm::StringRef entry);
 
 /// A line-based text form of `entry` (empty text for none), for the
 /// metadata of compile-cache entries: "prepare <func>", "inputs <i>...",
-/// then one "result <arg> <rows> <cols> <panel_k> <panel_n> <shape>..."
-/// per result.
+/// then one "result <arg> <rows> <cols> <panel_k> <panel_n> <bits>
+/// <group_size> <type> <shape>..." per result; then each part the same way,
+/// starting with "part <func>".
 std::string serializePrepareEntry(const std::optional<PrepareEntry> &entry);
 
 /// Parses serializePrepareEntry's text; failure on anything else.

@@ -117,11 +117,18 @@ public:
 
   /// Runs the prepare function on the arguments it reads (`args` in the
   /// entry's signature order; entries it does not read may be null) and
-  /// replaces each prepared argument's tensor in place by its prepared form
-  /// (the original's storage is released, so no second full copy stays).
+  /// replaces each prepared argument's tensor in place by its prepared form,
+  /// releasing the original (HostTensor::release). With parts (one per
+  /// prepared weight, see PrepareEntry::parts) it runs them one at a time,
+  /// releasing each original as soon as its prepared form exists, so the
+  /// weights are held about once plus one prepared weight, not twice.
   /// Returns the bytes of the prepared tensors. A no-op without a prepare
   /// function.
   llvm::Expected<int64_t> prepare(llvm::ArrayRef<HostTensor *> args);
+
+  /// The most bytes of prepared weights and of the originals they replace
+  /// that the last prepare() held at once (its own accounting, 0 before).
+  int64_t getPreparePeakBytes() const { return preparePeak; }
 
   /// Runs the entry function: `args` in signature order (input first), the
   /// result written to `out`, whose shape must already be set. On the GPU
@@ -183,6 +190,13 @@ private:
   argumentDescriptors(llvm::ArrayRef<const HostTensor *> args,
                       WeightReuse reuseWeights,
                       std::vector<std::vector<int64_t>> &descriptors);
+  /// Runs prepare function (or part) `p` for prepare(): allocates its
+  /// destinations, calls it and moves each result over its original;
+  /// `held` (the bytes of weights held) grows by the destinations and
+  /// shrinks by the originals released. Returns the destinations' bytes.
+  llvm::Expected<int64_t> runPrepareFunction(const PrepareEntry &p,
+                                             llvm::ArrayRef<HostTensor *> args,
+                                             int64_t &held);
   /// Calls the packed wrapper (`_mlir_<name>`, one pointer per argument)
   /// of C-interface function `name`.
   llvm::Error invokePacked(llvm::StringRef name,
@@ -193,6 +207,7 @@ private:
   std::string cacheState = "cache disabled";
   std::string entry;
   std::optional<PrepareEntry> prepareEntry;
+  int64_t preparePeak = 0;
   JitTarget target = JitTarget::CPU;
   /// NVPTX on the GPU emulator's runtime.
   bool emulated = false;

@@ -75,6 +75,8 @@ struct HostTensor {
   std::vector<uint16_t, AlignedAllocator<uint16_t>> bits16;
   const void *borrowed = nullptr;
   std::shared_ptr<const void> keepAlive;
+  /// The borrowed bytes are a view of a memory-mapped file (read-only).
+  bool borrowsMappedFile = false;
 
   int64_t numElements() const;
   /// Bytes per element (4 or 2).
@@ -94,6 +96,11 @@ struct HostTensor {
   void *bytes() { return const_cast<void *>(std::as_const(*this).bytes()); }
   /// Allocates numElements() elements of elementType (zeros).
   void allocate();
+  /// Gives the elements' memory back, leaving the tensor empty (its shape
+  /// and type stay): owned storage is freed; a view of a mapped file drops
+  /// its whole pages from the process (madvise MADV_DONTNEED: they stay in
+  /// the page cache, and a view of the same bytes faults them in again).
+  void release();
 };
 
 /// `t` with its elements converted to `type`: widening is exact, narrowing

@@ -29,8 +29,8 @@ namespace {
 /// `v` is an argument of `func`'s entry block that the caller owns and the
 /// function writes in place: a KV cache (transformer.kv_cache, see
 /// transformer-derive-decode) or the destination of a prepared weight
-/// (blockc_codegen.prepared on a prepare function's argument, see
-/// blockc-cpu-prepare-weights).
+/// (blockc_codegen.prepared on an argument of a prepare function or of one
+/// of its parts, see blockc-cpu-prepare-weights).
 bool isKVCacheArgument(func::FuncOp func, Value v);
 
 /// Whether `loop` yields, as its `i`-th value, its own `i`-th iter_arg
@@ -68,7 +68,8 @@ bool isKVCacheArgument(func::FuncOp func, Value v) {
     return false;
   unsigned i = arg.getArgNumber();
   return func.getArgAttr(i, TransformerDialect::kKVCacheAttr) ||
-         (func->hasAttr(CodegenDialect::kPrepareForAttrName) &&
+         ((func->hasAttr(CodegenDialect::kPrepareForAttrName) ||
+           func->hasAttr(CodegenDialect::kPreparePartOfAttrName)) &&
           func.getArgAttr(i, CodegenDialect::kPreparedAttrName));
 }
 
@@ -106,42 +107,101 @@ struct DropInPlaceResultsPass
     : blockc::cpu::impl::DropInPlaceResultsPassBase<DropInPlaceResultsPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    // Called functions first, until nothing changes: dropping a callee's
+    // results rewrites its calls, after which a caller may return its own
+    // argument (a prepare function returning what its parts filled).
+    SmallVector<func::FuncOp> called, entries;
     for (func::FuncOp func : module.getOps<func::FuncOp>()) {
       if (func.isExternal() || !func.getBody().hasOneBlock())
         continue;
-      // Callers would need rewriting: leave called functions alone.
       std::optional<SymbolTable::UseRange> uses = func.getSymbolUses(module);
-      if (!uses || !uses->empty())
-        continue;
-      auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
-      llvm::BitVector drop(func.getNumResults());
-      SmallVector<memref::CopyOp> copies;
-      // Only the caches: any other argument the entry returns (an input
-      // passed through) is a result the caller expects.
-      for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
-        if (isKVCacheArgument(func, v)) {
-          drop.set(i);
-        } else if (memref::CopyOp copy = copyOfCache(func, v, ret)) {
+      if (uses)
+        (uses->empty() ? entries : called).push_back(func);
+    }
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (func::FuncOp func : called) {
+        FailureOr<bool> dropped = dropResults(func, module, /*isCalled=*/true);
+        if (failed(dropped))
+          return signalPassFailure();
+        changed |= *dropped;
+      }
+    }
+    for (func::FuncOp func : entries)
+      if (failed(dropResults(func, module, /*isCalled=*/false)))
+        return signalPassFailure();
+  }
+
+  /// Drops the results of `func` that are its own in-place arguments
+  /// (isKVCacheArgument) and, for an entry, copies of them (copyOfCache).
+  /// A called function's calls (all of them func.call, else it is left
+  /// alone) take the argument they pass instead of each dropped result.
+  /// Returns whether anything was dropped.
+  FailureOr<bool> dropResults(func::FuncOp func, ModuleOp module,
+                              bool isCalled) {
+    SmallVector<func::CallOp> calls;
+    if (isCalled) {
+      std::optional<SymbolTable::UseRange> uses = func.getSymbolUses(module);
+      for (const SymbolTable::SymbolUse &use : *uses) {
+        auto call = dyn_cast<func::CallOp>(use.getUser());
+        if (!call)
+          return false;
+        calls.push_back(call);
+      }
+    }
+    auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+    llvm::BitVector drop(func.getNumResults());
+    SmallVector<memref::CopyOp> copies;
+    // Only the caches: any other argument the entry returns (an input
+    // passed through) is a result the caller expects.
+    for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+      if (isKVCacheArgument(func, v)) {
+        drop.set(i);
+      } else if (!isCalled) {
+        if (memref::CopyOp copy = copyOfCache(func, v, ret)) {
           drop.set(i);
           copies.push_back(copy);
         }
       }
-      if (drop.none())
-        continue;
-      ret->eraseOperands(drop);
-      for (memref::CopyOp copy : copies) {
-        Operation *alloc = copy.getTarget().getDefiningOp();
-        copy->erase();
-        alloc->erase();
-      }
-      if (failed(func.eraseResults(drop))) {
-        func.emitError() << "blockc-drop-inplace-results: cannot erase the "
-                            "results of @"
-                         << func.getName();
-        return signalPassFailure();
-      }
-      numDropped += drop.count();
     }
+    if (drop.none())
+      return false;
+    // The argument a dropped result is, per result.
+    auto argumentOf = [&](unsigned i) {
+      return cast<BlockArgument>(carriedBuffer(ret.getOperand(i)))
+          .getArgNumber();
+    };
+    for (func::CallOp call : calls)
+      for (unsigned i : drop.set_bits())
+        if (call.getOperand(argumentOf(i)).getType() !=
+            call.getResult(i).getType())
+          return false;
+    for (func::CallOp call : calls) {
+      OpBuilder b(call);
+      SmallVector<Type> kept;
+      for (auto [i, r] : llvm::enumerate(call.getResults()))
+        if (!drop.test(i))
+          kept.push_back(r.getType());
+      auto newCall = func::CallOp::create(b, call.getLoc(), call.getCallee(),
+                                          kept, call.getOperands());
+      unsigned next = 0;
+      for (auto [i, r] : llvm::enumerate(call.getResults()))
+        r.replaceAllUsesWith(drop.test(i) ? call.getOperand(argumentOf(i))
+                                          : newCall.getResult(next++));
+      call->erase();
+    }
+    ret->eraseOperands(drop);
+    for (memref::CopyOp copy : copies) {
+      Operation *alloc = copy.getTarget().getDefiningOp();
+      copy->erase();
+      alloc->erase();
+    }
+    if (failed(func.eraseResults(drop)))
+      return func.emitError()
+             << "blockc-drop-inplace-results: cannot erase the results of @"
+             << func.getName();
+    numDropped += drop.count();
+    return true;
   }
 };
 

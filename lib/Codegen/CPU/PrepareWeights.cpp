@@ -99,6 +99,61 @@ LogicalResult collectSlice(Operation *pack, Block *body, Prepared &prepared) {
   return success();
 }
 
+/// The entry arguments that `moves` read, in entry order.
+SmallVector<unsigned> sortedLeaves(ArrayRef<const Prepared *> moves) {
+  SetVector<unsigned> inputs;
+  for (const Prepared *p : moves)
+    inputs.insert(p->leaves.begin(), p->leaves.end());
+  SmallVector<unsigned> order(inputs.begin(), inputs.end());
+  llvm::sort(order);
+  return order;
+}
+
+/// A prepare function `name` for `moves` (at `b`'s insertion point, with
+/// an empty entry block): the arguments of `entry` that they read, in entry
+/// order (their attributes copied, plus source_arg), then one writable
+/// destination per prepared weight, each returned (source_arg and the
+/// prepared layout on both).
+func::FuncOp createPrepareFunction(OpBuilder &b, func::FuncOp entry,
+                                   StringRef name,
+                                   ArrayRef<const Prepared *> moves) {
+  Block *body = &entry.getBody().front();
+  SmallVector<unsigned> order = sortedLeaves(moves);
+  SmallVector<Type> argTypes, resultTypes;
+  for (unsigned i : order)
+    argTypes.push_back(body->getArgument(i).getType());
+  for (const Prepared *p : moves) {
+    argTypes.push_back(p->pack->getResult(0).getType());
+    resultTypes.push_back(p->pack->getResult(0).getType());
+  }
+  auto prepare = func::FuncOp::create(b, entry.getLoc(), name,
+                                      b.getFunctionType(argTypes, resultTypes));
+  // The entry's target shapes the prepare function's code too.
+  if (Attribute target = entry->getAttr(CodegenDialect::kCpuTargetAttrName))
+    prepare->setAttr(CodegenDialect::kCpuTargetAttrName, target);
+  for (auto [j, i] : llvm::enumerate(order)) {
+    if (DictionaryAttr dict = entry.getArgAttrDict(i))
+      for (NamedAttribute attr : dict)
+        prepare.setArgAttr(j, attr.getName(), attr.getValue());
+    prepare.setArgAttr(j, CodegenDialect::kSourceArgAttrName,
+                       b.getI64IntegerAttr(i));
+  }
+  for (auto [j, p] : llvm::enumerate(moves)) {
+    unsigned dest = order.size() + j;
+    prepare.setArgAttr(dest, CodegenDialect::kSourceArgAttrName,
+                       b.getI64IntegerAttr(p->argIndex));
+    prepare.setArgAttr(dest, CodegenDialect::kPreparedAttrName, p->layout);
+    prepare.setArgAttr(dest,
+                       bufferization::BufferizationDialect::kWritableAttrName,
+                       b.getBoolAttr(true));
+    prepare.setResultAttr(j, CodegenDialect::kSourceArgAttrName,
+                          b.getI64IntegerAttr(p->argIndex));
+    prepare.setResultAttr(j, CodegenDialect::kPreparedAttrName, p->layout);
+  }
+  prepare.addEntryBlock();
+  return prepare;
+}
+
 /// Lowers a marked pack (`P[i, j, k, n] = W[i * PN + n, j * PK + k]`, zero
 /// past W) to vector code: the n-blocks in parallel (scf.forall), each V x V
 /// block of a panel one masked 2-D read of W, one in-register transpose and
@@ -315,81 +370,66 @@ struct CPUPrepareWeightsPass
     });
 
     std::string name = (entry.getSymName() + "_prepare").str();
-    if (symbols.lookup(name))
-      return entry.emitError()
-             << "blockc-cpu-prepare-weights: a function named '" << name
-             << "' already exists";
-
-    // The prepare function: the arguments every slice reads, in entry
-    // order, then the slices, returning the packed weights.
-    SetVector<unsigned> inputs;
+    SmallVector<std::string> partNames;
     for (Prepared &p : moves)
-      inputs.insert(p.leaves.begin(), p.leaves.end());
-    SmallVector<unsigned> order(inputs.begin(), inputs.end());
-    llvm::sort(order);
+      partNames.push_back(name + "_" + std::to_string(p.argIndex));
+    SmallVector<std::string> names = {name};
+    llvm::append_range(names, partNames);
+    for (StringRef n : names)
+      if (symbols.lookup(n))
+        return entry.emitError()
+               << "blockc-cpu-prepare-weights: a function named '" << n
+               << "' already exists";
+
+    // One part per prepared weight, which makes it alone (so that a caller
+    // can release each original as soon as its prepared form exists), and
+    // @E_prepare, which calls every part in turn.
     MLIRContext *ctx = &getContext();
     OpBuilder b(ctx);
     b.setInsertionPointAfter(entry);
-    Builder attrs(ctx);
-    SmallVector<Type> argTypes, resultTypes;
-    for (unsigned i : order)
-      argTypes.push_back(body->getArgument(i).getType());
-    // Then one destination per prepared weight: the caller's buffer, which
-    // the packing fills in place and the function returns.
-    for (Prepared &p : moves) {
-      argTypes.push_back(p.pack->getResult(0).getType());
-      resultTypes.push_back(p.pack->getResult(0).getType());
-    }
-    auto prepare = func::FuncOp::create(
-        b, entry.getLoc(), name, b.getFunctionType(argTypes, resultTypes));
+    Location loc = entry.getLoc();
+    SmallVector<const Prepared *> all;
+    for (Prepared &p : moves)
+      all.push_back(&p);
+    func::FuncOp prepare = createPrepareFunction(b, entry, name, all);
     // A string, not a symbol reference: the entry must stay an entry (no
     // symbol uses) for the passes that look for callers.
     prepare->setAttr(CodegenDialect::kPrepareForAttrName,
                      entry.getSymNameAttr());
-    // The entry's target shapes the prepare function's code too.
-    if (Attribute target = entry->getAttr(CodegenDialect::kCpuTargetAttrName))
-      prepare->setAttr(CodegenDialect::kCpuTargetAttrName, target);
-    for (auto [j, i] : llvm::enumerate(order)) {
-      if (DictionaryAttr dict = entry.getArgAttrDict(i))
-        for (NamedAttribute attr : dict)
-          prepare.setArgAttr(j, attr.getName(), attr.getValue());
-      prepare.setArgAttr(j, CodegenDialect::kSourceArgAttrName,
-                         attrs.getI64IntegerAttr(i));
-    }
-    for (auto [j, p] : llvm::enumerate(moves)) {
-      unsigned dest = order.size() + j;
-      for (unsigned k : {dest}) {
-        prepare.setArgAttr(k, CodegenDialect::kSourceArgAttrName,
-                           attrs.getI64IntegerAttr(p.argIndex));
-        prepare.setArgAttr(k, CodegenDialect::kPreparedAttrName, p.layout);
-      }
-      prepare.setArgAttr(dest,
-                         bufferization::BufferizationDialect::kWritableAttrName,
-                         b.getBoolAttr(true));
-      prepare.setResultAttr(j, CodegenDialect::kSourceArgAttrName,
-                            attrs.getI64IntegerAttr(p.argIndex));
-      prepare.setResultAttr(j, CodegenDialect::kPreparedAttrName, p.layout);
-    }
-    Block *prepBody = prepare.addEntryBlock();
-    IRMapping map;
-    for (auto [j, i] : llvm::enumerate(order))
-      map.map(body->getArgument(i), prepBody->getArgument(j));
-    b.setInsertionPointToStart(prepBody);
-    SetVector<Operation *> all;
-    for (Prepared &p : moves)
-      all.insert(p.slice.begin(), p.slice.end());
-    for (Operation &op : *body)
-      if (all.contains(&op))
-        b.clone(op, map);
-    SmallVector<Value> results;
-    for (auto [j, p] : llvm::enumerate(moves)) {
+    SmallVector<func::FuncOp> parts;
+    for (auto [p, partName] : llvm::zip_equal(moves, partNames)) {
+      b.setInsertionPointAfter(parts.empty() ? prepare : parts.back());
+      func::FuncOp part = createPrepareFunction(b, entry, partName, {&p});
+      part->setAttr(CodegenDialect::kPreparePartOfAttrName,
+                    b.getStringAttr(name));
+      Block *partBody = &part.getBody().front();
+      unsigned numInputs = part.getNumArguments() - 1;
+      IRMapping map;
+      for (auto [j, i] : llvm::enumerate(sortedLeaves({&p})))
+        map.map(body->getArgument(i), partBody->getArgument(j));
+      b.setInsertionPointToStart(partBody);
+      for (Operation *op : p.slice)
+        b.clone(*op, map);
       auto pack =
           cast<DestinationStyleOpInterface>(map.lookup(p.pack.getOperation()));
-      pack.getDpsInitsMutable()[0].assign(
-          prepBody->getArgument(order.size() + j));
-      results.push_back(pack->getResult(0));
+      pack.getDpsInitsMutable()[0].assign(partBody->getArgument(numInputs));
+      func::ReturnOp::create(b, loc, pack->getResult(0));
+      parts.push_back(part);
     }
-    func::ReturnOp::create(b, entry.getLoc(), results);
+    Block *prepBody = &prepare.getBody().front();
+    SmallVector<unsigned> order = sortedLeaves(all);
+    b.setInsertionPointToStart(prepBody);
+    SmallVector<Value> results;
+    for (auto [j, part] : llvm::enumerate(parts)) {
+      SmallVector<Value> operands;
+      for (unsigned i : sortedLeaves({&moves[j]}))
+        operands.push_back(
+            prepBody->getArgument(llvm::find(order, i) - order.begin()));
+      operands.push_back(prepBody->getArgument(order.size() + j));
+      results.push_back(
+          func::CallOp::create(b, loc, part, operands).getResult(0));
+    }
+    func::ReturnOp::create(b, loc, results);
 
     // The entry reads the prepared weights from the packed arguments.
     for (Prepared &p : moves) {
@@ -401,13 +441,21 @@ struct CPUPrepareWeightsPass
       ++numPrepared;
     }
     // Erase the moved computation (in reverse order, what is now unused).
-    SmallVector<Operation *> reversed(all.begin(), all.end());
+    SetVector<Operation *> moved;
+    for (Prepared &p : moves)
+      moved.insert(p.slice.begin(), p.slice.end());
+    SmallVector<Operation *> reversed;
+    for (Operation &op : *body)
+      if (moved.contains(&op))
+        reversed.push_back(&op);
     for (Operation *op : llvm::reverse(reversed))
       if (op->use_empty())
         op->erase();
     SmallVector<Type> newArgs(body->getArgumentTypes());
     entry.setType(
         FunctionType::get(ctx, newArgs, entry.getFunctionType().getResults()));
+    for (func::FuncOp part : parts)
+      symbols.insert(part);
     symbols.insert(prepare);
     return success();
   }

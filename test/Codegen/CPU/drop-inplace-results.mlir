@@ -13,13 +13,14 @@ func.func @entry(%n: index, %c: memref<1x?x2x4xf32> {transformer.kv_cache = #tra
 
 // -----
 
-// Functions with callers keep their results (the callers would need
-// rewriting).
+// A function with callers (func.call only) loses such results too: its
+// calls use the buffer they pass instead.
 // CHECK-LABEL: func.func @callee
-// CHECK-SAME: -> memref<1x4x1x1xf32>
-// CHECK: return %{{.+}} : memref<1x4x1x1xf32>
+// CHECK-NOT: ->
+// CHECK: return{{$}}
 // CHECK-LABEL: func.func @caller
 // CHECK-SAME: -> index
+// CHECK-NEXT: call @callee(%{{.+}}) : (memref<1x4x1x1xf32>) -> ()
 func.func @callee(%c: memref<1x4x1x1xf32> {transformer.kv_cache = #transformer.kv_cache<key>}) -> memref<1x4x1x1xf32> {
   return %c : memref<1x4x1x1xf32>
 }
@@ -150,3 +151,29 @@ func.func @carried(%n: index, %c: memref<?x4x2x8xf32> {transformer.kv_cache = #t
   }
   return %r, %o : memref<?x4x2x8xf32>, memref<?x4x2x8xf32>
 }
+
+// -----
+
+// A prepare function that calls its parts (one per weight): the parts'
+// destinations are dropped and their calls rewritten to the buffer they
+// pass, after which the prepare function returns its own destinations,
+// dropped in turn. A called function's other results stay.
+// CHECK-LABEL: func.func @forward_prepare
+// CHECK-SAME: (%[[W:.+]]: memref<8x8xf32>, %[[P:.+]]: memref<1x1x8x8xf32> {blockc_codegen.prepared = #blockc_codegen.packed_weight<rows = 8, cols = 8, panel_k = 8, panel_n = 8>})
+// CHECK-NOT: ->
+// CHECK-NEXT: %[[S:.+]] = call @forward_prepare_0(%[[W]], %[[P]]) : (memref<8x8xf32>, memref<1x1x8x8xf32>) -> memref<8xf32>
+// CHECK-NEXT: call @use(%[[P]], %[[S]])
+// CHECK-NEXT: return{{$}}
+// CHECK-LABEL: func.func @forward_prepare_0
+// CHECK-SAME: -> memref<8xf32>
+// CHECK: return %{{.+}} : memref<8xf32>
+func.func @forward_prepare(%w: memref<8x8xf32>, %p: memref<1x1x8x8xf32> {blockc_codegen.prepared = #blockc_codegen.packed_weight<rows = 8, cols = 8, panel_k = 8, panel_n = 8>}) -> memref<1x1x8x8xf32> attributes {blockc_codegen.prepare_for = "forward"} {
+  %r, %s = call @forward_prepare_0(%w, %p) : (memref<8x8xf32>, memref<1x1x8x8xf32>) -> (memref<1x1x8x8xf32>, memref<8xf32>)
+  call @use(%r, %s) : (memref<1x1x8x8xf32>, memref<8xf32>) -> ()
+  return %r : memref<1x1x8x8xf32>
+}
+func.func @forward_prepare_0(%w: memref<8x8xf32>, %p: memref<1x1x8x8xf32> {blockc_codegen.prepared = #blockc_codegen.packed_weight<rows = 8, cols = 8, panel_k = 8, panel_n = 8>}) -> (memref<1x1x8x8xf32>, memref<8xf32>) attributes {blockc_codegen.prepare_part_of = "forward_prepare"} {
+  %s = memref.alloc() : memref<8xf32>
+  return %p, %s : memref<1x1x8x8xf32>, memref<8xf32>
+}
+func.func private @use(memref<1x1x8x8xf32>, memref<8xf32>)

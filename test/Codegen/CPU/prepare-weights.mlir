@@ -2,7 +2,8 @@
 
 // blockc-cpu-prepare-weights moves the packing of prepared weights (a
 // linalg.pack marked blockc_codegen.prepared, with the weight-only work
-// feeding it: here a folded norm gain) out of an entry into @<entry>_prepare.
+// feeding it: here a folded norm gain) out of an entry into a part per
+// weight, @<entry>_prepare_<argument>, which @<entry>_prepare calls.
 
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #col = affine_map<(d0, d1) -> (d1)>
@@ -23,6 +24,15 @@
 // CHECK-SAME:    %[[D:.+]]: tensor<2x1x8x8xf32> {blockc_codegen.prepared = #blockc_codegen.packed_weight<rows = 12, cols = 8, panel_k = 8, panel_n = 8>, blockc_codegen.source_arg = 2 : i64, bufferization.writable = true})
 // CHECK-SAME:    -> (tensor<2x1x8x8xf32> {blockc_codegen.prepared = #blockc_codegen.packed_weight<rows = 12, cols = 8, panel_k = 8, panel_n = 8>, blockc_codegen.source_arg = 2 : i64})
 // CHECK-SAME:    attributes {blockc_codegen.prepare_for = "forward"}
+// CHECK-NEXT:  %[[R:.+]] = call @forward_prepare_2(%[[G]], %[[W]], %[[D]])
+// CHECK-NEXT:  return %[[R]]
+// Its part for argument 2: the same records, for the one weight.
+// CHECK-LABEL: func.func @forward_prepare_2(
+// CHECK-SAME:    %[[G:.+]]: tensor<8xf32> {blockc_codegen.source_arg = 1 : i64, transformer.weight_name = "g"},
+// CHECK-SAME:    %[[W:.+]]: tensor<12x8xf32> {blockc_codegen.source_arg = 2 : i64, transformer.weight_name = "w"},
+// CHECK-SAME:    %[[D:.+]]: tensor<2x1x8x8xf32> {blockc_codegen.prepared = #blockc_codegen.packed_weight<rows = 12, cols = 8, panel_k = 8, panel_n = 8>, blockc_codegen.source_arg = 2 : i64, bufferization.writable = true})
+// CHECK-SAME:    -> (tensor<2x1x8x8xf32> {blockc_codegen.prepared = #blockc_codegen.packed_weight<rows = 12, cols = 8, panel_k = 8, panel_n = 8>, blockc_codegen.source_arg = 2 : i64})
+// CHECK-SAME:    attributes {blockc_codegen.prepare_part_of = "forward_prepare"}
 // CHECK:       %[[WG:.+]] = linalg.generic {{.*}} ins(%[[W]], %[[G]] : tensor<12x8xf32>, tensor<8xf32>)
 // Without a cpu_target, the pack is lowered by upstream's lowerPack: pad N
 // to 16, split, transpose into the destination.
@@ -46,11 +56,47 @@ func.func @forward(%x: tensor<4x8xf32>, %g: tensor<8xf32> {transformer.weight_na
 
 // -----
 
+// Two weights: a part each (sharing the entry's constant and empty tensor,
+// cloned into both), called in argument order; each part reads only its
+// own weight.
+// CHECK-LABEL: func.func @two(
+// CHECK-SAME:    %[[PA:[a-z0-9]+]]: tensor<2x1x8x8xf32> {blockc_codegen.prepared
+// CHECK-SAME:    %[[PB:[a-z0-9]+]]: tensor<2x1x8x8xf32> {blockc_codegen.prepared
+// CHECK-NEXT:  return %[[PA]], %[[PB]]
+// CHECK-LABEL: func.func @two_prepare(
+// CHECK-SAME:    %[[A:[a-z0-9]+]]: tensor<16x8xf32> {blockc_codegen.source_arg = 0 : i64}
+// CHECK-SAME:    %[[B:[a-z0-9]+]]: tensor<16x8xf32> {blockc_codegen.source_arg = 1 : i64}
+// CHECK-SAME:    %[[DA:[a-z0-9]+]]: tensor<2x1x8x8xf32>
+// CHECK-SAME:    %[[DB:[a-z0-9]+]]: tensor<2x1x8x8xf32>
+// CHECK-NEXT:  %[[RA:.+]] = call @two_prepare_0(%[[A]], %[[DA]])
+// CHECK-NEXT:  %[[RB:.+]] = call @two_prepare_1(%[[B]], %[[DB]])
+// CHECK-NEXT:  return %[[RA]], %[[RB]]
+// CHECK-LABEL: func.func @two_prepare_0(
+// CHECK-SAME:    %[[A:[a-z0-9]+]]: tensor<16x8xf32> {blockc_codegen.source_arg = 0 : i64}, %[[D:[a-z0-9]+]]: tensor<2x1x8x8xf32>
+// CHECK-SAME:    attributes {blockc_codegen.prepare_part_of = "two_prepare"}
+// CHECK:       linalg.transpose {{.*}} outs(%[[D]]
+// CHECK-LABEL: func.func @two_prepare_1(
+// CHECK-SAME:    %[[B:[a-z0-9]+]]: tensor<16x8xf32> {blockc_codegen.source_arg = 1 : i64}, %[[D:[a-z0-9]+]]: tensor<2x1x8x8xf32>
+// CHECK-SAME:    attributes {blockc_codegen.prepare_part_of = "two_prepare"}
+// CHECK:       linalg.transpose {{.*}} outs(%[[D]]
+func.func @two(%a: tensor<16x8xf32>, %b: tensor<16x8xf32>) -> (tensor<2x1x8x8xf32>, tensor<2x1x8x8xf32>) {
+  %cst = arith.constant 0.0 : f32
+  %d = tensor.empty() : tensor<2x1x8x8xf32>
+  %p = linalg.pack %a padding_value(%cst : f32) inner_dims_pos = [1, 0] inner_tiles = [8, 8] into %d {blockc_codegen.prepared = #blockc_codegen.packed_weight<rows = 16, cols = 8, panel_k = 8, panel_n = 8>} : tensor<16x8xf32> -> tensor<2x1x8x8xf32>
+  %q = linalg.pack %b padding_value(%cst : f32) inner_dims_pos = [1, 0] inner_tiles = [8, 8] into %d {blockc_codegen.prepared = #blockc_codegen.packed_weight<rows = 16, cols = 8, panel_k = 8, panel_n = 8>} : tensor<16x8xf32> -> tensor<2x1x8x8xf32>
+  return %p, %q : tensor<2x1x8x8xf32>, tensor<2x1x8x8xf32>
+}
+
+// -----
+
 // With a cpu_target (here AVX2, 8 lanes) the pack becomes vector code in the
-// prepare function (which gets the entry's target): the n-blocks in
-// parallel into the destination, each 8 x 8 block one masked 2-D read of W,
-// times the folded gain as it is read, one transpose, one write.
+// prepare function's part (the prepare function and its parts get the
+// entry's target): the n-blocks in parallel into the destination, each
+// 8 x 8 block one masked 2-D read of W, times the folded gain as it is
+// read, one transpose, one write.
 // CHECK-LABEL: func.func @vectorised_prepare(
+// CHECK-SAME:    blockc_codegen.cpu_target = #blockc_codegen.cpu_target<isa = avx2
+// CHECK-LABEL: func.func @vectorised_prepare_2(
 // CHECK-SAME:    %[[G:[a-z0-9]+]]: tensor<8xf32>
 // CHECK-SAME:    %[[W:[a-z0-9]+]]: tensor<12x8xf32>
 // CHECK-SAME:    %[[D:[a-z0-9]+]]: tensor<2x1x8x8xf32>
@@ -82,7 +128,7 @@ func.func @vectorised(%x: tensor<4x8xf32>, %g: tensor<8xf32>, %w: tensor<12x8xf3
 // A bf16 weight packs into bf16 panels: each 8 x 8 block is widened to f32
 // (exact), transposed with the f32 in-register transposes and narrowed back
 // (exact again).
-// CHECK-LABEL: func.func @bf16_prepare(
+// CHECK-LABEL: func.func @bf16_prepare_1(
 // CHECK-SAME:    %[[W:[a-z0-9]+]]: tensor<12x8xbf16>
 // CHECK-SAME:    %[[D:[a-z0-9]+]]: tensor<2x1x8x8xbf16>
 // CHECK:       %[[B:.+]] = vector.transfer_read %[[W]][%{{.+}}, %{{.+}}], %{{.+}} : tensor<12x8xbf16>, vector<8x8xbf16>
@@ -105,7 +151,7 @@ func.func @bf16(%x: tensor<4x8xf32>, %w: tensor<12x8xbf16>) -> (tensor<4x8xf32>,
 // CHECK-LABEL: func.func @pairs(
 // CHECK-SAME:    %{{.+}}: tensor<4x8xf32>, %[[A:.+]]: tensor<2x1x1x4x8x2xbf16> {blockc_codegen.prepared = #blockc_codegen.packed_weight<rows = 12, cols = 8, panel_k = 8, panel_n = 8, pairs = true>}
 // CHECK-NEXT:  return %{{.+}}, %[[A]]
-// CHECK-LABEL: func.func @pairs_prepare(
+// CHECK-LABEL: func.func @pairs_prepare_1(
 // CHECK-SAME:    %[[W:[a-z0-9]+]]: tensor<12x8xbf16> {blockc_codegen.source_arg = 1 : i64}
 // CHECK-SAME:    %[[D:[a-z0-9]+]]: tensor<2x1x1x4x8x2xbf16> {{{.*}}bufferization.writable = true}
 // CHECK:       %[[E:.+]] = tensor.expand_shape %[[W]] {{\[\[}}0], [1, 2]] output_shape [12, 4, 2]
@@ -191,6 +237,18 @@ func.func private @taken_prepare()
 
 // -----
 
+// So is a function with the name of a part.
+// expected-error @below {{blockc-cpu-prepare-weights: a function named 'taken_prepare_0' already exists}}
+func.func @taken(%w: tensor<16x8xf32>) -> tensor<2x1x8x8xf32> {
+  %cst = arith.constant 0.0 : f32
+  %d = tensor.empty() : tensor<2x1x8x8xf32>
+  %p = linalg.pack %w padding_value(%cst : f32) inner_dims_pos = [1, 0] inner_tiles = [8, 8] into %d {blockc_codegen.prepared = #blockc_codegen.packed_weight<rows = 16, cols = 8, panel_k = 8, panel_n = 8>} : tensor<16x8xf32> -> tensor<2x1x8x8xf32>
+  return %p : tensor<2x1x8x8xf32>
+}
+func.func private @taken_prepare_0()
+
+// -----
+
 // A quantised weight (blockc-cpu-lower-quantized-linear): a marked
 // linalg.generic whose region reads the weight moves with the computation
 // feeding it (here a reduction); the entry takes its i32 words.
@@ -200,6 +258,8 @@ func.func private @taken_prepare()
 // CHECK-SAME:    %[[Q:.+]]: tensor<4x5xi32> {blockc_codegen.prepared = #blockc_codegen.quantized_weight<rows = 4, cols = 16, bits = 8, group_size = 16>, transformer.weight_name = "w"})
 // CHECK-NEXT:  return %[[X]], %[[Q]]
 // CHECK-LABEL: func.func @quantized_prepare(
+// CHECK:         call @quantized_prepare_1(
+// CHECK-LABEL: func.func @quantized_prepare_1(
 // CHECK-SAME:    %[[W:.+]]: tensor<4x16xf32> {blockc_codegen.source_arg = 1 : i64, transformer.weight_name = "w"},
 // CHECK-SAME:    %[[D:.+]]: tensor<4x5xi32> {blockc_codegen.prepared = #blockc_codegen.quantized_weight<rows = 4, cols = 16, bits = 8, group_size = 16>, blockc_codegen.source_arg = 1 : i64, bufferization.writable = true})
 // CHECK:       %[[M:.+]] = linalg.generic {{.*}} ins(%[[W]] : tensor<4x16xf32>)

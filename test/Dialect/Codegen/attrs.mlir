@@ -103,6 +103,12 @@ func.func @prepared() attributes {blockc_codegen.prepare_for = "forward", blockc
   return
 }
 
+// CHECK-LABEL: func.func @prepare_part
+// CHECK-SAME: blockc_codegen.prepare_part_of = "forward_prepare"
+func.func @prepare_part() attributes {blockc_codegen.prepare_part_of = "forward_prepare"} {
+  return
+}
+
 // CHECK-LABEL: func.func @prepared_pairs
 // CHECK-SAME: blockc_codegen.prepared = #blockc_codegen.packed_weight<rows = 40, cols = 1024, panel_k = 256, panel_n = 32, pairs = true>
 func.func @prepared_pairs() attributes {blockc_codegen.prepared = #blockc_codegen.packed_weight<rows = 40, cols = 1024, panel_k = 256, panel_n = 32, pairs = true>} {

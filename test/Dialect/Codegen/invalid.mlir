@@ -200,7 +200,7 @@ func.func @unknown_name() attributes {blockc_codegen.tiles = #blockc_codegen.isa
 // -----
 
 //===----------------------------------------------------------------------===//
-// packed_weight, weight_layout, prepare_for
+// packed_weight, weight_layout, prepare_for, prepare_part_of
 //===----------------------------------------------------------------------===//
 
 // expected-error @+1 {{panel_k must be >= 1, got 0}}
@@ -247,6 +247,13 @@ func.func @weight_layout_wrong_kind() attributes {blockc_codegen.weight_layout =
 
 // expected-error @+1 {{'blockc_codegen.prepare_for' must be a string (the entry's name)}}
 func.func @prepare_for_symbol() attributes {blockc_codegen.prepare_for = @forward} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'blockc_codegen.prepare_part_of' must be a string (the prepare function's name)}}
+func.func @prepare_part_of_symbol() attributes {blockc_codegen.prepare_part_of = @forward_prepare} {
   return
 }
 

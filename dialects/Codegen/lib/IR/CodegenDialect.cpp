@@ -276,6 +276,12 @@ LogicalResult CodegenDialect::verifyOperationAttribute(Operation *op,
     return op->emitError() << "'" << name
                            << "' must be a string (the entry's name)";
   }
+  if (name == kPreparePartOfAttrName) {
+    if (isa<StringAttr>(value))
+      return success();
+    return op->emitError()
+           << "'" << name << "' must be a string (the prepare function's name)";
+  }
   if (name == kGpuMatmulTilesAttrName)
     return expect(isa<GPUMatmulTilesAttr>(value), "gpu_matmul_tiles");
   if (name == kGpuMmaTilesAttrName)

@@ -678,6 +678,14 @@ def CPUPrepareWeightsPass
       `blockc_codegen.prepared` and `bufferization.writable`: the caller's
       buffer, packed in place), and returns the destinations (result
       attributes `blockc_codegen.source_arg` and `blockc_codegen.prepared`).
+    * `@E_prepare`'s body is one `func.call` per prepared weight, in
+      argument order, to a part `@E_prepare_<i>` (`i`: the weight's entry
+      argument; attribute `blockc_codegen.prepare_part_of = "E_prepare"`)
+      that holds that weight's moved computation, with the same records for
+      the inputs it reads and its one destination. A caller can run the
+      parts one at a time and free each original as soon as its prepared
+      form exists (BlockJit does), instead of holding every original and
+      every prepared weight at once.
     * In `@E`, the packed weight's argument takes the prepared type
       (`[ceil(N / panel_n), ceil(K / panel_k), panel_k, panel_n]`) and gets
       `blockc_codegen.prepared`; the caller passes `@E_prepare`'s result
@@ -692,7 +700,7 @@ def CPUPrepareWeightsPass
     `linalg.pack` with a `blockc_codegen.prepared` layout (in prepare
     functions and those left in place) is lowered with upstream's
     `linalg::lowerPack` (pad, expand_shape, transpose). A function named
-    `@E_prepare` that already exists is an error.
+    `@E_prepare` or like one of its parts that already exists is an error.
   }];
   let dependentDialects = [
     "::blockc::codegen::CodegenDialect",
@@ -852,7 +860,14 @@ def DropInPlaceResultsPass
     from functions that have no callers in the module (entry points), so the
     caller simply sees its cache updated and the entry keeps the one-result
     C interface. Any other returned argument (an input passed through) is a
-    result the caller expects and stays. It must run before the
+    result the caller expects and stays. The same holds for the
+    destinations of a prepare function and of its parts (arguments marked
+    `blockc_codegen.prepared`, see `blockc-cpu-prepare-weights`). A
+    function with callers (only `func.call` uses; anything else leaves it
+    alone) loses such results too: its calls use the buffer they pass
+    instead. Called functions go first, until nothing changes, so that a
+    prepare function then returns its own arguments (what its parts
+    filled) and loses those results in turn. It must run before the
     deallocation pipeline, which would otherwise return a clone (a full copy
     of the cache per call). Upstream's `drop-equivalent-buffer-results` only
     handles private functions. A cache threaded through `scf.for` loops that

@@ -76,6 +76,11 @@ def Codegen_Dialect : Dialect {
     /// StringAttr, not a symbol reference, so the entry keeps no uses).
     static constexpr ::llvm::StringLiteral kPrepareForAttrName =
         "blockc_codegen.prepare_for";
+    /// On a part of a prepare function (a function that makes one of its
+    /// prepared weights alone, and that it calls): the prepare function's
+    /// name (a StringAttr).
+    static constexpr ::llvm::StringLiteral kPreparePartOfAttrName =
+        "blockc_codegen.prepare_part_of";
     /// On a prepare function's arguments and results: the index of the
     /// entry argument they come from / are passed as (an i64 IntegerAttr).
     static constexpr ::llvm::StringLiteral kSourceArgAttrName =
