@@ -21,7 +21,11 @@ token over the bandwidth. Models run one at a time (a 7B bf16 model is
 13.5 GB; two at once would not fit in 24 GiB).
 
 Writes DIR/latest.md and DIR/latest.json (DIR: benchmarks/results/
-lm-<machine>).
+lm-<machine>). With --append, this run's rows are added to DIR/latest.json
+(same config, layers, prompt and new tokens) instead of replacing it: a
+full run can be split into parts that each fit a time slot (e.g. bf16 with
+PyTorch, then int8,int4 --no-peer --append); the file lists every part's
+date, commit and rows.
 """
 
 import argparse
@@ -100,6 +104,8 @@ def main():
     p.add_argument("--threads", default="1,2")
     p.add_argument("--no-peer", action="store_true")
     p.add_argument("--out", default="")
+    p.add_argument("--append", action="store_true",
+                   help="add the rows to DIR/latest.json of an earlier part")
     a = p.parse_args()
 
     c = bench.load_config(a.config)
@@ -113,6 +119,17 @@ def main():
     report = {"machine": machine, "blockc": bench.blockc_version(),
               "config": a.config, "layers": a.layers, "vocab": vocab,
               "prompt": a.prompt, "new_tokens": a.new_tokens, "rows": []}
+    out_dir = a.out or os.path.join(
+        HERE, "results", "lm-" + bench.machine_slug(machine))
+    earlier = None
+    if a.append:
+        with open(os.path.join(out_dir, "latest.json")) as f:
+            earlier = json.load(f)
+        for key in ("config", "layers", "prompt", "new_tokens"):
+            if earlier[key] != report[key]:
+                raise RuntimeError("--append: %s is %s in the earlier part, "
+                                   "%s here" % (key, earlier[key],
+                                                report[key]))
     for dtype in a.dtypes.split(","):
         model = os.path.join(tmp, "lm-%s.mlir" % dtype)
         cmd = [os.path.join(bench.BIN, "blockc-import"),
@@ -172,8 +189,19 @@ def main():
             bound = triad * 1e9 / row["weight_bytes_per_token"]
             row["bound_tokens_per_s"] = bound
             row["of_bound"] = row["decode_tokens_per_s"] / bound
-    out_dir = a.out or os.path.join(
-        HERE, "results", "lm-" + bench.machine_slug(machine))
+    # One entry per part of the run: when, which commit, which rows.
+    part = {"date_utc": machine["date_utc"],
+            "commit": report["blockc"]["commit"],
+            "rows": ["%s %s" % (r["who"], r["dtype"]) for r in report["rows"]]}
+    report["parts"] = [part]
+    if earlier:
+        report["parts"] = earlier.get("parts") or [{
+            "date_utc": earlier["machine"]["date_utc"],
+            "commit": earlier["blockc"]["commit"],
+            "rows": ["%s %s" % (r["who"], r["dtype"])
+                     for r in earlier["rows"]]}]
+        report["parts"].append(part)
+        report["rows"] = earlier["rows"] + report["rows"]
     os.makedirs(out_dir, exist_ok=True)
     with open(os.path.join(out_dir, "latest.json"), "w") as f:
         json.dump(report, f, indent=1)
@@ -194,7 +222,19 @@ def markdown(report):
             m["model_name"], m["cpu_family_model"], m["isa"], m["cpus"],
             m["memory"], report["blockc"]["commit"], m["date_utc"],
             report["prompt"], report["new_tokens"]),
-        "",
+        ""]
+    parts = report.get("parts") or []
+    if len(parts) > 1:
+        lines += [
+            "Measured in %d parts, one after the other on the same machine "
+            "(each with its own triad probes; the rows are as measured):" %
+            len(parts), ""]
+        for p in parts:
+            rows = sorted(set(p["rows"]), key=p["rows"].index)
+            lines.append("- %s, blockc %s: %s" % (
+                p["date_utc"], p["commit"], ", ".join(rows)))
+        lines.append("")
+    lines += [
         "| who | weights | threads | prefill tokens/s | decode tokens/s | "
         "bound tokens/s (triad) | of bound | peak RSS GiB |",
         "|---|---|---|---|---|---|---|---|"]
