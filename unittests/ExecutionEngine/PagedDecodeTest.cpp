@@ -7,7 +7,8 @@
 // one), then single-token steps of all four, with the pool pages handed
 // out in a shuffled order. Every sequence's rows are compared with the
 // dense forward entry run over that sequence's whole prefix alone
-// (BlockJit::run), in f32 and with a bf16 model (bf16 K/V pools). Also the
+// (BlockJit::run), in f32 (AVX2 and, where the host has it, AVX-512
+// kernels) and with bf16 and f16 models (16-bit K/V pools). Also the
 // host-side errors of runPaged.
 //
 //===----------------------------------------------------------------------===//
@@ -98,7 +99,8 @@ void prepareWeights(BlockJit &jit, std::vector<HostTensor> &weights) {
 
 constexpr int64_t kPageSize = 4, kD = 64;
 
-void compileModel(const std::string &element, Compiled &c) {
+void compileModel(const std::string &element, Compiled &c,
+                  CPUISA isa = CPUISA::AVX2) {
   mlir::registerPassManagerCLOptions();
   registerAllPasses();
   auto module =
@@ -110,7 +112,7 @@ void compileModel(const std::string &element, Compiled &c) {
   c.denseWeights = makeRandomWeights(c.signature, /*seed=*/7);
   c.pagedWeights = c.denseWeights;
   CompileOptions options;
-  options.cpu.isa = CPUISA::AVX2;
+  options.cpu.isa = isa;
   auto dense = BlockJit::compile(*module, *sig, options);
   ASSERT_TRUE(static_cast<bool>(dense)) << llvm::toString(dense.takeError());
   c.dense = std::move(*dense);
@@ -235,11 +237,26 @@ void checkAgainstDense(Compiled &c, double tolerance) {
 
 TEST(PagedDecodeTest, F32MatchesDenseForward) {
   ASSERT_FALSE(static_cast<bool>(setCpuThreads(2)));
+  // AVX-512 kernels too where the host runs them.
+  for (CPUISA isa : {CPUISA::AVX2, CPUISA::AVX512}) {
+    if (!missingHostFeature(isa).empty())
+      continue;
+    SCOPED_TRACE(testing::Message() << "isa " << stringifyCPUISA(isa).str());
+    Compiled c;
+    compileModel("f32", c, isa);
+    if (HasFatalFailure())
+      return;
+    checkAgainstDense(c, 1e-5);
+  }
+}
+
+TEST(PagedDecodeTest, F16MatchesDenseForward) {
   Compiled c;
-  compileModel("f32", c);
+  compileModel("f16", c);
   if (HasFatalFailure())
     return;
-  checkAgainstDense(c, 1e-5);
+  // As bf16, with 3 more mantissa bits.
+  checkAgainstDense(c, 0x1p-9);
 }
 
 TEST(PagedDecodeTest, BF16MatchesDenseForward) {
