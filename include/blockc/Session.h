@@ -201,6 +201,10 @@ typedef struct blockc_session_info {
   int64_t num_pages;
   int64_t free_pages;
   int64_t num_sequences;
+  /* 1: a step is one call of the model's paged entry; 0: the paged entry
+     could not be derived for this model (or BLOCKC_SESSION_PER_SEQUENCE=1
+     is set), and a step runs the dense decode entry once per sequence. */
+  int32_t paged;
 } blockc_session_info;
 
 BLOCKC_API blockc_status blockc_session_get_info(const blockc_session *session,

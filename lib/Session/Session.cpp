@@ -9,10 +9,15 @@
 // page pool per attention layer, [num_pages, S, H_kv, D] in the cache's
 // element type.
 //
-// A step runs the model's KV-cached decode entry (transformer-derive-decode,
-// token-major caches) once per sequence: the sequence's pages are gathered
-// into a dense cache, the entry appends the new tokens at the sequence's
-// length, and the new rows are written back to the sequence's pages.
+// A step is one call of the model's paged entry (transformer-derive-paged-
+// decode, compiled once per page size and kept in the model): the new tokens
+// of every sequence packed without padding, their cu_seqlens, the cached
+// lengths and the block table, the pools written in place
+// (BlockJit::runPaged). Where the paged entry cannot be derived, and with
+// BLOCKC_SESSION_PER_SEQUENCE=1 (a comparison switch for tests), a step runs
+// the dense decode entry (transformer-derive-decode, token-major caches)
+// once per sequence instead: the sequence's pages gathered into a dense
+// cache, the new rows written back to its pages.
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,7 +38,9 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 
+#include <cstdlib>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -112,9 +119,12 @@ struct CompiledEntry {
   /// The weights after this entry's prepare function (a copy of the
   /// model's: borrowed tensors stay views of the file).
   std::vector<HostTensor> weights;
-  /// A decode entry: its module (derived on a clone) and caches.
+  /// A derived entry's module (a clone of the model's).
   OwningOpRef<ModuleOp> module;
-  llvm::SmallVector<KVCacheArgument> caches;
+  /// Paged: the pools [?, S, H_kv, D] (k_0, v_0, ...). Dense decode: the
+  /// caches [B, L, H_kv, D].
+  std::vector<RankedTensorType> pools;
+  bool paged = false;
 
   std::vector<const HostTensor *> arguments(const HostTensor &input) const {
     std::vector<const HostTensor *> args = {&input};
@@ -136,16 +146,25 @@ struct blockc_model {
   std::unique_ptr<CompileCache> cache;
   std::optional<RunWeights> weights;
   std::unique_ptr<CompiledEntry> forward, decode;
+  /// The paged entries by page size (null: it cannot be derived; `pagedWhy`
+  /// says why).
+  std::map<int64_t, std::unique_ptr<CompiledEntry>> paged;
+  std::map<int64_t, std::string> pagedWhy;
   std::string elementType;
   int sessions = 0;
 
-  /// Compiles `entry` (the forward function, or its decode entry) and
-  /// prepares a copy of the weights for it, once.
-  blockc_status getEntry(bool decodeEntry, CompiledEntry *&entry);
+  /// The entry of `kind`, compiled (with a prepared copy of the weights)
+  /// when first asked for; a paged entry per page size.
+  enum class Kind { Forward, Decode, Paged };
+  blockc_status getEntry(Kind kind, int64_t pageSize, CompiledEntry *&entry);
+  /// The entry a session with pages of `pageSize` steps with: the paged
+  /// entry, else the dense decode entry.
+  blockc_status getSessionEntry(int64_t pageSize, CompiledEntry *&entry);
 };
 
 struct blockc_session {
   blockc_model *model = nullptr;
+  /// The paged entry, or the dense decode entry run per sequence.
   CompiledEntry *decode = nullptr;
   std::unique_ptr<SequenceTable> table;
   /// k_0, v_0, k_1, ...: [num_pages, S, H_kv, D].
@@ -164,11 +183,20 @@ struct blockc_session {
   blockc_status step(int64_t count, const int64_t *ids,
                      const int64_t *numTokens, const void *input,
                      float *output);
+  /// Runs a planned step: the paged entry once, or the decode entry per
+  /// sequence.
+  llvm::Error runPaged(const StepPlan &plan, const void *input, float *output);
+  llvm::Error runPerSequence(const StepPlan &plan, const void *input,
+                             float *output);
 };
 
-blockc_status blockc_model::getEntry(bool decodeEntry, CompiledEntry *&entry) {
+blockc_status blockc_model::getEntry(Kind kind, int64_t pageSize,
+                                     CompiledEntry *&entry) {
   std::lock_guard<std::mutex> lock(mutex);
-  std::unique_ptr<CompiledEntry> &slot = decodeEntry ? decode : forward;
+  std::unique_ptr<CompiledEntry> &slot = kind == Kind::Forward ? forward
+                                         : kind == Kind::Decode
+                                             ? decode
+                                             : paged[pageSize];
   if (slot) {
     entry = slot.get();
     return BLOCKC_OK;
@@ -181,25 +209,38 @@ blockc_status blockc_model::getEntry(bool decodeEntry, CompiledEntry *&entry) {
   compiled->signature = signature;
   DiagnosticCapture diagnostics(file.getContext());
   ModuleOp toCompile = module;
-  if (decodeEntry) {
+  if (kind != Kind::Forward) {
     if (options.isNVPTX())
       return fail(BLOCKC_ERROR_UNSUPPORTED,
                   "sessions and generation run on the CPU only for now "
                   "(target nvptx)");
     compiled->module = OwningOpRef<ModuleOp>(module.clone());
-    if (failed(deriveDecodeEntry(*compiled->module, signature.funcName,
-                                 transformer::KVLayout::bshd,
-                                 /*keepPrefill=*/false)))
-      return fail(BLOCKC_ERROR_COMPILE,
-                  path + ": deriving the decode entry failed\n" +
-                      diagnostics.getText());
-    compiled->signature.funcName += "_decode";
-    auto func = compiled->module->lookupSymbol<func::FuncOp>(
-        compiled->signature.funcName);
-    compiled->caches = getKVCacheArguments(func);
-    if (compiled->caches.empty())
-      return fail(BLOCKC_ERROR_UNSUPPORTED,
-                  path + ": the model has no attention layer to cache");
+    if (kind == Kind::Paged) {
+      FailureOr<std::string> name =
+          derivePagedEntry(*compiled->module, signature.funcName, pageSize,
+                           /*keepEntry=*/false);
+      if (failed(name))
+        return fail(BLOCKC_ERROR_COMPILE,
+                    path + ": deriving the paged entry failed\n" +
+                        diagnostics.getText());
+      compiled->signature.funcName = *name;
+      compiled->paged = true;
+      auto func = compiled->module->lookupSymbol<func::FuncOp>(*name);
+      for (const PagedPoolArgument &pool : getPagedArguments(func).pools)
+        compiled->pools.push_back(pool.type);
+    } else {
+      if (failed(deriveDecodeEntry(*compiled->module, signature.funcName,
+                                   transformer::KVLayout::bshd,
+                                   /*keepPrefill=*/false)))
+        return fail(BLOCKC_ERROR_COMPILE,
+                    path + ": deriving the decode entry failed\n" +
+                        diagnostics.getText());
+      compiled->signature.funcName += "_decode";
+      auto func = compiled->module->lookupSymbol<func::FuncOp>(
+          compiled->signature.funcName);
+      for (const KVCacheArgument &arg : getKVCacheArguments(func))
+        compiled->pools.push_back(arg.type);
+    }
     toCompile = *compiled->module;
   }
   auto jit =
@@ -207,6 +248,9 @@ blockc_status blockc_model::getEntry(bool decodeEntry, CompiledEntry *&entry) {
   if (!jit)
     return fail(BLOCKC_ERROR_COMPILE, jit.takeError(), diagnostics.getText());
   compiled->jit = std::move(*jit);
+  if (kind != Kind::Forward && compiled->pools.empty())
+    return fail(BLOCKC_ERROR_UNSUPPORTED,
+                path + ": the model has no attention layer to cache");
   compiled->weights = weights->tensors;
   std::vector<HostTensor *> args = {nullptr};
   for (HostTensor &w : compiled->weights)
@@ -218,6 +262,33 @@ blockc_status blockc_model::getEntry(bool decodeEntry, CompiledEntry *&entry) {
   slot = std::move(compiled);
   entry = slot.get();
   return BLOCKC_OK;
+}
+
+blockc_status blockc_model::getSessionEntry(int64_t pageSize,
+                                            CompiledEntry *&entry) {
+  const char *perSequence = getenv("BLOCKC_SESSION_PER_SEQUENCE");
+  if (!perSequence || llvm::StringRef(perSequence) != "1") {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      auto it = paged.find(pageSize);
+      if (it != paged.end() && it->second) {
+        entry = it->second.get();
+        return BLOCKC_OK;
+      }
+      if (pagedWhy.count(pageSize))
+        perSequence = "1";
+    }
+  }
+  if (!perSequence || llvm::StringRef(perSequence) != "1") {
+    blockc_status status = getEntry(Kind::Paged, pageSize, entry);
+    if (status != BLOCKC_ERROR_COMPILE)
+      return status;
+    // The per-sequence path below, whose own errors are reported.
+    std::lock_guard<std::mutex> lock(mutex);
+    paged.erase(pageSize);
+    pagedWhy[pageSize] = lastError;
+  }
+  return getEntry(Kind::Decode, 0, entry);
 }
 
 namespace {
@@ -312,13 +383,71 @@ blockc_status blockc_session::step(int64_t count, const int64_t *ids,
     return fail(BLOCKC_ERROR_INVALID_ARGUMENT, table->getError());
   }
 
+  llvm::Error error = decode->paged ? runPaged(plan, input, output)
+                                    : runPerSequence(plan, input, output);
+  if (error) {
+    table->rollback(plan);
+    return fail(BLOCKC_ERROR_EXECUTION,
+                "execution failed: " + llvm::toString(std::move(error)));
+  }
+  table->commit(plan);
+  return ok();
+}
+
+llvm::Error blockc_session::runPaged(const StepPlan &plan, const void *input,
+                                     float *output) {
+  const ModelSignature &sig = model->signature;
+  int64_t count = plan.ids.size(), total = 0, maxPages = 1;
+  std::vector<int32_t> cuSeqlens = {0}, positions;
+  for (int64_t i = 0; i < count; ++i) {
+    total += plan.newTokens[i];
+    cuSeqlens.push_back(static_cast<int32_t>(total));
+    positions.push_back(static_cast<int32_t>(plan.oldLengths[i]));
+    maxPages =
+        std::max<int64_t>(maxPages, table->lookup(plan.ids[i])->pages.size());
+  }
+  // Rows past a sequence's pages are never read: page 0 stands in.
+  std::vector<int32_t> blockTable(count * maxPages, 0);
+  for (int64_t i = 0; i < count; ++i) {
+    const std::vector<int32_t> &pages = table->lookup(plan.ids[i])->pages;
+    std::copy(pages.begin(), pages.end(), blockTable.begin() + i * maxPages);
+  }
+  HostTensor x;
+  if (sig.takesTokenIds()) {
+    x = makeTokenIds({total});
+    const int32_t *ids = static_cast<const int32_t *>(input);
+    for (int64_t t = 0; t < total; ++t)
+      setTokenId(x, t, ids[t]);
+  } else {
+    x.shape = {total, sig.getModelDim()};
+    const float *rows = static_cast<const float *>(input);
+    x.data.assign(rows, rows + x.numElements());
+  }
+  int64_t width = sig.takesTokenIds() ? sig.vocabSize : sig.getModelDim();
+  HostTensor out;
+  out.shape = {total, width};
+  out.data.assign(out.numElements(), 0.0f);
+  std::vector<HostTensor *> poolPtrs;
+  for (HostTensor &pool : pools)
+    poolPtrs.push_back(&pool);
+  if (llvm::Error e =
+          decode->jit->runPaged(decode->arguments(x), cuSeqlens, positions,
+                                blockTable, maxPages, poolPtrs, out))
+    return e;
+  std::memcpy(output, out.data.data(), out.numElements() * sizeof(float));
+  return llvm::Error::success();
+}
+
+llvm::Error blockc_session::runPerSequence(const StepPlan &plan,
+                                           const void *input, float *output) {
+  const ModelSignature &sig = model->signature;
   int64_t pageSize = table->getPageSize();
   int64_t width = sig.takesTokenIds() ? sig.vocabSize : sig.getModelDim();
   int64_t inWidth = sig.takesTokenIds() ? 1 : sig.getModelDim();
   int64_t offset = 0;
-  for (int64_t i = 0; i < count; ++i) {
-    const PagedSequence &seq = *table->lookup(idList[i]);
-    int64_t position = plan.oldLengths[i], n = tokenList[i];
+  for (size_t i = 0; i < plan.ids.size(); ++i) {
+    const PagedSequence &seq = *table->lookup(plan.ids[i]);
+    int64_t position = plan.oldLengths[i], n = plan.newTokens[i];
     int64_t capacity = static_cast<int64_t>(seq.pages.size()) * pageSize;
     std::vector<HostTensor *> cachePtrs;
     for (size_t c = 0; c < pools.size(); ++c) {
@@ -344,11 +473,8 @@ blockc_status blockc_session::step(int64_t count, const int64_t *ids,
     out.data.assign(out.numElements(), 0.0f);
     if (llvm::Error e =
             decode->jit->runDecode(decode->arguments(x), position, cachePtrs,
-                                   /*headMajor=*/false, out)) {
-      table->rollback(plan);
-      return fail(BLOCKC_ERROR_EXECUTION,
-                  "execution failed: " + llvm::toString(std::move(e)));
-    }
+                                   /*headMajor=*/false, out))
+      return e;
     // The new rows go to the sequence's pages.
     for (size_t c = 0; c < pools.size(); ++c) {
       size_t row = rowBytes(c);
@@ -363,8 +489,7 @@ blockc_status blockc_session::step(int64_t count, const int64_t *ids,
                 n * width * sizeof(float));
     offset += n;
   }
-  table->commit(plan);
-  return ok();
+  return llvm::Error::success();
 }
 
 //===----------------------------------------------------------------------===//
@@ -576,7 +701,7 @@ blockc_status blockc_model_forward(blockc_model *model, int64_t batch,
     if (llvm::Error e = checkTokenIds(x, sig.vocabSize, "the input"))
       return fail(BLOCKC_ERROR_INVALID_ARGUMENT, std::move(e));
   CompiledEntry *entry = nullptr;
-  if (blockc_status s = model->getEntry(/*decodeEntry=*/false, entry))
+  if (blockc_status s = model->getEntry(blockc_model::Kind::Forward, 0, entry))
     return s;
   HostTensor out;
   out.shape = sig.getOutputShape(batch, seqLen);
@@ -598,17 +723,17 @@ blockc_status blockc_session_create(blockc_model *model, int64_t pageSize,
   CHECK_ARG(numPages > 0 && numPages <= INT32_MAX,
             "the pool needs 1 to 2^31 - 1 pages, not " + llvm::Twine(numPages));
   CompiledEntry *decode = nullptr;
-  if (blockc_status s = model->getEntry(/*decodeEntry=*/true, decode))
+  if (blockc_status s = model->getSessionEntry(pageSize, decode))
     return s;
   auto s = std::make_unique<blockc_session>();
   s->model = model;
   s->decode = decode;
   s->table = std::make_unique<SequenceTable>(pageSize, numPages);
-  for (const KVCacheArgument &arg : decode->caches) {
+  for (RankedTensorType type : decode->pools) {
     HostTensor pool;
-    int64_t heads = arg.type.getDimSize(2), headDim = arg.type.getDimSize(3);
+    int64_t heads = type.getDimSize(2), headDim = type.getDimSize(3);
     pool.shape = {numPages, pageSize, heads, headDim};
-    pool.elementType = getHostElementType(arg.type.getElementType());
+    pool.elementType = getHostElementType(type.getElementType());
     pool.allocate();
     s->rowElements.push_back(heads * headDim);
     s->pools.push_back(std::move(pool));
@@ -713,6 +838,7 @@ blockc_status blockc_session_get_info(const blockc_session *session,
   info->num_pages = t.getPages().size();
   info->free_pages = t.getPages().numFree();
   info->num_sequences = t.numSequences();
+  info->paged = session->decode->paged;
   return ok();
 }
 

@@ -62,7 +62,8 @@ class _Sampling(ctypes.Structure):
 class _SessionInfo(ctypes.Structure):
     _fields_ = [("page_size", ctypes.c_int64), ("num_pages", ctypes.c_int64),
                 ("free_pages", ctypes.c_int64),
-                ("num_sequences", ctypes.c_int64)]
+                ("num_sequences", ctypes.c_int64),
+                ("paged", ctypes.c_int32)]
 
 
 def _load_library():
@@ -379,6 +380,12 @@ class Session:
     @property
     def num_sequences(self):
         return self._info().num_sequences
+
+    @property
+    def paged(self):
+        """Whether a step is one call of the model's paged entry (else the
+        decode entry runs once per sequence)."""
+        return bool(self._info().paged)
 
     def read_page(self, layer, value, page):
         """The raw bytes of pool page `page` of layer `layer`'s K (value 0)

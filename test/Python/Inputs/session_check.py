@@ -113,6 +113,7 @@ def check_stack(opts):
     print("PASS forward [2, 5, %d]" % d)
 
     s = m.session(page_size=16, num_pages=64)
+    assert s.paged == (opts.expect_paged == 1), s.paged
     # Fragment the pool first: three sequences take pages, two go back.
     junk = [s.add() for _ in range(3)]
     s.step({j: rows(n) for j, n in zip(junk, (20, 40, 17))})
@@ -166,8 +167,12 @@ def check_stack(opts):
     close("fork", np.concatenate(outputs[child]),
           reference.stack(np.concatenate(inputs[child])), tol)
     step({parent: rows(2)})
+    # Both in one step: they read their shared page together.
+    step({child: rows(1), parent: rows(2)})
     close("parent after fork", np.concatenate(outputs[parent]),
           reference.stack(np.concatenate(inputs[parent])), tol)
+    close("fork stepped with its parent", np.concatenate(outputs[child]),
+          reference.stack(np.concatenate(inputs[child])), tol)
     # The child's own pages: freeing the parent keeps the shared one.
     s.free(parent)
     step({child: rows(1)})
@@ -260,6 +265,7 @@ def check_lm(opts):
     print("PASS forward ids [2, 6] -> logits [2, 6, %d]" % vocab)
 
     s = m.session(page_size=8, num_pages=16)
+    assert s.paged == (opts.expect_paged == 1), s.paged
     seqs = [s.add(), s.add()]
     history = {a: [] for a in seqs}
     got = {a: [] for a in seqs}
@@ -363,6 +369,8 @@ def main():
     p.add_argument("--isa")
     p.add_argument("--tol", type=float, default=1e-5)
     p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--expect-paged", type=int, default=1,
+                   help="1: steps run the paged entry; 0: per sequence")
     opts = p.parse_args()
     if opts.mode == "stack":
         check_stack(opts)

@@ -79,8 +79,8 @@ int main(int argc, char **argv) {
   int64_t length;
   require(blockc_session_get_info(session, &sinfo), "session info");
   require(blockc_session_length(session, a, &length), "length");
-  printf("unchanged: length %lld, %lld free pages\n", (long long)length,
-         (long long)sinfo.free_pages);
+  printf("unchanged: length %lld, %lld free pages, paged %d\n",
+         (long long)length, (long long)sinfo.free_pages, sinfo.paged);
 
   int32_t ids[2] = {1, 2}, out[2];
   report("generate on a stack",
