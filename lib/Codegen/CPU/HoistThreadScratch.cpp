@@ -40,6 +40,30 @@ struct CPUHoistThreadScratchPass
         ++numHoisted;
       }
     });
+    // A work item's scope that holds no alloca any more is inlined here:
+    // canonicalize keeps a scope around any op whose memory effects it does
+    // not know (a call of a micro-kernel, inline assembly), although those
+    // cannot allocate on this frame's stack.
+    SmallVector<memref::AllocaScopeOp> scopes;
+    getOperation().walk([&](memref::AllocaScopeOp scope) {
+      if (!scope->getParentOfType<omp::WsloopOp>())
+        return;
+      bool allocates = false;
+      scope.walk([&](memref::AllocaOp) { allocates = true; });
+      if (!allocates)
+        scopes.push_back(scope);
+    });
+    for (memref::AllocaScopeOp scope : scopes) {
+      Block &body = scope.getBodyRegion().front();
+      auto ret = cast<memref::AllocaScopeReturnOp>(body.getTerminator());
+      SmallVector<Value> results(ret.getResults());
+      ret.erase();
+      scope->getBlock()->getOperations().splice(Block::iterator(scope),
+                                                body.getOperations());
+      scope.replaceAllUsesWith(results);
+      scope.erase();
+      ++numInlined;
+    }
   }
 };
 

@@ -87,3 +87,38 @@ func.func @outside_loop(%out: memref<2xf32>) {
   }
   return
 }
+
+// A scope left without allocas is inlined by the pass itself, even around
+// ops whose memory effects canonicalize does not know (a micro-kernel
+// call): the loop body's scf.if then lowers to blocks.
+// CHECK-LABEL: func.func @opaque_call
+// CHECK: omp.parallel {
+// CHECK-NEXT: %[[S:.+]] = memref.alloca() : memref<8xf32>
+// CHECK-NOT: memref.alloca_scope
+// CHECK: func.call @micro_kernel(%[[S]])
+// LOWER-LABEL: func.func @opaque_call
+// LOWER-NOT: memref.alloca_scope
+// LOWER: cf.cond_br
+func.func private @micro_kernel(memref<8xf32>)
+func.func @opaque_call(%out: memref<8xf32>, %flag: i1) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  omp.parallel {
+    omp.wsloop {
+      omp.loop_nest (%i) : index = (%c0) to (%c8) step (%c1) {
+        memref.alloca_scope {
+          %s = memref.alloca() : memref<8xf32>
+          func.call @micro_kernel(%s) : (memref<8xf32>) -> ()
+          scf.if %flag {
+            %v = memref.load %s[%i] : memref<8xf32>
+            memref.store %v, %out[%i] : memref<8xf32>
+          }
+        }
+        omp.yield
+      }
+    }
+    omp.terminator
+  }
+  return
+}

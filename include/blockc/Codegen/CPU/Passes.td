@@ -732,8 +732,11 @@ def CPUHoistThreadScratchPass
     cannot lower (the scope's region must stay one block). This pass moves
     every operand-free (static) `memref.alloca` inside an `omp.wsloop` to
     the start of its `omp.parallel` region: each thread allocates the
-    buffer once on its own stack and reuses it for all its iterations; the
-    then empty scope is inlined by `canonicalize`. Legal because the
+    buffer once on its own stack and reuses it for all its iterations; a
+    work item's scope left without any alloca is inlined (by this pass:
+    `canonicalize` keeps a scope around any op of unknown memory effects,
+    such as a micro-kernel call or inline assembly, which cannot allocate
+    on the caller's stack). Legal because the
     iterations of one thread run one after the other and a fresh alloca's
     contents are undefined anyway. (Heap buffers per work item instead cost
     a page-faulting `malloc` per iteration: ~30% of the attention's time at
@@ -754,7 +757,8 @@ def CPUHoistThreadScratchPass
   }];
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
   let statistics = [
-    Statistic<"numHoisted", "num-hoisted", "allocas hoisted to their thread">
+    Statistic<"numHoisted", "num-hoisted", "allocas hoisted to their thread">,
+    Statistic<"numInlined", "num-inlined", "alloca-free scopes inlined">
   ];
 }
 
