@@ -61,6 +61,13 @@ llvm_config.add_tool_substitutions(tools, [config.blockc_tools_dir])
 
 # The CUDA runtime library exists when the toolkit was found at configure
 # time (it needs no GPU to build or to be inspected).
+# An ASan/UBSan build (scripts/sanitize.sh): its shared libraries need the
+# sanitizer runtime that an instrumented executable brings, so tests that
+# load one into /usr/bin/python3 or link it from a plain C program do not
+# run there.
+if getattr(config, "blockc_sanitizers", False):
+    config.available_features.add("sanitizers")
+
 cuda_runtime = os.path.join(config.blockc_lib_dir, "libblockc_cuda_runtime.so")
 config.substitutions.append(("%blockc_cuda_runtime", cuda_runtime))
 if os.path.exists(cuda_runtime):
