@@ -48,6 +48,31 @@ struct RaggedBatch {
     Value cached = extractIndex(b, loc, seqPositions, seq);
     return {start, end, cached};
   }
+  /// The loop nest over every sequence and its new tokens, carrying `init`:
+  /// `body(b, loc, seq, t, position, carried)` returns the next value for
+  /// token row t of sequence seq at absolute position seq_pos + t - cu.
+  Value forEachToken(OpBuilder &builder, Location loc, Value init,
+                     llvm::function_ref<Value(OpBuilder &, Location, Value,
+                                              Value, Value, Value)>
+                         body) {
+    Value zero = arith::ConstantIndexOp::create(builder, loc, 0);
+    Value one = arith::ConstantIndexOp::create(builder, loc, 1);
+    auto outer = scf::ForOp::create(
+        builder, loc, zero, numSequences(builder, loc), one, ValueRange{init},
+        [&](OpBuilder &b, Location l, Value seq, ValueRange iter) {
+          auto [start, end, cached] = sequence(b, l, seq);
+          auto inner = scf::ForOp::create(
+              b, l, start, end, one, iter,
+              [&](OpBuilder &ib, Location il, Value t, ValueRange acc) {
+                Value position = arith::AddIOp::create(
+                    ib, il, cached, arith::SubIOp::create(ib, il, t, start));
+                scf::YieldOp::create(ib, il,
+                                     body(ib, il, seq, t, position, acc[0]));
+              });
+          scf::YieldOp::create(b, l, inner.getResults());
+        });
+    return outer.getResult(0);
+  }
 };
 
 /// token_positions: total = cu[B]; for every sequence and new token t,
@@ -58,32 +83,19 @@ struct TokenPositionsLowering : OpRewritePattern<TokenPositionsOp> {
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     RaggedBatch batch{op.getCuSeqlens(), op.getSeqPositions()};
-    Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
-    Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
     Value numSeq = batch.numSequences(rewriter, loc);
     Value total = extractIndex(rewriter, loc, op.getCuSeqlens(), numSeq);
     Value init = tensor::EmptyOp::create(
         rewriter, loc, ArrayRef<OpFoldResult>{total}, rewriter.getI32Type());
     init = tensor::CastOp::create(rewriter, loc, op.getType(), init);
-    auto outer = scf::ForOp::create(
-        rewriter, loc, zero, numSeq, one, ValueRange{init},
-        [&](OpBuilder &b, Location l, Value seq, ValueRange iter) {
-          Value start, end, cached;
-          std::tie(start, end, cached) = batch.sequence(b, l, seq);
-          auto inner = scf::ForOp::create(
-              b, l, start, end, one, iter,
-              [&](OpBuilder &ib, Location il, Value t, ValueRange acc) {
-                Value p = arith::AddIOp::create(
-                    ib, il, cached, arith::SubIOp::create(ib, il, t, start));
-                Value p32 =
-                    arith::IndexCastOp::create(ib, il, ib.getI32Type(), p);
-                Value next = tensor::InsertOp::create(ib, il, p32, acc[0],
-                                                      ValueRange{t});
-                scf::YieldOp::create(ib, il, next);
-              });
-          scf::YieldOp::create(b, l, inner.getResults());
+    Value result = batch.forEachToken(
+        rewriter, loc, init,
+        [&](OpBuilder &b, Location l, Value, Value t, Value p, Value acc) {
+          Value p32 = arith::IndexCastOp::create(b, l, b.getI32Type(), p);
+          return tensor::InsertOp::create(b, l, p32, acc, ValueRange{t})
+              .getResult();
         });
-    rewriter.replaceOp(op, outer.getResult(0));
+    rewriter.replaceOp(op, result);
     return success();
   }
 };
@@ -102,63 +114,51 @@ struct PagedKVWriteLowering : OpRewritePattern<PagedKVWriteOp> {
     int64_t hkv = poolType.getDimSize(2), d = poolType.getDimSize(3);
     RaggedBatch batch{op.getCuSeqlens(), op.getSeqPositions()};
     Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
-    Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
     Value s = arith::ConstantIndexOp::create(rewriter, loc, pageSize);
-    Value numSeq = batch.numSequences(rewriter, loc);
     Value numPages = tensor::DimOp::create(rewriter, loc, op.getPool(), 0);
     Value maxPages =
         tensor::DimOp::create(rewriter, loc, op.getBlockTable(), 1);
     Value entries = op.getNewEntries();
     auto rowType =
         RankedTensorType::get({1, 1, hkv, d}, poolType.getElementType());
-    auto outer = scf::ForOp::create(
-        rewriter, loc, zero, numSeq, one, ValueRange{op.getPool()},
-        [&](OpBuilder &b, Location l, Value seq, ValueRange iter) {
-          Value start, end, cached;
-          std::tie(start, end, cached) = batch.sequence(b, l, seq);
-          auto inner = scf::ForOp::create(
-              b, l, start, end, one, iter,
-              [&](OpBuilder &ib, Location il, Value t, ValueRange acc) {
-                auto cmp = [&](arith::CmpIPredicate pred, Value x, Value y) {
-                  return arith::CmpIOp::create(ib, il, pred, x, y);
-                };
-                Value j = arith::AddIOp::create(
-                    ib, il, cached, arith::SubIOp::create(ib, il, t, start));
-                Value logical = arith::DivUIOp::create(ib, il, j, s);
-                Value slot = arith::RemUIOp::create(ib, il, j, s);
-                cf::AssertOp::create(
-                    ib, il,
-                    arith::AndIOp::create(
-                        ib, il, cmp(arith::CmpIPredicate::sge, j, zero),
-                        cmp(arith::CmpIPredicate::slt, logical, maxPages)),
-                    "blockc: paged KV write past the block table (position / "
-                    "page size >= max_pages)");
-                Value page = extractIndex(ib, il, op.getBlockTable(),
-                                          ValueRange{seq, logical});
-                cf::AssertOp::create(
-                    ib, il,
-                    arith::AndIOp::create(
-                        ib, il, cmp(arith::CmpIPredicate::sge, page, zero),
-                        cmp(arith::CmpIPredicate::slt, page, numPages)),
-                    "blockc: block table names a page outside the pool");
-                SmallVector<OpFoldResult> rowOffsets = {ib.getIndexAttr(0), t,
-                                                        ib.getIndexAttr(0),
-                                                        ib.getIndexAttr(0)};
-                SmallVector<OpFoldResult> sizes = {
-                    ib.getIndexAttr(1), ib.getIndexAttr(1),
-                    ib.getIndexAttr(hkv), ib.getIndexAttr(d)};
-                SmallVector<OpFoldResult> strides(4, ib.getIndexAttr(1));
-                Value row = tensor::ExtractSliceOp::create(
-                    ib, il, rowType, entries, rowOffsets, sizes, strides);
-                SmallVector<OpFoldResult> poolOffsets = {
-                    page, slot, ib.getIndexAttr(0), ib.getIndexAttr(0)};
-                Value next = tensor::InsertSliceOp::create(
-                    ib, il, row, acc[0], poolOffsets, sizes, strides);
-                scf::YieldOp::create(ib, il, next);
-              });
-          scf::YieldOp::create(b, l, inner.getResults());
+    Value result = batch.forEachToken(
+        rewriter, loc, op.getPool(),
+        [&](OpBuilder &ib, Location il, Value seq, Value t, Value j,
+            Value pool) -> Value {
+          auto cmp = [&](arith::CmpIPredicate pred, Value x, Value y) {
+            return arith::CmpIOp::create(ib, il, pred, x, y);
+          };
+          Value logical = arith::DivUIOp::create(ib, il, j, s);
+          Value slot = arith::RemUIOp::create(ib, il, j, s);
+          cf::AssertOp::create(
+              ib, il,
+              arith::AndIOp::create(
+                  ib, il, cmp(arith::CmpIPredicate::sge, j, zero),
+                  cmp(arith::CmpIPredicate::slt, logical, maxPages)),
+              "blockc: paged KV write past the block table (position / "
+              "page size >= max_pages)");
+          Value page = extractIndex(ib, il, op.getBlockTable(),
+                                    ValueRange{seq, logical});
+          cf::AssertOp::create(
+              ib, il,
+              arith::AndIOp::create(
+                  ib, il, cmp(arith::CmpIPredicate::sge, page, zero),
+                  cmp(arith::CmpIPredicate::slt, page, numPages)),
+              "blockc: block table names a page outside the pool");
+          SmallVector<OpFoldResult> rowOffsets = {
+              ib.getIndexAttr(0), t, ib.getIndexAttr(0), ib.getIndexAttr(0)};
+          SmallVector<OpFoldResult> sizes = {
+              ib.getIndexAttr(1), ib.getIndexAttr(1), ib.getIndexAttr(hkv),
+              ib.getIndexAttr(d)};
+          SmallVector<OpFoldResult> strides(4, ib.getIndexAttr(1));
+          Value row = tensor::ExtractSliceOp::create(
+              ib, il, rowType, entries, rowOffsets, sizes, strides);
+          SmallVector<OpFoldResult> poolOffsets = {
+              page, slot, ib.getIndexAttr(0), ib.getIndexAttr(0)};
+          return tensor::InsertSliceOp::create(ib, il, row, pool, poolOffsets,
+                                               sizes, strides);
         });
-    rewriter.replaceOp(op, outer.getResult(0));
+    rewriter.replaceOp(op, result);
     return success();
   }
 };
