@@ -213,12 +213,7 @@ def main():
             row["of_bound"] = row["decode_tokens_per_s"] / bound
     out_dir = a.out or os.path.join(
         HERE, "results", "batched-decode-" + bench.machine_slug(machine))
-    os.makedirs(out_dir, exist_ok=True)
-    with open(os.path.join(out_dir, "latest.json"), "w") as f:
-        json.dump(report, f, indent=1)
-    with open(os.path.join(out_dir, "latest.md"), "w") as f:
-        f.write(markdown(report))
-    print(markdown(report))
+    bench.write_latest(out_dir, report, markdown(report))
     return 0
 
 

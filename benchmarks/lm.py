@@ -32,7 +32,6 @@ import argparse
 import json
 import os
 import re
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -202,12 +201,7 @@ def main():
                      for r in earlier["rows"]]}]
         report["parts"].append(part)
         report["rows"] = earlier["rows"] + report["rows"]
-    os.makedirs(out_dir, exist_ok=True)
-    with open(os.path.join(out_dir, "latest.json"), "w") as f:
-        json.dump(report, f, indent=1)
-    with open(os.path.join(out_dir, "latest.md"), "w") as f:
-        f.write(markdown(report))
-    print(markdown(report))
+    bench.write_latest(out_dir, report, markdown(report))
     return 0
 
 

@@ -168,6 +168,16 @@ def blockc_version():
             "dirty": bool(dirty), "blockc_run_mtime": mtime}
 
 
+def write_latest(out_dir, report, text):
+    """DIR/latest.json (the report) and DIR/latest.md (its text), printed."""
+    os.makedirs(out_dir, exist_ok=True)
+    with open(os.path.join(out_dir, "latest.json"), "w") as f:
+        json.dump(report, f, indent=1)
+    with open(os.path.join(out_dir, "latest.md"), "w") as f:
+        f.write(text)
+    print(text)
+
+
 def peer_env(threads):
     env = dict(os.environ)
     # Fair peers: these variables force OpenBLAS (and so PyTorch and NumPy)
