@@ -237,6 +237,11 @@ void blockc::buildCPULowerToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(transformer::createTransformerStripMetadataPass());
   pm.addNestedPass<func::FuncOp>(cpu::createCPUFmaToFmulAddPass());
   pm.addNestedPass<func::FuncOp>(LLVM::createLLVMRequestCWrappersPass());
+  // Every parallel kernel as a private function, identical ones (a stack's
+  // layers, projections of one shape) kept once: the rest of the pipeline
+  // and LLVM translate and compile each distinct kernel once.
+  pm.addPass(cpu::createCPUOutlineParallelKernelsPass());
+  pm.addPass(createMergeIdenticalFunctionsPass());
   pm.addPass(createConvertVectorToSCFPass(
       VectorTransferToSCFOptions().enableFullUnroll()));
   pm.addPass(createSCFToControlFlowPass());

@@ -908,4 +908,54 @@ def DropInPlaceResultsPass
   ];
 }
 
+def CPUOutlineParallelKernelsPass
+    : Pass<"blockc-cpu-outline-parallel-kernels", "::mlir::ModuleOp"> {
+  let summary = "Outline each parallel kernel (omp.parallel) into a private "
+                "function";
+  let description = [{
+    Every outermost `omp.parallel` in a function body (one per kernel after
+    `convert-scf-to-openmp`: a projection, an attention, a norm, a weight
+    pack of a prepare function) moves into a private function
+    `<function>_kernel` (uniqued) and is replaced by a `func.call`. The
+    values it reads from above become the function's arguments, in the order
+    the region first uses them, except constants (`ConstantLike` ops without
+    operands), which are cloned into it. The function has internal linkage
+    (`llvm.linkage`: no symbol in the object) and is not inlined
+    (`no_inline`, and `passthrough = ["noinline"]`, which `func-to-llvm`
+    carries to LLVM): a kernel runs for microseconds at least, a call costs
+    nanoseconds, and LLVM then optimises and compiles each kernel once.
+
+    On its own this changes no computation; with
+    `blockc-merge-identical-functions` after it, identical kernels (every
+    layer of a stack of one shape, projections of one shape within a
+    block, prepare parts of one weight shape) are translated and compiled
+    once. It runs at the start of the CPU LLVM stage, after
+    `llvm-request-c-wrappers`, so the outlined functions get no C wrappers.
+
+    ```mlir
+    func.func @forward(%w: memref<64x64xf32>) {
+      %c4 = arith.constant 4 : index
+      omp.parallel { ... %w ... %c4 ... }
+    }
+    // becomes
+    func.func @forward(%w: memref<64x64xf32>) {
+      %c4 = arith.constant 4 : index
+      call @forward_kernel(%w) : (memref<64x64xf32>) -> ()
+    }
+    func.func private @forward_kernel(%w: memref<64x64xf32>)
+        attributes {llvm.linkage = #llvm.linkage<internal>, no_inline,
+                    passthrough = ["noinline"]} {
+      %c4 = arith.constant 4 : index
+      omp.parallel { ... %w ... %c4 ... }
+      return
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::LLVM::LLVMDialect"];
+  let statistics = [
+    Statistic<"numOutlined", "num-outlined", "parallel kernels outlined">
+  ];
+}
+
 #endif // BLOCKC_CODEGEN_CPU_PASSES_TD

@@ -155,4 +155,36 @@ def OpenMPIABIPass : Pass<"blockc-openmpi-abi", "::mlir::ModuleOp"> {
   }];
 }
 
+def MergeIdenticalFunctionsPass
+    : Pass<"blockc-merge-identical-functions", "::mlir::ModuleOp"> {
+  let summary = "Keep one of each set of identical private functions";
+  let description = [{
+    Private `func.func` definitions with the same type, the same argument,
+    result and function attributes and structurally equal bodies
+    (`OperationEquivalence::isRegionEquivalentTo`, locations ignored) are
+    one function: the first in module order is kept, every symbol use of
+    the others is redirected to it and they are erased. Public functions
+    (entries, prepare functions) are never merged. A hash of each body
+    (op names, attributes and types, not the values) sorts the candidates,
+    so a module with many distinct functions costs one walk.
+
+    The CPU pipeline runs it after `blockc-cpu-outline-parallel-kernels`:
+    a stack of N layers with the same shapes has N copies of each kernel,
+    and after this pass translation to LLVM IR, LLVM's optimiser and code
+    generation see one.
+
+    ```mlir
+    func.func private @k(%a: memref<4xf32>) { ... }
+    func.func private @k_0(%a: memref<4xf32>) { ... }  // same body
+    func.call @k_0(%x) : (memref<4xf32>) -> ()
+    // becomes
+    func.func private @k(%a: memref<4xf32>) { ... }
+    func.call @k(%x) : (memref<4xf32>) -> ()
+    ```
+  }];
+  let statistics = [
+    Statistic<"numMerged", "num-merged", "functions merged into an equal one">
+  ];
+}
+
 #endif // BLOCKC_CODEGEN_COMMON_PASSES_TD
