@@ -5,6 +5,9 @@ quantised to int8; int4 weights also in a bf16 block), side by side, with
 PyTorch eager f32 and bf16 in the same run (the types in TYPES below).
 
   benchmarks/precision.py [--rounds 3] [--repeat 10] [--quick] [--out DIR]
+                         [--types bf16,...] [--cases prefill,...]
+(--types and --cases run a subset: f32, the reference of every ratio, is
+always measured; the cases are decode, decode-kv512, prefill and pairs.)
 
 Cases (1 thread unless noted):
 
@@ -186,6 +189,12 @@ def main():
     ap.add_argument("--quick", action="store_true",
                     help="one round, fewer repeats, no L = 512 case")
     ap.add_argument("--out", default=None)
+    ap.add_argument("--types", default=None,
+                    help="comma-separated subset of the blockc types "
+                         "(default: all the host can run)")
+    ap.add_argument("--cases", default=None,
+                    help="comma-separated subset of decode, decode-kv512, "
+                         "prefill, pairs (default: all)")
     a = ap.parse_args()
     if a.quick:
         a.rounds, a.repeat = 1, 5
@@ -199,6 +208,15 @@ def main():
     probes = [bench.run_probes(exes, 2, a.quick)]
 
     types = [t for t in TYPES if t[0] not in NEEDS or host_has(NEEDS[t[0]])]
+    if a.types:
+        wanted = a.types.split(",")
+        unknown = set(wanted) - set(t[0] for t in TYPES)
+        if unknown:
+            ap.error("unknown --types: %s" % ",".join(sorted(unknown)))
+        # f32 is every ratio's reference.
+        types = [t for t in types if t[0] in wanted or t[0] == "f32"]
+    want_case = (lambda name: True) if not a.cases else \
+        (lambda name: name in a.cases.split(","))
     run_args = dict((t[0], t[3]) for t in types)
     models = {}
     for name, opts, _, _, _ in types:
@@ -207,23 +225,27 @@ def main():
                         "--hf-config=" + c["path"], "-o", path] + opts,
                        check=True)
         models[name] = path
-    pairs = {"f32": pair_model(tmp, "f32", None),
-             "bf16": pair_model(tmp, "bf16", None),
-             "int8": pair_model(tmp, "f32", "int8"),
-             "int4": pair_model(tmp, "f32", "int4"),
-             "int4-g128": pair_model(tmp, "f32", "int4", group=128),
-             "int8+act": pair_model(tmp, "f32", "int8", act=True),
-             "int4+act": pair_model(tmp, "f32", "int4", act=True),
-             "bf16-int4": pair_model(tmp, "bf16", "int4")}
-    for name in run_args:
-        if name in ("bf16-fma", "bf16-dot"):
-            pairs[name] = pairs["bf16"]
-        elif name == "bf16-int4-dot":
-            pairs[name] = pairs["bf16-int4"]
+    pairs = {}
+    if want_case("pairs"):
+        pairs = {"f32": pair_model(tmp, "f32", None),
+                 "bf16": pair_model(tmp, "bf16", None),
+                 "int8": pair_model(tmp, "f32", "int8"),
+                 "int4": pair_model(tmp, "f32", "int4"),
+                 "int4-g128": pair_model(tmp, "f32", "int4", group=128),
+                 "int8+act": pair_model(tmp, "f32", "int8", act=True),
+                 "int4+act": pair_model(tmp, "f32", "int4", act=True),
+                 "bf16-int4": pair_model(tmp, "bf16", "int4")}
+        for name in run_args:
+            if name in ("bf16-fma", "bf16-dot"):
+                pairs[name] = pairs["bf16"]
+            elif name == "bf16-int4-dot":
+                pairs[name] = pairs["bf16-int4"]
 
     cases = [("decode", 1, 1, 0), ("prefill", 128, 1, 0)]
     if not a.quick:
         cases.insert(1, ("decode-kv512", 1, 1, 512))
+    cases = [cs for cs in cases if want_case(cs[0])]
+    pair_tokens = (1, 512) if pairs else ()
     runs = {}
     for rnd in range(a.rounds):
         for case, T, threads, L in cases:
@@ -233,7 +255,7 @@ def main():
                 r = bench.measure_blockc(models[name], T, threads, rep,
                                          kv_len=L, extra=run_args[name])
                 runs.setdefault((case, name), []).append(r)
-        for T in (1, 512):
+        for T in pair_tokens:
             for name in run_args:
                 bench.log("round %d pair T=%d %s" % (rnd + 1, T, name))
                 r = bench.measure_blockc(pairs[name], T, 2,
@@ -277,7 +299,7 @@ def main():
                     row["gflops"] = fl / (ms * 1e-3) / 1e9
                     row["pct_fma"] = 100.0 * row["gflops"] / fma1
             rows.append(row)
-    for T in (1, 512):
+    for T in pair_tokens:
         f32 = median_of(runs[("pair-%d" % T, "f32")])
         for name in run_args:
             ms = median_of(runs[("pair-%d" % T, name)])

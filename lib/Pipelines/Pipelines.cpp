@@ -179,6 +179,15 @@ void blockc::buildCPULowerToLinalgPipeline(OpPassManager &pm,
   pm.addPass(cpu::createCPUPrepareWeightsPass());
   // The packing's in-register transposes.
   pm.addNestedPass<func::FuncOp>(cpu::createCPULowerTransposesPass());
+  // What is left between the kernels (a 16-bit block's conversions and
+  // roundings, unfused activations): parallel loops over vectors.
+  cpu::CPUSelectTilesPassOptions elementwiseTiles;
+  elementwiseTiles.isa = getCodegenISA(c.isa); // (the target is the one
+                                               // already on the function)
+  elementwiseTiles.elementwise = true;
+  pm.addNestedPass<func::FuncOp>(
+      cpu::createCPUSelectTilesPass(elementwiseTiles));
+  pm.addNestedPass<func::FuncOp>(cpu::createCPUTileElementwisePass());
   // Tensor-parallel blocks (transformer-tensor-parallel): their
   // shard.all_reduce ops become MPI calls on buffers, on MPI_COMM_WORLD
   // (blockc's lowering: upstream's sizes dynamic buffers wrongly), and

@@ -1,7 +1,7 @@
 // RUN: blockc-opt %s --blockc-cpu-pipeline="isa=avx512" \
 // RUN:   | FileCheck %s --implicit-check-not=transformer. --implicit-check-not=linalg. \
 // RUN:     --implicit-check-not=memref. --implicit-check-not=scf. --implicit-check-not=func.func \
-// RUN:     --implicit-check-not=vector. --implicit-check-not=omp. --implicit-check-not=blockc_codegen
+// RUN:     --implicit-check-not=vector. --implicit-check-not=blockc_codegen
 // The LLVM dialect it prints translates with upstream's mlir-translate,
 // which knows none of blockc's dialects:
 // RUN: blockc-opt %s --blockc-cpu-pipeline="isa=avx2" | mlir-translate --mlir-to-llvmir | FileCheck %s --check-prefix=LLVMIR
@@ -19,11 +19,14 @@
 // CHECK-NOT, which only covers the lines before the first match).
 // CHECK-DAG: llvm.func @malloc
 // CHECK: llvm.func @forward(
-// CHECK: llvm.intr.sqrt
-// CHECK: llvm.intr.exp
+// CHECK-DAG: llvm.intr.sqrt
+// CHECK-DAG: llvm.intr.exp
+// CHECK-DAG: omp.parallel
 // (D = 12 is no multiple of the vector width: the norm takes the generic
-// linalg path, not the OpenMP kernel of blockc-cpu-lower-norms, whose omp
-// ops stay in the output for mlir-translate.)
+// linalg path, not the kernel of blockc-cpu-lower-norms. The activation is
+// an elementwise op left between kernels: blockc-cpu-tile-elementwise makes
+// it a parallel loop, whose OpenMP ops stay in the output for
+// mlir-translate.)
 // CHECK: llvm.func @_mlir_ciface_forward(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr)
 func.func @forward(%x: tensor<?x?x12xf32>, %g: tensor<12xf32>) -> tensor<?x?x12xf32> {
   %n = transformer.rms_norm %x, %g : tensor<?x?x12xf32>, tensor<12xf32>

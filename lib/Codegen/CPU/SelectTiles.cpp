@@ -12,6 +12,8 @@
 #include "blockc/Dialect/Transformer/IR/TransformerOps.h"
 #include "blockc/Target/CPUISA.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 #include <algorithm>
@@ -115,6 +117,58 @@ codegen::AttentionTilesAttr chooseAttentionTiles(MLIRContext *ctx,
       kQKUnroll, /*prefetchDistance=*/1, /*prefetchLocality=*/2);
 }
 
+/// Elements per work item of an elementwise loop nest: 64 KiB of f32, so a
+/// work item outweighs its scheduling (and a [T, 4096] op at T = 128 still
+/// has 32 items).
+constexpr int64_t kElementwiseItemElements = 16384;
+
+/// The loops of an all-parallel linalg.generic or linalg.fill on tensors
+/// that sits directly in `func` (what no kernel absorbed) and reads every
+/// operand through a projected permutation, or null for any other op: vectors
+/// of the target's width along the innermost loop when its size is a static
+/// multiple of it and every operand is contiguous along that loop (or
+/// independent of it), else element by element.
+codegen::ElementwiseTilesAttr
+chooseElementwiseTiles(func::FuncOp func, linalg::LinalgOp op, int64_t width) {
+  if (!isa<linalg::GenericOp, linalg::FillOp>(op.getOperation()) ||
+      op->getParentOp() != func.getOperation() ||
+      !op.hasPureTensorSemantics() || op.getNumLoops() == 0 ||
+      op.getNumParallelLoops() != op.getNumLoops())
+    return nullptr;
+  // Tiles of an operand read through another map (e.g. RoPE's rotate-half
+  // partner, (d + D/2) mod D) are not what upstream's slices compute.
+  if (!llvm::all_of(op.getIndexingMapsArray(),
+                    [](AffineMap m) { return m.isProjectedPermutation(); }))
+    return nullptr;
+  unsigned n = op.getNumLoops();
+  int64_t inner = op.getStaticLoopRanges()[n - 1];
+  bool contiguous = llvm::all_of(op.getIndexingMapsArray(), [&](AffineMap m) {
+    std::optional<unsigned> pos =
+        m.getResultPosition(getAffineDimExpr(n - 1, func.getContext()));
+    return !pos || *pos == m.getNumResults() - 1;
+  });
+  // A body of arithmetic and the math that has vector code (blockc's
+  // polynomials, or an x86 instruction); no index computations (tables
+  // built from linalg.index, e.g. RoPE's, stay element loops).
+  bool vectorBody =
+      llvm::all_of(op.getBlock()->getOperations(), [](Operation &inner) {
+        if (isa<linalg::IndexOp>(inner))
+          return false;
+        if (isa<math::MathDialect>(inner.getDialect()))
+          return isa<math::ExpOp, math::ErfOp, math::ErfcOp, math::TanhOp,
+                     math::AbsFOp, math::SqrtOp, math::FmaOp>(inner) &&
+                 getElementTypeOrSelf(inner.getResult(0).getType()).isF32();
+        return true;
+      });
+  bool vectors = !ShapedType::isDynamic(inner) && inner % width == 0 &&
+                 contiguous && vectorBody;
+  int64_t rows = ShapedType::isDynamic(inner)
+                     ? 1
+                     : std::max<int64_t>(1, kElementwiseItemElements / inner);
+  return codegen::ElementwiseTilesAttr::get(func.getContext(), rows,
+                                            vectors ? width : 0);
+}
+
 struct CPUSelectTilesPass
     : blockc::cpu::impl::CPUSelectTilesPassBase<CPUSelectTilesPass> {
   using Base::Base;
@@ -137,6 +191,25 @@ struct CPUSelectTilesPass
   }
 
   void runOnOperation() override {
+    if (elementwise) {
+      // What the kernels left as elementwise ops (the run after
+      // blockc-fuse-elementwise), in a function the kernel passes saw (one
+      // with a target; not a prepare function). Its target stays as is.
+      func::FuncOp func = getOperation();
+      auto t = func->getAttrOfType<codegen::CPUTargetAttr>(
+          CodegenDialect::kCpuTargetAttrName);
+      if (!t || func->hasAttr(CodegenDialect::kPrepareForAttrName))
+        return;
+      func.walk([&](linalg::LinalgOp op) {
+        if (op->hasAttr(CodegenDialect::kElementwiseTilesAttrName))
+          return; // a user's choice is kept
+        if (auto tiles = chooseElementwiseTiles(func, op, t.getVectorWidth())) {
+          op->setAttr(CodegenDialect::kElementwiseTilesAttrName, tiles);
+          ++numAnnotated;
+        }
+      });
+      return;
+    }
     codegen::CPUTargetAttr t = target();
     if (!t)
       return signalPassFailure();

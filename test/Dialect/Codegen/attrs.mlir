@@ -139,3 +139,13 @@ func.func @quantized_tiles(%x: tensor<1x2x64xf32>, %w: tensor<8x64xf32>) -> tens
   %0 = transformer.linear %x, %w {weight_quant = #transformer.weight_quant<int8>, blockc_codegen.quantized_tiles = #blockc_codegen.quantized_tiles<rows = 2, cols = 4, block_n = 64, panel_k = 512, panel_rows = 6, panel_min_rows = 8, prefetch_tiles = 0>} : tensor<1x2x64xf32>, tensor<8x64xf32> -> tensor<1x2x8xf32>
   return %0 : tensor<1x2x8xf32>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @elementwise_tiles
+// CHECK: blockc_codegen.elementwise_tiles = #blockc_codegen.elementwise_tiles<rows = 4, width = 16>
+func.func @elementwise_tiles(%x: tensor<4x16xf32>) -> tensor<4x16xf32> {
+  %c = arith.constant 0.0 : f32
+  %y = linalg.fill {blockc_codegen.elementwise_tiles = #blockc_codegen.elementwise_tiles<rows = 4, width = 16>} ins(%c : f32) outs(%x : tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %y : tensor<4x16xf32>
+}

@@ -156,6 +156,37 @@ func.func @group_negative(%x: tensor<1x2x8xf32>, %w: tensor<4x8xf32>) -> tensor<
 // -----
 
 //===----------------------------------------------------------------------===//
+// elementwise_tiles
+//===----------------------------------------------------------------------===//
+
+func.func @elementwise_rows(%x: tensor<4x16xf32>) -> tensor<4x16xf32> {
+  %c = arith.constant 0.0 : f32
+  // expected-error @+1 {{rows must be >= 1, got 0}}
+  %y = linalg.fill {blockc_codegen.elementwise_tiles = #blockc_codegen.elementwise_tiles<rows = 0, width = 8>} ins(%c : f32) outs(%x : tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %y : tensor<4x16xf32>
+}
+
+// -----
+
+func.func @elementwise_width(%x: tensor<4x16xf32>) -> tensor<4x16xf32> {
+  %c = arith.constant 0.0 : f32
+  // expected-error @+1 {{width must be 0 or a power of two up to 64, got 12}}
+  %y = linalg.fill {blockc_codegen.elementwise_tiles = #blockc_codegen.elementwise_tiles<rows = 1, width = 12>} ins(%c : f32) outs(%x : tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %y : tensor<4x16xf32>
+}
+
+// -----
+
+func.func @elementwise_tiles_kind(%x: tensor<4x16xf32>) -> tensor<4x16xf32> {
+  %c = arith.constant 0.0 : f32
+  // expected-error @+1 {{'blockc_codegen.elementwise_tiles' must be a #blockc_codegen.elementwise_tiles attribute}}
+  %y = linalg.fill {blockc_codegen.elementwise_tiles = 4 : i64} ins(%c : f32) outs(%x : tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %y : tensor<4x16xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
 // Discardable attribute names
 //===----------------------------------------------------------------------===//
 

@@ -193,6 +193,17 @@ QuantizedTilesAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 }
 
 LogicalResult
+ElementwiseTilesAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                             int64_t rows, int64_t width) {
+  if (rows < 1)
+    return emitError() << "rows must be >= 1, got " << rows;
+  if (width < 0 || width > 64 || (width & (width - 1)) != 0)
+    return emitError() << "width must be 0 or a power of two up to 64, got "
+                       << width;
+  return success();
+}
+
+LogicalResult
 HorizontalGroupAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                             int64_t id) {
   if (id < 0)
@@ -213,6 +224,9 @@ StringRef AttentionTilesAttr::getKernelPass() const {
 }
 StringRef QuantizedTilesAttr::getKernelPass() const {
   return "blockc-cpu-lower-quantized-linear";
+}
+StringRef ElementwiseTilesAttr::getKernelPass() const {
+  return "blockc-cpu-tile-elementwise";
 }
 StringRef HorizontalGroupAttr::getKernelPass() const {
   return "blockc-cpu-lower-linear";
@@ -261,6 +275,8 @@ LogicalResult CodegenDialect::verifyOperationAttribute(Operation *op,
     return expect(isa<AttentionTilesAttr>(value), "attention_tiles");
   if (name == kQuantizedTilesAttrName)
     return expect(isa<QuantizedTilesAttr>(value), "quantized_tiles");
+  if (name == kElementwiseTilesAttrName)
+    return expect(isa<ElementwiseTilesAttr>(value), "elementwise_tiles");
   if (name == kHorizontalGroupAttrName)
     return expect(isa<HorizontalGroupAttr>(value), "horizontal_group");
   if (name == kKernelAttrName)

@@ -214,6 +214,23 @@ def CPUSelectTilesPass
     (`#blockc_codegen.packed_weight<..., pairs = true>`), where a bf16
     weight is otherwise read in place.
 
+    With `elementwise`, the pass configures what the kernels left instead
+    (the pipeline runs it a second time, after `blockc-fuse-elementwise`
+    and the weight preparation) and leaves the target as it is: in a
+    function with a `cpu_target` that is not a prepare function, every
+    all-parallel `linalg.generic` and `linalg.fill` on tensors directly in
+    the function body whose indexing maps are projected permutations
+    (upstream's tiles of an operand read as RoPE's rotate-half partner,
+    `(d + D/2) mod D`, would be wrong), without one yet, gets a `blockc_codegen.elementwise_tiles`
+    for `blockc-cpu-tile-elementwise`: work items of 16384 elements (`rows`
+    = 16384 / the innermost loop's size, at least 1; 1 when that size is
+    dynamic) and vectors of the target's `vector_width` when the innermost
+    loop's size is a static multiple of it and every operand is read and
+    written contiguously along it (its indexing map a projected
+    permutation with that loop last, or without it) and its body has no
+    `linalg.index` and no `math` op but f32 exp, erf, erfc, tanh, absf,
+    sqrt and fma (those with vector code), else `width = 0`.
+
     Options that make an invalid target (a vector width that is not a
     power of two, fewer than 8 registers, a cache size that is not
     positive, an extension the ISA cannot have) are an error at the
@@ -249,11 +266,15 @@ def CPUSelectTilesPass
     Option<"avxVNNI", "avx-vnni", "bool", /*default=*/"false",
            "The CPU has AVX-VNNI (vpdpbusd on ymm)">,
     Option<"amxBF16", "amx-bf16", "bool", /*default=*/"false",
-           "The CPU has AMX-BF16 (tdpbf16ps)">
+           "The CPU has AMX-BF16 (tdpbf16ps)">,
+    Option<"elementwise", "elementwise", "bool", /*default=*/"false",
+           "Configure the elementwise ops left between the kernels "
+           "(elementwise_tiles) instead of the kernels: the pipeline's "
+           "second run, after blockc-fuse-elementwise">
   ];
   let dependentDialects = ["::blockc::codegen::CodegenDialect"];
   let statistics = [
-    Statistic<"numAnnotated", "num-annotated", "Projections and attentions given tiles">
+    Statistic<"numAnnotated", "num-annotated", "Projections, attentions and elementwise ops given tiles">
   ];
 }
 
@@ -850,6 +871,59 @@ def CPULowerTransposesPass
   ];
   let statistics = [
     Statistic<"numLowered", "num-lowered", "vector.transpose ops lowered">
+  ];
+}
+
+def CPUTileElementwisePass
+    : Pass<"blockc-cpu-tile-elementwise", "::mlir::func::FuncOp"> {
+  let summary = "Parallel, vectorised loops for the elementwise ops left "
+                "between the CPU kernels";
+  let description = [{
+    The mechanism for `blockc_codegen.elementwise_tiles` (written by
+    `blockc-cpu-select-tiles`): every all-parallel `linalg.generic` and
+    `linalg.fill` on tensors that carries one is tiled with upstream's
+    `TilingInterface` into an `scf.forall` whose work items take `rows`
+    indices of the second-innermost loop (one of each outer loop; a
+    one-loop op gets no parallel loop), and, with `width` > 0, each work
+    item's op again into an `scf.for` over vectors of `width` elements of
+    the innermost loop, whose 1-D op (upstream's `dropUnitDims` with
+    rank-reducing slices; a fill generalized first) upstream's linalg
+    vectorizer turns into `vector` ops. `math.exp`, `erf`,
+    `erfc` and `tanh` on those vectors become blockc's polynomials
+    (`Codegen/Common/Approximations`, the CPU epilogues' own); scalar ones
+    keep libm. With `width` = 0 the work item's op stays a scalar loop nest.
+
+    These ops are the conversions and roundings of a 16-bit block between
+    its kernels (Hugging Face's rounding points), and the activations and
+    norm gains that no kernel absorbed there: without this pass they run as
+    scalar loops on one thread.
+
+    ```mlir
+    %y = linalg.generic {...} ins(%x : tensor<?x?x64xf32>)           // before
+        outs(%e : tensor<?x?x64xbf16>) attrs = {
+        blockc_codegen.elementwise_tiles =
+          #blockc_codegen.elementwise_tiles<rows = 4, width = 16>} {...}
+    %y = scf.forall (%b, %t) = (0, 0) to (%B, %T) step (1, 4)        // after
+        shared_outs(%o = %e) -> (tensor<?x?x64xbf16>) {
+      ... scf.for %j = %c0 to %c64 step %c16 ... {
+        vector.transfer_read ... : vector<16xf32>
+        arith.truncf ... : vector<16xf32> to vector<16xbf16>
+        vector.transfer_write ...
+    ```
+
+    An op whose attribute asks for vectors that its innermost loop cannot
+    take (a size that is dynamic or not a multiple of `width`) is an error
+    at the op.
+  }];
+  let dependentDialects = [
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect",
+    "::mlir::vector::VectorDialect",
+    "::mlir::math::MathDialect"
+  ];
+  let statistics = [
+    Statistic<"numTiled", "num-tiled", "Elementwise ops tiled">,
+    Statistic<"numVectorized", "num-vectorized", "Elementwise ops vectorised">
   ];
 }
 

@@ -302,6 +302,35 @@ def Codegen_AttentionTilesAttr
   let genVerifyDecl = 1;
 }
 
+def Codegen_ElementwiseTilesAttr
+    : Codegen_ConfigAttr<"ElementwiseTiles", "elementwise_tiles"> {
+  let summary = "The schedule of one CPU elementwise loop nest";
+  let description = [{
+    Attached to an all-parallel `linalg.generic` or a `linalg.fill` on
+    tensors that no kernel absorbed (the conversions, roundings and
+    activations of a 16-bit block between its kernels) as
+    `blockc_codegen.elementwise_tiles` by `blockc-cpu-select-tiles` (or by
+    hand); `blockc-cpu-tile-elementwise` builds its loops with it:
+
+    * `rows`: the work item of the parallel loop (`scf.forall`) takes this
+      many indices of the second-innermost loop (and one of each outer
+      loop); a one-loop op has no parallel loop;
+    * `width`: the innermost loop runs in vectors of `width` elements (a
+      power of two up to 64; the loop's size must be a multiple of it), or
+      element by element with 0.
+
+    ```mlir
+    %y = linalg.generic {...} ins(%x : tensor<?x?x4096xf32>)
+        outs(%e : tensor<?x?x4096xbf16>)
+        attrs = {blockc_codegen.elementwise_tiles =
+          #blockc_codegen.elementwise_tiles<rows = 4, width = 16>} {...}
+    ```
+  }];
+  let parameters = (ins "int64_t":$rows, "int64_t":$width);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
 def Codegen_QuantizedTilesAttr
     : Codegen_ConfigAttr<"QuantizedTiles", "quantized_tiles"> {
   let summary = "The schedule of one CPU quantised projection kernel";

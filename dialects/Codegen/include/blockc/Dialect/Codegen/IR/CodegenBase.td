@@ -33,6 +33,7 @@ def Codegen_Dialect : Dialect {
     | `blockc_codegen.cpu_target` | `#blockc_codegen.cpu_target<...>` | `func.func` |
     | `blockc_codegen.linear_tiles` | `#blockc_codegen.linear_tiles<...>` | `transformer.linear` |
     | `blockc_codegen.quantized_tiles` | `#blockc_codegen.quantized_tiles<...>` | `transformer.linear` with `weight_quant` |
+    | `blockc_codegen.elementwise_tiles` | `#blockc_codegen.elementwise_tiles<...>` | an all-parallel `linalg.generic` or a `linalg.fill` |
     | `blockc_codegen.horizontal_group` | `#blockc_codegen.horizontal_group<N>` | `transformer.linear` |
     | `blockc_codegen.kernel` | `#blockc_codegen.kernel<...>` | a kernel's loop or launch |
     | `blockc_codegen.gpu_matmul_tiles` | `#blockc_codegen.gpu_matmul_tiles<...>` | a linalg contraction on buffers |
@@ -58,6 +59,9 @@ def Codegen_Dialect : Dialect {
     /// QuantizedTilesAttr).
     static constexpr ::llvm::StringLiteral kQuantizedTilesAttrName =
         "blockc_codegen.quantized_tiles";
+    /// The loops of one elementwise op (an ElementwiseTilesAttr).
+    static constexpr ::llvm::StringLiteral kElementwiseTilesAttrName =
+        "blockc_codegen.elementwise_tiles";
     /// Projections lowered as one kernel (a HorizontalGroupAttr).
     static constexpr ::llvm::StringLiteral kHorizontalGroupAttrName =
         "blockc_codegen.horizontal_group";
