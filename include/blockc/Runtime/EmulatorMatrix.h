@@ -103,6 +103,15 @@ int swizzleWidth(int32_t swizzleMode);
 /// start + (row / 8) SBO + (k / 8) LBO + (row % 8) 16 + 2 (k % 8).
 int64_t sharedMatrixOffset(const MatrixDescriptor &descriptor, int row, int k);
 
+/// The shared memory byte offset of element (k, mn) of an MN-major operand
+/// (wgmma's imm-trans 1: B stored as rows of k, mn contiguous) with 16-bit
+/// elements in a swizzled layout (W = 32, 64 or 128 bytes): rows of W
+/// bytes (W / 2 values of mn), 8 rows of k per group SBO apart, groups of
+/// W / 2 mn LBO apart, then swizzled:
+/// swizzleOffset(start + (k / 8) SBO + (mn / (W / 2)) LBO + (k % 8) W +
+/// 2 (mn % (W / 2)), W). Returns -1 without a swizzle (not modelled).
+int64_t sharedMatrixOffsetMN(const MatrixDescriptor &descriptor, int k, int mn);
+
 /// One thread's part of wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{bf16,
 /// f16}.{bf16,f16} with K-major A (64 x 16) and B (n rows of 16 k) in
 /// `shared` (`sharedBytes` bytes), for thread `thread` (0-127) of its
@@ -113,9 +122,10 @@ int64_t sharedMatrixOffset(const MatrixDescriptor &descriptor, int row, int k);
 /// n must be 8 to 256, a multiple of 8. Returns -1, or (leaving acc
 /// untouched) the offset of the first element it reads that is not inside
 /// [0, sharedBytes).
+/// With `transposeB`, B is MN-major (sharedMatrixOffsetMN).
 int64_t wgmmaThread(MmaType type, uint64_t descriptorA, uint64_t descriptorB,
                     int n, int thread, const void *shared, int64_t sharedBytes,
-                    float *acc);
+                    float *acc, bool transposeB = false);
 
 } // namespace blockc::emu
 

@@ -207,7 +207,8 @@ void blockcEmuTmaLoad(BlockcEmuThread *thread, void *dst, const void *tensorMap,
    in [49, 52) (only 0 is modelled), swizzle mode in [62, 64): 0 none, 1
    128B, 2 64B, 3 32B; addresses are offsets in the block's shared memory;
    the layouts are blockc::emu::sharedMatrixOffset's). `transposeA` and
-   `transposeB` are the imm-trans flags: 0 (K-major) is modelled, 1 is an
+   `transposeB` are the imm-trans flags: 0 (K-major) is modelled for both,
+   1 (MN-major) for a swizzled B (sharedMatrixOffsetMN); an MN-major A is an
    error. A is 64 x 16 (row m, column k), B is 16 x n stored as n rows of k
    (B[k][n] at row n, column k). This thread's accumulator fragment `acc`
    (n / 2 floats, read and written) is, for thread t of its warpgroup (warp

@@ -474,7 +474,7 @@ void KernelEmulation::replaceNVGPUOps() {
     // the warp-specialised kernels' register reallocation (nothing to do
     // on the host), warp and named barriers.
     if (isa<NVVM::WgmmaWaitGroupSyncOp, NVVM::SetMaxRegisterOp,
-            NVVM::SyncWarpOp, NVVM::BarrierOp>(op))
+            NVVM::SyncWarpOp, NVVM::BarrierOp, NVVM::FenceProxyOp>(op))
       done.push_back(op);
     // Tensor-map arguments (blockc-gpu-lower-tensor-map-args) are pointers
     // on both sides of their casts now.
@@ -641,8 +641,10 @@ LogicalResult KernelEmulation::checkOps() {
       return failed(checkNVGPUOp(op)) ? WalkResult::interrupt()
                                       : WalkResult::advance();
     // wgmma.wait_group: the runtime's group count (blockcEmuWgmmaWait);
-    // setmaxnreg changes nothing on the host.
-    if (isa<NVVM::WgmmaWaitGroupSyncOp, NVVM::SetMaxRegisterOp>(op))
+    // setmaxnreg changes nothing on the host, nor does a proxy fence (the
+    // emulator's wgmma reads shared memory as the generic stores left it).
+    if (isa<NVVM::WgmmaWaitGroupSyncOp, NVVM::SetMaxRegisterOp,
+            NVVM::FenceProxyOp>(op))
       return WalkResult::advance();
     // A whole warp's rendezvous.
     if (auto sync = dyn_cast<NVVM::SyncWarpOp>(op)) {

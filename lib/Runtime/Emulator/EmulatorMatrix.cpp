@@ -150,9 +150,20 @@ int64_t sharedMatrixOffset(const MatrixDescriptor &descriptor, int row, int k) {
   return swizzleOffset(group + (row % 8) * width + 2 * k, width);
 }
 
+int64_t sharedMatrixOffsetMN(const MatrixDescriptor &descriptor, int k,
+                             int mn) {
+  int width = swizzleWidth(descriptor.swizzleMode);
+  if (width == 0)
+    return -1;
+  int perRow = width / 2;
+  int64_t group = descriptor.start + (k / 8) * descriptor.strideOffset +
+                  (mn / perRow) * descriptor.leadingOffset;
+  return swizzleOffset(group + (k % 8) * width + 2 * (mn % perRow), width);
+}
+
 int64_t wgmmaThread(MmaType type, uint64_t descriptorA, uint64_t descriptorB,
                     int n, int thread, const void *shared, int64_t sharedBytes,
-                    float *acc) {
+                    float *acc, bool transposeB) {
   MatrixDescriptor a = decodeDescriptor(descriptorA);
   MatrixDescriptor b = decodeDescriptor(descriptorB);
   const auto *bytes = static_cast<const unsigned char *>(shared);
@@ -160,9 +171,11 @@ int64_t wgmmaThread(MmaType type, uint64_t descriptorA, uint64_t descriptorB,
   int g = lane / 4, q = lane % 4;
   // Gather the operand rows this thread needs: A rows 16w + g (+ 8), B
   // rows 8j + 2q (+ 1).
-  auto load = [&](const MatrixDescriptor &d, int row, float *out) -> int64_t {
+  auto load = [&](const MatrixDescriptor &d, int row, float *out,
+                  bool mnMajor = false) -> int64_t {
     for (int k = 0; k < 16; ++k) {
-      int64_t offset = sharedMatrixOffset(d, row, k);
+      int64_t offset = mnMajor ? sharedMatrixOffsetMN(d, k, row)
+                               : sharedMatrixOffset(d, row, k);
       if (offset < 0 || offset + 2 > sharedBytes)
         return offset;
       uint16_t bits;
@@ -180,7 +193,8 @@ int64_t wgmmaThread(MmaType type, uint64_t descriptorA, uint64_t descriptorB,
       return bad;
   for (int j = 0; j < n / 8; ++j)
     for (int i = 0; i < 2; ++i)
-      if (int64_t bad = load(b, 8 * j + 2 * q + i, &rowsB[(2 * j + i) * 16]);
+      if (int64_t bad =
+              load(b, 8 * j + 2 * q + i, &rowsB[(2 * j + i) * 16], transposeB);
           bad >= 0)
         return bad;
   for (int j = 0; j < n / 8; ++j)

@@ -2041,10 +2041,12 @@ BLOCKC_EXPORT void blockcEmuWgmma(BlockcEmuThread *thread, int32_t type,
     problem = format("has multiplicand type %d (0 bf16, 1 f16)", type);
   else if (n < 8 || n > 256 || n % 8 != 0)
     problem = format("has n = %d (8 to 256, a multiple of 8)", n);
-  else if (transposeA || transposeB)
-    problem = format("has transpose flags A %d, B %d: transposed "
-                     "(MN-major) operands are not modelled",
-                     transposeA, transposeB);
+  else if (transposeA || (transposeB & ~1) ||
+           (transposeB && b.swizzleMode == 0))
+    problem = format("has transpose flags A %d, B %d (B swizzle mode %d): "
+                     "an MN-major A, or an MN-major B without a swizzle, is "
+                     "not modelled",
+                     transposeA, transposeB, b.swizzleMode);
   else if (a.baseOffset || b.baseOffset)
     problem = format("has descriptor base offsets A %d, B %d: only 0 is "
                      "modelled",
@@ -2057,7 +2059,7 @@ BLOCKC_EXPORT void blockcEmuWgmma(BlockcEmuThread *thread, int32_t type,
     int32_t linear = static_cast<int32_t>(t - l.threads.data());
     int64_t bad = blockc::emu::wgmmaThread(
         static_cast<blockc::emu::MmaType>(type), descA, descB, n,
-        linear % kWarpgroupSize, l.shared, l.sharedBytes, acc);
+        linear % kWarpgroupSize, l.shared, l.sharedBytes, acc, transposeB != 0);
     t->wgmmaUncommitted = true;
     // m64nNk16: 2 x 64 x N x 16 FLOPs per warpgroup, a 128th per thread.
     if (l.profiler)
