@@ -389,6 +389,9 @@ void blockc::buildNVPTXMapToGPUPipeline(OpPassManager &pm,
   OpPassManager &fpm = pm.nest<func::FuncOp>();
   // Barriers of the kernels built on tensors, now that buffers are freed.
   fpm.addPass(nvptx::createGPULowerWorkgroupBarriersPass());
+  // The sm_90a attention kernel (its TMA, mbarrier and wgmma ops declare
+  // no memory effects).
+  fpm.addPass(nvptx::createGPULowerWarpgroupAttentionPass());
   // Contractions exist only now (on buffers): the heuristic runs again and
   // keeps what stage 1 chose.
   fpm.addPass(createGPUSelectTiles(options));

@@ -880,6 +880,18 @@ struct GPULowerSDPAPass
                    "16-bit type with a head dim that is a multiple of 16";
             return WalkResult::interrupt();
           }
+          if (mma && mma.getWarpgroup()) {
+            int64_t d = op.getQuery().getType().getDimSize(3);
+            if (d % 64 != 0 || d > 256) {
+              op.emitOpError()
+                  << "has a warpgroup '"
+                  << blockc::codegen::CodegenDialect::kGpuMmaAttentionAttrName
+                  << "' but a head dim of " << d
+                  << " (the warpgroup kernel needs a multiple of 64 up to "
+                     "256)";
+              return WalkResult::interrupt();
+            }
+          }
           auto simt = op->getAttrOfType<blockc::codegen::GPUAttentionAttr>(
               blockc::codegen::CodegenDialect::kGpuAttentionAttrName);
           bool simtCandidate = blockc::nvptx::isFusedAttentionCandidate(op);
@@ -965,8 +977,29 @@ struct GPULowerSDPAPass
             op.getScaleOrDefault(),
             getElementTypeOrSelf(
                 op.getQuery().getDefiningOp<arith::ExtFOp>().getIn())};
-        kernel.build(narrow(op.getQuery()), narrow(op.getKey()),
-                     narrow(op.getValue()), out);
+        Value nq = narrow(op.getQuery()), nk = narrow(op.getKey()),
+              nv = narrow(op.getValue());
+        if (!mma.getWarpgroup())
+          return kernel.build(nq, nk, nv, out);
+        // The warpgroup kernel reads q, k and v by TMA: where a layout does
+        // not allow it (checked on the host: a unit innermost stride, 16-byte
+        // strides, offset and base), the mma.sync kernel runs instead. The
+        // kernel itself is built after the buffer deallocation
+        // (blockc-gpu-lower-warpgroup-attention).
+        Value ok = arith::ConstantIntOp::create(b, loc, 1, 1);
+        Value vq = kernel.contiguousView(nq, 8, ok);
+        Value vk = kernel.contiguousView(nk, 8, ok);
+        Value vv = kernel.contiguousView(nv, 8, ok);
+        auto ifOp = scf::IfOp::create(b, loc, ok, /*withElse=*/true);
+        OpBuilder::InsertionGuard g(b);
+        b.setInsertionPointToStart(ifOp.thenBlock());
+        blockc::codegen::WarpgroupAttentionOp::create(
+            b, loc, vq, vk, vv, out,
+            op.getCausal() ? b.getUnitAttr() : UnitAttr(),
+            b.getF64FloatAttr(op.getScaleOrDefault()),
+            b.getI64IntegerAttr(group));
+        b.setInsertionPointToStart(ifOp.elseBlock());
+        kernel.build(nq, nk, nv, out);
       };
       if (!mma) {
         simtKernel(/*splitOnly=*/false);

@@ -127,12 +127,16 @@ struct GPUSelectTilesPass
           setIfAbsent(op, CodegenDialect::kGpuAttentionAttrName,
                       defaults.attention);
         // Tensor cores (sm_80+): 4 warps of 16 query rows, 64 keys per
-        // shared-memory tile.
+        // shared-memory tile; on sm_90a with head dims 64 and 128 the
+        // warpgroup-MMA kernel (one warpgroup of 64 query rows).
         if (target.hasMmaSync() &&
-            blockc::nvptx::getTensorCoreAttentionType(sdpa))
+            blockc::nvptx::getTensorCoreAttentionType(sdpa)) {
+          int64_t d = sdpa.getQuery().getType().getDimSize(3);
+          bool warpgroup = target.hasWarpgroupMma() && (d == 64 || d == 128);
           setIfAbsent(op, CodegenDialect::kGpuMmaAttentionAttrName,
                       GPUMmaAttentionAttr::get(&getContext(), /*warps=*/4,
-                                               /*kvTile=*/64));
+                                               /*kvTile=*/64, warpgroup));
+        }
       } else if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
         if (blockc::nvptx::isTiledMatmulCandidate(linalgOp))
           setIfAbsent(op, CodegenDialect::kGpuMatmulTilesAttrName,

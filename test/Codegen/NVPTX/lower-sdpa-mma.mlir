@@ -118,3 +118,39 @@ func.func @rounded(%q: tensor<1x?x4x32xbf16>, %k: tensor<1x?x2x32xbf16>, %v: ten
   %r = arith.truncf %o : tensor<1x?x4x32xf32> to tensor<1x?x4x32xbf16>
   return %r : tensor<1x?x4x32xbf16>
 }
+
+// -----
+
+// The warpgroup variant (sm_90a): on the host, the three 16-bit buffers'
+// layouts are checked for TMA; where they allow it the kernel is
+// blockc_codegen.warpgroup_attention (built after deallocation by
+// blockc-gpu-lower-warpgroup-attention), else the mma.sync kernel.
+// CHECK-LABEL: func.func @warpgroup
+// CHECK-COUNT-3: memref.extract_aligned_pointer_as_index
+// CHECK:         %[[OK:.+]] = arith.andi
+// CHECK-NEXT:    memref.reinterpret_cast
+// CHECK-NEXT:    scf.if %[[OK]] {
+// CHECK-NEXT:      blockc_codegen.warpgroup_attention %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} {causal, group = 2 : i64, scale = 1.250000e-01 : f64} : memref<1x?x4x64xbf16, strided<[?, ?, ?, 1], offset: ?>>, memref<1x?x2x64xbf16, strided<[?, ?, ?, 1], offset: ?>>, memref<1x?x2x64xbf16, strided<[?, ?, ?, 1], offset: ?>>, memref<1x?x4x64xf32>
+// CHECK:         } else {
+// CHECK:           gpu.launch
+// CHECK:           } {blockc_codegen.kernel = #blockc_codegen.kernel<mma_attention>}
+func.func @warpgroup(%q: tensor<1x?x4x64xbf16>, %k: tensor<1x?x2x64xbf16>, %v: tensor<1x?x2x64xbf16>) -> tensor<1x?x4x64xf32> {
+  %qf = arith.extf %q : tensor<1x?x4x64xbf16> to tensor<1x?x4x64xf32>
+  %kf = arith.extf %k : tensor<1x?x2x64xbf16> to tensor<1x?x2x64xf32>
+  %vf = arith.extf %v : tensor<1x?x2x64xbf16> to tensor<1x?x2x64xf32>
+  %o = transformer.sdpa %qf, %kf, %vf {causal, blockc_codegen.gpu_mma_attention = #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 64, warpgroup = true>}
+      : tensor<1x?x4x64xf32>, tensor<1x?x2x64xf32>, tensor<1x?x2x64xf32> -> tensor<1x?x4x64xf32>
+  return %o : tensor<1x?x4x64xf32>
+}
+
+// -----
+
+func.func @warpgroup_head_dim(%q: tensor<1x?x4x32xbf16>, %k: tensor<1x?x2x32xbf16>, %v: tensor<1x?x2x32xbf16>) -> tensor<1x?x4x32xf32> {
+  %qf = arith.extf %q : tensor<1x?x4x32xbf16> to tensor<1x?x4x32xf32>
+  %kf = arith.extf %k : tensor<1x?x2x32xbf16> to tensor<1x?x2x32xf32>
+  %vf = arith.extf %v : tensor<1x?x2x32xbf16> to tensor<1x?x2x32xf32>
+  // expected-error @+1 {{'transformer.sdpa' op has a warpgroup 'blockc_codegen.gpu_mma_attention' but a head dim of 32 (the warpgroup kernel needs a multiple of 64 up to 256)}}
+  %o = transformer.sdpa %qf, %kf, %vf {causal, blockc_codegen.gpu_mma_attention = #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 64, warpgroup = true>}
+      : tensor<1x?x4x32xf32>, tensor<1x?x2x32xf32>, tensor<1x?x2x32xf32> -> tensor<1x?x4x32xf32>
+  return %o : tensor<1x?x4x32xf32>
+}

@@ -1,5 +1,5 @@
-// RUN: blockc-opt %s -split-input-file --blockc-gpu-select-tiles=chip=sm_80 | FileCheck %s --check-prefixes=CHECK,MMA
-// RUN: blockc-opt %s -split-input-file --blockc-gpu-select-tiles=chip=sm_90a | FileCheck %s --check-prefixes=CHECK,MMA
+// RUN: blockc-opt %s -split-input-file --blockc-gpu-select-tiles=chip=sm_80 | FileCheck %s --check-prefixes=CHECK,MMA,AMPERE
+// RUN: blockc-opt %s -split-input-file --blockc-gpu-select-tiles=chip=sm_90a | FileCheck %s --check-prefixes=CHECK,MMA,HOPPER
 // RUN: blockc-opt %s -split-input-file --blockc-gpu-select-tiles=chip=sm_75 | FileCheck %s --check-prefixes=CHECK,NOMMA
 
 // Tensor-core tiles (mma.sync m16n8k16 needs sm_80): contractions of two
@@ -153,4 +153,28 @@ func.func @attention(%q: tensor<1x?x4x16xbf16>, %k: tensor<1x?x2x16xbf16>, %v: t
   %o2 = transformer.sdpa %q2, %k2, %v2 {causal}
       : tensor<1x?x4x16xf32>, tensor<1x?x2x16xf32>, tensor<1x?x2x16xf32> -> tensor<1x?x4x16xf32>
   return %o, %o2 : tensor<1x?x4x16xf32>, tensor<1x?x4x16xf32>
+}
+
+// -----
+
+// Head dims 64 and 128 get the warpgroup-MMA attention on sm_90a (head dim
+// 16 above keeps mma.sync there too); sm_80 keeps mma.sync.
+// CHECK-LABEL: func.func @attention_warpgroup
+// AMPERE-COUNT-2: gpu_mma_attention = #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 64>{{[,}]}}
+// HOPPER-COUNT-2: gpu_mma_attention = #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 64, warpgroup = true>
+// NOMMA-NOT:      gpu_mma_attention
+func.func @attention_warpgroup(%q: tensor<1x?x4x64xbf16>, %k: tensor<1x?x2x64xbf16>, %v: tensor<1x?x2x64xbf16>,
+                               %q2: tensor<1x?x2x128xf16>, %k2: tensor<1x?x1x128xf16>, %v2: tensor<1x?x1x128xf16>)
+    -> (tensor<1x?x4x64xf32>, tensor<1x?x2x128xf32>) {
+  %qf = arith.extf %q : tensor<1x?x4x64xbf16> to tensor<1x?x4x64xf32>
+  %kf = arith.extf %k : tensor<1x?x2x64xbf16> to tensor<1x?x2x64xf32>
+  %vf = arith.extf %v : tensor<1x?x2x64xbf16> to tensor<1x?x2x64xf32>
+  %o = transformer.sdpa %qf, %kf, %vf {causal}
+      : tensor<1x?x4x64xf32>, tensor<1x?x2x64xf32>, tensor<1x?x2x64xf32> -> tensor<1x?x4x64xf32>
+  %qf2 = arith.extf %q2 : tensor<1x?x2x128xf16> to tensor<1x?x2x128xf32>
+  %kf2 = arith.extf %k2 : tensor<1x?x1x128xf16> to tensor<1x?x1x128xf32>
+  %vf2 = arith.extf %v2 : tensor<1x?x1x128xf16> to tensor<1x?x1x128xf32>
+  %o2 = transformer.sdpa %qf2, %kf2, %vf2
+      : tensor<1x?x2x128xf32>, tensor<1x?x1x128xf32>, tensor<1x?x1x128xf32> -> tensor<1x?x2x128xf32>
+  return %o, %o2 : tensor<1x?x4x64xf32>, tensor<1x?x2x128xf32>
 }

@@ -107,6 +107,14 @@ func.func @gpu_mma_attention() attributes {blockc_codegen.gpu_mma_attention = #b
 
 // -----
 
+// CHECK-LABEL: func.func @gpu_mma_attention_warpgroup
+// CHECK-SAME: #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 64, warpgroup = true>
+func.func @gpu_mma_attention_warpgroup() attributes {blockc_codegen.gpu_mma_attention = #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 64, warpgroup = true>} {
+  return
+}
+
+// -----
+
 // The weight-streaming kernel of small-M contractions (the heuristic's).
 // CHECK-LABEL: func.func @gpu_gemv
 // CHECK-SAME: #blockc_codegen.gpu_gemv<warps = 4, columns = 1, rows = 2, unroll = 4, max_m = 16>

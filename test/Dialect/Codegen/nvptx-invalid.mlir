@@ -203,6 +203,20 @@ func.func @mma_attention_block() attributes {t = #blockc_codegen.gpu_mma_attenti
 
 // -----
 
+// expected-error @+1 {{warpgroup = true needs warps = 4 (one warpgroup), got 8}}
+func.func @mma_attention_warpgroup_warps() attributes {t = #blockc_codegen.gpu_mma_attention<warps = 8, kv_tile = 64, warpgroup = true>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{warpgroup = true needs kv_tile = 64 (one 128-byte swizzle row of keys), got 128}}
+func.func @mma_attention_warpgroup_tile() attributes {t = #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 128, warpgroup = true>} {
+  return
+}
+
+// -----
+
 // expected-error @+1 {{'blockc_codegen.gpu_mma_attention' must be a #blockc_codegen.gpu_mma_attention attribute}}
 func.func @mma_attention_kind() attributes {blockc_codegen.gpu_mma_attention = #blockc_codegen.gpu_map<threads_x = 32, threads_y = 4>} {
   return

@@ -193,12 +193,22 @@ GPUAttentionAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 
 LogicalResult
 GPUMmaAttentionAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                            int64_t warps, int64_t kvTile) {
+                            int64_t warps, int64_t kvTile, bool warpgroup) {
   if (failed(
           verifyPositive(emitError, {{"warps", warps}, {"kv_tile", kvTile}})))
     return failure();
   if (kvTile % 16 != 0)
     return emitError() << "kv_tile (" << kvTile << ") must be a multiple of 16";
+  // The warpgroup kernel: one warpgroup of 64 query rows, and key tiles of
+  // one 128-byte swizzle row of 16-bit elements (P's K-major rows).
+  if (warpgroup && warps != 4)
+    return emitError() << "warpgroup = true needs warps = 4 (one warpgroup), "
+                          "got "
+                       << warps;
+  if (warpgroup && kvTile != 64)
+    return emitError() << "warpgroup = true needs kv_tile = 64 (one "
+                          "128-byte swizzle row of keys), got "
+                       << kvTile;
   return verifyBlock(emitError, "32 * warps", kWarpSize * warps);
 }
 

@@ -351,6 +351,48 @@ def GPULowerWorkgroupBarriersPass
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
 
+def GPULowerWarpgroupAttentionPass
+    : Pass<"blockc-gpu-lower-warpgroup-attention", "::mlir::func::FuncOp"> {
+  let summary = "blockc_codegen.warpgroup_attention to its sm_90a kernel";
+  let description = [{
+    Runs after the buffer deallocation and replaces each
+    `blockc_codegen.warpgroup_attention` (written by `blockc-gpu-lower-sdpa`
+    for a `gpu_mma_attention` with `warpgroup = true`) by the
+    FlashAttention-3-style kernel (`#blockc_codegen.kernel<
+    warpgroup_attention>`, docs/GPU.md):
+
+    * host: a TMA tensor map per operand (4-D over `[B, L, H, D]`, boxes of
+      1 x 64 x 1 x 64 elements, 128-byte swizzle, zero fill);
+    * grid `(ceil(T / 64), H, B)` of one warpgroup (128 threads); dynamic
+      shared memory aligned to 1024 bytes at run time: Q (`D / 64` swizzled
+      panels of 64 rows), a 2-stage ring of K and V tiles, P's two 16-bit
+      parts, and a padded f32 tile through which accumulators reach the
+      threads' registers;
+    * thread 0 initialises 3 mbarriers (one per stage, one for Q) and issues
+      the TMA loads; per key tile up to the causal end of the block: wait on
+      the stage's mbarrier, `S = Q K^T` (m64n64k16 `nvgpu.warpgroup.mma` per
+      k16), S stored and read back by each thread at its fragment positions,
+      scale, mask and online softmax (quad shuffles), P written to shared
+      memory, `nvvm.fence.proxy` (async shared), a barrier, `O_j = P V`
+      (`transposeB`: V is N-major as TMA wrote it), `O = O * alpha + O_j`, a
+      barrier, thread 0 refills the stage with tile `j + 2`;
+    * `O / l` stored (rounded to `out`'s type), rows past T skipped.
+
+    ```mlir
+    blockc_codegen.warpgroup_attention %q, %k, %v, %o {...}  // before
+    %map = nvgpu.tma.create.descriptor ...                    // after
+    gpu.launch ... { ... nvgpu.warpgroup.mma ... }
+    ```
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::NVVM::NVVMDialect",
+                           "::mlir::nvgpu::NVGPUDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
 def GPUStridedCopiesToKernelsPass
     : Pass<"blockc-gpu-strided-copies-to-kernels", "::mlir::func::FuncOp"> {
   let summary = "Strided memref.copy outside kernels as linalg.copy, so "
@@ -889,6 +931,16 @@ def GPULowerSDPAPass
     them (a dynamic T chooses at run time); otherwise the tensor-core kernel
     runs for every T. A `gpu_mma_attention` on an sdpa that does not read
     16-bit operands is an error.
+
+    **Warpgroup MMA (sm_90a).** With `gpu_mma_attention<warps = 4,
+    kv_tile = 64, warpgroup = true>` (head dims that are multiples of 64,
+    up to 256; another head dim is an error) the pass checks on the host
+    that the three 16-bit tensors' layouts allow TMA (unit innermost
+    stride, strides and offset multiples of 8 elements, 16-byte aligned
+    base) and writes `blockc_codegen.warpgroup_attention` on their buffers
+    where they do, the `mma.sync` kernel in the other branch;
+    `blockc-gpu-lower-warpgroup-attention` builds the FlashAttention-3-style
+    kernel after the buffer deallocation.
 
     ```mlir
     %o = transformer.sdpa %q, %k, %v {causal, blockc_codegen.gpu_attention =

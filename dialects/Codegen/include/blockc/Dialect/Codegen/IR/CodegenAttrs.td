@@ -95,7 +95,9 @@ def Codegen_KernelKind : I32EnumAttr<"KernelKind",
     I32EnumAttrCase<"row_reduction", 9>,
     // NVPTX: the weight-streaming small-M contraction of
     // blockc-gpu-tile-gemv.
-    I32EnumAttrCase<"gemv", 10>
+    I32EnumAttrCase<"gemv", 10>,
+    // NVPTX: the warpgroup-MMA (sm_90a) attention of blockc-gpu-lower-sdpa.
+    I32EnumAttrCase<"warpgroup_attention", 11>
   ]> {
   let cppNamespace = "::blockc::codegen";
   let genSpecializedAttr = 0;
@@ -117,9 +119,10 @@ def Codegen_KernelKindAttr
     * `quantized_linear`: the projection kernel on quantised weights of
       `blockc-cpu-lower-quantized-linear` (no fusion rewrites it);
     * `tiled_matmul`, `tensor_core_matmul`, `warpgroup_matmul`,
-      `fused_attention`, `mma_attention`: the `gpu.launch` of
-      `blockc-gpu-tile-matmul` (f32 FMA, `mma.sync` and warpgroup-MMA
-      kernels) and `blockc-gpu-lower-sdpa` (f32 and tensor-core kernels);
+      `fused_attention`, `mma_attention`, `warpgroup_attention`: the
+      `gpu.launch` of `blockc-gpu-tile-matmul` (f32 FMA, `mma.sync` and
+      warpgroup-MMA kernels) and `blockc-gpu-lower-sdpa` (f32, `mma.sync`
+      and warpgroup-MMA kernels);
     * `row_reduction`: the warp-per-row reduction of
       `blockc-gpu-tile-reductions`.
 
@@ -837,10 +840,29 @@ def Codegen_GPUMmaAttentionAttr
 
     `warps` is at least 1 (at most 32 warps a block), `kv_tile` a positive
     multiple of 16.
+
+    With `warpgroup = true` (sm_90a: the heuristic writes it for head dims
+    64 and 128) the pass builds the FlashAttention-3-style kernel instead:
+    one warpgroup (`warps = 4`) owns 64 query rows, Q and a ring of K and V
+    tiles of `kv_tile = 64` keys come by TMA (128-byte swizzle, mbarriers),
+    and both S = Q K^T and P V run on warpgroup MMA (`wgmma.mma_async`)
+    with P written to shared memory in between.
+
+    ```mlir
+    transformer.sdpa %q, %k, %v {blockc_codegen.gpu_mma_attention =
+        #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 64,
+                                          warpgroup = true>} : ...
+    ```
   }];
-  let parameters = (ins "int64_t":$warps, "int64_t":$kv_tile);
+  let parameters = (ins "int64_t":$warps, "int64_t":$kv_tile,
+                        DefaultValuedParameter<"bool", "false">:$warpgroup);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
+  let builders = [
+    AttrBuilder<(ins "int64_t":$warps, "int64_t":$kv_tile), [{
+      return $_get($_ctxt, warps, kv_tile, false);
+    }]>
+  ];
 }
 
 def Codegen_GPUGemvAttr : Codegen_ConfigAttr<"GPUGemv", "gpu_gemv"> {

@@ -48,4 +48,37 @@ def Codegen_WorkgroupBarrierOp
   let assemblyFormat = "attr-dict";
 }
 
+def Codegen_WarpgroupAttentionOp
+    : Codegen_Op<"warpgroup_attention", []> {
+  let summary = "The warpgroup-MMA attention kernel, built after deallocation";
+  let description = [{
+    Stands for the FlashAttention-3-style attention kernel of sm_90a
+    between `blockc-gpu-lower-sdpa` (which works on tensors) and
+    `blockc-gpu-lower-warpgroup-attention` (which runs after the buffer
+    deallocation and builds the kernel): the kernel's TMA, mbarrier and
+    warpgroup MMA ops declare no memory effects, which the ownership-based
+    buffer deallocation rejects. `q`, `k` and `v` are the 16-bit
+    `[B, T|S, H|H_kv, D]` buffers (read), `out` the `[B, T, H, D]` result
+    (written; f32, or q's type when the sdpa's rounding is folded in);
+    `group` is H / H_kv, `scale` the softmax scale.
+
+    ```mlir
+    blockc_codegen.warpgroup_attention %q, %k, %v, %out
+        {causal, group = 2 : i64, scale = 0.125 : f64}
+        : memref<1x?x4x64xbf16, strided<[?, ?, ?, 1], offset: ?>>, ...
+    ```
+  }];
+  let arguments = (ins Arg<AnyMemRef, "", [MemRead]>:$query,
+                       Arg<AnyMemRef, "", [MemRead]>:$key,
+                       Arg<AnyMemRef, "", [MemRead]>:$value,
+                       Arg<AnyMemRef, "", [MemWrite]>:$out,
+                       UnitAttr:$causal,
+                       F64Attr:$scale,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$group);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value `,` $out attr-dict `:` type($query) `,`
+    type($key) `,` type($value) `,` type($out)
+  }];
+}
+
 #endif // BLOCKC_DIALECT_CODEGEN_IR_CODEGENOPS_TD

@@ -1,0 +1,486 @@
+//===- LowerWarpgroupAttention.cpp - sm_90a attention on wgmma ------------===//
+//
+// Replaces blockc_codegen.warpgroup_attention (written by
+// blockc-gpu-lower-sdpa) by the FlashAttention-3-style kernel once buffers
+// are deallocated. See Codegen/NVPTX/Passes.td
+// (GPULowerWarpgroupAttentionPass).
+//
+//===----------------------------------------------------------------------===//
+
+#include "blockc/Codegen/NVPTX/KernelBuilder.h"
+#include "blockc/Codegen/NVPTX/MmaFragments.h"
+#include "blockc/Codegen/NVPTX/Passes.h"
+#include "blockc/Dialect/Codegen/IR/CodegenDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include <limits>
+
+namespace blockc::nvptx {
+#define GEN_PASS_DEF_GPULOWERWARPGROUPATTENTIONPASS
+#include "blockc/Codegen/NVPTX/Passes.h.inc"
+} // namespace blockc::nvptx
+
+using namespace mlir;
+
+namespace {
+
+/// Stores the f32 output element `v` into `out`, rounded to `out`'s element
+/// type (bf16 / f16 blocks).
+void storeResult(OpBuilder &b, Location loc, Value v, Value out,
+                 ValueRange at) {
+  Type type = cast<MemRefType>(out.getType()).getElementType();
+  if (type != v.getType())
+    v = arith::TruncFOp::create(b, loc, type, v);
+  memref::StoreOp::create(b, loc, v, out, at);
+}
+
+/// The FlashAttention-3-style kernel on warpgroup MMA (sm_90a; see
+/// GPUMmaAttentionAttr with `warpgroup = true`): one warpgroup (128 threads)
+/// per 64 query rows of one (batch, head). Q (loaded once) and a 2-stage
+/// ring of K and V tiles of 64 keys come by TMA from 4-D tensor maps over
+/// [B, L, H, D] (boxes of 64 rows x 64 elements, 128-byte swizzle, zero
+/// filled past L), completed on mbarriers. S = Q K^T is one m64n64k16
+/// wgmma per k16 of the head dim (both operands K-major in shared memory);
+/// the accumulator goes through shared memory into the threads' fragment
+/// registers (nvgpu has no op that reads an accumulator's registers), where
+/// the online softmax runs as in the mma.sync kernel (rows g and g + 8 of
+/// the thread's warp, quad reductions); P is written as its 16-bit rounding
+/// and the 16-bit rounding of the rest into two 128-byte swizzled K-major
+/// tiles, and O_j = P V is m64n64k16 wgmmas per 64 columns of the head dim
+/// with V read N-major (the V tile as TMA wrote it, transposeB), added to
+/// the rescaled f32 O in registers. q/k/v are 16-bit buffers with a unit
+/// innermost stride whose layouts TMA can read (checked on the host by the
+/// caller); out as for MmaAttentionKernel.
+struct WarpgroupAttentionKernel : blockc::nvptx::KernelBuilder {
+  int64_t headDim, group;
+  bool causal;
+  double scale;
+  Type elem;
+
+  static constexpr int64_t kRows = 64;             // query rows per block
+  static constexpr int64_t kKeys = 64;             // keys per tile
+  static constexpr int64_t kStages = 2;            // K/V ring
+  static constexpr int64_t kPanel = 64;            // elements of a 128-byte row
+  static constexpr int64_t kPanelBytes = 64 * 128; // 64 rows of 128 bytes
+  /// f32 elements per row of the accumulator read-back tile: 64 and 32
+  /// bytes of padding, so that a warp's 8-byte loads of its fragment (16
+  /// lanes per phase: rows g, columns 2q) fall in distinct banks.
+  static constexpr int64_t kAccRow = 64 + 8;
+
+  MemRefType sharedType(ArrayRef<int64_t> shape, Type type) {
+    return MemRefType::get(shape, type, MemRefLayoutAttrInterface(),
+                           gpu::AddressSpaceAttr::get(
+                               b.getContext(), gpu::AddressSpace::Workgroup));
+  }
+  Value view(Value base, Value offset, ArrayRef<int64_t> shape, Type type) {
+    return memref::ViewOp::create(b, loc, sharedType(shape, type), base, offset,
+                                  ValueRange{});
+  }
+  /// The TMA map of a [B, L, H, D] buffer: boxes of one (batch, head) x 64
+  /// rows x 64 elements, 128-byte swizzled, zero filled past the edges.
+  Value tensorMap(Value buffer) {
+    auto type = nvgpu::TensorMapDescriptorType::get(
+        b.getContext(), sharedType({1, 64, 1, kPanel}, elem),
+        nvgpu::TensorMapSwizzleKind::SWIZZLE_128B,
+        nvgpu::TensorMapL2PromoKind::L2PROMO_NONE,
+        nvgpu::TensorMapOOBKind::OOB_ZERO,
+        nvgpu::TensorMapInterleaveKind::INTERLEAVE_NONE);
+    Value unranked = memref::CastOp::create(
+        b, loc, UnrankedMemRefType::get(elem, 0), buffer);
+    return nvgpu::TmaCreateDescriptorOp::create(
+        b, loc, type, unranked,
+        ValueRange{idx(1), idx(64), idx(1), idx(kPanel)});
+  }
+  void when(Value condition, function_ref<void()> body) {
+    auto ifOp = scf::IfOp::create(b, loc, condition, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    body();
+  }
+  Value quadReduce(Value v, function_ref<Value(Value, Value)> combine) {
+    return xorReduce(v, {1, 2}, combine);
+  }
+
+  void build(Value q, Value k, Value v, Value out) {
+    MLIRContext *ctx = b.getContext();
+    int64_t panels = headDim / kPanel;
+    int64_t qBytes = panels * kPanelBytes; // Q, or one K or V tile
+    int64_t stageBytes = 2 * qBytes;       // K and V
+    int64_t qOff = 0, kvOff = qBytes;
+    int64_t pOff = kvOff + kStages * stageBytes; // P hi, P lo
+    int64_t accOff = pOff + 2 * kPanelBytes;
+    int64_t sharedBytes = accOff + kRows * kAccRow * 4 + 1024;
+    Value c0 = idx(0), c1 = idx(1);
+    Value bDim = memref::DimOp::create(b, loc, q, 0);
+    Value tDim = memref::DimOp::create(b, loc, q, 1);
+    Value hDim = memref::DimOp::create(b, loc, q, 2);
+    Value sDim = memref::DimOp::create(b, loc, k, 1);
+    // Host: the tensor maps (made once per launch, cached by the runtime).
+    Value qMap = tensorMap(q), kMap = tensorMap(k), vMap = tensorMap(v);
+    auto launch = gpu::LaunchOp::create(
+        b, loc, arith::CeilDivUIOp::create(b, loc, tDim, idx(kRows)), hDim,
+        bDim, idx(128), c1, c1,
+        arith::ConstantIntOp::create(b, loc, sharedBytes, 32));
+    launch->setAttr(blockc::codegen::CodegenDialect::kKernelAttrName,
+                    blockc::codegen::KernelKindAttr::get(
+                        ctx, blockc::codegen::KernelKind::warpgroup_attention));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&launch.getBody().front());
+    gpu::KernelDim3 block = launch.getBlockIds();
+    Value tid = launch.getThreadIds().x;
+    Value warp = div(tid, 32), lane = rem(tid, 32);
+    Value g = div(lane, 4), q4 = rem(lane, 4);
+    Value hIdx = block.y, bIdx = block.z;
+    Value kvh = arith::DivUIOp::create(b, loc, hIdx, idx(group));
+    Value t0 = mul(block.x, idx(kRows));
+    Value isLeader = eq(tid, 0);
+
+    // The buffers start at the first 1024-byte boundary of the dynamic
+    // shared memory (the 128-byte swizzle's period, which TMA and wgmma
+    // apply to address bits).
+    Value base = gpu::DynamicSharedMemoryOp::create(
+        b, loc, sharedType({ShapedType::kDynamic}, b.getI8Type()));
+    Value address =
+        memref::ExtractAlignedPointerAsIndexOp::create(b, loc, base);
+    Value pad =
+        rem(arith::SubIOp::create(b, loc, idx(1024), rem(address, 1024)), 1024);
+    auto at = [&](int64_t offset) { return add(pad, idx(offset)); };
+    auto kPanelAt = [&](Value stage, int64_t p, int64_t which) {
+      return add(at(kvOff + which * qBytes + p * kPanelBytes),
+                 mul(stage, idx(stageBytes)));
+    };
+
+    // mbarriers: one per stage ("full": its K and V tiles landed), and Q's.
+    auto barsType = nvgpu::MBarrierGroupType::get(
+        ctx, gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup),
+        kStages + 1);
+    Value bars = nvgpu::MBarrierCreateOp::create(b, loc, barsType);
+    when(isLeader, [&] {
+      for (int64_t s = 0; s <= kStages; ++s)
+        nvgpu::MBarrierInitOp::create(b, loc, bars, c1, idx(s), Value());
+    });
+    gpu::BarrierOp::create(b, loc);
+
+    Value offset = arith::SubIOp::create(b, loc, sDim, tDim); // S - T
+    // Keys up to the causal end of the block's last row: later tiles are
+    // fully masked and never loaded.
+    Value kvEnd = sDim;
+    if (causal)
+      kvEnd = arith::MaxSIOp::create(
+          b, loc,
+          arith::MinSIOp::create(b, loc, add(add(t0, idx(kRows)), offset),
+                                 sDim),
+          c0);
+    Value numTiles = arith::CeilDivUIOp::create(b, loc, kvEnd, idx(kKeys));
+
+    auto tmaLoad = [&](Value dst, Value map, Value row, Value head, int64_t p,
+                       Value barrier) {
+      nvgpu::TmaAsyncLoadOp::create(
+          b, loc, view(base, dst, {1, 64, 1, kPanel}, elem), bars, map,
+          ValueRange{idx(p * kPanel), head, row, bIdx}, barrier, Value(),
+          Value());
+    };
+    // Thread 0 starts loading key tile `tile` into its stage.
+    auto issue = [&](Value tile) {
+      Value stage = rem(tile, kStages);
+      nvgpu::MBarrierArriveExpectTxOp::create(b, loc, bars, idx(stageBytes),
+                                              stage, Value());
+      Value j0 = mul(tile, idx(kKeys));
+      for (int64_t p = 0; p < panels; ++p) {
+        tmaLoad(kPanelAt(stage, p, 0), kMap, j0, kvh, p, stage);
+        tmaLoad(kPanelAt(stage, p, 1), vMap, j0, kvh, p, stage);
+      }
+    };
+    when(isLeader, [&] {
+      nvgpu::MBarrierArriveExpectTxOp::create(b, loc, bars, idx(qBytes),
+                                              idx(kStages), Value());
+      for (int64_t p = 0; p < panels; ++p)
+        tmaLoad(at(qOff + p * kPanelBytes), qMap, t0, hIdx, p, idx(kStages));
+      for (int64_t s = 0; s < kStages; ++s)
+        when(lt(idx(s), numTiles), [&] { issue(idx(s)); });
+    });
+    auto falseV = arith::ConstantIntOp::create(b, loc, 0, 1);
+    nvgpu::MBarrierTryWaitParityOp::create(b, loc, bars, falseV, idx(10000000),
+                                           idx(kStages));
+
+    // This thread's fragment rows (of the block's 64) and the first column
+    // of its pairs in each n8 tile: rows 16 w + g (+ 8), columns 8 j + 2 q.
+    Value r0 = add(mul(warp, idx(16)), g);
+    SmallVector<Value> rowIn = {r0, add(r0, idx(8))};
+    Value col0 = mul(q4, idx(2));
+    // Row t sees keys below min(S, t + S - T + 1) (signed: bottom-right
+    // causal); less 2 q, the first key of this thread's columns.
+    SmallVector<Value> qRows, keyLimit;
+    for (Value r : rowIn) {
+      Value t = add(t0, r);
+      qRows.push_back(t);
+      Value limit = sDim;
+      if (causal)
+        limit = arith::MinSIOp::create(b, loc, sDim, add(add(t, offset), c1));
+      keyLimit.push_back(arith::SubIOp::create(b, loc, limit, col0));
+    }
+
+    auto accType = nvgpu::WarpgroupAccumulatorType::get(
+        ctx, VectorType::get({64, 64}, b.getF32Type()));
+    auto aDescType = nvgpu::WarpgroupMatrixDescriptorType::get(
+        ctx, sharedType({64, 16}, elem));
+    auto bDescType = nvgpu::WarpgroupMatrixDescriptorType::get(
+        ctx, sharedType({16, 64}, elem));
+    auto descriptor = [&](nvgpu::WarpgroupMatrixDescriptorType type,
+                          Value offset, ArrayRef<int64_t> shape, Value map) {
+      return nvgpu::WarpgroupGenerateDescriptorOp::create(
+          b, loc, type, view(base, offset, shape, elem), map);
+    };
+    Value accTile = view(base, at(accOff), {kRows, kAccRow}, b.getF32Type());
+    Value accStore = memref::SubViewOp::create(
+        b, loc, accTile,
+        ArrayRef<OpFoldResult>{b.getIndexAttr(0), b.getIndexAttr(0)},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(64), b.getIndexAttr(64)},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)});
+    auto pairType = VectorType::get({2}, b.getF32Type());
+    // The accumulator's values at this thread's fragment positions, as
+    // [row i][n8 tile j] pairs: stored by the warpgroup MMA store, read back
+    // by the same thread (no barrier: each thread reads what it wrote).
+    auto readBack = [&](Value acc) {
+      nvgpu::WarpgroupMmaStoreOp::create(b, loc, acc, accStore);
+      SmallVector<Value> pairs;
+      for (Value r : rowIn)
+        for (int64_t j = 0; j < 8; ++j)
+          pairs.push_back(vector::LoadOp::create(
+              b, loc, pairType, accTile, ValueRange{r, add(col0, idx(8 * j))}));
+      return pairs;
+    };
+
+    Value negInf = f32(-std::numeric_limits<double>::infinity());
+    Value zeroPair = blockc::nvptx::zeroVector(b, loc, pairType);
+    // State: m (2 rows), l (2 rows), O as [row][panel][n8 tile] pairs.
+    int64_t oPairs = 2 * panels * 8;
+    SmallVector<Value> init = {negInf, negInf, f32(0), f32(0)};
+    init.append(oPairs, zeroPair);
+    Value scaleF = f32(scale);
+    auto loop = scf::ForOp::create(
+        b, loc, c0, numTiles, c1, init,
+        [&](OpBuilder &nb, Location, Value jt, ValueRange state) {
+          OpBuilder::InsertionGuard g2(b);
+          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+          Value stage = rem(jt, kStages);
+          Value j0 = mul(jt, idx(kKeys));
+          Value parity = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                               rem(div(jt, kStages), 2), c0);
+          nvgpu::MBarrierTryWaitParityOp::create(b, loc, bars, parity,
+                                                 idx(10000000), stage);
+
+          // S = Q K^T: one m64n64k16 per k16 of the head dim, 32 bytes
+          // further along the swizzled rows of its 64-element panel.
+          Value sAcc =
+              nvgpu::WarpgroupMmaInitAccumulatorOp::create(b, loc, accType);
+          for (int64_t kk = 0; kk < headDim / 16; ++kk) {
+            int64_t p = kk / 4, within = (kk % 4) * 32;
+            Value descA = descriptor(
+                aDescType, at(qOff + p * kPanelBytes + within), {64, 16}, qMap);
+            Value descB =
+                descriptor(bDescType, add(kPanelAt(stage, p, 0), idx(within)),
+                           {64, 16}, kMap);
+            sAcc = nvgpu::WarpgroupMmaOp::create(
+                b, loc, accType, descA, descB,
+                b.getI64IntegerAttr(kk + 1 == headDim / 16 ? 0 : 1), UnitAttr(),
+                UnitAttr(), sAcc);
+          }
+          SmallVector<Value> sPairs = readBack(sAcc);
+
+          // Scale, mask (past S, above the causal diagonal) and the online
+          // softmax of the thread's two rows.
+          SmallVector<Value> next(state.begin(), state.end());
+          SmallVector<SmallVector<Value>> p(2);
+          SmallVector<Value> alpha(2);
+          for (int64_t i = 0; i < 2; ++i) {
+            Value rel = arith::SubIOp::create(b, loc, keyLimit[i], j0);
+            SmallVector<Value> vals;
+            Value rowMax = negInf;
+            for (int64_t j = 0; j < 8; ++j)
+              for (int64_t e = 0; e < 2; ++e) {
+                Value valid = arith::CmpIOp::create(
+                    b, loc, arith::CmpIPredicate::slt, idx(8 * j + e), rel);
+                Value s = vector::ExtractOp::create(b, loc, sPairs[8 * i + j],
+                                                    ArrayRef<int64_t>{e});
+                s = arith::SelectOp::create(
+                    b, loc, valid, arith::MulFOp::create(b, loc, s, scaleF),
+                    negInf);
+                vals.push_back(s);
+                rowMax = arith::MaximumFOp::create(b, loc, rowMax, s);
+              }
+            rowMax = quadReduce(rowMax, [&](Value x, Value y) -> Value {
+              return arith::MaximumFOp::create(b, loc, x, y);
+            });
+            Value m = state[i], l = state[2 + i];
+            Value mNew = arith::MaximumFOp::create(b, loc, m, rowMax);
+            // A row that has seen no key yet keeps exp(-inf) = 0 weights.
+            Value none = arith::CmpFOp::create(
+                b, loc, arith::CmpFPredicate::OEQ, mNew, negInf);
+            Value shift = arith::SelectOp::create(b, loc, none, f32(0), mNew);
+            alpha[i] = math::ExpOp::create(
+                b, loc, arith::SubFOp::create(b, loc, m, shift));
+            Value sum = f32(0);
+            for (Value s : vals) {
+              Value e = math::ExpOp::create(
+                  b, loc, arith::SubFOp::create(b, loc, s, shift));
+              p[i].push_back(e);
+              sum = arith::AddFOp::create(b, loc, sum, e);
+            }
+            sum = quadReduce(sum, [&](Value x, Value y) -> Value {
+              return arith::AddFOp::create(b, loc, x, y);
+            });
+            next[i] = mNew;
+            next[2 + i] = math::FmaOp::create(b, loc, l, alpha[i], sum);
+          }
+
+          // P into shared memory as two K-major 64 x 64 tiles (its 16-bit
+          // rounding and the rounding of the rest, so that P V keeps the
+          // probabilities' f32 precision, as in the mma.sync kernel), in
+          // the 128-byte swizzle: the 16-byte chunk j of row r is at chunk
+          // j ^ (r % 8), and r % 8 = g for both of the thread's rows.
+          auto halfPair = VectorType::get({2}, elem);
+          for (int64_t half = 0; half < 2; ++half) {
+            Value pTile =
+                view(base, at(pOff + half * kPanelBytes), {64, 64}, elem);
+            for (int64_t i = 0; i < 2; ++i)
+              for (int64_t j = 0; j < 8; ++j) {
+                SmallVector<Value> pair;
+                for (int64_t e = 0; e < 2; ++e) {
+                  Value x = p[i][2 * j + e];
+                  Value h = arith::TruncFOp::create(b, loc, elem, x);
+                  if (half == 1)
+                    h = arith::TruncFOp::create(
+                        b, loc, elem,
+                        arith::SubFOp::create(
+                            b, loc, x,
+                            arith::ExtFOp::create(b, loc, b.getF32Type(), h)));
+                  pair.push_back(h);
+                }
+                Value chunk = arith::XOrIOp::create(b, loc, idx(j), g);
+                vector::StoreOp::create(
+                    b, loc,
+                    vector::FromElementsOp::create(b, loc, halfPair, pair),
+                    pTile, ValueRange{rowIn[i], add(mul(chunk, idx(8)), col0)});
+              }
+          }
+          // The generic-proxy writes of P before the wgmmas (async proxy)
+          // read them, for every thread of the warpgroup.
+          NVVM::FenceProxyOp::create(
+              b, loc, NVVM::ProxyKind::async_shared,
+              NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
+          gpu::BarrierOp::create(b, loc);
+
+          // O_j = P V per 64 columns of the head dim: A = P (K-major, k16
+          // step kk 32 bytes along its rows), B = the V tile as stored
+          // ([key][d]: N-major, transposeB), k16 step kk 16 rows of 128
+          // bytes further.
+          SmallVector<Value> oAcc;
+          for (int64_t pn = 0; pn < panels; ++pn) {
+            Value acc =
+                nvgpu::WarpgroupMmaInitAccumulatorOp::create(b, loc, accType);
+            for (int64_t half = 0; half < 2; ++half)
+              for (int64_t kk = 0; kk < kKeys / 16; ++kk) {
+                Value descA = descriptor(
+                    aDescType, at(pOff + half * kPanelBytes + kk * 32),
+                    {64, 16}, qMap);
+                Value descB = descriptor(
+                    bDescType, add(kPanelAt(stage, pn, 1), idx(kk * 16 * 128)),
+                    {16, 64}, vMap);
+                bool last =
+                    pn + 1 == panels && half == 1 && kk + 1 == kKeys / 16;
+                acc = nvgpu::WarpgroupMmaOp::create(
+                    b, loc, accType, descA, descB,
+                    b.getI64IntegerAttr(last ? 0 : 1), UnitAttr(),
+                    b.getUnitAttr(), acc);
+              }
+            oAcc.push_back(acc);
+          }
+          // O = O * alpha + O_j per row.
+          for (int64_t pn = 0; pn < panels; ++pn) {
+            SmallVector<Value> pairs = readBack(oAcc[pn]);
+            for (int64_t i = 0; i < 2; ++i) {
+              Value scalePair =
+                  vector::BroadcastOp::create(b, loc, pairType, alpha[i]);
+              for (int64_t j = 0; j < 8; ++j) {
+                int64_t s = 4 + (i * panels + pn) * 8 + j;
+                next[s] = math::FmaOp::create(b, loc, state[s], scalePair,
+                                              pairs[8 * i + j]);
+              }
+            }
+          }
+          // Every thread's MMAs of this tile completed: its stage and P are
+          // free; thread 0 refills the stage with tile jt + 2.
+          gpu::BarrierOp::create(b, loc);
+          Value ahead = add(jt, idx(kStages));
+          when(arith::AndIOp::create(b, loc, isLeader, lt(ahead, numTiles)),
+               [&] { issue(ahead); });
+          scf::YieldOp::create(b, loc, next);
+        });
+
+    // out = O / l; a row without any visible key (l = 0) is 0.
+    for (int64_t i = 0; i < 2; ++i) {
+      auto ifOp = scf::IfOp::create(b, loc, lt(qRows[i], tDim), false);
+      OpBuilder::InsertionGuard g2(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      Value l = loop.getResult(2 + i);
+      Value positive =
+          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, l, f32(0));
+      Value inv = arith::SelectOp::create(
+          b, loc, positive, arith::DivFOp::create(b, loc, f32(1.0), l), f32(0));
+      for (int64_t pn = 0; pn < panels; ++pn)
+        for (int64_t j = 0; j < 8; ++j)
+          for (int64_t e = 0; e < 2; ++e) {
+            Value o = vector::ExtractOp::create(
+                b, loc, loop.getResult(4 + (i * panels + pn) * 8 + j),
+                ArrayRef<int64_t>{e});
+            Value d = add(col0, idx(pn * kPanel + 8 * j + e));
+            storeResult(b, loc, arith::MulFOp::create(b, loc, o, inv), out,
+                        ValueRange{bIdx, qRows[i], hIdx, d});
+          }
+    }
+    gpu::TerminatorOp::create(b, loc);
+  }
+};
+
+struct GPULowerWarpgroupAttentionPass
+    : blockc::nvptx::impl::GPULowerWarpgroupAttentionPassBase<
+          GPULowerWarpgroupAttentionPass> {
+  void runOnOperation() override {
+    SmallVector<blockc::codegen::WarpgroupAttentionOp> ops;
+    getOperation().walk(
+        [&](blockc::codegen::WarpgroupAttentionOp op) { ops.push_back(op); });
+    for (blockc::codegen::WarpgroupAttentionOp op : ops) {
+      auto qType = cast<MemRefType>(op.getQuery().getType());
+      int64_t d = qType.getRank() == 4 ? qType.getDimSize(3) : 0;
+      Type elem = qType.getElementType();
+      if (d <= 0 || d % 64 != 0 || d > 256 ||
+          (!elem.isBF16() && !elem.isF16()) ||
+          cast<MemRefType>(op.getKey().getType()).getElementType() != elem ||
+          cast<MemRefType>(op.getValue().getType()).getElementType() != elem) {
+        op.emitOpError() << "needs bf16 or f16 [B, T, H, D] operands of one "
+                            "type with D a multiple of 64 up to 256";
+        return signalPassFailure();
+      }
+      OpBuilder b(op);
+      WarpgroupAttentionKernel kernel{{b, op.getLoc()},
+                                      d,
+                                      static_cast<int64_t>(op.getGroup()),
+                                      op.getCausal(),
+                                      op.getScale().convertToDouble(),
+                                      elem};
+      kernel.build(op.getQuery(), op.getKey(), op.getValue(), op.getOut());
+      op.erase();
+    }
+  }
+};
+
+} // namespace
