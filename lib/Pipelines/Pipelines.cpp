@@ -353,6 +353,8 @@ void blockc::buildNVPTXLowerToLinalgPipeline(
   addStage1(pm, [&](OpPassManager &fpm) {
     fpm.addPass(createGPUSelectTiles(options));
     fpm.addPass(nvptx::createGPULowerSDPAPass());
+    // A paged entry's positions, page writes and paged attention.
+    fpm.addPass(nvptx::createGPULowerPagedPass());
   });
   // Tensor cores: contractions of a 16-bit weight with an f32 input that
   // holds 16-bit values read that input in 16 bits (exact); the fusion

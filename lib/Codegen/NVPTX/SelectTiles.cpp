@@ -137,6 +137,11 @@ struct GPUSelectTilesPass
                       GPUMmaAttentionAttr::get(&getContext(), /*warps=*/4,
                                                /*kvTile=*/64, warpgroup));
         }
+      } else if (isa<blockc::transformer::PagedSDPAOp>(op)) {
+        // Paged attention: 4 warps of one (query token, head) each (128
+        // threads, within every chip's limits).
+        setIfAbsent(op, CodegenDialect::kGpuPagedAttentionAttrName,
+                    GPUPagedAttentionAttr::get(&getContext(), /*warps=*/4));
       } else if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
         if (blockc::nvptx::isTiledMatmulCandidate(linalgOp))
           setIfAbsent(op, CodegenDialect::kGpuMatmulTilesAttrName,

@@ -223,6 +223,31 @@ func.func @mma_attention_kind() attributes {blockc_codegen.gpu_mma_attention = #
 }
 
 //===----------------------------------------------------------------------===//
+// gpu_paged_attention
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// expected-error @+1 {{warps must be >= 1, got 0}}
+func.func @paged_attention_warps() attributes {t = #blockc_codegen.gpu_paged_attention<warps = 0>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{a block of 32 * warps = 1056 threads exceeds 1024}}
+func.func @paged_attention_block() attributes {t = #blockc_codegen.gpu_paged_attention<warps = 33>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'blockc_codegen.gpu_paged_attention' must be a #blockc_codegen.gpu_paged_attention attribute}}
+func.func @paged_attention_kind() attributes {blockc_codegen.gpu_paged_attention = #blockc_codegen.gpu_map<threads_x = 32, threads_y = 4>} {
+  return
+}
+
+//===----------------------------------------------------------------------===//
 // Discardable attribute names
 //===----------------------------------------------------------------------===//
 

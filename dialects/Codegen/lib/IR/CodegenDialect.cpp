@@ -251,6 +251,9 @@ StringRef GPUAttentionAttr::getKernelPass() const {
 StringRef GPUMmaAttentionAttr::getKernelPass() const {
   return "blockc-gpu-lower-sdpa";
 }
+StringRef GPUPagedAttentionAttr::getKernelPass() const {
+  return "blockc-gpu-lower-paged";
+}
 StringRef GPUGemvAttr::getKernelPass() const { return "blockc-gpu-tile-gemv"; }
 
 //===----------------------------------------------------------------------===//
@@ -310,6 +313,8 @@ LogicalResult CodegenDialect::verifyOperationAttribute(Operation *op,
     return expect(isa<GPUAttentionAttr>(value), "gpu_attention");
   if (name == kGpuMmaAttentionAttrName)
     return expect(isa<GPUMmaAttentionAttr>(value), "gpu_mma_attention");
+  if (name == kGpuPagedAttentionAttrName)
+    return expect(isa<GPUPagedAttentionAttr>(value), "gpu_paged_attention");
   if (name == kGpuGemvAttrName)
     return expect(isa<GPUGemvAttr>(value), "gpu_gemv");
   if (name == kEmulatedKernelAttrName)

@@ -212,6 +212,14 @@ GPUMmaAttentionAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   return verifyBlock(emitError, "32 * warps", kWarpSize * warps);
 }
 
+LogicalResult
+GPUPagedAttentionAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                              int64_t warps) {
+  if (failed(verifyPositive(emitError, {{"warps", warps}})))
+    return failure();
+  return verifyBlock(emitError, "32 * warps", kWarpSize * warps);
+}
+
 LogicalResult GPUGemvAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                   int64_t warps, int64_t columns, int64_t rows,
                                   int64_t unroll, int64_t maxM) {

@@ -150,6 +150,10 @@ def GPUSelectTilesPass
     * `blockc_codegen.gpu_attention = #blockc_codegen.gpu_attention<
       rows_per_warp, warps>` on each `transformer.sdpa` that
       `blockc-gpu-lower-sdpa` turns into the fused kernel;
+    * `blockc_codegen.gpu_paged_attention =
+      #blockc_codegen.gpu_paged_attention<warps>` on each
+      `transformer.paged_sdpa` (`blockc-gpu-lower-paged`; 4 warps, one per
+      query token and head, on every chip);
     * `blockc_codegen.gpu_matmul_tiles = #blockc_codegen.gpu_matmul_tiles<
       tile_m, tile_n, tile_k, threads_x, threads_y>` on each f32 contraction
       on buffers that `blockc-gpu-tile-matmul` tiles;
@@ -961,6 +965,70 @@ def GPULowerSDPAPass
                            "::mlir::math::MathDialect",
                            "::mlir::memref::MemRefDialect",
                            "::mlir::nvgpu::NVGPUDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
+def GPULowerPagedPass
+    : Pass<"blockc-gpu-lower-paged", "::mlir::func::FuncOp"> {
+  let summary = "GPU kernels for the ragged paged-KV ops of a paged entry";
+  let description = [{
+    Replaces `transformer.token_positions`, `transformer.paged_kv_write` and
+    `transformer.paged_sdpa` (the ops of `transformer-derive-paged-decode`)
+    on tensors by `gpu.launch` ops on buffers, so that nothing of a paged
+    call runs on the host: the operands enter through
+    `bufferization.to_buffer` (read-only, but the pool a page write writes
+    in place), the results leave through `bufferization.to_tensor ...
+    restrict writable`. Every kernel finds the sequence of token `t` as the
+    number of `b` in `1 .. B` with `cu_seqlens[b] <= t` (a loop over the B
+    + 1 offsets; B is small) and its position as `seq_pos[b] + t -
+    cu_seqlens[b]`.
+
+    * `token_positions` (`#blockc_codegen.kernel<paged_cache>`): one thread
+      per token, 256 per block. Its result has `total` elements, read on the
+      host as the first dimension of the entry's packed input (the
+      function's first argument; another form is an error).
+    * `paged_kv_write` (`paged_cache`): grid `(total, ceil(H_kv * D / w /
+      128))` of 128 threads, each storing `w` consecutive elements of the
+      token's row into slot `p % S` of page `block_table[b, p / S]`; a row
+      whose logical page is past the block table or whose page is outside
+      the pool is skipped (the host checks the batch first: `runPaged`).
+      `w` is 16 bytes of the pool's type where D is a multiple of it and
+      the pool is 16-byte aligned with strides that are multiples of `w`
+      (checked on the host), otherwise 1.
+    * `paged_sdpa` (`paged_attention`), with
+      `blockc_codegen.gpu_paged_attention = #blockc_codegen.gpu_paged_attention<warps>`
+      (written by `blockc-gpu-select-tiles`; a paged_sdpa without it is an
+      error): one warp per (query token, head), grid `(ceil(total /
+      warps), H)`, `32 x warps` threads. Lane `l` holds `w` consecutive
+      elements `(32 c + l) w ..` of the pre-scaled query and of the
+      accumulator (lanes past D hold zeros); the warp walks the token's
+      keys `0 .. p_t` page by page through the block table, reading each K
+      and V row in place from the pools (16-byte `vector.load` of the
+      pool's type where the check above holds, element loads otherwise;
+      bf16 / f16 widened in registers), the dot product summed with
+      `gpu.shuffle xor`, the online softmax in f32 (no score in memory, no
+      gathered page). GQA: head `h` reads KV head `h / (H / H_kv)`. The
+      output has the query's shape and type.
+
+    ```mlir
+    %o = transformer.paged_sdpa %q, %kp, %vp, %bt, %cu, %pos
+        {blockc_codegen.gpu_paged_attention =
+           #blockc_codegen.gpu_paged_attention<warps = 4>} : ...  // before
+    gpu.launch blocks(...) in (%x = ceil(total / 4), %y = H, %z = 1)
+               threads(...) in (32, 4, 1) { ... gpu.shuffle xor ... }
+    %o = bufferization.to_tensor %out restrict writable : ...   // after
+    ```
+  }];
+  let statistics = [
+    Statistic<"numLowered", "num-lowered", "paged ops turned into kernels">
+  ];
+  let dependentDialects = ["::blockc::codegen::CodegenDialect",
+                           "::mlir::bufferization::BufferizationDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::memref::MemRefDialect",
                            "::mlir::scf::SCFDialect",
                            "::mlir::tensor::TensorDialect",
                            "::mlir::vector::VectorDialect"];

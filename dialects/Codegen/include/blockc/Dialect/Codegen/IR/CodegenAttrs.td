@@ -97,7 +97,13 @@ def Codegen_KernelKind : I32EnumAttr<"KernelKind",
     // blockc-gpu-tile-gemv.
     I32EnumAttrCase<"gemv", 10>,
     // NVPTX: the warpgroup-MMA (sm_90a) attention of blockc-gpu-lower-sdpa.
-    I32EnumAttrCase<"warpgroup_attention", 11>
+    I32EnumAttrCase<"warpgroup_attention", 11>,
+    // NVPTX: the paged attention of blockc-gpu-lower-paged (K/V read in
+    // place through a block table).
+    I32EnumAttrCase<"paged_attention", 12>,
+    // NVPTX: a ragged batch's token positions or K/V page writes
+    // (blockc-gpu-lower-paged).
+    I32EnumAttrCase<"paged_cache", 13>
   ]> {
   let cppNamespace = "::blockc::codegen";
   let genSpecializedAttr = 0;
@@ -696,6 +702,29 @@ def Codegen_GPUAttentionAttr : Codegen_ConfigAttr<"GPUAttention", "gpu_attention
   let parameters = (ins "int64_t":$rows_per_warp, "int64_t":$warps,
                         DefaultValuedParameter<"int64_t", "64">:$keys_per_split,
                         DefaultValuedParameter<"int64_t", "32">:$max_splits);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+def Codegen_GPUPagedAttentionAttr
+    : Codegen_ConfigAttr<"GPUPagedAttention", "gpu_paged_attention"> {
+  let summary = "The thread block of one paged GPU attention kernel";
+  let description = [{
+    Attached to a `transformer.paged_sdpa` as
+    `blockc_codegen.gpu_paged_attention` by `blockc-gpu-select-tiles` (or by
+    hand); `blockc-gpu-lower-paged` builds its `gpu.launch` with blocks of
+    `warps` warps (32 x `warps` threads), one warp per (query token, head):
+    grid `(ceil(total / warps), H)`.
+
+    ```mlir
+    transformer.paged_sdpa %q, %kp, %vp, %table, %cu, %pos
+        {blockc_codegen.gpu_paged_attention =
+           #blockc_codegen.gpu_paged_attention<warps = 4>} : ...
+    ```
+
+    `warps` is at least 1 and a block has at most 1024 threads (32 warps).
+  }];
+  let parameters = (ins "int64_t":$warps);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }

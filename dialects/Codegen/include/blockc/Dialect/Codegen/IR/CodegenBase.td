@@ -110,6 +110,10 @@ def Codegen_Dialect : Dialect {
     /// GPUMmaAttentionAttr).
     static constexpr ::llvm::StringLiteral kGpuMmaAttentionAttrName =
         "blockc_codegen.gpu_mma_attention";
+    /// NVPTX: the blocks of one paged attention kernel (a
+    /// GPUPagedAttentionAttr).
+    static constexpr ::llvm::StringLiteral kGpuPagedAttentionAttrName =
+        "blockc_codegen.gpu_paged_attention";
     /// NVPTX: the weight-streaming kernel of one small-M contraction (a
     /// GPUGemvAttr).
     static constexpr ::llvm::StringLiteral kGpuGemvAttrName =
