@@ -223,9 +223,6 @@ std::string CompileOptions::verify() const {
     return "-O must be 0, 1, 2 or 3";
   if (tensorParallel < 0)
     return "--tensor-parallel must be at least 1";
-  if (paged && nvptx)
-    return "paged entries are not supported on nvptx yet (--paged needs "
-           "-target=cpu)";
   if (pageSize < 1)
     return "--page-size must be at least 1";
   return "";

@@ -416,9 +416,6 @@ BlockJit::compile(ModuleOp module, const ModelSignature &sig,
   PagedArguments paged =
       getPagedArguments(module.lookupSymbol<func::FuncOp>(sig.funcName));
   if (paged.isPaged()) {
-    if (target == JitTarget::NVPTX)
-      return makeError("@" + sig.funcName +
-                       ": paged entries are not supported on nvptx yet");
     for (const PagedPoolArgument &pool : paged.pools)
       pagedPools.push_back(pool.type);
   }
@@ -638,6 +635,7 @@ BlockJit::compile(ModuleOp module, const ModelSignature &sig,
   jit->activationType = getHostElementType(sig.resultType.getElementType());
   jit->target = target;
   jit->emulated = emulated;
+  jit->pagedPools = std::move(pagedPools);
   // Materialise the code now (the JIT is lazy), so that compile time is
   // accounted here and not in the first run.
   auto fn = jit->engine->lookupPacked(jit->entry);
@@ -876,8 +874,6 @@ Error BlockJit::runPaged(ArrayRef<const HostTensor *> hostArgs,
                          ArrayRef<int32_t> blockTable, int64_t maxPages,
                          ArrayRef<HostTensor *> pools, HostTensor &out,
                          WeightReuse reuseWeights) {
-  if (target == JitTarget::NVPTX)
-    return makeError("paged entries are not supported on nvptx yet");
   if (pagedPools.empty())
     return makeError("runPaged: the compiled entry is not a paged entry "
                      "(transformer-derive-paged-decode)");
@@ -979,9 +975,54 @@ Error BlockJit::runPaged(ArrayRef<const HostTensor *> hostArgs,
   descriptors.push_back(int32Descriptor(seqPositions, {int64_t(numSeq)}));
   descriptors.push_back(
       int32Descriptor(blockTable, {int64_t(numSeq), maxPages}));
-  for (HostTensor *pool : pools)
-    descriptors.push_back(makeDescriptor(*pool));
-  return invoke(descriptors, std::nullopt, 0, out, /*gpu=*/false);
+  bool gpu = target == JitTarget::NVPTX;
+  size_t firstPool = args.size() + 3;
+  if (gpu) {
+    // The kernels read the batch from device memory: the three arrays are
+    // copied in (as an activation is), through host tensors of their
+    // bits.
+    for (size_t i = 0; i < 3; ++i) {
+      std::vector<int64_t> &desc = descriptors[args.size() + i];
+      size_t rank = (desc.size() - 3) / 2;
+      int64_t count = 1;
+      for (size_t r = 0; r < rank; ++r)
+        count *= desc[3 + r];
+      HostTensor bits;
+      bits.shape = {count};
+      bits.elementType = ElementType::F32; // four bytes each
+      bits.data.resize(count);
+      if (count > 0)
+        std::memcpy(bits.data.data(), reinterpret_cast<void *>(desc[1]),
+                    count * sizeof(int32_t));
+      Expected<std::vector<int64_t>> device =
+          deviceDescriptor(args.size() + i, bits, /*copyData=*/true);
+      if (!device)
+        return device.takeError();
+      desc[0] = desc[1] = (*device)[0];
+    }
+  }
+  for (auto [j, pool] : llvm::enumerate(pools)) {
+    if (!gpu) {
+      descriptors.push_back(makeDescriptor(*pool));
+      continue;
+    }
+    // The pools live in device memory, written in place by the page
+    // writes; the host tensors mirror them (copied in before the call and
+    // back after it), as runDecode's caches.
+    Expected<std::vector<int64_t>> device =
+        deviceDescriptor(firstPool + j, *pool, /*copyData=*/true);
+    if (!device)
+      return device.takeError();
+    descriptors.push_back(std::move(*device));
+  }
+  if (Error e = invoke(descriptors, std::nullopt, 0, out, gpu))
+    return e;
+  if (gpu)
+    for (auto [j, pool] : llvm::enumerate(pools))
+      if (pool->numElements() > 0)
+        std::memcpy(pool->bytes(), deviceArgs[firstPool + j].device,
+                    pool->numElements() * pool->elementBytes());
+  return Error::success();
 }
 
 Error BlockJit::invoke(std::vector<std::vector<int64_t>> &descriptors,

@@ -99,8 +99,11 @@ void prepareWeights(BlockJit &jit, std::vector<HostTensor> &weights) {
 
 constexpr int64_t kPageSize = 4, kD = 64;
 
+/// The paged entry is compiled for `target` (NVPTX: under the emulator),
+/// the dense reference entry always for the CPU.
 void compileModel(const std::string &element, Compiled &c,
-                  CPUISA isa = CPUISA::AVX2) {
+                  CPUISA isa = CPUISA::AVX2,
+                  CompileTarget target = CompileTarget::CPU) {
   mlir::registerPassManagerCLOptions();
   registerAllPasses();
   auto module =
@@ -124,6 +127,10 @@ void compileModel(const std::string &element, Compiled &c,
   ASSERT_TRUE(succeeded(name));
   ModelSignature pagedSig = *sig;
   pagedSig.funcName = *name;
+  if (target == CompileTarget::NVPTX) {
+    options.target = CompileTarget::NVPTX;
+    options.emulate = true;
+  }
   auto paged = BlockJit::compile(*copy, pagedSig, options);
   ASSERT_TRUE(static_cast<bool>(paged)) << llvm::toString(paged.takeError());
   c.paged = std::move(*paged);
@@ -143,9 +150,9 @@ HostTensor rows(const HostTensor &t, int64_t begin, int64_t end) {
 /// single-token steps) through the paged entry and checks each call's rows
 /// against the dense entry over the sequence's prefix: |paged - dense| <=
 /// tolerance x max |dense|.
-void checkAgainstDense(Compiled &c, double tolerance) {
+void checkAgainstDense(Compiled &c, double tolerance, int64_t steps = 3) {
   const std::vector<int64_t> prompts = {1, 7, 13, 30};
-  const int64_t steps = 3, numSeq = prompts.size();
+  const int64_t numSeq = prompts.size();
   // Each sequence's tokens (prompt and steps), random activations.
   std::vector<HostTensor> tokens;
   for (int64_t b = 0; b < numSeq; ++b)
@@ -268,6 +275,27 @@ TEST(PagedDecodeTest, BF16MatchesDenseForward) {
   // entry's, but sums in another order may round an intermediate bf16
   // value to its neighbour (2^-8 relative).
   checkAgainstDense(c, 0x1p-6);
+}
+
+// The same entry on NVPTX, its kernels run by the GPU emulator (page
+// writes, token positions and the paged attention as GPU kernels), against
+// the dense forward on the CPU; two single-token steps keep it short.
+TEST(PagedDecodeTest, EmulatedNVPTXF32MatchesDenseForward) {
+  Compiled c;
+  compileModel("f32", c, CPUISA::AVX2, CompileTarget::NVPTX);
+  if (HasFatalFailure())
+    return;
+  checkAgainstDense(c, 1e-5, /*steps=*/2);
+}
+
+TEST(PagedDecodeTest, EmulatedNVPTXBF16MatchesDenseForward) {
+  Compiled c;
+  compileModel("bf16", c, CPUISA::AVX2, CompileTarget::NVPTX);
+  if (HasFatalFailure())
+    return;
+  // The GPU's projections sum in another order than the CPU's: as for the
+  // CPU's bf16 paged entry.
+  checkAgainstDense(c, 0x1p-6, /*steps=*/2);
 }
 
 TEST(PagedDecodeTest, HostChecksOfTheBatch) {
