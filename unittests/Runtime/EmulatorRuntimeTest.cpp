@@ -1931,8 +1931,8 @@ TEST_F(EmulatorRuntimeTest, WgmmaMisuse) {
   launch("wgmma_misuse", {1}, {128}, {&transpose});
   EXPECT_EQ(error(), "kernel 'wgmma_misuse': thread (0,0,0) of block (0,0,0): "
                      "wgmma.m64n8k16 at misused wgmma has transpose flags A "
-                     "1, B 0: transposed (MN-major) operands are not "
-                     "modelled");
+                     "1, B 0 (B swizzle mode 1): an MN-major A, or an "
+                     "MN-major B without a swizzle, is not modelled");
   // B (8 rows of 128 bytes at 8192) ends past the 8200 bytes.
   add("wgmma_small", wgmmaMisuseKernel, BLOCKC_EMU_SYNCHRONIZES, 8200);
   blockcEmuClearError();
