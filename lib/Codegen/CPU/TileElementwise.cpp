@@ -70,6 +70,15 @@ struct CPUTileElementwisePass
                       "tensors with at least one loop");
         return signalPassFailure();
       }
+      // Upstream's tile of an operand read through another map (RoPE's
+      // rotate-half partner, (d + D/2) mod D) would be the wrong slice.
+      if (!llvm::all_of(op.getIndexingMapsArray(), [](AffineMap m) {
+            return m.isProjectedPermutation();
+          })) {
+        op->emitError("blockc-cpu-tile-elementwise: every operand must be "
+                      "read through a projected permutation");
+        return signalPassFailure();
+      }
       int64_t width = tiles.getWidth();
       SmallVector<int64_t> ranges = op.getStaticLoopRanges();
       if (width > 0 &&

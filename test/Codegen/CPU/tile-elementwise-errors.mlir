@@ -39,3 +39,19 @@ func.func @reduction(%x: tensor<4x16xf32>, %e: tensor<4xf32>) -> tensor<4xf32> {
   } -> tensor<4xf32>
   return %y : tensor<4xf32>
 }
+
+// -----
+
+// RoPE's rotate-half read: upstream's tiles of this operand would be wrong.
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#rot = affine_map<(d0, d1) -> (d0, (d1 + 8) mod 16)>
+func.func @rotate_half(%x: tensor<?x16xf32>, %e: tensor<?x16xf32>) -> tensor<?x16xf32> {
+  // expected-error @+1 {{blockc-cpu-tile-elementwise: every operand must be read through a projected permutation}}
+  %y = linalg.generic {indexing_maps = [#rot, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<?x16xf32>) outs(%e : tensor<?x16xf32>)
+      attrs = {blockc_codegen.elementwise_tiles = #blockc_codegen.elementwise_tiles<rows = 1, width = 0>} {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<?x16xf32>
+  return %y : tensor<?x16xf32>
+}

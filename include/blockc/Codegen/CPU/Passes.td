@@ -912,8 +912,9 @@ def CPUTileElementwisePass
     ```
 
     An op whose attribute asks for vectors that its innermost loop cannot
-    take (a size that is dynamic or not a multiple of `width`) is an error
-    at the op.
+    take (a size that is dynamic or not a multiple of `width`), or that
+    reads an operand through a map that is not a projected permutation
+    (whose tiles upstream's slices would get wrong), is an error at the op.
   }];
   let dependentDialects = [
     "::mlir::scf::SCFDialect",
