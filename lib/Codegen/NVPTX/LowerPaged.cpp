@@ -92,6 +92,21 @@ int64_t vectorWidth(Type type, int64_t d) {
   return d % w == 0 ? w : 1;
 }
 
+/// The body `build(w)` with `wide` elements per access where the run-time
+/// check `ok` holds and one element otherwise (just the latter when `wide`
+/// is 1).
+void buildWideOrScalar(OpBuilder &b, Location loc, int64_t wide, Value ok,
+                       llvm::function_ref<void(int64_t)> build) {
+  if (wide == 1)
+    return build(1);
+  auto ifOp = scf::IfOp::create(b, loc, ok, /*withElse=*/true);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  build(wide);
+  b.setInsertionPointToStart(ifOp.elseBlock());
+  build(1);
+}
+
 void markKernel(gpu::LaunchOp launch, KernelKind kind) {
   launch->setAttr(
       CodegenDialect::kKernelAttrName,
@@ -276,16 +291,8 @@ void lowerPagedKVWrite(PagedKVWriteOp op, OpBuilder &b) {
     });
     gpu::TerminatorOp::create(b, loc);
   };
-  k.when(k.lt(k.idx(0), total), [&] {
-    if (wide == 1)
-      return build(1);
-    auto ifOp = scf::IfOp::create(b, loc, ok, /*withElse=*/true);
-    OpBuilder::InsertionGuard g(b);
-    b.setInsertionPointToStart(ifOp.thenBlock());
-    build(wide);
-    b.setInsertionPointToStart(ifOp.elseBlock());
-    build(1);
-  });
+  k.when(k.lt(k.idx(0), total),
+         [&] { buildWideOrScalar(b, loc, wide, ok, build); });
   Value result = bufferization::ToTensorOp::create(
       b, loc, poolType, pool, /*restrict=*/true, /*writable=*/true);
   op.getResult().replaceAllUsesWith(result);
@@ -457,16 +464,8 @@ void lowerPagedSDPA(PagedSDPAOp op,
     });
     gpu::TerminatorOp::create(b, loc);
   };
-  k.when(k.lt(k.idx(0), total), [&] {
-    if (wide == 1)
-      return build(1);
-    auto ifOp = scf::IfOp::create(b, loc, ok, /*withElse=*/true);
-    OpBuilder::InsertionGuard g(b);
-    b.setInsertionPointToStart(ifOp.thenBlock());
-    build(wide);
-    b.setInsertionPointToStart(ifOp.elseBlock());
-    build(1);
-  });
+  k.when(k.lt(k.idx(0), total),
+         [&] { buildWideOrScalar(b, loc, wide, ok, build); });
   Value result = bufferization::ToTensorOp::create(
       b, loc, RankedTensorType::get(qType.getShape(), qType.getElementType()),
       out, /*restrict=*/true, /*writable=*/true);
