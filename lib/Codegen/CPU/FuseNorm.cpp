@@ -6,6 +6,7 @@
 
 #include "TileEpilogue.h"
 #include "blockc/Codegen/CPU/Passes.h"
+#include "blockc/Codegen/Common/KernelToolkit.h"
 #include "blockc/Codegen/Common/NormGuard.h"
 #include "blockc/Dialect/Transformer/IR/TransformerOps.h"
 
@@ -28,30 +29,8 @@ using namespace blockc::transformer;
 
 namespace {
 
-struct Builder {
-  OpBuilder &b;
-  Location loc;
+struct Builder : blockc::KernelToolkit {
   VectorType vec;
-
-  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
-  Value f32(double v) {
-    return arith::ConstantOp::create(b, loc,
-                                     b.getF32FloatAttr(static_cast<float>(v)));
-  }
-
-  /// scf.for over [lo, hi) step `step` carrying `init`.
-  SmallVector<Value>
-  loop(Value lo, Value hi, int64_t step, ValueRange init,
-       function_ref<SmallVector<Value>(Value, ValueRange)> body) {
-    auto forOp = scf::ForOp::create(
-        b, loc, lo, hi, idx(step), init,
-        [&](OpBuilder &nb, Location, Value iv, ValueRange iter) {
-          OpBuilder::InsertionGuard guard(b);
-          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-          scf::YieldOp::create(b, loc, body(iv, iter));
-        });
-    return SmallVector<Value>(forOp.getResults());
-  }
 
   /// Over the vectors of row x[bi, ti, :] (K long): full vectors, then one
   /// masked (zero-padded) vector; `body` folds each into the carried values.
@@ -268,7 +247,7 @@ struct CPUFuseNormPass
     OpBuilder b(norm);
     Location loc = norm.getLoc();
     VectorType vec = VectorType::get({*width}, b.getF32Type());
-    Builder nb{b, loc, vec};
+    Builder nb{{b, loc}, vec};
     Value r = nb.rowScales(x, k, norm.getEpsilon().convertToDouble());
     for (scf::ForallOp forall : kernels) {
       // x[b, t, k] * g[k] or W[i, k] * g[k] (the last index is k).
@@ -307,7 +286,7 @@ struct CPUFuseNormPass
       });
       // Every member's tile (a horizontal group has one per member).
       OpBuilder eb(forall.getTerminator());
-      Builder tb{eb, loc, vec};
+      Builder tb{{eb, loc}, vec};
       for (Operation &op : forall.getTerminator().getYieldingOps()) {
         auto insert = cast<tensor::ParallelInsertSliceOp>(op);
         insert.getSourceMutable().assign(tb.scaleRows(insert.getSource(), r));

@@ -6,6 +6,7 @@
 
 #include "TileEpilogue.h"
 #include "blockc/Codegen/CPU/Passes.h"
+#include "blockc/Codegen/Common/KernelToolkit.h"
 #include "blockc/Codegen/Common/RoPE.h"
 #include "blockc/Dialect/Codegen/IR/CodegenDialect.h"
 #include "blockc/Dialect/Transformer/IR/TransformerOps.h"
@@ -30,26 +31,10 @@ using blockc::codegen::CodegenDialect;
 
 namespace {
 
-struct RotationBuilder {
-  OpBuilder &b;
-  Location loc;
+struct RotationBuilder : blockc::KernelToolkit {
   VectorType vec;
   blockc::RoPEShape shape;
   Value cosTable, sinTable; // [T, D]
-
-  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
-  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
-
-  /// scf.for over [lo, hi) step `step` carrying one tensor.
-  Value loop(Value lo, Value hi, int64_t step, Value init,
-             function_ref<Value(Value, Value)> body) {
-    return blockc::cpu::buildLoop(b, loc, lo, hi, step, init,
-                                  [&](Value iv, ValueRange iter) {
-                                    return SmallVector<Value>{
-                                        body(iv, iter[0])};
-                                  })
-        .front();
-  }
 
   Value read(Value source, ValueRange at) {
     Value pad = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
@@ -76,16 +61,16 @@ struct RotationBuilder {
     Value bDim = tensor::DimOp::create(b, loc, tile, 0);
     Value tDim = tensor::DimOp::create(b, loc, tile, 1);
     Value wDim = tensor::DimOp::create(b, loc, tile, 2);
-    return loop(c0, bDim, 1, tile, [&](Value bi, Value t1) {
-      return loop(c0, tDim, 1, t1, [&](Value ti, Value t2) {
-        return loop(c0, wDim, d, t2, [&](Value h0, Value t3) {
+    return forOne(c0, bDim, 1, tile, [&](Value bi, Value t1) {
+      return forOne(c0, tDim, 1, t1, [&](Value ti, Value t2) {
+        return forOne(c0, wDim, d, t2, [&](Value h0, Value t3) {
           if (shape.interleaved) {
             // Pairs (2i, 2i + 1) lie in one vector: the partner vector is
             // the vector with each pair swapped.
             SmallVector<int64_t> swap;
             for (int64_t l = 0; l < v; ++l)
               swap.push_back(l ^ 1);
-            return loop(c0, idx(r), v, t3, [&](Value j0, Value t4) {
+            return forOne(c0, idx(r), v, t3, [&](Value j0, Value t4) {
               SmallVector<Value> at = {bi, ti, add(h0, j0)};
               Value x = read(t4, at);
               Value p = vector::ShuffleOp::create(b, loc, x, x, swap);
@@ -96,7 +81,7 @@ struct RotationBuilder {
           }
           // Half layout: the vector at j0 < R/2 and its partner at j0 + R/2.
           int64_t half = r / 2;
-          return loop(c0, idx(half), v, t3, [&](Value j0, Value t4) {
+          return forOne(c0, idx(half), v, t3, [&](Value j0, Value t4) {
             Value jHi = add(j0, idx(half));
             SmallVector<Value> atLo = {bi, ti, add(h0, j0)};
             SmallVector<Value> atHi = {bi, ti, add(h0, jHi)};
@@ -220,9 +205,11 @@ struct CPUFuseRoPEPass
       }
       auto [cosTable, sinTable] = it->second;
       b.setInsertionPoint(forall.getTerminator());
-      RotationBuilder rb{
-          b,     loc,      VectorType::get({*width}, b.getF32Type()),
-          shape, cosTable, sinTable};
+      RotationBuilder rb{{b, loc},
+                         VectorType::get({*width}, b.getF32Type()),
+                         shape,
+                         cosTable,
+                         sinTable};
       insert.getSourceMutable().assign(rb.build(insert.getSource()));
       rope.getResult().replaceAllUsesWith(matched.getResult());
       rope->erase();

@@ -9,6 +9,7 @@
 
 #include "TileEpilogue.h"
 #include "blockc/Codegen/CPU/Passes.h"
+#include "blockc/Codegen/Common/KernelToolkit.h"
 #include "blockc/Dialect/Codegen/IR/CodegenDialect.h"
 #include "blockc/Dialect/Transformer/IR/TransformerOps.h"
 
@@ -42,9 +43,7 @@ using blockc::codegen::CodegenDialect;
 
 namespace {
 
-struct KernelBuilder {
-  OpBuilder &b;
-  Location loc;
+struct KernelBuilder : blockc::KernelToolkit {
   Value x, w;         // [B, T, K], [N, K]
   VectorType vecType; // vector<V x f32>
   Value zeroF, zeroVec;
@@ -74,9 +73,6 @@ struct KernelBuilder {
   Value dotPairs(Value acc, Value a, Value c) {
     return x86vector::DotBF16Op::create(b, loc, acc.getType(), acc, a, c);
   }
-
-  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
-  Value add(Value a, Value c) { return arith::AddIOp::create(b, loc, a, c); }
 
   /// Reads V elements along k; `inBounds` false pads past K with zeros.
   Value read(Value source, ValueRange indices, bool inBounds) {
@@ -159,39 +155,14 @@ struct KernelBuilder {
     return out;
   }
 
-  /// scf.for over [lo, hi) step `step` carrying one tensor.
-  Value forTensor(Value lo, Value hi, int64_t step, Value init,
-                  function_ref<Value(Value iv, Value acc)> body) {
-    return forTensor(lo, hi, idx(step), init, body);
-  }
-  Value forTensor(Value lo, Value hi, Value step, Value init,
-                  function_ref<Value(Value iv, Value acc)> body) {
-    auto loop = scf::ForOp::create(
-        b, loc, lo, hi, step, ValueRange{init},
-        [&](OpBuilder &nb, Location, Value iv, ValueRange iter) {
-          OpBuilder::InsertionGuard guard(b);
-          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-          Value r = body(iv, iter[0]);
-          scf::YieldOp::create(b, loc, r);
-        });
-    return loop.getResult(0);
-  }
-
-  /// lo + ((hi - lo) / step) * step: the end of the full tiles.
-  Value fullEnd(Value lo, Value hi, int64_t step) {
-    Value len = arith::SubIOp::create(b, loc, hi, lo);
-    Value tiles = arith::DivUIOp::create(b, loc, len, idx(step));
-    return add(lo, arith::MulIOp::create(b, loc, tiles, idx(step)));
-  }
-
   /// Rows [lo, hi) in tiles of r rows, then the remainder in halving row
   /// counts down to 1: `tile(t, rows, acc)` per tile, carrying one tensor.
   Value
   forRowTiles(Value lo, Value hi, int64_t r, Value acc,
               function_ref<Value(Value t, int64_t rows, Value acc)> tile) {
     auto tiles = [&](Value from, Value to, int64_t rr, Value a) {
-      return forTensor(from, to, rr, a,
-                       [&](Value t, Value a2) { return tile(t, rr, a2); });
+      return forOne(from, to, rr, a,
+                    [&](Value t, Value a2) { return tile(t, rr, a2); });
     };
     Value end = fullEnd(lo, hi, r);
     acc = tiles(lo, end, r, acc);
@@ -202,10 +173,6 @@ struct KernelBuilder {
       end = next;
     }
     return acc;
-  }
-
-  Value minIdx(Value a, Value c) {
-    return arith::MinUIOp::create(b, loc, a, c);
   }
 
   /// ceil(a / 2): the k pairs of a length.
@@ -253,8 +220,8 @@ struct KernelBuilder {
     bool kInBounds = bf16Dot() ? k % (2 * v) == 0 : k % v == 0;
     Value c0 = idx(0), lastRow = idx(n - 1);
     Value rowsOfPanel = bf16Dot() ? halfUp(kLen) : kLen;
-    return forTensor(c0, rowsOfPanel, v, panel, [&](Value k0, Value p) {
-      return forTensor(c0, width, v, p, [&](Value j0, Value q) {
+    return forOne(c0, rowsOfPanel, v, panel, [&](Value k0, Value p) {
+      return forOne(c0, width, v, p, [&](Value j0, Value q) {
         SmallVector<Value> rows;
         Value kAt =
             add(kc, bf16Dot()
@@ -417,11 +384,11 @@ struct KernelBuilder {
       function_ref<Value(Value t, int64_t rowTiles, Value acc)> amxTile) {
     if (amx) {
       Value end32 = fullEnd(lo, hi, 32);
-      acc = forTensor(lo, end32, 32, acc,
-                      [&](Value t, Value a) { return amxTile(t, 2, a); });
+      acc = forOne(lo, end32, 32, acc,
+                   [&](Value t, Value a) { return amxTile(t, 2, a); });
       Value end16 = fullEnd(end32, hi, 16);
-      acc = forTensor(end32, end16, 16, acc,
-                      [&](Value t, Value a) { return amxTile(t, 1, a); });
+      acc = forOne(end32, end16, 16, acc,
+                   [&](Value t, Value a) { return amxTile(t, 1, a); });
       lo = end16;
     }
     return forRowTiles(lo, hi, r, acc, tile);
@@ -599,29 +566,29 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
         arith::MulIOp::create(kb.b, kb.loc, bDim, tDim), kb.idx(1));
     Value kStep = arith::SelectOp::create(
         kb.b, kb.loc, single, kb.idx(std::max<int64_t>(k, 1)), kb.idx(blockK));
-    return kb.forTensor(c0, kVal, kStep, slice, [&](Value kc, Value o2) {
+    return kb.forOne(c0, kVal, kStep, slice, [&](Value kc, Value o2) {
       Value kcEnd = kb.minIdx(kb.add(kc, kStep), kVal);
       Value kMain = kb.fullEnd(kc, kcEnd, kStepV);
-      return kb.forTensor(c0, bDim, 1, o2, [&](Value bIdx, Value o3) {
+      return kb.forOne(c0, bDim, 1, o2, [&](Value bIdx, Value o3) {
         // Columns of one row group: full tiles, then single columns.
         auto colsLoop = [&](Value t, int64_t r, Value o) {
           // A single row (decode) streams more weight rows at once.
           int64_t c = r == 1 ? 2 * cols : cols;
           Value nMain = kb.fullEnd(nc, ncEnd, c);
-          o = kb.forTensor(nc, nMain, c, o, [&](Value nIdx, Value acc) {
+          o = kb.forOne(nc, nMain, c, o, [&](Value nIdx, Value acc) {
             return kb.kernel(acc, bIdx, t, nIdx, nc, r, c, kc, kMain, kcEnd,
                              kStepV);
           });
-          return kb.forTensor(nMain, ncEnd, 1, o, [&](Value nIdx, Value acc) {
+          return kb.forOne(nMain, ncEnd, 1, o, [&](Value nIdx, Value acc) {
             return kb.kernel(acc, bIdx, t, nIdx, nc, r, 1, kc, kMain, kcEnd,
                              kStepV);
           });
         };
         Value tMain = kb.fullEnd(c0, tDim, rows);
-        o3 = kb.forTensor(c0, tMain, rows, o3, [&](Value t, Value acc) {
+        o3 = kb.forOne(c0, tMain, rows, o3, [&](Value t, Value acc) {
           return colsLoop(t, rows, acc);
         });
-        return kb.forTensor(tMain, tDim, 1, o3, [&](Value t, Value acc) {
+        return kb.forOne(tMain, tDim, 1, o3, [&](Value t, Value acc) {
           return colsLoop(t, 1, acc);
         });
       });
@@ -639,29 +606,28 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
     int64_t v = tiles.width, r = tiles.packRows, c = tiles.packCols;
     int64_t panelK = tiles.panelK, panelN = tiles.panelN;
     Value c0 = kb.idx(0), kVal = kb.idx(k);
-    return kb.forTensor(c0, kVal, panelK, slice, [&](Value kc, Value o) {
+    return kb.forOne(c0, kVal, panelK, slice, [&](Value kc, Value o) {
       Value kLen = arith::SubIOp::create(
           kb.b, kb.loc, kb.minIdx(kb.add(kc, kb.idx(panelK)), kVal), kc);
       RankedTensorType panelType = kb.panelType(panelK, panelN);
       Value panel = tensor::EmptyOp::create(kb.b, kb.loc, panelType.getShape(),
                                             panelType.getElementType());
       panel = kb.pack(panel, nc, blockWidth, kc, kLen, n, k, v);
-      return kb.forTensor(c0, bDim, 1, o, [&](Value bIdx, Value o2) {
+      return kb.forOne(c0, bDim, 1, o, [&](Value bIdx, Value o2) {
         return kb.forPanelRows(
             c0, tDim, r, o2, tiles.amx,
             [&](Value t, int64_t rr, Value a) {
-              return kb.forTensor(
-                  c0, blockWidth, c * v, a, [&](Value n0, Value a2) {
-                    return kb.outerKernel(a2, panel, bIdx, t, n0, rr, c, kc,
-                                          kLen, v);
-                  });
+              return kb.forOne(c0, blockWidth, c * v, a,
+                               [&](Value n0, Value a2) {
+                                 return kb.outerKernel(a2, panel, bIdx, t, n0,
+                                                       rr, c, kc, kLen, v);
+                               });
             },
             [&](Value t, int64_t rowTiles, Value a) {
-              return kb.forTensor(
-                  c0, blockWidth, 32, a, [&](Value n0, Value a2) {
-                    return kb.amxKernel(a2, panel, bIdx, t, n0, rowTiles, kc,
-                                        kLen, /*outInBounds=*/false, n0);
-                  });
+              return kb.forOne(c0, blockWidth, 32, a, [&](Value n0, Value a2) {
+                return kb.amxKernel(a2, panel, bIdx, t, n0, rowTiles, kc, kLen,
+                                    /*outInBounds=*/false, n0);
+              });
             });
       });
     });
@@ -711,15 +677,15 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
     }
     Value numPanels = ceilDiv(blockWidth, kb.idx(panelN));
     Value firstPanel = arith::MulIOp::create(kb.b, kb.loc, nBlock, group);
-    return kb.forTensor(c0, bDim, 1, slice, [&](Value bIdx, Value o) {
-      return kb.forTensor(c0, tDim, rowStep, o, [&](Value t0, Value o1) {
+    return kb.forOne(c0, bDim, 1, slice, [&](Value bIdx, Value o) {
+      return kb.forOne(c0, tDim, rowStep, o, [&](Value t0, Value o1) {
         Value tHi = kb.minIdx(kb.add(t0, rowStep), tDim);
-        return kb.forTensor(c0, kVal, panelK, o1, [&](Value kc, Value o2) {
+        return kb.forOne(c0, kVal, panelK, o1, [&](Value kc, Value o2) {
           Value kLen = arith::SubIOp::create(
               kb.b, kb.loc, kb.minIdx(kb.add(kc, kb.idx(panelK)), kVal), kc);
           Value kBlock =
               arith::DivUIOp::create(kb.b, kb.loc, kc, kb.idx(panelK));
-          return kb.forTensor(c0, numPanels, 1, o2, [&](Value g, Value o3) {
+          return kb.forOne(c0, numPanels, 1, o2, [&](Value g, Value o3) {
             Value gLo = arith::MulIOp::create(kb.b, kb.loc, g, kb.idx(panelN));
             Value gHi = kb.minIdx(kb.add(gLo, kb.idx(panelN)), blockWidth);
             Value panel;
@@ -776,16 +742,15 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
             return kb.forPanelRows(
                 t0, tHi, r, o3, tiles.amx,
                 [&](Value t, int64_t rr, Value a) {
-                  return kb.forTensor(
-                      gLo, gHi, c * v, a, [&](Value n0, Value a2) {
-                        Value inPanel =
-                            arith::SubIOp::create(kb.b, kb.loc, n0, gLo);
-                        return kb.outerKernel(a2, panel, bIdx, t, n0, rr, c, kc,
-                                              kLen, v, outInBounds, inPanel);
-                      });
+                  return kb.forOne(gLo, gHi, c * v, a, [&](Value n0, Value a2) {
+                    Value inPanel =
+                        arith::SubIOp::create(kb.b, kb.loc, n0, gLo);
+                    return kb.outerKernel(a2, panel, bIdx, t, n0, rr, c, kc,
+                                          kLen, v, outInBounds, inPanel);
+                  });
                 },
                 [&](Value t, int64_t rowTiles, Value a) {
-                  return kb.forTensor(gLo, gHi, 32, a, [&](Value n0, Value a2) {
+                  return kb.forOne(gLo, gHi, 32, a, [&](Value n0, Value a2) {
                     Value inPanel =
                         arith::SubIOp::create(kb.b, kb.loc, n0, gLo);
                     return kb.amxKernel(a2, panel, bIdx, t, n0, rowTiles, kc,
@@ -979,13 +944,10 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
     auto wType = cast<RankedTensorType>(op.getWeight().getType());
     int64_t n = wType.getDimSize(0), k = wType.getDimSize(1);
 
-    KernelBuilder kb{rewriter,
-                     loc,
-                     op.getInput(),
-                     op.getWeight(),
-                     VectorType::get({tiles.width}, rewriter.getF32Type()),
-                     Value(),
-                     Value()};
+    KernelBuilder kb{
+        {rewriter, loc}, op.getInput(),
+        op.getWeight(),  VectorType::get({tiles.width}, rewriter.getF32Type()),
+        Value(),         Value()};
     if (tiles.bf16Dot) {
       // The bf16 values the input widens (checked by the pass).
       kb.x16 = op.getInput().getDefiningOp<arith::ExtFOp>().getIn();

@@ -6,6 +6,7 @@
 
 #include "TileEpilogue.h"
 #include "blockc/Codegen/CPU/Passes.h"
+#include "blockc/Codegen/Common/KernelToolkit.h"
 #include "blockc/Codegen/Common/NormGuard.h"
 #include "blockc/Dialect/Transformer/IR/TransformerOps.h"
 
@@ -25,18 +26,11 @@ using namespace blockc::transformer;
 
 namespace {
 
-struct NormBuilder {
-  OpBuilder &b;
-  Location loc;
+struct NormBuilder : blockc::KernelToolkit {
   VectorType vec;
   Value x;   // [B, T, D]
   int64_t d; // a multiple of the vector width
 
-  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
-  Value f32(double v) {
-    return arith::ConstantOp::create(b, loc,
-                                     b.getF32FloatAttr(static_cast<float>(v)));
-  }
   Value splat(Value s) { return vector::BroadcastOp::create(b, loc, vec, s); }
   Value zeros() {
     return arith::ConstantOp::create(b, loc, DenseElementsAttr::get(vec, 0.0f));
@@ -51,10 +45,10 @@ struct NormBuilder {
   SmallVector<Value>
   overRow(Value bi, Value ti, ValueRange init,
           function_ref<SmallVector<Value>(Value, Value, ValueRange)> body) {
-    return blockc::cpu::buildLoop(b, loc, idx(0), idx(d), vec.getNumElements(),
-                                  init, [&](Value j, ValueRange iter) {
-                                    return body(read(x, {bi, ti, j}), j, iter);
-                                  });
+    return loop(idx(0), idx(d), vec.getNumElements(), init,
+                [&](Value j, ValueRange iter) {
+                  return body(read(x, {bi, ti, j}), j, iter);
+                });
   }
 
   Value reduce(vector::CombiningKind kind, Value v) {
@@ -199,7 +193,8 @@ struct CPULowerNormsPass
         Value shared = forall.getRegionIterArgs()[0];
         Value row = tensor::ExtractSliceOp::create(b, loc, shared, offsets,
                                                    sizes, strides);
-        NormBuilder nb{b, loc, VectorType::get({*width}, b.getF32Type()), x, d};
+        NormBuilder nb{
+            {b, loc}, VectorType::get({*width}, b.getF32Type()), x, d};
         row = nb.buildRow(row, bi, ti, eps, gain, bias, layerNorm);
         b.setInsertionPointToStart(forall.getTerminator().getBody());
         tensor::ParallelInsertSliceOp::create(b, loc, row, shared, offsets,

@@ -6,6 +6,7 @@
 
 #include "TileEpilogue.h"
 #include "blockc/Codegen/CPU/Passes.h"
+#include "blockc/Codegen/Common/KernelToolkit.h"
 #include "blockc/Codegen/Common/WeightQuant.h"
 #include "blockc/Dialect/Codegen/IR/CodegenDialect.h"
 #include "blockc/Dialect/Transformer/IR/TransformerOps.h"
@@ -48,42 +49,6 @@ Value callIntrinsic(OpBuilder &b, Location loc, Type type, StringRef name,
       ->getResult(0);
 }
 
-struct QBuilder {
-  OpBuilder &b;
-  Location loc;
-
-  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
-  Value i32(int64_t v) {
-    return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v));
-  }
-  Value f32(double v) {
-    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
-  }
-  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
-  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
-  Value lt(Value x, Value y) {
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x, y);
-  }
-  Value select(Value c, Value x, Value y) {
-    return arith::SelectOp::create(b, loc, c, x, y);
-  }
-  /// lo + ((hi - lo) / step) * step.
-  Value fullEnd(Value lo, Value hi, int64_t step) {
-    Value n = arith::DivUIOp::create(
-        b, loc, arith::SubIOp::create(b, loc, hi, lo), idx(step));
-    return add(lo, mul(n, idx(step)));
-  }
-  /// scf.for over [lo, hi) carrying one value.
-  Value forOne(Value lo, Value hi, int64_t step, Value init,
-               function_ref<Value(Value, Value)> body) {
-    return blockc::cpu::buildLoop(b, loc, lo, hi, step, ValueRange{init},
-                                  [&](Value iv, ValueRange it) {
-                                    return SmallVector<Value>{body(iv, it[0])};
-                                  })
-        .front();
-  }
-};
-
 /// Builds the prepared weight P [N, words] (i32) of `w` [N, K] under
 /// `layout` (see #blockc_codegen.quantized_weight): one linalg.generic over
 /// the words that reads W and the group maxima, marked as prepared.
@@ -102,7 +67,7 @@ Value buildPreparedWeight(OpBuilder &b, Location loc, Value w,
       ArrayRef<utils::IteratorType>{utils::IteratorType::parallel,
                                     utils::IteratorType::parallel},
       [&](OpBuilder &nb, Location, ValueRange) {
-        QBuilder q{nb, loc};
+        blockc::KernelToolkit q{nb, loc};
         Value n = linalg::IndexOp::create(nb, loc, 0);
         Value word = linalg::IndexOp::create(nb, loc, 1);
         Value isValue = q.lt(word, q.idx(valueWords));
@@ -163,7 +128,7 @@ Value buildPreparedWeight(OpBuilder &b, Location loc, Value w,
 }
 
 struct Kernel {
-  QBuilder &q;
+  blockc::KernelToolkit &q;
   Value x, p, bias; // [B, T, K] f32, [N, words] i32, [N] f32 or null
   codegen::QuantizedWeightAttr layout;
   int64_t v;      // f32 lanes
@@ -345,46 +310,45 @@ struct Kernel {
     Value last = arith::SubIOp::create(b(), loc(), ncEnd, q.idx(1));
     int64_t step = layout.getBits() == 8 ? v : kChunk;
     for (int64_t j0 = 0; j0 < blockN; j0 += v) {
-      blockc::cpu::buildLoop(
-          b(), loc(), q.idx(0), lenV, step, {}, [&](Value kk, ValueRange) {
-            // int4: the rows' parts go through `rows` ([V, 32], row-major)
-            // first, so that only one row's bytes and scale are live at a
-            // time; int8 (one part) builds the block directly.
-            VectorType f32v = VectorType::get({v}, f32);
-            auto rowOf = [&](int64_t jj) -> Value {
-              return arith::MinUIOp::create(b(), loc(),
-                                            q.add(nc, q.idx(j0 + jj)), last);
-            };
-            if (numParts() > 1)
-              for (int64_t jj = 0; jj < v; ++jj) {
-                Value n = rowOf(jj);
-                for (int64_t part = 0; part < numParts(); ++part)
-                  vector::StoreOp::create(
-                      b(), loc(), widenedPart(n, k0, kk, part), rows,
-                      ValueRange{q.idx(jj), q.idx(partOffset(part))});
-              }
-            for (int64_t part = 0; part < numParts(); ++part) {
-              Value m = arith::ConstantOp::create(
-                  b(), loc(), DenseElementsAttr::get(block, 0.0f));
-              for (int64_t jj = 0; jj < v; ++jj) {
-                Value row =
-                    numParts() > 1
-                        ? vector::LoadOp::create(
-                              b(), loc(), f32v, rows,
-                              ValueRange{q.idx(jj), q.idx(partOffset(part))})
-                              .getResult()
-                        : widenedPart(rowOf(jj), k0, kk, part);
-                m = vector::InsertOp::create(b(), loc(), row, m, jj);
-              }
-              Value t = vector::TransposeOp::create(b(), loc(), m, {1, 0});
-              int64_t off = partOffset(part);
-              for (int64_t r = 0; r < v; ++r)
-                vector::StoreOp::create(
-                    b(), loc(), vector::ExtractOp::create(b(), loc(), t, r),
-                    buf, ValueRange{q.add(kk, q.idx(off + r)), q.idx(j0)});
-            }
-            return SmallVector<Value>();
-          });
+      q.loop(q.idx(0), lenV, step, {}, [&](Value kk, ValueRange) {
+        // int4: the rows' parts go through `rows` ([V, 32], row-major)
+        // first, so that only one row's bytes and scale are live at a
+        // time; int8 (one part) builds the block directly.
+        VectorType f32v = VectorType::get({v}, f32);
+        auto rowOf = [&](int64_t jj) -> Value {
+          return arith::MinUIOp::create(b(), loc(), q.add(nc, q.idx(j0 + jj)),
+                                        last);
+        };
+        if (numParts() > 1)
+          for (int64_t jj = 0; jj < v; ++jj) {
+            Value n = rowOf(jj);
+            for (int64_t part = 0; part < numParts(); ++part)
+              vector::StoreOp::create(
+                  b(), loc(), widenedPart(n, k0, kk, part), rows,
+                  ValueRange{q.idx(jj), q.idx(partOffset(part))});
+          }
+        for (int64_t part = 0; part < numParts(); ++part) {
+          Value m = arith::ConstantOp::create(
+              b(), loc(), DenseElementsAttr::get(block, 0.0f));
+          for (int64_t jj = 0; jj < v; ++jj) {
+            Value row =
+                numParts() > 1
+                    ? vector::LoadOp::create(
+                          b(), loc(), f32v, rows,
+                          ValueRange{q.idx(jj), q.idx(partOffset(part))})
+                          .getResult()
+                    : widenedPart(rowOf(jj), k0, kk, part);
+            m = vector::InsertOp::create(b(), loc(), row, m, jj);
+          }
+          Value t = vector::TransposeOp::create(b(), loc(), m, {1, 0});
+          int64_t off = partOffset(part);
+          for (int64_t r = 0; r < v; ++r)
+            vector::StoreOp::create(
+                b(), loc(), vector::ExtractOp::create(b(), loc(), t, r), buf,
+                ValueRange{q.add(kk, q.idx(off + r)), q.idx(j0)});
+        }
+        return SmallVector<Value>();
+      });
     }
   }
 
@@ -398,23 +362,22 @@ struct Kernel {
     SmallVector<Value> accs(2 * r, zero), rowsIdx;
     for (int64_t i = 0; i < r; ++i)
       rowsIdx.push_back(q.add(t, q.idx(i)));
-    accs = blockc::cpu::buildLoop(
-        b(), loc(), q.idx(0), len, 1, accs, [&](Value kk, ValueRange it) {
-          SmallVector<Value> acc(it);
-          Value w0 = vector::LoadOp::create(b(), loc(), f32v, buf,
-                                            ValueRange{kk, q.idx(j0)});
-          Value w1 = vector::LoadOp::create(b(), loc(), f32v, buf,
-                                            ValueRange{kk, q.idx(j0 + v)});
-          for (int64_t i = 0; i < r; ++i) {
-            Value xs = tensor::ExtractOp::create(
-                b(), loc(), x, ValueRange{bIdx, rowsIdx[i], q.add(k0, kk)});
-            Value xb = vector::BroadcastOp::create(b(), loc(), f32v, xs);
-            acc[2 * i] = vector::FMAOp::create(b(), loc(), xb, w0, acc[2 * i]);
-            acc[2 * i + 1] =
-                vector::FMAOp::create(b(), loc(), xb, w1, acc[2 * i + 1]);
-          }
-          return acc;
-        });
+    accs = q.loop(q.idx(0), len, 1, accs, [&](Value kk, ValueRange it) {
+      SmallVector<Value> acc(it);
+      Value w0 = vector::LoadOp::create(b(), loc(), f32v, buf,
+                                        ValueRange{kk, q.idx(j0)});
+      Value w1 = vector::LoadOp::create(b(), loc(), f32v, buf,
+                                        ValueRange{kk, q.idx(j0 + v)});
+      for (int64_t i = 0; i < r; ++i) {
+        Value xs = tensor::ExtractOp::create(
+            b(), loc(), x, ValueRange{bIdx, rowsIdx[i], q.add(k0, kk)});
+        Value xb = vector::BroadcastOp::create(b(), loc(), f32v, xs);
+        acc[2 * i] = vector::FMAOp::create(b(), loc(), xb, w0, acc[2 * i]);
+        acc[2 * i + 1] =
+            vector::FMAOp::create(b(), loc(), xb, w1, acc[2 * i + 1]);
+      }
+      return acc;
+    });
     for (int64_t i = 0; i < r; ++i)
       for (int64_t h = 0; h < 2; ++h) {
         SmallVector<Value> at = {bIdx, rowsIdx[i], q.idx(j0 + h * v)};
@@ -462,9 +425,9 @@ struct Kernel {
         fmaAll(xs, ws, acc);
         return acc;
       };
-      accs = blockc::cpu::buildLoop(
-          b(), loc(), q.idx(0), q.idx(kMain), v, accs,
-          [&](Value kk, ValueRange it) { return step(kk, it, true); });
+      accs =
+          q.loop(q.idx(0), q.idx(kMain), v, accs,
+                 [&](Value kk, ValueRange it) { return step(kk, it, true); });
       if (kMain < k)
         accs = step(q.idx(kMain), accs, false);
     } else if (x16) {
@@ -479,37 +442,34 @@ struct Kernel {
         return static_cast<int64_t>(
             llvm::bit_cast<uint32_t>(static_cast<float>(i % 16 - 8)) >> 16);
       });
-      accs = blockc::cpu::buildLoop(
-          b(), loc(), q.idx(0), q.idx(k), g, accs,
-          [&](Value kg, ValueRange it) {
-            SmallVector<Value> acc(it), sums(r * c, zero);
-            for (int64_t ch = 0; ch < g; ch += kChunk) {
-              Value kk = q.add(kg, q.idx(ch));
-              Value chunkByte =
-                  arith::DivUIOp::create(b(), loc(), kk, q.idx(2));
-              SmallVector<Value> xs;
-              for (int64_t i = 0; i < r; ++i)
-                xs.push_back(xPairs(bIdx, rows[i], kk));
-              prefetchAhead(
-                  cols, prefetchTiles * c,
-                  arith::DivUIOp::create(b(), loc(), chunkByte, q.idx(4)));
-              for (int64_t j = 0; j < c; ++j) {
-                Value w = bf16Pairs(cols[j], chunkByte, table);
-                for (int64_t i = 0; i < r; ++i)
-                  sums[i * c + j] = x86vector::DotBF16Op::create(
-                      b(), loc(), f32v, sums[i * c + j], xs[i], w);
-              }
-            }
-            Value grp = arith::DivUIOp::create(b(), loc(), kg, q.idx(g));
-            for (int64_t j = 0; j < c; ++j) {
-              Value sj = vector::BroadcastOp::create(b(), loc(), f32v,
-                                                     scale(cols[j], grp));
-              for (int64_t i = 0; i < r; ++i)
-                acc[i * c + j] = vector::FMAOp::create(
-                    b(), loc(), sums[i * c + j], sj, acc[i * c + j]);
-            }
-            return acc;
-          });
+      accs = q.loop(q.idx(0), q.idx(k), g, accs, [&](Value kg, ValueRange it) {
+        SmallVector<Value> acc(it), sums(r * c, zero);
+        for (int64_t ch = 0; ch < g; ch += kChunk) {
+          Value kk = q.add(kg, q.idx(ch));
+          Value chunkByte = arith::DivUIOp::create(b(), loc(), kk, q.idx(2));
+          SmallVector<Value> xs;
+          for (int64_t i = 0; i < r; ++i)
+            xs.push_back(xPairs(bIdx, rows[i], kk));
+          prefetchAhead(
+              cols, prefetchTiles * c,
+              arith::DivUIOp::create(b(), loc(), chunkByte, q.idx(4)));
+          for (int64_t j = 0; j < c; ++j) {
+            Value w = bf16Pairs(cols[j], chunkByte, table);
+            for (int64_t i = 0; i < r; ++i)
+              sums[i * c + j] = x86vector::DotBF16Op::create(
+                  b(), loc(), f32v, sums[i * c + j], xs[i], w);
+          }
+        }
+        Value grp = arith::DivUIOp::create(b(), loc(), kg, q.idx(g));
+        for (int64_t j = 0; j < c; ++j) {
+          Value sj = vector::BroadcastOp::create(b(), loc(), f32v,
+                                                 scale(cols[j], grp));
+          for (int64_t i = 0; i < r; ++i)
+            acc[i * c + j] = vector::FMAOp::create(b(), loc(), sums[i * c + j],
+                                                   sj, acc[i * c + j]);
+        }
+        return acc;
+      });
     } else if (v == 16) {
       // AVX-512: per group and column, a table of the 16 dequantised
       // values (u - 8) s (one multiply), which vpermps indexes with each
@@ -523,43 +483,39 @@ struct Kernel {
       Value base = arith::ConstantOp::create(
           b(), loc(), DenseElementsAttr::get(cast<ShapedType>(f32v), values));
       VectorType lanes = VectorType::get({v}, b().getI32Type());
-      accs = blockc::cpu::buildLoop(
-          b(), loc(), q.idx(0), q.idx(k), g, accs,
-          [&](Value kg, ValueRange it) {
-            SmallVector<Value> acc(it), tables;
-            Value grp = arith::DivUIOp::create(b(), loc(), kg, q.idx(g));
-            for (int64_t j = 0; j < c; ++j)
-              tables.push_back(arith::MulFOp::create(
-                  b(), loc(), base,
-                  vector::BroadcastOp::create(b(), loc(), f32v,
-                                              scale(cols[j], grp))));
-            for (int64_t ch = 0; ch < g; ch += kChunk) {
-              Value kk = q.add(kg, q.idx(ch));
-              Value chunkByte =
-                  arith::DivUIOp::create(b(), loc(), kk, q.idx(2));
-              SmallVector<Value> xLo, xHi, lo, hi;
-              for (int64_t i = 0; i < r; ++i) {
-                xLo.push_back(readX(bIdx, rows[i], kk, true));
-                xHi.push_back(
-                    readX(bIdx, rows[i], q.add(kk, q.idx(kChunk / 2)), true));
-              }
-              prefetchAhead(
-                  cols, prefetchTiles * c,
-                  arith::DivUIOp::create(b(), loc(), chunkByte, q.idx(4)));
-              for (int64_t j = 0; j < c; ++j) {
-                Value u = arith::ExtUIOp::create(b(), loc(), lanes,
-                                                 readBytes(cols[j], chunkByte));
-                // vpermps reads the low 4 bits of each lane's index.
-                lo.push_back(lookup(tables[j], u));
-                hi.push_back(
-                    lookup(tables[j],
-                           arith::ShRUIOp::create(b(), loc(), u, splatI32(4))));
-              }
-              fmaAll(xLo, lo, acc);
-              fmaAll(xHi, hi, acc);
-            }
-            return acc;
-          });
+      accs = q.loop(q.idx(0), q.idx(k), g, accs, [&](Value kg, ValueRange it) {
+        SmallVector<Value> acc(it), tables;
+        Value grp = arith::DivUIOp::create(b(), loc(), kg, q.idx(g));
+        for (int64_t j = 0; j < c; ++j)
+          tables.push_back(arith::MulFOp::create(
+              b(), loc(), base,
+              vector::BroadcastOp::create(b(), loc(), f32v,
+                                          scale(cols[j], grp))));
+        for (int64_t ch = 0; ch < g; ch += kChunk) {
+          Value kk = q.add(kg, q.idx(ch));
+          Value chunkByte = arith::DivUIOp::create(b(), loc(), kk, q.idx(2));
+          SmallVector<Value> xLo, xHi, lo, hi;
+          for (int64_t i = 0; i < r; ++i) {
+            xLo.push_back(readX(bIdx, rows[i], kk, true));
+            xHi.push_back(
+                readX(bIdx, rows[i], q.add(kk, q.idx(kChunk / 2)), true));
+          }
+          prefetchAhead(
+              cols, prefetchTiles * c,
+              arith::DivUIOp::create(b(), loc(), chunkByte, q.idx(4)));
+          for (int64_t j = 0; j < c; ++j) {
+            Value u = arith::ExtUIOp::create(b(), loc(), lanes,
+                                             readBytes(cols[j], chunkByte));
+            // vpermps reads the low 4 bits of each lane's index.
+            lo.push_back(lookup(tables[j], u));
+            hi.push_back(lookup(
+                tables[j], arith::ShRUIOp::create(b(), loc(), u, splatI32(4))));
+          }
+          fmaAll(xLo, lo, acc);
+          fmaAll(xHi, hi, acc);
+        }
+        return acc;
+      });
     } else {
       // Groups of G k, G / 32 chunks each: V bytes at byte offset o of a
       // chunk's 16 hold the nibbles u of k = o .. o + V - 1 (low) and
@@ -571,49 +527,45 @@ struct Kernel {
       // sum |x q|, well within the reference tolerance for blocks.)
       int64_t g = layout.getGroupSize();
       Value minus8 = splatF32(-8.0);
-      accs = blockc::cpu::buildLoop(
-          b(), loc(), q.idx(0), q.idx(k), g, accs,
-          [&](Value kg, ValueRange it) {
-            SmallVector<Value> acc(it);
-            SmallVector<Value> gacc(r * c, zero), xs(r, zero);
-            for (int64_t ch = 0; ch < g; ch += kChunk) {
-              Value kk = q.add(kg, q.idx(ch));
-              Value chunkByte =
-                  arith::DivUIOp::create(b(), loc(), kk, q.idx(2));
-              for (int64_t o = 0; o < kChunk / 2; o += v) {
-                SmallVector<Value> xLo, xHi, lo, hi;
-                for (int64_t i = 0; i < r; ++i) {
-                  xLo.push_back(
-                      readX(bIdx, rows[i], q.add(kk, q.idx(o)), true));
-                  xHi.push_back(readX(bIdx, rows[i],
-                                      q.add(kk, q.idx(kChunk / 2 + o)), true));
-                  xs[i] = arith::AddFOp::create(
-                      b(), loc(), xs[i],
-                      arith::AddFOp::create(b(), loc(), xLo[i], xHi[i]));
-                }
-                for (int64_t j = 0; j < c; ++j) {
-                  Value byteIdx = q.add(chunkByte, q.idx(o));
-                  auto [low, high] = nibbles(cols[j], byteIdx);
-                  lo.push_back(i32ToF32(low));
-                  hi.push_back(i32ToF32(high));
-                }
-                fmaAll(xLo, lo, gacc);
-                fmaAll(xHi, hi, gacc);
-              }
+      accs = q.loop(q.idx(0), q.idx(k), g, accs, [&](Value kg, ValueRange it) {
+        SmallVector<Value> acc(it);
+        SmallVector<Value> gacc(r * c, zero), xs(r, zero);
+        for (int64_t ch = 0; ch < g; ch += kChunk) {
+          Value kk = q.add(kg, q.idx(ch));
+          Value chunkByte = arith::DivUIOp::create(b(), loc(), kk, q.idx(2));
+          for (int64_t o = 0; o < kChunk / 2; o += v) {
+            SmallVector<Value> xLo, xHi, lo, hi;
+            for (int64_t i = 0; i < r; ++i) {
+              xLo.push_back(readX(bIdx, rows[i], q.add(kk, q.idx(o)), true));
+              xHi.push_back(
+                  readX(bIdx, rows[i], q.add(kk, q.idx(kChunk / 2 + o)), true));
+              xs[i] = arith::AddFOp::create(
+                  b(), loc(), xs[i],
+                  arith::AddFOp::create(b(), loc(), xLo[i], xHi[i]));
             }
-            Value grp = arith::DivUIOp::create(b(), loc(), kg, q.idx(g));
             for (int64_t j = 0; j < c; ++j) {
-              Value sj = vector::BroadcastOp::create(b(), loc(), f32v,
-                                                     scale(cols[j], grp));
-              for (int64_t i = 0; i < r; ++i) {
-                Value t = vector::FMAOp::create(b(), loc(), xs[i], minus8,
-                                                gacc[i * c + j]);
-                acc[i * c + j] =
-                    vector::FMAOp::create(b(), loc(), t, sj, acc[i * c + j]);
-              }
+              Value byteIdx = q.add(chunkByte, q.idx(o));
+              auto [low, high] = nibbles(cols[j], byteIdx);
+              lo.push_back(i32ToF32(low));
+              hi.push_back(i32ToF32(high));
             }
-            return acc;
-          });
+            fmaAll(xLo, lo, gacc);
+            fmaAll(xHi, hi, gacc);
+          }
+        }
+        Value grp = arith::DivUIOp::create(b(), loc(), kg, q.idx(g));
+        for (int64_t j = 0; j < c; ++j) {
+          Value sj = vector::BroadcastOp::create(b(), loc(), f32v,
+                                                 scale(cols[j], grp));
+          for (int64_t i = 0; i < r; ++i) {
+            Value t = vector::FMAOp::create(b(), loc(), xs[i], minus8,
+                                            gacc[i * c + j]);
+            acc[i * c + j] =
+                vector::FMAOp::create(b(), loc(), t, sj, acc[i * c + j]);
+          }
+        }
+        return acc;
+      });
     }
     for (int64_t i = 0; i < r; ++i)
       for (int64_t j = 0; j < c; ++j) {
@@ -703,7 +655,7 @@ std::pair<Value, Value> buildQuantizedInput(OpBuilder &b, Location loc,
 /// the products on vpdpbusd where the target has VNNI (avx512_vnni or
 /// avx_vnni: the same intrinsic, EVEX or VEX), else vpmaddubsw + vpmaddwd.
 struct IntKernel {
-  QBuilder &q;
+  blockc::KernelToolkit &q;
   Value qx, amax, p, bias; // [B, T, K] i8, [B, T, K/32] f32, [N, words] i32
   codegen::QuantizedWeightAttr layout;
   bool vnni;
@@ -793,9 +745,8 @@ struct IntKernel {
       return arith::ConstantOp::create(b(), loc(),
                                        DenseElementsAttr::get(type, values));
     };
-    accs = blockc::cpu::buildLoop(
-        b(), loc(), q.idx(0), q.idx(k), kChunk, accs,
-        [&](Value kk, ValueRange it) {
+    accs =
+        q.loop(q.idx(0), q.idx(k), kChunk, accs, [&](Value kk, ValueRange it) {
           SmallVector<Value> acc(it);
           Value run = arith::DivUIOp::create(b(), loc(), kk, q.idx(kChunk));
           // Per row: q_x, s_x (broadcast; with halves, s_x / 16 in lanes
@@ -1013,7 +964,7 @@ struct CPULowerQuantizedLinearPass
     int64_t blockN = tiles.getBlockN();
     OpBuilder b(op);
     Location loc = op.getLoc();
-    QBuilder q{b, loc};
+    blockc::KernelToolkit q{b, loc};
     Value x = op.getInput();
     Value w = op.getWeight();
     Value &p = prepared[{w, layout}];

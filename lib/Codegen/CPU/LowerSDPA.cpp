@@ -30,6 +30,7 @@
 #include "TileEpilogue.h"
 #include "blockc/Codegen/CPU/Passes.h"
 #include "blockc/Codegen/Common/Approximations.h"
+#include "blockc/Codegen/Common/KernelToolkit.h"
 #include "blockc/Dialect/Transformer/IR/TransformerOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -70,9 +71,9 @@ struct AttentionTiles {
   int64_t qkUnroll;
 };
 
-struct AttentionBuilder {
-  OpBuilder &b;
-  Location loc;
+/// `add` and `mul` here are the f32 (vector) operations, which hide the
+/// toolkit's index ones; index sums are `addi`.
+struct AttentionBuilder : blockc::KernelToolkit {
   Value q, k, v; // [B, T, H, D], [B, S, Hkv, D] x 2
   int64_t width, d, nVec;
   VectorType vec;     // vector<width x f32>
@@ -86,10 +87,6 @@ struct AttentionBuilder {
   int64_t prefetchDistance = 1, prefetchLocality = 2;
   int64_t registers = 32; // vector registers of the target
 
-  Value idx(int64_t x) { return arith::ConstantIndexOp::create(b, loc, x); }
-  Value f32(double x) {
-    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(x));
-  }
   Value splat(Value scalar) {
     return vector::BroadcastOp::create(b, loc, vec, scalar);
   }
@@ -118,7 +115,7 @@ struct AttentionBuilder {
   Value fma(Value x, Value y, Value z) {
     return math::FmaOp::create(b, loc, x, y, z);
   }
-  Value addi(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value addi(Value x, Value y) { return KernelToolkit::add(x, y); }
   Value addi(Value x, int64_t y) { return y == 0 ? x : addi(x, idx(y)); }
   Value clampIndex(Value x, Value lo, Value hi) {
     return arith::MaxSIOp::create(b, loc, arith::MinSIOp::create(b, loc, x, hi),
@@ -340,20 +337,6 @@ struct AttentionBuilder {
     std::iota(lanes.begin(), lanes.end(), 0);
     return arith::ConstantOp::create(
         b, loc, DenseElementsAttr::get(ivec, ArrayRef<int32_t>(lanes)));
-  }
-
-  /// scf.for over [lo, hi) step `step` carrying `init`.
-  SmallVector<Value>
-  loop(Value lo, Value hi, int64_t step, ValueRange init,
-       function_ref<SmallVector<Value>(Value, ValueRange)> body) {
-    auto forOp = scf::ForOp::create(
-        b, loc, lo, hi, idx(step), init,
-        [&](OpBuilder &nb, Location, Value iv, ValueRange iter) {
-          OpBuilder::InsertionGuard guard(b);
-          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-          scf::YieldOp::create(b, loc, body(iv, iter));
-        });
-    return SmallVector<Value>(forOp.getResults());
   }
 
   /// Keys visible to query row t: [0, end(t)); end(t) = clamp(t + S - T + 1,
@@ -717,8 +700,7 @@ struct LowerSDPA {
     int64_t h = qType.getDimSize(2);
     int64_t group = h / op.getKey().getType().getDimSize(2);
     VectorType vec = VectorType::get({width}, rewriter.getF32Type());
-    AttentionBuilder ab{rewriter,
-                        loc,
+    AttentionBuilder ab{{rewriter, loc},
                         padHeadDim(op.getQuery()),
                         narrowSource(op.getKey()),
                         narrowSource(op.getValue()),

@@ -1,6 +1,7 @@
 //===- TileEpilogue.cpp - shared helpers of the CPU kernel passes ---------===//
 
 #include "TileEpilogue.h"
+#include "blockc/Codegen/Common/KernelToolkit.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -42,41 +43,18 @@ bool blockc::cpu::isZeroFill(Value init) {
   return fill && matchPattern(fill.getInputs()[0], m_AnyZeroFloat());
 }
 
-SmallVector<Value> blockc::cpu::buildLoop(
-    OpBuilder &b, Location loc, Value lo, Value hi, int64_t step,
-    ValueRange init, function_ref<SmallVector<Value>(Value, ValueRange)> body) {
-  auto forOp = scf::ForOp::create(
-      b, loc, lo, hi, arith::ConstantIndexOp::create(b, loc, step), init,
-      [&](OpBuilder &nb, Location, Value iv, ValueRange iter) {
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-        scf::YieldOp::create(b, loc, body(iv, iter));
-      });
-  return SmallVector<Value>(forOp.getResults());
-}
-
 Value blockc::cpu::buildTileEpilogue(
     OpBuilder &b, Location loc, Value tile, VectorType vec,
     function_ref<Value(Value, ValueRange, bool)> body) {
   int64_t width = vec.getNumElements();
-  auto idx = [&](int64_t v) -> Value {
-    return arith::ConstantIndexOp::create(b, loc, v);
-  };
-  auto forTensor = [&](Value lo, Value hi, int64_t step, Value init,
-                       function_ref<Value(Value, Value)> fn) -> Value {
-    return buildLoop(b, loc, lo, hi, step, init,
-                     [&](Value iv, ValueRange iter) {
-                       return SmallVector<Value>{fn(iv, iter[0])};
-                     })
-        .front();
-  };
-  Value c0 = idx(0);
+  blockc::KernelToolkit kt{b, loc};
+  Value c0 = kt.idx(0);
   Value pad = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
   Value bDim = tensor::DimOp::create(b, loc, tile, 0);
   Value tDim = tensor::DimOp::create(b, loc, tile, 1);
   Value nDim = tensor::DimOp::create(b, loc, tile, 2);
-  Value nFull = arith::MulIOp::create(
-      b, loc, arith::DivUIOp::create(b, loc, nDim, idx(width)), idx(width));
+  Value nFull = kt.mul(arith::DivUIOp::create(b, loc, nDim, kt.idx(width)),
+                       kt.idx(width));
   auto step = [&](Value acc, Value bi, Value ti, Value n, bool inBounds) {
     SmallVector<Value> at = {bi, ti, n};
     Value x = vector::TransferReadOp::create(b, loc, vec, acc, at, pad,
@@ -85,13 +63,13 @@ Value blockc::cpu::buildTileEpilogue(
                                            at, ArrayRef<bool>{inBounds})
         .getResult();
   };
-  return forTensor(c0, bDim, 1, tile, [&](Value bi, Value t1) {
-    return forTensor(c0, tDim, 1, t1, [&](Value ti, Value t2) {
-      t2 = forTensor(c0, nFull, width, t2, [&](Value n, Value t3) {
+  return kt.forOne(c0, bDim, 1, tile, [&](Value bi, Value t1) {
+    return kt.forOne(c0, tDim, 1, t1, [&](Value ti, Value t2) {
+      t2 = kt.forOne(c0, nFull, width, t2, [&](Value n, Value t3) {
         return step(t3, bi, ti, n, /*inBounds=*/true);
       });
       // The remainder columns: at most one masked vector.
-      return forTensor(nFull, nDim, width, t2, [&](Value n, Value t3) {
+      return kt.forOne(nFull, nDim, width, t2, [&](Value n, Value t3) {
         return step(t3, bi, ti, n, /*inBounds=*/false);
       });
     });

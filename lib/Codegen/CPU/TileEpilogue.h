@@ -45,15 +45,6 @@ private:
   std::optional<mlir::FailureOr<int64_t>> width;
 };
 
-/// scf.for over [lo, hi) step `step` carrying `init`, built with `b`;
-/// `body(iv, iterArgs)` returns the values to yield. Returns the results.
-llvm::SmallVector<mlir::Value>
-buildLoop(mlir::OpBuilder &b, mlir::Location loc, mlir::Value lo,
-          mlir::Value hi, int64_t step, mlir::ValueRange init,
-          llvm::function_ref<llvm::SmallVector<mlir::Value>(mlir::Value,
-                                                            mlir::ValueRange)>
-              body);
-
 /// Marks `op` as a kernel of `kind` (blockc_codegen.kernel).
 void setKernelKind(mlir::Operation *op, codegen::KernelKind kind);
 

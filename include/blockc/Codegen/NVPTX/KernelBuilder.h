@@ -1,38 +1,25 @@
 //===- KernelBuilder.h - index arithmetic for NVPTX kernel builders -*- C++
 //-*-===//
 //
-// The builder and location every hand-built kernel of lib/Codegen/NVPTX
-// carries (blockc-gpu-tile-matmul, blockc-gpu-lower-sdpa,
-// blockc-gpu-tile-reductions, blockc-gpu-tile-elementwise), with the index
-// and f32 arithmetic they all emit and their 16-byte vector accesses.
+// What every hand-built kernel of lib/Codegen/NVPTX (blockc-gpu-tile-matmul,
+// blockc-gpu-lower-sdpa, blockc-gpu-tile-reductions,
+// blockc-gpu-tile-elementwise, ...) adds to the kernel toolkit
+// (Codegen/Common/KernelToolkit.h): divisions, warp shuffles and 16-byte
+// vector accesses.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef BLOCKC_CODEGEN_NVPTX_KERNELBUILDER_H
 #define BLOCKC_CODEGEN_NVPTX_KERNELBUILDER_H
 
+#include "blockc/Codegen/Common/KernelToolkit.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 
 namespace blockc::nvptx {
 
-struct KernelBuilder {
-  mlir::OpBuilder &b;
-  mlir::Location loc;
-
-  mlir::Value idx(int64_t v) {
-    return mlir::arith::ConstantIndexOp::create(b, loc, v);
-  }
-  mlir::Value f32(double v) {
-    return mlir::arith::ConstantOp::create(
-        b, loc, b.getF32FloatAttr(static_cast<float>(v)));
-  }
-  mlir::Value add(mlir::Value x, mlir::Value y) {
-    return mlir::arith::AddIOp::create(b, loc, x, y);
-  }
-  mlir::Value mul(mlir::Value x, mlir::Value y) {
-    return mlir::arith::MulIOp::create(b, loc, x, y);
-  }
+struct KernelBuilder : blockc::KernelToolkit {
   mlir::Value div(mlir::Value x, int64_t d) {
     return mlir::arith::DivUIOp::create(b, loc, x, idx(d));
   }
@@ -52,17 +39,6 @@ struct KernelBuilder {
                                                   mlir::gpu::ShuffleMode::XOR)
                          .getShuffleResult());
     return v;
-  }
-
-  /// Unsigned x < y on indices.
-  mlir::Value lt(mlir::Value x, mlir::Value y) {
-    return mlir::arith::CmpIOp::create(b, loc, mlir::arith::CmpIPredicate::ult,
-                                       x, y);
-  }
-  /// x == c on indices.
-  mlir::Value eq(mlir::Value x, int64_t c) {
-    return mlir::arith::CmpIOp::create(b, loc, mlir::arith::CmpIPredicate::eq,
-                                       x, idx(c));
   }
 
   /// The 16-byte vector path of the strided buffer `buffer` (emitted on the
