@@ -181,21 +181,13 @@ blockc::loadTokenInput(const ModelSignature &sig, const InputRequest &request,
     input.tensor = std::move(*ids);
     input.label = file;
     shape = input.tensor.shape;
-    if ((request.seqLen && request.seqLen != shape[1]) ||
-        (request.batch && request.batch != shape[0]))
-      return makeError(file + ": shape " + formatShape(shape) +
-                       " disagrees with --batch/--seq-len");
+    if (llvm::Error e = request.checkFileShape(shape))
+      return std::move(e);
   } else {
-    auto dimOr = [&](unsigned i, int64_t given, int64_t fallback) {
-      int64_t d = type.getDimSize(i);
-      return given ? given : mlir::ShapedType::isDynamic(d) ? fallback : d;
-    };
-    shape = {dimOr(0, request.batch, 1), dimOr(1, request.seqLen, 16)};
+    auto [batch, seqLen] = request.randomShape(type);
+    shape = {batch, seqLen};
     input.label = "random ids (seed " + std::to_string(request.seed) + ")";
   }
-  if (shape[0] == 0 || shape[1] == 0)
-    return makeError("empty input: B and T must be at least 1, got " +
-                     formatShape(shape));
   if (sig.maxPositions && shape[1] > sig.maxPositions)
     return makeError((file.empty() ? std::string("random input") : file) +
                      ": " + Twine(shape[1]) + " tokens exceed the model's " +

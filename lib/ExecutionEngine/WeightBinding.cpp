@@ -392,6 +392,26 @@ HostTensor blockc::makeRandomTensor(std::vector<int64_t> shape, uint64_t seed) {
   return t;
 }
 
+llvm::Error
+InputRequest::checkFileShape(const std::vector<int64_t> &shape) const {
+  if ((seqLen && seqLen != shape[1]) || (batch && batch != shape[0]))
+    return makeError(file + ": shape " + formatShape(shape) +
+                     " disagrees with --batch/--seq-len");
+  if (shape[0] == 0 || shape[1] == 0)
+    return makeError("empty input: B and T must be at least 1, got " +
+                     formatShape(shape));
+  return llvm::Error::success();
+}
+
+std::array<int64_t, 2>
+InputRequest::randomShape(mlir::RankedTensorType type) const {
+  auto dimOr = [&](unsigned i, int64_t given, int64_t fallback) {
+    int64_t d = type.getDimSize(i);
+    return given ? given : mlir::ShapedType::isDynamic(d) ? fallback : d;
+  };
+  return {dimOr(0, batch, 1), dimOr(1, seqLen, 16)};
+}
+
 llvm::Expected<ModelInput> blockc::loadModelInput(
     const ModelSignature &sig, const InputRequest &request,
     llvm::function_ref<llvm::Error(int64_t, int64_t)> checkSize) {
@@ -418,23 +438,13 @@ llvm::Expected<ModelInput> blockc::loadModelInput(
     if (shape[2] != modelDim)
       return makeError(file + ": input has d = " + Twine(shape[2]) +
                        ", the model expects d = " + Twine(modelDim));
-    if ((request.seqLen && request.seqLen != shape[1]) ||
-        (request.batch && request.batch != shape[0]))
-      return makeError(file + ": shape " + formatShape(shape) +
-                       " disagrees with --batch/--seq-len");
+    if (llvm::Error e = request.checkFileShape(shape))
+      return std::move(e);
   } else {
-    // Defaults: the model's static B and T, else 1 and 16.
-    auto dimOr = [&](unsigned i, int64_t given, int64_t fallback) {
-      int64_t d = type.getDimSize(i);
-      return given ? given : mlir::ShapedType::isDynamic(d) ? fallback : d;
-    };
-    shape = {dimOr(0, request.batch, 1), dimOr(1, request.seqLen, 16),
-             modelDim};
+    auto [batch, seqLen] = request.randomShape(type);
+    shape = {batch, seqLen, modelDim};
     input.label = "random (seed " + std::to_string(request.seed) + ")";
   }
-  if (shape[0] == 0 || shape[1] == 0)
-    return makeError("empty input: B and T must be at least 1, got " +
-                     formatShape(shape));
   if (checkSize)
     if (llvm::Error e = checkSize(shape[0], shape[1]))
       return std::move(e);

@@ -24,6 +24,7 @@
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/Support/Error.h"
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -172,6 +173,13 @@ struct InputRequest {
   std::string file;
   uint64_t seed = 0;
   int64_t batch = 0, seqLen = 0;
+
+  /// The file's shape ([B, T, ...]) against `batch` and `seqLen`: an error
+  /// naming the file when they disagree, or when B or T is 0.
+  llvm::Error checkFileShape(const std::vector<int64_t> &shape) const;
+  /// {B, T} of a random input to an entry whose input is `type` ([B, T,
+  /// ...]): `batch` or the static B or 1, `seqLen` or the static T or 16.
+  std::array<int64_t, 2> randomShape(mlir::RankedTensorType type) const;
 };
 
 /// A run's input, [B, T, d].

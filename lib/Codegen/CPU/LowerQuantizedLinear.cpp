@@ -127,6 +127,33 @@ Value buildPreparedWeight(OpBuilder &b, Location loc, Value w,
   return generic.getResult(0);
 }
 
+/// The end of a quantised kernel's r x c tile: out[bIdx, rows[i], cols[j] -
+/// nOffset] = the lane sum of accs[i * c + j], times `rowScale(cols[j])`
+/// when given (an int8 weight's row scale), plus bias[cols[j]] when there
+/// is a bias.
+Value storeTileSums(blockc::KernelToolkit &q, Value out, ArrayRef<Value> accs,
+                    Value bIdx, ArrayRef<Value> rows, ArrayRef<Value> cols,
+                    Value nOffset, Value bias,
+                    function_ref<Value(Value)> rowScale) {
+  OpBuilder &b = q.b;
+  Location loc = q.loc;
+  int64_t c = cols.size();
+  for (auto [i, row] : llvm::enumerate(rows))
+    for (auto [j, n] : llvm::enumerate(cols)) {
+      Value sum = vector::ReductionOp::create(
+          b, loc, vector::CombiningKind::ADD, accs[i * c + j]);
+      if (rowScale)
+        sum = arith::MulFOp::create(b, loc, sum, rowScale(n));
+      if (bias)
+        sum = arith::AddFOp::create(b, loc, sum,
+                                    tensor::ExtractOp::create(b, loc, bias, n));
+      out = tensor::InsertOp::create(
+          b, loc, sum, out,
+          ValueRange{bIdx, row, arith::SubIOp::create(b, loc, n, nOffset)});
+    }
+  return out;
+}
+
 struct Kernel {
   blockc::KernelToolkit &q;
   Value x, p, bias; // [B, T, K] f32, [N, words] i32, [N] f32 or null
@@ -567,22 +594,10 @@ struct Kernel {
         return acc;
       });
     }
-    for (int64_t i = 0; i < r; ++i)
-      for (int64_t j = 0; j < c; ++j) {
-        Value sum = vector::ReductionOp::create(
-            b(), loc(), vector::CombiningKind::ADD, accs[i * c + j]);
-        if (layout.getBits() == 8)
-          sum =
-              arith::MulFOp::create(b(), loc(), sum, scale(cols[j], q.idx(0)));
-        if (bias)
-          sum = arith::AddFOp::create(
-              b(), loc(), sum,
-              tensor::ExtractOp::create(b(), loc(), bias, cols[j]));
-        Value col = arith::SubIOp::create(b(), loc(), cols[j], nOffset);
-        out = tensor::InsertOp::create(b(), loc(), sum, out,
-                                       ValueRange{bIdx, rows[i], col});
-      }
-    return out;
+    return storeTileSums(q, out, accs, bIdx, rows, cols, nOffset, bias,
+                         layout.getBits() == 8
+                             ? [&](Value n) { return scale(n, q.idx(0)); }
+                             : function_ref<Value(Value)>());
   }
 };
 
@@ -852,22 +867,9 @@ struct IntKernel {
           }
           return acc;
         });
-    for (int64_t i = 0; i < r; ++i)
-      for (int64_t j = 0; j < c; ++j) {
-        Value sum = vector::ReductionOp::create(
-            b(), loc(), vector::CombiningKind::ADD, accs[i * c + j]);
-        if (int8)
-          sum =
-              arith::MulFOp::create(b(), loc(), sum, scale(cols[j], q.idx(0)));
-        if (bias)
-          sum = arith::AddFOp::create(
-              b(), loc(), sum,
-              tensor::ExtractOp::create(b(), loc(), bias, cols[j]));
-        Value col = arith::SubIOp::create(b(), loc(), cols[j], nOffset);
-        out = tensor::InsertOp::create(b(), loc(), sum, out,
-                                       ValueRange{bIdx, rows[i], col});
-      }
-    return out;
+    return storeTileSums(q, out, accs, bIdx, rows, cols, nOffset, bias,
+                         int8 ? [&](Value n) { return scale(n, q.idx(0)); }
+                              : function_ref<Value(Value)>());
   }
 };
 

@@ -42,6 +42,29 @@ Value rowMaxAbs(OpBuilder &b, Location loc, Value x) {
       .getResult(0);
 }
 
+/// What both norms start from: the op's input rows, 1 / d, epsilon as f32
+/// and each row's max |x| (see the guard below).
+struct NormRows {
+  Location loc;
+  Value x;
+  RankedTensorType type;
+  unsigned rank;
+  Value invD, eps, maxAbs;
+
+  template <typename NormOp>
+  static NormRows of(NormOp op, PatternRewriter &rewriter) {
+    Location loc = op.getLoc();
+    Value x = op.getInput();
+    return {loc,
+            x,
+            op.getType(),
+            static_cast<unsigned>(op.getType().getRank()),
+            reciprocalOfLastDim(rewriter, loc, x),
+            f32Const(rewriter, loc, op.getEpsilon().convertToDouble()),
+            rowMaxAbs(rewriter, loc, x)};
+  }
+};
+
 /// RMSNorm and LayerNorm scale rows whose magnitude would overflow the f32
 /// sum of squares (|x| above 2^50): y is computed from x' = x / max|x| with
 /// epsilon / max|x|^2, which is the same value mathematically, so rows up to
@@ -51,35 +74,30 @@ struct RMSNormLowering : OpRewritePattern<RMSNormOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(RMSNormOp op,
                                 PatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    Value x = op.getInput();
-    RankedTensorType type = op.getType();
-    unsigned rank = type.getRank();
+    NormRows n = NormRows::of(op, rewriter);
     MLIRContext *ctx = getContext();
-    Value invD = reciprocalOfLastDim(rewriter, loc, x);
-    Value eps = f32Const(rewriter, loc, op.getEpsilon().convertToDouble());
-    Value maxAbs = rowMaxAbs(rewriter, loc, x);
-    Value sumSq = rowReduce(
-        rewriter, loc, x, {maxAbs}, [](OpBuilder &b, Location l, ValueRange a) {
-          Value xs = arith::MulFOp::create(
-              b, l, a[0], blockc::buildNormInvScale(b, l, a[1]));
-          return arith::MulFOp::create(b, l, xs, xs);
+    Value sumSq =
+        rowReduce(rewriter, n.loc, n.x, {n.maxAbs},
+                  [](OpBuilder &b, Location l, ValueRange a) {
+                    Value xs = arith::MulFOp::create(
+                        b, l, a[0], blockc::buildNormInvScale(b, l, a[1]));
+                    return arith::MulFOp::create(b, l, xs, xs);
+                  });
+    Value result = elementwise(
+        rewriter, n.loc, n.x, n.type, {n.x, sumSq, op.getWeight(), n.maxAbs},
+        {identity(ctx, n.rank), dropLast(ctx, n.rank),
+         projection(ctx, n.rank, {n.rank - 1}), dropLast(ctx, n.rank)},
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          Value inv = blockc::buildNormInvScale(b, l, a[3]);
+          Value meanSq = arith::MulFOp::create(b, l, a[1], n.invD);
+          Value epsScaled = arith::MulFOp::create(
+              b, l, n.eps, arith::MulFOp::create(b, l, inv, inv));
+          Value r = math::RsqrtOp::create(
+              b, l, arith::AddFOp::create(b, l, meanSq, epsScaled));
+          Value xs = arith::MulFOp::create(b, l, a[0], inv);
+          return arith::MulFOp::create(b, l, arith::MulFOp::create(b, l, xs, r),
+                                       a[2]);
         });
-    Value result =
-        elementwise(rewriter, loc, x, type, {x, sumSq, op.getWeight(), maxAbs},
-                    {identity(ctx, rank), dropLast(ctx, rank),
-                     projection(ctx, rank, {rank - 1}), dropLast(ctx, rank)},
-                    [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-                      Value inv = blockc::buildNormInvScale(b, l, a[3]);
-                      Value meanSq = arith::MulFOp::create(b, l, a[1], invD);
-                      Value epsScaled = arith::MulFOp::create(
-                          b, l, eps, arith::MulFOp::create(b, l, inv, inv));
-                      Value r = math::RsqrtOp::create(
-                          b, l, arith::AddFOp::create(b, l, meanSq, epsScaled));
-                      Value xs = arith::MulFOp::create(b, l, a[0], inv);
-                      return arith::MulFOp::create(
-                          b, l, arith::MulFOp::create(b, l, xs, r), a[2]);
-                    });
     rewriter.replaceOp(op, result);
     return success();
   }
@@ -89,51 +107,46 @@ struct LayerNormLowering : OpRewritePattern<LayerNormOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(LayerNormOp op,
                                 PatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    Value x = op.getInput();
-    RankedTensorType type = op.getType();
-    unsigned rank = type.getRank();
+    NormRows n = NormRows::of(op, rewriter);
     MLIRContext *ctx = getContext();
-    Value invD = reciprocalOfLastDim(rewriter, loc, x);
-    Value eps = f32Const(rewriter, loc, op.getEpsilon().convertToDouble());
-    Value maxAbs = rowMaxAbs(rewriter, loc, x);
     // Sums of the scaled row x' = x * inv (see Codegen/Common/NormGuard.h).
-    Value sum = rowReduce(
-        rewriter, loc, x, {maxAbs}, [](OpBuilder &b, Location l, ValueRange a) {
-          return arith::MulFOp::create(b, l, a[0],
-                                       blockc::buildNormInvScale(b, l, a[1]));
-        });
+    Value sum =
+        rowReduce(rewriter, n.loc, n.x, {n.maxAbs},
+                  [](OpBuilder &b, Location l, ValueRange a) {
+                    return arith::MulFOp::create(
+                        b, l, a[0], blockc::buildNormInvScale(b, l, a[1]));
+                  });
     // Two-pass variance: sum((x' - mean')^2), numerically safer than
     // E[x^2] - E[x]^2.
     Value sumSqDev =
-        rowReduce(rewriter, loc, x, {sum, maxAbs},
+        rowReduce(rewriter, n.loc, n.x, {sum, n.maxAbs},
                   [&](OpBuilder &b, Location l, ValueRange a) {
-                    Value mean = arith::MulFOp::create(b, l, a[1], invD);
+                    Value mean = arith::MulFOp::create(b, l, a[1], n.invD);
                     Value xs = arith::MulFOp::create(
                         b, l, a[0], blockc::buildNormInvScale(b, l, a[2]));
                     Value dev = arith::SubFOp::create(b, l, xs, mean);
                     return arith::MulFOp::create(b, l, dev, dev);
                   });
-    Value result =
-        elementwise(rewriter, loc, x, type,
-                    {x, sum, sumSqDev, op.getWeight(), op.getBias(), maxAbs},
-                    {identity(ctx, rank), dropLast(ctx, rank),
-                     dropLast(ctx, rank), projection(ctx, rank, {rank - 1}),
-                     projection(ctx, rank, {rank - 1}), dropLast(ctx, rank)},
-                    [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-                      Value inv = blockc::buildNormInvScale(b, l, a[5]);
-                      Value mean = arith::MulFOp::create(b, l, a[1], invD);
-                      Value var = arith::MulFOp::create(b, l, a[2], invD);
-                      Value epsScaled = arith::MulFOp::create(
-                          b, l, eps, arith::MulFOp::create(b, l, inv, inv));
-                      Value r = math::RsqrtOp::create(
-                          b, l, arith::AddFOp::create(b, l, var, epsScaled));
-                      Value xs = arith::MulFOp::create(b, l, a[0], inv);
-                      Value n = arith::MulFOp::create(
-                          b, l, arith::SubFOp::create(b, l, xs, mean), r);
-                      return arith::AddFOp::create(
-                          b, l, arith::MulFOp::create(b, l, n, a[3]), a[4]);
-                    });
+    Value result = elementwise(
+        rewriter, n.loc, n.x, n.type,
+        {n.x, sum, sumSqDev, op.getWeight(), op.getBias(), n.maxAbs},
+        {identity(ctx, n.rank), dropLast(ctx, n.rank), dropLast(ctx, n.rank),
+         projection(ctx, n.rank, {n.rank - 1}),
+         projection(ctx, n.rank, {n.rank - 1}), dropLast(ctx, n.rank)},
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          Value inv = blockc::buildNormInvScale(b, l, a[5]);
+          Value mean = arith::MulFOp::create(b, l, a[1], n.invD);
+          Value var = arith::MulFOp::create(b, l, a[2], n.invD);
+          Value epsScaled = arith::MulFOp::create(
+              b, l, n.eps, arith::MulFOp::create(b, l, inv, inv));
+          Value r = math::RsqrtOp::create(
+              b, l, arith::AddFOp::create(b, l, var, epsScaled));
+          Value xs = arith::MulFOp::create(b, l, a[0], inv);
+          Value normed = arith::MulFOp::create(
+              b, l, arith::SubFOp::create(b, l, xs, mean), r);
+          return arith::AddFOp::create(
+              b, l, arith::MulFOp::create(b, l, normed, a[3]), a[4]);
+        });
     rewriter.replaceOp(op, result);
     return success();
   }
