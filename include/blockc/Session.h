@@ -31,7 +31,7 @@ extern "C" {
 #endif
 
 /* The version of this interface (major * 100 + minor). */
-#define BLOCKC_SESSION_API_VERSION 100
+#define BLOCKC_SESSION_API_VERSION 101
 
 typedef enum blockc_status {
   BLOCKC_OK = 0,
@@ -42,8 +42,8 @@ typedef enum blockc_status {
   BLOCKC_ERROR_IO = 2,
   /* The model does not parse, verify or compile. */
   BLOCKC_ERROR_COMPILE = 3,
-  /* Not available for this model or target (e.g. sessions on nvptx,
-     generation for a model that does not take token ids). */
+  /* Not available for this model or target (e.g. generation for a model
+     that does not take token ids, nvptx without a GPU or the emulator). */
   BLOCKC_ERROR_UNSUPPORTED = 4,
   /* No sequence of that id in the session. */
   BLOCKC_ERROR_UNKNOWN_SEQUENCE = 5,
@@ -65,19 +65,23 @@ typedef struct blockc_model blockc_model;
 typedef struct blockc_session blockc_session;
 
 typedef struct blockc_model_options {
-  /* "cpu" (NULL: cpu) or "nvptx" (forward only; sessions report
-     BLOCKC_ERROR_UNSUPPORTED). */
+  /* "cpu" (NULL: cpu) or "nvptx" (forward, sessions and generation). */
   const char *target;
   /* The CPU kernels' ISA: "host" (NULL: host), "avx512", "avx2" or "sse". */
   const char *isa;
   /* Threads of the CPU code's parallel loops; 0: OMP_NUM_THREADS, else
      every core. The first model of a process sets it for the process. */
   int32_t threads;
+  /* With target "nvptx": 1 runs the kernels on blockc's GPU emulator
+     (no GPU needed; slow, for tests), 0 (the default) on a GPU. Since
+     version 101 (it fills what was padding: the struct's size and the
+     other fields' offsets are those of version 100). */
+  int32_t emulate;
   /* The entry function; NULL: @forward or the only function. */
   const char *entry;
 } blockc_model_options;
 
-/* Sets `options` to the defaults (cpu, host ISA, threads 0). */
+/* Sets `options` to the defaults (cpu, host ISA, threads 0, emulate 0). */
 BLOCKC_API void blockc_model_options_init(blockc_model_options *options);
 
 /* Reads `path` (a .mlir module: a stack of blocks, or a causal language

@@ -19,6 +19,12 @@
 // once per sequence instead: the sequence's pages gathered into a dense
 // cache, the new rows written back to its pages.
 //
+// On nvptx (a GPU, or the emulator with blockc_model_options.emulate) the
+// same entries compile for NVPTX and BlockJit copies the pools to device
+// memory and back around each call, so the host pools stay the truth that
+// forks and blockc_session_read_page use; runs on the GPU take turns
+// (gpuRunMutex).
+//
 //===----------------------------------------------------------------------===//
 
 #include "blockc/Session.h"
@@ -104,6 +110,15 @@ private:
   std::string text;
   ScopedDiagnosticHandler handler;
 };
+
+/// Held around every run of NVPTX code: the GPU runtime (the CUDA context
+/// or the emulator, whose last error is per process) and a compiled
+/// entry's device copies of its arguments are shared by every session of a
+/// model, so runs on the GPU take turns.
+std::mutex &gpuRunMutex() {
+  static std::mutex mutex;
+  return mutex;
+}
 
 /// Registers what compiling needs once per process (BlockJit applies the
 /// pass-manager command-line options).
@@ -210,10 +225,6 @@ blockc_status blockc_model::getEntry(Kind kind, int64_t pageSize,
   DiagnosticCapture diagnostics(file.getContext());
   ModuleOp toCompile = module;
   if (kind != Kind::Forward) {
-    if (options.isNVPTX())
-      return fail(BLOCKC_ERROR_UNSUPPORTED,
-                  "sessions and generation run on the CPU only for now "
-                  "(target nvptx)");
     compiled->module = OwningOpRef<ModuleOp>(module.clone());
     if (kind == Kind::Paged) {
       FailureOr<std::string> name =
@@ -383,8 +394,13 @@ blockc_status blockc_session::step(int64_t count, const int64_t *ids,
     return fail(BLOCKC_ERROR_INVALID_ARGUMENT, table->getError());
   }
 
+  std::unique_lock<std::mutex> gpuLock;
+  if (model->options.isNVPTX())
+    gpuLock = std::unique_lock<std::mutex>(gpuRunMutex());
   llvm::Error error = decode->paged ? runPaged(plan, input, output)
                                     : runPerSequence(plan, input, output);
+  if (gpuLock)
+    gpuLock.unlock();
   if (error) {
     table->rollback(plan);
     return fail(BLOCKC_ERROR_EXECUTION,
@@ -430,9 +446,11 @@ llvm::Error blockc_session::runPaged(const StepPlan &plan, const void *input,
   std::vector<HostTensor *> poolPtrs;
   for (HostTensor &pool : pools)
     poolPtrs.push_back(&pool);
-  if (llvm::Error e =
-          decode->jit->runPaged(decode->arguments(x), cuSeqlens, positions,
-                                blockTable, maxPages, poolPtrs, out))
+  // The entry's weights never change once prepared: on the GPU their
+  // device copies are made once.
+  if (llvm::Error e = decode->jit->runPaged(
+          decode->arguments(x), cuSeqlens, positions, blockTable, maxPages,
+          poolPtrs, out, WeightReuse::Unchanged))
     return e;
   std::memcpy(output, out.data.data(), out.numElements() * sizeof(float));
   return llvm::Error::success();
@@ -471,9 +489,9 @@ llvm::Error blockc_session::runPerSequence(const StepPlan &plan,
     HostTensor out;
     out.shape = decode->signature.getOutputShape(1, n);
     out.data.assign(out.numElements(), 0.0f);
-    if (llvm::Error e =
-            decode->jit->runDecode(decode->arguments(x), position, cachePtrs,
-                                   /*headMajor=*/false, out))
+    if (llvm::Error e = decode->jit->runDecode(
+            decode->arguments(x), position, cachePtrs,
+            /*headMajor=*/false, out, WeightReuse::Unchanged))
       return e;
     // The new rows go to the sequence's pages.
     for (size_t c = 0; c < pools.size(); ++c) {
@@ -532,7 +550,7 @@ const char *blockc_status_name(blockc_status status) {
 
 void blockc_model_options_init(blockc_model_options *options) {
   if (options)
-    *options = blockc_model_options{nullptr, nullptr, 0, nullptr};
+    *options = blockc_model_options{nullptr, nullptr, 0, 0, nullptr};
 }
 
 blockc_status blockc_model_load(const char *path,
@@ -564,6 +582,14 @@ blockc_status blockc_model_load(const char *path,
     return fail(BLOCKC_ERROR_INVALID_ARGUMENT,
                 "threads must be 0 (the default) or more, not " +
                     llvm::Twine(o.threads));
+  if (o.emulate != 0 && o.emulate != 1)
+    return fail(BLOCKC_ERROR_INVALID_ARGUMENT,
+                "emulate must be 0 (a GPU) or 1 (the GPU emulator), not " +
+                    llvm::Twine(o.emulate));
+  if (o.emulate && !m->options.isNVPTX())
+    return fail(BLOCKC_ERROR_INVALID_ARGUMENT,
+                "emulate = 1 runs NVPTX kernels: it needs target nvptx");
+  m->options.emulate = o.emulate;
   if (o.entry)
     m->options.entry = o.entry;
   if (std::string error = m->options.verify(); !error.empty())
@@ -575,8 +601,13 @@ blockc_status blockc_model_load(const char *path,
                   "this CPU lacks " + missing + " for isa=" +
                       stringifyCPUISA(m->options.getCPUConfig().isa));
   if (m->options.isNVPTX())
-    if (llvm::Error e = checkGPURuntimeAvailable(/*emulated=*/false))
-      return fail(BLOCKC_ERROR_UNSUPPORTED, std::move(e));
+    if (llvm::Error e = checkGPURuntimeAvailable(m->options.emulate))
+      return fail(BLOCKC_ERROR_UNSUPPORTED,
+                  llvm::toString(std::move(e)) +
+                      (m->options.emulate
+                           ? ""
+                           : " (in the C API: blockc_model_options.emulate "
+                             "= 1; in Python: emulate=True)"));
 
   DiagnosticCapture diagnostics(m->file.getContext());
   llvm::Expected<ModuleOp> module = m->file.load(path);
@@ -706,7 +737,11 @@ blockc_status blockc_model_forward(blockc_model *model, int64_t batch,
   HostTensor out;
   out.shape = sig.getOutputShape(batch, seqLen);
   out.data.assign(out.numElements(), 0.0f);
-  if (llvm::Error e = entry->jit->run(entry->arguments(x), out))
+  std::unique_lock<std::mutex> gpuLock;
+  if (model->options.isNVPTX())
+    gpuLock = std::unique_lock<std::mutex>(gpuRunMutex());
+  if (llvm::Error e =
+          entry->jit->run(entry->arguments(x), out, WeightReuse::Unchanged))
     return fail(BLOCKC_ERROR_EXECUTION,
                 "execution failed: " + llvm::toString(std::move(e)));
   std::memcpy(output, out.data.data(), out.numElements() * sizeof(float));

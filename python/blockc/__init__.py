@@ -42,7 +42,8 @@ _c_float_p = ctypes.POINTER(ctypes.c_float)
 
 class _ModelOptions(ctypes.Structure):
     _fields_ = [("target", ctypes.c_char_p), ("isa", ctypes.c_char_p),
-                ("threads", ctypes.c_int32), ("entry", ctypes.c_char_p)]
+                ("threads", ctypes.c_int32), ("emulate", ctypes.c_int32),
+                ("entry", ctypes.c_char_p)]
 
 
 class _ModelInfo(ctypes.Structure):
@@ -141,13 +142,15 @@ class Model:
 
     weights: a .safetensors file or a Hugging Face model folder (as
     blockc-run --weights), a bytes-like safetensors image, or None for
-    deterministic random weights from `seed`. target: "cpu" (sessions and
-    generation) or "nvptx" (forward only). threads: the CPU code's threads
-    (None: OMP_NUM_THREADS, else every core). isa: the CPU kernels' ISA
-    ("host", "avx512", "avx2", "sse"; None: host)."""
+    deterministic random weights from `seed`. target: "cpu" or "nvptx"
+    (forward, sessions and generation on either). emulate: with "nvptx",
+    run the kernels on blockc's GPU emulator instead of a GPU (no GPU
+    needed; slow). threads: the CPU code's threads (None: OMP_NUM_THREADS,
+    else every core). isa: the CPU kernels' ISA ("host", "avx512", "avx2",
+    "sse"; None: host)."""
 
     def __init__(self, path, weights=None, target="cpu", threads=None,
-                 isa=None, entry=None, seed=0):
+                 isa=None, entry=None, seed=0, emulate=False):
         self._handle = None
         options = _ModelOptions()
         _lib.blockc_model_options_init(ctypes.byref(options))
@@ -158,6 +161,9 @@ class Model:
                 raise Error("threads must be a positive int or None, not %r"
                             % (threads,))
             options.threads = threads
+        if not isinstance(emulate, bool):
+            raise Error("emulate must be True or False, not %r" % (emulate,))
+        options.emulate = int(emulate)
         options.entry = entry.encode() if entry else None
         handle = ctypes.c_void_p()
         _check(_lib.blockc_model_load(os.fsencode(path), ctypes.byref(options),

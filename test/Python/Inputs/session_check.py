@@ -3,8 +3,9 @@ NumPy reference (utils/blockc_ref.py), which runs each sequence alone
 through its whole causal forward pass.
 
   session_check.py stack --model M.mlir --weights W --config C [--layers N]
-      [--dtype bf16] [--isa avx2] [--tol T]
+      [--dtype bf16] [--isa avx2] [--tol T] [--target nvptx --emulate]
   session_check.py lm --model M.mlir --hf DIR [--isa avx2] [--tol T]
+      [--target nvptx --emulate]
   session_check.py errors --model M.mlir --weights W
 
 Prints one PASS line per check; any failure raises (non-zero exit).
@@ -87,6 +88,15 @@ def expect_error(fn, *fragments, status=None):
                          % (fragments,))
 
 
+def load(opts, weights):
+    """The model under test: the CPU kernels of --isa, or with --target
+    nvptx the NVPTX kernels (on the GPU emulator with --emulate)."""
+    if opts.target == "nvptx":
+        return blockc.Model(opts.model, weights=weights, target="nvptx",
+                            emulate=opts.emulate)
+    return blockc.Model(opts.model, weights=weights, isa=opts.isa, threads=1)
+
+
 def pool_bytes(s, layers, pages):
     return [s.read_page(l, v, p) for l in range(layers) for v in (0, 1)
             for p in pages]
@@ -94,8 +104,7 @@ def pool_bytes(s, layers, pages):
 
 def check_stack(opts):
     rng = np.random.default_rng(opts.seed)
-    m = blockc.Model(opts.model, weights=opts.weights, isa=opts.isa,
-                     threads=1)
+    m = load(opts, opts.weights)
     d = m.model_dim
     assert not m.takes_token_ids
     tmp = tempfile.mkdtemp()
@@ -187,8 +196,7 @@ def check_stack_pool(opts):
     """A pool that runs out: the step fails and changes nothing, then
     succeeds once a sequence is freed."""
     rng = np.random.default_rng(opts.seed + 1)
-    m = blockc.Model(opts.model, weights=opts.weights, isa=opts.isa,
-                     threads=1)
+    m = load(opts, opts.weights)
     d = m.model_dim
     reference = Reference(opts, tempfile.mkdtemp())
 
@@ -219,8 +227,7 @@ def check_threads(opts):
     each gives alone."""
     import threading
     rng = np.random.default_rng(opts.seed + 2)
-    m = blockc.Model(opts.model, weights=opts.weights, isa=opts.isa,
-                     threads=1)
+    m = load(opts, opts.weights)
     d = m.model_dim
     feeds = [[rng.uniform(-1, 1, size=(n, d)).astype(np.float32)
               for n in (9, 1, 1, 1, 1, 1)] for _ in range(2)]
@@ -251,7 +258,7 @@ def check_threads(opts):
 
 def check_lm(opts):
     rng = np.random.default_rng(opts.seed)
-    m = blockc.Model(opts.model, weights=opts.hf, isa=opts.isa, threads=1)
+    m = load(opts, opts.hf)
     assert m.takes_token_ids and m.output_width == m.vocab_size
     vocab = m.vocab_size
     reference = Reference(opts, tempfile.mkdtemp())
@@ -324,10 +331,14 @@ def check_errors(opts):
                  missing + ".st", status="BLOCKC_ERROR_IO")
     expect_error(lambda: blockc.Model(opts.model, weights=opts.weights,
                                       isa="avx9"), "unknown ISA 'avx9'")
+    expect_error(lambda: blockc.Model(opts.model, weights=opts.weights,
+                                      emulate=True),
+                 "emulate = 1 runs NVPTX kernels: it needs target nvptx")
+    expect_error(lambda: blockc.Model(opts.model, target="nvptx", emulate=1),
+                 "emulate must be True or False, not 1")
     print("PASS bad paths and options raise blockc.Error naming them")
 
-    m = blockc.Model(opts.model, weights=opts.weights, isa=opts.isa,
-                     threads=1)
+    m = load(opts, opts.weights)
     d = m.model_dim
     s = m.session(page_size=4, num_pages=8)
     a = s.add()
@@ -369,6 +380,9 @@ def main():
     p.add_argument("--isa")
     p.add_argument("--tol", type=float, default=1e-5)
     p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--target", choices=("cpu", "nvptx"), default="cpu")
+    p.add_argument("--emulate", action="store_true",
+                   help="with --target nvptx: on the GPU emulator")
     p.add_argument("--expect-paged", type=int, default=1,
                    help="1: steps run the paged entry; 0: per sequence")
     opts = p.parse_args()
