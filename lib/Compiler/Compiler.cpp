@@ -209,6 +209,26 @@ FailureOr<std::string> blockc::derivePagedEntry(ModuleOp module,
   return (entry + "_paged").str();
 }
 
+FailureOr<DecodeEntry> blockc::derivePagedSignature(ModuleOp module,
+                                                    StringRef entry,
+                                                    int64_t pageSize) {
+  FailureOr<std::string> name =
+      derivePagedEntry(module, entry, pageSize, /*keepEntry=*/true);
+  if (failed(name))
+    return failure();
+  DecodeEntry paged;
+  paged.funcName = *name;
+  paged.paged = true;
+  auto func = module.lookupSymbol<func::FuncOp>(paged.funcName);
+  PagedArguments args = getPagedArguments(func);
+  for (const PagedPoolArgument &pool : args.pools)
+    paged.caches.push_back(pool.type);
+  paged.pageSize = args.pageSize;
+  paged.pagedInput = cast<RankedTensorType>(func.getArgumentTypes().front());
+  paged.pagedResult = cast<RankedTensorType>(func.getResultTypes().front());
+  return paged;
+}
+
 FailureOr<DecodeEntry> blockc::deriveDecodeEntry(ModuleOp module,
                                                  StringRef entry,
                                                  transformer::KVLayout layout,
@@ -304,12 +324,14 @@ blockc::lowerModule(ModuleOp module, const CompileOptions &options,
   };
 
   LoweredModule lowered;
-  // The decode entry's signature, for the C header: derived on a copy (a
-  // paged entry is not declared in the C header yet).
-  if (decode == DecodeMode::BesideEntry && !options.paged) {
+  // The decode or paged entry's signature, for the C header: derived on a
+  // copy.
+  if (decode == DecodeMode::BesideEntry) {
     OwningOpRef<ModuleOp> copy = module.clone();
     FailureOr<DecodeEntry> derived =
-        deriveDecodeEntry(*copy, entry, options.kvLayout, /*keepPrefill=*/true);
+        options.paged ? derivePagedSignature(*copy, entry, options.pageSize)
+                      : deriveDecodeEntry(*copy, entry, options.kvLayout,
+                                          /*keepPrefill=*/true);
     if (failed(derived))
       return failedLowering();
     lowered.decode = std::move(*derived);

@@ -80,9 +80,16 @@ std::string blockc::emitCHeader(const ModelSignature &sig,
     argMemref(a, decodePrepare);
   }
   memref(sig.resultType.getElementType(), sig.resultType.getRank());
+  mlir::Type i32 = mlir::IntegerType::get(ctx, 32);
   if (decode)
     for (mlir::RankedTensorType t : decode->caches)
       memref(t.getElementType(), t.getRank());
+  if (decode && decode->paged) {
+    for (mlir::RankedTensorType t : {decode->pagedInput, decode->pagedResult})
+      memref(t.getElementType(), t.getRank());
+    memref(i32, 1);
+    memref(i32, 2);
+  }
   for (const PrepareEntry *p : {prepare, decodePrepare})
     if (p)
       for (const PreparedWeight &w : p->results)
@@ -103,13 +110,15 @@ std::string blockc::emitCHeader(const ModelSignature &sig,
        << "  int64_t offset;\n  int64_t sizes[" << r << "];\n  int64_t strides["
        << r << "];\n} blockc_memref_" << name << "_" << r << "d;\n#endif\n\n";
   }
-  auto dims = [](mlir::RankedTensorType t) {
+  // A shape, its dynamic dimensions named `first` (the first) and `rest`.
+  auto dims = [](mlir::RankedTensorType t, llvm::StringRef first = "B",
+                 llvm::StringRef rest = "T") {
     std::string d = "[";
     for (int64_t i = 0; i < t.getRank(); ++i) {
       if (i)
         d += ", ";
       int64_t v = t.getDimSize(i);
-      d += mlir::ShapedType::isDynamic(v) ? (i == 0 ? "B" : "T")
+      d += mlir::ShapedType::isDynamic(v) ? (i == 0 ? first : rest).str()
                                           : std::to_string(v);
     }
     return d + "]";
@@ -266,19 +275,80 @@ std::string blockc::emitCHeader(const ModelSignature &sig,
                : std::string())
        << "\n";
   os << " */\n";
-  os << "void _mlir_ciface_" << sig.funcName << "("
-     << memref(sig.resultType.getElementType(), sig.resultType.getRank())
-     << " *result";
-  for (const ModelArgument &a : sig.args)
-    os << ", " << argMemref(a, prepare) << " *"
-       << (a.role == "input" ? std::string("input")
-                             : "arg" + std::to_string(a.index));
+  // An entry's declaration up to its weights: the result, the input and
+  // the weights (`input` and `result`: a paged entry's packed types).
+  auto declareEntry = [&](llvm::StringRef name, mlir::RankedTensorType result,
+                          mlir::RankedTensorType input, const PrepareEntry *p) {
+    os << "void _mlir_ciface_" << name << "("
+       << memref(result.getElementType(), result.getRank()) << " *result";
+    for (const ModelArgument &a : sig.args)
+      os << ", "
+         << (a.role == "input" && input
+                 ? memref(input.getElementType(), input.getRank())
+                 : argMemref(a, p))
+         << " *"
+         << (a.role == "input" ? std::string("input")
+                               : "arg" + std::to_string(a.index));
+  };
+  declareEntry(sig.funcName, sig.resultType, nullptr, prepare);
   os << ");\n\n";
   os << "#define BLOCKC_" << sig.funcName << "_NUM_ARGS " << sig.args.size()
      << "\n\n";
   if (decodePrepare)
     declarePrepare(*decodePrepare, decode->funcName);
-  if (decode) {
+  // A pool's or cache's shape, its dynamic first dimension named.
+  auto cacheShapes = [&](llvm::StringRef first) {
+    for (mlir::RankedTensorType t : decode->caches)
+      os << " " << dims(t, first, "L_max");
+    os << "\n */\n";
+  };
+  // The K and V arguments and the count of them.
+  auto declareCaches = [&](llvm::StringRef count) {
+    for (auto [i, t] : llvm::enumerate(decode->caches))
+      os << ", " << memref(t.getElementType(), t.getRank()) << " *"
+         << (i % 2 ? "v_" : "k_") << i / 2;
+    os << ");\n\n#define BLOCKC_" << decode->funcName << "_" << count << " "
+       << decode->caches.size() << "\n";
+  };
+  if (decode && decode->paged) {
+    os << "/* Paged entry (transformer-derive-paged-decode): a ragged batch "
+          "of B\n"
+       << " * sequences over paged K/V pools. input: the new tokens of every\n"
+       << " * sequence packed without padding, "
+       << dims(decode->pagedInput, "total") << " (total rows); then the\n"
+       << " * weights as for @" << sig.funcName
+       << "; cu_seqlens [B + 1] (sequence b's rows are\n"
+       << " * cu_seqlens[b] .. cu_seqlens[b + 1] - 1, cu_seqlens[0] = 0), "
+          "seq_pos [B]\n"
+       << " * (its tokens already cached), block_table [B, max_pages] (its "
+          "pages\n"
+       << " * in logical order); then the K and V pools of every layer (k_0, "
+          "v_0,\n"
+       << " * k_1, ...), [num_pages, S, H_kv, D] row-major, S = "
+       << decode->pageSize << " tokens a page:\n"
+       << " * token j of sequence b lives in slot j % S of page\n"
+       << " * block_table[b, j / S]. The new K/V rows are written into the "
+          "pools\n"
+       << " * in place (not returned); result: a row per new token, "
+       << dims(decode->pagedResult, "total") << ".\n"
+       << (gpu ? " * Rows whose page is past max_pages or outside the pools "
+                 "are skipped;\n"
+                 " * every argument, the int32 arrays and the pools "
+                 "included, must be\n"
+                 " * device-accessible.\n"
+               : " * The code aborts if a token's page is past max_pages or "
+                 "a page id is\n"
+                 " * outside [0, num_pages).\n")
+       << " *   pools:";
+    cacheShapes("num_pages");
+    declareEntry(decode->funcName, decode->pagedResult, decode->pagedInput,
+                 decodePrepare);
+    os << ", " << memref(i32, 1) << " *cu_seqlens, " << memref(i32, 1)
+       << " *seq_pos, " << memref(i32, 2) << " *block_table";
+    declareCaches("NUM_POOLS");
+    os << "#define BLOCKC_" << decode->funcName << "_PAGE_SIZE "
+       << decode->pageSize << "\n\n";
+  } else if (decode) {
     os << "/* KV-cached decode entry (transformer-derive-decode): the same\n"
        << " * arguments, then the number of tokens already cached and the K\n"
        << " * and V cache of every layer (k_0, v_0, k_1, ...). The new rows\n"
@@ -292,29 +362,11 @@ std::string blockc::emitCHeader(const ModelSignature &sig,
     else
       os << ",\n * dense row-major.";
     os << "\n *   caches:";
-    for (mlir::RankedTensorType t : decode->caches) {
-      os << " [";
-      for (int64_t i = 0; i < t.getRank(); ++i)
-        os << (i ? ", " : "")
-           << (mlir::ShapedType::isDynamic(t.getDimSize(i))
-                   ? std::string(i == 0 ? "B" : "L_max")
-                   : std::to_string(t.getDimSize(i)));
-      os << "]";
-    }
-    os << "\n */\n";
-    os << "void _mlir_ciface_" << decode->funcName << "("
-       << memref(sig.resultType.getElementType(), sig.resultType.getRank())
-       << " *result";
-    for (const ModelArgument &a : sig.args)
-      os << ", " << argMemref(a, decodePrepare) << " *"
-         << (a.role == "input" ? std::string("input")
-                               : "arg" + std::to_string(a.index));
+    cacheShapes("B");
+    declareEntry(decode->funcName, sig.resultType, nullptr, decodePrepare);
     os << ", int64_t position";
-    for (auto [i, t] : llvm::enumerate(decode->caches))
-      os << ", " << memref(t.getElementType(), t.getRank()) << " *"
-         << (i % 2 ? "v_" : "k_") << i / 2;
-    os << ");\n\n#define BLOCKC_" << decode->funcName << "_NUM_CACHES "
-       << decode->caches.size() << "\n\n";
+    declareCaches("NUM_CACHES");
+    os << "\n";
   }
   os << "#ifdef __cplusplus\n}\n#endif\n\n#endif /* " << guard << " */\n";
   return s;

@@ -99,7 +99,8 @@ cl::opt<bool> withDecode(
 cl::opt<bool> withPaged(
     "paged",
     cl::desc("Also compile the ragged paged-KV-cache entry <entry>_paged "
-             "(transformer-derive-paged-decode; -target=cpu; default off)"),
+             "(transformer-derive-paged-decode) and declare it in the C header "
+             "(default off)"),
     cl::init(false), cl::cat(category));
 cl::opt<int64_t>
     pageSize("page-size",

@@ -157,6 +157,14 @@ mlir::FailureOr<std::string> derivePagedEntry(mlir::ModuleOp module,
                                               llvm::StringRef entry,
                                               int64_t pageSize, bool keepEntry);
 
+/// Runs derivePagedEntry on `module` (keeping the entry) and returns the
+/// paged entry's signature for the C header (its pools, page size and
+/// packed input and result; the prepare function is filled in by
+/// lowerModule).
+mlir::FailureOr<DecodeEntry> derivePagedSignature(mlir::ModuleOp module,
+                                                  llvm::StringRef entry,
+                                                  int64_t pageSize);
+
 /// What lowering a module gave beside the lowered module itself.
 struct LoweredModule {
   /// The entry's prepare function (CPU with prepared weights).
