@@ -873,7 +873,7 @@ Error BlockJit::runPaged(ArrayRef<const HostTensor *> hostArgs,
                          ArrayRef<int32_t> seqPositions,
                          ArrayRef<int32_t> blockTable, int64_t maxPages,
                          ArrayRef<HostTensor *> pools, HostTensor &out,
-                         WeightReuse reuseWeights) {
+                         WeightReuse reuseWeights, bool poolsOnDevice) {
   if (pagedPools.empty())
     return makeError("runPaged: the compiled entry is not a paged entry "
                      "(transformer-derive-paged-decode)");
@@ -1002,7 +1002,7 @@ Error BlockJit::runPaged(ArrayRef<const HostTensor *> hostArgs,
     }
   }
   for (auto [j, pool] : llvm::enumerate(pools)) {
-    if (!gpu) {
+    if (!gpu || poolsOnDevice) {
       descriptors.push_back(makeDescriptor(*pool));
       continue;
     }
@@ -1017,12 +1017,37 @@ Error BlockJit::runPaged(ArrayRef<const HostTensor *> hostArgs,
   }
   if (Error e = invoke(descriptors, std::nullopt, 0, out, gpu))
     return e;
-  if (gpu)
+  if (gpu && !poolsOnDevice)
     for (auto [j, pool] : llvm::enumerate(pools))
       if (pool->numElements() > 0)
         std::memcpy(pool->bytes(), deviceArgs[firstPool + j].device,
                     pool->numElements() * pool->elementBytes());
   return Error::success();
+}
+
+Expected<HostTensor> BlockJit::allocateDeviceTensor(std::vector<int64_t> shape,
+                                                    ElementType type) {
+  if (target != JitTarget::NVPTX)
+    return makeError("allocateDeviceTensor: a CPU entry has no device memory");
+  Expected<GPURuntime *> runtime = loadGPURuntime(emulated);
+  if (!runtime)
+    return runtime.takeError();
+  GPURuntime *gpu = *runtime;
+  HostTensor t;
+  t.shape = std::move(shape);
+  t.elementType = type;
+  size_t bytes = std::max<size_t>(t.numElements() * t.elementBytes(), 1);
+  void *device = gpu->memAlloc(bytes, nullptr, true);
+  if (!device)
+    return makeError(
+        Twine("GPU allocation of ") + Twine(bytes) +
+        " bytes failed: " + (gpu->lastError() ? gpu->lastError() : "unknown"));
+  std::memset(device, 0, bytes);
+  t.borrowed = device;
+  t.keepAlive = std::shared_ptr<const void>(device, [gpu](const void *p) {
+    gpu->memFree(const_cast<void *>(p), nullptr);
+  });
+  return t;
 }
 
 Error BlockJit::invoke(std::vector<std::vector<int64_t>> &descriptors,

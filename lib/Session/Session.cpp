@@ -20,10 +20,12 @@
 // cache, the new rows written back to its pages.
 //
 // On nvptx (a GPU, or the emulator with blockc_model_options.emulate) the
-// same entries compile for NVPTX and BlockJit copies the pools to device
-// memory and back around each call, so the host pools stay the truth that
-// forks and blockc_session_read_page use; runs on the GPU take turns
-// (gpuRunMutex).
+// same entries compile for NVPTX. A paged session's pools are then device
+// memory (BlockJit::allocateDeviceTensor: managed memory on a GPU) that
+// every step passes in place and that forks and blockc_session_read_page
+// read and write from the host between runs; the per-sequence fallback
+// keeps host pools. Runs of NVPTX code, and host accesses to device pools,
+// take turns (gpuRunMutex).
 //
 //===----------------------------------------------------------------------===//
 
@@ -120,6 +122,13 @@ std::mutex &gpuRunMutex() {
   return mutex;
 }
 
+/// gpuRunMutex, held while the result lives when `needed` (nothing
+/// otherwise).
+std::unique_lock<std::mutex> gpuTurn(bool needed) {
+  return needed ? std::unique_lock<std::mutex>(gpuRunMutex())
+                : std::unique_lock<std::mutex>();
+}
+
 /// Registers what compiling needs once per process (BlockJit applies the
 /// pass-manager command-line options).
 void initializeOnce() {
@@ -184,6 +193,9 @@ struct blockc_session {
   std::unique_ptr<SequenceTable> table;
   /// k_0, v_0, k_1, ...: [num_pages, S, H_kv, D].
   std::vector<HostTensor> pools;
+  /// The pools are device memory (a paged session on nvptx): steps pass
+  /// them in place; host accesses hold gpuRunMutex.
+  bool poolsOnDevice = false;
   /// Per pool: the elements of one token's row (H_kv * D).
   std::vector<int64_t> rowElements;
   /// The dense caches of a sequence's step (reused).
@@ -394,9 +406,7 @@ blockc_status blockc_session::step(int64_t count, const int64_t *ids,
     return fail(BLOCKC_ERROR_INVALID_ARGUMENT, table->getError());
   }
 
-  std::unique_lock<std::mutex> gpuLock;
-  if (model->options.isNVPTX())
-    gpuLock = std::unique_lock<std::mutex>(gpuRunMutex());
+  std::unique_lock<std::mutex> gpuLock = gpuTurn(model->options.isNVPTX());
   llvm::Error error = decode->paged ? runPaged(plan, input, output)
                                     : runPerSequence(plan, input, output);
   if (gpuLock)
@@ -450,7 +460,7 @@ llvm::Error blockc_session::runPaged(const StepPlan &plan, const void *input,
   // device copies are made once.
   if (llvm::Error e = decode->jit->runPaged(
           decode->arguments(x), cuSeqlens, positions, blockTable, maxPages,
-          poolPtrs, out, WeightReuse::Unchanged))
+          poolPtrs, out, WeightReuse::Unchanged, poolsOnDevice))
     return e;
   std::memcpy(output, out.data.data(), out.numElements() * sizeof(float));
   return llvm::Error::success();
@@ -737,9 +747,7 @@ blockc_status blockc_model_forward(blockc_model *model, int64_t batch,
   HostTensor out;
   out.shape = sig.getOutputShape(batch, seqLen);
   out.data.assign(out.numElements(), 0.0f);
-  std::unique_lock<std::mutex> gpuLock;
-  if (model->options.isNVPTX())
-    gpuLock = std::unique_lock<std::mutex>(gpuRunMutex());
+  std::unique_lock<std::mutex> gpuLock = gpuTurn(model->options.isNVPTX());
   if (llvm::Error e =
           entry->jit->run(entry->arguments(x), out, WeightReuse::Unchanged))
     return fail(BLOCKC_ERROR_EXECUTION,
@@ -764,12 +772,23 @@ blockc_status blockc_session_create(blockc_model *model, int64_t pageSize,
   s->model = model;
   s->decode = decode;
   s->table = std::make_unique<SequenceTable>(pageSize, numPages);
+  s->poolsOnDevice = model->options.isNVPTX() && decode->paged;
   for (RankedTensorType type : decode->pools) {
     HostTensor pool;
     int64_t heads = type.getDimSize(2), headDim = type.getDimSize(3);
     pool.shape = {numPages, pageSize, heads, headDim};
     pool.elementType = getHostElementType(type.getElementType());
-    pool.allocate();
+    if (s->poolsOnDevice) {
+      auto device =
+          decode->jit->allocateDeviceTensor(pool.shape, pool.elementType);
+      if (!device)
+        return fail(BLOCKC_ERROR_EXECUTION,
+                    "allocating the session's pools failed: " +
+                        llvm::toString(device.takeError()));
+      pool = std::move(*device);
+    } else {
+      pool.allocate();
+    }
     s->rowElements.push_back(heads * headDim);
     s->pools.push_back(std::move(pool));
     HostTensor dense;
@@ -811,6 +830,7 @@ blockc_status blockc_session_fork(blockc_session *session, int64_t parent,
                     ? BLOCKC_ERROR_OUT_OF_PAGES
                     : BLOCKC_ERROR_UNKNOWN_SEQUENCE,
                 session->table->getError());
+  std::unique_lock<std::mutex> gpuLock = gpuTurn(session->poolsOnDevice);
   if (copy.from >= 0)
     for (size_t c = 0; c < session->pools.size(); ++c) {
       size_t pageBytes = session->rowBytes(c) * session->table->getPageSize();
@@ -898,6 +918,7 @@ blockc_status blockc_session_read_page(const blockc_session *session,
   CHECK_ARG(capacity >= pageBytes, "a page has " + llvm::Twine(pageBytes) +
                                        " bytes; the buffer holds " +
                                        llvm::Twine(capacity));
+  std::unique_lock<std::mutex> gpuLock = gpuTurn(session->poolsOnDevice);
   std::memcpy(data,
               static_cast<const char *>(session->pools[pool].bytes()) +
                   page * pageBytes,

@@ -154,6 +154,15 @@ public:
                         bool headMajor, HostTensor &out,
                         WeightReuse reuseWeights = WeightReuse::Copy);
 
+  /// A zeroed tensor of `shape` in `type` whose elements are
+  /// device-accessible memory of this NVPTX entry's GPU runtime (managed
+  /// memory on a GPU, the emulator's device memory), freed when the last
+  /// copy of the tensor goes (it borrows the memory: HostTensor::borrowed
+  /// and keepAlive). The host may read and write it between runs. An error
+  /// for a CPU entry.
+  llvm::Expected<HostTensor> allocateDeviceTensor(std::vector<int64_t> shape,
+                                                  ElementType type);
+
   /// Runs a paged entry (transformer-derive-paged-decode). `args`: the
   /// packed input ([total, d] f32, or [total] ids as TokenIds-style
   /// HostTensor), then the weights, as for run(); `cuSeqlens` [B+1],
@@ -163,13 +172,17 @@ public:
   /// [total, vocab]) must have its shape set. The batch is checked on the
   /// host first (cu_seqlens from 0 and non-decreasing, positions >= 0, every
   /// page a new or cached token lives in within the block table and the
-  /// pools): a bad one is an error, never a wild write. CPU only.
+  /// pools): a bad one is an error, never a wild write. On NVPTX (a GPU or
+  /// the emulator) the pools are copied to device memory before the call
+  /// and back after it, unless `poolsOnDevice`: then they are tensors of
+  /// allocateDeviceTensor(), passed in place (they stay there across calls).
   llvm::Error runPaged(llvm::ArrayRef<const HostTensor *> args,
                        llvm::ArrayRef<int32_t> cuSeqlens,
                        llvm::ArrayRef<int32_t> seqPositions,
                        llvm::ArrayRef<int32_t> blockTable, int64_t maxPages,
                        llvm::ArrayRef<HostTensor *> pools, HostTensor &out,
-                       WeightReuse reuseWeights = WeightReuse::Copy);
+                       WeightReuse reuseWeights = WeightReuse::Copy,
+                       bool poolsOnDevice = false);
 
 private:
   BlockJit() = default;
