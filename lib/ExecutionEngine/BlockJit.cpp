@@ -78,12 +78,22 @@ Error loadSymbols(GPURuntime &runtime, void *handle, const char *lastError) {
   return Error::success();
 }
 
-/// Where blockc's runtime library `fileName` is: beside an installed tool
-/// (<prefix>/bin/<tool> and <prefix>/lib/<fileName>, cmake --install), else
-/// in the build tree the tool was built in (`buildPath`).
+/// Where blockc's runtime library `fileName` is: beside the shared library
+/// this code is linked into (<prefix>/lib/libblockc_session.so, loaded by
+/// any program, e.g. Python), beside an installed tool (<prefix>/bin/<tool>
+/// and <prefix>/lib/<fileName>, cmake --install), else in the build tree
+/// the tool was built in (`buildPath`).
 [[maybe_unused]] std::string runtimeLibraryPath(StringRef fileName,
                                                 StringRef buildPath) {
   static int anchor;
+  Dl_info self;
+  if (dladdr(&anchor, &self) && self.dli_fname &&
+      StringRef(self.dli_fname).contains(".so")) {
+    SmallString<256> path(llvm::sys::path::parent_path(self.dli_fname));
+    llvm::sys::path::append(path, fileName);
+    if (llvm::sys::fs::exists(path))
+      return std::string(path);
+  }
   std::string exe = llvm::sys::fs::getMainExecutable(nullptr, &anchor);
   if (!exe.empty()) {
     SmallString<256> path(
