@@ -9,14 +9,16 @@
 #include "blockc/Target/CPU.h"
 #include "blockc/Support/Error.h"
 
-#include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/IR/LegacyPassManager.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/Transforms/Scalar/LoopUnrollPass.h"
 
 using namespace mlir;
 using namespace blockc;
@@ -61,10 +63,76 @@ blockc::translateToLLVMIR(ModuleOp module, llvm::LLVMContext &llvmContext,
     for (llvm::Function &f : *llvmModule)
       if (!f.isDeclaration())
         f.addFnAttr("tune-cpu", tuneCPU);
-  auto transformer = makeOptimizingTransformer(optLevel, 0, &tm);
-  if (llvm::Error e = transformer(llvmModule.get()))
+  if (llvm::Error e = optimizeLLVMModule(*llvmModule, tm, optLevel))
     return std::move(e);
   return std::move(llvmModule);
+}
+
+namespace {
+/// Whether an LLVM option (by name) was given on the command line.
+bool givenOnCommandLine(llvm::StringRef name) {
+  auto &options = llvm::cl::getRegisteredOptions();
+  auto it = options.find(name);
+  return it != options.end() && it->second->getNumOccurrences() > 0;
+}
+} // namespace
+
+llvm::Error blockc::optimizeLLVMModule(llvm::Module &llvmModule,
+                                       llvm::TargetMachine &tm,
+                                       unsigned optLevel) {
+  static const llvm::OptimizationLevel levels[] = {
+      llvm::OptimizationLevel::O0, llvm::OptimizationLevel::O1,
+      llvm::OptimizationLevel::O2, llvm::OptimizationLevel::O3};
+  if (optLevel > 3)
+    return makeError("invalid LLVM optimisation level " +
+                     llvm::Twine(optLevel) + " (0-3)");
+  llvm::OptimizationLevel level = levels[optLevel];
+  llvm::PipelineTuningOptions tuning;
+  tuning.LoopInterleaving = true;
+  tuning.LoopVectorization = true;
+  tuning.SLPVectorization = true;
+  // The kernels' loops come register-tiled and unrolled: LLVM unrolls the
+  // loops it can unroll fully, as at its -O2, but neither partially nor by
+  // a runtime trip count, which about doubled the code that the rest of
+  // the pipeline, loop strength reduction and instruction selection work
+  // through (docs/Pipelines.md, "LLVM's part"). Either of LLVM's own
+  // -unroll-allow-partial / -unroll-runtime on the command line brings
+  // back LLVM's unrolling as it is.
+  bool fullOnly = level != llvm::OptimizationLevel::O0 &&
+                  !givenOnCommandLine("unroll-allow-partial") &&
+                  !givenOnCommandLine("unroll-runtime");
+  tuning.LoopUnrolling = !fullOnly;
+  llvm::PassBuilder pb(&tm, tuning);
+  if (fullOnly) {
+    // Where the default pipeline unrolls (with tuning.LoopUnrolling): at
+    // the end of the loop simplifications, and after the vectorisers.
+    int speedup = level.getSpeedupLevel();
+    bool forget = tuning.ForgetAllSCEVInLoopUnroll;
+    pb.registerLoopOptimizerEndEPCallback([=](llvm::LoopPassManager &lpm,
+                                              llvm::OptimizationLevel) {
+      lpm.addPass(
+          llvm::LoopFullUnrollPass(speedup, /*OnlyWhenForced=*/false, forget));
+    });
+    pb.registerVectorizerEndEPCallback(
+        [=](llvm::FunctionPassManager &fpm, llvm::OptimizationLevel) {
+          fpm.addPass(llvm::LoopUnrollPass(
+              llvm::LoopUnrollOptions(speedup, /*OnlyWhenForced=*/false, forget)
+                  .setPartial(false)
+                  .setRuntime(false)));
+        });
+  }
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(level);
+  mpm.run(llvmModule, mam);
+  return llvm::Error::success();
 }
 
 llvm::Error blockc::emitMachineCode(llvm::Module &llvmModule,

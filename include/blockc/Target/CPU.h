@@ -54,6 +54,13 @@ translateToLLVMIR(mlir::ModuleOp module, llvm::LLVMContext &llvmContext,
                   llvm::TargetMachine &tm, unsigned optLevel,
                   llvm::StringRef tuneCPU = "");
 
+/// LLVM's default pipeline at `optLevel` (0-3) for `tm`, except that loops
+/// are unrolled only fully (blockc's kernels come unrolled): neither
+/// partially nor by a runtime trip count, unless LLVM's -unroll-allow-partial
+/// or -unroll-runtime was given.
+llvm::Error optimizeLLVMModule(llvm::Module &llvmModule,
+                               llvm::TargetMachine &tm, unsigned optLevel);
+
 /// Emits assembly or an object file for `llvmModule`.
 llvm::Error emitMachineCode(llvm::Module &llvmModule, llvm::TargetMachine &tm,
                             llvm::CodeGenFileType kind,
