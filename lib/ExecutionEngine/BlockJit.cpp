@@ -487,7 +487,9 @@ BlockJit::compile(ModuleOp module, const ModelSignature &sig,
            " " + codegenTarget.tuneCPU + " " + (*tm)->getTargetFeatureString())
               .str();
       std::string id = buildIdentity();
-      std::string opt = std::to_string(optLevel);
+      // LLVM's own unrolling, when asked for, makes other code.
+      std::string opt = std::to_string(optLevel) +
+                        (llvmUnrollsAsIs() ? " llvm-unrolling" : "");
       key = CompileCache::key({"blockc-jit-object-v2", id, moduleText,
                                pipelineText, opt, tmText, sig.funcName});
       switch (cache->lookup(key, object, metadata)) {

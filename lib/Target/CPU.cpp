@@ -77,6 +77,11 @@ bool givenOnCommandLine(llvm::StringRef name) {
 }
 } // namespace
 
+bool blockc::llvmUnrollsAsIs() {
+  return givenOnCommandLine("unroll-allow-partial") ||
+         givenOnCommandLine("unroll-runtime");
+}
+
 llvm::Error blockc::optimizeLLVMModule(llvm::Module &llvmModule,
                                        llvm::TargetMachine &tm,
                                        unsigned optLevel) {
@@ -98,9 +103,7 @@ llvm::Error blockc::optimizeLLVMModule(llvm::Module &llvmModule,
   // through (docs/Pipelines.md, "LLVM's part"). Either of LLVM's own
   // -unroll-allow-partial / -unroll-runtime on the command line brings
   // back LLVM's unrolling as it is.
-  bool fullOnly = level != llvm::OptimizationLevel::O0 &&
-                  !givenOnCommandLine("unroll-allow-partial") &&
-                  !givenOnCommandLine("unroll-runtime");
+  bool fullOnly = level != llvm::OptimizationLevel::O0 && !llvmUnrollsAsIs();
   tuning.LoopUnrolling = !fullOnly;
   llvm::PassBuilder pb(&tm, tuning);
   if (fullOnly) {

@@ -61,6 +61,10 @@ translateToLLVMIR(mlir::ModuleOp module, llvm::LLVMContext &llvmContext,
 llvm::Error optimizeLLVMModule(llvm::Module &llvmModule,
                                llvm::TargetMachine &tm, unsigned optLevel);
 
+/// Whether LLVM's -unroll-allow-partial or -unroll-runtime was given: then
+/// optimizeLLVMModule unrolls as LLVM's default pipeline does.
+bool llvmUnrollsAsIs();
+
 /// Emits assembly or an object file for `llvmModule`.
 llvm::Error emitMachineCode(llvm::Module &llvmModule, llvm::TargetMachine &tm,
                             llvm::CodeGenFileType kind,
