@@ -188,6 +188,8 @@ blockc::loadTokenInput(const ModelSignature &sig, const InputRequest &request,
     shape = {batch, seqLen};
     input.label = "random ids (seed " + std::to_string(request.seed) + ")";
   }
+  if (llvm::Error e = InputRequest::checkNotEmpty(shape))
+    return std::move(e);
   if (sig.maxPositions && shape[1] > sig.maxPositions)
     return makeError((file.empty() ? std::string("random input") : file) +
                      ": " + Twine(shape[1]) + " tokens exceed the model's " +

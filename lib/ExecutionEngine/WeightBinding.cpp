@@ -397,6 +397,10 @@ InputRequest::checkFileShape(const std::vector<int64_t> &shape) const {
   if ((seqLen && seqLen != shape[1]) || (batch && batch != shape[0]))
     return makeError(file + ": shape " + formatShape(shape) +
                      " disagrees with --batch/--seq-len");
+  return llvm::Error::success();
+}
+
+llvm::Error InputRequest::checkNotEmpty(const std::vector<int64_t> &shape) {
   if (shape[0] == 0 || shape[1] == 0)
     return makeError("empty input: B and T must be at least 1, got " +
                      formatShape(shape));
@@ -445,6 +449,8 @@ llvm::Expected<ModelInput> blockc::loadModelInput(
     shape = {batch, seqLen, modelDim};
     input.label = "random (seed " + std::to_string(request.seed) + ")";
   }
+  if (llvm::Error e = InputRequest::checkNotEmpty(shape))
+    return std::move(e);
   if (checkSize)
     if (llvm::Error e = checkSize(shape[0], shape[1]))
       return std::move(e);

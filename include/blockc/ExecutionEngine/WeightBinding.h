@@ -175,8 +175,11 @@ struct InputRequest {
   int64_t batch = 0, seqLen = 0;
 
   /// The file's shape ([B, T, ...]) against `batch` and `seqLen`: an error
-  /// naming the file when they disagree, or when B or T is 0.
+  /// naming the file when they disagree.
   llvm::Error checkFileShape(const std::vector<int64_t> &shape) const;
+  /// An input's shape ([B, T, ...]): an error when B or T is 0 (a file's,
+  /// or a model's static dimension).
+  static llvm::Error checkNotEmpty(const std::vector<int64_t> &shape);
   /// {B, T} of a random input to an entry whose input is `type` ([B, T,
   /// ...]): `batch` or the static B or 1, `seqLen` or the static T or 16.
   std::array<int64_t, 2> randomShape(mlir::RankedTensorType type) const;
