@@ -22,6 +22,7 @@
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Target/TargetMachine.h"
 
 #include <mutex>
@@ -512,4 +513,49 @@ std::string blockc::getGPUBinary(ModuleOp lowered) {
       binary += cast<gpu::ObjectAttr>(attr).getObject().getValue().str();
   });
   return binary;
+}
+
+llvm::Error blockc::writeArtefacts(const CompileArtefacts &artefacts,
+                                   const OutputPaths &paths,
+                                   CompileStage stage) {
+  std::string errorMessage;
+  auto output = mlir::openOutputFile(paths.output, &errorMessage);
+  if (!output)
+    return makeError(errorMessage);
+  output->os() << artefacts.output;
+  std::unique_ptr<llvm::ToolOutputFile> header;
+  if (stage == CompileStage::Object) {
+    header = mlir::openOutputFile(paths.header, &errorMessage);
+    if (!header)
+      return makeError(errorMessage);
+    header->os() << artefacts.header;
+  }
+  output->os().flush();
+  if (output->os().has_error())
+    return makeError("cannot write " + paths.output);
+  output->keep();
+  if (header)
+    header->keep();
+  return llvm::Error::success();
+}
+
+llvm::Error blockc::writeModelReport(ModuleOp module,
+                                     const CompileOptions &options,
+                                     ReportOptions report, ReportFormat format,
+                                     StringRef title, StringRef outputPath) {
+  llvm::Expected<int64_t> ranks = partitionModule(module, options);
+  if (!ranks)
+    return ranks.takeError();
+  report.ranks = *ranks;
+  std::vector<BlockReport> reports = buildReports(module, report);
+  if (reports.empty())
+    return makeError(title + ": no transformer.block to report on");
+  std::string errorMessage;
+  auto output = mlir::openOutputFile(outputPath, &errorMessage);
+  if (!output)
+    return makeError(errorMessage);
+  ModelPartsReport parts = buildModelPartsReport(module, report);
+  printReport(output->os(), title, reports, format, &parts);
+  output->keep();
+  return llvm::Error::success();
 }

@@ -1,11 +1,13 @@
 //===- RunDriver.cpp - a JIT run of a model, as blockc-run does it --------===//
 
 #include "blockc/ExecutionEngine/RunDriver.h"
+#include "blockc/ExecutionEngine/MemoryEstimate.h"
 #include "blockc/ExecutionEngine/TokenIds.h"
 #include "blockc/Support/Error.h"
 
 #include "blockc/Compiler/Compiler.h"
 
+#include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <chrono>
@@ -318,4 +320,189 @@ blockc::runEntry(mlir::ModuleOp module, const ModelSignature &signature,
                                 formatSeconds(secondsSince(start))));
   result.sampled = run.profile && run.profileBlocks > 0;
   return std::move(result);
+}
+
+llvm::Expected<ModelInput> blockc::loadRunInput(const ModelSignature &sig,
+                                                const RunOptions &run,
+                                                const Tokenizer *tokenizer) {
+  bool decodeMode = run.decodeMode();
+  int64_t steps = run.generateMode()               ? run.generateTokens
+                  : decodeMode && !run.checkDecode ? run.decodeSteps
+                                                   : 0;
+  auto checkSize = [&](int64_t b, int64_t t) -> llvm::Error {
+    if (decodeMode)
+      if (llvm::Error e = run.checkCacheCapacity(t))
+        return e;
+    int64_t cacheLen = !decodeMode  ? 0
+                       : run.maxLen ? run.maxLen
+                                    : run.neededCacheLength(t);
+    return checkMemoryFits(sig, b, t, steps, cacheLen);
+  };
+  if (run.prompt.empty())
+    return loadModelInput(
+        sig, {run.inputFile, run.inputSeed.value_or(0), run.batch, run.seqLen},
+        checkSize);
+  auto input = encodePrompt(*tokenizer, run.prompt, sig);
+  if (input)
+    if (llvm::Error e = checkSize(1, input->tensor.shape[1]))
+      return std::move(e);
+  return input;
+}
+
+WeightRequest blockc::makeWeightRequest(const RunOptions &run, unsigned rank,
+                                        int64_t ranks, bool nvptx) {
+  WeightRequest request{
+      run.weightsFile, run.weightSeed.value_or(0), rank, {}, ""};
+  request.binding.allowExtraTensors = run.allowExtraWeights;
+  if (ranks > 1)
+    request.preparedRefused = "prepared weights cannot be split over ranks; "
+                              "give the checkpoint";
+  else if (run.decodeMode() || nvptx)
+    request.preparedRefused = "prepared weights load for the plain CPU entry "
+                              "only (not --decode, --check-decode or "
+                              "-target=nvptx)";
+  return request;
+}
+
+RunHead blockc::describeRun(llvm::StringRef model, const ModelSignature &sig,
+                            const CompileOptions &options,
+                            const RunOptions &run, int ranks,
+                            const ModelInput &input,
+                            const RunWeights &weights) {
+  bool nvptx = options.isNVPTX();
+  RunHead head;
+  head.model = model.str();
+  head.entry = sig.funcName;
+  head.target = nvptx ? "nvptx" : "cpu";
+  head.emulated = options.emulate;
+  head.threads = nvptx && !run.decodeMode() ? 1u : run.threads;
+  if (head.threads == run.threads)
+    head.threadsSource =
+        run.threadSource == ThreadSource::AllCores      ? "all cores"
+        : run.threadSource == ThreadSource::Environment ? "OMP_NUM_THREADS"
+                                                        : "";
+  head.ranks = ranks;
+  head.inputShape = input.tensor.shape;
+  head.inputLabel = input.label;
+  head.numWeights = weights.tensors.size();
+  // A prepared file counts the model's parameters: its words or panels
+  // hold more or fewer elements (and are read by the run).
+  if (weights.preparedFile)
+    for (const ModelArgument &arg : llvm::drop_begin(sig.args))
+      head.numParams += arg.type.getNumElements();
+  else
+    for (const HostTensor &w : weights.tensors)
+      head.numParams += w.numElements();
+  head.weightsLabel = weights.label;
+  head.weightsHeld = describeHeld(weights.tensors);
+  return head;
+}
+
+llvm::Error blockc::writeRunProfiles(const RunOptions &run,
+                                     const CompileOptions &options,
+                                     const EntryRunResult &result) {
+  if (run.profileFile.empty())
+    return llvm::Error::success();
+  const GPUProfile *bound = result.bound ? &*result.bound : nullptr;
+  if (result.runs.measured)
+    if (llvm::Error e = writeMeasuredProfileJSON(
+            run.profileFile, options.gpuArch, *result.runs.measured, bound))
+      return e;
+  if (result.runs.profile && !result.sampled)
+    return writeGPUProfileJSON(run.profileFile, *result.runs.profile);
+  return llvm::Error::success();
+}
+
+void blockc::printEntrySummary(llvm::raw_ostream &os, const RunHead &head,
+                               const ModelSignature &sig,
+                               const EntryRunResult &result,
+                               const RunOptions &run, bool preparedFile,
+                               double flops) {
+  const TimedRuns &runs = result.runs;
+  bool sampled = result.sampled;
+  printRunHead(os, head, sig);
+  printOutputLine(os, result.output.shape, run.outputFile, sampled);
+  if (sampled)
+    os << "  checksum not meaningful (--profile-blocks ran a sample of each "
+          "launch)\n";
+  else
+    printChecksum(os, Checksum::of(result.output));
+  printCompileLine(os, result.compileSeconds, result.jit->cacheStatus());
+  if (preparedFile)
+    os << "  prepare  skipped (" << run.weightsFile
+       << " holds the prepared weights)\n";
+  else
+    printPrepare(os, result.jit->getPrepareEntry(), result.prepareSeconds,
+                 result.preparedBytes);
+  if (!run.savePrepared.empty())
+    os << "  saved    prepared weights -> " << run.savePrepared << "\n";
+  printRunTimes(os, runs.seconds, flops);
+  if (runs.measured) {
+    printMeasuredProfile(os, *runs.measured,
+                         result.bound ? &*result.bound : nullptr);
+    if (!run.profileFile.empty())
+      os << "  profile  -> " << run.profileFile << "\n";
+  }
+  if (runs.profile) {
+    printGPUProfile(os, *runs.profile);
+    if (!run.profileFile.empty())
+      os << (sampled ? "  profile  not written to " + run.profileFile +
+                           " (--profile-blocks: the counters are scaled "
+                           "from a sample)\n"
+                     : "  profile  -> " + run.profileFile + "\n");
+  }
+}
+
+void blockc::printDecodeSummary(llvm::raw_ostream &os, const RunHead &head,
+                                const ModelSignature &sig,
+                                const DecodeRunResult &result,
+                                const RunOptions &run,
+                                const std::vector<int64_t> &inputShape) {
+  const DecodeSession &session = *result.session;
+  printRunHead(os, head, sig);
+  printKVCaches(os, session);
+  printOutputLine(os, result.run.output.shape, run.outputFile);
+  printChecksum(os, Checksum::of(result.run.output));
+  printCompileLine(os, result.compileSeconds, session.cacheStatus());
+  printPrepare(os, session.getPrepareEntry(), result.prepareSeconds,
+               result.preparedBytes);
+  os << "  prefill  " << inputShape[1] << " tokens in "
+     << formatSeconds(result.run.prefillSeconds) << "\n";
+  printDecodeSteps(os, result.run.stepSeconds, inputShape[0]);
+  if (const auto &c = result.comparison)
+    os << llvm::format("  check    PASS: %lld positions x %lld, max |decode "
+                       "- prefill| = %.3e (%.1e of the output scale, "
+                       "tolerance %.0e)\n",
+                       (long long)inputShape[1], (long long)inputShape[0],
+                       c->maxDiff, c->maxDiff / std::max(c->scale, 1e-30),
+                       result.tolerance);
+}
+
+void blockc::printGenerateSummary(llvm::raw_ostream &os, const RunHead &head,
+                                  const ModelSignature &sig,
+                                  const GenerateRunResult &result,
+                                  const RunOptions &run, int64_t batch,
+                                  int64_t promptLen,
+                                  const Tokenizer *tokenizer) {
+  const GenerationResult &g = result.generation;
+  const DecodeSession &session = *result.session;
+  printRunHead(os, head, sig);
+  printKVCaches(os, session);
+  os << "  generated " << formatShape({batch, g.generated})
+     << (run.outputFile.empty() ? "" : "  -> " + run.outputFile) << "\n";
+  if (tokenizer && batch > 1)
+    for (int64_t b = 0; b < batch; ++b)
+      os << "  text[" << b << "]  "
+         << tokenizer->decode(llvm::ArrayRef<int32_t>(g.tokens).slice(
+                b * g.generated, g.generated))
+         << "\n";
+  printCompileLine(os, result.compileSeconds, session.cacheStatus());
+  printPrepare(os, session.getPrepareEntry(), result.prepareSeconds,
+               result.preparedBytes);
+  os << "  prefill  " << promptLen << " tokens x " << batch
+     << (batch == 1 ? " sequence" : " sequences") << " in "
+     << formatSeconds(g.prefillSeconds)
+     << llvm::format(", %.1f tokens/s\n",
+                     double(batch * promptLen) / g.prefillSeconds);
+  printDecodeSteps(os, g.stepSeconds, batch);
 }

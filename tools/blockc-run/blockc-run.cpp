@@ -28,14 +28,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "blockc/Compiler/Compiler.h"
-#include "blockc/ExecutionEngine/MemoryEstimate.h"
 #include "blockc/ExecutionEngine/RunDriver.h"
 #include "blockc/ExecutionEngine/TensorParallel.h"
 #include "blockc/ExecutionEngine/TokenIds.h"
 
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/CommandLine.h"
-#include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 
@@ -113,31 +111,12 @@ int runDecodeMode(ModuleOp module, const blockc::ModelSignature &sig,
                                   options, cache, progress);
   if (!result)
     return fail(result.takeError());
-  blockc::DecodeRun &decoded = result->run;
-  blockc::DecodeSession &session = *result->session;
-  blockc::Checksum checksum = blockc::Checksum::of(decoded.output);
-  head.entry = session.getSignature().funcName;
+  head.entry = result->session->getSignature().funcName;
   int rc = 0;
-  if (!writeOutput(decoded.output, head, input.rank2, /*write=*/true, rc))
+  if (!writeOutput(result->run.output, head, input.rank2, /*write=*/true, rc))
     return rc;
-  auto &os = llvm::outs();
-  blockc::printRunHead(os, head, sig);
-  blockc::printKVCaches(os, session);
-  blockc::printOutputLine(os, decoded.output.shape, run.outputFile);
-  blockc::printChecksum(os, checksum);
-  blockc::printCompileLine(os, result->compileSeconds, session.cacheStatus());
-  blockc::printPrepare(os, session.getPrepareEntry(), result->prepareSeconds,
-                       result->preparedBytes);
-  os << "  prefill  " << input.tensor.shape[1] << " tokens in "
-     << blockc::formatSeconds(decoded.prefillSeconds) << "\n";
-  blockc::printDecodeSteps(os, decoded.stepSeconds, input.tensor.shape[0]);
-  if (const auto &c = result->comparison)
-    os << llvm::format(
-        "  check    PASS: %lld positions x %lld, max |decode "
-        "- prefill| = %.3e (%.1e of the output scale, "
-        "tolerance %.0e)\n",
-        (long long)input.tensor.shape[1], (long long)input.tensor.shape[0],
-        c->maxDiff, c->maxDiff / std::max(c->scale, 1e-30), result->tolerance);
+  blockc::printDecodeSummary(llvm::outs(), head, sig, *result, run,
+                             input.tensor.shape);
   return 0;
 }
 
@@ -202,7 +181,6 @@ int runGenerateMode(ModuleOp module, const blockc::ModelSignature &sig,
     return fail(result.takeError());
   progress.clear();
   const blockc::GenerationResult &g = result->generation;
-  blockc::DecodeSession &session = *result->session;
   if (world.rank != 0)
     return 0;
   if (!run.outputFile.empty()) {
@@ -212,26 +190,9 @@ int runGenerateMode(ModuleOp module, const blockc::ModelSignature &sig,
     if (llvm::Error e = blockc::writeTokenIdsNpy(run.outputFile, ids))
       return fail(std::move(e));
   }
-  head.entry = session.getSignature().funcName;
-  blockc::printRunHead(os, head, sig);
-  blockc::printKVCaches(os, session);
-  os << "  generated " << blockc::formatShape({batch, g.generated})
-     << (run.outputFile.empty() ? "" : "  -> " + run.outputFile) << "\n";
-  if (tokenizer && batch > 1)
-    for (int64_t b = 0; b < batch; ++b)
-      os << "  text[" << b << "]  "
-         << tokenizer->decode(llvm::ArrayRef<int32_t>(g.tokens).slice(
-                b * g.generated, g.generated))
-         << "\n";
-  blockc::printCompileLine(os, result->compileSeconds, session.cacheStatus());
-  blockc::printPrepare(os, session.getPrepareEntry(), result->prepareSeconds,
-                       result->preparedBytes);
-  os << "  prefill  " << promptLen << " tokens x " << batch
-     << (batch == 1 ? " sequence" : " sequences") << " in "
-     << blockc::formatSeconds(g.prefillSeconds)
-     << llvm::format(", %.1f tokens/s\n",
-                     double(batch * promptLen) / g.prefillSeconds);
-  blockc::printDecodeSteps(os, g.stepSeconds, batch);
+  head.entry = result->session->getSignature().funcName;
+  blockc::printGenerateSummary(os, head, sig, *result, run, batch, promptLen,
+                               tokenizer);
   return 0;
 }
 
@@ -358,43 +319,13 @@ int main(int argc, char **argv) {
     return 0;
   }
 
-  // ---- Input ----------------------------------------------------------------
-  int64_t steps = run.generateMode()               ? run.generateTokens
-                  : decodeMode && !run.checkDecode ? run.decodeSteps
-                                                   : 0;
-  auto checkSize = [&](int64_t b, int64_t t) -> llvm::Error {
-    if (decodeMode)
-      if (llvm::Error e = run.checkCacheCapacity(t))
-        return e;
-    int64_t cacheLen = !decodeMode  ? 0
-                       : run.maxLen ? run.maxLen
-                                    : run.neededCacheLength(t);
-    return blockc::checkMemoryFits(*sig, b, t, steps, cacheLen);
-  };
+  // ---- Input and weights ----------------------------------------------------
   llvm::Expected<blockc::ModelInput> input =
-      run.prompt.empty()
-          ? blockc::loadModelInput(*sig,
-                                   {run.inputFile, run.inputSeed.value_or(0),
-                                    run.batch, run.seqLen},
-                                   checkSize)
-          : blockc::encodePrompt(*tokenizer, run.prompt, *sig);
-  if (input && !run.prompt.empty())
-    if (llvm::Error e = checkSize(1, input->tensor.shape[1]))
-      return fail(std::move(e));
+      blockc::loadRunInput(*sig, run, tokenizer.get());
   if (!input)
     return fail(llvm::toString(input.takeError()));
-
-  // ---- Weights --------------------------------------------------------------
-  blockc::WeightRequest request{
-      run.weightsFile, run.weightSeed.value_or(0), world.rank, {}, ""};
-  request.binding.allowExtraTensors = run.allowExtraWeights;
-  if (tpRanks > 1)
-    request.preparedRefused = "prepared weights cannot be split over ranks; "
-                              "give the checkpoint";
-  else if (decodeMode || nvptx)
-    request.preparedRefused = "prepared weights load for the plain CPU entry "
-                              "only (not --decode, --check-decode or "
-                              "-target=nvptx)";
+  blockc::WeightRequest request =
+      blockc::makeWeightRequest(run, world.rank, tpRanks, nvptx);
   progress.start(run.weightsFile.empty() ? "making random weights"
                                          : "loading " + run.weightsFile);
   auto loadStart = std::chrono::steady_clock::now();
@@ -402,26 +333,8 @@ int main(int argc, char **argv) {
   if (!loaded)
     return fail(llvm::toString(loaded.takeError()));
   std::vector<blockc::HostTensor> &weights = loaded->tensors;
-  blockc::RunHead head;
-  head.model = modelFile;
-  head.entry = sig->funcName;
-  head.target = nvptx ? "nvptx" : "cpu";
-  head.emulated = emulate;
-  head.threads = nvptx && !decodeMode ? 1u : run.threads;
-  if (head.threads == run.threads)
-    head.threadsSource = run.threadSource == blockc::ThreadSource::AllCores
-                             ? "all cores"
-                         : run.threadSource == blockc::ThreadSource::Environment
-                             ? "OMP_NUM_THREADS"
-                             : "";
-  head.ranks = world.size;
-  head.inputShape = input->tensor.shape;
-  head.inputLabel = input->label;
-  head.numWeights = weights.size();
-  for (const blockc::HostTensor &w : weights)
-    head.numParams += w.numElements();
-  head.weightsLabel = loaded->label;
-  head.weightsHeld = blockc::describeHeld(weights);
+  blockc::RunHead head = blockc::describeRun(modelFile, *sig, options, run,
+                                             world.size, *input, *loaded);
   progress.finish(llvm::formatv(
       "{0} {1} weights {2} in {3}", run.weightsFile.empty() ? "made" : "loaded",
       head.numWeights, llvm::StringRef(head.weightsHeld).trim(),
@@ -452,70 +365,25 @@ int main(int argc, char **argv) {
                                  options, cache.get(), progress);
   if (!result)
     return fail(result.takeError());
-  if (loaded->preparedFile) {
-    // Parameters of the model (the stored words or panels hold more or
-    // fewer elements).
-    head.numWeights = weights.size();
-    for (const blockc::ModelArgument &arg : llvm::drop_begin(sig->args))
-      head.numParams += arg.type.getNumElements();
-    head.weightsHeld = blockc::describeHeld(weights);
-  }
-  blockc::TimedRuns &runs = result->runs;
-  bool sampled = result->sampled;
-  blockc::Checksum checksum = blockc::Checksum::of(result->output);
+  if (loaded->preparedFile) // the run bound the prepared file's weights
+    head = blockc::describeRun(modelFile, *sig, options, run, world.size,
+                               *input, *loaded);
   int rc = 0;
-  if (!writeOutput(result->output, head, input->rank2, /*write=*/!sampled,
-                   rc)) {
+  if (!writeOutput(result->output, head, input->rank2,
+                   /*write=*/!result->sampled, rc)) {
     if (rc == 0)
       blockc::TensorParallelWorld::finalize();
     return rc;
   }
-  const blockc::GPUProfile *bound = result->bound ? &*result->bound : nullptr;
-  if (runs.measured && !run.profileFile.empty())
-    if (llvm::Error e = blockc::writeMeasuredProfileJSON(
-            run.profileFile, options.gpuArch, *runs.measured, bound))
-      return fail(llvm::toString(std::move(e)));
-  if (runs.profile && !run.profileFile.empty() && !sampled)
-    if (llvm::Error e =
-            blockc::writeGPUProfileJSON(run.profileFile, *runs.profile))
-      return fail(llvm::toString(std::move(e)));
+  if (llvm::Error e = blockc::writeRunProfiles(run, options, *result))
+    return fail(llvm::toString(std::move(e)));
 
   // ---- Summary --------------------------------------------------------------
   // The ranks' blocks are slices of the model's: theirs summed.
   double flops =
       sig->flops(input->tensor.shape[0], input->tensor.shape[1]) * world.size;
-  auto &os = llvm::outs();
-  blockc::printRunHead(os, head, *sig);
-  blockc::printOutputLine(os, result->output.shape, run.outputFile, sampled);
-  if (sampled)
-    os << "  checksum not meaningful (--profile-blocks ran a sample of each "
-          "launch)\n";
-  else
-    blockc::printChecksum(os, checksum);
-  blockc::printCompileLine(os, result->compileSeconds,
-                           result->jit->cacheStatus());
-  if (loaded->preparedFile)
-    os << "  prepare  skipped (" << run.weightsFile
-       << " holds the prepared weights)\n";
-  else
-    blockc::printPrepare(os, result->jit->getPrepareEntry(),
-                         result->prepareSeconds, result->preparedBytes);
-  if (!run.savePrepared.empty())
-    os << "  saved    prepared weights -> " << run.savePrepared << "\n";
-  blockc::printRunTimes(os, runs.seconds, flops);
-  if (runs.measured) {
-    blockc::printMeasuredProfile(os, *runs.measured, bound);
-    if (!run.profileFile.empty())
-      os << "  profile  -> " << run.profileFile << "\n";
-  }
-  if (runs.profile) {
-    blockc::printGPUProfile(os, *runs.profile);
-    if (!run.profileFile.empty())
-      os << (sampled ? "  profile  not written to " + run.profileFile +
-                           " (--profile-blocks: the counters are scaled "
-                           "from a sample)\n"
-                     : "  profile  -> " + run.profileFile + "\n");
-  }
+  blockc::printEntrySummary(llvm::outs(), head, *sig, *result, run,
+                            loaded->preparedFile.has_value(), flops);
   blockc::TensorParallelWorld::finalize();
   return 0;
 }

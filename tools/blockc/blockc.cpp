@@ -13,16 +13,13 @@
 #include "blockc/Compiler/Compiler.h"
 
 #include "mlir/Pass/PassManager.h"
-#include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/Timing.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
-#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
 
 #include <string>
-#include <vector>
 
 using namespace mlir;
 using blockc::CompileStage;
@@ -162,28 +159,14 @@ int printReport(ModuleOp module) {
   auto compileOptions = blockc::getCompileOptionsFromCommandLine();
   if (!compileOptions)
     return fail(compileOptions.takeError());
-  llvm::Expected<int64_t> ranks =
-      blockc::partitionModule(module, *compileOptions);
-  if (!ranks)
-    return fail(ranks.takeError());
   blockc::ReportOptions options;
   options.seqLen = reportSeqLen;
   options.kvLen = reportKVLen ? reportKVLen : reportSeqLen;
   options.layers = reportLayers;
-  options.ranks = *ranks;
-  std::vector<blockc::BlockReport> reports =
-      blockc::buildReports(module, options);
-  if (reports.empty())
-    return fail(inputFile + ": no transformer.block to report on");
-  std::string errorMessage;
-  auto output = openOutputFile(outputFile.empty() ? "-" : outputFile.getValue(),
-                               &errorMessage);
-  if (!output)
-    return fail(errorMessage);
-  blockc::ModelPartsReport parts =
-      blockc::buildModelPartsReport(module, options);
-  blockc::printReport(output->os(), inputFile, reports, reportFormat, &parts);
-  output->keep();
+  if (llvm::Error e = blockc::writeModelReport(
+          module, *compileOptions, options, reportFormat, inputFile,
+          outputFile.empty() ? "-" : outputFile.getValue()))
+    return fail(std::move(e));
   return 0;
 }
 
@@ -255,23 +238,7 @@ int main(int argc, char **argv) {
   if (!artefacts)
     return fail(artefacts.takeError());
   // Output files are only kept when everything succeeded.
-  std::string errorMessage;
-  auto output = openOutputFile(paths->output, &errorMessage);
-  if (!output)
-    return fail(errorMessage);
-  output->os() << artefacts->output;
-  std::unique_ptr<llvm::ToolOutputFile> header;
-  if (emit == CompileStage::Object) {
-    header = openOutputFile(paths->header, &errorMessage);
-    if (!header)
-      return fail(errorMessage);
-    header->os() << artefacts->header;
-  }
-  output->os().flush();
-  if (output->os().has_error())
-    return fail("cannot write " + paths->output);
-  output->keep();
-  if (header)
-    header->keep();
+  if (llvm::Error e = blockc::writeArtefacts(*artefacts, *paths, emit))
+    return fail(std::move(e));
   return 0;
 }

@@ -14,6 +14,7 @@
 #ifndef BLOCKC_COMPILER_COMPILER_H
 #define BLOCKC_COMPILER_COMPILER_H
 
+#include "blockc/Analysis/BlockReport.h"
 #include "blockc/Analysis/ModelSignature.h"
 #include "blockc/Analysis/PreparedWeights.h"
 #include "blockc/Compiler/CompileOptions.h"
@@ -226,6 +227,20 @@ compileModule(mlir::ModuleOp module, const CompileOptions &options,
               DecodeMode decode = DecodeMode::None,
               llvm::StringRef toolkit = "", llvm::StringRef headerName = "",
               mlir::TimingScope *timing = nullptr);
+
+/// Writes `artefacts` of `stage` to `paths` (the C header too with
+/// CompileStage::Object); the files are kept only when all were written.
+llvm::Error writeArtefacts(const CompileArtefacts &artefacts,
+                           const OutputPaths &paths, CompileStage stage);
+
+/// blockc --report: partitions `module` as a compile for `options` would
+/// (each block is then one rank's part, report.ranks set accordingly) and
+/// writes the report of its blocks titled `title` to `outputPath` ("-":
+/// stdout). An error when the module has no transformer.block.
+llvm::Error writeModelReport(mlir::ModuleOp module,
+                             const CompileOptions &options,
+                             ReportOptions report, ReportFormat format,
+                             llvm::StringRef title, llvm::StringRef outputPath);
 
 /// The host code of a module lowered to the LLVM dialect.
 struct HostCode {

@@ -1,11 +1,11 @@
 //===- RunDriver.h - a JIT run of a model, as blockc-run does it -*- C++
 //-*-===//
 //
-// The steps of blockc-run after the model, its input and its weights are
-// loaded: compile the entry (or the derived decode entry), prepare the
-// weights, run it (timed, with an optional profile) or drive a decode
-// session, reporting each step on a Progress. The results are returned for
-// the tool to print (RunSummary.h); nothing here prints a summary.
+// The steps of blockc-run once its options are parsed: the run's input and
+// weight request, then compile the entry (or the derived decode entry),
+// prepare the weights, run it (timed, with an optional profile) or drive a
+// decode session, reporting each step on a Progress; and the summary each
+// kind of run prints (built from RunSummary.h's pieces).
 //
 //===----------------------------------------------------------------------===//
 
@@ -56,7 +56,6 @@ runDecode(mlir::ModuleOp module, const ModelSignature &signature,
           const RunOptions &run, const CompileOptions &options,
           CompileCache *cache, Progress &progress);
 
-/// What a plain run of the entry gave.
 /// --generate=N: a causal language model's tokens after the prompt `ids`
 /// ([B, T] token ids), through its KV-cached decode entry (the prompt as
 /// one prefill, then one step per token; Generation.h). `onTokens` sees
@@ -83,6 +82,7 @@ llvm::Expected<ModelInput> encodePrompt(const Tokenizer &tokenizer,
                                         llvm::StringRef prompt,
                                         const ModelSignature &signature);
 
+/// What a plain run of the entry gave.
 struct EntryRunResult {
   std::unique_ptr<BlockJit> jit;
   HostTensor output;
@@ -104,6 +104,57 @@ runEntry(mlir::ModuleOp module, const ModelSignature &signature,
          const HostTensor &input, RunWeights &weights, const RunOptions &run,
          const CompileOptions &options, CompileCache *cache,
          Progress &progress);
+
+/// The input `run` asks for: --prompt encoded by `tokenizer`, else --input
+/// or a random one (loadModelInput). Refused before a random input is made
+/// when the run (with the cache a decode needs and the steps it takes)
+/// would not fit --max-len or the machine's memory.
+llvm::Expected<ModelInput> loadRunInput(const ModelSignature &signature,
+                                        const RunOptions &run,
+                                        const Tokenizer *tokenizer);
+
+/// The weights `run` asks for on tensor-parallel rank `rank` of `ranks`; a
+/// prepared-weight file is refused where it cannot serve (split over
+/// ranks, decode entries, NVPTX).
+WeightRequest makeWeightRequest(const RunOptions &run, unsigned rank,
+                                int64_t ranks, bool nvptx);
+
+/// The head of a run's summary: `model`, the entry, the target, threads and
+/// ranks, the input and the weights (a prepared file's once the run bound
+/// them).
+RunHead describeRun(llvm::StringRef model, const ModelSignature &signature,
+                    const CompileOptions &options, const RunOptions &run,
+                    int ranks, const ModelInput &input,
+                    const RunWeights &weights);
+
+/// Writes the profiles of a plain run to --profile-file, if given: the
+/// measured kernels (a GPU), else the emulator's counters (unless the
+/// launches were sampled).
+llvm::Error writeRunProfiles(const RunOptions &run,
+                             const CompileOptions &options,
+                             const EntryRunResult &result);
+
+/// The summary blockc-run prints after a plain run (head, output,
+/// checksum, compile, prepare, times, profiles); `flops` per run.
+void printEntrySummary(llvm::raw_ostream &os, const RunHead &head,
+                       const ModelSignature &signature,
+                       const EntryRunResult &result, const RunOptions &run,
+                       bool preparedFile, double flops);
+
+/// The summary after --decode=N or --check-decode of an input of
+/// `inputShape`.
+void printDecodeSummary(llvm::raw_ostream &os, const RunHead &head,
+                        const ModelSignature &signature,
+                        const DecodeRunResult &result, const RunOptions &run,
+                        const std::vector<int64_t> &inputShape);
+
+/// The summary after --generate=N of `batch` prompts of `promptLen`
+/// tokens (each sequence's text with a tokenizer and more than one).
+void printGenerateSummary(llvm::raw_ostream &os, const RunHead &head,
+                          const ModelSignature &signature,
+                          const GenerateRunResult &result,
+                          const RunOptions &run, int64_t batch,
+                          int64_t promptLen, const Tokenizer *tokenizer);
 
 } // namespace blockc
 
