@@ -500,6 +500,11 @@ void blockc::buildNVPTXLowerToLLVMPipeline(
   pm.addPass(nvptx::createGPULowerTensorMapArgsPass());
   // bf16 mma.sync, which upstream's convert-nvgpu-to-nvvm does not lower.
   pm.addNestedPass<gpu::GPUModuleOp>(nvptx::createGPULowerMmaToNVVMPass());
+  // The warpgroup accumulator fragment ops, as accesses of the struct that
+  // upstream's convert-nvgpu-to-nvvm (in the builder below) makes of an
+  // accumulator.
+  pm.addNestedPass<gpu::GPUModuleOp>(
+      nvptx::createGPULowerAccumulatorFragmentsPass());
   pm.addNestedPass<func::FuncOp>(createLowerAffinePass());
   // No scf-to-cf before upstream's builder: its convert-nvgpu-to-nvvm
   // converts the warpgroup accumulators that scf.for loops carry (it has

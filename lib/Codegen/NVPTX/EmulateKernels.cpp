@@ -10,6 +10,7 @@
 
 #include "blockc/Codegen/NVPTX/Passes.h"
 #include "blockc/Dialect/Codegen/IR/CodegenDialect.h"
+#include "blockc/Dialect/Codegen/IR/FragmentOps.h"
 #include "blockc/Runtime/EmulatorRuntime.h"
 
 #include "mlir/AsmParser/AsmParser.h"
@@ -484,6 +485,24 @@ void KernelEmulation::replaceNVGPUOps() {
       cast.getResult(0).replaceAllUsesWith(cast.getOperand(0));
       done.push_back(op);
     }
+  });
+  // A warpgroup accumulator is this thread's fragment already (hostType):
+  // reading it is the check that its wgmma groups were waited for, then the
+  // value itself; writing it is the value.
+  host.walk([&](blockc::codegen::AccumulatorToFragmentOp op) {
+    synchronizes = true;
+    OpBuilder b(op);
+    func::CallOp::create(
+        b, op.getLoc(), runtime.wgmmaRead,
+        ValueRange{
+            thread,
+            siteString(b, op, "blockc_codegen.accumulator_to_fragment")});
+    op.getFragment().replaceAllUsesWith(op.getAccumulator());
+    done.push_back(op);
+  });
+  host.walk([&](blockc::codegen::FragmentToAccumulatorOp op) {
+    op.getAccumulator().replaceAllUsesWith(op.getFragment());
+    done.push_back(op);
   });
   for (Operation *op : done) {
     if (isa<NVVM::SyncWarpOp>(op)) {

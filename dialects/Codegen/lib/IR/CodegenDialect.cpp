@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "blockc/Dialect/Codegen/IR/CodegenDialect.h"
+#include "blockc/Dialect/Codegen/IR/FragmentOps.h"
 
 #include "mlir/IR/BuiltinOps.h"
 
@@ -37,6 +38,10 @@ void CodegenDialect::initialize() {
   addOperations<
 #define GET_OP_LIST
 #include "blockc/Dialect/Codegen/IR/CodegenOps.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "blockc/Dialect/Codegen/IR/FragmentOps.cpp.inc"
       >();
 }
 

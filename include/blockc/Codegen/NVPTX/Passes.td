@@ -303,6 +303,42 @@ def GPULowerMmaToNVVMPass
                            "::mlir::vector::VectorDialect"];
 }
 
+def GPULowerAccumulatorFragmentsPass
+    : Pass<"blockc-gpu-lower-accumulator-fragments",
+           "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Warpgroup accumulator fragment ops to LLVM struct accesses";
+  let description = [{
+    Lowers `blockc_codegen.accumulator_to_fragment` and
+    `blockc_codegen.fragment_to_accumulator` for NVVM. Upstream's
+    `convert-nvgpu-to-nvvm` turns a 64 x N f32
+    `!nvgpu.warpgroup.accumulator` into an LLVM struct holding one struct
+    of the thread's N / 2 f32 registers (the operands and results of
+    `nvvm.wgmma.mma_async`, in the PTX ISA's fragment order); its type
+    converter is local to that pass, so this pass runs right before it in
+    the NVPTX pipeline's stage 3 with a converter that gives the
+    accumulator the same struct type: reading is one `llvm.extractvalue`
+    `[0, i]` per element into a `vector.from_elements`, writing one
+    `llvm.insertvalue` per element into a poison struct. The accumulators
+    stay `nvgpu` values elsewhere, behind `unrealized_conversion_cast`s
+    that meet those of `convert-nvgpu-to-nvvm` and fold in
+    `reconcile-unrealized-casts`. The emulator pipeline lowers the two ops
+    itself (`blockc-gpu-emulate-kernels`).
+
+    ```mlir
+    %f = blockc_codegen.accumulator_to_fragment %acc
+        : !nvgpu.warpgroup.accumulator<fragmented = vector<64x16xf32>>
+        -> vector<8xf32>                                           // before
+    %s = builtin.unrealized_conversion_cast %acc : ... to
+        !llvm.struct<(struct<(f32, f32, f32, f32, f32, f32, f32, f32)>)>
+    %e0 = llvm.extractvalue %s[0, 0] : !llvm.struct<...>
+    ...
+    %f = vector.from_elements %e0, ..., %e7 : vector<8xf32>        // after
+    ```
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
 def GPULowerTensorMapArgsPass
     : Pass<"blockc-gpu-lower-tensor-map-args", "::mlir::ModuleOp"> {
   let summary = "Pass TMA tensor maps to kernels as pointers";
