@@ -1,4 +1,4 @@
-//===- KernelBuilder.cpp - 16-byte vector accesses of NVPTX kernels -------===//
+//===- KernelBuilder.cpp - shared pieces of the NVPTX kernels -------------===//
 //
 // See include/blockc/Codegen/NVPTX/KernelBuilder.h.
 //
@@ -6,8 +6,11 @@
 
 #include "blockc/Codegen/NVPTX/KernelBuilder.h"
 
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include <limits>
 
 using namespace mlir;
 using namespace blockc::nvptx;
@@ -66,4 +69,70 @@ void KernelBuilder::storeVector(ValueRange elements, Value view,
   Value vec = vector::FromElementsOp::create(b, loc, type, elements);
   vector::StoreOp::create(b, loc, vec, view, indices, /*nontemporal=*/false,
                           llvm::MaybeAlign(16));
+}
+
+Value KernelBuilder::alignedDynamicSharedMemory(int64_t alignment, Value &pad) {
+  auto type = MemRefType::get(
+      {ShapedType::kDynamic}, b.getI8Type(), MemRefLayoutAttrInterface(),
+      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup));
+  Value base = gpu::DynamicSharedMemoryOp::create(b, loc, type);
+  Value address = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, base);
+  pad = rem(
+      arith::SubIOp::create(b, loc, idx(alignment), rem(address, alignment)),
+      alignment);
+  return base;
+}
+
+KernelBuilder::SoftmaxStep
+KernelBuilder::onlineSoftmax(int64_t perRow,
+                             function_ref<Value(int64_t, int64_t)> score,
+                             ArrayRef<Value> keyLimit, Value firstKey,
+                             Value scale, MutableArrayRef<Value> maxAndSum) {
+  Value negInf = f32(-std::numeric_limits<double>::infinity());
+  auto maximum = [&](Value x, Value y) -> Value {
+    return arith::MaximumFOp::create(b, loc, x, y);
+  };
+  auto plus = [&](Value x, Value y) -> Value {
+    return arith::AddFOp::create(b, loc, x, y);
+  };
+  size_t rows = keyLimit.size();
+  SoftmaxStep step;
+  for (size_t r = 0; r < rows; ++r) {
+    Value visible = arith::SubIOp::create(b, loc, keyLimit[r], firstKey);
+    SmallVector<Value> vals;
+    Value rowMax = negInf;
+    for (int64_t k = 0; k < perRow; ++k) {
+      Value valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                          idx(8 * (k / 2) + k % 2), visible);
+      Value v = arith::SelectOp::create(
+          b, loc, valid,
+          arith::MulFOp::create(b, loc, score(static_cast<int64_t>(r), k),
+                                scale),
+          negInf);
+      vals.push_back(v);
+      rowMax = maximum(rowMax, v);
+    }
+    rowMax = xorReduce(rowMax, {1, 2}, maximum);
+    Value m = maxAndSum[r], l = maxAndSum[rows + r];
+    Value mNew = maximum(m, rowMax);
+    Value none =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, mNew, negInf);
+    Value shift = arith::SelectOp::create(b, loc, none, f32(0), mNew);
+    Value alpha =
+        math::ExpOp::create(b, loc, arith::SubFOp::create(b, loc, m, shift));
+    Value sum = f32(0);
+    SmallVector<Value> p;
+    for (Value v : vals) {
+      Value e =
+          math::ExpOp::create(b, loc, arith::SubFOp::create(b, loc, v, shift));
+      p.push_back(e);
+      sum = plus(sum, e);
+    }
+    sum = xorReduce(sum, {1, 2}, plus);
+    maxAndSum[r] = mNew;
+    maxAndSum[rows + r] = math::FmaOp::create(b, loc, l, alpha, sum);
+    step.p.push_back(std::move(p));
+    step.alpha.push_back(alpha);
+  }
+  return step;
 }

@@ -407,12 +407,6 @@ struct MmaAttentionKernel : blockc::nvptx::KernelBuilder {
   Value rowPair(Value v, int64_t r) {
     return blockc::nvptx::rowPair(b, loc, v, r);
   }
-  /// Reduces `v` over the 4 lanes of a quad (the lanes holding one row of
-  /// an m16n8 accumulator) with `combine`.
-  Value quadReduce(Value v, function_ref<Value(Value, Value)> combine) {
-    return xorReduce(v, {1, 2}, combine);
-  }
-
   /// Number of shared-memory stages of the K/V ring: the copy of tile j + 1
   /// is in flight while tile j is computed. (The loop commits and waits for
   /// the copies of one tile at its barrier: 2 stages exactly.)
@@ -707,52 +701,18 @@ struct MmaAttentionKernel : blockc::nvptx::KernelBuilder {
             }
 
           // Scale, mask (past S, above the causal diagonal) and the online
-          // softmax of rows g and g + 8.
-          SmallVector<SmallVector<Value>> p(2);
+          // softmax of rows g and g + 8: element (n, c) is key
+          // j0 + 2 t4 + 8n + c, visible when 8n + c < keyLimit[r] - j0.
           SmallVector<Value> next(state.begin(), state.end());
-          SmallVector<Value> alpha(2);
-          for (int64_t r = 0; r < 2; ++r) {
-            SmallVector<Value> vals;
-            Value rowMax = negInf;
-            // Element (n, c) is key j0 + 2 t4 + 8n + c: visible when
-            // 8n + c < keyLimit[r] - j0 (one compare with a constant).
-            Value rel = arith::SubIOp::create(b, loc, keyLimit[r], j0);
-            for (int64_t n = 0; n < sTiles; ++n)
-              for (int64_t c = 0; c < 2; ++c) {
-                Value valid = arith::CmpIOp::create(
-                    b, loc, arith::CmpIPredicate::slt, idx(8 * n + c), rel);
-                Value s = vector::ExtractOp::create(b, loc, sAcc[n],
-                                                    ArrayRef<int64_t>{r, c});
-                s = arith::SelectOp::create(
-                    b, loc, valid, arith::MulFOp::create(b, loc, s, scaleF),
-                    negInf);
-                vals.push_back(s);
-                rowMax = arith::MaximumFOp::create(b, loc, rowMax, s);
-              }
-            rowMax = quadReduce(rowMax, [&](Value x, Value y) -> Value {
-              return arith::MaximumFOp::create(b, loc, x, y);
-            });
-            Value m = state[r], l = state[2 + r];
-            Value mNew = arith::MaximumFOp::create(b, loc, m, rowMax);
-            // A row that has seen no key yet keeps exp(-inf) = 0 weights.
-            Value none = arith::CmpFOp::create(
-                b, loc, arith::CmpFPredicate::OEQ, mNew, negInf);
-            Value shift = arith::SelectOp::create(b, loc, none, f32(0), mNew);
-            alpha[r] = math::ExpOp::create(
-                b, loc, arith::SubFOp::create(b, loc, m, shift));
-            Value sum = f32(0);
-            for (Value s : vals) {
-              Value e = math::ExpOp::create(
-                  b, loc, arith::SubFOp::create(b, loc, s, shift));
-              p[r].push_back(e);
-              sum = arith::AddFOp::create(b, loc, sum, e);
-            }
-            sum = quadReduce(sum, [&](Value x, Value y) -> Value {
-              return arith::AddFOp::create(b, loc, x, y);
-            });
-            next[r] = mNew;
-            next[2 + r] = math::FmaOp::create(b, loc, l, alpha[r], sum);
-          }
+          SoftmaxStep step = onlineSoftmax(
+              2 * sTiles,
+              [&](int64_t r, int64_t k) -> Value {
+                return vector::ExtractOp::create(b, loc, sAcc[k / 2],
+                                                 ArrayRef<int64_t>{r, k % 2});
+              },
+              keyLimit, j0, scaleF, MutableArrayRef<Value>(next).take_front(4));
+          SmallVector<SmallVector<Value>> &p = step.p;
+          SmallVector<Value> &alpha = step.alpha;
           // O *= alpha per row.
           Value a0 = alpha[0], a1 = alpha[1];
           auto rowType = VectorType::get({2}, b.getF32Type());

@@ -11,6 +11,7 @@
 #include "blockc/Codegen/NVPTX/MmaFragments.h"
 #include "blockc/Codegen/NVPTX/Passes.h"
 #include "blockc/Dialect/Codegen/IR/CodegenDialect.h"
+#include "blockc/Dialect/Codegen/IR/FragmentOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -49,14 +50,15 @@ void storeResult(OpBuilder &b, Location loc, Value v, Value out,
 /// [B, L, H, D] (boxes of 64 rows x 64 elements, 128-byte swizzle, zero
 /// filled past L), completed on mbarriers. S = Q K^T is one m64n64k16
 /// wgmma per k16 of the head dim (both operands K-major in shared memory);
-/// the accumulator goes through shared memory into the threads' fragment
-/// registers (nvgpu has no op that reads an accumulator's registers), where
-/// the online softmax runs as in the mma.sync kernel (rows g and g + 8 of
-/// the thread's warp, quad reductions); P is written as its 16-bit rounding
-/// and the 16-bit rounding of the rest into two 128-byte swizzled K-major
-/// tiles, and O_j = P V is m64n64k16 wgmmas per 64 columns of the head dim
-/// with V read N-major (the V tile as TMA wrote it, transposeB), added to
-/// the rescaled f32 O in registers. q/k/v are 16-bit buffers with a unit
+/// its accumulator is read in registers (blockc_codegen.
+/// accumulator_to_fragment), where the online softmax runs as in the
+/// mma.sync kernel (rows g and g + 8 of the thread's warp, quad
+/// reductions); P is written as its 16-bit rounding and the 16-bit rounding
+/// of the rest into two 128-byte swizzled K-major tiles. O is one 64 x 64
+/// wgmma accumulator per 64 columns of the head dim, carried across the key
+/// tiles: each tile rescales it by alpha in registers and P V (m64n64k16
+/// wgmmas with V read N-major, the V tile as TMA wrote it, transposeB)
+/// accumulates onto it. q/k/v are 16-bit buffers with a unit
 /// innermost stride whose layouts TMA can read (checked on the host by the
 /// caller); out as for MmaAttentionKernel.
 struct WarpgroupAttentionKernel : blockc::nvptx::KernelBuilder {
@@ -70,10 +72,6 @@ struct WarpgroupAttentionKernel : blockc::nvptx::KernelBuilder {
   static constexpr int64_t kStages = 2;            // K/V ring
   static constexpr int64_t kPanel = 64;            // elements of a 128-byte row
   static constexpr int64_t kPanelBytes = 64 * 128; // 64 rows of 128 bytes
-  /// f32 elements per row of the accumulator read-back tile: 64 and 32
-  /// bytes of padding, so that a warp's 8-byte loads of its fragment (16
-  /// lanes per phase: rows g, columns 2q) fall in distinct banks.
-  static constexpr int64_t kAccRow = 64 + 8;
 
   MemRefType sharedType(ArrayRef<int64_t> shape, Type type) {
     return MemRefType::get(shape, type, MemRefLayoutAttrInterface(),
@@ -105,10 +103,6 @@ struct WarpgroupAttentionKernel : blockc::nvptx::KernelBuilder {
     b.setInsertionPointToStart(ifOp.thenBlock());
     body();
   }
-  Value quadReduce(Value v, function_ref<Value(Value, Value)> combine) {
-    return xorReduce(v, {1, 2}, combine);
-  }
-
   void build(Value q, Value k, Value v, Value out) {
     MLIRContext *ctx = b.getContext();
     int64_t panels = headDim / kPanel;
@@ -116,8 +110,7 @@ struct WarpgroupAttentionKernel : blockc::nvptx::KernelBuilder {
     int64_t stageBytes = 2 * qBytes;       // K and V
     int64_t qOff = 0, kvOff = qBytes;
     int64_t pOff = kvOff + kStages * stageBytes; // P hi, P lo
-    int64_t accOff = pOff + 2 * kPanelBytes;
-    int64_t sharedBytes = accOff + kRows * kAccRow * 4 + 1024;
+    int64_t sharedBytes = pOff + 2 * kPanelBytes + 1024;
     Value c0 = idx(0), c1 = idx(1);
     Value bDim = memref::DimOp::create(b, loc, q, 0);
     Value tDim = memref::DimOp::create(b, loc, q, 1);
@@ -144,14 +137,9 @@ struct WarpgroupAttentionKernel : blockc::nvptx::KernelBuilder {
     Value isLeader = eq(tid, 0);
 
     // The buffers start at the first 1024-byte boundary of the dynamic
-    // shared memory (the 128-byte swizzle's period, which TMA and wgmma
-    // apply to address bits).
-    Value base = gpu::DynamicSharedMemoryOp::create(
-        b, loc, sharedType({ShapedType::kDynamic}, b.getI8Type()));
-    Value address =
-        memref::ExtractAlignedPointerAsIndexOp::create(b, loc, base);
-    Value pad =
-        rem(arith::SubIOp::create(b, loc, idx(1024), rem(address, 1024)), 1024);
+    // shared memory (the 128-byte swizzle's period).
+    Value pad;
+    Value base = alignedDynamicSharedMemory(1024, pad);
     auto at = [&](int64_t offset) { return add(pad, idx(offset)); };
     auto kPanelAt = [&](Value stage, int64_t p, int64_t which) {
       return add(at(kvOff + which * qBytes + p * kPanelBytes),
@@ -239,32 +227,28 @@ struct WarpgroupAttentionKernel : blockc::nvptx::KernelBuilder {
       return nvgpu::WarpgroupGenerateDescriptorOp::create(
           b, loc, type, view(base, offset, shape, elem), map);
     };
-    Value accTile = view(base, at(accOff), {kRows, kAccRow}, b.getF32Type());
-    Value accStore = memref::SubViewOp::create(
-        b, loc, accTile,
-        ArrayRef<OpFoldResult>{b.getIndexAttr(0), b.getIndexAttr(0)},
-        ArrayRef<OpFoldResult>{b.getIndexAttr(64), b.getIndexAttr(64)},
-        ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)});
-    auto pairType = VectorType::get({2}, b.getF32Type());
-    // The accumulator's values at this thread's fragment positions, as
-    // [row i][n8 tile j] pairs: stored by the warpgroup MMA store, read back
-    // by the same thread (no barrier: each thread reads what it wrote).
-    auto readBack = [&](Value acc) {
-      nvgpu::WarpgroupMmaStoreOp::create(b, loc, acc, accStore);
-      SmallVector<Value> pairs;
-      for (Value r : rowIn)
-        for (int64_t j = 0; j < 8; ++j)
-          pairs.push_back(vector::LoadOp::create(
-              b, loc, pairType, accTile, ValueRange{r, add(col0, idx(8 * j))}));
-      return pairs;
+    auto fragType = VectorType::get({32}, b.getF32Type());
+    // This thread's registers of a 64 x 64 accumulator: element
+    // 4 j + 2 h + e is row 16 w + g + 8 h, column 8 j + 2 q + e (the PTX
+    // ISA's wgmma layout); reading needs its wgmmas waited for.
+    auto fragment = [&](Value acc) {
+      return blockc::codegen::AccumulatorToFragmentOp::create(b, loc, fragType,
+                                                              acc)
+          .getResult();
+    };
+    auto element = [&](Value frag, int64_t j, int64_t h, int64_t e) {
+      return vector::ExtractOp::create(b, loc, frag,
+                                       ArrayRef<int64_t>{4 * j + 2 * h + e})
+          .getResult();
     };
 
     Value negInf = f32(-std::numeric_limits<double>::infinity());
-    Value zeroPair = blockc::nvptx::zeroVector(b, loc, pairType);
-    // State: m (2 rows), l (2 rows), O as [row][panel][n8 tile] pairs.
-    int64_t oPairs = 2 * panels * 8;
+    // State: m (2 rows), l (2 rows), O as one accumulator per 64 columns of
+    // the head dim.
     SmallVector<Value> init = {negInf, negInf, f32(0), f32(0)};
-    init.append(oPairs, zeroPair);
+    for (int64_t pn = 0; pn < panels; ++pn)
+      init.push_back(
+          nvgpu::WarpgroupMmaInitAccumulatorOp::create(b, loc, accType));
     Value scaleF = f32(scale);
     auto loop = scf::ForOp::create(
         b, loc, c0, numTiles, c1, init,
@@ -294,53 +278,20 @@ struct WarpgroupAttentionKernel : blockc::nvptx::KernelBuilder {
                 b.getI64IntegerAttr(kk + 1 == headDim / 16 ? 0 : 1), UnitAttr(),
                 UnitAttr(), sAcc);
           }
-          SmallVector<Value> sPairs = readBack(sAcc);
+          Value sFrag = fragment(sAcc);
 
           // Scale, mask (past S, above the causal diagonal) and the online
-          // softmax of the thread's two rows.
+          // softmax of the thread's two rows (h = 0, 1): score 2 j + e is
+          // column 8 j + e after the thread's first.
           SmallVector<Value> next(state.begin(), state.end());
-          SmallVector<SmallVector<Value>> p(2);
-          SmallVector<Value> alpha(2);
-          for (int64_t i = 0; i < 2; ++i) {
-            Value rel = arith::SubIOp::create(b, loc, keyLimit[i], j0);
-            SmallVector<Value> vals;
-            Value rowMax = negInf;
-            for (int64_t j = 0; j < 8; ++j)
-              for (int64_t e = 0; e < 2; ++e) {
-                Value valid = arith::CmpIOp::create(
-                    b, loc, arith::CmpIPredicate::slt, idx(8 * j + e), rel);
-                Value s = vector::ExtractOp::create(b, loc, sPairs[8 * i + j],
-                                                    ArrayRef<int64_t>{e});
-                s = arith::SelectOp::create(
-                    b, loc, valid, arith::MulFOp::create(b, loc, s, scaleF),
-                    negInf);
-                vals.push_back(s);
-                rowMax = arith::MaximumFOp::create(b, loc, rowMax, s);
-              }
-            rowMax = quadReduce(rowMax, [&](Value x, Value y) -> Value {
-              return arith::MaximumFOp::create(b, loc, x, y);
-            });
-            Value m = state[i], l = state[2 + i];
-            Value mNew = arith::MaximumFOp::create(b, loc, m, rowMax);
-            // A row that has seen no key yet keeps exp(-inf) = 0 weights.
-            Value none = arith::CmpFOp::create(
-                b, loc, arith::CmpFPredicate::OEQ, mNew, negInf);
-            Value shift = arith::SelectOp::create(b, loc, none, f32(0), mNew);
-            alpha[i] = math::ExpOp::create(
-                b, loc, arith::SubFOp::create(b, loc, m, shift));
-            Value sum = f32(0);
-            for (Value s : vals) {
-              Value e = math::ExpOp::create(
-                  b, loc, arith::SubFOp::create(b, loc, s, shift));
-              p[i].push_back(e);
-              sum = arith::AddFOp::create(b, loc, sum, e);
-            }
-            sum = quadReduce(sum, [&](Value x, Value y) -> Value {
-              return arith::AddFOp::create(b, loc, x, y);
-            });
-            next[i] = mNew;
-            next[2 + i] = math::FmaOp::create(b, loc, l, alpha[i], sum);
-          }
+          SoftmaxStep step = onlineSoftmax(
+              16,
+              [&](int64_t i, int64_t k) {
+                return element(sFrag, k / 2, i, k % 2);
+              },
+              keyLimit, j0, scaleF, MutableArrayRef<Value>(next).take_front(4));
+          SmallVector<SmallVector<Value>> &p = step.p;
+          SmallVector<Value> &alpha = step.alpha;
 
           // P into shared memory as two K-major 64 x 64 tiles (its 16-bit
           // rounding and the rounding of the rest, so that P V keeps the
@@ -379,14 +330,26 @@ struct WarpgroupAttentionKernel : blockc::nvptx::KernelBuilder {
               NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
           gpu::BarrierOp::create(b, loc);
 
-          // O_j = P V per 64 columns of the head dim: A = P (K-major, k16
+          // O *= alpha in registers (every wgmma that wrote O was waited for
+          // at the end of the last tile), back into the accumulators; then
+          // O += P V per 64 columns of the head dim: A = P (K-major, k16
           // step kk 32 bytes along its rows), B = the V tile as stored
           // ([key][d]: N-major, transposeB), k16 step kk 16 rows of 128
           // bytes further.
+          SmallVector<Value> rowAlpha;
+          for (int64_t k = 0; k < 32; ++k)
+            rowAlpha.push_back(alpha[k / 2 % 2]);
+          Value rowScale =
+              vector::FromElementsOp::create(b, loc, fragType, rowAlpha);
           SmallVector<Value> oAcc;
           for (int64_t pn = 0; pn < panels; ++pn) {
-            Value acc =
-                nvgpu::WarpgroupMmaInitAccumulatorOp::create(b, loc, accType);
+            Value o = arith::MulFOp::create(b, loc, fragment(state[4 + pn]),
+                                            rowScale);
+            oAcc.push_back(blockc::codegen::FragmentToAccumulatorOp::create(
+                b, loc, accType, o));
+          }
+          for (int64_t pn = 0; pn < panels; ++pn) {
+            Value acc = oAcc[pn];
             for (int64_t half = 0; half < 2; ++half)
               for (int64_t kk = 0; kk < kKeys / 16; ++kk) {
                 Value descA = descriptor(
@@ -402,20 +365,7 @@ struct WarpgroupAttentionKernel : blockc::nvptx::KernelBuilder {
                     b.getI64IntegerAttr(last ? 0 : 1), UnitAttr(),
                     b.getUnitAttr(), acc);
               }
-            oAcc.push_back(acc);
-          }
-          // O = O * alpha + O_j per row.
-          for (int64_t pn = 0; pn < panels; ++pn) {
-            SmallVector<Value> pairs = readBack(oAcc[pn]);
-            for (int64_t i = 0; i < 2; ++i) {
-              Value scalePair =
-                  vector::BroadcastOp::create(b, loc, pairType, alpha[i]);
-              for (int64_t j = 0; j < 8; ++j) {
-                int64_t s = 4 + (i * panels + pn) * 8 + j;
-                next[s] = math::FmaOp::create(b, loc, state[s], scalePair,
-                                              pairs[8 * i + j]);
-              }
-            }
+            next[4 + pn] = acc;
           }
           // Every thread's MMAs of this tile completed: its stage and P are
           // free; thread 0 refills the stage with tile jt + 2.
@@ -426,7 +376,11 @@ struct WarpgroupAttentionKernel : blockc::nvptx::KernelBuilder {
           scf::YieldOp::create(b, loc, next);
         });
 
-    // out = O / l; a row without any visible key (l = 0) is 0.
+    // out = O / l, from O's registers (the last tile waited for its
+    // wgmmas); a row without any visible key (l = 0) is 0.
+    SmallVector<Value> oFrag;
+    for (int64_t pn = 0; pn < panels; ++pn)
+      oFrag.push_back(fragment(loop.getResult(4 + pn)));
     for (int64_t i = 0; i < 2; ++i) {
       auto ifOp = scf::IfOp::create(b, loc, lt(qRows[i], tDim), false);
       OpBuilder::InsertionGuard g2(b);
@@ -439,9 +393,7 @@ struct WarpgroupAttentionKernel : blockc::nvptx::KernelBuilder {
       for (int64_t pn = 0; pn < panels; ++pn)
         for (int64_t j = 0; j < 8; ++j)
           for (int64_t e = 0; e < 2; ++e) {
-            Value o = vector::ExtractOp::create(
-                b, loc, loop.getResult(4 + (i * panels + pn) * 8 + j),
-                ArrayRef<int64_t>{e});
+            Value o = element(oFrag[pn], j, i, e);
             Value d = add(col0, idx(pn * kPanel + 8 * j + e));
             storeResult(b, loc, arith::MulFOp::create(b, loc, o, inv), out,
                         ValueRange{bIdx, qRows[i], hIdx, d});

@@ -792,14 +792,9 @@ struct WarpgroupKernel : ContractionKernel {
     Value isLeader = eq(tid, 0);
 
     // The ring starts at the first 1024-byte boundary of the dynamic shared
-    // memory (the period of the 128-byte swizzle, which TMA and wgmma
-    // apply to address bits).
-    Value base = gpu::DynamicSharedMemoryOp::create(
-        b, loc, sharedType({ShapedType::kDynamic}, b.getI8Type()));
-    Value address =
-        memref::ExtractAlignedPointerAsIndexOp::create(b, loc, base);
-    Value pad =
-        rem(arith::SubIOp::create(b, loc, idx(1024), rem(address, 1024)), 1024);
+    // memory (the period of the 128-byte swizzle).
+    Value pad;
+    Value base = alignedDynamicSharedMemory(1024, pad);
     auto stageOffset = [&](Value stage) {
       return add(pad, mul(stage, idx(stageBytes)));
     };

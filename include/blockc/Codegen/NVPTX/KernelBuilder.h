@@ -4,8 +4,9 @@
 // What every hand-built kernel of lib/Codegen/NVPTX (blockc-gpu-tile-matmul,
 // blockc-gpu-lower-sdpa, blockc-gpu-tile-reductions,
 // blockc-gpu-tile-elementwise, ...) adds to the kernel toolkit
-// (Codegen/Common/KernelToolkit.h): divisions, warp shuffles and 16-byte
-// vector accesses.
+// (Codegen/Common/KernelToolkit.h): divisions, warp shuffles, 16-byte
+// vector accesses, the aligned dynamic shared memory of the Hopper kernels
+// and the online softmax of the attention kernels.
 //
 //===----------------------------------------------------------------------===//
 
@@ -64,6 +65,33 @@ struct KernelBuilder : blockc::KernelToolkit {
   /// `vector.store` of `vector.from_elements`.
   void storeVector(mlir::ValueRange elements, mlir::Value view,
                    mlir::ValueRange indices);
+
+  /// The block's dynamic shared memory (a dynamic i8 memref in workgroup
+  /// memory, inside a launch); `pad` is set to the bytes from its start to
+  /// its first `alignment`-byte boundary (the Hopper kernels align to 1024,
+  /// the period of the 128-byte swizzle, which TMA and wgmma apply to
+  /// address bits).
+  mlir::Value alignedDynamicSharedMemory(int64_t alignment, mlir::Value &pad);
+
+  /// One key tile of the attention kernels' online softmax, on rows whose
+  /// S values a quad of lanes holds (the mma.sync and wgmma accumulator
+  /// layouts): `score(r, k)`, k < `perRow`, is row r's S at column
+  /// 8 (k / 2) + k % 2 after the thread's first, whose key is visible
+  /// (else -inf) when that column is below `keyLimit[r] - firstKey`
+  /// (signed); it is scaled by `scale`. `maxAndSum` holds the rows' running
+  /// maxima, then their sums, and is updated. The max and the sum are
+  /// reduced over the quad (two xor shuffles each); a row that has seen no
+  /// visible key yet keeps exp(-inf) = 0 weights.
+  struct SoftmaxStep {
+    /// exp(s - max) per score of each row.
+    llvm::SmallVector<llvm::SmallVector<mlir::Value>> p;
+    /// exp(old max - max) per row: rescales O.
+    llvm::SmallVector<mlir::Value> alpha;
+  };
+  SoftmaxStep onlineSoftmax(
+      int64_t perRow, llvm::function_ref<mlir::Value(int64_t, int64_t)> score,
+      llvm::ArrayRef<mlir::Value> keyLimit, mlir::Value firstKey,
+      mlir::Value scale, llvm::MutableArrayRef<mlir::Value> maxAndSum);
 };
 
 } // namespace blockc::nvptx

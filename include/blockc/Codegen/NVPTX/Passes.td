@@ -405,18 +405,21 @@ def GPULowerWarpgroupAttentionPass
       1 x 64 x 1 x 64 elements, 128-byte swizzle, zero fill);
     * grid `(ceil(T / 64), H, B)` of one warpgroup (128 threads); dynamic
       shared memory aligned to 1024 bytes at run time: Q (`D / 64` swizzled
-      panels of 64 rows), a 2-stage ring of K and V tiles, P's two 16-bit
-      parts, and a padded f32 tile through which accumulators reach the
-      threads' registers;
+      panels of 64 rows), a 2-stage ring of K and V tiles and P's two
+      16-bit parts;
+    * O is one 64 x 64 wgmma accumulator per 64 columns of the head dim,
+      carried by the loop over key tiles;
     * thread 0 initialises 3 mbarriers (one per stage, one for Q) and issues
       the TMA loads; per key tile up to the causal end of the block: wait on
       the stage's mbarrier, `S = Q K^T` (m64n64k16 `nvgpu.warpgroup.mma` per
-      k16), S stored and read back by each thread at its fragment positions,
+      k16), S read in registers (`blockc_codegen.accumulator_to_fragment`),
       scale, mask and online softmax (quad shuffles), P written to shared
-      memory, `nvvm.fence.proxy` (async shared), a barrier, `O_j = P V`
-      (`transposeB`: V is N-major as TMA wrote it), `O = O * alpha + O_j`, a
-      barrier, thread 0 refills the stage with tile `j + 2`;
-    * `O / l` stored (rounded to `out`'s type), rows past T skipped.
+      memory, `nvvm.fence.proxy` (async shared), a barrier, O read, scaled
+      by alpha and written back (`blockc_codegen.fragment_to_accumulator`),
+      `O += P V` (`transposeB`: V is N-major as TMA wrote it), a barrier,
+      thread 0 refills the stage with tile `j + 2`;
+    * `O / l` stored from O's registers (rounded to `out`'s type), rows
+      past T skipped.
 
     ```mlir
     blockc_codegen.warpgroup_attention %q, %k, %v, %o {...}  // before
