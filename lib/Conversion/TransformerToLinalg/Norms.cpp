@@ -63,6 +63,15 @@ struct NormRows {
             f32Const(rewriter, loc, op.getEpsilon().convertToDouble()),
             rowMaxAbs(rewriter, loc, x)};
   }
+
+  /// 1 / sqrt(m + eps inv^2) for the mean square (or variance) `m` of the
+  /// row scaled by `inv` (see the guard below).
+  Value rsqrtOfScaled(OpBuilder &b, Location l, Value m, Value inv) const {
+    Value epsScaled =
+        arith::MulFOp::create(b, l, eps, arith::MulFOp::create(b, l, inv, inv));
+    return math::RsqrtOp::create(b, l,
+                                 arith::AddFOp::create(b, l, m, epsScaled));
+  }
 };
 
 /// RMSNorm and LayerNorm scale rows whose magnitude would overflow the f32
@@ -90,10 +99,7 @@ struct RMSNormLowering : OpRewritePattern<RMSNormOp> {
         [&](OpBuilder &b, Location l, ValueRange a) -> Value {
           Value inv = blockc::buildNormInvScale(b, l, a[3]);
           Value meanSq = arith::MulFOp::create(b, l, a[1], n.invD);
-          Value epsScaled = arith::MulFOp::create(
-              b, l, n.eps, arith::MulFOp::create(b, l, inv, inv));
-          Value r = math::RsqrtOp::create(
-              b, l, arith::AddFOp::create(b, l, meanSq, epsScaled));
+          Value r = n.rsqrtOfScaled(b, l, meanSq, inv);
           Value xs = arith::MulFOp::create(b, l, a[0], inv);
           return arith::MulFOp::create(b, l, arith::MulFOp::create(b, l, xs, r),
                                        a[2]);
@@ -137,10 +143,7 @@ struct LayerNormLowering : OpRewritePattern<LayerNormOp> {
           Value inv = blockc::buildNormInvScale(b, l, a[5]);
           Value mean = arith::MulFOp::create(b, l, a[1], n.invD);
           Value var = arith::MulFOp::create(b, l, a[2], n.invD);
-          Value epsScaled = arith::MulFOp::create(
-              b, l, n.eps, arith::MulFOp::create(b, l, inv, inv));
-          Value r = math::RsqrtOp::create(
-              b, l, arith::AddFOp::create(b, l, var, epsScaled));
+          Value r = n.rsqrtOfScaled(b, l, var, inv);
           Value xs = arith::MulFOp::create(b, l, a[0], inv);
           Value normed = arith::MulFOp::create(
               b, l, arith::SubFOp::create(b, l, xs, mean), r);
