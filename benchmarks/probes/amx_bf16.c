@@ -129,11 +129,10 @@ int main(int argc, char **argv) {
               for (int i = 0; i < 32; ++i)
                 for (int h = 0; h < 2; ++h) {
                   float *o = out + i * N + 16 * h;
-                  _mm512_storeu_ps(o,
-                                   _mm512_add_ps(_mm512_loadu_ps(o),
-                                                 _mm512_load_ps(scratch +
-                                                                i * 32 +
-                                                                16 * h)));
+                  _mm512_storeu_ps(
+                      o,
+                      _mm512_add_ps(_mm512_loadu_ps(o),
+                                    _mm512_load_ps(scratch + i * 32 + 16 * h)));
                 }
             } else {
               _tile_stored(0, out, N * 4);

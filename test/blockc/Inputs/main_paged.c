@@ -62,8 +62,8 @@ int main(int argc, char **argv) {
     blockc_memref_i32_1d cuSeqlens = {cu, cu, 0, {B + 1}, {1}};
     blockc_memref_i32_1d seqPos = {pos, pos, 0, {B}, {1}};
     blockc_memref_f32_2d result;
-    _mlir_ciface_forward_paged(&result, &in, PAGED_WEIGHTS, &cuSeqlens,
-                               &seqPos, &blockTable, &k0, &v0);
+    _mlir_ciface_forward_paged(&result, &in, PAGED_WEIGHTS, &cuSeqlens, &seqPos,
+                               &blockTable, &k0, &v0);
     if (result.sizes[0] != total || result.sizes[1] != D) {
       fprintf(stderr, "unexpected result shape in call %lld\n",
               (long long)calls);
