@@ -334,6 +334,24 @@ void printJSON(llvm::raw_ostream &os, llvm::StringRef title,
         j.value(d);
     });
   };
+  // The fields every step and every component starts with (a block's and
+  // the model parts').
+  auto stepHead = [&](const ReportStep &st) {
+    j.attribute("name", st.name);
+    j.attribute("operation", st.operation);
+    j.attribute("component", st.component);
+    j.attributeBegin("output_shape");
+    shapeArray(st.outputShape);
+    j.attributeEnd();
+    j.attribute("flops_per_token", st.flopsPerToken);
+  };
+  auto componentHead = [&](const ReportComponent &c) {
+    j.attribute("name", c.name);
+    j.attribute("kind", c.kind);
+    j.attributeBegin("shape");
+    shapeArray(c.shape);
+    j.attributeEnd();
+  };
   j.object([&] {
     j.attribute("schema", "blockc-report/1");
     j.attribute("model", title);
@@ -375,13 +393,7 @@ void printJSON(llvm::raw_ostream &os, llvm::StringRef title,
           j.attributeArray("steps", [&] {
             for (const ReportStep &st : r.steps)
               j.object([&] {
-                j.attribute("name", st.name);
-                j.attribute("operation", st.operation);
-                j.attribute("component", st.component);
-                j.attributeBegin("output_shape");
-                shapeArray(st.outputShape);
-                j.attributeEnd();
-                j.attribute("flops_per_token", st.flopsPerToken);
+                stepHead(st);
                 j.attribute("flops_per_token_l_dependent",
                             st.flopsPerTokenLDependent);
                 j.attribute("bytes", st.bytes);
@@ -391,11 +403,7 @@ void printJSON(llvm::raw_ostream &os, llvm::StringRef title,
           j.attributeArray("components", [&] {
             for (const ReportComponent &c : r.components)
               j.object([&] {
-                j.attribute("name", c.name);
-                j.attribute("kind", c.kind);
-                j.attributeBegin("shape");
-                shapeArray(c.shape);
-                j.attributeEnd();
+                componentHead(c);
                 j.attribute("params", c.params);
                 j.attribute("bytes", c.bytes);
                 j.attribute("storage", c.storage);
@@ -447,24 +455,14 @@ void printJSON(llvm::raw_ostream &os, llvm::StringRef title,
       j.attributeArray("steps", [&] {
         for (const ReportStep &st : parts->steps)
           j.object([&] {
-            j.attribute("name", st.name);
-            j.attribute("operation", st.operation);
-            j.attribute("component", st.component);
-            j.attributeBegin("output_shape");
-            shapeArray(st.outputShape);
-            j.attributeEnd();
-            j.attribute("flops_per_token", st.flopsPerToken);
+            stepHead(st);
             j.attribute("bytes", st.bytes);
           });
       });
       j.attributeArray("components", [&] {
         for (const ReportComponent &c : parts->components)
           j.object([&] {
-            j.attribute("name", c.name);
-            j.attribute("kind", c.kind);
-            j.attributeBegin("shape");
-            shapeArray(c.shape);
-            j.attributeEnd();
+            componentHead(c);
             j.attribute("storage", c.storage);
             j.attribute("params", c.params);
             j.attribute("bytes", c.bytes);

@@ -136,3 +136,11 @@ KernelBuilder::onlineSoftmax(int64_t perRow,
   }
   return step;
 }
+
+void blockc::nvptx::KernelBuilder::storeRounded(Value v, Value out,
+                                                ValueRange at) {
+  Type type = cast<MemRefType>(out.getType()).getElementType();
+  if (type != v.getType())
+    v = arith::TruncFOp::create(b, loc, type, v);
+  memref::StoreOp::create(b, loc, v, out, at);
+}

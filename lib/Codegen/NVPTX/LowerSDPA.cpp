@@ -37,16 +37,6 @@ using namespace blockc::transformer;
 
 namespace {
 
-/// Stores the f32 output element `v` into `out`, rounded to `out`'s element
-/// type when the sdpa's result is only rounded (bf16 / f16 blocks).
-void storeResult(OpBuilder &b, Location loc, Value v, Value out,
-                 ValueRange at) {
-  Type type = cast<MemRefType>(out.getType()).getElementType();
-  if (type != v.getType())
-    v = arith::TruncFOp::create(b, loc, type, v);
-  memref::StoreOp::create(b, loc, v, out, at);
-}
-
 constexpr int64_t kWarp = blockc::nvptx::kWarpSize;
 
 struct SDPAKernel : blockc::nvptx::KernelBuilder {
@@ -223,7 +213,7 @@ struct SDPAKernel : blockc::nvptx::KernelBuilder {
         Value d = add(lane, idx(i * kWarp));
         Value o = arith::MulFOp::create(
             b, loc, keys.getResult(r * stride + 2 + i), inv);
-        storeResult(b, loc, o, out, ValueRange{bIdx, rows[r], hIdx, d});
+        storeRounded(o, out, ValueRange{bIdx, rows[r], hIdx, d});
       }
     }
     gpu::TerminatorOp::create(b, loc);
@@ -363,8 +353,7 @@ struct SDPAKernel : blockc::nvptx::KernelBuilder {
           b, loc, positive, arith::DivFOp::create(b, loc, f32(1.0), l), zeroF);
       for (int64_t i = 0; i < perLane; ++i) {
         Value d = add(lane, idx(i * kWarp));
-        storeResult(
-            b, loc,
+        storeRounded(
             arith::MulFOp::create(b, loc, sumLoop.getResult(1 + i), inv), out,
             ValueRange{bIdx, c0, hIdx, d});
       }
@@ -394,7 +383,7 @@ struct SDPAKernel : blockc::nvptx::KernelBuilder {
 
 /// The FlashAttention-2-style kernel on tensor cores (see
 /// GPUMmaAttentionAttr): q/k/v are 16-bit buffers [B, T|S, H|Hkv, D], out an
-/// f32 buffer [B, T, H, D], or one of q's type (stores round: storeResult).
+/// f32 buffer [B, T, H, D], or one of q's type (stores round: storeRounded).
 struct MmaAttentionKernel : blockc::nvptx::KernelBuilder {
   int64_t warps, kvTile, headDim, group;
   bool causal;
@@ -799,8 +788,8 @@ struct MmaAttentionKernel : blockc::nvptx::KernelBuilder {
           Value d = add(idx(8 * n + c), mul(t4, idx(2)));
           Value o = vector::ExtractOp::create(b, loc, loop.getResult(4 + n),
                                               ArrayRef<int64_t>{r, c});
-          storeResult(b, loc, arith::MulFOp::create(b, loc, o, inv), out,
-                      ValueRange{bIdx, qRows[r], hIdx, d});
+          storeRounded(arith::MulFOp::create(b, loc, o, inv), out,
+                       ValueRange{bIdx, qRows[r], hIdx, d});
         }
     }
     gpu::TerminatorOp::create(b, loc);

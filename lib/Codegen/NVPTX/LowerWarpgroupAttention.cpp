@@ -33,16 +33,6 @@ using namespace mlir;
 
 namespace {
 
-/// Stores the f32 output element `v` into `out`, rounded to `out`'s element
-/// type (bf16 / f16 blocks).
-void storeResult(OpBuilder &b, Location loc, Value v, Value out,
-                 ValueRange at) {
-  Type type = cast<MemRefType>(out.getType()).getElementType();
-  if (type != v.getType())
-    v = arith::TruncFOp::create(b, loc, type, v);
-  memref::StoreOp::create(b, loc, v, out, at);
-}
-
 /// The FlashAttention-3-style kernel on warpgroup MMA (sm_90a; see
 /// GPUMmaAttentionAttr with `warpgroup = true`): one warpgroup (128 threads)
 /// per 64 query rows of one (batch, head). Q (loaded once) and a 2-stage
@@ -395,8 +385,8 @@ struct WarpgroupAttentionKernel : blockc::nvptx::KernelBuilder {
           for (int64_t e = 0; e < 2; ++e) {
             Value o = element(oFrag[pn], j, i, e);
             Value d = add(col0, idx(pn * kPanel + 8 * j + e));
-            storeResult(b, loc, arith::MulFOp::create(b, loc, o, inv), out,
-                        ValueRange{bIdx, qRows[i], hIdx, d});
+            storeRounded(arith::MulFOp::create(b, loc, o, inv), out,
+                         ValueRange{bIdx, qRows[i], hIdx, d});
           }
     }
     gpu::TerminatorOp::create(b, loc);

@@ -27,6 +27,9 @@ struct KernelBuilder : blockc::KernelToolkit {
   mlir::Value rem(mlir::Value x, int64_t d) {
     return mlir::arith::RemUIOp::create(b, loc, x, idx(d));
   }
+  /// Stores the f32 value `v` into `out` at `at`, rounded to `out`'s
+  /// element type when that is narrower (the results of bf16 / f16 blocks).
+  void storeRounded(mlir::Value v, mlir::Value out, mlir::ValueRange at);
   /// `v` combined with `combine` over the lanes of a warp whose lane ids
   /// differ only in the bits of `offsets` (one `gpu.shuffle xor` per
   /// offset): every such lane ends with the same result, e.g. offsets 16,
