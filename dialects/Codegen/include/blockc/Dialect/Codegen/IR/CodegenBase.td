@@ -1,9 +1,10 @@
 //===- CodegenBase.td - blockc_codegen dialect definition --*- tablegen -*-===//
 //
 // The `blockc_codegen` dialect says *how* the code of a target is generated:
-// it holds no ops, only the attributes through which the heuristic passes
-// (which choose) talk to the lowering passes (which build), as IREE's
-// lowering configurations do.
+// mainly the attributes through which the heuristic passes (which choose)
+// talk to the lowering passes (which build), as IREE's lowering
+// configurations do; its few ops are steps inside the NVPTX kernel
+// lowering (CodegenOps.td, FragmentOps.td), never in a model.
 //
 //===----------------------------------------------------------------------===//
 
