@@ -144,3 +144,11 @@ void blockc::nvptx::KernelBuilder::storeRounded(Value v, Value out,
     v = arith::TruncFOp::create(b, loc, type, v);
   memref::StoreOp::create(b, loc, v, out, at);
 }
+
+Value blockc::nvptx::KernelBuilder::reciprocalOrZero(Value l) {
+  Value zero = f32(0);
+  Value positive =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, l, zero);
+  return arith::SelectOp::create(
+      b, loc, positive, arith::DivFOp::create(b, loc, f32(1.0), l), zero);
+}

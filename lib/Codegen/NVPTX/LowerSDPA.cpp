@@ -205,10 +205,7 @@ struct SDPAKernel : blockc::nvptx::KernelBuilder {
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPointToStart(ifOp.thenBlock());
       Value l = keys.getResult(r * stride + 1);
-      Value positive =
-          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, l, zeroF);
-      Value inv = arith::SelectOp::create(
-          b, loc, positive, arith::DivFOp::create(b, loc, f32(1.0), l), zeroF);
+      Value inv = reciprocalOrZero(l);
       for (int64_t i = 0; i < perLane; ++i) {
         Value d = add(lane, idx(i * kWarp));
         Value o = arith::MulFOp::create(
@@ -347,10 +344,7 @@ struct SDPAKernel : blockc::nvptx::KernelBuilder {
             scf::YieldOp::create(b, loc, next);
           });
       Value l = sumLoop.getResult(0);
-      Value positive =
-          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, l, zeroF);
-      Value inv = arith::SelectOp::create(
-          b, loc, positive, arith::DivFOp::create(b, loc, f32(1.0), l), zeroF);
+      Value inv = reciprocalOrZero(l);
       for (int64_t i = 0; i < perLane; ++i) {
         Value d = add(lane, idx(i * kWarp));
         storeRounded(
@@ -779,10 +773,7 @@ struct MmaAttentionKernel : blockc::nvptx::KernelBuilder {
       OpBuilder::InsertionGuard g2(b);
       b.setInsertionPointToStart(ifOp.thenBlock());
       Value l = loop.getResult(2 + r);
-      Value positive =
-          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, l, f32(0));
-      Value inv = arith::SelectOp::create(
-          b, loc, positive, arith::DivFOp::create(b, loc, f32(1.0), l), f32(0));
+      Value inv = reciprocalOrZero(l);
       for (int64_t n = 0; n < oTiles; ++n)
         for (int64_t c = 0; c < 2; ++c) {
           Value d = add(idx(8 * n + c), mul(t4, idx(2)));

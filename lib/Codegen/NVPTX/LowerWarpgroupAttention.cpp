@@ -376,10 +376,7 @@ struct WarpgroupAttentionKernel : blockc::nvptx::KernelBuilder {
       OpBuilder::InsertionGuard g2(b);
       b.setInsertionPointToStart(ifOp.thenBlock());
       Value l = loop.getResult(2 + i);
-      Value positive =
-          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, l, f32(0));
-      Value inv = arith::SelectOp::create(
-          b, loc, positive, arith::DivFOp::create(b, loc, f32(1.0), l), f32(0));
+      Value inv = reciprocalOrZero(l);
       for (int64_t pn = 0; pn < panels; ++pn)
         for (int64_t j = 0; j < 8; ++j)
           for (int64_t e = 0; e < 2; ++e) {

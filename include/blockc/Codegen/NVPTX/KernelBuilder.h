@@ -27,6 +27,9 @@ struct KernelBuilder : blockc::KernelToolkit {
   mlir::Value rem(mlir::Value x, int64_t d) {
     return mlir::arith::RemUIOp::create(b, loc, x, idx(d));
   }
+  /// 1 / l for l > 0, else 0: the normaliser of an attention row whose
+  /// softmax sum is `l` (a row that saw no key is 0).
+  mlir::Value reciprocalOrZero(mlir::Value l);
   /// Stores the f32 value `v` into `out` at `at`, rounded to `out`'s
   /// element type when that is narrower (the results of bf16 / f16 blocks).
   void storeRounded(mlir::Value v, mlir::Value out, mlir::ValueRange at);
