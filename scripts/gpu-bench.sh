@@ -52,16 +52,24 @@ cp build/lib/libblockc_cuda_runtime.so benchmarks/gpu/torch_block.py \
   benchmarks/gpu/results.py "$G/"
 cp /usr/lib/llvm-22/lib/libmlir_c_runner_utils.so.22.1 "$G/"
 ln -s libmlir_c_runner_utils.so.22.1 "$G/libmlir_c_runner_utils.so"
+# A block with head dim 128 (GQA 4/2, d 512), checked like the small one:
+# on sm_90a its attention is the warpgroup kernel, which the small block's
+# head dim 32 does not take.
+build/bin/blockc-import --hf-config=benchmarks/gpu/hd128.json --dtype=bf16 \
+  -o "$G/hd128.mlir"
 # On sm_90a the 7B bf16 block also with the other two schedules of the
 # warpgroup-MMA projections (docs/GPU.md): block_l7bp (persistent) and
-# block_l7bc (cooperative, no producer warpgroup).
+# block_l7bc (cooperative, no producer warpgroup); the small block too
+# (block_smallp, block_smallc), checked.
 cp "$G/l7b.mlir" "$G/l7bd.mlir"
 cp "$G/l7b.mlir" "$G/l7bds.mlir"
-models="small l7b l7b32 l7bd l7bds"
+models="small hd128 l7b l7b32 l7bd l7bds"
 if [ "$ARCH" = sm_90a ]; then
   cp "$G/l7b.mlir" "$G/l7bp.mlir"
   cp "$G/l7b.mlir" "$G/l7bc.mlir"
-  models="$models l7bp l7bc"
+  cp "$G/small.mlir" "$G/smallp.mlir"
+  cp "$G/small.mlir" "$G/smallc.mlir"
+  models="$models l7bp l7bc smallp smallc"
 fi
 for m in $models; do
   flags= cflags=
@@ -70,8 +78,10 @@ for m in $models; do
   if [ "$m" = l7bds ]; then
     flags="--decode --kv-layout=bshd" cflags=-DBLOCK_KV_BSHD
   fi
-  if [ "$m" = l7bp ]; then flags=-gpu-warpgroup-schedule=persistent; fi
-  if [ "$m" = l7bc ]; then flags=-gpu-warpgroup-schedule=cooperative; fi
+  case $m in
+  l7bp | smallp) flags=-gpu-warpgroup-schedule=persistent ;;
+  l7bc | smallc) flags=-gpu-warpgroup-schedule=cooperative ;;
+  esac
   build/bin/blockc "$G/$m.mlir" -target=nvptx -gpu-arch="$ARCH" $CHIP_FLAG \
     $flags -gpu-binary=fatbin -emit=obj -o "$G/$m.o" --header="$G/$m.h"
   cc -std=c99 -O2 -Wall -Werror $cflags -I"$G" -DBLOCK_HEADER="\"$m.h\"" \
@@ -79,7 +89,8 @@ for m in $models; do
     -lmlir_c_runner_utils -lblockc_cuda_runtime \
     -L/usr/local/cuda/lib64/stubs -lcuda -Wl,-rpath,'$ORIGIN' -o "$G/block_$m"
 done
-rm -f "$G/l7b32.mlir" "$G/l7bd.mlir" "$G/l7bds.mlir" "$G/l7bp.mlir" "$G/l7bc.mlir"
+rm -f "$G/l7b32.mlir" "$G/l7bd.mlir" "$G/l7bds.mlir" "$G/l7bp.mlir" \
+  "$G/l7bc.mlir" "$G/smallp.mlir" "$G/smallc.mlir" "$G/hd128.mlir"
 # Which kernels are tensor-core GEMMs (mma.sync or wgmma).
 build/bin/blockc "$G/l7b.mlir" -target=nvptx -gpu-arch="$ARCH" $CHIP_FLAG \
   -emit=ptx -o "$G/l7b.ptx"
@@ -94,6 +105,17 @@ $PY test/blockc/Inputs/raw_io.py export "$G/w.safetensors" "$G/x.npy" "$G" llama
 $REF run --config examples/small/config.json --dtype bf16 \
   --weights "$G/w.safetensors" --input "$G/x.npy" -o "$G/ref.npy"
 rm "$G/w.safetensors"
+mkdir "$G/hd128"
+$REF gen-weights --config benchmarks/gpu/hd128.json --seed 7 \
+  -o "$G/hd128/w.safetensors"
+$REF gen-input --config benchmarks/gpu/hd128.json --seed 8 --batch 2 \
+  --seq-len 300 -o "$G/hd128/x.npy"
+$PY test/blockc/Inputs/raw_io.py export "$G/hd128/w.safetensors" \
+  "$G/hd128/x.npy" "$G/hd128" llama
+$REF run --config benchmarks/gpu/hd128.json --dtype bf16 \
+  --weights "$G/hd128/w.safetensors" --input "$G/hd128/x.npy" \
+  -o "$G/hd128/ref.npy"
+rm "$G/hd128/w.safetensors"
 
 # The emulator's bound tables (the kernels' modelled traffic, FLOPs and
 # lower-bound time on the bundle's arch) for the profiled shapes.

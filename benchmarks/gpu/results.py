@@ -10,7 +10,9 @@ name, exit status or skipped:budget / skipped:hung, seconds, time limit)
 and each step's NAME.log, which holds the lines block_gpu.c and
 torch_block.py print:
 
-  check-small-ref       torch_block.py check: the small block's error
+  check-*-ref           torch_block.py check: a checked block's error
+                        (CHECKS: the small block under each schedule, the
+                        head-dim-128 block)
   blockc-DTYPE-TN       block_gpu time: "blockc B=.. T=N: median .. ms .."
   blockc-decode-DTYPE-LN  block_gpu decode: "blockc decode B=.. L=N: median
                         .. us (min .., max ..) over .. steps, .. GB/s (..
@@ -57,6 +59,20 @@ TORCH_PEAK = re.compile(r"^torch peak (\w+) GEMM (\d+)\^3: ([\d.]+) ms, "
 TORCH_GEMM = re.compile(r"^torch gemm T=(\d+) (.+): ([\d.]+) ms, "
                         r"([\d.]+) TFLOP/s$")
 TORCH_DECODE = re.compile(r"^torch decode L=(\d+): ([\d.]+) ms$")
+SMALL = ("the small example block in bf16 (GQA 8/2, head dim 32, d 256), "
+         "B = 2, T = 130, against the float64 reference with bf16 rounding "
+         "points")
+CHECKS = [
+    ("check-small-ref", SMALL),
+    ("check-small-cooperative-ref",
+     SMALL + ", projections on the cooperative warpgroup schedule"),
+    ("check-small-persistent-ref",
+     SMALL + ", projections on the persistent warpgroup schedule"),
+    ("check-hd128-ref",
+     "a bf16 block with head dim 128 (GQA 4/2, d 512, d_ff 1024; sm_90a: "
+     "the warpgroup attention), B = 2, T = 300, against the float64 "
+     "reference with bf16 rounding points"),
+]
 CHECK = re.compile(r"^check max_abs_err=(\S+) rms_err=(\S+) scale=(\S+) "
                    r"tol=(\S+) rms_tol=(\S+) non_finite=(\d+) (PASS|FAIL)$")
 STEP_CASE = re.compile(r"^(blockc|profile)-(\w+)-T(\d+)$")
@@ -171,19 +187,25 @@ def collect(bundle, out, date):
             problems.append("step %s: %s" % (s["name"], s["status"]))
     step_names = [s["name"] for s in steps]
 
-    correctness = None
-    for line in log_lines(logs, "check-small-ref"):
-        m = CHECK.match(line)
-        if m:
-            err, rms, scale, tol, rms_tol = (float(g) for g in m.groups()[:5])
-            correctness = {
-                "case": "the small example block in bf16 (GQA 8/2, d 256), "
-                        "B = 2, T = 130, against the float64 reference with "
-                        "bf16 rounding points",
-                "max_abs_err": err, "rms_err": rms, "scale": scale,
-                "tol": tol, "rms_tol": rms_tol,
-                "non_finite": int(m.group(6)), "pass": m.group(7) == "PASS"}
-    if correctness is None:
+    # Each check's step (run.sh) and what it compares; a check whose step
+    # the run did not have (an sm_80 bundle has no warpgroup schedules) is
+    # not expected.
+    correctness = []
+    for name, what in CHECKS:
+        for line in log_lines(logs, name):
+            m = CHECK.match(line)
+            if m:
+                err, rms, scale, tol, rms_tol = (float(g)
+                                                 for g in m.groups()[:5])
+                correctness.append({
+                    "step": name, "case": what, "max_abs_err": err,
+                    "rms_err": rms, "scale": scale, "tol": tol,
+                    "rms_tol": rms_tol, "non_finite": int(m.group(6)),
+                    "pass": m.group(7) == "PASS"})
+        if name in step_names and not any(c["step"] == name
+                                          for c in correctness):
+            problems.append("no correctness result (%s)" % name)
+    if not correctness:
         problems.append("no correctness result (check-small, "
                         "check-small-ref)")
 
@@ -364,14 +386,13 @@ def markdown(r):
     out.append("Measured by the bundle of scripts/gpu-bench.sh "
                "(benchmarks/gpu/README.md), all in one run.")
     out += ["", "## Correctness", ""]
-    c = r["correctness"]
-    if c:
-        out.append("%s: max abs error %.4g at scale %.4g (tolerance %.4g), "
+    for c in r["correctness"]:
+        out.append("- %s: max abs error %.4g at scale %.4g (tolerance %.4g), "
                    "RMS %.4g (tolerance %.4g), %d non-finite: **%s**."
                    % (c["case"][0].upper() + c["case"][1:], c["max_abs_err"],
                       c["scale"], c["tol"], c["rms_err"], c["rms_tol"],
                       c["non_finite"], "PASS" if c["pass"] else "FAIL"))
-    else:
+    if not r["correctness"]:
         out.append("Not measured (see Problems).")
     out += ["", "## Block times", "",
             "Medians; B = 1; blockc and PyTorch eager measured in this run.",

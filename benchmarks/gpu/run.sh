@@ -77,6 +77,18 @@ rm -f y.bin
 step check-small 60 ./block_small check . 2 130 256 64 688
 [ -f y.bin ] && cp y.bin "$OUT/y.bin"
 step check-small-ref 90 $PEER torch_block.py check y.bin ref.npy
+# The same block under the other warpgroup schedules (sm_90a bundles), and
+# the head-dim-128 block (its inputs and reference in hd128/).
+for s in persistent cooperative; do
+  b=./block_small$(echo $s | cut -c1)
+  [ -x $b ] || continue
+  rm -f y.bin
+  step check-small-$s 60 $b check . 2 130 256 64 688
+  step check-small-$s-ref 90 $PEER torch_block.py check y.bin ref.npy
+done
+rm -f hd128/y.bin
+step check-hd128 60 ./block_hd128 check hd128 2 300 512 256 1024
+step check-hd128-ref 90 $PEER torch_block.py check hd128/y.bin hd128/ref.npy
 echo "tensor-core kernels: $(tr '\n' ' ' < tensor_core_kernels.txt)"
 
 # The bf16 7B block: blockc (10 calls) and PyTorch eager, then per-kernel

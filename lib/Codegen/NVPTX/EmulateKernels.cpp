@@ -912,8 +912,11 @@ void KernelEmulation::replaceWarpgroupOp(Operation *op) {
     Value buffer = scratch(type.getElementType(), type.getNumElements());
     op->getResult(0).replaceAllUsesWith(reload(b, loc, buffer, type));
   } else if (auto store = dyn_cast<nvgpu::WarpgroupMmaStoreOp>(op)) {
-    // Thread t of its warpgroup (warp w = t / 32 % 4, lane 4g + q) holds
-    // D(16w + g + 8h, 8j + 2q + e) in element 4j + 2h + e.
+    // As convert-nvgpu-to-nvvm lowers it: thread t (lane 4g + q) stores
+    // element 4j + 2h + e at (16 w + g + 8h, 8j + 2q + e) with w = t / 32,
+    // the warp of the whole block, not of its warpgroup (t / 32 % 4, the
+    // PTX ISA's layout). A warpgroup after the block's first thus stores
+    // 64 rows further down per warpgroup, as on the GPU.
     auto type = cast<VectorType>(op->getOperand(0).getType());
     // Reading the accumulator needs every group that writes it waited for.
     func::CallOp::create(
@@ -923,8 +926,7 @@ void KernelEmulation::replaceWarpgroupOp(Operation *op) {
     auto c = [&](int64_t v) {
       return arith::ConstantIndexOp::create(b, loc, v);
     };
-    Value warp = arith::RemUIOp::create(
-        b, loc, arith::DivUIOp::create(b, loc, tid, c(32)), c(4));
+    Value warp = arith::DivUIOp::create(b, loc, tid, c(32));
     Value lane = arith::RemUIOp::create(b, loc, tid, c(32));
     Value row0 = arith::AddIOp::create(
         b, loc, arith::MulIOp::create(b, loc, warp, c(16)),

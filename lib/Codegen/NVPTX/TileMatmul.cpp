@@ -14,6 +14,7 @@
 #include "blockc/Codegen/NVPTX/MmaFragments.h"
 #include "blockc/Codegen/NVPTX/Passes.h"
 #include "blockc/Dialect/Codegen/IR/CodegenDialect.h"
+#include "blockc/Dialect/Codegen/IR/FragmentOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -898,12 +899,29 @@ struct WarpgroupKernel : ContractionKernel {
       Value padded =
           view(base, add(tileOffset, mul(w, idx(64 * rowFloats * 4))),
                {64, rowFloats}, b.getF32Type());
-      Value accTile = memref::SubViewOp::create(
-          b, loc, padded,
-          ArrayRef<OpFoldResult>{b.getIndexAttr(0), b.getIndexAttr(0)},
-          ArrayRef<OpFoldResult>{b.getIndexAttr(64), b.getIndexAttr(tileN)},
-          ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)});
-      nvgpu::WarpgroupMmaStoreOp::create(b, loc, acc, accTile);
+      // This thread's registers in the PTX ISA's layout (warp v = tid / 32
+      // % 4 of its warpgroup, lane 4 g + q: rows 16 v + g + 8 h, columns
+      // 8 j + 2 q + e in element 4 j + 2 h + e), stored two at a time.
+      // Upstream's nvgpu.warpgroup.mma.store takes the warp as tid / 32 of
+      // the whole block, which is right for a block's first warpgroup only.
+      Value frag = AccumulatorToFragmentOp::create(
+          b, loc, VectorType::get({tileN / 2}, b.getF32Type()), acc);
+      Value lane = rem(tid, 32);
+      Value row0 = add(mul(rem(div(tid, 32), 4), idx(16)), div(lane, 4));
+      Value col0 = mul(rem(lane, 4), idx(2));
+      for (int64_t j = 0; j < tileN / 8; ++j)
+        for (int64_t h = 0; h < 2; ++h) {
+          SmallVector<Value> two;
+          for (int64_t e = 0; e < 2; ++e)
+            two.push_back(vector::ExtractOp::create(
+                b, loc, frag, ArrayRef<int64_t>{4 * j + 2 * h + e}));
+          Value pair = vector::FromElementsOp::create(
+              b, loc, VectorType::get({2}, b.getF32Type()), two);
+          vector::StoreOp::create(
+              b, loc, pair, padded,
+              ValueRange{add(row0, idx(8 * h)), add(col0, idx(8 * j))},
+              /*nontemporal=*/false, llvm::MaybeAlign(8));
+        }
       sync();
       Value tile = view(base, tileOffset, {tileM, rowFloats}, b.getF32Type());
       loop(first, idx(tileM * outTileN), idx(count), [&](Value e) {
