@@ -28,7 +28,9 @@
          cache row L: every step attends L + 1 keys): prints the median,
          min and max microseconds per step and the bandwidth it achieves on
          the bytes a step must read (every weight once and the L + 1 cached
-         K and V rows of each batch row);
+         K and V rows of each batch row); with the environment variable
+         BLOCK_PROFILE=PROFILE.json it then profiles REPEAT more steps as
+         time mode does;
      block_gpu decode-check DIR B T P D KV FF DH  reads the files of check,
          prefills the first P tokens through the decode entry, then decodes
          the other T - P one token per call, and writes the T outputs of
@@ -426,6 +428,30 @@ static int runDecode(int check, int argc, char **argv) {
          (weightBytes + kvBytes) / 1e6, weightBytes / 1e6, kvBytes / 1e6,
          prefillMs);
   free(us);
+  /* With the environment variable BLOCK_PROFILE=PROFILE.json: per-kernel
+     GPU times of REPEAT more steps (each profiled launch waits for its
+     kernel, so these are not the timed steps), as in time mode. */
+  const char *profilePath = getenv("BLOCK_PROFILE");
+  if (!profilePath || !*profilePath)
+    return 0;
+  if (!HAVE_PROFILE) {
+    fprintf(stderr, "block_gpu: no per-kernel profile under the emulator\n");
+    return 2;
+  }
+  blockcCudaProfileStart();
+  for (int i = 0; i < repeat; ++i) {
+    result = decodeCall(&w, one, b, 1, d, t, &k, &v);
+    mgpuMemFree(result.allocated, 0);
+    if (failed())
+      return 1;
+  }
+  blockcCudaProfileStop();
+  if (blockcCudaProfileWriteJSON(profilePath) != 0)
+    return 1;
+  printf("blockc decode B=%lld L=%lld: per-kernel GPU times of %d steps -> "
+         "%s\n",
+         (long long)b, (long long)t, repeat, profilePath);
+  blockcCudaProfileReport();
   return 0;
 #endif
 }

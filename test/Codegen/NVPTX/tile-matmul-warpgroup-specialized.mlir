@@ -68,7 +68,8 @@
 // CHECK-NEXT:      nvvm.bar.warp.sync
 // CHECK:             nvgpu.mbarrier.arrive.expect_tx %[[EMPTY]][%c1], %c0
 // CHECK:           nvvm.barrier id = %c1_i32 number_of_threads = %c256_i32
-// CHECK:           nvgpu.warpgroup.mma.store
+// CHECK:           blockc_codegen.accumulator_to_fragment
+// CHECK-COUNT-24:    vector.store
 // CHECK-NEXT:      nvvm.barrier id = %c1_i32 number_of_threads = %c256_i32
 // CHECK:           scf.for %{{.+}} = %{{.+}} to %c12288 step %c256 {
 // CHECK:         kernel<warpgroup_matmul>
@@ -121,7 +122,8 @@ func.func @specialized(%x: memref<?x?x320xbf16>, %w: memref<96x320xbf16>, %y: me
 // CHECK:             nvvm.barrier id = %c1_i32 number_of_threads = %c256_i32
 // CHECK-NEXT:        %[[WOFF:.+]] = arith.muli %{{.+}}, %c25600
 // CHECK-NEXT:        arith.addi %[[OUT]], %[[WOFF]]
-// CHECK:             nvgpu.warpgroup.mma.store
+// CHECK:             blockc_codegen.accumulator_to_fragment
+// CHECK-COUNT-24:      vector.store
 // CHECK-NEXT:        nvvm.barrier id = %c1_i32 number_of_threads = %c256_i32
 // CHECK-NEXT:        memref.view %{{.+}}[%[[OUT]]][]
 // CHECK:         llvm.func @blockcGpuMultiprocessors() -> i32

@@ -73,8 +73,27 @@
 // CHECK-NEXT:    %[[WOFF:.+]] = arith.muli %{{.+}}, %c25600
 // CHECK-NEXT:    %[[WAT:.+]] = arith.addi %[[PAD]], %[[WOFF]]
 // CHECK-NEXT:    %[[PADDED:.+]] = memref.view %[[BASE]][%[[WAT]]][] {{.+}} to memref<64x100xf32, #gpu.address_space<workgroup>>
-// CHECK-NEXT:    %[[OUTW:.+]] = memref.subview %[[PADDED]][0, 0] [64, 96] [1, 1] {{.+}} to memref<64x96xf32, strided<[100, 1]>, #gpu.address_space<workgroup>>
-// CHECK-NEXT:    nvgpu.warpgroup.mma.store %[[ACC]], %[[OUTW]]
+// The thread's 48 accumulator registers go in two at a time: warp v = tid
+// / 32 % 4 of its warpgroup, lane 4 g + q, holds rows 16 v + g and + 8,
+// columns 2 q + 8 j (upstream's nvgpu.warpgroup.mma.store would take the
+// warp tid / 32 of the whole block).
+// CHECK-NEXT:    %[[FRAG:.+]] = blockc_codegen.accumulator_to_fragment %[[ACC]] : !nvgpu.warpgroup.accumulator<fragmented = vector<64x96xf32>> -> vector<48xf32>
+// CHECK-NEXT:    %[[LANE:.+]] = arith.remui %[[TID:.+]], %c32
+// CHECK-NEXT:    %[[WARP:.+]] = arith.divui %[[TID]], %c32
+// CHECK-NEXT:    %[[V:.+]] = arith.remui %[[WARP]], %c4
+// CHECK-NEXT:    %[[V16:.+]] = arith.muli %[[V]], %c16
+// CHECK-NEXT:    %[[G:.+]] = arith.divui %[[LANE]], %c4
+// CHECK-NEXT:    %[[ROW:.+]] = arith.addi %[[V16]], %[[G]]
+// CHECK-NEXT:    %[[Q:.+]] = arith.remui %[[LANE]], %c4
+// CHECK-NEXT:    %[[COL:.+]] = arith.muli %[[Q]], %c2
+// CHECK-NEXT:    %[[P0:.+]] = vector.extract_strided_slice %[[FRAG]] {offsets = [0], sizes = [2], strides = [1]}
+// CHECK-NEXT:    vector.store %[[P0]], %[[PADDED]][%[[ROW]], %[[COL]]] {alignment = 8 : i64}
+// CHECK-NEXT:    %[[P1:.+]] = vector.extract_strided_slice %[[FRAG]] {offsets = [2], sizes = [2], strides = [1]}
+// CHECK-NEXT:    %[[ROW8:.+]] = arith.addi %[[ROW]], %c8
+// CHECK-NEXT:    vector.store %[[P1]], %[[PADDED]][%[[ROW8]], %[[COL]]] {alignment = 8 : i64}
+// CHECK-COUNT-21: vector.store
+// CHECK:         %[[P23:.+]] = vector.extract_strided_slice %[[FRAG]] {offsets = [46], sizes = [2], strides = [1]}
+// CHECK-NEXT:    vector.store %[[P23]], %[[PADDED]][%[[ROW8]], %{{.+}}] {alignment = 8 : i64}
 // CHECK-NEXT:    gpu.barrier
 // CHECK-NEXT:    %[[TILE:.+]] = memref.view %[[BASE]][%[[PAD]]][] {{.+}} to memref<128x100xf32, #gpu.address_space<workgroup>>
 // CHECK-NEXT:    scf.for %[[E:.+]] = %{{.+}} to %c12288 step %c256 {
