@@ -9,7 +9,7 @@
                                          attention), B = 1, ms
   python3 torch_block.py decode L...     one decoding step with a KV cache
                                          of L positions, ms
-  python3 torch_block.py check Y.bin REF.npy [RMS_UNITS]  (RMS tolerance RMS_UNITS * u * scale, default 1/8)
+  python3 torch_block.py check Y.bin REF.npy [RMS_UNITS [MAX_UNITS]]
                                          compares a block's output (raw
                                          f32) with the reference (.npy of
                                          f32 or f64) within the bf16
@@ -127,15 +127,17 @@ def load_npy(path):
     return values.double(), tuple(header["shape"])
 
 
-def check(y_path, ref_path, rms_units=0.125):
+def check(y_path, ref_path, rms_units=0.125, max_units=2.0):
     """The correctness check of the bundle: the GPU's output against the
     float64 reference with bf16 rounding points, with the bf16 tolerance of
     blockc_ref.py compare --dtype bf16 (docs/Precision.md): max |y - ref|
     <= 2u * scale and RMS <= u/8 * scale, u = 2^-8, scale = max(1,
-    max |ref|); `rms_units` replaces the 1/8 (run.sh gives the head-dim-128
-    block 1/4: its d of 512 adds rounding error, and blockc's CPU bf16 path
-    and both emulated GPU paths measure an RMS of 0.0042 at scale 7.44 on
-    it, above u/8 * scale = 0.0036)."""
+    max |ref|); `rms_units` and `max_units` replace the 1/8 and the 2
+    (run.sh gives the head-dim-128 block 1/4 and 4: with its d of 512 the
+    bf16 roundings add up further, and blockc's CPU bf16 path and both
+    emulated GPU paths measure an RMS of 0.0042 and a largest error of
+    0.0625, two bf16 units of an output near 7, at scale 7.44 on it, above
+    u/8 * scale = 0.0036 and 2u * scale = 0.058)."""
     try:
         ref, shape = load_npy(ref_path)
         with open(y_path, "rb") as f:
@@ -149,7 +151,7 @@ def check(y_path, ref_path, rms_units=0.125):
               % (y_path, y.numel(), ref_path, list(shape)))
         return 1
     u = 2.0 ** -8
-    tol, rms_tol = 2 * u, u * rms_units
+    tol, rms_tol = max_units * u, u * rms_units
     bad = int((~torch.isfinite(y)).sum())
     diff = (y - ref).abs()
     err = float(diff.max())
@@ -215,7 +217,7 @@ def main(argv):
             with torch.no_grad():
                 ms = timed(lambda: block(x, w, pos, (kc, vc, n)))
             print("torch decode L=%d: %.3f ms" % (n, ms), flush=True)
-    elif what == "check" and len(argv) in (4, 5):
+    elif what == "check" and len(argv) in (4, 5, 6):
         return check(argv[2], argv[3], *[float(a) for a in argv[4:]])
     else:
         raise SystemExit(__doc__)
