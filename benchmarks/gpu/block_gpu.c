@@ -299,6 +299,18 @@ static memref3_t decodeCall(const weights_t *w, elem_t *x, int64_t b, int64_t n,
 #endif
 
 /* decode and decode-check: argv after the mode. */
+/* Ends a profile (blockcCudaProfileStart and the profiled calls came
+   before): writes the per-kernel times to `path`, prints "LINE -> PATH" and
+   the table. */
+static int finishProfile(const char *path, const char *line) {
+  blockcCudaProfileStop();
+  if (blockcCudaProfileWriteJSON(path) != 0)
+    return 1;
+  printf("%s -> %s\n", line, path);
+  blockcCudaProfileReport();
+  return 0;
+}
+
 static int runDecode(int check, int argc, char **argv) {
 #ifndef BLOCKC_forward_decode_NUM_CACHES
   (void)check;
@@ -445,14 +457,11 @@ static int runDecode(int check, int argc, char **argv) {
     if (failed())
       return 1;
   }
-  blockcCudaProfileStop();
-  if (blockcCudaProfileWriteJSON(profilePath) != 0)
-    return 1;
-  printf("blockc decode B=%lld L=%lld: per-kernel GPU times of %d steps -> "
-         "%s\n",
-         (long long)b, (long long)t, repeat, profilePath);
-  blockcCudaProfileReport();
-  return 0;
+  char line[128];
+  snprintf(line, sizeof line,
+           "blockc decode B=%lld L=%lld: per-kernel GPU times of %d steps",
+           (long long)b, (long long)t, repeat);
+  return finishProfile(profilePath, line);
 #endif
 }
 
@@ -556,11 +565,9 @@ int main(int argc, char **argv) {
     if (failed())
       return 1;
   }
-  blockcCudaProfileStop();
-  if (blockcCudaProfileWriteJSON(profilePath) != 0)
-    return 1;
-  printf("blockc B=%lld T=%lld: per-kernel GPU times of %d calls -> %s\n",
-         (long long)b, (long long)t, repeat, profilePath);
-  blockcCudaProfileReport();
-  return 0;
+  char line[128];
+  snprintf(line, sizeof line,
+           "blockc B=%lld T=%lld: per-kernel GPU times of %d calls",
+           (long long)b, (long long)t, repeat);
+  return finishProfile(profilePath, line);
 }
