@@ -86,13 +86,19 @@
 // CHECK-NEXT:    %[[ROW:.+]] = arith.addi %[[V16]], %[[G]]
 // CHECK-NEXT:    %[[Q:.+]] = arith.remui %[[LANE]], %c4
 // CHECK-NEXT:    %[[COL:.+]] = arith.muli %[[Q]], %c2
-// CHECK-NEXT:    %[[P0:.+]] = vector.extract_strided_slice %[[FRAG]] {offsets = [0], sizes = [2], strides = [1]}
+// CHECK-NEXT:    %[[E0:.+]] = vector.extract %[[FRAG]][0]
+// CHECK-NEXT:    %[[E1:.+]] = vector.extract %[[FRAG]][1]
+// CHECK-NEXT:    %[[P0:.+]] = vector.from_elements %[[E0]], %[[E1]] : vector<2xf32>
 // CHECK-NEXT:    vector.store %[[P0]], %[[PADDED]][%[[ROW]], %[[COL]]] {alignment = 8 : i64}
-// CHECK-NEXT:    %[[P1:.+]] = vector.extract_strided_slice %[[FRAG]] {offsets = [2], sizes = [2], strides = [1]}
+// CHECK-NEXT:    %[[E2:.+]] = vector.extract %[[FRAG]][2]
+// CHECK-NEXT:    %[[E3:.+]] = vector.extract %[[FRAG]][3]
+// CHECK-NEXT:    %[[P1:.+]] = vector.from_elements %[[E2]], %[[E3]] : vector<2xf32>
 // CHECK-NEXT:    %[[ROW8:.+]] = arith.addi %[[ROW]], %c8
 // CHECK-NEXT:    vector.store %[[P1]], %[[PADDED]][%[[ROW8]], %[[COL]]] {alignment = 8 : i64}
 // CHECK-COUNT-21: vector.store
-// CHECK:         %[[P23:.+]] = vector.extract_strided_slice %[[FRAG]] {offsets = [46], sizes = [2], strides = [1]}
+// CHECK:         %[[E46:.+]] = vector.extract %[[FRAG]][46]
+// CHECK-NEXT:    %[[E47:.+]] = vector.extract %[[FRAG]][47]
+// CHECK-NEXT:    %[[P23:.+]] = vector.from_elements %[[E46]], %[[E47]] : vector<2xf32>
 // CHECK-NEXT:    vector.store %[[P23]], %[[PADDED]][%[[ROW8]], %{{.+}}] {alignment = 8 : i64}
 // CHECK-NEXT:    gpu.barrier
 // CHECK-NEXT:    %[[TILE:.+]] = memref.view %[[BASE]][%[[PAD]]][] {{.+}} to memref<128x100xf32, #gpu.address_space<workgroup>>
