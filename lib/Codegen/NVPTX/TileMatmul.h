@@ -1,0 +1,129 @@
+//===- TileMatmul.h - the kernels of blockc-gpu-tile-matmul -----*- C++ -*-===//
+//
+// The three contraction kernels of blockc-gpu-tile-matmul, one file each:
+// the f32 FMA kernel (TileMatmulFma.cpp), the mma.sync tensor-core kernel
+// (TileMatmulMma.cpp) and the sm_90a warpgroup-MMA kernel
+// (TileMatmulWarpgroup.cpp); the pass (TileMatmul.cpp) chooses by the
+// op's tile attribute. What they share is ContractionKernel.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef BLOCKC_LIB_CODEGEN_NVPTX_TILEMATMUL_H
+#define BLOCKC_LIB_CODEGEN_NVPTX_TILEMATMUL_H
+
+#include "EpilogueFusion.h"
+#include "blockc/Codegen/NVPTX/KernelBuilder.h"
+#include "blockc/Codegen/NVPTX/KernelMatchers.h"
+#include "blockc/Dialect/Codegen/IR/CodegenDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+#include <optional>
+
+namespace blockc::nvptx {
+
+/// What both contraction kernels share: the op, its loop sizes (host
+/// values) and index arithmetic. Loop dimensions are grouped into batch
+/// (grid z), M (grid y, rows of the tile), N (grid x) and K (the reduction).
+struct ContractionKernel : KernelBuilder {
+  mlir::linalg::LinalgOp op;
+  mlir::linalg::ContractionDimensions dims;
+  llvm::SmallVector<mlir::Value>
+      loopSizes; // one per loop dimension (host values)
+  mlir::Value product(llvm::ArrayRef<unsigned> group) {
+    mlir::Value p = idx(1);
+    for (unsigned d : group)
+      p = mul(p, loopSizes[d]);
+    return p;
+  }
+  mlir::Value ceilDiv(mlir::Value v, int64_t d) {
+    return mlir::arith::CeilDivUIOp::create(b, loc, v, idx(d));
+  }
+
+  /// Splits the linear index `linear` of `group` (last dimension fastest)
+  /// into the per-dimension indices, written into `iv`.
+  void delinearize(mlir::Value linear, llvm::ArrayRef<unsigned> group,
+                   llvm::SmallVectorImpl<mlir::Value> &iv) {
+    for (unsigned d : llvm::reverse(group)) {
+      iv[d] = mlir::arith::RemUIOp::create(b, loc, linear, loopSizes[d]);
+      linear = mlir::arith::DivUIOp::create(b, loc, linear, loopSizes[d]);
+    }
+  }
+
+  /// Indices into operand `operand` for the loop indices `iv`.
+  llvm::SmallVector<mlir::Value>
+  operandIndices(mlir::OpOperand &operand, llvm::ArrayRef<mlir::Value> iv) {
+    llvm::SmallVector<mlir::Value> indices;
+    for (mlir::AffineExpr e : op.getMatchingIndexingMap(&operand).getResults())
+      indices.push_back(iv[llvm::cast<mlir::AffineDimExpr>(e).getPosition()]);
+    return indices;
+  }
+
+  std::pair<mlir::OpOperand *, mlir::OpOperand *> inputsMN() {
+    return ::blockc::nvptx::inputsMN(op, dims);
+  }
+
+  /// The batch indices of the current block (grid z).
+  llvm::SmallVector<mlir::Value> batchIndices(mlir::Value blockZ) {
+    llvm::SmallVector<mlir::Value> iv(op.getNumLoops(), idx(0));
+    delinearize(blockZ, dims.batch, iv);
+    return iv;
+  }
+
+  /// Writes the kernel's results at the contractions' loop indices `iv`
+  /// (batch, M and N set; the output columns of a pair), given the f32
+  /// sums (one per contraction of `plan`): each result is its init (the
+  /// plan's evaluated init, or what its buffer holds) plus its sum; with a
+  /// consumer, the consumer's value is written instead.
+  void writeResults(EpiloguePlan &plan, llvm::ArrayRef<mlir::Value> iv,
+                    llvm::ArrayRef<mlir::Value> sums) {
+    writeEpilogueResults(b, loc, op, plan, iv, sums);
+  }
+
+  /// out[m, n] += value where m < mSize and n < nSize (the output holds the
+  /// bias or zero).
+  void accumulateGuarded(mlir::Value m, mlir::Value n, mlir::Value mSize,
+                         mlir::Value nSize, llvm::ArrayRef<mlir::Value> batchIv,
+                         mlir::Value value) {
+    mlir::Value inside =
+        mlir::arith::AndIOp::create(b, loc, lt(m, mSize), lt(n, nSize));
+    auto ifOp = mlir::scf::IfOp::create(b, loc, inside, /*withElse=*/false);
+    mlir::OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    llvm::SmallVector<mlir::Value> iv(batchIv);
+    delinearize(m, dims.m, iv);
+    iv[dims.n.front()] = n;
+    mlir::OpOperand &out = *op.getDpsInitOperand(0);
+    llvm::SmallVector<mlir::Value> at = operandIndices(out, iv);
+    mlir::Value old = mlir::memref::LoadOp::create(b, loc, out.get(), at);
+    mlir::Value sum = mlir::arith::AddFOp::create(b, loc, old, value);
+    mlir::memref::StoreOp::create(b, loc, sum, out.get(), at);
+  }
+};
+
+/// Builds the f32 FMA kernel of `base.op` (see GPUMatmulTilesAttr).
+void buildFmaMatmul(const ContractionKernel &base,
+                    codegen::GPUMatmulTilesAttr tiles);
+
+/// Builds the tensor-core kernel (mma.sync; TF32 for `elem` f32) of
+/// `base.op` computing `plan`, with `prologue` evaluated on its A
+/// fragments when given; returns its launch.
+mlir::gpu::LaunchOp buildMmaMatmul(const ContractionKernel &base,
+                                   codegen::GPUMmaTilesAttr tiles,
+                                   mlir::Type elem, const EpiloguePlan &plan,
+                                   std::optional<ProloguePlan> prologue);
+
+/// Builds the warpgroup-MMA kernel (sm_90a) of `base.op` computing `plan`;
+/// returns its launch.
+mlir::gpu::LaunchOp buildWarpgroupMatmul(const ContractionKernel &base,
+                                         codegen::GPUWarpgroupTilesAttr tiles,
+                                         mlir::Type elem,
+                                         const EpiloguePlan &plan);
+
+} // namespace blockc::nvptx
+
+#endif // BLOCKC_LIB_CODEGEN_NVPTX_TILEMATMUL_H
