@@ -465,25 +465,91 @@ void eraseIfUnread(linalg::GenericOp producer) {
   producer->erase();
 }
 
+namespace {
+
+/// Visits, in writeEpilogueResults's order, each operand whose value it
+/// loads from memory: `visit(generic, operand)` for an operand of an
+/// evaluated init or of the consumer, `visit({}, init)` for a contraction's
+/// init buffer read as it is.
+void forEachEpilogueLoad(
+    linalg::LinalgOp op, const EpiloguePlan &plan,
+    function_ref<void(linalg::GenericOp, OpOperand &)> visit) {
+  for (auto [c, start] : llvm::zip_equal(plan.contractions, plan.inits)) {
+    if (!start) {
+      visit({}, *linalg::LinalgOp(c).getDpsInitOperand(0));
+    } else if (!start->scalar) {
+      linalg::GenericOp generic = start->generic;
+      for (OpOperand &operand : generic->getOpOperands())
+        if (!generic.getMatchingBlockArgument(&operand).use_empty())
+          visit(generic, operand);
+    }
+  }
+  if (!plan.consumer)
+    return;
+  linalg::GenericOp consumer = plan.consumer;
+  for (OpOperand &operand : consumer->getOpOperands()) {
+    if (consumer.getMatchingBlockArgument(&operand).use_empty())
+      continue;
+    if (llvm::any_of(plan.contractions, [&](linalg::LinalgOp c) {
+          return operand.get() == c.getDpsInitOperand(0)->get();
+        }))
+      continue;
+    visit(consumer, operand);
+  }
+}
+
+/// The indices of `op`'s output at loop indices `iv`.
+SmallVector<Value> initIndices(linalg::LinalgOp op, ArrayRef<Value> iv) {
+  SmallVector<Value> at;
+  for (AffineExpr e :
+       op.getMatchingIndexingMap(op.getDpsInitOperand(0)).getResults())
+    at.push_back(iv[cast<AffineDimExpr>(e).getPosition()]);
+  return at;
+}
+
+} // namespace
+
+SmallVector<Value> loadEpilogueInputs(OpBuilder &b, Location loc,
+                                      linalg::LinalgOp op,
+                                      const EpiloguePlan &plan,
+                                      ArrayRef<Value> iv) {
+  SmallVector<Value> at = initIndices(op, iv);
+  SmallVector<Value> loaded;
+  forEachEpilogueLoad(op, plan, [&](linalg::GenericOp generic, OpOperand &in) {
+    if (!generic)
+      loaded.push_back(memref::LoadOp::create(b, loc, in.get(), at));
+    else
+      loaded.push_back(loadOperandAt(b, loc, generic, in, at));
+  });
+  return loaded;
+}
+
 void writeEpilogueResults(OpBuilder &b, Location loc, linalg::LinalgOp op,
                           const EpiloguePlan &plan, ArrayRef<Value> iv,
-                          ArrayRef<Value> sums) {
+                          ArrayRef<Value> sums, ArrayRef<Value> loaded) {
   OpOperand *init = op.getDpsInitOperand(0);
-  SmallVector<Value> at;
-  for (AffineExpr e : op.getMatchingIndexingMap(init).getResults())
-    at.push_back(iv[cast<AffineDimExpr>(e).getPosition()]);
+  SmallVector<Value> at = initIndices(op, iv);
+  // The next preloaded value, in forEachEpilogueLoad's order (null without
+  // `loaded`: load it here).
+  size_t next = 0;
+  auto preloaded = [&]() -> Value {
+    return loaded.empty() ? Value() : loaded[next++];
+  };
   SmallVector<Value> results;
   for (auto [c, start, sum] :
        llvm::zip_equal(plan.contractions, plan.inits, sums)) {
     Value out = linalg::LinalgOp(c).getDpsInitOperand(0)->get();
     Value value;
-    if (!start)
-      value = memref::LoadOp::create(b, loc, out, at);
-    else if (start->scalar)
+    if (!start) {
+      value = preloaded();
+      if (!value)
+        value = memref::LoadOp::create(b, loc, out, at);
+    } else if (start->scalar) {
       value = start->scalar;
-    else
+    } else {
       value = evaluateGenericAt(b, loc, start->generic, at,
-                                [](OpOperand &) { return Value(); });
+                                [&](OpOperand &) { return preloaded(); });
+    }
     results.push_back(arith::AddFOp::create(b, loc, value, sum));
   }
   if (!plan.consumer) {
@@ -496,7 +562,7 @@ void writeEpilogueResults(OpBuilder &b, Location loc, linalg::LinalgOp op,
         for (auto [c, result] : llvm::zip_equal(plan.contractions, results))
           if (operand.get() == linalg::LinalgOp(c).getDpsInitOperand(0)->get())
             return result;
-        return Value();
+        return preloaded();
       });
   memref::StoreOp::create(b, loc, value, consumer.getDpsInits()[0], at);
 }

@@ -128,10 +128,24 @@ evaluateGenericAt(mlir::OpBuilder &b, mlir::Location loc,
 /// a consumer, the consumer's value is stored to the consumer's output
 /// instead, else the result to `op`'s output (`op` is one of the plan's
 /// contractions, which share their indexing maps).
+/// With `loaded` (from loadEpilogueInputs at the same `iv`), the values it
+/// would load from memory are those instead.
 void writeEpilogueResults(mlir::OpBuilder &b, mlir::Location loc,
                           mlir::linalg::LinalgOp op, const EpiloguePlan &plan,
                           llvm::ArrayRef<mlir::Value> iv,
-                          llvm::ArrayRef<mlir::Value> sums);
+                          llvm::ArrayRef<mlir::Value> sums,
+                          llvm::ArrayRef<mlir::Value> loaded = {});
+
+/// Loads, at loop indices `iv`, every value that writeEpilogueResults reads
+/// from memory for `plan` (the contractions' inits where they are neither
+/// a scalar nor evaluated, the evaluated inits' and the consumer's other
+/// operands), in the order it reads them. A kernel loads several elements'
+/// inputs this way before it stores any of them, so that the loads are in
+/// flight together instead of one at a time behind each store.
+llvm::SmallVector<mlir::Value>
+loadEpilogueInputs(mlir::OpBuilder &b, mlir::Location loc,
+                   mlir::linalg::LinalgOp op, const EpiloguePlan &plan,
+                   llvm::ArrayRef<mlir::Value> iv);
 
 /// The input of the contraction `op` indexed by an M dimension, then the
 /// one indexed by N (the weight of a projection).

@@ -268,8 +268,13 @@ func.func @swiglu_pair(%x: memref<?x?x64xbf16>, %wg: memref<96x64xbf16>,
 // CHECK-NEXT:      arith.addi %{{.+}}, %c24576
 // CHECK-NEXT:      memref.view
 // CHECK-NEXT:      nvgpu.tma.async.load %[[UMAP]][%c0,
-// CHECK:           scf.for %[[E:.+]] = %{{.+}} to %c8192 step %c256
-// CHECK:             %[[G:.+]] = memref.load %[[TILE:.+]][%[[R:.+]], %[[C:.+]]] : memref<128x132xf32, #gpu.address_space<workgroup>>
+// Each of the 256 threads turns 32 of the 8192 elements into results, 4 at
+// a time: the indices of all 4 (clamped into the output for the loads of
+// memory inputs, none here) first, then each element inside the output.
+// CHECK:           scf.for %{{.+}} = %c0 to %c32 step %c4
+// CHECK-COUNT-4:     arith.minui %{{.+}}, %c95
+// CHECK:             scf.if
+// CHECK-NEXT:          %[[G:.+]] = memref.load %[[TILE:.+]][%[[R:.+]], %[[C:.+]]] : memref<128x132xf32, #gpu.address_space<workgroup>>
 // CHECK-NEXT:        %[[C2:.+]] = arith.addi %[[C]], %c64
 // CHECK-NEXT:        %[[U:.+]] = memref.load %[[TILE]][%[[R]], %[[C2]]]
 // CHECK:             math.exp

@@ -63,7 +63,7 @@
 // CHECK-NEXT:        scf.yield
 // The last step's stage (4 % 3) is released once every MMA completed; the
 // epilogue reuses the ring after the consumers' named barrier (id 1, 256
-// threads), and 256 threads write the tile.
+// threads), and 256 threads write the tile, 48 elements each, 4 at a time.
 // CHECK:           nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK-NEXT:      nvvm.bar.warp.sync
 // CHECK:             nvgpu.mbarrier.arrive.expect_tx %[[EMPTY]][%c1], %c0
@@ -71,7 +71,7 @@
 // CHECK:           blockc_codegen.accumulator_to_fragment
 // CHECK-COUNT-24:    vector.store
 // CHECK-NEXT:      nvvm.barrier id = %c1_i32 number_of_threads = %c256_i32
-// CHECK:           scf.for %{{.+}} = %{{.+}} to %c12288 step %c256 {
+// CHECK:           scf.for %{{.+}} = %c0 to %c48 step %c4 {
 // CHECK:         kernel<warpgroup_matmul>
 
 #a = affine_map<(b, t, n, k) -> (b, t, k)>

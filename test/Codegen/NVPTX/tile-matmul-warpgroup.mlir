@@ -66,8 +66,7 @@
 // Epilogue: all MMAs done, the ring holds warpgroup w's 64 x 96 f32 rows,
 // padded to 100 floats (16 bytes: the accumulator fragment's 8 rows per
 // store in different banks), at 25600 w bytes, then the block adds the
-// 128 x 96 tile to y, 256 elements per round (consecutive threads,
-// consecutive columns) under bounds checks.
+// 128 x 96 tile to y under bounds checks.
 // CHECK:         nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK-NEXT:    gpu.barrier
 // CHECK-NEXT:    %[[WOFF:.+]] = arith.muli %{{.+}}, %c25600
@@ -102,12 +101,18 @@
 // CHECK-NEXT:    vector.store %[[P23]], %[[PADDED]][%[[ROW8]], %{{.+}}] {alignment = 8 : i64}
 // CHECK-NEXT:    gpu.barrier
 // CHECK-NEXT:    %[[TILE:.+]] = memref.view %[[BASE]][%[[PAD]]][] {{.+}} to memref<128x100xf32, #gpu.address_space<workgroup>>
-// CHECK-NEXT:    scf.for %[[E:.+]] = %{{.+}} to %c12288 step %c256 {
-// CHECK:           scf.if
-// CHECK:             %[[V:.+]] = memref.load %[[TILE]]
-// CHECK:             %[[OLD:.+]] = memref.load %arg2
-// CHECK:             %[[SUM:.+]] = arith.addf %[[OLD]], %[[V]]
-// CHECK:             memref.store %[[SUM]], %arg2
+// Each thread adds 48 of the 12288 elements (consecutive threads on
+// consecutive columns), 4 at a time: the 4 elements' y values first (at
+// indices clamped into y, so unguarded and in flight together), then each
+// sum stored where the element is inside y.
+// CHECK-NEXT:    arith.subi %{{.+}}, %c1
+// CHECK-NEXT:    scf.for %{{.+}} = %c0 to %c48 step %c4 {
+// CHECK-COUNT-4:     memref.load %arg2
+// CHECK-NOT:         memref.store
+// CHECK:             scf.if
+// CHECK-NEXT:          %[[V:.+]] = memref.load %[[TILE]]
+// CHECK-NEXT:          %[[SUM:.+]] = arith.addf %{{.+}}, %[[V]]
+// CHECK-NEXT:          memref.store %[[SUM]], %arg2
 // CHECK:         kernel<warpgroup_matmul>
 // CHECK-NOT:     linalg.generic
 
