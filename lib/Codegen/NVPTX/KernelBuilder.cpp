@@ -71,11 +71,15 @@ void KernelBuilder::storeVector(ValueRange elements, Value view,
                           llvm::MaybeAlign(16));
 }
 
-Value KernelBuilder::alignedDynamicSharedMemory(int64_t alignment, Value &pad) {
+Value KernelBuilder::dynamicSharedMemory() {
   auto type = MemRefType::get(
       {ShapedType::kDynamic}, b.getI8Type(), MemRefLayoutAttrInterface(),
       gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup));
-  Value base = gpu::DynamicSharedMemoryOp::create(b, loc, type);
+  return gpu::DynamicSharedMemoryOp::create(b, loc, type);
+}
+
+Value KernelBuilder::alignedDynamicSharedMemory(int64_t alignment, Value &pad) {
+  Value base = dynamicSharedMemory();
   Value address = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, base);
   pad = rem(
       arith::SubIOp::create(b, loc, idx(alignment), rem(address, alignment)),

@@ -547,10 +547,7 @@ struct MmaAttentionKernel : blockc::nvptx::KernelBuilder {
                         ctx, blockc::codegen::KernelKind::mma_attention));
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&launch.getBody().front());
-    Value base = gpu::DynamicSharedMemoryOp::create(
-        b, loc,
-        MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
-                        MemRefLayoutAttrInterface(), wg));
+    Value base = dynamicSharedMemory();
     Value kvS = memref::ViewOp::create(
         b, loc,
         MemRefType::get({kStages, 2, kvTile, rowElems}, elem,

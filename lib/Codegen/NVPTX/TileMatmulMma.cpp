@@ -198,10 +198,7 @@ struct TensorCoreKernel : ContractionKernel {
                     KernelKindAttr::get(ctx, KernelKind::tensor_core_matmul));
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&launch.getBody().front());
-    Value base = gpu::DynamicSharedMemoryOp::create(
-        b, loc,
-        MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
-                        MemRefLayoutAttrInterface(), wg));
+    Value base = dynamicSharedMemory();
     Value aShared = memref::ViewOp::create(b, loc, sharedType(tileM), base,
                                            idx(0), ValueRange{});
     Value bShared = memref::ViewOp::create(b, loc, sharedType(tileN), base,

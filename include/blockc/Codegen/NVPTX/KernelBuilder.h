@@ -72,11 +72,13 @@ struct KernelBuilder : blockc::KernelToolkit {
   void storeVector(mlir::ValueRange elements, mlir::Value view,
                    mlir::ValueRange indices);
 
-  /// The block's dynamic shared memory (a dynamic i8 memref in workgroup
-  /// memory, inside a launch); `pad` is set to the bytes from its start to
-  /// its first `alignment`-byte boundary (the Hopper kernels align to 1024,
-  /// the period of the 128-byte swizzle, which TMA and wgmma apply to
-  /// address bits).
+  /// The block's dynamic shared memory: a dynamic i8 memref in workgroup
+  /// memory (inside a launch).
+  mlir::Value dynamicSharedMemory();
+  /// The block's dynamic shared memory (dynamicSharedMemory); `pad` is set to
+  /// the bytes from its start to its first `alignment`-byte boundary (the
+  /// Hopper kernels align to 1024, the period of the 128-byte swizzle, which
+  /// TMA and wgmma apply to address bits).
   mlir::Value alignedDynamicSharedMemory(int64_t alignment, mlir::Value &pad);
 
   /// One key tile of the attention kernels' online softmax, on rows whose
