@@ -344,10 +344,10 @@ struct WarpgroupKernel : ContractionKernel {
                                                 loaded[i]);
           });
       };
-      if (elements % count != 0) {
-        loop(first, idx(elements), idx(count), [&](Value e) { results({e}); });
-        return;
-      }
+      // count = 2 tile_m (a consumer warpgroup per 64 rows) and the output
+      // tile's width is a multiple of 8 (the attribute's verifier): each
+      // thread's share is outTileN / 2 elements.
+      assert(elements % count == 0 && "a thread's share is not whole");
       loop(idx(0), idx(elements / count), idx(group), [&](Value i) {
         SmallVector<Value> es;
         for (int64_t u = 0; u < group; ++u)
