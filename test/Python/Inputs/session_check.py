@@ -12,6 +12,7 @@ Prints one PASS line per check; any failure raises (non-zero exit).
 """
 
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -146,6 +147,16 @@ def check_stack(opts):
     for _ in range(8):
         step({a: rows(1) for a in seqs})
     pages = {a: s.pages(a) for a in seqs}
+    if opts.dtype != "f32":
+        # The pools hold the model's KV type (2 bytes for bf16).
+        assert m.element_type == opts.dtype, m.element_type
+        with open(opts.config) as f:
+            c = json.load(f)
+        heads = c["num_attention_heads"]
+        head_dim = c.get("head_dim", c["hidden_size"] // heads)
+        page = s.read_page(0, 0, pages[seqs[0]][0])
+        want = 16 * c.get("num_key_value_heads", heads) * head_dim * 2
+        assert len(page) == want, (len(page), want)
     assert len(pages[seqs[3]]) == 3 and s.length(seqs[3]) == 38
     scattered = any(p != list(range(p[0], p[0] + len(p)))
                     for p in pages.values())
