@@ -7,6 +7,9 @@
 
 #include "blockc/Compiler/Compiler.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -229,6 +232,151 @@ llvm::Expected<GenerateRunResult> blockc::runGenerate(
   return std::move(result);
 }
 
+llvm::Expected<PagedRunResult>
+blockc::runPagedSteps(mlir::ModuleOp module, const ModelSignature &signature,
+                      const HostTensor &input, std::vector<HostTensor> &weights,
+                      const RunOptions &run, const CompileOptions &options,
+                      CompileCache *cache, Progress &progress) {
+  int64_t batch = input.shape[0], seqLen = input.shape[1];
+  if (llvm::Error e = run.checkPagedSteps(batch, seqLen))
+    return std::move(e);
+  PagedRunResult result;
+
+  // The paged entry, derived on a copy (diagnostics say why it cannot be).
+  mlir::OwningOpRef<mlir::ModuleOp> copy(module.clone());
+  mlir::FailureOr<std::string> name = derivePagedEntry(
+      *copy, signature.funcName, run.pageSize, /*keepEntry=*/false);
+  if (failed(name))
+    return llvm::make_error<DiagnosedError>("");
+  ModelSignature paged = signature;
+  paged.funcName = *name;
+  PagedArguments pagedArgs =
+      getPagedArguments(copy->lookupSymbol<mlir::func::FuncOp>(*name));
+  if (pagedArgs.pools.empty())
+    return makeError("--paged-steps: the model has no attention layer to "
+                     "cache");
+
+  std::string entry = "@" + paged.funcName;
+  progress.start("compiling " + entry + " (" + describeTarget(options) + ")");
+  auto start = std::chrono::steady_clock::now();
+  auto jit = BlockJit::compile(*copy, paged, options, cache);
+  if (!jit)
+    return jit.takeError();
+  result.jit = std::move(*jit);
+  result.compileSeconds = secondsSince(start);
+  progress.finish(llvm::formatv("compiled {0} in {1} ({2})", entry,
+                                formatSeconds(result.compileSeconds),
+                                result.jit->cacheStatus()));
+  BlockJit &jitRef = *result.jit;
+  start = std::chrono::steady_clock::now();
+  if (jitRef.getPrepareEntry())
+    progress.start("preparing the weights");
+  std::vector<HostTensor *> prepareArgs = {nullptr};
+  for (HostTensor &w : weights)
+    prepareArgs.push_back(&w);
+  llvm::Expected<int64_t> prepared = jitRef.prepare(prepareArgs);
+  if (!prepared)
+    return makeError("preparing the weights failed: " +
+                     llvm::toString(prepared.takeError()));
+  result.preparedBytes = *prepared;
+  result.prepareSeconds = secondsSince(start);
+  if (jitRef.getPrepareEntry())
+    progress.finish(llvm::formatv("prepared the weights in {0}",
+                                  formatSeconds(result.prepareSeconds)));
+
+  // The pools: exactly the pages the sequences end with, zeroed.
+  int64_t pageSize = pagedArgs.pageSize;
+  int64_t pagesPerSequence = (seqLen + pageSize - 1) / pageSize;
+  int64_t numPages = batch * pagesPerSequence;
+  for (const PagedPoolArgument &pool : pagedArgs.pools) {
+    HostTensor &p = result.pools.emplace_back();
+    llvm::ArrayRef<int64_t> shape = pool.type.getShape();
+    p.shape = {numPages, shape[1], shape[2], shape[3]};
+    p.elementType = getHostElementType(pool.type.getElementType());
+    p.allocate();
+  }
+  std::vector<HostTensor *> poolPtrs;
+  for (HostTensor &p : result.pools)
+    poolPtrs.push_back(&p);
+
+  bool ids = signature.takesTokenIds();
+  int64_t d = ids ? 1 : signature.getModelDim();
+  int64_t width = ids ? signature.vocabSize : signature.getModelDim();
+  result.output.shape = {batch, seqLen, width};
+  result.output.data.assign(result.output.numElements(), 0.0f);
+  std::vector<int64_t> cached(batch, 0);
+  std::vector<std::vector<int32_t>> pages(batch);
+  int32_t nextPage = 0;
+  int64_t numSteps = run.pagedSteps.size();
+  progress.start(
+      llvm::formatv("running {0} steps of {1} sequences", numSteps, batch));
+  LaunchProgress launches(options, progress);
+  for (int64_t step = 0; step < numSteps; ++step) {
+    const std::vector<int64_t> &counts = run.pagedSteps[step];
+    // The sequences with new tokens, packed in order; a sequence's pages
+    // are taken as its tokens need them.
+    std::vector<int64_t> active;
+    std::vector<int32_t> cuSeqlens = {0}, positions;
+    int64_t maxPages = 1;
+    for (int64_t b = 0; b < batch; ++b) {
+      if (counts[b] == 0)
+        continue;
+      active.push_back(b);
+      cuSeqlens.push_back(cuSeqlens.back() + counts[b]);
+      positions.push_back(cached[b]);
+      while (static_cast<int64_t>(pages[b].size()) * pageSize <
+             cached[b] + counts[b])
+        pages[b].push_back(nextPage++);
+      maxPages = std::max<int64_t>(maxPages, pages[b].size());
+    }
+    int64_t total = cuSeqlens.back();
+    std::vector<int32_t> blockTable(active.size() * maxPages, 0);
+    HostTensor x = ids ? makeTokenIds({total}) : HostTensor();
+    if (!ids) {
+      x.shape = {total, d};
+      x.data.reserve(x.numElements());
+    }
+    for (size_t i = 0; i < active.size(); ++i) {
+      int64_t b = active[i];
+      llvm::copy(pages[b], blockTable.begin() + i * maxPages);
+      int64_t first = b * seqLen + cached[b];
+      for (int64_t t = 0; t < counts[b]; ++t) {
+        if (ids)
+          setTokenId(x, cuSeqlens[i] + t, getTokenId(input, first + t));
+        else
+          x.data.insert(x.data.end(), input.data.begin() + (first + t) * d,
+                        input.data.begin() + (first + t + 1) * d);
+      }
+    }
+    HostTensor out;
+    out.shape = {total, width};
+    out.data.assign(out.numElements(), 0.0f);
+    std::vector<const HostTensor *> args = {&x};
+    for (const HostTensor &w : weights)
+      args.push_back(&w);
+    progress.update(llvm::formatv("step {0}/{1}", step + 1, numSteps));
+    auto stepStart = std::chrono::steady_clock::now();
+    if (llvm::Error e =
+            jitRef.runPaged(args, cuSeqlens, positions, blockTable, maxPages,
+                            poolPtrs, out, WeightReuse::Unchanged))
+      return makeError(llvm::formatv("--paged-steps: step {0}: {1}", step + 1,
+                                     llvm::toString(std::move(e)))
+                           .str());
+    result.stepSeconds.push_back(secondsSince(stepStart));
+    result.stepTokens.push_back(total);
+    for (size_t i = 0; i < active.size(); ++i) {
+      int64_t b = active[i];
+      std::copy(out.data.begin() + cuSeqlens[i] * width,
+                out.data.begin() + cuSeqlens[i + 1] * width,
+                result.output.data.begin() + (b * seqLen + cached[b]) * width);
+      cached[b] += counts[b];
+    }
+  }
+  progress.finish(
+      llvm::formatv("ran {0} steps of {1} sequences", numSteps, batch));
+  return std::move(result);
+}
+
 llvm::Expected<ModelInput>
 blockc::encodePrompt(const Tokenizer &tokenizer, llvm::StringRef prompt,
                      const ModelSignature &signature) {
@@ -357,10 +505,10 @@ WeightRequest blockc::makeWeightRequest(const RunOptions &run, unsigned rank,
   if (ranks > 1)
     request.preparedRefused = "prepared weights cannot be split over ranks; "
                               "give the checkpoint";
-  else if (run.decodeMode() || nvptx)
+  else if (run.decodeMode() || run.pagedMode() || nvptx)
     request.preparedRefused = "prepared weights load for the plain CPU entry "
-                              "only (not --decode, --check-decode or "
-                              "-target=nvptx)";
+                              "only (not --decode, --check-decode, "
+                              "--paged-steps or -target=nvptx)";
   return request;
 }
 
@@ -476,6 +624,38 @@ void blockc::printDecodeSummary(llvm::raw_ostream &os, const RunHead &head,
                        (long long)inputShape[1], (long long)inputShape[0],
                        c->maxDiff, c->maxDiff / std::max(c->scale, 1e-30),
                        result.tolerance);
+}
+
+void blockc::printPagedSummary(llvm::raw_ostream &os, const RunHead &head,
+                               const ModelSignature &sig,
+                               const PagedRunResult &result,
+                               const RunOptions &run) {
+  printRunHead(os, head, sig);
+  int64_t poolBytes = 0;
+  for (const HostTensor &p : result.pools)
+    poolBytes += p.numElements() * (p.elementType == ElementType::F32 ? 4 : 2);
+  size_t layers = result.pools.size() / 2;
+  os << "  pools    " << layers << " layer" << (layers == 1 ? "" : "s")
+     << " x K, V " << formatShape(result.pools.front().shape)
+     << " [num_pages, S, H_kv, D]" << (head.ranks > 1 ? " on each rank" : "")
+     << ", " << llvm::format("%.1f KiB", poolBytes / 1024.0) << "\n";
+  printOutputLine(os, result.output.shape, run.outputFile);
+  printChecksum(os, Checksum::of(result.output));
+  printCompileLine(os, result.compileSeconds, result.jit->cacheStatus());
+  printPrepare(os, result.jit->getPrepareEntry(), result.prepareSeconds,
+               result.preparedBytes);
+  double total = 0;
+  int64_t tokens = 0;
+  std::string counts;
+  for (size_t i = 0; i < result.stepSeconds.size(); ++i) {
+    total += result.stepSeconds[i];
+    tokens += result.stepTokens[i];
+    counts += (i ? ", " : "") + std::to_string(result.stepTokens[i]);
+  }
+  os << "  steps    " << result.stepSeconds.size() << " ragged steps of "
+     << result.output.shape[0] << " sequences (" << counts
+     << " tokens): median " << formatSeconds(medianOf(result.stepSeconds))
+     << llvm::format(", %.1f tokens/s\n", double(tokens) / total);
 }
 
 void blockc::printGenerateSummary(llvm::raw_ostream &os, const RunHead &head,

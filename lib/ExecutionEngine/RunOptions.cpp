@@ -10,6 +10,7 @@
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/Twine.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/ManagedStatic.h"
 #include "llvm/Support/Threading.h"
 
@@ -95,6 +96,19 @@ struct RunCLOptions {
                "compare every position with one full prefill; fail on "
                "mismatch"),
       cl::init(false), cl::cat(cat)};
+  cl::opt<std::string> pagedSteps{
+      "paged-steps",
+      cl::desc("Run the input's B sequences through the paged entry "
+               "(transformer-derive-paged-decode) in ragged batched steps: "
+               "'/'-separated steps, each B comma-separated counts of the "
+               "sequences' new tokens (0: none), each sequence's counts "
+               "summing to T; e.g. 1,7,13,16/15,9,3,0 (docs/Decoding.md)"),
+      cl::value_desc("steps"), cl::cat(cat)};
+  cl::opt<int64_t> pageSize{
+      "page-size",
+      cl::desc("With --paged-steps: tokens per page of the K/V pools "
+               "(default 16)"),
+      cl::value_desc("S"), cl::init(16), cl::cat(cat)};
   cl::opt<int64_t> maxLen{
       "max-len",
       cl::desc("KV cache capacity L_max in tokens (default: what the run "
@@ -220,6 +234,66 @@ llvm::Error RunOptions::checkCacheCapacity(int64_t promptLen) const {
                    " tokens (--max-len=" + llvm::Twine(needed) + " or more)");
 }
 
+llvm::Error RunOptions::checkPagedSteps(int64_t batch, int64_t seqLen) const {
+  std::vector<int64_t> sums(batch, 0);
+  for (size_t step = 0; step < pagedSteps.size(); ++step) {
+    const std::vector<int64_t> &counts = pagedSteps[step];
+    if (static_cast<int64_t>(counts.size()) != batch)
+      return makeError(llvm::formatv("--paged-steps: step {0} has {1} "
+                                     "token count{2}, the input has B = {3} "
+                                     "sequences",
+                                     step + 1, counts.size(),
+                                     counts.size() == 1 ? "" : "s", batch)
+                           .str());
+    int64_t total = 0;
+    for (int64_t b = 0; b < batch; ++b) {
+      sums[b] += counts[b];
+      total += counts[b];
+    }
+    if (total == 0)
+      return makeError(
+          llvm::formatv("--paged-steps: step {0} runs no token", step + 1)
+              .str());
+  }
+  for (int64_t b = 0; b < batch; ++b)
+    if (sums[b] != seqLen)
+      return makeError(llvm::formatv("--paged-steps: sequence {0}'s token "
+                                     "counts sum to {1}, the input has T = "
+                                     "{2} tokens per sequence",
+                                     b, sums[b], seqLen)
+                           .str());
+  return llvm::Error::success();
+}
+
+namespace {
+
+/// --paged-steps' value: '/'-separated steps of ','-separated counts.
+llvm::Expected<std::vector<std::vector<int64_t>>>
+parsePagedSteps(llvm::StringRef spec) {
+  std::vector<std::vector<int64_t>> steps;
+  if (spec.trim().empty())
+    return makeError("--paged-steps is empty (give each step's token counts, "
+                     "e.g. --paged-steps=1,7/1,1)");
+  llvm::SmallVector<llvm::StringRef> stepTexts, countTexts;
+  spec.split(stepTexts, '/');
+  for (llvm::StringRef stepText : stepTexts) {
+    steps.emplace_back();
+    countTexts.clear();
+    stepText.split(countTexts, ',');
+    for (llvm::StringRef text : countTexts) {
+      int64_t n;
+      if (text.trim().getAsInteger(10, n) || n < 0)
+        return makeError("--paged-steps: '" + text +
+                         "' is not a token count (an integer >= 0) in step " +
+                         llvm::Twine(steps.size()) + " of '" + spec + "'");
+      steps.back().push_back(n);
+    }
+  }
+  return steps;
+}
+
+} // namespace
+
 llvm::Expected<RunOptions>
 blockc::getRunOptionsFromCommandLine(const CompileOptions &compile) {
   const RunCLOptions &cl = *clOptions;
@@ -265,6 +339,26 @@ blockc::getRunOptionsFromCommandLine(const CompileOptions &compile) {
   if (cl.maxLen.getNumOccurrences() && !r.decodeMode())
     return makeError("--max-len needs --decode=N, --check-decode or "
                      "--generate=N");
+  // Paged steps.
+  if (cl.pagedSteps.getNumOccurrences()) {
+    auto steps = parsePagedSteps(cl.pagedSteps);
+    if (!steps)
+      return steps.takeError();
+    r.pagedSteps = std::move(*steps);
+  }
+  r.pageSize = cl.pageSize;
+  if (cl.pageSize.getNumOccurrences() && !r.pagedMode())
+    return makeError("--page-size needs --paged-steps");
+  if (r.pageSize < 1)
+    return makeError("--page-size must be at least 1");
+  if (r.pagedMode() && r.decodeMode())
+    return makeError("give only one of --paged-steps, --decode=N, "
+                     "--check-decode and --generate=N");
+  if (r.pagedMode() && r.profile)
+    return makeError("--profile profiles the entry's run, not --paged-steps");
+  if (r.pagedMode() && cl.repeat > 1)
+    return makeError("--repeat times the plain entry; --paged-steps runs "
+                     "each step once (its times are in the summary)");
   // Generation.
   if (cl.generate.getNumOccurrences() && r.generateTokens == 0)
     return makeError("--generate must be at least 1 (the tokens to "
@@ -348,9 +442,9 @@ blockc::getRunOptionsFromCommandLine(const CompileOptions &compile) {
   // Outputs.
   r.outputFile = cl.outputFile;
   r.savePrepared = cl.savePrepared;
-  if (!r.savePrepared.empty() && r.decodeMode())
+  if (!r.savePrepared.empty() && (r.decodeMode() || r.pagedMode()))
     return makeError("--save-prepared runs the plain entry (not --decode=N, "
-                     "--check-decode or --generate=N)");
+                     "--check-decode, --generate=N or --paged-steps)");
   if (!r.savePrepared.empty() && nvptx)
     return makeError("--save-prepared: only the CPU target prepares "
                      "weights");

@@ -4,13 +4,15 @@
 //       --random-weights[=SEED]] [--input=x.npy | --random-input[=SEED]]
 //       [--seq-len=T] [--batch=B] [--output=y.npy] [--repeat=N]
 //       [--threads=N] [--decode=N | --check-decode] [--max-len=L] [--quiet]
+//       [--paged-steps=STEPS [--page-size=S]]
 //       [--generate=N [--temperature=T] [--top-k=K] [--top-p=P] [--seed=S]
 //        [--stop-token=ID]...] [--tokenizer=DIR [--prompt=TEXT]]
 //
 // --decode=N prefills the input through the KV-cached decode entry derived
 // by transformer-derive-decode and runs N single-token steps;
 // --check-decode compares token-by-token decoding with one full prefill
-// (docs/Decoding.md).
+// (docs/Decoding.md). --paged-steps runs the input's sequences through the
+// paged entry (transformer-derive-paged-decode) in ragged batched steps.
 //
 // Compiles the model in-process (the compile flow of lib/Compiler, the same
 // as blockc's), binds weights by tensor name (see ModelSignature.h), runs
@@ -117,6 +119,24 @@ int runDecodeMode(ModuleOp module, const blockc::ModelSignature &sig,
     return rc;
   blockc::printDecodeSummary(llvm::outs(), head, sig, *result, run,
                              input.tensor.shape);
+  return 0;
+}
+
+/// --paged-steps (docs/Decoding.md): the input's sequences through the
+/// paged entry in ragged batched steps.
+int runPagedMode(ModuleOp module, const blockc::ModelSignature &sig,
+                 const blockc::ModelInput &input,
+                 std::vector<blockc::HostTensor> &weights,
+                 blockc::RunHead &head, blockc::CompileCache *cache) {
+  auto result = blockc::runPagedSteps(module, sig, input.tensor, weights, run,
+                                      options, cache, progress);
+  if (!result)
+    return fail(result.takeError());
+  head.entry = sig.funcName + "_paged";
+  int rc = 0;
+  if (!writeOutput(result->output, head, input.rank2, /*write=*/true, rc))
+    return rc;
+  blockc::printPagedSummary(llvm::outs(), head, sig, *result, run);
   return 0;
 }
 
@@ -311,9 +331,13 @@ int main(int argc, char **argv) {
   }
   if (dumpPipeline) {
     PassManager pm(&file.getContext(), ModuleOp::getOperationName());
+    blockc::CompileOptions pipelineOptions = options;
+    pipelineOptions.paged = run.pagedMode();
+    pipelineOptions.pageSize = run.pageSize;
     blockc::buildCompilePipeline(
-        pm, options, blockc::CompileStage::LLVMDialect, sig->funcName,
-        decodeMode ? blockc::DecodeMode::Only : blockc::DecodeMode::None);
+        pm, pipelineOptions, blockc::CompileStage::LLVMDialect, sig->funcName,
+        decodeMode || run.pagedMode() ? blockc::DecodeMode::Only
+                                      : blockc::DecodeMode::None);
     pm.printAsTextualPipeline(llvm::outs());
     llvm::outs() << "\n";
     return 0;
@@ -324,6 +348,12 @@ int main(int argc, char **argv) {
       blockc::loadRunInput(*sig, run, tokenizer.get());
   if (!input)
     return fail(llvm::toString(input.takeError()));
+  // Every rank checks the steps against the same input.
+  if (run.pagedMode())
+    if (llvm::Error e =
+            run.checkPagedSteps(input->tensor.shape[0], input->tensor.shape[1]))
+      return failEveryRank(llvm::toString(std::move(e)) + " (input " +
+                           input->label + ")");
   blockc::WeightRequest request =
       blockc::makeWeightRequest(run, world.rank, tpRanks, nvptx);
   progress.start(run.weightsFile.empty() ? "making random weights"
@@ -350,6 +380,11 @@ int main(int argc, char **argv) {
   if (run.generateMode()) {
     int rc = runGenerateMode(*module, *sig, *input, weights, head, cache.get(),
                              tokenizer.get());
+    blockc::TensorParallelWorld::finalize();
+    return rc;
+  }
+  if (run.pagedMode()) {
+    int rc = runPagedMode(*module, *sig, *input, weights, head, cache.get());
     blockc::TensorParallelWorld::finalize();
     return rc;
   }

@@ -75,6 +75,35 @@ runGenerate(mlir::ModuleOp module, const ModelSignature &signature,
             Progress &progress,
             const std::function<void(llvm::ArrayRef<int32_t>)> &onTokens);
 
+/// What --paged-steps gave.
+struct PagedRunResult {
+  std::unique_ptr<BlockJit> jit;
+  /// The K and V pools of every layer, [num_pages, S, H_kv, D] in the
+  /// model's K/V type (this rank's K/V heads in a tensor-parallel run).
+  std::vector<HostTensor> pools;
+  /// Every sequence's rows, [B, T, d] (or [B, T, vocab] logits).
+  HostTensor output;
+  /// Each step's time and its new tokens (all sequences').
+  std::vector<double> stepSeconds;
+  std::vector<int64_t> stepTokens;
+  double compileSeconds = 0, prepareSeconds = 0;
+  int64_t preparedBytes = 0;
+};
+
+/// --paged-steps: derives `module`'s paged entry (transformer-derive-paged-
+/// decode, pages of `run.pageSize` tokens), compiles it, prepares
+/// `weights` for it and runs the B sequences of `input` ([B, T, d], or
+/// [B, T] ids) through it in the ragged steps of `run.pagedSteps`: each
+/// step one call with every sequence's next tokens packed, each sequence's
+/// pages taken from the pools as it grows (so that the sequences' pages
+/// interleave). Row t of sequence b in the output is what the entry gave
+/// for input row t of b.
+llvm::Expected<PagedRunResult>
+runPagedSteps(mlir::ModuleOp module, const ModelSignature &signature,
+              const HostTensor &input, std::vector<HostTensor> &weights,
+              const RunOptions &run, const CompileOptions &options,
+              CompileCache *cache, Progress &progress);
+
 /// --prompt: the ids `tokenizer` encodes `prompt` to ([1, T], with the
 /// beginning-of-sequence token where the model's tokenizer adds one), checked
 /// against the vocabulary of `signature`'s causal language model.
@@ -147,6 +176,11 @@ void printDecodeSummary(llvm::raw_ostream &os, const RunHead &head,
                         const ModelSignature &signature,
                         const DecodeRunResult &result, const RunOptions &run,
                         const std::vector<int64_t> &inputShape);
+
+/// The summary after --paged-steps.
+void printPagedSummary(llvm::raw_ostream &os, const RunHead &head,
+                       const ModelSignature &signature,
+                       const PagedRunResult &result, const RunOptions &run);
 
 /// The summary after --generate=N of `batch` prompts of `promptLen`
 /// tokens (each sequence's text with a tokenizer and more than one).

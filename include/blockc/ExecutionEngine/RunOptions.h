@@ -76,7 +76,15 @@ struct RunOptions {
   std::vector<int32_t> stopTokens;
   std::string tokenizerDir, prompt;
 
+  /// --paged-steps: the ragged batched steps of a paged run through the
+  /// paged entry (docs/Decoding.md): per step, every sequence's number of
+  /// new tokens (0: it sits the step out); empty: not a paged run. And the
+  /// tokens a page of its K/V pools holds (--page-size).
+  std::vector<std::vector<int64_t>> pagedSteps;
+  int64_t pageSize = 16;
+
   bool generateMode() const { return generateTokens > 0; }
+  bool pagedMode() const { return !pagedSteps.empty(); }
   /// Whether the run goes through the KV-cached decode entry.
   bool decodeMode() const {
     return decodeSteps > 0 || checkDecode || generateMode();
@@ -90,6 +98,12 @@ struct RunOptions {
   /// Whether the KV cache holds what a decode of `promptLen` tokens needs;
   /// else an error naming --max-len and the capacity needed.
   llvm::Error checkCacheCapacity(int64_t promptLen) const;
+
+  /// Whether --paged-steps fits an input of `batch` sequences of `seqLen`
+  /// tokens: a count per sequence in every step, every step running a
+  /// token, each sequence's counts summing to `seqLen`; else an error
+  /// naming the step or sequence.
+  llvm::Error checkPagedSteps(int64_t batch, int64_t seqLen) const;
 };
 
 /// The category of the run options in --help.
