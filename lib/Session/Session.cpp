@@ -37,6 +37,7 @@
 #include "blockc/ExecutionEngine/Generation.h"
 #include "blockc/ExecutionEngine/TokenIds.h"
 #include "blockc/ExecutionEngine/WeightBinding.h"
+#include "blockc/Pipelines/Pipelines.h"
 #include "blockc/Session/PagePool.h"
 #include "blockc/Target/CPUISA.h"
 
@@ -642,6 +643,18 @@ blockc_status blockc_model_load(const char *path,
                          ? std::string()
                          : "\n" + diagnostics.getText()));
   }
+  // A module partitioned for tensor parallelism calls MPI in every block:
+  // its ranks are separate processes, which one model cannot drive.
+  if (int64_t ranks = getTensorParallelRanks(m->module); ranks > 1)
+    return fail(BLOCKC_ERROR_UNSUPPORTED,
+                llvm::formatv("{0} is partitioned for tensor parallelism over "
+                              "{1} ranks: a model of the C and Python APIs "
+                              "runs in one process; load the model before "
+                              "the partition, or run the ranks with mpirun "
+                              "-np {1} blockc-run (--paged-steps for ragged "
+                              "batches over a paged KV cache)",
+                              path, ranks)
+                    .str());
   m->signature = std::move(*sig);
   llvm::raw_string_ostream(m->elementType)
       << m->signature.getModelElementType();

@@ -6,7 +6,7 @@ through its whole causal forward pass.
       [--dtype bf16] [--isa avx2] [--tol T] [--target nvptx --emulate]
   session_check.py lm --model M.mlir --hf DIR [--isa avx2] [--tol T]
       [--target nvptx --emulate]
-  session_check.py errors --model M.mlir --weights W
+  session_check.py errors --model M.mlir --weights W [--tp-model TP.mlir]
 
 Prints one PASS line per check; any failure raises (non-zero exit).
 """
@@ -348,6 +348,13 @@ def check_errors(opts):
     expect_error(lambda: blockc.Model(opts.model, target="nvptx", emulate=1),
                  "emulate must be True or False, not 1")
     print("PASS bad paths and options raise blockc.Error naming them")
+    if opts.tp_model:
+        message = expect_error(lambda: blockc.Model(opts.tp_model),
+                               opts.tp_model,
+                               "is partitioned for tensor parallelism",
+                               status="BLOCKC_ERROR_UNSUPPORTED")
+        print("PASS a partitioned model is refused: %s"
+              % message.replace(opts.tp_model, "MODEL"))
 
     m = load(opts, opts.weights)
     d = m.model_dim
@@ -394,6 +401,8 @@ def main():
     p.add_argument("--target", choices=("cpu", "nvptx"), default="cpu")
     p.add_argument("--emulate", action="store_true",
                    help="with --target nvptx: on the GPU emulator")
+    p.add_argument("--tp-model",
+                   help="errors: a model partitioned for tensor parallelism")
     p.add_argument("--expect-paged", type=int, default=1,
                    help="1: steps run the paged entry; 0: per sequence")
     opts = p.parse_args()
