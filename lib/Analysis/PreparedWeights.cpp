@@ -15,7 +15,9 @@ std::string blockc::describePreparedLayout(const PreparedWeight &w,
   llvm::raw_string_ostream os(s);
   if (w.bits)
     os << "quantized_weight rows=" << w.rows << " cols=" << w.cols
-       << " bits=" << w.bits << " group_size=" << w.groupSize;
+       << " bits=" << w.bits << " group_size=" << w.groupSize
+       << (w.interleave > 1 ? " interleave=" + std::to_string(w.interleave)
+                            : std::string());
   else
     os << "packed_weight rows=" << w.rows << " cols=" << w.cols
        << " panel_k=" << w.panelK << " panel_n=" << w.panelN
@@ -125,6 +127,7 @@ FailureOr<blockc::PrepareEntry> readPrepareFunction(func::FuncOp prepare,
       w.cols = quantized.getCols();
       w.bits = quantized.getBits();
       w.groupSize = quantized.getGroupSize();
+      w.interleave = quantized.getInterleave();
     }
     result.results.push_back(std::move(w));
   }
@@ -201,7 +204,7 @@ blockc::serializePrepareEntry(const std::optional<PrepareEntry> &entry) {
     for (const PreparedWeight &w : e.results) {
       os << "result " << w.argIndex << " " << w.rows << " " << w.cols << " "
          << w.panelK << " " << w.panelN << " " << w.bits << " " << w.groupSize
-         << " " << static_cast<int>(w.elementType);
+         << " " << static_cast<int>(w.elementType) << " " << w.interleave;
       for (int64_t d : w.shape)
         os << " " << d;
       os << "\n";
@@ -248,8 +251,8 @@ blockc::parsePrepareEntry(llvm::StringRef text) {
     rest = rest.drop_front(2);
     while (!rest.empty() && rest[0].starts_with("result ")) {
       llvm::SmallVector<int64_t> v;
-      if (!numbers(rest[0].drop_front(7), v) || v.size() < 9 ||
-          v[7] > static_cast<int64_t>(ElementType::F16))
+      if (!numbers(rest[0].drop_front(7), v) || v.size() < 10 ||
+          v[7] > static_cast<int64_t>(ElementType::F16) || v[8] < 1)
         return false;
       PreparedWeight w;
       w.argIndex = static_cast<unsigned>(v[0]);
@@ -260,7 +263,8 @@ blockc::parsePrepareEntry(llvm::StringRef text) {
       w.bits = v[5];
       w.groupSize = v[6];
       w.elementType = static_cast<ElementType>(v[7]);
-      w.shape.assign(v.begin() + 8, v.end());
+      w.interleave = v[8];
+      w.shape.assign(v.begin() + 9, v.end());
       entry.results.push_back(std::move(w));
       rest = rest.drop_front();
     }

@@ -161,7 +161,11 @@ std::string blockc::emitCHeader(const ModelSignature &sig,
         os << (i ? ", " : "") << w.shape[i];
       if (w.bits)
         os << "] (int" << w.bits << " quantised, a scale per " << w.groupSize
-           << " columns)\n";
+           << " columns"
+           << (w.interleave > 1
+                   ? ", rows interleaved by " + std::to_string(w.interleave)
+                   : std::string())
+           << ")\n";
       else
         os << "] (panel_k " << w.panelK << ", panel_n " << w.panelN
            << (w.pairs() ? ", k pairs" : "") << ")\n";
@@ -177,7 +181,10 @@ std::string blockc::emitCHeader(const ModelSignature &sig,
     if (anyQuantized)
       os << " * A quantised weight is int32 words (its descriptor's float\n"
          << " * pointers carry them): per row the int8 values or int4 pairs,\n"
-         << " * then the f32 scales (#blockc_codegen.quantized_weight).\n";
+         << " * then the f32 scales; int4 rows interleaved by I are stored I\n"
+         << " * at a time, group by group: each chunk of 32 columns as the I\n"
+         << " * rows' 16 bytes in turn, then the I rows' scales of the group\n"
+         << " * (#blockc_codegen.quantized_weight).\n";
     os << " */\nvoid _mlir_ciface_" << p.funcName << "(";
     bool first = true;
     for (unsigned i : p.inputs) {

@@ -34,6 +34,9 @@ struct PreparedWeight {
   /// A quantised weight (#blockc_codegen.quantized_weight): 8 or 4 bits per
   /// value, one scale per groupSize columns; 0 for packed panels.
   int64_t bits = 0, groupSize = 0;
+  /// Rows stored together (the quantised weight's `interleave`; 1: one
+  /// row after the other).
+  int64_t interleave = 1;
   /// The prepared tensor's elements: f32 panels (or the int32 words of a
   /// quantised weight, 4 bytes too), or bf16/f16 panels of a weight stored
   /// in that type.

@@ -49,6 +49,76 @@ Value callIntrinsic(OpBuilder &b, Location loc, Type type, StringRef name,
       ->getResult(0);
 }
 
+/// Where the words of a row live in P under `layout`: a row's logical words
+/// are its value words, then its scales (the layout with interleave 1, where
+/// P row n is that row); with an interleave I, tile n / I of P holds the I
+/// rows group by group (see #blockc_codegen.quantized_weight).
+struct WordAddress {
+  blockc::KernelToolkit &q;
+  codegen::QuantizedWeightAttr layout;
+
+  int64_t interleave() const { return layout.getInterleave(); }
+  /// Words of one row per group (int4).
+  int64_t groupWords() const { return layout.getGroupSize() / 8; }
+  /// Words of one group of a tile: the I rows' values and scales.
+  int64_t blockWords() const { return interleave() * (groupWords() + 1); }
+
+  /// (P row, P column) of value word `word` of row n.
+  std::pair<Value, Value> value(Value n, Value word) {
+    int64_t i = interleave();
+    if (i == 1)
+      return {n, word};
+    auto [tile, slot] = split(n);
+    Value grp =
+        q.b.createOrFold<arith::DivUIOp>(q.loc, word, q.idx(groupWords()));
+    Value inGroup =
+        q.b.createOrFold<arith::RemUIOp>(q.loc, word, q.idx(groupWords()));
+    Value chunk = q.b.createOrFold<arith::DivUIOp>(q.loc, inGroup, q.idx(4));
+    Value inChunk = q.b.createOrFold<arith::RemUIOp>(q.loc, inGroup, q.idx(4));
+    Value col = q.add(
+        q.add(q.mul(grp, q.idx(blockWords())), q.mul(chunk, q.idx(4 * i))),
+        q.add(q.mul(slot, q.idx(4)), inChunk));
+    return {tile, col};
+  }
+  /// (P row, P column) of the scale word of group `grp` of row n.
+  std::pair<Value, Value> scale(Value n, Value grp) {
+    int64_t i = interleave();
+    if (i == 1)
+      return {n, q.add(q.idx(layout.getValueWords()), grp)};
+    auto [tile, slot] = split(n);
+    return {tile, q.add(q.add(q.mul(grp, q.idx(blockWords())),
+                              q.idx(i * groupWords())),
+                        slot)};
+  }
+  /// (tile, slot) of row n.
+  std::pair<Value, Value> split(Value n) {
+    return {q.b.createOrFold<arith::DivUIOp>(q.loc, n, q.idx(interleave())),
+            q.b.createOrFold<arith::RemUIOp>(q.loc, n, q.idx(interleave()))};
+  }
+};
+
+/// Software prefetches (into L2) of value word `word` of the rows `ahead`
+/// rows past `cols` (clamped to the last row), i.e. of a later tile's rows
+/// at the same place. Interleaved rows share their lines: the rows at 64
+/// bytes from each other (every fourth) and the tile's last one cover a
+/// chunk's 16 I bytes.
+void prefetchRows(blockc::KernelToolkit &q, Value pBuf,
+                  codegen::QuantizedWeightAttr layout, ArrayRef<Value> cols,
+                  int64_t ahead, Value word) {
+  int64_t il = layout.getInterleave();
+  for (auto [j, col] : llvm::enumerate(cols)) {
+    int64_t slot = static_cast<int64_t>(j) % il;
+    if (il > 1 && slot % 4 != 0 && slot != il - 1)
+      continue;
+    Value row = arith::MinUIOp::create(q.b, q.loc, q.add(col, q.idx(ahead)),
+                                       q.idx(layout.getRows() - 1));
+    auto [pRow, pCol] = WordAddress{q, layout}.value(row, word);
+    memref::PrefetchOp::create(q.b, q.loc, pBuf, ValueRange{pRow, pCol},
+                               /*isWrite=*/false, /*localityHint=*/2,
+                               /*isDataCache=*/true);
+  }
+}
+
 /// Builds the prepared weight P [N, words] (i32) of `w` [N, K] under
 /// `layout` (see #blockc_codegen.quantized_weight): one linalg.generic over
 /// the words that reads W and the group maxima, marked as prepared.
@@ -70,6 +140,29 @@ Value buildPreparedWeight(OpBuilder &b, Location loc, Value w,
         blockc::KernelToolkit q{nb, loc};
         Value n = linalg::IndexOp::create(nb, loc, 0);
         Value word = linalg::IndexOp::create(nb, loc, 1);
+        // Interleaved: the row and logical word (values, then scales) of
+        // P[tile, column]; rows past N are zero.
+        Value inRows;
+        if (int64_t il = layout.getInterleave(); il > 1) {
+          WordAddress at{q, layout};
+          int64_t gw = at.groupWords(), block = at.blockWords();
+          Value grp = arith::DivUIOp::create(nb, loc, word, q.idx(block));
+          Value r = arith::RemUIOp::create(nb, loc, word, q.idx(block));
+          Value inValues = q.lt(r, q.idx(il * gw));
+          Value chunk = arith::DivUIOp::create(nb, loc, r, q.idx(4 * il));
+          Value rem = arith::RemUIOp::create(nb, loc, r, q.idx(4 * il));
+          Value valueSlot = arith::DivUIOp::create(nb, loc, rem, q.idx(4));
+          Value valueWord =
+              q.add(q.add(q.mul(grp, q.idx(gw)), q.mul(chunk, q.idx(4))),
+                    arith::RemUIOp::create(nb, loc, rem, q.idx(4)));
+          Value scaleSlot = arith::SubIOp::create(
+              nb, loc, r, q.select(inValues, r, q.idx(il * gw)));
+          Value slot = q.select(inValues, valueSlot, scaleSlot);
+          Value row = q.add(q.mul(n, q.idx(il)), slot);
+          inRows = q.lt(row, q.idx(layout.getRows()));
+          n = q.select(inRows, row, q.idx(0));
+          word = q.select(inValues, valueWord, q.add(q.idx(valueWords), grp));
+        }
         Value isValue = q.lt(word, q.idx(valueWords));
         // The level of W[n, kk] (0 past K), as an i32.
         auto levelAt = [&](Value kk) -> Value {
@@ -120,8 +213,10 @@ Value buildPreparedWeight(OpBuilder &b, Location loc, Value w,
             nb, loc,
             tensor::ExtractOp::create(nb, loc, amax, ValueRange{n, sg}), level);
         Value sBits = arith::BitcastOp::create(nb, loc, nb.getI32Type(), s);
-        linalg::YieldOp::create(nb, loc,
-                                ValueRange{q.select(isValue, packed, sBits)});
+        Value result = q.select(isValue, packed, sBits);
+        if (inRows)
+          result = q.select(inRows, result, q.i32(0));
+        linalg::YieldOp::create(nb, loc, ValueRange{result});
       });
   generic->setAttr(CodegenDialect::kPreparedAttrName, layout);
   return generic.getResult(0);
@@ -178,9 +273,10 @@ struct Kernel {
   /// The V bytes of row n that start at byte `byteIdx` (a multiple of 4).
   Value readBytes(Value n, Value byteIdx) {
     Value word = arith::DivUIOp::create(b(), loc(), byteIdx, q.idx(4));
+    auto [row, col] = WordAddress{q, layout}.value(n, word);
     Value words = vector::TransferReadOp::create(
         b(), loc(), VectorType::get({v / 4}, b().getI32Type()), p,
-        ValueRange{n, word}, q.i32(0), ArrayRef<bool>{true});
+        ValueRange{row, col}, q.i32(0), ArrayRef<bool>{true});
     return vector::BitCastOp::create(
         b(), loc(), VectorType::get({v}, b().getI8Type()), words);
   }
@@ -225,13 +321,7 @@ struct Kernel {
   void prefetchAhead(ArrayRef<Value> cols, int64_t ahead, Value word) {
     if (!pBuf || ahead == 0)
       return;
-    for (Value col : cols) {
-      Value row = arith::MinUIOp::create(b(), loc(), q.add(col, q.idx(ahead)),
-                                         q.idx(layout.getRows() - 1));
-      memref::PrefetchOp::create(b(), loc(), pBuf, ValueRange{row, word},
-                                 /*isWrite=*/false, /*localityHint=*/2,
-                                 /*isDataCache=*/true);
-    }
+    prefetchRows(q, pBuf, layout, cols, ahead, word);
   }
   /// table[index & 15] per lane of 16 (AVX-512 vpermps).
   Value lookup(Value table, Value index) {
@@ -291,9 +381,8 @@ struct Kernel {
 
   /// The f32 scale of group `grp` of row n.
   Value scale(Value n, Value grp) {
-    Value bits = tensor::ExtractOp::create(
-        b(), loc(), p,
-        ValueRange{n, q.add(q.idx(layout.getValueWords()), grp)});
+    auto [row, col] = WordAddress{q, layout}.scale(n, grp);
+    Value bits = tensor::ExtractOp::create(b(), loc(), p, ValueRange{row, col});
     return arith::BitcastOp::create(b(), loc(), b().getF32Type(), bits);
   }
 
@@ -713,17 +802,17 @@ struct IntKernel {
   /// The `bytes` bytes of row n from byte `byteIdx` (a multiple of 4).
   Value readBytes(Value n, Value byteIdx, int64_t bytes) {
     Value word = arith::DivUIOp::create(b(), loc(), byteIdx, q.idx(4));
+    auto [row, col] = WordAddress{q, layout}.value(n, word);
     Value words = vector::TransferReadOp::create(
         b(), loc(), VectorType::get({bytes / 4}, b().getI32Type()), p,
-        ValueRange{n, word}, q.i32(0), ArrayRef<bool>{true});
+        ValueRange{row, col}, q.i32(0), ArrayRef<bool>{true});
     return vector::BitCastOp::create(
         b(), loc(), VectorType::get({bytes}, b().getI8Type()), words);
   }
   /// The f32 weight scale of group `grp` of row n.
   Value scale(Value n, Value grp) {
-    Value bits = tensor::ExtractOp::create(
-        b(), loc(), p,
-        ValueRange{n, q.add(q.idx(layout.getValueWords()), grp)});
+    auto [row, col] = WordAddress{q, layout}.scale(n, grp);
+    Value bits = tensor::ExtractOp::create(b(), loc(), p, ValueRange{row, col});
     return arith::BitcastOp::create(b(), loc(), b().getF32Type(), bits);
   }
 
@@ -797,27 +886,19 @@ struct IntKernel {
                   b(), loc(), splat(lanesType(), 0), dot(eights, xs[i])));
             }
           }
+          // Software prefetch (into L2) of the same words of the rows
+          // prefetchTiles tiles further (clamped to the last row): the
+          // hardware prefetchers do not run ahead of these short rows.
+          // Measured on the 7B int4 block with activations = int8 (Xeon
+          // f6m167, 1 thread, one token, interleaved): 12.4 ms
+          // prefetching 256 bytes ahead in the same row, 10.6 ms four
+          // tiles ahead (blockc-cpu-select-tiles' 4).
+          if (prefetchTiles > 0)
+            prefetchRows(
+                q, pBuf, layout, cols, prefetchTiles * c,
+                arith::DivUIOp::create(b(), loc(), kk, q.idx(int8 ? 4 : 8)));
           for (int64_t j = 0; j < c; ++j) {
             Value w, sw;
-            if (prefetchTiles > 0) {
-              // Software prefetch (into L2) of the same words of the row
-              // prefetchTiles tiles further (clamped to the last row):
-              // the hardware prefetchers do not run ahead of these short
-              // rows. Measured on the 7B int4 block with activations =
-              // int8 (Xeon f6m167, 1 thread, one token, interleaved):
-              // 12.4 ms prefetching 256 bytes ahead in the same row,
-              // 10.6 ms four tiles ahead (blockc-cpu-select-tiles' 4).
-              Value word =
-                  arith::DivUIOp::create(b(), loc(), kk, q.idx(int8 ? 4 : 8));
-              Value row = arith::MinUIOp::create(
-                  b(), loc(), q.add(cols[j], q.idx(prefetchTiles * c)),
-                  q.idx(layout.getRows() - 1));
-              memref::PrefetchOp::create(b(), loc(), pBuf,
-                                         ValueRange{row, word},
-                                         /*isWrite=*/false,
-                                         /*localityHint=*/2,
-                                         /*isDataCache=*/true);
-            }
             if (int8) {
               w = readBytes(cols[j], kk, kChunk);
             } else {
@@ -948,7 +1029,8 @@ struct CPULowerQuantizedLinearPass
       int64_t n = wType.getDimSize(0), k = wType.getDimSize(1);
       bool int8 = quant.getType() == WeightQuantType::int8;
       auto layout = codegen::QuantizedWeightAttr::get(
-          &getContext(), n, k, int8 ? 8 : 4, quant.getGroupSizeFor(k));
+          &getContext(), n, k, int8 ? 8 : 4, quant.getGroupSizeFor(k),
+          int8 ? 1 : tiles.getInterleave());
       lower(op, layout, v, tiles, target.getRegisters(),
             quant.quantizesActivations(), vnni, target.getAvx512Bf16());
       ++numLowered;

@@ -52,13 +52,15 @@ func.func @int8(%x: tensor<1x?x44xf32>, %w: tensor<6x44xf32>, %b: tensor<6xf32>)
 
 // -----
 
-// int4 in groups of 32, K = 64: [40, 8 + 2] words (two nibbles a byte, then
-// the two group scales); per group (one chunk of 32 k) the bytes are
+// int4 in groups of 32, K = 64: 8 + 2 words a row (two nibbles a byte,
+// then the two group scales), 8 rows interleaved (blockc-cpu-select-tiles'
+// choice): [5, 8 x 10] words, each tile of 8 rows group by group (the 8
+// rows' 4 words, then their 8 scales); per group (one chunk of 32 k) the bytes are
 // zero-extended and split into low and high nibbles u, which multiply-add
 // into group accumulators beside the sum of x; then acc += (sum x u -
 // 8 sum x) s with the group's scale.
 // CHECK-LABEL: func.func @int4
-// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<40x10xi32>) attrs = {blockc_codegen.prepared = #blockc_codegen.quantized_weight<rows = 40, cols = 64, bits = 4, group_size = 32>}
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<5x80xi32>) attrs = {blockc_codegen.prepared = #blockc_codegen.quantized_weight<rows = 40, cols = 64, bits = 4, group_size = 32, interleave = 8>}
 // CHECK: arith.shli
 // CHECK: scf.forall
 // The prefill path stages each chunk's V rows in a [V, 32] buffer.
@@ -90,7 +92,7 @@ func.func @int8(%x: tensor<1x?x44xf32>, %w: tensor<6x44xf32>, %b: tensor<6xf32>)
 // into the accumulators (no group accumulators, no sum of x), and each
 // step prefetches the rows two tiles further (into L2).
 // AVX512-LABEL: func.func @int4
-// AVX512: %[[P:.*]] = bufferization.to_buffer %{{.*}} read_only : tensor<40x10xi32> to memref<40x10xi32>
+// AVX512: %[[P:.*]] = bufferization.to_buffer %{{.*}} read_only : tensor<5x80xi32> to memref<5x80xi32>
 // AVX512: } else {
 // AVX512: %[[BASE:.*]] = arith.constant dense<[-8.000000e+00, -7.000000e+00, {{.*}}, 6.000000e+00, 7.000000e+00]> : vector<16xf32>
 // AVX512: scf.for %{{.*}} = %c0{{.*}} to %c64{{.*}} step %c32
@@ -99,7 +101,7 @@ func.func @int8(%x: tensor<1x?x44xf32>, %w: tensor<6x44xf32>, %b: tensor<6xf32>)
 // AVX512: %[[TAB:.*]] = arith.mulf %[[BASE]], %[[SV]] : vector<16xf32>
 // AVX512: %[[XL:.*]] = vector.transfer_read %arg0
 // AVX512: %[[XH:.*]] = vector.transfer_read %arg0
-// AVX512: memref.prefetch %[[P]][%{{.*}}, %{{.*}}], read, locality<2>, data : memref<40x10xi32>
+// AVX512: memref.prefetch %[[P]][%{{.*}}, %{{.*}}], read, locality<2>, data : memref<5x80xi32>
 // AVX512: %[[U:.*]] = arith.extui %{{.*}} : vector<16xi8> to vector<16xi32>
 // AVX512: %[[LO:.*]] = llvm.call_intrinsic "llvm.x86.avx512.permvar.sf.512"(%[[TAB]], %[[U]]) : (vector<16xf32>, vector<16xi32>) -> vector<16xf32>
 // AVX512: %[[HI:.*]] = arith.shrui %[[U]], %{{.*}} : vector<16xi32>
@@ -111,6 +113,33 @@ func.func @int8(%x: tensor<1x?x44xf32>, %w: tensor<6x44xf32>, %b: tensor<6xf32>)
 func.func @int4(%x: tensor<2x3x64xf32>, %w: tensor<40x64xf32>) -> tensor<2x3x40xf32> {
   %0 = transformer.linear %x, %w {weight_quant = #transformer.weight_quant<int4, group_size = 32>} : tensor<2x3x64xf32>, tensor<40x64xf32> -> tensor<2x3x40xf32>
   return %0 : tensor<2x3x40xf32>
+}
+
+// -----
+
+// The int4 layouts pinned by hand: one row after the other (interleave 1,
+// the default: [N, 8 + 2] words) and 2 rows interleaved for N = 5 (three
+// tiles, the last holding one row and a zero one: [3, 2 x 10]). A tile's
+// words go group by group, 2 x (4 value words + 1 scale) = 10 each, so
+// the kernel finds row n's group g at word 10 g + 4 (n mod 2) of tile
+// n / 2 and its scale at word 10 g + 8 + n mod 2.
+// CHECK-LABEL: func.func @int4_layouts
+// (Both prepared words are built at the function's start, the last first.)
+// CHECK: outs(%{{.*}} : tensor<3x20xi32>) attrs = {blockc_codegen.prepared = #blockc_codegen.quantized_weight<rows = 5, cols = 64, bits = 4, group_size = 32, interleave = 2>}
+// CHECK: arith.remui %{{.*}}, %c10
+// CHECK: arith.cmpi ult, %{{.*}}, %c8
+// CHECK: arith.cmpi ult, %{{.*}}, %c5
+// CHECK: outs(%{{.*}} : tensor<5x10xi32>) attrs = {blockc_codegen.prepared = #blockc_codegen.quantized_weight<rows = 5, cols = 64, bits = 4, group_size = 32>}
+// CHECK: scf.forall
+// CHECK: scf.forall
+// CHECK: arith.divui %{{.*}}, %c2
+// CHECK: arith.remui %{{.*}}, %c2
+// CHECK: arith.muli %{{.*}}, %c10
+// CHECK: tensor.extract %{{.*}} : tensor<3x20xi32>
+func.func @int4_layouts(%x: tensor<1x?x64xf32>, %w: tensor<5x64xf32>) -> (tensor<1x?x5xf32>, tensor<1x?x5xf32>) {
+  %0 = transformer.linear %x, %w {weight_quant = #transformer.weight_quant<int4, group_size = 32>, blockc_codegen.quantized_tiles = #blockc_codegen.quantized_tiles<rows = 2, cols = 2, block_n = 32, panel_k = 256, panel_rows = 3, panel_min_rows = 8, prefetch_tiles = 0>} : tensor<1x?x64xf32>, tensor<5x64xf32> -> tensor<1x?x5xf32>
+  %1 = transformer.linear %x, %w {weight_quant = #transformer.weight_quant<int4, group_size = 32>, blockc_codegen.quantized_tiles = #blockc_codegen.quantized_tiles<rows = 2, cols = 2, block_n = 32, panel_k = 256, panel_rows = 3, panel_min_rows = 8, prefetch_tiles = 0, interleave = 2>} : tensor<1x?x64xf32>, tensor<5x64xf32> -> tensor<1x?x5xf32>
+  return %0, %1 : tensor<1x?x5xf32>, tensor<1x?x5xf32>
 }
 
 // -----

@@ -142,6 +142,17 @@ func.func @quantized_tiles(%x: tensor<1x2x64xf32>, %w: tensor<8x64xf32>) -> tens
 
 // -----
 
+// An int4 weight with 8 rows interleaved, and the tiles that ask for it.
+// CHECK-LABEL: func.func @quantized_interleaved
+// CHECK-SAME: #blockc_codegen.quantized_weight<rows = 44, cols = 64, bits = 4, group_size = 32, interleave = 8>
+// CHECK: #blockc_codegen.quantized_tiles<rows = 1, cols = 4, block_n = 32, panel_k = 64, panel_rows = 1, panel_min_rows = 16, prefetch_tiles = 2, interleave = 8>
+func.func @quantized_interleaved(%x: tensor<1x1x64xf32>, %w: tensor<44x64xf32>) -> tensor<1x1x44xf32> attributes {blockc_codegen.prepared = #blockc_codegen.quantized_weight<rows = 44, cols = 64, bits = 4, group_size = 32, interleave = 8>} {
+  %0 = transformer.linear %x, %w {weight_quant = #transformer.weight_quant<int4, group_size = 32>, blockc_codegen.quantized_tiles = #blockc_codegen.quantized_tiles<rows = 1, cols = 4, block_n = 32, panel_k = 64, panel_rows = 1, panel_min_rows = 16, prefetch_tiles = 2, interleave = 8>} : tensor<1x1x64xf32>, tensor<44x64xf32> -> tensor<1x1x44xf32>
+  return %0 : tensor<1x1x44xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @elementwise_tiles
 // CHECK: blockc_codegen.elementwise_tiles = #blockc_codegen.elementwise_tiles<rows = 4, width = 16>
 func.func @elementwise_tiles(%x: tensor<4x16xf32>) -> tensor<4x16xf32> {

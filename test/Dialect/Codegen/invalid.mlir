@@ -325,6 +325,28 @@ func.func @quantized_rows() attributes {blockc_codegen.prepared = #blockc_codege
 
 // -----
 
+// expected-error @+1 {{interleave must be 1, 2, 4, 8 or 16, got 3}}
+func.func @quantized_interleave() attributes {blockc_codegen.prepared = #blockc_codegen.quantized_weight<rows = 8, cols = 64, bits = 4, group_size = 32, interleave = 3>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{interleave 8 needs bits = 4 (int8 rows are not interleaved)}}
+func.func @quantized_interleave_int8() attributes {blockc_codegen.prepared = #blockc_codegen.quantized_weight<rows = 8, cols = 64, bits = 8, group_size = 64, interleave = 8>} {
+  return
+}
+
+// -----
+
+func.func @quantized_tiles_interleave(%x: tensor<1x2x64xf32>, %w: tensor<8x64xf32>) -> tensor<1x2x8xf32> {
+  // expected-error @+1 {{interleave must be 1, 2, 4, 8 or 16, got 32}}
+  %0 = transformer.linear %x, %w {weight_quant = #transformer.weight_quant<int4, group_size = 32>, blockc_codegen.quantized_tiles = #blockc_codegen.quantized_tiles<rows = 2, cols = 4, block_n = 64, panel_k = 512, panel_rows = 6, panel_min_rows = 8, prefetch_tiles = 0, interleave = 32>} : tensor<1x2x64xf32>, tensor<8x64xf32> -> tensor<1x2x8xf32>
+  return %0 : tensor<1x2x8xf32>
+}
+
+// -----
+
 //===----------------------------------------------------------------------===//
 // attention_tiles
 //===----------------------------------------------------------------------===//

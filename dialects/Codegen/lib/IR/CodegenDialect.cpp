@@ -96,7 +96,13 @@ PackedWeightAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 LogicalResult
 QuantizedWeightAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                             int64_t rows, int64_t cols, int64_t bits,
-                            int64_t groupSize) {
+                            int64_t groupSize, int64_t interleave) {
+  if (interleave < 1 || interleave > 16 || (interleave & (interleave - 1)))
+    return emitError() << "interleave must be 1, 2, 4, 8 or 16, got "
+                       << interleave;
+  if (interleave > 1 && bits != 4)
+    return emitError() << "interleave " << interleave
+                       << " needs bits = 4 (int8 rows are not interleaved)";
   if (rows < 1 || cols < 1)
     return emitError() << "rows and cols must be >= 1, got " << rows << " and "
                        << cols;
@@ -171,11 +177,13 @@ LogicalResult AttentionTilesAttr::verify(
   return success();
 }
 
-LogicalResult
-QuantizedTilesAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                           int64_t rows, int64_t cols, int64_t blockN,
-                           int64_t panelK, int64_t panelRows,
-                           int64_t panelMinRows, int64_t prefetchTiles) {
+LogicalResult QuantizedTilesAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, int64_t rows, int64_t cols,
+    int64_t blockN, int64_t panelK, int64_t panelRows, int64_t panelMinRows,
+    int64_t prefetchTiles, int64_t interleave) {
+  if (interleave < 1 || interleave > 16 || (interleave & (interleave - 1)))
+    return emitError() << "interleave must be 1, 2, 4, 8 or 16, got "
+                       << interleave;
   std::pair<StringRef, int64_t> sizes[] = {
       {"rows", rows}, {"cols", cols}, {"panel_rows", panelRows}};
   for (auto [name, value] : sizes)

@@ -361,7 +361,11 @@ def Codegen_QuantizedTilesAttr
       two vectors; `panel_k` is a multiple of 32 (int4 chunks);
     * `prefetch_tiles` (0: none): how many tiles of weight rows ahead the
       dot-product tiles prefetch their rows (the kernels that prefetch:
-      int8 activations, and AVX-512).
+      int8 activations, and AVX-512);
+    * `interleave` (default 1): int4 weights are prepared with this many
+      rows interleaved (`#blockc_codegen.quantized_weight`'s `interleave`),
+      so that a dot-product tile of that many weight rows reads one
+      sequential stream; 1, 2, 4, 8 or 16, ignored for int8.
 
     ```mlir
     %y = transformer.linear %x, %w {blockc_codegen.quantized_tiles =
@@ -377,7 +381,8 @@ def Codegen_QuantizedTilesAttr
                         "int64_t":$panel_k,
                         "int64_t":$panel_rows,
                         "int64_t":$panel_min_rows,
-                        "int64_t":$prefetch_tiles);
+                        "int64_t":$prefetch_tiles,
+                        DefaultValuedParameter<"int64_t", "1">:$interleave);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }
@@ -501,6 +506,15 @@ def Codegen_QuantizedWeightAttr
       nibble and `q[32 c + 16 + i] + 8` in its high one (q in -7..7); then
       cols / G words of f32 scales, one per group.
 
+    With `interleave` = I > 1 (int4 only; a power of two up to 16) the
+    rows are stored I at a time: `P[ceil(rows / I), I * words]`, where row
+    r of tile `r / I` holds, per group g in order, the chunks of the group
+    one after the other, each as the 16 bytes of the I rows in turn (row
+    `r % I` at word `4 (r % I)` of the chunk's `4 I`), then the I rows'
+    scales of g. A dot-product tile of I rows thus reads one sequential
+    stream: per chunk `16 I` contiguous bytes, per group `4 I` bytes of
+    scales. The rows past `rows` in the last tile are zero.
+
     The values are those of `#transformer.weight_quant` (`W' = q * s`).
     Recorded as `blockc_codegen.prepared` on the `linalg.generic` that
     makes it (moved into the entry's prepare function by
@@ -513,7 +527,8 @@ def Codegen_QuantizedWeightAttr
     ```
   }];
   let parameters = (ins "int64_t":$rows, "int64_t":$cols, "int64_t":$bits,
-                        "int64_t":$group_size);
+                        "int64_t":$group_size,
+                        DefaultValuedParameter<"int64_t", "1">:$interleave);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
@@ -523,9 +538,13 @@ def Codegen_QuantizedWeightAttr
     }
     /// Scales per row.
     int64_t getNumScales() const { return getCols() / getGroupSize(); }
-    /// The prepared tensor's shape: [rows, value words + scales].
+    /// Words per row: values and scales.
+    int64_t getRowWords() const { return getValueWords() + getNumScales(); }
+    /// The prepared tensor's shape: [rows, value words + scales], or with
+    /// an interleave I, [ceil(rows / I), I x (value words + scales)].
     ::llvm::SmallVector<int64_t, 2> getPreparedShape() const {
-      return {getRows(), getValueWords() + getNumScales()};
+      int64_t i = getInterleave();
+      return {(getRows() + i - 1) / i, i * getRowWords()};
     }
   }];
 }
