@@ -6,7 +6,8 @@ loop headers ("This Inner Loop Header" for innermost loops), the loop of
 every block ("in Loop: Header=...") and each spill or reload ("64-byte
 Spill", "32-byte Folded Reload", ...). Prints, for the selected functions
 (by default the OpenMP-outlined kernel bodies, names containing
-"omp_par"), how many innermost loops they have, how many vector (16-, 32-
+"omp_par", and the micro-kernels they call, names containing "_micro"),
+how many innermost loops they have, how many vector (16-, 32-
 or 64-byte) spills and reloads those loops contain, and which vector
 registers (xmm/ymm/zmm) their FMAs use; separately for the register-tiled
 micro-kernel loops: innermost loops whose FMAs accumulate into at least 8
@@ -80,13 +81,14 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("asm")
     ap.add_argument("--all", action="store_true",
-                    help="every function, not only the omp_par kernels")
+                    help="every function, not only the omp_par kernels and "
+                    "their _micro kernels")
     ap.add_argument("--verbose", action="store_true")
     a = ap.parse_args()
     with open(a.asm) as f:
         lines = f.read().split("\n")
     select = (lambda f: f is not None) if a.all else \
-        (lambda f: f is not None and "omp_par" in f)
+        (lambda f: f is not None and ("omp_par" in f or "_micro" in f))
     funcs, loops, spills, fma_regs, fma_dests = analyse(lines, select)
     tiles = [l for l in loops if len(fma_dests[l]) >= 8]
     bad = {l: spills[l] for l in loops if spills[l]}

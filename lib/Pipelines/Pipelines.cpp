@@ -251,6 +251,9 @@ void blockc::buildCPULowerToLLVMPipeline(OpPassManager &pm) {
   // and LLVM translate and compile each distinct kernel once.
   pm.addPass(cpu::createCPUOutlineParallelKernelsPass());
   pm.addPass(createMergeIdenticalFunctionsPass());
+  // The register-tile micro-kernels that several kernels share (the
+  // projections' tile shapes) as one function each.
+  pm.addPass(cpu::createCPUOutlineMicroKernelsPass());
   pm.addPass(createConvertVectorToSCFPass(
       VectorTransferToSCFOptions().enableFullUnroll()));
   pm.addPass(createSCFToControlFlowPass());

@@ -6,8 +6,9 @@
 
 #include "blockc/Codegen/CPU/Passes.h"
 
+#include "blockc/Codegen/Common/Outlining.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/OpenMP/OpenMPDialect.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
@@ -24,13 +25,6 @@ using namespace mlir;
 
 namespace {
 
-/// A value the kernel may clone instead of taking it as an argument.
-bool isClonableConstant(Value v) {
-  Operation *def = v.getDefiningOp();
-  return def && def->getNumOperands() == 0 && def->getNumRegions() == 0 &&
-         def->hasTrait<OpTrait::ConstantLike>();
-}
-
 /// Moves `parallel` into a new private function, placed after `after`
 /// (which becomes the new function), and calls it in its place.
 void outline(omp::ParallelOp parallel, func::FuncOp parent, Operation *&after,
@@ -42,26 +36,16 @@ void outline(omp::ParallelOp parallel, func::FuncOp parent, Operation *&after,
   getUsedValuesDefinedAbove(parallel->getRegions(), used);
   SmallVector<Value> inputs, constants;
   for (Value v : used)
-    (isClonableConstant(v) ? constants : inputs).push_back(v);
+    (blockc::isClonableConstant(v) ? constants : inputs).push_back(v);
 
   OpBuilder b(parent);
-  b.setInsertionPointAfter(after);
   Location loc = parallel.getLoc();
-  auto kernel = func::FuncOp::create(
+  func::FuncOp kernel = blockc::createOutlinedFunction(
       b, loc, (parent.getSymName() + "_kernel").str(),
-      b.getFunctionType(ValueRange(inputs).getTypes(), {}));
-  kernel.setPrivate();
-  kernel.setNoInline(true);
-  // What func-to-llvm carries over: internal linkage (no symbol in the
-  // object) and LLVM's noinline (func.func's no_inline is not carried).
-  MLIRContext *ctx = parent.getContext();
-  kernel->setAttr("llvm.linkage",
-                  LLVM::LinkageAttr::get(ctx, LLVM::Linkage::Internal));
-  kernel->setAttr("passthrough", b.getArrayAttr({b.getStringAttr("noinline")}));
-  symbols.insert(kernel); // uniques the name
+      ValueRange(inputs).getTypes(), after, symbols);
   after = kernel;
 
-  Block *body = kernel.addEntryBlock();
+  Block *body = &kernel.front();
   b.setInsertionPointToStart(body);
   IRMapping mapping;
   mapping.map(inputs, body->getArguments());

@@ -4,13 +4,11 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "blockc/Codegen/Common/Outlining.h"
 #include "blockc/Codegen/Common/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/IR/OperationSupport.h"
 #include "mlir/IR/SymbolTable.h"
-
-#include "llvm/ADT/Hashing.h"
 
 #include <unordered_map>
 
@@ -23,33 +21,6 @@ using namespace mlir;
 
 namespace {
 
-/// A hash of `func`'s type, attributes and body that equal functions share:
-/// every op's name, attributes and types, not the values it reads.
-llvm::hash_code hashFunction(func::FuncOp func) {
-  llvm::hash_code hash = llvm::hash_combine(
-      func.getFunctionType(), func.getArgAttrsAttr(), func.getResAttrsAttr());
-  func.getBody().walk([&](Operation *op) {
-    hash =
-        llvm::hash_combine(hash, OperationEquivalence::computeHash(
-                                     op, OperationEquivalence::ignoreHashValue,
-                                     OperationEquivalence::ignoreHashValue,
-                                     OperationEquivalence::IgnoreLocations));
-  });
-  return hash;
-}
-
-/// `a` and `b` are the same function under different names.
-bool areEqual(func::FuncOp a, func::FuncOp b) {
-  if (a.getFunctionType() != b.getFunctionType() ||
-      a.getArgAttrsAttr() != b.getArgAttrsAttr() ||
-      a.getResAttrsAttr() != b.getResAttrsAttr() ||
-      a.getNoInline() != b.getNoInline() ||
-      a->getDiscardableAttrDictionary() != b->getDiscardableAttrDictionary())
-    return false;
-  return OperationEquivalence::isRegionEquivalentTo(
-      &a.getBody(), &b.getBody(), OperationEquivalence::IgnoreLocations);
-}
-
 struct MergeIdenticalFunctionsPass
     : blockc::impl::MergeIdenticalFunctionsPassBase<
           MergeIdenticalFunctionsPass> {
@@ -61,9 +32,9 @@ struct MergeIdenticalFunctionsPass
       if (!func.isPrivate() || func.isExternal())
         continue;
       SmallVector<func::FuncOp> &candidates =
-          kept[static_cast<size_t>(hashFunction(func))];
+          kept[static_cast<size_t>(blockc::hashFunctionBody(func))];
       auto equal = llvm::find_if(candidates, [&](func::FuncOp other) {
-        return areEqual(other, func);
+        return blockc::areEquivalentFunctions(other, func);
       });
       if (equal == candidates.end()) {
         candidates.push_back(func);

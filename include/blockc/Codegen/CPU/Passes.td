@@ -1033,4 +1033,55 @@ def CPUOutlineParallelKernelsPass
   ];
 }
 
+def CPUOutlineMicroKernelsPass
+    : Pass<"blockc-cpu-outline-micro-kernels", "::mlir::ModuleOp"> {
+  let summary = "Outline register-tile micro-kernels that several kernels "
+                "share into one function each";
+  let description = [{
+    A micro-kernel is the outermost of the result-less `scf.for` loops
+    directly around a register tile (an `scf.for` that carries only vectors,
+    the accumulators of a projection's or attention's reduction) that hold
+    no other register tile: for a projection, the loop over one tile shape's
+    rows of a panel with its column loop, the accumulator loads, the loop
+    along K and the stores. Each is cloned into a private function whose
+    arguments are the values it reads from above (constants are cloned in),
+    with every memref in a canonical type: all sizes, the offset and every
+    non-unit stride dynamic, unit strides kept (so vector accesses stay
+    contiguous). Subviews inside take the types inferred from those
+    sources. Micro-kernels whose functions are equal
+    (`blockc-merge-identical-functions`' test: same type, structurally
+    equal bodies) are replaced by calls of one of them, their memrefs cast
+    to the canonical types; one without an equal stays inline with its
+    static types. Loops that make memrefs other than subviews, or hold
+    OpenMP ops, are left alone.
+
+    The functions are private, internal and never inlined, as the kernels
+    of `blockc-cpu-outline-parallel-kernels`: the projections of a block
+    (q, k, v, o, gate, up, down: 4096 or 11008 columns, 4096 or 11008
+    along K) then share one function per tile shape, which LLVM optimises
+    and compiles once. A call per panel row block costs nanoseconds
+    against the microseconds of the panel's multiply-adds.
+
+    ```mlir
+    // two kernels with a 2-row micro-kernel each, over 64 and 128 columns
+    scf.for %i = %lo to %hi step %c2 {   // in kernel A: memref<?x64xf32>
+      ... %acc:2 = scf.for %k ... iter_args(...) -> (vector<8xf32>, ...)
+    }
+    // becomes, in both
+    %cast = memref.cast %a : memref<?x64xf32>
+        to memref<?x?xf32, strided<[?, 1], offset: ?>>
+    call @A_micro(%lo, %hi, %cast, ...)
+    ```
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::LLVM::LLVMDialect"];
+  let statistics = [
+    Statistic<"numOutlined", "num-outlined",
+              "micro-kernels replaced by a call">,
+    Statistic<"numFunctions", "num-functions",
+              "micro-kernel functions kept">
+  ];
+}
+
 #endif // BLOCKC_CODEGEN_CPU_PASSES_TD
