@@ -431,10 +431,14 @@ blockc::runEntry(mlir::ModuleOp module, const ModelSignature &signature,
   if (preparing)
     progress.finish(llvm::formatv("prepared the weights in {0}",
                                   formatSeconds(result.prepareSeconds)));
+  // A tensor-parallel rank saves its parts in a file of its own.
   if (!run.savePrepared.empty())
-    if (llvm::Error e =
-            savePreparedWeights(run.savePrepared, signature,
-                                result.jit->getPrepareEntry(), weights.tensors))
+    if (llvm::Error e = savePreparedWeights(
+            weights.ranks > 1 ? getRankPreparedPath(run.savePrepared,
+                                                    weights.rank, weights.ranks)
+                              : run.savePrepared,
+            signature, result.jit->getPrepareEntry(), weights.tensors,
+            weights.rank, weights.ranks))
       return std::move(e);
 
   result.output.shape =
@@ -499,13 +503,13 @@ llvm::Expected<ModelInput> blockc::loadRunInput(const ModelSignature &sig,
 
 WeightRequest blockc::makeWeightRequest(const RunOptions &run, unsigned rank,
                                         int64_t ranks, bool nvptx) {
-  WeightRequest request{
-      run.weightsFile, run.weightSeed.value_or(0), rank, {}, ""};
+  WeightRequest request;
+  request.file = run.weightsFile;
+  request.seed = run.weightSeed.value_or(0);
+  request.rank = rank;
+  request.ranks = static_cast<unsigned>(ranks);
   request.binding.allowExtraTensors = run.allowExtraWeights;
-  if (ranks > 1)
-    request.preparedRefused = "prepared weights cannot be split over ranks; "
-                              "give the checkpoint";
-  else if (run.decodeMode() || run.pagedMode() || nvptx)
+  if (run.decodeMode() || run.pagedMode() || nvptx)
     request.preparedRefused = "prepared weights load for the plain CPU entry "
                               "only (not --decode, --check-decode, "
                               "--paged-steps or -target=nvptx)";
@@ -577,13 +581,20 @@ void blockc::printEntrySummary(llvm::raw_ostream &os, const RunHead &head,
     printChecksum(os, Checksum::of(result.output));
   printCompileLine(os, result.compileSeconds, result.jit->cacheStatus());
   if (preparedFile)
-    os << "  prepare  skipped (" << run.weightsFile
-       << " holds the prepared weights)\n";
+    os << "  prepare  skipped (" << head.weightsLabel
+       << (llvm::StringRef(head.weightsLabel).contains("<r>") ? " hold"
+                                                              : " holds")
+       << " the prepared weights)\n";
   else
     printPrepare(os, result.jit->getPrepareEntry(), result.prepareSeconds,
                  result.preparedBytes);
   if (!run.savePrepared.empty())
-    os << "  saved    prepared weights -> " << run.savePrepared << "\n";
+    os << "  saved    prepared weights -> "
+       << (head.ranks > 1
+               ? getRankPreparedPattern(run.savePrepared, head.ranks) +
+                     " (one file per rank)"
+               : run.savePrepared)
+       << "\n";
   printRunTimes(os, runs.seconds, flops);
   if (runs.measured) {
     printMeasuredProfile(os, *runs.measured,

@@ -50,8 +50,10 @@ struct RunCLOptions {
       "save-prepared",
       cl::desc("CPU: after the prepare function ran, write every weight "
                "argument as the entry reads it (prepared layouts and their "
-               "description in the metadata) to this safetensors file; "
-               "--weights=<it> later skips preparing (docs/RuntimeABI.md)"),
+               "description in the metadata) to this safetensors file "
+               "(--tensor-parallel=N: one file per rank, "
+               "<file>.rank<r>-of-N.safetensors); --weights=<it> later skips "
+               "preparing (docs/RuntimeABI.md)"),
       cl::value_desc("file or dir"), cl::cat(cat)};
   cl::opt<std::string> profileFile{
       "profile",

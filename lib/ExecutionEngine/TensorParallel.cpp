@@ -81,6 +81,20 @@ void TensorParallelWorld::finalize() {
   mpiActive = mpiStartedHere = false;
 }
 
+int TensorParallelWorld::firstFailedRank(bool failed) {
+#ifdef BLOCKC_ENABLE_MPI
+  if (mpiActive) {
+    int rank = 0, size = 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    int mine = failed ? rank : size, first = size;
+    MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    return first < size ? first : -1;
+  }
+#endif
+  return failed ? 0 : -1;
+}
+
 int TensorParallelWorld::reportError(llvm::StringRef tool,
                                      const llvm::Twine &message,
                                      bool everyRank) const {

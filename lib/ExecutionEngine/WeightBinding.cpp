@@ -11,7 +11,11 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <utility>
@@ -295,6 +299,9 @@ blockc::bindPreparedWeights(const SafeTensorsFile &file,
       plain.weightName = key; // stored whole under its binding key
       plain.sliceAxis = -1;
       plain.transpose = false;
+      // A tensor-parallel rank's file holds its part already.
+      plain.shardAxis = -1;
+      plain.shardRanges.clear();
       llvm::Expected<HostTensor> t = bindWeight(file, plain, sig.funcName);
       if (!t)
         return t.takeError();
@@ -329,10 +336,15 @@ blockc::bindPreparedWeights(const SafeTensorsFile &file,
 llvm::Error blockc::savePreparedWeights(llvm::StringRef path,
                                         const ModelSignature &sig,
                                         const PrepareEntry *prepare,
-                                        llvm::ArrayRef<HostTensor> weights) {
+                                        llvm::ArrayRef<HostTensor> weights,
+                                        unsigned rank, unsigned ranks) {
   std::vector<SafeTensorsEntry> entries;
   std::vector<std::pair<std::string, std::string>> metadata = {
       {"format", SafeTensorsFile::kPreparedFormat}};
+  if (ranks > 1) {
+    metadata.push_back({kPreparedRankKey, std::to_string(rank)});
+    metadata.push_back({kPreparedRanksKey, std::to_string(ranks)});
+  }
   for (auto [arg, t] : llvm::zip_equal(llvm::drop_begin(sig.args), weights)) {
     SafeTensorsEntry e;
     e.name = getBindingKey(arg);
@@ -352,6 +364,129 @@ llvm::Error blockc::savePreparedWeights(llvm::StringRef path,
   if (prepare)
     metadata.push_back({"blockc.prepare_function", prepare->funcName});
   return writeSafeTensors(path, entries, metadata);
+}
+
+/// getRankPreparedPath with the rank as text ("<r>" names them all).
+static std::string getRankPartPath(llvm::StringRef path, llvm::StringRef rank,
+                                   unsigned ranks) {
+  llvm::StringRef stem = path;
+  stem.consume_back(".safetensors");
+  return (stem + ".rank" + rank + "-of-" + Twine(ranks) + ".safetensors").str();
+}
+
+std::string blockc::getRankPreparedPath(llvm::StringRef path, unsigned rank,
+                                        unsigned ranks) {
+  return getRankPartPath(path, std::to_string(rank), ranks);
+}
+
+std::string blockc::getRankPreparedPattern(llvm::StringRef path,
+                                           unsigned ranks) {
+  return getRankPartPath(path, "<r>", ranks);
+}
+
+namespace {
+/// Whose prepared weights a file holds: rank `rank` of `ranks`, or one
+/// process's ({0, 1}).
+struct PreparedOwner {
+  unsigned rank = 0, ranks = 1;
+  std::string describe() const {
+    return ranks == 1 ? std::string("one process's prepared weights")
+                      : llvm::formatv("rank {0} of {1}'s prepared weights",
+                                      rank, ranks)
+                            .str();
+  }
+};
+} // namespace
+
+static llvm::Expected<PreparedOwner>
+getPreparedOwner(const SafeTensorsFile &file) {
+  const llvm::StringMap<std::string> &meta = file.getMetadata();
+  auto rankIt = meta.find(kPreparedRankKey);
+  auto ranksIt = meta.find(kPreparedRanksKey);
+  if (rankIt == meta.end() && ranksIt == meta.end())
+    return PreparedOwner();
+  PreparedOwner owner;
+  if (rankIt == meta.end() || ranksIt == meta.end() ||
+      llvm::StringRef(rankIt->second).getAsInteger(10, owner.rank) ||
+      llvm::StringRef(ranksIt->second).getAsInteger(10, owner.ranks) ||
+      owner.ranks < 2 || owner.rank >= owner.ranks)
+    return makeError(file.getPath() + ": metadata '" + kPreparedRankKey +
+                     "' and '" + kPreparedRanksKey +
+                     "' must give a rank below a rank count of at least 2");
+  return owner;
+}
+
+/// The name a run saved the prepared file at `path` under: `path` without
+/// ".rank<r>-of-<n>" when it is rank r of n's file.
+static std::string getSavedName(llvm::StringRef path,
+                                const PreparedOwner &owner) {
+  std::string suffix =
+      getRankPartPath("", std::to_string(owner.rank), owner.ranks);
+  if (owner.ranks > 1 && path.ends_with(suffix))
+    return (path.drop_back(suffix.size()) + ".safetensors").str();
+  return path.str();
+}
+
+/// Checks that the file of prepared weights `file` holds the parts of the
+/// rank that `request` reads.
+static llvm::Error checkPreparedOwner(const SafeTensorsFile &file,
+                                      const WeightRequest &request) {
+  llvm::Expected<PreparedOwner> held = getPreparedOwner(file);
+  if (!held)
+    return held.takeError();
+  PreparedOwner want{request.rank, request.ranks};
+  if (held->rank == want.rank && held->ranks == want.ranks)
+    return llvm::Error::success();
+  const std::string &path = file.getPath();
+  std::string saved = getSavedName(path, *held);
+  if (want.ranks == 1)
+    return makeError(llvm::formatv(
+        "{0}: holds {1} (saved by a --tensor-parallel={2} run), not one "
+        "process's; run it as mpirun -np {2} blockc-run --tensor-parallel={2} "
+        "--weights={3}, or give the checkpoint",
+        path, held->describe(), held->ranks, saved));
+  if (held->ranks == 1)
+    return makeError(llvm::formatv(
+        "{0}: holds {1}, not {2}: save them from a --tensor-parallel={3} run "
+        "(--save-prepared writes one file per rank), or give the checkpoint",
+        path, held->describe(), want.describe(), want.ranks));
+  if (held->ranks != want.ranks)
+    return makeError(
+        llvm::formatv("{0}: holds {1}, not {2}: save them again from a "
+                      "--tensor-parallel={3} run, or give the checkpoint",
+                      path, held->describe(), want.describe(), want.ranks));
+  return makeError(llvm::formatv(
+      "{0}: holds {1}, not {2}: give --weights={3} and each rank reads its "
+      "own {4}",
+      path, held->describe(), want.describe(), saved,
+      getRankPartPath(saved, "<r>", want.ranks)));
+}
+
+/// The rank counts of the rank files saved as `path` that are in its
+/// folder (p.rank<r>-of-<n>.safetensors), ascending and each once.
+static std::vector<unsigned> findSavedRankCounts(llvm::StringRef path) {
+  llvm::SmallString<256> dir(path);
+  llvm::sys::path::remove_filename(dir);
+  if (dir.empty())
+    dir = ".";
+  llvm::StringRef stem = llvm::sys::path::filename(path);
+  stem.consume_back(".safetensors");
+  std::string prefix = (stem + ".rank").str();
+  std::vector<unsigned> counts;
+  std::error_code ec;
+  for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec;
+       it.increment(ec)) {
+    llvm::StringRef name = llvm::sys::path::filename(it->path());
+    auto [rank, count] = name.split("-of-");
+    unsigned r = 0, n = 0;
+    if (rank.consume_front(prefix) && !rank.getAsInteger(10, r) &&
+        count.consume_back(".safetensors") && !count.getAsInteger(10, n) &&
+        r < n)
+      counts.push_back(n);
+  }
+  llvm::sort(counts);
+  counts.erase(std::unique(counts.begin(), counts.end()), counts.end());
+  return counts;
 }
 
 HostTensor blockc::makeRandomWeight(const ModelArgument &arg, uint64_t seed,
@@ -475,12 +610,62 @@ llvm::Expected<RunWeights>
 blockc::loadRunWeights(const ModelSignature &sig,
                        const WeightRequest &request) {
   RunWeights weights;
+  weights.rank = request.rank;
+  weights.ranks = request.ranks;
   if (request.file.empty()) {
     weights.tensors = makeRandomWeights(sig, request.seed, request.rank);
     weights.label = "random (seed " + std::to_string(request.seed) + ")";
     return std::move(weights);
   }
   weights.label = request.file;
+  // A tensor-parallel rank reads its own file of prepared weights, saved
+  // under the same name (--save-prepared=p.safetensors, --weights=
+  // p.safetensors), when there is one.
+  if (request.ranks > 1) {
+    std::string part =
+        getRankPreparedPath(request.file, request.rank, request.ranks);
+    if (llvm::sys::fs::exists(part)) {
+      auto file = SafeTensorsFile::open(part);
+      if (!file)
+        return file.takeError();
+      if (!file->holdsPreparedWeights())
+        return makeError(part +
+                         ": not a file of prepared weights (its "
+                         "metadata has no \"format\": \"" +
+                         SafeTensorsFile::kPreparedFormat + "\")");
+      if (!request.preparedRefused.empty())
+        return makeError(part + ": " + request.preparedRefused);
+      if (llvm::Error e = checkPreparedOwner(*file, request))
+        return std::move(e);
+      weights.preparedFile = std::move(*file);
+      weights.label = getRankPreparedPattern(request.file, request.ranks);
+      return std::move(weights);
+    }
+    // Without the file nor any rank's file it is a missing checkpoint
+    // (Checkpoint::open says so).
+    std::vector<unsigned> counts;
+    if (!llvm::sys::fs::exists(request.file))
+      counts = findSavedRankCounts(request.file);
+    if (!counts.empty()) {
+      std::string message = llvm::formatv(
+          "{0}: no such file, nor rank {1} of {2}'s prepared weights {3}",
+          request.file, request.rank, request.ranks, part);
+      if (llvm::is_contained(counts, request.ranks)) {
+        message += llvm::formatv(" (its folder holds other ranks' files of "
+                                 "--tensor-parallel={0}, not this rank's)",
+                                 request.ranks);
+      } else {
+        std::string saved;
+        for (unsigned n : counts)
+          saved += (saved.empty() ? "" : ", ") + std::to_string(n);
+        message += llvm::formatv(
+            " (its folder holds the prepared weights of --tensor-parallel={0} "
+            "runs: save them again from a --tensor-parallel={1} run)",
+            saved, request.ranks);
+      }
+      return makeError(message);
+    }
+  }
   auto checkpoint = Checkpoint::open(request.file);
   if (!checkpoint)
     return checkpoint.takeError();
@@ -488,6 +673,9 @@ blockc::loadRunWeights(const ModelSignature &sig,
       checkpoint->getFiles().front().holdsPreparedWeights()) {
     if (!request.preparedRefused.empty())
       return makeError(request.file + ": " + request.preparedRefused);
+    if (llvm::Error e =
+            checkPreparedOwner(checkpoint->getFiles().front(), request))
+      return std::move(e);
     weights.preparedFile = checkpoint->getFiles().front();
     return std::move(weights);
   }

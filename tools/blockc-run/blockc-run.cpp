@@ -285,9 +285,6 @@ int main(int argc, char **argv) {
         "process",
         launched));
   if (tpRanks > 1) {
-    if (!run.savePrepared.empty())
-      return fail("--save-prepared: not with --tensor-parallel (each rank "
-                  "holds a part of the weights)");
     if (!dumpPipeline)
       if (llvm::Error e =
               blockc::TensorParallelWorld::join(tpRanks, &argc, &argv, world))
@@ -360,6 +357,21 @@ int main(int argc, char **argv) {
                                          : "loading " + run.weightsFile);
   auto loadStart = std::chrono::steady_clock::now();
   auto loaded = blockc::loadRunWeights(*sig, request);
+  // A rank may fail to read its weights alone (its own file of prepared
+  // weights, a file one rank cannot open): the ranks learn whether all read
+  // theirs, and if not every rank reports and all end together.
+  if (blockc::TensorParallelWorld::isActive()) {
+    std::string error = loaded ? "" : llvm::toString(loaded.takeError());
+    int failed = blockc::TensorParallelWorld::firstFailedRank(!error.empty());
+    if (failed >= 0)
+      return failEveryRank(
+          !error.empty()
+              ? error
+              : llvm::formatv("rank {0} could not read its weights (see its "
+                              "error)",
+                              failed)
+                    .str());
+  }
   if (!loaded)
     return fail(llvm::toString(loaded.takeError()));
   std::vector<blockc::HostTensor> &weights = loaded->tensors;

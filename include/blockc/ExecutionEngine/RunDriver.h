@@ -142,9 +142,9 @@ llvm::Expected<ModelInput> loadRunInput(const ModelSignature &signature,
                                         const RunOptions &run,
                                         const Tokenizer *tokenizer);
 
-/// The weights `run` asks for on tensor-parallel rank `rank` of `ranks`; a
-/// prepared-weight file is refused where it cannot serve (split over
-/// ranks, decode entries, NVPTX).
+/// The weights `run` asks for on tensor-parallel rank `rank` of `ranks`
+/// (a prepared-weight file: that rank's own); a prepared-weight file is
+/// refused where it cannot serve (decode entries, NVPTX).
 WeightRequest makeWeightRequest(const RunOptions &run, unsigned rank,
                                 int64_t ranks, bool nvptx);
 

@@ -37,6 +37,13 @@ struct TensorParallelWorld {
   static void endTogether();
   /// Ends MPI normally if join() started it (every rank calls it at exit).
   static void finalize();
+  /// A collective every rank calls with whether it failed a step that some
+  /// ranks may fail alone (reading its own weights): the lowest rank that
+  /// failed, or -1 when none did (outside a joined world: this process's
+  /// own outcome, 0 or -1). Then
+  /// every rank can report and end together instead of the others waiting
+  /// in their next all-reduce.
+  static int firstFailedRank(bool failed);
 
   /// Prints `message` as `tool`'s error and returns the exit code (1). In
   /// a run that joined the world, the message names this rank and, in one

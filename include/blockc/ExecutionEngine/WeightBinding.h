@@ -93,11 +93,30 @@ bindPreparedWeights(const SafeTensorsFile &file,
                     const PrepareEntry *prepare);
 
 /// Writes the entry's weight arguments as they are after `prepare` ran
-/// (`weights`: arguments 1..N) to `path` as a file of prepared weights.
+/// (`weights`: arguments 1..N) to `path` as a file of prepared weights. In
+/// a tensor-parallel run (`ranks` > 1) they are rank `rank`'s parts and the
+/// metadata says whose (kPreparedRankKey, kPreparedRanksKey); the caller
+/// names the file (getRankPreparedPath).
 llvm::Error savePreparedWeights(llvm::StringRef path,
                                 const ModelSignature &signature,
                                 const PrepareEntry *prepare,
-                                llvm::ArrayRef<HostTensor> weights);
+                                llvm::ArrayRef<HostTensor> weights,
+                                unsigned rank = 0, unsigned ranks = 1);
+
+/// The metadata keys of a file of prepared weights that holds one rank's
+/// parts: the rank and the rank count, in decimal.
+inline constexpr const char *kPreparedRankKey = "blockc.tensor_parallel_rank";
+inline constexpr const char *kPreparedRanksKey = "blockc.tensor_parallel_ranks";
+
+/// The file of rank `rank`'s prepared weights when a run over `ranks`
+/// ranks saves them as `path` (--save-prepared=path): `path` without its
+/// ".safetensors", then ".rank<rank>-of-<ranks>.safetensors"
+/// (p.safetensors -> p.rank1-of-2.safetensors).
+std::string getRankPreparedPath(llvm::StringRef path, unsigned rank,
+                                unsigned ranks);
+
+/// getRankPreparedPath naming every rank's file: "p.rank<r>-of-2.safetensors".
+std::string getRankPreparedPattern(llvm::StringRef path, unsigned ranks);
 
 /// splitmix64: a small, portable, deterministic generator.
 class SplitMix64 {
@@ -146,6 +165,10 @@ struct WeightRequest {
   WeightBindingOptions binding;
   /// Why prepared weights cannot be used here (empty: they can).
   std::string preparedRefused;
+  /// The tensor-parallel rank count: above 1, prepared weights are rank
+  /// `rank`'s file (getRankPreparedPath of `file`, or `file` itself when it
+  /// holds that rank's parts).
+  unsigned ranks = 1;
 };
 
 /// A run's weights.
@@ -157,12 +180,19 @@ struct RunWeights {
   std::optional<SafeTensorsFile> preparedFile;
   /// The file, or "random (seed N)"; a folder's says how many files it
   /// read and how many of its tensors no argument reads, e.g.
-  /// "ckpt (2 shards, 5 tensors unused)".
+  /// "ckpt (2 shards, 5 tensors unused)"; a tensor-parallel run's
+  /// prepared parts, "p.rank<r>-of-2.safetensors".
   std::string label;
+  /// The tensor-parallel rank these weights are the parts of, of `ranks`.
+  unsigned rank = 0, ranks = 1;
 };
 
 /// Binds or makes the weights of `signature`'s entry for `request`; a file
-/// of prepared weights is refused with `<file>: <preparedRefused>`.
+/// of prepared weights is refused with `<file>: <preparedRefused>`. A file
+/// of prepared weights must be of the request's rank and rank count: one
+/// process's file under tensor parallelism, a rank's file in one process,
+/// another rank's or another rank count's file, and a missing rank file
+/// are errors naming the file, its rank and the run's.
 llvm::Expected<RunWeights> loadRunWeights(const ModelSignature &signature,
                                           const WeightRequest &request);
 
