@@ -24,6 +24,27 @@ double secondsSince(std::chrono::steady_clock::time_point start) {
       .count();
 }
 
+/// Runs `prepare` (the weights' prepare function), shown on `progress` when
+/// the entry has one (`hasPrepare`), and records its bytes and seconds in
+/// `result`.
+template <typename Result>
+llvm::Error timePrepare(bool hasPrepare, Progress &progress, Result &result,
+                        llvm::function_ref<llvm::Expected<int64_t>()> prepare) {
+  auto start = std::chrono::steady_clock::now();
+  if (hasPrepare)
+    progress.start("preparing the weights");
+  llvm::Expected<int64_t> prepared = prepare();
+  if (!prepared)
+    return makeError("preparing the weights failed: " +
+                     llvm::toString(prepared.takeError()));
+  result.preparedBytes = *prepared;
+  result.prepareSeconds = secondsSince(start);
+  if (hasPrepare)
+    progress.finish(llvm::formatv("prepared the weights in {0}",
+                                  formatSeconds(result.prepareSeconds)));
+  return llvm::Error::success();
+}
+
 std::string describeTarget(const CompileOptions &options) {
   if (!options.isNVPTX())
     return "cpu";
@@ -108,18 +129,9 @@ startSession(mlir::ModuleOp module, const ModelSignature &signature,
                                 formatSeconds(result.compileSeconds),
                                 s.cacheStatus()));
 
-  start = std::chrono::steady_clock::now();
-  if (s.getPrepareEntry())
-    progress.start("preparing the weights");
-  llvm::Expected<int64_t> prepared = s.prepare(weights);
-  if (!prepared)
-    return makeError("preparing the weights failed: " +
-                     llvm::toString(prepared.takeError()));
-  result.preparedBytes = *prepared;
-  result.prepareSeconds = secondsSince(start);
-  if (s.getPrepareEntry())
-    progress.finish(llvm::formatv("prepared the weights in {0}",
-                                  formatSeconds(result.prepareSeconds)));
+  if (llvm::Error e = timePrepare(s.getPrepareEntry() != nullptr, progress,
+                                  result, [&] { return s.prepare(weights); }))
+    return std::move(e);
   return std::move(result);
 }
 
@@ -268,21 +280,13 @@ blockc::runPagedSteps(mlir::ModuleOp module, const ModelSignature &signature,
                                 formatSeconds(result.compileSeconds),
                                 result.jit->cacheStatus()));
   BlockJit &jitRef = *result.jit;
-  start = std::chrono::steady_clock::now();
-  if (jitRef.getPrepareEntry())
-    progress.start("preparing the weights");
   std::vector<HostTensor *> prepareArgs = {nullptr};
   for (HostTensor &w : weights)
     prepareArgs.push_back(&w);
-  llvm::Expected<int64_t> prepared = jitRef.prepare(prepareArgs);
-  if (!prepared)
-    return makeError("preparing the weights failed: " +
-                     llvm::toString(prepared.takeError()));
-  result.preparedBytes = *prepared;
-  result.prepareSeconds = secondsSince(start);
-  if (jitRef.getPrepareEntry())
-    progress.finish(llvm::formatv("prepared the weights in {0}",
-                                  formatSeconds(result.prepareSeconds)));
+  if (llvm::Error e =
+          timePrepare(jitRef.getPrepareEntry() != nullptr, progress, result,
+                      [&] { return jitRef.prepare(prepareArgs); }))
+    return std::move(e);
 
   // The pools: exactly the pages the sequences end with, zeroed.
   int64_t pageSize = pagedArgs.pageSize;
