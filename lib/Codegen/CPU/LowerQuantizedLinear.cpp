@@ -732,20 +732,28 @@ struct PrefetchEffects
 };
 
 /// activations = int8: the input quantised per row and run of 32 columns,
-/// from the runs' maxima `amax` [B, T, K / 32] f32 (s_x = max / 127), with
-/// the rules of Codegen/Common/WeightQuant.h (as
-/// convert-weight-quant-to-linalg), as `elem` [B, T, K]: i8, the levels q_x
-/// of the integer tiles, or f32, their values q_x s_x (the panel path).
-Value buildQuantizedInput(OpBuilder &b, Location loc, Value x, Value amax,
-                          Type elem) {
+/// q_x [B, T, K] i8, from the runs' maxima `amax` [B, T, K / 32] f32 (s_x =
+/// max / 127), both built before the kernel with the rules of
+/// Codegen/Common/WeightQuant.h, as convert-weight-quant-to-linalg.
+Value buildQuantizedInput(OpBuilder &b, Location loc, Value x, Value amax) {
   return blockc::buildRunwise(
-      b, loc, x, amax, WeightQuantAttr::kActivationRun, elem,
-      [elem](OpBuilder &nb, Location nloc, Value v, Value m) -> Value {
+      b, loc, x, amax, WeightQuantAttr::kActivationRun, b.getI8Type(),
+      [](OpBuilder &nb, Location nloc, Value v, Value m) -> Value {
         Value s = blockc::buildQuantScale(nb, nloc, m, 127);
         Value lv = blockc::buildQuantLevel(nb, nloc, v, s, 127);
-        if (elem.isF32())
-          return arith::MulFOp::create(nb, nloc, lv, s);
-        return arith::FPToSIOp::create(nb, nloc, elem, lv);
+        return arith::FPToSIOp::create(nb, nloc, nb.getI8Type(), lv);
+      });
+}
+
+/// The values of the quantised input, q_x s_x in f32 [B, T, K] (the
+/// activations = int8 input of the panel path).
+Value buildDequantizedInput(OpBuilder &b, Location loc, Value x, Value amax) {
+  return blockc::buildRunwise(
+      b, loc, x, amax, WeightQuantAttr::kActivationRun, b.getF32Type(),
+      [](OpBuilder &nb, Location nloc, Value v, Value m) -> Value {
+        Value s = blockc::buildQuantScale(nb, nloc, m, 127);
+        Value lv = blockc::buildQuantLevel(nb, nloc, v, s, 127);
+        return arith::MulFOp::create(nb, nloc, lv, s);
       });
 }
 
@@ -1092,7 +1100,8 @@ struct CPULowerQuantizedLinearPass
         if (!build)
           return tensor::EmptyOp::create(b, loc, xType.getShape(), elem,
                                          xDynamic);
-        return buildQuantizedInput(b, loc, x, amax, elem);
+        return elem.isF32() ? buildDequantizedInput(b, loc, x, amax)
+                            : buildQuantizedInput(b, loc, x, amax);
       };
       auto ifOp = scf::IfOp::create(
           b, loc,
