@@ -732,29 +732,21 @@ struct PrefetchEffects
 };
 
 /// activations = int8: the input quantised per row and run of 32 columns,
-/// q_x [B, T, K] i8, from the runs' maxima `amax` [B, T, K / 32] f32 (s_x =
-/// max / 127), both built before the kernel with the rules of
+/// as two tensors built before the kernel: q_x [B, T, K] i8 and the runs'
+/// maxima [B, T, K / 32] f32 (s_x = max / 127). Both with the rules of
 /// Codegen/Common/WeightQuant.h, as convert-weight-quant-to-linalg.
-Value buildQuantizedInput(OpBuilder &b, Location loc, Value x, Value amax) {
-  return blockc::buildRunwise(
-      b, loc, x, amax, WeightQuantAttr::kActivationRun, b.getI8Type(),
+std::pair<Value, Value> buildQuantizedInput(OpBuilder &b, Location loc,
+                                            Value x) {
+  constexpr int64_t run = WeightQuantAttr::kActivationRun;
+  Value amax = blockc::buildRunAbsMax(b, loc, x, run);
+  Value qx = blockc::buildRunwise(
+      b, loc, x, amax, run, b.getI8Type(),
       [](OpBuilder &nb, Location nloc, Value v, Value m) -> Value {
         Value s = blockc::buildQuantScale(nb, nloc, m, 127);
         Value lv = blockc::buildQuantLevel(nb, nloc, v, s, 127);
         return arith::FPToSIOp::create(nb, nloc, nb.getI8Type(), lv);
       });
-}
-
-/// The values of the quantised input, q_x s_x in f32 [B, T, K] (the
-/// activations = int8 input of the panel path).
-Value buildDequantizedInput(OpBuilder &b, Location loc, Value x, Value amax) {
-  return blockc::buildRunwise(
-      b, loc, x, amax, WeightQuantAttr::kActivationRun, b.getF32Type(),
-      [](OpBuilder &nb, Location nloc, Value v, Value m) -> Value {
-        Value s = blockc::buildQuantScale(nb, nloc, m, 127);
-        Value lv = blockc::buildQuantLevel(nb, nloc, v, s, 127);
-        return arith::MulFOp::create(nb, nloc, lv, s);
-      });
+  return {qx, amax};
 }
 
 /// The kernel of activations = int8: per run of 32 k (one chunk), the
@@ -1079,49 +1071,9 @@ struct CPULowerQuantizedLinearPass
     Value out = tensor::EmptyOp::create(b, loc, outType.getShape(),
                                         b.getF32Type(), dynamic);
     // activations = int8: the input quantised once, before the blocks.
-    // From panel_min_rows rows on, the products run on the weight-only
-    // panels instead, on the quantised input's values q_x s_x in f32 (the
-    // same sum of s_x s_w q_x q_w, rounded in f32 rather than summed in
-    // int32 per run: within 1e-6 of the output scale): the f32 outer
-    // products of the panels outrun the integer tiles at many rows.
-    Value qx, amax,
-        many = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
-                                     q.mul(bDim, tDim),
-                                     q.idx(tiles.getPanelMinRows()));
-    Value xDequantized;
-    if (intDots) {
-      amax = blockc::buildRunAbsMax(b, loc, x, WeightQuantAttr::kActivationRun);
-      auto xType = cast<RankedTensorType>(x.getType());
-      SmallVector<Value> xDynamic;
-      for (int64_t i = 0; i < xType.getRank(); ++i)
-        if (xType.isDynamicDim(i))
-          xDynamic.push_back(tensor::DimOp::create(b, loc, x, i));
-      auto branch = [&](Type elem, bool build) -> Value {
-        if (!build)
-          return tensor::EmptyOp::create(b, loc, xType.getShape(), elem,
-                                         xDynamic);
-        return elem.isF32() ? buildDequantizedInput(b, loc, x, amax)
-                            : buildQuantizedInput(b, loc, x, amax);
-      };
-      auto ifOp = scf::IfOp::create(
-          b, loc,
-          TypeRange{xType,
-                    RankedTensorType::get(xType.getShape(), b.getI8Type())},
-          many, /*withElseRegion=*/true);
-      {
-        OpBuilder::InsertionGuard g(b);
-        b.setInsertionPointToStart(ifOp.thenBlock());
-        scf::YieldOp::create(b, loc,
-                             ValueRange{branch(b.getF32Type(), true),
-                                        branch(b.getI8Type(), false)});
-        b.setInsertionPointToStart(ifOp.elseBlock());
-        scf::YieldOp::create(b, loc,
-                             ValueRange{branch(b.getF32Type(), false),
-                                        branch(b.getI8Type(), true)});
-      }
-      xDequantized = ifOp.getResult(0);
-      qx = ifOp.getResult(1);
-    }
+    Value qx, amax;
+    if (intDots)
+      std::tie(qx, amax) = buildQuantizedInput(b, loc, x);
     int64_t blocks = (n + blockN - 1) / blockN;
     auto forall = scf::ForallOp::create(
         b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(blocks)}, ValueRange{out},
@@ -1289,16 +1241,19 @@ struct CPULowerQuantizedLinearPass
           });
     };
     Value computed;
-    {
+    if (intDots) {
+      computed = intRows(slice);
+    } else {
+      Value many = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
+                                         q.mul(bDim, tDim),
+                                         q.idx(tiles.getPanelMinRows()));
       auto ifOp = scf::IfOp::create(b, loc, TypeRange{slice.getType()}, many,
                                     /*withElseRegion=*/true);
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPointToStart(ifOp.thenBlock());
-      if (intDots)
-        kern.x = xDequantized;
       scf::YieldOp::create(b, loc, manyRows(slice));
       b.setInsertionPointToStart(ifOp.elseBlock());
-      scf::YieldOp::create(b, loc, intDots ? intRows(slice) : fewRows(slice));
+      scf::YieldOp::create(b, loc, fewRows(slice));
       computed = ifOp.getResult(0);
     }
     b.setInsertionPointToStart(forall.getTerminator().getBody());

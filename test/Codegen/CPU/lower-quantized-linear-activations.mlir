@@ -5,10 +5,8 @@
 
 // activations = int8 (#transformer.weight_quant): the input is quantised
 // once per call, before the kernel (the maxima of its runs of 32 columns,
-// then q_x = clamp(rint(x / s_x), -127, 127)). From panel_min_rows rows
-// on (16 here) the quantised values q_x s_x (f32) go through the
-// weight-only kernel's widened panels; below, q_x is built as i8 and the
-// kernel takes register tiles of rows x columns (no widened panel),
+// then q_x = clamp(rint(x / s_x), -127, 127) as i8); the kernel takes
+// register tiles of rows x columns for any row count (no widened panel),
 // and per run of 32 k reads 32 bytes of q_x and of each weight row, forms
 // the exact integer dot product in 8 i32 lanes and adds it, converted,
 // times s_x. int8: |q_x| (unsigned) against q_w carrying q_x's sign
@@ -18,30 +16,18 @@
 // prepared words).
 // CHECK-LABEL: func.func @int8
 // CHECK: %[[P:.*]] = linalg.generic {{.*}} attrs = {blockc_codegen.prepared = #blockc_codegen.quantized_weight<rows = 40, cols = 64, bits = 8, group_size = 64>}
-// CHECK: %[[MANY:.*]] = arith.cmpi uge, %{{.*}}, %c16 : index
 // CHECK: tensor.expand_shape %{{.*}} : tensor<2x?x64xf32> into tensor<2x?x2x32xf32>
 // CHECK: %[[AMAX:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%{{.*}} : tensor<2x?x2x32xf32>) outs(%{{.*}} : tensor<2x?x2xf32>)
-// CHECK: %[[XQ:.*]]:2 = scf.if %[[MANY]] -> (tensor<2x?x64xf32>, tensor<2x?x64xi8>)
-// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[AMAX]] : tensor<2x?x64xf32>, tensor<2x?x2xf32>)
-// CHECK: math.roundeven
-// CHECK: arith.mulf
-// CHECK: } -> tensor<2x?x64xf32>
-// CHECK: tensor.empty({{.*}}) : tensor<2x?x64xi8>
-// CHECK: } else {
-// CHECK: tensor.empty({{.*}}) : tensor<2x?x64xf32>
-// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[AMAX]] : tensor<2x?x64xf32>, tensor<2x?x2xf32>)
+// CHECK: %[[QX:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %[[AMAX]] : tensor<2x?x64xf32>, tensor<2x?x2xf32>)
 // CHECK: math.roundeven
 // CHECK: arith.fptosi %{{.*}} : f32 to i8
 // CHECK: } -> tensor<2x?x64xi8>
 // CHECK: %[[PBUF:.*]] = bufferization.to_buffer %[[P]] read_only : tensor<40x17xi32> to memref<40x17xi32>
 // CHECK: scf.forall
-// CHECK: scf.if %[[MANY]]
-// CHECK: memref.alloca() {alignment = 64 : i64} : memref<1024x32xf32>
-// CHECK: tensor.extract %[[XQ]]#0
-// CHECK: } else {
+// CHECK-NOT: scf.if
 // CHECK-NOT: memref.alloca
 // CHECK: scf.for %{{.*}} = %c0{{.*}} to %c64{{.*}} step %c32
-// CHECK: %[[X:.*]] = vector.transfer_read %[[XQ]]#1{{.*}} : tensor<2x?x64xi8>, vector<32xi8>
+// CHECK: %[[X:.*]] = vector.transfer_read %[[QX]]{{.*}} : tensor<2x?x64xi8>, vector<32xi8>
 // CHECK: %[[XU:.*]] = math.absi %[[X]] : vector<32xi8>
 // The row four tiles further (at most the last row, 39) is prefetched, at
 // the same word, into L2.

@@ -16,8 +16,8 @@
 // CHECK: math.roundeven
 // CHECK: arith.fptosi
 // CHECK: arith.bitcast %{{.*}} : f32 to i32
-// CHECK: %[[MANY:.*]] = arith.cmpi uge, %{{.*}}, %c16 : index
 // CHECK: scf.forall
+// CHECK: %[[MANY:.*]] = arith.cmpi uge, %{{.*}}, %c16 : index
 // CHECK: scf.if %[[MANY]]
 // CHECK: %[[BUF:.*]] = memref.alloca() {alignment = 64 : i64} : memref<1024x32xf32>
 // CHECK-NOT: memref.alloca
@@ -175,8 +175,8 @@ func.func @f32_of_bf16(%x: tensor<2x3x64xf32>, %w: tensor<8x64xbf16>) -> tensor<
 // on, in tiles of 3 rows, no prefetch; select-tiles would have written 32,
 // 1024 and 16 (the first case).
 // CHECK-LABEL: func.func @pinned
-// CHECK: arith.cmpi uge, %{{.*}}, %c8 : index
 // CHECK: scf.forall (%{{.*}}) in (4)
+// CHECK: arith.cmpi uge, %{{.*}}, %c8 : index
 // CHECK: memref.alloca() {alignment = 64 : i64} : memref<256x64xf32>
 // CHECK-NOT: memref.prefetch
 // AVX512-LABEL: func.func @pinned
