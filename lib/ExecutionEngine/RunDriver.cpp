@@ -51,6 +51,26 @@ std::string describeTarget(const CompileOptions &options) {
   return "nvptx " + options.gpuArch + (options.emulate ? ", emulated" : "");
 }
 
+/// Compiles `signature`'s entry of `module` into `result.jit`, shown on
+/// `progress`, and records the seconds it took in `result`.
+template <typename Result>
+llvm::Error compileShown(mlir::ModuleOp module, const ModelSignature &signature,
+                         const CompileOptions &options, CompileCache *cache,
+                         Progress &progress, Result &result) {
+  std::string entry = "@" + signature.funcName;
+  progress.start("compiling " + entry + " (" + describeTarget(options) + ")");
+  auto start = std::chrono::steady_clock::now();
+  auto jit = BlockJit::compile(module, signature, options, cache);
+  if (!jit)
+    return jit.takeError();
+  result.jit = std::move(*jit);
+  result.compileSeconds = secondsSince(start);
+  progress.finish(llvm::formatv("compiled {0} in {1} ({2})", entry,
+                                formatSeconds(result.compileSeconds),
+                                result.jit->cacheStatus()));
+  return llvm::Error::success();
+}
+
 /// While alive, shows each emulated kernel launch on `progress` (nothing
 /// for a CPU or GPU run).
 class LaunchProgress {
@@ -268,17 +288,9 @@ blockc::runPagedSteps(mlir::ModuleOp module, const ModelSignature &signature,
     return makeError("--paged-steps: the model has no attention layer to "
                      "cache");
 
-  std::string entry = "@" + paged.funcName;
-  progress.start("compiling " + entry + " (" + describeTarget(options) + ")");
-  auto start = std::chrono::steady_clock::now();
-  auto jit = BlockJit::compile(*copy, paged, options, cache);
-  if (!jit)
-    return jit.takeError();
-  result.jit = std::move(*jit);
-  result.compileSeconds = secondsSince(start);
-  progress.finish(llvm::formatv("compiled {0} in {1} ({2})", entry,
-                                formatSeconds(result.compileSeconds),
-                                result.jit->cacheStatus()));
+  if (llvm::Error e =
+          compileShown(*copy, paged, options, cache, progress, result))
+    return std::move(e);
   BlockJit &jitRef = *result.jit;
   std::vector<HostTensor *> prepareArgs = {nullptr};
   for (HostTensor &w : weights)
@@ -408,24 +420,16 @@ blockc::runEntry(mlir::ModuleOp module, const ModelSignature &signature,
                  const RunOptions &run, const CompileOptions &options,
                  CompileCache *cache, Progress &progress) {
   EntryRunResult result;
-  std::string entry = "@" + signature.funcName;
-  progress.start("compiling " + entry + " (" + describeTarget(options) + ")");
-  auto start = std::chrono::steady_clock::now();
-  auto jit = BlockJit::compile(module, signature, options, cache);
-  if (!jit)
-    return jit.takeError();
-  result.jit = std::move(*jit);
-  result.compileSeconds = secondsSince(start);
-  progress.finish(llvm::formatv("compiled {0} in {1} ({2})", entry,
-                                formatSeconds(result.compileSeconds),
-                                result.jit->cacheStatus()));
+  if (llvm::Error e =
+          compileShown(module, signature, options, cache, progress, result))
+    return std::move(e);
 
   // The entry's prepare function packs the weights once; each prepared
   // weight replaces its original. Weights loaded already prepared skip it.
   bool preparing = result.jit->getPrepareEntry() && !weights.preparedFile;
   if (preparing)
     progress.start("preparing the weights");
-  start = std::chrono::steady_clock::now();
+  auto start = std::chrono::steady_clock::now();
   llvm::Expected<int64_t> prepared =
       prepareRunWeights(*result.jit, signature, weights);
   if (!prepared)
@@ -460,6 +464,7 @@ blockc::runEntry(mlir::ModuleOp module, const ModelSignature &signature,
   RunProfile profile = !run.profile      ? RunProfile::None
                        : options.emulate ? RunProfile::Emulator
                                          : RunProfile::GPU;
+  std::string entry = "@" + signature.funcName;
   progress.start(llvm::formatv(
       "running {0}{1}", entry,
       run.repeat > 1 ? llvm::formatv(" {0} times", run.repeat).str()
