@@ -194,18 +194,25 @@ void blockc::buildCompilePipeline(OpPassManager &pm,
     buildNVPTXLowerToLLVMPipeline(pm, nvptx);
 }
 
+namespace {
+/// Runs the derive-decode pipeline for `derive` on `module`.
+LogicalResult runDeriveDecode(ModuleOp module, const DecodeOptions &derive) {
+  PassManager pm(module.getContext(), ModuleOp::getOperationName());
+  buildDeriveDecodePipeline(pm, derive);
+  return pm.run(module);
+}
+} // namespace
+
 FailureOr<std::string> blockc::derivePagedEntry(ModuleOp module,
                                                 StringRef entry,
                                                 int64_t pageSize,
                                                 bool keepEntry) {
-  PassManager pm(module.getContext(), ModuleOp::getOperationName());
   DecodeOptions derive;
   derive.entry = entry.str();
   derive.keepPrefill = keepEntry;
   derive.paged = true;
   derive.pageSize = pageSize;
-  buildDeriveDecodePipeline(pm, derive);
-  if (failed(pm.run(module)))
+  if (failed(runDeriveDecode(module, derive)))
     return failure();
   return (entry + "_paged").str();
 }
@@ -234,13 +241,11 @@ FailureOr<DecodeEntry> blockc::deriveDecodeEntry(ModuleOp module,
                                                  StringRef entry,
                                                  transformer::KVLayout layout,
                                                  bool keepPrefill) {
-  PassManager pm(module.getContext(), ModuleOp::getOperationName());
   DecodeOptions derive;
   derive.entry = entry.str();
   derive.kvLayout = layout;
   derive.keepPrefill = keepPrefill;
-  buildDeriveDecodePipeline(pm, derive);
-  if (failed(pm.run(module)))
+  if (failed(runDeriveDecode(module, derive)))
     return failure();
   DecodeEntry decode;
   decode.funcName = (entry + "_decode").str();
