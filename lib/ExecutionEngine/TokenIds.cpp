@@ -102,48 +102,11 @@ Expected<HostTensor> blockc::readTokenIdsNpy(StringRef path) {
 }
 
 Error blockc::writeTokenIdsNpy(StringRef path, const HostTensor &ids) {
-  std::string shape = "(";
-  for (int64_t d : ids.shape)
-    shape += std::to_string(d) + ", ";
-  if (ids.shape.size() > 1)
-    shape.resize(shape.size() - 2);
-  else if (ids.shape.size() == 1)
-    shape.resize(shape.size() - 1);
-  shape += ")";
-  std::string header =
-      "{'descr': '<i4', 'fortran_order': False, 'shape': " + shape + ", }";
-  // Magic (6) + version (2) + length (2) + header, padded with spaces and
-  // ending in a newline to a multiple of 64 bytes.
-  size_t total = 10 + header.size() + 1;
-  header.append((64 - total % 64) % 64, ' ');
-  header += '\n';
-  llvm::SmallString<256> tmp;
-  int fd;
-  if (std::error_code ec =
-          llvm::sys::fs::createUniqueFile(path + ".tmp-%%%%%%", fd, tmp))
-    return idsError(path, "cannot write output: " + ec.message());
-  {
-    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
-    os << "\x93NUMPY" << char(1) << char(0);
-    os << char(header.size() & 0xff) << char(header.size() >> 8) << header;
-    for (int64_t i = 0, n = ids.numElements(); i < n; ++i) {
-      char le[4];
-      llvm::support::endian::write32le(le, uint32_t(getTokenId(ids, i)));
-      os.write(le, 4);
-    }
-    os.close();
-    if (os.has_error()) {
-      std::error_code ec = os.error();
-      os.clear_error();
-      llvm::sys::fs::remove(tmp);
-      return idsError(path, "cannot write output: " + ec.message());
-    }
-  }
-  if (std::error_code ec = llvm::sys::fs::rename(tmp, path)) {
-    llvm::sys::fs::remove(tmp);
-    return idsError(path, "cannot write output: " + ec.message());
-  }
-  return Error::success();
+  // The ids are int32 bit patterns in the f32 storage (getTokenId).
+  return writeNpyBytes(
+      path, "<i4", ids.shape,
+      StringRef(reinterpret_cast<const char *>(ids.data.data()),
+                ids.data.size() * sizeof(float)));
 }
 
 Error blockc::checkTokenIds(const HostTensor &ids, int64_t vocab,

@@ -684,18 +684,21 @@ Error blockc::checkWritable(StringRef path) {
   return Error::success();
 }
 
-Error blockc::writeNpy(StringRef path, const HostTensor &tensor) {
-  if (Error e = checkWritable(path))
-    return e;
-  std::string shape = "(";
-  for (int64_t d : tensor.shape)
-    shape += std::to_string(d) + ",";
-  if (tensor.shape.size() > 1)
-    shape.pop_back(); // "(2,7,64)" but "(7,)" for rank 1
-  shape += ")";
-  std::string header =
-      "{'descr': '<f4', 'fortran_order': False, 'shape': " + shape + ", }";
-  // Pad so that magic + version + length + header is a multiple of 64.
+Error blockc::writeNpyBytes(StringRef path, StringRef descr,
+                            ArrayRef<int64_t> shape, StringRef data) {
+  // The shape as numpy.save writes it: "(2, 7, 64)", "(7,)", "()".
+  std::string dims = "(";
+  for (int64_t d : shape)
+    dims += std::to_string(d) + ", ";
+  if (shape.size() > 1)
+    dims.resize(dims.size() - 2);
+  else if (shape.size() == 1)
+    dims.pop_back();
+  dims += ")";
+  std::string header = "{'descr': '" + descr.str() +
+                       "', 'fortran_order': False, 'shape': " + dims + ", }";
+  // Magic (6) + version (2) + length (2) + header, padded with spaces and
+  // ending in a newline to a multiple of 64 bytes.
   size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
   header += '\n';
@@ -705,10 +708,17 @@ Error blockc::writeNpy(StringRef path, const HostTensor &tensor) {
     char len[2];
     support::endian::write16le(len, static_cast<uint16_t>(header.size()));
     os.write(len, 2);
-    os << header;
-    os.write(reinterpret_cast<const char *>(tensor.data.data()),
-             tensor.data.size() * sizeof(float));
+    os << header << data;
   });
+}
+
+Error blockc::writeNpy(StringRef path, const HostTensor &tensor) {
+  if (Error e = checkWritable(path))
+    return e;
+  return writeNpyBytes(
+      path, "<f4", tensor.shape,
+      StringRef(reinterpret_cast<const char *>(tensor.data.data()),
+                tensor.data.size() * sizeof(float)));
 }
 
 HostTensor blockc::sliceTensor(const HostTensor &t, int64_t axis, int64_t begin,

@@ -227,6 +227,11 @@ llvm::Expected<HostTensor> parseNpy(llvm::StringRef bytes,
 /// failure never leaves a partial file.
 llvm::Error writeNpy(llvm::StringRef path, const HostTensor &tensor);
 
+/// Writes `data` (little-endian elements, C order) as a .npy file of numpy
+/// type `descr` ("<f4", "<i4") and `shape`, atomically like writeNpy.
+llvm::Error writeNpyBytes(llvm::StringRef path, llvm::StringRef descr,
+                          llvm::ArrayRef<int64_t> shape, llvm::StringRef data);
+
 /// Checks up front that `path` can be created (its directory exists and is
 /// writable), without creating it.
 llvm::Error checkWritable(llvm::StringRef path);
