@@ -27,8 +27,7 @@ double secondsSince(std::chrono::steady_clock::time_point start) {
 /// Runs `prepare` (the weights' prepare function), shown on `progress` when
 /// the entry has one (`hasPrepare`), and records its bytes and seconds in
 /// `result`.
-template <typename Result>
-llvm::Error timePrepare(bool hasPrepare, Progress &progress, Result &result,
+llvm::Error timePrepare(bool hasPrepare, Progress &progress, RunTimes &result,
                         llvm::function_ref<llvm::Expected<int64_t>()> prepare) {
   auto start = std::chrono::steady_clock::now();
   if (hasPrepare)
@@ -51,24 +50,41 @@ std::string describeTarget(const CompileOptions &options) {
   return "nvptx " + options.gpuArch + (options.emulate ? ", emulated" : "");
 }
 
+/// Runs `compile` (of the entry `funcName`), shown on `progress`, and
+/// records the seconds it took in `times`; `cacheStatus` says afterwards
+/// where the code came from.
+llvm::Error timeCompile(llvm::StringRef funcName, const CompileOptions &options,
+                        Progress &progress, RunTimes &times,
+                        llvm::function_ref<llvm::Error()> compile,
+                        llvm::function_ref<std::string()> cacheStatus) {
+  std::string entry = ("@" + funcName).str();
+  progress.start("compiling " + entry + " (" + describeTarget(options) + ")");
+  auto start = std::chrono::steady_clock::now();
+  if (llvm::Error e = compile())
+    return e;
+  times.compileSeconds = secondsSince(start);
+  progress.finish(llvm::formatv("compiled {0} in {1} ({2})", entry,
+                                formatSeconds(times.compileSeconds),
+                                cacheStatus()));
+  return llvm::Error::success();
+}
+
 /// Compiles `signature`'s entry of `module` into `result.jit`, shown on
 /// `progress`, and records the seconds it took in `result`.
 template <typename Result>
 llvm::Error compileShown(mlir::ModuleOp module, const ModelSignature &signature,
                          const CompileOptions &options, CompileCache *cache,
                          Progress &progress, Result &result) {
-  std::string entry = "@" + signature.funcName;
-  progress.start("compiling " + entry + " (" + describeTarget(options) + ")");
-  auto start = std::chrono::steady_clock::now();
-  auto jit = BlockJit::compile(module, signature, options, cache);
-  if (!jit)
-    return jit.takeError();
-  result.jit = std::move(*jit);
-  result.compileSeconds = secondsSince(start);
-  progress.finish(llvm::formatv("compiled {0} in {1} ({2})", entry,
-                                formatSeconds(result.compileSeconds),
-                                result.jit->cacheStatus()));
-  return llvm::Error::success();
+  return timeCompile(
+      signature.funcName, options, progress, result,
+      [&]() -> llvm::Error {
+        auto jit = BlockJit::compile(module, signature, options, cache);
+        if (!jit)
+          return jit.takeError();
+        result.jit = std::move(*jit);
+        return llvm::Error::success();
+      },
+      [&] { return result.jit->cacheStatus(); });
 }
 
 /// While alive, shows each emulated kernel launch on `progress` (nothing
@@ -116,43 +132,31 @@ llvm::Error blockc::checkRunOutputsWritable(const RunOptions &run) {
 namespace {
 
 /// The decode session of runDecode and runGenerate: derived, bound to
-/// `weights` for `batch` sequences of up to `capacity` tokens, compiled and
-/// its weights prepared.
-struct StartedSession {
-  std::unique_ptr<DecodeSession> session;
-  double compileSeconds = 0, prepareSeconds = 0;
-  int64_t preparedBytes = 0;
-};
-
-llvm::Expected<StartedSession>
+/// `weights` for `batch` sequences of a `promptLen`-token prompt (the cache
+/// as long as `run` needs), compiled and its weights prepared; the seconds
+/// and bytes in `times`.
+llvm::Expected<std::unique_ptr<DecodeSession>>
 startSession(mlir::ModuleOp module, const ModelSignature &signature,
-             int64_t batch, int64_t capacity, std::vector<HostTensor> &weights,
-             const CompileOptions &options, CompileCache *cache,
-             Progress &progress) {
-  StartedSession result;
+             int64_t batch, int64_t promptLen, const RunOptions &run,
+             std::vector<HostTensor> &weights, const CompileOptions &options,
+             CompileCache *cache, Progress &progress, RunTimes &times) {
   mlir::FailureOr<std::unique_ptr<DecodeSession>> session =
       DecodeSession::derive(module, signature, options.kvLayout);
   if (failed(session))
     return llvm::make_error<DiagnosedError>("");
-  result.session = std::move(*session);
-  DecodeSession &s = *result.session;
+  DecodeSession &s = **session;
+  int64_t capacity = run.maxLen ? run.maxLen : run.neededCacheLength(promptLen);
   if (llvm::Error e = s.bind(weights, batch, capacity))
     return std::move(e);
-
-  std::string entry = "@" + s.getSignature().funcName;
-  progress.start("compiling " + entry + " (" + describeTarget(options) + ")");
-  auto start = std::chrono::steady_clock::now();
-  if (llvm::Error e = s.compile(options, cache))
+  if (llvm::Error e = timeCompile(
+          s.getSignature().funcName, options, progress, times,
+          [&] { return s.compile(options, cache); },
+          [&] { return s.cacheStatus(); }))
     return std::move(e);
-  result.compileSeconds = secondsSince(start);
-  progress.finish(llvm::formatv("compiled {0} in {1} ({2})", entry,
-                                formatSeconds(result.compileSeconds),
-                                s.cacheStatus()));
-
   if (llvm::Error e = timePrepare(s.getPrepareEntry() != nullptr, progress,
-                                  result, [&] { return s.prepare(weights); }))
+                                  times, [&] { return s.prepare(weights); }))
     return std::move(e);
-  return std::move(result);
+  return std::move(*session);
 }
 
 } // namespace
@@ -162,18 +166,13 @@ blockc::runDecode(mlir::ModuleOp module, const ModelSignature &signature,
                   const HostTensor &input, std::vector<HostTensor> &weights,
                   const RunOptions &run, const CompileOptions &options,
                   CompileCache *cache, Progress &progress) {
-  int64_t batchSize = input.shape[0], promptLen = input.shape[1];
+  int64_t promptLen = input.shape[1];
   DecodeRunResult result;
-  auto started =
-      startSession(module, signature, batchSize,
-                   run.maxLen ? run.maxLen : run.neededCacheLength(promptLen),
-                   weights, options, cache, progress);
-  if (!started)
-    return started.takeError();
-  result.session = std::move(started->session);
-  result.compileSeconds = started->compileSeconds;
-  result.prepareSeconds = started->prepareSeconds;
-  result.preparedBytes = started->preparedBytes;
+  auto session = startSession(module, signature, input.shape[0], promptLen, run,
+                              weights, options, cache, progress, result);
+  if (!session)
+    return session.takeError();
+  result.session = std::move(*session);
   DecodeSession &s = *result.session;
 
   std::string what =
@@ -229,17 +228,12 @@ llvm::Expected<GenerateRunResult> blockc::runGenerate(
     const CompileOptions &options, CompileCache *cache, Progress &progress,
     const std::function<void(llvm::ArrayRef<int32_t>)> &onTokens) {
   int64_t batch = ids.shape[0], promptLen = ids.shape[1];
-  auto started =
-      startSession(module, signature, batch,
-                   run.maxLen ? run.maxLen : run.neededCacheLength(promptLen),
-                   weights, options, cache, progress);
-  if (!started)
-    return started.takeError();
   GenerateRunResult result;
-  result.session = std::move(started->session);
-  result.compileSeconds = started->compileSeconds;
-  result.prepareSeconds = started->prepareSeconds;
-  result.preparedBytes = started->preparedBytes;
+  auto session = startSession(module, signature, batch, promptLen, run, weights,
+                              options, cache, progress, result);
+  if (!session)
+    return session.takeError();
+  result.session = std::move(*session);
   DecodeSession &s = *result.session;
 
   std::vector<int32_t> prompt(batch * promptLen);

@@ -104,39 +104,43 @@ bool writeOutput(blockc::HostTensor &output, blockc::RunHead &head, bool rank2,
   return true;
 }
 
-/// --decode=N and --check-decode (docs/Decoding.md).
+/// The result of `from` in `to`, or its error.
+template <typename T>
+llvm::Error assignTo(std::optional<T> &to, llvm::Expected<T> from) {
+  if (!from)
+    return from.takeError();
+  to = std::move(*from);
+  return llvm::Error::success();
+}
+
+/// --decode=N and --check-decode, or --paged-steps: the input's sequences
+/// through the paged entry in ragged batched steps (docs/Decoding.md).
 int runDecodeMode(ModuleOp module, const blockc::ModelSignature &sig,
                   const blockc::ModelInput &input,
                   std::vector<blockc::HostTensor> &weights,
                   blockc::RunHead &head, blockc::CompileCache *cache) {
-  auto result = blockc::runDecode(module, sig, input.tensor, weights, run,
-                                  options, cache, progress);
-  if (!result)
-    return fail(result.takeError());
-  head.entry = result->session->getSignature().funcName;
+  std::optional<blockc::DecodeRunResult> decoded;
+  std::optional<blockc::PagedRunResult> paged;
+  if (llvm::Error e =
+          run.pagedMode()
+              ? assignTo(paged, blockc::runPagedSteps(module, sig, input.tensor,
+                                                      weights, run, options,
+                                                      cache, progress))
+              : assignTo(decoded,
+                         blockc::runDecode(module, sig, input.tensor, weights,
+                                           run, options, cache, progress)))
+    return fail(std::move(e));
+  head.entry = paged ? sig.funcName + "_paged"
+                     : decoded->session->getSignature().funcName;
   int rc = 0;
-  if (!writeOutput(result->run.output, head, input.rank2, /*write=*/true, rc))
+  if (!writeOutput(paged ? paged->output : decoded->run.output, head,
+                   input.rank2, /*write=*/true, rc))
     return rc;
-  blockc::printDecodeSummary(llvm::outs(), head, sig, *result, run,
-                             input.tensor.shape);
-  return 0;
-}
-
-/// --paged-steps (docs/Decoding.md): the input's sequences through the
-/// paged entry in ragged batched steps.
-int runPagedMode(ModuleOp module, const blockc::ModelSignature &sig,
-                 const blockc::ModelInput &input,
-                 std::vector<blockc::HostTensor> &weights,
-                 blockc::RunHead &head, blockc::CompileCache *cache) {
-  auto result = blockc::runPagedSteps(module, sig, input.tensor, weights, run,
-                                      options, cache, progress);
-  if (!result)
-    return fail(result.takeError());
-  head.entry = sig.funcName + "_paged";
-  int rc = 0;
-  if (!writeOutput(result->output, head, input.rank2, /*write=*/true, rc))
-    return rc;
-  blockc::printPagedSummary(llvm::outs(), head, sig, *result, run);
+  if (paged)
+    blockc::printPagedSummary(llvm::outs(), head, sig, *paged, run);
+  else
+    blockc::printDecodeSummary(llvm::outs(), head, sig, *decoded, run,
+                               input.tensor.shape);
   return 0;
 }
 
@@ -395,12 +399,7 @@ int main(int argc, char **argv) {
     blockc::TensorParallelWorld::finalize();
     return rc;
   }
-  if (run.pagedMode()) {
-    int rc = runPagedMode(*module, *sig, *input, weights, head, cache.get());
-    blockc::TensorParallelWorld::finalize();
-    return rc;
-  }
-  if (decodeMode) {
+  if (decodeMode || run.pagedMode()) {
     int rc = runDecodeMode(*module, *sig, *input, weights, head, cache.get());
     blockc::TensorParallelWorld::finalize();
     return rc;

@@ -35,15 +35,19 @@ namespace blockc {
 /// be written, before anything is compiled; the error names the file.
 llvm::Error checkRunOutputsWritable(const RunOptions &run);
 
+/// What compiling and preparing an entry took, in every kind of run.
+struct RunTimes {
+  double compileSeconds = 0, prepareSeconds = 0;
+  int64_t preparedBytes = 0;
+};
+
 /// What --decode=N or --check-decode gave.
-struct DecodeRunResult {
+struct DecodeRunResult : RunTimes {
   std::unique_ptr<DecodeSession> session;
   DecodeRun run;
   /// --check-decode: the comparison (which passed) and its tolerance.
   std::optional<DecodeComparison> comparison;
   double tolerance = 0;
-  double compileSeconds = 0, prepareSeconds = 0;
-  int64_t preparedBytes = 0;
 };
 
 /// Derives `module`'s decode entry, binds `weights` to it with caches for
@@ -60,11 +64,9 @@ runDecode(mlir::ModuleOp module, const ModelSignature &signature,
 /// ([B, T] token ids), through its KV-cached decode entry (the prompt as
 /// one prefill, then one step per token; Generation.h). `onTokens` sees
 /// every step's new tokens as they are chosen.
-struct GenerateRunResult {
+struct GenerateRunResult : RunTimes {
   std::unique_ptr<DecodeSession> session;
   GenerationResult generation;
-  double compileSeconds = 0, prepareSeconds = 0;
-  int64_t preparedBytes = 0;
 };
 
 llvm::Expected<GenerateRunResult>
@@ -76,7 +78,7 @@ runGenerate(mlir::ModuleOp module, const ModelSignature &signature,
             const std::function<void(llvm::ArrayRef<int32_t>)> &onTokens);
 
 /// What --paged-steps gave.
-struct PagedRunResult {
+struct PagedRunResult : RunTimes {
   std::unique_ptr<BlockJit> jit;
   /// The K and V pools of every layer, [num_pages, S, H_kv, D] in the
   /// model's K/V type (this rank's K/V heads in a tensor-parallel run).
@@ -86,8 +88,6 @@ struct PagedRunResult {
   /// Each step's time and its new tokens (all sequences').
   std::vector<double> stepSeconds;
   std::vector<int64_t> stepTokens;
-  double compileSeconds = 0, prepareSeconds = 0;
-  int64_t preparedBytes = 0;
 };
 
 /// --paged-steps: derives `module`'s paged entry (transformer-derive-paged-
@@ -112,14 +112,12 @@ llvm::Expected<ModelInput> encodePrompt(const Tokenizer &tokenizer,
                                         const ModelSignature &signature);
 
 /// What a plain run of the entry gave.
-struct EntryRunResult {
+struct EntryRunResult : RunTimes {
   std::unique_ptr<BlockJit> jit;
   HostTensor output;
   TimedRuns runs;
   /// On a GPU with --profile-bound: the bounds the times are compared with.
   std::optional<GPUProfile> bound;
-  double compileSeconds = 0, prepareSeconds = 0;
-  int64_t preparedBytes = 0;
   /// --profile-blocks ran a sample of each launch: the output is not the
   /// block's.
   bool sampled = false;
