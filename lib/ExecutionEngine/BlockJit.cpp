@@ -17,7 +17,6 @@
 #include "blockc/Target/CPU.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
-#include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
@@ -628,10 +627,17 @@ BlockJit::compile(ModuleOp module, const ModelSignature &sig,
   if (gpu->clearError)
     gpu->clearError();
 
-  auto transformer =
-      makeOptimizingTransformer(optLevel, /*sizeLevel=*/0, tm->get());
+  // The host code is optimised as the CPU path's (optimizeLLVMModule), for
+  // a target machine of its own: the engine takes `tm` into its JIT.
+  auto optTM =
+      createHostTargetMachine(/*relocModel=*/std::nullopt, codegenTarget);
+  if (!optTM)
+    return optTM.takeError();
+  std::shared_ptr<llvm::TargetMachine> machine = std::move(*optTM);
   ExecutionEngineOptions engineOptions;
-  engineOptions.transformer = transformer;
+  engineOptions.transformer = [machine, optLevel](llvm::Module *m) {
+    return optimizeLLVMModule(*m, *machine, optLevel);
+  };
   engineOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
   libs.push_back(gpu->path);
   engineOptions.sharedLibPaths = libs;
