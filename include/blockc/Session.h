@@ -12,6 +12,14 @@
 |* used from one thread at a time; different sessions (of one model or of   *|
 |* several) may be used from different threads at once.                     *|
 |*                                                                            *|
+|* A model partitioned for tensor parallelism (blockc-import                 *|
+|* --tensor-parallel=N) runs as one process per rank under mpirun -np N,     *|
+|* every rank making the same calls with the same arguments in the same     *|
+|* order, from one thread at a time: loading it joins the MPI world, each    *|
+|* rank binds its part of the weights, and a step's outputs are the whole    *|
+|* values on every rank; a refused call is refused on every rank            *|
+|* (docs/RuntimeABI.md, "Sessions under tensor parallelism").               *|
+|*                                                                            *|
 \*===----------------------------------------------------------------------===*/
 
 #ifndef BLOCKC_SESSION_H

@@ -9,6 +9,7 @@
 #include "llvm/Support/WithColor.h"
 
 #ifdef BLOCKC_ENABLE_MPI
+#include <dlfcn.h>
 #include <mpi.h>
 #endif
 
@@ -21,6 +22,19 @@ namespace {
 /// (then finalize() ends it; an embedder's MPI is the embedder's).
 bool mpiActive = false;
 bool mpiStartedHere = false;
+
+#ifdef BLOCKC_ENABLE_MPI
+/// Makes the MPI library's symbols global in the process. A library that
+/// links it and is itself loaded into a local scope (libblockc_session.so
+/// under Python's ctypes) has it there too: the JIT, which resolves the
+/// compiled all-reduces against the process's global symbols, and Open
+/// MPI's plugins would not find them.
+void makeMPISymbolsGlobal() {
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void *>(&MPI_Init), &info) && info.dli_fname)
+    dlopen(info.dli_fname, RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD);
+}
+#endif
 } // namespace
 
 llvm::Error TensorParallelWorld::join(int64_t ranks, int *argc, char ***argv,
@@ -34,10 +48,15 @@ llvm::Error TensorParallelWorld::join(int64_t ranks, int *argc, char ***argv,
       " ranks, but this blockc was built without MPI "
       "(-DBLOCKC_ENABLE_MPI=OFF): tensor-parallel runs need Open MPI");
 #else
+  makeMPISymbolsGlobal();
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (!initialized) {
-    if (MPI_Init(argc, argv) != MPI_SUCCESS)
+    // Serialized: the session API may be called from any one thread at a
+    // time (a server's worker thread), not only the one that started MPI.
+    int provided = 0;
+    if (MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &provided) !=
+        MPI_SUCCESS)
       return llvm::createStringError("MPI_Init failed");
     mpiStartedHere = true;
   }

@@ -27,6 +27,19 @@
 // keeps host pools. Runs of NVPTX code, and host accesses to device pools,
 // take turns (gpuRunMutex).
 //
+// A model partitioned for tensor parallelism (blockc-import
+// --tensor-parallel=N) runs as one process per rank under mpirun -np N,
+// every rank making the same calls in the same order: loading it joins the
+// MPI world (TensorParallelWorld; MPI the embedder started stays its own),
+// each rank binds its part of the weights (the rank-aware WeightRequest, or
+// its slices of a whole checkpoint in caller memory) and compiles the same
+// program, whose blocks all-reduce over MPI_COMM_WORLD; a session's pools
+// hold the rank's K/V heads and the same page ids on every rank. A step's
+// checks read only what every rank holds alike (the arguments, the
+// sequence table), and the ranks agree on their outcome (one all-reduce of
+// who refused) before the entry's all-reduces, so a refused step is
+// refused on every rank and changes nothing on any.
+//
 //===----------------------------------------------------------------------===//
 
 #include "blockc/Session.h"
@@ -35,6 +48,7 @@
 #include "blockc/ExecutionEngine/BlockJit.h"
 #include "blockc/ExecutionEngine/CompileCache.h"
 #include "blockc/ExecutionEngine/Generation.h"
+#include "blockc/ExecutionEngine/TensorParallel.h"
 #include "blockc/ExecutionEngine/TokenIds.h"
 #include "blockc/ExecutionEngine/WeightBinding.h"
 #include "blockc/Pipelines/Pipelines.h"
@@ -177,6 +191,18 @@ struct blockc_model {
   std::map<int64_t, std::string> pagedWhy;
   std::string elementType;
   int sessions = 0;
+  /// Tensor parallelism: the model's rank count (1: one process) and this
+  /// process's place in the MPI world.
+  int64_t ranks = 1;
+  TensorParallelWorld world;
+
+  /// Under tensor parallelism, a collective of every rank with the
+  /// `status` of its checks of a call: BLOCKC_OK when no rank refused it,
+  /// else the status to return: this rank's own (its message set), or on a
+  /// rank that did not refuse it BLOCKC_ERROR_STATE with a message naming
+  /// the first rank that did. Every rank must call it at the same point; in
+  /// one process it returns `status`.
+  blockc_status agree(blockc_status status) const;
 
   /// The entry of `kind`, compiled (with a prepared copy of the weights)
   /// when first asked for; a paged entry per page size.
@@ -211,12 +237,33 @@ struct blockc_session {
   blockc_status step(int64_t count, const int64_t *ids,
                      const int64_t *numTokens, const void *input,
                      float *output);
+  /// A step's checks, and its pages reserved in `plan` (left empty when a
+  /// check fails first).
+  blockc_status checkAndPlan(int64_t count, const int64_t *ids,
+                             const int64_t *numTokens, const void *input,
+                             StepPlan &plan);
+  /// Runs a planned step and commits it (rolls it back on failure).
+  blockc_status run(const StepPlan &plan, const void *input, float *output);
   /// Runs a planned step: the paged entry once, or the decode entry per
   /// sequence.
   llvm::Error runPaged(const StepPlan &plan, const void *input, float *output);
   llvm::Error runPerSequence(const StepPlan &plan, const void *input,
                              float *output);
 };
+
+blockc_status blockc_model::agree(blockc_status status) const {
+  if (ranks <= 1)
+    return status;
+  int first = TensorParallelWorld::firstFailedRank(status != BLOCKC_OK);
+  if (first < 0 || status != BLOCKC_OK)
+    return status;
+  lastError = llvm::formatv("rank {0} of {1} refused the call (see its "
+                            "error); every rank refuses it and changes "
+                            "nothing",
+                            first, ranks)
+                  .str();
+  return BLOCKC_ERROR_STATE;
+}
 
 blockc_status blockc_model::getEntry(Kind kind, int64_t pageSize,
                                      CompiledEntry *&entry) {
@@ -342,25 +389,78 @@ std::optional<CPUISA> parseISA(llvm::StringRef name) {
   return std::nullopt;
 }
 
-blockc_status bindWeights(blockc_model *model, const WeightRequest &request,
+/// Binds the weights of `request` (its rank fields set here), or of a
+/// checkpoint in memory. Under tensor parallelism each rank binds its own
+/// part and the ranks then agree: a rank may fail alone (a file it cannot
+/// read), and then no rank keeps its weights.
+blockc_status bindWeights(blockc_model *model, WeightRequest request,
                           std::optional<Checkpoint> checkpoint) {
   if (model->weights)
     return fail(BLOCKC_ERROR_STATE, "the model's weights are bound already");
+  request.rank = model->world.rank;
+  request.ranks = static_cast<unsigned>(model->ranks);
+  std::optional<RunWeights> bound;
+  blockc_status status = BLOCKC_OK;
   if (checkpoint) {
-    auto tensors = blockc::bindWeights(*checkpoint, model->signature);
-    if (!tensors)
-      return fail(BLOCKC_ERROR_IO, tensors.takeError());
-    RunWeights weights;
-    weights.tensors = std::move(*tensors);
-    weights.label = request.file;
-    model->weights = std::move(weights);
-    return ok();
+    auto tensors =
+        blockc::bindWeights(*checkpoint, model->signature, {}, request.rank);
+    if (!tensors) {
+      status = fail(BLOCKC_ERROR_IO, tensors.takeError());
+    } else {
+      bound.emplace();
+      bound->tensors = std::move(*tensors);
+      bound->label = request.file;
+      bound->rank = request.rank;
+      bound->ranks = request.ranks;
+    }
+  } else {
+    auto loaded = loadRunWeights(model->signature, request);
+    if (!loaded)
+      status = fail(BLOCKC_ERROR_IO, loaded.takeError());
+    else
+      bound = std::move(*loaded);
   }
-  auto loaded = loadRunWeights(model->signature, request);
-  if (!loaded)
-    return fail(BLOCKC_ERROR_IO, loaded.takeError());
-  model->weights = std::move(*loaded);
+  if (blockc_status agreed = model->agree(status))
+    return agreed;
+  model->weights = std::move(bound);
   return ok();
+}
+
+/// A session of `model` (blockc_session_create after its argument checks).
+blockc_status createSession(blockc_model *model, int64_t pageSize,
+                            int64_t numPages,
+                            std::unique_ptr<blockc_session> &s) {
+  CompiledEntry *decode = nullptr;
+  if (blockc_status status = model->getSessionEntry(pageSize, decode))
+    return status;
+  s = std::make_unique<blockc_session>();
+  s->model = model;
+  s->decode = decode;
+  s->table = std::make_unique<SequenceTable>(pageSize, numPages);
+  s->poolsOnDevice = model->options.isNVPTX() && decode->paged;
+  for (RankedTensorType type : decode->pools) {
+    HostTensor pool;
+    int64_t heads = type.getDimSize(2), headDim = type.getDimSize(3);
+    pool.shape = {numPages, pageSize, heads, headDim};
+    pool.elementType = getHostElementType(type.getElementType());
+    if (s->poolsOnDevice) {
+      auto device =
+          decode->jit->allocateDeviceTensor(pool.shape, pool.elementType);
+      if (!device)
+        return fail(BLOCKC_ERROR_EXECUTION,
+                    "allocating the session's pools failed: " +
+                        llvm::toString(device.takeError()));
+      pool = std::move(*device);
+    } else {
+      pool.allocate();
+    }
+    s->rowElements.push_back(heads * headDim);
+    s->pools.push_back(std::move(pool));
+    HostTensor dense;
+    dense.elementType = s->pools.back().elementType;
+    s->dense.push_back(std::move(dense));
+  }
+  return BLOCKC_OK;
 }
 
 } // namespace
@@ -368,6 +468,19 @@ blockc_status bindWeights(blockc_model *model, const WeightRequest &request,
 blockc_status blockc_session::step(int64_t count, const int64_t *ids,
                                    const int64_t *numTokens, const void *input,
                                    float *output) {
+  StepPlan plan;
+  if (blockc_status status =
+          model->agree(checkAndPlan(count, ids, numTokens, input, plan))) {
+    if (!plan.ids.empty())
+      table->rollback(plan);
+    return status;
+  }
+  return run(plan, input, output);
+}
+
+blockc_status blockc_session::checkAndPlan(int64_t count, const int64_t *ids,
+                                           const int64_t *numTokens,
+                                           const void *input, StepPlan &plan) {
   const ModelSignature &sig = model->signature;
   std::vector<int64_t> idList(ids, ids + count);
   std::vector<int64_t> tokenList(numTokens, numTokens + count);
@@ -395,10 +508,9 @@ blockc_status blockc_session::step(int64_t count, const int64_t *ids,
                                   "is outside the vocabulary [0, {2})",
                                   tokens[t], t, sig.vocabSize));
   }
-  StepPlan plan;
   switch (table->plan(idList, tokenList, plan)) {
   case PagePoolError::None:
-    break;
+    return BLOCKC_OK;
   case PagePoolError::UnknownSequence:
     return fail(BLOCKC_ERROR_UNKNOWN_SEQUENCE, table->getError());
   case PagePoolError::OutOfPages:
@@ -406,7 +518,11 @@ blockc_status blockc_session::step(int64_t count, const int64_t *ids,
   case PagePoolError::InvalidArgument:
     return fail(BLOCKC_ERROR_INVALID_ARGUMENT, table->getError());
   }
+  return fail(BLOCKC_ERROR_INVALID_ARGUMENT, "unknown page pool error");
+}
 
+blockc_status blockc_session::run(const StepPlan &plan, const void *input,
+                                  float *output) {
   std::unique_lock<std::mutex> gpuLock = gpuTurn(model->options.isNVPTX());
   llvm::Error error = decode->paged ? runPaged(plan, input, output)
                                     : runPerSequence(plan, input, output);
@@ -644,17 +760,22 @@ blockc_status blockc_model_load(const char *path,
                          : "\n" + diagnostics.getText()));
   }
   // A module partitioned for tensor parallelism calls MPI in every block:
-  // its ranks are separate processes, which one model cannot drive.
-  if (int64_t ranks = getTensorParallelRanks(m->module); ranks > 1)
-    return fail(BLOCKC_ERROR_UNSUPPORTED,
-                llvm::formatv("{0} is partitioned for tensor parallelism over "
-                              "{1} ranks: a model of the C and Python APIs "
-                              "runs in one process; load the model before "
-                              "the partition, or run the ranks with mpirun "
-                              "-np {1} blockc-run (--paged-steps for ragged "
-                              "batches over a paged KV cache)",
-                              path, ranks)
-                    .str());
+  // this process is one of its ranks (mpirun -np N, every rank loading the
+  // same model). MPI started here ends when the process exits.
+  if (int64_t ranks = getTensorParallelRanks(m->module); ranks > 1) {
+    // Also after a failed join: MPI may have started (a world of the wrong
+    // size), and a process that ends without finalising it fails its job.
+    static std::once_flag atExit;
+    std::call_once(
+        atExit, [] { std::atexit([] { TensorParallelWorld::finalize(); }); });
+    if (llvm::Error e =
+            TensorParallelWorld::join(ranks, nullptr, nullptr, m->world))
+      return fail(BLOCKC_ERROR_UNSUPPORTED,
+                  llvm::Twine(path) +
+                      " is partitioned for tensor parallelism: " +
+                      llvm::toString(std::move(e)));
+    m->ranks = ranks;
+  }
   m->signature = std::move(*sig);
   llvm::raw_string_ostream(m->elementType)
       << m->signature.getModelElementType();
@@ -731,31 +852,37 @@ blockc_status blockc_model_forward(blockc_model *model, int64_t batch,
                                    float *output) {
   CHECK_ARG(model && input && output,
             "blockc_model_forward: null model, input or output");
-  CHECK_ARG(batch > 0 && seqLen > 0,
-            "blockc_model_forward: batch and sequence length must be "
-            "positive, not " +
-                llvm::Twine(batch) + " and " + llvm::Twine(seqLen));
   const ModelSignature &sig = model->signature;
-  RankedTensorType inType = sig.args.front().type;
-  for (auto [dim, value, what] :
-       {std::make_tuple(0, batch, "batch"),
-        std::make_tuple(1, seqLen, "sequence length")})
-    if (!inType.isDynamicDim(dim) && inType.getDimSize(dim) != value)
-      return fail(BLOCKC_ERROR_INVALID_ARGUMENT,
-                  llvm::formatv("the model's @{0} takes a {1} of {2}, not {3}",
-                                sig.funcName, what, inType.getDimSize(dim),
-                                value));
-  if (sig.maxPositions && seqLen > sig.maxPositions)
-    return fail(BLOCKC_ERROR_INVALID_ARGUMENT,
-                llvm::formatv("{0} tokens exceed the model's {1} learned "
-                              "positions",
-                              seqLen, sig.maxPositions));
-  HostTensor x = makeInput(sig, batch, seqLen, input);
-  if (sig.takesTokenIds())
-    if (llvm::Error e = checkTokenIds(x, sig.vocabSize, "the input"))
-      return fail(BLOCKC_ERROR_INVALID_ARGUMENT, std::move(e));
+  HostTensor x;
   CompiledEntry *entry = nullptr;
-  if (blockc_status s = model->getEntry(blockc_model::Kind::Forward, 0, entry))
+  // Every check before the ranks agree (under tensor parallelism).
+  auto check = [&]() -> blockc_status {
+    CHECK_ARG(batch > 0 && seqLen > 0,
+              "blockc_model_forward: batch and sequence length must be "
+              "positive, not " +
+                  llvm::Twine(batch) + " and " + llvm::Twine(seqLen));
+    RankedTensorType inType = sig.args.front().type;
+    for (auto [dim, value, what] :
+         {std::make_tuple(0, batch, "batch"),
+          std::make_tuple(1, seqLen, "sequence length")})
+      if (!inType.isDynamicDim(dim) && inType.getDimSize(dim) != value)
+        return fail(BLOCKC_ERROR_INVALID_ARGUMENT,
+                    llvm::formatv("the model's @{0} takes a {1} of {2}, not "
+                                  "{3}",
+                                  sig.funcName, what, inType.getDimSize(dim),
+                                  value));
+    if (sig.maxPositions && seqLen > sig.maxPositions)
+      return fail(BLOCKC_ERROR_INVALID_ARGUMENT,
+                  llvm::formatv("{0} tokens exceed the model's {1} learned "
+                                "positions",
+                                seqLen, sig.maxPositions));
+    x = makeInput(sig, batch, seqLen, input);
+    if (sig.takesTokenIds())
+      if (llvm::Error e = checkTokenIds(x, sig.vocabSize, "the input"))
+        return fail(BLOCKC_ERROR_INVALID_ARGUMENT, std::move(e));
+    return model->getEntry(blockc_model::Kind::Forward, 0, entry);
+  };
+  if (blockc_status s = model->agree(check()))
     return s;
   HostTensor out;
   out.shape = sig.getOutputShape(batch, seqLen);
@@ -778,36 +905,11 @@ blockc_status blockc_session_create(blockc_model *model, int64_t pageSize,
             "page size must be in [1, 2^20], not " + llvm::Twine(pageSize));
   CHECK_ARG(numPages > 0 && numPages <= INT32_MAX,
             "the pool needs 1 to 2^31 - 1 pages, not " + llvm::Twine(numPages));
-  CompiledEntry *decode = nullptr;
-  if (blockc_status s = model->getSessionEntry(pageSize, decode))
-    return s;
-  auto s = std::make_unique<blockc_session>();
-  s->model = model;
-  s->decode = decode;
-  s->table = std::make_unique<SequenceTable>(pageSize, numPages);
-  s->poolsOnDevice = model->options.isNVPTX() && decode->paged;
-  for (RankedTensorType type : decode->pools) {
-    HostTensor pool;
-    int64_t heads = type.getDimSize(2), headDim = type.getDimSize(3);
-    pool.shape = {numPages, pageSize, heads, headDim};
-    pool.elementType = getHostElementType(type.getElementType());
-    if (s->poolsOnDevice) {
-      auto device =
-          decode->jit->allocateDeviceTensor(pool.shape, pool.elementType);
-      if (!device)
-        return fail(BLOCKC_ERROR_EXECUTION,
-                    "allocating the session's pools failed: " +
-                        llvm::toString(device.takeError()));
-      pool = std::move(*device);
-    } else {
-      pool.allocate();
-    }
-    s->rowElements.push_back(heads * headDim);
-    s->pools.push_back(std::move(pool));
-    HostTensor dense;
-    dense.elementType = s->pools.back().elementType;
-    s->dense.push_back(std::move(dense));
-  }
+  // Under tensor parallelism the ranks agree that each made its session.
+  std::unique_ptr<blockc_session> s;
+  if (blockc_status status =
+          model->agree(createSession(model, pageSize, numPages, s)))
+    return status;
   {
     std::lock_guard<std::mutex> lock(model->mutex);
     ++model->sessions;

@@ -14,6 +14,11 @@ include/blockc/Session.h (docs/Python.md):
 
 Every error raises blockc.Error with the library's message; a failed call
 changes nothing.
+
+A model partitioned for tensor parallelism (blockc-import
+--tensor-parallel=N) runs as N processes under mpirun -np N, each running
+the same script: each rank binds its part of the weights and every call
+returns the whole output on every rank (docs/Python.md).
 """
 
 import ctypes

@@ -24,6 +24,8 @@ struct TensorParallelWorld {
   /// Initialises MPI, sets `world` to this process's place in it and
   /// checks that it has exactly `ranks` processes; otherwise the error names
   /// both counts (every rank reports it, so none waits for the others).
+  /// MPI that the caller initialised already is used as it is; `argc` and
+  /// `argv` may be null (a library has none).
   static llvm::Error join(int64_t ranks, int *argc, char ***argv,
                           TensorParallelWorld &world);
   /// Whether join() ran in this process (MPI is up for this run).

@@ -6,7 +6,16 @@ through its whole causal forward pass.
       [--dtype bf16] [--isa avx2] [--tol T] [--target nvptx --emulate]
   session_check.py lm --model M.mlir --hf DIR [--isa avx2] [--tol T]
       [--target nvptx --emulate]
-  session_check.py errors --model M.mlir --weights W [--tp-model TP.mlir]
+  session_check.py errors --model M.mlir --weights W
+
+Tensor parallelism (a model from blockc-import --tensor-parallel=N, every
+rank running this script under mpirun -np N; --log P writes rank r's lines
+to P.rank<r>.txt, --save-outputs P its step outputs to P.rank<r>.npz):
+
+  session_check.py stack --tp N ... [--weights-in-memory]
+  session_check.py tp-world --model TP.mlir --tp N   (the wrong world size)
+  session_check.py tp-errors --model TP.mlir --weights W --tp N
+  session_check.py same-outputs P N   (the ranks' outputs bit for bit)
 
 Prints one PASS line per check; any failure raises (non-zero exit).
 """
@@ -89,9 +98,17 @@ def expect_error(fn, *fragments, status=None):
                          % (fragments,))
 
 
+def rank():
+    """This process's MPI rank (mpirun sets it), 0 without mpirun."""
+    return int(os.environ.get("OMPI_COMM_WORLD_RANK", "0"))
+
+
 def load(opts, weights):
     """The model under test: the CPU kernels of --isa, or with --target
     nvptx the NVPTX kernels (on the GPU emulator with --emulate)."""
+    if opts.weights_in_memory and weights is not None:
+        with open(weights, "rb") as f:
+            weights = f.read()
     if opts.target == "nvptx":
         return blockc.Model(opts.model, weights=weights, target="nvptx",
                             emulate=opts.emulate)
@@ -155,7 +172,9 @@ def check_stack(opts):
         heads = c["num_attention_heads"]
         head_dim = c.get("head_dim", c["hidden_size"] // heads)
         page = s.read_page(0, 0, pages[seqs[0]][0])
-        want = 16 * c.get("num_key_value_heads", heads) * head_dim * 2
+        # Under tensor parallelism a rank's pages hold its K/V heads.
+        kv_heads = c.get("num_key_value_heads", heads) // opts.tp
+        want = 16 * kv_heads * head_dim * 2
         assert len(page) == want, (len(page), want)
     assert len(pages[seqs[3]]) == 3 and s.length(seqs[3]) == 38
     scattered = any(p != list(range(p[0], p[0] + len(p)))
@@ -200,6 +219,11 @@ def check_stack(opts):
           reference.stack(np.concatenate(inputs[child])), tol)
     print("PASS a fork continued with other tokens matches its reference; "
           "its parent's pages are unchanged and the parent continues")
+    if opts.save_outputs:
+        np.savez("%s.rank%d.npz" % (opts.save_outputs, rank()),
+                 forward=y, **{"seq%d_%d" % (a, i): o
+                               for a in outputs
+                               for i, o in enumerate(outputs[a])})
 
 
 
@@ -223,6 +247,11 @@ def check_stack_pool(opts):
     message = expect_error(lambda: s.step({a: xa, b: xb}), "out of pages",
                            "needs 2 new pages", "0 free of 5",
                            status="BLOCKC_ERROR_OUT_OF_PAGES")
+    assert s.length(a) == 10 and s.length(b) == 0 and s.free_pages == 0
+    # An unknown id anywhere in a step fails it whole.
+    expect_error(lambda: s.step({a: xa, b + 100: xb}),
+                 "unknown sequence id %d" % (b + 100),
+                 status="BLOCKC_ERROR_UNKNOWN_SEQUENCE")
     assert s.length(a) == 10 and s.length(b) == 0 and s.free_pages == 0
     s.free(j)
     out2 = s.step({a: xa, b: xb})
@@ -348,13 +377,6 @@ def check_errors(opts):
     expect_error(lambda: blockc.Model(opts.model, target="nvptx", emulate=1),
                  "emulate must be True or False, not 1")
     print("PASS bad paths and options raise blockc.Error naming them")
-    if opts.tp_model:
-        message = expect_error(lambda: blockc.Model(opts.tp_model),
-                               opts.tp_model,
-                               "is partitioned for tensor parallelism",
-                               status="BLOCKC_ERROR_UNSUPPORTED")
-        print("PASS a partitioned model is refused: %s"
-              % message.replace(opts.tp_model, "MODEL"))
 
     m = load(opts, opts.weights)
     d = m.model_dim
@@ -386,9 +408,70 @@ def check_errors(opts):
           "change nothing")
 
 
+def check_tp_world(opts):
+    """A model partitioned for --tp ranks in an MPI job of another size (or
+    without mpirun: one process) is refused, naming both counts."""
+    message = expect_error(lambda: blockc.Model(opts.model), opts.model,
+                           status="BLOCKC_ERROR_UNSUPPORTED")
+    print("PASS rank %d: %s" % (rank(), message.replace(opts.model, "MODEL")))
+
+
+def check_tp_errors(opts):
+    """Calls that fail on one rank only fail on every rank and change
+    nothing: weights that one rank cannot read, a step that one rank is
+    given differently; the ranks then go on together."""
+    missing = os.path.join(tempfile.mkdtemp(), "missing.safetensors")
+    weights = missing if rank() == 1 else opts.weights
+    message = expect_error(lambda: blockc.Model(opts.model, weights=weights,
+                                                isa=opts.isa, threads=1))
+    print("PASS rank %d: weights that rank 1 cannot read fail on every "
+          "rank: %s" % (rank(), message.replace(missing, "MISSING")))
+    m = load(opts, opts.weights)
+    d = m.model_dim
+    s = m.session(page_size=4, num_pages=8)
+    a = s.add()
+    rng = np.random.default_rng(opts.seed)
+    x = rng.uniform(-1, 1, size=(3, d)).astype(np.float32)
+    first = s.step({a: x})[a]
+    # Rank 1 names a sequence that does not exist, rank 0 a good one.
+    seq = a + 100 if rank() == 1 else a
+    message = expect_error(lambda: s.step({seq: x[:1]}))
+    assert s.length(a) == 3 and s.free_pages == 7, (s.length(a),
+                                                    s.free_pages)
+    print("PASS rank %d: a step refused by rank 1 alone fails on every rank "
+          "and changes nothing: %s" % (rank(), message))
+    # The same step on every rank then runs (no rank waits in a
+    # collective), as in a session that never saw the refused step.
+    again = s.step({a: x[:1]})[a]
+    s2 = m.session(page_size=4, num_pages=8)
+    b = s2.add()
+    assert np.array_equal(s2.step({b: x})[b], first)
+    assert np.array_equal(s2.step({b: x[:1]})[b], again)
+    expect_error(lambda: s.step({a: np.zeros((1, d + 1), np.float32)}),
+                 "with d = %d" % d)
+    print("PASS rank %d: the ranks go on together after the refused step"
+          % rank())
+
+
+def check_same_outputs(prefix, ranks):
+    files = [np.load("%s.rank%d.npz" % (prefix, r)) for r in range(ranks)]
+    names = sorted(files[0].files)
+    for f in files[1:]:
+        assert sorted(f.files) == names
+        for n in names:
+            if not np.array_equal(files[0][n], f[n]):
+                raise AssertionError("%s differs between the ranks" % n)
+    print("PASS the %d ranks' %d outputs are equal bit for bit"
+          % (ranks, len(names)))
+
+
 def main():
+    if len(sys.argv) == 4 and sys.argv[1] == "same-outputs":
+        check_same_outputs(sys.argv[2], int(sys.argv[3]))
+        return
     p = argparse.ArgumentParser()
-    p.add_argument("mode", choices=("stack", "lm", "errors"))
+    p.add_argument("mode", choices=("stack", "lm", "errors", "tp-world",
+                                    "tp-errors"))
     p.add_argument("--model", required=True)
     p.add_argument("--weights")
     p.add_argument("--config")
@@ -401,20 +484,48 @@ def main():
     p.add_argument("--target", choices=("cpu", "nvptx"), default="cpu")
     p.add_argument("--emulate", action="store_true",
                    help="with --target nvptx: on the GPU emulator")
-    p.add_argument("--tp-model",
-                   help="errors: a model partitioned for tensor parallelism")
+    p.add_argument("--tp", type=int, default=1,
+                   help="the model's tensor-parallel ranks (under mpirun)")
+    p.add_argument("--weights-in-memory", action="store_true",
+                   help="bind the weights file's bytes (caller memory)")
+    p.add_argument("--save-outputs",
+                   help="stack: save the outputs to PREFIX.rank<r>.npz")
+    p.add_argument("--log", help="write the PASS lines to LOG.rank<r>.txt")
     p.add_argument("--expect-paged", type=int, default=1,
                    help="1: steps run the paged entry; 0: per sequence")
     opts = p.parse_args()
+    if opts.log:
+        sys.stdout = open("%s.rank%d.txt" % (opts.log, rank()), "w",
+                          buffering=1)
     if opts.mode == "stack":
         check_stack(opts)
         check_stack_pool(opts)
-        check_threads(opts)
+        # Collectives from two threads at once would interleave the ranks'
+        # all-reduces: under tensor parallelism one thread at a time calls.
+        if opts.tp == 1:
+            check_threads(opts)
     elif opts.mode == "lm":
         check_lm(opts)
+    elif opts.mode == "tp-world":
+        check_tp_world(opts)
+    elif opts.mode == "tp-errors":
+        check_tp_errors(opts)
     else:
         check_errors(opts)
 
 
 if __name__ == "__main__":
-    main()
+    if "OMPI_COMM_WORLD_RANK" not in os.environ:
+        main()
+    else:
+        # Under mpirun a failing rank ends at once without finalising MPI,
+        # so that mpirun ends the others instead of them waiting in a
+        # collective.
+        try:
+            main()
+        except BaseException:
+            import traceback
+            traceback.print_exc()
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(1)
