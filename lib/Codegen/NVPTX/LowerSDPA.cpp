@@ -24,6 +24,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/PatternMatch.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <limits>
 
@@ -54,6 +55,14 @@ struct SDPAKernel : blockc::nvptx::KernelBuilder {
     });
   }
 
+  /// `x` in f32 (the operands of a bf16 / f16 block are read in their own
+  /// type and widened in registers).
+  Value widen(Value x) {
+    if (x.getType().isF32())
+      return x;
+    return arith::ExtFOp::create(b, loc, b.getF32Type(), x);
+  }
+
   /// Lane `lane`'s elements lane, lane + 32, ... of query row (b, t, h),
   /// multiplied by `scaleF`.
   SmallVector<Value> loadScaledQuery(Value q, Value bIdx, Value t, Value hIdx,
@@ -61,7 +70,8 @@ struct SDPAKernel : blockc::nvptx::KernelBuilder {
     SmallVector<Value> qs;
     for (int64_t i = 0; i < headDim / kWarp; ++i) {
       Value d = add(lane, idx(i * kWarp));
-      Value x = memref::LoadOp::create(b, loc, q, ValueRange{bIdx, t, hIdx, d});
+      Value x = widen(
+          memref::LoadOp::create(b, loc, q, ValueRange{bIdx, t, hIdx, d}));
       qs.push_back(arith::MulFOp::create(b, loc, x, scaleF));
     }
     return qs;
@@ -74,10 +84,10 @@ struct SDPAKernel : blockc::nvptx::KernelBuilder {
                     SmallVector<Value> &vs) {
     for (int64_t i = 0; i < headDim / kWarp; ++i) {
       Value d = add(lane, idx(i * kWarp));
-      ks.push_back(
-          memref::LoadOp::create(b, loc, k, ValueRange{bIdx, j, kvh, d}));
-      vs.push_back(
-          memref::LoadOp::create(b, loc, v, ValueRange{bIdx, j, kvh, d}));
+      ks.push_back(widen(
+          memref::LoadOp::create(b, loc, k, ValueRange{bIdx, j, kvh, d})));
+      vs.push_back(widen(
+          memref::LoadOp::create(b, loc, v, ValueRange{bIdx, j, kvh, d})));
     }
   }
 
@@ -88,13 +98,23 @@ struct SDPAKernel : blockc::nvptx::KernelBuilder {
   /// past the row's causal end) is set, the state is unchanged.
   void appendUpdate(ValueRange st, ArrayRef<Value> q, ArrayRef<Value> ks,
                     ArrayRef<Value> vs, Value keep, SmallVector<Value> &next) {
-    int64_t perLane = headDim / kWarp;
+    appendScore(st, warpSum(dot(q, ks)), vs, keep, next);
+  }
+
+  /// The lane's share of q . k.
+  Value dot(ArrayRef<Value> q, ArrayRef<Value> ks) {
+    Value partial = f32(0.0);
+    for (auto [x, y] : llvm::zip_equal(q, ks))
+      partial = math::FmaOp::create(b, loc, x, y, partial);
+    return partial;
+  }
+
+  /// appendUpdate with the key's score `s` already summed.
+  void appendScore(ValueRange st, Value s, ArrayRef<Value> vs, Value keep,
+                   SmallVector<Value> &next) {
+    int64_t perLane = vs.size();
     Value zeroF = f32(0.0);
     Value negInf = f32(-std::numeric_limits<double>::infinity());
-    Value partial = zeroF;
-    for (int64_t i = 0; i < perLane; ++i)
-      partial = math::FmaOp::create(b, loc, q[i], ks[i], partial);
-    Value s = warpSum(partial);
     Value m = st[0], l = st[1];
     Value mNew = arith::MaximumFOp::create(b, loc, m, s);
     Value first =
@@ -216,30 +236,96 @@ struct SDPAKernel : blockc::nvptx::KernelBuilder {
     gpu::TerminatorOp::create(b, loc);
   }
 
+  /// How the split-KV kernel spreads a key row over the lanes of a warp:
+  /// `lanesPerKey` lanes read one row, each `chunks` runs of `width`
+  /// consecutive elements (run c of the lane's slot g = lane % lanesPerKey
+  /// starts at element (c lanesPerKey + g) width), so a warp reads 32 /
+  /// lanesPerKey keys at a time. `width` is 16 bytes of the operands' type
+  /// (8 for bf16 / f16, 4 for f32) when D / width is a power of two, else 1
+  /// (element loads, 32 lanes per row).
+  struct SplitLayout {
+    int64_t width, lanesPerKey, chunks;
+  };
+  SplitLayout splitLayout(Type elem) const {
+    int64_t w = 128 / elem.getIntOrFloatBitWidth();
+    if (headDim % w == 0 && llvm::isPowerOf2_64(headDim / w)) {
+      int64_t lanes = std::min(kWarp, headDim / w);
+      return {w, lanes, headDim / (w * lanes)};
+    }
+    return {1, kWarp, headDim / kWarp};
+  }
+
+  /// Query heads one warp of the split-KV kernel attends for: the largest
+  /// divisor of the GQA group up to kMaxHeadsPerWarp, which all read the
+  /// same K and V rows (one load for all of them).
+  static constexpr int64_t kMaxHeadsPerWarp = 4;
+  int64_t headsPerWarp() const {
+    for (int64_t n = std::min(group, kMaxHeadsPerWarp); n > 1; --n)
+      if (group % n == 0)
+        return n;
+    return 1;
+  }
+
+  /// The lane's runs of row `at` (its last index replaced by each run's
+  /// start) of `buffer`, widened to f32: one 16-byte `vector.load` per run
+  /// through `view` when `vectors`, else element loads.
+  SmallVector<Value> loadRuns(Value buffer, Value view, bool vectors,
+                              SmallVector<Value> at, ArrayRef<Value> starts,
+                              int64_t width) {
+    SmallVector<Value> xs;
+    for (Value start : starts) {
+      at.back() = start;
+      if (vectors && width > 1) {
+        for (Value x : loadVector(view, at, width))
+          xs.push_back(widen(x));
+        continue;
+      }
+      for (int64_t i = 0; i < width; ++i) {
+        at.back() = add(start, idx(i));
+        xs.push_back(widen(memref::LoadOp::create(b, loc, buffer, at)));
+      }
+    }
+    return xs;
+  }
+
   /// One query row (T = 1, a decode step) per (batch, head), the keys split
   /// across blocks (flash-decoding): kernel 1 runs one warp per (split,
-  /// head, batch) over a contiguous chunk of the S keys and writes its
-  /// online-softmax state (m, l, acc[D]) to a scratch buffer [B, H,
-  /// maxSplits, 2 + D]; kernel 2 merges the splits of each (batch, head)
-  /// with one warp. The kernel boundary is the only synchronisation (no
-  /// barrier, no shared memory). splits = clamp(ceil(S / keysPerSplit), 1,
-  /// maxSplits).
+  /// heads, batch), `headsPerWarp` query heads of one GQA group, over a
+  /// contiguous chunk of the S keys; each key row is read once for all of
+  /// them, 32 / lanesPerKey rows per step (splitLayout), each slot of lanes
+  /// with its own online-softmax state, merged over the warp at the end
+  /// (xor shuffles). It writes the states (m, l) to a scratch buffer [B, H,
+  /// maxSplits, 2] and the accumulators to [B, H, maxSplits, D]; kernel 2
+  /// merges the splits of each (batch, head) with one warp. The kernel
+  /// boundary is the only synchronisation (no barrier, no shared memory).
+  /// splits = clamp(ceil(S / keysPerSplit), 1, maxSplits). q, k and v are
+  /// read in their own type (f32, or the 16-bit type of a bf16 / f16 block)
+  /// and widened in registers: with 16-byte vector loads where the run-time
+  /// check of their layout holds (KernelBuilder::contiguousView), else by
+  /// the same kernel with element loads.
   void buildSplitKV(Value q, Value k, Value v, Value out) {
     Value c0 = idx(0), c1 = idx(1);
     Value bDim = memref::DimOp::create(b, loc, q, 0);
     Value hDim = memref::DimOp::create(b, loc, q, 2);
     Value sDim = memref::DimOp::create(b, loc, k, 1);
-    int64_t perLane = headDim / kWarp;
-    int64_t width = 2 + headDim;
+    Type elem = cast<MemRefType>(q.getType()).getElementType();
+    SplitLayout layout = splitLayout(elem);
+    int64_t w = layout.width, lanesPerKey = layout.lanesPerKey;
+    int64_t keysPerStep = kWarp / lanesPerKey;
+    int64_t perLane = layout.chunks * w;
+    int64_t heads = headsPerWarp();
     Value splits = arith::CeilDivUIOp::create(b, loc, sDim, idx(keysPerSplit));
     splits = arith::MaxUIOp::create(
         b, loc, arith::MinUIOp::create(b, loc, splits, idx(maxSplits)), c1);
     Value chunk = arith::CeilDivUIOp::create(b, loc, sDim, splits);
-    auto scratchType = MemRefType::get(
-        {ShapedType::kDynamic, ShapedType::kDynamic, maxSplits, width},
-        b.getF32Type());
-    Value scratch =
-        memref::AllocOp::create(b, loc, scratchType, ValueRange{bDim, hDim});
+    auto scratch = [&](int64_t width) -> Value {
+      auto type = MemRefType::get(
+          {ShapedType::kDynamic, ShapedType::kDynamic, maxSplits, width},
+          b.getF32Type());
+      return memref::AllocOp::create(b, loc, type, ValueRange{bDim, hDim},
+                                     b.getI64IntegerAttr(64));
+    };
+    Value stats = scratch(2), accs = scratch(headDim);
     auto markKernel = [&](gpu::LaunchOp launch) {
       launch->setAttr(
           blockc::codegen::CodegenDialect::kKernelAttrName,
@@ -248,53 +334,148 @@ struct SDPAKernel : blockc::nvptx::KernelBuilder {
     };
     Value negInf = f32(-std::numeric_limits<double>::infinity());
     Value zeroF = f32(0.0);
+    Value ok = arith::ConstantIntOp::create(b, loc, 1, 1);
+    Value qv = q, kv = k, vv = v;
+    if (w > 1) {
+      qv = contiguousView(q, w, ok);
+      kv = contiguousView(k, w, ok);
+      vv = contiguousView(v, w, ok);
+    }
+    SmallVector<int32_t> slotOffsets, mergeOffsets;
+    for (int64_t o = lanesPerKey / 2; o >= 1; o /= 2)
+      slotOffsets.push_back(o);
+    for (int64_t o = lanesPerKey; o < kWarp; o *= 2)
+      mergeOffsets.push_back(o);
 
     // Kernel 1: the partial states.
-    {
-      auto launch =
-          gpu::LaunchOp::create(b, loc, splits, hDim, bDim, idx(kWarp), c1, c1);
+    auto partials = [&](bool vectors) {
+      auto launch = gpu::LaunchOp::create(
+          b, loc, splits, arith::DivUIOp::create(b, loc, hDim, idx(heads)),
+          bDim, idx(kWarp), c1, c1);
       markKernel(launch);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(&launch.getBody().front());
       gpu::KernelDim3 block = launch.getBlockIds(),
                       thread = launch.getThreadIds();
-      Value lane = thread.x, split = block.x, hIdx = block.y, bIdx = block.z;
-      Value kvh = arith::DivUIOp::create(b, loc, hIdx, idx(group));
+      Value lane = thread.x, split = block.x, bIdx = block.z;
+      Value h0 = mul(block.y, idx(heads));
+      Value kvh = arith::DivUIOp::create(b, loc, h0, idx(group));
+      Value slot = rem(lane, lanesPerKey), row = div(lane, lanesPerKey);
+      SmallVector<Value> starts;
+      for (int64_t c = 0; c < layout.chunks; ++c)
+        starts.push_back(mul(add(idx(c * lanesPerKey), slot), idx(w)));
       // The single row t = 0 sees every key (causal with T = 1 is the last
       // row of the cache, bottom-right).
       Value lo = arith::MinUIOp::create(b, loc, mul(split, chunk), sDim);
       Value hi = arith::MinUIOp::create(b, loc, add(lo, chunk), sDim);
-      SmallVector<Value> qs =
-          loadScaledQuery(q, bIdx, c0, hIdx, lane, f32(scale));
-      SmallVector<Value> init = {negInf, zeroF};
-      init.append(perLane, zeroF);
-      auto keys = scf::ForOp::create(
-          b, loc, lo, hi, c1, init,
-          [&](OpBuilder &nb, Location, Value j, ValueRange state) {
-            OpBuilder::InsertionGuard g(b);
-            b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-            SmallVector<Value> ks, vs;
-            loadKeyValue(k, v, bIdx, j, kvh, lane, ks, vs);
+      Value last = arith::SubIOp::create(
+          b, loc, arith::MaxUIOp::create(b, loc, hi, c1), c1);
+      Value scaleF = f32(scale);
+      SmallVector<SmallVector<Value>> qs;
+      SmallVector<Value> init;
+      for (int64_t hh = 0; hh < heads; ++hh) {
+        SmallVector<Value> x = loadRuns(
+            q, qv, vectors, {bIdx, c0, add(h0, idx(hh)), c0}, starts, w);
+        for (Value &e : x)
+          e = arith::MulFOp::create(b, loc, e, scaleF);
+        qs.push_back(std::move(x));
+        init.append({negInf, zeroF});
+        init.append(perLane, zeroF);
+      }
+      int64_t stride = 2 + perLane;
+      SmallVector<Value> state = loop(
+          lo, hi, keysPerStep, init,
+          [&](Value j0, ValueRange st) -> SmallVector<Value> {
+            // The lane's key: row `row` of the step's keysPerStep; one past
+            // hi reads the last key and leaves the state as it was.
+            Value j = add(j0, row);
+            Value keep =
+                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, j, hi);
+            j = arith::MinUIOp::create(b, loc, j, last);
+            SmallVector<Value> ks =
+                loadRuns(k, kv, vectors, {bIdx, j, kvh, c0}, starts, w);
+            SmallVector<Value> vs =
+                loadRuns(v, vv, vectors, {bIdx, j, kvh, c0}, starts, w);
             SmallVector<Value> next;
-            appendUpdate(state, qs, ks, vs, Value(), next);
-            scf::YieldOp::create(b, loc, next);
+            for (int64_t hh = 0; hh < heads; ++hh) {
+              Value s = xorReduce(dot(qs[hh], ks), slotOffsets,
+                                  [&](Value x, Value y) -> Value {
+                                    return arith::AddFOp::create(b, loc, x, y);
+                                  });
+              appendScore(st.slice(hh * stride, stride), s, vs, keep, next);
+            }
+            return next;
           });
-      // Every lane stores m and l (the same values): no divergent store.
-      memref::StoreOp::create(b, loc, keys.getResult(0), scratch,
-                              ValueRange{bIdx, hIdx, split, c0});
-      memref::StoreOp::create(b, loc, keys.getResult(1), scratch,
-                              ValueRange{bIdx, hIdx, split, c1});
-      for (int64_t i = 0; i < perLane; ++i) {
-        Value col = add(idx(2 + i * kWarp), lane);
-        memref::StoreOp::create(b, loc, keys.getResult(2 + i), scratch,
-                                ValueRange{bIdx, hIdx, split, col});
+      // Merge the slots' states over the warp: M = max(m, m'), each side
+      // scaled by exp(m - M) (0 for a side that saw no key).
+      auto factor = [&](Value m, Value mMax) -> Value {
+        Value empty =
+            arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m, negInf);
+        return select(empty, zeroF,
+                      math::ExpOp::create(
+                          b, loc, arith::SubFOp::create(b, loc, m, mMax)));
+      };
+      auto shuffle = [&](Value x, int32_t offset) -> Value {
+        return gpu::ShuffleOp::create(b, loc, x, offset, /*width=*/kWarp,
+                                      gpu::ShuffleMode::XOR)
+            .getShuffleResult();
+      };
+      for (int32_t offset : mergeOffsets)
+        for (int64_t hh = 0; hh < heads; ++hh) {
+          MutableArrayRef<Value> st(state.data() + hh * stride, stride);
+          Value other = shuffle(st[0], offset);
+          Value mMax = arith::MaximumFOp::create(b, loc, st[0], other);
+          Value f = factor(st[0], mMax), g = factor(other, mMax);
+          for (int64_t i = 1; i < stride; ++i) {
+            Value x = shuffle(st[i], offset);
+            st[i] = math::FmaOp::create(b, loc, st[i], f,
+                                        arith::MulFOp::create(b, loc, x, g));
+          }
+          st[0] = mMax;
+        }
+      // Every lane stores m and l (the same values): no divergent store. The
+      // lanes of the first row store the accumulators, 16 bytes at a time.
+      Value firstRow = lt(lane, idx(lanesPerKey));
+      for (int64_t hh = 0; hh < heads; ++hh) {
+        Value h = add(h0, idx(hh));
+        ArrayRef<Value> st(state.data() + hh * stride, stride);
+        memref::StoreOp::create(b, loc, st[0], stats,
+                                ValueRange{bIdx, h, split, c0});
+        memref::StoreOp::create(b, loc, st[1], stats,
+                                ValueRange{bIdx, h, split, c1});
+        auto ifOp = scf::IfOp::create(b, loc, firstRow, /*withElse=*/false);
+        OpBuilder::InsertionGuard g(b);
+        b.setInsertionPointToStart(ifOp.thenBlock());
+        for (int64_t c = 0; c < layout.chunks; ++c) {
+          ArrayRef<Value> run = st.slice(2 + c * w, w);
+          // 4 floats (16 bytes) per store.
+          for (int64_t i = 0; i < w; i += std::min<int64_t>(w, 4)) {
+            int64_t n = std::min<int64_t>(w, 4);
+            SmallVector<Value> at = {bIdx, h, split, add(starts[c], idx(i))};
+            if (n == 1)
+              memref::StoreOp::create(b, loc, run[i], accs, at);
+            else
+              storeVector(run.slice(i, n), accs, at);
+          }
+        }
       }
       gpu::TerminatorOp::create(b, loc);
+    };
+    if (w == 1) {
+      partials(/*vectors=*/false);
+    } else {
+      auto ifOp = scf::IfOp::create(b, loc, ok, /*withElse=*/true);
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      partials(/*vectors=*/true);
+      b.setInsertionPointToStart(ifOp.elseBlock());
+      partials(/*vectors=*/false);
     }
 
     // Kernel 2: merge. M = max m_s, L = sum l_s exp(m_s - M), acc likewise;
     // splits that saw no key (m_s = -inf) contribute nothing.
     {
+      int64_t perMergeLane = headDim / kWarp;
       auto launch =
           gpu::LaunchOp::create(b, loc, c1, hDim, bDim, idx(kWarp), c1, c1);
       markKernel(launch);
@@ -308,7 +489,7 @@ struct SDPAKernel : blockc::nvptx::KernelBuilder {
           [&](OpBuilder &nb, Location, Value sIdx, ValueRange state) {
             OpBuilder::InsertionGuard g(b);
             b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-            Value m = memref::LoadOp::create(b, loc, scratch,
+            Value m = memref::LoadOp::create(b, loc, stats,
                                              ValueRange{bIdx, hIdx, sIdx, c0});
             scf::YieldOp::create(
                 b, loc,
@@ -316,15 +497,15 @@ struct SDPAKernel : blockc::nvptx::KernelBuilder {
           });
       Value mMax = maxLoop.getResult(0);
       SmallVector<Value> init = {zeroF};
-      init.append(perLane, zeroF);
+      init.append(perMergeLane, zeroF);
       auto sumLoop = scf::ForOp::create(
           b, loc, c0, splits, c1, init,
           [&](OpBuilder &nb, Location, Value sIdx, ValueRange state) {
             OpBuilder::InsertionGuard g(b);
             b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-            Value ms = memref::LoadOp::create(b, loc, scratch,
+            Value ms = memref::LoadOp::create(b, loc, stats,
                                               ValueRange{bIdx, hIdx, sIdx, c0});
-            Value ls = memref::LoadOp::create(b, loc, scratch,
+            Value ls = memref::LoadOp::create(b, loc, stats,
                                               ValueRange{bIdx, hIdx, sIdx, c1});
             Value empty = arith::CmpFOp::create(
                 b, loc, arith::CmpFPredicate::OEQ, ms, negInf);
@@ -334,10 +515,10 @@ struct SDPAKernel : blockc::nvptx::KernelBuilder {
                                     arith::SubFOp::create(b, loc, ms, mMax)));
             SmallVector<Value> next = {
                 math::FmaOp::create(b, loc, ls, factor, state[0])};
-            for (int64_t i = 0; i < perLane; ++i) {
-              Value col = add(idx(2 + i * kWarp), lane);
+            for (int64_t i = 0; i < perMergeLane; ++i) {
+              Value col = add(idx(i * kWarp), lane);
               Value as = memref::LoadOp::create(
-                  b, loc, scratch, ValueRange{bIdx, hIdx, sIdx, col});
+                  b, loc, accs, ValueRange{bIdx, hIdx, sIdx, col});
               next.push_back(
                   math::FmaOp::create(b, loc, as, factor, state[1 + i]));
             }
@@ -345,7 +526,7 @@ struct SDPAKernel : blockc::nvptx::KernelBuilder {
           });
       Value l = sumLoop.getResult(0);
       Value inv = reciprocalOrZero(l);
-      for (int64_t i = 0; i < perLane; ++i) {
+      for (int64_t i = 0; i < perMergeLane; ++i) {
         Value d = add(lane, idx(i * kWarp));
         storeRounded(
             arith::MulFOp::create(b, loc, sumLoop.getResult(1 + i), inv), out,
@@ -353,7 +534,7 @@ struct SDPAKernel : blockc::nvptx::KernelBuilder {
       }
       gpu::TerminatorOp::create(b, loc);
     }
-    // The scratch buffer is released by the buffer deallocation pipeline.
+    // The scratch buffers are released by the buffer deallocation pipeline.
   }
 
   /// Emits the attention: the split-KV kernel when T is 1 (a decode step),
@@ -784,6 +965,25 @@ struct MmaAttentionKernel : blockc::nvptx::KernelBuilder {
   }
 };
 
+/// The 16-bit type that the sdpa's query, key and value are all widened
+/// from (arith.extf, as transformer-compute-in-f32 writes a bf16 / f16
+/// block), or null.
+Type getWidenedType(SDPAOp op) {
+  Type type;
+  for (Value operand : {op.getQuery(), op.getKey(), op.getValue()}) {
+    auto ext = operand.getDefiningOp<arith::ExtFOp>();
+    if (!ext)
+      return {};
+    Type from = getElementTypeOrSelf(ext.getIn().getType());
+    if (!from.isBF16() && !from.isF16())
+      return {};
+    if (type && from != type)
+      return {};
+    type = from;
+  }
+  return type;
+}
+
 /// A memref type for `type` with a fully dynamic strided layout, so that
 /// the kernel reads any buffer bufferization assigns to the tensor.
 MemRefType anyLayout(RankedTensorType type) {
@@ -853,16 +1053,32 @@ struct GPULowerSDPAPass
       int64_t d = qType.getDimSize(3);
       b.setInsertionPoint(op);
       Location loc = op.getLoc();
+      // One read-only buffer per tensor, shared by the kernels built here.
+      llvm::SmallDenseMap<Value, Value> buffers;
       auto buffer = [&](Value t) -> Value {
-        auto type = cast<RankedTensorType>(t.getType());
-        return bufferization::ToBufferOp::create(b, loc, anyLayout(type), t,
-                                                 /*read_only=*/true);
+        Value &m = buffers[t];
+        if (!m) {
+          auto type = cast<RankedTensorType>(t.getType());
+          m = bufferization::ToBufferOp::create(b, loc, anyLayout(type), t,
+                                                /*read_only=*/true);
+        }
+        return m;
+      };
+      // The SIMT kernels read the operands of a bf16 / f16 block in that
+      // type and widen them in registers: the f32 copies that
+      // transformer-compute-in-f32's widenings would otherwise become are
+      // never made.
+      Type narrowType = getWidenedType(op);
+      auto simtOperand = [&](Value t) -> Value {
+        if (narrowType)
+          t = t.getDefiningOp<arith::ExtFOp>().getIn();
+        return buffer(t);
       };
       SmallVector<Value> dynSizes;
-      Value qm = buffer(op.getQuery()), km, vm;
+      Value qm = simtOperand(op.getQuery()), km, vm;
       if (simt) {
-        km = buffer(op.getKey());
-        vm = buffer(op.getValue());
+        km = simtOperand(op.getKey());
+        vm = simtOperand(op.getValue());
       }
       for (int64_t i = 0; i < qType.getRank(); ++i)
         if (qType.isDynamicDim(i))

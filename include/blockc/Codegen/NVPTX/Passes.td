@@ -934,16 +934,30 @@ def GPULowerSDPAPass
     * A row without a visible key yields zeros (never NaN).
     * Split-KV (flash-decoding) for a single query row (T = 1, a decode
       step reading the KV cache): `splits = clamp(ceil(S / 64), 1, 32)`;
-      kernel 1, grid `(splits, H, B)` of one warp each, runs the online
-      softmax over a contiguous chunk of the keys and writes its
-      `(m, l, acc)` to a scratch buffer `[B, H, 32, 2 + D]`; kernel 2, grid
-      `(1, H, B)`, merges the splits (`M = max m_s`,
+      kernel 1, grid `(splits, H / n, B)` of one warp each, runs the online
+      softmax over a contiguous chunk of the keys for the `n` query heads
+      of one GQA group that it attends for (`n`: the largest divisor of
+      `H / H_kv` up to 4), each K and V row read once for all of them. A
+      row is read by `D / w` lanes (at most 32), `w` elements of 16 bytes
+      each (one `vector.load`), so the warp reads `32 / (D / w)` rows per
+      step, each group of lanes with its own softmax state, merged by xor
+      shuffles at the end; `w` is 1 (element loads, 32 lanes per row)
+      when `D / w` is not a power of two. The vector loads need unit
+      innermost strides, offsets and strides that are multiples of `w`
+      and 16-byte aligned bases, checked on the host; otherwise the same
+      kernel with element loads runs. It writes `(m, l)` and the
+      accumulators to scratch buffers `[B, H, 32, 2]` and `[B, H, 32, D]`;
+      kernel 2, grid `(1, H, B)`, merges the splits (`M = max m_s`,
       `L = sum l_s exp(m_s - M)`, likewise the accumulators). No barrier:
       the kernel boundary synchronises (and barriers could not exist before
       the buffer deallocation pipeline). A static T of 1 gets these kernels
       alone; a dynamic T both paths, chosen at run time
       (`scf.if T != 1`), since the decode entry also prefills. (Causal with
       T = 1 sees every key.)
+    * When query, key and value are all `arith.extf` from one 16-bit type
+      (a bf16 / f16 block), these kernels read the 16-bit tensors and widen
+      in registers: the widenings are left unused, so no f32 copy of q, k,
+      v (or of the KV caches) is made.
 
     **Tensor cores.** An sdpa whose query, key and value are `arith.extf`
     from one 16-bit type (bf16 / f16 blocks), with a head dim that is a
