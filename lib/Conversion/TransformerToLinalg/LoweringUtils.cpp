@@ -82,8 +82,10 @@ Value reciprocalOfLastDim(OpBuilder &b, Location loc, Value v) {
   return arith::DivFOp::create(b, loc, f32Const(b, loc, 1.0), asF);
 }
 
-Value rowReduce(OpBuilder &b, Location loc, Value x, ValueRange extraInputs,
-                function_ref<Value(OpBuilder &, Location, ValueRange)> term) {
+Value rowReduce(
+    OpBuilder &b, Location loc, Value x, ValueRange extraInputs,
+    function_ref<Value(OpBuilder &, Location, ValueRange)> term,
+    function_ref<Value(OpBuilder &, Location, Value, Value)> combine) {
   auto type = cast<RankedTensorType>(x.getType());
   unsigned rank = type.getRank();
   MLIRContext *ctx = b.getContext();
@@ -101,7 +103,9 @@ Value rowReduce(OpBuilder &b, Location loc, Value x, ValueRange extraInputs,
              iterators(rank - 1, 1),
              [&](OpBuilder &nb, Location nloc, ValueRange args) {
                Value t = term(nb, nloc, args.drop_back());
-               Value acc = arith::AddFOp::create(nb, nloc, args.back(), t);
+               Value acc =
+                   combine ? combine(nb, nloc, args.back(), t)
+                           : arith::AddFOp::create(nb, nloc, args.back(), t);
                yield(nb, nloc, acc);
              })
       .getResult(0);

@@ -78,13 +78,17 @@ mlir::Value reciprocalOfLastDim(mlir::OpBuilder &b, mlir::Location loc,
                                 mlir::Value v);
 
 /// Sum over the last dimension of `x` of `term(x)`: returns a tensor of the
-/// leading dimensions. `extraInputs` are indexed by the row map.
+/// leading dimensions, from 0. `extraInputs` are indexed by the row map.
+/// `combine` (acc, term), when given, replaces the sum (e.g. a maximum).
 mlir::Value
 rowReduce(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
           mlir::ValueRange extraInputs,
           llvm::function_ref<mlir::Value(mlir::OpBuilder &, mlir::Location,
                                          mlir::ValueRange)>
-              term);
+              term,
+          llvm::function_ref<mlir::Value(mlir::OpBuilder &, mlir::Location,
+                                         mlir::Value, mlir::Value)>
+              combine = nullptr);
 
 /// A contraction `acc += a * b` over `maps` (inputs a, b, then the init).
 mlir::Value

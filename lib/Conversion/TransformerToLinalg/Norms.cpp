@@ -24,22 +24,14 @@ namespace {
 
 /// max |x| over the last dimension of `x` (NaN propagates).
 Value rowMaxAbs(OpBuilder &b, Location loc, Value x) {
-  auto type = cast<RankedTensorType>(x.getType());
-  unsigned rank = type.getRank();
-  MLIRContext *ctx = b.getContext();
-  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, x);
-  sizes.pop_back();
-  Value init = filledTensor(b, loc, sizes, f32Const(b, loc, 0.0));
-  return linalg::GenericOp::create(
-             b, loc, TypeRange{init.getType()}, ValueRange{x}, ValueRange{init},
-             ArrayRef<AffineMap>{identity(ctx, rank), dropLast(ctx, rank)},
-             iterators(rank - 1, 1),
-             [](OpBuilder &nb, Location l, ValueRange a) {
-               Value m = arith::MaximumFOp::create(
-                   nb, l, a[1], math::AbsFOp::create(nb, l, a[0]));
-               yield(nb, l, m);
-             })
-      .getResult(0);
+  return rowReduce(
+      b, loc, x, {},
+      [](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        return math::AbsFOp::create(nb, l, a[0]);
+      },
+      [](OpBuilder &nb, Location l, Value acc, Value abs) -> Value {
+        return arith::MaximumFOp::create(nb, l, acc, abs);
+      });
 }
 
 /// What both norms start from: the op's input rows, 1 / d, epsilon as f32
@@ -64,6 +56,18 @@ struct NormRows {
             rowMaxAbs(rewriter, loc, x)};
   }
 
+  /// The row sums of x' = x * inv, or of x'^2 with `squared` (see
+  /// Codegen/Common/NormGuard.h).
+  Value scaledRowSum(OpBuilder &b, bool squared) const {
+    return rowReduce(b, loc, x, {maxAbs},
+                     [=](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                       Value xs = arith::MulFOp::create(
+                           nb, l, a[0], blockc::buildNormInvScale(nb, l, a[1]));
+                       return squared ? arith::MulFOp::create(nb, l, xs, xs)
+                                      : xs;
+                     });
+  }
+
   /// 1 / sqrt(m + eps inv^2) for the mean square (or variance) `m` of the
   /// row scaled by `inv` (see the guard below).
   Value rsqrtOfScaled(OpBuilder &b, Location l, Value m, Value inv) const {
@@ -85,13 +89,7 @@ struct RMSNormLowering : OpRewritePattern<RMSNormOp> {
                                 PatternRewriter &rewriter) const override {
     NormRows n = NormRows::of(op, rewriter);
     MLIRContext *ctx = getContext();
-    Value sumSq =
-        rowReduce(rewriter, n.loc, n.x, {n.maxAbs},
-                  [](OpBuilder &b, Location l, ValueRange a) {
-                    Value xs = arith::MulFOp::create(
-                        b, l, a[0], blockc::buildNormInvScale(b, l, a[1]));
-                    return arith::MulFOp::create(b, l, xs, xs);
-                  });
+    Value sumSq = n.scaledRowSum(rewriter, /*squared=*/true);
     Value result = elementwise(
         rewriter, n.loc, n.x, n.type, {n.x, sumSq, op.getWeight(), n.maxAbs},
         {identity(ctx, n.rank), dropLast(ctx, n.rank),
@@ -115,13 +113,7 @@ struct LayerNormLowering : OpRewritePattern<LayerNormOp> {
                                 PatternRewriter &rewriter) const override {
     NormRows n = NormRows::of(op, rewriter);
     MLIRContext *ctx = getContext();
-    // Sums of the scaled row x' = x * inv (see Codegen/Common/NormGuard.h).
-    Value sum =
-        rowReduce(rewriter, n.loc, n.x, {n.maxAbs},
-                  [](OpBuilder &b, Location l, ValueRange a) {
-                    return arith::MulFOp::create(
-                        b, l, a[0], blockc::buildNormInvScale(b, l, a[1]));
-                  });
+    Value sum = n.scaledRowSum(rewriter, /*squared=*/false);
     // Two-pass variance: sum((x' - mean')^2), numerically safer than
     // E[x^2] - E[x]^2.
     Value sumSqDev =
