@@ -16,6 +16,7 @@
 #include "PagedSDPA.h"
 #include "TileEpilogue.h"
 #include "blockc/Codegen/Common/Approximations.h"
+#include "blockc/Codegen/Common/PagedAttention.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -32,14 +33,10 @@ void blockc::cpu::lowerPagedSDPA(PagedSDPAOp op, RewriterBase &rewriter) {
   Location loc = op.getLoc();
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(op);
-  RankedTensorType qType = op.getQuery().getType();
-  RankedTensorType poolType = op.getKeyPool().getType();
-  int64_t h = qType.getDimSize(2), d = qType.getDimSize(3);
-  int64_t pageSize = poolType.getDimSize(1);
-  int64_t group = h / poolType.getDimSize(2);
+  blockc::PagedSDPAShape shape = blockc::PagedSDPAShape::of(op);
   Type f32 = rewriter.getF32Type();
-  Type outElt = qType.getElementType();
-  VectorType vec = VectorType::get({d}, f32);
+  Type outElt = shape.queryType.getElementType();
+  VectorType vec = VectorType::get({shape.headDim}, f32);
 
   // Pools (and the query) widened by transformer-compute-in-f32 are read
   // as stored and widened in registers.
@@ -64,7 +61,8 @@ void blockc::cpu::lowerPagedSDPA(PagedSDPAOp op, RewriterBase &rewriter) {
     Type elt = getElementTypeOrSelf(src.getType());
     Value pad = arith::ConstantOp::create(b, loc, b.getFloatAttr(elt, 0.0));
     Value v = vector::TransferReadOp::create(
-        b, loc, VectorType::get({d}, elt), src, at, pad, ArrayRef<bool>{true});
+        b, loc, VectorType::get({shape.headDim}, elt), src, at, pad,
+        ArrayRef<bool>{true});
     if (elt.isF32())
       return v;
     return arith::ExtFOp::create(b, loc, vec, v);
@@ -91,28 +89,30 @@ void blockc::cpu::lowerPagedSDPA(PagedSDPAOp op, RewriterBase &rewriter) {
                                           DenseElementsAttr::get(vec, 0.0f));
 
   auto forall = scf::ForallOp::create(
-      rewriter, loc, ArrayRef<OpFoldResult>{numSeq, rewriter.getIndexAttr(h)},
+      rewriter, loc,
+      ArrayRef<OpFoldResult>{numSeq, rewriter.getIndexAttr(shape.heads)},
       ValueRange{out}, /*mapping=*/std::nullopt);
   {
     OpBuilder::InsertionGuard bodyGuard(rewriter);
     rewriter.setInsertionPointToStart(forall.getBody());
     OpBuilder &b = rewriter;
     Value seq = forall.getInductionVar(0), head = forall.getInductionVar(1);
-    Value c0 = idx(b, 0), c1 = idx(b, 1), s = idx(b, pageSize);
+    Value c0 = idx(b, 0), c1 = idx(b, 1), s = idx(b, shape.pageSize);
     Value start = toIndex(b, op.getCuSeqlens(), seq);
     Value end = toIndex(b, op.getCuSeqlens(),
                         arith::AddIOp::create(b, loc, seq, c1).getResult());
     Value cached = toIndex(b, op.getSeqPositions(), seq);
     Value len = arith::SubIOp::create(b, loc, end, start);
-    Value kvHead = arith::DivUIOp::create(b, loc, head, idx(b, group));
+    Value kvHead = arith::DivUIOp::create(b, loc, head, idx(b, shape.group));
     Value shared = forall.getRegionIterArgs()[0];
     SmallVector<OpFoldResult> offsets = {b.getIndexAttr(0), start, head,
                                          b.getIndexAttr(0)};
     SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1), len,
-                                       b.getIndexAttr(1), b.getIndexAttr(d)};
+                                       b.getIndexAttr(1),
+                                       b.getIndexAttr(shape.headDim)};
     SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
-    auto sliceType =
-        RankedTensorType::get({1, ShapedType::kDynamic, 1, d}, outElt);
+    auto sliceType = RankedTensorType::get(
+        {1, ShapedType::kDynamic, 1, shape.headDim}, outElt);
     Value slice = tensor::ExtractSliceOp::create(b, loc, sliceType, shared,
                                                  offsets, sizes, strides);
     auto rows = scf::ForOp::create(
@@ -166,7 +166,8 @@ void blockc::cpu::lowerPagedSDPA(PagedSDPAOp op, RewriterBase &rewriter) {
           Value o = arith::DivFOp::create(rb, l, pageLoop.getResult(2),
                                           splat(rb, pageLoop.getResult(1)));
           if (!outElt.isF32())
-            o = arith::TruncFOp::create(rb, l, VectorType::get({d}, outElt), o);
+            o = arith::TruncFOp::create(
+                rb, l, VectorType::get({shape.headDim}, outElt), o);
           Value written = vector::TransferWriteOp::create(
                               rb, l, o, rowIter[0], ValueRange{c0, i, c0, c0},
                               ArrayRef<bool>{true})

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "blockc/Codegen/Common/PagedAttention.h"
 #include "blockc/Codegen/NVPTX/KernelBuilder.h"
 #include "blockc/Codegen/NVPTX/Passes.h"
 #include "blockc/Dialect/Codegen/IR/CodegenDialect.h"
@@ -305,11 +306,7 @@ void lowerPagedSDPA(PagedSDPAOp op,
                     OpBuilder &b) {
   Location loc = op.getLoc();
   b.setInsertionPoint(op);
-  RankedTensorType qType = op.getQuery().getType();
-  RankedTensorType poolType = op.getKeyPool().getType();
-  int64_t h = qType.getDimSize(2), d = qType.getDimSize(3);
-  int64_t pageSize = poolType.getDimSize(1);
-  int64_t group = h / poolType.getDimSize(2);
+  blockc::PagedSDPAShape shape = blockc::PagedSDPAShape::of(op);
   int64_t warps = config.getWarps();
   double scale = op.getScaleOrDefault();
   PagedKernel k{{b, loc},
@@ -323,9 +320,10 @@ void lowerPagedSDPA(PagedSDPAOp op,
   Value numSeq = memref::DimOp::create(b, loc, k.seqPos, 0);
   Value total = memref::DimOp::create(b, loc, q, 1);
   Value numPages = memref::DimOp::create(b, loc, kPool, 0);
-  auto outType = MemRefType::get(qType.getShape(), qType.getElementType());
+  auto outType = MemRefType::get(shape.queryType.getShape(),
+                                 shape.queryType.getElementType());
   Value out = memref::AllocOp::create(b, loc, outType, ValueRange{total});
-  int64_t wide = vectorWidth(poolElt, d);
+  int64_t wide = vectorWidth(poolElt, shape.headDim);
   Value ok = arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1);
   Value kView = kPool, vView = vPool;
   if (wide > 1) {
@@ -342,9 +340,9 @@ void lowerPagedSDPA(PagedSDPAOp op,
   };
 
   auto build = [&](int64_t w) {
-    int64_t chunks = (d + kWarp * w - 1) / (kWarp * w);
-    gpu::LaunchOp launch =
-        k.launch(blocks, k.idx(h), kWarp, warps, KernelKind::paged_attention);
+    int64_t chunks = (shape.headDim + kWarp * w - 1) / (kWarp * w);
+    gpu::LaunchOp launch = k.launch(blocks, k.idx(shape.heads), kWarp, warps,
+                                    KernelKind::paged_attention);
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(&launch.getBody().front());
     Value lane = launch.getThreadIds().x;
@@ -358,13 +356,13 @@ void lowerPagedSDPA(PagedSDPAOp op,
       std::pair<Value, Value> located = k.locate(t, numSeq);
       Value seq = located.first, position = located.second;
       Value numKeys = k.add(position, k.idx(1));
-      Value kvh = k.div(head, group);
+      Value kvh = k.div(head, shape.group);
       // Lane l's elements of chunk c start at (32 c + l) w; lanes past D
       // read element 0 and hold zeros.
       SmallVector<Value> active, start;
       for (int64_t c = 0; c < chunks; ++c) {
         Value first = k.mul(k.add(lane, k.idx(c * kWarp)), k.idx(w));
-        active.push_back(k.lt(first, k.idx(d)));
+        active.push_back(k.lt(first, k.idx(shape.headDim)));
         start.push_back(
             arith::SelectOp::create(b, loc, active.back(), first, c0));
       }
@@ -402,15 +400,16 @@ void lowerPagedSDPA(PagedSDPAOp op,
       init.append(chunks * w, zeroF);
       Value lastPage = k.sub(numPages, k.idx(1));
       Value pages =
-          arith::CeilDivUIOp::create(b, loc, numKeys, k.idx(pageSize));
+          arith::CeilDivUIOp::create(b, loc, numKeys, k.idx(shape.pageSize));
       auto pageLoop = k.loop(
           c0, pages, init, [&](Value lp, ValueRange st) -> SmallVector<Value> {
             // The pool page, clamped into the pool (the page writes skip
             // pages outside it; the host checks the batch).
             Value page = k.loadIndex(table, ValueRange{seq, lp});
             page = arith::MaxSIOp::create(b, loc, k.min(page, lastPage), c0);
-            Value count = k.min(k.idx(pageSize),
-                                k.sub(numKeys, k.mul(lp, k.idx(pageSize))));
+            Value count =
+                k.min(k.idx(shape.pageSize),
+                      k.sub(numKeys, k.mul(lp, k.idx(shape.pageSize))));
             auto slotLoop = k.loop(
                 c0, count, st,
                 [&](Value slot, ValueRange s) -> SmallVector<Value> {
@@ -448,7 +447,7 @@ void lowerPagedSDPA(PagedSDPAOp op,
       // Every token sees at least itself: l > 0.
       Value inv =
           arith::DivFOp::create(b, loc, k.f32(1.0), pageLoop.getResult(1));
-      Type outElt = qType.getElementType();
+      Type outElt = shape.queryType.getElementType();
       for (int64_t c = 0; c < chunks; ++c)
         k.when(active[c], [&] {
           for (int64_t i = 0; i < w; ++i) {
@@ -467,7 +466,9 @@ void lowerPagedSDPA(PagedSDPAOp op,
   k.when(k.lt(k.idx(0), total),
          [&] { buildWideOrScalar(b, loc, wide, ok, build); });
   Value result = bufferization::ToTensorOp::create(
-      b, loc, RankedTensorType::get(qType.getShape(), qType.getElementType()),
+      b, loc,
+      RankedTensorType::get(shape.queryType.getShape(),
+                            shape.queryType.getElementType()),
       out, /*restrict=*/true, /*writable=*/true);
   op.getResult().replaceAllUsesWith(result);
   op.erase();
