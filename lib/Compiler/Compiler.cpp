@@ -13,6 +13,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassInstrumentation.h"
@@ -325,8 +326,16 @@ blockc::lowerModule(ModuleOp module, const CompileOptions &options,
     if (options.printKernelConfigs)
       pm.addInstrumentation(
           std::make_unique<KernelConfigPrinter>(llvm::errs()));
+    // The verifier after every pass took a third of the passes' time
+    // (docs/Pipelines.md, "Compile time"): by default the IR is verified
+    // once, after this part of the pipeline.
+    pm.enableVerifier(options.verifyEach);
     buildCompilePipeline(pm, options, stage, entry, decode, toolkit, part);
-    return failed(pm.run(module)) ? failedLowering() : llvm::Error::success();
+    if (failed(pm.run(module)))
+      return failedLowering();
+    if (!options.verifyEach && failed(verify(module.getOperation())))
+      return failedLowering();
+    return llvm::Error::success();
   };
 
   LoweredModule lowered;

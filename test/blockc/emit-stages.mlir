@@ -7,6 +7,9 @@
 // RUN: blockc %S/Inputs/tiny.mlir -isa=avx512 -emit=linalg | FileCheck %s --check-prefix=LINALG --implicit-check-not=transformer.
 // RUN: blockc %S/Inputs/tiny.mlir -isa=avx512 -emit=buffers | FileCheck %s --check-prefix=BUFFERS --implicit-check-not=linalg.generic
 // RUN: blockc %S/Inputs/tiny.mlir -isa=avx512 -emit=llvm-mlir | FileCheck %s --check-prefix=LLVMMLIR
+// The verifier after every pass (not once per part of the pipeline): the
+// same IR.
+// RUN: blockc %S/Inputs/tiny.mlir -isa=avx512 -emit=llvm-mlir --verify-each | FileCheck %s --check-prefix=LLVMMLIR
 // RUN: blockc %S/Inputs/tiny.mlir -isa=avx512 -emit=llvm-ir | FileCheck %s --check-prefix=LLVMIR
 // RUN: blockc %S/Inputs/tiny.mlir -isa=avx512 -emit=asm -o - | FileCheck %s --check-prefix=ASM
 // RUN: rm -rf %t && mkdir -p %t && blockc %S/Inputs/tiny.mlir -isa=avx512 -emit=obj -o %t/b.o --header=%t/api.h

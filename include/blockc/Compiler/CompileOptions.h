@@ -78,6 +78,10 @@ struct CompileOptions {
   /// on stderr after the pass that chose it (--print-kernel-configs).
   bool printKernelConfigs = false;
 
+  /// Verify the IR after every pass (--verify-each), as blockc-opt does,
+  /// instead of once after each part of the pipeline.
+  bool verifyEach = false;
+
   bool isNVPTX() const { return target == CompileTarget::NVPTX; }
 
   /// The CPU pipeline's target, every host-derived choice resolved.
