@@ -90,6 +90,13 @@ struct CompileCLOptions {
                "warpgroup), persistent (also one block per multiprocessor) "
                "or cooperative (docs/GPU.md)"),
       cl::init("specialized"), cl::cat(getCompileOptionsCategory())};
+  cl::opt<int64_t> attentionConsumers{
+      "gpu-attention-consumers",
+      cl::desc("With -target=nvptx -gpu-arch=sm_90a: consumer warpgroups of "
+               "the warpgroup attention kernel: 2 (default: a producer "
+               "warpgroup and two consumers per 128 query rows where the "
+               "shared memory fits) or 1 (one warpgroup per 64 rows)"),
+      cl::init(2), cl::cat(getCompileOptionsCategory())};
   cl::opt<bool> checkBounds{
       "check-bounds",
       cl::desc("With --emulate: check the indices of every memory access "
@@ -171,6 +178,7 @@ llvm::Expected<CompileOptions> blockc::getCompileOptionsFromCommandLine() {
   options.emulate = cl.emulate;
   options.allowTf32 = cl.allowTf32;
   options.warpgroupSchedule = cl.warpgroupSchedule;
+  options.attentionConsumers = cl.attentionConsumers;
   options.checkBounds = cl.checkBounds;
   options.kvLayout = cl.kvLayout;
   options.tensorParallel = cl.tensorParallel;
@@ -194,6 +202,7 @@ void CompileOptions::getNVPTXOptions(NVPTXPipelineOptions &options,
   options.checkBounds = checkBounds;
   options.allowTf32 = allowTf32;
   options.warpgroupSchedule = warpgroupSchedule;
+  options.attentionConsumers = attentionConsumers;
   options.profile = profile;
 }
 
@@ -220,6 +229,9 @@ std::string CompileOptions::verify() const {
       warpgroupSchedule != "cooperative")
     return "unknown -gpu-warpgroup-schedule '" + warpgroupSchedule +
            "' (expected specialized, persistent or cooperative)";
+  if (attentionConsumers != 1 && attentionConsumers != 2)
+    return "-gpu-attention-consumers must be 1 or 2, got " +
+           std::to_string(attentionConsumers);
   if (std::string error = getCPUConfig().checkFeatures(); !error.empty())
     return "-cpu-features: " + error;
   if (nvptx)

@@ -339,6 +339,7 @@ createGPUSelectTiles(const NVPTXPipelineOptions &options) {
   tiles.chip = options.chip.getValue();
   tiles.allowTf32 = options.allowTf32;
   tiles.warpgroupSchedule = options.warpgroupSchedule.getValue();
+  tiles.attentionConsumers = options.attentionConsumers;
   return nvptx::createGPUSelectTilesPass(tiles);
 }
 
@@ -508,6 +509,9 @@ void blockc::buildNVPTXLowerToLLVMPipeline(
   // accumulator.
   pm.addNestedPass<gpu::GPUModuleOp>(
       nvptx::createGPULowerAccumulatorFragmentsPass());
+  // ptxas applies setmaxnreg only where it knows the register count at
+  // entry: one block per SM as the launch bound of those kernels.
+  pm.addNestedPass<gpu::GPUModuleOp>(nvptx::createGPUSetMinBlocksPass());
   pm.addNestedPass<func::FuncOp>(createLowerAffinePass());
   // No scf-to-cf before upstream's builder: its convert-nvgpu-to-nvvm
   // converts the warpgroup accumulators that scf.for loops carry (it has

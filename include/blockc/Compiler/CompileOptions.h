@@ -57,6 +57,9 @@ struct CompileOptions {
   bool checkBounds = false;
   bool allowTf32 = false;
   std::string warpgroupSchedule = "specialized";
+  /// sm_90a attention: consumer warpgroups per block of the warpgroup
+  /// kernel (2: warp-specialised where it fits, 1: one warpgroup).
+  int64_t attentionConsumers = 2;
   /// With `emulate`: count each kernel's work for the emulator's profile.
   bool profile = false;
   /// The CUDA toolkit directory for ptxas and fatbinary (-cuda-toolkit);

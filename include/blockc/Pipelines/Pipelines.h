@@ -261,6 +261,12 @@ struct NVPTXPipelineOptions
                      "(also one block per multiprocessor) or cooperative "
                      "(no producer) (docs/GPU.md)"),
       llvm::cl::init("specialized")};
+  Option<int64_t> attentionConsumers{
+      *this, "attention-consumers",
+      llvm::cl::desc("sm_90a attention: consumer warpgroups of the "
+                     "warpgroup kernel, 2 (warp-specialised where its "
+                     "shared memory fits) or 1 (docs/GPU.md)"),
+      llvm::cl::init(2)};
   Option<bool> checkBounds{
       *this, "check-bounds",
       llvm::cl::desc("With emulate: check the indices of every memref access "

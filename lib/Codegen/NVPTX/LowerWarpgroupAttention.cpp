@@ -56,6 +56,7 @@ struct WarpgroupAttentionKernel : blockc::nvptx::KernelBuilder {
   bool causal;
   double scale;
   Type elem;
+  int64_t consumers; // 1, or 2: buildSpecialized
 
   static constexpr int64_t kRows = 64;             // query rows per block
   static constexpr int64_t kKeys = 64;             // keys per tile
@@ -94,6 +95,8 @@ struct WarpgroupAttentionKernel : blockc::nvptx::KernelBuilder {
     body();
   }
   void build(Value q, Value k, Value v, Value out) {
+    if (consumers == 2)
+      return buildSpecialized(q, k, v, out);
     MLIRContext *ctx = b.getContext();
     int64_t panels = headDim / kPanel;
     int64_t qBytes = panels * kPanelBytes; // Q, or one K or V tile
@@ -388,6 +391,437 @@ struct WarpgroupAttentionKernel : blockc::nvptx::KernelBuilder {
     }
     gpu::TerminatorOp::create(b, loc);
   }
+  /// The warp-specialised kernel (consumers = 2; see
+  /// GPUMmaAttentionAttr): three warpgroups per 128 query rows of one
+  /// (batch, head), grid (ceil(T / 128) * B, H, 1). Warpgroup 0, the producer,
+  /// keeps 24 registers (setmaxnreg) and its first thread loads each consumer's
+  /// 64 rows of Q once and K and V tiles of 64 keys into a ring of kStages
+  /// stages, each with a "full" mbarrier (arrive.expect_tx, TMA) and an "empty"
+  /// one on which each of the 8 consumer warps arrives once its wgmmas reading
+  /// the stage completed. Warpgroups 1 and 2, the consumers (240
+  /// registers), own rows [64 c, 64 c + 64) of the block (c = warpgroup -
+  /// 1) and run the one-warpgroup kernel's tile step: S = Q K^T, the
+  /// online softmax in registers, O rescaled, P's two parts into a
+  /// double-buffered P of their own, P V. They take turns to issue their
+  /// wgmmas (ping-pong, on two "turn" mbarriers): consumer 0 issues S of
+  /// tile j, then consumer 1 its S, consumer 0 its P V, consumer 1 its P V,
+  /// so that each consumer's softmax runs while the other's wgmmas do.
+  /// Each consumer walks the key tiles up to its own causal end; the key
+  /// tiles past both ends are never loaded; a consumer whose rows all lie
+  /// past T computes nothing. A consumer with fewer tiles than the other
+  /// takes no turns past its last tile (the other runs freely) and
+  /// releases the stages of the other's remaining tiles as they land.
+  void buildSpecialized(Value q, Value k, Value v, Value out) {
+    using Attr = blockc::codegen::GPUMmaAttentionAttr;
+    MLIRContext *ctx = b.getContext();
+    constexpr int64_t stages = Attr::kSpecializedStages;
+    constexpr int64_t blockRows = 2 * kRows;
+    int64_t panels = headDim / kPanel;
+    int64_t qBytes = panels * kPanelBytes; // 64 rows of Q, one K or V tile
+    int64_t stageBytes = 2 * qBytes;       // K and V
+    int64_t kvOff = 2 * qBytes;            // after both consumers' Q
+    int64_t pOff = kvOff + stages * stageBytes;
+    int64_t sharedBytes = Attr::getSpecializedSharedBytes(headDim);
+    assert(pOff + 8 * kPanelBytes + 1024 == sharedBytes &&
+           "shared memory layout and size disagree");
+    Value c0 = idx(0), c1 = idx(1);
+    Value bDim = memref::DimOp::create(b, loc, q, 0);
+    Value tDim = memref::DimOp::create(b, loc, q, 1);
+    Value hDim = memref::DimOp::create(b, loc, q, 2);
+    Value sDim = memref::DimOp::create(b, loc, k, 1);
+    Value qMap = tensorMap(q), kMap = tensorMap(k), vMap = tensorMap(v);
+    // Grid (ceil(T / 128) * B, H, 1): no grid-stride loop over a dynamic
+    // B in z (blockc-gpu-legalize-grid), around which values would stay
+    // live through the producer's 24 registers (ptxas spills them).
+    Value qBlocks = arith::CeilDivUIOp::create(b, loc, tDim, idx(blockRows));
+    auto launch = gpu::LaunchOp::create(
+        b, loc, mul(qBlocks, bDim), hDim, c1, idx(3 * 128), c1, c1,
+        arith::ConstantIntOp::create(b, loc, sharedBytes, 32));
+    launch->setAttr(blockc::codegen::CodegenDialect::kKernelAttrName,
+                    blockc::codegen::KernelKindAttr::get(
+                        ctx, blockc::codegen::KernelKind::warpgroup_attention));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&launch.getBody().front());
+    gpu::KernelDim3 block = launch.getBlockIds();
+    Value tid = launch.getThreadIds().x;
+    Value warpgroup = div(tid, 128);
+    Value hIdx = block.y;
+    Value bIdx = arith::DivUIOp::create(b, loc, block.x, qBlocks);
+    Value kvh = arith::DivUIOp::create(b, loc, hIdx, idx(group));
+    Value t0 =
+        mul(arith::RemUIOp::create(b, loc, block.x, qBlocks), idx(blockRows));
+    Value isLeader = eq(tid, 0);
+
+    Value pad;
+    Value base = alignedDynamicSharedMemory(1024, pad);
+    auto at = [&](int64_t offset) { return add(pad, idx(offset)); };
+    auto qPanelAt = [&](Value c, int64_t p) {
+      return add(at(p * kPanelBytes), mul(c, idx(qBytes)));
+    };
+    auto kPanelAt = [&](Value stage, int64_t p, int64_t which) {
+      return add(at(kvOff + which * qBytes + p * kPanelBytes),
+                 mul(stage, idx(stageBytes)));
+    };
+    // Consumer c's P buffer u (of 2), part `half` (16-bit rounding, rest).
+    auto pTileAt = [&](Value c, Value u, int64_t half) {
+      return add(
+          at(pOff + half * kPanelBytes),
+          add(mul(c, idx(4 * kPanelBytes)), mul(u, idx(2 * kPanelBytes))));
+    };
+
+    auto barriers = [&](int64_t n) {
+      auto type = nvgpu::MBarrierGroupType::get(
+          ctx, gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup),
+          n);
+      return nvgpu::MBarrierCreateOp::create(b, loc, type).getResult();
+    };
+    Value full = barriers(stages), empty = barriers(stages);
+    Value qBars = barriers(2), turns = barriers(2);
+    when(isLeader, [&] {
+      for (int64_t s = 0; s < stages; ++s) {
+        nvgpu::MBarrierInitOp::create(b, loc, full, c1, idx(s), Value());
+        nvgpu::MBarrierInitOp::create(b, loc, empty, idx(8), idx(s), Value());
+      }
+      for (int64_t c = 0; c < 2; ++c) {
+        nvgpu::MBarrierInitOp::create(b, loc, qBars, c1, idx(c), Value());
+        nvgpu::MBarrierInitOp::create(b, loc, turns, idx(4), idx(c), Value());
+      }
+    });
+    gpu::BarrierOp::create(b, loc);
+
+    // Key tiles of the consumer whose rows start at `rowBase`: up to the
+    // causal end of its last row (signed: bottom-right causal), none if
+    // its rows all lie past T.
+    Value offset = arith::SubIOp::create(b, loc, sDim, tDim); // S - T
+    auto tilesFrom = [&](Value rowBase) {
+      Value kvEnd = sDim;
+      if (causal)
+        kvEnd = arith::MaxSIOp::create(
+            b, loc,
+            arith::MinSIOp::create(b, loc,
+                                   add(add(rowBase, idx(kRows)), offset), sDim),
+            c0);
+      Value n = arith::CeilDivUIOp::create(b, loc, kvEnd, idx(kKeys));
+      return arith::SelectOp::create(b, loc, lt(rowBase, tDim), n, c0)
+          .getResult();
+    };
+    Value n0 = tilesFrom(t0), n1 = tilesFrom(add(t0, idx(kRows)));
+    Value nMax = arith::MaxUIOp::create(b, loc, n0, n1);
+    Value nMin = arith::MinUIOp::create(b, loc, n0, n1);
+
+    auto tmaLoad = [&](Value dst, Value map, Value row, Value head, int64_t p,
+                       Value bars, Value barrier) {
+      nvgpu::TmaAsyncLoadOp::create(
+          b, loc, view(base, dst, {1, 64, 1, kPanel}, elem), bars, map,
+          ValueRange{idx(p * kPanel), head, row, bIdx}, barrier, Value(),
+          Value());
+    };
+    auto falseV = arith::ConstantIntOp::create(b, loc, 0, 1);
+    auto waitParity = [&](Value bars, Value parity, Value index) {
+      nvgpu::MBarrierTryWaitParityOp::create(b, loc, bars, parity,
+                                             idx(10000000), index);
+    };
+    // Use it / stages of `stage` (it counts the ring's uses).
+    auto useParity = [&](Value it) {
+      return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                   rem(div(it, stages), 2), c0)
+          .getResult();
+    };
+    auto loop = [&](Value lb, Value ub, function_ref<void(Value)> body) {
+      scf::ForOp::create(b, loc, lb, ub, c1, ValueRange{},
+                         [&](OpBuilder &nb, Location, Value iv, ValueRange) {
+                           OpBuilder::InsertionGuard g(b);
+                           b.setInsertionPoint(nb.getInsertionBlock(),
+                                               nb.getInsertionPoint());
+                           body(iv);
+                           scf::YieldOp::create(b, loc);
+                         });
+    };
+
+    auto producer = scf::IfOp::create(b, loc, eq(warpgroup, 0),
+                                      /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(producer.thenBlock());
+      NVVM::SetMaxRegisterOp::create(b, loc, Attr::kProducerRegisters,
+                                     NVVM::SetMaxRegisterAction::decrease);
+      when(isLeader, [&] {
+        // Each consumer's Q, when it has key tiles.
+        for (int64_t c = 0; c < 2; ++c)
+          when(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
+                                     c ? n1 : n0, c0),
+               [&] {
+                 nvgpu::MBarrierArriveExpectTxOp::create(
+                     b, loc, qBars, idx(qBytes), idx(c), Value());
+                 for (int64_t p = 0; p < panels; ++p)
+                   tmaLoad(qPanelAt(idx(c), p), qMap, add(t0, idx(c * kRows)),
+                           hIdx, p, qBars, idx(c));
+               });
+        // Key tile j into stage j % stages once both consumers released
+        // the stage's previous use.
+        loop(c0, nMax, [&](Value j) {
+          Value stage = rem(j, stages);
+          when(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, j,
+                                     idx(stages)),
+               [&] {
+                 waitParity(empty,
+                            arith::CmpIOp::create(b, loc,
+                                                  arith::CmpIPredicate::eq,
+                                                  rem(div(j, stages), 2), c0),
+                            stage);
+               });
+          nvgpu::MBarrierArriveExpectTxOp::create(b, loc, full, idx(stageBytes),
+                                                  stage, Value());
+          Value j0 = mul(j, idx(kKeys));
+          for (int64_t p = 0; p < panels; ++p) {
+            tmaLoad(kPanelAt(stage, p, 0), kMap, j0, kvh, p, full, stage);
+            tmaLoad(kPanelAt(stage, p, 1), vMap, j0, kvh, p, full, stage);
+          }
+        });
+      });
+    }
+    b.setInsertionPointToStart(producer.elseBlock());
+    NVVM::SetMaxRegisterOp::create(b, loc, Attr::kConsumerRegisters,
+                                   NVVM::SetMaxRegisterAction::increase);
+    Value c = arith::SubIOp::create(b, loc, warpgroup, c1);
+    Value isFirst = eq(c, 0);
+    Value lane = rem(tid, 32);
+    // The warp within the consumer's warpgroup (the accumulator layout's).
+    Value warp = rem(div(tid, 32), 4);
+    Value g = div(lane, 4), q4 = rem(lane, 4);
+    Value rowBase = add(t0, mul(c, idx(kRows)));
+    Value n = arith::SelectOp::create(b, loc, isFirst, n0, n1);
+    // Each warp's lane 0 arrives on mbarrier `index` of `bars` once every
+    // lane of the warp got here.
+    auto warpArrive = [&](Value bars, Value index) {
+      NVVM::SyncWarpOp::create(b, loc,
+                               arith::ConstantIntOp::create(b, loc, -1, 32));
+      when(eq(lane, 0), [&] {
+        nvgpu::MBarrierArriveExpectTxOp::create(b, loc, bars, c0, index,
+                                                Value());
+      });
+    };
+    when(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, n, c0),
+         [&] { waitParity(qBars, falseV, c); });
+
+    Value r0 = add(mul(warp, idx(16)), g);
+    SmallVector<Value> rowIn = {r0, add(r0, idx(8))};
+    Value col0 = mul(q4, idx(2));
+    SmallVector<Value> qRows, keyLimit;
+    for (Value r : rowIn) {
+      Value t = add(rowBase, r);
+      qRows.push_back(t);
+      Value limit = sDim;
+      if (causal)
+        limit = arith::MinSIOp::create(b, loc, sDim, add(add(t, offset), c1));
+      keyLimit.push_back(arith::SubIOp::create(b, loc, limit, col0));
+    }
+
+    auto accType = nvgpu::WarpgroupAccumulatorType::get(
+        ctx, VectorType::get({64, 64}, b.getF32Type()));
+    auto aDescType = nvgpu::WarpgroupMatrixDescriptorType::get(
+        ctx, sharedType({64, 16}, elem));
+    auto bDescType = nvgpu::WarpgroupMatrixDescriptorType::get(
+        ctx, sharedType({16, 64}, elem));
+    auto descriptor = [&](nvgpu::WarpgroupMatrixDescriptorType type,
+                          Value offset, ArrayRef<int64_t> shape, Value map) {
+      return nvgpu::WarpgroupGenerateDescriptorOp::create(
+          b, loc, type, view(base, offset, shape, elem), map);
+    };
+    auto fragType = VectorType::get({32}, b.getF32Type());
+    auto fragment = [&](Value acc) {
+      return blockc::codegen::AccumulatorToFragmentOp::create(b, loc, fragType,
+                                                              acc)
+          .getResult();
+    };
+    auto element = [&](Value frag, int64_t j, int64_t h, int64_t e) {
+      return vector::ExtractOp::create(b, loc, frag,
+                                       ArrayRef<int64_t>{4 * j + 2 * h + e})
+          .getResult();
+    };
+    // Every wgmma issued commits and waits for all groups but the newest;
+    // the consumer waits for all (wgmma.wait_group 0) after its turn, so
+    // that no accumulator is in flight while another warpgroup issues.
+    auto mma = [&](Value descA, Value descB, Value acc, bool transposeB) {
+      return nvgpu::WarpgroupMmaOp::create(
+                 b, loc, accType, descA, descB, b.getI64IntegerAttr(1),
+                 UnitAttr(), transposeB ? b.getUnitAttr() : UnitAttr(), acc)
+          .getResult();
+    };
+    auto waitAll = [&] {
+      NVVM::WgmmaWaitGroupSyncOp::create(b, loc, b.getI64IntegerAttr(0));
+    };
+
+    Value negInf = f32(-std::numeric_limits<double>::infinity());
+    SmallVector<Value> init = {negInf, negInf, f32(0), f32(0)};
+    for (int64_t pn = 0; pn < panels; ++pn)
+      init.push_back(
+          nvgpu::WarpgroupMmaInitAccumulatorOp::create(b, loc, accType));
+    Value scaleF = f32(scale);
+    Value other = arith::SubIOp::create(b, loc, c1, c);
+    // Turns (ping-pong): the consumers' turns alternate 0, 1, 0, 1, ...,
+    // two per key tile (S, then P V), for the key tiles both have. Each
+    // turn waits for the other's previous turn on this consumer's
+    // mbarrier (its 4 warps arrive after issuing); consumer 0 starts.
+    // Phases: consumer 0's turn i waits for phase i - 1 of its mbarrier,
+    // consumer 1's for phase i, so S turns wait for parity 1 (0), P V
+    // turns for parity 0 (1) on consumer 0 (1).
+    auto turn = [&](Value inTurns, Value parity) {
+      when(inTurns, [&] { waitParity(turns, parity, c); });
+    };
+    auto endTurn = [&](Value inTurns) {
+      when(inTurns, [&] { warpArrive(turns, other); });
+    };
+    Value isSecond = arith::XOrIOp::create(
+        b, loc, isFirst, arith::ConstantIntOp::create(b, loc, 1, 1));
+    auto tiles = scf::ForOp::create(
+        b, loc, c0, n, c1, init,
+        [&](OpBuilder &nb, Location, Value jt, ValueRange state) {
+          OpBuilder::InsertionGuard g2(b);
+          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+          Value stage = rem(jt, stages);
+          Value j0 = mul(jt, idx(kKeys));
+          waitParity(full, useParity(jt), stage);
+          Value inTurns = lt(jt, nMin);
+
+          // S = Q K^T (one m64n64k16 per k16 of the head dim).
+          turn(arith::AndIOp::create(
+                   b, loc, inTurns,
+                   arith::OrIOp::create(
+                       b, loc, isSecond,
+                       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
+                                             jt, c0))),
+               isFirst);
+          Value sAcc =
+              nvgpu::WarpgroupMmaInitAccumulatorOp::create(b, loc, accType);
+          for (int64_t kk = 0; kk < headDim / 16; ++kk) {
+            int64_t p = kk / 4, within = (kk % 4) * 32;
+            Value descA = descriptor(
+                aDescType, add(qPanelAt(c, p), idx(within)), {64, 16}, qMap);
+            Value descB =
+                descriptor(bDescType, add(kPanelAt(stage, p, 0), idx(within)),
+                           {64, 16}, kMap);
+            sAcc = mma(descA, descB, sAcc, /*transposeB=*/false);
+          }
+          endTurn(inTurns);
+          waitAll();
+          Value sFrag = fragment(sAcc);
+
+          SmallVector<Value> next(state.begin(), state.end());
+          SoftmaxStep step = onlineSoftmax(
+              16,
+              [&](int64_t i, int64_t k) {
+                return element(sFrag, k / 2, i, k % 2);
+              },
+              keyLimit, j0, scaleF, MutableArrayRef<Value>(next).take_front(4));
+          SmallVector<SmallVector<Value>> &p = step.p;
+          SmallVector<Value> &alpha = step.alpha;
+
+          // O *= alpha in registers (the last tile's P V was waited for).
+          SmallVector<Value> rowAlpha;
+          for (int64_t kx = 0; kx < 32; ++kx)
+            rowAlpha.push_back(alpha[kx / 2 % 2]);
+          Value rowScale =
+              vector::FromElementsOp::create(b, loc, fragType, rowAlpha);
+          SmallVector<Value> oAcc;
+          for (int64_t pn = 0; pn < panels; ++pn) {
+            Value o = arith::MulFOp::create(b, loc, fragment(state[4 + pn]),
+                                            rowScale);
+            oAcc.push_back(blockc::codegen::FragmentToAccumulatorOp::create(
+                b, loc, accType, o));
+          }
+
+          // P's two 16-bit parts into buffer j % 2 (the other buffer's
+          // P V completed in every warp of this warpgroup before its named
+          // barrier of the last tile), 128-byte swizzled K-major tiles.
+          Value u = rem(jt, 2);
+          auto halfPair = VectorType::get({2}, elem);
+          for (int64_t half = 0; half < 2; ++half) {
+            Value pTile = view(base, pTileAt(c, u, half), {64, 64}, elem);
+            for (int64_t i = 0; i < 2; ++i)
+              for (int64_t j = 0; j < 8; ++j) {
+                SmallVector<Value> pair;
+                for (int64_t e = 0; e < 2; ++e) {
+                  Value x = p[i][2 * j + e];
+                  Value h = arith::TruncFOp::create(b, loc, elem, x);
+                  if (half == 1)
+                    h = arith::TruncFOp::create(
+                        b, loc, elem,
+                        arith::SubFOp::create(
+                            b, loc, x,
+                            arith::ExtFOp::create(b, loc, b.getF32Type(), h)));
+                  pair.push_back(h);
+                }
+                Value chunk = arith::XOrIOp::create(b, loc, idx(j), g);
+                vector::StoreOp::create(
+                    b, loc,
+                    vector::FromElementsOp::create(b, loc, halfPair, pair),
+                    pTile, ValueRange{rowIn[i], add(mul(chunk, idx(8)), col0)});
+              }
+          }
+          // The generic-proxy writes of P before this warpgroup's wgmmas
+          // read them: a fence and the warpgroup's named barrier (1 + c,
+          // 128 threads).
+          NVVM::FenceProxyOp::create(
+              b, loc, NVVM::ProxyKind::async_shared,
+              NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
+          NVVM::BarrierOp::create(
+              b, loc, TypeRange{},
+              arith::IndexCastOp::create(b, loc, b.getI32Type(), add(c, c1)),
+              arith::ConstantIntOp::create(b, loc, 128, 32),
+              NVVM::BarrierReductionAttr(), Value());
+
+          // O += P V, then (the other consumer's turn) waiting for it:
+          // this tile's stage is free.
+          turn(inTurns, isSecond);
+          for (int64_t pn = 0; pn < panels; ++pn) {
+            Value acc = oAcc[pn];
+            for (int64_t half = 0; half < 2; ++half)
+              for (int64_t kk = 0; kk < kKeys / 16; ++kk) {
+                Value descA = descriptor(aDescType,
+                                         add(pTileAt(c, u, half), idx(kk * 32)),
+                                         {64, 16}, qMap);
+                Value descB = descriptor(
+                    bDescType, add(kPanelAt(stage, pn, 1), idx(kk * 16 * 128)),
+                    {16, 64}, vMap);
+                acc = mma(descA, descB, acc, /*transposeB=*/true);
+              }
+            next[4 + pn] = acc;
+          }
+          endTurn(inTurns);
+          waitAll();
+          warpArrive(empty, stage);
+          scf::YieldOp::create(b, loc, next);
+        });
+    // The stages of the other consumer's remaining tiles, as they land.
+    loop(n, nMax, [&](Value j) {
+      Value stage = rem(j, stages);
+      waitParity(full, useParity(j), stage);
+      warpArrive(empty, stage);
+    });
+
+    // out = O / l for the consumer's rows below T (0 where l = 0).
+    SmallVector<Value> oFrag;
+    for (int64_t pn = 0; pn < panels; ++pn)
+      oFrag.push_back(fragment(tiles.getResult(4 + pn)));
+    for (int64_t i = 0; i < 2; ++i) {
+      auto ifOp = scf::IfOp::create(b, loc, lt(qRows[i], tDim), false);
+      OpBuilder::InsertionGuard g2(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      Value l = tiles.getResult(2 + i);
+      Value inv = reciprocalOrZero(l);
+      for (int64_t pn = 0; pn < panels; ++pn)
+        for (int64_t j = 0; j < 8; ++j)
+          for (int64_t e = 0; e < 2; ++e) {
+            Value o = element(oFrag[pn], j, i, e);
+            Value d = add(col0, idx(pn * kPanel + 8 * j + e));
+            storeRounded(arith::MulFOp::create(b, loc, o, inv), out,
+                         ValueRange{bIdx, qRows[i], hIdx, d});
+          }
+    }
+    b.setInsertionPointAfter(producer);
+    gpu::TerminatorOp::create(b, loc);
+  }
 };
 
 struct GPULowerWarpgroupAttentionPass
@@ -409,13 +843,22 @@ struct GPULowerWarpgroupAttentionPass
                             "type with D a multiple of 64 up to 256";
         return signalPassFailure();
       }
+      int64_t consumers = op.getConsumers();
+      if (consumers != 1 && (consumers != 2 || (d != 64 && d != 128))) {
+        op.emitOpError() << "has consumers = " << consumers << " at head dim "
+                         << d
+                         << " (1, or 2 at head dims 64 and 128: the "
+                            "warp-specialised kernel)";
+        return signalPassFailure();
+      }
       OpBuilder b(op);
       WarpgroupAttentionKernel kernel{{b, op.getLoc()},
                                       d,
                                       static_cast<int64_t>(op.getGroup()),
                                       op.getCausal(),
                                       op.getScale().convertToDouble(),
-                                      elem};
+                                      elem,
+                                      consumers};
       kernel.build(op.getQuery(), op.getKey(), op.getValue(), op.getOut());
       op.erase();
     }

@@ -111,6 +111,12 @@ struct GPUSelectTilesPass
                        << "' (cooperative, specialized or persistent)";
       return signalPassFailure();
     }
+    if (attentionConsumers != 1 && attentionConsumers != 2) {
+      func.emitError() << "blockc-gpu-select-tiles: attention-consumers must "
+                          "be 1 or 2, got "
+                       << attentionConsumers;
+      return signalPassFailure();
+    }
     if (func.isExternal())
       return;
     ChipDefaults defaults = defaultsFor(&getContext(), target.getArch());
@@ -128,14 +134,23 @@ struct GPUSelectTilesPass
                       defaults.attention);
         // Tensor cores (sm_80+): 4 warps of 16 query rows, 64 keys per
         // shared-memory tile; on sm_90a with head dims 64 and 128 the
-        // warpgroup-MMA kernel (one warpgroup of 64 query rows).
+        // warpgroup-MMA kernel, warp-specialised (a producer and two
+        // consumer warpgroups of 64 query rows) where its shared memory
+        // fits in a block's, else one warpgroup of 64 query rows.
         if (target.hasMmaSync() &&
             blockc::nvptx::getTensorCoreAttentionType(sdpa)) {
           int64_t d = sdpa.getQuery().getType().getDimSize(3);
           bool warpgroup = target.hasWarpgroupMma() && (d == 64 || d == 128);
+          int64_t consumers =
+              warpgroup && attentionConsumers == 2 &&
+                      GPUMmaAttentionAttr::getSpecializedSharedBytes(d) <=
+                          target.getSharedPerBlock()
+                  ? 2
+                  : 1;
           setIfAbsent(op, CodegenDialect::kGpuMmaAttentionAttrName,
                       GPUMmaAttentionAttr::get(&getContext(), /*warps=*/4,
-                                               /*kvTile=*/64, warpgroup));
+                                               /*kvTile=*/64, warpgroup,
+                                               consumers));
         }
       } else if (isa<blockc::transformer::PagedSDPAOp>(op)) {
         // Paged attention: 4 warps of one (query token, head) each (128

@@ -158,10 +158,12 @@ func.func @attention(%q: tensor<1x?x4x16xbf16>, %k: tensor<1x?x2x16xbf16>, %v: t
 // -----
 
 // Head dims 64 and 128 get the warpgroup-MMA attention on sm_90a (head dim
-// 16 above keeps mma.sync there too); sm_80 keeps mma.sync.
+// 16 above keeps mma.sync there too), warp-specialised (two consumer
+// warpgroups: 113 and 161 KiB of shared memory fit in the H100's 227);
+// sm_80 keeps mma.sync.
 // CHECK-LABEL: func.func @attention_warpgroup
 // AMPERE-COUNT-2: gpu_mma_attention = #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 64>{{[,}]}}
-// HOPPER-COUNT-2: gpu_mma_attention = #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 64, warpgroup = true>
+// HOPPER-COUNT-2: gpu_mma_attention = #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 64, warpgroup = true, consumers = 2>
 // NOMMA-NOT:      gpu_mma_attention
 func.func @attention_warpgroup(%q: tensor<1x?x4x64xbf16>, %k: tensor<1x?x2x64xbf16>, %v: tensor<1x?x2x64xbf16>,
                                %q2: tensor<1x?x2x128xf16>, %k2: tensor<1x?x1x128xf16>, %v2: tensor<1x?x1x128xf16>)
@@ -177,4 +179,30 @@ func.func @attention_warpgroup(%q: tensor<1x?x4x64xbf16>, %k: tensor<1x?x2x64xbf
   %o2 = transformer.sdpa %qf2, %kf2, %vf2
       : tensor<1x?x2x128xf32>, tensor<1x?x1x128xf32>, tensor<1x?x1x128xf32> -> tensor<1x?x2x128xf32>
   return %o, %o2 : tensor<1x?x4x64xf32>, tensor<1x?x2x128xf32>
+}
+
+// -----
+
+// A chip whose blocks have 128 KiB of shared memory (the module's target):
+// the warp-specialised kernel's 113 KiB fit at head dim 64, its 161 KiB at
+// head dim 128 do not, which keeps the one-warpgroup kernel (57 + 40 KiB).
+// CHECK-LABEL: func.func @attention_small_shared
+// HOPPER:        gpu_mma_attention = #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 64, warpgroup = true, consumers = 2>
+// HOPPER:        gpu_mma_attention = #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 64, warpgroup = true>{{[,}]}}
+module attributes {blockc_codegen.gpu_target = #blockc_codegen.gpu_target<name = "small", arch = "sm_90a", sm = 90, arch_specific = true, ptx = 80, sms = 132, clock_mhz = 1980, bf16_gflops = 989400, tf32_gflops = 494700, fp32_gflops = 66900, memory_gbps = 3350, shared_per_sm = 135168, shared_per_block = 131072, static_shared_per_block = 49152, registers_per_sm = 65536, max_registers_per_thread = 255, max_threads_per_sm = 2048, max_blocks_per_sm = 32>} {
+func.func @attention_small_shared(%q: tensor<1x?x4x64xbf16>, %k: tensor<1x?x2x64xbf16>, %v: tensor<1x?x2x64xbf16>,
+                                  %q2: tensor<1x?x2x128xf16>, %k2: tensor<1x?x1x128xf16>, %v2: tensor<1x?x1x128xf16>)
+    -> (tensor<1x?x4x64xf32>, tensor<1x?x2x128xf32>) {
+  %qf = arith.extf %q : tensor<1x?x4x64xbf16> to tensor<1x?x4x64xf32>
+  %kf = arith.extf %k : tensor<1x?x2x64xbf16> to tensor<1x?x2x64xf32>
+  %vf = arith.extf %v : tensor<1x?x2x64xbf16> to tensor<1x?x2x64xf32>
+  %o = transformer.sdpa %qf, %kf, %vf {causal}
+      : tensor<1x?x4x64xf32>, tensor<1x?x2x64xf32>, tensor<1x?x2x64xf32> -> tensor<1x?x4x64xf32>
+  %qf2 = arith.extf %q2 : tensor<1x?x2x128xf16> to tensor<1x?x2x128xf32>
+  %kf2 = arith.extf %k2 : tensor<1x?x1x128xf16> to tensor<1x?x1x128xf32>
+  %vf2 = arith.extf %v2 : tensor<1x?x1x128xf16> to tensor<1x?x1x128xf32>
+  %o2 = transformer.sdpa %qf2, %kf2, %vf2
+      : tensor<1x?x2x128xf32>, tensor<1x?x1x128xf32>, tensor<1x?x1x128xf32> -> tensor<1x?x2x128xf32>
+  return %o, %o2 : tensor<1x?x4x64xf32>, tensor<1x?x2x128xf32>
+}
 }

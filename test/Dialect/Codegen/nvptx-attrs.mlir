@@ -115,6 +115,14 @@ func.func @gpu_mma_attention_warpgroup() attributes {blockc_codegen.gpu_mma_atte
 
 // -----
 
+// CHECK-LABEL: func.func @gpu_mma_attention_specialized
+// CHECK-SAME: #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 64, warpgroup = true, consumers = 2>
+func.func @gpu_mma_attention_specialized() attributes {blockc_codegen.gpu_mma_attention = #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 64, warpgroup = true, consumers = 2>} {
+  return
+}
+
+// -----
+
 // The weight-streaming kernel of small-M contractions (the heuristic's).
 // CHECK-LABEL: func.func @gpu_gemv
 // CHECK-SAME: #blockc_codegen.gpu_gemv<warps = 4, columns = 1, rows = 2, unroll = 4, max_m = 16>

@@ -217,6 +217,20 @@ func.func @mma_attention_warpgroup_tile() attributes {t = #blockc_codegen.gpu_mm
 
 // -----
 
+// expected-error @+1 {{consumers must be 1 or 2, got 3}}
+func.func @mma_attention_consumers() attributes {t = #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 64, warpgroup = true, consumers = 3>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{consumers = 2 needs warpgroup = true}}
+func.func @mma_attention_consumers_warpgroup() attributes {t = #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 64, consumers = 2>} {
+  return
+}
+
+// -----
+
 // expected-error @+1 {{'blockc_codegen.gpu_mma_attention' must be a #blockc_codegen.gpu_mma_attention attribute}}
 func.func @mma_attention_kind() attributes {blockc_codegen.gpu_mma_attention = #blockc_codegen.gpu_map<threads_x = 32, threads_y = 4>} {
   return

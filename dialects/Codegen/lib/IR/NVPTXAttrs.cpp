@@ -193,7 +193,8 @@ GPUAttentionAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 
 LogicalResult
 GPUMmaAttentionAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                            int64_t warps, int64_t kvTile, bool warpgroup) {
+                            int64_t warps, int64_t kvTile, bool warpgroup,
+                            int64_t consumers) {
   if (failed(
           verifyPositive(emitError, {{"warps", warps}, {"kv_tile", kvTile}})))
     return failure();
@@ -209,6 +210,11 @@ GPUMmaAttentionAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "warpgroup = true needs kv_tile = 64 (one "
                           "128-byte swizzle row of keys), got "
                        << kvTile;
+  // Two consumers: the warp-specialised form of the warpgroup kernel.
+  if (consumers != 1 && consumers != 2)
+    return emitError() << "consumers must be 1 or 2, got " << consumers;
+  if (consumers == 2 && !warpgroup)
+    return emitError() << "consumers = 2 needs warpgroup = true";
   return verifyBlock(emitError, "32 * warps", kWarpSize * warps);
 }
 

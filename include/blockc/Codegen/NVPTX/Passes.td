@@ -228,7 +228,11 @@ def GPUSelectTilesPass
            /*default=*/"\"specialized\"",
            "The sm_90a warpgroup-MMA projections: specialized (a producer "
            "warpgroup), persistent (and one block per multiprocessor) or "
-           "cooperative (no producer)">
+           "cooperative (no producer)">,
+    Option<"attentionConsumers", "attention-consumers", "int64_t",
+           /*default=*/"2",
+           "The sm_90a warpgroup attention: 2 consumer warpgroups "
+           "(warp-specialised) where the shared memory fits, or 1">
   ];
   let statistics = [
     Statistic<"numConfigured", "num-configured",
@@ -339,6 +343,29 @@ def GPULowerAccumulatorFragmentsPass
                            "::mlir::vector::VectorDialect"];
 }
 
+def GPUSetMinBlocksPass
+    : Pass<"blockc-gpu-set-min-blocks", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "One block per SM as the launch bound of setmaxnreg kernels";
+  let description = [{
+    Gives every kernel of the module that reallocates registers
+    (`nvvm.setmaxregister`, the warp-specialised Hopper kernels) the
+    attribute `nvvm.minctasm = 1` (PTX `.minnctapersm 1`) unless it has
+    one. With only `.maxntid`, ptxas may not know a kernel's register
+    count at entry; it then ignores every `setmaxnreg` (info C7508,
+    "'setmaxnreg' ignored; unable to determine register count at entry")
+    and compiles all warpgroups to the launch share (168 registers at
+    384 threads). Runs after kernel outlining in the NVPTX pipeline's
+    stage 3.
+
+    ```mlir
+    gpu.func @k() kernel { ... nvvm.setmaxregister increase 240 ... }
+    // after:
+    gpu.func @k() kernel attributes {nvvm.minctasm = 1 : i32} { ... }
+    ```
+  }];
+  let dependentDialects = ["::mlir::NVVM::NVVMDialect"];
+}
+
 def GPULowerTensorMapArgsPass
     : Pass<"blockc-gpu-lower-tensor-map-args", "::mlir::ModuleOp"> {
   let summary = "Pass TMA tensor maps to kernels as pointers";
@@ -420,6 +447,17 @@ def GPULowerWarpgroupAttentionPass
       thread 0 refills the stage with tile `j + 2`;
     * `O / l` stored from O's registers (rounded to `out`'s type), rows
       past T skipped.
+
+    With `consumers = 2` on the op (the attribute's `consumers = 2`; head
+    dims 64 and 128 only) the kernel is warp-specialised: grid
+    `(ceil(T / 128) * B, H, 1)` of three warpgroups (384 threads; 113 /
+    161 KiB of shared memory at D = 64 / 128); warpgroup 0 (`setmaxnreg`
+    24) loads each consumer's Q and a 2-stage ring of K and V tiles by TMA
+    on full and empty mbarriers; warpgroups 1 and 2 (`setmaxnreg` 240) own
+    64 query rows each and run the steps above on their own
+    double-buffered P (a named barrier per warpgroup instead of the block's
+    barrier), taking turns on two mbarriers to issue S and P V (ping-pong),
+    each up to its own causal end.
 
     ```mlir
     blockc_codegen.warpgroup_attention %q, %k, %v, %o {...}  // before

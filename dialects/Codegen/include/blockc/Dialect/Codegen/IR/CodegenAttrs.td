@@ -901,16 +901,49 @@ def Codegen_GPUMmaAttentionAttr
         #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 64,
                                           warpgroup = true>} : ...
     ```
+
+    With `consumers = 2` (which needs `warpgroup = true`; the heuristic
+    writes it for head dims 64 and 128 when the shared memory fits) the
+    kernel is warp-specialised: a block of three warpgroups covers 128
+    query rows; the first (the producer, its registers lowered with
+    `setmaxnreg`) loads Q and a ring of K and V tiles by TMA on full and
+    empty mbarriers, the other two (the consumers, 64 query rows each)
+    compute as above, taking turns to issue their wgmmas (ping-pong: one
+    consumer's softmax runs while the other's GEMMs do). `consumers = 1`
+    (the default) is the one-warpgroup kernel.
+
+    ```mlir
+    transformer.sdpa %q, %k, %v {blockc_codegen.gpu_mma_attention =
+        #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 64,
+                                          warpgroup = true, consumers = 2>}
+    ```
   }];
   let parameters = (ins "int64_t":$warps, "int64_t":$kv_tile,
-                        DefaultValuedParameter<"bool", "false">:$warpgroup);
+                        DefaultValuedParameter<"bool", "false">:$warpgroup,
+                        DefaultValuedParameter<"int64_t", "1">:$consumers);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let builders = [
     AttrBuilder<(ins "int64_t":$warps, "int64_t":$kv_tile), [{
-      return $_get($_ctxt, warps, kv_tile, false);
+      return $_get($_ctxt, warps, kv_tile, false, 1);
     }]>
   ];
+  let extraClassDeclaration = [{
+    /// The warp-specialised kernel (consumers = 2): stages of the K/V ring,
+    /// registers per thread of the producer and of the consumers after
+    /// `setmaxnreg` (128 x 24 + 256 x 240 <= 64K).
+    static constexpr int64_t kSpecializedStages = 2;
+    static constexpr int64_t kProducerRegisters = 24;
+    static constexpr int64_t kConsumerRegisters = 240;
+    /// Bytes of dynamic shared memory of the warp-specialised kernel at
+    /// head dim `headDim`: Q (128 rows), the ring of K and V tiles (64
+    /// keys), P's two 16-bit parts twice (double-buffered) per consumer
+    /// (64 x 64 each), and 1 KiB to align to the 128-byte swizzle's period.
+    static int64_t getSpecializedSharedBytes(int64_t headDim) {
+      return 128 * headDim * 2 + kSpecializedStages * 2 * 64 * headDim * 2 +
+             2 * 2 * 2 * 64 * 64 * 2 + 1024;
+    }
+  }];
 }
 
 def Codegen_GPUGemvAttr : Codegen_ConfigAttr<"GPUGemv", "gpu_gemv"> {

@@ -60,7 +60,10 @@ def Codegen_WarpgroupAttentionOp
     buffer deallocation rejects. `q`, `k` and `v` are the 16-bit
     `[B, T|S, H|H_kv, D]` buffers (read), `out` the `[B, T, H, D]` result
     (written; f32, or q's type when the sdpa's rounding is folded in);
-    `group` is H / H_kv, `scale` the softmax scale.
+    `group` is H / H_kv, `scale` the softmax scale, `consumers` the
+    consumer warpgroups of a block (1: one warpgroup per 64 query rows; 2:
+    the warp-specialised kernel, a producer warpgroup and two consumers
+    per 128 query rows).
 
     ```mlir
     blockc_codegen.warpgroup_attention %q, %k, %v, %out
@@ -74,7 +77,8 @@ def Codegen_WarpgroupAttentionOp
                        Arg<AnyMemRef, "", [MemWrite]>:$out,
                        UnitAttr:$causal,
                        F64Attr:$scale,
-                       ConfinedAttr<I64Attr, [IntPositive]>:$group);
+                       ConfinedAttr<I64Attr, [IntPositive]>:$group,
+                       DefaultValuedAttr<I64Attr, "1">:$consumers);
   let assemblyFormat = [{
     $query `,` $key `,` $value `,` $out attr-dict `:` type($query) `,`
     type($key) `,` type($value) `,` type($out)
