@@ -749,6 +749,20 @@ std::pair<Value, Value> buildQuantizedInput(OpBuilder &b, Location loc,
   return {qx, amax};
 }
 
+/// activations = int8 on the f32 panels: the quantised input's values
+/// q_x s_x, f32 [B, T, K], from the same q_x and s_x as above.
+Value buildDequantizedInput(OpBuilder &b, Location loc, Value x) {
+  constexpr int64_t run = WeightQuantAttr::kActivationRun;
+  Value amax = blockc::buildRunAbsMax(b, loc, x, run);
+  return blockc::buildRunwise(
+      b, loc, x, amax, run, b.getF32Type(),
+      [](OpBuilder &nb, Location nloc, Value v, Value m) -> Value {
+        Value s = blockc::buildQuantScale(nb, nloc, m, 127);
+        Value lv = blockc::buildQuantLevel(nb, nloc, v, s, 127);
+        return arith::MulFOp::create(nb, nloc, lv, s);
+      });
+}
+
 /// The kernel of activations = int8: per run of 32 k (one chunk), the
 /// integer dot product of q_x and q_w in 8 i32 lanes (ymm registers), exact,
 /// converted once and multiplied by s_x (and, int4, the group's s_w):
@@ -1068,199 +1082,250 @@ struct CPULowerQuantizedLinearPass
     for (auto [i, d] : llvm::enumerate(ValueRange{bDim, tDim}))
       if (outType.isDynamicDim(i))
         dynamic.push_back(d);
-    Value out = tensor::EmptyOp::create(b, loc, outType.getShape(),
-                                        b.getF32Type(), dynamic);
-    // activations = int8: the input quantised once, before the blocks.
-    Value qx, amax;
-    if (intDots)
-      std::tie(qx, amax) = buildQuantizedInput(b, loc, x);
-    int64_t blocks = (n + blockN - 1) / blockN;
-    auto forall = scf::ForallOp::create(
-        b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(blocks)}, ValueRange{out},
-        /*mapping=*/std::nullopt);
-    blockc::cpu::setKernelKind(forall, codegen::KernelKind::quantized_linear);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(forall.getBody());
-    Value nc = q.mul(forall.getInductionVar(0), q.idx(blockN));
-    Value ncEnd =
-        arith::MinUIOp::create(b, loc, q.add(nc, q.idx(blockN)), q.idx(n));
-    Value width = arith::SubIOp::create(b, loc, ncEnd, nc);
-    SmallVector<OpFoldResult> offsets = {b.getIndexAttr(0), b.getIndexAttr(0),
-                                         nc};
-    SmallVector<OpFoldResult> sizes = {bDim, tDim, width};
-    SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
-    Value slice = tensor::ExtractSliceOp::create(
-        b, loc, forall.getRegionIterArgs()[0], offsets, sizes, strides);
-    // P as a memref for software prefetches (read-only).
-    Value pBuf;
-    if (intDots || v == 16) {
-      OpBuilder::InsertionGuard g(b);
-      b.setInsertionPoint(forall);
-      auto pType = cast<RankedTensorType>(p.getType());
-      pBuf = bufferization::ToBufferOp::create(
-          b, loc, MemRefType::get(pType.getShape(), pType.getElementType()), p,
-          /*read_only=*/true);
-    }
-    Kernel kern{q,
-                x,
-                p,
-                op.getBias(),
-                layout,
-                v,
-                pBuf,
-                blockN,
-                tiles.getPrefetchTiles()};
-    // int4 weight-only in a bf16 block, marked bf16_dot (by
-    // blockc-cpu-select-tiles: see there where it chooses so): the decode
-    // tiles dot bf16 pairs. (bf16_dot is ignored elsewhere.)
-    auto linearTiles = op->getAttrOfType<codegen::LinearTilesAttr>(
-        CodegenDialect::kLinearTilesAttrName);
-    auto widened = x.getDefiningOp<arith::ExtFOp>();
-    if (linearTiles && linearTiles.getBf16Dot() && avx512Bf16 && !intDots &&
-        v == 16 && layout.getBits() == 4 && widened &&
-        getElementTypeOrSelf(widened.getIn()).isBF16())
-      kern.x16 = widened.getIn();
-    // int4 keeps a group accumulator beside each accumulator: half the
-    // columns; with AVX-512's table lookups a table per column instead
-    // (rows of 2: accumulators, tables and x vectors fit 32 registers).
-    bool int4Tables = layout.getBits() == 4 && v == 16;
-    int64_t tileCols = layout.getBits() == 8 || int4Tables
-                           ? cols
-                           : std::max<int64_t>(1, cols / 2);
-    // int4 row tiles with 16 registers: accumulators, group accumulators,
-    // x sums and the x vectors of 2 rows do not fit; one row at a time.
-    int64_t fewTileRows = layout.getBits() == 4 && registers < 32 ? 1 : rows;
-    if (int4Tables)
-      fewTileRows = std::min<int64_t>(rows, 2);
-    Value c0 = q.idx(0);
-    // Rows in tiles of tileRows (then single rows), each row tile over the
-    // block's columns in tiles of `cols` (2 cols for a single row, then
-    // single columns): tile(acc, bIdx, t, n, r, c) per register tile.
-    using TileFn =
-        function_ref<Value(Value, Value, Value, Value, int64_t, int64_t)>;
-    auto rowTiles = [&](Value slice, int64_t tileRows, int64_t cols,
-                        TileFn tile) -> Value {
-      return q.forOne(c0, bDim, 1, slice, [&](Value bIdx, Value o) {
-        auto colsLoop = [&](Value t, int64_t r, Value acc) {
-          // A single row streams more weight rows at once.
-          int64_t c = r == 1 ? 2 * cols : cols;
-          Value nMain = q.fullEnd(nc, ncEnd, c);
-          acc = q.forOne(nc, nMain, c, acc, [&](Value nIdx, Value a) {
-            return tile(a, bIdx, t, nIdx, r, c);
-          });
-          return q.forOne(nMain, ncEnd, 1, acc, [&](Value nIdx, Value a) {
-            return tile(a, bIdx, t, nIdx, r, 1);
-          });
-        };
-        Value tMain = q.fullEnd(c0, tDim, tileRows);
-        o = q.forOne(c0, tMain, tileRows, o, [&](Value t, Value acc) {
-          return colsLoop(t, tileRows, acc);
-        });
-        return q.forOne(tMain, tDim, 1, o, [&](Value t, Value acc) {
-          return colsLoop(t, 1, acc);
-        });
-      });
-    };
-    // Few rows (decode): the weight bytes are widened where they are used.
-    auto fewRows = [&](Value slice) -> Value {
-      return rowTiles(
-          slice, fewTileRows, tileCols,
-          [&](Value a, Value bIdx, Value t, Value n, int64_t r, int64_t c) {
-            return kern.tile(a, bIdx, t, n, nc, r, c);
-          });
-    };
-    // Many rows: each panel of kPanel k of the block's rows is widened
-    // once into an f32 buffer [kPanel, blockN], transposed, that every
-    // row tile reads; the block's output accumulates over panels.
-    auto manyRows = [&](Value slice) -> Value {
-      int64_t k = layout.getCols();
-      int64_t kPanel = tiles.getPanelK();
-      // [kPanel, blockN] f32: the block's panel, transposed.
-      Value buf = memref::AllocaOp::create(
-          b, loc, MemRefType::get({kPanel, blockN}, b.getF32Type()),
-          b.getI64IntegerAttr(64));
-      // int4 chunks of V rows before their transposes.
-      Value rowsBuf;
-      if (layout.getBits() == 4)
-        rowsBuf = memref::AllocaOp::create(
-            b, loc, MemRefType::get({v, kChunk}, b.getF32Type()),
-            b.getI64IntegerAttr(64));
-      // Outer-product tiles of panel_rows rows x 2 vectors.
-      int64_t outerRows = tiles.getPanelRows();
-      // The output block starts as the bias (or zero).
-      Value zero = q.f32(0.0);
-      Value init = q.forOne(c0, bDim, 1, slice, [&](Value bIdx, Value o) {
-        return q.forOne(c0, tDim, 1, o, [&](Value t, Value o2) {
-          return q.forOne(nc, ncEnd, 1, o2, [&](Value nIdx, Value o3) {
-            Value vBias =
-                op.getBias()
-                    ? tensor::ExtractOp::create(b, loc, op.getBias(), nIdx)
-                          .getResult()
-                    : zero;
-            return tensor::InsertOp::create(
-                       b, loc, vBias, o3,
-                       ValueRange{bIdx, t,
-                                  arith::SubIOp::create(b, loc, nIdx, nc)})
-                .getResult();
-          });
-        });
-      });
-      return q.forOne(c0, q.idx(k), kPanel, init, [&](Value k0, Value o) {
-        Value len = arith::MinUIOp::create(
-            b, loc, q.idx(kPanel), arith::SubIOp::create(b, loc, q.idx(k), k0));
-        Value lenV = q.mul(
-            arith::DivUIOp::create(b, loc, q.add(len, q.idx(v - 1)), q.idx(v)),
-            q.idx(v));
-        kern.fillPanelT(buf, rowsBuf, nc, ncEnd, k0, lenV);
-        return q.forOne(c0, bDim, 1, o, [&](Value bIdx, Value o2) {
-          auto rowTile = [&](Value t, int64_t r, Value acc) {
-            for (int64_t j0 = 0; j0 < blockN; j0 += 2 * v)
-              acc = kern.outerTile(acc, buf, bIdx, t, j0, k0, len, r);
-            return acc;
+    // The kernel of one path: the output, its scf.forall over blocks of
+    // block_n output columns, and before it what the path reads (the
+    // quantised input).
+    enum class Path { weightOnly, intTiles, actPanels };
+    auto buildKernel = [&](Path path, bool branch) -> Value {
+      // Behind the row-count branch, an allocation: an scf.if result whose
+      // branches yield tensor.empty-based tensors bufferizes to a memref of
+      // fully dynamic strides, which every reader after it then indexes
+      // with strides loaded at run time.
+      Value out = branch ? bufferization::AllocTensorOp::create(b, loc, outType,
+                                                                dynamic)
+                               .getResult()
+                         : tensor::EmptyOp::create(b, loc, outType.getShape(),
+                                                   b.getF32Type(), dynamic)
+                               .getResult();
+      // activations = int8: the input quantised once, before the blocks: q_x
+      // (i8) for the integer tiles, its values q_x s_x (f32) for the panels.
+      Value qx, amax, xDequantized;
+      if (path == Path::intTiles)
+        std::tie(qx, amax) = buildQuantizedInput(b, loc, x);
+      else if (path == Path::actPanels)
+        xDequantized = buildDequantizedInput(b, loc, x);
+      int64_t blocks = (n + blockN - 1) / blockN;
+      auto forall = scf::ForallOp::create(
+          b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(blocks)},
+          ValueRange{out},
+          /*mapping=*/std::nullopt);
+      blockc::cpu::setKernelKind(forall, codegen::KernelKind::quantized_linear);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(forall.getBody());
+      Value nc = q.mul(forall.getInductionVar(0), q.idx(blockN));
+      Value ncEnd =
+          arith::MinUIOp::create(b, loc, q.add(nc, q.idx(blockN)), q.idx(n));
+      Value width = arith::SubIOp::create(b, loc, ncEnd, nc);
+      SmallVector<OpFoldResult> offsets = {b.getIndexAttr(0), b.getIndexAttr(0),
+                                           nc};
+      SmallVector<OpFoldResult> sizes = {bDim, tDim, width};
+      SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
+      Value slice = tensor::ExtractSliceOp::create(
+          b, loc, forall.getRegionIterArgs()[0], offsets, sizes, strides);
+      // P as a memref for software prefetches (read-only).
+      Value pBuf;
+      if (path == Path::intTiles || v == 16) {
+        OpBuilder::InsertionGuard g(b);
+        b.setInsertionPoint(forall);
+        auto pType = cast<RankedTensorType>(p.getType());
+        pBuf = bufferization::ToBufferOp::create(
+            b, loc, MemRefType::get(pType.getShape(), pType.getElementType()),
+            p,
+            /*read_only=*/true);
+      }
+      Kernel kern{q,
+                  path == Path::actPanels ? xDequantized : x,
+                  p,
+                  op.getBias(),
+                  layout,
+                  v,
+                  pBuf,
+                  blockN,
+                  tiles.getPrefetchTiles()};
+      // int4 weight-only in a bf16 block, marked bf16_dot (by
+      // blockc-cpu-select-tiles: see there where it chooses so): the decode
+      // tiles dot bf16 pairs. (bf16_dot is ignored elsewhere.)
+      auto linearTiles = op->getAttrOfType<codegen::LinearTilesAttr>(
+          CodegenDialect::kLinearTilesAttrName);
+      auto widened = x.getDefiningOp<arith::ExtFOp>();
+      if (linearTiles && linearTiles.getBf16Dot() && avx512Bf16 && !intDots &&
+          v == 16 && layout.getBits() == 4 && widened &&
+          getElementTypeOrSelf(widened.getIn()).isBF16())
+        kern.x16 = widened.getIn();
+      // int4 keeps a group accumulator beside each accumulator: half the
+      // columns; with AVX-512's table lookups a table per column instead
+      // (rows of 2: accumulators, tables and x vectors fit 32 registers).
+      bool int4Tables = layout.getBits() == 4 && v == 16;
+      int64_t tileCols = layout.getBits() == 8 || int4Tables
+                             ? cols
+                             : std::max<int64_t>(1, cols / 2);
+      // int4 row tiles with 16 registers: accumulators, group accumulators,
+      // x sums and the x vectors of 2 rows do not fit; one row at a time.
+      int64_t fewTileRows = layout.getBits() == 4 && registers < 32 ? 1 : rows;
+      if (int4Tables)
+        fewTileRows = std::min<int64_t>(rows, 2);
+      Value c0 = q.idx(0);
+      // Rows in tiles of tileRows (then single rows), each row tile over the
+      // block's columns in tiles of `cols` (2 cols for a single row, then
+      // single columns): tile(acc, bIdx, t, n, r, c) per register tile.
+      using TileFn =
+          function_ref<Value(Value, Value, Value, Value, int64_t, int64_t)>;
+      auto rowTiles = [&](Value slice, int64_t tileRows, int64_t cols,
+                          TileFn tile) -> Value {
+        return q.forOne(c0, bDim, 1, slice, [&](Value bIdx, Value o) {
+          auto colsLoop = [&](Value t, int64_t r, Value acc) {
+            // A single row streams more weight rows at once.
+            int64_t c = r == 1 ? 2 * cols : cols;
+            Value nMain = q.fullEnd(nc, ncEnd, c);
+            acc = q.forOne(nc, nMain, c, acc, [&](Value nIdx, Value a) {
+              return tile(a, bIdx, t, nIdx, r, c);
+            });
+            return q.forOne(nMain, ncEnd, 1, acc, [&](Value nIdx, Value a) {
+              return tile(a, bIdx, t, nIdx, r, 1);
+            });
           };
-          Value tMain = q.fullEnd(c0, tDim, outerRows);
-          o2 = q.forOne(c0, tMain, outerRows, o2, [&](Value t, Value acc) {
-            return rowTile(t, outerRows, acc);
+          Value tMain = q.fullEnd(c0, tDim, tileRows);
+          o = q.forOne(c0, tMain, tileRows, o, [&](Value t, Value acc) {
+            return colsLoop(t, tileRows, acc);
           });
-          return q.forOne(tMain, tDim, 1, o2, [&](Value t, Value acc) {
-            return rowTile(t, 1, acc);
+          return q.forOne(tMain, tDim, 1, o, [&](Value t, Value acc) {
+            return colsLoop(t, 1, acc);
           });
         });
-      });
-    };
-    // activations = int8: integer dot products of register tiles for any
-    // row count (the weight bytes are never widened to f32).
-    IntKernel intKern{q,    qx,           amax,
-                      p,    op.getBias(), layout,
-                      vnni, pBuf,         tiles.getPrefetchTiles()};
-    auto intRows = [&](Value slice) -> Value {
-      return rowTiles(
-          slice, rows, cols,
-          [&](Value a, Value bIdx, Value t, Value n, int64_t r, int64_t c) {
-            return intKern.tile(a, bIdx, t, n, nc, r, c);
+      };
+      // Few rows (decode): the weight bytes are widened where they are used.
+      auto fewRows = [&](Value slice) -> Value {
+        return rowTiles(
+            slice, fewTileRows, tileCols,
+            [&](Value a, Value bIdx, Value t, Value n, int64_t r, int64_t c) {
+              return kern.tile(a, bIdx, t, n, nc, r, c);
+            });
+      };
+      // Many rows: each panel of kPanel k of the block's rows is widened
+      // once into an f32 buffer [kPanel, blockN], transposed, that every
+      // row tile reads; the block's output accumulates over panels.
+      auto manyRows = [&](Value slice) -> Value {
+        int64_t k = layout.getCols();
+        int64_t kPanel = tiles.getPanelK();
+        // [kPanel, blockN] f32: the block's panel, transposed.
+        Value buf = memref::AllocaOp::create(
+            b, loc, MemRefType::get({kPanel, blockN}, b.getF32Type()),
+            b.getI64IntegerAttr(64));
+        // int4 chunks of V rows before their transposes.
+        Value rowsBuf;
+        if (layout.getBits() == 4)
+          rowsBuf = memref::AllocaOp::create(
+              b, loc, MemRefType::get({v, kChunk}, b.getF32Type()),
+              b.getI64IntegerAttr(64));
+        // Outer-product tiles of panel_rows rows x 2 vectors.
+        int64_t outerRows = tiles.getPanelRows();
+        // The output block starts as the bias (or zero).
+        Value zero = q.f32(0.0);
+        Value init = q.forOne(c0, bDim, 1, slice, [&](Value bIdx, Value o) {
+          return q.forOne(c0, tDim, 1, o, [&](Value t, Value o2) {
+            return q.forOne(nc, ncEnd, 1, o2, [&](Value nIdx, Value o3) {
+              Value vBias =
+                  op.getBias()
+                      ? tensor::ExtractOp::create(b, loc, op.getBias(), nIdx)
+                            .getResult()
+                      : zero;
+              return tensor::InsertOp::create(
+                         b, loc, vBias, o3,
+                         ValueRange{bIdx, t,
+                                    arith::SubIOp::create(b, loc, nIdx, nc)})
+                  .getResult();
+            });
           });
+        });
+        return q.forOne(c0, q.idx(k), kPanel, init, [&](Value k0, Value o) {
+          Value len = arith::MinUIOp::create(
+              b, loc, q.idx(kPanel),
+              arith::SubIOp::create(b, loc, q.idx(k), k0));
+          Value lenV = q.mul(arith::DivUIOp::create(
+                                 b, loc, q.add(len, q.idx(v - 1)), q.idx(v)),
+                             q.idx(v));
+          kern.fillPanelT(buf, rowsBuf, nc, ncEnd, k0, lenV);
+          return q.forOne(c0, bDim, 1, o, [&](Value bIdx, Value o2) {
+            auto rowTile = [&](Value t, int64_t r, Value acc) {
+              for (int64_t j0 = 0; j0 < blockN; j0 += 2 * v)
+                acc = kern.outerTile(acc, buf, bIdx, t, j0, k0, len, r);
+              return acc;
+            };
+            Value tMain = q.fullEnd(c0, tDim, outerRows);
+            o2 = q.forOne(c0, tMain, outerRows, o2, [&](Value t, Value acc) {
+              return rowTile(t, outerRows, acc);
+            });
+            return q.forOne(tMain, tDim, 1, o2, [&](Value t, Value acc) {
+              return rowTile(t, 1, acc);
+            });
+          });
+        });
+      };
+      // activations = int8 below act_panel_min_rows rows: integer dot
+      // products of register tiles (the weight bytes are never widened to
+      // f32).
+      IntKernel intKern{q,    qx,           amax,
+                        p,    op.getBias(), layout,
+                        vnni, pBuf,         tiles.getPrefetchTiles()};
+      auto intRows = [&](Value slice) -> Value {
+        return rowTiles(
+            slice, rows, cols,
+            [&](Value a, Value bIdx, Value t, Value n, int64_t r, int64_t c) {
+              return intKern.tile(a, bIdx, t, n, nc, r, c);
+            });
+      };
+      Value computed;
+      if (path == Path::intTiles) {
+        computed = intRows(slice);
+      } else if (path == Path::actPanels) {
+        computed = manyRows(slice);
+      } else {
+        Value many = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
+                                           q.mul(bDim, tDim),
+                                           q.idx(tiles.getPanelMinRows()));
+        auto ifOp = scf::IfOp::create(b, loc, TypeRange{slice.getType()}, many,
+                                      /*withElseRegion=*/true);
+        OpBuilder::InsertionGuard g(b);
+        b.setInsertionPointToStart(ifOp.thenBlock());
+        scf::YieldOp::create(b, loc, manyRows(slice));
+        b.setInsertionPointToStart(ifOp.elseBlock());
+        scf::YieldOp::create(b, loc, fewRows(slice));
+        computed = ifOp.getResult(0);
+      }
+      b.setInsertionPointToStart(forall.getTerminator().getBody());
+      tensor::ParallelInsertSliceOp::create(b, loc, computed,
+                                            forall.getRegionIterArgs()[0],
+                                            offsets, sizes, strides);
+      return forall.getResult(0);
     };
-    Value computed;
-    if (intDots) {
-      computed = intRows(slice);
-    } else {
-      Value many = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
-                                         q.mul(bDim, tDim),
-                                         q.idx(tiles.getPanelMinRows()));
-      auto ifOp = scf::IfOp::create(b, loc, TypeRange{slice.getType()}, many,
+    // activations = int8 from act_panel_min_rows rows (B x T) on: the f32
+    // panels on q_x s_x, which outrun the integer tiles at many rows (the
+    // same sum of s_x s_w q_x q_w, the products rounded in f32 as on the
+    // generic path rather than summed exactly in int32 per run). The row
+    // count is tested once, outside the parallel loops: one scf.forall per
+    // path, each after its own quantised input, so that the few-rows path
+    // is the same kernel as without the panels.
+    Value result;
+    int64_t actPanelMinRows = tiles.getActPanelMinRows();
+    if (intDots && actPanelMinRows > 0) {
+      Value many =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
+                                q.mul(bDim, tDim), q.idx(actPanelMinRows));
+      auto ifOp = scf::IfOp::create(b, loc, TypeRange{outType}, many,
                                     /*withElseRegion=*/true);
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPointToStart(ifOp.thenBlock());
-      scf::YieldOp::create(b, loc, manyRows(slice));
+      scf::YieldOp::create(b, loc,
+                           buildKernel(Path::actPanels, /*branch=*/true));
       b.setInsertionPointToStart(ifOp.elseBlock());
-      scf::YieldOp::create(b, loc, fewRows(slice));
-      computed = ifOp.getResult(0);
+      scf::YieldOp::create(b, loc,
+                           buildKernel(Path::intTiles, /*branch=*/true));
+      result = ifOp.getResult(0);
+    } else {
+      result = buildKernel(intDots ? Path::intTiles : Path::weightOnly,
+                           /*branch=*/false);
     }
-    b.setInsertionPointToStart(forall.getTerminator().getBody());
-    tensor::ParallelInsertSliceOp::create(b, loc, computed,
-                                          forall.getRegionIterArgs()[0],
-                                          offsets, sizes, strides);
-    op.replaceAllUsesWith(forall.getResult(0));
+    op.replaceAllUsesWith(result);
     op.erase();
   }
 };

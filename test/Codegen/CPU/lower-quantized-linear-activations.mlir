@@ -5,8 +5,10 @@
 
 // activations = int8 (#transformer.weight_quant): the input is quantised
 // once per call, before the kernel (the maxima of its runs of 32 columns,
-// then q_x = clamp(rint(x / s_x), -127, 127) as i8); the kernel takes
-// register tiles of rows x columns for any row count (no widened panel),
+// then q_x = clamp(rint(x / s_x), -127, 127) as i8). With int8 weights
+// select-tiles writes act_panel_min_rows = 0: the kernel takes register
+// tiles of rows x columns for any row count (no widened panel; int4 and
+// @act_panels_pinned below test the row count first),
 // and per run of 32 k reads 32 bytes of q_x and of each weight row, forms
 // the exact integer dot product in 8 i32 lanes and adds it, converted,
 // times s_x. int8: |q_x| (unsigned) against q_w carrying q_x's sign
@@ -67,6 +69,10 @@ func.func @int8(%x: tensor<2x?x64xf32>, %w: tensor<40x64xf32>) -> tensor<2x?x40x
 // offset is -128 x q_x's lane sums (the dot product's accumulator) and
 // their s_x is divided by 16.
 // CHECK-LABEL: func.func @int4
+// int4 weights: select-tiles writes act_panel_min_rows = 16, so the row
+// count is tested first; the integer tiles are in the scf.if's else.
+// CHECK: arith.cmpi uge, %{{.*}}, %c16 : index
+// CHECK: scf.if
 // CHECK: scf.forall
 // CHECK: scf.for %{{.*}} = %c0{{.*}} to %c128{{.*}} step %c32
 // CHECK: %[[X:.*]] = vector.transfer_read {{.*}} : tensor<1x?x128xi8>, vector<32xi8>
@@ -101,4 +107,39 @@ func.func @int8(%x: tensor<2x?x64xf32>, %w: tensor<40x64xf32>) -> tensor<2x?x40x
 func.func @int4(%x: tensor<1x?x128xf32>, %w: tensor<64x128xf32>) -> tensor<1x?x64xf32> {
   %0 = transformer.linear %x, %w {weight_quant = #transformer.weight_quant<int4, group_size = 64, activations = int8>} : tensor<1x?x128xf32>, tensor<64x128xf32> -> tensor<1x?x64xf32>
   return %0 : tensor<1x?x64xf32>
+}
+
+// -----
+
+// act_panel_min_rows given by hand (select-tiles keeps it): 4 here, so the
+// row count is tested against 4 before the two scf.foralls (panels with
+// their 256 x 32 buffer, then the integer tiles); 0 keeps the integer tiles
+// for every row count, one scf.forall and no test of the row count.
+// CHECK-LABEL: func.func @act_panels_pinned
+// CHECK: %[[MANY:.*]] = arith.cmpi uge, %{{.*}}, %c4 : index
+// CHECK: scf.if %[[MANY]] -> (tensor<1x?x40xf32>) {
+// CHECK: arith.mulf
+// CHECK: } -> tensor<1x?x64xf32>
+// CHECK: scf.forall (%{{.*}}) in (2)
+// CHECK: memref.alloca() {alignment = 64 : i64} : memref<256x32xf32>
+// CHECK: } else {
+// CHECK: arith.fptosi %{{.*}} : f32 to i8
+// CHECK: scf.forall (%{{.*}}) in (2)
+// CHECK-NOT: memref.alloca
+// CHECK: llvm.call_intrinsic "llvm.x86.avx2.pmadd.ub.sw"
+// CHECK: return
+// CHECK-LABEL: func.func @act_panels_off
+// CHECK-NOT: scf.if
+// CHECK: arith.fptosi %{{.*}} : f32 to i8
+// CHECK-NOT: scf.if
+// CHECK: scf.forall
+// CHECK-NOT: memref.alloca
+// CHECK: return
+func.func @act_panels_pinned(%x: tensor<1x?x64xf32>, %w: tensor<40x64xf32>) -> tensor<1x?x40xf32> {
+  %0 = transformer.linear %x, %w {weight_quant = #transformer.weight_quant<int8, activations = int8>, blockc_codegen.quantized_tiles = #blockc_codegen.quantized_tiles<rows = 2, cols = 2, block_n = 32, panel_k = 256, panel_rows = 3, panel_min_rows = 8, prefetch_tiles = 0, act_panel_min_rows = 4>} : tensor<1x?x64xf32>, tensor<40x64xf32> -> tensor<1x?x40xf32>
+  return %0 : tensor<1x?x40xf32>
+}
+func.func @act_panels_off(%x: tensor<1x?x64xf32>, %w: tensor<40x64xf32>) -> tensor<1x?x40xf32> {
+  %0 = transformer.linear %x, %w {weight_quant = #transformer.weight_quant<int8, activations = int8>, blockc_codegen.quantized_tiles = #blockc_codegen.quantized_tiles<rows = 2, cols = 2, block_n = 32, panel_k = 256, panel_rows = 3, panel_min_rows = 8, prefetch_tiles = 0, act_panel_min_rows = 0>} : tensor<1x?x64xf32>, tensor<40x64xf32> -> tensor<1x?x40xf32>
+  return %0 : tensor<1x?x40xf32>
 }

@@ -153,6 +153,16 @@ func.func @quantized_interleaved(%x: tensor<1x1x64xf32>, %w: tensor<44x64xf32>) 
 
 // -----
 
+// activations = int8 with the f32 panels from 32 rows on.
+// CHECK-LABEL: func.func @quantized_act_panels
+// CHECK: #blockc_codegen.quantized_tiles<rows = 4, cols = 4, block_n = 32, panel_k = 1024, panel_rows = 8, panel_min_rows = 16, prefetch_tiles = 4, interleave = 8, act_panel_min_rows = 32>
+func.func @quantized_act_panels(%x: tensor<1x2x64xf32>, %w: tensor<8x64xf32>) -> tensor<1x2x8xf32> {
+  %0 = transformer.linear %x, %w {weight_quant = #transformer.weight_quant<int4, group_size = 32, activations = int8>, blockc_codegen.quantized_tiles = #blockc_codegen.quantized_tiles<rows = 4, cols = 4, block_n = 32, panel_k = 1024, panel_rows = 8, panel_min_rows = 16, prefetch_tiles = 4, interleave = 8, act_panel_min_rows = 32>} : tensor<1x2x64xf32>, tensor<8x64xf32> -> tensor<1x2x8xf32>
+  return %0 : tensor<1x2x8xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @elementwise_tiles
 // CHECK: blockc_codegen.elementwise_tiles = #blockc_codegen.elementwise_tiles<rows = 4, width = 16>
 func.func @elementwise_tiles(%x: tensor<4x16xf32>) -> tensor<4x16xf32> {

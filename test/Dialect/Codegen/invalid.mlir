@@ -475,6 +475,14 @@ func.func @qtiles_prefetch(%x: tensor<1x2x64xf32>, %w: tensor<8x64xf32>) -> tens
 
 // -----
 
+func.func @qtiles_act_panel_min_rows(%x: tensor<1x2x64xf32>, %w: tensor<8x64xf32>) -> tensor<1x2x8xf32> {
+  // expected-error @+1 {{act_panel_min_rows must be >= 0 (0: never), got -1}}
+  %0 = transformer.linear %x, %w {weight_quant = #transformer.weight_quant<int8, activations = int8>, blockc_codegen.quantized_tiles = #blockc_codegen.quantized_tiles<rows = 4, cols = 4, block_n = 32, panel_k = 1024, panel_rows = 8, panel_min_rows = 16, prefetch_tiles = 4, act_panel_min_rows = -1>} : tensor<1x2x64xf32>, tensor<8x64xf32> -> tensor<1x2x8xf32>
+  return %0 : tensor<1x2x8xf32>
+}
+
+// -----
+
 func.func @qtiles_kind(%x: tensor<1x2x64xf32>, %w: tensor<8x64xf32>) -> tensor<1x2x8xf32> {
   // expected-error @+1 {{'blockc_codegen.quantized_tiles' must be a #blockc_codegen.quantized_tiles attribute}}
   %0 = transformer.linear %x, %w {weight_quant = #transformer.weight_quant<int8>, blockc_codegen.quantized_tiles = 4 : i64} : tensor<1x2x64xf32>, tensor<8x64xf32> -> tensor<1x2x8xf32>

@@ -180,7 +180,7 @@ LogicalResult AttentionTilesAttr::verify(
 LogicalResult QuantizedTilesAttr::verify(
     function_ref<InFlightDiagnostic()> emitError, int64_t rows, int64_t cols,
     int64_t blockN, int64_t panelK, int64_t panelRows, int64_t panelMinRows,
-    int64_t prefetchTiles, int64_t interleave) {
+    int64_t prefetchTiles, int64_t interleave, int64_t actPanelMinRows) {
   if (interleave < 1 || interleave > 16 || (interleave & (interleave - 1)))
     return emitError() << "interleave must be 1, 2, 4, 8 or 16, got "
                        << interleave;
@@ -202,6 +202,9 @@ LogicalResult QuantizedTilesAttr::verify(
     return emitError() << "panel_min_rows must be >= 1, got " << panelMinRows;
   if (prefetchTiles < 0)
     return emitError() << "prefetch_tiles must be >= 0, got " << prefetchTiles;
+  if (actPanelMinRows < 0)
+    return emitError() << "act_panel_min_rows must be >= 0 (0: never), got "
+                       << actPanelMinRows;
   return success();
 }
 

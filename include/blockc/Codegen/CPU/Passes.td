@@ -508,13 +508,18 @@ def CPULowerQuantizedLinearPass
       `vdpbf16ps`, with the group's scale applied to each group sum. No
       full-size f32 copy of a weight exists.
     * With `activations = int8` on AVX2 and AVX-512 targets, the input is
-      quantised once per call (int8 `q_x` and the maxima of its runs of 32
-      columns); every row count then uses register tiles of integer dot
-      products per run of 32 k (`vpsignb` + `vpmaddubsw` + `vpmaddwd`, or
-      `vpdpbusd` where the `cpu_target` has `avx512_vnni` / `avx_vnni`;
-      int4 nibbles as the unsigned operand with an offset from `q_x`'s
-      lane sums), the rows four tiles further prefetched into L2. SSE targets
-      leave these projections to `convert-weight-quant-to-linalg`.
+      quantised once per call, before the kernel. The row count B x T is
+      tested once, outside any parallel loop, against `quantized_tiles`'
+      `act_panel_min_rows` (0: never), and each side has its own input and
+      its own `scf.forall`. From there on (prefill): the quantised values
+      `q_x s_x` (f32) through the f32 panels above. Below (decode): int8
+      `q_x` and the maxima of its runs of 32 columns, and register tiles
+      of integer dot products per run of 32 k (`vpsignb` + `vpmaddubsw` +
+      `vpmaddwd`, or `vpdpbusd` where the `cpu_target` has `avx512_vnni` /
+      `avx_vnni`; int4 nibbles as the unsigned operand with an offset from
+      `q_x`'s lane sums), the rows four tiles further prefetched into L2.
+      SSE targets leave these projections to
+      `convert-weight-quant-to-linalg`.
 
     V is the function's `blockc_codegen.cpu_target` width (4, 8 or 16; the
     pass fails at a function without a target when it has a quantised

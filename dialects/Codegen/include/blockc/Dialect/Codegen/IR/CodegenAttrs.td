@@ -365,7 +365,13 @@ def Codegen_QuantizedTilesAttr
     * `interleave` (default 1): int4 weights are prepared with this many
       rows interleaved (`#blockc_codegen.quantized_weight`'s `interleave`),
       so that a dot-product tile of that many weight rows reads one
-      sequential stream; 1, 2, 4, 8 or 16, ignored for int8.
+      sequential stream; 1, 2, 4, 8 or 16, ignored for int8;
+    * `act_panel_min_rows` (default 0: never): with `activations = int8`,
+      from this many input rows (B x T) on the kernel takes the f32 panels
+      above on the quantised input's values `q_x s_x` instead of the
+      integer dot-product tiles; the row count is tested once, outside the
+      parallel loop, which holds one kernel or the other. Ignored without
+      `activations = int8`.
 
     ```mlir
     %y = transformer.linear %x, %w {blockc_codegen.quantized_tiles =
@@ -382,7 +388,8 @@ def Codegen_QuantizedTilesAttr
                         "int64_t":$panel_rows,
                         "int64_t":$panel_min_rows,
                         "int64_t":$prefetch_tiles,
-                        DefaultValuedParameter<"int64_t", "1">:$interleave);
+                        DefaultValuedParameter<"int64_t", "1">:$interleave,
+                        DefaultValuedParameter<"int64_t", "0">:$act_panel_min_rows);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }
