@@ -250,7 +250,7 @@ bool blockc::nvptx::isFusedAttentionCandidate(transformer::SDPAOp op) {
          !ShapedType::isDynamic(op.getKey().getType().getDimSize(2));
 }
 
-Type blockc::nvptx::getTensorCoreAttentionType(transformer::SDPAOp op) {
+Type blockc::nvptx::getWidenedAttentionType(transformer::SDPAOp op) {
   Type type;
   for (Value operand : {op.getQuery(), op.getKey(), op.getValue()}) {
     auto ext = operand.getDefiningOp<arith::ExtFOp>();
@@ -261,6 +261,13 @@ Type blockc::nvptx::getTensorCoreAttentionType(transformer::SDPAOp op) {
       return {};
     type = from;
   }
+  return type;
+}
+
+Type blockc::nvptx::getTensorCoreAttentionType(transformer::SDPAOp op) {
+  Type type = getWidenedAttentionType(op);
+  if (!type)
+    return {};
   RankedTensorType qType = op.getQuery().getType();
   int64_t d = qType.getDimSize(3);
   if (ShapedType::isDynamic(d) || d % 16 != 0 || d > 256 ||

@@ -139,14 +139,6 @@ struct PagedKernel : blockc::nvptx::KernelBuilder {
         });
   }
 
-  /// Builds `body` inside `scf.if cond` (no results).
-  void when(Value cond, llvm::function_ref<void()> body) {
-    auto ifOp = scf::IfOp::create(b, loc, cond, /*withElse=*/false);
-    OpBuilder::InsertionGuard g(b);
-    b.setInsertionPointToStart(ifOp.thenBlock());
-    body();
-  }
-
   /// The sequence of token row `t`: the number of b in 1 .. B with
   /// cu[b] <= t (cu does not decrease; empty sequences are skipped).
   Value sequenceOf(Value t, Value numSeq) {

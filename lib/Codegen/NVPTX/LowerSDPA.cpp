@@ -965,25 +965,6 @@ struct MmaAttentionKernel : blockc::nvptx::KernelBuilder {
   }
 };
 
-/// The 16-bit type that the sdpa's query, key and value are all widened
-/// from (arith.extf, as transformer-compute-in-f32 writes a bf16 / f16
-/// block), or null.
-Type getWidenedType(SDPAOp op) {
-  Type type;
-  for (Value operand : {op.getQuery(), op.getKey(), op.getValue()}) {
-    auto ext = operand.getDefiningOp<arith::ExtFOp>();
-    if (!ext)
-      return {};
-    Type from = getElementTypeOrSelf(ext.getIn().getType());
-    if (!from.isBF16() && !from.isF16())
-      return {};
-    if (type && from != type)
-      return {};
-    type = from;
-  }
-  return type;
-}
-
 /// A memref type for `type` with a fully dynamic strided layout, so that
 /// the kernel reads any buffer bufferization assigns to the tensor.
 MemRefType anyLayout(RankedTensorType type) {
@@ -1048,7 +1029,11 @@ struct GPULowerSDPAPass
     if (walk.wasInterrupted())
       return signalPassFailure();
     OpBuilder b(&getContext());
-    for (auto [op, simt, mma] : ops) {
+    for (const Work &work : ops) {
+      // Plain copies: lambdas below capture them.
+      SDPAOp op = work.op;
+      blockc::codegen::GPUAttentionAttr simt = work.simt;
+      blockc::codegen::GPUMmaAttentionAttr mma = work.mma;
       RankedTensorType qType = op.getQuery().getType();
       int64_t d = qType.getDimSize(3);
       b.setInsertionPoint(op);
@@ -1068,7 +1053,7 @@ struct GPULowerSDPAPass
       // type and widen them in registers: the f32 copies that
       // transformer-compute-in-f32's widenings would otherwise become are
       // never made.
-      Type narrowType = getWidenedType(op);
+      Type narrowType = blockc::nvptx::getWidenedAttentionType(op);
       auto simtOperand = [&](Value t) -> Value {
         if (narrowType)
           t = t.getDefiningOp<arith::ExtFOp>().getIn();

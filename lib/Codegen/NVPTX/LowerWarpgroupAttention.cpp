@@ -88,12 +88,6 @@ struct WarpgroupAttentionKernel : blockc::nvptx::KernelBuilder {
         b, loc, type, unranked,
         ValueRange{idx(1), idx(64), idx(1), idx(kPanel)});
   }
-  void when(Value condition, function_ref<void()> body) {
-    auto ifOp = scf::IfOp::create(b, loc, condition, /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard g(b);
-    b.setInsertionPointToStart(ifOp.thenBlock());
-    body();
-  }
   void build(Value q, Value k, Value v, Value out) {
     if (consumers == 2)
       return buildSpecialized(q, k, v, out);
@@ -527,16 +521,6 @@ struct WarpgroupAttentionKernel : blockc::nvptx::KernelBuilder {
                                    rem(div(it, stages), 2), c0)
           .getResult();
     };
-    auto loop = [&](Value lb, Value ub, function_ref<void(Value)> body) {
-      scf::ForOp::create(b, loc, lb, ub, c1, ValueRange{},
-                         [&](OpBuilder &nb, Location, Value iv, ValueRange) {
-                           OpBuilder::InsertionGuard g(b);
-                           b.setInsertionPoint(nb.getInsertionBlock(),
-                                               nb.getInsertionPoint());
-                           body(iv);
-                           scf::YieldOp::create(b, loc);
-                         });
-    };
 
     auto producer = scf::IfOp::create(b, loc, eq(warpgroup, 0),
                                       /*withElseRegion=*/true);
@@ -559,7 +543,7 @@ struct WarpgroupAttentionKernel : blockc::nvptx::KernelBuilder {
                });
         // Key tile j into stage j % stages once both consumers released
         // the stage's previous use.
-        loop(c0, nMax, [&](Value j) {
+        loop(c0, nMax, c1, [&](Value j) {
           Value stage = rem(j, stages);
           when(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, j,
                                      idx(stages)),
@@ -794,7 +778,7 @@ struct WarpgroupAttentionKernel : blockc::nvptx::KernelBuilder {
           scf::YieldOp::create(b, loc, next);
         });
     // The stages of the other consumer's remaining tiles, as they land.
-    loop(n, nMax, [&](Value j) {
+    loop(n, nMax, c1, [&](Value j) {
       Value stage = rem(j, stages);
       waitParity(full, useParity(j), stage);
       warpArrive(empty, stage);

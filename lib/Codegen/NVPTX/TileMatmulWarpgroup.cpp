@@ -87,27 +87,6 @@ struct WarpgroupKernel : ContractionKernel {
     return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x, idx(v));
   }
 
-  /// Runs `body` under `condition`.
-  void when(Value condition, function_ref<void()> body) {
-    auto ifOp = scf::IfOp::create(b, loc, condition, /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard g(b);
-    b.setInsertionPointToStart(ifOp.thenBlock());
-    body();
-  }
-
-  /// A loop over [lb, ub) by `step` whose body `body(iv)` is built at the
-  /// builder's insertion point.
-  void loop(Value lb, Value ub, Value step, function_ref<void(Value)> body) {
-    scf::ForOp::create(b, loc, lb, ub, step, ValueRange{},
-                       [&](OpBuilder &nb, Location, Value iv, ValueRange) {
-                         OpBuilder::InsertionGuard g(b);
-                         b.setInsertionPoint(nb.getInsertionBlock(),
-                                             nb.getInsertionPoint());
-                         body(iv);
-                         scf::YieldOp::create(b, loc);
-                       });
-  }
-
   void build() {
     MLIRContext *ctx = b.getContext();
     auto [aIn, bIn] = inputsMN();

@@ -91,6 +91,24 @@ struct KernelToolkit {
     return loop(lo, hi, idx(step), init, body);
   }
 
+  /// The loop above carrying nothing: `body(iv)` builds the iteration.
+  void loop(mlir::Value lo, mlir::Value hi, mlir::Value step,
+            llvm::function_ref<void(mlir::Value)> body) {
+    loop(lo, hi, step, mlir::ValueRange{},
+         [&](mlir::Value iv, mlir::ValueRange) {
+           body(iv);
+           return llvm::SmallVector<mlir::Value>{};
+         });
+  }
+  /// Builds `body` inside `scf.if condition` (no results).
+  void when(mlir::Value condition, llvm::function_ref<void()> body) {
+    auto ifOp = mlir::scf::IfOp::create(b, loc, condition,
+                                        /*withElseRegion=*/false);
+    mlir::OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    body();
+  }
+
   /// The loop above carrying one value.
   mlir::Value
   forOne(mlir::Value lo, mlir::Value hi, mlir::Value step, mlir::Value init,

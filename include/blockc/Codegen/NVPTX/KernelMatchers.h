@@ -63,6 +63,12 @@ bool isWarpgroupMatmulCandidate(mlir::linalg::LinalgOp op);
 /// when both inputs are 16-bit already).
 mlir::OpOperand *getNarrowableMatmulOperand(mlir::linalg::LinalgOp op);
 
+/// The 16-bit float type T (bf16 or f16) that the query, key and value of
+/// `op` are each widened from by `arith.extf` (as transformer-compute-in-f32
+/// writes a 16-bit block), so that a kernel may read the 16-bit tensors
+/// exactly; null otherwise.
+mlir::Type getWidenedAttentionType(transformer::SDPAOp op);
+
 /// The 16-bit float type T if blockc-gpu-lower-sdpa can run `op` on tensor
 /// cores: query, key and value are each `arith.extf` from T (bf16 or f16;
 /// reading the 16-bit tensors is exact), with a static head dim that is a
