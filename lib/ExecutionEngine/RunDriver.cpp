@@ -2,6 +2,7 @@
 
 #include "blockc/ExecutionEngine/RunDriver.h"
 #include "blockc/ExecutionEngine/MemoryEstimate.h"
+#include "blockc/ExecutionEngine/TensorParallel.h"
 #include "blockc/ExecutionEngine/TokenIds.h"
 #include "blockc/Support/Error.h"
 
@@ -9,6 +10,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/OwningOpRef.h"
+#include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -699,4 +701,77 @@ void blockc::printGenerateSummary(llvm::raw_ostream &os, const RunHead &head,
      << llvm::format(", %.1f tokens/s\n",
                      double(batch * promptLen) / g.prefillSeconds);
   printDecodeSteps(os, g.stepSeconds, batch);
+}
+
+blockc::GeneratedTokenPrinter::GeneratedTokenPrinter(
+    llvm::raw_ostream &os, const HostTensor &promptIds,
+    const Tokenizer *tokenizer, bool enabled)
+    : os(os), batch(promptIds.shape[0]), enabled(enabled) {
+  if (!tokenizer || batch != 1)
+    return;
+  text.emplace(*tokenizer);
+  std::vector<int32_t> prompt;
+  for (int64_t i = 0, e = promptIds.shape[1]; i < e; ++i)
+    prompt.push_back(getTokenId(promptIds, i));
+  text->prime(prompt);
+}
+
+void blockc::GeneratedTokenPrinter::push(
+    llvm::ArrayRef<int32_t> tokens, llvm::function_ref<void()> beforeFirst) {
+  if (!enabled)
+    return;
+  if (step == 0)
+    beforeFirst();
+  if (text) {
+    os << text->push(tokens[0]);
+  } else if (batch == 1) {
+    os << (step == 0 ? "  tokens  " : "") << " " << tokens[0];
+  } else {
+    os << "  step " << step << ":";
+    for (int32_t t : tokens)
+      os << " " << t;
+    os << "\n";
+  }
+  os.flush();
+  ++step;
+}
+
+void blockc::GeneratedTokenPrinter::finish() {
+  if (!enabled || step == 0 || batch != 1)
+    return;
+  if (text)
+    os << text->finish();
+  os << "\n";
+}
+
+llvm::Expected<blockc::RunWeights>
+blockc::loadRunWeightsOnEveryRank(const ModelSignature &signature,
+                                  const WeightRequest &request) {
+  auto loaded = loadRunWeights(signature, request);
+  if (!TensorParallelWorld::isActive())
+    return loaded;
+  std::string error = loaded ? "" : llvm::toString(loaded.takeError());
+  int failed = TensorParallelWorld::firstFailedRank(!error.empty());
+  if (failed < 0)
+    return loaded;
+  return makeError(!error.empty()
+                       ? error
+                       : llvm::formatv("rank {0} could not read its weights "
+                                       "(see its error)",
+                                       failed)
+                             .str());
+}
+
+void blockc::printRunPipeline(llvm::raw_ostream &os, mlir::MLIRContext &context,
+                              const CompileOptions &options,
+                              const RunOptions &run, llvm::StringRef entry) {
+  mlir::PassManager pm(&context, mlir::ModuleOp::getOperationName());
+  CompileOptions pipelineOptions = options;
+  pipelineOptions.paged = run.pagedMode();
+  pipelineOptions.pageSize = run.pageSize;
+  buildCompilePipeline(pm, pipelineOptions, CompileStage::LLVMDialect, entry,
+                       run.decodeMode() || run.pagedMode() ? DecodeMode::Only
+                                                           : DecodeMode::None);
+  pm.printAsTextualPipeline(os);
+  os << "\n";
 }

@@ -34,7 +34,6 @@
 #include "blockc/ExecutionEngine/TensorParallel.h"
 #include "blockc/ExecutionEngine/TokenIds.h"
 
-#include "mlir/Pass/PassManager.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
@@ -163,44 +162,16 @@ int runGenerateMode(ModuleOp module, const blockc::ModelSignature &sig,
   int64_t batch = input.tensor.shape[0], promptLen = input.tensor.shape[1];
 
   // Only rank 0 streams (every rank computes the same tokens).
-  bool stream = world.rank == 0;
   auto &os = llvm::outs();
-  std::optional<blockc::StreamingDecoder> text;
-  if (tokenizer && batch == 1) {
-    text.emplace(*tokenizer);
-    std::vector<int32_t> prompt;
-    for (int64_t i = 0; i < promptLen; ++i)
-      prompt.push_back(blockc::getTokenId(input.tensor, i));
-    text->prime(prompt);
-  }
-  int64_t step = 0;
-  auto onTokens = [&](llvm::ArrayRef<int32_t> tokens) {
-    if (!stream)
-      return;
-    if (step == 0)
-      progress.clear();
-    if (text)
-      os << text->push(tokens[0]);
-    else if (batch == 1)
-      os << (step == 0 ? "  tokens  " : "") << " " << tokens[0];
-    else {
-      os << "  step " << step << ":";
-      for (int32_t t : tokens)
-        os << " " << t;
-      os << "\n";
-    }
-    os.flush();
-    ++step;
-  };
+  blockc::GeneratedTokenPrinter printer(os, input.tensor, tokenizer,
+                                        /*enabled=*/world.rank == 0);
   progress.start(llvm::formatv("generating {0} tokens", run.generateTokens));
-  auto result =
-      blockc::runGenerate(module, sig, input.tensor, weights, run, generation,
-                          options, cache, progress, onTokens);
-  if (stream && step > 0 && batch == 1) {
-    if (text)
-      os << text->finish();
-    os << "\n";
-  }
+  auto result = blockc::runGenerate(
+      module, sig, input.tensor, weights, run, generation, options, cache,
+      progress, [&](llvm::ArrayRef<int32_t> tokens) {
+        printer.push(tokens, [&] { progress.clear(); });
+      });
+  printer.finish();
   if (!result)
     return fail(result.takeError());
   progress.clear();
@@ -331,16 +302,8 @@ int main(int argc, char **argv) {
     cache = std::move(*fromEnv);
   }
   if (dumpPipeline) {
-    PassManager pm(&file.getContext(), ModuleOp::getOperationName());
-    blockc::CompileOptions pipelineOptions = options;
-    pipelineOptions.paged = run.pagedMode();
-    pipelineOptions.pageSize = run.pageSize;
-    blockc::buildCompilePipeline(
-        pm, pipelineOptions, blockc::CompileStage::LLVMDialect, sig->funcName,
-        decodeMode || run.pagedMode() ? blockc::DecodeMode::Only
-                                      : blockc::DecodeMode::None);
-    pm.printAsTextualPipeline(llvm::outs());
-    llvm::outs() << "\n";
+    blockc::printRunPipeline(llvm::outs(), file.getContext(), options, run,
+                             sig->funcName);
     return 0;
   }
 
@@ -360,24 +323,13 @@ int main(int argc, char **argv) {
   progress.start(run.weightsFile.empty() ? "making random weights"
                                          : "loading " + run.weightsFile);
   auto loadStart = std::chrono::steady_clock::now();
-  auto loaded = blockc::loadRunWeights(*sig, request);
-  // A rank may fail to read its weights alone (its own file of prepared
-  // weights, a file one rank cannot open): the ranks learn whether all read
-  // theirs, and if not every rank reports and all end together.
-  if (blockc::TensorParallelWorld::isActive()) {
-    std::string error = loaded ? "" : llvm::toString(loaded.takeError());
-    int failed = blockc::TensorParallelWorld::firstFailedRank(!error.empty());
-    if (failed >= 0)
-      return failEveryRank(
-          !error.empty()
-              ? error
-              : llvm::formatv("rank {0} could not read its weights (see its "
-                              "error)",
-                              failed)
-                    .str());
-  }
+  // A rank may fail to read its weights alone: then every rank reports and
+  // all end together.
+  auto loaded = blockc::loadRunWeightsOnEveryRank(*sig, request);
   if (!loaded)
-    return fail(llvm::toString(loaded.takeError()));
+    return blockc::TensorParallelWorld::isActive()
+               ? failEveryRank(llvm::toString(loaded.takeError()))
+               : fail(llvm::toString(loaded.takeError()));
   std::vector<blockc::HostTensor> &weights = loaded->tensors;
   blockc::RunHead head = blockc::describeRun(modelFile, *sig, options, run,
                                              world.size, *input, *loaded);

@@ -180,6 +180,43 @@ void printPagedSummary(llvm::raw_ostream &os, const RunHead &head,
                        const ModelSignature &signature,
                        const PagedRunResult &result, const RunOptions &run);
 
+/// Prints --generate's tokens as the steps give them: as text for one
+/// sequence with a tokenizer (its decoder primed with the prompt), else
+/// the ids, one line per step for a batch. Prints nothing when `enabled`
+/// is off (the ranks of a tensor-parallel run other than rank 0).
+class GeneratedTokenPrinter {
+public:
+  GeneratedTokenPrinter(llvm::raw_ostream &os, const HostTensor &promptIds,
+                        const Tokenizer *tokenizer, bool enabled);
+  /// Prints one step's tokens (one per sequence); the first step calls
+  /// `beforeFirst` (which clears the progress line).
+  void push(llvm::ArrayRef<int32_t> tokens,
+            llvm::function_ref<void()> beforeFirst);
+  /// Ends the stream after the last step (the decoder's held-back text).
+  void finish();
+
+private:
+  llvm::raw_ostream &os;
+  int64_t batch;
+  bool enabled;
+  int64_t step = 0;
+  std::optional<StreamingDecoder> text;
+};
+
+/// loadRunWeights on this rank; in a tensor-parallel run that joined its
+/// world, the ranks then learn whether every one read its weights (a rank
+/// may fail alone: its own prepared file, a file it cannot open), and each
+/// gets the error: its own, or one naming the first rank that failed.
+llvm::Expected<RunWeights>
+loadRunWeightsOnEveryRank(const ModelSignature &signature,
+                          const WeightRequest &request);
+
+/// Prints the pass pipeline a run with `options` and `run` compiles its
+/// entry `entry` with (blockc-run --dump-pass-pipeline).
+void printRunPipeline(llvm::raw_ostream &os, mlir::MLIRContext &context,
+                      const CompileOptions &options, const RunOptions &run,
+                      llvm::StringRef entry);
+
 /// The summary after --generate=N of `batch` prompts of `promptLen`
 /// tokens (each sequence's text with a tokenizer and more than one).
 void printGenerateSummary(llvm::raw_ostream &os, const RunHead &head,
