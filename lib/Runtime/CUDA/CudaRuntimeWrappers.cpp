@@ -201,12 +201,14 @@ std::string kernelName(CUfunction function) {
   return name;
 }
 
-/// Checks that a launch can be made: a non-null function, a valid launch
-/// configuration (reported and refused before the dimensions are narrowed
-/// to unsigned) and a usable context.
-bool canLaunch(CUfunction function, const blockc::cuda::Dim3 *cluster,
-               const blockc::cuda::Dim3 &grid, const blockc::cuda::Dim3 &block,
-               int64_t smem) {
+/// Prepares a launch of `function` (with `cluster`: a cluster launch): checks
+/// that it can be made (a non-null function, a valid launch configuration,
+/// reported and refused before the dimensions are narrowed to unsigned, and
+/// a usable context), then opts the kernel in to the launch's dynamic shared
+/// memory. False when the launch must not be made.
+bool prepareLaunch(CUfunction function, const blockc::cuda::Dim3 *cluster,
+                   const blockc::cuda::Dim3 &grid,
+                   const blockc::cuda::Dim3 &block, int32_t smem) {
   if (!function) {
     reportMessage("launch of a null kernel function (mgpuModuleGetFunction "
                   "found no kernel)");
@@ -217,11 +219,20 @@ bool canLaunch(CUfunction function, const blockc::cuda::Dim3 *cluster,
                                                       block, smem)
                    : blockc::cuda::checkLaunch(name, grid, block, smem);
   };
-  if (check("").empty())
-    return ensureContext();
-  // Only a bad launch looks the kernel's name up.
-  reportMessage(check(kernelName(function)));
-  return false;
+  if (!check("").empty()) {
+    // Only a bad launch looks the kernel's name up.
+    reportMessage(check(kernelName(function)));
+    return false;
+  }
+  if (!ensureContext())
+    return false;
+  // Opt in to the dynamic shared memory of the launch: beyond 48 KiB it
+  // must be requested, and the kernel's static shared memory counts
+  // against the 48 KiB too (gpu.dynamic_shared_memory lowers to a 1-byte
+  // static symbol), so any dynamic size is requested.
+  return smem <= 0 ||
+         CHECK(cuFuncSetAttribute(
+             function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem));
 }
 
 /// Runs `launch` (which enqueues one kernel on `stream`); while profiling,
@@ -306,18 +317,10 @@ BLOCKC_EXPORT void mgpuLaunchKernel(CUfunction function, intptr_t gridX,
                                     intptr_t blockZ, int32_t smem,
                                     CUstream stream, void **params,
                                     void **extra, size_t /*paramsCount*/) {
-  if (!canLaunch(function, /*cluster=*/nullptr, {gridX, gridY, gridZ},
-                 {blockX, blockY, blockZ}, smem))
+  if (!prepareLaunch(function, /*cluster=*/nullptr, {gridX, gridY, gridZ},
+                     {blockX, blockY, blockZ}, smem))
     return;
-  // Opt in to the dynamic shared memory of the launch: beyond 48 KiB it
-  // must be requested, and the kernel's static shared memory counts
-  // against the 48 KiB too (gpu.dynamic_shared_memory lowers to a 1-byte
-  // static symbol), so any dynamic size is requested.
-  if (smem > 0 &&
-      !CHECK(cuFuncSetAttribute(
-          function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem)))
-    return;
-  // The dimensions are in range (canLaunch): narrowing them is exact.
+  // The dimensions are in range (prepareLaunch): narrowing them is exact.
   timedLaunch(function, stream, [&] {
     return CHECK(cuLaunchKernel(
         function, static_cast<unsigned>(gridX), static_cast<unsigned>(gridY),
@@ -333,12 +336,8 @@ BLOCKC_EXPORT void mgpuLaunchClusterKernel(
     intptr_t blockX, intptr_t blockY, intptr_t blockZ, int32_t smem,
     CUstream stream, void **params, void **extra, size_t /*paramsCount*/) {
   blockc::cuda::Dim3 cluster{clusterX, clusterY, clusterZ};
-  if (!canLaunch(function, &cluster, {gridX, gridY, gridZ},
-                 {blockX, blockY, blockZ}, smem))
-    return;
-  if (smem > 0 &&
-      !CHECK(cuFuncSetAttribute(
-          function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem)))
+  if (!prepareLaunch(function, &cluster, {gridX, gridY, gridZ},
+                     {blockX, blockY, blockZ}, smem))
     return;
   CUlaunchAttribute attribute;
   attribute.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
