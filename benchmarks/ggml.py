@@ -20,7 +20,7 @@ projection of the same size) on as many threads, halved, with the weights
 in the matching type: f32, bf16, int8 (ggml q8_0: blocks of 32 with an f16
 scale; blockc: an f32 scale per row) and int4 (ggml q4_0: blocks of 32 with
 an f16 scale, and q4_K: super-blocks of 256 with 6-bit sub-scales; blockc:
-groups of 32 with an f32 scale), weight-only and with
+groups of 32 or 128 with an f32 scale), weight-only and with
 --quantize-activations=int8 (ggml's quantised products always quantise the
 activations). The types are not byte-identical formats: the table gives
 each one's bytes per weight.
@@ -42,18 +42,22 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import precision  # noqa: E402  (the pair model)
 import run as bench  # noqa: E402  (shared probes, parsing, peers)
 
-# blockc type (pair_model's dtype, quantisation), ggml types, bytes per
-# weight of each.
+# blockc type, (pair_model's dtype, quantisation[, activations]), ggml
+# types, bytes per weight of blockc's type, int4 group size.
 TYPES = [
-    ("f32", ("f32", None), ["f32"], 4.0),
-    ("bf16", ("bf16", None), ["bf16"], 2.0),
-    ("int8", ("f32", "int8"), ["q8_0"], 1.0),
-    ("int4", ("f32", "int4"), ["q4_0", "q4_K"], 0.5 + 4.0 / 32),
+    ("f32", ("f32", None), ["f32"], 4.0, 32),
+    ("bf16", ("bf16", None), ["bf16"], 2.0, 32),
+    ("int8", ("f32", "int8"), ["q8_0"], 1.0, 32),
+    ("int4", ("f32", "int4"), ["q4_0", "q4_K"], 0.5 + 4.0 / 32, 32),
+    # Groups of 128: one f32 scale per 128 weights (0.53 bytes per weight,
+    # q4_K's 0.56), and one table per 4 chunks in the decode kernel.
+    ("int4 g128", ("f32", "int4"), ["q4_0", "q4_K"], 0.5 + 4.0 / 128, 128),
     # ggml's quantised products quantise the activations to 8 bits per
     # block of 32 (q8_0) or 256 (q8_K) and multiply integers: blockc's
     # --quantize-activations=int8 does the same per run of 32.
-    ("int8+act", ("f32", "int8", "int8"), ["q8_0"], 1.0),
-    ("int4+act", ("f32", "int4", "int8"), ["q4_0", "q4_K"], 0.5 + 4.0 / 32),
+    ("int8+act", ("f32", "int8", "int8"), ["q8_0"], 1.0, 32),
+    ("int4+act", ("f32", "int4", "int8"), ["q4_0", "q4_K"], 0.5 + 4.0 / 32,
+     32),
 ]
 GGML_BYTES = {"f32": 4.0, "bf16": 2.0, "q8_0": 34.0 / 32, "q4_0": 18.0 / 32,
               "q4_K": 144.0 / 256}
@@ -111,14 +115,14 @@ def main():
     _, exes = bench.build_probes(tmp)
     probes = [bench.run_probes(exes, threads, False)]
     pairs = {}
-    for name, (dt, q, *act), _, _ in TYPES:
+    for name, (dt, q, *act), _, _, group in TYPES:
         # With `act`, the same pair with the activations quantised too.
-        path = precision.pair_model(tmp, dt, q, act=bool(act))
+        path = precision.pair_model(tmp, dt, q, group=group, act=bool(act))
         pairs[name] = path
     blockc_ms, ggml_us, commands = {}, {}, {}
     for rnd in range(a.rounds):
         for n in (1, 512):
-            for name, _, gtypes, _ in TYPES:
+            for name, _, gtypes, _, _ in TYPES:
                 bench.log("round %d T=%d blockc %s" % (rnd + 1, n, name))
                 r = bench.measure_blockc(pairs[name], n, threads,
                                          a.repeat if n > 1 else 3 * a.repeat)
@@ -138,7 +142,7 @@ def main():
 
     rows = []
     for n in (1, 512):
-        for name, _, gtypes, bpw in TYPES:
+        for name, _, gtypes, bpw, _ in TYPES:
             ms = blockc_ms.get((name, n))
             row = {"T": n, "type": name, "blockc_ms":
                    statistics.median(ms) if ms else None,
