@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "AttentionKernels.h"
 #include "blockc/Codegen/NVPTX/KernelBuilder.h"
 #include "blockc/Codegen/NVPTX/KernelMatchers.h"
 #include "blockc/Codegen/NVPTX/MmaFragments.h"
@@ -199,11 +200,8 @@ struct SDPAKernel : blockc::nvptx::KernelBuilder {
       init.push_back(zeroF);
       init.append(perLane, zeroF);
     }
-    auto keys = scf::ForOp::create(
-        b, loc, c0, warpEnd, c1, init,
-        [&](OpBuilder &nb, Location, Value j, ValueRange state) {
-          OpBuilder::InsertionGuard g(b);
-          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+    SmallVector<Value> keys =
+        loop(c0, warpEnd, c1, init, [&](Value j, ValueRange state) {
           // One coalesced load of key and value row j, shared by all rows.
           SmallVector<Value> ks, vs;
           loadKeyValue(k, v, bIdx, j, kvh, lane, ks, vs);
@@ -216,7 +214,7 @@ struct SDPAKernel : blockc::nvptx::KernelBuilder {
             appendUpdate(state.slice(r * stride, stride), qs[r], ks, vs, keep,
                          next);
           }
-          scf::YieldOp::create(b, loc, next);
+          return next;
         });
 
     // out = acc / l; a row without any visible key (l = 0) is 0.
@@ -224,12 +222,11 @@ struct SDPAKernel : blockc::nvptx::KernelBuilder {
       auto ifOp = scf::IfOp::create(b, loc, valid[r], /*withElse=*/false);
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPointToStart(ifOp.thenBlock());
-      Value l = keys.getResult(r * stride + 1);
+      Value l = keys[r * stride + 1];
       Value inv = reciprocalOrZero(l);
       for (int64_t i = 0; i < perLane; ++i) {
         Value d = add(lane, idx(i * kWarp));
-        Value o = arith::MulFOp::create(
-            b, loc, keys.getResult(r * stride + 2 + i), inv);
+        Value o = arith::MulFOp::create(b, loc, keys[r * stride + 2 + i], inv);
         storeRounded(o, out, ValueRange{bIdx, rows[r], hIdx, d});
       }
     }
@@ -946,21 +943,15 @@ struct MmaAttentionKernel : blockc::nvptx::KernelBuilder {
         });
 
     // out = O / l; a row without any visible key (l = 0) is 0.
-    for (int64_t r = 0; r < 2; ++r) {
-      auto ifOp = scf::IfOp::create(b, loc, lt(qRows[r], tDim), false);
-      OpBuilder::InsertionGuard g2(b);
-      b.setInsertionPointToStart(ifOp.thenBlock());
-      Value l = loop.getResult(2 + r);
-      Value inv = reciprocalOrZero(l);
-      for (int64_t n = 0; n < oTiles; ++n)
-        for (int64_t c = 0; c < 2; ++c) {
+    blockc::nvptx::storeAttentionRows(
+        *this, out, bIdx, hIdx, qRows, tDim, loop.getResults().slice(2, 2),
+        2 * oTiles, [&](int64_t r, int64_t i) {
+          int64_t n = i / 2, c = i % 2;
           Value d = add(idx(8 * n + c), mul(t4, idx(2)));
           Value o = vector::ExtractOp::create(b, loc, loop.getResult(4 + n),
                                               ArrayRef<int64_t>{r, c});
-          storeRounded(arith::MulFOp::create(b, loc, o, inv), out,
-                       ValueRange{bIdx, qRows[r], hIdx, d});
-        }
-    }
+          return std::make_pair(o, d);
+        });
     gpu::TerminatorOp::create(b, loc);
   }
 };

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "AttentionKernels.h"
 #include "blockc/Codegen/NVPTX/KernelBuilder.h"
 #include "blockc/Codegen/NVPTX/MmaFragments.h"
 #include "blockc/Codegen/NVPTX/Passes.h"
@@ -64,6 +65,19 @@ struct WarpgroupAttentionKernel : blockc::nvptx::KernelBuilder {
   static constexpr int64_t kPanel = 64;            // elements of a 128-byte row
   static constexpr int64_t kPanelBytes = 64 * 128; // 64 rows of 128 bytes
 
+  // What build and buildSpecialized set (setUp, then inside the launch) for
+  // the helpers below. Shared memory, from the first 1024-byte boundary:
+  // qTiles tiles of Q (qBytes each), a ring of `stages` K/V stages
+  // (stageBytes each: K, then V) at kvOff, then P at pOff.
+  int64_t panels = 0, stages = 0, qBytes = 0, stageBytes = 0, kvOff = 0,
+          pOff = 0;
+  Value c0, c1, bDim, tDim, hDim, sDim;
+  Value qMap, kMap, vMap;
+  // Inside the launch: the dynamic shared memory and the bytes from its
+  // start to its first 1024-byte boundary (the 128-byte swizzle's period),
+  // the block's (batch, head), its K/V head and S - T.
+  Value base, pad, bIdx, hIdx, kvh, offset;
+
   MemRefType sharedType(ArrayRef<int64_t> shape, Type type) {
     return MemRefType::get(shape, type, MemRefLayoutAttrInterface(),
                            gpu::AddressSpaceAttr::get(
@@ -88,50 +102,319 @@ struct WarpgroupAttentionKernel : blockc::nvptx::KernelBuilder {
         b, loc, type, unranked,
         ValueRange{idx(1), idx(64), idx(1), idx(kPanel)});
   }
+
+  /// The shared-memory layout (`qTiles` tiles of Q before a ring of
+  /// `ringStages` stages), the operands' dims and (on the host, made once
+  /// per launch, cached by the runtime) the tensor maps.
+  void setUp(Value q, Value k, Value v, int64_t qTiles, int64_t ringStages) {
+    panels = headDim / kPanel;
+    stages = ringStages;
+    qBytes = panels * kPanelBytes; // 64 rows of Q, or one K or V tile
+    stageBytes = 2 * qBytes;       // K and V
+    kvOff = qTiles * qBytes;
+    pOff = kvOff + stages * stageBytes;
+    c0 = idx(0);
+    c1 = idx(1);
+    bDim = memref::DimOp::create(b, loc, q, 0);
+    tDim = memref::DimOp::create(b, loc, q, 1);
+    hDim = memref::DimOp::create(b, loc, q, 2);
+    sDim = memref::DimOp::create(b, loc, k, 1);
+    qMap = tensorMap(q);
+    kMap = tensorMap(k);
+    vMap = tensorMap(v);
+  }
+  /// The kernel's launch: grid (x, y, z), `threads` threads per block and
+  /// `sharedBytes` of dynamic shared memory.
+  gpu::LaunchOp launchKernel(Value x, Value y, Value z, int64_t threads,
+                             int64_t sharedBytes) {
+    auto launch = gpu::LaunchOp::create(
+        b, loc, x, y, z, idx(threads), c1, c1,
+        arith::ConstantIntOp::create(b, loc, sharedBytes, 32));
+    launch->setAttr(
+        blockc::codegen::CodegenDialect::kKernelAttrName,
+        blockc::codegen::KernelKindAttr::get(
+            b.getContext(), blockc::codegen::KernelKind::warpgroup_attention));
+    return launch;
+  }
+
+  /// Shared-memory addresses (bytes from `base`): `offset` bytes past the
+  /// first 1024-byte boundary, and panel `p` of the K (`which` = 0) or V
+  /// (1) tile in `stage`.
+  Value at(int64_t offset) { return add(pad, idx(offset)); }
+  Value kPanelAt(Value stage, int64_t p, int64_t which) {
+    return add(at(kvOff + which * qBytes + p * kPanelBytes),
+               mul(stage, idx(stageBytes)));
+  }
+
+  /// A TMA load of panel `p` (64 elements) of 64 rows from `row` of head
+  /// `head` through `map` into `dst`, completing on mbarrier `barrier` of
+  /// `bars`.
+  void tmaLoad(Value dst, Value map, Value row, Value head, int64_t p,
+               Value bars, Value barrier) {
+    nvgpu::TmaAsyncLoadOp::create(
+        b, loc, view(base, dst, {1, 64, 1, kPanel}, elem), bars, map,
+        ValueRange{idx(p * kPanel), head, row, bIdx}, barrier, Value(),
+        Value());
+  }
+  /// Thread 0 loads key tile `tile` (its K and V) into `stage`, on the
+  /// stage's mbarrier of `bars` (arrive.expect_tx, then the TMA loads).
+  void loadKeyTile(Value bars, Value stage, Value tile) {
+    nvgpu::MBarrierArriveExpectTxOp::create(b, loc, bars, idx(stageBytes),
+                                            stage, Value());
+    Value j0 = mul(tile, idx(kKeys));
+    for (int64_t p = 0; p < panels; ++p) {
+      tmaLoad(kPanelAt(stage, p, 0), kMap, j0, kvh, p, bars, stage);
+      tmaLoad(kPanelAt(stage, p, 1), vMap, j0, kvh, p, bars, stage);
+    }
+  }
+  void waitParity(Value bars, Value parity, Value index) {
+    nvgpu::MBarrierTryWaitParityOp::create(b, loc, bars, parity, idx(10000000),
+                                           index);
+  }
+  /// The parity of use it / stages of a stage (`it` counts the ring's
+  /// uses).
+  Value useParity(Value it) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                 rem(div(it, stages), 2), c0)
+        .getResult();
+  }
+  /// The key tiles of the 64 query rows from `rowBase`: up to the causal
+  /// end of the last row (signed: bottom-right causal); later tiles are
+  /// fully masked and never loaded.
+  Value keyTiles(Value rowBase) {
+    Value kvEnd = sDim;
+    if (causal)
+      kvEnd = arith::MaxSIOp::create(
+          b, loc,
+          arith::MinSIOp::create(b, loc, add(add(rowBase, idx(kRows)), offset),
+                                 sDim),
+          c0);
+    return arith::CeilDivUIOp::create(b, loc, kvEnd, idx(kKeys));
+  }
+
+  /// This thread's fragment rows (of the warpgroup's 64 from `rowBase`) and
+  /// the first column of its pairs in each n8 tile: rows 16 w + g (+ 8),
+  /// columns 8 j + 2 q.
+  struct ThreadRows {
+    Value g, col0;
+    SmallVector<Value> rowIn, qRows, keyLimit;
+  };
+  ThreadRows threadRows(Value warp, Value g, Value q4, Value rowBase) {
+    ThreadRows rows;
+    rows.g = g;
+    Value r0 = add(mul(warp, idx(16)), g);
+    rows.rowIn = {r0, add(r0, idx(8))};
+    rows.col0 = mul(q4, idx(2));
+    // Row t sees keys below min(S, t + S - T + 1) (signed: bottom-right
+    // causal); less 2 q, the first key of this thread's columns.
+    for (Value r : rows.rowIn) {
+      Value t = add(rowBase, r);
+      rows.qRows.push_back(t);
+      Value limit = sDim;
+      if (causal)
+        limit = arith::MinSIOp::create(b, loc, sDim, add(add(t, offset), c1));
+      rows.keyLimit.push_back(arith::SubIOp::create(b, loc, limit, rows.col0));
+    }
+    return rows;
+  }
+
+  nvgpu::WarpgroupAccumulatorType accType() {
+    return nvgpu::WarpgroupAccumulatorType::get(
+        b.getContext(), VectorType::get({64, 64}, b.getF32Type()));
+  }
+  nvgpu::WarpgroupMatrixDescriptorType aDescType() {
+    return nvgpu::WarpgroupMatrixDescriptorType::get(
+        b.getContext(), sharedType({64, 16}, elem));
+  }
+  nvgpu::WarpgroupMatrixDescriptorType bDescType() {
+    return nvgpu::WarpgroupMatrixDescriptorType::get(
+        b.getContext(), sharedType({16, 64}, elem));
+  }
+  VectorType fragType() { return VectorType::get({32}, b.getF32Type()); }
+  Value descriptor(nvgpu::WarpgroupMatrixDescriptorType type, Value offset,
+                   ArrayRef<int64_t> shape, Value map) {
+    return nvgpu::WarpgroupGenerateDescriptorOp::create(
+        b, loc, type, view(base, offset, shape, elem), map);
+  }
+  /// This thread's registers of a 64 x 64 accumulator: element
+  /// 4 j + 2 h + e is row 16 w + g + 8 h, column 8 j + 2 q + e (the PTX
+  /// ISA's wgmma layout); reading needs its wgmmas waited for.
+  Value fragment(Value acc) {
+    return blockc::codegen::AccumulatorToFragmentOp::create(b, loc, fragType(),
+                                                            acc)
+        .getResult();
+  }
+  Value element(Value frag, int64_t j, int64_t h, int64_t e) {
+    return vector::ExtractOp::create(b, loc, frag,
+                                     ArrayRef<int64_t>{4 * j + 2 * h + e})
+        .getResult();
+  }
+  /// An m64n64k16 wgmma onto `acc`; it commits and waits for all groups
+  /// but the newest `waitGroup`.
+  Value mma(Value descA, Value descB, Value acc, bool transposeB,
+            int64_t waitGroup) {
+    return nvgpu::WarpgroupMmaOp::create(
+               b, loc, accType(), descA, descB, b.getI64IntegerAttr(waitGroup),
+               UnitAttr(), transposeB ? b.getUnitAttr() : UnitAttr(), acc)
+        .getResult();
+  }
+
+  /// The state the key loop carries: m (2 rows), l (2 rows), O as one
+  /// accumulator per 64 columns of the head dim.
+  SmallVector<Value> initialState() {
+    Value negInf = f32(-std::numeric_limits<double>::infinity());
+    SmallVector<Value> init = {negInf, negInf, f32(0), f32(0)};
+    for (int64_t pn = 0; pn < panels; ++pn)
+      init.push_back(
+          nvgpu::WarpgroupMmaInitAccumulatorOp::create(b, loc, accType()));
+    return init;
+  }
+  /// S = Q K^T for the key tile in `stage`: one m64n64k16 per k16 of the
+  /// head dim, 32 bytes further along the swizzled rows of its 64-element
+  /// panel; Q's panel `p`, `within` bytes along, is at `qAt(p, within)`.
+  /// With `waitLast` the last wgmma waits for all.
+  Value scores(function_ref<Value(int64_t, int64_t)> qAt, Value stage,
+               bool waitLast) {
+    Value sAcc =
+        nvgpu::WarpgroupMmaInitAccumulatorOp::create(b, loc, accType());
+    for (int64_t kk = 0; kk < headDim / 16; ++kk) {
+      int64_t p = kk / 4, within = (kk % 4) * 32;
+      Value descA = descriptor(aDescType(), qAt(p, within), {64, 16}, qMap);
+      Value descB = descriptor(
+          bDescType(), add(kPanelAt(stage, p, 0), idx(within)), {64, 16}, kMap);
+      bool last = waitLast && kk + 1 == headDim / 16;
+      sAcc = mma(descA, descB, sAcc, /*transposeB=*/false, last ? 0 : 1);
+    }
+    return sAcc;
+  }
+  /// Scale, mask (past S, above the causal diagonal) and the online
+  /// softmax of the thread's two rows (h = 0, 1) of S's fragment `sFrag`:
+  /// score 2 j + e is column 8 j + e after the thread's first. Updates m
+  /// and l, the front of `state`.
+  SoftmaxStep softmax(Value sFrag, const ThreadRows &rows, Value j0,
+                      Value scaleF, MutableArrayRef<Value> state) {
+    return onlineSoftmax(
+        16,
+        [&](int64_t i, int64_t k) { return element(sFrag, k / 2, i, k % 2); },
+        rows.keyLimit, j0, scaleF, state.take_front(4));
+  }
+  /// O (the accumulators in `state`, every wgmma that wrote them waited
+  /// for) times alpha per row, in registers, back into accumulators.
+  SmallVector<Value> rescaledO(ArrayRef<Value> alpha, ValueRange state) {
+    SmallVector<Value> rowAlpha;
+    for (int64_t k = 0; k < 32; ++k)
+      rowAlpha.push_back(alpha[k / 2 % 2]);
+    Value rowScale =
+        vector::FromElementsOp::create(b, loc, fragType(), rowAlpha);
+    SmallVector<Value> oAcc;
+    for (int64_t pn = 0; pn < panels; ++pn) {
+      Value o =
+          arith::MulFOp::create(b, loc, fragment(state[4 + pn]), rowScale);
+      oAcc.push_back(blockc::codegen::FragmentToAccumulatorOp::create(
+          b, loc, accType(), o));
+    }
+    return oAcc;
+  }
+  /// P into shared memory as two K-major 64 x 64 tiles at `tileAt(half)`
+  /// (its 16-bit rounding and the rounding of the rest, so that P V keeps
+  /// the probabilities' f32 precision, as in the mma.sync kernel), in the
+  /// 128-byte swizzle: the 16-byte chunk j of row r is at chunk j ^ (r %
+  /// 8), and r % 8 = g for both of the thread's rows. Then the fence that
+  /// orders these generic-proxy writes before the wgmmas (async proxy)
+  /// read them, once the caller's barrier has every thread's.
+  void storeP(ArrayRef<SmallVector<Value>> p,
+              function_ref<Value(int64_t)> tileAt, const ThreadRows &rows) {
+    auto halfPair = VectorType::get({2}, elem);
+    for (int64_t half = 0; half < 2; ++half) {
+      Value pTile = view(base, tileAt(half), {64, 64}, elem);
+      for (int64_t i = 0; i < 2; ++i)
+        for (int64_t j = 0; j < 8; ++j) {
+          SmallVector<Value> pair;
+          for (int64_t e = 0; e < 2; ++e) {
+            Value x = p[i][2 * j + e];
+            Value h = arith::TruncFOp::create(b, loc, elem, x);
+            if (half == 1)
+              h = arith::TruncFOp::create(
+                  b, loc, elem,
+                  arith::SubFOp::create(
+                      b, loc, x,
+                      arith::ExtFOp::create(b, loc, b.getF32Type(), h)));
+            pair.push_back(h);
+          }
+          Value chunk = arith::XOrIOp::create(b, loc, idx(j), rows.g);
+          vector::StoreOp::create(
+              b, loc, vector::FromElementsOp::create(b, loc, halfPair, pair),
+              pTile,
+              ValueRange{rows.rowIn[i], add(mul(chunk, idx(8)), rows.col0)});
+        }
+    }
+    NVVM::FenceProxyOp::create(
+        b, loc, NVVM::ProxyKind::async_shared,
+        NVVM::SharedSpaceAttr::get(b.getContext(),
+                                   NVVM::SharedSpace::shared_cta));
+  }
+  /// O += P V per 64 columns of the head dim onto `oAcc`: A = P (K-major,
+  /// part `half`, k16 step kk at `pAt(half, kk)`), B = the V tile in
+  /// `stage` as stored ([key][d]: N-major, transposeB), k16 step kk 16 rows
+  /// of 128 bytes further. With `waitLast` the last wgmma waits for all.
+  SmallVector<Value> accumulatePV(ArrayRef<Value> oAcc,
+                                  function_ref<Value(int64_t, int64_t)> pAt,
+                                  Value stage, bool waitLast) {
+    SmallVector<Value> result;
+    for (int64_t pn = 0; pn < panels; ++pn) {
+      Value acc = oAcc[pn];
+      for (int64_t half = 0; half < 2; ++half)
+        for (int64_t kk = 0; kk < kKeys / 16; ++kk) {
+          Value descA = descriptor(aDescType(), pAt(half, kk), {64, 16}, qMap);
+          Value descB = descriptor(
+              bDescType(), add(kPanelAt(stage, pn, 1), idx(kk * 16 * 128)),
+              {16, 64}, vMap);
+          bool last =
+              waitLast && pn + 1 == panels && half == 1 && kk + 1 == kKeys / 16;
+          acc = mma(descA, descB, acc, /*transposeB=*/true, last ? 0 : 1);
+        }
+      result.push_back(acc);
+    }
+    return result;
+  }
+  /// out = O / l from the key loop's final `state` (its wgmmas waited
+  /// for) for the thread's rows below T; a row without any visible key
+  /// (l = 0) is 0.
+  void storeOut(ValueRange state, const ThreadRows &rows, Value out) {
+    SmallVector<Value> oFrag;
+    for (int64_t pn = 0; pn < panels; ++pn)
+      oFrag.push_back(fragment(state[4 + pn]));
+    blockc::nvptx::storeAttentionRows(
+        *this, out, bIdx, hIdx, rows.qRows, tDim, state.slice(2, 2),
+        panels * 16, [&](int64_t i, int64_t k) {
+          int64_t pn = k / 16, j = k / 2 % 8, e = k % 2;
+          Value o = element(oFrag[pn], j, i, e);
+          Value d = add(rows.col0, idx(pn * kPanel + 8 * j + e));
+          return std::make_pair(o, d);
+        });
+  }
+
   void build(Value q, Value k, Value v, Value out) {
     if (consumers == 2)
       return buildSpecialized(q, k, v, out);
     MLIRContext *ctx = b.getContext();
-    int64_t panels = headDim / kPanel;
-    int64_t qBytes = panels * kPanelBytes; // Q, or one K or V tile
-    int64_t stageBytes = 2 * qBytes;       // K and V
-    int64_t qOff = 0, kvOff = qBytes;
-    int64_t pOff = kvOff + kStages * stageBytes; // P hi, P lo
+    setUp(q, k, v, /*qTiles=*/1, kStages); // Q, K/V ring, P hi, P lo
     int64_t sharedBytes = pOff + 2 * kPanelBytes + 1024;
-    Value c0 = idx(0), c1 = idx(1);
-    Value bDim = memref::DimOp::create(b, loc, q, 0);
-    Value tDim = memref::DimOp::create(b, loc, q, 1);
-    Value hDim = memref::DimOp::create(b, loc, q, 2);
-    Value sDim = memref::DimOp::create(b, loc, k, 1);
-    // Host: the tensor maps (made once per launch, cached by the runtime).
-    Value qMap = tensorMap(q), kMap = tensorMap(k), vMap = tensorMap(v);
-    auto launch = gpu::LaunchOp::create(
-        b, loc, arith::CeilDivUIOp::create(b, loc, tDim, idx(kRows)), hDim,
-        bDim, idx(128), c1, c1,
-        arith::ConstantIntOp::create(b, loc, sharedBytes, 32));
-    launch->setAttr(blockc::codegen::CodegenDialect::kKernelAttrName,
-                    blockc::codegen::KernelKindAttr::get(
-                        ctx, blockc::codegen::KernelKind::warpgroup_attention));
+    auto launch =
+        launchKernel(arith::CeilDivUIOp::create(b, loc, tDim, idx(kRows)), hDim,
+                     bDim, 128, sharedBytes);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&launch.getBody().front());
     gpu::KernelDim3 block = launch.getBlockIds();
     Value tid = launch.getThreadIds().x;
     Value warp = div(tid, 32), lane = rem(tid, 32);
     Value g = div(lane, 4), q4 = rem(lane, 4);
-    Value hIdx = block.y, bIdx = block.z;
-    Value kvh = arith::DivUIOp::create(b, loc, hIdx, idx(group));
+    hIdx = block.y;
+    bIdx = block.z;
+    kvh = arith::DivUIOp::create(b, loc, hIdx, idx(group));
     Value t0 = mul(block.x, idx(kRows));
     Value isLeader = eq(tid, 0);
-
-    // The buffers start at the first 1024-byte boundary of the dynamic
-    // shared memory (the 128-byte swizzle's period).
-    Value pad;
-    Value base = alignedDynamicSharedMemory(1024, pad);
-    auto at = [&](int64_t offset) { return add(pad, idx(offset)); };
-    auto kPanelAt = [&](Value stage, int64_t p, int64_t which) {
-      return add(at(kvOff + which * qBytes + p * kPanelBytes),
-                 mul(stage, idx(stageBytes)));
-    };
+    base = alignedDynamicSharedMemory(1024, pad);
 
     // mbarriers: one per stage ("full": its K and V tiles landed), and Q's.
     auto barsType = nvgpu::MBarrierGroupType::get(
@@ -144,41 +427,17 @@ struct WarpgroupAttentionKernel : blockc::nvptx::KernelBuilder {
     });
     gpu::BarrierOp::create(b, loc);
 
-    Value offset = arith::SubIOp::create(b, loc, sDim, tDim); // S - T
-    // Keys up to the causal end of the block's last row: later tiles are
-    // fully masked and never loaded.
-    Value kvEnd = sDim;
-    if (causal)
-      kvEnd = arith::MaxSIOp::create(
-          b, loc,
-          arith::MinSIOp::create(b, loc, add(add(t0, idx(kRows)), offset),
-                                 sDim),
-          c0);
-    Value numTiles = arith::CeilDivUIOp::create(b, loc, kvEnd, idx(kKeys));
-
-    auto tmaLoad = [&](Value dst, Value map, Value row, Value head, int64_t p,
-                       Value barrier) {
-      nvgpu::TmaAsyncLoadOp::create(
-          b, loc, view(base, dst, {1, 64, 1, kPanel}, elem), bars, map,
-          ValueRange{idx(p * kPanel), head, row, bIdx}, barrier, Value(),
-          Value());
-    };
+    offset = arith::SubIOp::create(b, loc, sDim, tDim); // S - T
+    Value numTiles = keyTiles(t0);
     // Thread 0 starts loading key tile `tile` into its stage.
     auto issue = [&](Value tile) {
-      Value stage = rem(tile, kStages);
-      nvgpu::MBarrierArriveExpectTxOp::create(b, loc, bars, idx(stageBytes),
-                                              stage, Value());
-      Value j0 = mul(tile, idx(kKeys));
-      for (int64_t p = 0; p < panels; ++p) {
-        tmaLoad(kPanelAt(stage, p, 0), kMap, j0, kvh, p, stage);
-        tmaLoad(kPanelAt(stage, p, 1), vMap, j0, kvh, p, stage);
-      }
+      loadKeyTile(bars, rem(tile, kStages), tile);
     };
     when(isLeader, [&] {
       nvgpu::MBarrierArriveExpectTxOp::create(b, loc, bars, idx(qBytes),
                                               idx(kStages), Value());
       for (int64_t p = 0; p < panels; ++p)
-        tmaLoad(at(qOff + p * kPanelBytes), qMap, t0, hIdx, p, idx(kStages));
+        tmaLoad(at(p * kPanelBytes), qMap, t0, hIdx, p, bars, idx(kStages));
       for (int64_t s = 0; s < kStages; ++s)
         when(lt(idx(s), numTiles), [&] { issue(idx(s)); });
     });
@@ -186,203 +445,55 @@ struct WarpgroupAttentionKernel : blockc::nvptx::KernelBuilder {
     nvgpu::MBarrierTryWaitParityOp::create(b, loc, bars, falseV, idx(10000000),
                                            idx(kStages));
 
-    // This thread's fragment rows (of the block's 64) and the first column
-    // of its pairs in each n8 tile: rows 16 w + g (+ 8), columns 8 j + 2 q.
-    Value r0 = add(mul(warp, idx(16)), g);
-    SmallVector<Value> rowIn = {r0, add(r0, idx(8))};
-    Value col0 = mul(q4, idx(2));
-    // Row t sees keys below min(S, t + S - T + 1) (signed: bottom-right
-    // causal); less 2 q, the first key of this thread's columns.
-    SmallVector<Value> qRows, keyLimit;
-    for (Value r : rowIn) {
-      Value t = add(t0, r);
-      qRows.push_back(t);
-      Value limit = sDim;
-      if (causal)
-        limit = arith::MinSIOp::create(b, loc, sDim, add(add(t, offset), c1));
-      keyLimit.push_back(arith::SubIOp::create(b, loc, limit, col0));
-    }
-
-    auto accType = nvgpu::WarpgroupAccumulatorType::get(
-        ctx, VectorType::get({64, 64}, b.getF32Type()));
-    auto aDescType = nvgpu::WarpgroupMatrixDescriptorType::get(
-        ctx, sharedType({64, 16}, elem));
-    auto bDescType = nvgpu::WarpgroupMatrixDescriptorType::get(
-        ctx, sharedType({16, 64}, elem));
-    auto descriptor = [&](nvgpu::WarpgroupMatrixDescriptorType type,
-                          Value offset, ArrayRef<int64_t> shape, Value map) {
-      return nvgpu::WarpgroupGenerateDescriptorOp::create(
-          b, loc, type, view(base, offset, shape, elem), map);
-    };
-    auto fragType = VectorType::get({32}, b.getF32Type());
-    // This thread's registers of a 64 x 64 accumulator: element
-    // 4 j + 2 h + e is row 16 w + g + 8 h, column 8 j + 2 q + e (the PTX
-    // ISA's wgmma layout); reading needs its wgmmas waited for.
-    auto fragment = [&](Value acc) {
-      return blockc::codegen::AccumulatorToFragmentOp::create(b, loc, fragType,
-                                                              acc)
-          .getResult();
-    };
-    auto element = [&](Value frag, int64_t j, int64_t h, int64_t e) {
-      return vector::ExtractOp::create(b, loc, frag,
-                                       ArrayRef<int64_t>{4 * j + 2 * h + e})
-          .getResult();
-    };
-
-    Value negInf = f32(-std::numeric_limits<double>::infinity());
-    // State: m (2 rows), l (2 rows), O as one accumulator per 64 columns of
-    // the head dim.
-    SmallVector<Value> init = {negInf, negInf, f32(0), f32(0)};
-    for (int64_t pn = 0; pn < panels; ++pn)
-      init.push_back(
-          nvgpu::WarpgroupMmaInitAccumulatorOp::create(b, loc, accType));
+    ThreadRows rows = threadRows(warp, g, q4, t0);
+    SmallVector<Value> init = initialState();
     Value scaleF = f32(scale);
-    auto loop = scf::ForOp::create(
-        b, loc, c0, numTiles, c1, init,
-        [&](OpBuilder &nb, Location, Value jt, ValueRange state) {
-          OpBuilder::InsertionGuard g2(b);
-          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+    SmallVector<Value> results =
+        loop(c0, numTiles, c1, init, [&](Value jt, ValueRange state) {
           Value stage = rem(jt, kStages);
           Value j0 = mul(jt, idx(kKeys));
-          Value parity = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
-                                               rem(div(jt, kStages), 2), c0);
-          nvgpu::MBarrierTryWaitParityOp::create(b, loc, bars, parity,
-                                                 idx(10000000), stage);
+          waitParity(bars, useParity(jt), stage);
 
-          // S = Q K^T: one m64n64k16 per k16 of the head dim, 32 bytes
-          // further along the swizzled rows of its 64-element panel.
-          Value sAcc =
-              nvgpu::WarpgroupMmaInitAccumulatorOp::create(b, loc, accType);
-          for (int64_t kk = 0; kk < headDim / 16; ++kk) {
-            int64_t p = kk / 4, within = (kk % 4) * 32;
-            Value descA = descriptor(
-                aDescType, at(qOff + p * kPanelBytes + within), {64, 16}, qMap);
-            Value descB =
-                descriptor(bDescType, add(kPanelAt(stage, p, 0), idx(within)),
-                           {64, 16}, kMap);
-            sAcc = nvgpu::WarpgroupMmaOp::create(
-                b, loc, accType, descA, descB,
-                b.getI64IntegerAttr(kk + 1 == headDim / 16 ? 0 : 1), UnitAttr(),
-                UnitAttr(), sAcc);
-          }
-          Value sFrag = fragment(sAcc);
-
-          // Scale, mask (past S, above the causal diagonal) and the online
-          // softmax of the thread's two rows (h = 0, 1): score 2 j + e is
-          // column 8 j + e after the thread's first.
-          SmallVector<Value> next(state.begin(), state.end());
-          SoftmaxStep step = onlineSoftmax(
-              16,
-              [&](int64_t i, int64_t k) {
-                return element(sFrag, k / 2, i, k % 2);
+          Value sFrag = fragment(scores(
+              [&](int64_t p, int64_t within) {
+                return at(p * kPanelBytes + within);
               },
-              keyLimit, j0, scaleF, MutableArrayRef<Value>(next).take_front(4));
-          SmallVector<SmallVector<Value>> &p = step.p;
-          SmallVector<Value> &alpha = step.alpha;
+              stage, /*waitLast=*/true));
+          SmallVector<Value> next(state.begin(), state.end());
+          SoftmaxStep step = softmax(sFrag, rows, j0, scaleF, next);
 
-          // P into shared memory as two K-major 64 x 64 tiles (its 16-bit
-          // rounding and the rounding of the rest, so that P V keeps the
-          // probabilities' f32 precision, as in the mma.sync kernel), in
-          // the 128-byte swizzle: the 16-byte chunk j of row r is at chunk
-          // j ^ (r % 8), and r % 8 = g for both of the thread's rows.
-          auto halfPair = VectorType::get({2}, elem);
-          for (int64_t half = 0; half < 2; ++half) {
-            Value pTile =
-                view(base, at(pOff + half * kPanelBytes), {64, 64}, elem);
-            for (int64_t i = 0; i < 2; ++i)
-              for (int64_t j = 0; j < 8; ++j) {
-                SmallVector<Value> pair;
-                for (int64_t e = 0; e < 2; ++e) {
-                  Value x = p[i][2 * j + e];
-                  Value h = arith::TruncFOp::create(b, loc, elem, x);
-                  if (half == 1)
-                    h = arith::TruncFOp::create(
-                        b, loc, elem,
-                        arith::SubFOp::create(
-                            b, loc, x,
-                            arith::ExtFOp::create(b, loc, b.getF32Type(), h)));
-                  pair.push_back(h);
-                }
-                Value chunk = arith::XOrIOp::create(b, loc, idx(j), g);
-                vector::StoreOp::create(
-                    b, loc,
-                    vector::FromElementsOp::create(b, loc, halfPair, pair),
-                    pTile, ValueRange{rowIn[i], add(mul(chunk, idx(8)), col0)});
-              }
-          }
-          // The generic-proxy writes of P before the wgmmas (async proxy)
-          // read them, for every thread of the warpgroup.
-          NVVM::FenceProxyOp::create(
-              b, loc, NVVM::ProxyKind::async_shared,
-              NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
+          // P into shared memory (two K-major tiles at pOff), then, for
+          // every thread of the warpgroup, a barrier before the wgmmas
+          // read it.
+          storeP(
+              step.p,
+              [&](int64_t half) { return at(pOff + half * kPanelBytes); },
+              rows);
           gpu::BarrierOp::create(b, loc);
 
           // O *= alpha in registers (every wgmma that wrote O was waited for
           // at the end of the last tile), back into the accumulators; then
-          // O += P V per 64 columns of the head dim: A = P (K-major, k16
-          // step kk 32 bytes along its rows), B = the V tile as stored
-          // ([key][d]: N-major, transposeB), k16 step kk 16 rows of 128
-          // bytes further.
-          SmallVector<Value> rowAlpha;
-          for (int64_t k = 0; k < 32; ++k)
-            rowAlpha.push_back(alpha[k / 2 % 2]);
-          Value rowScale =
-              vector::FromElementsOp::create(b, loc, fragType, rowAlpha);
-          SmallVector<Value> oAcc;
-          for (int64_t pn = 0; pn < panels; ++pn) {
-            Value o = arith::MulFOp::create(b, loc, fragment(state[4 + pn]),
-                                            rowScale);
-            oAcc.push_back(blockc::codegen::FragmentToAccumulatorOp::create(
-                b, loc, accType, o));
-          }
-          for (int64_t pn = 0; pn < panels; ++pn) {
-            Value acc = oAcc[pn];
-            for (int64_t half = 0; half < 2; ++half)
-              for (int64_t kk = 0; kk < kKeys / 16; ++kk) {
-                Value descA = descriptor(
-                    aDescType, at(pOff + half * kPanelBytes + kk * 32),
-                    {64, 16}, qMap);
-                Value descB = descriptor(
-                    bDescType, add(kPanelAt(stage, pn, 1), idx(kk * 16 * 128)),
-                    {16, 64}, vMap);
-                bool last =
-                    pn + 1 == panels && half == 1 && kk + 1 == kKeys / 16;
-                acc = nvgpu::WarpgroupMmaOp::create(
-                    b, loc, accType, descA, descB,
-                    b.getI64IntegerAttr(last ? 0 : 1), UnitAttr(),
-                    b.getUnitAttr(), acc);
-              }
-            next[4 + pn] = acc;
-          }
+          // O += P V.
+          SmallVector<Value> oAcc = rescaledO(step.alpha, state);
+          llvm::copy(accumulatePV(
+                         oAcc,
+                         [&](int64_t half, int64_t kk) {
+                           return at(pOff + half * kPanelBytes + kk * 32);
+                         },
+                         stage, /*waitLast=*/true),
+                     next.begin() + 4);
           // Every thread's MMAs of this tile completed: its stage and P are
           // free; thread 0 refills the stage with tile jt + 2.
           gpu::BarrierOp::create(b, loc);
           Value ahead = add(jt, idx(kStages));
           when(arith::AndIOp::create(b, loc, isLeader, lt(ahead, numTiles)),
                [&] { issue(ahead); });
-          scf::YieldOp::create(b, loc, next);
+          return next;
         });
 
     // out = O / l, from O's registers (the last tile waited for its
-    // wgmmas); a row without any visible key (l = 0) is 0.
-    SmallVector<Value> oFrag;
-    for (int64_t pn = 0; pn < panels; ++pn)
-      oFrag.push_back(fragment(loop.getResult(4 + pn)));
-    for (int64_t i = 0; i < 2; ++i) {
-      auto ifOp = scf::IfOp::create(b, loc, lt(qRows[i], tDim), false);
-      OpBuilder::InsertionGuard g2(b);
-      b.setInsertionPointToStart(ifOp.thenBlock());
-      Value l = loop.getResult(2 + i);
-      Value inv = reciprocalOrZero(l);
-      for (int64_t pn = 0; pn < panels; ++pn)
-        for (int64_t j = 0; j < 8; ++j)
-          for (int64_t e = 0; e < 2; ++e) {
-            Value o = element(oFrag[pn], j, i, e);
-            Value d = add(col0, idx(pn * kPanel + 8 * j + e));
-            storeRounded(arith::MulFOp::create(b, loc, o, inv), out,
-                         ValueRange{bIdx, qRows[i], hIdx, d});
-          }
-    }
+    // wgmmas).
+    storeOut(results, rows, out);
     gpu::TerminatorOp::create(b, loc);
   }
   /// The warp-specialised kernel (consumers = 2; see
@@ -408,53 +519,33 @@ struct WarpgroupAttentionKernel : blockc::nvptx::KernelBuilder {
   void buildSpecialized(Value q, Value k, Value v, Value out) {
     using Attr = blockc::codegen::GPUMmaAttentionAttr;
     MLIRContext *ctx = b.getContext();
-    constexpr int64_t stages = Attr::kSpecializedStages;
     constexpr int64_t blockRows = 2 * kRows;
-    int64_t panels = headDim / kPanel;
-    int64_t qBytes = panels * kPanelBytes; // 64 rows of Q, one K or V tile
-    int64_t stageBytes = 2 * qBytes;       // K and V
-    int64_t kvOff = 2 * qBytes;            // after both consumers' Q
-    int64_t pOff = kvOff + stages * stageBytes;
+    // Both consumers' Q, the K/V ring, then per consumer two P buffers of
+    // two parts.
+    setUp(q, k, v, /*qTiles=*/2, Attr::kSpecializedStages);
     int64_t sharedBytes = Attr::getSpecializedSharedBytes(headDim);
     assert(pOff + 8 * kPanelBytes + 1024 == sharedBytes &&
            "shared memory layout and size disagree");
-    Value c0 = idx(0), c1 = idx(1);
-    Value bDim = memref::DimOp::create(b, loc, q, 0);
-    Value tDim = memref::DimOp::create(b, loc, q, 1);
-    Value hDim = memref::DimOp::create(b, loc, q, 2);
-    Value sDim = memref::DimOp::create(b, loc, k, 1);
-    Value qMap = tensorMap(q), kMap = tensorMap(k), vMap = tensorMap(v);
     // Grid (ceil(T / 128) * B, H, 1): no grid-stride loop over a dynamic
     // B in z (blockc-gpu-legalize-grid), around which values would stay
     // live through the producer's 24 registers (ptxas spills them).
     Value qBlocks = arith::CeilDivUIOp::create(b, loc, tDim, idx(blockRows));
-    auto launch = gpu::LaunchOp::create(
-        b, loc, mul(qBlocks, bDim), hDim, c1, idx(3 * 128), c1, c1,
-        arith::ConstantIntOp::create(b, loc, sharedBytes, 32));
-    launch->setAttr(blockc::codegen::CodegenDialect::kKernelAttrName,
-                    blockc::codegen::KernelKindAttr::get(
-                        ctx, blockc::codegen::KernelKind::warpgroup_attention));
+    auto launch =
+        launchKernel(mul(qBlocks, bDim), hDim, c1, 3 * 128, sharedBytes);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&launch.getBody().front());
     gpu::KernelDim3 block = launch.getBlockIds();
     Value tid = launch.getThreadIds().x;
     Value warpgroup = div(tid, 128);
-    Value hIdx = block.y;
-    Value bIdx = arith::DivUIOp::create(b, loc, block.x, qBlocks);
-    Value kvh = arith::DivUIOp::create(b, loc, hIdx, idx(group));
+    hIdx = block.y;
+    bIdx = arith::DivUIOp::create(b, loc, block.x, qBlocks);
+    kvh = arith::DivUIOp::create(b, loc, hIdx, idx(group));
     Value t0 =
         mul(arith::RemUIOp::create(b, loc, block.x, qBlocks), idx(blockRows));
     Value isLeader = eq(tid, 0);
-
-    Value pad;
-    Value base = alignedDynamicSharedMemory(1024, pad);
-    auto at = [&](int64_t offset) { return add(pad, idx(offset)); };
+    base = alignedDynamicSharedMemory(1024, pad);
     auto qPanelAt = [&](Value c, int64_t p) {
       return add(at(p * kPanelBytes), mul(c, idx(qBytes)));
-    };
-    auto kPanelAt = [&](Value stage, int64_t p, int64_t which) {
-      return add(at(kvOff + which * qBytes + p * kPanelBytes),
-                 mul(stage, idx(stageBytes)));
     };
     // Consumer c's P buffer u (of 2), part `half` (16-bit rounding, rest).
     auto pTileAt = [&](Value c, Value u, int64_t half) {
@@ -483,44 +574,18 @@ struct WarpgroupAttentionKernel : blockc::nvptx::KernelBuilder {
     });
     gpu::BarrierOp::create(b, loc);
 
-    // Key tiles of the consumer whose rows start at `rowBase`: up to the
-    // causal end of its last row (signed: bottom-right causal), none if
-    // its rows all lie past T.
-    Value offset = arith::SubIOp::create(b, loc, sDim, tDim); // S - T
+    // Key tiles of the consumer whose rows start at `rowBase`; none if its
+    // rows all lie past T.
+    offset = arith::SubIOp::create(b, loc, sDim, tDim); // S - T
     auto tilesFrom = [&](Value rowBase) {
-      Value kvEnd = sDim;
-      if (causal)
-        kvEnd = arith::MaxSIOp::create(
-            b, loc,
-            arith::MinSIOp::create(b, loc,
-                                   add(add(rowBase, idx(kRows)), offset), sDim),
-            c0);
-      Value n = arith::CeilDivUIOp::create(b, loc, kvEnd, idx(kKeys));
+      Value n = keyTiles(rowBase);
       return arith::SelectOp::create(b, loc, lt(rowBase, tDim), n, c0)
           .getResult();
     };
     Value n0 = tilesFrom(t0), n1 = tilesFrom(add(t0, idx(kRows)));
     Value nMax = arith::MaxUIOp::create(b, loc, n0, n1);
     Value nMin = arith::MinUIOp::create(b, loc, n0, n1);
-
-    auto tmaLoad = [&](Value dst, Value map, Value row, Value head, int64_t p,
-                       Value bars, Value barrier) {
-      nvgpu::TmaAsyncLoadOp::create(
-          b, loc, view(base, dst, {1, 64, 1, kPanel}, elem), bars, map,
-          ValueRange{idx(p * kPanel), head, row, bIdx}, barrier, Value(),
-          Value());
-    };
     auto falseV = arith::ConstantIntOp::create(b, loc, 0, 1);
-    auto waitParity = [&](Value bars, Value parity, Value index) {
-      nvgpu::MBarrierTryWaitParityOp::create(b, loc, bars, parity,
-                                             idx(10000000), index);
-    };
-    // Use it / stages of `stage` (it counts the ring's uses).
-    auto useParity = [&](Value it) {
-      return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
-                                   rem(div(it, stages), 2), c0)
-          .getResult();
-    };
 
     auto producer = scf::IfOp::create(b, loc, eq(warpgroup, 0),
                                       /*withElseRegion=*/true);
@@ -554,13 +619,7 @@ struct WarpgroupAttentionKernel : blockc::nvptx::KernelBuilder {
                                                   rem(div(j, stages), 2), c0),
                             stage);
                });
-          nvgpu::MBarrierArriveExpectTxOp::create(b, loc, full, idx(stageBytes),
-                                                  stage, Value());
-          Value j0 = mul(j, idx(kKeys));
-          for (int64_t p = 0; p < panels; ++p) {
-            tmaLoad(kPanelAt(stage, p, 0), kMap, j0, kvh, p, full, stage);
-            tmaLoad(kPanelAt(stage, p, 1), vMap, j0, kvh, p, full, stage);
-          }
+          loadKeyTile(full, stage, j);
         });
       });
     }
@@ -588,59 +647,15 @@ struct WarpgroupAttentionKernel : blockc::nvptx::KernelBuilder {
     when(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, n, c0),
          [&] { waitParity(qBars, falseV, c); });
 
-    Value r0 = add(mul(warp, idx(16)), g);
-    SmallVector<Value> rowIn = {r0, add(r0, idx(8))};
-    Value col0 = mul(q4, idx(2));
-    SmallVector<Value> qRows, keyLimit;
-    for (Value r : rowIn) {
-      Value t = add(rowBase, r);
-      qRows.push_back(t);
-      Value limit = sDim;
-      if (causal)
-        limit = arith::MinSIOp::create(b, loc, sDim, add(add(t, offset), c1));
-      keyLimit.push_back(arith::SubIOp::create(b, loc, limit, col0));
-    }
-
-    auto accType = nvgpu::WarpgroupAccumulatorType::get(
-        ctx, VectorType::get({64, 64}, b.getF32Type()));
-    auto aDescType = nvgpu::WarpgroupMatrixDescriptorType::get(
-        ctx, sharedType({64, 16}, elem));
-    auto bDescType = nvgpu::WarpgroupMatrixDescriptorType::get(
-        ctx, sharedType({16, 64}, elem));
-    auto descriptor = [&](nvgpu::WarpgroupMatrixDescriptorType type,
-                          Value offset, ArrayRef<int64_t> shape, Value map) {
-      return nvgpu::WarpgroupGenerateDescriptorOp::create(
-          b, loc, type, view(base, offset, shape, elem), map);
-    };
-    auto fragType = VectorType::get({32}, b.getF32Type());
-    auto fragment = [&](Value acc) {
-      return blockc::codegen::AccumulatorToFragmentOp::create(b, loc, fragType,
-                                                              acc)
-          .getResult();
-    };
-    auto element = [&](Value frag, int64_t j, int64_t h, int64_t e) {
-      return vector::ExtractOp::create(b, loc, frag,
-                                       ArrayRef<int64_t>{4 * j + 2 * h + e})
-          .getResult();
-    };
+    ThreadRows rows = threadRows(warp, g, q4, rowBase);
     // Every wgmma issued commits and waits for all groups but the newest;
     // the consumer waits for all (wgmma.wait_group 0) after its turn, so
     // that no accumulator is in flight while another warpgroup issues.
-    auto mma = [&](Value descA, Value descB, Value acc, bool transposeB) {
-      return nvgpu::WarpgroupMmaOp::create(
-                 b, loc, accType, descA, descB, b.getI64IntegerAttr(1),
-                 UnitAttr(), transposeB ? b.getUnitAttr() : UnitAttr(), acc)
-          .getResult();
-    };
     auto waitAll = [&] {
       NVVM::WgmmaWaitGroupSyncOp::create(b, loc, b.getI64IntegerAttr(0));
     };
 
-    Value negInf = f32(-std::numeric_limits<double>::infinity());
-    SmallVector<Value> init = {negInf, negInf, f32(0), f32(0)};
-    for (int64_t pn = 0; pn < panels; ++pn)
-      init.push_back(
-          nvgpu::WarpgroupMmaInitAccumulatorOp::create(b, loc, accType));
+    SmallVector<Value> init = initialState();
     Value scaleF = f32(scale);
     Value other = arith::SubIOp::create(b, loc, c1, c);
     // Turns (ping-pong): the consumers' turns alternate 0, 1, 0, 1, ...,
@@ -658,17 +673,14 @@ struct WarpgroupAttentionKernel : blockc::nvptx::KernelBuilder {
     };
     Value isSecond = arith::XOrIOp::create(
         b, loc, isFirst, arith::ConstantIntOp::create(b, loc, 1, 1));
-    auto tiles = scf::ForOp::create(
-        b, loc, c0, n, c1, init,
-        [&](OpBuilder &nb, Location, Value jt, ValueRange state) {
-          OpBuilder::InsertionGuard g2(b);
-          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+    SmallVector<Value> results =
+        loop(c0, n, c1, init, [&](Value jt, ValueRange state) {
           Value stage = rem(jt, stages);
           Value j0 = mul(jt, idx(kKeys));
           waitParity(full, useParity(jt), stage);
           Value inTurns = lt(jt, nMin);
 
-          // S = Q K^T (one m64n64k16 per k16 of the head dim).
+          // S = Q K^T.
           turn(arith::AndIOp::create(
                    b, loc, inTurns,
                    arith::OrIOp::create(
@@ -676,79 +688,28 @@ struct WarpgroupAttentionKernel : blockc::nvptx::KernelBuilder {
                        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
                                              jt, c0))),
                isFirst);
-          Value sAcc =
-              nvgpu::WarpgroupMmaInitAccumulatorOp::create(b, loc, accType);
-          for (int64_t kk = 0; kk < headDim / 16; ++kk) {
-            int64_t p = kk / 4, within = (kk % 4) * 32;
-            Value descA = descriptor(
-                aDescType, add(qPanelAt(c, p), idx(within)), {64, 16}, qMap);
-            Value descB =
-                descriptor(bDescType, add(kPanelAt(stage, p, 0), idx(within)),
-                           {64, 16}, kMap);
-            sAcc = mma(descA, descB, sAcc, /*transposeB=*/false);
-          }
+          Value sAcc = scores(
+              [&](int64_t p, int64_t within) {
+                return add(qPanelAt(c, p), idx(within));
+              },
+              stage, /*waitLast=*/false);
           endTurn(inTurns);
           waitAll();
           Value sFrag = fragment(sAcc);
 
           SmallVector<Value> next(state.begin(), state.end());
-          SoftmaxStep step = onlineSoftmax(
-              16,
-              [&](int64_t i, int64_t k) {
-                return element(sFrag, k / 2, i, k % 2);
-              },
-              keyLimit, j0, scaleF, MutableArrayRef<Value>(next).take_front(4));
-          SmallVector<SmallVector<Value>> &p = step.p;
-          SmallVector<Value> &alpha = step.alpha;
+          SoftmaxStep step = softmax(sFrag, rows, j0, scaleF, next);
 
           // O *= alpha in registers (the last tile's P V was waited for).
-          SmallVector<Value> rowAlpha;
-          for (int64_t kx = 0; kx < 32; ++kx)
-            rowAlpha.push_back(alpha[kx / 2 % 2]);
-          Value rowScale =
-              vector::FromElementsOp::create(b, loc, fragType, rowAlpha);
-          SmallVector<Value> oAcc;
-          for (int64_t pn = 0; pn < panels; ++pn) {
-            Value o = arith::MulFOp::create(b, loc, fragment(state[4 + pn]),
-                                            rowScale);
-            oAcc.push_back(blockc::codegen::FragmentToAccumulatorOp::create(
-                b, loc, accType, o));
-          }
+          SmallVector<Value> oAcc = rescaledO(step.alpha, state);
 
           // P's two 16-bit parts into buffer j % 2 (the other buffer's
           // P V completed in every warp of this warpgroup before its named
-          // barrier of the last tile), 128-byte swizzled K-major tiles.
+          // barrier of the last tile), then the warpgroup's named barrier
+          // (1 + c, 128 threads) before its wgmmas read them.
           Value u = rem(jt, 2);
-          auto halfPair = VectorType::get({2}, elem);
-          for (int64_t half = 0; half < 2; ++half) {
-            Value pTile = view(base, pTileAt(c, u, half), {64, 64}, elem);
-            for (int64_t i = 0; i < 2; ++i)
-              for (int64_t j = 0; j < 8; ++j) {
-                SmallVector<Value> pair;
-                for (int64_t e = 0; e < 2; ++e) {
-                  Value x = p[i][2 * j + e];
-                  Value h = arith::TruncFOp::create(b, loc, elem, x);
-                  if (half == 1)
-                    h = arith::TruncFOp::create(
-                        b, loc, elem,
-                        arith::SubFOp::create(
-                            b, loc, x,
-                            arith::ExtFOp::create(b, loc, b.getF32Type(), h)));
-                  pair.push_back(h);
-                }
-                Value chunk = arith::XOrIOp::create(b, loc, idx(j), g);
-                vector::StoreOp::create(
-                    b, loc,
-                    vector::FromElementsOp::create(b, loc, halfPair, pair),
-                    pTile, ValueRange{rowIn[i], add(mul(chunk, idx(8)), col0)});
-              }
-          }
-          // The generic-proxy writes of P before this warpgroup's wgmmas
-          // read them: a fence and the warpgroup's named barrier (1 + c,
-          // 128 threads).
-          NVVM::FenceProxyOp::create(
-              b, loc, NVVM::ProxyKind::async_shared,
-              NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
+          storeP(
+              step.p, [&](int64_t half) { return pTileAt(c, u, half); }, rows);
           NVVM::BarrierOp::create(
               b, loc, TypeRange{},
               arith::IndexCastOp::create(b, loc, b.getI32Type(), add(c, c1)),
@@ -758,24 +719,17 @@ struct WarpgroupAttentionKernel : blockc::nvptx::KernelBuilder {
           // O += P V, then (the other consumer's turn) waiting for it:
           // this tile's stage is free.
           turn(inTurns, isSecond);
-          for (int64_t pn = 0; pn < panels; ++pn) {
-            Value acc = oAcc[pn];
-            for (int64_t half = 0; half < 2; ++half)
-              for (int64_t kk = 0; kk < kKeys / 16; ++kk) {
-                Value descA = descriptor(aDescType,
-                                         add(pTileAt(c, u, half), idx(kk * 32)),
-                                         {64, 16}, qMap);
-                Value descB = descriptor(
-                    bDescType, add(kPanelAt(stage, pn, 1), idx(kk * 16 * 128)),
-                    {16, 64}, vMap);
-                acc = mma(descA, descB, acc, /*transposeB=*/true);
-              }
-            next[4 + pn] = acc;
-          }
+          llvm::copy(accumulatePV(
+                         oAcc,
+                         [&](int64_t half, int64_t kk) {
+                           return add(pTileAt(c, u, half), idx(kk * 32));
+                         },
+                         stage, /*waitLast=*/false),
+                     next.begin() + 4);
           endTurn(inTurns);
           waitAll();
           warpArrive(empty, stage);
-          scf::YieldOp::create(b, loc, next);
+          return next;
         });
     // The stages of the other consumer's remaining tiles, as they land.
     loop(n, nMax, c1, [&](Value j) {
@@ -784,25 +738,8 @@ struct WarpgroupAttentionKernel : blockc::nvptx::KernelBuilder {
       warpArrive(empty, stage);
     });
 
-    // out = O / l for the consumer's rows below T (0 where l = 0).
-    SmallVector<Value> oFrag;
-    for (int64_t pn = 0; pn < panels; ++pn)
-      oFrag.push_back(fragment(tiles.getResult(4 + pn)));
-    for (int64_t i = 0; i < 2; ++i) {
-      auto ifOp = scf::IfOp::create(b, loc, lt(qRows[i], tDim), false);
-      OpBuilder::InsertionGuard g2(b);
-      b.setInsertionPointToStart(ifOp.thenBlock());
-      Value l = tiles.getResult(2 + i);
-      Value inv = reciprocalOrZero(l);
-      for (int64_t pn = 0; pn < panels; ++pn)
-        for (int64_t j = 0; j < 8; ++j)
-          for (int64_t e = 0; e < 2; ++e) {
-            Value o = element(oFrag[pn], j, i, e);
-            Value d = add(col0, idx(pn * kPanel + 8 * j + e));
-            storeRounded(arith::MulFOp::create(b, loc, o, inv), out,
-                         ValueRange{bIdx, qRows[i], hIdx, d});
-          }
-    }
+    // out = O / l for the consumer's rows below T.
+    storeOut(results, rows, out);
     b.setInsertionPointAfter(producer);
     gpu::TerminatorOp::create(b, loc);
   }
