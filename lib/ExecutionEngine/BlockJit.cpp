@@ -634,10 +634,12 @@ BlockJit::compile(ModuleOp module, const ModelSignature &sig,
   if (!optTM)
     return optTM.takeError();
   std::shared_ptr<llvm::TargetMachine> machine = std::move(*optTM);
-  ExecutionEngineOptions engineOptions;
-  engineOptions.transformer = [machine, optLevel](llvm::Module *m) {
+  // The options hold a function_ref: the lambda must outlive create().
+  auto optimize = [machine, optLevel](llvm::Module *m) {
     return optimizeLLVMModule(*m, *machine, optLevel);
   };
+  ExecutionEngineOptions engineOptions;
+  engineOptions.transformer = optimize;
   engineOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
   libs.push_back(gpu->path);
   engineOptions.sharedLibPaths = libs;

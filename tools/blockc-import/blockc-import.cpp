@@ -133,9 +133,6 @@ int main(int argc, char **argv) {
   if (!kind)
     return fail("--model must be stack or causal-lm, got '" + model + "'");
   options.model = *kind;
-  if (*kind == blockc::ImportModel::CausalLM && tensorParallel > 1)
-    return fail("--tensor-parallel is for --model=stack: a causal-lm model's "
-                "embedding and LM head are not partitioned");
   options.layers = layers;
   options.dtype = dtype;
   options.finalNorm = finalNorm;

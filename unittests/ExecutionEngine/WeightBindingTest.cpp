@@ -87,7 +87,10 @@ protected:
     auto input = mlir::RankedTensorType::get(
         {mlir::ShapedType::kDynamic, mlir::ShapedType::kDynamic, 4},
         mlir::Float32Type::get(&ctx));
-    sig.args.push_back({0, "input", "", input});
+    ModelArgument activation;
+    activation.role = "input";
+    activation.type = input;
+    sig.args.push_back(std::move(activation));
     for (ModelArgument &w : weights)
       sig.args.push_back(std::move(w));
     sig.resultType = input;
