@@ -626,6 +626,73 @@ TEST(EmulatorMatrixTest, WgmmaWithoutSwizzle) {
   EXPECT_GT(wgmmaMismatches(p, shared, swapped, warpgroup()), 0);
 }
 
+TEST(EmulatorMatrixTest, WgmmaTF32With128BSwizzleMatchesScalarMatmul) {
+  // m64nNk8 tf32: A (64 x 32) and B (n x 32) f32 in 128-byte swizzled rows
+  // (32 values each), as TMA writes f32 boxes; k8 step s starts 32 s bytes
+  // into the rows. Values exact in tf32 with noise in the low 13 bits,
+  // which the tensor core ignores (tf32Value).
+  for (int n : {8, 64, 256}) {
+    std::mt19937 rng(n);
+    std::uniform_int_distribution<int> small(-64, 64);
+    std::uniform_int_distribution<uint32_t> low(0, 0x1FFF);
+    int kTotal = 32;
+    auto value = [&](float scale) {
+      return bitsOf(small(rng) * scale) | low(rng);
+    };
+    std::vector<uint32_t> A, B;
+    for (int i = 0; i < 64 * kTotal; ++i)
+      A.push_back(value(1 / 8.0f));
+    for (int i = 0; i < n * kTotal; ++i)
+      B.push_back(value(1 / 16.0f));
+    std::vector<uint8_t> shared(64 * 128 + n * 128, 0xEE);
+    for (int r = 0; r < 64; ++r)
+      for (int k = 0; k < kTotal; ++k)
+        std::memcpy(&shared[referenceSwizzle((r * kTotal + k) * 4, 128)],
+                    &A[r * kTotal + k], 4);
+    for (int r = 0; r < n; ++r)
+      for (int k = 0; k < kTotal; ++k)
+        std::memcpy(
+            &shared[referenceSwizzle(64 * 128 + (r * kTotal + k) * 4, 128)],
+            &B[r * kTotal + k], 4);
+    int wrong = 0, noisy = 0;
+    for (int t = 0; t < 128; ++t) {
+      int w = t / 32, g = t % 32 / 4, q = t % 4;
+      std::vector<float> acc(n / 2, 0.5f), noNoise(n / 2, 0.5f);
+      for (int step = 0; step < kTotal / 8; ++step)
+        EXPECT_EQ(wgmmaThread(MmaType::TF32, descriptor(32 * step, 16, 1024, 1),
+                              descriptor(64 * 128 + 32 * step, 16, 1024, 1), n,
+                              t, shared.data(),
+                              static_cast<int64_t>(shared.size()), acc.data()),
+                  -1);
+      for (int j = 0; j < n / 8; ++j)
+        for (int e = 0; e < 4; ++e) {
+          int m = 16 * w + g + 8 * (e / 2), col = 8 * j + 2 * q + e % 2;
+          double exact = 0.5, rounded = 0.5;
+          for (int k = 0; k < kTotal; ++k) {
+            uint32_t a = A[m * kTotal + k], b = B[col * kTotal + k];
+            exact += static_cast<double>(tf32Value(a)) * tf32Value(b);
+            float fa, fb;
+            std::memcpy(&fa, &a, 4);
+            std::memcpy(&fb, &b, 4);
+            rounded += static_cast<double>(fa) * fb;
+          }
+          wrong += acc[4 * j + e] != static_cast<float>(exact);
+          noisy += static_cast<float>(rounded) != static_cast<float>(exact);
+        }
+    }
+    EXPECT_EQ(wrong, 0) << "n = " << n;
+    EXPECT_GT(noisy, 0) << "n = " << n; // the low bits mattered in f32
+  }
+  // Transposed tf32 operands do not exist (the PTX ISA): not modelled.
+  std::vector<uint8_t> shared(64 * 128 + 8 * 128, 0);
+  std::vector<float> acc(4, 1.0f);
+  EXPECT_EQ(wgmmaThread(MmaType::TF32, descriptor(0, 16, 1024, 1),
+                        descriptor(8192, 16, 1024, 1), 8, 0, shared.data(),
+                        static_cast<int64_t>(shared.size()), acc.data(),
+                        /*transposeB=*/true),
+            0);
+}
+
 TEST(EmulatorMatrixTest, WgmmaReportsReadsOutsideShared) {
   std::vector<uint8_t> shared(64 * 128 + 8 * 128, 0);
   std::vector<float> acc(8, 1.0f);

@@ -95,13 +95,16 @@ MatrixDescriptor decodeDescriptor(uint64_t descriptor);
 int swizzleWidth(int32_t swizzleMode);
 
 /// The shared memory byte offset of element (row, k) of a K-major operand
-/// with 16-bit elements given by `descriptor` (A: row = m; B: row = n), in
-/// the canonical layouts: with a swizzle pattern W bytes wide, rows of W
-/// bytes in groups of 8 (SBO apart), k contiguous, then swizzled:
-/// swizzleOffset(start + (row / 8) SBO + (row % 8) W + 2 k, W) (LBO unused:
-/// the 16 k values fit in W); without swizzle, 8 x 16-byte core matrices:
-/// start + (row / 8) SBO + (k / 8) LBO + (row % 8) 16 + 2 (k % 8).
-int64_t sharedMatrixOffset(const MatrixDescriptor &descriptor, int row, int k);
+/// with `elementBytes`-byte elements (2: bf16/f16; 4: tf32) given by
+/// `descriptor` (A: row = m; B: row = n), in the canonical layouts: with a
+/// swizzle pattern W bytes wide, rows of W bytes in groups of 8 (SBO
+/// apart), k contiguous, then swizzled: swizzleOffset(start + (row / 8) SBO
+/// + (row % 8) W + e k, W) (LBO unused: one wgmma's k values, 32 bytes,
+/// fit in W); without swizzle, 8 x 16-byte core matrices of c = 16 / e
+/// values per row: start + (row / 8) SBO + (k / c) LBO + (row % 8) 16 +
+/// e (k % c).
+int64_t sharedMatrixOffset(const MatrixDescriptor &descriptor, int row, int k,
+                           int elementBytes = 2);
 
 /// The shared memory byte offset of element (k, mn) of an MN-major operand
 /// (wgmma's imm-trans 1: B stored as rows of k, mn contiguous) with 16-bit
@@ -113,11 +116,14 @@ int64_t sharedMatrixOffset(const MatrixDescriptor &descriptor, int row, int k);
 int64_t sharedMatrixOffsetMN(const MatrixDescriptor &descriptor, int k, int mn);
 
 /// One thread's part of wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{bf16,
-/// f16}.{bf16,f16} with K-major A (64 x 16) and B (n rows of 16 k) in
+/// f16}.{bf16,f16}, or with `type` TF32 of m64n{n}k8.f32.tf32.tf32 (K = 8
+/// 32-bit values per row, each read as tf32Value: the low 13 bits
+/// ignored; K-major only, as the PTX ISA allows no transpose for tf32),
+/// with K-major A (64 x K) and B (n rows of K k) in
 /// `shared` (`sharedBytes` bytes), for thread `thread` (0-127) of its
 /// warpgroup: warp w = thread / 32, lane 4 g + q; acc (n / 2 floats) holds
 /// acc[4j + {0, 1}] = D(16w + g, 8j + 2q + {0, 1}) and acc[4j + {2, 3}] =
-/// D(16w + g + 8, 8j + 2q + {0, 1}). D = A B + acc, each element's 16
+/// D(16w + g + 8, 8j + 2q + {0, 1}). D = A B + acc, each element's K
 /// exact products and its C summed in double and rounded once to f32.
 /// n must be 8 to 256, a multiple of 8. Returns -1, or (leaving acc
 /// untouched) the offset of the first element it reads that is not inside

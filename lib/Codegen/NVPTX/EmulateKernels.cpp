@@ -261,8 +261,9 @@ private:
   DenseMap<Operation *, int64_t> mbarrierOffsets;
   /// What the Hopper ops' types say (read before the values are retyped):
   /// per warpgroup.generate.descriptor {swizzle width, mode, rows of the
-  /// map's box}; per warpgroup.mma {element bytes, N, k16 steps, bf16,
-  /// rows of B's tensor}.
+  /// map's box}; per warpgroup.mma {element bytes, N, k steps (k16, or
+  /// one k8 for tf32), multiplicand type (emu::MmaType: 0 bf16, 1 f16, 2
+  /// tf32), rows of B's tensor}.
   DenseMap<Operation *, SmallVector<int64_t>> hopperTypes;
   int64_t paramSlot = 0;
   bool synchronizes = false;
@@ -402,12 +403,23 @@ LogicalResult KernelEmulation::checkNVGPUOp(Operation *op) {
       MemRefType aTensor = mma.getDescriptorA().getType().getTensor();
       MemRefType bTensor = mma.getDescriptorB().getType().getTensor();
       Type a = aTensor.getElementType(), b = bTensor.getElementType();
-      if (!isSixteen(a) || a != b)
-        return fail("models warpgroup MMA with bf16 or f16 multiplicands "
-                    "only");
-      hopperTypes[op] = {aTensor.getElementTypeBitWidth() / 8,
-                         bTensor.getDimSize(1), aTensor.getDimSize(1) / 16,
-                         a.isBF16(), bTensor.getDimSize(0)};
+      if (!(isSixteen(a) || a.isTF32()) || a != b)
+        return fail("models warpgroup MMA with bf16, f16 or tf32 "
+                    "multiplicands only");
+      // tf32 (32-bit words in shared memory): one m64nNk8 per op, as the
+      // kernels build it (convert-nvgpu-to-nvvm advances a descriptor by
+      // the element type's bit width / 8, 19 / 8 bytes for tf32).
+      if (a.isTF32() && aTensor.getDimSize(1) != 8)
+        return fail("models tf32 warpgroup MMA of one k8 step per op only");
+      // {element bytes, N, k steps, multiplicand type (emu::MmaType), rows
+      // of B's tensor}
+      hopperTypes[op] = {a.isTF32() ? 4 : aTensor.getElementTypeBitWidth() / 8,
+                         bTensor.getDimSize(1),
+                         a.isTF32() ? 1 : aTensor.getDimSize(1) / 16,
+                         a.isTF32()   ? 2
+                         : a.isBF16() ? 0
+                                      : 1,
+                         bTensor.getDimSize(0)};
     }
     return success();
   }
@@ -886,7 +898,7 @@ void KernelEmulation::replaceWarpgroupOp(Operation *op) {
     // first dimension of its tensor times 16 k).
     ArrayRef<int64_t> info = hopperTypes[op];
     int64_t bytes = info[0], n = info[1], steps = info[2], bRows = info[4];
-    bool bf16 = info[3];
+    int64_t multiplicand = info[3];
     auto type = cast<VectorType>(op->getResult(0).getType());
     Value acc = spill(b, loc, mma.getMatrixCMutable().get());
     Value site = siteString(b, op, "nvgpu.warpgroup.mma");
@@ -899,7 +911,7 @@ void KernelEmulation::replaceWarpgroupOp(Operation *op) {
                                 i64((bRows * 16 * k * bytes) >> 4));
       func::CallOp::create(
           b, loc, runtime.wgmma,
-          ValueRange{thread, i32(bf16 ? 0 : 1), descA, descB, i32(n),
+          ValueRange{thread, i32(multiplicand), descA, descB, i32(n),
                      i32(mma.getTransposeA().has_value()),
                      i32(mma.getTransposeB().has_value()), acc, site});
     }

@@ -175,9 +175,9 @@ Type blockc::nvptx::getMmaMultiplicandType(linalg::LinalgOp op) {
   return {};
 }
 
-bool blockc::nvptx::isWarpgroupMatmulCandidate(linalg::LinalgOp op) {
-  if (!getTensorCoreMatmulType(op))
-    return false;
+/// Whether the contraction `op` reads its inputs as the warpgroup-MMA
+/// kernel's TMA maps do (isWarpgroupMatmulCandidate).
+static bool readsWarpgroupMatrices(linalg::LinalgOp op) {
   linalg::ContractionDimensions dims = *linalg::inferContractionDims(op);
   if (!dims.batch.empty())
     return false;
@@ -194,9 +194,18 @@ bool blockc::nvptx::isWarpgroupMatmulCandidate(linalg::LinalgOp op) {
   OpOperand *in0 = op.getDpsInputOperand(0), *in1 = op.getDpsInputOperand(1);
   bool mFirst = readsExactly(in0, dims.m) && readsExactly(in1, dims.n);
   bool nFirst = readsExactly(in1, dims.m) && readsExactly(in0, dims.n);
-  // K is a static multiple of 16 (getTensorCoreMatmulType): rows of 16-bit
-  // elements are multiples of 16 bytes, as TMA's strides must be.
+  // K is a static multiple of 16 (hasTensorCoreShape): rows are multiples
+  // of 16 bytes, as TMA's strides must be.
   return mFirst || nFirst;
+}
+
+bool blockc::nvptx::isWarpgroupMatmulCandidate(linalg::LinalgOp op) {
+  return getTensorCoreMatmulType(op) && readsWarpgroupMatrices(op);
+}
+
+bool blockc::nvptx::isWarpgroupTF32Candidate(linalg::LinalgOp op) {
+  return op.hasPureBufferSemantics() && isTF32MatmulCandidate(op) &&
+         readsWarpgroupMatrices(op);
 }
 
 OpOperand *blockc::nvptx::getNarrowableMatmulOperand(linalg::LinalgOp op) {

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "EpilogueFusion.h"
 #include "TileGemv.h"
 #include "blockc/Codegen/NVPTX/KernelMatchers.h"
 #include "blockc/Codegen/NVPTX/Passes.h"
@@ -69,6 +70,19 @@ int64_t reductionSize(linalg::LinalgOp op) {
   return cast<ShapedType>(op.getDpsInputOperand(0)->get().getType())
       .getShape()
       .back();
+}
+
+/// Whether the TF32 contraction `op` has a prologue the mma.sync kernel
+/// evaluates (planPrologue: its M-side input written by a pointwise
+/// generic, an f32 block's norm).
+bool hasNormPrologue(linalg::LinalgOp op) {
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(op);
+  if (failed(dims))
+    return false;
+  return blockc::nvptx::planPrologue(op,
+                                     *blockc::nvptx::inputsMN(op, *dims).first)
+      .has_value();
 }
 
 /// The rule of the pass description (Passes.td, GPUSelectTilesPass).
@@ -191,8 +205,14 @@ struct GPUSelectTilesPass
                                   /*elementBytes=*/4));
         // Hopper's warpgroup MMA and TMA (sm_90a only: wgmma is an
         // arch-specific feature), on buffers (warpgroupTilesFor).
+        // With -gpu-allow-tf32 also the TF32 contractions, except those
+        // whose A input a norm writes: the mma.sync kernel applies the norm
+        // in its prologue (the kernel with TMA loads has no registers the
+        // norm could be applied in before the MMA reads shared memory).
         if (target.hasWarpgroupMma() &&
-            blockc::nvptx::isWarpgroupMatmulCandidate(linalgOp)) {
+            (blockc::nvptx::isWarpgroupMatmulCandidate(linalgOp) ||
+             (allowTf32 && blockc::nvptx::isWarpgroupTF32Candidate(linalgOp) &&
+              !hasNormPrologue(linalgOp)))) {
           FailureOr<linalg::ContractionDimensions> dims =
               linalg::inferContractionDims(linalgOp);
           int64_t n = succeeded(dims)

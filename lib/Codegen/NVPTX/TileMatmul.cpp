@@ -40,11 +40,13 @@ struct GPUTileMatmulPass
       // sm_80 and newer), the f32 FMA kernel for f32 contractions.
       if (auto wg = op->getAttrOfType<GPUWarpgroupTilesAttr>(
               CodegenDialect::kGpuWarpgroupTilesAttrName)) {
-        if (!blockc::nvptx::isWarpgroupMatmulCandidate(op)) {
+        if (!blockc::nvptx::isWarpgroupMatmulCandidate(op) &&
+            !blockc::nvptx::isWarpgroupTF32Candidate(op)) {
           op->emitOpError()
               << "has '" << CodegenDialect::kGpuWarpgroupTilesAttrName
-              << "' but is not a contraction of a bf16 or f16 [M..., K] "
-                 "buffer and an [N, K] buffer of that type into f32";
+              << "' but is not a contraction of a bf16, f16 or f32 (TF32) "
+                 "[M..., K] buffer and an [N, K] buffer of that type into "
+                 "f32";
           return WalkResult::interrupt();
         }
         candidates.push_back({op, wg});
@@ -163,8 +165,9 @@ struct GPUTileMatmulPass
         gemvDispatch =
             blockc::nvptx::buildGemvDispatch(b, op, sizes, gemv, plan);
       if (auto wg = dyn_cast<GPUWarpgroupTilesAttr>(config)) {
+        // bf16 / f16, or f32 for tf32 operands.
         plan.kernel = blockc::nvptx::buildWarpgroupMatmul(
-            base, wg, blockc::nvptx::getTensorCoreMatmulType(op), plan);
+            base, wg, blockc::nvptx::getMmaMultiplicandType(op), plan);
         ++numWarpgroup;
       } else if (auto mma = dyn_cast<GPUMmaTilesAttr>(config)) {
         // A prologue only when the kernel does not write what it reads
@@ -230,7 +233,8 @@ struct GPUTileMatmulPass
     if (aIn->get() != second->getOpOperand(aIn->getOperandNumber()).get())
       return false;
     if (auto wg = dyn_cast<GPUWarpgroupTilesAttr>(config))
-      return blockc::nvptx::isWarpgroupMatmulCandidate(second) &&
+      return (blockc::nvptx::isWarpgroupMatmulCandidate(second) ||
+              blockc::nvptx::isWarpgroupTF32Candidate(second)) &&
              wg.getTileN() % 16 == 0;
     auto mma = cast<GPUMmaTilesAttr>(config);
     int64_t chunksPerRow = mma.getTileK() / (elem.isF32() ? 4 : 8);

@@ -117,6 +117,16 @@ mlir::gpu::LaunchOp buildMmaMatmul(const ContractionKernel &base,
                                    mlir::Type elem, const EpiloguePlan &plan,
                                    std::optional<ProloguePlan> prologue);
 
+/// Rounds each f32 of `vector` to tf32, to nearest with ties away from zero
+/// (cvt.rna.tf32.f32, the rounding cuBLAS uses): half a tf32 ulp (bit 12)
+/// is added to the bits of finite values, and the low 13 bits are cleared,
+/// so the MMA gets a tf32 value whatever it does with those bits.
+/// Infinities stay; a NaN gets its quiet bit (bit 22), so that clearing a
+/// payload held in the low bits leaves a NaN (the addition could carry a
+/// NaN's payload into its sign).
+mlir::Value roundToTF32(mlir::OpBuilder &b, mlir::Location loc,
+                        mlir::Value vector);
+
 /// Builds the warpgroup-MMA kernel (sm_90a) of `base.op` computing `plan`;
 /// returns its launch.
 mlir::gpu::LaunchOp buildWarpgroupMatmul(const ContractionKernel &base,

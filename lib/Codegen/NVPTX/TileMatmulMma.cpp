@@ -55,34 +55,9 @@ struct TensorCoreKernel : ContractionKernel {
   /// The k of one mma.sync: m16n8k16, or m16n8k8 for tf32.
   int64_t mmaK() const { return tf32() ? 8 : 16; }
 
-  /// Rounds each f32 of an ldmatrix fragment to tf32, to nearest with ties
-  /// away from zero (cvt.rna.tf32.f32, the rounding cuBLAS uses): half a
-  /// tf32 ulp (bit 12) is added to the bits of finite values, and the low
-  /// 13 bits are cleared, so the MMA gets a tf32 value whatever it does
-  /// with those bits. Infinities stay; a NaN gets its quiet bit (bit 22),
-  /// so that clearing a payload held in the low bits leaves a NaN (the
-  /// addition could carry a NaN's payload into its sign).
+  /// Rounds each f32 of an ldmatrix fragment to tf32 (roundToTF32).
   Value roundToTF32(Value fragment) {
-    auto type = cast<VectorType>(fragment.getType());
-    auto intType = VectorType::get(type.getShape(), b.getI32Type());
-    auto splat = [&](int32_t v) {
-      return arith::ConstantOp::create(
-          b, loc, intType,
-          DenseElementsAttr::get(intType, b.getI32IntegerAttr(v)));
-    };
-    Value bits = arith::BitcastOp::create(b, loc, intType, fragment);
-    Value magnitude = arith::AndIOp::create(b, loc, bits, splat(0x7FFFFFFF));
-    Value finite = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                         magnitude, splat(0x7F800000));
-    Value nan = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
-                                      magnitude, splat(0x7F800000));
-    Value rounded = arith::AddIOp::create(b, loc, bits, splat(0x1000));
-    Value quiet = arith::OrIOp::create(b, loc, bits, splat(0x00400000));
-    Value special = arith::SelectOp::create(b, loc, nan, quiet, bits);
-    Value result = arith::SelectOp::create(b, loc, finite, rounded, special);
-    Value cleared = arith::AndIOp::create(
-        b, loc, result, splat(static_cast<int32_t>(0xFFFFE000u)));
-    return arith::BitcastOp::create(b, loc, type, cleared);
+    return blockc::nvptx::roundToTF32(b, loc, fragment);
   }
 
   /// One thread's 16-byte chunk of an operand tile: its row and k offset
@@ -408,4 +383,27 @@ gpu::LaunchOp blockc::nvptx::buildMmaMatmul(
   kernel.prologue = std::move(prologue);
   kernel.build();
   return kernel.launch;
+}
+
+Value blockc::nvptx::roundToTF32(OpBuilder &b, Location loc, Value vector) {
+  auto type = cast<VectorType>(vector.getType());
+  auto intType = VectorType::get(type.getShape(), b.getI32Type());
+  auto splat = [&](int32_t v) {
+    return arith::ConstantOp::create(
+        b, loc, intType,
+        DenseElementsAttr::get(intType, b.getI32IntegerAttr(v)));
+  };
+  Value bits = arith::BitcastOp::create(b, loc, intType, vector);
+  Value magnitude = arith::AndIOp::create(b, loc, bits, splat(0x7FFFFFFF));
+  Value finite = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                       magnitude, splat(0x7F800000));
+  Value nan = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
+                                    magnitude, splat(0x7F800000));
+  Value rounded = arith::AddIOp::create(b, loc, bits, splat(0x1000));
+  Value quiet = arith::OrIOp::create(b, loc, bits, splat(0x00400000));
+  Value special = arith::SelectOp::create(b, loc, nan, quiet, bits);
+  Value result = arith::SelectOp::create(b, loc, finite, rounded, special);
+  Value cleared = arith::AndIOp::create(
+      b, loc, result, splat(static_cast<int32_t>(0xFFFFE000u)));
+  return arith::BitcastOp::create(b, loc, type, cleared);
 }

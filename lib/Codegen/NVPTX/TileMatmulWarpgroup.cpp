@@ -1,8 +1,9 @@
 //===- TileMatmulWarpgroup.cpp - the warpgroup-MMA contraction kernel ---===//
 //
 // The sm_90a kernel of blockc-gpu-tile-matmul: TMA into a ring of swizzled
-// stages on mbarriers, warpgroup MMAs (wgmma), optionally a producer
-// warpgroup and persistent blocks.
+// stages on mbarriers, warpgroup MMAs (wgmma; bf16 / f16, or tf32 for f32
+// operands rounded in shared memory), optionally a producer warpgroup and
+// persistent blocks.
 // See Codegen/NVPTX/Passes.td (GPUTileMatmulPass) and TileMatmul.h.
 //
 //===----------------------------------------------------------------------===//
@@ -28,10 +29,12 @@ namespace {
 /// Builds the warpgroup-MMA kernel (sm_90a) for one contraction (see
 /// GPUWarpgroupTilesAttr): TMA loads into a ring of 128-byte swizzled
 /// stages completed on mbarriers, m64nNk16 warpgroup MMAs reading both
-/// operands from shared memory, an epilogue through shared memory.
+/// operands from shared memory (m64nNk8 .tf32 for f32 operands, which the
+/// consumers round to tf32 in place first), an epilogue through shared
+/// memory.
 struct WarpgroupKernel : ContractionKernel {
   GPUWarpgroupTilesAttr tiles;
-  Type elem; // bf16 or f16
+  Type elem; // bf16 or f16, or f32 (tf32 operands)
   blockc::nvptx::EpiloguePlan plan;
   gpu::LaunchOp launch = {};
   static constexpr int64_t kTileK = GPUWarpgroupTilesAttr::kTileK;
@@ -40,6 +43,14 @@ struct WarpgroupKernel : ContractionKernel {
   /// ptxas spill 20-32 bytes in the 7B block's projections, 4 spills none.
   static constexpr int64_t kEpilogueGroup = 4;
   static constexpr int64_t kRowBytes = kTileK * 2; // the swizzle's width
+
+  /// f32 operands multiplied as tf32 (-gpu-allow-tf32).
+  bool tf32() const { return elem.isF32(); }
+  /// Reduction elements per stage: one 128-byte row (64 16-bit values, 32
+  /// f32), so the stages have the same bytes for every type.
+  int64_t tileK() const { return tf32() ? kRowBytes / 4 : kTileK; }
+  /// The k of one wgmma: m64nNk16, m64nNk8 for tf32; 32 bytes either way.
+  int64_t mmaK() const { return tf32() ? 8 : 16; }
 
   MemRefType sharedType(ArrayRef<int64_t> shape, Type type) {
     return MemRefType::get(shape, type, MemRefLayoutAttrInterface(),
@@ -65,7 +76,7 @@ struct WarpgroupKernel : ContractionKernel {
   /// filled outside the matrix.
   Value tensorMap(Value matrix, int64_t rows) {
     auto type = nvgpu::TensorMapDescriptorType::get(
-        b.getContext(), sharedType({rows, kTileK}, elem),
+        b.getContext(), sharedType({rows, tileK()}, elem),
         nvgpu::TensorMapSwizzleKind::SWIZZLE_128B,
         nvgpu::TensorMapL2PromoKind::L2PROMO_NONE,
         nvgpu::TensorMapOOBKind::OOB_ZERO,
@@ -73,7 +84,7 @@ struct WarpgroupKernel : ContractionKernel {
     Value unranked = memref::CastOp::create(
         b, loc, UnrankedMemRefType::get(elem, 0), matrix);
     return nvgpu::TmaCreateDescriptorOp::create(
-        b, loc, type, unranked, ValueRange{idx(rows), idx(kTileK)});
+        b, loc, type, unranked, ValueRange{idx(rows), idx(tileK())});
   }
 
   /// A view of `shape` x `type` at byte `offset` of the dynamic shared
@@ -94,7 +105,7 @@ struct WarpgroupKernel : ContractionKernel {
     int64_t tileM = tiles.getTileM(), tileN = tiles.getTileN(),
             stages = tiles.getStages();
     int64_t kSize = cast<MemRefType>(aOp.get().getType()).getShape().back();
-    int64_t numK = llvm::divideCeil(kSize, kTileK);
+    int64_t numK = llvm::divideCeil(kSize, tileK());
     int64_t stageBytes = tiles.getStageBytes();
     int64_t aBytes = tileM * kRowBytes;
     int64_t consumers = tiles.getConsumers();
@@ -188,15 +199,15 @@ struct WarpgroupKernel : ContractionKernel {
       nvgpu::MBarrierArriveExpectTxOp::create(b, loc, full, idx(stageBytes),
                                               stage, Value());
       Value offset = stageOffset(stage);
-      Value k0 = mul(kt, idx(kTileK));
+      Value k0 = mul(kt, idx(tileK()));
       nvgpu::TmaAsyncLoadOp::create(
-          b, loc, view(base, offset, {tileM, kTileK}, elem), full, aMap,
+          b, loc, view(base, offset, {tileM, tileK()}, elem), full, aMap,
           ValueRange{k0, m0}, stage, Value(), Value());
       for (int64_t p = 0; p < (paired ? 2 : 1); ++p)
         nvgpu::TmaAsyncLoadOp::create(
             b, loc,
             view(base, add(offset, idx(aBytes + p * outTileN * kRowBytes)),
-                 {outTileN, kTileK}, elem),
+                 {outTileN, tileK()}, elem),
             full, p ? b2Map : bMap, ValueRange{k0, n0}, stage, Value(),
             Value());
     };
@@ -211,29 +222,32 @@ struct WarpgroupKernel : ContractionKernel {
 
     auto accType = nvgpu::WarpgroupAccumulatorType::get(
         ctx, VectorType::get({64, tileN}, b.getF32Type()));
+    // The descriptors' tensor types say the multiplicand type (nvgpu
+    // takes tf32 there, the f32 words of shared memory as tf32 operands).
+    Type mmaType = tf32() ? Type(b.getTF32Type()) : elem;
     auto aDescType = nvgpu::WarpgroupMatrixDescriptorType::get(
-        ctx, sharedType({64, 16}, elem));
+        ctx, sharedType({64, mmaK()}, mmaType));
     auto bDescType = nvgpu::WarpgroupMatrixDescriptorType::get(
-        ctx, sharedType({16, tileN}, elem));
+        ctx, sharedType({mmaK(), tileN}, mmaType));
     // Consumer warpgroup `w` multiplies rows [64 w, 64 w + 64) of the A
-    // tile in `stage` into `acc`; k16 step kk starts 32 bytes further along
-    // the swizzled rows. Each MMA waits for all but the newest group
-    // (wgmma.wait_group 1): after the first, the previous step's MMAs are
-    // done, and `afterFirst` runs.
+    // tile in `stage` into `acc`; k16 (tf32: k8) step kk starts 32 bytes
+    // further along the swizzled rows. Each MMA waits for all but the newest
+    // group (wgmma.wait_group 1): after the first, the previous step's MMAs
+    // are done, and `afterFirst` runs.
     auto multiply = [&](Value stage, Value w, Value acc,
                         function_ref<void()> afterFirst) {
       Value offset = stageOffset(stage);
       Value aRows = add(offset, mul(w, idx(64 * kRowBytes)));
       Value bRows = add(offset, idx(aBytes));
-      for (int64_t kk = 0; kk < kTileK / 16; ++kk) {
+      for (int64_t kk = 0; kk < tileK() / mmaK(); ++kk) {
         Value descA = nvgpu::WarpgroupGenerateDescriptorOp::create(
             b, loc, aDescType,
-            view(base, add(aRows, idx(kk * 32)), {64, 16}, elem), aMap);
+            view(base, add(aRows, idx(kk * 32)), {64, mmaK()}, elem), aMap);
         // The descriptor's tensor type is wgmma's [K, N] view of B; the
-        // memref is the [N, 16] slice of the K-major tile it starts at.
+        // memref is the [N, k] slice of the K-major tile it starts at.
         Value descB = nvgpu::WarpgroupGenerateDescriptorOp::create(
             b, loc, bDescType,
-            view(base, add(bRows, idx(kk * 32)), {tileN, 16}, elem), bMap);
+            view(base, add(bRows, idx(kk * 32)), {tileN, mmaK()}, elem), bMap);
         acc = nvgpu::WarpgroupMmaOp::create(b, loc, accType, descA, descB,
                                             b.getI64IntegerAttr(1), UnitAttr(),
                                             UnitAttr(), acc);
@@ -241,6 +255,32 @@ struct WarpgroupKernel : ContractionKernel {
           afterFirst();
       }
       return acc;
+    };
+
+    // tf32: threads `first`, `first + count`, ... round the f32 words of
+    // `stage` (its A and B tiles, as TMA wrote them) to tf32 in place, 16
+    // bytes at a time (the swizzle moves whole 16-byte chunks, so the words
+    // need no coordinates), as the mma.sync kernel rounds its fragments;
+    // then fence.proxy.async: the generic-proxy writes before the wgmmas
+    // (async proxy) read them, once the caller's barrier has joined the
+    // threads.
+    auto roundStage = [&](Value stage, Value first, int64_t count) {
+      Type f32 = b.getF32Type();
+      auto chunkType = VectorType::get({4}, f32);
+      Value words = view(base, stageOffset(stage), {stageBytes / 4}, f32);
+      loop(first, idx(stageBytes / 16), idx(count), [&](Value c) {
+        Value at = mul(c, idx(4));
+        Value chunk =
+            vector::LoadOp::create(b, loc, chunkType, words, ValueRange{at},
+                                   /*nontemporal=*/false, llvm::MaybeAlign(16));
+        vector::StoreOp::create(b, loc,
+                                blockc::nvptx::roundToTF32(b, loc, chunk),
+                                words, ValueRange{at},
+                                /*nontemporal=*/false, llvm::MaybeAlign(16));
+      });
+      NVVM::FenceProxyOp::create(
+          b, loc, NVVM::ProxyKind::async_shared,
+          NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
     };
 
     // The f32 tile's rows are padded by 16 bytes: a store of the
@@ -362,6 +402,10 @@ struct WarpgroupKernel : ContractionKernel {
       Value acc = reduceTile([&](Value kt, Value acc) {
         Value stage = rem(kt, stages);
         waitFull(stage, kt);
+        if (tf32()) {
+          roundStage(stage, tid, tiles.getThreads());
+          gpu::BarrierOp::create(b, loc);
+        }
         acc = multiply(stage, warpgroup, acc, nullptr);
         // Each warpgroup's first MMA of this step waited for its MMAs of
         // step kt - 1: after the barrier, that step's stage is free.
@@ -471,6 +515,10 @@ struct WarpgroupKernel : ContractionKernel {
           Value it = add(it0, kt);
           Value stage = rem(it, stages);
           waitFull(stage, it);
+          if (tf32()) {
+            roundStage(stage, ctid, consumerThreads);
+            consumersSync();
+          }
           return multiply(stage, w, acc, [&] {
             when(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, kt,
                                        idx(0)),

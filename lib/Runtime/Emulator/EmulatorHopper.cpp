@@ -438,10 +438,17 @@ BLOCKC_EXPORT void blockcEmuWgmma(BlockcEmuThread *thread, int32_t type,
   std::string problem;
   blockc::emu::MatrixDescriptor a = blockc::emu::decodeDescriptor(descA);
   blockc::emu::MatrixDescriptor b = blockc::emu::decodeDescriptor(descB);
-  if (type != 0 && type != 1)
-    problem = format("has multiplicand type %d (0 bf16, 1 f16)", type);
+  // bf16 and f16: m64nNk16; tf32: m64nNk8.
+  bool tf32 = type == static_cast<int32_t>(blockc::emu::MmaType::TF32);
+  int k = tf32 ? 8 : 16;
+  if (type != 0 && type != 1 && !tf32)
+    problem = format("has multiplicand type %d (0 bf16, 1 f16, 2 tf32)", type);
   else if (n < 8 || n > 256 || n % 8 != 0)
     problem = format("has n = %d (8 to 256, a multiple of 8)", n);
+  else if (tf32 && (transposeA || transposeB))
+    problem = format("has transpose flags A %d, B %d: tf32 operands are "
+                     "K-major only (the PTX ISA has no transpose for tf32)",
+                     transposeA, transposeB);
   else if (transposeA || (transposeB & ~1) ||
            (transposeB && b.swizzleMode == 0))
     problem = format("has transpose flags A %d, B %d (B swizzle mode %d): "
@@ -462,10 +469,9 @@ BLOCKC_EXPORT void blockcEmuWgmma(BlockcEmuThread *thread, int32_t type,
         static_cast<blockc::emu::MmaType>(type), descA, descB, n,
         linear % kWarpgroupSize, l.shared, l.sharedBytes, acc, transposeB != 0);
     t->wgmmaUncommitted = true;
-    // m64nNk16: 2 x 64 x N x 16 FLOPs per warpgroup, a 128th per thread.
+    // m64nNkK: 2 x 64 x N x K FLOPs per warpgroup, a 128th per thread.
     if (l.profiler)
-      l.profiler->tensorFlops(2.0 * 64 * n * 16 / kWarpgroupSize,
-                              /*tf32=*/false);
+      l.profiler->tensorFlops(2.0 * 64 * n * k / kWarpgroupSize, tf32);
     if (bad >= 0)
       problem = format(
           "reads shared offset %lld, outside the block's %lld bytes of shared "
@@ -480,8 +486,8 @@ BLOCKC_EXPORT void blockcEmuWgmma(BlockcEmuThread *thread, int32_t type,
           static_cast<long long>(b.leadingOffset), b.swizzleMode);
   }
   if (!problem.empty())
-    failInKernel(*t, format("%s: wgmma.m64n%dk16 at %s %s",
-                            threadInBlock(*t).c_str(), n, siteName(site),
+    failInKernel(*t, format("%s: wgmma.m64n%dk%d at %s %s",
+                            threadInBlock(*t).c_str(), n, k, siteName(site),
                             problem.c_str()));
 }
 

@@ -141,13 +141,16 @@ int swizzleWidth(int32_t swizzleMode) {
   return widths[swizzleMode & 3];
 }
 
-int64_t sharedMatrixOffset(const MatrixDescriptor &descriptor, int row, int k) {
+int64_t sharedMatrixOffset(const MatrixDescriptor &descriptor, int row, int k,
+                           int elementBytes) {
   int width = swizzleWidth(descriptor.swizzleMode);
   int64_t group = descriptor.start + (row / 8) * descriptor.strideOffset;
-  if (width == 0)
-    return group + (k / 8) * descriptor.leadingOffset + (row % 8) * 16 +
-           2 * (k % 8);
-  return swizzleOffset(group + (row % 8) * width + 2 * k, width);
+  if (width == 0) {
+    int perCore = 16 / elementBytes; // k values in a core matrix's row
+    return group + (k / perCore) * descriptor.leadingOffset + (row % 8) * 16 +
+           elementBytes * (k % perCore);
+  }
+  return swizzleOffset(group + (row % 8) * width + elementBytes * k, width);
 }
 
 int64_t sharedMatrixOffsetMN(const MatrixDescriptor &descriptor, int k,
@@ -169,24 +172,33 @@ int64_t wgmmaThread(MmaType type, uint64_t descriptorA, uint64_t descriptorB,
   const auto *bytes = static_cast<const unsigned char *>(shared);
   int warp = (thread / kLanes) % 4, lane = thread % kLanes;
   int g = lane / 4, q = lane % 4;
+  // m64nNk16 with 16-bit multiplicands, m64nNk8 with tf32 (32-bit words).
+  bool tf32 = type == MmaType::TF32;
+  int kSize = tf32 ? 8 : 16, elementBytes = tf32 ? 4 : 2;
   // Gather the operand rows this thread needs: A rows 16w + g (+ 8), B
   // rows 8j + 2q (+ 1).
   auto load = [&](const MatrixDescriptor &d, int row, float *out,
                   bool mnMajor = false) -> int64_t {
-    for (int k = 0; k < 16; ++k) {
+    for (int k = 0; k < kSize; ++k) {
       int64_t offset = mnMajor ? sharedMatrixOffsetMN(d, k, row)
-                               : sharedMatrixOffset(d, row, k);
-      if (offset < 0 || offset + 2 > sharedBytes)
+                               : sharedMatrixOffset(d, row, k, elementBytes);
+      if (offset < 0 || offset + elementBytes > sharedBytes)
         return offset;
-      uint16_t bits;
-      std::memcpy(&bits, bytes + offset, sizeof(bits));
-      out[k] = widen(type, bits);
+      if (tf32) {
+        uint32_t bits;
+        std::memcpy(&bits, bytes + offset, sizeof(bits));
+        out[k] = tf32Value(bits);
+      } else {
+        uint16_t bits;
+        std::memcpy(&bits, bytes + offset, sizeof(bits));
+        out[k] = widen(type, bits);
+      }
     }
     return -1;
   };
   float rowsA[2][16];
   float rowsB[256 / 4 * 16]; // n <= 256
-  if (n < 8 || n > 256 || n % 8 != 0)
+  if (n < 8 || n > 256 || n % 8 != 0 || (tf32 && transposeB))
     return 0;
   for (int i = 0; i < 2; ++i)
     if (int64_t bad = load(a, 16 * warp + g + 8 * i, rowsA[i]); bad >= 0)
@@ -202,7 +214,7 @@ int64_t wgmmaThread(MmaType type, uint64_t descriptorA, uint64_t descriptorB,
       const float *rowA = rowsA[e / 2];
       const float *rowB = &rowsB[(2 * j + e % 2) * 16];
       double sum = acc[4 * j + e];
-      for (int k = 0; k < 16; ++k)
+      for (int k = 0; k < kSize; ++k)
         sum += static_cast<double>(rowA[k]) * rowB[k];
       acc[4 * j + e] = static_cast<float>(sum);
     }

@@ -237,3 +237,43 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+!map = !nvgpu.tensormap.descriptor<tensor = memref<64x32xf32, 3>, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>
+!acc = !nvgpu.warpgroup.accumulator<fragmented = vector<64x16xf32>>
+!da = !nvgpu.warpgroup.descriptor<tensor = memref<64x16xtf32, #gpu.address_space<workgroup>>>
+!db = !nvgpu.warpgroup.descriptor<tensor = memref<16x16xtf32, #gpu.address_space<workgroup>>>
+module attributes {gpu.container_module} {
+  gpu.module @m {
+    gpu.func @k(%p: !llvm.ptr) workgroup(%s: memref<64x32xf32, #gpu.address_space<workgroup>>) kernel {
+      %map = builtin.unrealized_conversion_cast %p : !llvm.ptr to !map
+      %da = nvgpu.warpgroup.generate.descriptor %s, %map : memref<64x32xf32, #gpu.address_space<workgroup>>, !map -> !da
+      %db = nvgpu.warpgroup.generate.descriptor %s, %map : memref<64x32xf32, #gpu.address_space<workgroup>>, !map -> !db
+      %acc0 = nvgpu.warpgroup.mma.init.accumulator -> !acc
+      // expected-error @+1 {{the GPU emulator models tf32 warpgroup MMA of one k8 step per op only (kernel 'k')}}
+      %n = nvgpu.warpgroup.mma %da, %db, %acc0 : !da, !db, !acc -> !acc
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+!map = !nvgpu.tensormap.descriptor<tensor = memref<64x128xf8E4M3FN, 3>, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>
+!acc = !nvgpu.warpgroup.accumulator<fragmented = vector<64x16xf32>>
+!da = !nvgpu.warpgroup.descriptor<tensor = memref<64x32xf8E4M3FN, #gpu.address_space<workgroup>>>
+!db = !nvgpu.warpgroup.descriptor<tensor = memref<32x16xf8E4M3FN, #gpu.address_space<workgroup>>>
+module attributes {gpu.container_module} {
+  gpu.module @m {
+    gpu.func @k(%p: !llvm.ptr) workgroup(%s: memref<64x128xf8E4M3FN, #gpu.address_space<workgroup>>) kernel {
+      %map = builtin.unrealized_conversion_cast %p : !llvm.ptr to !map
+      %da = nvgpu.warpgroup.generate.descriptor %s, %map : memref<64x128xf8E4M3FN, #gpu.address_space<workgroup>>, !map -> !da
+      %db = nvgpu.warpgroup.generate.descriptor %s, %map : memref<64x128xf8E4M3FN, #gpu.address_space<workgroup>>, !map -> !db
+      %acc0 = nvgpu.warpgroup.mma.init.accumulator -> !acc
+      // expected-error @+1 {{the GPU emulator models warpgroup MMA with bf16, f16 or tf32 multiplicands only (kernel 'k')}}
+      %n = nvgpu.warpgroup.mma %da, %db, %acc0 : !da, !db, !acc -> !acc
+      gpu.return
+    }
+  }
+}

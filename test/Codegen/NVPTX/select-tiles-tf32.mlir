@@ -7,7 +7,10 @@
 // contraction of two f32 inputs with K innermost (on buffers or tensors)
 // gets 128 x 128 tiles on 2 x 2 warps with k steps of 16 f32 in 4 stages.
 // Without the option, or on sm_75, it gets none (the FMA kernel's tiles
-// only, on buffers). The Hopper warpgroup kernel is 16-bit only.
+// only, on buffers). On sm_90a a TF32 contraction on buffers also gets
+// warpgroup tiles (the wgmma kernel with tf32 operands), except one whose
+// A input a norm writes (@prologue: the mma.sync kernel applies the norm
+// in its prologue).
 
 #a = affine_map<(m, n, k) -> (m, k)>
 #w = affine_map<(m, n, k) -> (n, k)>
@@ -16,7 +19,8 @@
 // CHECK:         linalg.generic
 // TF32-SAME:       blockc_codegen.gpu_mma_tiles = #blockc_codegen.gpu_mma_tiles<tile_m = 128, tile_n = 128, tile_k = 16, warps_m = 2, warps_n = 2, stages = 4>
 // OFF-NOT:         gpu_mma_tiles
-// HOPPER-NOT:      gpu_warpgroup_tiles
+// HOPPER-SAME:     blockc_codegen.gpu_warpgroup_tiles = #blockc_codegen.gpu_warpgroup_tiles<tile_m = 128, tile_n = 128, stages = 4, producer = true>
+// OFF-NOT:         gpu_warpgroup_tiles
 // CHECK:         return
 func.func @buffers(%x: memref<?x64xf32>, %w: memref<32x64xf32>, %y: memref<?x32xf32>) {
   linalg.generic {indexing_maps = [#a, #w, #o], iterator_types = ["parallel", "parallel", "reduction"]}
@@ -96,5 +100,41 @@ func.func @declined(%x: memref<?x40xf32>, %w: memref<32x40xf32>, %y: memref<?x32
     %s = arith.addf %acc, %p : f32
     linalg.yield %s : f32
   }
+  return
+}
+
+// -----
+
+// The A input is written by a pointwise generic (an RMSNorm's apply:
+// x * r[row] * gain[k]): mma.sync tiles only, also on sm_90a.
+#a = affine_map<(m, n, k) -> (m, k)>
+#w = affine_map<(m, n, k) -> (n, k)>
+#o = affine_map<(m, n, k) -> (m, n)>
+#id = affine_map<(m, k) -> (m, k)>
+#row = affine_map<(m, k) -> (m)>
+#col = affine_map<(m, k) -> (k)>
+// CHECK-LABEL: func.func @prologue
+// CHECK:         linalg.generic
+// CHECK:         linalg.generic
+// TF32-SAME:       blockc_codegen.gpu_mma_tiles
+// CHECK-NOT:       gpu_warpgroup_tiles
+// CHECK:         return
+func.func @prologue(%x: memref<8x64xf32>, %r: memref<8xf32>, %g: memref<64xf32>, %w: memref<32x64xf32>, %y: memref<8x32xf32>) {
+  %n = memref.alloc() : memref<8x64xf32>
+  linalg.generic {indexing_maps = [#id, #row, #col, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %r, %g : memref<8x64xf32>, memref<8xf32>, memref<64xf32>) outs(%n : memref<8x64xf32>) {
+  ^bb0(%xv: f32, %rv: f32, %gv: f32, %out: f32):
+    %s = arith.mulf %xv, %rv : f32
+    %t = arith.mulf %s, %gv : f32
+    linalg.yield %t : f32
+  }
+  linalg.generic {indexing_maps = [#a, #w, #o], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%n, %w : memref<8x64xf32>, memref<32x64xf32>) outs(%y : memref<8x32xf32>) {
+  ^bb0(%in: f32, %wv: f32, %acc: f32):
+    %p = arith.mulf %in, %wv : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  memref.dealloc %n : memref<8x64xf32>
   return
 }

@@ -57,7 +57,7 @@ func.func @mma_tile_k(%x: memref<?x48xbf16>, %w: memref<32x48xbf16>, %y: memref<
 #k = affine_map<(b, m, n, k) -> (b, n, k)>
 #s = affine_map<(b, m, n, k) -> (b, m, n)>
 func.func @warpgroup_batched(%q: memref<4x?x64xbf16>, %kk: memref<4x?x64xbf16>, %y: memref<4x?x?xf32>) {
-  // expected-error @+1 {{'linalg.generic' op has 'blockc_codegen.gpu_warpgroup_tiles' but is not a contraction of a bf16 or f16 [M..., K] buffer and an [N, K] buffer of that type into f32}}
+  // expected-error @+1 {{'linalg.generic' op has 'blockc_codegen.gpu_warpgroup_tiles' but is not a contraction of a bf16, f16 or f32 (TF32) [M..., K] buffer and an [N, K] buffer of that type into f32}}
   linalg.generic {indexing_maps = [#q, #k, #s], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
       ins(%q, %kk : memref<4x?x64xbf16>, memref<4x?x64xbf16>) outs(%y : memref<4x?x?xf32>)
       attrs = {blockc_codegen.gpu_warpgroup_tiles = #blockc_codegen.gpu_warpgroup_tiles<tile_m = 128, tile_n = 128, stages = 4>} {

@@ -55,6 +55,11 @@ mlir::Type getMmaMultiplicandType(mlir::linalg::LinalgOp op);
 /// 2-D [N, K] matrix (K, a multiple of 16, gives TMA's 16-byte strides).
 bool isWarpgroupMatmulCandidate(mlir::linalg::LinalgOp op);
 
+/// Whether the TF32 contraction `op` (isTF32MatmulCandidate, on buffers)
+/// can run on the warpgroup-MMA kernel with tf32 operands: the layout
+/// isWarpgroupMatmulCandidate asks of 16-bit ones.
+bool isWarpgroupTF32Candidate(mlir::linalg::LinalgOp op);
+
 /// On tensors (stage 1): the f32 input `a` of a contraction
 /// `out + a * extf(w)` with a 16-bit `w`, when `a` holds values of `w`'s
 /// type, so that narrowing it to that type is exact: its producer is a

@@ -190,8 +190,14 @@ def GPUSelectTilesPass
       on TF32 tensor cores (m16n8k8 `mma.sync`): 128 x 128 tiles on 2 x 2
       warps, k steps of 16 f32 in 4 stages (80 KiB, the bytes of the bf16
       tiles). TF32 changes the numerics of an f32 model (10-bit mantissa
-      products), so it is off unless asked for (`-gpu-allow-tf32`); the
-      warpgroup kernel stays 16-bit only.
+      products), so it is off unless asked for (`-gpu-allow-tf32`). On
+      sm_90a, on buffers, such a contraction with the warpgroup kernel's
+      layout (`isWarpgroupTF32Candidate`) also gets
+      `gpu_warpgroup_tiles` (by `warpgroup-schedule`, as above: the
+      warpgroup kernel with tf32 operands), unless its M-side input is
+      written by a pointwise producer that the `mma.sync` kernel applies
+      in its prologue (`planPrologue`: an f32 block's norm), which keeps
+      `gpu_mma_tiles` only.
 
     The attention ops exist before bufferization and the contractions on
     buffers only after it, so the NVPTX pipeline runs this pass before
@@ -807,7 +813,15 @@ def GPUTileMatmulPass
       output under bounds checks, consecutive threads on consecutive
       columns.
 
-    A warpgroup-configured op that `isWarpgroupMatmulCandidate` rejects is
+    For two f32 inputs (a TF32 contraction, `isWarpgroupTF32Candidate`)
+    the same kernel has tf32 operands: f32 TMA boxes of 32 values per
+    128-byte row, each stage rounded to tf32 in place by the consumer
+    threads (16 bytes at a time, to nearest with ties away, as the
+    `mma.sync` TF32 kernel rounds its fragments), `nvvm.fence.proxy`
+    (async shared) and a barrier of the consumers (of the block without a
+    producer), then 4 m64nNk8 tf32 wgmmas per stage (descriptor tensors
+    typed `tf32`). A warpgroup-configured op that both
+    `isWarpgroupMatmulCandidate` and `isWarpgroupTF32Candidate` reject is
     an error.
 
     **Small M at run time.** A tensor-core contraction with a dynamic M
