@@ -5,7 +5,8 @@
 // through mgpuModuleLoad / mgpuModuleGetFunction / mgpuLaunchKernel like the
 // host code of gpu-to-llvm: barrier and shuffle semantics, thread ids, CUDA's
 // launch limits, the error messages and the memory functions; Hopper's
-// mbarriers, TMA loads (through mgpuTensorMapEncodeTiledMemref) and wgmma.
+// mbarriers, TMA loads and stores (through mgpuTensorMapEncodeTiledMemref)
+// and wgmma.
 //
 //===----------------------------------------------------------------------===//
 
@@ -1945,6 +1946,119 @@ TEST_F(EmulatorRuntimeTest, WgmmaMisuse) {
   EXPECT_NE(error().find("outside the block's 8200 bytes of shared memory"),
             std::string::npos)
       << error();
+}
+
+/// Every thread writes 32 of the 16 x 32 bf16 box at shared offset 0
+/// (element i of the box = `base` + i), fences and meets the others; thread
+/// 0 stores the box at (x, y) through `map` and commits it. `mode`: 0 waits
+/// (wait_group.read 0); 1 rewrites the box (base + 1000) before the wait;
+/// 2 has no fence; 3 never waits; 4 waits with 1 group allowed pending; 5
+/// stores from shared offset 64.
+void tmaStoreKernel(void **params, BlockcEmuThread *t, void *shared, int64_t) {
+  void *map = arg<void *>(params, 0);
+  int32_t coords[2] = {arg<int32_t>(params, 1), arg<int32_t>(params, 2)};
+  int32_t mode = arg<int32_t>(params, 3);
+  auto *box = static_cast<uint16_t *>(shared);
+  int i = t->threadId[0];
+  for (int e = 0; e < 16; ++e)
+    box[i * 16 + e] = static_cast<uint16_t>(i * 16 + e + 1);
+  if (mode != 2)
+    blockcEmuFenceProxyAsync(t, "store fence");
+  blockcEmuBarrier(t, "store barrier");
+  if (i != 0)
+    return;
+  blockcEmuTmaStore(t, static_cast<char *>(shared) + (mode == 5 ? 64 : 0), map,
+                    2, coords, "tma store");
+  blockcEmuBulkCommit(t, "store commit");
+  if (mode == 1)
+    for (int e = 0; e < 16 * 32; ++e)
+      box[e] = static_cast<uint16_t>(e + 1001);
+  if (mode != 3)
+    blockcEmuBulkWait(t, mode == 4 ? 1 : 0, "store wait");
+}
+
+TEST_F(EmulatorRuntimeTest, TmaStoreClipsAndLandsAtTheWait) {
+  add("tma_store", tmaStoreKernel, BLOCKC_EMU_SYNCHRONIZES, 1024);
+  // A 20 x 40 bf16 tensor (row stride 48): boxes of 16 x 32 at (x, y).
+  constexpr int kRows = 20, kCols = 40, kStride = 48;
+  uint16_t *tensor = alloc<uint16_t>(kRows * kStride);
+  MemRefDescriptor view(tensor, 0, {kRows, kCols}, {kStride, 1});
+  int64_t box[2] = {16, 32};
+  void *map =
+      mgpuTensorMapEncodeTiledMemref(2, view.get(), kBF16, 0, 0, 0, 0, box);
+  ASSERT_NE(map, nullptr) << error();
+  struct Case {
+    int32_t x, y, mode;
+  } cases[] = {{0, 0, 0}, {16, 8, 0}, {-8, -4, 0}, {8, 16, 1}};
+  for (Case c : cases) {
+    for (int e = 0; e < kRows * kStride; ++e)
+      tensor[e] = 0xABCD;
+    launch("tma_store", {1}, {32}, {&map, &c.x, &c.y, &c.mode});
+    EXPECT_EQ(error(), "");
+    for (int row = 0; row < kRows; ++row)
+      for (int col = 0; col < kStride; ++col) {
+        int r = row - c.y, x = col - c.x;
+        bool in = col < kCols && r >= 0 && r < 16 && x >= 0 && x < 32;
+        uint16_t expected =
+            in ? static_cast<uint16_t>(r * 32 + x + (c.mode == 1 ? 1001 : 1))
+               : 0xABCD;
+        ASSERT_EQ(tensor[row * kStride + col], expected)
+            << "box (" << c.x << ", " << c.y << ") mode " << c.mode
+            << " element " << row << ", " << col;
+      }
+  }
+  mgpuMemFree(tensor, nullptr);
+}
+
+TEST_F(EmulatorRuntimeTest, TmaStoreMisuse) {
+  add("tma_store_misuse", tmaStoreKernel, BLOCKC_EMU_SYNCHRONIZES, 1024);
+  uint16_t *tensor = alloc<uint16_t>(64 * 64);
+  MemRefDescriptor view(tensor, 0, {64, 64}, {64, 1});
+  int64_t box[2] = {16, 32};
+  void *map =
+      mgpuTensorMapEncodeTiledMemref(2, view.get(), kBF16, 0, 0, 0, 0, box);
+  int64_t swizzledBox[2] = {8, 64};
+  void *swizzled = mgpuTensorMapEncodeTiledMemref(
+      2, view.get(), kBF16, 0, kSwizzle128B, 0, 0, swizzledBox);
+  ASSERT_NE(map, nullptr);
+  ASSERT_NE(swizzled, nullptr);
+  std::string prefix =
+      "kernel 'tma_store_misuse': thread (0,0,0) of block (0,0,0): ";
+  struct Case {
+    void *map;
+    int32_t mode;
+    std::string message;
+  } cases[] = {
+      {map, 2,
+       "the TMA store at tma store follows no fence.proxy.async of its "
+       "thread since the thread last committed a bulk group: the async "
+       "proxy need not see the generic proxy's writes of the box"},
+      {map, 3,
+       "the thread exits with 1 TMA store (the first at tma store) not "
+       "performed: commit them (cp.async.bulk.commit_group) and wait for their "
+       "reads "
+       "(cp.async.bulk.wait_group.read 0) before the block's shared memory "
+       "goes"},
+      {map, 4,
+       "the thread exits with 1 TMA store (the first at tma store) not "
+       "performed: commit them (cp.async.bulk.commit_group) and wait for their "
+       "reads "
+       "(cp.async.bulk.wait_group.read 0) before the block's shared memory "
+       "goes"},
+      {map, 5,
+       "the TMA store at tma store reads from shared offset 64, not "
+       "128-byte aligned"},
+      {swizzled, 0,
+       "the TMA store at tma store has a tensor map with a 128B swizzle "
+       "(only stores without a swizzle are modelled)"},
+  };
+  for (Case &c : cases) {
+    blockcEmuClearError();
+    int32_t x = 0, y = 0;
+    launch("tma_store_misuse", {1}, {32}, {&c.map, &x, &y, &c.mode});
+    EXPECT_EQ(error(), prefix + c.message) << "mode " << c.mode;
+  }
+  mgpuMemFree(tensor, nullptr);
 }
 
 } // namespace

@@ -158,7 +158,8 @@ void blockcEmuCpAsyncWait(BlockcEmuThread *thread, int32_t pending,
 
 /* Hopper (sm_90a) asynchronous operations: mbarriers, TMA and warpgroup
    MMA (nvgpu.mbarrier.*, nvgpu.tma.async.load, nvgpu.warpgroup.mma). Only
-   kernels registered with BLOCKC_EMU_SYNCHRONIZES may call them.
+   kernels registered with BLOCKC_EMU_SYNCHRONIZES may call them (TMA
+   stores and their bulk groups excepted).
 
    An mbarrier is 8 bytes of the block's shared memory (8-byte aligned); the
    runtime keeps its state aside (expected and pending arrivals, the
@@ -198,6 +199,30 @@ void blockcEmuMbarrierTryWaitParity(BlockcEmuThread *thread, void *barrier,
 void blockcEmuTmaLoad(BlockcEmuThread *thread, void *dst, const void *tensorMap,
                       int32_t rank, const int32_t *coords, void *barrier,
                       const char *site);
+
+/* cp.async.bulk.tensor.{rank}d.global.shared::cta.bulk_group (TMA store,
+   nvgpu.tma.async.store): the box of `tensorMap` at `coords` (innermost
+   first) is copied from `src` in the block's shared memory (row-major,
+   128-byte aligned, no swizzle: a swizzled store map is an error) into the
+   tensor; box elements outside the tensor's extents are not written (the
+   hardware clips them). The store joins the calling thread's open bulk
+   group: blockcEmuBulkCommit (cp.async.bulk.commit_group) closes it, and
+   blockcEmuBulkWait (cp.async.bulk.wait_group[.read] `pending`) performs
+   every committed group except the newest `pending` ones, in order. Until
+   then neither shared memory is read nor the tensor written, so a box
+   rewritten before the wait is stored as rewritten (the race the .read
+   wait exists to prevent shows up as wrong results). A thread that exits
+   with stores not performed fails the launch, as does a store without a
+   blockcEmuFenceProxyAsync (fence.proxy.async[.shared::cta]) by the
+   storing thread since its last commit; that the writing threads fenced
+   and then synchronised with the storing thread is not checked. */
+void blockcEmuTmaStore(BlockcEmuThread *thread, const void *src,
+                       const void *tensorMap, int32_t rank,
+                       const int32_t *coords, const char *site);
+void blockcEmuBulkCommit(BlockcEmuThread *thread, const char *site);
+void blockcEmuBulkWait(BlockcEmuThread *thread, int32_t pending,
+                       const char *site);
+void blockcEmuFenceProxyAsync(BlockcEmuThread *thread, const char *site);
 
 /* One wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{bf16,f16}.{bf16,f16}
    (`type` 0 bf16, 1 f16; 8 <= n <= 256, n % 8 == 0) with both operands in

@@ -121,8 +121,8 @@ std::string describeLocation(Location loc) {
 struct RuntimeDecls {
   func::FuncOp barrier, namedBarrier, shuffle32, outOfBounds, access, flops,
       ldMatrix, mma, cpAsync, cpAsyncCommit, cpAsyncWait, mbarrierInit,
-      mbarrierArrive, mbarrierTryWaitParity, tmaLoad, wgmma, wgmmaCommit,
-      wgmmaWait, wgmmaRead;
+      mbarrierArrive, mbarrierTryWaitParity, tmaLoad, tmaStore, bulkCommit,
+      bulkWait, fenceProxyAsync, wgmma, wgmmaCommit, wgmmaWait, wgmmaRead;
 
   static func::FuncOp declare(ModuleOp module, StringRef name,
                               FunctionType type) {
@@ -176,6 +176,15 @@ struct RuntimeDecls {
     tmaLoad = declare(
         module, "blockcEmuTmaLoad",
         FunctionType::get(ctx, {ptr, ptr, ptr, i32, ptr, ptr, ptr}, {}));
+    tmaStore =
+        declare(module, "blockcEmuTmaStore",
+                FunctionType::get(ctx, {ptr, ptr, ptr, i32, ptr, ptr}, {}));
+    bulkCommit = declare(module, "blockcEmuBulkCommit",
+                         FunctionType::get(ctx, {ptr, ptr}, {}));
+    bulkWait = declare(module, "blockcEmuBulkWait",
+                       FunctionType::get(ctx, {ptr, i32, ptr}, {}));
+    fenceProxyAsync = declare(module, "blockcEmuFenceProxyAsync",
+                              FunctionType::get(ctx, {ptr, ptr}, {}));
     wgmmaCommit = declare(module, "blockcEmuWgmmaCommit",
                           FunctionType::get(ctx, {ptr, i32, ptr}, {}));
     wgmmaWait = declare(module, "blockcEmuWgmmaWait",
@@ -388,6 +397,8 @@ LogicalResult KernelEmulation::checkNVGPUOp(Operation *op) {
       return fail("does not model TMA multicast (clusters)");
     return success();
   }
+  if (isa<nvgpu::TmaAsyncStoreOp>(op))
+    return success();
   auto isWarpgroupAcc = [](Type type) {
     VectorType v = cast<nvgpu::WarpgroupAccumulatorType>(type).getFragmented();
     return v.getDimSize(0) == 64 && v.getElementType().isF32();
@@ -483,6 +494,10 @@ void KernelEmulation::replaceNVGPUOps() {
   host.walk([&](Operation *op) {
     if (op->getDialect() && isa<nvgpu::NVGPUDialect>(op->getDialect()))
       ops.push_back(op);
+    // The TMA stores' bulk groups become runtime calls (below), as do
+    // async-proxy fences.
+    if (isa<NVVM::CpAsyncBulkCommitGroupOp, NVVM::CpAsyncBulkWaitGroupOp>(op))
+      done.push_back(op);
     // wgmma.wait_group: the runtime retires all but the newest N groups;
     // the warp-specialised kernels' register reallocation (nothing to do
     // on the host), warp and named barriers.
@@ -538,6 +553,29 @@ void KernelEmulation::replaceNVGPUOps() {
                            ValueRange{thread, bar.getBarrierId(),
                                       bar.getNumberOfThreads(),
                                       siteString(b, op, "nvvm.barrier")});
+    }
+    if (auto fence = dyn_cast<NVVM::FenceProxyOp>(op);
+        fence && (fence.getKind() == NVVM::ProxyKind::async ||
+                  fence.getKind() == NVVM::ProxyKind::async_shared)) {
+      OpBuilder b(op);
+      func::CallOp::create(
+          b, op->getLoc(), runtime.fenceProxyAsync,
+          ValueRange{thread, siteString(b, op, "nvvm.fence.proxy.async")});
+    } else if (isa<NVVM::CpAsyncBulkCommitGroupOp>(op)) {
+      OpBuilder b(op);
+      func::CallOp::create(
+          b, op->getLoc(), runtime.bulkCommit,
+          ValueRange{thread,
+                     siteString(b, op, "nvvm.cp.async.bulk.commit.group")});
+    } else if (auto wait = dyn_cast<NVVM::CpAsyncBulkWaitGroupOp>(op)) {
+      OpBuilder b(op);
+      func::CallOp::create(
+          b, op->getLoc(), runtime.bulkWait,
+          ValueRange{
+              thread,
+              arith::ConstantIntOp::create(
+                  b, op->getLoc(), static_cast<int64_t>(wait.getGroup()), 32),
+              siteString(b, op, "nvvm.cp.async.bulk.wait_group")});
     }
     if (auto wait = dyn_cast<NVVM::WgmmaWaitGroupSyncOp>(op)) {
       OpBuilder b(op);
@@ -620,7 +658,7 @@ void KernelEmulation::replaceNVGPUOps() {
     } else if (isa<nvgpu::MBarrierCreateOp, nvgpu::MBarrierInitOp,
                    nvgpu::MBarrierArriveExpectTxOp,
                    nvgpu::MBarrierTryWaitParityOp, nvgpu::TmaAsyncLoadOp,
-                   nvgpu::WarpgroupGenerateDescriptorOp,
+                   nvgpu::TmaAsyncStoreOp, nvgpu::WarpgroupGenerateDescriptorOp,
                    nvgpu::WarpgroupMmaInitAccumulatorOp, nvgpu::WarpgroupMmaOp,
                    nvgpu::WarpgroupMmaStoreOp>(op)) {
       replaceWarpgroupOp(op);
@@ -672,10 +710,16 @@ LogicalResult KernelEmulation::checkOps() {
       return failed(checkNVGPUOp(op)) ? WalkResult::interrupt()
                                       : WalkResult::advance();
     // wgmma.wait_group: the runtime's group count (blockcEmuWgmmaWait);
-    // setmaxnreg changes nothing on the host, nor does a proxy fence (the
-    // emulator's wgmma reads shared memory as the generic stores left it).
+    // setmaxnreg changes nothing on the host, nor does a proxy fence to the
+    // data (the emulator's wgmma and TMA stores read shared memory as the
+    // generic stores left it; an async-proxy fence is recorded for the TMA
+    // store's check, blockcEmuFenceProxyAsync).
     if (isa<NVVM::WgmmaWaitGroupSyncOp, NVVM::SetMaxRegisterOp,
             NVVM::FenceProxyOp>(op))
+      return WalkResult::advance();
+    // The bulk groups of TMA stores: the runtime's per-thread groups
+    // (blockcEmuBulkCommit, blockcEmuBulkWait).
+    if (isa<NVVM::CpAsyncBulkCommitGroupOp, NVVM::CpAsyncBulkWaitGroupOp>(op))
       return WalkResult::advance();
     // A whole warp's rendezvous.
     if (auto sync = dyn_cast<NVVM::SyncWarpOp>(op)) {
@@ -777,7 +821,7 @@ Value KernelEmulation::linearThreadId(OpBuilder &b, Location loc) {
                                x);
 }
 
-/// The Hopper ops: mbarriers and TMA loads become runtime calls
+/// The Hopper ops: mbarriers and TMA loads and stores become runtime calls
 /// (EmulatorRuntime.h), warpgroup matrix descriptors their 64-bit encoding
 /// (as convert-nvgpu-to-nvvm computes it, from the shared-memory offset),
 /// each wgmma instruction of a warpgroup MMA (as convert-nvgpu-to-nvvm
@@ -865,6 +909,24 @@ void KernelEmulation::replaceWarpgroupOp(Operation *op) {
               address(b, loc, coords, ValueRange{zero}),
               barrierAt(load.getBarriersMutable().get(), load.getMbarId()),
               siteString(b, op, "nvgpu.tma.async.load")});
+    });
+  } else if (auto store = dyn_cast<nvgpu::TmaAsyncStoreOp>(op)) {
+    guarded(store.getPredicate(), [&] {
+      int64_t rank = store.getCoordinates().size();
+      Value coords = scratch(i32Type, rank);
+      for (auto [i, c] : llvm::enumerate(store.getCoordinates()))
+        memref::StoreOp::create(
+            b, loc, toI32(c), coords,
+            ValueRange{arith::ConstantIndexOp::create(b, loc, i)});
+      Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+      auto srcType = cast<MemRefType>(store.getSrc().getType());
+      SmallVector<Value> origin(srcType.getRank(), zero);
+      func::CallOp::create(
+          b, loc, runtime.tmaStore,
+          ValueRange{thread, address(b, loc, store.getSrc(), origin),
+                     store.getTensorMapDescriptorMutable().get(), i32(rank),
+                     address(b, loc, coords, ValueRange{zero}),
+                     siteString(b, op, "nvgpu.tma.async.store")});
     });
   } else if (auto gen = dyn_cast<nvgpu::WarpgroupGenerateDescriptorOp>(op)) {
     // convert-nvgpu-to-nvvm's encoding: start address >> 4 (14 bits),

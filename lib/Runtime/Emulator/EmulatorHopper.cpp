@@ -1,7 +1,8 @@
 //===- EmulatorHopper.cpp - the GPU emulator's Hopper asynchrony ---------===//
 //
 // The blockcEmu* entry points of Hopper's asynchronous operations: named
-// barriers, mbarriers, TMA loads and their tensor maps
+// barriers, mbarriers, TMA loads and stores (with their bulk groups and
+// the async-proxy fence) and their tensor maps
 // (mgpuTensorMapEncodeTiledMemref), and warpgroup MMA (wgmma) with its
 // commit / wait groups. EmulatorRuntime.cpp describes the whole runtime.
 //
@@ -385,6 +386,104 @@ BLOCKC_EXPORT void blockcEmuTmaLoad(BlockcEmuThread *thread, void *dst,
   PendingTma copy = {m, static_cast<char *>(dst), {}};
   std::copy(coords, coords + rank, copy.coords);
   b->copies.push_back(copy);
+}
+
+namespace {
+
+/// The tensor map at `tensorMap` if mgpuTensorMapEncodeTiledMemref made it.
+const TensorMap *lookUpTensorMap(const void *tensorMap) {
+  TensorMaps &maps = tensorMaps();
+  std::lock_guard<std::mutex> lock(maps.mutex);
+  return maps.valid.count(tensorMap) ? static_cast<const TensorMap *>(tensorMap)
+                                     : nullptr;
+}
+
+} // namespace
+
+BLOCKC_EXPORT void blockcEmuTmaStore(BlockcEmuThread *thread, const void *src,
+                                     const void *tensorMap, int32_t rank,
+                                     const int32_t *coords, const char *site) {
+  ThreadState *t = threadState(thread, "blockcEmuTmaStore", site);
+  if (!t)
+    return;
+  Launch &l = *t->launch;
+  const TensorMap *m = lookUpTensorMap(tensorMap);
+  const char *s = static_cast<const char *>(src);
+  std::string problem;
+  if (!m) {
+    problem = "has a tensor map that mgpuTensorMapEncodeTiledMemref did not "
+              "make";
+  } else if (rank != m->rank || !coords) {
+    problem =
+        format("gives %d coordinates for a rank-%d tensor map", rank, m->rank);
+  } else if (m->swizzle) {
+    problem = format("has a tensor map with a %s (only stores without a "
+                     "swizzle are modelled)",
+                     swizzleName(m->swizzle));
+  } else if (s < l.shared || s >= l.shared + l.sharedBytes) {
+    problem = format("reads outside the block's %lld bytes of shared memory",
+                     static_cast<long long>(l.sharedBytes));
+  } else if ((s - l.shared) % 128 != 0) {
+    problem = format("reads from shared offset %lld, not 128-byte aligned",
+                     static_cast<long long>(s - l.shared));
+  } else if (s - l.shared + m->boxBytes() > l.sharedBytes) {
+    problem = format("reads a box of %lld bytes at shared offset %lld, past "
+                     "the end of the block's %lld bytes of shared memory",
+                     static_cast<long long>(m->boxBytes()),
+                     static_cast<long long>(s - l.shared),
+                     static_cast<long long>(l.sharedBytes));
+  } else if (!t->asyncFenced) {
+    problem = "follows no fence.proxy.async of its thread since the thread "
+              "last committed a bulk group: the async proxy need not see "
+              "the generic proxy's writes of the box";
+  }
+  if (!problem.empty()) {
+    failInKernel(*t,
+                 format("%s: the TMA store at %s %s", threadInBlock(*t).c_str(),
+                        siteName(site), problem.c_str()));
+    return;
+  }
+  PendingTmaStore store = {m, s, {}, site};
+  std::copy(coords, coords + rank, store.coords);
+  t->openStores.push_back(store);
+}
+
+BLOCKC_EXPORT void blockcEmuBulkCommit(BlockcEmuThread *thread,
+                                       const char *site) {
+  ThreadState *t = threadState(thread, "blockcEmuBulkCommit", site);
+  if (!t)
+    return;
+  t->storeGroups.push_back(std::move(t->openStores));
+  t->openStores.clear();
+  t->asyncFenced = false;
+}
+
+BLOCKC_EXPORT void blockcEmuBulkWait(BlockcEmuThread *thread, int32_t pending,
+                                     const char *site) {
+  ThreadState *t = threadState(thread, "blockcEmuBulkWait", site);
+  if (!t)
+    return;
+  if (pending < 0) {
+    failInKernel(*t,
+                 format("%s: cp.async.bulk.wait_group at %s allows %d "
+                        "pending groups",
+                        threadInBlock(*t).c_str(), siteName(site), pending));
+    return;
+  }
+  // The stores read shared memory (and write the tensor) now: a box
+  // rewritten before the wait is stored as rewritten.
+  while (t->storeGroups.size() > static_cast<size_t>(pending)) {
+    for (const PendingTmaStore &store : t->storeGroups.front())
+      performTmaStore(*t->launch, store);
+    t->storeGroups.pop_front();
+  }
+}
+
+BLOCKC_EXPORT void blockcEmuFenceProxyAsync(BlockcEmuThread *thread,
+                                            const char *site) {
+  ThreadState *t = threadState(thread, "blockcEmuFenceProxyAsync", site);
+  if (t)
+    t->asyncFenced = true;
 }
 
 BLOCKC_EXPORT void blockcEmuWgmmaCommit(BlockcEmuThread *thread,

@@ -59,6 +59,7 @@ void fiberMain(ctx::transfer_t from) {
   finishSwitch(t.fakeStack, &l.schedulerStackBottom, &l.schedulerStackSize);
   l.scheduler = from.fctx;
   l.fn(l.params, &t.thread, l.shared, l.sharedBytes);
+  checkStoresWaited(t);
   t.status = Status::Exited;
   ++l.exited;
   // Keep the fake stack (all its frames are free now) for the next fiber on
@@ -381,6 +382,60 @@ void landTma(Launch &l, const PendingTma &copy) {
         std::memcpy(l.shared + offset, fill, e);
     }
   }
+}
+
+void performTmaStore(Launch &l, const PendingTmaStore &store) {
+  const TensorMap &m = *store.map;
+  int64_t e = m.elementBytes;
+  int64_t rows = 1;
+  for (int d = 1; d < m.rank; ++d)
+    rows *= m.box[d];
+  // The box is row-major in shared memory (no swizzle: the stores'
+  // maps have none, blockcEmuTmaStore); rows and elements outside the
+  // tensor are not written (TMA clips them).
+  for (int64_t row = 0; row < rows; ++row) {
+    bool inside = true;
+    int64_t target = 0;
+    int64_t rest = row;
+    for (int d = 1; d < m.rank; ++d) {
+      int64_t coord = store.coords[d] + rest % m.box[d];
+      rest /= m.box[d];
+      inside &= coord >= 0 && coord < m.dims[d];
+      target += coord * m.strides[d];
+    }
+    if (!inside)
+      continue;
+    int64_t first = std::max<int64_t>(0, -int64_t(store.coords[0]));
+    int64_t last = std::min<int64_t>(m.box[0], m.dims[0] - store.coords[0]);
+    if (first >= last)
+      continue;
+    char *to =
+        const_cast<char *>(m.base) + target + (store.coords[0] + first) * e;
+    std::memcpy(to, store.src + (row * m.box[0] + first) * e,
+                (last - first) * e);
+    if (l.profiler)
+      l.profiler->bulkGlobal(reinterpret_cast<uintptr_t>(to),
+                             (last - first) * e);
+  }
+}
+
+void checkStoresWaited(ThreadState &t) {
+  size_t pending = t.openStores.size();
+  for (const std::vector<PendingTmaStore> &group : t.storeGroups)
+    pending += group.size();
+  if (!pending)
+    return;
+  const PendingTmaStore &first = t.storeGroups.empty()
+                                     ? t.openStores.front()
+                                     : t.storeGroups.front().front();
+  t.launch->fail(format(
+      "%s: the thread exits with %zu TMA store%s (the first at %s) not "
+      "performed: commit them (cp.async.bulk.commit_group) and wait for their "
+      "reads "
+      "(cp.async.bulk.wait_group.read 0) before the block's shared memory "
+      "goes",
+      threadInBlock(t).c_str(), pending, pending == 1 ? "" : "s",
+      siteName(first.site)));
 }
 
 /// Lands the TMA loads queued on `barrier` in order, each completing its
@@ -818,6 +873,7 @@ void launchKernel(void *function, const int64_t grid[3], const int64_t block[3],
       for (ThreadState &t : l.threads) {
         t.resetAsyncCopies();
         l.fn(l.params, &t.thread, l.shared, l.sharedBytes);
+        checkStoresWaited(t);
         if (l.failed)
           break;
       }

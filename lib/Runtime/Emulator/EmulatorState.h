@@ -307,6 +307,15 @@ struct PendingTma {
   int32_t coords[kMaxTensorRank];
 };
 
+/// A TMA store (shared to global) queued in its thread's bulk groups until
+/// a cp.async.bulk.wait_group performs it.
+struct PendingTmaStore {
+  const TensorMap *map;
+  const char *src;
+  int32_t coords[kMaxTensorRank];
+  const char *site;
+};
+
 /// The state of one mbarrier of the block (kept aside from its 8 bytes of
 /// shared memory).
 struct Mbarrier {
@@ -360,6 +369,12 @@ struct ThreadState {
   // waited for (wgmma.wait_group).
   bool wgmmaUncommitted = false;
   int32_t wgmmaGroups = 0;
+  // Bulk (TMA) stores: those not yet committed, then the committed
+  // cp.async.bulk groups, oldest first; whether the thread executed
+  // fence.proxy.async since it last committed a group.
+  std::vector<PendingTmaStore> openStores;
+  std::deque<std::vector<PendingTmaStore>> storeGroups;
+  bool asyncFenced = false;
   // The profile: how often this thread reached each access site in the
   // current block (its warp's n-th instruction there).
   std::unordered_map<uint64_t, uint32_t> occurrences;
@@ -367,6 +382,9 @@ struct ThreadState {
   void resetAsyncCopies() {
     openCopies.clear();
     copyGroups.clear();
+    openStores.clear();
+    storeGroups.clear();
+    asyncFenced = false;
   }
 };
 
@@ -461,6 +479,12 @@ inline std::string threadInBlock(const ThreadState &t) {
 void yieldToScheduler(ThreadState &t);
 /// Lands the TMA copies queued on `barrier`.
 void landCopies(Launch &l, Mbarrier &barrier);
+/// Performs the TMA store `store`: its box from shared memory into the
+/// tensor, elements outside the tensor's extents skipped.
+void performTmaStore(Launch &l, const PendingTmaStore &store);
+/// Fails the launch if the exiting thread `t` left TMA stores that no
+/// cp.async.bulk.wait_group performed.
+void checkStoresWaited(ThreadState &t);
 /// The state of the calling thread in the current launch (an error naming
 /// `function` and `site` when there is none).
 ThreadState *threadState(BlockcEmuThread *thread, const char *function,
