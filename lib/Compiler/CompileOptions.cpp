@@ -90,6 +90,13 @@ struct CompileCLOptions {
                "warpgroup), persistent (also one block per multiprocessor) "
                "or cooperative (docs/GPU.md)"),
       cl::init("specialized"), cl::cat(getCompileOptionsCategory())};
+  cl::opt<std::string> warpgroupEpilogue{
+      "gpu-warpgroup-epilogue",
+      cl::desc("With -target=nvptx -gpu-arch=sm_90a: how the projections' "
+               "warpgroup-MMA kernel stores its output tiles: tma (default: "
+               "through shared memory and a TMA store, where it fits) or "
+               "elements (per-element stores) (docs/GPU.md)"),
+      cl::init("tma"), cl::cat(getCompileOptionsCategory())};
   cl::opt<int64_t> attentionConsumers{
       "gpu-attention-consumers",
       cl::desc("With -target=nvptx -gpu-arch=sm_90a: consumer warpgroups of "
@@ -178,6 +185,7 @@ llvm::Expected<CompileOptions> blockc::getCompileOptionsFromCommandLine() {
   options.emulate = cl.emulate;
   options.allowTf32 = cl.allowTf32;
   options.warpgroupSchedule = cl.warpgroupSchedule;
+  options.warpgroupEpilogue = cl.warpgroupEpilogue;
   options.attentionConsumers = cl.attentionConsumers;
   options.checkBounds = cl.checkBounds;
   options.kvLayout = cl.kvLayout;
@@ -202,6 +210,7 @@ void CompileOptions::getNVPTXOptions(NVPTXPipelineOptions &options,
   options.checkBounds = checkBounds;
   options.allowTf32 = allowTf32;
   options.warpgroupSchedule = warpgroupSchedule;
+  options.warpgroupEpilogue = warpgroupEpilogue;
   options.attentionConsumers = attentionConsumers;
   options.profile = profile;
 }
@@ -229,6 +238,9 @@ std::string CompileOptions::verify() const {
       warpgroupSchedule != "cooperative")
     return "unknown -gpu-warpgroup-schedule '" + warpgroupSchedule +
            "' (expected specialized, persistent or cooperative)";
+  if (warpgroupEpilogue != "tma" && warpgroupEpilogue != "elements")
+    return "unknown -gpu-warpgroup-epilogue '" + warpgroupEpilogue +
+           "' (expected tma or elements)";
   if (attentionConsumers != 1 && attentionConsumers != 2)
     return "-gpu-attention-consumers must be 1 or 2, got " +
            std::to_string(attentionConsumers);

@@ -339,6 +339,7 @@ createGPUSelectTiles(const NVPTXPipelineOptions &options) {
   tiles.chip = options.chip.getValue();
   tiles.allowTf32 = options.allowTf32;
   tiles.warpgroupSchedule = options.warpgroupSchedule.getValue();
+  tiles.warpgroupEpilogue = options.warpgroupEpilogue.getValue();
   tiles.attentionConsumers = options.attentionConsumers;
   return nvptx::createGPUSelectTilesPass(tiles);
 }

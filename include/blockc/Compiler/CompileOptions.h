@@ -57,6 +57,9 @@ struct CompileOptions {
   bool checkBounds = false;
   bool allowTf32 = false;
   std::string warpgroupSchedule = "specialized";
+  /// sm_90a projections' epilogue: "tma" (a TMA store of each output tile
+  /// where the shared memory fits) or "elements".
+  std::string warpgroupEpilogue = "tma";
   /// sm_90a attention: consumer warpgroups per block of the warpgroup
   /// kernel (2: warp-specialised where it fits, 1: one warpgroup).
   int64_t attentionConsumers = 2;

@@ -261,6 +261,12 @@ struct NVPTXPipelineOptions
                      "(also one block per multiprocessor) or cooperative "
                      "(no producer) (docs/GPU.md)"),
       llvm::cl::init("specialized")};
+  Option<std::string> warpgroupEpilogue{
+      *this, "warpgroup-epilogue",
+      llvm::cl::desc("sm_90a projections' epilogue: tma (a TMA store of "
+                     "each output tile from shared memory where it fits) or "
+                     "elements (per-element stores) (docs/GPU.md)"),
+      llvm::cl::init("tma")};
   Option<int64_t> attentionConsumers{
       *this, "attention-consumers",
       llvm::cl::desc("sm_90a attention: consumer warpgroups of the "

@@ -524,10 +524,23 @@ SmallVector<Value> loadEpilogueInputs(OpBuilder &b, Location loc,
   return loaded;
 }
 
+Value epilogueOutput(linalg::LinalgOp op, const EpiloguePlan &plan) {
+  if (plan.consumer)
+    return linalg::GenericOp(plan.consumer).getDpsInits()[0];
+  return op.getDpsInitOperand(0)->get();
+}
+
 void writeEpilogueResults(OpBuilder &b, Location loc, linalg::LinalgOp op,
                           const EpiloguePlan &plan, ArrayRef<Value> iv,
                           ArrayRef<Value> sums, ArrayRef<Value> loaded) {
-  OpOperand *init = op.getDpsInitOperand(0);
+  Value value = computeEpilogueResult(b, loc, op, plan, iv, sums, loaded);
+  memref::StoreOp::create(b, loc, value, epilogueOutput(op, plan),
+                          initIndices(op, iv));
+}
+
+Value computeEpilogueResult(OpBuilder &b, Location loc, linalg::LinalgOp op,
+                            const EpiloguePlan &plan, ArrayRef<Value> iv,
+                            ArrayRef<Value> sums, ArrayRef<Value> loaded) {
   SmallVector<Value> at = initIndices(op, iv);
   // The next preloaded value, in forEachEpilogueLoad's order (null without
   // `loaded`: load it here).
@@ -552,19 +565,15 @@ void writeEpilogueResults(OpBuilder &b, Location loc, linalg::LinalgOp op,
     }
     results.push_back(arith::AddFOp::create(b, loc, value, sum));
   }
-  if (!plan.consumer) {
-    memref::StoreOp::create(b, loc, results.front(), init->get(), at);
-    return;
-  }
+  if (!plan.consumer)
+    return results.front();
   linalg::GenericOp consumer = plan.consumer;
-  Value value =
-      evaluateGenericAt(b, loc, consumer, at, [&](OpOperand &operand) {
-        for (auto [c, result] : llvm::zip_equal(plan.contractions, results))
-          if (operand.get() == linalg::LinalgOp(c).getDpsInitOperand(0)->get())
-            return result;
-        return preloaded();
-      });
-  memref::StoreOp::create(b, loc, value, consumer.getDpsInits()[0], at);
+  return evaluateGenericAt(b, loc, consumer, at, [&](OpOperand &operand) {
+    for (auto [c, result] : llvm::zip_equal(plan.contractions, results))
+      if (operand.get() == linalg::LinalgOp(c).getDpsInitOperand(0)->get())
+        return result;
+    return preloaded();
+  });
 }
 
 std::pair<OpOperand *, OpOperand *>

@@ -136,6 +136,19 @@ void writeEpilogueResults(mlir::OpBuilder &b, mlir::Location loc,
                           llvm::ArrayRef<mlir::Value> sums,
                           llvm::ArrayRef<mlir::Value> loaded = {});
 
+/// The value writeEpilogueResults stores, without the store (a kernel that
+/// stages its results in shared memory stores it there).
+mlir::Value computeEpilogueResult(mlir::OpBuilder &b, mlir::Location loc,
+                                  mlir::linalg::LinalgOp op,
+                                  const EpiloguePlan &plan,
+                                  llvm::ArrayRef<mlir::Value> iv,
+                                  llvm::ArrayRef<mlir::Value> sums,
+                                  llvm::ArrayRef<mlir::Value> loaded = {});
+
+/// The buffer writeEpilogueResults stores to: the consumer's output, or
+/// else `op`'s (at `op`'s output indices).
+mlir::Value epilogueOutput(mlir::linalg::LinalgOp op, const EpiloguePlan &plan);
+
 /// Loads, at loop indices `iv`, every value that writeEpilogueResults reads
 /// from memory for `plan` (the contractions' inits where they are neither
 /// a scalar nor evaluated, the evaluated inits' and the consumer's other

@@ -51,17 +51,24 @@ GPUMmaTilesAttr mmaTilesFor(MLIRContext *ctx, int64_t k, int64_t elementBytes) {
 /// consumer warpgroups on 128 x 256 tiles when n >= 256 (128 x 128 below),
 /// 4 stages (192 / 128 KiB); "persistent" the same on 128 x 128 tiles with
 /// the output tile beside the 4-stage ring (195 KiB); "cooperative" the
-/// kernel without a producer on 128 x 128 tiles.
+/// kernel without a producer on 128 x 128 tiles. With `tmaStore` (the
+/// default epilogue), the epilogue ends in a TMA store where the ring, the
+/// f32 tile, the staging tile and the mbarriers fit in the chip's
+/// `sharedPerBlock` bytes: every schedule but the persistent one (whose f32
+/// tile lies beside the ring) on the Hopper chips.
 GPUWarpgroupTilesAttr warpgroupTilesFor(MLIRContext *ctx, int64_t n,
-                                        StringRef schedule) {
-  if (schedule == "cooperative")
-    return GPUWarpgroupTilesAttr::get(ctx, /*tileM=*/128, /*tileN=*/128,
-                                      /*stages=*/4);
+                                        StringRef schedule, bool tmaStore,
+                                        int64_t sharedPerBlock) {
+  bool cooperative = schedule == "cooperative";
   bool persistent = schedule == "persistent";
-  bool wide = !persistent && !ShapedType::isDynamic(n) && n >= 256;
-  return GPUWarpgroupTilesAttr::get(ctx, /*tileM=*/128,
-                                    /*tileN=*/wide ? 256 : 128, /*stages=*/4,
-                                    /*producer=*/true, persistent);
+  bool wide =
+      !cooperative && !persistent && !ShapedType::isDynamic(n) && n >= 256;
+  int64_t tileM = 128, tileN = wide ? 256 : 128, stages = 4;
+  bool producer = !cooperative;
+  tmaStore &= GPUWarpgroupTilesAttr::getTmaStoreSharedBytes(
+                  tileM, tileN, stages, producer, persistent) <= sharedPerBlock;
+  return GPUWarpgroupTilesAttr::get(ctx, tileM, tileN, stages, producer,
+                                    persistent, tmaStore);
 }
 
 /// The static reduction size of a tensor-core candidate (the last dimension
@@ -123,6 +130,12 @@ struct GPUSelectTilesPass
                           "schedule '"
                        << warpgroupSchedule
                        << "' (cooperative, specialized or persistent)";
+      return signalPassFailure();
+    }
+    if (warpgroupEpilogue != "tma" && warpgroupEpilogue != "elements") {
+      func.emitError() << "blockc-gpu-select-tiles: unknown warpgroup "
+                          "epilogue '"
+                       << warpgroupEpilogue << "' (tma or elements)";
       return signalPassFailure();
     }
     if (attentionConsumers != 1 && attentionConsumers != 2) {
@@ -218,8 +231,14 @@ struct GPUSelectTilesPass
           int64_t n = succeeded(dims)
                           ? linalgOp.getStaticLoopRanges()[dims->n.front()]
                           : ShapedType::kDynamic;
+          // The TMA-store epilogue for 16-bit contractions only: a TF32
+          // one belongs to an f32 block, whose outputs stay f32 (per-element
+          // stores).
+          bool tmaStore = warpgroupEpilogue == "tma" &&
+                          blockc::nvptx::isWarpgroupMatmulCandidate(linalgOp);
           setIfAbsent(op, CodegenDialect::kGpuWarpgroupTilesAttrName,
-                      warpgroupTilesFor(&getContext(), n, warpgroupSchedule));
+                      warpgroupTilesFor(&getContext(), n, warpgroupSchedule,
+                                        tmaStore, target.getSharedPerBlock()));
         }
       }
     });

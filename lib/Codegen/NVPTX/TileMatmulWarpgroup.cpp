@@ -3,7 +3,8 @@
 // The sm_90a kernel of blockc-gpu-tile-matmul: TMA into a ring of swizzled
 // stages on mbarriers, warpgroup MMAs (wgmma; bf16 / f16, or tf32 for f32
 // operands rounded in shared memory), optionally a producer warpgroup and
-// persistent blocks.
+// persistent blocks, and an epilogue through shared memory that ends in
+// per-element stores or a TMA store.
 // See Codegen/NVPTX/Passes.td (GPUTileMatmulPass) and TileMatmul.h.
 //
 //===----------------------------------------------------------------------===//
@@ -73,18 +74,56 @@ struct WarpgroupKernel : ContractionKernel {
 
   /// The TMA tensor map of `matrix` with `rows` x 64 boxes, 128-byte
   /// swizzled (the layout warpgroup MMA reads K-major operands in), zero
-  /// filled outside the matrix.
-  Value tensorMap(Value matrix, int64_t rows) {
-    auto type = nvgpu::TensorMapDescriptorType::get(
-        b.getContext(), sharedType({rows, tileK()}, elem),
-        nvgpu::TensorMapSwizzleKind::SWIZZLE_128B,
+  /// filled outside the matrix; or, with `cols`, `rows` x `cols` boxes of
+  /// `type` without a swizzle (the TMA store's row-major staging tile).
+  Value tensorMap(Value matrix, int64_t rows, int64_t cols = 0,
+                  Type type = {}) {
+    bool store = cols != 0;
+    if (!store) {
+      cols = tileK();
+      type = elem;
+    }
+    auto mapType = nvgpu::TensorMapDescriptorType::get(
+        b.getContext(), sharedType({rows, cols}, type),
+        store ? nvgpu::TensorMapSwizzleKind::SWIZZLE_NONE
+              : nvgpu::TensorMapSwizzleKind::SWIZZLE_128B,
         nvgpu::TensorMapL2PromoKind::L2PROMO_NONE,
         nvgpu::TensorMapOOBKind::OOB_ZERO,
         nvgpu::TensorMapInterleaveKind::INTERLEAVE_NONE);
     Value unranked = memref::CastOp::create(
-        b, loc, UnrankedMemRefType::get(elem, 0), matrix);
+        b, loc, UnrankedMemRefType::get(type, 0), matrix);
     return nvgpu::TmaCreateDescriptorOp::create(
-        b, loc, type, unranked, ValueRange{idx(rows), idx(tileK())});
+        b, loc, mapType, unranked, ValueRange{idx(rows), idx(cols)});
+  }
+
+  /// The output the epilogue writes if a TMA store can write it (the
+  /// attribute's `tma_store`): a bf16 or f16 buffer in global memory, row
+  /// major with an identity layout, whose rows are a static multiple of 16
+  /// bytes (TMA's strides), indexed by the M dimensions then N in loop
+  /// order (so that its collapsed [M, N] matrix is the tile's). Null
+  /// otherwise: the per-element epilogue.
+  Value tmaStoreOutput() {
+    if (!tiles.getTmaStore())
+      return {};
+    Value out = blockc::nvptx::epilogueOutput(op, plan);
+    auto type = dyn_cast<MemRefType>(out.getType());
+    if (!type || type.getMemorySpace() || !type.getLayout().isIdentity() ||
+        !(type.getElementType().isBF16() || type.getElementType().isF16()) ||
+        type.getRank() < 2 || ShapedType::isDynamic(type.getShape().back()) ||
+        type.getShape().back() * 2 % 16 != 0)
+      return {};
+    AffineMap map = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+    SmallVector<unsigned> order(dims.m.begin(), dims.m.end());
+    order.push_back(dims.n.front());
+    if (map.getNumResults() != static_cast<unsigned>(type.getRank()) ||
+        map.getNumResults() != order.size())
+      return {};
+    for (auto [e, d] : llvm::zip_equal(map.getResults(), order)) {
+      auto dim = dyn_cast<AffineDimExpr>(e);
+      if (!dim || dim.getPosition() != d)
+        return {};
+    }
+    return out;
   }
 
   /// A view of `shape` x `type` at byte `offset` of the dynamic shared
@@ -115,6 +154,14 @@ struct WarpgroupKernel : ContractionKernel {
     // second half the same up columns.
     bool paired = plan.contractions.size() == 2;
     int64_t outTileN = paired ? tileN / 2 : tileN;
+
+    // The output's tensor map when a TMA store writes it.
+    Value output = tmaStoreOutput();
+    Type outType =
+        output ? cast<MemRefType>(output.getType()).getElementType() : Type();
+    Value outMap = output
+                       ? tensorMap(asMatrix(output), tileM, outTileN, outType)
+                       : Value();
 
     // Host: the tensor maps of both inputs (of all three for a pair).
     Value aMap = tensorMap(asMatrix(aOp.get()), tileM);
@@ -293,6 +340,11 @@ struct WarpgroupKernel : ContractionKernel {
     // the tile's previous readers and the ring's are done), and after
     // `sync` again threads `first`, `first + count`, ... turn the tile into
     // results, consecutive threads on consecutive columns.
+    //
+    // With a TMA store (`output`), the results go to the staging tile after
+    // the f32 tile instead, and thread `first` = 0 stores it once every
+    // thread wrote and fenced its part; it waits for the previous tile's
+    // store to have read the staging tile before the threads write it again.
     auto epilogue = [&](Value acc, Value w, Value m0, Value n0,
                         Value tileOffset, Value first, int64_t count,
                         function_ref<void()> sync) {
@@ -323,8 +375,17 @@ struct WarpgroupKernel : ContractionKernel {
               ValueRange{add(row0, idx(8 * h)), add(col0, idx(8 * j))},
               /*nontemporal=*/false, llvm::MaybeAlign(8));
         }
+      Value storer = output ? eq(first, 0) : Value();
+      if (output)
+        when(storer, [&] {
+          NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, 0, b.getUnitAttr());
+        });
       sync();
       Value tile = view(base, tileOffset, {tileM, rowFloats}, b.getF32Type());
+      Value staging =
+          output ? view(base, add(tileOffset, idx(tiles.getStagingOffset())),
+                        {tileM, outTileN}, outType)
+                 : Value();
       // Each thread turns tileM * outTileN / count elements into results,
       // kEpilogueGroup at a time: first the memory inputs of the group's
       // elements (residuals, inits: at indices clamped into the output, so
@@ -352,16 +413,29 @@ struct WarpgroupKernel : ContractionKernel {
               blockc::nvptx::loadEpilogueInputs(b, loc, op, plan, iv));
           ivs.push_back(std::move(iv));
         }
-        for (auto [i, e] : llvm::enumerate(es))
-          when(inside[i], [&] {
+        for (auto [i, e] : llvm::enumerate(es)) {
+          auto result = [&] {
             Value r = div(e, outTileN), c = rem(e, outTileN);
             SmallVector<Value> sums;
             for (int64_t p = 0; p < (paired ? 2 : 1); ++p)
               sums.push_back(memref::LoadOp::create(
                   b, loc, tile, ValueRange{r, add(c, idx(p * outTileN))}));
-            blockc::nvptx::writeEpilogueResults(b, loc, op, plan, ivs[i], sums,
-                                                loaded[i]);
-          });
+            if (!output)
+              return blockc::nvptx::writeEpilogueResults(
+                  b, loc, op, plan, ivs[i], sums, loaded[i]);
+            // Every element of the staging tile (those outside the output
+            // from clamped inputs: the TMA store clips them).
+            memref::StoreOp::create(
+                b, loc,
+                blockc::nvptx::computeEpilogueResult(b, loc, op, plan, ivs[i],
+                                                     sums, loaded[i]),
+                staging, ValueRange{r, c});
+          };
+          if (output)
+            result();
+          else
+            when(inside[i], result);
+        }
       };
       // count = 2 tile_m (a consumer warpgroup per 64 rows) and the output
       // tile's width is a multiple of 8 (the attribute's verifier): each
@@ -373,6 +447,27 @@ struct WarpgroupKernel : ContractionKernel {
           es.push_back(add(first, mul(add(i, idx(u)), idx(count))));
         results(es);
       });
+      if (!output)
+        return;
+      // Each thread's generic-proxy writes of the staging tile before the
+      // TMA store (async proxy) reads them; one bulk group per tile.
+      NVVM::FenceProxyOp::create(
+          b, loc, NVVM::ProxyKind::async_shared,
+          NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
+      sync();
+      when(storer, [&] {
+        nvgpu::TmaAsyncStoreOp::create(b, loc, staging, outMap,
+                                       ValueRange{n0, m0}, Value());
+        NVVM::CpAsyncBulkCommitGroupOp::create(b, loc);
+      });
+    };
+    // The storing thread waits for its last store to have read the staging
+    // tile before the block's shared memory goes.
+    auto finishStores = [&](Value first) {
+      if (output)
+        when(eq(first, 0), [&] {
+          NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, 0, b.getUnitAttr());
+        });
     };
 
     // The reduction of one tile: `step(kt, acc)` for kt = 0 .. numK - 1,
@@ -419,6 +514,7 @@ struct WarpgroupKernel : ContractionKernel {
       NVVM::WgmmaWaitGroupSyncOp::create(b, loc, b.getI64IntegerAttr(0));
       epilogue(acc, warpgroup, m0, n0, pad, tid, tiles.getThreads(),
                [&] { gpu::BarrierOp::create(b, loc); });
+      finishStores(tid);
       gpu::TerminatorOp::create(b, loc);
       return;
     }
@@ -533,6 +629,7 @@ struct WarpgroupKernel : ContractionKernel {
         epilogue(acc, w, m0, n0, tileOffset, ctid, consumerThreads,
                  [&] { consumersSync(); });
       });
+      finishStores(ctid);
     }
     gpu::TerminatorOp::create(b, loc);
   }

@@ -1,7 +1,9 @@
 // RUN: blockc-opt %s -split-input-file --blockc-gpu-select-tiles=chip=sm_90a | FileCheck %s --check-prefixes=CHECK,WG
 // RUN: blockc-opt %s -split-input-file --blockc-gpu-select-tiles="chip=sm_90a warpgroup-schedule=persistent" | FileCheck %s --check-prefixes=CHECK,PERSISTENT
 // RUN: blockc-opt %s -split-input-file --blockc-gpu-select-tiles="chip=sm_90a warpgroup-schedule=cooperative" | FileCheck %s --check-prefixes=CHECK,COOP
+// RUN: blockc-opt %s -split-input-file --blockc-gpu-select-tiles="chip=sm_90a warpgroup-epilogue=elements" | FileCheck %s --check-prefixes=CHECK,ELEMENTS
 // RUN: not blockc-opt %s -split-input-file --blockc-gpu-select-tiles="chip=sm_90a warpgroup-schedule=pingpong" 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: not blockc-opt %s -split-input-file --blockc-gpu-select-tiles="chip=sm_90a warpgroup-epilogue=vector" 2>&1 | FileCheck %s --check-prefix=BADEPILOGUE
 // RUN: blockc-opt %s -split-input-file --blockc-gpu-select-tiles=chip=sm_90 | FileCheck %s --check-prefixes=CHECK,NOWG
 // RUN: blockc-opt %s -split-input-file --blockc-gpu-select-tiles=chip=sm_100a | FileCheck %s --check-prefixes=CHECK,NOWG
 
@@ -12,22 +14,29 @@
 // mma.sync tiles, two consumer warpgroups in a 4-stage ring fed by a
 // producer warpgroup (the default schedule): 128 x 256 tiles when N >= 256,
 // 128 x 128 below; the persistent schedule 128 x 128 tiles; the
-// cooperative one no producer.
+// cooperative one no producer. The epilogue ends in a TMA store
+// (tma_store) where the ring, the f32 output tile, the staging tile and the
+// mbarriers fit in the chip's 227 KiB: not beside the persistent ring
+// (131072 + 67584 + 32768 + 1024 + 64 bytes); warpgroup-epilogue=elements
+// keeps the per-element stores everywhere.
 
 // BAD: error: blockc-gpu-select-tiles: unknown warpgroup schedule 'pingpong' (cooperative, specialized or persistent)
+// BADEPILOGUE: error: blockc-gpu-select-tiles: unknown warpgroup epilogue 'vector' (tma or elements)
 
 // CHECK-LABEL: func.func @projections
 // CHECK:         linalg.generic {{.+}} ins(%arg0, %arg1 : memref<?x?x64xbf16>, memref<32x64xbf16>)
 // CHECK-SAME:      blockc_codegen.gpu_mma_tiles
-// WG-SAME:         blockc_codegen.gpu_warpgroup_tiles = #blockc_codegen.gpu_warpgroup_tiles<tile_m = 128, tile_n = 128, stages = 4, producer = true>
+// WG-SAME:         blockc_codegen.gpu_warpgroup_tiles = #blockc_codegen.gpu_warpgroup_tiles<tile_m = 128, tile_n = 128, stages = 4, producer = true, tma_store = true>
+// ELEMENTS-SAME:   blockc_codegen.gpu_warpgroup_tiles = #blockc_codegen.gpu_warpgroup_tiles<tile_m = 128, tile_n = 128, stages = 4, producer = true>
 // PERSISTENT-SAME: blockc_codegen.gpu_warpgroup_tiles = #blockc_codegen.gpu_warpgroup_tiles<tile_m = 128, tile_n = 128, stages = 4, producer = true, persistent = true>
-// COOP-SAME:       blockc_codegen.gpu_warpgroup_tiles = #blockc_codegen.gpu_warpgroup_tiles<tile_m = 128, tile_n = 128, stages = 4>
+// COOP-SAME:       blockc_codegen.gpu_warpgroup_tiles = #blockc_codegen.gpu_warpgroup_tiles<tile_m = 128, tile_n = 128, stages = 4, tma_store = true>
 // NOWG-NOT:        gpu_warpgroup_tiles
 // CHECK:         linalg.generic {{.+}} ins(%arg3, %arg4 : memref<?x48xf16>, memref<32x48xf16>)
 // CHECK-SAME:      blockc_codegen.gpu_mma_tiles
-// WG-SAME:         blockc_codegen.gpu_warpgroup_tiles = #blockc_codegen.gpu_warpgroup_tiles<tile_m = 128, tile_n = 128, stages = 4, producer = true>
+// WG-SAME:         blockc_codegen.gpu_warpgroup_tiles = #blockc_codegen.gpu_warpgroup_tiles<tile_m = 128, tile_n = 128, stages = 4, producer = true, tma_store = true>
+// ELEMENTS-SAME:   blockc_codegen.gpu_warpgroup_tiles = #blockc_codegen.gpu_warpgroup_tiles<tile_m = 128, tile_n = 128, stages = 4, producer = true>
 // PERSISTENT-SAME: blockc_codegen.gpu_warpgroup_tiles = #blockc_codegen.gpu_warpgroup_tiles<tile_m = 128, tile_n = 128, stages = 4, producer = true, persistent = true>
-// COOP-SAME:       blockc_codegen.gpu_warpgroup_tiles = #blockc_codegen.gpu_warpgroup_tiles<tile_m = 128, tile_n = 128, stages = 4>
+// COOP-SAME:       blockc_codegen.gpu_warpgroup_tiles = #blockc_codegen.gpu_warpgroup_tiles<tile_m = 128, tile_n = 128, stages = 4, tma_store = true>
 // NOWG-NOT:        gpu_warpgroup_tiles
 #a3 = affine_map<(b, t, n, k) -> (b, t, k)>
 #w3 = affine_map<(b, t, n, k) -> (n, k)>
@@ -65,9 +74,10 @@ func.func @projections(%x: memref<?x?x64xbf16>, %w: memref<32x64xbf16>, %y: memr
 // ring).
 // CHECK-LABEL: func.func @wide
 // CHECK:         linalg.generic
-// WG-SAME:         #blockc_codegen.gpu_warpgroup_tiles<tile_m = 128, tile_n = 256, stages = 4, producer = true>
+// WG-SAME:         #blockc_codegen.gpu_warpgroup_tiles<tile_m = 128, tile_n = 256, stages = 4, producer = true, tma_store = true>
+// ELEMENTS-SAME:   #blockc_codegen.gpu_warpgroup_tiles<tile_m = 128, tile_n = 256, stages = 4, producer = true>
 // PERSISTENT-SAME: #blockc_codegen.gpu_warpgroup_tiles<tile_m = 128, tile_n = 128, stages = 4, producer = true, persistent = true>
-// COOP-SAME:       #blockc_codegen.gpu_warpgroup_tiles<tile_m = 128, tile_n = 128, stages = 4>
+// COOP-SAME:       #blockc_codegen.gpu_warpgroup_tiles<tile_m = 128, tile_n = 128, stages = 4, tma_store = true>
 #a = affine_map<(m, n, k) -> (m, k)>
 #w = affine_map<(m, n, k) -> (n, k)>
 #o = affine_map<(m, n, k) -> (m, n)>

@@ -150,6 +150,16 @@ func.func @gpu_warpgroup_tiles() attributes {blockc_codegen.gpu_warpgroup_tiles 
   return
 }
 
+// With a TMA-store epilogue: the 128 x 256 f32 tile (133120 bytes) and the
+// bf16 staging tile (65536) after it pass the ring's end: 198656 + 1024
+// bytes of dynamic shared memory and 64 of mbarriers.
+// CHECK-LABEL: func.func @gpu_warpgroup_tiles_tma_store
+// CHECK-SAME: #blockc_codegen.gpu_warpgroup_tiles<tile_m = 128, tile_n = 256, stages = 4, producer = true, tma_store = true>
+// CHECK-SAME: #blockc_codegen.gpu_warpgroup_tiles<tile_m = 128, tile_n = 128, stages = 4, tma_store = true>
+func.func @gpu_warpgroup_tiles_tma_store() attributes {a = #blockc_codegen.gpu_warpgroup_tiles<tile_m = 128, tile_n = 256, stages = 4, producer = true, tma_store = true>, b = #blockc_codegen.gpu_warpgroup_tiles<tile_m = 128, tile_n = 128, stages = 4, tma_store = true>} {
+  return
+}
+
 // -----
 
 // The target GPU of a module (blockc-gpu-set-target writes it).

@@ -393,6 +393,25 @@ func.func @warpgroup_output_tile() attributes {t = #blockc_codegen.gpu_warpgroup
 
 // -----
 
+// A TMA-store epilogue beside the persistent ring: 131072 bytes of ring,
+// 67584 of f32 tile, 32768 of staging tile, 1024 of alignment and 64 of
+// mbarriers.
+// expected-error @+1 {{with tma_store, the ring, the f32 output tile, the 16-bit staging tile and the mbarriers take 232512 bytes of shared memory (with 1024 of alignment), more than the 232448 bytes of shared memory a block may have on any chip}}
+func.func @warpgroup_tma_store_persistent() attributes {t = #blockc_codegen.gpu_warpgroup_tiles<tile_m = 128, tile_n = 128, stages = 4, producer = true, persistent = true, tma_store = true>} {
+  return
+}
+
+// -----
+
+// In the ring: the f32 tile (156672 bytes) and the staging tile (76800)
+// after it pass the 200704 bytes of the ring and the 227 KiB.
+// expected-error @+1 {{with tma_store, the ring, the f32 output tile, the 16-bit staging tile and the mbarriers take 234560 bytes of shared memory (with 1024 of alignment), more than the 232448 bytes of shared memory a block may have on any chip}}
+func.func @warpgroup_tma_store_staging() attributes {t = #blockc_codegen.gpu_warpgroup_tiles<tile_m = 192, tile_n = 200, stages = 4, producer = true, tma_store = true>} {
+  return
+}
+
+// -----
+
 // expected-error @+1 {{'blockc_codegen.gpu_warpgroup_tiles' must be a #blockc_codegen.gpu_warpgroup_tiles attribute}}
 func.func @warpgroup_wrong_kind() attributes {blockc_codegen.gpu_warpgroup_tiles = #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 64>} {
   return

@@ -126,7 +126,7 @@ GPUMmaTilesAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 LogicalResult
 GPUWarpgroupTilesAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                               int64_t tileM, int64_t tileN, int64_t stages,
-                              bool producer, bool persistent) {
+                              bool producer, bool persistent, bool tmaStore) {
   if (failed(verifyPositive(
           emitError,
           {{"tile_m", tileM}, {"tile_n", tileN}, {"stages", stages}})))
@@ -168,6 +168,17 @@ GPUWarpgroupTilesAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "the f32 output tile (" << outputBytes
                        << " bytes, its rows padded by 16) does not fit in the "
                        << ring << " bytes of the ring";
+  int64_t withStaging = GPUWarpgroupTilesAttr::getTmaStoreSharedBytes(
+      tileM, tileN, stages, producer, persistent);
+  if (tmaStore && withStaging > maxOptInSharedBytes())
+    return emitError() << "with tma_store, the ring, the f32 output tile, the "
+                          "16-bit staging tile and the mbarriers take "
+                       << withStaging
+                       << " bytes of shared memory (with 1024 of alignment), "
+                          "more than the "
+                       << maxOptInSharedBytes()
+                       << " bytes of shared memory a block may have on any "
+                          "chip";
   return success();
 }
 

@@ -176,7 +176,11 @@ def GPUSelectTilesPass
       128` below; `persistent` `<tile_m = 128, tile_n = 128, stages = 4,
       producer = true, persistent = true>` (one block per multiprocessor);
       `cooperative` `<tile_m = 128, tile_n = 128, stages = 4>` (no
-      producer);
+      producer); with `warpgroup-epilogue` `tma` (the default) each also
+      gets `tma_store = true` where its ring, f32 output tile, 16-bit
+      staging tile and mbarriers fit in the chip's shared memory per block
+      (the specialized and cooperative schedules, not beside the persistent
+      ring): the kernel's epilogue then ends in a TMA store;
     * on sm_80 and newer, on buffers, `blockc_codegen.gpu_gemv =
       #blockc_codegen.gpu_gemv<warps = 4, columns = 1, rows = 1, unroll = 2,
       max_m>` on each bf16 / f16 projection (`[M..., K]` by `[N, K]`) whose
@@ -235,6 +239,11 @@ def GPUSelectTilesPass
            "The sm_90a warpgroup-MMA projections: specialized (a producer "
            "warpgroup), persistent (and one block per multiprocessor) or "
            "cooperative (no producer)">,
+    Option<"warpgroupEpilogue", "warpgroup-epilogue", "std::string",
+           /*default=*/"\"tma\"",
+           "The sm_90a warpgroup-MMA projections' epilogue: tma (a TMA "
+           "store of each output tile from shared memory, where the "
+           "shared memory fits) or elements (per-element stores)">,
     Option<"attentionConsumers", "attention-consumers", "int64_t",
            /*default=*/"2",
            "The sm_90a warpgroup attention: 2 consumer warpgroups "

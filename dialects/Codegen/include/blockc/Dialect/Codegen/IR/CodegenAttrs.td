@@ -797,6 +797,20 @@ def Codegen_GPUWarpgroupTilesAttr
     that the producer fills the ring with the next tile while the consumers
     finish this one.
 
+    With `tma_store = true` the epilogue ends in a TMA store: the threads
+    write each output tile, its fused epilogue applied (init, bias,
+    residual, rounding, the gated pair's activation), into a staging tile
+    of the output's 16-bit type after the f32 tile in shared memory
+    (`tile_m * tile_n * 2` bytes, rows unpadded), fence it for the async
+    proxy (`fence.proxy.async.shared::cta`), and the consumers' first thread
+    stores it with one `nvgpu.tma.async.store` (a `tile_m` x `tile_n` box,
+    `tile_n / 2` columns for a gated pair; TMA clips the rows and columns
+    outside the output), committed as a bulk group whose reads it waits for
+    (`cp.async.bulk.wait_group.read 0`) before the staging tile is written
+    again and before the kernel exits. The kernel keeps the per-element
+    stores for an output TMA cannot store: not bf16 or f16, not row-major
+    contiguous, or rows that are not a static multiple of 16 bytes.
+
     ```mlir
     linalg.generic {blockc_codegen.gpu_warpgroup_tiles =
         #blockc_codegen.gpu_warpgroup_tiles<tile_m = 128, tile_n = 128,
@@ -810,19 +824,22 @@ def Codegen_GPUWarpgroupTilesAttr
     `stages * (tile_m + tile_n) * 128 + 1024` bytes, fits in sm_90's
     227 KiB, and the f32 output tile (`tile_m * (tile_n + 4) * 4` bytes: its
     rows padded by 16 bytes) fits in the ring, or, for a persistent kernel,
-    beside it within the 227 KiB.
+    beside it within the 227 KiB. With `tma_store`, the ring, the f32 tile,
+    the staging tile and the mbarriers (8 bytes per stage, twice with a
+    producer) fit in the 227 KiB (`getTmaStoreSharedBytes`).
   }];
   let parameters = (ins "int64_t":$tile_m,
                         "int64_t":$tile_n,
                         "int64_t":$stages,
                         DefaultValuedParameter<"bool", "false">:$producer,
-                        DefaultValuedParameter<"bool", "false">:$persistent);
+                        DefaultValuedParameter<"bool", "false">:$persistent,
+                        DefaultValuedParameter<"bool", "false">:$tma_store);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let builders = [
     AttrBuilder<(ins "int64_t":$tile_m, "int64_t":$tile_n,
                      "int64_t":$stages), [{
-      return $_get($_ctxt, tile_m, tile_n, stages, false, false);
+      return $_get($_ctxt, tile_m, tile_n, stages, false, false, false);
     }]>
   ];
   let extraClassDeclaration = [{
@@ -866,7 +883,32 @@ def Codegen_GPUWarpgroupTilesAttr
     /// Bytes of dynamic shared memory: the ring (and a persistent
     /// kernel's output tile after it) and 1 KiB to align the ring.
     int64_t getSharedBytes() const {
+      if (getTmaStore())
+        return getTmaStoreDynamicBytes(getTileM(), getTileN(), getStages(),
+                                       getPersistent());
       return getRingBytes() + (getPersistent() ? getOutputBytes() : 0) + 1024;
+    }
+    /// Shared-memory offset of the 16-bit staging tile of `tma_store` from
+    /// the f32 output tile's (right after it: a multiple of 1024 bytes).
+    int64_t getStagingOffset() const { return getOutputBytes(); }
+    /// Bytes of dynamic shared memory with a TMA-store epilogue: the ring,
+    /// the f32 output tile (in the ring, or beside it when persistent) and
+    /// the staging tile after it (`tile_m * tile_n` 16-bit elements), and
+    /// 1 KiB to align the ring.
+    static int64_t getTmaStoreDynamicBytes(int64_t tileM, int64_t tileN,
+                                           int64_t stages, bool persistent) {
+      int64_t ring = stages * (tileM + tileN) * kTileK * 2;
+      int64_t tiles = tileM * getOutputRowFloats(tileN) * 4 + tileM * tileN * 2;
+      return (persistent ? ring + tiles : std::max(ring, tiles)) + 1024;
+    }
+    /// All the shared memory of a kernel with a TMA-store epilogue: the
+    /// dynamic bytes and the mbarriers (8 bytes per stage, twice with a
+    /// producer), which must fit in a block's.
+    static int64_t getTmaStoreSharedBytes(int64_t tileM, int64_t tileN,
+                                          int64_t stages, bool producer,
+                                          bool persistent) {
+      return getTmaStoreDynamicBytes(tileM, tileN, stages, persistent) +
+             stages * 8 * (producer ? 2 : 1);
     }
     /// f32 elements per row of the output tile in shared memory: tile_n
     /// and 16 bytes of padding, so that the accumulator fragment's rows
