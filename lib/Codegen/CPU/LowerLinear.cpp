@@ -875,8 +875,11 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
     // Column block i of every member of the group, one after the other
     // (the input rows they all read stay in cache).
     SmallVector<Value> computedTiles;
-    for (auto [shared, weight, packedWeight] :
+    for (auto member :
          llvm::zip_equal(forall.getRegionIterArgs(), weights, prepacked)) {
+      // Copies, not structured bindings: the lambdas below capture them.
+      Value shared = std::get<0>(member), weight = std::get<1>(member);
+      auto packedWeight = std::get<2>(member);
       kb.w = weight;
       Value slice = tensor::ExtractSliceOp::create(rewriter, loc, shared,
                                                    offsets, sizes, strides);

@@ -413,7 +413,8 @@ struct WarpgroupKernel : ContractionKernel {
               blockc::nvptx::loadEpilogueInputs(b, loc, op, plan, iv));
           ivs.push_back(std::move(iv));
         }
-        for (auto [i, e] : llvm::enumerate(es)) {
+        for (size_t i = 0; i < es.size(); ++i) {
+          Value e = es[i];
           auto result = [&] {
             Value r = div(e, outTileN), c = rem(e, outTileN);
             SmallVector<Value> sums;
