@@ -287,3 +287,13 @@ Type blockc::nvptx::getTensorCoreAttentionType(transformer::SDPAOp op) {
     return {};
   return type;
 }
+
+bool blockc::nvptx::isSplitKVMmaCandidate(transformer::SDPAOp op) {
+  if (!isFusedAttentionCandidate(op) || !getWidenedAttentionType(op))
+    return false;
+  int64_t d = op.getQuery().getType().getDimSize(3);
+  int64_t group = op.getQuery().getType().getDimSize(2) /
+                  op.getKey().getType().getDimSize(2);
+  return (d == 64 || d == 128) && op.getKey().getType().getDimSize(3) == d &&
+         group >= 2 && group <= 8;
+}

@@ -48,6 +48,9 @@ struct SDPAKernel : blockc::nvptx::KernelBuilder {
   /// The split-KV kernel's keys per split and most splits (see
   /// #blockc_codegen.gpu_attention).
   int64_t keysPerSplit, maxSplits;
+  /// Warps per block of the split-KV kernel on tensor cores; 0 for the FMA
+  /// kernel (see #blockc_codegen.gpu_attention).
+  int64_t splitMmaWarps = 0;
 
   /// The sum of `v` over the 32 lanes of the warp, in every lane.
   Value warpSum(Value v) {
@@ -458,15 +461,21 @@ struct SDPAKernel : blockc::nvptx::KernelBuilder {
       }
       gpu::TerminatorOp::create(b, loc);
     };
+    auto kernel1 = [&](bool vectors) {
+      if (splitMmaWarps > 0)
+        return buildSplitPartialsMma(q, k, v, qv, kv, vv, vectors, splits,
+                                     chunk, stats, accs);
+      partials(vectors);
+    };
     if (w == 1) {
-      partials(/*vectors=*/false);
+      kernel1(/*vectors=*/false);
     } else {
       auto ifOp = scf::IfOp::create(b, loc, ok, /*withElse=*/true);
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPointToStart(ifOp.thenBlock());
-      partials(/*vectors=*/true);
+      kernel1(/*vectors=*/true);
       b.setInsertionPointToStart(ifOp.elseBlock());
-      partials(/*vectors=*/false);
+      kernel1(/*vectors=*/false);
     }
 
     // Kernel 2: merge. M = max m_s, L = sum l_s exp(m_s - M), acc likewise;
@@ -532,6 +541,232 @@ struct SDPAKernel : blockc::nvptx::KernelBuilder {
       gpu::TerminatorOp::create(b, loc);
     }
     // The scratch buffers are released by the buffer deallocation pipeline.
+  }
+
+  /// The `n` elements of `buffer` at `at` (its last index the run's start),
+  /// in their own type: one 16-byte `vector.load` through `view` when
+  /// `vectors`, else element loads.
+  SmallVector<Value> loadRun(Value buffer, Value view, bool vectors,
+                             SmallVector<Value> at, int64_t n) {
+    if (vectors)
+      return loadVector(view, at, n);
+    SmallVector<Value> xs;
+    Value start = at.back();
+    for (int64_t i = 0; i < n; ++i) {
+      at.back() = add(start, idx(i));
+      xs.push_back(memref::LoadOp::create(b, loc, buffer, at));
+    }
+    return xs;
+  }
+
+  /// Kernel 1 of buildSplitKV on tensor cores (split_mma_warps = W): grid
+  /// (ceil(splits / W), H_kv, B), W warps a block, warp w of block x the
+  /// split x W + w of one (batch, kv head) for all `group` (2 to 8) query
+  /// heads of its GQA group, the rows of an m16n8k16 tile (rows past the
+  /// group are zero and never stored). Per step of 16 keys: S = Q K^T as
+  /// two n8 tiles (D / 16 MMAs each), the online softmax of the row (the
+  /// quad of lanes of an accumulator row, KernelBuilder::onlineSoftmax),
+  /// then O += P V with P from the S accumulators as the A fragment (split
+  /// into its 16-bit rounding and that of the rest, as the prefill kernel
+  /// does), D / 8 n8 tiles. No shared memory: every fragment is loaded
+  /// from global memory by its lane, 16 bytes at a time. A dot product does
+  /// not depend on the order of its terms, so the head dim of Q and K is
+  /// permuted within each run of 32: lane (g, t4) loads elements 32 p +
+  /// 8 t4 + [0, 8) of its key row (key 8 n + g of n8 tile n) and of its
+  /// query row (head g), and k16 step 2 p + s takes elements 4 s + [0, 2)
+  /// as its fragment columns 2 t4 + [0, 2) and 4 s + [2, 4) as 2 t4 + 8 +
+  /// [0, 2). Likewise the output columns of P V are permuted: n8 tile n
+  /// of O holds head-dim elements 64 (n / 8) + 8 c + n % 8 in its column c,
+  /// so lane (g, t4) loads 8 consecutive elements 64 i + 8 g + [0, 8) of
+  /// each of its 4 value rows (keys 2 t4 + [0, 2) and 8 + 2 t4 + [0, 2))
+  /// and stores its accumulators as runs of 8 consecutive floats. A warp's
+  /// request reads 8 key rows' 64 contiguous bytes (K) or 4 value rows'
+  /// 128 (V): 16 full sectors. Keys past the split's end read its last key
+  /// and are masked (probability 0).
+  void buildSplitPartialsMma(Value q, Value k, Value v, Value qv, Value kv,
+                             Value vv, bool vectors, Value splits, Value chunk,
+                             Value stats, Value accs) {
+    MLIRContext *ctx = b.getContext();
+    Type elem = cast<MemRefType>(q.getType()).getElementType();
+    int64_t warpsPerBlock = splitMmaWarps;
+    Value c0 = idx(0), c1 = idx(1);
+    Value bDim = memref::DimOp::create(b, loc, q, 0);
+    Value kvDim = memref::DimOp::create(b, loc, k, 2);
+    Value sDim = memref::DimOp::create(b, loc, k, 1);
+    auto launch = gpu::LaunchOp::create(
+        b, loc, arith::CeilDivUIOp::create(b, loc, splits, idx(warpsPerBlock)),
+        kvDim, bDim, idx(kWarp), idx(warpsPerBlock), c1);
+    launch->setAttr(blockc::codegen::CodegenDialect::kKernelAttrName,
+                    blockc::codegen::KernelKindAttr::get(
+                        ctx, blockc::codegen::KernelKind::fused_attention));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&launch.getBody().front());
+    gpu::KernelDim3 block = launch.getBlockIds(),
+                    thread = launch.getThreadIds();
+    Value lane = thread.x, kvh = block.y, bIdx = block.z;
+    Value split = add(mul(block.x, idx(warpsPerBlock)), thread.y);
+    // A whole warp is past the last split or not (no divergence).
+    when(lt(split, splits), [&] {
+      Value g = div(lane, 4), t4 = rem(lane, 4);
+      Value lo = arith::MinUIOp::create(b, loc, mul(split, chunk), sDim);
+      Value hi = arith::MinUIOp::create(b, loc, add(lo, chunk), sDim);
+      Value last = arith::SubIOp::create(
+          b, loc, arith::MaxUIOp::create(b, loc, hi, c1), c1);
+      // The lane's query head: g of the group, clamped into it (rows past
+      // the group are zero in the A fragments).
+      Value h0 = mul(kvh, idx(group));
+      Value rowValid = lt(g, idx(group));
+      Value head = add(h0, arith::MinUIOp::create(b, loc, g, idx(group - 1)));
+      auto fragType = VectorType::get({4, 2}, elem);
+      auto pairType = VectorType::get({2}, elem);
+      auto accType = VectorType::get({2, 2}, b.getF32Type());
+      Value zeroPair = blockc::nvptx::zeroVector(b, loc, pairType);
+      Value zeroElem = arith::ConstantOp::create(b, loc, b.getZeroAttr(elem));
+      auto pair = [&](Value x, Value y) -> Value {
+        return vector::FromElementsOp::create(b, loc, pairType,
+                                              ValueRange{x, y});
+      };
+      // An A fragment of row g only (rows g + 8 zero): registers 0 and 2.
+      auto rowFragment = [&](Value r0, Value r2) -> Value {
+        Value frag = blockc::nvptx::zeroVector(b, loc, fragType);
+        frag = vector::InsertOp::create(b, loc, r0, frag, 0);
+        frag = vector::InsertOp::create(b, loc, zeroPair, frag, 1);
+        frag = vector::InsertOp::create(b, loc, r2, frag, 2);
+        return vector::InsertOp::create(b, loc, zeroPair, frag, 3);
+      };
+      auto bFragment = [&](Value r0, Value r1) -> Value {
+        auto type = VectorType::get({2, 2}, elem);
+        Value frag = blockc::nvptx::zeroVector(b, loc, type);
+        frag = vector::InsertOp::create(b, loc, r0, frag, 0);
+        return vector::InsertOp::create(b, loc, r1, frag, 1);
+      };
+      int64_t runs = headDim / 32, oTiles = headDim / 8;
+      // Q: run p of row g gives the A fragments of k16 steps 2p and 2p + 1.
+      SmallVector<Value> qFrag;
+      for (int64_t p = 0; p < runs; ++p) {
+        Value start = add(idx(32 * p), mul(t4, idx(8)));
+        SmallVector<Value> x =
+            loadRun(q, qv, vectors, {bIdx, c0, head, start}, 8);
+        for (Value &e : x)
+          e = select(rowValid, e, zeroElem);
+        for (int64_t s = 0; s < 2; ++s)
+          qFrag.push_back(rowFragment(pair(x[4 * s], x[4 * s + 1]),
+                                      pair(x[4 * s + 2], x[4 * s + 3])));
+      }
+      Value negInf = f32(-std::numeric_limits<double>::infinity());
+      Value scaleF = f32(scale);
+      Value keyLimit = arith::SubIOp::create(b, loc, hi, mul(t4, idx(2)));
+      // State: m, l, then the O tiles.
+      SmallVector<Value> init = {negInf, f32(0)};
+      init.append(oTiles, blockc::nvptx::zeroVector(b, loc, accType));
+      SmallVector<Value> state =
+          loop(lo, hi, 16, init, [&](Value j0, ValueRange st) {
+            // S tile n: keys j0 + 8n + [0, 8), the lane's key j0 + 8n + g.
+            SmallVector<Value> sAcc;
+            for (int64_t n = 0; n < 2; ++n) {
+              Value key = arith::MinUIOp::create(
+                  b, loc, add(j0, add(g, idx(8 * n))), last);
+              Value acc = blockc::nvptx::zeroVector(b, loc, accType);
+              for (int64_t p = 0; p < runs; ++p) {
+                Value start = add(idx(32 * p), mul(t4, idx(8)));
+                SmallVector<Value> x =
+                    loadRun(k, kv, vectors, {bIdx, key, kvh, start}, 8);
+                for (int64_t s = 0; s < 2; ++s)
+                  acc = nvgpu::MmaSyncOp::create(
+                      b, loc, qFrag[2 * p + s],
+                      bFragment(pair(x[4 * s], x[4 * s + 1]),
+                                pair(x[4 * s + 2], x[4 * s + 3])),
+                      acc, ArrayRef<int64_t>{16, 8, 16});
+              }
+              sAcc.push_back(acc);
+            }
+            SmallVector<Value> next(st.begin(), st.end());
+            SoftmaxStep step = onlineSoftmax(
+                4,
+                [&](int64_t r, int64_t kk) -> Value {
+                  return vector::ExtractOp::create(
+                      b, loc, sAcc[kk / 2], ArrayRef<int64_t>{r, kk % 2});
+                },
+                ArrayRef<Value>{keyLimit}, j0, scaleF,
+                MutableArrayRef<Value>(next).take_front(2));
+            ArrayRef<Value> prob = step.p[0];
+            // P (one k16 step of 16 keys): column 2 t4 + c of S tile n is
+            // fragment column 8 n + 2 t4 + c; split into hi + lo.
+            SmallVector<Value> hiPairs, loPairs;
+            for (int64_t n = 0; n < 2; ++n) {
+              SmallVector<Value> hiE, loE;
+              for (int64_t c = 0; c < 2; ++c) {
+                Value x = prob[2 * n + c];
+                Value h = arith::TruncFOp::create(b, loc, elem, x);
+                Value rest = arith::SubFOp::create(
+                    b, loc, x,
+                    arith::ExtFOp::create(b, loc, b.getF32Type(), h));
+                hiE.push_back(h);
+                loE.push_back(arith::TruncFOp::create(b, loc, elem, rest));
+              }
+              hiPairs.push_back(pair(hiE[0], hiE[1]));
+              loPairs.push_back(pair(loE[0], loE[1]));
+            }
+            Value pHi = rowFragment(hiPairs[0], hiPairs[1]);
+            Value pLo = rowFragment(loPairs[0], loPairs[1]);
+            // V: the lane's keys j0 + 2 t4 + [0, 2) and j0 + 8 + 2 t4 +
+            // [0, 2) (the B fragment's k rows), 8 consecutive elements of
+            // each per 64 of the head dim.
+            SmallVector<Value> vKeys;
+            for (int64_t i = 0; i < 4; ++i)
+              vKeys.push_back(arith::MinUIOp::create(
+                  b, loc,
+                  add(j0, add(mul(t4, idx(2)), idx(8 * (i / 2) + i % 2))),
+                  last));
+            Value alpha = step.alpha[0];
+            Value rowScale = vector::InsertOp::create(
+                b, loc,
+                vector::FromElementsOp::create(
+                    b, loc, VectorType::get({2}, b.getF32Type()),
+                    ValueRange{alpha, alpha}),
+                blockc::nvptx::zeroVector(b, loc, accType), 0);
+            for (int64_t i = 0; i < headDim / 64; ++i) {
+              Value start = add(idx(64 * i), mul(g, idx(8)));
+              SmallVector<SmallVector<Value>> x;
+              for (Value key : vKeys)
+                x.push_back(
+                    loadRun(v, vv, vectors, {bIdx, key, kvh, start}, 8));
+              for (int64_t e = 0; e < 8; ++e) {
+                Value bFrag =
+                    bFragment(pair(x[0][e], x[1][e]), pair(x[2][e], x[3][e]));
+                Value &o = next[2 + 8 * i + e];
+                o = arith::MulFOp::create(b, loc, o, rowScale);
+                o = nvgpu::MmaSyncOp::create(b, loc, pHi, bFrag, o,
+                                             ArrayRef<int64_t>{16, 8, 16});
+                o = nvgpu::MmaSyncOp::create(b, loc, pLo, bFrag, o,
+                                             ArrayRef<int64_t>{16, 8, 16});
+              }
+            }
+            return next;
+          });
+      // The row's state: every lane of the quad holds m and l (the same
+      // values); O tile 8 i + e column c is element 64 i + 8 (2 t4 + c) + e.
+      when(rowValid, [&] {
+        Value hIdx = add(h0, g);
+        memref::StoreOp::create(b, loc, state[0], stats,
+                                ValueRange{bIdx, hIdx, split, c0});
+        memref::StoreOp::create(b, loc, state[1], stats,
+                                ValueRange{bIdx, hIdx, split, c1});
+        for (int64_t i = 0; i < headDim / 64; ++i)
+          for (int64_t c = 0; c < 2; ++c) {
+            SmallVector<Value> run;
+            for (int64_t e = 0; e < 8; ++e)
+              run.push_back(vector::ExtractOp::create(
+                  b, loc, state[2 + 8 * i + e], ArrayRef<int64_t>{0, c}));
+            Value start = add(idx(64 * i + 8 * c), mul(t4, idx(16)));
+            for (int64_t half = 0; half < 2; ++half)
+              storeVector(
+                  ArrayRef<Value>(run).slice(4 * half, 4), accs,
+                  ValueRange{bIdx, hIdx, split, add(start, idx(4 * half))});
+          }
+      });
+    });
+    gpu::TerminatorOp::create(b, loc);
   }
 
   /// Emits the attention: the split-KV kernel when T is 1 (a decode step),
@@ -1013,6 +1248,17 @@ struct GPULowerSDPAPass
           }
           if (!simtCandidate)
             simt = {};
+          if (simt && simt.getSplitMmaWarps() > 0 &&
+              !blockc::nvptx::isSplitKVMmaCandidate(op)) {
+            op.emitOpError()
+                << "has a '"
+                << blockc::codegen::CodegenDialect::kGpuAttentionAttrName
+                << "' with split_mma_warps = " << simt.getSplitMmaWarps()
+                << " but is not a GQA group of 2 to 8 query heads widened "
+                   "from one 16-bit type with a head dim of 64 or 128 (use "
+                   "split_mma_warps = 0)";
+            return WalkResult::interrupt();
+          }
           if (simt || mma)
             ops.push_back({op, simt, mma});
           return WalkResult::advance();
@@ -1085,7 +1331,8 @@ struct GPULowerSDPAPass
                           op.getCausal(),
                           op.getScaleOrDefault(),
                           simt.getKeysPerSplit(),
-                          simt.getMaxSplits()};
+                          simt.getMaxSplits(),
+                          simt.getSplitMmaWarps()};
         if (splitOnly)
           kernel.buildSplitKV(qm, km, vm, out);
         else

@@ -107,7 +107,8 @@ ChipDefaults defaultsFor(MLIRContext *ctx, StringRef chip) {
                                   /*threadsY=*/16),
           GPUMapAttr::get(ctx, /*threadsX=*/32, /*threadsY=*/8),
           GPUAttentionAttr::get(ctx, /*rowsPerWarp=*/4, /*warps=*/4,
-                                /*keysPerSplit=*/64, /*maxSplits=*/32)};
+                                /*keysPerSplit=*/64, /*maxSplits=*/32,
+                                /*splitMmaWarps=*/0)};
 }
 
 struct GPUSelectTilesPass
@@ -156,9 +157,17 @@ struct GPUSelectTilesPass
     setIfAbsent(func, CodegenDialect::kGpuMapAttrName, defaults.map);
     func.walk([&](Operation *op) {
       if (auto sdpa = dyn_cast<blockc::transformer::SDPAOp>(op)) {
+        // Decode steps of a GQA group (2 to 8 query heads) over 16-bit
+        // caches at head dims 64 and 128: the split-KV kernel on tensor
+        // cores (sm_80+), blocks of 4 warps of one split each.
+        GPUAttentionAttr attention = defaults.attention;
+        if (target.hasMmaSync() && blockc::nvptx::isSplitKVMmaCandidate(sdpa))
+          attention = GPUAttentionAttr::get(
+              &getContext(), attention.getRowsPerWarp(), attention.getWarps(),
+              attention.getKeysPerSplit(), attention.getMaxSplits(),
+              /*splitMmaWarps=*/4);
         if (blockc::nvptx::isFusedAttentionCandidate(sdpa))
-          setIfAbsent(op, CodegenDialect::kGpuAttentionAttrName,
-                      defaults.attention);
+          setIfAbsent(op, CodegenDialect::kGpuAttentionAttrName, attention);
         // Tensor cores (sm_80+): 4 warps of 16 query rows, 64 keys per
         // shared-memory tile; on sm_90a with head dims 64 and 128 the
         // warpgroup-MMA kernel, warp-specialised (a producer and two

@@ -52,8 +52,8 @@ func.func @gpu_attention(%q: tensor<1x4x2x32xf32>, %k: tensor<1x4x2x32xf32>, %v:
 
 // 32 warps (1024 threads) is the largest attention block.
 // CHECK-LABEL: func.func @gpu_attention_largest
-// CHECK-SAME: #blockc_codegen.gpu_attention<rows_per_warp = 1, warps = 32, keys_per_split = 128, max_splits = 8>
-func.func @gpu_attention_largest() attributes {a = #blockc_codegen.gpu_attention<rows_per_warp = 1, warps = 32, keys_per_split = 128, max_splits = 8>} {
+// CHECK-SAME: #blockc_codegen.gpu_attention<rows_per_warp = 1, warps = 32, keys_per_split = 128, max_splits = 8, split_mma_warps = 32>
+func.func @gpu_attention_largest() attributes {a = #blockc_codegen.gpu_attention<rows_per_warp = 1, warps = 32, keys_per_split = 128, max_splits = 8, split_mma_warps = 32>} {
   return
 }
 

@@ -107,6 +107,20 @@ func.func @attention_no_splits() attributes {a = #blockc_codegen.gpu_attention<r
   return
 }
 
+// -----
+
+// expected-error @+1 {{split_mma_warps must be >= 0, got -1}}
+func.func @attention_negative_split_mma_warps() attributes {a = #blockc_codegen.gpu_attention<rows_per_warp = 4, warps = 4, split_mma_warps = -1>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{a block of 32 * split_mma_warps = 1056 threads exceeds 1024}}
+func.func @attention_too_many_split_mma_warps() attributes {a = #blockc_codegen.gpu_attention<rows_per_warp = 4, warps = 4, split_mma_warps = 33>} {
+  return
+}
+
 //===----------------------------------------------------------------------===//
 // gpu_mma_tiles
 //===----------------------------------------------------------------------===//

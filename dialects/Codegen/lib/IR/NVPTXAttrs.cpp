@@ -193,11 +193,17 @@ LogicalResult GPUMapAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 LogicalResult
 GPUAttentionAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                          int64_t rowsPerWarp, int64_t warps,
-                         int64_t keysPerSplit, int64_t maxSplits) {
+                         int64_t keysPerSplit, int64_t maxSplits,
+                         int64_t splitMmaWarps) {
   if (failed(verifyPositive(emitError, {{"rows_per_warp", rowsPerWarp},
                                         {"warps", warps},
                                         {"keys_per_split", keysPerSplit},
                                         {"max_splits", maxSplits}})))
+    return failure();
+  if (splitMmaWarps < 0)
+    return emitError() << "split_mma_warps must be >= 0, got " << splitMmaWarps;
+  if (failed(verifyBlock(emitError, "32 * split_mma_warps",
+                         kWarpSize * splitMmaWarps)))
     return failure();
   return verifyBlock(emitError, "32 * warps", kWarpSize * warps);
 }

@@ -81,6 +81,13 @@ mlir::Type getWidenedAttentionType(transformer::SDPAOp op);
 /// head counts. Null otherwise.
 mlir::Type getTensorCoreAttentionType(transformer::SDPAOp op);
 
+/// Whether the split-KV (decode step) attention of `op` can run on tensor
+/// cores (GPUAttentionAttr's split_mma_warps): a fused-attention candidate
+/// whose query, key and value are widened from one 16-bit type
+/// (getWidenedAttentionType), with a head dim of 64 or 128 and GQA groups
+/// of 2 to 8 query heads (the M rows of one m16n8k16 tile, padded).
+bool isSplitKVMmaCandidate(transformer::SDPAOp op);
+
 /// Whether blockc-gpu-lower-sdpa lowers `op` to the fused attention kernel:
 /// f32, a static head dim that is a multiple of the warp size and the same
 /// for keys and values, static head counts. Other sdpa ops keep the generic

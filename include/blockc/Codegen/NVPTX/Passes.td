@@ -149,7 +149,10 @@ def GPUSelectTilesPass
       on the function, read by `blockc-gpu-tile-and-map`;
     * `blockc_codegen.gpu_attention = #blockc_codegen.gpu_attention<
       rows_per_warp, warps>` on each `transformer.sdpa` that
-      `blockc-gpu-lower-sdpa` turns into the fused kernel;
+      `blockc-gpu-lower-sdpa` turns into the fused kernel, with
+      `split_mma_warps = 4` (decode steps on tensor cores) on sm_80 and
+      newer where the operands are widened from bf16 / f16, the head dim
+      is 64 or 128 and a GQA group has 2 to 8 query heads;
     * `blockc_codegen.gpu_paged_attention =
       #blockc_codegen.gpu_paged_attention<warps>` on each
       `transformer.paged_sdpa` (`blockc-gpu-lower-paged`; 4 warps, one per
@@ -1019,6 +1022,20 @@ def GPULowerSDPAPass
       (a bf16 / f16 block), these kernels read the 16-bit tensors and widen
       in registers: the widenings are left unused, so no f32 copy of q, k,
       v (or of the KV caches) is made.
+    * With `split_mma_warps = W` (>= 1; 16-bit operands, head dims 64 and
+      128, GQA groups of 2 to 8 query heads) kernel 1 runs on tensor cores
+      instead: grid `(ceil(splits / W), H_kv, B)` of W warps, warp w of
+      block x the split `x W + w` for all the query heads of one group,
+      which are the M rows of `mma.sync` m16n8k16 tiles (padded to 16).
+      Per 16 keys: S = Q K^T (two n8 tiles), the online softmax of each
+      row over its quad of lanes, then O += P V with P taken from the S
+      accumulators (its 16-bit rounding and that of the rest, two MMAs per
+      tile). Every fragment comes from global memory, 16 bytes per lane:
+      the head dim of Q and K is permuted within runs of 32 (a dot product
+      does not depend on the order of its terms) and the output columns of
+      P V within runs of 64, so that a lane's fragment elements are 8
+      consecutive elements of one row. No shared memory, no barrier; the
+      merge kernel is the same.
 
     **Tensor cores.** An sdpa whose query, key and value are `arith.extf`
     from one 16-bit type (bf16 / f16 blocks), with a head dim that is a

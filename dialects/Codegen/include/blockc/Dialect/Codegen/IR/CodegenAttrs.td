@@ -718,16 +718,34 @@ def Codegen_GPUAttentionAttr : Codegen_ConfigAttr<"GPUAttention", "gpu_attention
     states per (batch, head)). Defaults: 64 keys per split, at most 32
     splits.
 
+    `split_mma_warps` picks the kernel of the splits: 0 (the default) the
+    FMA kernel (one warp per split for up to 4 query heads of a GQA group,
+    each lane a 16-byte run of the K and V rows); n >= 1 the tensor-core
+    kernel, for 16-bit (widened) operands, head dims 64 and 128 and GQA
+    groups of 2 to 8 query heads: a block of n warps, each warp one split
+    for all the heads of one group, its scores and P V as mma.sync m16n8k16
+    with the group's heads as the (padded) M rows. `blockc-gpu-select-tiles`
+    writes 4 where it applies on sm_80 and newer; `blockc-gpu-lower-sdpa`
+    rejects it elsewhere.
+
+    ```mlir
+    transformer.sdpa %q, %k, %v {blockc_codegen.gpu_attention =
+        #blockc_codegen.gpu_attention<rows_per_warp = 4, warps = 4,
+                                      split_mma_warps = 4>} : ...
+    ```
+
     ```mlir
     transformer.sdpa %q, %k, %v {causal, blockc_codegen.gpu_attention =
         #blockc_codegen.gpu_attention<rows_per_warp = 4, warps = 4>} : ...
     ```
 
-    All are at least 1 and a block has at most 1024 threads (32 warps).
+    All but `split_mma_warps` are at least 1, `split_mma_warps` at least 0,
+    and a block has at most 1024 threads (32 warps).
   }];
   let parameters = (ins "int64_t":$rows_per_warp, "int64_t":$warps,
                         DefaultValuedParameter<"int64_t", "64">:$keys_per_split,
-                        DefaultValuedParameter<"int64_t", "32">:$max_splits);
+                        DefaultValuedParameter<"int64_t", "32">:$max_splits,
+                        DefaultValuedParameter<"int64_t", "0">:$split_mma_warps);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }
