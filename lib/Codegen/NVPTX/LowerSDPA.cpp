@@ -1312,8 +1312,8 @@ struct GPULowerSDPAPass
                           : arith::TruncFOp();
       if (rounding && (rounding.getRoundingmodeAttr() ||
                        !isa<RankedTensorType>(rounding.getType()) ||
-                       !getElementTypeOrSelf(rounding.getType()).isBF16() &&
-                           !getElementTypeOrSelf(rounding.getType()).isF16()))
+                       (!getElementTypeOrSelf(rounding.getType()).isBF16() &&
+                        !getElementTypeOrSelf(rounding.getType()).isF16())))
         rounding = {};
       Type outElem = rounding ? getElementTypeOrSelf(rounding.getType())
                               : qType.getElementType();
