@@ -41,6 +41,16 @@ namespace {
 
 constexpr int64_t kWarp = blockc::nvptx::kWarpSize;
 
+/// `x` (f32) as its `elem` rounding and the `elem` rounding of the rest
+/// (hi, lo): MMAs of both keep about f32's precision of `x`.
+std::pair<Value, Value> splitHiLo(OpBuilder &b, Location loc, Type elem,
+                                  Value x) {
+  Value hi = arith::TruncFOp::create(b, loc, elem, x);
+  Value rest = arith::SubFOp::create(
+      b, loc, x, arith::ExtFOp::create(b, loc, b.getF32Type(), hi));
+  return {hi, arith::TruncFOp::create(b, loc, elem, rest)};
+}
+
 struct SDPAKernel : blockc::nvptx::KernelBuilder {
   int64_t rowsPerWarp, warps, headDim, group;
   bool causal;
@@ -696,13 +706,9 @@ struct SDPAKernel : blockc::nvptx::KernelBuilder {
             for (int64_t n = 0; n < 2; ++n) {
               SmallVector<Value> hiE, loE;
               for (int64_t c = 0; c < 2; ++c) {
-                Value x = prob[2 * n + c];
-                Value h = arith::TruncFOp::create(b, loc, elem, x);
-                Value rest = arith::SubFOp::create(
-                    b, loc, x,
-                    arith::ExtFOp::create(b, loc, b.getF32Type(), h));
+                auto [h, l] = splitHiLo(b, loc, elem, prob[2 * n + c]);
                 hiE.push_back(h);
-                loE.push_back(arith::TruncFOp::create(b, loc, elem, rest));
+                loE.push_back(l);
               }
               hiPairs.push_back(pair(hiE[0], hiE[1]));
               loPairs.push_back(pair(loE[0], loE[1]));
@@ -1139,13 +1145,9 @@ struct MmaAttentionKernel : blockc::nvptx::KernelBuilder {
                 int64_t n = 2 * kk + part;
                 SmallVector<Value> hi, lo;
                 for (int64_t c = 0; c < 2; ++c) {
-                  Value x = p[r][2 * n + c];
-                  Value h = arith::TruncFOp::create(b, loc, elem, x);
-                  Value rest = arith::SubFOp::create(
-                      b, loc, x,
-                      arith::ExtFOp::create(b, loc, b.getF32Type(), h));
+                  auto [h, l] = splitHiLo(b, loc, elem, p[r][2 * n + c]);
                   hi.push_back(h);
-                  lo.push_back(arith::TruncFOp::create(b, loc, elem, rest));
+                  lo.push_back(l);
                 }
                 pHi = vector::InsertOp::create(
                     b, loc,

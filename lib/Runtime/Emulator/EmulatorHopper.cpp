@@ -326,6 +326,31 @@ BLOCKC_EXPORT void blockcEmuMbarrierTryWaitParity(BlockcEmuThread *thread,
   yieldToScheduler(*t); // resumed when the phase completed
 }
 
+namespace {
+
+/// The tensor map at `tensorMap` if mgpuTensorMapEncodeTiledMemref made it.
+const TensorMap *lookUpTensorMap(const void *tensorMap) {
+  TensorMaps &maps = tensorMaps();
+  std::lock_guard<std::mutex> lock(maps.mutex);
+  return maps.valid.count(tensorMap) ? static_cast<const TensorMap *>(tensorMap)
+                                     : nullptr;
+}
+
+/// What is wrong with a TMA copy's map `m` (from lookUpTensorMap) and its
+/// `rank` coordinates, or "".
+std::string tensorMapProblem(const TensorMap *m, int32_t rank,
+                             const int32_t *coords) {
+  if (!m)
+    return "has a tensor map that mgpuTensorMapEncodeTiledMemref did not "
+           "make";
+  if (rank != m->rank || !coords)
+    return format("gives %d coordinates for a rank-%d tensor map", rank,
+                  m->rank);
+  return "";
+}
+
+} // namespace
+
 BLOCKC_EXPORT void blockcEmuTmaLoad(BlockcEmuThread *thread, void *dst,
                                     const void *tensorMap, int32_t rank,
                                     const int32_t *coords, void *barrier,
@@ -335,21 +360,11 @@ BLOCKC_EXPORT void blockcEmuTmaLoad(BlockcEmuThread *thread, void *dst,
   if (!t || !needsFibers(*t, what, site))
     return;
   Launch &l = *t->launch;
-  const TensorMap *m = nullptr;
-  {
-    TensorMaps &maps = tensorMaps();
-    std::lock_guard<std::mutex> lock(maps.mutex);
-    if (maps.valid.count(tensorMap))
-      m = static_cast<const TensorMap *>(tensorMap);
-  }
+  const TensorMap *m = lookUpTensorMap(tensorMap);
   const char *d = static_cast<const char *>(dst);
-  std::string problem;
-  if (!m) {
-    problem = "has a tensor map that mgpuTensorMapEncodeTiledMemref did not "
-              "make";
-  } else if (rank != m->rank || !coords) {
-    problem =
-        format("gives %d coordinates for a rank-%d tensor map", rank, m->rank);
+  std::string problem = tensorMapProblem(m, rank, coords);
+  if (!problem.empty()) {
+    // Reported below.
   } else if (d < l.shared || d >= l.shared + l.sharedBytes) {
     problem = format("writes outside the block's %lld bytes of shared memory",
                      static_cast<long long>(l.sharedBytes));
@@ -388,18 +403,6 @@ BLOCKC_EXPORT void blockcEmuTmaLoad(BlockcEmuThread *thread, void *dst,
   b->copies.push_back(copy);
 }
 
-namespace {
-
-/// The tensor map at `tensorMap` if mgpuTensorMapEncodeTiledMemref made it.
-const TensorMap *lookUpTensorMap(const void *tensorMap) {
-  TensorMaps &maps = tensorMaps();
-  std::lock_guard<std::mutex> lock(maps.mutex);
-  return maps.valid.count(tensorMap) ? static_cast<const TensorMap *>(tensorMap)
-                                     : nullptr;
-}
-
-} // namespace
-
 BLOCKC_EXPORT void blockcEmuTmaStore(BlockcEmuThread *thread, const void *src,
                                      const void *tensorMap, int32_t rank,
                                      const int32_t *coords, const char *site) {
@@ -409,13 +412,9 @@ BLOCKC_EXPORT void blockcEmuTmaStore(BlockcEmuThread *thread, const void *src,
   Launch &l = *t->launch;
   const TensorMap *m = lookUpTensorMap(tensorMap);
   const char *s = static_cast<const char *>(src);
-  std::string problem;
-  if (!m) {
-    problem = "has a tensor map that mgpuTensorMapEncodeTiledMemref did not "
-              "make";
-  } else if (rank != m->rank || !coords) {
-    problem =
-        format("gives %d coordinates for a rank-%d tensor map", rank, m->rank);
+  std::string problem = tensorMapProblem(m, rank, coords);
+  if (!problem.empty()) {
+    // Reported below.
   } else if (m->swizzle) {
     problem = format("has a tensor map with a %s (only stores without a "
                      "swizzle are modelled)",

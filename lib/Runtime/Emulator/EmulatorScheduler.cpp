@@ -342,6 +342,31 @@ bool completeWarp(Launch &l, int64_t w) {
   return progress;
 }
 
+/// Row `row` of `m`'s box at `coords` (the box's dimensions after the
+/// first, row-major): the byte offset of its element at coordinate 0 along
+/// dimension 0 in the tensor, and whether the row lies inside the tensor
+/// along the other dimensions.
+std::pair<int64_t, bool> boxRow(const TensorMap &m, const int32_t *coords,
+                                int64_t row) {
+  bool inside = true;
+  int64_t offset = 0;
+  for (int d = 1; d < m.rank; ++d) {
+    int64_t coord = coords[d] + row % m.box[d];
+    row /= m.box[d];
+    inside &= coord >= 0 && coord < m.dims[d];
+    offset += coord * m.strides[d];
+  }
+  return {offset, inside};
+}
+
+/// The rows of `m`'s box: the product of its dimensions after the first.
+int64_t boxRows(const TensorMap &m) {
+  int64_t rows = 1;
+  for (int d = 1; d < m.rank; ++d)
+    rows *= m.box[d];
+  return rows;
+}
+
 /// Copies the box of a queued TMA load into shared memory: row-major from
 /// its destination, each element at its swizzled offset, elements outside
 /// the tensor filled with zeros or NaN.
@@ -356,19 +381,8 @@ void landTma(Launch &l, const PendingTma &copy) {
     fill[e - 1] = 0x7F;
   }
   int64_t dstOffset = copy.dst - l.shared;
-  int64_t rows = 1;
-  for (int d = 1; d < m.rank; ++d)
-    rows *= m.box[d];
-  for (int64_t row = 0; row < rows; ++row) {
-    bool inside = true;
-    int64_t source = 0;
-    int64_t rest = row;
-    for (int d = 1; d < m.rank; ++d) {
-      int64_t coord = copy.coords[d] + rest % m.box[d];
-      rest /= m.box[d];
-      inside &= coord >= 0 && coord < m.dims[d];
-      source += coord * m.strides[d];
-    }
+  for (int64_t row = 0, rows = boxRows(m); row < rows; ++row) {
+    auto [source, inside] = boxRow(m, copy.coords, row);
     for (int64_t x = 0; x < m.box[0]; ++x) {
       int64_t coord = copy.coords[0] + x;
       int64_t offset = blockc::emu::swizzleOffset(
@@ -387,22 +401,11 @@ void landTma(Launch &l, const PendingTma &copy) {
 void performTmaStore(Launch &l, const PendingTmaStore &store) {
   const TensorMap &m = *store.map;
   int64_t e = m.elementBytes;
-  int64_t rows = 1;
-  for (int d = 1; d < m.rank; ++d)
-    rows *= m.box[d];
   // The box is row-major in shared memory (no swizzle: the stores'
   // maps have none, blockcEmuTmaStore); rows and elements outside the
   // tensor are not written (TMA clips them).
-  for (int64_t row = 0; row < rows; ++row) {
-    bool inside = true;
-    int64_t target = 0;
-    int64_t rest = row;
-    for (int d = 1; d < m.rank; ++d) {
-      int64_t coord = store.coords[d] + rest % m.box[d];
-      rest /= m.box[d];
-      inside &= coord >= 0 && coord < m.dims[d];
-      target += coord * m.strides[d];
-    }
+  for (int64_t row = 0, rows = boxRows(m); row < rows; ++row) {
+    auto [target, inside] = boxRow(m, store.coords, row);
     if (!inside)
       continue;
     int64_t first = std::max<int64_t>(0, -int64_t(store.coords[0]));
