@@ -196,11 +196,21 @@ llvm::Expected<DecodeRun> DecodeSession::generate(const HostTensor &prompt,
   run.output.shape = signature.getOutputShape(batchSize, promptLen + steps);
   run.output.data.assign(run.output.numElements(), 0.0f);
   reset();
+  // One call of the entry between the hooks; `seconds` times the call.
+  auto hooked = [&](int64_t index, const HostTensor &x, HostTensor &out,
+                    double &seconds) -> llvm::Error {
+    if (beforeStep)
+      if (llvm::Error e = beforeStep(index))
+        return e;
+    auto start = std::chrono::steady_clock::now();
+    if (llvm::Error e = step(x, out))
+      return e;
+    seconds = secondsSince(start);
+    return afterStep ? afterStep(index) : llvm::Error::success();
+  };
   HostTensor out;
-  auto start = std::chrono::steady_clock::now();
-  if (llvm::Error e = step(prompt, out))
+  if (llvm::Error e = hooked(0, prompt, out, run.prefillSeconds))
     return std::move(e);
-  run.prefillSeconds = secondsSince(start);
   storeRows(run.output, out, 0);
   for (unsigned s = 0; s < steps; ++s) {
     // A causal language model is fed the greedy token of its last logits;
@@ -210,10 +220,10 @@ llvm::Expected<DecodeRun> DecodeSession::generate(const HostTensor &prompt,
                           ? greedyTokens(out)
                           : sliceRows(out, out.shape[1] - 1, 1);
     int64_t pos = position;
-    auto s0 = std::chrono::steady_clock::now();
-    if (llvm::Error e = step(next, out))
+    double seconds = 0;
+    if (llvm::Error e = hooked(s + 1, next, out, seconds))
       return std::move(e);
-    run.stepSeconds.push_back(secondsSince(s0));
+    run.stepSeconds.push_back(seconds);
     storeRows(run.output, out, pos);
     if (stepObserver)
       stepObserver(s + 1, steps);

@@ -133,6 +133,58 @@ llvm::Error blockc::checkRunOutputsWritable(const RunOptions &run) {
 
 namespace {
 
+/// What --profile records: nothing, the emulator's counters or, on a GPU,
+/// the kernels' times.
+RunProfile getRunProfile(const RunOptions &run, const CompileOptions &options) {
+  return !run.profile      ? RunProfile::None
+         : options.emulate ? RunProfile::Emulator
+                           : RunProfile::GPU;
+}
+
+/// --profile-bound's profile, if given.
+llvm::Error readProfileBound(const RunOptions &run,
+                             std::optional<GPUProfile> &bound) {
+  if (run.profileBound.empty())
+    return llvm::Error::success();
+  auto read = readGPUProfile(run.profileBound);
+  if (!read)
+    return read.takeError();
+  bound = std::move(*read);
+  return llvm::Error::success();
+}
+
+/// Profiles the last of `steps` decode steps of `session` (--profile with
+/// --decode=N) into `result`: with --profile-blocks the prefill and the
+/// earlier steps run sampled too (only the caches' shapes matter to the
+/// last step's counters), unrecorded.
+void profileLastStep(DecodeSession &session, mlir::ModuleOp module,
+                     const RunOptions &run, const CompileOptions &options,
+                     int64_t steps, DecodeRunResult &result) {
+  RunProfile profile = getRunProfile(run, options);
+  int64_t sample = run.profileBlocks;
+  result.sampled = sample > 0;
+  result.profiledStep.emplace();
+  session.setStepHooks(
+      [profile, sample, steps](int64_t step) -> llvm::Error {
+        if (step == 0 && sample > 0)
+          return beginEmulatorProfile(sample);
+        if (step != steps)
+          return llvm::Error::success();
+        if (sample > 0) {
+          auto unrecorded = endEmulatorProfile();
+          if (!unrecorded)
+            return unrecorded.takeError();
+        }
+        return beginProfile(profile, sample);
+      },
+      [=, &options, &result](int64_t step) -> llvm::Error {
+        if (step != steps)
+          return llvm::Error::success();
+        return endProfile(profile, module, options, sample,
+                          *result.profiledStep);
+      });
+}
+
 /// The decode session of runDecode and runGenerate: derived, bound to
 /// `weights` for `batch` sequences of a `promptLen`-token prompt (the cache
 /// as long as `run` needs), compiled and its weights prepared; the seconds
@@ -211,10 +263,18 @@ blockc::runDecode(mlir::ModuleOp module, const ModelSignature &signature,
     result.run = std::move(c.run);
     result.comparison = std::move(c);
   } else {
+    if (run.profile) {
+      if (llvm::Error e = readProfileBound(run, result.bound))
+        return std::move(e);
+      profileLastStep(s, module, run, options, run.decodeSteps, result);
+    }
     auto generated = s.generate(input, run.decodeSteps);
+    s.setStepHooks(nullptr, nullptr);
     if (!generated)
       return generated.takeError();
     result.run = std::move(*generated);
+    if (result.profiledStep)
+      result.profiledStep->seconds = {result.run.stepSeconds.back()};
   }
   s.setStepObserver(nullptr);
   progress.finish(llvm::formatv("{0}{1} in {2}",
@@ -451,15 +511,9 @@ blockc::runEntry(mlir::ModuleOp module, const ModelSignature &signature,
   std::vector<const HostTensor *> args = {&input};
   for (const HostTensor &w : weights.tensors)
     args.push_back(&w);
-  if (!run.profileBound.empty()) {
-    auto read = readGPUProfile(run.profileBound);
-    if (!read)
-      return read.takeError();
-    result.bound = std::move(*read);
-  }
-  RunProfile profile = !run.profile      ? RunProfile::None
-                       : options.emulate ? RunProfile::Emulator
-                                         : RunProfile::GPU;
+  if (llvm::Error e = readProfileBound(run, result.bound))
+    return std::move(e);
+  RunProfile profile = getRunProfile(run, options);
   std::string entry = "@" + signature.funcName;
   progress.start(llvm::formatv(
       "running {0}{1}", entry,
@@ -555,19 +609,71 @@ RunHead blockc::describeRun(llvm::StringRef model, const ModelSignature &sig,
   return head;
 }
 
+namespace {
+
+llvm::Error writeProfiles(const RunOptions &run, const CompileOptions &options,
+                          const TimedRuns &runs,
+                          const std::optional<GPUProfile> &bound,
+                          bool sampled) {
+  if (run.profileFile.empty())
+    return llvm::Error::success();
+  if (runs.measured)
+    if (llvm::Error e =
+            writeMeasuredProfileJSON(run.profileFile, options.gpuArch,
+                                     *runs.measured, bound ? &*bound : nullptr))
+      return e;
+  if (runs.profile && !sampled)
+    return writeGPUProfileJSON(run.profileFile, *runs.profile);
+  return llvm::Error::success();
+}
+
+/// The profile lines of a summary: the measured kernels against their
+/// bounds, or the emulator's table, and where the file went.
+void printProfiles(llvm::raw_ostream &os, const TimedRuns &runs,
+                   const std::optional<GPUProfile> &bound, bool sampled,
+                   llvm::StringRef profileFile) {
+  if (runs.measured) {
+    printMeasuredProfile(os, *runs.measured, bound ? &*bound : nullptr);
+    if (!profileFile.empty())
+      os << "  profile  -> " << profileFile << "\n";
+  }
+  if (runs.profile) {
+    printGPUProfile(os, *runs.profile);
+    if (!profileFile.empty())
+      os << (sampled ? "  profile  not written to " + profileFile +
+                           " (--profile-blocks: the counters are scaled "
+                           "from a sample)\n"
+                     : "  profile  -> " + profileFile + "\n");
+  }
+}
+
+/// The output and checksum lines (a sampled run's output is not the
+/// block's).
+void printOutput(llvm::raw_ostream &os, const HostTensor &output,
+                 llvm::StringRef outputFile, bool sampled) {
+  printOutputLine(os, output.shape, outputFile, sampled);
+  if (sampled)
+    os << "  checksum not meaningful (--profile-blocks ran a sample of each "
+          "launch)\n";
+  else
+    printChecksum(os, Checksum::of(output));
+}
+
+} // namespace
+
 llvm::Error blockc::writeRunProfiles(const RunOptions &run,
                                      const CompileOptions &options,
                                      const EntryRunResult &result) {
-  if (run.profileFile.empty())
+  return writeProfiles(run, options, result.runs, result.bound, result.sampled);
+}
+
+llvm::Error blockc::writeRunProfiles(const RunOptions &run,
+                                     const CompileOptions &options,
+                                     const DecodeRunResult &result) {
+  if (!result.profiledStep)
     return llvm::Error::success();
-  const GPUProfile *bound = result.bound ? &*result.bound : nullptr;
-  if (result.runs.measured)
-    if (llvm::Error e = writeMeasuredProfileJSON(
-            run.profileFile, options.gpuArch, *result.runs.measured, bound))
-      return e;
-  if (result.runs.profile && !result.sampled)
-    return writeGPUProfileJSON(run.profileFile, *result.runs.profile);
-  return llvm::Error::success();
+  return writeProfiles(run, options, *result.profiledStep, result.bound,
+                       result.sampled);
 }
 
 void blockc::printEntrySummary(llvm::raw_ostream &os, const RunHead &head,
@@ -578,12 +684,7 @@ void blockc::printEntrySummary(llvm::raw_ostream &os, const RunHead &head,
   const TimedRuns &runs = result.runs;
   bool sampled = result.sampled;
   printRunHead(os, head, sig);
-  printOutputLine(os, result.output.shape, run.outputFile, sampled);
-  if (sampled)
-    os << "  checksum not meaningful (--profile-blocks ran a sample of each "
-          "launch)\n";
-  else
-    printChecksum(os, Checksum::of(result.output));
+  printOutput(os, result.output, run.outputFile, sampled);
   printCompileLine(os, result.compileSeconds, result.jit->cacheStatus());
   if (preparedFile)
     os << "  prepare  skipped (" << head.weightsLabel
@@ -601,20 +702,7 @@ void blockc::printEntrySummary(llvm::raw_ostream &os, const RunHead &head,
                : run.savePrepared)
        << "\n";
   printRunTimes(os, runs.seconds, flops);
-  if (runs.measured) {
-    printMeasuredProfile(os, *runs.measured,
-                         result.bound ? &*result.bound : nullptr);
-    if (!run.profileFile.empty())
-      os << "  profile  -> " << run.profileFile << "\n";
-  }
-  if (runs.profile) {
-    printGPUProfile(os, *runs.profile);
-    if (!run.profileFile.empty())
-      os << (sampled ? "  profile  not written to " + run.profileFile +
-                           " (--profile-blocks: the counters are scaled "
-                           "from a sample)\n"
-                     : "  profile  -> " + run.profileFile + "\n");
-  }
+  printProfiles(os, runs, result.bound, sampled, run.profileFile);
 }
 
 void blockc::printDecodeSummary(llvm::raw_ostream &os, const RunHead &head,
@@ -625,8 +713,7 @@ void blockc::printDecodeSummary(llvm::raw_ostream &os, const RunHead &head,
   const DecodeSession &session = *result.session;
   printRunHead(os, head, sig);
   printKVCaches(os, session);
-  printOutputLine(os, result.run.output.shape, run.outputFile);
-  printChecksum(os, Checksum::of(result.run.output));
+  printOutput(os, result.run.output, run.outputFile, result.sampled);
   printCompileLine(os, result.compileSeconds, session.cacheStatus());
   printPrepare(os, session.getPrepareEntry(), result.prepareSeconds,
                result.preparedBytes);
@@ -640,6 +727,13 @@ void blockc::printDecodeSummary(llvm::raw_ostream &os, const RunHead &head,
                        (long long)inputShape[1], (long long)inputShape[0],
                        c->maxDiff, c->maxDiff / std::max(c->scale, 1e-30),
                        result.tolerance);
+  if (result.profiledStep) {
+    os << "  profiled step " << result.run.stepSeconds.size() << " (cache of "
+       << inputShape[1] + (int64_t)result.run.stepSeconds.size() - 1
+       << " tokens before it)\n";
+    printProfiles(os, *result.profiledStep, result.bound, result.sampled,
+                  run.profileFile);
+  }
 }
 
 void blockc::printPagedSummary(llvm::raw_ostream &os, const RunHead &head,

@@ -62,7 +62,7 @@ struct RunCLOptions {
                "bound on the -gpu-chip (docs/GPUEmulator.md#profile); "
                "--profile=FILE.json also writes it as JSON. On a GPU: time "
                "each kernel with CUDA events (beside --profile-bound's "
-               "bounds)"),
+               "bounds). With --decode=N: the last decode step's kernels"),
       cl::value_desc("file.json"), cl::ValueOptional, cl::cat(cat)};
   cl::opt<std::string> profileBound{
       "profile-bound",
@@ -333,9 +333,9 @@ blockc::getRunOptionsFromCommandLine(const CompileOptions &compile) {
                      "after the prefill)");
   if (r.decodeSteps > 0 && r.checkDecode)
     return makeError("give only one of --decode=N and --check-decode");
-  if (r.profile && r.decodeMode())
-    return makeError("--profile profiles the entry's run, not --decode=N, "
-                     "--check-decode or --generate=N");
+  if (r.profile && (r.checkDecode || r.generateMode()))
+    return makeError("--profile profiles the entry's run or the last step of "
+                     "--decode=N, not --check-decode or --generate=N");
   if (r.maxLen < 0 || (cl.maxLen.getNumOccurrences() && r.maxLen == 0))
     return makeError("--max-len must be at least 1");
   if (cl.maxLen.getNumOccurrences() && !r.decodeMode())

@@ -40,6 +40,31 @@ llvm::Expected<int64_t> blockc::prepareRunWeights(BlockJit &jit,
   return bytes;
 }
 
+llvm::Error blockc::beginProfile(RunProfile profile, int64_t sampleBlocks) {
+  return profile == RunProfile::Emulator ? beginEmulatorProfile(sampleBlocks)
+                                         : beginCudaProfile();
+}
+
+llvm::Error blockc::endProfile(RunProfile profile, mlir::ModuleOp module,
+                               const CompileOptions &options,
+                               int64_t sampleBlocks, TimedRuns &runs) {
+  if (profile == RunProfile::GPU) {
+    auto kernels = endCudaProfile();
+    if (!kernels)
+      return kernels.takeError();
+    runs.measured = std::move(*kernels);
+    return llvm::Error::success();
+  }
+  auto launches = endEmulatorProfile();
+  if (!launches)
+    return launches.takeError();
+  auto built = profileRun(module, options, *launches, sampleBlocks);
+  if (!built)
+    return built.takeError();
+  runs.profile = std::move(*built);
+  return llvm::Error::success();
+}
+
 llvm::Expected<TimedRuns>
 blockc::runTimed(BlockJit &jit, mlir::ModuleOp module,
                  const CompileOptions &options,
@@ -50,9 +75,7 @@ blockc::runTimed(BlockJit &jit, mlir::ModuleOp module,
     // The profile records the last run (after --repeat's warm-ups).
     bool profiled = profile != RunProfile::None && r + 1 == repeat;
     if (profiled)
-      if (llvm::Error e = profile == RunProfile::Emulator
-                              ? beginEmulatorProfile(sampleBlocks)
-                              : beginCudaProfile())
+      if (llvm::Error e = beginProfile(profile, sampleBlocks))
         return std::move(e);
     auto start = std::chrono::steady_clock::now();
     // Repeats run the same weights: their device copies are reused.
@@ -64,20 +87,10 @@ blockc::runTimed(BlockJit &jit, mlir::ModuleOp module,
     runs.seconds.push_back(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
             .count());
-    if (profiled && profile == RunProfile::GPU) {
-      auto kernels = endCudaProfile();
-      if (!kernels)
-        return kernels.takeError();
-      runs.measured = std::move(*kernels);
-    } else if (profiled) {
-      auto launches = endEmulatorProfile();
-      if (!launches)
-        return launches.takeError();
-      auto built = profileRun(module, options, *launches, sampleBlocks);
-      if (!built)
-        return built.takeError();
-      runs.profile = std::move(*built);
-    }
+    if (profiled)
+      if (llvm::Error e =
+              endProfile(profile, module, options, sampleBlocks, runs))
+        return std::move(e);
   }
   return runs;
 }

@@ -133,8 +133,11 @@ int runDecodeMode(ModuleOp module, const blockc::ModelSignature &sig,
                      : decoded->session->getSignature().funcName;
   int rc = 0;
   if (!writeOutput(paged ? paged->output : decoded->run.output, head,
-                   input.rank2, /*write=*/true, rc))
+                   input.rank2, /*write=*/paged || !decoded->sampled, rc))
     return rc;
+  if (decoded)
+    if (llvm::Error e = blockc::writeRunProfiles(run, options, *decoded))
+      return fail(std::move(e));
   if (paged)
     blockc::printPagedSummary(llvm::outs(), head, sig, *paged, run);
   else

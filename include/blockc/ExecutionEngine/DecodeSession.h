@@ -133,6 +133,15 @@ public:
     stepObserver = std::move(f);
   }
 
+  /// Called by generate() before and after each call of the entry: `step`
+  /// 0 is the prefill, 1 to `steps` the single-token steps (e.g. to
+  /// profile one of them). An error stops the run and is returned.
+  using StepHook = std::function<llvm::Error(int64_t step)>;
+  void setStepHooks(StepHook before, StepHook after) {
+    beforeStep = std::move(before);
+    afterStep = std::move(after);
+  }
+
   /// The decode entry's signature (@<forward>_decode, the forward
   /// function's arguments without the position and the caches).
   const ModelSignature &getSignature() const { return signature; }
@@ -152,6 +161,7 @@ private:
   DecodeSession() = default;
 
   std::function<void(int64_t, int64_t)> stepObserver;
+  StepHook beforeStep, afterStep;
 
   ModelSignature signature;
   mlir::ModuleOp module;

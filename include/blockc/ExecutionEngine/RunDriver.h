@@ -48,6 +48,14 @@ struct DecodeRunResult : RunTimes {
   /// --check-decode: the comparison (which passed) and its tolerance.
   std::optional<DecodeComparison> comparison;
   double tolerance = 0;
+  /// --profile with --decode=N: the last step's profile (its time, and the
+  /// emulator's counters or the kernels' measured times).
+  std::optional<TimedRuns> profiledStep;
+  /// On a GPU with --profile-bound: the bounds the times are compared with.
+  std::optional<GPUProfile> bound;
+  /// --profile-blocks ran a sample of each launch (the prefill's and every
+  /// step's): the output is not the block's.
+  bool sampled = false;
 };
 
 /// Derives `module`'s decode entry, binds `weights` to it with caches for
@@ -154,12 +162,15 @@ RunHead describeRun(llvm::StringRef model, const ModelSignature &signature,
                     int ranks, const ModelInput &input,
                     const RunWeights &weights);
 
-/// Writes the profiles of a plain run to --profile-file, if given: the
-/// measured kernels (a GPU), else the emulator's counters (unless the
-/// launches were sampled).
+/// Writes the profiles of a plain run (or of --decode=N's last step) to
+/// --profile-file, if given: the measured kernels (a GPU), else the
+/// emulator's counters (unless the launches were sampled).
 llvm::Error writeRunProfiles(const RunOptions &run,
                              const CompileOptions &options,
                              const EntryRunResult &result);
+llvm::Error writeRunProfiles(const RunOptions &run,
+                             const CompileOptions &options,
+                             const DecodeRunResult &result);
 
 /// The summary blockc-run prints after a plain run (head, output,
 /// checksum, compile, prepare, times, profiles); `flops` per run.

@@ -57,6 +57,17 @@ struct TimedRuns {
   std::optional<std::vector<MeasuredKernel>> measured;
 };
 
+/// Starts recording `profile` (not RunProfile::None); the emulator runs
+/// `sampleBlocks` thread blocks of each launch (0: all).
+llvm::Error beginProfile(RunProfile profile, int64_t sampleBlocks);
+
+/// Stops recording `profile` into `runs`: the kernels' measured times (a
+/// GPU) or the emulator's profile of the launches since beginProfile, whose
+/// kernels `module` compiled with `options` holds.
+llvm::Error endProfile(RunProfile profile, mlir::ModuleOp module,
+                       const CompileOptions &options, int64_t sampleBlocks,
+                       TimedRuns &runs);
+
 /// Runs `jit`'s entry `repeat` times on `args` into `out` (the weights'
 /// device copies of the first run reused by the others) and records the
 /// last run's `profile`; with `sampleBlocks` > 0 the emulator runs that many

@@ -83,7 +83,8 @@ struct AttentionBuilder : blockc::KernelToolkit {
   Value scale, scaleV;
   Value sDim, offset; // S, S - T
   bool causal;
-  Value kBuf, vBuf; // read-only views of K and V for prefetches (or null)
+  // Read-only views of K and V for prefetches (or null).
+  Value kBuf = nullptr, vBuf = nullptr;
   int64_t prefetchDistance = 1, prefetchLocality = 2;
   int64_t registers = 32; // vector registers of the target
 

@@ -6,6 +6,10 @@
   profile_check.py flops REPORT TABLE    the table's total FLOPs agree with
                                          blockc --report --format=json within 1%
   profile_check.py grows SMALL LARGE     the bound grows with the shape
+  profile_check.py cache SHORT LONG N    two decode steps' profiles: the
+                                         longer cache's step reads exactly N
+                                         more distinct bytes, all in one
+                                         kernel (the attention's)
 """
 import json
 import sys
@@ -101,6 +105,24 @@ def check_grows(small, large):
     print("profile grows with T")
 
 
+def check_cache(short, long, extra):
+    with open(short) as f:
+        a = json.load(f)
+    with open(long) as f:
+        b = json.load(f)
+    grown = b["total"]["unique_bytes"] - a["total"]["unique_bytes"]
+    if grown != extra:
+        fail(f"unique bytes grow by {grown}, not {extra}")
+    names = [k["name"] for k in a["kernels"]]
+    if names != [k["name"] for k in b["kernels"]]:
+        fail("the two steps run different kernels")
+    changed = [x["name"] for x, y in zip(a["kernels"], b["kernels"])
+               if x["unique_bytes"] != y["unique_bytes"]]
+    if len(changed) != 1:
+        fail(f"{len(changed)} kernels read more, not one: {changed}")
+    print(f"decode step reads {grown} more bytes in {changed[0]}")
+
+
 if __name__ == "__main__":
     cmd = sys.argv[1] if len(sys.argv) > 1 else ""
     if cmd == "json" and len(sys.argv) == 4:
@@ -109,5 +131,7 @@ if __name__ == "__main__":
         check_flops(sys.argv[2], sys.argv[3])
     elif cmd == "grows" and len(sys.argv) == 4:
         check_grows(sys.argv[2], sys.argv[3])
+    elif cmd == "cache" and len(sys.argv) == 5:
+        check_cache(sys.argv[2], sys.argv[3], int(sys.argv[4]))
     else:
         fail(__doc__)
