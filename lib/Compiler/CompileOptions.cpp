@@ -104,6 +104,12 @@ struct CompileCLOptions {
                "warpgroup and two consumers per 128 query rows where the "
                "shared memory fits) or 1 (one warpgroup per 64 rows)"),
       cl::init(2), cl::cat(getCompileOptionsCategory())};
+  cl::opt<int64_t> attentionStages{
+      "gpu-attention-stages",
+      cl::desc("With -target=nvptx -gpu-arch=sm_90a: K/V ring stages of the "
+               "warp-specialised attention kernel: 3 (default, where the "
+               "shared memory fits, else 2) or 2"),
+      cl::init(3), cl::cat(getCompileOptionsCategory())};
   cl::opt<bool> checkBounds{
       "check-bounds",
       cl::desc("With --emulate: check the indices of every memory access "
@@ -187,6 +193,7 @@ llvm::Expected<CompileOptions> blockc::getCompileOptionsFromCommandLine() {
   options.warpgroupSchedule = cl.warpgroupSchedule;
   options.warpgroupEpilogue = cl.warpgroupEpilogue;
   options.attentionConsumers = cl.attentionConsumers;
+  options.attentionStages = cl.attentionStages;
   options.checkBounds = cl.checkBounds;
   options.kvLayout = cl.kvLayout;
   options.tensorParallel = cl.tensorParallel;
@@ -212,6 +219,7 @@ void CompileOptions::getNVPTXOptions(NVPTXPipelineOptions &options,
   options.warpgroupSchedule = warpgroupSchedule;
   options.warpgroupEpilogue = warpgroupEpilogue;
   options.attentionConsumers = attentionConsumers;
+  options.attentionStages = attentionStages;
   options.profile = profile;
 }
 
@@ -244,6 +252,9 @@ std::string CompileOptions::verify() const {
   if (attentionConsumers != 1 && attentionConsumers != 2)
     return "-gpu-attention-consumers must be 1 or 2, got " +
            std::to_string(attentionConsumers);
+  if (attentionStages != 2 && attentionStages != 3)
+    return "-gpu-attention-stages must be 2 or 3, got " +
+           std::to_string(attentionStages);
   if (std::string error = getCPUConfig().checkFeatures(); !error.empty())
     return "-cpu-features: " + error;
   if (nvptx)

@@ -341,6 +341,7 @@ createGPUSelectTiles(const NVPTXPipelineOptions &options) {
   tiles.warpgroupSchedule = options.warpgroupSchedule.getValue();
   tiles.warpgroupEpilogue = options.warpgroupEpilogue.getValue();
   tiles.attentionConsumers = options.attentionConsumers;
+  tiles.attentionStages = options.attentionStages;
   return nvptx::createGPUSelectTilesPass(tiles);
 }
 

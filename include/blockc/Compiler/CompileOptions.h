@@ -63,6 +63,9 @@ struct CompileOptions {
   /// sm_90a attention: consumer warpgroups per block of the warpgroup
   /// kernel (2: warp-specialised where it fits, 1: one warpgroup).
   int64_t attentionConsumers = 2;
+  /// sm_90a attention: K/V ring stages of the warp-specialised kernel
+  /// (3: where its shared memory fits, else 2; 2: always 2).
+  int64_t attentionStages = 3;
   /// With `emulate`: count each kernel's work for the emulator's profile.
   bool profile = false;
   /// The CUDA toolkit directory for ptxas and fatbinary (-cuda-toolkit);

@@ -273,6 +273,12 @@ struct NVPTXPipelineOptions
                      "warpgroup kernel, 2 (warp-specialised where its "
                      "shared memory fits) or 1 (docs/GPU.md)"),
       llvm::cl::init(2)};
+  Option<int64_t> attentionStages{
+      *this, "attention-stages",
+      llvm::cl::desc("sm_90a attention: K/V ring stages of the "
+                     "warp-specialised kernel, 3 (where its shared memory "
+                     "fits, else 2) or 2 (docs/GPU.md)"),
+      llvm::cl::init(3)};
   Option<bool> checkBounds{
       *this, "check-bounds",
       llvm::cl::desc("With emulate: check the indices of every memref access "

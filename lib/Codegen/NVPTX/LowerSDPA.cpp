@@ -1375,8 +1375,8 @@ struct GPULowerSDPAPass
             b, loc, vq, vk, vv, out,
             op.getCausal() ? b.getUnitAttr() : UnitAttr(),
             b.getF64FloatAttr(op.getScaleOrDefault()),
-            b.getI64IntegerAttr(group),
-            b.getI64IntegerAttr(mma.getConsumers()));
+            b.getI64IntegerAttr(group), b.getI64IntegerAttr(mma.getConsumers()),
+            b.getI64IntegerAttr(mma.getStages()));
         b.setInsertionPointToStart(ifOp.elseBlock());
         kernel.build(nq, nk, nv, out);
       };

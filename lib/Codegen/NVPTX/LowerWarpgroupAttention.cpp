@@ -57,11 +57,12 @@ struct WarpgroupAttentionKernel : blockc::nvptx::KernelBuilder {
   bool causal;
   double scale;
   Type elem;
-  int64_t consumers; // 1, or 2: buildSpecialized
+  int64_t consumers;  // 1, or 2: buildSpecialized
+  int64_t ringStages; // the K/V ring of buildSpecialized: 2 or 3
 
   static constexpr int64_t kRows = 64;             // query rows per block
   static constexpr int64_t kKeys = 64;             // keys per tile
-  static constexpr int64_t kStages = 2;            // K/V ring
+  static constexpr int64_t kStages = 2;            // K/V ring of build
   static constexpr int64_t kPanel = 64;            // elements of a 128-byte row
   static constexpr int64_t kPanelBytes = 64 * 128; // 64 rows of 128 bytes
 
@@ -500,11 +501,11 @@ struct WarpgroupAttentionKernel : blockc::nvptx::KernelBuilder {
   /// GPUMmaAttentionAttr): three warpgroups per 128 query rows of one
   /// (batch, head), grid (ceil(T / 128) * B, H, 1). Warpgroup 0, the producer,
   /// keeps 24 registers (setmaxnreg) and its first thread loads each consumer's
-  /// 64 rows of Q once and K and V tiles of 64 keys into a ring of kStages
-  /// stages, each with a "full" mbarrier (arrive.expect_tx, TMA) and an "empty"
-  /// one on which each of the 8 consumer warps arrives once its wgmmas reading
-  /// the stage completed. Warpgroups 1 and 2, the consumers (240
-  /// registers), own rows [64 c, 64 c + 64) of the block (c = warpgroup -
+  /// 64 rows of Q once and K and V tiles of 64 keys into a ring of
+  /// ringStages (2 or 3) stages, each with a "full" mbarrier (arrive.expect_tx,
+  /// TMA) and an "empty" one on which each of the 8 consumer warps arrives once
+  /// its wgmmas reading the stage completed. Warpgroups 1 and 2, the consumers
+  /// (240 registers), own rows [64 c, 64 c + 64) of the block (c = warpgroup -
   /// 1) and run the one-warpgroup kernel's tile step: S = Q K^T, the
   /// online softmax in registers, O rescaled, P's two parts into a
   /// double-buffered P of their own, P V. They take turns to issue their
@@ -522,8 +523,8 @@ struct WarpgroupAttentionKernel : blockc::nvptx::KernelBuilder {
     constexpr int64_t blockRows = 2 * kRows;
     // Both consumers' Q, the K/V ring, then per consumer two P buffers of
     // two parts.
-    setUp(q, k, v, /*qTiles=*/2, Attr::kSpecializedStages);
-    int64_t sharedBytes = Attr::getSpecializedSharedBytes(headDim);
+    setUp(q, k, v, /*qTiles=*/2, ringStages);
+    int64_t sharedBytes = Attr::getSpecializedSharedBytes(headDim, stages);
     assert(pOff + 8 * kPanelBytes + 1024 == sharedBytes &&
            "shared memory layout and size disagree");
     // Grid (ceil(T / 128) * B, H, 1): no grid-stride loop over a dynamic
@@ -772,6 +773,14 @@ struct GPULowerWarpgroupAttentionPass
                             "warp-specialised kernel)";
         return signalPassFailure();
       }
+      int64_t stages = op.getStages();
+      if (stages != 2 && (stages != 3 || consumers != 2)) {
+        op.emitOpError() << "has stages = " << stages
+                         << " with consumers = " << consumers
+                         << " (2, or 3 with consumers = 2: the "
+                            "warp-specialised kernel's ring)";
+        return signalPassFailure();
+      }
       OpBuilder b(op);
       WarpgroupAttentionKernel kernel{{b, op.getLoc()},
                                       d,
@@ -779,7 +788,8 @@ struct GPULowerWarpgroupAttentionPass
                                       op.getCausal(),
                                       op.getScale().convertToDouble(),
                                       elem,
-                                      consumers};
+                                      consumers,
+                                      stages};
       kernel.build(op.getQuery(), op.getKey(), op.getValue(), op.getOut());
       op.erase();
     }

@@ -142,7 +142,13 @@ struct GPUSelectTilesPass
     if (attentionConsumers != 1 && attentionConsumers != 2) {
       func.emitError() << "blockc-gpu-select-tiles: attention-consumers must "
                           "be 1 or 2, got "
-                       << attentionConsumers;
+                       << attentionConsumers.getValue();
+      return signalPassFailure();
+    }
+    if (attentionStages != 2 && attentionStages != 3) {
+      func.emitError() << "blockc-gpu-select-tiles: attention-stages must "
+                          "be 2 or 3, got "
+                       << attentionStages.getValue();
       return signalPassFailure();
     }
     if (func.isExternal())
@@ -172,21 +178,24 @@ struct GPUSelectTilesPass
         // shared-memory tile; on sm_90a with head dims 64 and 128 the
         // warpgroup-MMA kernel, warp-specialised (a producer and two
         // consumer warpgroups of 64 query rows) where its shared memory
-        // fits in a block's, else one warpgroup of 64 query rows.
+        // fits in a block's, else one warpgroup of 64 query rows; the
+        // warp-specialised kernel's K/V ring has 3 stages where they fit.
         if (target.hasMmaSync() &&
             blockc::nvptx::getTensorCoreAttentionType(sdpa)) {
           int64_t d = sdpa.getQuery().getType().getDimSize(3);
           bool warpgroup = target.hasWarpgroupMma() && (d == 64 || d == 128);
+          auto fits = [&](int64_t stages) {
+            return GPUMmaAttentionAttr::getSpecializedSharedBytes(d, stages) <=
+                   target.getSharedPerBlock();
+          };
           int64_t consumers =
-              warpgroup && attentionConsumers == 2 &&
-                      GPUMmaAttentionAttr::getSpecializedSharedBytes(d) <=
-                          target.getSharedPerBlock()
-                  ? 2
-                  : 1;
+              warpgroup && attentionConsumers == 2 && fits(2) ? 2 : 1;
+          int64_t stages =
+              consumers == 2 && attentionStages == 3 && fits(3) ? 3 : 2;
           setIfAbsent(op, CodegenDialect::kGpuMmaAttentionAttrName,
                       GPUMmaAttentionAttr::get(&getContext(), /*warps=*/4,
                                                /*kvTile=*/64, warpgroup,
-                                               consumers));
+                                               consumers, stages));
         }
       } else if (isa<blockc::transformer::PagedSDPAOp>(op)) {
         // Paged attention: 4 warps of one (query token, head) each (128

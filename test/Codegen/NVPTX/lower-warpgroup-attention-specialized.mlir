@@ -114,6 +114,35 @@ func.func @hd128(%q: memref<2x?x2x128xbf16>, %k: memref<2x?x1x128xbf16>, %v: mem
 
 // -----
 
+// A 3-stage K/V ring (stages = 3) at head dim 128: 197632 bytes (Q 32
+// KiB, ring 3 x 32 KiB, P 64 KiB, 1 KiB); full and empty mbarriers per
+// stage (3 each); the producer waits for a stage's release from key tile
+// 3 on (j >= 3) and loads tile j into stage j % 3; each consumer waits for
+// tile j's stage at parity (j / 3) % 2.
+// CHECK-LABEL: func.func @stages3
+// CHECK:         dynamic_shared_memory_size %c197632_i32
+// CHECK:           %[[FULL:.+]] = nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 3>
+// CHECK:           %[[EMPTY:.+]] = nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 3>
+// CHECK:               scf.for %[[J:[^ ]+]] =
+// CHECK:                 %[[STAGE:.+]] = arith.remui %[[J]], %c3{{.*}} : index
+// CHECK:                 arith.cmpi uge, %[[J]], %c3{{.*}} : index
+// CHECK:                   nvgpu.mbarrier.try_wait.parity %[[EMPTY]][%[[STAGE]]]
+// CHECK:                 nvgpu.mbarrier.arrive.expect_tx %[[FULL]][%[[STAGE]]], %c32768
+// CHECK:           } else {
+// CHECK:             scf.for %[[JT:[^ ]+]] = {{.+}} -> (f32, f32, f32, f32, !nvgpu.warpgroup.accumulator<fragmented = vector<64x64xf32>>, !nvgpu.warpgroup.accumulator<fragmented = vector<64x64xf32>>)
+// CHECK:               %[[CSTAGE:.+]] = arith.remui %[[JT]], %c3{{.*}} : index
+// CHECK:               arith.divui %[[JT]], %c3{{.*}} : index
+// CHECK:               nvgpu.mbarrier.try_wait.parity %[[FULL]][%[[CSTAGE]]]
+// CHECK:               nvgpu.mbarrier.arrive.expect_tx %[[EMPTY]][%[[CSTAGE]]], %c0
+// CHECK:               scf.yield
+func.func @stages3(%q: memref<1x?x2x128xbf16>, %k: memref<1x?x1x128xbf16>, %v: memref<1x?x1x128xbf16>, %o: memref<1x?x2x128xf32>) {
+  blockc_codegen.warpgroup_attention %q, %k, %v, %o {causal, consumers = 2 : i64, group = 2 : i64, scale = 8.8388347648318447e-02 : f64, stages = 3 : i64}
+      : memref<1x?x2x128xbf16>, memref<1x?x1x128xbf16>, memref<1x?x1x128xbf16>, memref<1x?x2x128xf32>
+  return
+}
+
+// -----
+
 func.func @hd256(%q: memref<1x?x2x256xbf16>, %k: memref<1x?x1x256xbf16>, %v: memref<1x?x1x256xbf16>, %o: memref<1x?x2x256xf32>) {
   // expected-error @+1 {{'blockc_codegen.warpgroup_attention' op has consumers = 2 at head dim 256 (1, or 2 at head dims 64 and 128: the warp-specialised kernel)}}
   blockc_codegen.warpgroup_attention %q, %k, %v, %o {consumers = 2 : i64, group = 2 : i64, scale = 6.250000e-02 : f64}
@@ -126,6 +155,24 @@ func.func @hd256(%q: memref<1x?x2x256xbf16>, %k: memref<1x?x1x256xbf16>, %v: mem
 func.func @three(%q: memref<1x?x2x64xbf16>, %k: memref<1x?x1x64xbf16>, %v: memref<1x?x1x64xbf16>, %o: memref<1x?x2x64xf32>) {
   // expected-error @+1 {{'blockc_codegen.warpgroup_attention' op has consumers = 3 at head dim 64 (1, or 2 at head dims 64 and 128: the warp-specialised kernel)}}
   blockc_codegen.warpgroup_attention %q, %k, %v, %o {consumers = 3 : i64, group = 2 : i64, scale = 1.250000e-01 : f64}
+      : memref<1x?x2x64xbf16>, memref<1x?x1x64xbf16>, memref<1x?x1x64xbf16>, memref<1x?x2x64xf32>
+  return
+}
+
+// -----
+
+func.func @stages4(%q: memref<1x?x2x64xbf16>, %k: memref<1x?x1x64xbf16>, %v: memref<1x?x1x64xbf16>, %o: memref<1x?x2x64xf32>) {
+  // expected-error @+1 {{'blockc_codegen.warpgroup_attention' op has stages = 4 with consumers = 2 (2, or 3 with consumers = 2: the warp-specialised kernel's ring)}}
+  blockc_codegen.warpgroup_attention %q, %k, %v, %o {consumers = 2 : i64, group = 2 : i64, scale = 1.250000e-01 : f64, stages = 4 : i64}
+      : memref<1x?x2x64xbf16>, memref<1x?x1x64xbf16>, memref<1x?x1x64xbf16>, memref<1x?x2x64xf32>
+  return
+}
+
+// -----
+
+func.func @stages3_one_warpgroup(%q: memref<1x?x2x64xbf16>, %k: memref<1x?x1x64xbf16>, %v: memref<1x?x1x64xbf16>, %o: memref<1x?x2x64xf32>) {
+  // expected-error @+1 {{'blockc_codegen.warpgroup_attention' op has stages = 3 with consumers = 1 (2, or 3 with consumers = 2: the warp-specialised kernel's ring)}}
+  blockc_codegen.warpgroup_attention %q, %k, %v, %o {group = 2 : i64, scale = 1.250000e-01 : f64, stages = 3 : i64}
       : memref<1x?x2x64xbf16>, memref<1x?x1x64xbf16>, memref<1x?x1x64xbf16>, memref<1x?x2x64xf32>
   return
 }

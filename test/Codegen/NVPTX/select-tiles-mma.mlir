@@ -1,6 +1,10 @@
 // RUN: blockc-opt %s -split-input-file --blockc-gpu-select-tiles=chip=sm_80 | FileCheck %s --check-prefixes=CHECK,MMA,AMPERE
 // RUN: blockc-opt %s -split-input-file --blockc-gpu-select-tiles=chip=sm_90a | FileCheck %s --check-prefixes=CHECK,MMA,HOPPER
 // RUN: blockc-opt %s -split-input-file --blockc-gpu-select-tiles=chip=sm_75 | FileCheck %s --check-prefixes=CHECK,NOMMA
+// RUN: blockc-opt %s -split-input-file --blockc-gpu-select-tiles="chip=sm_90a attention-stages=2" | FileCheck %s --check-prefix=TWOSTAGES
+// RUN: not blockc-opt %s -split-input-file --blockc-gpu-select-tiles="chip=sm_90a attention-stages=4" 2>&1 | FileCheck %s --check-prefix=BADSTAGES
+
+// BADSTAGES: error: blockc-gpu-select-tiles: attention-stages must be 2 or 3, got 4
 
 // Tensor-core tiles (mma.sync m16n8k16 needs sm_80): contractions of two
 // bf16 / f16 buffers into f32 get 128 x 128 tiles on 2 x 2 warps, k steps
@@ -159,11 +163,14 @@ func.func @attention(%q: tensor<1x?x4x16xbf16>, %k: tensor<1x?x2x16xbf16>, %v: t
 
 // Head dims 64 and 128 get the warpgroup-MMA attention on sm_90a (head dim
 // 16 above keeps mma.sync there too), warp-specialised (two consumer
-// warpgroups: 113 and 161 KiB of shared memory fit in the H100's 227);
-// sm_80 keeps mma.sync.
+// warpgroups) with a 3-stage K/V ring (129 and 193 KiB of shared memory fit
+// in the H100's 227); attention-stages=2 pins the 2-stage ring (113 and
+// 161 KiB); sm_80 keeps mma.sync.
 // CHECK-LABEL: func.func @attention_warpgroup
 // AMPERE-COUNT-2: gpu_mma_attention = #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 64>{{[,}]}}
-// HOPPER-COUNT-2: gpu_mma_attention = #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 64, warpgroup = true, consumers = 2>
+// HOPPER-COUNT-2: gpu_mma_attention = #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 64, warpgroup = true, consumers = 2, stages = 3>
+// TWOSTAGES-LABEL: func.func @attention_warpgroup
+// TWOSTAGES-COUNT-2: gpu_mma_attention = #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 64, warpgroup = true, consumers = 2>{{[,}]}}
 // NOMMA-NOT:      gpu_mma_attention
 func.func @attention_warpgroup(%q: tensor<1x?x4x64xbf16>, %k: tensor<1x?x2x64xbf16>, %v: tensor<1x?x2x64xbf16>,
                                %q2: tensor<1x?x2x128xf16>, %k2: tensor<1x?x1x128xf16>, %v2: tensor<1x?x1x128xf16>)
@@ -184,10 +191,11 @@ func.func @attention_warpgroup(%q: tensor<1x?x4x64xbf16>, %k: tensor<1x?x2x64xbf
 // -----
 
 // A chip whose blocks have 128 KiB of shared memory (the module's target):
-// the warp-specialised kernel's 113 KiB fit at head dim 64, its 161 KiB at
-// head dim 128 do not, which keeps the one-warpgroup kernel (57 + 40 KiB).
+// the warp-specialised kernel's 113 KiB fit at head dim 64 with 2 stages
+// (129 KiB with 3 do not), its 161 KiB at head dim 128 do not, which keeps
+// the one-warpgroup kernel (57 + 40 KiB).
 // CHECK-LABEL: func.func @attention_small_shared
-// HOPPER:        gpu_mma_attention = #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 64, warpgroup = true, consumers = 2>
+// HOPPER:        gpu_mma_attention = #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 64, warpgroup = true, consumers = 2>{{[,}]}}
 // HOPPER:        gpu_mma_attention = #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 64, warpgroup = true>{{[,}]}}
 module attributes {blockc_codegen.gpu_target = #blockc_codegen.gpu_target<name = "small", arch = "sm_90a", sm = 90, arch_specific = true, ptx = 80, sms = 132, clock_mhz = 1980, bf16_gflops = 989400, tf32_gflops = 494700, fp32_gflops = 66900, memory_gbps = 3350, shared_per_sm = 135168, shared_per_block = 131072, static_shared_per_block = 49152, registers_per_sm = 65536, max_registers_per_thread = 255, max_threads_per_sm = 2048, max_blocks_per_sm = 32>} {
 func.func @attention_small_shared(%q: tensor<1x?x4x64xbf16>, %k: tensor<1x?x2x64xbf16>, %v: tensor<1x?x2x64xbf16>,

@@ -123,6 +123,15 @@ func.func @gpu_mma_attention_specialized() attributes {blockc_codegen.gpu_mma_at
 
 // -----
 
+// A 3-stage K/V ring (the warp-specialised kernel only).
+// CHECK-LABEL: func.func @gpu_mma_attention_stages
+// CHECK-SAME: #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 64, warpgroup = true, consumers = 2, stages = 3>
+func.func @gpu_mma_attention_stages() attributes {blockc_codegen.gpu_mma_attention = #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 64, warpgroup = true, consumers = 2, stages = 3>} {
+  return
+}
+
+// -----
+
 // The weight-streaming kernel of small-M contractions (the heuristic's).
 // CHECK-LABEL: func.func @gpu_gemv
 // CHECK-SAME: #blockc_codegen.gpu_gemv<warps = 4, columns = 1, rows = 2, unroll = 4, max_m = 16>

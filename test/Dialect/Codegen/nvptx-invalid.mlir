@@ -245,6 +245,20 @@ func.func @mma_attention_consumers_warpgroup() attributes {t = #blockc_codegen.g
 
 // -----
 
+// expected-error @+1 {{stages must be 2 or 3, got 4}}
+func.func @mma_attention_stages() attributes {t = #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 64, warpgroup = true, consumers = 2, stages = 4>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{stages = 3 needs consumers = 2 (the warp-specialised kernel)}}
+func.func @mma_attention_stages_consumers() attributes {t = #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 64, warpgroup = true, stages = 3>} {
+  return
+}
+
+// -----
+
 // expected-error @+1 {{'blockc_codegen.gpu_mma_attention' must be a #blockc_codegen.gpu_mma_attention attribute}}
 func.func @mma_attention_kind() attributes {blockc_codegen.gpu_mma_attention = #blockc_codegen.gpu_map<threads_x = 32, threads_y = 4>} {
   return

@@ -211,7 +211,7 @@ GPUAttentionAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 LogicalResult
 GPUMmaAttentionAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                             int64_t warps, int64_t kvTile, bool warpgroup,
-                            int64_t consumers) {
+                            int64_t consumers, int64_t stages) {
   if (failed(
           verifyPositive(emitError, {{"warps", warps}, {"kv_tile", kvTile}})))
     return failure();
@@ -232,6 +232,12 @@ GPUMmaAttentionAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "consumers must be 1 or 2, got " << consumers;
   if (consumers == 2 && !warpgroup)
     return emitError() << "consumers = 2 needs warpgroup = true";
+  // The K/V ring: 2 stages, or 3 in the warp-specialised kernel.
+  if (stages != 2 && stages != 3)
+    return emitError() << "stages must be 2 or 3, got " << stages;
+  if (stages == 3 && consumers != 2)
+    return emitError() << "stages = 3 needs consumers = 2 (the "
+                          "warp-specialised kernel)";
   return verifyBlock(emitError, "32 * warps", kWarpSize * warps);
 }
 

@@ -206,6 +206,16 @@ def GPUSelectTilesPass
       in its prologue (`planPrologue`: an f32 block's norm), which keeps
       `gpu_mma_tiles` only.
 
+    * on sm_80 and newer, `blockc_codegen.gpu_mma_attention =
+      #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 64>` on each
+      `transformer.sdpa` whose operands are widened from bf16 / f16; on
+      sm_90a at head dims 64 and 128 with `warpgroup = true` (the
+      warpgroup-MMA kernel), `consumers = 2` (warp-specialised) where its
+      shared memory fits and `attention-consumers` is 2, and then
+      `stages = 3` (a 3-stage K/V ring: 129 / 193 KiB at D = 64 / 128)
+      where that fits and `attention-stages` is 3 (the default;
+      `attention-stages=2` keeps the 2-stage ring).
+
     The attention ops exist before bufferization and the contractions on
     buffers only after it, so the NVPTX pipeline runs this pass before
     `blockc-gpu-lower-sdpa` and again before `blockc-gpu-tile-matmul`; the
@@ -250,7 +260,11 @@ def GPUSelectTilesPass
     Option<"attentionConsumers", "attention-consumers", "int64_t",
            /*default=*/"2",
            "The sm_90a warpgroup attention: 2 consumer warpgroups "
-           "(warp-specialised) where the shared memory fits, or 1">
+           "(warp-specialised) where the shared memory fits, or 1">,
+    Option<"attentionStages", "attention-stages", "int64_t",
+           /*default=*/"3",
+           "The sm_90a warp-specialised attention's K/V ring: 3 stages "
+           "where the shared memory fits (else 2), or 2">
   ];
   let statistics = [
     Statistic<"numConfigured", "num-configured",
@@ -469,9 +483,10 @@ def GPULowerWarpgroupAttentionPass
     With `consumers = 2` on the op (the attribute's `consumers = 2`; head
     dims 64 and 128 only) the kernel is warp-specialised: grid
     `(ceil(T / 128) * B, H, 1)` of three warpgroups (384 threads; 113 /
-    161 KiB of shared memory at D = 64 / 128); warpgroup 0 (`setmaxnreg`
-    24) loads each consumer's Q and a 2-stage ring of K and V tiles by TMA
-    on full and empty mbarriers; warpgroups 1 and 2 (`setmaxnreg` 240) own
+    161 KiB of shared memory at D = 64 / 128 with 2 stages, 129 / 193 KiB
+    with 3); warpgroup 0 (`setmaxnreg` 24) loads each consumer's Q and a
+    ring of `stages` (the op's, 2 or 3) K and V tiles by TMA on full and
+    empty mbarriers; warpgroups 1 and 2 (`setmaxnreg` 240) own
     64 query rows each and run the steps above on their own
     double-buffered P (a named barrier per warpgroup instead of the block's
     barrier), taking turns on two mbarriers to issue S and P V (ping-pong),

@@ -979,35 +979,44 @@ def Codegen_GPUMmaAttentionAttr
     consumer's softmax runs while the other's GEMMs do). `consumers = 1`
     (the default) is the one-warpgroup kernel.
 
+    `stages` is the number of K/V stages in the warp-specialised kernel's
+    ring: 2 (the default) or 3 (which needs `consumers = 2`; the heuristic
+    writes it where the shared memory of three stages fits), so that the
+    producer can load up to two key tiles ahead of the tile the consumers
+    compute on. The one-warpgroup kernel keeps 2.
+
     ```mlir
     transformer.sdpa %q, %k, %v {blockc_codegen.gpu_mma_attention =
         #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 64,
-                                          warpgroup = true, consumers = 2>}
+                                          warpgroup = true, consumers = 2,
+                                          stages = 3>}
     ```
   }];
   let parameters = (ins "int64_t":$warps, "int64_t":$kv_tile,
                         DefaultValuedParameter<"bool", "false">:$warpgroup,
-                        DefaultValuedParameter<"int64_t", "1">:$consumers);
+                        DefaultValuedParameter<"int64_t", "1">:$consumers,
+                        DefaultValuedParameter<"int64_t", "2">:$stages);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let builders = [
     AttrBuilder<(ins "int64_t":$warps, "int64_t":$kv_tile), [{
-      return $_get($_ctxt, warps, kv_tile, false, 1);
+      return $_get($_ctxt, warps, kv_tile, false, 1, 2);
     }]>
   ];
   let extraClassDeclaration = [{
-    /// The warp-specialised kernel (consumers = 2): stages of the K/V ring,
-    /// registers per thread of the producer and of the consumers after
-    /// `setmaxnreg` (128 x 24 + 256 x 240 <= 64K).
-    static constexpr int64_t kSpecializedStages = 2;
+    /// The warp-specialised kernel (consumers = 2): registers per thread of
+    /// the producer and of the consumers after `setmaxnreg` (128 x 24 +
+    /// 256 x 240 <= 64K).
     static constexpr int64_t kProducerRegisters = 24;
     static constexpr int64_t kConsumerRegisters = 240;
     /// Bytes of dynamic shared memory of the warp-specialised kernel at
-    /// head dim `headDim`: Q (128 rows), the ring of K and V tiles (64
-    /// keys), P's two 16-bit parts twice (double-buffered) per consumer
-    /// (64 x 64 each), and 1 KiB to align to the 128-byte swizzle's period.
-    static int64_t getSpecializedSharedBytes(int64_t headDim) {
-      return 128 * headDim * 2 + kSpecializedStages * 2 * 64 * headDim * 2 +
+    /// head dim `headDim` with a ring of `stages` stages: Q (128 rows), the
+    /// ring of K and V tiles (64 keys), P's two 16-bit parts twice
+    /// (double-buffered) per consumer (64 x 64 each), and 1 KiB to align
+    /// to the 128-byte swizzle's period.
+    static int64_t getSpecializedSharedBytes(int64_t headDim,
+                                             int64_t stages) {
+      return 128 * headDim * 2 + stages * 2 * 64 * headDim * 2 +
              2 * 2 * 2 * 64 * 64 * 2 + 1024;
     }
   }];

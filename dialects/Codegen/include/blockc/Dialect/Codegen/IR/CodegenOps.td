@@ -63,7 +63,8 @@ def Codegen_WarpgroupAttentionOp
     `group` is H / H_kv, `scale` the softmax scale, `consumers` the
     consumer warpgroups of a block (1: one warpgroup per 64 query rows; 2:
     the warp-specialised kernel, a producer warpgroup and two consumers
-    per 128 query rows).
+    per 128 query rows), `stages` the K/V ring's stages of the
+    warp-specialised kernel (2 or 3; the one-warpgroup kernel has 2).
 
     ```mlir
     blockc_codegen.warpgroup_attention %q, %k, %v, %out
@@ -78,7 +79,8 @@ def Codegen_WarpgroupAttentionOp
                        UnitAttr:$causal,
                        F64Attr:$scale,
                        ConfinedAttr<I64Attr, [IntPositive]>:$group,
-                       DefaultValuedAttr<I64Attr, "1">:$consumers);
+                       DefaultValuedAttr<I64Attr, "1">:$consumers,
+                       DefaultValuedAttr<I64Attr, "2">:$stages);
   let assemblyFormat = [{
     $query `,` $key `,` $value `,` $out attr-dict `:` type($query) `,`
     type($key) `,` type($value) `,` type($out)
