@@ -72,12 +72,12 @@ struct WarpgroupAttentionKernel : blockc::nvptx::KernelBuilder {
   // (stageBytes each: K, then V) at kvOff, then P at pOff.
   int64_t panels = 0, stages = 0, qBytes = 0, stageBytes = 0, kvOff = 0,
           pOff = 0;
-  Value c0, c1, bDim, tDim, hDim, sDim;
-  Value qMap, kMap, vMap;
+  Value c0{}, c1{}, bDim{}, tDim{}, hDim{}, sDim{};
+  Value qMap{}, kMap{}, vMap{};
   // Inside the launch: the dynamic shared memory and the bytes from its
   // start to its first 1024-byte boundary (the 128-byte swizzle's period),
   // the block's (batch, head), its K/V head and S - T.
-  Value base, pad, bIdx, hIdx, kvh, offset;
+  Value base{}, pad{}, bIdx{}, hIdx{}, kvh{}, offset{};
 
   MemRefType sharedType(ArrayRef<int64_t> shape, Type type) {
     return MemRefType::get(shape, type, MemRefLayoutAttrInterface(),

@@ -44,12 +44,14 @@ struct GemvKernel : blockc::nvptx::KernelBuilder {
   const blockc::nvptx::EpiloguePlan &plan;
 
   linalg::ContractionDimensions dims = {};
-  OpOperand *aOp = nullptr;   // the activation [M..., K]
-  SmallVector<Value> weights; // [N, K], one per contraction of the plan
+  OpOperand *aOp = nullptr; // the activation [M..., K]
+  // [N, K], one per contraction of the plan.
+  SmallVector<Value> weights = {};
   Type elem = {};
   int64_t numChunks = 0; // 16-byte vectors per row of K
   Value mSize = {}, nSize = {}, lane = {};
-  SmallVector<Value> columns, columnValid; // per column: n (clamped), n < N
+  // Per column: n (clamped), n < N.
+  SmallVector<Value> columns = {}, columnValid = {};
 
   Value product(ArrayRef<unsigned> group) {
     Value p = idx(1);
