@@ -17,7 +17,8 @@ std::string blockc::describePreparedLayout(const PreparedWeight &w,
     os << "quantized_weight rows=" << w.rows << " cols=" << w.cols
        << " bits=" << w.bits << " group_size=" << w.groupSize
        << (w.interleave > 1 ? " interleave=" + std::to_string(w.interleave)
-                            : std::string());
+                            : std::string())
+       << (w.rowLanes ? " row_lanes" : "");
   else
     os << "packed_weight rows=" << w.rows << " cols=" << w.cols
        << " panel_k=" << w.panelK << " panel_n=" << w.panelN
@@ -128,6 +129,7 @@ FailureOr<blockc::PrepareEntry> readPrepareFunction(func::FuncOp prepare,
       w.bits = quantized.getBits();
       w.groupSize = quantized.getGroupSize();
       w.interleave = quantized.getInterleave();
+      w.rowLanes = quantized.getRowLanes();
     }
     result.results.push_back(std::move(w));
   }
@@ -204,7 +206,8 @@ blockc::serializePrepareEntry(const std::optional<PrepareEntry> &entry) {
     for (const PreparedWeight &w : e.results) {
       os << "result " << w.argIndex << " " << w.rows << " " << w.cols << " "
          << w.panelK << " " << w.panelN << " " << w.bits << " " << w.groupSize
-         << " " << static_cast<int>(w.elementType) << " " << w.interleave;
+         << " " << static_cast<int>(w.elementType) << " " << w.interleave
+         << " " << (w.rowLanes ? 1 : 0);
       for (int64_t d : w.shape)
         os << " " << d;
       os << "\n";
@@ -251,8 +254,9 @@ blockc::parsePrepareEntry(llvm::StringRef text) {
     rest = rest.drop_front(2);
     while (!rest.empty() && rest[0].starts_with("result ")) {
       llvm::SmallVector<int64_t> v;
-      if (!numbers(rest[0].drop_front(7), v) || v.size() < 10 ||
-          v[7] > static_cast<int64_t>(ElementType::F16) || v[8] < 1)
+      if (!numbers(rest[0].drop_front(7), v) || v.size() < 11 ||
+          v[7] > static_cast<int64_t>(ElementType::F16) || v[8] < 1 ||
+          v[9] > 1)
         return false;
       PreparedWeight w;
       w.argIndex = static_cast<unsigned>(v[0]);
@@ -264,7 +268,8 @@ blockc::parsePrepareEntry(llvm::StringRef text) {
       w.groupSize = v[6];
       w.elementType = static_cast<ElementType>(v[7]);
       w.interleave = v[8];
-      w.shape.assign(v.begin() + 9, v.end());
+      w.rowLanes = v[9] == 1;
+      w.shape.assign(v.begin() + 10, v.end());
       entry.results.push_back(std::move(w));
       rest = rest.drop_front();
     }

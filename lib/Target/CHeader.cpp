@@ -165,7 +165,7 @@ std::string blockc::emitCHeader(const ModelSignature &sig,
            << (w.interleave > 1
                    ? ", rows interleaved by " + std::to_string(w.interleave)
                    : std::string())
-           << ")\n";
+           << (w.rowLanes ? ", rows in lanes" : "") << ")\n";
       else
         os << "] (panel_k " << w.panelK << ", panel_n " << w.panelN
            << (w.pairs() ? ", k pairs" : "") << ")\n";
@@ -184,7 +184,11 @@ std::string blockc::emitCHeader(const ModelSignature &sig,
          << " * then the f32 scales; int4 rows interleaved by I are stored I\n"
          << " * at a time, group by group: each chunk of 32 columns as the I\n"
          << " * rows' 16 bytes in turn, then the I rows' scales of the group\n"
-         << " * (#blockc_codegen.quantized_weight).\n";
+         << " * (#blockc_codegen.quantized_weight). With rows in lanes\n"
+         << " * (interleave 16), each group's values are instead, per run of\n"
+         << " * 8 columns, 16 words, word r holding q + 8 of row r of the\n"
+         << " * tile, column j of the run in bits 4j .. 4j + 3; then the 16\n"
+         << " * rows' scales of the group.\n";
     os << " */\nvoid _mlir_ciface_" << p.funcName << "(";
     bool first = true;
     for (unsigned i : p.inputs) {

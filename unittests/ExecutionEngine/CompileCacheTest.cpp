@@ -298,6 +298,7 @@ TEST(PrepareEntryText, RoundTripAndErrors) {
   q.bits = 4;
   q.groupSize = 32;
   q.interleave = 8;
+  q.rowLanes = true; // (with interleave 16 in a real layout)
   q.shape = {2, 80};
   PreparedWeight h = w;
   h.argIndex = 7;
@@ -311,9 +312,9 @@ TEST(PrepareEntryText, RoundTripAndErrors) {
   // The fields before the shape are the element type (0 f32, 1 bf16, 2
   // f16) and the rows interleaved (1: one after the other).
   EXPECT_EQ(text, "prepare forward_prepare\ninputs 2 5\nresult 2 40 24 24 32 0 "
-                  "0 0 1 2 1 24 32\nresult 5 16 64 0 0 4 32 0 8 2 80\n"
-                  "result 7 40 24 24 32 0 0 1 1 2 1 24 32\n"
-                  "result 8 40 24 24 32 0 0 1 1 2 1 1 12 32 2\n");
+                  "0 0 1 0 2 1 24 32\nresult 5 16 64 0 0 4 32 0 8 1 2 80\n"
+                  "result 7 40 24 24 32 0 0 1 1 0 2 1 24 32\n"
+                  "result 8 40 24 24 32 0 0 1 1 0 2 1 1 12 32 2\n");
   auto back = parsePrepareEntry(text);
   ASSERT_TRUE(succeeded(back));
   ASSERT_TRUE(back->has_value());
@@ -337,6 +338,8 @@ TEST(PrepareEntryText, RoundTripAndErrors) {
   EXPECT_EQ(p.results[1].groupSize, 32);
   EXPECT_EQ(p.results[1].interleave, 8);
   EXPECT_EQ(p.results[0].interleave, 1);
+  EXPECT_TRUE(p.results[1].rowLanes);
+  EXPECT_FALSE(p.results[0].rowLanes);
   for (const char *bad :
        {"prepare \ninputs\n", "inputs 1\n", "prepare f\n",
         "prepare f\ninputs x\n", "prepare f\ninputs 1\nresult 1 2 3\n",
@@ -345,6 +348,7 @@ TEST(PrepareEntryText, RoundTripAndErrors) {
         "prepare f\ninputs 1\nresult 1 2 3 4 5 6 7 8\n",
         "prepare f\ninputs 1\nresult 1 2 3 4 5 6 7 3 1 9\n",
         "prepare f\ninputs 1\nresult 1 2 3 4 5 6 7 0 0 9\n",
+        "prepare f\ninputs 1\nresult 1 2 3 4 5 6 7 0 1 2 9\n",
         "prepare f\ninputs 1\nweight 1 2 3 4 5 6\n"})
     EXPECT_TRUE(failed(parsePrepareEntry(bad))) << bad;
 
@@ -360,11 +364,11 @@ TEST(PrepareEntryText, RoundTripAndErrors) {
   e.parts = {part2, part5};
   text = serializePrepareEntry(e);
   EXPECT_EQ(text, "prepare forward_prepare\ninputs 2 5\nresult 2 40 24 24 32 0 "
-                  "0 0 1 2 1 24 32\nresult 5 16 64 0 0 4 32 0 8 2 80\n"
+                  "0 0 1 0 2 1 24 32\nresult 5 16 64 0 0 4 32 0 8 1 2 80\n"
                   "part forward_prepare_2\ninputs 2\n"
-                  "result 2 40 24 24 32 0 0 0 1 2 1 24 32\n"
+                  "result 2 40 24 24 32 0 0 0 1 0 2 1 24 32\n"
                   "part forward_prepare_5\ninputs 5\n"
-                  "result 5 16 64 0 0 4 32 0 8 2 80\n");
+                  "result 5 16 64 0 0 4 32 0 8 1 2 80\n");
   back = parsePrepareEntry(text);
   ASSERT_TRUE(succeeded(back));
   ASSERT_TRUE(back->has_value());

@@ -37,6 +37,9 @@ struct PreparedWeight {
   /// Rows stored together (the quantised weight's `interleave`; 1: one
   /// row after the other).
   int64_t interleave = 1;
+  /// int4 rows in vector lanes (the quantised weight's `row_lanes`, with
+  /// an interleave of 16): per group, 8 k of the 16 rows per 16 words.
+  bool rowLanes = false;
   /// The prepared tensor's elements: f32 panels (or the int32 words of a
   /// quantised weight, 4 bytes too), or bf16/f16 panels of a weight stored
   /// in that type.

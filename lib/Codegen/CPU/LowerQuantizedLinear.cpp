@@ -73,6 +73,10 @@ struct WordAddress {
         q.b.createOrFold<arith::DivUIOp>(q.loc, word, q.idx(groupWords()));
     Value inGroup =
         q.b.createOrFold<arith::RemUIOp>(q.loc, word, q.idx(groupWords()));
+    if (layout.getRowLanes()) // word inGroup of the group: 16 words in
+      return {tile, q.add(q.add(q.mul(grp, q.idx(blockWords())),
+                                q.mul(inGroup, q.idx(i))),
+                          slot)};
     Value chunk = q.b.createOrFold<arith::DivUIOp>(q.loc, inGroup, q.idx(4));
     Value inChunk = q.b.createOrFold<arith::RemUIOp>(q.loc, inGroup, q.idx(4));
     Value col = q.add(
@@ -155,6 +159,12 @@ Value buildPreparedWeight(OpBuilder &b, Location loc, Value w,
           Value valueWord =
               q.add(q.add(q.mul(grp, q.idx(gw)), q.mul(chunk, q.idx(4))),
                     arith::RemUIOp::create(nb, loc, rem, q.idx(4)));
+          if (layout.getRowLanes()) {
+            // Word r of a group's values: row r % 16, run r / 16.
+            valueSlot = arith::RemUIOp::create(nb, loc, r, q.idx(il));
+            valueWord = q.add(q.mul(grp, q.idx(gw)),
+                              arith::DivUIOp::create(nb, loc, r, q.idx(il)));
+          }
           Value scaleSlot = arith::SubIOp::create(
               nb, loc, r, q.select(inValues, r, q.idx(il * gw)));
           Value slot = q.select(inValues, valueSlot, scaleSlot);
@@ -183,7 +193,14 @@ Value buildPreparedWeight(OpBuilder &b, Location loc, Value w,
         // Value words: four bytes each, little-endian.
         Value wc = q.select(isValue, word, q.idx(0));
         Value packed = q.i32(0);
-        for (int64_t byte = 0; byte < 4; ++byte) {
+        // Rows in lanes: word w of a row holds k = 8w + j in nibble j.
+        for (int64_t j = 0; layout.getRowLanes() && j < 8; ++j) {
+          Value u =
+              q.add(levelAt(q.add(q.mul(wc, q.idx(8)), q.idx(j))), q.i32(8));
+          packed = arith::OrIOp::create(
+              nb, loc, packed, arith::ShLIOp::create(nb, loc, u, q.i32(4 * j)));
+        }
+        for (int64_t byte = 0; !layout.getRowLanes() && byte < 4; ++byte) {
           Value v;
           if (bits == 8) {
             v = arith::AndIOp::create(
@@ -413,6 +430,171 @@ struct Kernel {
     Value u = part % 2 == 1 ? high : low;
     Value qv = arith::SubIOp::create(b(), loc(), u, splatI32(8));
     return arith::MulFOp::create(b(), loc(), i32ToF32(qv), s);
+  }
+
+  /// Rows in lanes (row_lanes): the constant table of q = u - 8, f32.
+  Value laneTable() {
+    SmallVector<Attribute> values;
+    for (int64_t u = 0; u < 16; ++u)
+      values.push_back(b().getF32FloatAttr(static_cast<float>(u - 8)));
+    return arith::ConstantOp::create(
+        b(), loc(),
+        DenseElementsAttr::get(VectorType::get({v}, b().getF32Type()), values));
+  }
+  /// Rows in lanes: the 16 words at word `col` of P row `tile` (as i32 or,
+  /// scales, as f32 lanes).
+  Value laneWords(Value tile, Value col, bool asF32) {
+    Value words = vector::TransferReadOp::create(
+        b(), loc(), VectorType::get({v}, b().getI32Type()), p,
+        ValueRange{tile, col}, q.i32(0), ArrayRef<bool>{true});
+    if (!asF32)
+      return words;
+    return vector::BitCastOp::create(
+        b(), loc(), VectorType::get({v}, b().getF32Type()), words);
+  }
+  /// Rows in lanes: the values q of nibble j of `words` (16 rows' k = 8c + j
+  /// of their run c), looked up in `table` (vpermps reads the low 4 bits).
+  Value laneValues(Value table, Value words, int64_t j) {
+    Value index =
+        j == 0 ? words
+               : arith::ShRUIOp::create(b(), loc(), words, splatI32(4 * j))
+                     .getResult();
+    return lookup(table, index);
+  }
+  /// Rows in lanes, prefill: buf[k, j] = W'[nc + j, k0 + k] for k < lenV
+  /// (a multiple of 8) and j < block_n: per run of 8 k and tile of 16 rows
+  /// one read of 16 words, 8 lookups of q times the 16 rows' scales, each
+  /// stored as it is (the lanes are the panel's columns: no transpose).
+  /// Tiles past the last one repeat it (their columns are never written).
+  void fillPanelLanes(Value buf, Value nc, Value k0, Value lenV) {
+    int64_t g = layout.getGroupSize(), gw = g / 8;
+    int64_t blockWords = 16 * (gw + 1);
+    Value lastTile = q.idx(layout.getPreparedShape()[0] - 1);
+    Value table = laneTable();
+    for (int64_t j0 = 0; j0 < blockN; j0 += 16) {
+      Value tile = arith::MinUIOp::create(
+          b(), loc(),
+          arith::DivUIOp::create(b(), loc(), q.add(nc, q.idx(j0)), q.idx(16)),
+          lastTile);
+      q.loop(q.idx(0), lenV, 8, {}, [&](Value kk, ValueRange) {
+        Value kAbs = q.add(k0, kk);
+        Value grp = arith::DivUIOp::create(b(), loc(), kAbs, q.idx(g));
+        Value base = q.mul(grp, q.idx(blockWords));
+        Value run = arith::DivUIOp::create(
+            b(), loc(), arith::RemUIOp::create(b(), loc(), kAbs, q.idx(g)),
+            q.idx(8));
+        Value words = laneWords(tile, q.add(base, q.mul(run, q.idx(16))),
+                                /*asF32=*/false);
+        Value s = laneWords(tile, q.add(base, q.idx(16 * gw)), /*asF32=*/true);
+        for (int64_t j = 0; j < 8; ++j)
+          vector::StoreOp::create(
+              b(), loc(),
+              arith::MulFOp::create(b(), loc(), laneValues(table, words, j), s),
+              buf, ValueRange{q.add(kk, q.idx(j)), q.idx(j0)});
+        return SmallVector<Value>();
+      });
+    }
+  }
+
+  /// Rows in lanes, decode: out[bIdx, t + i, n + 16 u + l - nOffset] for
+  /// i < r, u < nt tiles of 16 rows from row n (a multiple of 16), l < 16
+  /// (masked past the output's width). Per group and tile, per run of 8 k:
+  /// one read of 16 words, then per k one shift, one lookup of q in the
+  /// constant table and one FMA per input row with x[k] broadcast into the
+  /// group's sums (two per tile and row: k even and odd), which the 16
+  /// rows' scales multiply once per group. The products x q are exact, so
+  /// this differs from the reference's sum of x (q s) only in the order of
+  /// the f32 roundings.
+  Value laneTile(Value out, Value bIdx, Value t, Value n, Value nOffset,
+                 int64_t r, int64_t nt) {
+    int64_t k = layout.getCols(), g = layout.getGroupSize(), gw = g / 8;
+    int64_t blockWords = 16 * (gw + 1);
+    int64_t pWords = layout.getPreparedShape()[1];
+    VectorType f32v = VectorType::get({v}, b().getF32Type());
+    Value zero = splatF32(0.0);
+    Value table = laneTable();
+    SmallVector<Value> rows, tiles;
+    for (int64_t i = 0; i < r; ++i)
+      rows.push_back(q.add(t, q.idx(i)));
+    Value tile0 = arith::DivUIOp::create(b(), loc(), n, q.idx(16));
+    for (int64_t u = 0; u < nt; ++u)
+      tiles.push_back(q.add(tile0, q.idx(u)));
+    SmallVector<Value> accs(r * nt, zero);
+    accs = q.loop(q.idx(0), q.idx(k), g, accs, [&](Value kg, ValueRange it) {
+      SmallVector<Value> acc(it);
+      SmallVector<Value> sums[2] = {SmallVector<Value>(r * nt, zero),
+                                    SmallVector<Value>(r * nt, zero)};
+      Value base = q.mul(arith::DivUIOp::create(b(), loc(), kg, q.idx(g)),
+                         q.idx(blockWords));
+      // Software prefetch (into L2) of each tile's words 2 x prefetch_tiles
+      // groups further, a line at a time (clamped to the tile's last word).
+      if (pBuf && prefetchTiles > 0)
+        for (int64_t u = 0; u < nt; ++u)
+          for (int64_t line = 0; line <= gw; ++line) {
+            Value col = arith::MinUIOp::create(
+                b(), loc(),
+                q.add(base, q.idx(prefetchTiles * 2 * blockWords + 16 * line)),
+                q.idx(pWords - 1));
+            memref::PrefetchOp::create(b(), loc(), pBuf,
+                                       ValueRange{tiles[u], col},
+                                       /*isWrite=*/false, /*localityHint=*/2,
+                                       /*isDataCache=*/true);
+          }
+      for (int64_t c = 0; c < gw; ++c) {
+        SmallVector<Value> words;
+        for (int64_t u = 0; u < nt; ++u)
+          words.push_back(laneWords(tiles[u], q.add(base, q.idx(16 * c)),
+                                    /*asF32=*/false));
+        for (int64_t j = 0; j < 8; ++j) {
+          Value kAbs = q.add(kg, q.idx(8 * c + j));
+          SmallVector<Value> xs;
+          for (int64_t i = 0; i < r; ++i)
+            xs.push_back(vector::BroadcastOp::create(
+                b(), loc(), f32v,
+                tensor::ExtractOp::create(b(), loc(), x,
+                                          ValueRange{bIdx, rows[i], kAbs})));
+          for (int64_t u = 0; u < nt; ++u) {
+            Value qv = laneValues(table, words[u], j);
+            for (int64_t i = 0; i < r; ++i) {
+              Value &sum = sums[j % 2][i * nt + u];
+              sum = vector::FMAOp::create(b(), loc(), xs[i], qv, sum);
+            }
+          }
+        }
+      }
+      for (int64_t u = 0; u < nt; ++u) {
+        Value s = laneWords(tiles[u], q.add(base, q.idx(16 * gw)),
+                            /*asF32=*/true);
+        for (int64_t i = 0; i < r; ++i) {
+          int64_t e = i * nt + u;
+          acc[e] = vector::FMAOp::create(
+              b(), loc(),
+              arith::AddFOp::create(b(), loc(), sums[0][e], sums[1][e]), s,
+              acc[e]);
+        }
+      }
+      return acc;
+    });
+    for (int64_t u = 0; u < nt; ++u) {
+      Value col = q.add(n, q.idx(16 * u));
+      Value biasV;
+      if (bias)
+        biasV = vector::TransferReadOp::create(b(), loc(), f32v, bias,
+                                               ValueRange{col}, q.f32(0.0),
+                                               ArrayRef<bool>{false});
+      for (int64_t i = 0; i < r; ++i) {
+        Value sum = accs[i * nt + u];
+        if (biasV)
+          sum = arith::AddFOp::create(b(), loc(), sum, biasV);
+        out = vector::TransferWriteOp::create(
+                  b(), loc(), sum, out,
+                  ValueRange{bIdx, rows[i],
+                             arith::SubIOp::create(b(), loc(), col, nOffset)},
+                  ArrayRef<bool>{false})
+                  .getResult();
+      }
+    }
+    return out;
   }
 
   /// buf[k, j] = W'[nc + j, k0 + k] for k < lenV (a multiple of V; of 32
@@ -689,6 +871,17 @@ struct Kernel {
                              : function_ref<Value(Value)>());
   }
 };
+
+/// Whether weight-only `op` (int4, `bits`) dots bf16 pairs on vdpbf16ps:
+/// marked bf16_dot, on a target with AVX512_BF16 (`avx512Bf16`) and 16
+/// lanes, its input the widening of a bf16 tensor.
+bool bf16Pairs(LinearOp op, bool avx512Bf16, int64_t v, int64_t bits) {
+  auto linearTiles = op->getAttrOfType<codegen::LinearTilesAttr>(
+      CodegenDialect::kLinearTilesAttrName);
+  auto widened = op.getInput().getDefiningOp<arith::ExtFOp>();
+  return linearTiles && linearTiles.getBf16Dot() && avx512Bf16 && v == 16 &&
+         bits == 4 && widened && getElementTypeOrSelf(widened.getIn()).isBF16();
+}
 
 /// The x86 intrinsics of the integer kernels: pure arithmetic on vectors.
 bool isPureX86Intrinsic(StringRef name) {
@@ -1042,9 +1235,14 @@ struct CPULowerQuantizedLinearPass
       }
       int64_t n = wType.getDimSize(0), k = wType.getDimSize(1);
       bool int8 = quant.getType() == WeightQuantType::int8;
+      // Rows in lanes: the weight-only int4 kernels with 16 lanes, not on
+      // bf16 pairs (elsewhere the tiles' interleave alone).
+      bool rowLanes = !int8 && tiles.getRowLanes() && v == 16 &&
+                      !quant.quantizesActivations() &&
+                      !bf16Pairs(op, target.getAvx512Bf16(), v, 4);
       auto layout = codegen::QuantizedWeightAttr::get(
           &getContext(), n, k, int8 ? 8 : 4, quant.getGroupSizeFor(k),
-          int8 ? 1 : tiles.getInterleave());
+          int8 ? 1 : tiles.getInterleave(), rowLanes);
       lower(op, layout, v, tiles, target.getRegisters(),
             quant.quantizesActivations(), vnni, target.getAvx512Bf16());
       ++numLowered;
@@ -1145,13 +1343,8 @@ struct CPULowerQuantizedLinearPass
       // int4 weight-only in a bf16 block, marked bf16_dot (by
       // blockc-cpu-select-tiles: see there where it chooses so): the decode
       // tiles dot bf16 pairs. (bf16_dot is ignored elsewhere.)
-      auto linearTiles = op->getAttrOfType<codegen::LinearTilesAttr>(
-          CodegenDialect::kLinearTilesAttrName);
-      auto widened = x.getDefiningOp<arith::ExtFOp>();
-      if (linearTiles && linearTiles.getBf16Dot() && avx512Bf16 && !intDots &&
-          v == 16 && layout.getBits() == 4 && widened &&
-          getElementTypeOrSelf(widened.getIn()).isBF16())
-        kern.x16 = widened.getIn();
+      if (!intDots && bf16Pairs(op, avx512Bf16, v, layout.getBits()))
+        kern.x16 = op.getInput().getDefiningOp<arith::ExtFOp>().getIn();
       // int4 keeps a group accumulator beside each accumulator: half the
       // columns; with AVX-512's table lookups a table per column instead
       // (rows of 2: accumulators, tables and x vectors fit 32 registers).
@@ -1195,6 +1388,28 @@ struct CPULowerQuantizedLinearPass
       };
       // Few rows (decode): the weight bytes are widened where they are used.
       auto fewRows = [&](Value slice) -> Value {
+        // Rows in lanes: input rows 2 at a time (then 1) over 2 tiles of 16
+        // weight rows (a single input row: 4), then single tiles.
+        if (layout.getRowLanes())
+          return q.forOne(c0, bDim, 1, slice, [&](Value bIdx, Value o) {
+            auto colsLoop = [&](Value t, int64_t r, Value acc) {
+              int64_t nt = r == 1 ? 4 : 2;
+              Value nMain = q.fullEnd(nc, ncEnd, 16 * nt);
+              acc = q.forOne(nc, nMain, 16 * nt, acc, [&](Value nIdx, Value a) {
+                return kern.laneTile(a, bIdx, t, nIdx, nc, r, nt);
+              });
+              return q.forOne(nMain, ncEnd, 16, acc, [&](Value nIdx, Value a) {
+                return kern.laneTile(a, bIdx, t, nIdx, nc, r, 1);
+              });
+            };
+            Value tMain = q.fullEnd(c0, tDim, 2);
+            o = q.forOne(c0, tMain, 2, o, [&](Value t, Value acc) {
+              return colsLoop(t, 2, acc);
+            });
+            return q.forOne(tMain, tDim, 1, o, [&](Value t, Value acc) {
+              return colsLoop(t, 1, acc);
+            });
+          });
         return rowTiles(
             slice, fewTileRows, tileCols,
             [&](Value a, Value bIdx, Value t, Value n, int64_t r, int64_t c) {
@@ -1213,7 +1428,7 @@ struct CPULowerQuantizedLinearPass
             b.getI64IntegerAttr(64));
         // int4 chunks of V rows before their transposes.
         Value rowsBuf;
-        if (layout.getBits() == 4)
+        if (layout.getBits() == 4 && !layout.getRowLanes())
           rowsBuf = memref::AllocaOp::create(
               b, loc, MemRefType::get({v, kChunk}, b.getF32Type()),
               b.getI64IntegerAttr(64));
@@ -1244,7 +1459,10 @@ struct CPULowerQuantizedLinearPass
           Value lenV = q.mul(arith::DivUIOp::create(
                                  b, loc, q.add(len, q.idx(v - 1)), q.idx(v)),
                              q.idx(v));
-          kern.fillPanelT(buf, rowsBuf, nc, ncEnd, k0, lenV);
+          if (layout.getRowLanes())
+            kern.fillPanelLanes(buf, nc, k0, lenV);
+          else
+            kern.fillPanelT(buf, rowsBuf, nc, ncEnd, k0, lenV);
           return q.forOne(c0, bDim, 1, o, [&](Value bIdx, Value o2) {
             auto rowTile = [&](Value t, int64_t r, Value acc) {
               for (int64_t j0 = 0; j0 < blockN; j0 += 2 * v)

@@ -86,12 +86,63 @@ func.func @int8(%x: tensor<1x?x44xf32>, %w: tensor<6x44xf32>, %b: tensor<6xf32>)
 // CHECK: %[[T:.*]] = vector.fma %{{.*}}, %cst{{.*}}, %{{.*}} : vector<8xf32>
 // CHECK: vector.fma %[[T]], %[[SV]], %{{.*}} : vector<8xf32>
 // CHECK-NOT: transformer.linear
-// With AVX-512 (16 lanes) the few-rows path looks the weights up instead:
+// With AVX-512 (16 lanes) select-tiles puts a tile's 16 rows in the
+// vector lanes (row_lanes): [ceil(40 / 16), 16 x 10] words, per group the
+// 4 runs of 8 k as 16 words each (word r: row r's 8 nibbles), then the 16
+// scales. The prefill path stores each looked-up run straight into the
+// panel [1024, 64] (no transpose, no staging buffer); the few-rows path
+// reads 16 words per tile and run, looks each nibble (shifted by 4j) up
+// in the constant table of q = u - 8, multiply-adds it with x[k]
+// broadcast into the group's sums, and scales the 16 rows' sums by their
+// 16 scales once per group; 2 input rows x 2 tiles here (1 x 4 for a
+// single row), and the rows are written as vectors, masked past N.
+// AVX512-LABEL: func.func @int4
+// AVX512: linalg.generic {{.*}} outs(%{{.*}} : tensor<3x160xi32>) attrs = {blockc_codegen.prepared = #blockc_codegen.quantized_weight<rows = 40, cols = 64, bits = 4, group_size = 32, interleave = 16, row_lanes = true>}
+// AVX512-COUNT-8: arith.shli
+// AVX512: %[[P:.*]] = bufferization.to_buffer %{{.*}} read_only : tensor<3x160xi32> to memref<3x160xi32>
+// AVX512: scf.forall (%{{.*}}) in (1)
+// AVX512: memref.alloca() {alignment = 64 : i64} : memref<1024x64xf32>
+// AVX512-NOT: vector.transpose
+// AVX512: %[[TAB:.*]] = arith.constant dense<[-8.000000e+00, -7.000000e+00, {{.*}}, 6.000000e+00, 7.000000e+00]> : vector<16xf32>
+// AVX512: scf.for %{{.*}} step %c8
+// AVX512: %[[PW:.*]] = vector.transfer_read %{{.*}} : tensor<3x160xi32>, vector<16xi32>
+// AVX512: %[[PS:.*]] = vector.bitcast %{{.*}} : vector<16xi32> to vector<16xf32>
+// AVX512: %[[PQ:.*]] = llvm.call_intrinsic "llvm.x86.avx512.permvar.sf.512"(%{{.*}}, %[[PW]])
+// AVX512: %[[PV:.*]] = arith.mulf %[[PQ]], %[[PS]] : vector<16xf32>
+// AVX512: vector.store %[[PV]], %{{.*}} : memref<1024x64xf32>, vector<16xf32>
+// AVX512: } else {
+// AVX512: scf.for %{{.*}} = %c0{{.*}} to %c64{{.*}} step %c32
+// AVX512: memref.prefetch %[[P]][%{{.*}}, %{{.*}}], read, locality<2>, data : memref<3x160xi32>
+// AVX512: %[[W0:.*]] = vector.transfer_read %{{.*}} : tensor<3x160xi32>, vector<16xi32>
+// AVX512: %[[W1:.*]] = vector.transfer_read %{{.*}} : tensor<3x160xi32>, vector<16xi32>
+// AVX512: %[[X:.*]] = tensor.extract %arg0
+// AVX512: %[[XB:.*]] = vector.broadcast %[[X]] : f32 to vector<16xf32>
+// AVX512: %[[Q0:.*]] = llvm.call_intrinsic "llvm.x86.avx512.permvar.sf.512"(%[[T:.*]], %[[W0]]) : (vector<16xf32>, vector<16xi32>) -> vector<16xf32>
+// AVX512: vector.fma %[[XB]], %[[Q0]]
+// AVX512: %[[H:.*]] = arith.shrui %[[W0]], %{{.*}} : vector<16xi32>
+// AVX512: llvm.call_intrinsic "llvm.x86.avx512.permvar.sf.512"(%[[T]], %[[H]])
+// AVX512-NOT: arith.sitofp
+// AVX512: %[[S:.*]] = vector.bitcast %{{.*}} : vector<16xi32> to vector<16xf32>
+// AVX512: %[[G:.*]] = arith.addf
+// AVX512: vector.fma %[[G]], %[[S]], %{{.*}} : vector<16xf32>
+// AVX512-NOT: vector.reduction
+// AVX512: vector.transfer_write
+func.func @int4(%x: tensor<2x3x64xf32>, %w: tensor<40x64xf32>) -> tensor<2x3x40xf32> {
+  %0 = transformer.linear %x, %w {weight_quant = #transformer.weight_quant<int4, group_size = 32>} : tensor<2x3x64xf32>, tensor<40x64xf32> -> tensor<2x3x40xf32>
+  return %0 : tensor<2x3x40xf32>
+}
+
+// -----
+
+// int4 with 8 rows interleaved, pinned by hand (the layout of int8
+// activations and of bf16 pairs; select-tiles' choice for weight-only int4
+// below 16 lanes). With AVX-512 (16 lanes) the few-rows path looks the
+// weights up:
 // per group and column a table of (u - 8) s, which vpermps indexes with
 // each byte's low nibble and, shifted, its high one; both multiply-add
 // into the accumulators (no group accumulators, no sum of x), and each
 // step prefetches the rows two tiles further (into L2).
-// AVX512-LABEL: func.func @int4
+// AVX512-LABEL: func.func @int4_tables
 // AVX512: %[[P:.*]] = bufferization.to_buffer %{{.*}} read_only : tensor<5x80xi32> to memref<5x80xi32>
 // AVX512: } else {
 // AVX512: %[[BASE:.*]] = arith.constant dense<[-8.000000e+00, -7.000000e+00, {{.*}}, 6.000000e+00, 7.000000e+00]> : vector<16xf32>
@@ -110,8 +161,9 @@ func.func @int8(%x: tensor<1x?x44xf32>, %w: tensor<6x44xf32>, %b: tensor<6xf32>)
 // AVX512-NOT: arith.sitofp
 // AVX512: vector.fma %[[XH]]
 // AVX512: vector.reduction <add>
-func.func @int4(%x: tensor<2x3x64xf32>, %w: tensor<40x64xf32>) -> tensor<2x3x40xf32> {
-  %0 = transformer.linear %x, %w {weight_quant = #transformer.weight_quant<int4, group_size = 32>} : tensor<2x3x64xf32>, tensor<40x64xf32> -> tensor<2x3x40xf32>
+// CHECK-LABEL: func.func @int4_tables
+func.func @int4_tables(%x: tensor<2x3x64xf32>, %w: tensor<40x64xf32>) -> tensor<2x3x40xf32> {
+  %0 = transformer.linear %x, %w {weight_quant = #transformer.weight_quant<int4, group_size = 32>, blockc_codegen.quantized_tiles = #blockc_codegen.quantized_tiles<rows = 4, cols = 4, block_n = 32, panel_k = 1024, panel_rows = 8, panel_min_rows = 16, prefetch_tiles = 2, interleave = 8>} : tensor<2x3x64xf32>, tensor<40x64xf32> -> tensor<2x3x40xf32>
   return %0 : tensor<2x3x40xf32>
 }
 

@@ -153,6 +153,17 @@ func.func @quantized_interleaved(%x: tensor<1x1x64xf32>, %w: tensor<44x64xf32>) 
 
 // -----
 
+// An int4 weight with 16 rows in vector lanes, and the tiles that ask for it.
+// CHECK-LABEL: func.func @quantized_row_lanes
+// CHECK-SAME: #blockc_codegen.quantized_weight<rows = 44, cols = 64, bits = 4, group_size = 32, interleave = 16, row_lanes = true>
+// CHECK: #blockc_codegen.quantized_tiles<rows = 1, cols = 4, block_n = 64, panel_k = 64, panel_rows = 1, panel_min_rows = 16, prefetch_tiles = 2, interleave = 16, row_lanes = true>
+func.func @quantized_row_lanes(%x: tensor<1x1x64xf32>, %w: tensor<44x64xf32>) -> tensor<1x1x44xf32> attributes {blockc_codegen.prepared = #blockc_codegen.quantized_weight<rows = 44, cols = 64, bits = 4, group_size = 32, interleave = 16, row_lanes = true>} {
+  %0 = transformer.linear %x, %w {weight_quant = #transformer.weight_quant<int4, group_size = 32>, blockc_codegen.quantized_tiles = #blockc_codegen.quantized_tiles<rows = 1, cols = 4, block_n = 64, panel_k = 64, panel_rows = 1, panel_min_rows = 16, prefetch_tiles = 2, interleave = 16, row_lanes = true>} : tensor<1x1x64xf32>, tensor<44x64xf32> -> tensor<1x1x44xf32>
+  return %0 : tensor<1x1x44xf32>
+}
+
+// -----
+
 // activations = int8 with the f32 panels from 32 rows on.
 // CHECK-LABEL: func.func @quantized_act_panels
 // CHECK: #blockc_codegen.quantized_tiles<rows = 4, cols = 4, block_n = 32, panel_k = 1024, panel_rows = 8, panel_min_rows = 16, prefetch_tiles = 4, interleave = 8, act_panel_min_rows = 32>

@@ -93,13 +93,16 @@ PackedWeightAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
-LogicalResult
-QuantizedWeightAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                            int64_t rows, int64_t cols, int64_t bits,
-                            int64_t groupSize, int64_t interleave) {
+LogicalResult QuantizedWeightAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, int64_t rows, int64_t cols,
+    int64_t bits, int64_t groupSize, int64_t interleave, bool rowLanes) {
   if (interleave < 1 || interleave > 16 || (interleave & (interleave - 1)))
     return emitError() << "interleave must be 1, 2, 4, 8 or 16, got "
                        << interleave;
+  if (rowLanes && (bits != 4 || interleave != 16))
+    return emitError() << "row_lanes needs bits = 4 and interleave = 16, got "
+                          "bits = "
+                       << bits << " and interleave = " << interleave;
   if (interleave > 1 && bits != 4)
     return emitError() << "interleave " << interleave
                        << " needs bits = 4 (int8 rows are not interleaved)";
@@ -180,10 +183,13 @@ LogicalResult AttentionTilesAttr::verify(
 LogicalResult QuantizedTilesAttr::verify(
     function_ref<InFlightDiagnostic()> emitError, int64_t rows, int64_t cols,
     int64_t blockN, int64_t panelK, int64_t panelRows, int64_t panelMinRows,
-    int64_t prefetchTiles, int64_t interleave, int64_t actPanelMinRows) {
+    int64_t prefetchTiles, int64_t interleave, int64_t actPanelMinRows,
+    bool rowLanes) {
   if (interleave < 1 || interleave > 16 || (interleave & (interleave - 1)))
     return emitError() << "interleave must be 1, 2, 4, 8 or 16, got "
                        << interleave;
+  if (rowLanes && interleave != 16)
+    return emitError() << "row_lanes needs interleave = 16, got " << interleave;
   std::pair<StringRef, int64_t> sizes[] = {
       {"rows", rows}, {"cols", cols}, {"panel_rows", panelRows}};
   for (auto [name, value] : sizes)

@@ -366,6 +366,14 @@ def Codegen_QuantizedTilesAttr
       rows interleaved (`#blockc_codegen.quantized_weight`'s `interleave`),
       so that a dot-product tile of that many weight rows reads one
       sequential stream; 1, 2, 4, 8 or 16, ignored for int8;
+    * `row_lanes` (default false; needs `interleave` = 16): int4
+      weight-only projections on AVX-512 are prepared with a tile's 16
+      rows in the 16 vector lanes (`#blockc_codegen.quantized_weight`'s
+      `row_lanes`), and the kernels read that layout (decode: 16 rows per
+      vector, x broadcast per k, a constant table of q; prefill: the panel
+      rows stored without a transpose). Ignored (the layout of
+      `interleave` alone) where those kernels do not apply: int8
+      activations, bf16 pairs on vdpbf16ps, or fewer than 16 lanes;
     * `act_panel_min_rows` (default 0: never): with `activations = int8`,
       from this many input rows (B x T) on the kernel takes the f32 panels
       above on the quantised input's values `q_x s_x` instead of the
@@ -389,7 +397,8 @@ def Codegen_QuantizedTilesAttr
                         "int64_t":$panel_min_rows,
                         "int64_t":$prefetch_tiles,
                         DefaultValuedParameter<"int64_t", "1">:$interleave,
-                        DefaultValuedParameter<"int64_t", "0">:$act_panel_min_rows);
+                        DefaultValuedParameter<"int64_t", "0">:$act_panel_min_rows,
+                        DefaultValuedParameter<"bool", "false">:$row_lanes);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }
@@ -522,6 +531,15 @@ def Codegen_QuantizedWeightAttr
     stream: per chunk `16 I` contiguous bytes, per group `4 I` bytes of
     scales. The rows past `rows` in the last tile are zero.
 
+    With `row_lanes = true` (int4 and `interleave` = 16 only) a tile's 16
+    rows sit in the 16 lanes of a vector: per group g, for each run c of
+    8 consecutive k (G / 8 runs), 16 words, word `r % 16` holding
+    `q[r, g G + 8 c + j] + 8` in its nibble j (bits 4j .. 4j + 3), then the
+    16 rows' scales of g. A 64-byte load thus holds 8 k of 16 rows, and
+    the kernel looks each nibble up in a constant table of q (one shift,
+    one vpermps and one FMA with x[k] broadcast per 16 weights), scaling
+    the group's 16 sums at once. Same shape and size as `interleave` 16.
+
     The values are those of `#transformer.weight_quant` (`W' = q * s`).
     Recorded as `blockc_codegen.prepared` on the `linalg.generic` that
     makes it (moved into the entry's prepare function by
@@ -535,7 +553,8 @@ def Codegen_QuantizedWeightAttr
   }];
   let parameters = (ins "int64_t":$rows, "int64_t":$cols, "int64_t":$bits,
                         "int64_t":$group_size,
-                        DefaultValuedParameter<"int64_t", "1">:$interleave);
+                        DefaultValuedParameter<"int64_t", "1">:$interleave,
+                        DefaultValuedParameter<"bool", "false">:$row_lanes);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
