@@ -97,6 +97,13 @@ struct CompileCLOptions {
                "through shared memory and a TMA store, where it fits) or "
                "elements (per-element stores) (docs/GPU.md)"),
       cl::init("tma"), cl::cat(getCompileOptionsCategory())};
+  cl::opt<bool> warpgroupRope{
+      "gpu-warpgroup-rope",
+      cl::desc("With -target=nvptx -gpu-arch=sm_90a: apply RoPE in the Q "
+               "and K projections' TMA-store epilogue where their tiles "
+               "cover whole heads (default true; false keeps the RoPE "
+               "kernels) (docs/GPU.md)"),
+      cl::init(true), cl::cat(getCompileOptionsCategory())};
   cl::opt<int64_t> attentionConsumers{
       "gpu-attention-consumers",
       cl::desc("With -target=nvptx -gpu-arch=sm_90a: consumer warpgroups of "
@@ -192,6 +199,7 @@ llvm::Expected<CompileOptions> blockc::getCompileOptionsFromCommandLine() {
   options.allowTf32 = cl.allowTf32;
   options.warpgroupSchedule = cl.warpgroupSchedule;
   options.warpgroupEpilogue = cl.warpgroupEpilogue;
+  options.warpgroupRope = cl.warpgroupRope;
   options.attentionConsumers = cl.attentionConsumers;
   options.attentionStages = cl.attentionStages;
   options.checkBounds = cl.checkBounds;
@@ -218,6 +226,7 @@ void CompileOptions::getNVPTXOptions(NVPTXPipelineOptions &options,
   options.allowTf32 = allowTf32;
   options.warpgroupSchedule = warpgroupSchedule;
   options.warpgroupEpilogue = warpgroupEpilogue;
+  options.warpgroupRope = warpgroupRope;
   options.attentionConsumers = attentionConsumers;
   options.attentionStages = attentionStages;
   options.profile = profile;

@@ -340,6 +340,7 @@ createGPUSelectTiles(const NVPTXPipelineOptions &options) {
   tiles.allowTf32 = options.allowTf32;
   tiles.warpgroupSchedule = options.warpgroupSchedule.getValue();
   tiles.warpgroupEpilogue = options.warpgroupEpilogue.getValue();
+  tiles.warpgroupRope = options.warpgroupRope;
   tiles.attentionConsumers = options.attentionConsumers;
   tiles.attentionStages = options.attentionStages;
   return nvptx::createGPUSelectTilesPass(tiles);

@@ -60,6 +60,9 @@ struct CompileOptions {
   /// sm_90a projections' epilogue: "tma" (a TMA store of each output tile
   /// where the shared memory fits) or "elements".
   std::string warpgroupEpilogue = "tma";
+  /// sm_90a projections with a TMA store: apply the RoPE that reads the
+  /// rounded Q / K in the epilogue where the tiles cover whole heads.
+  bool warpgroupRope = true;
   /// sm_90a attention: consumer warpgroups per block of the warpgroup
   /// kernel (2: warp-specialised where it fits, 1: one warpgroup).
   int64_t attentionConsumers = 2;

@@ -267,6 +267,12 @@ struct NVPTXPipelineOptions
                      "each output tile from shared memory where it fits) or "
                      "elements (per-element stores) (docs/GPU.md)"),
       llvm::cl::init("tma")};
+  Option<bool> warpgroupRope{
+      *this, "warpgroup-rope",
+      llvm::cl::desc("sm_90a projections with a TMA-store epilogue: apply "
+                     "the RoPE that reads the rounded result on the staging "
+                     "tile where the tiles cover whole heads (docs/GPU.md)"),
+      llvm::cl::init(true)};
   Option<int64_t> attentionConsumers{
       *this, "attention-consumers",
       llvm::cl::desc("sm_90a attention: consumer warpgroups of the "

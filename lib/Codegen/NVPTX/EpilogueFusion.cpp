@@ -305,6 +305,237 @@ planEpilogue(linalg::LinalgOp op, bool fuse,
   return plan;
 }
 
+namespace {
+
+/// Whether `v` is available before `at` (same block or an enclosing one).
+bool availableBefore(Value v, Operation *at) {
+  Block *block = v.getParentBlock();
+  Operation *anchor = block->findAncestorOpInBlock(*at);
+  if (!anchor)
+    return false;
+  if (isa<BlockArgument>(v))
+    return true;
+  return v.getDefiningOp()->isBeforeInBlock(anchor);
+}
+
+/// Whether `v` is a buffer nothing writes: a read-only function argument or
+/// a constant global.
+bool isReadOnlyBuffer(Value v) {
+  if (isReadOnlyArgument(v))
+    return true;
+  auto get = v.getDefiningOp<memref::GetGlobalOp>();
+  if (!get)
+    return false;
+  auto global = SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(
+      get, get.getNameAttr());
+  return global && global.getConstant();
+}
+
+} // namespace
+
+std::optional<RotationPlan> planRotation(const EpiloguePlan &plan) {
+  if (!plan.consumer || plan.contractions.size() != 1)
+    return std::nullopt;
+  linalg::GenericOp consumer = plan.consumer;
+  Value out = consumer.getDpsInits()[0];
+  auto outType = dyn_cast<MemRefType>(out.getType());
+  if (!outType || !out.getDefiningOp<memref::AllocOp>() ||
+      out.getParentBlock() != consumer->getBlock() ||
+      !outType.getLayout().isIdentity() ||
+      ShapedType::isDynamic(outType.getShape().back()))
+    return std::nullopt;
+  int64_t rank = outType.getRank();
+  // The contraction's output is indexed as the consumer's loops, whose
+  // output map is the identity: the M dimensions, then N.
+  linalg::LinalgOp op = plan.contractions.front();
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(op);
+  if (failed(dims) || dims->n.size() != 1 || !dims->batch.empty())
+    return std::nullopt;
+  AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  SmallVector<unsigned> order(dims->m.begin(), dims->m.end());
+  order.push_back(dims->n.front());
+  if (outMap.getNumResults() != order.size() ||
+      static_cast<int64_t>(order.size()) != rank)
+    return std::nullopt;
+  for (auto [e, d] : llvm::zip_equal(outMap.getResults(), order)) {
+    auto dim = dyn_cast<AffineDimExpr>(e);
+    if (!dim || dim.getPosition() != d)
+      return std::nullopt;
+  }
+  // The result's uses: the consumer, deallocations, one view splitting its
+  // last dimension into [H, D] (the first after the consumer) and, after
+  // the RoPE (checked below), uses of the buffer for something else.
+  memref::ExpandShapeOp view;
+  SmallVector<OpOperand *> others;
+  for (OpOperand &use : out.getUses()) {
+    Operation *user = use.getOwner();
+    if (user == consumer.getOperation() || isa<memref::DeallocOp>(user))
+      continue;
+    auto expand = dyn_cast<memref::ExpandShapeOp>(user);
+    if (expand && expand->getBlock() == consumer->getBlock() &&
+        consumer->isBeforeInBlock(expand) &&
+        (!view || expand->isBeforeInBlock(view))) {
+      if (view)
+        others.push_back(&view.getSrcMutable());
+      view = expand;
+      continue;
+    }
+    others.push_back(&use);
+  }
+  if (!view)
+    return std::nullopt;
+  SmallVector<ReassociationIndices> groups = view.getReassociationIndices();
+  if (static_cast<int64_t>(groups.size()) != rank)
+    return std::nullopt;
+  for (int64_t i = 0; i + 1 < rank; ++i)
+    if (groups[i].size() != 1)
+      return std::nullopt;
+  MemRefType viewType = view.getResultType();
+  if (groups.back().size() != 2 || viewType.isDynamicDim(rank) ||
+      viewType.isDynamicDim(rank - 1))
+    return std::nullopt;
+  int64_t headDim = viewType.getDimSize(rank);
+  if (headDim % 2 != 0)
+    return std::nullopt;
+  // The view's uses: dims, and the RoPE.
+  linalg::GenericOp rope;
+  for (Operation *user : view->getUsers()) {
+    if (isa<memref::DimOp>(user))
+      continue;
+    auto generic = dyn_cast<linalg::GenericOp>(user);
+    if (!generic || (rope && rope != generic))
+      return std::nullopt;
+    rope = generic;
+  }
+  if (!rope || rope->getBlock() != consumer->getBlock() ||
+      rope.getNumDpsInits() != 1 || rope->getNumResults() != 0 ||
+      rope.getNumLoops() != rope.getNumParallelLoops() ||
+      static_cast<int64_t>(rope.getNumLoops()) != rank + 1 ||
+      !hasPureBody(rope))
+    return std::nullopt;
+  // Its output: a fresh 16-bit [M..., H, D] buffer, used only from the RoPE
+  // on.
+  OpOperand *init = rope.getDpsInitOperand(0);
+  Value rotated = init->get();
+  auto rotatedType = dyn_cast<MemRefType>(rotated.getType());
+  if (!rotatedType || !rotated.getDefiningOp<memref::AllocOp>() ||
+      rotated.getParentBlock() != rope->getBlock() ||
+      !rotatedType.getLayout().isIdentity() ||
+      rotatedType.getShape() != viewType.getShape() ||
+      rotatedType.getElementType() != outType.getElementType() ||
+      rotatedType.getElementTypeBitWidth() != 16 ||
+      !rope.getMatchingIndexingMap(init).isIdentity() ||
+      !rope.getMatchingBlockArgument(init).use_empty())
+    return std::nullopt;
+  for (Operation *user : rotated.getUsers()) {
+    Operation *at = rope->getBlock()->findAncestorOpInBlock(*user);
+    if (!at || (at != rope.getOperation() && at->isBeforeInBlock(rope)))
+      return std::nullopt;
+  }
+  // The result's other uses come after the RoPE, the first of them a full
+  // overwrite (bufferization reusing the buffer): they do not read it.
+  Operation *first = nullptr;
+  OpOperand *firstUse = nullptr;
+  for (OpOperand *use : others) {
+    Operation *at = rope->getBlock()->findAncestorOpInBlock(*use->getOwner());
+    if (!at || !rope->isBeforeInBlock(at))
+      return std::nullopt;
+    if (!first || at->isBeforeInBlock(first)) {
+      first = at;
+      firstUse = at == use->getOwner() ? use : nullptr;
+    } else if (at == first) {
+      firstUse = nullptr;
+    }
+  }
+  if (first && (!firstUse || !isFullWrite(*firstUse)))
+    return std::nullopt;
+  // Its inputs: the view at d and at (d + D / 2) mod D, the others read-only
+  // buffers at loop indices.
+  MLIRContext *ctx = rope.getContext();
+  AffineMap identity = AffineMap::getMultiDimIdentityMap(rank + 1, ctx);
+  SmallVector<AffineExpr> rotatedExprs(identity.getResults());
+  rotatedExprs.back() = (getAffineDimExpr(rank, ctx) + headDim / 2) % headDim;
+  AffineMap rotatedMap = AffineMap::get(rank + 1, 0, rotatedExprs, ctx);
+  RotationPlan rotation;
+  rotation.rope = rope;
+  rotation.headDim = headDim;
+  rotation.output = rotated;
+  for (OpOperand *input : rope.getDpsInputOperands()) {
+    AffineMap map = rope.getMatchingIndexingMap(input);
+    if (input->get() == view.getResult()) {
+      if (map == identity && !rotation.x)
+        rotation.x = input;
+      else if (map == rotatedMap && !rotation.partner)
+        rotation.partner = input;
+      else
+        return std::nullopt;
+      continue;
+    }
+    if (!isPointMap(map) || !isReadOnlyBuffer(input->get()) ||
+        !availableBefore(input->get(), consumer))
+      return std::nullopt;
+  }
+  if (!rotation.x || !rotation.partner)
+    return std::nullopt;
+  // Values the body uses from outside (an offset of the positions) are
+  // there where the kernel is.
+  WalkResult walk = rope.getRegion().walk([&](Operation *inner) {
+    for (Value v : inner->getOperands())
+      if (!rope->isAncestor(v.getParentBlock()->getParentOp()) &&
+          !availableBefore(v, consumer))
+        return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return std::nullopt;
+  return rotation;
+}
+
+void hoistRotationOutput(OpBuilder &b, Location loc, const EpiloguePlan &plan,
+                         RotationPlan &rotation) {
+  auto old = rotation.output.getDefiningOp<memref::AllocOp>();
+  Value out = linalg::GenericOp(plan.consumer).getDpsInits()[0];
+  auto type = cast<MemRefType>(old.getType());
+  // Its M dimensions are the result's.
+  SmallVector<Value> sizes;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    if (type.isDynamicDim(d))
+      sizes.push_back(memref::DimOp::create(b, loc, out, d));
+  auto alloc =
+      memref::AllocOp::create(b, loc, type, sizes, old.getAlignmentAttr());
+  old.getResult().replaceAllUsesWith(alloc.getResult());
+  old->erase();
+  rotation.output = alloc.getResult();
+}
+
+void eraseRotation(const EpiloguePlan &plan, const RotationPlan &rotation) {
+  auto view = rotation.x->get().getDefiningOp<memref::ExpandShapeOp>();
+  Value out = linalg::GenericOp(plan.consumer).getDpsInits()[0];
+  linalg::GenericOp rope = rotation.rope;
+  rope->erase();
+  // Dims of the view are the result's (M dimensions) or constants.
+  OpBuilder b(view);
+  b.setInsertionPointAfter(view);
+  for (Operation *user : llvm::make_early_inc_range(view->getUsers())) {
+    auto dim = dyn_cast<memref::DimOp>(user);
+    std::optional<int64_t> d = dim ? dim.getConstantIndex() : std::nullopt;
+    if (!d)
+      continue;
+    int64_t rank = cast<MemRefType>(out.getType()).getRank();
+    Value size;
+    if (*d < rank - 1)
+      size = memref::DimOp::create(b, dim.getLoc(), out, *d);
+    else
+      size = arith::ConstantIndexOp::create(
+          b, dim.getLoc(), view.getResultType().getDimSize(*d));
+    dim.replaceAllUsesWith(size);
+    dim->erase();
+  }
+  if (view->use_empty())
+    view->erase();
+}
+
 Value loadOperandAt(OpBuilder &b, Location loc, linalg::GenericOp generic,
                     OpOperand &operand, ArrayRef<Value> iv) {
   SmallVector<Value> at;

@@ -31,6 +31,24 @@ struct InitValue {
   mlir::Operation *writer = nullptr;
 };
 
+/// A rotary position embedding (Hugging Face's rotate-half form) that reads
+/// the 16-bit result of a kernel's epilogue: the only reader of that result
+/// (the consumer's output, `[M..., N]`) is `rope`, an all-parallel generic
+/// over its view as `[M..., H, D]` (an expand_shape of the last dimension)
+/// that reads it at `d` (`x`) and at `(d + D / 2) mod D` (`partner`) and
+/// its other inputs (the cos/sin table) at loop indices only, from
+/// read-only function arguments or globals, with a pure body, into a
+/// function-local 16-bit `[M..., H, D]` buffer of identity layout.
+/// A kernel whose output tiles cover whole heads applies it to its tile.
+struct RotationPlan {
+  mlir::linalg::GenericOp rope;
+  mlir::OpOperand *x = nullptr, *partner = nullptr;
+  int64_t headDim = 0;
+  /// The buffer the rotated result goes to (`rope`'s output; once the
+  /// kernel is planned, an allocation before the kernel in its place).
+  mlir::Value output;
+};
+
 /// What the kernel of `contractions` (one, or a pair sharing their M-side
 /// input) writes: each `contractions[i]`'s result is its init (evaluated,
 /// or read from its buffer when `inits[i]` is empty) plus the f32 sum; with
@@ -41,6 +59,10 @@ struct EpiloguePlan {
   llvm::SmallVector<mlir::linalg::LinalgOp, 2> contractions;
   llvm::SmallVector<std::optional<InitValue>, 2> inits;
   mlir::linalg::GenericOp consumer;
+  /// With a consumer (one contraction): a RoPE of its output that the
+  /// kernel applies too, writing `rotation->output` (the sm_90a kernel's
+  /// TMA-store epilogue, `rope_head_dim` on its tiles).
+  std::optional<RotationPlan> rotation;
   /// The kernel's launch, once built.
   mlir::Operation *kernel = nullptr;
 };
@@ -61,6 +83,22 @@ EpiloguePlan planEpilogue(
     mlir::linalg::LinalgOp op, bool fuse,
     llvm::function_ref<bool(mlir::linalg::LinalgOp, mlir::linalg::LinalgOp)>
         canPair);
+
+/// The RoPE that reads the result of `plan`'s kernel (its consumer's
+/// output) when there is one of the form RotationPlan describes, whose
+/// values and output are available where the consumer is (the kernel's
+/// place), and between the consumer and which nothing else touches that
+/// result.
+std::optional<RotationPlan> planRotation(const EpiloguePlan &plan);
+
+/// Moves the output of `rotation` to an allocation at `b` (before the
+/// kernel, which writes it), in place of the allocation before the RoPE.
+void hoistRotationOutput(mlir::OpBuilder &b, mlir::Location loc,
+                         const EpiloguePlan &plan, RotationPlan &rotation);
+
+/// Erases `rotation`'s RoPE, which the kernel now computes, and the view
+/// of the unrotated result it read when nothing else reads that view.
+void eraseRotation(const EpiloguePlan &plan, const RotationPlan &rotation);
 
 /// A pointwise generic that writes the M-side input buffer of a TF32
 /// contraction (an f32 block's normalisation: x * r[row] * gain[k]), which

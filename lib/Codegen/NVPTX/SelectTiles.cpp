@@ -68,7 +68,8 @@ GPUWarpgroupTilesAttr warpgroupTilesFor(MLIRContext *ctx, int64_t n,
   tmaStore &= GPUWarpgroupTilesAttr::getTmaStoreSharedBytes(
                   tileM, tileN, stages, producer, persistent) <= sharedPerBlock;
   return GPUWarpgroupTilesAttr::get(ctx, tileM, tileN, stages, producer,
-                                    persistent, tmaStore);
+                                    persistent, tmaStore,
+                                    /*ropeHeadDim=*/0);
 }
 
 /// The static reduction size of a tensor-core candidate (the last dimension
@@ -90,6 +91,18 @@ bool hasNormPrologue(linalg::LinalgOp op) {
   return blockc::nvptx::planPrologue(op,
                                      *blockc::nvptx::inputsMN(op, *dims).first)
       .has_value();
+}
+
+/// The head dim of the RoPE that reads the rounded result of `op`
+/// (blockc::nvptx::planRotation on the epilogue blockc-gpu-tile-matmul
+/// plans for it), or 0.
+int64_t ropeHeadDim(linalg::LinalgOp op) {
+  blockc::nvptx::EpiloguePlan plan = blockc::nvptx::planEpilogue(
+      op, /*fuse=*/true,
+      [](linalg::LinalgOp, linalg::LinalgOp) { return false; });
+  std::optional<blockc::nvptx::RotationPlan> rotation =
+      blockc::nvptx::planRotation(plan);
+  return rotation ? rotation->headDim : 0;
 }
 
 /// The rule of the pass description (Passes.td, GPUSelectTilesPass).
@@ -254,9 +267,20 @@ struct GPUSelectTilesPass
           // stores).
           bool tmaStore = warpgroupEpilogue == "tma" &&
                           blockc::nvptx::isWarpgroupMatmulCandidate(linalgOp);
-          setIfAbsent(op, CodegenDialect::kGpuWarpgroupTilesAttrName,
-                      warpgroupTilesFor(&getContext(), n, warpgroupSchedule,
-                                        tmaStore, target.getSharedPerBlock()));
+          GPUWarpgroupTilesAttr tiles =
+              warpgroupTilesFor(&getContext(), n, warpgroupSchedule, tmaStore,
+                                target.getSharedPerBlock());
+          // A RoPE of the rounded result, applied on the staging tile
+          // where the tiles cover whole heads.
+          if (warpgroupRope && tiles.getTmaStore() &&
+              !op->hasAttr(CodegenDialect::kGpuWarpgroupTilesAttrName))
+            if (int64_t d = ropeHeadDim(linalgOp);
+                d != 0 && tiles.getTileN() % d == 0)
+              tiles = GPUWarpgroupTilesAttr::get(
+                  &getContext(), tiles.getTileM(), tiles.getTileN(),
+                  tiles.getStages(), tiles.getProducer(), tiles.getPersistent(),
+                  tiles.getTmaStore(), d);
+          setIfAbsent(op, CodegenDialect::kGpuWarpgroupTilesAttrName, tiles);
         }
       }
     });

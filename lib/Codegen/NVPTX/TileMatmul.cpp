@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace blockc::nvptx {
@@ -150,6 +151,23 @@ struct GPUTileMatmulPass
         b.setInsertionPoint(op);
       }
       Location loc = op.getLoc();
+      // sm_90a tiles covering whole heads (rope_head_dim, chosen by
+      // blockc-gpu-select-tiles): the kernel also applies the RoPE that
+      // reads its rounded result, and writes the RoPE's output.
+      auto wgTiles = dyn_cast<GPUWarpgroupTilesAttr>(config);
+      if (wgTiles && wgTiles.getRopeHeadDim() != 0 && fuseEpilogues) {
+        std::optional<blockc::nvptx::RotationPlan> rotation =
+            blockc::nvptx::planRotation(plan);
+        if (!rotation || rotation->headDim != wgTiles.getRopeHeadDim()) {
+          op->emitOpError()
+              << "has rope_head_dim = " << wgTiles.getRopeHeadDim()
+              << " but its rounded result is not read by a rotate-half RoPE "
+                 "of that head dim alone";
+          return signalPassFailure();
+        }
+        blockc::nvptx::hoistRotationOutput(b, loc, plan, *rotation);
+        plan.rotation = std::move(rotation);
+      }
       SmallVector<Value> sizes;
       for (Range r : op.createLoopRanges(b, loc))
         sizes.push_back(getValueOrCreateConstantIndexOp(b, loc, r.size));
@@ -187,8 +205,17 @@ struct GPUTileMatmulPass
       } else {
         blockc::nvptx::buildFmaMatmul(base, cast<GPUMatmulTilesAttr>(config));
       }
-      if (gemvDispatch)
+      if (gemvDispatch) {
         plan.kernel = gemvDispatch;
+        // The weight-streaming kernel writes the unrotated result; the
+        // RoPE follows it there.
+        if (plan.rotation)
+          cloneRotationAfterGemv(b, gemvDispatch, plan);
+      }
+      if (plan.rotation) {
+        blockc::nvptx::eraseRotation(plan, *plan.rotation);
+        ++numRotations;
+      }
       if (plan.consumer)
         ++numEpilogues;
       if (plan.contractions.size() == 2)
@@ -207,6 +234,33 @@ struct GPUTileMatmulPass
     for (Operation *producer : producers)
       blockc::nvptx::eraseIfUnread(cast<linalg::GenericOp>(producer));
     blockc::nvptx::eraseDeadWrites(getOperation().getBody().front(), plans);
+  }
+
+  /// Applies `plan`'s RoPE after the weight-streaming kernel of
+  /// `dispatch` (its small-M branch), which writes the unrotated result:
+  /// a view of that result as `[M..., H, D]` and a copy of the RoPE into
+  /// the rotated output.
+  static void cloneRotationAfterGemv(OpBuilder &b, scf::IfOp dispatch,
+                                     const blockc::nvptx::EpiloguePlan &plan) {
+    const blockc::nvptx::RotationPlan &rotation = *plan.rotation;
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPoint(dispatch.thenBlock()->getTerminator());
+    linalg::GenericOp rope = rotation.rope;
+    Location loc = rope.getLoc();
+    auto view = rotation.x->get().getDefiningOp<memref::ExpandShapeOp>();
+    Value out = linalg::GenericOp(plan.consumer).getDpsInits()[0];
+    MemRefType viewType = view.getResultType();
+    SmallVector<OpFoldResult> shape;
+    for (int64_t d = 0; d < viewType.getRank(); ++d)
+      shape.push_back(
+          viewType.isDynamicDim(d)
+              ? OpFoldResult(memref::DimOp::create(b, loc, out, d).getResult())
+              : OpFoldResult(b.getIndexAttr(viewType.getDimSize(d))));
+    Value newView = memref::ExpandShapeOp::create(
+        b, loc, viewType, out, view.getReassociationIndices(), shape);
+    IRMapping map;
+    map.map(view.getResult(), newView);
+    b.clone(*rope.getOperation(), map);
   }
 
   /// Whether the tensor-core contractions `first` and `second` (configured

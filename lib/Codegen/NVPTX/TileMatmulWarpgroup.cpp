@@ -123,6 +123,18 @@ struct WarpgroupKernel : ContractionKernel {
       if (!dim || dim.getPosition() != d)
         return {};
     }
+    // With a RoPE, its [M..., H, D] output (planRotation checked it) as
+    // [M..., H * D].
+    if (plan.rotation) {
+      auto rotated = cast<MemRefType>(plan.rotation->output.getType());
+      int64_t rank = rotated.getRank();
+      SmallVector<ReassociationIndices> groups;
+      for (int64_t d = 0; d + 2 < rank; ++d)
+        groups.push_back({d});
+      groups.push_back({rank - 2, rank - 1});
+      return memref::CollapseShapeOp::create(b, loc, plan.rotation->output,
+                                             groups);
+    }
     return out;
   }
 
@@ -131,6 +143,64 @@ struct WarpgroupKernel : ContractionKernel {
   Value view(Value base, Value offset, ArrayRef<int64_t> shape, Type type) {
     return memref::ViewOp::create(b, loc, sharedType(shape, type), base, offset,
                                   ValueRange{});
+  }
+
+  /// Applies the plan's RoPE to the staging tile of the output tile at
+  /// (m0, n0), whose columns are whole heads of D: after `sync` (every
+  /// thread wrote its results), threads `first`, `first + count`, ... each
+  /// take a pair of columns d, d + D / 2 of one head in one row, read both
+  /// values, evaluate the RoPE's body for both (x and its rotate-half
+  /// partner swapped) and write both back, so that no thread reads what
+  /// another writes. Rows past M and heads past N read the RoPE's other
+  /// inputs at clamped indices (TMA clips their results).
+  void rotate(Value staging, Value m0, Value n0, Value mLast, Value first,
+              int64_t count, function_ref<void()> sync) {
+    const blockc::nvptx::RotationPlan &rotation = *plan.rotation;
+    linalg::GenericOp rope = rotation.rope;
+    int64_t headDim = rotation.headDim, half = headDim / 2;
+    auto rotatedType = cast<MemRefType>(rotation.output.getType());
+    int64_t rank = rotatedType.getRank();
+    int64_t heads = rotatedType.getDimSize(rank - 2);
+    int64_t tileM = tiles.getTileM(), tileN = tiles.getTileN();
+    int64_t pairs = tileM * tileN / 2;
+    assert(tileN % headDim == 0 && pairs % count == 0 &&
+           "the tile is not whole heads or pairs");
+    AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+    sync();
+    loop(first, idx(pairs), idx(count), [&](Value p) {
+      Value r = div(p, tileN / 2), q = rem(p, tileN / 2);
+      Value j = rem(q, half);
+      Value c0 = add(mul(div(q, half), idx(headDim)), j);
+      Value c1 = add(c0, idx(half));
+      Value x0 = memref::LoadOp::create(b, loc, staging, ValueRange{r, c0});
+      Value x1 = memref::LoadOp::create(b, loc, staging, ValueRange{r, c1});
+      // The RoPE's loop indices: the output row's M indices, the head, d.
+      SmallVector<Value> rowIv(op.getNumLoops(), idx(0));
+      delinearize(arith::MinUIOp::create(b, loc, add(m0, r), mLast), dims.m,
+                  rowIv);
+      SmallVector<Value> iv;
+      for (int64_t d = 0; d + 2 < rank; ++d)
+        iv.push_back(
+            rowIv[cast<AffineDimExpr>(outMap.getResult(d)).getPosition()]);
+      iv.push_back(arith::MinUIOp::create(b, loc, div(add(n0, c0), headDim),
+                                          idx(heads - 1)));
+      iv.push_back(j);
+      auto evaluate = [&](ArrayRef<Value> at, Value x, Value partner) {
+        return blockc::nvptx::evaluateGenericAt(
+            b, loc, rope, at, [&](OpOperand &operand) -> Value {
+              if (&operand == rotation.x)
+                return x;
+              if (&operand == rotation.partner)
+                return partner;
+              return {};
+            });
+      };
+      Value y0 = evaluate(iv, x0, x1);
+      iv.back() = add(j, idx(half));
+      Value y1 = evaluate(iv, x1, x0);
+      memref::StoreOp::create(b, loc, y0, staging, ValueRange{r, c0});
+      memref::StoreOp::create(b, loc, y1, staging, ValueRange{r, c1});
+    });
   }
 
   Value eq(Value x, int64_t v) {
@@ -450,6 +520,8 @@ struct WarpgroupKernel : ContractionKernel {
       });
       if (!output)
         return;
+      if (plan.rotation)
+        rotate(staging, m0, n0, mLast, first, count, sync);
       // Each thread's generic-proxy writes of the staging tile before the
       // TMA store (async proxy) reads them; one bulk group per tile.
       NVVM::FenceProxyOp::create(

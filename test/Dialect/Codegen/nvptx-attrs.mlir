@@ -171,6 +171,15 @@ func.func @gpu_warpgroup_tiles_tma_store() attributes {a = #blockc_codegen.gpu_w
 
 // -----
 
+// With a RoPE applied on the staging tile (heads of 128 columns).
+// CHECK-LABEL: func.func @gpu_warpgroup_tiles_rope
+// CHECK-SAME: #blockc_codegen.gpu_warpgroup_tiles<tile_m = 128, tile_n = 256, stages = 4, producer = true, tma_store = true, rope_head_dim = 128>
+func.func @gpu_warpgroup_tiles_rope() attributes {a = #blockc_codegen.gpu_warpgroup_tiles<tile_m = 128, tile_n = 256, stages = 4, producer = true, tma_store = true, rope_head_dim = 128>} {
+  return
+}
+
+// -----
+
 // The target GPU of a module (blockc-gpu-set-target writes it).
 // CHECK: module attributes {blockc_codegen.gpu_target = #blockc_codegen.gpu_target<name = "h100", arch = "sm_90a", sm = 90, arch_specific = true, ptx = 80, sms = 132, clock_mhz = 1980, bf16_gflops = 989400, tf32_gflops = 494700, fp32_gflops = 66900, memory_gbps = 3350, shared_per_sm = 233472, shared_per_block = 232448, static_shared_per_block = 49152, registers_per_sm = 65536, max_registers_per_thread = 255, max_threads_per_sm = 2048, max_blocks_per_sm = 32>}
 module attributes {blockc_codegen.gpu_target = #blockc_codegen.gpu_target<name = "h100", arch = "sm_90a", sm = 90, arch_specific = true, ptx = 80, sms = 132, clock_mhz = 1980, bf16_gflops = 989400, tf32_gflops = 494700, fp32_gflops = 66900, memory_gbps = 3350, shared_per_sm = 233472, shared_per_block = 232448, static_shared_per_block = 49152, registers_per_sm = 65536, max_registers_per_thread = 255, max_threads_per_sm = 2048, max_blocks_per_sm = 32>} {

@@ -440,6 +440,22 @@ func.func @warpgroup_tma_store_staging() attributes {t = #blockc_codegen.gpu_war
 
 // -----
 
+// The RoPE is applied on the staging tile of the TMA store.
+// expected-error @+1 {{rope_head_dim needs tma_store (the rotation runs on the staging tile)}}
+func.func @warpgroup_rope_without_tma_store() attributes {t = #blockc_codegen.gpu_warpgroup_tiles<tile_m = 128, tile_n = 128, stages = 4, producer = true, rope_head_dim = 64>} {
+  return
+}
+
+// -----
+
+// Each tile holds whole heads (and a head's two halves).
+// expected-error @+1 {{rope_head_dim must be 0 or an even divisor of tile_n (128), got 96}}
+func.func @warpgroup_rope_partial_heads() attributes {t = #blockc_codegen.gpu_warpgroup_tiles<tile_m = 128, tile_n = 128, stages = 4, producer = true, tma_store = true, rope_head_dim = 96>} {
+  return
+}
+
+// -----
+
 // expected-error @+1 {{'blockc_codegen.gpu_warpgroup_tiles' must be a #blockc_codegen.gpu_warpgroup_tiles attribute}}
 func.func @warpgroup_wrong_kind() attributes {blockc_codegen.gpu_warpgroup_tiles = #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 64>} {
   return

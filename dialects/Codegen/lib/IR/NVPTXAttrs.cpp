@@ -126,7 +126,8 @@ GPUMmaTilesAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 LogicalResult
 GPUWarpgroupTilesAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                               int64_t tileM, int64_t tileN, int64_t stages,
-                              bool producer, bool persistent, bool tmaStore) {
+                              bool producer, bool persistent, bool tmaStore,
+                              int64_t ropeHeadDim) {
   if (failed(verifyPositive(
           emitError,
           {{"tile_m", tileM}, {"tile_n", tileN}, {"stages", stages}})))
@@ -179,6 +180,16 @@ GPUWarpgroupTilesAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        << maxOptInSharedBytes()
                        << " bytes of shared memory a block may have on any "
                           "chip";
+  // The rotation runs on the staging tile, in which every head of a tile
+  // has its rotate-half partner columns.
+  if (ropeHeadDim != 0 && !tmaStore)
+    return emitError() << "rope_head_dim needs tma_store (the rotation runs on "
+                          "the staging tile)";
+  if (ropeHeadDim < 0 || ropeHeadDim % 2 != 0 ||
+      (ropeHeadDim != 0 && tileN % ropeHeadDim != 0))
+    return emitError() << "rope_head_dim must be 0 or an even divisor of "
+                          "tile_n ("
+                       << tileN << "), got " << ropeHeadDim;
   return success();
 }
 

@@ -183,7 +183,12 @@ def GPUSelectTilesPass
       gets `tma_store = true` where its ring, f32 output tile, 16-bit
       staging tile and mbarriers fit in the chip's shared memory per block
       (the specialized and cooperative schedules, not beside the persistent
-      ring): the kernel's epilogue then ends in a TMA store;
+      ring): the kernel's epilogue then ends in a TMA store; with
+      `warpgroup-rope` (the default) such tiles also get `rope_head_dim =
+      D` where the only reader of the rounded result is a rotate-half RoPE
+      of head dim `D` dividing `tile_n` (`planRotation`, with the
+      epilogue's consumer as `blockc-gpu-tile-matmul` plans it): the kernel
+      then applies the RoPE on the staging tile;
     * on sm_80 and newer, on buffers, `blockc_codegen.gpu_gemv =
       #blockc_codegen.gpu_gemv<warps = 4, columns = 1, rows = 1, unroll = 2,
       max_m>` on each bf16 / f16 projection (`[M..., K]` by `[N, K]`) whose
@@ -257,6 +262,10 @@ def GPUSelectTilesPass
            "The sm_90a warpgroup-MMA projections' epilogue: tma (a TMA "
            "store of each output tile from shared memory, where the "
            "shared memory fits) or elements (per-element stores)">,
+    Option<"warpgroupRope", "warpgroup-rope", "bool", /*default=*/"true",
+           "The sm_90a warpgroup-MMA projections with a TMA store apply the "
+           "RoPE that reads their result where their tiles cover whole "
+           "heads">,
     Option<"attentionConsumers", "attention-consumers", "int64_t",
            /*default=*/"2",
            "The sm_90a warpgroup attention: 2 consumer warpgroups "
@@ -877,6 +886,23 @@ def GPUTileMatmulPass
     holds both values of its output elements. Init writers no longer read,
     and allocations only written and freed, are erased.
 
+    **RoPE** (the warpgroup kernel with `tma_store` and `rope_head_dim = D`
+    on its tiles, which `blockc-gpu-select-tiles` writes; with
+    `fuse-epilogues`). The consumer's 16-bit output is read by nothing but
+    a rotate-half RoPE generic over its `[M..., H, D]` view (`planRotation`:
+    reads at `d` and `(d + D / 2) mod D`, other inputs read-only buffers at
+    loop indices, a pure body, a fresh output). The RoPE's output is
+    allocated before the kernel instead; once the staging tile is written
+    and the consumers met, each consumer thread takes pairs of columns `d`,
+    `d + D / 2` of a head of the tile, evaluates the RoPE's body for both
+    from the two staged values (rows and heads outside the output at
+    clamped indices) and writes both back; the TMA store then writes the
+    rotated tile to the RoPE's output and the RoPE is erased. In the
+    small-M branch of a run-time dispatch (above) the weight-streaming
+    kernel writes the unrotated result and a copy of the RoPE follows it.
+    Tiles with `rope_head_dim` whose result is not read that way are an
+    error.
+
     **Prologues** (TF32 kernels, with `fuse-epilogues`). When the M-side f32
     input of a TF32 contraction is a local allocation whose last writer is
     a pointwise `linalg.generic` with one input of the buffer's type at the
@@ -910,7 +936,9 @@ def GPUTileMatmulPass
     Statistic<"numPairs", "num-pairs",
               "Pairs of contractions run as one tensor-core kernel">,
     Statistic<"numPrologues", "num-prologues",
-              "TF32 kernels evaluating their input's producer in registers">
+              "TF32 kernels evaluating their input's producer in registers">,
+    Statistic<"numRotations", "num-rotations",
+              "RoPEs applied in warpgroup-MMA epilogues">
   ];
   let options = [
     Option<"fuseEpilogues", "fuse-epilogues", "bool", /*default=*/"true",

@@ -848,6 +848,19 @@ def Codegen_GPUWarpgroupTilesAttr
     stores for an output TMA cannot store: not bf16 or f16, not row-major
     contiguous, or rows that are not a static multiple of 16 bytes.
 
+    With `rope_head_dim = D` (which needs `tma_store`, an even `D` dividing
+    `tile_n`) the epilogue also applies the rotary position embedding that
+    reads the fused result: the only reader of the epilogue's 16-bit output
+    is a rotate-half RoPE `linalg.generic` over that output viewed as
+    `[..., H, D]` (reading it at `d` and at `(d + D / 2) mod D`). Once the
+    staging tile is written, the consumers rotate each row's heads in place
+    (each thread a pair of columns `d`, `d + D / 2` of one head: both
+    values read, the RoPE body evaluated for both, both written, so no
+    other thread's value is needed), and the TMA store writes the RoPE's
+    output instead; the RoPE kernel and the unrotated buffer are gone.
+    Each output tile covers whole heads, so the partner of every column is
+    in the tile.
+
     ```mlir
     linalg.generic {blockc_codegen.gpu_warpgroup_tiles =
         #blockc_codegen.gpu_warpgroup_tiles<tile_m = 128, tile_n = 128,
@@ -870,13 +883,14 @@ def Codegen_GPUWarpgroupTilesAttr
                         "int64_t":$stages,
                         DefaultValuedParameter<"bool", "false">:$producer,
                         DefaultValuedParameter<"bool", "false">:$persistent,
-                        DefaultValuedParameter<"bool", "false">:$tma_store);
+                        DefaultValuedParameter<"bool", "false">:$tma_store,
+                        DefaultValuedParameter<"int64_t", "0">:$rope_head_dim);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let builders = [
     AttrBuilder<(ins "int64_t":$tile_m, "int64_t":$tile_n,
                      "int64_t":$stages), [{
-      return $_get($_ctxt, tile_m, tile_n, stages, false, false, false);
+      return $_get($_ctxt, tile_m, tile_n, stages, false, false, false, 0);
     }]>
   ];
   let extraClassDeclaration = [{
