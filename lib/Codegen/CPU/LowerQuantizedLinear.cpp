@@ -911,19 +911,6 @@ struct CallIntrinsicEffects
   }
 };
 
-/// memref.prefetch declares no memory effects: a read of its memref.
-struct PrefetchEffects
-    : MemoryEffectOpInterface::ExternalModel<PrefetchEffects,
-                                             memref::PrefetchOp> {
-  void
-  getEffects(Operation *op,
-             SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
-                 &effects) const {
-    effects.emplace_back(MemoryEffects::Read::get(),
-                         &cast<memref::PrefetchOp>(op).getMemrefMutable());
-  }
-};
-
 /// activations = int8: the input quantised per row and run of 32 columns,
 /// as two tensors built before the kernel: q_x [B, T, K] i8 and the runs'
 /// maxima [B, T, K / 32] f32 (s_x = max / 127). Both with the rules of
@@ -1179,13 +1166,7 @@ struct CPULowerQuantizedLinearPass
         LLVM::CallIntrinsicOp::attachInterface<CallIntrinsicEffects>(*ctx);
     });
     registry.insert<bufferization::BufferizationDialect>();
-    registry.addExtension(+[](MLIRContext *ctx, memref::MemRefDialect *) {
-      std::optional<RegisteredOperationName> name =
-          RegisteredOperationName::lookup(
-              memref::PrefetchOp::getOperationName(), ctx);
-      if (name && !name->hasInterface<MemoryEffectOpInterface>())
-        memref::PrefetchOp::attachInterface<PrefetchEffects>(*ctx);
-    });
+    blockc::cpu::registerPrefetchEffects(registry);
   }
 
   void runOnOperation() override {

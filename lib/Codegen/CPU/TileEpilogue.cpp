@@ -5,13 +5,40 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 using namespace mlir;
 namespace codegen = blockc::codegen;
+
+namespace {
+/// memref.prefetch declares no memory effects: a read of its memref.
+struct PrefetchEffects
+    : MemoryEffectOpInterface::ExternalModel<PrefetchEffects,
+                                             memref::PrefetchOp> {
+  void
+  getEffects(Operation *op,
+             SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+                 &effects) const {
+    effects.emplace_back(MemoryEffects::Read::get(),
+                         &cast<memref::PrefetchOp>(op).getMemrefMutable());
+  }
+};
+} // namespace
+
+void blockc::cpu::registerPrefetchEffects(DialectRegistry &registry) {
+  registry.addExtension(+[](MLIRContext *ctx, memref::MemRefDialect *) {
+    std::optional<RegisteredOperationName> name =
+        RegisteredOperationName::lookup(memref::PrefetchOp::getOperationName(),
+                                        ctx);
+    if (name && !name->hasInterface<MemoryEffectOpInterface>())
+      memref::PrefetchOp::attachInterface<PrefetchEffects>(*ctx);
+  });
+}
 
 FailureOr<int64_t> blockc::cpu::getTargetVectorWidth(func::FuncOp func,
                                                      StringRef pass) {

@@ -26,6 +26,11 @@ namespace blockc::cpu {
 mlir::FailureOr<int64_t> getTargetVectorWidth(mlir::func::FuncOp func,
                                               llvm::StringRef pass);
 
+/// Declares memref.prefetch's memory effects (it declares none, which
+/// passes read as unknown effects): a read of its memref. For the passes
+/// whose kernels prefetch (getDependentDialects).
+void registerPrefetchEffects(mlir::DialectRegistry &registry);
+
 /// getTargetVectorWidth looked up at the first get() only (and then
 /// remembered): a pass needs the target only once it has something to
 /// build.

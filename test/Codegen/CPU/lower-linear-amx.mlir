@@ -59,11 +59,20 @@ func.func @amx(%x: tensor<1x70x96xbf16>, %w: tensor<40x96xbf16>) -> tensor<1x70x
 // CHECK: %[[E:.*]] = tensor.expand_shape %[[W]] {{\[\[}}0], [1, 2]] output_shape [40, 48, 2] : tensor<40x96xbf16> into tensor<40x48x2xbf16>
 // CHECK: %[[P:.*]] = linalg.pack %[[E]] padding_value(%{{.*}} : bf16) inner_dims_pos = [1, 0, 2] inner_tiles = [32, 32, 2] into %{{.*}} {blockc_codegen.prepared = #blockc_codegen.packed_weight<rows = 40, cols = 96, panel_k = 64, panel_n = 32, pairs = true>} : tensor<40x48x2xbf16> -> tensor<2x2x1x32x32x2xbf16>
 // CHECK: scf.forall
+// CHECK: %[[FLAT:.*]] = tensor.collapse_shape %[[P]] {{\[\[}}0, 1, 2, 3, 4, 5]] : tensor<2x2x1x32x32x2xbf16> into tensor<8192xbf16>
+// CHECK: %[[PF:.*]] = bufferization.to_buffer %[[FLAT]] read_only : tensor<8192xbf16> to memref<8192xbf16>
 // CHECK-NOT: vector.transpose
 // CHECK: %[[S:.*]] = tensor.extract_slice %[[P]][%{{.*}}, %{{.*}}, 0, 0, 0, 0] [1, 1, 1, 32, 32, 2] [1, 1, 1, 1, 1, 1] : tensor<2x2x1x32x32x2xbf16> to tensor<32x32x2xbf16>
 // CHECK: %[[C:.*]] = tensor.collapse_shape %[[S]] {{\[\[}}0], [1, 2]] : tensor<32x32x2xbf16> into tensor<32x64xbf16>
 // CHECK: bufferization.to_buffer %[[C]] read_only
 // CHECK: amx.tile_mulf
+// The rows left (6 = 4 + 2) on vdpbf16ps prefetch their panel 8 pair rows
+// (1024 bytes) ahead, both 64-byte lines of a row (2 x 32 bf16), in the
+// prepared weight as one flat buffer, clamped to its last element.
+// CHECK: %[[AT:.*]] = arith.minui %{{.*}}, %c8191{{.*}} : index
+// CHECK: memref.prefetch %[[PF]][%[[AT]]], read, locality<3>, data : memref<8192xbf16>
+// CHECK: memref.prefetch %[[PF]]
+// CHECK: x86vector.avx512.dot
 // CHECK-NOT: vector.transpose
 // CHECK: linear_tiles<{{.*}}bf16_dot = true, amx = true>
 func.func @amx_prepared(%x: tensor<1x70x96xbf16>, %w: tensor<40x96xbf16>) -> tensor<1x70x40xf32> attributes {blockc_codegen.cpu_target = #blockc_codegen.cpu_target<isa = avx512, vector_width = 16, registers = 32, l1_bytes = 32768, l2_bytes = 1048576, avx512_bf16 = true, amx_bf16 = true>} {

@@ -220,3 +220,29 @@ func.func @bf16_groups(%x: tensor<1x?x128xf32>, %w: tensor<256x128xbf16>) -> ten
   %0 = transformer.linear %x, %w : tensor<1x?x128xf32>, tensor<256x128xbf16> -> tensor<1x?x256xf32>
   return %0 : tensor<1x?x256xf32>
 }
+
+// -----
+
+// Prepared panels at one token: the micro-kernels of at most 4 rows stream
+// their panel once and prefetch the panel row 1024 bytes ahead (16 rows of
+// 16 f32 with AVX2; past the panel, the next one in memory), one prefetch
+// per 64-byte line, in the prepared weight as one flat read-only buffer,
+// clamped to its last element; the 6-row tiles (prefill) do not.
+// CHECK-LABEL: func.func @decode_prefetch
+// CHECK:       %[[PACK:.+]] = linalg.pack
+// CHECK:       %[[FLAT:.+]] = tensor.collapse_shape %[[PACK]] {{\[\[}}0, 1, 2, 3]] : tensor<3x1x40x16xf32> into tensor<1920xf32>
+// CHECK:       %[[BUF:.+]] = bufferization.to_buffer %[[FLAT]] read_only : tensor<1920xf32> to memref<1920xf32>
+// CHECK:       scf.for %{{.+}} step %c6
+// CHECK-NOT:   memref.prefetch
+// CHECK:       scf.for %{{.+}} step %c4
+// CHECK:       %[[AT:.+]] = arith.minui %{{.+}}, %c1919{{.*}} : index
+// CHECK-NEXT:  memref.prefetch %[[BUF]][%[[AT]]], read, locality<3>, data : memref<1920xf32>
+// CHECK-NOT:   memref.prefetch
+// CHECK:       vector.fma
+// AVX512-LABEL: func.func @decode_prefetch
+// AVX512:       tensor.collapse_shape %{{.+}} : tensor<2x1x48x32xf32> into tensor<3072xf32>
+// AVX512-COUNT-2: memref.prefetch %{{.+}} : memref<3072xf32>
+func.func @decode_prefetch(%x: tensor<1x1x40xf32>, %w: tensor<48x40xf32>) -> tensor<1x1x48xf32> {
+  %y = transformer.linear %x, %w {blockc_codegen.linear_tiles = #blockc_codegen.linear_tiles<rows = 2, cols = 4, block_n = 32, block_k = 40, pack_rows = 6, pack_cols = 2, panel_k = 40, panel_n = 16, pack_min_rows = 32>} : tensor<1x1x40xf32>, tensor<48x40xf32> -> tensor<1x1x48xf32>
+  return %y : tensor<1x1x48xf32>
+}

@@ -102,3 +102,23 @@ func.func @negative_rank2(%x: tensor<4x16xf32>, %w: tensor<8x16xf32>) -> tensor<
   %y = transformer.linear %x, %w : tensor<4x16xf32>, tensor<8x16xf32> -> tensor<4x8xf32>
   return %y : tensor<4x8xf32>
 }
+
+// -----
+
+// One input row (decode) streams the weight rows once: the single-row
+// kernel prefetches each of its weight rows 1024 bytes (256 f32) ahead
+// (past a row's end, the next rows), in the weight as one flat read-only
+// buffer, clamped to its last element. Tiles of several rows do not.
+// CHECK-LABEL: func.func @decode_prefetch
+// CHECK-SAME:  (%{{.+}}: tensor<1x1x40xf32>, %[[W:.+]]: tensor<48x40xf32>)
+// CHECK:       %[[FLAT:.+]] = tensor.collapse_shape %[[W]] {{\[\[}}0, 1]] : tensor<48x40xf32> into tensor<1920xf32>
+// CHECK:       %[[BUF:.+]] = bufferization.to_buffer %[[FLAT]] read_only : tensor<1920xf32> to memref<1920xf32>
+// CHECK:       arith.constant 256 : index
+// CHECK:       %[[AT:.+]] = arith.minui %{{.+}}, %c1919{{.*}} : index
+// CHECK-NEXT:  memref.prefetch %[[BUF]][%[[AT]]], read, locality<3>, data : memref<1920xf32>
+// AVX2-LABEL:  func.func @decode_prefetch
+// AVX2:        memref.prefetch %{{.+}} : memref<1920xf32>
+func.func @decode_prefetch(%x: tensor<1x1x40xf32>, %w: tensor<48x40xf32>) -> tensor<1x1x48xf32> {
+  %y = transformer.linear %x, %w : tensor<1x1x40xf32>, tensor<48x40xf32> -> tensor<1x1x48xf32>
+  return %y : tensor<1x1x48xf32>
+}
