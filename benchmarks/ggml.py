@@ -104,7 +104,17 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--repeat", type=int, default=10)
     ap.add_argument("--out", default=None)
+    ap.add_argument("--types", default=None,
+                    help="comma-separated subset of blockc's types (default: "
+                         "all): " + ", ".join(t[0] for t in TYPES))
     a = ap.parse_args()
+    types = TYPES
+    if a.types:
+        wanted = a.types.split(",")
+        unknown = set(wanted) - set(t[0] for t in TYPES)
+        if unknown:
+            ap.error("unknown --types: %s" % ",".join(sorted(unknown)))
+        types = [t for t in TYPES if t[0] in wanted]
     exe = os.path.join(a.ggml_build, "bin", "test-backend-ops")
     if not os.access(exe, os.X_OK):
         sys.exit("ggml.py: %s is not an executable: build ggml's tests "
@@ -115,14 +125,14 @@ def main():
     _, exes = bench.build_probes(tmp)
     probes = [bench.run_probes(exes, threads, False)]
     pairs = {}
-    for name, (dt, q, *act), _, _, group in TYPES:
+    for name, (dt, q, *act), _, _, group in types:
         # With `act`, the same pair with the activations quantised too.
         path = precision.pair_model(tmp, dt, q, group=group, act=bool(act))
         pairs[name] = path
     blockc_ms, ggml_us, commands = {}, {}, {}
     for rnd in range(a.rounds):
         for n in (1, 512):
-            for name, _, gtypes, _, _ in TYPES:
+            for name, _, gtypes, _, _ in types:
                 bench.log("round %d T=%d blockc %s" % (rnd + 1, n, name))
                 r = bench.measure_blockc(pairs[name], n, threads,
                                          a.repeat if n > 1 else 3 * a.repeat)
@@ -142,7 +152,7 @@ def main():
 
     rows = []
     for n in (1, 512):
-        for name, _, gtypes, bpw, _ in TYPES:
+        for name, _, gtypes, bpw, _ in types:
             ms = blockc_ms.get((name, n))
             row = {"T": n, "type": name, "blockc_ms":
                    statistics.median(ms) if ms else None,
