@@ -206,8 +206,8 @@ blockc::serializePrepareEntry(const std::optional<PrepareEntry> &entry) {
     for (const PreparedWeight &w : e.results) {
       os << "result " << w.argIndex << " " << w.rows << " " << w.cols << " "
          << w.panelK << " " << w.panelN << " " << w.bits << " " << w.groupSize
-         << " " << static_cast<int>(w.elementType) << " " << w.interleave
-         << " " << (w.rowLanes ? 1 : 0);
+         << " " << static_cast<int>(w.elementType) << " " << w.interleave << " "
+         << (w.rowLanes ? 1 : 0);
       for (int64_t d : w.shape)
         os << " " << d;
       os << "\n";
@@ -255,8 +255,7 @@ blockc::parsePrepareEntry(llvm::StringRef text) {
     while (!rest.empty() && rest[0].starts_with("result ")) {
       llvm::SmallVector<int64_t> v;
       if (!numbers(rest[0].drop_front(7), v) || v.size() < 11 ||
-          v[7] > static_cast<int64_t>(ElementType::F16) || v[8] < 1 ||
-          v[9] > 1)
+          v[7] > static_cast<int64_t>(ElementType::F16) || v[8] < 1 || v[9] > 1)
         return false;
       PreparedWeight w;
       w.argIndex = static_cast<unsigned>(v[0]);
