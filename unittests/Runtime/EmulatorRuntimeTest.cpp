@@ -560,7 +560,7 @@ void wgmmaKernel(void **params, BlockcEmuThread *t, void *shared, int64_t) {
   for (int k = 0; k < 4; ++k)
     blockcEmuWgmma(t, 0, matrixDescriptor(32 * k, 16, 1024, 1),
                    matrixDescriptor(8192 + 32 * k, 16, 1024, 1), 64, 0, 0, acc,
-                   "wgmma site");
+                   0, "wgmma site");
   int w = i / 32 % 4, g = t->laneId / 4, q = t->laneId % 4;
   for (int j = 0; j < 8; ++j)
     for (int e = 0; e < 4; ++e)
@@ -573,7 +573,7 @@ void wgmmaMisuseKernel(void **params, BlockcEmuThread *t, void *, int64_t) {
   int32_t transposeA = arg<int32_t>(params, 0);
   float acc[4] = {};
   blockcEmuWgmma(t, 0, matrixDescriptor(0, 16, 1024, 1),
-                 matrixDescriptor(8192, 16, 1024, 1), 8, transposeA, 0, acc,
+                 matrixDescriptor(8192, 16, 1024, 1), 8, transposeA, 0, acc, 0,
                  "misused wgmma");
 }
 
@@ -585,22 +585,79 @@ void wgmmaWaitKernel(void **params, BlockcEmuThread *t, void *, int64_t) {
   float acc[4] = {};
   for (int k = 0; k < 2; ++k) {
     blockcEmuWgmma(t, 0, matrixDescriptor(0, 16, 1024, 1),
-                   matrixDescriptor(8192, 16, 1024, 1), 8, 0, 0, acc,
+                   matrixDescriptor(8192, 16, 1024, 1), 8, 0, 0, acc, -1,
                    "chained wgmma");
     blockcEmuWgmmaCommit(t, 1, "chained wgmma");
   }
   if (finalDepth >= 0)
     blockcEmuWgmmaWait(t, finalDepth, "final wait");
-  blockcEmuWgmmaRead(t, "accumulator store");
+  blockcEmuWgmmaRead(t, -1, "accumulator store");
 }
 
 /// A wgmma never committed before its accumulator is read.
 void wgmmaUncommittedKernel(void **, BlockcEmuThread *t, void *, int64_t) {
   float acc[4] = {};
   blockcEmuWgmma(t, 0, matrixDescriptor(0, 16, 1024, 1),
-                 matrixDescriptor(8192, 16, 1024, 1), 8, 0, 0, acc,
+                 matrixDescriptor(8192, 16, 1024, 1), 8, 0, 0, acc, -1,
                  "lone wgmma");
-  blockcEmuWgmmaRead(t, "accumulator store");
+  blockcEmuWgmmaRead(t, -1, "accumulator store");
+}
+
+/// FlashAttention-3's overlap with two accumulators: S (accumulator 0: A
+/// at shared offset 0, B at 8192) and then P V (accumulator 1: A, the P
+/// tile, at 10240, B at 18432) are committed as two groups, then
+/// wgmma.wait_group 1 retires S alone. `mode`: 0 reads S, waits for P V
+/// (wait_group 0), then reads O and rewrites P (allowed); 1 reads O while
+/// P V is in flight; 2 writes O (rescales it) while P V is in flight; 3
+/// stores into the P tile while P V is in flight; 4 stores into S's A
+/// tile, which no group in flight reads (allowed), then waits; 5 (thread
+/// 0) issues a TMA load of `params[1]` into the P tile while P V is in
+/// flight.
+void wgmmaOverlapKernel(void **params, BlockcEmuThread *t, void *shared,
+                        int64_t) {
+  int32_t mode = arg<int32_t>(params, 0);
+  char *s = static_cast<char *>(shared);
+  float sAcc[4] = {}, oAcc[4] = {};
+  blockcEmuWgmma(t, 0, matrixDescriptor(0, 16, 1024, 1),
+                 matrixDescriptor(8192, 16, 1024, 1), 8, 0, 0, sAcc, 0,
+                 "S wgmma");
+  blockcEmuWgmmaCommit(t, 1, "S wgmma");
+  blockcEmuWgmma(t, 0, matrixDescriptor(10240, 16, 1024, 1),
+                 matrixDescriptor(18432, 16, 1024, 1), 8, 0, 0, oAcc, 1,
+                 "P V wgmma");
+  blockcEmuWgmmaCommit(t, 2, "P V wgmma");
+  blockcEmuWgmmaWait(t, 1, "wait for S");
+  int32_t flags = BLOCKC_EMU_ACCESS_STORE | BLOCKC_EMU_ACCESS_SHARED;
+  switch (mode) {
+  case 0:
+    blockcEmuWgmmaRead(t, 0, "softmax reads S");
+    blockcEmuWgmmaWait(t, 0, "wait for P V");
+    blockcEmuWgmmaRead(t, 1, "rescale reads O");
+    blockcEmuWgmmaWrite(t, 1, "rescale writes O");
+    blockcEmuAccess(t, 0, s + 10240 + 4 * t->threadId[0], 4, flags, "P store");
+    break;
+  case 1:
+    blockcEmuWgmmaRead(t, 1, "rescale reads O");
+    break;
+  case 2:
+    blockcEmuWgmmaWrite(t, 1, "rescale writes O");
+    break;
+  case 3:
+    blockcEmuAccess(t, 0, s + 12000, 4, flags, "P store");
+    break;
+  case 4:
+    blockcEmuAccess(t, 0, s + 4 * t->threadId[0], 4, flags, "Q store");
+    blockcEmuWgmmaWait(t, 0, "wait for P V");
+    break;
+  default:
+    if (t->threadId[0] == 0) {
+      int32_t coords[2] = {0, 0};
+      blockcEmuMbarrierInit(t, s + 20480, 1, "overlap init");
+      blockcEmuTmaLoad(t, s + 10240, arg<void *>(params, 1), 2, coords,
+                       s + 20480, "P load");
+    }
+    break;
+  }
 }
 
 //===----------------------------------------------------------------------===//
@@ -1918,6 +1975,54 @@ TEST_F(EmulatorRuntimeTest, WgmmaWaitGroupDepth) {
                      "(0,0,0): accumulator store reads a warpgroup accumulator "
                      "whose wgmma were not committed and waited for "
                      "(wgmma.commit_group, wgmma.wait_group)");
+}
+
+TEST_F(EmulatorRuntimeTest, WgmmaGroupsPerAccumulator) {
+  add("wgmma_overlap", wgmmaOverlapKernel, BLOCKC_EMU_SYNCHRONIZES, 20488);
+  uint16_t *p = alloc<uint16_t>(64 * 64);
+  MemRefDescriptor d(p, 0, {64, 64}, {64, 1});
+  int64_t box[2] = {64, 64};
+  void *map = mgpuTensorMapEncodeTiledMemref(2, d.get(), kBF16, 0, kSwizzle128B,
+                                             0, 0, box);
+  int32_t mode = 0;
+  // S read after wait_group 1 with P V in flight; O and P after wait 0.
+  launch("wgmma_overlap", {1}, {128}, {&mode, &map});
+  EXPECT_EQ(error(), "");
+  mode = 4;
+  launch("wgmma_overlap", {1}, {128}, {&mode, &map});
+  EXPECT_EQ(error(), "");
+  mode = 1;
+  launch("wgmma_overlap", {1}, {128}, {&mode, &map});
+  EXPECT_EQ(error(), "kernel 'wgmma_overlap': thread (0,0,0) of block (0,0,0): "
+                     "rescale reads O reads warpgroup accumulator 1 while the "
+                     "wgmma group that writes it is in flight (1 group in "
+                     "flight, it is the 1st newest): wait for it with "
+                     "wgmma.wait_group 0 first");
+  blockcEmuClearError();
+  mode = 2;
+  launch("wgmma_overlap", {1}, {128}, {&mode, &map});
+  EXPECT_NE(error().find("rescale writes O writes warpgroup accumulator 1 "
+                         "while the wgmma group that writes it is in flight"),
+            std::string::npos)
+      << error();
+  blockcEmuClearError();
+  mode = 3;
+  launch("wgmma_overlap", {1}, {128}, {&mode, &map});
+  EXPECT_EQ(error(), "kernel 'wgmma_overlap': thread (0,0,0) of block (0,0,0): "
+                     "P store writes shared bytes [12000, 12004), which a "
+                     "wgmma group in flight reads (shared bytes [10240, "
+                     "19456), the wgmma at P V wgmma): the group must be "
+                     "waited for (wgmma.wait_group) by every thread that "
+                     "issued it before the buffer is written");
+  blockcEmuClearError();
+  mode = 5;
+  launch("wgmma_overlap", {1}, {128}, {&mode, &map});
+  EXPECT_NE(error().find("the TMA load at P load writes shared bytes [10240, "
+                         "18432), which a wgmma group in flight reads"),
+            std::string::npos)
+      << error();
+  blockcEmuClearError();
+  mgpuMemFree(p, nullptr);
 }
 
 TEST_F(EmulatorRuntimeTest, WgmmaMisuse) {

@@ -17,6 +17,7 @@
 #define BLOCKC_RUNTIME_EMULATORMATRIX_H
 
 #include <cstdint>
+#include <utility>
 
 namespace blockc::emu {
 
@@ -114,6 +115,17 @@ int64_t sharedMatrixOffset(const MatrixDescriptor &descriptor, int row, int k,
 /// swizzleOffset(start + (k / 8) SBO + (mn / (W / 2)) LBO + (k % 8) W +
 /// 2 (mn % (W / 2)), W). Returns -1 without a swizzle (not modelled).
 int64_t sharedMatrixOffsetMN(const MatrixDescriptor &descriptor, int k, int mn);
+
+/// The shared memory bytes [first, second) that one wgmma reads of an
+/// operand given by `descriptor` with `rows` rows (A: 64, B: n) of `k`
+/// values of `elementBytes` bytes (K-major, or with `mnMajor` k rows of
+/// `rows` values, sharedMatrixOffsetMN's layout): from the first to the
+/// last byte it reads, widened to whole swizzle rows (the swizzle moves
+/// chunks within them). A superset of the bytes read where the layout has
+/// gaps (a leading offset larger than the rows it skips).
+std::pair<int64_t, int64_t>
+wgmmaOperandRange(const MatrixDescriptor &descriptor, int rows, int k,
+                  int elementBytes, bool mnMajor);
 
 /// One thread's part of wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{bf16,
 /// f16}.{bf16,f16}, or with `type` TF32 of m64n{n}k8.f32.tf32.tf32 (K = 8

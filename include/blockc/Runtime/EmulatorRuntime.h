@@ -241,25 +241,47 @@ void blockcEmuFenceProxyAsync(BlockcEmuThread *thread, const char *site);
    + {0, 1}), acc[4j + 2, 3] = D(16w + g + 8, 8j + 2q + {0, 1}). D = A B +
    acc, each element's 16 products and its C summed exactly in double and
    rounded once. The runtime computes the MMA at the call, and tracks its
-   asynchrony per thread with the functions below. */
+   asynchrony per thread with the functions below. `accumulator` numbers
+   the accumulator that `acc` holds within the kernel (the registers that
+   a chain of MMAs, loops and branches carries; -1: not known), so that a
+   read of one accumulator is checked against the group of the last MMA
+   that wrote it. */
 void blockcEmuWgmma(BlockcEmuThread *thread, int32_t type, uint64_t descA,
                     uint64_t descB, int32_t n, int32_t transposeA,
-                    int32_t transposeB, float *acc, const char *site);
+                    int32_t transposeB, float *acc, int32_t accumulator,
+                    const char *site);
 
 /* wgmma's asynchrony, per thread: blockcEmuWgmmaCommit makes the MMAs
    issued since the last commit one group (wgmma.commit_group) and then
    waits until at most `waitDepth` groups are in flight (wgmma.wait_group;
    nvgpu.warpgroup.mma does both with its waitGroup); blockcEmuWgmmaWait is
-   wgmma.wait_group `pending`. blockcEmuWgmmaRead, before the accumulator
-   is read (nvgpu.warpgroup.mma.store), fails the launch if an MMA that
-   writes it is uncommitted or its group still in flight: the registers
-   would not hold the result on a GPU. A further wgmma may chain on an
-   accumulator in flight. */
+   wgmma.wait_group `pending`: both retire every group but the newest
+   `pending` ones. blockcEmuWgmmaRead, before accumulator `accumulator` is
+   read (nvgpu.warpgroup.mma.store, accumulator_to_fragment), and
+   blockcEmuWgmmaWrite, before it is written other than by an MMA
+   (init_accumulator, fragment_to_accumulator), fail the launch if the last
+   MMA that wrote it is uncommitted or its group still in flight: the
+   registers would not hold the result on a GPU (or the MMA would overwrite
+   the new values). Groups that write other accumulators may stay in
+   flight (wgmma.wait_group N > 0); with `accumulator` -1, no group may. A
+   further wgmma may chain on an accumulator in flight.
+   Shared memory: the bytes each MMA reads (its A and B, from the first to
+   the last byte, widened to whole swizzle rows) stay read until its group
+   is retired by the thread that issued it. A write into them before that
+   fails the launch, naming the writer and the MMA: a thread's store
+   (blockcEmuAccess with BLOCKC_EMU_ACCESS_STORE | _SHARED, which the
+   emulated wgmma kernels call before every shared store), a TMA load
+   issued into them (blockcEmuTmaLoad) or a cp.async (blockcEmuCpAsync).
+   On a GPU the MMA may read the new bytes; the emulator computed it when
+   it was issued and would not show the race. */
 void blockcEmuWgmmaCommit(BlockcEmuThread *thread, int32_t waitDepth,
                           const char *site);
 void blockcEmuWgmmaWait(BlockcEmuThread *thread, int32_t pending,
                         const char *site);
-void blockcEmuWgmmaRead(BlockcEmuThread *thread, const char *site);
+void blockcEmuWgmmaRead(BlockcEmuThread *thread, int32_t accumulator,
+                        const char *site);
+void blockcEmuWgmmaWrite(BlockcEmuThread *thread, int32_t accumulator,
+                         const char *site);
 
 /* nvgpu.tma.create.descriptor: a TMA tensor map over the memref whose
    ranked descriptor (allocated, aligned, offset, sizes, strides) is

@@ -26,7 +26,9 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/ControlFlowInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
+#include "llvm/ADT/EquivalenceClasses.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
@@ -122,7 +124,8 @@ struct RuntimeDecls {
   func::FuncOp barrier, namedBarrier, shuffle32, outOfBounds, access, flops,
       ldMatrix, mma, cpAsync, cpAsyncCommit, cpAsyncWait, mbarrierInit,
       mbarrierArrive, mbarrierTryWaitParity, tmaLoad, tmaStore, bulkCommit,
-      bulkWait, fenceProxyAsync, wgmma, wgmmaCommit, wgmmaWait, wgmmaRead;
+      bulkWait, fenceProxyAsync, wgmma, wgmmaCommit, wgmmaWait, wgmmaRead,
+      wgmmaWrite;
 
   static func::FuncOp declare(ModuleOp module, StringRef name,
                               FunctionType type) {
@@ -190,11 +193,13 @@ struct RuntimeDecls {
     wgmmaWait = declare(module, "blockcEmuWgmmaWait",
                         FunctionType::get(ctx, {ptr, i32, ptr}, {}));
     wgmmaRead = declare(module, "blockcEmuWgmmaRead",
-                        FunctionType::get(ctx, {ptr, ptr}, {}));
-    wgmma =
-        declare(module, "blockcEmuWgmma",
-                FunctionType::get(
-                    ctx, {ptr, i32, i64, i64, i32, i32, i32, ptr, ptr}, {}));
+                        FunctionType::get(ctx, {ptr, i32, ptr}, {}));
+    wgmmaWrite = declare(module, "blockcEmuWgmmaWrite",
+                         FunctionType::get(ctx, {ptr, i32, ptr}, {}));
+    wgmma = declare(
+        module, "blockcEmuWgmma",
+        FunctionType::get(
+            ctx, {ptr, i32, i64, i64, i32, i32, i32, ptr, i32, ptr}, {}));
   }
 };
 
@@ -237,6 +242,8 @@ private:
   void replaceWarpgroupOp(Operation *op);
   Value linearThreadId(OpBuilder &b, Location loc);
   void insertBoundsChecks();
+  void numberAccumulators();
+  Value accumulatorId(OpBuilder &b, Location loc, Operation *op);
   void classifyAccesses();
   void insertAccessHooks();
   void insertFlopCounts();
@@ -253,6 +260,13 @@ private:
   llvm::MapVector<Operation *, int32_t> accessFlags;
   /// The flags of each nvgpu.warpgroup.mma.store's element stores.
   DenseMap<Operation *, int32_t> warpgroupStoreFlags;
+  /// Whether the kernel issues warpgroup MMAs: its shared stores are then
+  /// checked against the shared memory that wgmma groups in flight read.
+  bool hasWgmma = false;
+  /// The number of the accumulator (numberAccumulators) that each
+  /// warpgroup MMA, accumulator init, store and fragment op reads or
+  /// writes.
+  DenseMap<Operation *, int32_t> accumulatorIds;
   unsigned &siteCounter;
   MLIRContext *ctx;
   Type ptrType, i8Type, i32Type, i64Type;
@@ -522,12 +536,20 @@ void KernelEmulation::replaceNVGPUOps() {
     func::CallOp::create(
         b, op.getLoc(), runtime.wgmmaRead,
         ValueRange{
-            thread,
+            thread, accumulatorId(b, op.getLoc(), op),
             siteString(b, op, "blockc_codegen.accumulator_to_fragment")});
     op.getFragment().replaceAllUsesWith(op.getAccumulator());
     done.push_back(op);
   });
   host.walk([&](blockc::codegen::FragmentToAccumulatorOp op) {
+    // Writing an accumulator that a wgmma group in flight still writes
+    // (O rescaled while P V is in flight) is the same race.
+    OpBuilder b(op);
+    func::CallOp::create(
+        b, op.getLoc(), runtime.wgmmaWrite,
+        ValueRange{
+            thread, accumulatorId(b, op.getLoc(), op),
+            siteString(b, op, "blockc_codegen.fragment_to_accumulator")});
     op.getAccumulator().replaceAllUsesWith(op.getFragment());
     done.push_back(op);
   });
@@ -951,6 +973,10 @@ void KernelEmulation::replaceWarpgroupOp(Operation *op) {
     op->getResult(0).replaceAllUsesWith(
         arith::OrIOp::create(b, loc, start, i64(static_cast<int64_t>(fields))));
   } else if (auto init = dyn_cast<nvgpu::WarpgroupMmaInitAccumulatorOp>(op)) {
+    func::CallOp::create(
+        b, loc, runtime.wgmmaWrite,
+        ValueRange{thread, accumulatorId(b, loc, op),
+                   siteString(b, op, "nvgpu.warpgroup.mma.init.accumulator")});
     auto type = cast<VectorType>(op->getResult(0).getType());
     op->getResult(0).replaceAllUsesWith(
         arith::ConstantOp::create(b, loc, b.getZeroAttr(type)).getResult());
@@ -964,6 +990,7 @@ void KernelEmulation::replaceWarpgroupOp(Operation *op) {
     auto type = cast<VectorType>(op->getResult(0).getType());
     Value acc = spill(b, loc, mma.getMatrixCMutable().get());
     Value site = siteString(b, op, "nvgpu.warpgroup.mma");
+    Value id = accumulatorId(b, loc, op);
     for (int64_t k = 0; k < steps; ++k) {
       Value descA =
           arith::AddIOp::create(b, loc, mma.getDescriptorAMutable().get(),
@@ -975,7 +1002,7 @@ void KernelEmulation::replaceWarpgroupOp(Operation *op) {
           b, loc, runtime.wgmma,
           ValueRange{thread, i32(multiplicand), descA, descB, i32(n),
                      i32(mma.getTransposeA().has_value()),
-                     i32(mma.getTransposeB().has_value()), acc, site});
+                     i32(mma.getTransposeB().has_value()), acc, id, site});
     }
     // As convert-nvgpu-to-nvvm lowers it: the MMAs are one group
     // (wgmma.commit_group), then wgmma.wait_group with the op's depth.
@@ -995,7 +1022,8 @@ void KernelEmulation::replaceWarpgroupOp(Operation *op) {
     // Reading the accumulator needs every group that writes it waited for.
     func::CallOp::create(
         b, loc, runtime.wgmmaRead,
-        ValueRange{thread, siteString(b, op, "nvgpu.warpgroup.mma.store")});
+        ValueRange{thread, accumulatorId(b, loc, op),
+                   siteString(b, op, "nvgpu.warpgroup.mma.store")});
     Value tid = linearThreadId(b, loc);
     auto c = [&](int64_t v) {
       return arith::ConstantIndexOp::create(b, loc, v);
@@ -1228,6 +1256,85 @@ bool isGlobalConstant(Value memref) {
 
 } // namespace
 
+/// Warpgroup accumulators that are the same registers on a GPU get one
+/// number: a wgmma's accumulator and its result (the MMA accumulates in
+/// place), and the values that loops and branches carry (an scf.for's
+/// init, iteration argument, yield and result; an scf.if's results and
+/// yields; branch operands and block arguments). The runtime then checks a
+/// read of one accumulator against the group of the MMA that last wrote
+/// it, not against every group in flight.
+void KernelEmulation::numberAccumulators() {
+  llvm::EquivalenceClasses<Value> classes;
+  auto isAccumulator = [](Value v) {
+    return v && isa<nvgpu::WarpgroupAccumulatorType>(v.getType());
+  };
+  auto join = [&](Value a, Value b) {
+    if (isAccumulator(a) && isAccumulator(b))
+      classes.unionSets(a, b);
+  };
+  host.walk([&](Operation *op) {
+    for (Value v : op->getResults())
+      if (isAccumulator(v))
+        classes.insert(v);
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        for (BlockArgument arg : block.getArguments())
+          if (isAccumulator(arg))
+            classes.insert(arg);
+    if (auto mma = dyn_cast<nvgpu::WarpgroupMmaOp>(op))
+      join(mma.getMatrixC(), mma.getMatrixD());
+    if (auto loop = dyn_cast<scf::ForOp>(op))
+      for (auto [init, arg, yielded, result] :
+           llvm::zip(loop.getInitArgs(), loop.getRegionIterArgs(),
+                     loop.getYieldedValues(), loop.getResults())) {
+        join(init, arg);
+        join(arg, yielded);
+        join(yielded, result);
+      }
+    if (auto branch = dyn_cast<scf::IfOp>(op))
+      for (auto [i, result] : llvm::enumerate(branch.getResults())) {
+        join(result, branch.thenYield().getOperand(i));
+        if (!branch.getElseRegion().empty())
+          join(result, branch.elseYield().getOperand(i));
+      }
+    if (auto branch = dyn_cast<BranchOpInterface>(op))
+      for (unsigned s = 0; s < op->getNumSuccessors(); ++s) {
+        SuccessorOperands operands = branch.getSuccessorOperands(s);
+        Block *successor = op->getSuccessor(s);
+        for (unsigned i = 0; i < operands.size(); ++i)
+          join(operands[i], successor->getArgument(i));
+      }
+  });
+  DenseMap<Value, int32_t> numbers;
+  auto number = [&](Value v) {
+    Value leader = classes.getLeaderValue(v);
+    auto [it, inserted] =
+        numbers.try_emplace(leader, static_cast<int32_t>(numbers.size()));
+    return it->second;
+  };
+  host.walk([&](Operation *op) {
+    if (auto mma = dyn_cast<nvgpu::WarpgroupMmaOp>(op))
+      accumulatorIds[op] = number(mma.getMatrixD());
+    else if (auto init = dyn_cast<nvgpu::WarpgroupMmaInitAccumulatorOp>(op))
+      accumulatorIds[op] = number(init.getMatrixC());
+    else if (auto store = dyn_cast<nvgpu::WarpgroupMmaStoreOp>(op))
+      accumulatorIds[op] = number(store.getMatrixD());
+    else if (auto read = dyn_cast<blockc::codegen::AccumulatorToFragmentOp>(op))
+      accumulatorIds[op] = number(read.getAccumulator());
+    else if (auto write =
+                 dyn_cast<blockc::codegen::FragmentToAccumulatorOp>(op))
+      accumulatorIds[op] = number(write.getAccumulator());
+  });
+}
+
+/// The accumulator number of `op` as an i32 constant (-1: not numbered).
+Value KernelEmulation::accumulatorId(OpBuilder &b, Location loc,
+                                     Operation *op) {
+  auto it = accumulatorIds.find(op);
+  return arith::ConstantIntOp::create(
+      b, loc, it == accumulatorIds.end() ? -1 : it->second, 32);
+}
+
 void KernelEmulation::classifyAccesses() {
   host.walk([&](Operation *op) {
     // The stores that replace nvgpu.warpgroup.mma.store get its flags.
@@ -1264,6 +1371,12 @@ void KernelEmulation::classifyAccesses() {
     // Bounds checking also checks that global memory is device memory.
     if (checkBounds && !(flags & kAccessShared))
       flags |= kAccessCheck;
+    // Without bounds checks or the profile, only a wgmma kernel's shared
+    // stores need a hook (the check against wgmma groups in flight).
+    if (!checkBounds && !profile &&
+        (flags & (kAccessShared | kAccessStore)) !=
+            (kAccessShared | kAccessStore))
+      return;
     accessFlags[op] = flags;
   });
 }
@@ -1385,8 +1498,14 @@ LogicalResult KernelEmulation::run(ModuleOp module) {
   sharedBytes = entry.insertArgument(3u, i64Type, loc);
 
   // Which accesses go to global and shared memory, read from the memory
-  // spaces before they go.
-  if (checkBounds || profile)
+  // spaces before they go; which accumulators share registers, from their
+  // types.
+  hasWgmma =
+      host.walk([](nvgpu::WarpgroupMmaOp) { return WalkResult::interrupt(); })
+          .wasInterrupted();
+  if (hasWgmma)
+    numberAccumulators();
+  if (checkBounds || profile || hasWgmma)
     classifyAccesses();
   // Memory spaces go: the host has one address space.
   host.walk([&](Operation *op) {
@@ -1443,7 +1562,7 @@ LogicalResult KernelEmulation::run(ModuleOp module) {
   replaceNVGPUOps();
   if (checkBounds)
     insertBoundsChecks();
-  if (checkBounds || profile)
+  if (checkBounds || profile || hasWgmma)
     insertAccessHooks();
   if (profile)
     insertFlopCounts();

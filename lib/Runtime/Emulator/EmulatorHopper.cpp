@@ -395,6 +395,14 @@ BLOCKC_EXPORT void blockcEmuTmaLoad(BlockcEmuThread *thread, void *dst,
                             siteName(site), problem.c_str()));
     return;
   }
+  // The box may land as soon as it is issued: nothing a wgmma group in
+  // flight reads may be in it.
+  if (!l.sharedReads.empty()) {
+    int64_t offset = d - l.shared;
+    checkSharedWrite(*t, offset, offset + m->boxBytes(), what, site);
+    if (l.failed)
+      return;
+  }
   Mbarrier *b = findMbarrier(*t, barrier, what, site);
   if (!b)
     return;
@@ -485,16 +493,149 @@ BLOCKC_EXPORT void blockcEmuFenceProxyAsync(BlockcEmuThread *thread,
     t->asyncFenced = true;
 }
 
+namespace blockc::emu::detail {
+
+void retireWgmmaGroups(ThreadState &t, int64_t pending) {
+  int64_t target = t.wgmmaCommitted - std::max<int64_t>(pending, 0);
+  if (target > t.wgmmaRetired)
+    t.wgmmaRetired = target;
+  std::vector<PendingSharedRead> &reads = t.launch->sharedReads;
+  while (!t.readGroups.empty() &&
+         t.readGroups.front().group <= t.wgmmaRetired) {
+    const WgmmaReadGroup &group = t.readGroups.front();
+    for (const SharedRange &r : group.ranges)
+      for (size_t i = 0; i < reads.size(); ++i)
+        if (reads[i].range.begin == r.begin && reads[i].range.end == r.end &&
+            reads[i].site == group.site) {
+          if (--reads[i].readers == 0)
+            reads.erase(reads.begin() + i);
+          break;
+        }
+    t.readGroups.pop_front();
+  }
+}
+
+void checkSharedWrite(ThreadState &t, int64_t begin, int64_t end,
+                      const char *what, const char *site) {
+  for (const PendingSharedRead &read : t.launch->sharedReads) {
+    if (begin >= read.range.end || read.range.begin >= end)
+      continue;
+    std::string writer = *what ? format("%s at %s", what, siteName(site))
+                               : std::string(siteName(site));
+    failInKernel(
+        t, format("%s: %s writes shared bytes [%lld, %lld), which a "
+                  "wgmma group in flight reads (shared bytes [%lld, %lld), "
+                  "the wgmma at %s): the group must be waited for "
+                  "(wgmma.wait_group) by every thread that issued it before "
+                  "the buffer is written",
+                  threadInBlock(t).c_str(), writer.c_str(),
+                  static_cast<long long>(begin), static_cast<long long>(end),
+                  static_cast<long long>(read.range.begin),
+                  static_cast<long long>(read.range.end), siteName(read.site)));
+    return;
+  }
+}
+
+} // namespace blockc::emu::detail
+
+namespace {
+
+/// Adds [begin, end) to `ranges`, merging it with the ranges it overlaps or
+/// touches.
+void addRange(std::vector<SharedRange> &ranges, int64_t begin, int64_t end) {
+  for (size_t i = 0; i < ranges.size();) {
+    if (begin <= ranges[i].end && ranges[i].begin <= end) {
+      begin = std::min(begin, ranges[i].begin);
+      end = std::max(end, ranges[i].end);
+      ranges.erase(ranges.begin() + i);
+    } else {
+      ++i;
+    }
+  }
+  ranges.push_back({begin, end});
+}
+
+/// The group of the last MMA that wrote accumulator `accumulator` of `t`
+/// (0: none).
+int64_t &accumulatorGroup(ThreadState &t, int32_t accumulator) {
+  if (static_cast<size_t>(accumulator) >= t.accumulatorGroups.size())
+    t.accumulatorGroups.resize(accumulator + 1, 0);
+  return t.accumulatorGroups[accumulator];
+}
+
+/// Fails the launch if `t` may not access (`verb`: "reads" or "writes")
+/// its accumulator `accumulator` (-1: every accumulator) at `site`: an MMA
+/// that writes it is uncommitted or its group in flight.
+void checkAccumulator(ThreadState &t, int32_t accumulator, const char *verb,
+                      const char *site) {
+  if (accumulator < 0) {
+    if (t.wgmmaUncommitted)
+      failInKernel(t, format("%s: %s %s a warpgroup accumulator whose "
+                             "wgmma were not committed and waited for "
+                             "(wgmma.commit_group, wgmma.wait_group)",
+                             threadInBlock(t).c_str(), siteName(site), verb));
+    else if (int64_t n = t.wgmmaGroupsInFlight(); n > 0)
+      failInKernel(t, format("%s: %s %s a warpgroup accumulator while %lld "
+                             "wgmma group%s in flight: wait for %s with "
+                             "wgmma.wait_group 0 first",
+                             threadInBlock(t).c_str(), siteName(site), verb,
+                             static_cast<long long>(n),
+                             n == 1 ? " is" : "s are", n == 1 ? "it" : "them"));
+    return;
+  }
+  int64_t group = accumulatorGroup(t, accumulator);
+  if (group > t.wgmmaCommitted)
+    failInKernel(t, format("%s: %s %s warpgroup accumulator %d, which a wgmma "
+                           "not yet committed writes (wgmma.commit_group, "
+                           "then wgmma.wait_group)",
+                           threadInBlock(t).c_str(), siteName(site), verb,
+                           accumulator));
+  else if (group > t.wgmmaRetired)
+    failInKernel(
+        t, format("%s: %s %s warpgroup accumulator %d while the wgmma group "
+                  "that writes it is in flight (%lld group%s in flight, it "
+                  "is the %lld%s newest): wait for it with wgmma.wait_group "
+                  "%lld first",
+                  threadInBlock(t).c_str(), siteName(site), verb, accumulator,
+                  static_cast<long long>(t.wgmmaGroupsInFlight()),
+                  t.wgmmaGroupsInFlight() == 1 ? "" : "s",
+                  static_cast<long long>(t.wgmmaCommitted - group + 1),
+                  t.wgmmaCommitted - group == 0   ? "st"
+                  : t.wgmmaCommitted - group == 1 ? "nd"
+                  : t.wgmmaCommitted - group == 2 ? "rd"
+                                                  : "th",
+                  static_cast<long long>(t.wgmmaCommitted - group)));
+}
+
+} // namespace
+
 BLOCKC_EXPORT void blockcEmuWgmmaCommit(BlockcEmuThread *thread,
                                         int32_t waitDepth, const char *site) {
   ThreadState *t = threadState(thread, "blockcEmuWgmmaCommit", site);
   if (!t)
     return;
   if (t->wgmmaUncommitted) {
-    ++t->wgmmaGroups;
+    ++t->wgmmaCommitted;
     t->wgmmaUncommitted = false;
+    if (!t->openReads.empty()) {
+      std::vector<PendingSharedRead> &reads = t->launch->sharedReads;
+      for (const SharedRange &r : t->openReads) {
+        auto it = std::find_if(
+            reads.begin(), reads.end(), [&](const PendingSharedRead &read) {
+              return read.range.begin == r.begin && read.range.end == r.end &&
+                     read.site == t->openReadSite;
+            });
+        if (it == reads.end())
+          reads.push_back({r, 1, t->openReadSite});
+        else
+          ++it->readers;
+      }
+      t->readGroups.push_back(
+          {t->wgmmaCommitted, t->openReadSite, std::move(t->openReads)});
+      t->openReads.clear();
+    }
   }
-  t->wgmmaGroups = std::min(t->wgmmaGroups, std::max(waitDepth, 0));
+  retireWgmmaGroups(*t, waitDepth);
 }
 
 BLOCKC_EXPORT void blockcEmuWgmmaWait(BlockcEmuThread *thread, int32_t pending,
@@ -502,33 +643,28 @@ BLOCKC_EXPORT void blockcEmuWgmmaWait(BlockcEmuThread *thread, int32_t pending,
   ThreadState *t = threadState(thread, "blockcEmuWgmmaWait", site);
   if (!t)
     return;
-  t->wgmmaGroups = std::min(t->wgmmaGroups, std::max(pending, 0));
+  retireWgmmaGroups(*t, pending);
 }
 
 BLOCKC_EXPORT void blockcEmuWgmmaRead(BlockcEmuThread *thread,
-                                      const char *site) {
+                                      int32_t accumulator, const char *site) {
   ThreadState *t = threadState(thread, "blockcEmuWgmmaRead", site);
-  if (!t)
-    return;
-  if (t->wgmmaUncommitted)
-    failInKernel(*t, format("%s: %s reads a warpgroup accumulator whose "
-                            "wgmma were not committed and waited for "
-                            "(wgmma.commit_group, wgmma.wait_group)",
-                            threadInBlock(*t).c_str(), siteName(site)));
-  else if (t->wgmmaGroups > 0)
-    failInKernel(*t,
-                 format("%s: %s reads a warpgroup accumulator while %d "
-                        "wgmma group%s in flight: wait for %s with "
-                        "wgmma.wait_group 0 first",
-                        threadInBlock(*t).c_str(), siteName(site),
-                        t->wgmmaGroups, t->wgmmaGroups == 1 ? " is" : "s are",
-                        t->wgmmaGroups == 1 ? "it" : "them"));
+  if (t)
+    checkAccumulator(*t, accumulator, "reads", site);
+}
+
+BLOCKC_EXPORT void blockcEmuWgmmaWrite(BlockcEmuThread *thread,
+                                       int32_t accumulator, const char *site) {
+  ThreadState *t = threadState(thread, "blockcEmuWgmmaWrite", site);
+  if (t)
+    checkAccumulator(*t, accumulator, "writes", site);
 }
 
 BLOCKC_EXPORT void blockcEmuWgmma(BlockcEmuThread *thread, int32_t type,
                                   uint64_t descA, uint64_t descB, int32_t n,
                                   int32_t transposeA, int32_t transposeB,
-                                  float *acc, const char *site) {
+                                  float *acc, int32_t accumulator,
+                                  const char *site) {
   ThreadState *t = threadState(thread, "blockcEmuWgmma", site);
   if (!t || !needsFibers(*t, "wgmma", site))
     return;
@@ -567,6 +703,19 @@ BLOCKC_EXPORT void blockcEmuWgmma(BlockcEmuThread *thread, int32_t type,
         static_cast<blockc::emu::MmaType>(type), descA, descB, n,
         linear % kWarpgroupSize, l.shared, l.sharedBytes, acc, transposeB != 0);
     t->wgmmaUncommitted = true;
+    if (accumulator >= 0)
+      accumulatorGroup(*t, accumulator) = t->wgmmaCommitted + 1;
+    // What the MMA reads stays read until its group is waited for.
+    if (bad < 0) {
+      int elementBytes = tf32 ? 4 : 2;
+      auto [aBegin, aEnd] = blockc::emu::wgmmaOperandRange(
+          a, 64, k, elementBytes, /*mnMajor=*/false);
+      auto [bBegin, bEnd] = blockc::emu::wgmmaOperandRange(
+          b, n, k, elementBytes, transposeB != 0);
+      addRange(t->openReads, aBegin, aEnd);
+      addRange(t->openReads, bBegin, bEnd);
+      t->openReadSite = site;
+    }
     // m64nNkK: 2 x 64 x N x K FLOPs per warpgroup, a 128th per thread.
     if (l.profiler)
       l.profiler->tensorFlops(2.0 * 64 * n * k / kWarpgroupSize, tf32);

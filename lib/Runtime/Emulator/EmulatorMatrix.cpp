@@ -6,6 +6,7 @@
 
 #include "blockc/Runtime/EmulatorMatrix.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -162,6 +163,32 @@ int64_t sharedMatrixOffsetMN(const MatrixDescriptor &descriptor, int k,
   int64_t group = descriptor.start + (k / 8) * descriptor.strideOffset +
                   (mn / perRow) * descriptor.leadingOffset;
   return swizzleOffset(group + (k % 8) * width + 2 * (mn % perRow), width);
+}
+
+std::pair<int64_t, int64_t> wgmmaOperandRange(const MatrixDescriptor &d,
+                                              int rows, int k, int elementBytes,
+                                              bool mnMajor) {
+  int width = swizzleWidth(d.swizzleMode);
+  if (mnMajor) {
+    // k rows of `width` bytes in groups of 8 (SBO apart), `width` / 2 values
+    // of mn per row, panels of them LBO apart (sharedMatrixOffsetMN).
+    int perRow = width ? width / 2 : 8;
+    int64_t last = d.start + (k - 1) / 8 * d.strideOffset +
+                   (rows - 1) / perRow * d.leadingOffset +
+                   ((k - 1) % 8) * (width ? width : 16) +
+                   2 * ((rows - 1) % perRow);
+    int64_t granule = width ? width : 16;
+    return {d.start / granule * granule, last / granule * granule + granule};
+  }
+  if (width == 0) {
+    int perCore = 16 / elementBytes;
+    int64_t last = d.start + (rows - 1) / 8 * d.strideOffset +
+                   (k - 1) / perCore * d.leadingOffset + 7 * 16 + 15;
+    return {d.start, last + 1};
+  }
+  int64_t last = d.start + (rows - 1) / 8 * d.strideOffset +
+                 std::min(rows - 1, 7) * width + elementBytes * (k - 1);
+  return {d.start / width * width, last / width * width + width};
 }
 
 int64_t wgmmaThread(MmaType type, uint64_t descriptorA, uint64_t descriptorB,

@@ -242,6 +242,12 @@ BLOCKC_EXPORT void blockcEmuCpAsync(BlockcEmuThread *thread, void *dst,
                             siteName(site), problem.c_str()));
     return;
   }
+  if (!l.sharedReads.empty()) {
+    checkSharedWrite(*t, d - l.shared, d - l.shared + dstBytes, "cp.async",
+                     site);
+    if (l.failed)
+      return;
+  }
   if (l.profiler) {
     uint64_t key = reinterpret_cast<uintptr_t>(site);
     uint32_t n = t->occurrences[key]++;
@@ -443,6 +449,14 @@ BLOCKC_EXPORT void blockcEmuAccess(BlockcEmuThread *thread, int32_t site,
                      address, bytes));
       return;
     }
+  }
+  // A shared store into what a wgmma group in flight reads.
+  if (shared && (flags & BLOCKC_EMU_ACCESS_STORE) && !l.sharedReads.empty()) {
+    auto offset =
+        static_cast<int64_t>(a - reinterpret_cast<uintptr_t>(l.shared));
+    checkSharedWrite(*t, offset, offset + bytes, "", what);
+    if (l.failed)
+      return;
   }
   if (l.profiler && !(flags & BLOCKC_EMU_ACCESS_UNCOUNTED)) {
     auto key = static_cast<uint64_t>(static_cast<uint32_t>(site));

@@ -60,6 +60,8 @@ void fiberMain(ctx::transfer_t from) {
   l.scheduler = from.fctx;
   l.fn(l.params, &t.thread, l.shared, l.sharedBytes);
   checkStoresWaited(t);
+  // What an exiting thread's wgmma groups read is no longer in flight.
+  retireWgmmaGroups(t, 0);
   t.status = Status::Exited;
   ++l.exited;
   // Keep the fake stack (all its frames are free now) for the next fiber on
@@ -602,6 +604,7 @@ void runBlockOnFibers(Launch &l, StackPool &stacks) {
   for (NamedBarrier &b : l.named)
     b = NamedBarrier();
   l.mbarriers.clear();
+  l.sharedReads.clear();
 
   for (;;) {
     for (size_t i = 0; i < l.threads.size(); ++i) {
@@ -865,7 +868,10 @@ void launchKernel(void *function, const int64_t grid[3], const int64_t block[3],
       std::memcpy(t.thread.blockId, l.blockId, sizeof(l.blockId));
       t.occurrences.clear();
       t.wgmmaUncommitted = false;
-      t.wgmmaGroups = 0;
+      t.wgmmaCommitted = t.wgmmaRetired = 0;
+      t.accumulatorGroups.clear();
+      t.openReads.clear();
+      t.readGroups.clear();
     }
     // Uninitialised shared memory reads as NaN.
     std::memset(l.shared, 0xFF, sharedSize);

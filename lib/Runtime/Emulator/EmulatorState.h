@@ -334,6 +334,30 @@ struct Mbarrier {
   }
 };
 
+/// Bytes [begin, end) of the block's shared memory.
+struct SharedRange {
+  int64_t begin = 0, end = 0;
+};
+
+/// A committed wgmma group of one thread, in flight: its number and the
+/// shared memory its MMAs read.
+struct WgmmaReadGroup {
+  int64_t group = 0;
+  const char *site = nullptr;
+  std::vector<SharedRange> ranges;
+};
+
+/// Shared memory that wgmma groups in flight read, over the block's
+/// threads: a range, the site of the MMA (the last of its group) that
+/// read it, and how many (thread, group) pairs at that site read it. A write
+/// into it is a race (the MMAs may read the new bytes on a GPU; the emulator
+/// computed them when issued).
+struct PendingSharedRead {
+  SharedRange range;
+  int64_t readers = 0;
+  const char *site = nullptr;
+};
+
 /// Shuffle modes 0-3 are gpu::ShuffleMode; the matrix collectives use the
 /// same machinery (every lane of the warp at one site) with these modes.
 constexpr int32_t kLdMatrixMode = 16; // + 2 * tiles + transpose (18 - 25)
@@ -365,10 +389,22 @@ struct ThreadState {
   int32_t parity = 0;
   // bar.sync with an id: the named barrier.
   int32_t namedBarrier = 0;
-  // wgmma: MMAs issued since the last commit, and committed groups not yet
-  // waited for (wgmma.wait_group).
+  // wgmma: MMAs issued since the last commit; the groups committed and
+  // retired (wgmma.wait_group) since the block began, numbered from 1 in
+  // commit order (groups in flight: committed - retired); per accumulator
+  // (the emulation's number, EmulatorRuntime.h) the group of the last MMA
+  // that wrote it (0: none; committed + 1 while uncommitted); the shared
+  // memory that the uncommitted MMAs read, and per committed group in
+  // flight its number and what it reads (Launch::sharedReads counts them).
   bool wgmmaUncommitted = false;
-  int32_t wgmmaGroups = 0;
+  int64_t wgmmaCommitted = 0;
+  int64_t wgmmaRetired = 0;
+  std::vector<int64_t> accumulatorGroups;
+  std::vector<SharedRange> openReads;
+  const char *openReadSite = nullptr;
+  std::deque<WgmmaReadGroup> readGroups;
+
+  int64_t wgmmaGroupsInFlight() const { return wgmmaCommitted - wgmmaRetired; }
   // Bulk (TMA) stores: those not yet committed, then the committed
   // cp.async.bulk groups, oldest first; whether the thread executed
   // fence.proxy.async since it last committed a group.
@@ -417,6 +453,9 @@ struct Launch {
   NamedBarrier named[kNamedBarriers];
   // The block's mbarriers by shared offset.
   std::unordered_map<int64_t, Mbarrier> mbarriers;
+  // Shared memory that wgmma groups in flight read (few ranges: a kernel's
+  // operand tiles), checked on every shared write of a wgmma kernel.
+  std::vector<PendingSharedRead> sharedReads;
 
   // The scheduler's context while a fiber runs, and its stack for ASan.
   ctx::fcontext_t scheduler = nullptr;
@@ -482,6 +521,14 @@ void landCopies(Launch &l, Mbarrier &barrier);
 /// Performs the TMA store `store`: its box from shared memory into the
 /// tensor, elements outside the tensor's extents skipped.
 void performTmaStore(Launch &l, const PendingTmaStore &store);
+/// Retires the wgmma groups of `t` except the newest `pending` ones
+/// (wgmma.wait_group), releasing the shared memory they read.
+void retireWgmmaGroups(ThreadState &t, int64_t pending);
+/// Fails the launch if the shared bytes [begin, end) that `t` writes (`what`
+/// at `site`, or `site` alone when `what` is empty) are read by a wgmma
+/// group in flight.
+void checkSharedWrite(ThreadState &t, int64_t begin, int64_t end,
+                      const char *what, const char *site);
 /// Fails the launch if the exiting thread `t` left TMA stores that no
 /// cp.async.bulk.wait_group performed.
 void checkStoresWaited(ThreadState &t);

@@ -14,13 +14,18 @@
 // is counted per thread: each warpgroup.mma commits its MMAs as a group and
 // waits to its waitGroup depth (1) (blockcEmuWgmmaCommit), the explicit
 // wgmma.wait_group 0 is blockcEmuWgmmaWait, and the store first checks that
-// no group is left in flight (blockcEmuWgmmaRead).
+// the group that last wrote its accumulator is not in flight
+// (blockcEmuWgmmaRead). The accumulator that the init, the loop and the
+// wgmma carry is one (number 0: the same registers on a GPU), written by
+// the init (blockcEmuWgmmaWrite), the wgmma and read by the store.
 
 // CHECK-DAG: func.func private @blockcEmuMbarrierInit(!llvm.ptr, !llvm.ptr, i32, !llvm.ptr)
 // CHECK-DAG: func.func private @blockcEmuMbarrierArrive(!llvm.ptr, !llvm.ptr, i32, !llvm.ptr)
 // CHECK-DAG: func.func private @blockcEmuMbarrierTryWaitParity(!llvm.ptr, !llvm.ptr, i32, !llvm.ptr)
 // CHECK-DAG: func.func private @blockcEmuTmaLoad(!llvm.ptr, !llvm.ptr, !llvm.ptr, i32, !llvm.ptr, !llvm.ptr, !llvm.ptr)
-// CHECK-DAG: func.func private @blockcEmuWgmma(!llvm.ptr, i32, i64, i64, i32, i32, i32, !llvm.ptr, !llvm.ptr)
+// CHECK-DAG: func.func private @blockcEmuWgmma(!llvm.ptr, i32, i64, i64, i32, i32, i32, !llvm.ptr, i32, !llvm.ptr)
+// CHECK-DAG: func.func private @blockcEmuWgmmaRead(!llvm.ptr, i32, !llvm.ptr)
+// CHECK-DAG: func.func private @blockcEmuWgmmaWrite(!llvm.ptr, i32, !llvm.ptr)
 // CHECK:     func.func @__blockc_emu_m_k(%[[PARAMS:.+]]: !llvm.ptr, %[[THREAD:.+]]: !llvm.ptr, %[[SHARED:.+]]: !llvm.ptr, %{{.+}}: i64)
 // CHECK-SAME:  static_shared = 8208, max_shared = 232448, synchronizes = true
 // CHECK-DAG:   %[[ACCBUF:.+]] = memref.alloca() : memref<8xf32>
@@ -45,18 +50,19 @@
 // CHECK:       %[[START14:.+]] = arith.andi %[[START]], %c16383_i64
 // CHECK:       %[[DESCA:.+]] = arith.ori %[[START14]], %c4611686293338849280_i64
 // CHECK:       %[[DESCB:.+]] = arith.ori %{{.+}}, %c4611686293338849280_i64
+// CHECK:       call @blockcEmuWgmmaWrite(%[[THREAD]], %c0_i32{{[_0-9]*}}, %{{.+}})
 // CHECK:       %[[ACC:.+]] = scf.for {{.+}} iter_args(%[[IT:.+]] = %cst) -> (vector<8xf32>)
 // CHECK:         vector.store %{{.+}}, %[[ACCBUF]]
 // CHECK:         %[[DA:.+]] = arith.addi %[[DESCA]], %c0_i64
 // CHECK:         %[[DB:.+]] = arith.addi %[[DESCB]], %c0_i64
-// CHECK:         func.call @blockcEmuWgmma(%[[THREAD]], %c0_i32{{[_0-9]*}}, %[[DA]], %[[DB]], %c16_i32, %c0_i32{{.*}}, %c0_i32{{.*}}, %{{.+}}, %[[SITE:[0-9]+]])
+// CHECK:         func.call @blockcEmuWgmma(%[[THREAD]], %c0_i32{{[_0-9]*}}, %[[DA]], %[[DB]], %c16_i32, %c0_i32{{.*}}, %c0_i32{{.*}}, %{{.+}}, %c0_i32{{[_0-9]*}}, %[[SITE:[0-9]+]])
 // CHECK:         %[[DEPTH:.+]] = arith.constant 1 : i32
 // CHECK-NEXT:    func.call @blockcEmuWgmmaCommit(%[[THREAD]], %[[DEPTH]], %[[SITE]])
 // CHECK:         %[[NEW:.+]] = vector.load %[[ACCBUF]]
 // CHECK:         scf.yield %{{.+}} : vector<8xf32>
 // CHECK:       %[[ZERO:.+]] = arith.constant 0 : i32
 // CHECK:       call @blockcEmuWgmmaWait(%[[THREAD]], %[[ZERO]], %{{.+}})
-// CHECK:       call @blockcEmuWgmmaRead(%[[THREAD]], %{{.+}})
+// CHECK:       call @blockcEmuWgmmaRead(%[[THREAD]], %c0_i32{{[_0-9]*}}, %{{.+}})
 // CHECK-COUNT-8: memref.store %{{.+}}, %{{.+}}[%{{.+}}, %{{.+}}] : memref<64x16xf32>
 // CHECK-NOT:   nvgpu.
 // CHECK-NOT:   nvvm.wgmma
