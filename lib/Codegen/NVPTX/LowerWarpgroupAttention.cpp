@@ -273,9 +273,10 @@ struct WarpgroupAttentionKernel : blockc::nvptx::KernelBuilder {
   /// S = Q K^T for the key tile in `stage`: one m64n64k16 per k16 of the
   /// head dim, 32 bytes further along the swizzled rows of its 64-element
   /// panel; Q's panel `p`, `within` bytes along, is at `qAt(p, within)`.
-  /// With `waitLast` the last wgmma waits for all.
+  /// With `waitLast` the last wgmma waits for all; every other wgmma
+  /// waits for all groups but the newest `depth`.
   Value scores(function_ref<Value(int64_t, int64_t)> qAt, Value stage,
-               bool waitLast) {
+               bool waitLast, int64_t depth = 1) {
     Value sAcc =
         nvgpu::WarpgroupMmaInitAccumulatorOp::create(b, loc, accType());
     for (int64_t kk = 0; kk < headDim / 16; ++kk) {
@@ -284,7 +285,7 @@ struct WarpgroupAttentionKernel : blockc::nvptx::KernelBuilder {
       Value descB = descriptor(
           bDescType(), add(kPanelAt(stage, p, 0), idx(within)), {64, 16}, kMap);
       bool last = waitLast && kk + 1 == headDim / 16;
-      sAcc = mma(descA, descB, sAcc, /*transposeB=*/false, last ? 0 : 1);
+      sAcc = mma(descA, descB, sAcc, /*transposeB=*/false, last ? 0 : depth);
     }
     return sAcc;
   }
@@ -357,10 +358,12 @@ struct WarpgroupAttentionKernel : blockc::nvptx::KernelBuilder {
   /// O += P V per 64 columns of the head dim onto `oAcc`: A = P (K-major,
   /// part `half`, k16 step kk at `pAt(half, kk)`), B = the V tile in
   /// `stage` as stored ([key][d]: N-major, transposeB), k16 step kk 16 rows
-  /// of 128 bytes further. With `waitLast` the last wgmma waits for all.
+  /// of 128 bytes further. With `waitLast` the last wgmma waits for all;
+  /// every other wgmma waits for all groups but the newest `depth`.
   SmallVector<Value> accumulatePV(ArrayRef<Value> oAcc,
                                   function_ref<Value(int64_t, int64_t)> pAt,
-                                  Value stage, bool waitLast) {
+                                  Value stage, bool waitLast,
+                                  int64_t depth = 1) {
     SmallVector<Value> result;
     for (int64_t pn = 0; pn < panels; ++pn) {
       Value acc = oAcc[pn];
@@ -372,7 +375,7 @@ struct WarpgroupAttentionKernel : blockc::nvptx::KernelBuilder {
               {16, 64}, vMap);
           bool last =
               waitLast && pn + 1 == panels && half == 1 && kk + 1 == kKeys / 16;
-          acc = mma(descA, descB, acc, /*transposeB=*/true, last ? 0 : 1);
+          acc = mma(descA, descB, acc, /*transposeB=*/true, last ? 0 : depth);
         }
       result.push_back(acc);
     }
@@ -506,12 +509,15 @@ struct WarpgroupAttentionKernel : blockc::nvptx::KernelBuilder {
   /// TMA) and an "empty" one on which each of the 8 consumer warps arrives once
   /// its wgmmas reading the stage completed. Warpgroups 1 and 2, the consumers
   /// (240 registers), own rows [64 c, 64 c + 64) of the block (c = warpgroup -
-  /// 1) and run the one-warpgroup kernel's tile step: S = Q K^T, the
-  /// online softmax in registers, O rescaled, P's two parts into a
-  /// double-buffered P of their own, P V. They take turns to issue their
-  /// wgmmas (ping-pong, on two "turn" mbarriers): consumer 0 issues S of
-  /// tile j, then consumer 1 its S, consumer 0 its P V, consumer 1 its P V,
-  /// so that each consumer's softmax runs while the other's wgmmas do.
+  /// 1) and run the one-warpgroup kernel's tile step, overlapped within
+  /// the warpgroup (FlashAttention-3): step j issues S = Q K^T of tile j and
+  /// P V of tile j - 1, waits for S alone (wgmma.wait_group N > 0), runs the
+  /// online softmax of tile j in registers and writes its P (two parts,
+  /// double-buffered per consumer) while P V of tile j - 1 is in flight,
+  /// then waits for P V and rescales O. They take turns to issue their
+  /// wgmmas (ping-pong, on two "turn" mbarriers), one turn per step:
+  /// consumer 0 issues step j, then consumer 1, so that each consumer's
+  /// softmax also runs while the other's wgmmas do.
   /// Each consumer walks the key tiles up to its own causal end; the key
   /// tiles past both ends are never loaded; a consumer whose rows all lie
   /// past T computes nothing. A consumer with fewer tiles than the other
@@ -649,88 +655,151 @@ struct WarpgroupAttentionKernel : blockc::nvptx::KernelBuilder {
          [&] { waitParity(qBars, falseV, c); });
 
     ThreadRows rows = threadRows(warp, g, q4, rowBase);
-    // Every wgmma issued commits and waits for all groups but the newest;
-    // the consumer waits for all (wgmma.wait_group 0) after its turn, so
-    // that no accumulator is in flight while another warpgroup issues.
-    auto waitAll = [&] {
-      NVVM::WgmmaWaitGroupSyncOp::create(b, loc, b.getI64IntegerAttr(0));
+    // Each nvgpu.warpgroup.mma commits its wgmma as one group and waits
+    // for all groups but the newest `depth`: S's wgmmas of one tile are
+    // sGroups groups, P V's pvGroups; the depths below never make a wgmma
+    // wait for another, and the explicit waits retire what each step
+    // reads.
+    int64_t sGroups = headDim / 16;
+    int64_t pvGroups = panels * 2 * (kKeys / 16);
+    auto waitGroups = [&](int64_t pending) {
+      NVVM::WgmmaWaitGroupSyncOp::create(b, loc, b.getI64IntegerAttr(pending));
+    };
+    auto namedBarrier = [&] {
+      NVVM::BarrierOp::create(
+          b, loc, TypeRange{},
+          arith::IndexCastOp::create(b, loc, b.getI32Type(), add(c, c1)),
+          arith::ConstantIntOp::create(b, loc, 128, 32),
+          NVVM::BarrierReductionAttr(), Value());
     };
 
     SmallVector<Value> init = initialState();
     Value scaleF = f32(scale);
     Value other = arith::SubIOp::create(b, loc, c1, c);
-    // Turns (ping-pong): the consumers' turns alternate 0, 1, 0, 1, ...,
-    // two per key tile (S, then P V), for the key tiles both have. Each
-    // turn waits for the other's previous turn on this consumer's
-    // mbarrier (its 4 warps arrive after issuing); consumer 0 starts.
-    // Phases: consumer 0's turn i waits for phase i - 1 of its mbarrier,
-    // consumer 1's for phase i, so S turns wait for parity 1 (0), P V
-    // turns for parity 0 (1) on consumer 0 (1).
-    auto turn = [&](Value inTurns, Value parity) {
-      when(inTurns, [&] { waitParity(turns, parity, c); });
-    };
-    auto endTurn = [&](Value inTurns) {
-      when(inTurns, [&] { warpArrive(turns, other); });
-    };
     Value isSecond = arith::XOrIOp::create(
         b, loc, isFirst, arith::ConstantIntOp::create(b, loc, 1, 1));
-    SmallVector<Value> results =
-        loop(c0, n, c1, init, [&](Value jt, ValueRange state) {
-          Value stage = rem(jt, stages);
-          Value j0 = mul(jt, idx(kKeys));
-          waitParity(full, useParity(jt), stage);
-          Value inTurns = lt(jt, nMin);
+    // Turns (ping-pong): the consumers' turns alternate 0, 1, 0, 1, ...,
+    // one per step: turn 0 issues S of tile 0, turn i (0 < i < n) S of
+    // tile i and P V of tile i - 1, turn n P V of tile n - 1. The turns
+    // i <= nMin (when both consumers have tiles) are taken by both. Each
+    // turn waits for the other's previous turn on this consumer's
+    // mbarrier (its 4 warps arrive after issuing); consumer 0 starts.
+    // Phases: consumer 0's turn i waits for phase i - 1 of its mbarrier
+    // (parity (i + 1) % 2), consumer 1's for phase i (parity i % 2).
+    Value bothHaveTiles =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, nMin, c0);
+    auto inTurns = [&](Value i) {
+      return arith::AndIOp::create(
+                 b, loc, bothHaveTiles,
+                 arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, i,
+                                       nMin))
+          .getResult();
+    };
+    auto turn = [&](Value i) {
+      Value odd = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                        rem(i, 2), c0);
+      Value parity = arith::XOrIOp::create(b, loc, isFirst, odd);
+      Value waits = arith::AndIOp::create(
+          b, loc, inTurns(i),
+          arith::OrIOp::create(
+              b, loc, isSecond,
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, i, c0)));
+      when(waits, [&] { waitParity(turns, parity, c); });
+    };
+    auto endTurn = [&](Value i) {
+      when(inTurns(i), [&] { warpArrive(turns, other); });
+    };
+    auto sAt = [&](int64_t p, int64_t within) {
+      return add(qPanelAt(c, p), idx(within));
+    };
+    auto pAt = [&](Value tile) {
+      Value u = rem(tile, 2);
+      return [&, u](int64_t half, int64_t kk) {
+        return add(pTileAt(c, u, half), idx(kk * 32));
+      };
+    };
+    // `state` with O replaced by `oAcc`.
+    auto withO = [](ValueRange state, ArrayRef<Value> oAcc) {
+      SmallVector<Value> next(state.begin(), state.end());
+      llvm::copy(oAcc, next.begin() + 4);
+      return next;
+    };
+    // The softmax of tile `jt` from its S accumulator (its group waited
+    // for): m and l of `next` updated, O (in `next`, its groups waited
+    // for) rescaled by alpha, P's two 16-bit parts into buffer jt % 2
+    // (whose last reader, P V of tile jt - 2, every warp of this
+    // warpgroup waited for before its named barrier of step jt - 1).
+    auto softmaxStep = [&](Value sAcc, Value jt, SmallVector<Value> &next,
+                           function_ref<void()> beforeRescale) {
+      SoftmaxStep step =
+          softmax(fragment(sAcc), rows, mul(jt, idx(kKeys)), scaleF, next);
+      Value u = rem(jt, 2);
+      storeP(
+          step.p, [&](int64_t half) { return pTileAt(c, u, half); }, rows);
+      beforeRescale();
+      llvm::copy(rescaledO(step.alpha, next), next.begin() + 4);
+      // Every warp's P (and fence) before the next step's P V reads it.
+      namedBarrier();
+    };
 
-          // S = Q K^T.
-          turn(arith::AndIOp::create(
-                   b, loc, inTurns,
-                   arith::OrIOp::create(
-                       b, loc, isSecond,
-                       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
-                                             jt, c0))),
-               isFirst);
-          Value sAcc = scores(
-              [&](int64_t p, int64_t within) {
-                return add(qPanelAt(c, p), idx(within));
-              },
-              stage, /*waitLast=*/false);
-          endTurn(inTurns);
-          waitAll();
-          Value sFrag = fragment(sAcc);
-
+    // FlashAttention-3's intra-warpgroup overlap: step i issues S of tile
+    // i and P V of tile i - 1, waits for S alone (wgmma.wait_group
+    // pvGroups: P V stays in flight), runs the softmax of tile i and
+    // stores its P into the other P buffer while P V of tile i - 1 runs,
+    // then waits for P V (its V stage is free), rescales O and goes on. O's
+    // operations are the same as one tile at a time (rescale by alpha of
+    // tile i, then add P V of tile i), so are its values.
+    // Step 0 (S of tile 0), when the consumer has tiles: a loop of 0 or 1
+    // iterations.
+    Value hasTiles = arith::MinUIOp::create(b, loc, n, c1);
+    SmallVector<Value> first =
+        loop(c0, hasTiles, c1, init, [&](Value, ValueRange state) {
+          waitParity(full, useParity(c0), c0);
+          turn(c0);
+          Value sAcc = scores(sAt, c0, /*waitLast=*/false, sGroups);
+          endTurn(c0);
+          waitGroups(0);
           SmallVector<Value> next(state.begin(), state.end());
-          SoftmaxStep step = softmax(sFrag, rows, j0, scaleF, next);
-
-          // O *= alpha in registers (the last tile's P V was waited for).
-          SmallVector<Value> oAcc = rescaledO(step.alpha, state);
-
-          // P's two 16-bit parts into buffer j % 2 (the other buffer's
-          // P V completed in every warp of this warpgroup before its named
-          // barrier of the last tile), then the warpgroup's named barrier
-          // (1 + c, 128 threads) before its wgmmas read them.
-          Value u = rem(jt, 2);
-          storeP(
-              step.p, [&](int64_t half) { return pTileAt(c, u, half); }, rows);
-          NVVM::BarrierOp::create(
-              b, loc, TypeRange{},
-              arith::IndexCastOp::create(b, loc, b.getI32Type(), add(c, c1)),
-              arith::ConstantIntOp::create(b, loc, 128, 32),
-              NVVM::BarrierReductionAttr(), Value());
-
-          // O += P V, then (the other consumer's turn) waiting for it:
-          // this tile's stage is free.
-          turn(inTurns, isSecond);
-          llvm::copy(accumulatePV(
-                         oAcc,
-                         [&](int64_t half, int64_t kk) {
-                           return add(pTileAt(c, u, half), idx(kk * 32));
-                         },
-                         stage, /*waitLast=*/false),
-                     next.begin() + 4);
-          endTurn(inTurns);
-          waitAll();
-          warpArrive(empty, stage);
+          softmaxStep(sAcc, c0, next, [] {});
           return next;
+        });
+    // Steps 1 .. n - 1.
+    SmallVector<Value> steps =
+        loop(c1, n, c1, first, [&](Value jt, ValueRange state) {
+          Value stage = rem(jt, stages);
+          Value prev = arith::SubIOp::create(b, loc, jt, c1);
+          Value prevStage = rem(prev, stages);
+          waitParity(full, useParity(jt), stage);
+          turn(jt);
+          Value sAcc = scores(sAt, stage, /*waitLast=*/false, sGroups);
+          SmallVector<Value> oAcc = accumulatePV(
+              llvm::to_vector(state.drop_front(4)), pAt(prev), prevStage,
+              /*waitLast=*/false, sGroups + pvGroups);
+          endTurn(jt);
+          // S of tile jt landed; P V of tile jt - 1 stays in flight.
+          waitGroups(pvGroups);
+          SmallVector<Value> next = withO(state, oAcc);
+          softmaxStep(sAcc, jt, next, [&] {
+            // P V of tile jt - 1 completed: its stage is free, O can be
+            // read.
+            waitGroups(0);
+            warpArrive(empty, prevStage);
+          });
+          return next;
+        });
+    // Step n: P V of the last tile.
+    SmallVector<Value> results =
+        loop(c0, hasTiles, c1, steps, [&](Value, ValueRange state) {
+          Value last = arith::SubIOp::create(b, loc, n, c1);
+          Value lastStage = rem(last, stages);
+          turn(n);
+          SmallVector<Value> oAcc = accumulatePV(
+              llvm::to_vector(state.drop_front(4)), pAt(last), lastStage,
+              /*waitLast=*/false, pvGroups);
+          endTurn(n);
+          waitGroups(0);
+          warpArrive(empty, lastStage);
+          return withO(state, oAcc);
         });
     // The stages of the other consumer's remaining tiles, as they land.
     loop(n, nMax, c1, [&](Value j) {
