@@ -55,6 +55,19 @@ struct CompileCLOptions {
       CPUFeatureOptionValues{/*commandLine=*/true,
                              "none of them (the default with a pinned -isa)"},
       cl::cat(getCompileOptionsCategory())};
+  cl::opt<CPUVendor> cpuVendor{
+      "cpu-vendor",
+      cl::desc("CPU: whose cores the kernels are tuned for (the software "
+               "prefetch distance of the projections' weight stream)"),
+      cl::init(CPUVendor::Auto), CPUVendorOptionValues{},
+      cl::cat(getCompileOptionsCategory())};
+  cl::opt<int64_t> cpuPrefetchBytes{
+      "cpu-prefetch-bytes",
+      cl::desc("CPU: bytes ahead the few-row (decode) projection kernels "
+               "prefetch their weight stream (default -1: by -cpu-vendor, "
+               "1024 on Intel, none on AMD; 0: no prefetch; else a "
+               "multiple of 64 up to 65536)"),
+      cl::init(-1), cl::cat(getCompileOptionsCategory())};
   cl::opt<bool> prepareWeights{
       "prepare-weights",
       cl::desc("CPU: pack the projection weights once, in a prepare function "
@@ -193,6 +206,8 @@ llvm::Expected<CompileOptions> blockc::getCompileOptionsFromCommandLine() {
   options.cpu.isa = cl.isa;
   options.cpu.features.assign(cl.cpuFeatures.begin(), cl.cpuFeatures.end());
   options.cpu.prepareWeights = cl.prepareWeights;
+  options.cpu.vendor = cl.cpuVendor;
+  options.cpu.prefetchBytes = cl.cpuPrefetchBytes;
   options.gpuArch = cl.gpuArch;
   options.gpuChip = cl.gpuChip;
   options.emulate = cl.emulate;
@@ -266,6 +281,8 @@ std::string CompileOptions::verify() const {
            std::to_string(attentionStages);
   if (std::string error = getCPUConfig().checkFeatures(); !error.empty())
     return "-cpu-features: " + error;
+  if (std::string error = cpu.checkPrefetchBytes(); !error.empty())
+    return "-cpu-prefetch-bytes " + error;
   if (nvptx)
     if (std::string error = codegen::checkKnownGPU(gpuArch, gpuChip);
         !error.empty())

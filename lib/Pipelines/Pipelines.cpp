@@ -78,7 +78,20 @@ CPUTargetConfig CPUTargetConfig::resolved() const {
   if (enabled.empty())
     enabled.push_back(CPUFeature::None);
   c.features = std::move(enabled);
+  // The vendor's choices: the host's only with isa=host, so that code for a
+  // pinned ISA does not depend on the compiling machine.
+  if (c.vendor == CPUVendor::Auto)
+    c.vendor = host ? getHostCPUVendor() : CPUVendor::Generic;
   return c;
+}
+
+std::string CPUTargetConfig::checkPrefetchBytes() const {
+  if (prefetchBytes == -1 || prefetchBytes == 0 ||
+      (prefetchBytes > 0 && prefetchBytes <= 65536 && prefetchBytes % 64 == 0))
+    return "";
+  return "must be -1 (by the CPU vendor), 0 (no prefetch) or a multiple of "
+         "64 up to 65536, got " +
+         std::to_string(prefetchBytes);
 }
 
 bool CPUTargetConfig::has(CPUFeature feature) const {
@@ -158,6 +171,8 @@ void blockc::buildCPULowerToLinalgPipeline(OpPassManager &pm,
     tiles.avx512VNNI = c.has(CPUFeature::AVX512VNNI);
     tiles.avxVNNI = c.has(CPUFeature::AVXVNNI);
     tiles.amxBF16 = c.has(CPUFeature::AMXBF16);
+    tiles.vendor = getCodegenCPUVendor(c.vendor);
+    tiles.prefetchBytes = c.prefetchBytes;
     fpm.addPass(cpu::createCPUSelectTilesPass(tiles));
     fpm.addPass(cpu::createCPULowerQuantizedLinearPass());
     fpm.addPass(cpu::createCPUGroupProjectionsPass());

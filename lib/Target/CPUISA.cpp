@@ -17,6 +17,7 @@
 #include "llvm/TargetParser/Host.h"
 
 #include <array>
+#include <cstring>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
@@ -123,6 +124,49 @@ codegen::ISA blockc::getCodegenISA(CPUISA isa) {
   }
   assert(isa == CPUISA::SSE && "the host's ISA is resolved first");
   return codegen::ISA::sse;
+}
+
+llvm::StringRef blockc::stringifyCPUVendor(CPUVendor vendor) {
+  switch (vendor) {
+  case CPUVendor::Auto:
+    return "auto";
+  case CPUVendor::Generic:
+    return "generic";
+  case CPUVendor::Intel:
+    return "intel";
+  case CPUVendor::AMD:
+    return "amd";
+  }
+  llvm_unreachable("unknown vendor");
+}
+
+llvm::StringRef CPUVendorOptionValues::getHelp(CPUVendor vendor) {
+  switch (vendor) {
+  case CPUVendor::Auto:
+    return "this machine's with isa=host, generic with a pinned ISA "
+           "(default)";
+  case CPUVendor::Generic:
+    return "any x86-64 CPU (the choices measured on Intel's cores)";
+  case CPUVendor::Intel:
+    return "Intel's cores";
+  case CPUVendor::AMD:
+    return "AMD's Zen cores";
+  }
+  llvm_unreachable("unknown vendor");
+}
+
+codegen::CPUVendor blockc::getCodegenCPUVendor(CPUVendor vendor) {
+  switch (vendor) {
+  case CPUVendor::Intel:
+    return codegen::CPUVendor::intel;
+  case CPUVendor::AMD:
+    return codegen::CPUVendor::amd;
+  case CPUVendor::Generic:
+  case CPUVendor::Auto:
+    break;
+  }
+  assert(vendor == CPUVendor::Generic && "the vendor is resolved first");
+  return codegen::CPUVendor::generic;
 }
 
 bool blockc::cpuISAIncludes(CPUISA isa, CPUISA needs) {
@@ -273,6 +317,26 @@ llvm::SmallVector<CPUFeature> blockc::getHostFeatures(CPUISA isa) {
       enabled.push_back(f);
   }
   return enabled;
+}
+
+CPUVendor blockc::getHostCPUVendor() {
+#if defined(__x86_64__) || defined(__i386__)
+  unsigned maxLeaf, b, c, d;
+  if (!__get_cpuid(0, &maxLeaf, &b, &c, &d))
+    return CPUVendor::Generic;
+  char name[13];
+  std::memcpy(name, &b, 4);
+  std::memcpy(name + 4, &d, 4);
+  std::memcpy(name + 8, &c, 4);
+  name[12] = 0;
+  llvm::StringRef vendor(name);
+  if (vendor == "GenuineIntel")
+    return CPUVendor::Intel;
+  // Hygon's Dhyana is a Zen core.
+  if (vendor == "AuthenticAMD" || vendor == "HygonGenuine")
+    return CPUVendor::AMD;
+#endif
+  return CPUVendor::Generic;
 }
 
 int64_t blockc::getHostCacheBytes(int level) {

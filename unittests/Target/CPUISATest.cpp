@@ -110,9 +110,9 @@ TEST(CPUISATest, DialectVerifierAgreesWithTheTable) {
     for (const CPUFeatureInfo &f : getCPUFeatures()) {
       bool has[4] = {};
       has[static_cast<int>(f.feature) - 1] = true;
-      bool valid = mlir::succeeded(
-          codegen::CPUTargetAttr::verify(emitError, getCodegenISA(isa), 16, 32,
-                                         1, 1, has[0], has[1], has[2], has[3]));
+      bool valid = mlir::succeeded(codegen::CPUTargetAttr::verify(
+          emitError, getCodegenISA(isa), 16, 32, 1, 1, has[0], has[1], has[2],
+          has[3], codegen::CPUVendor::generic));
       EXPECT_EQ(valid, cpuISAIncludes(isa, f.needs))
           << stringifyCPUISA(isa).str() << " " << f.name.str();
     }
@@ -129,6 +129,35 @@ TEST(CPUISATest, Host) {
   CPUTargetConfig resolved = config.resolved();
   EXPECT_EQ(resolved.isa, host);
   EXPECT_EQ(missingHostFeature(resolved), "");
+  // isa=host tunes for the host's cores.
+  EXPECT_EQ(resolved.vendor, getHostCPUVendor());
+}
+
+// The vendor (and with it the prefetch distance) is the host's only with
+// isa=host: a pinned ISA is generic unless given.
+TEST(CPUISATest, Vendor) {
+  for (CPUISA isa : {CPUISA::AVX512, CPUISA::AVX2, CPUISA::SSE}) {
+    CPUTargetConfig config;
+    config.isa = isa;
+    EXPECT_EQ(config.resolved().vendor, CPUVendor::Generic);
+    config.vendor = CPUVendor::AMD;
+    EXPECT_EQ(config.resolved().vendor, CPUVendor::AMD);
+  }
+  CPUTargetConfig host;
+  host.vendor = CPUVendor::Intel;
+  EXPECT_EQ(host.resolved().vendor, CPUVendor::Intel);
+  EXPECT_EQ(getCodegenCPUVendor(CPUVendor::AMD), codegen::CPUVendor::amd);
+  EXPECT_EQ(getCodegenCPUVendor(CPUVendor::Generic),
+            codegen::CPUVendor::generic);
+  EXPECT_EQ(stringifyCPUVendor(CPUVendor::Auto), "auto");
+  for (int64_t ok : {-1, 0, 64, 1024, 65536}) {
+    host.prefetchBytes = ok;
+    EXPECT_EQ(host.checkPrefetchBytes(), "") << ok;
+  }
+  for (int64_t bad : {-2, 1, 100, 65600}) {
+    host.prefetchBytes = bad;
+    EXPECT_NE(host.checkPrefetchBytes(), "") << bad;
+  }
 }
 
 } // namespace

@@ -49,6 +49,14 @@ struct CPUTargetConfig {
   /// once by the entry's prepare function (blockc-cpu-prepare-weights);
   /// off: every call packs.
   bool prepareWeights = true;
+  /// Whose cores the kernels are tuned for: Auto resolves to the host's
+  /// with isa=host, Generic with a pinned ISA.
+  CPUVendor vendor = CPUVendor::Auto;
+  /// How far ahead the few-row projection kernels prefetch their weight
+  /// stream (linear_tiles' prefetch_bytes): -1 chooses by the vendor
+  /// (blockc-cpu-select-tiles), 0 disables, else a multiple of 64 up to
+  /// 65536.
+  int64_t prefetchBytes = -1;
 
   /// A copy with isa=host replaced by the compiling machine's ISA, a vector
   /// width or register count of 0 by the ISA's, cache sizes of 0 by the
@@ -62,6 +70,9 @@ struct CPUTargetConfig {
   /// Why `features` does not fit the ISA (e.g. "avx512bf16 needs
   /// isa=avx512"), or "" (of a resolved config).
   std::string checkFeatures() const;
+
+  /// Why `prefetchBytes` is not a valid choice, or "".
+  std::string checkPrefetchBytes() const;
 
   /// LLVM target features that keep the host target machine within `isa`
   /// (e.g. "-avx512f" for avx2), so that objects and JIT code shaped for a
@@ -131,10 +142,23 @@ struct CPUPipelineOptionsBase : public mlir::PassPipelineOptions<Derived> {
       llvm::cl::desc("Weights that are entry arguments are packed once, by "
                      "a prepare function per entry (off: every call packs)"),
       llvm::cl::init(true)};
+  Option<CPUVendor> vendor{
+      *this, "vendor",
+      llvm::cl::desc("Whose cores the kernels are tuned for (the software "
+                     "prefetch distance)"),
+      llvm::cl::init(CPUVendor::Auto), CPUVendorOptionValues{}};
+  Option<int64_t> prefetchBytes{
+      *this, "prefetch-bytes",
+      llvm::cl::desc("Bytes ahead the few-row projection kernels prefetch "
+                     "their weight stream (-1: by the vendor, 0: none, else "
+                     "a multiple of 64 up to 65536)"),
+      llvm::cl::init(-1)};
 
   CPUTargetConfig getTargetConfig() const {
     CPUTargetConfig c;
     c.prepareWeights = prepareWeights;
+    c.vendor = vendor;
+    c.prefetchBytes = prefetchBytes;
     c.isa = isa;
     c.features.assign(features.begin(), features.end());
     c.vectorWidth = vectorWidth;

@@ -31,6 +31,8 @@ namespace codegen {
 // #blockc_codegen.isa (CodegenEnums.h.inc): the pinned ISAs as the codegen
 // dialect spells them.
 enum class ISA : uint32_t;
+// #blockc_codegen.cpu_target's vendor.
+enum class CPUVendor : uint32_t;
 } // namespace codegen
 
 /// The vector ISA the CPU kernels are shaped for.
@@ -59,6 +61,35 @@ enum class CPUFeature {
   /// AMX tiles with bf16 products, tdpbf16ps (needs AVX-512; the process
   /// asks Linux for the tile state).
   AMXBF16,
+};
+
+/// Whose cores the kernels are tuned for, where a choice was measured to
+/// differ between them (#blockc_codegen.cpu_target's vendor).
+enum class CPUVendor {
+  /// The compiling machine's with isa=host, generic with a pinned ISA
+  /// (resolved by CPUTargetConfig::resolved).
+  Auto,
+  /// Any x86-64 CPU: the choices measured on Intel's cores.
+  Generic,
+  Intel,
+  AMD,
+};
+
+/// The spelling of `vendor` in options ("auto", "generic", "intel", "amd").
+llvm::StringRef stringifyCPUVendor(CPUVendor vendor);
+
+/// The codegen dialect's spelling of a resolved `vendor` (not Auto).
+codegen::CPUVendor getCodegenCPUVendor(CPUVendor vendor);
+
+/// An option modifier like llvm::cl::values: the vendors as the values of
+/// an option of type CPUVendor.
+struct CPUVendorOptionValues {
+  template <class Opt> void apply(Opt &option) const {
+    for (CPUVendor v : {CPUVendor::Auto, CPUVendor::Generic, CPUVendor::Intel,
+                        CPUVendor::AMD})
+      option.getParser().addLiteralOption(stringifyCPUVendor(v), v, getHelp(v));
+  }
+  static llvm::StringRef getHelp(CPUVendor vendor);
 };
 
 /// One row of the ISA table.
@@ -182,6 +213,9 @@ bool hostHasFastBF16Dot();
 /// default: those the ISA includes, AVX512_BF16 only where it is fast or
 /// AMX is there too; in getCPUFeatures' order.
 llvm::SmallVector<CPUFeature> getHostFeatures(CPUISA isa);
+
+/// The host's maker from CPUID (Intel; AMD, Hygon as AMD), else Generic.
+CPUVendor getHostCPUVendor();
 
 /// Size in bytes of the host's data or unified cache of `level` (1 or 2):
 /// CPUID, else Linux sysfs, else 0.

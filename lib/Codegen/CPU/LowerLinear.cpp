@@ -44,13 +44,8 @@ using blockc::codegen::CodegenDialect;
 namespace {
 
 /// How far ahead of its reads a kernel that streams a weight once (one
-/// input row; few rows of prepared panels) prefetches it: the hardware
-/// prefetchers alone keep too few lines in flight on Intel's server cores.
-/// A C probe of the 4096 x 14336 up + down pair at one token, 1 thread
-/// (Xeon f6m167, huge pages): bf16 panels of k pairs 21.1 -> 15.4 ms at
-/// 1024 bytes ahead (15.4 at 2048, 17.8 at 4096), bf16 rows 8 at a time
-/// 18.6 -> 16.2 ms (16.3 at 512, 16.4 at 2048); f32 rows 32.5 -> 29.9 ms.
-constexpr int64_t kPrefetchBytes = 1024;
+/// input row; few rows of prepared panels) prefetches it is the tiles'
+/// prefetch_bytes (blockc-cpu-select-tiles chooses it per CPU vendor).
 /// Packed micro-kernels of at most this many rows prefetch their panel
 /// (the first tile of few rows streams it; prefill's 8-row tiles read it
 /// from L1 and stay as they were).
@@ -73,6 +68,9 @@ struct KernelBuilder : blockc::KernelToolkit {
   /// (or its prepared panels) as a 1-D buffer of its elements, or null.
   Value pfBuf = Value();
   int64_t pfElements = 0;
+  /// How far ahead (linear_tiles prefetch_bytes; 0: no prefetch, pfBuf
+  /// stays null).
+  int64_t pfBytes = 0;
 
   bool bf16Dot() const { return static_cast<bool>(x16); }
 
@@ -83,11 +81,11 @@ struct KernelBuilder : blockc::KernelToolkit {
                                /*isWrite=*/false, /*localityHint=*/3,
                                /*isDataCache=*/true);
   }
-  /// Elements of pfBuf in kPrefetchBytes.
+  /// Elements of pfBuf in pfBytes.
   int64_t prefetchElements() const {
     int64_t bytes =
         cast<MemRefType>(pfBuf.getType()).getElementTypeBitWidth() / 8;
-    return kPrefetchBytes / bytes;
+    return pfBytes / bytes;
   }
   /// vector<2V x bf16>: the k pairs of one vdpbf16ps.
   VectorType pairsType() const {
@@ -136,7 +134,7 @@ struct KernelBuilder : blockc::KernelToolkit {
           b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
           SmallVector<Value> xs, ws, next;
           // One input row streams c weight rows: each prefetched
-          // kPrefetchBytes ahead (into the next rows past its end).
+          // pfBytes ahead (into the next rows past its end).
           if (r == 1 && pfBuf) {
             int64_t kDim = cast<ShapedType>(w.getType()).getDimSize(1);
             for (int64_t j = 0; j < c; ++j)
@@ -444,7 +442,8 @@ struct KernelBuilder : blockc::KernelToolkit {
   ///
   /// `pfAt` (prepared panels, r <= kMaxPrefetchRows): the pfBuf element of
   /// the kernel's first panel row and column; each step prefetches the
-  /// row kPrefetchBytes ahead (past the panel: the next one in memory).
+  /// row pfBytes ahead (past the panel: the next one in memory), in whole
+  /// rows, at least one.
   Value outerKernel(Value out, Value panel, Value bIdx, Value t, Value n0,
                     int64_t r, int64_t c, Value kc, Value kLen, int64_t v,
                     bool outInBounds = false, Value panelN0 = Value(),
@@ -468,9 +467,8 @@ struct KernelBuilder : blockc::KernelToolkit {
     int64_t eltBytes = panelElt.getIntOrFloatBitWidth() / 8;
     bool prefetchPanel = pfAt && pfBuf && r <= kMaxPrefetchRows;
     int64_t aheadRows =
-        prefetchPanel
-            ? std::max<int64_t>(1, kPrefetchBytes / (rowElements * eltBytes))
-            : 0;
+        prefetchPanel ? std::max<int64_t>(1, pfBytes / (rowElements * eltBytes))
+                      : 0;
     auto step = [&](Value kk, SmallVectorImpl<Value> &next, int64_t set) {
       SmallVector<Value> ps;
       if (prefetchPanel) {
@@ -582,6 +580,8 @@ struct Tiles {
   bool bf16Dot = false;
   // The packed kernel's blocks of 16 and 32 rows on AMX tiles.
   bool amx = false;
+  // Bytes ahead the few-row kernels prefetch the weight stream (0: none).
+  int64_t prefetchBytes = 0;
 
   /// Whether two projections can share one kernel: equal tiles but for the
   /// block alignment (the group takes the least common multiple).
@@ -591,7 +591,8 @@ struct Tiles {
            packCols == o.packCols && panelK == o.panelK && panelN == o.panelN &&
            packMinRows == o.packMinRows && panelGroup == o.panelGroup &&
            rowBlock == o.rowBlock && prepared == o.prepared &&
-           bf16Dot == o.bf16Dot && amx == o.amx;
+           bf16Dot == o.bf16Dot && amx == o.amx &&
+           prefetchBytes == o.prefetchBytes;
   }
 
   /// The panels per block are a multiple of this count to keep blocks
@@ -959,13 +960,14 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
     int64_t builtGroup = tiles.panelGroup;
     if (align > 0)
       builtGroup = (builtGroup + align - 1) / align * align;
-    forall->setAttr(
-        CodegenDialect::kLinearTilesAttrName,
-        blockc::codegen::LinearTilesAttr::get(
-            rewriter.getContext(), tiles.rows, tiles.cols, tiles.blockN,
-            tiles.blockK, tiles.packRows, tiles.packCols, tiles.panelK,
-            tiles.panelN, tiles.packMinRows, builtGroup, tiles.rowBlock,
-            align > 0 ? tiles.blockAlign : 1, tiles.bf16Dot, tiles.amx));
+    forall->setAttr(CodegenDialect::kLinearTilesAttrName,
+                    blockc::codegen::LinearTilesAttr::get(
+                        rewriter.getContext(), tiles.rows, tiles.cols,
+                        tiles.blockN, tiles.blockK, tiles.packRows,
+                        tiles.packCols, tiles.panelK, tiles.panelN,
+                        tiles.packMinRows, builtGroup, tiles.rowBlock,
+                        align > 0 ? tiles.blockAlign : 1, tiles.bf16Dot,
+                        tiles.amx, tiles.prefetchBytes));
     OpBuilder::InsertionGuard guard(rewriter);
     rewriter.setInsertionPointToStart(forall.getBody());
     if (tiles.amx && packed)
@@ -991,7 +993,8 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
       // What the few-row kernels prefetch: the prepared panels, or the
       // weight that the dot-product kernel streams.
       kb.pfBuf = Value();
-      if (tiles.prepared || dot)
+      kb.pfBytes = tiles.prefetchBytes;
+      if (tiles.prefetchBytes > 0 && (tiles.prepared || dot))
         kb.pfBuf =
             flatBuffer(rewriter, loc, tiles.prepared ? packedWeight : weight);
       if (kb.pfBuf)
@@ -1290,6 +1293,7 @@ struct CPULowerLinearPass
           llvm::isPowerOf2_64(t.width);
       t.bf16Dot = tiles.getBf16Dot();
       t.amx = tiles.getAmx();
+      t.prefetchBytes = tiles.getPrefetchBytes();
       if (t.bf16Dot && failed(checkBF16Dot(op, t)))
         return signalPassFailure();
       if (t.amx && failed(checkAMX(op, t)))

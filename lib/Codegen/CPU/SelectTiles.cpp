@@ -60,6 +60,33 @@ constexpr int64_t kActPanelMinRows = 16;
 
 int64_t roundUp(int64_t a, int64_t m) { return (a + m - 1) / m * m; }
 
+/// How far ahead the few-row projection kernels prefetch their weight
+/// stream (linear_tiles' prefetch_bytes) on `vendor`'s cores.
+///
+/// Intel: 1024 bytes. The hardware prefetchers alone keep too few lines in
+/// flight on its server cores: a C probe of the 4096 x 14336 up + down pair
+/// at one token, 1 thread (Xeon f6m167, huge pages): bf16 panels of k
+/// pairs 21.1 -> 15.4 ms at 1024 bytes ahead (15.4 at 2048, 17.8 at 4096),
+/// bf16 rows 18.6 -> 16.2 ms (16.3 at 512, 16.4 at 2048), f32 rows 32.5 ->
+/// 29.9 ms; the 7B bf16 one-token step 48 -> 33 ms. A generic target (a
+/// pinned ISA) keeps that choice.
+///
+/// AMD: none. Its decode streamed the weights at the triad's rate without
+/// software prefetch (Zen 3 AVX2, Zen 5: the 7B f32 step at 100% of the
+/// triad), and a prefetch of each int8 row 512 or 2048 bytes ahead was
+/// slower on Zen 3 (mid one token 3.7-4.6 against 3.56-3.74 ms). Not
+/// measured on Zen 4 and 5 with these kernels.
+int64_t choosePrefetchBytes(codegen::CPUVendor vendor) {
+  switch (vendor) {
+  case codegen::CPUVendor::amd:
+    return 0;
+  case codegen::CPUVendor::intel:
+  case codegen::CPUVendor::generic:
+    break;
+  }
+  return 1024;
+}
+
 /// The head dim D when `op`'s only use but tensor.dim splits its last dim
 /// into heads (tensor.expand_shape [..., H * D] -> [..., H, D]) whose only
 /// use is a transformer.rope.
@@ -198,7 +225,7 @@ struct CPUSelectTilesPass
         vectorWidth ? vectorWidth.getValue() : shape.vectorWidth,
         registers ? registers.getValue() : shape.registers, l1Bytes.getValue(),
         l2Bytes.getValue(), avx512BF16.getValue(), avx512VNNI.getValue(),
-        avxVNNI.getValue(), amxBF16.getValue());
+        avxVNNI.getValue(), amxBF16.getValue(), vendor.getValue());
   }
 
   void runOnOperation() override {
@@ -224,6 +251,19 @@ struct CPUSelectTilesPass
     codegen::CPUTargetAttr t = target();
     if (!t)
       return signalPassFailure();
+    int64_t pinnedPrefetch = prefetchBytes.getValue();
+    if (pinnedPrefetch != -1 && (pinnedPrefetch < 0 || pinnedPrefetch > 65536 ||
+                                 pinnedPrefetch % 64 != 0)) {
+      getOperation().emitError()
+          << "blockc-cpu-select-tiles: prefetch-bytes must be -1 (by the "
+             "target's vendor), 0 (no prefetch) or a multiple of 64 up to "
+             "65536, got "
+          << pinnedPrefetch;
+      return signalPassFailure();
+    }
+    int64_t linearPrefetch = pinnedPrefetch >= 0
+                                 ? pinnedPrefetch
+                                 : choosePrefetchBytes(t.getVendor());
     getOperation()->setAttr(CodegenDialect::kCpuTargetAttrName, t);
     int64_t width = t.getVectorWidth(), regs = t.getRegisters();
     // Dot-product kernel: rows x kCols accumulators plus the operand
@@ -332,7 +372,8 @@ struct CPUSelectTilesPass
                   codegen::LinearTilesAttr::get(
                       ctx, rows, kCols, blockN, blockK, packRows, kPackCols,
                       panelK, panelN, kPackMinRows, panelGroup, rowBlock,
-                      blockAlign, bf16Dot, bf16Dot && amxTiles(op)));
+                      blockAlign, bf16Dot, bf16Dot && amxTiles(op),
+                      linearPrefetch));
       ++numAnnotated;
     });
     // Quantised projections (blockc-cpu-lower-quantized-linear's kernel):

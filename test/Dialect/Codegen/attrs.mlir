@@ -29,6 +29,32 @@ func.func @cpu_target_extensions() attributes {blockc_codegen.cpu_target = #bloc
 
 // -----
 
+// The vendor prints when not generic.
+// CHECK-LABEL: func.func @cpu_target_vendor
+// CHECK-SAME: #blockc_codegen.cpu_target<isa = avx2, vector_width = 8, registers = 16, l1_bytes = 32768, l2_bytes = 524288, vendor = amd>
+// CHECK-LABEL: func.func @cpu_target_generic
+// CHECK-SAME: #blockc_codegen.cpu_target<isa = avx512, vector_width = 16, registers = 32, l1_bytes = 49152, l2_bytes = 2097152>
+func.func @cpu_target_vendor() attributes {blockc_codegen.cpu_target = #blockc_codegen.cpu_target<isa = avx2, vector_width = 8, registers = 16, l1_bytes = 32768, l2_bytes = 524288, vendor = amd>} {
+  return
+}
+func.func @cpu_target_generic() attributes {blockc_codegen.cpu_target = #blockc_codegen.cpu_target<vendor = generic, isa = avx512, vector_width = 16, registers = 32, l1_bytes = 49152, l2_bytes = 2097152>} {
+  return
+}
+
+// -----
+
+// prefetch_bytes prints when not 1024.
+// CHECK-LABEL: func.func @linear_prefetch
+// CHECK: linear_tiles<rows = 4, cols = 4, block_n = 32, block_k = 2048, pack_rows = 8, pack_cols = 2, panel_k = 256, panel_n = 32, pack_min_rows = 32, prefetch_bytes = 0>
+// CHECK: linear_tiles<rows = 4, cols = 4, block_n = 32, block_k = 2048, pack_rows = 8, pack_cols = 2, panel_k = 256, panel_n = 32, pack_min_rows = 32>}
+func.func @linear_prefetch(%x: tensor<1x2x8xf32>, %w: tensor<4x8xf32>) -> tensor<1x2x4xf32> {
+  %y = transformer.linear %x, %w {blockc_codegen.linear_tiles = #blockc_codegen.linear_tiles<rows = 4, cols = 4, block_n = 32, block_k = 2048, pack_rows = 8, pack_cols = 2, panel_k = 256, panel_n = 32, pack_min_rows = 32, prefetch_bytes = 0>} : tensor<1x2x8xf32>, tensor<4x8xf32> -> tensor<1x2x4xf32>
+  %z = transformer.linear %x, %w {blockc_codegen.linear_tiles = #blockc_codegen.linear_tiles<rows = 4, cols = 4, block_n = 32, block_k = 2048, pack_rows = 8, pack_cols = 2, panel_k = 256, panel_n = 32, pack_min_rows = 32, prefetch_bytes = 1024>} : tensor<1x2x8xf32>, tensor<4x8xf32> -> tensor<1x2x4xf32>
+  return %y : tensor<1x2x4xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @linear_bf16_dot
 // CHECK: linear_tiles<rows = 4, cols = 4, block_n = 32, block_k = 2048, pack_rows = 8, pack_cols = 2, panel_k = 256, panel_n = 32, pack_min_rows = 32, bf16_dot = true>
 func.func @linear_bf16_dot(%x: tensor<1x2x8xf32>, %w: tensor<4x8xbf16>) -> tensor<1x2x4xf32> {

@@ -125,6 +125,39 @@ func.func @tiles_amx_without_bf16_dot(%x: tensor<1x2x8xf32>, %w: tensor<4x8xbf16
 
 // -----
 
+func.func @tiles_prefetch_negative(%x: tensor<1x1x8xf32>, %w: tensor<4x8xf32>) -> tensor<1x1x4xf32> {
+  // expected-error @+1 {{prefetch_bytes must be 0 (no prefetch) or a multiple of 64 (a cache line) up to 65536, got -64}}
+  %y = transformer.linear %x, %w {blockc_codegen.linear_tiles = #blockc_codegen.linear_tiles<rows = 4, cols = 4, block_n = 32, block_k = 2048, pack_rows = 8, pack_cols = 2, panel_k = 256, panel_n = 32, pack_min_rows = 32, prefetch_bytes = -64>} : tensor<1x1x8xf32>, tensor<4x8xf32> -> tensor<1x1x4xf32>
+  return %y : tensor<1x1x4xf32>
+}
+
+// -----
+
+func.func @tiles_prefetch_partial_line(%x: tensor<1x1x8xf32>, %w: tensor<4x8xf32>) -> tensor<1x1x4xf32> {
+  // expected-error @+1 {{prefetch_bytes must be 0 (no prefetch) or a multiple of 64 (a cache line) up to 65536, got 100}}
+  %y = transformer.linear %x, %w {blockc_codegen.linear_tiles = #blockc_codegen.linear_tiles<rows = 4, cols = 4, block_n = 32, block_k = 2048, pack_rows = 8, pack_cols = 2, panel_k = 256, panel_n = 32, pack_min_rows = 32, prefetch_bytes = 100>} : tensor<1x1x8xf32>, tensor<4x8xf32> -> tensor<1x1x4xf32>
+  return %y : tensor<1x1x4xf32>
+}
+
+// -----
+
+func.func @tiles_prefetch_too_far(%x: tensor<1x1x8xf32>, %w: tensor<4x8xf32>) -> tensor<1x1x4xf32> {
+  // expected-error @+1 {{prefetch_bytes must be 0 (no prefetch) or a multiple of 64 (a cache line) up to 65536, got 131072}}
+  %y = transformer.linear %x, %w {blockc_codegen.linear_tiles = #blockc_codegen.linear_tiles<rows = 4, cols = 4, block_n = 32, block_k = 2048, pack_rows = 8, pack_cols = 2, panel_k = 256, panel_n = 32, pack_min_rows = 32, prefetch_bytes = 131072>} : tensor<1x1x8xf32>, tensor<4x8xf32> -> tensor<1x1x4xf32>
+  return %y : tensor<1x1x4xf32>
+}
+
+// -----
+
+// A vendor outside the enum.
+// expected-error @+2 {{expected ::blockc::codegen::CPUVendor to be one of: generic, intel, amd}}
+// expected-error @+1 {{failed to parse Codegen_CPUTargetAttr parameter 'vendor' which is to be a `::blockc::codegen::CPUVendor`}}
+func.func @target_unknown_vendor() attributes {blockc_codegen.cpu_target = #blockc_codegen.cpu_target<isa = avx2, vector_width = 8, registers = 16, l1_bytes = 32768, l2_bytes = 1048576, vendor = arm>} {
+  return
+}
+
+// -----
+
 func.func @tiles_negative(%x: tensor<1x2x8xf32>, %w: tensor<4x8xf32>) -> tensor<1x2x4xf32> {
   // expected-error @+1 {{rows must be >= 1, got -2}}
   %y = transformer.linear %x, %w {blockc_codegen.linear_tiles = #blockc_codegen.linear_tiles<rows = -2, cols = 4, block_n = 32, block_k = 2048, pack_rows = 8, pack_cols = 2, panel_k = 256, panel_n = 32, pack_min_rows = 32>} : tensor<1x2x8xf32>, tensor<4x8xf32> -> tensor<1x2x4xf32>

@@ -53,7 +53,7 @@ LogicalResult
 CPUTargetAttr::verify(function_ref<InFlightDiagnostic()> emitError, ISA isa,
                       int64_t vectorWidth, int64_t registers, int64_t l1Bytes,
                       int64_t l2Bytes, bool avx512BF16, bool avx512VNNI,
-                      bool avxVNNI, bool amxBF16) {
+                      bool avxVNNI, bool amxBF16, CPUVendor vendor) {
   if (vectorWidth < 1 || !llvm::isPowerOf2_64(vectorWidth))
     return emitError() << "vector_width must be a power of two >= 1, got "
                        << vectorWidth;
@@ -131,7 +131,8 @@ LogicalResult LinearTilesAttr::verify(
     function_ref<InFlightDiagnostic()> emitError, int64_t rows, int64_t cols,
     int64_t blockN, int64_t blockK, int64_t packRows, int64_t packCols,
     int64_t panelK, int64_t panelN, int64_t packMinRows, int64_t panelGroup,
-    int64_t rowBlock, int64_t blockAlign, bool bf16Dot, bool amx) {
+    int64_t rowBlock, int64_t blockAlign, bool bf16Dot, bool amx,
+    int64_t prefetchBytes) {
   std::pair<StringRef, int64_t> sizes[] = {{"rows", rows},
                                            {"cols", cols},
                                            {"block_n", blockN},
@@ -150,6 +151,10 @@ LogicalResult LinearTilesAttr::verify(
     return emitError() << "row_block must be >= 0, got " << rowBlock;
   if (amx && !bf16Dot)
     return emitError() << "amx needs bf16_dot";
+  if (prefetchBytes < 0 || prefetchBytes > 65536 || prefetchBytes % 64 != 0)
+    return emitError() << "prefetch_bytes must be 0 (no prefetch) or a "
+                          "multiple of 64 (a cache line) up to 65536, got "
+                       << prefetchBytes;
   return success();
 }
 

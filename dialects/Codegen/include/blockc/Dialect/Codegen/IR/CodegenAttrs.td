@@ -70,6 +70,20 @@ def Codegen_ISAAttr : EnumAttr<Codegen_Dialect, Codegen_ISA, "isa"> {
   let assemblyFormat = "`<` $value `>`";
 }
 
+def Codegen_CPUVendor : I32EnumAttr<"CPUVendor",
+    "the maker of the CPU the kernels are tuned for", [
+    I32EnumAttrCase<"generic", 0>,
+    I32EnumAttrCase<"intel", 1>,
+    I32EnumAttrCase<"amd", 2>
+  ]> {
+  let cppNamespace = "::blockc::codegen";
+  let genSpecializedAttr = 0;
+}
+/// cpu_target's `vendor`: `generic` unless given (not printed then).
+def Codegen_CPUVendorParameter : EnumParameter<Codegen_CPUVendor> {
+  let defaultValue = "::blockc::codegen::CPUVendor::generic";
+}
+
 def Codegen_KernelKind : I32EnumAttr<"KernelKind",
     "what a generated kernel computes", [
     // CPU: the projection kernel of blockc-cpu-lower-linear.
@@ -161,6 +175,14 @@ def Codegen_CPUTargetAttr : Codegen_Attr<"CPUTarget", "cpu_target"> {
     `vector_width` is a power of two, `registers` at least 8 and the cache
     sizes positive.
 
+    `vendor` (default `generic`, not printed): whose cores the kernels are
+    tuned for, `intel` or `amd`, where a choice was measured to differ
+    between them (the software prefetch distance of the projections'
+    weight stream, `linear_tiles`' `prefetch_bytes`). The pipelines write
+    the compiling machine's with `isa=host` and `generic` with a pinned
+    ISA (unless `vendor=` is given), so that code for a pinned ISA does not
+    depend on the machine that compiled it.
+
     The ISA extensions the kernels may use beyond `isa` (each false, and
     not printed, by default):
 
@@ -187,7 +209,8 @@ def Codegen_CPUTargetAttr : Codegen_Attr<"CPUTarget", "cpu_target"> {
                         DefaultValuedParameter<"bool", "false">:$avx512_bf16,
                         DefaultValuedParameter<"bool", "false">:$avx512_vnni,
                         DefaultValuedParameter<"bool", "false">:$avx_vnni,
-                        DefaultValuedParameter<"bool", "false">:$amx_bf16);
+                        DefaultValuedParameter<"bool", "false">:$amx_bf16,
+                        Codegen_CPUVendorParameter:$vendor);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }
@@ -247,7 +270,16 @@ def Codegen_LinearTilesAttr : Codegen_ConfigAttr<"LinearTiles", "linear_tiles"> 
       tiles (`tdpbf16ps`, 32 k per step); fewer rows take the
       `vdpbf16ps` micro-kernel.
 
-    Every size is at least 1, except `row_block` (at least 0).
+    * `prefetch_bytes` (default 1024; 0: none): how far ahead of its
+      reads a few-row kernel prefetches the weight stream (into L1, one
+      prefetch per 64-byte line): the dot-product kernel's single-row
+      tiles each weight row, the packed micro-kernels of at most 4 rows on
+      prepared panels their panel row (whole rows ahead, at least one).
+      `blockc-cpu-select-tiles` writes it from the target's `vendor`.
+
+    Every size is at least 1, except `row_block` (at least 0);
+    `prefetch_bytes` is 0 or a positive multiple of 64 (a cache line), at
+    most 65536.
   }];
   let parameters = (ins "int64_t":$rows,
                         "int64_t":$cols,
@@ -262,7 +294,8 @@ def Codegen_LinearTilesAttr : Codegen_ConfigAttr<"LinearTiles", "linear_tiles"> 
                         DefaultValuedParameter<"int64_t", "0">:$row_block,
                         DefaultValuedParameter<"int64_t", "1">:$block_align,
                         DefaultValuedParameter<"bool", "false">:$bf16_dot,
-                        DefaultValuedParameter<"bool", "false">:$amx);
+                        DefaultValuedParameter<"bool", "false">:$amx,
+                        DefaultValuedParameter<"int64_t", "1024">:$prefetch_bytes);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }
