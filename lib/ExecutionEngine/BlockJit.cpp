@@ -35,7 +35,6 @@
 #include "llvm/Support/Path.h"
 
 #include <dlfcn.h>
-#include <sys/mman.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -162,18 +161,6 @@ Expected<GPURuntime *> loadGPURuntime(bool emulated) {
 }
 
 /// A memref descriptor laid out as the C interface expects.
-/// Asks for transparent huge pages over the page-aligned interior of
-/// [p, p + bytes) before it is first touched: large weights fault in 2 MiB
-/// at a time instead of 4 KiB (first-touch faults dominate preparing a
-/// large model otherwise). Best effort.
-void adviseHugePages(void *p, size_t bytes) {
-  constexpr uintptr_t kHuge = 2 << 20;
-  auto begin = (reinterpret_cast<uintptr_t>(p) + kHuge - 1) & ~(kHuge - 1);
-  uintptr_t end = (reinterpret_cast<uintptr_t>(p) + bytes) & ~(kHuge - 1);
-  if (end > begin)
-    (void)madvise(reinterpret_cast<void *>(begin), end - begin, MADV_HUGEPAGE);
-}
-
 std::vector<int64_t> makeDescriptor(const HostTensor &t) {
   size_t rank = t.shape.size();
   std::vector<int64_t> desc(3 + 2 * rank);
@@ -729,15 +716,8 @@ Expected<int64_t> BlockJit::runPrepareFunction(const PrepareEntry &p,
     t.shape = w.shape;
     t.elementType = w.elementType;
     int64_t n = t.numElements();
-    if (t.elementType == ElementType::F32) {
-      t.data.reserve(n);
-      adviseHugePages(t.data.data(), n * sizeof(float));
-      t.data.resize(n);
-    } else {
-      t.bits16.reserve(n);
-      adviseHugePages(t.bits16.data(), n * sizeof(uint16_t));
-      t.bits16.resize(n);
-    }
+    t.allocate(); // huge pages advised
+
     descriptors.push_back(makeDescriptor(t));
     bytes += n * static_cast<int64_t>(t.elementBytes());
   }

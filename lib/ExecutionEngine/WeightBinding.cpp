@@ -493,7 +493,7 @@ HostTensor blockc::makeRandomWeight(const ModelArgument &arg, uint64_t seed,
                                     unsigned rank) {
   HostTensor t;
   t.shape = arg.fullShape();
-  t.data.resize(t.numElements());
+  t.allocate(); // huge pages advised
   SplitMix64 rng(seed * 1000003 + arg.index);
   bool isNorm = llvm::StringRef(arg.role).ends_with("norm");
   double scale =

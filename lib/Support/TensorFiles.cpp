@@ -20,7 +20,9 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cstdlib>
 #include <cstring>
+#include <type_traits>
 
 #if defined(__unix__)
 #include <sys/mman.h>
@@ -81,16 +83,47 @@ void HostTensor::release() {
   keepAlive.reset();
 }
 
+void blockc::adviseHugePages(void *p, size_t bytes) {
+#if defined(__linux__)
+  // BLOCKC_HUGE_PAGES=0 leaves the pages as the kernel's policy makes them
+  // (to measure what the advice is worth).
+  static const bool enabled = [] {
+    const char *env = std::getenv("BLOCKC_HUGE_PAGES");
+    return !env || std::strcmp(env, "0") != 0;
+  }();
+  if (!enabled)
+    return;
+  constexpr uintptr_t kHuge = 2 << 20;
+  auto begin = (reinterpret_cast<uintptr_t>(p) + kHuge - 1) & ~(kHuge - 1);
+  uintptr_t end = (reinterpret_cast<uintptr_t>(p) + bytes) & ~(kHuge - 1);
+  if (end > begin)
+    (void)madvise(reinterpret_cast<void *>(begin), end - begin, MADV_HUGEPAGE);
+#else
+  (void)p;
+  (void)bytes;
+#endif
+}
+
 void HostTensor::allocate() {
-  data.clear();
-  bits16.clear();
   borrowed = nullptr;
   borrowsMappedFile = false;
   keepAlive.reset();
+  // The storage it has if large enough (a reset cache), else new storage,
+  // reserved and advised before the zeros touch it.
+  auto zeros = [](auto &kept, auto &other, size_t n) {
+    std::remove_reference_t<decltype(other)>().swap(other);
+    if (kept.capacity() < n) {
+      std::remove_reference_t<decltype(kept)>().swap(kept);
+      kept.reserve(n);
+      adviseHugePages(kept.data(), n * sizeof(kept[0]));
+    }
+    kept.assign(n, 0);
+  };
+  auto n = static_cast<size_t>(numElements());
   if (elementType == ElementType::F32)
-    data.assign(numElements(), 0.0f);
+    zeros(data, bits16, n);
   else
-    bits16.assign(numElements(), 0);
+    zeros(bits16, data, n);
 }
 
 const char *blockc::stringifyElementType(ElementType type) {
