@@ -498,8 +498,11 @@ def GPULowerWarpgroupAttentionPass
     empty mbarriers; warpgroups 1 and 2 (`setmaxnreg` 240) own
     64 query rows each and run the steps above on their own
     double-buffered P (a named barrier per warpgroup instead of the block's
-    barrier), taking turns on two mbarriers to issue S and P V (ping-pong),
-    each up to its own causal end.
+    barrier), overlapped within the warpgroup: step j issues S of key tile
+    j and P V of tile j - 1, waits for S alone (`wgmma.wait_group N`, N
+    > 0), and runs the softmax of tile j while P V is in flight; they take
+    turns on two mbarriers to issue each step (ping-pong), each up to its
+    own causal end.
 
     ```mlir
     blockc_codegen.warpgroup_attention %q, %k, %v, %o {...}  // before
