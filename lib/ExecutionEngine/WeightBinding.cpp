@@ -505,7 +505,11 @@ HostTensor blockc::makeRandomWeight(const ModelArgument &arg, uint64_t seed,
   ElementType type = getHostElementType(arg.type.getElementType());
   if (type != ElementType::F32)
     t = convertElements(t, type);
-  return arg.shardAxis >= 0 ? selectShard(t, arg, rank) : t;
+  // Not `cond ? selectShard(...) : t`, which copies t into storage that
+  // allocate() did not advise.
+  if (arg.shardAxis >= 0)
+    return selectShard(t, arg, rank);
+  return t;
 }
 
 std::vector<HostTensor> blockc::makeRandomWeights(const ModelSignature &sig,
