@@ -117,6 +117,14 @@ struct CompileCLOptions {
                "cover whole heads (default true; false keeps the RoPE "
                "kernels) (docs/GPU.md)"),
       cl::init(true), cl::cat(getCompileOptionsCategory())};
+  cl::opt<bool> mmaRope{
+      "gpu-mma-rope",
+      cl::desc("With -target=nvptx: apply RoPE in the epilogue of the Q and "
+               "K projections' mma.sync kernels (sm_80 and newer, where no "
+               "warpgroup kernel is used) where their tiles cover whole "
+               "heads (default true; false keeps the RoPE kernels) "
+               "(docs/GPU.md)"),
+      cl::init(true), cl::cat(getCompileOptionsCategory())};
   cl::opt<int64_t> attentionConsumers{
       "gpu-attention-consumers",
       cl::desc("With -target=nvptx -gpu-arch=sm_90a: consumer warpgroups of "
@@ -215,6 +223,7 @@ llvm::Expected<CompileOptions> blockc::getCompileOptionsFromCommandLine() {
   options.warpgroupSchedule = cl.warpgroupSchedule;
   options.warpgroupEpilogue = cl.warpgroupEpilogue;
   options.warpgroupRope = cl.warpgroupRope;
+  options.mmaRope = cl.mmaRope;
   options.attentionConsumers = cl.attentionConsumers;
   options.attentionStages = cl.attentionStages;
   options.checkBounds = cl.checkBounds;
@@ -242,6 +251,7 @@ void CompileOptions::getNVPTXOptions(NVPTXPipelineOptions &options,
   options.warpgroupSchedule = warpgroupSchedule;
   options.warpgroupEpilogue = warpgroupEpilogue;
   options.warpgroupRope = warpgroupRope;
+  options.mmaRope = mmaRope;
   options.attentionConsumers = attentionConsumers;
   options.attentionStages = attentionStages;
   options.profile = profile;

@@ -356,6 +356,7 @@ createGPUSelectTiles(const NVPTXPipelineOptions &options) {
   tiles.warpgroupSchedule = options.warpgroupSchedule.getValue();
   tiles.warpgroupEpilogue = options.warpgroupEpilogue.getValue();
   tiles.warpgroupRope = options.warpgroupRope;
+  tiles.mmaRope = options.mmaRope;
   tiles.attentionConsumers = options.attentionConsumers;
   tiles.attentionStages = options.attentionStages;
   return nvptx::createGPUSelectTilesPass(tiles);

@@ -63,6 +63,10 @@ struct CompileOptions {
   /// sm_90a projections with a TMA store: apply the RoPE that reads the
   /// rounded Q / K in the epilogue where the tiles cover whole heads.
   bool warpgroupRope = true;
+  /// mma.sync projections (sm_80 and newer): apply the RoPE that reads the
+  /// rounded Q / K in the epilogue (on a shared-memory staging tile) where
+  /// the tiles cover whole heads.
+  bool mmaRope = true;
   /// sm_90a attention: consumer warpgroups per block of the warpgroup
   /// kernel (2: warp-specialised where it fits, 1: one warpgroup).
   int64_t attentionConsumers = 2;

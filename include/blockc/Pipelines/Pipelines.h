@@ -291,6 +291,13 @@ struct NVPTXPipelineOptions
                      "each output tile from shared memory where it fits) or "
                      "elements (per-element stores) (docs/GPU.md)"),
       llvm::cl::init("tma")};
+  Option<bool> mmaRope{
+      *this, "mma-rope",
+      llvm::cl::desc("mma.sync projections (sm_80 and newer): apply the RoPE "
+                     "that reads the rounded result on a shared-memory "
+                     "staging tile where the tiles cover whole heads "
+                     "(docs/GPU.md)"),
+      llvm::cl::init(true)};
   Option<bool> warpgroupRope{
       *this, "warpgroup-rope",
       llvm::cl::desc("sm_90a projections with a TMA-store epilogue: apply "

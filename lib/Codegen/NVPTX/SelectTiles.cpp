@@ -270,9 +270,11 @@ struct GPUSelectTilesPass
           GPUWarpgroupTilesAttr tiles =
               warpgroupTilesFor(&getContext(), n, warpgroupSchedule, tmaStore,
                                 target.getSharedPerBlock());
-          // A RoPE of the rounded result, applied on the staging tile
-          // where the tiles cover whole heads.
-          if (warpgroupRope && tiles.getTmaStore() &&
+          // A RoPE of the rounded result, applied on the staging tile (or
+          // from the f32 tile by the per-element epilogue) where the tiles
+          // cover whole heads.
+          if (warpgroupRope &&
+              blockc::nvptx::isWarpgroupMatmulCandidate(linalgOp) &&
               !op->hasAttr(CodegenDialect::kGpuWarpgroupTilesAttrName))
             if (int64_t d = ropeHeadDim(linalgOp);
                 d != 0 && tiles.getTileN() % d == 0)
@@ -282,6 +284,25 @@ struct GPUSelectTilesPass
                   tiles.getTmaStore(), d);
           setIfAbsent(op, CodegenDialect::kGpuWarpgroupTilesAttrName, tiles);
         }
+        // A RoPE of the rounded result in the mma.sync kernel's epilogue
+        // (on a staging tile over the ring), where these tiles (written
+        // here, in stage 1 on tensors or above) cover whole heads, the
+        // staging tile fits and no warpgroup kernel takes the op.
+        if (mmaRope && !op->hasAttr(CodegenDialect::kGpuWarpgroupTilesAttrName))
+          if (auto tiles = op->getAttrOfType<GPUMmaTilesAttr>(
+                  CodegenDialect::kGpuMmaTilesAttrName);
+              tiles && isa<MemRefType>(linalgOp->getOperand(0).getType()) &&
+              tiles == mmaTilesFor(&getContext(), reductionSize(linalgOp),
+                                   /*elementBytes=*/2))
+            if (int64_t d = ropeHeadDim(linalgOp);
+                d != 0 && tiles.getTileN() % d == 0) {
+              auto rope = GPUMmaTilesAttr::get(
+                  &getContext(), tiles.getTileM(), tiles.getTileN(),
+                  tiles.getTileK(), tiles.getWarpsM(), tiles.getWarpsN(),
+                  tiles.getStages(), d);
+              if (rope.getSharedBytes() <= target.getSharedPerBlock())
+                op->setAttr(CodegenDialect::kGpuMmaTilesAttrName, rope);
+            }
       }
     });
   }

@@ -30,6 +30,107 @@ namespace {
 using blockc::nvptx::ContractionKernel;
 using blockc::nvptx::inputsMN;
 
+} // namespace
+
+void blockc::nvptx::ContractionKernel::rotateStaged(
+    const blockc::nvptx::RotationPlan &rotation,
+    function_ref<Value(Value, Value, ArrayRef<Value>)> staged, int64_t tileM,
+    int64_t tileN, Value m0, Value n0, Value mLast, Value mSize, Value first,
+    int64_t count,
+    function_ref<void(Value, Value, Value, ArrayRef<Value>, ArrayRef<Value>,
+                      Value, Value)>
+        store) {
+  linalg::GenericOp rope = rotation.rope;
+  int64_t headDim = rotation.headDim, half = headDim / 2;
+  auto rotatedType = cast<MemRefType>(rotation.output.getType());
+  // The RoPE's loops: the output's M dimensions, the head, d.
+  int64_t loops = rotatedType.getRank();
+  int64_t heads = rotatedType.getDimSize(loops - 2);
+  int64_t rowPairs = tileN / 2, pairs = tileM * rowPairs;
+  assert(tileN % headDim == 0 && pairs % count == 0 &&
+         "the tile is not whole heads or pairs");
+  AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  // The RoPE's inputs read by head and d only (the same in every row).
+  SmallVector<OpOperand *> columnInputs;
+  for (OpOperand *in : rope.getDpsInputOperands()) {
+    if (in == rotation.x || in == rotation.partner ||
+        rope.getMatchingBlockArgument(in).use_empty())
+      continue;
+    AffineMap map = rope.getMatchingIndexingMap(in);
+    if (llvm::all_of(map.getResults(), [&](AffineExpr e) {
+          auto d = dyn_cast<AffineDimExpr>(e);
+          return !d || d.getPosition() + 2 >= static_cast<unsigned>(loops);
+        }))
+      columnInputs.push_back(in);
+  }
+  // A thread's pair of columns in the tile (q: the pair's index in a row)
+  // and the column inputs there.
+  struct Columns {
+    Value j, c0, c1, head, inside;
+    DenseMap<OpOperand *, Value> at0, at1;
+  };
+  auto columnsOf = [&](Value q) {
+    Columns c;
+    c.j = rem(q, half);
+    c.c0 = add(mul(div(q, half), idx(headDim)), c.j);
+    c.c1 = add(c.c0, idx(half));
+    Value head = div(add(n0, c.c0), headDim);
+    c.inside = lt(head, idx(heads));
+    c.head = arith::MinUIOp::create(b, loc, head, idx(heads - 1));
+    SmallVector<Value> iv(loops, idx(0));
+    iv[loops - 2] = c.head;
+    iv[loops - 1] = c.j;
+    for (OpOperand *in : columnInputs)
+      c.at0[in] = blockc::nvptx::loadOperandAt(b, loc, rope, *in, iv);
+    iv[loops - 1] = add(c.j, idx(half));
+    for (OpOperand *in : columnInputs)
+      c.at1[in] = blockc::nvptx::loadOperandAt(b, loc, rope, *in, iv);
+    return c;
+  };
+  std::optional<Columns> fixed;
+  if (count % rowPairs == 0)
+    fixed = columnsOf(rem(first, rowPairs));
+  loop(first, idx(pairs), idx(count), [&](Value p) {
+    Columns c = fixed ? *fixed : columnsOf(rem(p, rowPairs));
+    Value r = div(p, rowPairs);
+    Value m = add(m0, r);
+    auto rotate = [&](Value row) {
+      SmallVector<Value> rowIv(op.getNumLoops(), idx(0));
+      delinearize(row, dims.m, rowIv);
+      Value x0 = staged(r, c.c0, rowIv), x1 = staged(r, c.c1, rowIv);
+      SmallVector<Value> iv0;
+      for (int64_t d = 0; d + 2 < loops; ++d)
+        iv0.push_back(
+            rowIv[cast<AffineDimExpr>(outMap.getResult(d)).getPosition()]);
+      iv0.push_back(c.head);
+      iv0.push_back(c.j);
+      SmallVector<Value> iv1(iv0);
+      iv1.back() = add(c.j, idx(half));
+      auto evaluate = [&](ArrayRef<Value> at, Value x, Value partner,
+                          const DenseMap<OpOperand *, Value> &columns) {
+        return blockc::nvptx::evaluateGenericAt(
+            b, loc, rope, at, [&](OpOperand &operand) -> Value {
+              if (&operand == rotation.x)
+                return x;
+              if (&operand == rotation.partner)
+                return partner;
+              return columns.lookup(&operand);
+            });
+      };
+      Value y0 = evaluate(iv0, x0, x1, c.at0);
+      Value y1 = evaluate(iv1, x1, x0, c.at1);
+      store(r, c.c0, c.c1, iv0, iv1, y0, y1);
+    };
+    if (mSize)
+      when(arith::AndIOp::create(b, loc, lt(m, mSize), c.inside),
+           [&] { rotate(m); });
+    else
+      rotate(arith::MinUIOp::create(b, loc, m, mLast));
+  });
+}
+
+namespace {
+
 struct GPUTileMatmulPass
     : blockc::nvptx::impl::GPUTileMatmulPassBase<GPUTileMatmulPass> {
   using Base::Base;
@@ -154,13 +255,18 @@ struct GPUTileMatmulPass
       // sm_90a tiles covering whole heads (rope_head_dim, chosen by
       // blockc-gpu-select-tiles): the kernel also applies the RoPE that
       // reads its rounded result, and writes the RoPE's output.
-      auto wgTiles = dyn_cast<GPUWarpgroupTilesAttr>(config);
-      if (wgTiles && wgTiles.getRopeHeadDim() != 0 && fuseEpilogues) {
+      // The same for mma.sync tiles (on their staging tile over the ring).
+      int64_t ropeHeadDim = 0;
+      if (auto wgTiles = dyn_cast<GPUWarpgroupTilesAttr>(config))
+        ropeHeadDim = wgTiles.getRopeHeadDim();
+      else if (auto mmaTiles = dyn_cast<GPUMmaTilesAttr>(config))
+        ropeHeadDim = mmaTiles.getRopeHeadDim();
+      if (ropeHeadDim != 0 && fuseEpilogues) {
         std::optional<blockc::nvptx::RotationPlan> rotation =
             blockc::nvptx::planRotation(plan);
-        if (!rotation || rotation->headDim != wgTiles.getRopeHeadDim()) {
+        if (!rotation || rotation->headDim != ropeHeadDim) {
           op->emitOpError()
-              << "has rope_head_dim = " << wgTiles.getRopeHeadDim()
+              << "has rope_head_dim = " << ropeHeadDim
               << " but its rounded result is not read by a rotate-half RoPE "
                  "of that head dim alone";
           return signalPassFailure();

@@ -84,6 +84,33 @@ struct ContractionKernel : KernelBuilder {
     writeEpilogueResults(b, loc, op, plan, iv, sums);
   }
 
+  /// Applies `rotation` (the plan's RoPE) to the output tile at (m0, n0)
+  /// held in shared memory: `staged(r, c, rowIv)` gives the 16-bit result
+  /// at row r, column c of its `tileM` rows of `tileN` columns (whole heads
+  /// of D; `rowIv`: the contraction's loop indices with that row's M
+  /// indices set). Threads `first`, `first + count`,
+  /// ... each take a pair of columns c0 = h D + j, c1 = c0 + D / 2 of one
+  /// row r, get both values and evaluate the RoPE's body for both
+  /// (x and its rotate-half partner swapped); `store(r, c0, c1, iv0, iv1,
+  /// y0, y1)` writes them (`iv0`, `iv1`: the RoPE's loop indices of the two
+  /// elements). With `mSize`, rows at or past M and heads past the output
+  /// are skipped; without, they are evaluated at clamped indices (rows at
+  /// `mLast`). Where `count` is a multiple of tileN / 2, a thread's columns
+  /// are the same in every row it takes: their indices and the RoPE's
+  /// inputs indexed by head and d only (the frequency table) are computed
+  /// and loaded once, before the loop.
+  void rotateStaged(
+      const RotationPlan &rotation,
+      llvm::function_ref<mlir::Value(mlir::Value, mlir::Value,
+                                     llvm::ArrayRef<mlir::Value>)>
+          staged,
+      int64_t tileM, int64_t tileN, mlir::Value m0, mlir::Value n0,
+      mlir::Value mLast, mlir::Value mSize, mlir::Value first, int64_t count,
+      llvm::function_ref<void(
+          mlir::Value, mlir::Value, mlir::Value, llvm::ArrayRef<mlir::Value>,
+          llvm::ArrayRef<mlir::Value>, mlir::Value, mlir::Value)>
+          store);
+
   /// out[m, n] += value where m < mSize and n < nSize (the output holds the
   /// bias or zero).
   void accumulateGuarded(mlir::Value m, mlir::Value n, mlir::Value mSize,

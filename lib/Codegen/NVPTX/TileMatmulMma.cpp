@@ -342,9 +342,26 @@ struct TensorCoreKernel : ContractionKernel {
     // The last groups copied nothing; wait for them before exiting.
     nvgpu::DeviceAsyncWaitOp::create(b, loc, lastGroup, b.getI32IntegerAttr(0));
 
+    // With a RoPE (rope_head_dim) the results go to a staging tile over the
+    // ring, once every warp is past its last ldmatrix and every thread's
+    // last copies are in; the RoPE then pairs its columns (below).
+    Value staging;
+    if (plan.rotation) {
+      gpu::BarrierOp::create(b, loc);
+      Type outElem =
+          cast<MemRefType>(plan.rotation->output.getType()).getElementType();
+      staging = memref::ViewOp::create(
+          b, loc,
+          MemRefType::get({tileM, tiles.getStagingRow()}, outElem,
+                          MemRefLayoutAttrInterface(), wg),
+          base, idx(0), ValueRange{});
+    }
+    Value rowInTile = add(mul(warpM, idx(warpTileM)), g),
+          colInTile = add(mul(warpN, idx(outWarpN)), mul(t, idx(2)));
+
     // Epilogue: accumulator (i, j) of lane (g = lane / 4, t = lane % 4)
     // holds rows g and g + 8, columns 2t and 2t + 1 of its m16 x n8 tile.
-    Value colBase = add(add(n0, mul(warpN, idx(outWarpN))), mul(t, idx(2)));
+    Value colBase = add(n0, colInTile);
     // Each of the thread's rows is delinearized once (under its bounds
     // check); its columns are checked against N.
     for (int64_t i = 0; i < mFrags; ++i)
@@ -367,9 +384,38 @@ struct TensorCoreKernel : ContractionKernel {
               sums.push_back(vector::ExtractOp::create(
                   b, loc, kLoop.getResult(i * nFrags + j + p * outFrags),
                   ArrayRef<int64_t>{r, c}));
-            writeResults(plan, iv, sums);
+            if (!staging) {
+              writeResults(plan, iv, sums);
+              continue;
+            }
+            memref::StoreOp::create(
+                b, loc,
+                blockc::nvptx::computeEpilogueResult(b, loc, op, plan, iv,
+                                                     sums),
+                staging,
+                ValueRange{add(rowInTile, idx(i * 16 + r * 8)),
+                           add(colInTile, idx(j * 8 + c))});
           }
       }
+    // The RoPE: after a barrier (every result staged), each thread takes
+    // pairs of columns d, d + D / 2 of a head in a row of the tile and
+    // stores the RoPE's two values to its output (rows inside M).
+    if (staging) {
+      gpu::BarrierOp::create(b, loc);
+      const blockc::nvptx::RotationPlan &rotation = *plan.rotation;
+      rotateStaged(
+          rotation,
+          [&](Value r, Value c, ArrayRef<Value>) -> Value {
+            return memref::LoadOp::create(b, loc, staging, ValueRange{r, c});
+          },
+          tileM, tileN, m0, n0, /*mLast=*/Value(), mSize, tid,
+          tiles.getThreads(),
+          [&](Value, Value, Value, ArrayRef<Value> iv0, ArrayRef<Value> iv1,
+              Value y0, Value y1) {
+            memref::StoreOp::create(b, loc, y0, rotation.output, iv0);
+            memref::StoreOp::create(b, loc, y1, rotation.output, iv1);
+          });
+    }
     gpu::TerminatorOp::create(b, loc);
   }
 };

@@ -21,6 +21,8 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
+#include <functional>
+
 using namespace mlir;
 using namespace blockc::codegen;
 using blockc::nvptx::ContractionKernel;
@@ -151,56 +153,26 @@ struct WarpgroupKernel : ContractionKernel {
   /// take a pair of columns d, d + D / 2 of one head in one row, read both
   /// values, evaluate the RoPE's body for both (x and its rotate-half
   /// partner swapped) and write both back, so that no thread reads what
-  /// another writes. Rows past M and heads past N read the RoPE's other
-  /// inputs at clamped indices (TMA clips their results).
+  /// another writes (rotateStaged). Rows past M and heads past N read the
+  /// RoPE's other inputs at clamped indices (TMA clips their results).
   void rotate(Value staging, Value m0, Value n0, Value mLast, Value first,
               int64_t count, function_ref<void()> sync) {
-    const blockc::nvptx::RotationPlan &rotation = *plan.rotation;
-    linalg::GenericOp rope = rotation.rope;
-    int64_t headDim = rotation.headDim, half = headDim / 2;
-    auto rotatedType = cast<MemRefType>(rotation.output.getType());
-    int64_t rank = rotatedType.getRank();
-    int64_t heads = rotatedType.getDimSize(rank - 2);
-    int64_t tileM = tiles.getTileM(), tileN = tiles.getTileN();
-    int64_t pairs = tileM * tileN / 2;
-    assert(tileN % headDim == 0 && pairs % count == 0 &&
-           "the tile is not whole heads or pairs");
-    AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
     sync();
-    loop(first, idx(pairs), idx(count), [&](Value p) {
-      Value r = div(p, tileN / 2), q = rem(p, tileN / 2);
-      Value j = rem(q, half);
-      Value c0 = add(mul(div(q, half), idx(headDim)), j);
-      Value c1 = add(c0, idx(half));
-      Value x0 = memref::LoadOp::create(b, loc, staging, ValueRange{r, c0});
-      Value x1 = memref::LoadOp::create(b, loc, staging, ValueRange{r, c1});
-      // The RoPE's loop indices: the output row's M indices, the head, d.
-      SmallVector<Value> rowIv(op.getNumLoops(), idx(0));
-      delinearize(arith::MinUIOp::create(b, loc, add(m0, r), mLast), dims.m,
-                  rowIv);
-      SmallVector<Value> iv;
-      for (int64_t d = 0; d + 2 < rank; ++d)
-        iv.push_back(
-            rowIv[cast<AffineDimExpr>(outMap.getResult(d)).getPosition()]);
-      iv.push_back(arith::MinUIOp::create(b, loc, div(add(n0, c0), headDim),
-                                          idx(heads - 1)));
-      iv.push_back(j);
-      auto evaluate = [&](ArrayRef<Value> at, Value x, Value partner) {
-        return blockc::nvptx::evaluateGenericAt(
-            b, loc, rope, at, [&](OpOperand &operand) -> Value {
-              if (&operand == rotation.x)
-                return x;
-              if (&operand == rotation.partner)
-                return partner;
-              return {};
-            });
-      };
-      Value y0 = evaluate(iv, x0, x1);
-      iv.back() = add(j, idx(half));
-      Value y1 = evaluate(iv, x1, x0);
-      memref::StoreOp::create(b, loc, y0, staging, ValueRange{r, c0});
-      memref::StoreOp::create(b, loc, y1, staging, ValueRange{r, c1});
-    });
+    rotateStaged(
+        *plan.rotation, loadFrom(staging), tiles.getTileM(), tiles.getTileN(),
+        m0, n0, mLast, /*mSize=*/Value(), first, count,
+        [&](Value r, Value c0, Value c1, ArrayRef<Value>, ArrayRef<Value>,
+            Value y0, Value y1) {
+          memref::StoreOp::create(b, loc, y0, staging, ValueRange{r, c0});
+          memref::StoreOp::create(b, loc, y1, staging, ValueRange{r, c1});
+        });
+  }
+
+  /// The `staged` of rotateStaged that loads the values from `tile`.
+  std::function<Value(Value, Value, ArrayRef<Value>)> loadFrom(Value tile) {
+    return [this, tile](Value r, Value c, ArrayRef<Value>) -> Value {
+      return memref::LoadOp::create(b, loc, tile, ValueRange{r, c});
+    };
   }
 
   Value eq(Value x, int64_t v) {
@@ -456,6 +428,30 @@ struct WarpgroupKernel : ContractionKernel {
           output ? view(base, add(tileOffset, idx(tiles.getStagingOffset())),
                         {tileM, outTileN}, outType)
                  : Value();
+      // The per-element epilogue with a RoPE: each thread takes pairs of
+      // columns d, d + D / 2 of a head in a row of the f32 tile, computes
+      // the consumer's value of both and stores the RoPE's two values to
+      // its output (rows inside M).
+      if (plan.rotation && !output) {
+        const blockc::nvptx::RotationPlan &rotation = *plan.rotation;
+        rotateStaged(
+            rotation,
+            [&](Value r, Value c, ArrayRef<Value> rowIv) -> Value {
+              SmallVector<Value> iv(rowIv);
+              iv[dims.n.front()] = add(n0, c);
+              Value sum =
+                  memref::LoadOp::create(b, loc, tile, ValueRange{r, c});
+              return blockc::nvptx::computeEpilogueResult(b, loc, op, plan, iv,
+                                                          {sum});
+            },
+            tileM, tileN, m0, n0, /*mLast=*/Value(), mSize, first, count,
+            [&](Value, Value, Value, ArrayRef<Value> iv0, ArrayRef<Value> iv1,
+                Value y0, Value y1) {
+              memref::StoreOp::create(b, loc, y0, rotation.output, iv0);
+              memref::StoreOp::create(b, loc, y1, rotation.output, iv1);
+            });
+        return;
+      }
       // Each thread turns tileM * outTileN / count elements into results,
       // kEpilogueGroup at a time: first the memory inputs of the group's
       // elements (residuals, inits: at indices clamped into the output, so

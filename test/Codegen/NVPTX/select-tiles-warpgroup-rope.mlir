@@ -1,16 +1,18 @@
 // RUN: blockc-opt %s -split-input-file --blockc-gpu-select-tiles=chip=sm_90a | FileCheck %s --check-prefixes=CHECK,ROPE
 // RUN: blockc-opt %s -split-input-file --blockc-gpu-select-tiles="chip=sm_90a warpgroup-rope=false" | FileCheck %s --check-prefixes=CHECK,OFF
-// RUN: blockc-opt %s -split-input-file --blockc-gpu-select-tiles="chip=sm_90a warpgroup-epilogue=elements" | FileCheck %s --check-prefixes=CHECK,OFF
+// RUN: blockc-opt %s -split-input-file --blockc-gpu-select-tiles="chip=sm_90a warpgroup-epilogue=elements" | FileCheck %s --check-prefixes=CHECK,ELEM
 
 // RoPE in the warpgroup kernel's epilogue (docs/GPU.md): on sm_90a a
 // projection whose rounded result only a rotate-half RoPE reads (over its
 // [M, H, D] view) gets rope_head_dim = D on its TMA-store tiles when D
-// divides tile_n; not with warpgroup-rope=false, nor without the TMA store
-// (warpgroup-epilogue=elements), nor for heads of 48 columns (128 x 128
-// tiles would split them).
+// divides tile_n, and so do the tiles of the per-element epilogue
+// (warpgroup-epilogue=elements: applied from the f32 tile); not with
+// warpgroup-rope=false, nor for heads of 48 columns (128 x 128 tiles would
+// split them).
 
 // CHECK-LABEL: func.func @rope
 // ROPE:          gpu_warpgroup_tiles<tile_m = 128, tile_n = 128, stages = 4, producer = true, tma_store = true, rope_head_dim = 32>
+// ELEM:          gpu_warpgroup_tiles<tile_m = 128, tile_n = 128, stages = 4, producer = true, rope_head_dim = 32>
 // OFF-NOT:       rope_head_dim
 memref.global "private" constant @inv_freq : memref<32xf32> = dense<0.5>
 #a = affine_map<(m, n, k) -> (m, k)>

@@ -126,3 +126,37 @@ func.func @rope_without_rope(%x: memref<?x64xbf16>, %w: memref<64x64xbf16>, %y: 
   memref.dealloc %acc : memref<?x64xf32>
   return
 }
+
+// -----
+
+// The same on mma.sync tiles (sm_80): no RoPE reads the rounded result.
+#a = affine_map<(m, n, k) -> (m, k)>
+#w = affine_map<(m, n, k) -> (n, k)>
+#o = affine_map<(m, n, k) -> (m, n)>
+#id = affine_map<(m, n) -> (m, n)>
+func.func @mma_rope_without_rope(%x: memref<?x64xbf16>, %w: memref<64x64xbf16>, %y: memref<?x64xbf16>) {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %m = memref.dim %x, %c0 : memref<?x64xbf16>
+  %acc = memref.alloc(%m) : memref<?x64xf32>
+  linalg.fill ins(%zero : f32) outs(%acc : memref<?x64xf32>)
+  // expected-error @+1 {{'linalg.generic' op has rope_head_dim = 32 but its rounded result is not read by a rotate-half RoPE of that head dim alone}}
+  linalg.generic {indexing_maps = [#a, #w, #o], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<?x64xbf16>, memref<64x64xbf16>) outs(%acc : memref<?x64xf32>)
+      attrs = {blockc_codegen.gpu_mma_tiles = #blockc_codegen.gpu_mma_tiles<tile_m = 32, tile_n = 64, tile_k = 32, warps_m = 1, warps_n = 2, stages = 2, rope_head_dim = 32>} {
+  ^bb0(%in: bf16, %wv: bf16, %o: f32):
+    %xf = arith.extf %in : bf16 to f32
+    %wf = arith.extf %wv : bf16 to f32
+    %p = arith.mulf %xf, %wf : f32
+    %s = arith.addf %o, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%acc : memref<?x64xf32>) outs(%y : memref<?x64xbf16>) {
+  ^bb0(%in: f32, %o: bf16):
+    %r = arith.truncf %in : f32 to bf16
+    linalg.yield %r : bf16
+  }
+  memref.dealloc %acc : memref<?x64xf32>
+  return
+}

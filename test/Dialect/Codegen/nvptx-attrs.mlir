@@ -171,10 +171,22 @@ func.func @gpu_warpgroup_tiles_tma_store() attributes {a = #blockc_codegen.gpu_w
 
 // -----
 
-// With a RoPE applied on the staging tile (heads of 128 columns).
+// mma.sync tiles with a RoPE applied on the staging tile (heads of 64
+// columns).
+// CHECK-LABEL: func.func @gpu_mma_tiles_rope
+// CHECK-SAME: #blockc_codegen.gpu_mma_tiles<tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 4, rope_head_dim = 64>
+func.func @gpu_mma_tiles_rope() attributes {a = #blockc_codegen.gpu_mma_tiles<tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 4, rope_head_dim = 64>} {
+  return
+}
+
+// -----
+
+// With a RoPE applied on the staging tile (heads of 128 columns), and
+// from the f32 tile of the per-element epilogue (heads of 64).
 // CHECK-LABEL: func.func @gpu_warpgroup_tiles_rope
 // CHECK-SAME: #blockc_codegen.gpu_warpgroup_tiles<tile_m = 128, tile_n = 256, stages = 4, producer = true, tma_store = true, rope_head_dim = 128>
-func.func @gpu_warpgroup_tiles_rope() attributes {a = #blockc_codegen.gpu_warpgroup_tiles<tile_m = 128, tile_n = 256, stages = 4, producer = true, tma_store = true, rope_head_dim = 128>} {
+// CHECK-SAME: #blockc_codegen.gpu_warpgroup_tiles<tile_m = 128, tile_n = 128, stages = 4, producer = true, rope_head_dim = 64>
+func.func @gpu_warpgroup_tiles_rope() attributes {a = #blockc_codegen.gpu_warpgroup_tiles<tile_m = 128, tile_n = 256, stages = 4, producer = true, tma_store = true, rope_head_dim = 128>, b = #blockc_codegen.gpu_warpgroup_tiles<tile_m = 128, tile_n = 128, stages = 4, producer = true, rope_head_dim = 64>} {
   return
 }
 

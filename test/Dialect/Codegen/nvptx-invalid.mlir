@@ -183,6 +183,28 @@ func.func @mma_shared() attributes {t = #blockc_codegen.gpu_mma_tiles<tile_m = 1
 
 // -----
 
+// expected-error @+1 {{rope_head_dim must be 0 or an even divisor of tile_n (128), got 96}}
+func.func @mma_rope_partial_heads() attributes {t = #blockc_codegen.gpu_mma_tiles<tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 4, rope_head_dim = 96>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{rope_head_dim must be 0 or an even divisor of tile_n (128), got 63}}
+func.func @mma_rope_odd() attributes {t = #blockc_codegen.gpu_mma_tiles<tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 4, rope_head_dim = 63>} {
+  return
+}
+
+// -----
+
+// The staging tile (512 x 264 bf16) fits nowhere, although the ring does.
+// expected-error @+1 {{the RoPE staging tile takes 270336 bytes, more than the 232448 bytes of shared memory a block may have on any chip}}
+func.func @mma_rope_staging() attributes {t = #blockc_codegen.gpu_mma_tiles<tile_m = 512, tile_n = 256, tile_k = 16, warps_m = 2, warps_n = 2, stages = 2, rope_head_dim = 128>} {
+  return
+}
+
+// -----
+
 func.func @mma_tiles_kind(%a: memref<8x16xbf16>, %b: memref<16x8xbf16>, %c: memref<8x8xf32>) {
   // expected-error @+1 {{'blockc_codegen.gpu_mma_tiles' must be a #blockc_codegen.gpu_mma_tiles attribute}}
   linalg.matmul {blockc_codegen.gpu_mma_tiles = #blockc_codegen.gpu_matmul_tiles<tile_m = 64, tile_n = 64, tile_k = 16, threads_x = 16, threads_y = 16>}
@@ -440,15 +462,9 @@ func.func @warpgroup_tma_store_staging() attributes {t = #blockc_codegen.gpu_war
 
 // -----
 
-// The RoPE is applied on the staging tile of the TMA store.
-// expected-error @+1 {{rope_head_dim needs tma_store (the rotation runs on the staging tile)}}
-func.func @warpgroup_rope_without_tma_store() attributes {t = #blockc_codegen.gpu_warpgroup_tiles<tile_m = 128, tile_n = 128, stages = 4, producer = true, rope_head_dim = 64>} {
-  return
-}
-
-// -----
-
-// Each tile holds whole heads (and a head's two halves).
+// The RoPE is applied on the staging tile of the TMA store (or from the
+// f32 tile of the per-element epilogue). Each tile holds whole heads (and
+// a head's two halves).
 // expected-error @+1 {{rope_head_dim must be 0 or an even divisor of tile_n (128), got 96}}
 func.func @warpgroup_rope_partial_heads() attributes {t = #blockc_codegen.gpu_warpgroup_tiles<tile_m = 128, tile_n = 128, stages = 4, producer = true, tma_store = true, rope_head_dim = 96>} {
   return

@@ -80,7 +80,8 @@ GPUMatmulTilesAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 LogicalResult
 GPUMmaTilesAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                         int64_t tileM, int64_t tileN, int64_t tileK,
-                        int64_t warpsM, int64_t warpsN, int64_t stages) {
+                        int64_t warpsM, int64_t warpsN, int64_t stages,
+                        int64_t ropeHeadDim) {
   if (failed(verifyPositive(emitError, {{"tile_m", tileM},
                                         {"tile_n", tileN},
                                         {"tile_k", tileK},
@@ -118,6 +119,19 @@ GPUMmaTilesAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "the " << stages << " stages of shared tiles take "
                        << shared << " bytes, more than the "
                        << maxOptInSharedBytes()
+                       << " bytes of shared memory a block may have on any "
+                          "chip";
+  // The rotation pairs columns d and d + D / 2 of the block's staging tile,
+  // which covers whole heads and lies over the ring.
+  if (ropeHeadDim < 0 || ropeHeadDim % 2 != 0 ||
+      (ropeHeadDim != 0 && tileN % ropeHeadDim != 0))
+    return emitError() << "rope_head_dim must be 0 or an even divisor of "
+                          "tile_n ("
+                       << tileN << "), got " << ropeHeadDim;
+  int64_t staging = tileM * (tileN + 8) * 2;
+  if (ropeHeadDim != 0 && staging > maxOptInSharedBytes())
+    return emitError() << "the RoPE staging tile takes " << staging
+                       << " bytes, more than the " << maxOptInSharedBytes()
                        << " bytes of shared memory a block may have on any "
                           "chip";
   return success();
@@ -180,11 +194,9 @@ GPUWarpgroupTilesAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        << maxOptInSharedBytes()
                        << " bytes of shared memory a block may have on any "
                           "chip";
-  // The rotation runs on the staging tile, in which every head of a tile
-  // has its rotate-half partner columns.
-  if (ropeHeadDim != 0 && !tmaStore)
-    return emitError() << "rope_head_dim needs tma_store (the rotation runs on "
-                          "the staging tile)";
+  // The rotation runs on the staging tile (or the f32 tile of the
+  // per-element epilogue), in which every head of a tile has its
+  // rotate-half partner columns.
   if (ropeHeadDim < 0 || ropeHeadDim % 2 != 0 ||
       (ropeHeadDim != 0 && tileN % ropeHeadDim != 0))
     return emitError() << "rope_head_dim must be 0 or an even divisor of "

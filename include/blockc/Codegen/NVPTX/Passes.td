@@ -168,7 +168,14 @@ def GPUSelectTilesPass
       with a 16-bit weight (which `blockc-gpu-narrow-mma-operands` then
       narrows): 128 x 128 tiles on 2 x 2 warps, k steps of 32 (16 when 32
       does not divide K) in 4 stages (80 KiB / 48 KiB of dynamic shared
-      memory);
+      memory); with `mma-rope` (the default), on buffers, those tiles also
+      get `rope_head_dim = D` where the only reader of the rounded 16-bit
+      result is a rotate-half RoPE of head dim `D` dividing `tile_n`
+      (`planRotation`, as for the warpgroup tiles below), the RoPE's
+      staging tile fits in the chip's shared memory per block and the op
+      gets no warpgroup tiles: the kernel then applies the RoPE on a
+      staging tile over its ring (an attribute that differs from these
+      tiles, e.g. written by hand, is kept as it is);
     * on `sm_90a` (wgmma and TMA are arch-specific features of Hopper), on
       buffers, also `blockc_codegen.gpu_warpgroup_tiles` on each
       tensor-core contraction that the warpgroup kernel takes (no batch
@@ -262,6 +269,11 @@ def GPUSelectTilesPass
            "The sm_90a warpgroup-MMA projections' epilogue: tma (a TMA "
            "store of each output tile from shared memory, where the "
            "shared memory fits) or elements (per-element stores)">,
+    Option<"mmaRope", "mma-rope", "bool", /*default=*/"true",
+           "The mma.sync projections (sm_80 and newer, where no warpgroup "
+           "tiles are chosen) apply the RoPE that reads their rounded "
+           "result on a shared-memory staging tile where their tiles cover "
+           "whole heads">,
     Option<"warpgroupRope", "warpgroup-rope", "bool", /*default=*/"true",
            "The sm_90a warpgroup-MMA projections with a TMA store apply the "
            "RoPE that reads their result where their tiles cover whole "
@@ -900,7 +912,17 @@ def GPUTileMatmulPass
     `d + D / 2` of a head of the tile, evaluates the RoPE's body for both
     from the two staged values (rows and heads outside the output at
     clamped indices) and writes both back; the TMA store then writes the
-    rotated tile to the RoPE's output and the RoPE is erased. In the
+    rotated tile to the RoPE's output and the RoPE is erased. The
+    `mma.sync` kernel with `rope_head_dim = D` on its tiles does the same
+    on a 16-bit staging tile over its ring: once the ring is drained (a
+    barrier), each thread writes its rounded results there instead of to
+    memory; after a barrier each thread takes pairs of columns `d`,
+    `d + D / 2` of a head of the tile and stores the RoPE's two values to
+    its output (rows past M and heads past the output skipped). In both
+    kernels a thread whose pairs are in the same columns of every row (its
+    stride a multiple of half a tile row) computes their indices and loads
+    the RoPE's inputs indexed by head and d only (the frequency table) once,
+    before its pair loop. In the
     small-M branch of a run-time dispatch (above) the weight-streaming
     kernel writes the unrotated result and a copy of the RoPE follows it.
     Tiles with `rope_head_dim` whose result is not read that way are an
@@ -941,7 +963,7 @@ def GPUTileMatmulPass
     Statistic<"numPrologues", "num-prologues",
               "TF32 kernels evaluating their input's producer in registers">,
     Statistic<"numRotations", "num-rotations",
-              "RoPEs applied in warpgroup-MMA epilogues">
+              "RoPEs applied in tensor-core epilogues">
   ];
   let options = [
     Option<"fuseEpilogues", "fuse-epilogues", "bool", /*default=*/"true",

@@ -707,15 +707,40 @@ def Codegen_GPUMmaTilesAttr : Codegen_ConfigAttr<"GPUMmaTiles", "gpu_mma_tiles">
     `stages * (tile_m + tile_n) * (tile_k + 4) * 4` bytes, which
     `blockc-gpu-tile-matmul` checks against the same 227 KiB (the threads
     divide the f32 chunks whenever they divide the 16-bit ones).
+
+    With `rope_head_dim = D` (an even `D` dividing `tile_n`, which
+    `blockc-gpu-select-tiles` writes) the epilogue also applies the rotary
+    position embedding that reads the fused 16-bit result: the only reader
+    of the epilogue's output is a rotate-half RoPE `linalg.generic` over
+    that output viewed as `[..., H, D]` (reading it at `d` and at
+    `(d + D / 2) mod D`). A thread's accumulators hold columns `2t, 2t + 1`
+    of each n8 tile but not their partners `D / 2` away, so once the ring
+    is drained the block writes its rounded results into a 16-bit staging
+    tile of `tile_m x (tile_n + 8)` elements over the ring (rows padded by
+    16 bytes so that the fragments' rows hit distinct banks); after a
+    barrier each thread takes pairs of columns `d`, `d + D / 2` of one head
+    in one row, evaluates the RoPE body for both and stores both to the
+    RoPE's output. Each block covers whole heads, so every partner is in
+    its tile. The block's shared memory is the larger of the ring and the
+    staging tile, which must fit in the same 227 KiB.
   }];
   let parameters = (ins "int64_t":$tile_m,
                         "int64_t":$tile_n,
                         "int64_t":$tile_k,
                         "int64_t":$warps_m,
                         "int64_t":$warps_n,
-                        "int64_t":$stages);
+                        "int64_t":$stages,
+                        DefaultValuedParameter<"int64_t", "0">:$rope_head_dim);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
+  let builders = [
+    AttrBuilder<(ins "int64_t":$tile_m, "int64_t":$tile_n, "int64_t":$tile_k,
+                     "int64_t":$warps_m, "int64_t":$warps_n,
+                     "int64_t":$stages), [{
+      return $_get($_ctxt, tile_m, tile_n, tile_k, warps_m, warps_n, stages,
+                   0);
+    }]>
+  ];
   let extraClassDeclaration = [{
     /// Threads per block.
     int64_t getThreads() const { return 32 * getWarpsM() * getWarpsN(); }
@@ -724,10 +749,22 @@ def Codegen_GPUMmaTilesAttr : Codegen_ConfigAttr<"GPUMmaTiles", "gpu_mma_tiles">
     int64_t getSharedRow(int64_t elementBytes = 2) const {
       return getTileK() + 16 / elementBytes;
     }
-    /// Bytes of (dynamic) shared memory of the ring of tiles.
-    int64_t getSharedBytes(int64_t elementBytes = 2) const {
+    /// Bytes of the ring of tiles of `elementBytes`-byte elements.
+    int64_t getRingBytes(int64_t elementBytes = 2) const {
       return getStages() * (getTileM() + getTileN()) *
              getSharedRow(elementBytes) * elementBytes;
+    }
+    /// Elements per row of the RoPE epilogue's 16-bit staging tile
+    /// (tile_n plus 16 bytes of padding).
+    int64_t getStagingRow() const { return getTileN() + 8; }
+    /// Bytes of the RoPE epilogue's staging tile (0 without rope_head_dim).
+    int64_t getStagingBytes() const {
+      return getRopeHeadDim() ? getTileM() * getStagingRow() * 2 : 0;
+    }
+    /// Bytes of (dynamic) shared memory: the ring, and with rope_head_dim
+    /// the staging tile over it.
+    int64_t getSharedBytes(int64_t elementBytes = 2) const {
+      return std::max(getRingBytes(elementBytes), getStagingBytes());
     }
   }];
 }
@@ -881,8 +918,8 @@ def Codegen_GPUWarpgroupTilesAttr
     stores for an output TMA cannot store: not bf16 or f16, not row-major
     contiguous, or rows that are not a static multiple of 16 bytes.
 
-    With `rope_head_dim = D` (which needs `tma_store`, an even `D` dividing
-    `tile_n`) the epilogue also applies the rotary position embedding that
+    With `rope_head_dim = D` (an even `D` dividing `tile_n`) the epilogue
+    also applies the rotary position embedding that
     reads the fused result: the only reader of the epilogue's 16-bit output
     is a rotate-half RoPE `linalg.generic` over that output viewed as
     `[..., H, D]` (reading it at `d` and at `(d + D / 2) mod D`). Once the
@@ -891,6 +928,9 @@ def Codegen_GPUWarpgroupTilesAttr
     values read, the RoPE body evaluated for both, both written, so no
     other thread's value is needed), and the TMA store writes the RoPE's
     output instead; the RoPE kernel and the unrotated buffer are gone.
+    Without `tma_store` (the per-element epilogue) the threads take the same
+    pairs of columns of the f32 output tile, compute the consumer's value of
+    both and store the RoPE's two values to its output.
     Each output tile covers whole heads, so the partner of every column is
     in the tile.
 
