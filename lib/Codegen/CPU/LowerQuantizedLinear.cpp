@@ -277,6 +277,9 @@ struct Kernel {
   /// int4 on vdpbf16ps (linear_tiles bf16_dot): the bf16 tensor that x
   /// widens, or null.
   Value x16 = {};
+  /// Rows in lanes with 8 lanes (AVX2): the input as that kernel reads it
+  /// (buildLaneInput) and its groups' sums times -8.
+  Value xLanes = {}, xGroupSums = {};
 
   OpBuilder &b() { return q.b; }
   Location loc() { return q.loc; }
@@ -452,14 +455,29 @@ struct Kernel {
     return vector::BitCastOp::create(
         b(), loc(), VectorType::get({v}, b().getF32Type()), words);
   }
-  /// Rows in lanes: the values q of nibble j of `words` (16 rows' k = 8c + j
-  /// of their run c), looked up in `table` (vpermps reads the low 4 bits).
+  /// Rows in lanes: the values q of nibble j of `words` (V rows' k = 8c + j
+  /// of their run c), looked up in `table` (16 lanes: vpermps reads the low
+  /// 4 bits), or (8 lanes, no table) shifted, masked, less 8 and converted.
   Value laneValues(Value table, Value words, int64_t j) {
     Value index =
         j == 0 ? words
                : arith::ShRUIOp::create(b(), loc(), words, splatI32(4 * j))
                      .getResult();
-    return lookup(table, index);
+    if (v == 16)
+      return lookup(table, index);
+    Value u = arith::AndIOp::create(b(), loc(), index, splatI32(0x0F));
+    return i32ToF32(arith::SubIOp::create(b(), loc(), u, splatI32(8)));
+  }
+  /// Rows in lanes, 8 lanes: nibble j of `words` as u 16^j (u = q + 8), one
+  /// mask (nibble 7: a shift, whose masked value would be negative) and
+  /// one conversion, exact; xLanes holds x[k] 16^-j to match.
+  Value laneScaledNibbles(Value words, int64_t j) {
+    Value u = j == 7 ? arith::ShRUIOp::create(b(), loc(), words, splatI32(28))
+                           .getResult()
+                     : arith::AndIOp::create(b(), loc(), words,
+                                             splatI32(int64_t{0xF} << (4 * j)))
+                           .getResult();
+    return i32ToF32(u);
   }
   /// Rows in lanes, prefill: buf[k, j] = W'[nc + j, k0 + k] for k < lenV
   /// (a multiple of 8) and j < block_n: per run of 8 k and tile of 16 rows
@@ -468,13 +486,13 @@ struct Kernel {
   /// Tiles past the last one repeat it (their columns are never written).
   void fillPanelLanes(Value buf, Value nc, Value k0, Value lenV) {
     int64_t g = layout.getGroupSize(), gw = g / 8;
-    int64_t blockWords = 16 * (gw + 1);
+    int64_t blockWords = v * (gw + 1);
     Value lastTile = q.idx(layout.getPreparedShape()[0] - 1);
-    Value table = laneTable();
-    for (int64_t j0 = 0; j0 < blockN; j0 += 16) {
+    Value table = v == 16 ? laneTable() : Value();
+    for (int64_t j0 = 0; j0 < blockN; j0 += v) {
       Value tile = arith::MinUIOp::create(
           b(), loc(),
-          arith::DivUIOp::create(b(), loc(), q.add(nc, q.idx(j0)), q.idx(16)),
+          arith::DivUIOp::create(b(), loc(), q.add(nc, q.idx(j0)), q.idx(v)),
           lastTile);
       q.loop(q.idx(0), lenV, 8, {}, [&](Value kk, ValueRange) {
         Value kAbs = q.add(k0, kk);
@@ -483,9 +501,9 @@ struct Kernel {
         Value run = arith::DivUIOp::create(
             b(), loc(), arith::RemUIOp::create(b(), loc(), kAbs, q.idx(g)),
             q.idx(8));
-        Value words = laneWords(tile, q.add(base, q.mul(run, q.idx(16))),
+        Value words = laneWords(tile, q.add(base, q.mul(run, q.idx(v))),
                                 /*asF32=*/false);
-        Value s = laneWords(tile, q.add(base, q.idx(16 * gw)), /*asF32=*/true);
+        Value s = laneWords(tile, q.add(base, q.idx(v * gw)), /*asF32=*/true);
         for (int64_t j = 0; j < 8; ++j)
           vector::StoreOp::create(
               b(), loc(),
@@ -496,41 +514,91 @@ struct Kernel {
     }
   }
 
-  /// Rows in lanes, decode: out[bIdx, t + i, n + 16 u + l - nOffset] for
-  /// i < r, u < nt tiles of 16 rows from row n (a multiple of 16), l < 16
+  /// Rows in lanes, decode: out[bIdx, t + i, n + V u + l - nOffset] for
+  /// i < r, u < nt tiles of V rows from row n (a multiple of V), l < V
   /// (masked past the output's width). Per group and tile, per run of 8 k:
-  /// one read of 16 words, then per k one shift, one lookup of q in the
-  /// constant table and one FMA per input row with x[k] broadcast into the
-  /// group's sums (two per tile and row: k even and odd), which the 16
-  /// rows' scales multiply once per group. The products x q are exact, so
-  /// this differs from the reference's sum of x (q s) only in the order of
-  /// the f32 roundings.
+  /// one read of V words, then per k the nibble's values and one FMA per
+  /// input row with x[k] broadcast into the group's sums (two per tile and
+  /// row: k even and odd), which the V rows' scales multiply once per
+  /// group. The values: with 16 lanes one shift and one lookup of q in the
+  /// constant table; with 8 (AVX2: vpermps has 8 entries) one mask and one
+  /// conversion of u 16^j (u = q + 8, nibble j in place; laneScaledNibbles)
+  /// against x[k] 16^-j (xLanes), the group's sums starting from -8 times
+  /// the group's sum of x (xGroupSums) for the offset of u. The products x
+  /// q are exact, so this differs from the reference's sum of x (q s) only
+  /// in the order of the f32 roundings (and, with 8 lanes, in the sum of x
+  /// that the offset cancels, as the interleaved tables do).
   Value laneTile(Value out, Value bIdx, Value t, Value n, Value nOffset,
                  int64_t r, int64_t nt) {
     int64_t k = layout.getCols(), g = layout.getGroupSize(), gw = g / 8;
-    int64_t blockWords = 16 * (gw + 1);
+    int64_t blockWords = v * (gw + 1);
     int64_t pWords = layout.getPreparedShape()[1];
     VectorType f32v = VectorType::get({v}, b().getF32Type());
     Value zero = splatF32(0.0);
-    Value table = laneTable();
+    bool scaled = v == 8;
+    Value table = scaled ? Value() : laneTable();
     SmallVector<Value> rows, tiles;
     for (int64_t i = 0; i < r; ++i)
       rows.push_back(q.add(t, q.idx(i)));
-    Value tile0 = arith::DivUIOp::create(b(), loc(), n, q.idx(16));
+    Value tile0 = arith::DivUIOp::create(b(), loc(), n, q.idx(v));
     for (int64_t u = 0; u < nt; ++u)
       tiles.push_back(q.add(tile0, q.idx(u)));
+    // x[k] (8 lanes: x[k] 16^-(k % 8)) broadcast.
+    auto xAt = [&](Value row, Value kAbs) -> Value {
+      return vector::BroadcastOp::create(
+          b(), loc(), f32v,
+          tensor::ExtractOp::create(b(), loc(), scaled ? xLanes : x,
+                                    ValueRange{bIdx, row, kAbs}));
+    };
+    // Runs c0 .. c0 + runs of the group at word `base` into `sums`.
+    auto runsInto = [&](Value kg, Value base, Value c0, int64_t runs,
+                        SmallVector<Value> (&sums)[2]) {
+      for (int64_t c = 0; c < runs; ++c) {
+        Value run = q.add(c0, q.idx(c));
+        SmallVector<Value> words;
+        for (int64_t u = 0; u < nt; ++u)
+          words.push_back(laneWords(tiles[u], q.add(base, q.mul(run, q.idx(v))),
+                                    /*asF32=*/false));
+        for (int64_t j = 0; j < 8; ++j) {
+          Value kAbs = q.add(q.add(kg, q.mul(run, q.idx(8))), q.idx(j));
+          SmallVector<Value> xs;
+          for (int64_t i = 0; i < r; ++i)
+            xs.push_back(xAt(rows[i], kAbs));
+          for (int64_t u = 0; u < nt; ++u) {
+            Value qv = scaled ? laneScaledNibbles(words[u], j)
+                              : laneValues(table, words[u], j);
+            for (int64_t i = 0; i < r; ++i) {
+              Value &sum = sums[j % 2][i * nt + u];
+              sum = vector::FMAOp::create(b(), loc(), xs[i], qv, sum);
+            }
+          }
+        }
+      }
+    };
+    // Runs of 8 k unrolled per group up to 4 (32 k); larger groups loop
+    // over their 32 k.
+    int64_t unrolled = std::min<int64_t>(gw, 4);
     SmallVector<Value> accs(r * nt, zero);
     accs = q.loop(q.idx(0), q.idx(k), g, accs, [&](Value kg, ValueRange it) {
       SmallVector<Value> acc(it);
+      Value grp = arith::DivUIOp::create(b(), loc(), kg, q.idx(g));
       SmallVector<Value> sums[2] = {SmallVector<Value>(r * nt, zero),
                                     SmallVector<Value>(r * nt, zero)};
-      Value base = q.mul(arith::DivUIOp::create(b(), loc(), kg, q.idx(g)),
-                         q.idx(blockWords));
+      if (scaled)
+        for (int64_t i = 0; i < r; ++i) {
+          Value offset = vector::BroadcastOp::create(
+              b(), loc(), f32v,
+              tensor::ExtractOp::create(b(), loc(), xGroupSums,
+                                        ValueRange{bIdx, rows[i], grp}));
+          for (int64_t u = 0; u < nt; ++u)
+            sums[0][i * nt + u] = offset;
+        }
+      Value base = q.mul(grp, q.idx(blockWords));
       // Software prefetch (into L2) of each tile's words 2 x prefetch_tiles
       // groups further, a line at a time (clamped to the tile's last word).
       if (pBuf && prefetchTiles > 0)
         for (int64_t u = 0; u < nt; ++u)
-          for (int64_t line = 0; line <= gw; ++line) {
+          for (int64_t line = 0; line < (blockWords + 15) / 16; ++line) {
             Value col = arith::MinUIOp::create(
                 b(), loc(),
                 q.add(base, q.idx(prefetchTiles * 2 * blockWords + 16 * line)),
@@ -540,30 +608,26 @@ struct Kernel {
                                        /*isWrite=*/false, /*localityHint=*/2,
                                        /*isDataCache=*/true);
           }
-      for (int64_t c = 0; c < gw; ++c) {
-        SmallVector<Value> words;
-        for (int64_t u = 0; u < nt; ++u)
-          words.push_back(laneWords(tiles[u], q.add(base, q.idx(16 * c)),
-                                    /*asF32=*/false));
-        for (int64_t j = 0; j < 8; ++j) {
-          Value kAbs = q.add(kg, q.idx(8 * c + j));
-          SmallVector<Value> xs;
-          for (int64_t i = 0; i < r; ++i)
-            xs.push_back(vector::BroadcastOp::create(
-                b(), loc(), f32v,
-                tensor::ExtractOp::create(b(), loc(), x,
-                                          ValueRange{bIdx, rows[i], kAbs})));
-          for (int64_t u = 0; u < nt; ++u) {
-            Value qv = laneValues(table, words[u], j);
-            for (int64_t i = 0; i < r; ++i) {
-              Value &sum = sums[j % 2][i * nt + u];
-              sum = vector::FMAOp::create(b(), loc(), xs[i], qv, sum);
-            }
-          }
-        }
+      if (gw == unrolled) {
+        runsInto(kg, base, q.idx(0), gw, sums);
+      } else {
+        SmallVector<Value> init(sums[0]);
+        init.append(sums[1]);
+        SmallVector<Value> res = q.loop(
+            q.idx(0), q.idx(gw), unrolled, init, [&](Value c0, ValueRange s) {
+              SmallVector<Value> part[2] = {
+                  SmallVector<Value>(s.take_front(r * nt)),
+                  SmallVector<Value>(s.drop_front(r * nt))};
+              runsInto(kg, base, c0, unrolled, part);
+              SmallVector<Value> next(part[0]);
+              next.append(part[1]);
+              return next;
+            });
+        sums[0].assign(res.begin(), res.begin() + r * nt);
+        sums[1].assign(res.begin() + r * nt, res.end());
       }
       for (int64_t u = 0; u < nt; ++u) {
-        Value s = laneWords(tiles[u], q.add(base, q.idx(16 * gw)),
+        Value s = laneWords(tiles[u], q.add(base, q.idx(v * gw)),
                             /*asF32=*/true);
         for (int64_t i = 0; i < r; ++i) {
           int64_t e = i * nt + u;
@@ -576,7 +640,7 @@ struct Kernel {
       return acc;
     });
     for (int64_t u = 0; u < nt; ++u) {
-      Value col = q.add(n, q.idx(16 * u));
+      Value col = q.add(n, q.idx(v * u));
       Value biasV;
       if (bias)
         biasV = vector::TransferReadOp::create(b(), loc(), f32v, bias,
@@ -943,6 +1007,60 @@ Value buildDequantizedInput(OpBuilder &b, Location loc, Value x) {
       });
 }
 
+/// Rows in lanes with 8 lanes (AVX2): the input as that decode kernel reads
+/// it, x'[..., k] = x[..., k] 2^(-4 (k % 8)) for k % 8 < 7 and x[..., k]
+/// for k % 8 = 7 (the kernel converts nibble j of a word in place, u 16^j,
+/// but shifts the top one down), and the groups' sums times -8 (the offset
+/// of u = q + 8), c[..., j] = -8 sum_{l < G} x[..., j G + l]; both exact
+/// scalings by powers of two (for |x| above 2^-98). Built once per call,
+/// before the kernel's parallel loop.
+std::pair<Value, Value> buildLaneInput(OpBuilder &b, Location loc, Value x,
+                                       int64_t groupSize) {
+  auto type = cast<RankedTensorType>(x.getType());
+  int64_t rank = type.getRank();
+  SmallVector<Value> dynamic;
+  for (int64_t i = 0; i < rank; ++i)
+    if (type.isDynamicDim(i))
+      dynamic.push_back(tensor::DimOp::create(b, loc, x, i));
+  Value init = tensor::EmptyOp::create(b, loc, type.getShape(), b.getF32Type(),
+                                       dynamic);
+  AffineMap id = AffineMap::getMultiDimIdentityMap(rank, b.getContext());
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  Value scaled =
+      linalg::GenericOp::create(
+          b, loc, init.getType(), ValueRange{x}, ValueRange{init},
+          ArrayRef<AffineMap>{id, id}, iterators,
+          [&](OpBuilder &nb, Location nloc, ValueRange args) {
+            blockc::KernelToolkit q{nb, nloc};
+            Value k = linalg::IndexOp::create(nb, nloc, rank - 1);
+            Value j = arith::IndexCastOp::create(
+                nb, nloc, nb.getI32Type(),
+                arith::RemUIOp::create(nb, nloc, k, q.idx(8)));
+            // 2^(-4 j), 1 for j = 7, as its bits: the exponent 127 - 4 j.
+            Value e = arith::SubIOp::create(
+                nb, nloc, q.i32(127),
+                arith::MulIOp::create(nb, nloc, j, q.i32(4)));
+            Value top = arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::eq,
+                                              j, q.i32(7));
+            e = arith::SelectOp::create(nb, nloc, top, q.i32(127), e);
+            Value f = arith::BitcastOp::create(
+                nb, nloc, nb.getF32Type(),
+                arith::ShLIOp::create(nb, nloc, e, q.i32(23)));
+            linalg::YieldOp::create(
+                nb, nloc, ValueRange{arith::MulFOp::create(nb, nloc, args[0], f)});
+          })
+          .getResult(0);
+  Value sums = blockc::buildRunReduction(
+      b, loc, x, groupSize, [](OpBuilder &nb, Location nloc, Value r, Value v) {
+        Value minus8 =
+            arith::ConstantOp::create(nb, nloc, nb.getF32FloatAttr(-8.0f));
+        return arith::AddFOp::create(
+            nb, nloc, r, arith::MulFOp::create(nb, nloc, v, minus8));
+      });
+  return {scaled, sums};
+}
+
 /// The kernel of activations = int8: per run of 32 k (one chunk), the
 /// integer dot product of q_x and q_w in 8 i32 lanes (ymm registers), exact,
 /// converted once and multiplied by s_x (and, int4, the group's s_w):
@@ -1218,7 +1336,7 @@ struct CPULowerQuantizedLinearPass
       bool int8 = quant.getType() == WeightQuantType::int8;
       // Rows in lanes: the weight-only int4 kernels with 16 lanes, not on
       // bf16 pairs (elsewhere the tiles' interleave alone).
-      bool rowLanes = !int8 && tiles.getRowLanes() && v == 16 &&
+      bool rowLanes = !int8 && tiles.getRowLanes() && (v == 16 || v == 8) &&
                       !quant.quantizesActivations() &&
                       !bf16Pairs(op, target.getAvx512Bf16(), v, 4);
       auto layout = codegen::QuantizedWeightAttr::get(
@@ -1303,7 +1421,7 @@ struct CPULowerQuantizedLinearPass
           b, loc, forall.getRegionIterArgs()[0], offsets, sizes, strides);
       // P as a memref for software prefetches (read-only).
       Value pBuf;
-      if (path == Path::intTiles || v == 16) {
+      if (path == Path::intTiles || v == 16 || layout.getRowLanes()) {
         OpBuilder::InsertionGuard g(b);
         b.setInsertionPoint(forall);
         auto pType = cast<RankedTensorType>(p.getType());
@@ -1326,6 +1444,14 @@ struct CPULowerQuantizedLinearPass
       // tiles dot bf16 pairs. (bf16_dot is ignored elsewhere.)
       if (!intDots && bf16Pairs(op, avx512Bf16, v, layout.getBits()))
         kern.x16 = op.getInput().getDefiningOp<arith::ExtFOp>().getIn();
+      // Rows in lanes with 8 lanes: the scaled input and group sums, once
+      // per call (before the parallel loop).
+      if (path == Path::weightOnly && layout.getRowLanes() && v == 8) {
+        OpBuilder::InsertionGuard g(b);
+        b.setInsertionPoint(forall);
+        std::tie(kern.xLanes, kern.xGroupSums) =
+            buildLaneInput(b, loc, x, layout.getGroupSize());
+      }
       // int4 keeps a group accumulator beside each accumulator: half the
       // columns; with AVX-512's table lookups a table per column instead
       // (rows of 2: accumulators, tables and x vectors fit 32 registers).
@@ -1369,17 +1495,17 @@ struct CPULowerQuantizedLinearPass
       };
       // Few rows (decode): the weight bytes are widened where they are used.
       auto fewRows = [&](Value slice) -> Value {
-        // Rows in lanes: input rows 2 at a time (then 1) over 2 tiles of 16
+        // Rows in lanes: input rows 2 at a time (then 1) over 2 tiles of V
         // weight rows (a single input row: 4), then single tiles.
         if (layout.getRowLanes())
           return q.forOne(c0, bDim, 1, slice, [&](Value bIdx, Value o) {
             auto colsLoop = [&](Value t, int64_t r, Value acc) {
               int64_t nt = r == 1 ? 4 : 2;
-              Value nMain = q.fullEnd(nc, ncEnd, 16 * nt);
-              acc = q.forOne(nc, nMain, 16 * nt, acc, [&](Value nIdx, Value a) {
+              Value nMain = q.fullEnd(nc, ncEnd, v * nt);
+              acc = q.forOne(nc, nMain, v * nt, acc, [&](Value nIdx, Value a) {
                 return kern.laneTile(a, bIdx, t, nIdx, nc, r, nt);
               });
-              return q.forOne(nMain, ncEnd, 16, acc, [&](Value nIdx, Value a) {
+              return q.forOne(nMain, ncEnd, v, acc, [&](Value nIdx, Value a) {
                 return kern.laneTile(a, bIdx, t, nIdx, nc, r, 1);
               });
             };

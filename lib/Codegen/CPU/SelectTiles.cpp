@@ -406,8 +406,13 @@ struct CPUSelectTilesPass
       auto linearTiles = op->getAttrOfType<codegen::LinearTilesAttr>(
           CodegenDialect::kLinearTilesAttrName);
       int64_t k = op.getWeight().getType().getDimSize(1);
-      bool rowLanes = int4 && !act && width == 16 &&
-                      op.getWeightQuantAttr().getGroupSizeFor(k) == 32 &&
+      // With 8 lanes (AVX2, no 16-entry table lookup) every group size:
+      // the tables' replacement there converted each nibble vector with a
+      // cross-lane vpmovzxbd (the port pressure: 7.1 cycles per 32 weights
+      // in llvm-mca's Zen 3 model and in cache, 3.1 in rows in lanes).
+      int64_t groupSize = op.getWeightQuantAttr().getGroupSizeFor(k);
+      bool rowLanes = int4 && !act && (width == 16 || width == 8) &&
+                      (groupSize == 32 || width == 8) &&
                       !(linearTiles && linearTiles.getBf16Dot());
       op->setAttr(CodegenDialect::kQuantizedTilesAttrName,
                   codegen::QuantizedTilesAttr::get(
@@ -416,7 +421,7 @@ struct CPUSelectTilesPass
                       /*panel_rows=*/regs >= 32 ? 8 : 6,
                       /*panel_min_rows=*/16,
                       /*prefetch_tiles=*/act ? 4 : 2,
-                      /*interleave=*/rowLanes ? 16 : (int4 ? 8 : 1),
+                      /*interleave=*/rowLanes ? width : (int4 ? 8 : 1),
                       /*act_panel_min_rows=*/act && int4 ? kActPanelMinRows : 0,
                       rowLanes));
       ++numAnnotated;

@@ -16,6 +16,16 @@ Value blockc::buildGroupAbsMax(OpBuilder &b, Location loc, Value w,
 }
 
 Value blockc::buildRunAbsMax(OpBuilder &b, Location loc, Value x, int64_t run) {
+  return buildRunReduction(
+      b, loc, x, run, [](OpBuilder &nb, Location nloc, Value r, Value v) {
+        return arith::MaximumFOp::create(nb, nloc, r,
+                                         math::AbsFOp::create(nb, nloc, v));
+      });
+}
+
+Value blockc::buildRunReduction(
+    OpBuilder &b, Location loc, Value x, int64_t run,
+    function_ref<Value(OpBuilder &, Location, Value, Value)> combine) {
   auto type = cast<RankedTensorType>(x.getType());
   int64_t rank = type.getRank(), k = type.getDimSize(rank - 1);
   MLIRContext *ctx = b.getContext();
@@ -62,10 +72,8 @@ Value blockc::buildRunAbsMax(OpBuilder &b, Location loc, Value x, int64_t run) {
                Value v = args[0];
                if (elem != f32)
                  v = arith::ExtFOp::create(nb, loc, f32, v);
-               Value a = math::AbsFOp::create(nb, loc, v);
-               linalg::YieldOp::create(
-                   nb, loc,
-                   ValueRange{arith::MaximumFOp::create(nb, loc, args[1], a)});
+               linalg::YieldOp::create(nb, loc,
+                                       ValueRange{combine(nb, loc, args[1], v)});
              })
       .getResult(0);
 }

@@ -53,38 +53,61 @@ func.func @int8(%x: tensor<1x?x44xf32>, %w: tensor<6x44xf32>, %b: tensor<6xf32>)
 // -----
 
 // int4 in groups of 32, K = 64: 8 + 2 words a row (two nibbles a byte,
-// then the two group scales), 8 rows interleaved (blockc-cpu-select-tiles'
-// choice): [5, 8 x 10] words, each tile of 8 rows group by group (the 8
-// rows' 4 words, then their 8 scales); per group (one chunk of 32 k) the bytes are
-// zero-extended and split into low and high nibbles u, which multiply-add
-// into group accumulators beside the sum of x; then acc += (sum x u -
-// 8 sum x) s with the group's scale.
+// then the two group scales). With AVX2 (8 lanes) select-tiles puts a
+// tile's 8 rows in the vector lanes (row_lanes, interleave 8): [5, 8 x 10]
+// words, per group the 4 runs of 8 k as 8 words each (word r: row r's 8
+// nibbles), then the 8 scales. Before the kernel, once per call: the input
+// scaled by 16^-(k % 8) (1 for k % 8 = 7; an exponent built in the bits)
+// and the groups' sums of x times -8. The prefill path stores each run's
+// 8 nibbles (shifted, masked, less 8, converted, times the scales)
+// straight into the panel [1024, 64]; the few-rows path reads 8 words per
+// tile and run, masks nibble j in place (u 16^j; nibble 7 shifted down),
+// converts it and multiply-adds it with the scaled x[k] broadcast into the
+// group's sums, which start from -8 times the group's sum of x, and
+// scales the 8 rows' sums by their 8 scales once per group; 2 input rows
+// x 2 tiles here, the rows written as vectors.
 // CHECK-LABEL: func.func @int4
-// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<5x80xi32>) attrs = {blockc_codegen.prepared = #blockc_codegen.quantized_weight<rows = 40, cols = 64, bits = 4, group_size = 32, interleave = 8>}
-// CHECK: arith.shli
-// CHECK: scf.forall
-// The prefill path stages each chunk's V rows in a [V, 32] buffer.
-// CHECK: scf.if
-// CHECK: memref.alloca() {alignment = 64 : i64} : memref<1024x32xf32>
-// CHECK: %[[ROWS:.*]] = memref.alloca() {alignment = 64 : i64} : memref<8x32xf32>
-// CHECK: vector.store %{{.*}}, %[[ROWS]]
-// CHECK: vector.load %[[ROWS]]
-// CHECK: vector.transpose
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<5x80xi32>) attrs = {blockc_codegen.prepared = #blockc_codegen.quantized_weight<rows = 40, cols = 64, bits = 4, group_size = 32, interleave = 8, row_lanes = true>}
+// CHECK-COUNT-8: arith.shli
+// CHECK: %[[P:.*]] = bufferization.to_buffer %{{.*}} read_only : tensor<5x80xi32> to memref<5x80xi32>
+// CHECK: %[[XL:.*]] = linalg.generic {{.*}} ins(%arg0 : tensor<2x3x64xf32>)
+// CHECK: arith.remui %{{.*}}, %c8
+// CHECK: arith.shli %{{.*}}, %c23
+// CHECK: %[[F:.*]] = arith.bitcast %{{.*}} : i32 to f32
+// CHECK: arith.mulf %{{.*}}, %[[F]] : f32
+// CHECK: %[[XG:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<2x3x2x32xf32>) outs(%{{.*}} : tensor<2x3x2xf32>)
+// CHECK: arith.mulf %{{.*}}, %cst{{.*}} : f32
+// CHECK: arith.addf
+// CHECK: scf.forall (%{{.*}}) in (1)
+// CHECK: memref.alloca() {alignment = 64 : i64} : memref<1024x64xf32>
+// CHECK-NOT: vector.transpose
+// CHECK: scf.for %{{.*}} step %c8
+// CHECK: %[[PW:.*]] = vector.transfer_read %{{.*}} : tensor<5x80xi32>, vector<8xi32>
+// CHECK: %[[PS:.*]] = vector.bitcast %{{.*}} : vector<8xi32> to vector<8xf32>
+// CHECK: arith.andi %[[PW]], %{{.*}} : vector<8xi32>
+// CHECK: arith.subi
+// CHECK: %[[PQ:.*]] = arith.sitofp %{{.*}} : vector<8xi32> to vector<8xf32>
+// CHECK: %[[PV:.*]] = arith.mulf %[[PQ]], %[[PS]] : vector<8xf32>
+// CHECK: vector.store %[[PV]], %{{.*}} : memref<1024x64xf32>, vector<8xf32>
 // CHECK: } else {
 // CHECK: scf.for %{{.*}} = %c0{{.*}} to %c64{{.*}} step %c32
-// CHECK: %[[XL:.*]] = vector.transfer_read %arg0
-// CHECK: %[[XH:.*]] = vector.transfer_read %arg0
-// CHECK: %[[XS:.*]] = arith.addf %[[XL]], %[[XH]] : vector<8xf32>
-// CHECK: vector.bitcast %{{.*}} : vector<2xi32> to vector<8xi8>
-// CHECK: %[[U:.*]] = arith.extui %{{.*}} : vector<8xi8> to vector<8xi32>
-// CHECK: arith.andi %[[U]], %{{.*}} : vector<8xi32>
-// CHECK: arith.shrui %[[U]], %{{.*}} : vector<8xi32>
-// CHECK: vector.fma %[[XL]]
-// CHECK: vector.fma %[[XH]]
-// CHECK: %[[S:.*]] = arith.bitcast %{{.*}} : i32 to f32
-// CHECK: %[[SV:.*]] = vector.broadcast %[[S]] : f32 to vector<8xf32>
-// CHECK: %[[T:.*]] = vector.fma %{{.*}}, %cst{{.*}}, %{{.*}} : vector<8xf32>
-// CHECK: vector.fma %[[T]], %[[SV]], %{{.*}} : vector<8xf32>
+// CHECK: %[[OFF:.*]] = tensor.extract %[[XG]]
+// CHECK: %[[OFFV:.*]] = vector.broadcast %[[OFF]] : f32 to vector<8xf32>
+// CHECK: memref.prefetch %[[P]][%{{.*}}, %{{.*}}], read, locality<2>, data : memref<5x80xi32>
+// CHECK: %[[W0:.*]] = vector.transfer_read %{{.*}} : tensor<5x80xi32>, vector<8xi32>
+// CHECK: %[[W1:.*]] = vector.transfer_read %{{.*}} : tensor<5x80xi32>, vector<8xi32>
+// CHECK: %[[X:.*]] = tensor.extract %[[XL]]
+// CHECK: %[[XB:.*]] = vector.broadcast %[[X]] : f32 to vector<8xf32>
+// CHECK: %[[M0:.*]] = arith.andi %[[W0]], %cst{{.*}} : vector<8xi32>
+// CHECK: %[[Q0:.*]] = arith.sitofp %[[M0]] : vector<8xi32> to vector<8xf32>
+// CHECK: vector.fma %[[XB]], %[[Q0]], %[[OFFV]] : vector<8xf32>
+// CHECK: arith.shrui %[[W0]], %{{.*}} : vector<8xi32>
+// CHECK-NOT: vector.reduction
+// CHECK: %[[S:.*]] = vector.bitcast %{{.*}} : vector<8xi32> to vector<8xf32>
+// CHECK: %[[G:.*]] = arith.addf
+// CHECK: vector.fma %[[G]], %[[S]], %{{.*}} : vector<8xf32>
+// CHECK-NOT: vector.reduction
+// CHECK: vector.transfer_write
 // CHECK-NOT: transformer.linear
 // With AVX-512 (16 lanes) select-tiles puts a tile's 16 rows in the
 // vector lanes (row_lanes): [ceil(40 / 16), 16 x 10] words, per group the
@@ -135,9 +158,13 @@ func.func @int4(%x: tensor<2x3x64xf32>, %w: tensor<40x64xf32>) -> tensor<2x3x40x
 // -----
 
 // int4 with 8 rows interleaved, pinned by hand (the layout of int8
-// activations and of bf16 pairs; select-tiles' choice for weight-only int4
-// below 16 lanes). With AVX-512 (16 lanes) the few-rows path looks the
-// weights up:
+// activations and of bf16 pairs): [5, 8 x 10] words, each tile of 8 rows
+// group by group (the 8 rows' 4 words, then their 8 scales). With AVX2
+// the few-rows path zero-extends a chunk's bytes, splits them into low and
+// high nibbles u, which multiply-add into group accumulators beside the
+// sum of x; then acc += (sum x u - 8 sum x) s with the group's scale; the
+// prefill path stages each chunk's V rows in a [V, 32] buffer. With
+// AVX-512 (16 lanes) the few-rows path looks the weights up:
 // per group and column a table of (u - 8) s, which vpermps indexes with
 // each byte's low nibble and, shifted, its high one; both multiply-add
 // into the accumulators (no group accumulators, no sum of x), and each
@@ -162,6 +189,31 @@ func.func @int4(%x: tensor<2x3x64xf32>, %w: tensor<40x64xf32>) -> tensor<2x3x40x
 // AVX512: vector.fma %[[XH]]
 // AVX512: vector.reduction <add>
 // CHECK-LABEL: func.func @int4_tables
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<5x80xi32>) attrs = {blockc_codegen.prepared = #blockc_codegen.quantized_weight<rows = 40, cols = 64, bits = 4, group_size = 32, interleave = 8>}
+// CHECK: arith.shli
+// CHECK: scf.forall
+// The prefill path stages each chunk's V rows in a [V, 32] buffer.
+// CHECK: scf.if
+// CHECK: memref.alloca() {alignment = 64 : i64} : memref<1024x32xf32>
+// CHECK: %[[ROWS:.*]] = memref.alloca() {alignment = 64 : i64} : memref<8x32xf32>
+// CHECK: vector.store %{{.*}}, %[[ROWS]]
+// CHECK: vector.load %[[ROWS]]
+// CHECK: vector.transpose
+// CHECK: } else {
+// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c64{{.*}} step %c32
+// CHECK: %[[XL:.*]] = vector.transfer_read %arg0
+// CHECK: %[[XH:.*]] = vector.transfer_read %arg0
+// CHECK: %[[XS:.*]] = arith.addf %[[XL]], %[[XH]] : vector<8xf32>
+// CHECK: vector.bitcast %{{.*}} : vector<2xi32> to vector<8xi8>
+// CHECK: %[[U:.*]] = arith.extui %{{.*}} : vector<8xi8> to vector<8xi32>
+// CHECK: arith.andi %[[U]], %{{.*}} : vector<8xi32>
+// CHECK: arith.shrui %[[U]], %{{.*}} : vector<8xi32>
+// CHECK: vector.fma %[[XL]]
+// CHECK: vector.fma %[[XH]]
+// CHECK: %[[S:.*]] = arith.bitcast %{{.*}} : i32 to f32
+// CHECK: %[[SV:.*]] = vector.broadcast %[[S]] : f32 to vector<8xf32>
+// CHECK: %[[T:.*]] = vector.fma %{{.*}}, %cst{{.*}}, %{{.*}} : vector<8xf32>
+// CHECK: vector.fma %[[T]], %[[SV]], %{{.*}} : vector<8xf32>
 func.func @int4_tables(%x: tensor<2x3x64xf32>, %w: tensor<40x64xf32>) -> tensor<2x3x40xf32> {
   %0 = transformer.linear %x, %w {weight_quant = #transformer.weight_quant<int4, group_size = 32>, blockc_codegen.quantized_tiles = #blockc_codegen.quantized_tiles<rows = 4, cols = 4, block_n = 32, panel_k = 1024, panel_rows = 8, panel_min_rows = 16, prefetch_tiles = 2, interleave = 8>} : tensor<2x3x64xf32>, tensor<40x64xf32> -> tensor<2x3x40xf32>
   return %0 : tensor<2x3x40xf32>

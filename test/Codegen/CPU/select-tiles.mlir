@@ -135,8 +135,8 @@ func.func @attention(%q: tensor<?x?x32x128xf32>, %k: tensor<?x?x8x128xf32>, %q24
 // panels of 1024 k in tiles of 8 (32 registers) or 6 (16) rows from 16
 // input rows on; rows prefetched 2 tiles ahead, 4 with int8 activations;
 // int4 weights with 8 rows interleaved (int8 keeps the default, 1), or
-// for weight-only int4 with 16 lanes 16 rows in the vector lanes
-// (row_lanes, 64 weight rows per work item); int4
+// for weight-only int4 the tile's rows in the vector lanes (row_lanes,
+// 16 rows with 16 lanes, 8 with 8, 64 weight rows per work item); int4
 // with int8 activations takes the f32 panels on q_x s_x from 16 rows on
 // (otherwise the default, 0: never). A schedule given by hand is kept.
 // AVX512-LABEL: func.func @quantized
@@ -148,7 +148,7 @@ func.func @attention(%q: tensor<?x?x32x128xf32>, %k: tensor<?x?x8x128xf32>, %q24
 // AVX2-LABEL: func.func @quantized
 // AVX2: quantized_tiles<rows = 2, cols = 4, block_n = 32, panel_k = 1024, panel_rows = 6, panel_min_rows = 16, prefetch_tiles = 2>
 // AVX2: quantized_tiles<rows = 2, cols = 4, block_n = 32, panel_k = 1024, panel_rows = 6, panel_min_rows = 16, prefetch_tiles = 4, interleave = 8, act_panel_min_rows = 16>
-// AVX2: quantized_tiles<rows = 2, cols = 4, block_n = 32, panel_k = 1024, panel_rows = 6, panel_min_rows = 16, prefetch_tiles = 2, interleave = 8>
+// AVX2: quantized_tiles<rows = 2, cols = 4, block_n = 64, panel_k = 1024, panel_rows = 6, panel_min_rows = 16, prefetch_tiles = 2, interleave = 8, row_lanes = true>
 func.func @quantized(%x: tensor<1x?x64xf32>, %w: tensor<40x64xf32>) -> (tensor<1x?x40xf32>, tensor<1x?x40xf32>, tensor<1x?x40xf32>, tensor<1x?x40xf32>, tensor<1x?x40xf32>) {
   %a = transformer.linear %x, %w {weight_quant = #transformer.weight_quant<int8>} : tensor<1x?x64xf32>, tensor<40x64xf32> -> tensor<1x?x40xf32>
   %b = transformer.linear %x, %w {weight_quant = #transformer.weight_quant<int4, group_size = 32, activations = int8>} : tensor<1x?x64xf32>, tensor<40x64xf32> -> tensor<1x?x40xf32>

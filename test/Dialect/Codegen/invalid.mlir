@@ -380,15 +380,22 @@ func.func @quantized_tiles_interleave(%x: tensor<1x2x64xf32>, %w: tensor<8x64xf3
 
 // -----
 
-// expected-error @+1 {{row_lanes needs bits = 4 and interleave = 16, got bits = 4 and interleave = 8}}
-func.func @quantized_row_lanes() attributes {blockc_codegen.prepared = #blockc_codegen.quantized_weight<rows = 8, cols = 64, bits = 4, group_size = 32, interleave = 8, row_lanes = true>} {
+// expected-error @+1 {{row_lanes needs bits = 4 and interleave = 8 or 16, got bits = 4 and interleave = 4}}
+func.func @quantized_row_lanes() attributes {blockc_codegen.prepared = #blockc_codegen.quantized_weight<rows = 8, cols = 64, bits = 4, group_size = 32, interleave = 4, row_lanes = true>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{row_lanes needs bits = 4 and interleave = 8 or 16, got bits = 8 and interleave = 8}}
+func.func @quantized_row_lanes_int8() attributes {blockc_codegen.prepared = #blockc_codegen.quantized_weight<rows = 8, cols = 64, bits = 8, group_size = 64, interleave = 8, row_lanes = true>} {
   return
 }
 
 // -----
 
 func.func @quantized_tiles_row_lanes(%x: tensor<1x2x64xf32>, %w: tensor<8x64xf32>) -> tensor<1x2x8xf32> {
-  // expected-error @+1 {{row_lanes needs interleave = 16, got 1}}
+  // expected-error @+1 {{row_lanes needs interleave = 8 or 16, got 1}}
   %0 = transformer.linear %x, %w {weight_quant = #transformer.weight_quant<int4, group_size = 32>, blockc_codegen.quantized_tiles = #blockc_codegen.quantized_tiles<rows = 2, cols = 4, block_n = 64, panel_k = 512, panel_rows = 6, panel_min_rows = 8, prefetch_tiles = 0, row_lanes = true>} : tensor<1x2x64xf32>, tensor<8x64xf32> -> tensor<1x2x8xf32>
   return %0 : tensor<1x2x8xf32>
 }

@@ -99,10 +99,10 @@ LogicalResult QuantizedWeightAttr::verify(
   if (interleave < 1 || interleave > 16 || (interleave & (interleave - 1)))
     return emitError() << "interleave must be 1, 2, 4, 8 or 16, got "
                        << interleave;
-  if (rowLanes && (bits != 4 || interleave != 16))
-    return emitError() << "row_lanes needs bits = 4 and interleave = 16, got "
-                          "bits = "
-                       << bits << " and interleave = " << interleave;
+  if (rowLanes && (bits != 4 || (interleave != 8 && interleave != 16)))
+    return emitError()
+           << "row_lanes needs bits = 4 and interleave = 8 or 16, got bits = "
+           << bits << " and interleave = " << interleave;
   if (interleave > 1 && bits != 4)
     return emitError() << "interleave " << interleave
                        << " needs bits = 4 (int8 rows are not interleaved)";
@@ -193,8 +193,9 @@ LogicalResult QuantizedTilesAttr::verify(
   if (interleave < 1 || interleave > 16 || (interleave & (interleave - 1)))
     return emitError() << "interleave must be 1, 2, 4, 8 or 16, got "
                        << interleave;
-  if (rowLanes && interleave != 16)
-    return emitError() << "row_lanes needs interleave = 16, got " << interleave;
+  if (rowLanes && interleave != 8 && interleave != 16)
+    return emitError() << "row_lanes needs interleave = 8 or 16, got "
+                       << interleave;
   std::pair<StringRef, int64_t> sizes[] = {
       {"rows", rows}, {"cols", cols}, {"panel_rows", panelRows}};
   for (auto [name, value] : sizes)
