@@ -564,14 +564,15 @@ def Codegen_QuantizedWeightAttr
     stream: per chunk `16 I` contiguous bytes, per group `4 I` bytes of
     scales. The rows past `rows` in the last tile are zero.
 
-    With `row_lanes = true` (int4 and `interleave` = 16 only) a tile's 16
-    rows sit in the 16 lanes of a vector: per group g, for each run c of
-    8 consecutive k (G / 8 runs), 16 words, word `r % 16` holding
+    With `row_lanes = true` (int4 and `interleave` I = 8 or 16 only) a
+    tile's I rows sit in the I lanes of a vector: per group g, for each
+    run c of 8 consecutive k (G / 8 runs), I words, word `r % I` holding
     `q[r, g G + 8 c + j] + 8` in its nibble j (bits 4j .. 4j + 3), then the
-    16 rows' scales of g. A 64-byte load thus holds 8 k of 16 rows, and
-    the kernel looks each nibble up in a constant table of q (one shift,
-    one vpermps and one FMA with x[k] broadcast per 16 weights), scaling
-    the group's 16 sums at once. Same shape and size as `interleave` 16.
+    I rows' scales of g. A 4 I-byte load thus holds 8 k of I rows; with
+    16 lanes the kernel looks each nibble up in a constant table of q (one
+    shift, one vpermps and one FMA with x[k] broadcast per 16 weights),
+    with 8 it masks each nibble in place and converts it, scaling the
+    group's I sums at once. Same shape and size as `interleave` I.
 
     The values are those of `#transformer.weight_quant` (`W' = q * s`).
     Recorded as `blockc_codegen.prepared` on the `linalg.generic` that
