@@ -15,6 +15,18 @@ using namespace blockc;
 
 namespace {
 
+/// An argument with its index, role, weight name and type, the rest as a
+/// default ModelArgument has it.
+ModelArgument argument(unsigned index, std::string role, std::string name,
+                       mlir::RankedTensorType type) {
+  ModelArgument a;
+  a.index = index;
+  a.role = std::move(role);
+  a.weightName = std::move(name);
+  a.type = type;
+  return a;
+}
+
 TEST(MemoryEstimateTest, CountsEveryKind) {
   mlir::MLIRContext ctx;
   auto f32 = mlir::Float32Type::get(&ctx);
@@ -22,11 +34,11 @@ TEST(MemoryEstimateTest, CountsEveryKind) {
   sig.funcName = "forward";
   auto input = mlir::RankedTensorType::get(
       {mlir::ShapedType::kDynamic, mlir::ShapedType::kDynamic, 16}, f32);
-  sig.args.push_back({0, "input", "", input});
+  sig.args.push_back(argument(0, "input", "", input));
   sig.args.push_back(
-      {1, "w_q", "q", mlir::RankedTensorType::get({16, 16}, f32)});
+      argument(1, "w_q", "q", mlir::RankedTensorType::get({16, 16}, f32)));
   sig.args.push_back(
-      {2, "attn_norm", "g", mlir::RankedTensorType::get({16}, f32)});
+      argument(2, "attn_norm", "g", mlir::RankedTensorType::get({16}, f32)));
   // d = 16, H = 4, H_kv = 2, D = 4, d_ff = 32: 6 * 16 + 2 * 6 * 4 + 3 * 32
   // = 240 floats per token, more than 8 d = 128.
   sig.blocks.push_back({16, 4, 2, 4, 32, true});

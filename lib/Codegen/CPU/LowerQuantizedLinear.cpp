@@ -552,7 +552,7 @@ struct Kernel {
     };
     // Runs c0 .. c0 + runs of the group at word `base` into `sums`.
     auto runsInto = [&](Value kg, Value base, Value c0, int64_t runs,
-                        SmallVector<Value> (&sums)[2]) {
+                        SmallVector<Value>(&sums)[2]) {
       for (int64_t c = 0; c < runs; ++c) {
         Value run = q.add(c0, q.idx(c));
         SmallVector<Value> words;
@@ -1022,8 +1022,8 @@ std::pair<Value, Value> buildLaneInput(OpBuilder &b, Location loc, Value x,
   for (int64_t i = 0; i < rank; ++i)
     if (type.isDynamicDim(i))
       dynamic.push_back(tensor::DimOp::create(b, loc, x, i));
-  Value init = tensor::EmptyOp::create(b, loc, type.getShape(), b.getF32Type(),
-                                       dynamic);
+  Value init =
+      tensor::EmptyOp::create(b, loc, type.getShape(), b.getF32Type(), dynamic);
   AffineMap id = AffineMap::getMultiDimIdentityMap(rank, b.getContext());
   SmallVector<utils::IteratorType> iterators(rank,
                                              utils::IteratorType::parallel);
@@ -1041,14 +1041,15 @@ std::pair<Value, Value> buildLaneInput(OpBuilder &b, Location loc, Value x,
             Value e = arith::SubIOp::create(
                 nb, nloc, q.i32(127),
                 arith::MulIOp::create(nb, nloc, j, q.i32(4)));
-            Value top = arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::eq,
-                                              j, q.i32(7));
+            Value top = arith::CmpIOp::create(
+                nb, nloc, arith::CmpIPredicate::eq, j, q.i32(7));
             e = arith::SelectOp::create(nb, nloc, top, q.i32(127), e);
             Value f = arith::BitcastOp::create(
                 nb, nloc, nb.getF32Type(),
                 arith::ShLIOp::create(nb, nloc, e, q.i32(23)));
             linalg::YieldOp::create(
-                nb, nloc, ValueRange{arith::MulFOp::create(nb, nloc, args[0], f)});
+                nb, nloc,
+                ValueRange{arith::MulFOp::create(nb, nloc, args[0], f)});
           })
           .getResult(0);
   Value sums = blockc::buildRunReduction(

@@ -72,8 +72,8 @@ Value blockc::buildRunReduction(
                Value v = args[0];
                if (elem != f32)
                  v = arith::ExtFOp::create(nb, loc, f32, v);
-               linalg::YieldOp::create(nb, loc,
-                                       ValueRange{combine(nb, loc, args[1], v)});
+               linalg::YieldOp::create(
+                   nb, loc, ValueRange{combine(nb, loc, args[1], v)});
              })
       .getResult(0);
 }

@@ -30,13 +30,11 @@ mlir::Value buildRunAbsMax(mlir::OpBuilder &b, mlir::Location loc,
 /// r[..., j] = combine(... combine(0, x[..., j run]) ..., x[..., j run +
 /// run - 1]) in f32 (x widened to f32 first), viewed as buildRunAbsMax,
 /// whose combine is max(r, |x|).
-mlir::Value
-buildRunReduction(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
-                  int64_t run,
-                  llvm::function_ref<mlir::Value(mlir::OpBuilder &,
-                                                 mlir::Location, mlir::Value r,
-                                                 mlir::Value x)>
-                      combine);
+mlir::Value buildRunReduction(
+    mlir::OpBuilder &b, mlir::Location loc, mlir::Value x, int64_t run,
+    llvm::function_ref<mlir::Value(mlir::OpBuilder &, mlir::Location,
+                                   mlir::Value r, mlir::Value x)>
+        combine);
 
 /// y[..., k] = body(x[..., k], amax[..., k floordiv run]) for x [..., K] and
 /// its runs' maxima (buildRunAbsMax), as one linalg.generic whose result has
