@@ -756,9 +756,13 @@ struct WarpgroupAttentionKernel : blockc::nvptx::KernelBuilder {
         loop(c0, hasTiles, c1, init, [&](Value, ValueRange state) {
           waitParity(full, useParity(c0), c0);
           turn(c0);
-          Value sAcc = scores(sAt, c0, /*waitLast=*/false, sGroups);
+          // The last of S's wgmmas waits for all (wgmma.wait_group 0),
+          // before the end of the turn: with its own wait_group sGroups
+          // there and the wait_group 0 after the turn, ptxas 13.0
+          // serialised the kernel's wgmmas at head dim 128 (C7515; found
+          // by editing the PTX, docs/GPU.md). S is read next anyway.
+          Value sAcc = scores(sAt, c0, /*waitLast=*/true, sGroups);
           endTurn(c0);
-          waitGroups(0);
           SmallVector<Value> next(state.begin(), state.end());
           softmaxStep(sAcc, c0, next, [] {});
           return next;

@@ -15,8 +15,9 @@
 // its turn (a wait on this consumer's turn mbarrier; at the end a warp's
 // lane 0 arrives on the other's after bar.warp.sync). Step 0 (a loop of 0
 // or 1 iterations): tile 0's full wait, S = Q K^T (4 wgmmas, depth 4: none
-// waits for another), the end of the turn, wgmma.wait_group 0, S read in
-// registers, the online softmax (quad shuffles), P's two parts into this
+// waits for another; the last waits for all, depth 0, so that ptxas does
+// not serialise the kernel's wgmmas: C7515 at head dim 128), the end of the
+// turn, no further wait, S read in registers, the online softmax (quad shuffles), P's two parts into this
 // consumer's buffer, the async-proxy fence, O rescaled in registers, the
 // consumer's named barrier (128 threads). Steps 1 .. n - 1: tile j's full
 // wait, S of tile j (4 wgmmas, depth 4) and P V of tile j - 1 (8 wgmmas,
@@ -59,11 +60,12 @@
 // CHECK:               scf.if
 // CHECK:                 nvgpu.mbarrier.try_wait.parity %[[TURN]]
 // CHECK-NOT:           transposeB
-// CHECK-COUNT-4:       nvgpu.warpgroup.mma %{{[^ ]+}}, %{{[^ ]+}}, %{{[^ ]+}} {waitGroup = 4 : i64} : <tensor = memref<64x16xbf16, {{.+}}>>, <tensor = memref<16x64xbf16, {{.+}}>>
+// CHECK-COUNT-3:       nvgpu.warpgroup.mma %{{[^ ]+}}, %{{[^ ]+}}, %{{[^ ]+}} {waitGroup = 4 : i64} : <tensor = memref<64x16xbf16, {{.+}}>>, <tensor = memref<16x64xbf16, {{.+}}>>
+// CHECK:               nvgpu.warpgroup.mma %{{[^ ]+}}, %{{[^ ]+}}, %{{[^ ]+}} {waitGroup = 0 : i64} : <tensor = memref<64x16xbf16, {{.+}}>>, <tensor = memref<16x64xbf16, {{.+}}>>
 // CHECK:               scf.if
 // CHECK:                 nvvm.bar.warp.sync
 // CHECK:                   nvgpu.mbarrier.arrive.expect_tx %[[TURN]][%{{.+}}], %c0
-// CHECK:               nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-NOT:           nvvm.wgmma.wait.group.sync.aligned
 // CHECK:               blockc_codegen.accumulator_to_fragment
 // CHECK-COUNT-4:       gpu.shuffle xor
 // CHECK-COUNT-4:       gpu.shuffle xor
@@ -125,8 +127,8 @@ func.func @gqa(%q: memref<1x?x4x64xbf16>, %k: memref<1x?x2x64xbf16>, %v: memref<
 // -----
 
 // Head dim 128, not causal: 164864 bytes (Q 32 KiB, ring 64 KiB, P 64 KiB,
-// 1 KiB); two Q panels per consumer; O as two accumulators; 8 S wgmmas
-// (depth 8) and 2 x 8 P V wgmmas (depth 24) per step, S waited for with
+// 1 KiB); two Q panels per consumer; O as two accumulators; step 0's 8 S
+// wgmmas (depth 8, the last 0); per step 8 S wgmmas (depth 8) and 2 x 8 P V wgmmas (depth 24) per step, S waited for with
 // wgmma.wait_group 16; the last step's 16 P V wgmmas with depth 16.
 // CHECK-LABEL: func.func @hd128
 // CHECK:         dynamic_shared_memory_size %c164864_i32
@@ -135,7 +137,9 @@ func.func @gqa(%q: memref<1x?x4x64xbf16>, %k: memref<1x?x2x64xbf16>, %v: memref<
 // CHECK:             nvgpu.mbarrier.arrive.expect_tx %{{.+}}[%{{.+}}], %c32768
 // CHECK-COUNT-4:     nvgpu.tma.async.load
 // CHECK:           scf.for {{.+}} -> (f32, f32, f32, f32, !nvgpu.warpgroup.accumulator<fragmented = vector<64x64xf32>>, !nvgpu.warpgroup.accumulator<fragmented = vector<64x64xf32>>)
-// CHECK-COUNT-8:     nvgpu.warpgroup.mma %{{[^ ]+}}, %{{[^ ]+}}, %{{[^ ]+}} {waitGroup = 8 : i64} :
+// CHECK-COUNT-7:     nvgpu.warpgroup.mma %{{[^ ]+}}, %{{[^ ]+}}, %{{[^ ]+}} {waitGroup = 8 : i64} :
+// CHECK:             nvgpu.warpgroup.mma %{{[^ ]+}}, %{{[^ ]+}}, %{{[^ ]+}} {waitGroup = 0 : i64} :
+// CHECK-NOT:         nvvm.wgmma.wait.group.sync.aligned
 // CHECK:           scf.yield
 // CHECK:           scf.for {{.+}} -> (f32, f32, f32, f32, !nvgpu.warpgroup.accumulator<fragmented = vector<64x64xf32>>, !nvgpu.warpgroup.accumulator<fragmented = vector<64x64xf32>>)
 // CHECK-COUNT-8:     nvgpu.warpgroup.mma %{{[^ ]+}}, %{{[^ ]+}}, %{{[^ ]+}} {waitGroup = 8 : i64} :
