@@ -138,6 +138,13 @@ struct CompileCLOptions {
                "warp-specialised attention kernel: 3 (default, where the "
                "shared memory fits, else 2) or 2"),
       cl::init(3), cl::cat(getCompileOptionsCategory())};
+  cl::opt<bool> attentionOverlap{
+      "gpu-attention-overlap",
+      cl::desc("With -target=nvptx -gpu-arch=sm_90a: the warp-specialised "
+               "attention's consumers issue S of key tile j with P V of "
+               "tile j - 1 (default true; false: one key tile at a time) "
+               "(docs/GPU.md)"),
+      cl::init(true), cl::cat(getCompileOptionsCategory())};
   cl::opt<bool> checkBounds{
       "check-bounds",
       cl::desc("With --emulate: check the indices of every memory access "
@@ -226,6 +233,7 @@ llvm::Expected<CompileOptions> blockc::getCompileOptionsFromCommandLine() {
   options.mmaRope = cl.mmaRope;
   options.attentionConsumers = cl.attentionConsumers;
   options.attentionStages = cl.attentionStages;
+  options.attentionOverlap = cl.attentionOverlap;
   options.checkBounds = cl.checkBounds;
   options.kvLayout = cl.kvLayout;
   options.tensorParallel = cl.tensorParallel;
@@ -254,6 +262,7 @@ void CompileOptions::getNVPTXOptions(NVPTXPipelineOptions &options,
   options.mmaRope = mmaRope;
   options.attentionConsumers = attentionConsumers;
   options.attentionStages = attentionStages;
+  options.attentionOverlap = attentionOverlap;
   options.profile = profile;
 }
 

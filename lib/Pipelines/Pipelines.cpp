@@ -359,6 +359,7 @@ createGPUSelectTiles(const NVPTXPipelineOptions &options) {
   tiles.mmaRope = options.mmaRope;
   tiles.attentionConsumers = options.attentionConsumers;
   tiles.attentionStages = options.attentionStages;
+  tiles.attentionOverlap = options.attentionOverlap;
   return nvptx::createGPUSelectTilesPass(tiles);
 }
 

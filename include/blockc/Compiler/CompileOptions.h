@@ -73,6 +73,9 @@ struct CompileOptions {
   /// sm_90a attention: K/V ring stages of the warp-specialised kernel
   /// (3: where its shared memory fits, else 2; 2: always 2).
   int64_t attentionStages = 3;
+  /// sm_90a attention: the warp-specialised consumers' intra-warpgroup
+  /// overlap (false: one key tile at a time).
+  bool attentionOverlap = true;
   /// With `emulate`: count each kernel's work for the emulator's profile.
   bool profile = false;
   /// The CUDA toolkit directory for ptxas and fatbinary (-cuda-toolkit);

@@ -316,6 +316,12 @@ struct NVPTXPipelineOptions
                      "warp-specialised kernel, 3 (where its shared memory "
                      "fits, else 2) or 2 (docs/GPU.md)"),
       llvm::cl::init(3)};
+  Option<bool> attentionOverlap{
+      *this, "attention-overlap",
+      llvm::cl::desc("sm_90a attention: the warp-specialised consumers' "
+                     "intra-warpgroup overlap (default true; false: one "
+                     "key tile at a time) (docs/GPU.md)"),
+      llvm::cl::init(true)};
   Option<bool> checkBounds{
       *this, "check-bounds",
       llvm::cl::desc("With emulate: check the indices of every memref access "

@@ -1376,7 +1376,8 @@ struct GPULowerSDPAPass
             op.getCausal() ? b.getUnitAttr() : UnitAttr(),
             b.getF64FloatAttr(op.getScaleOrDefault()),
             b.getI64IntegerAttr(group), b.getI64IntegerAttr(mma.getConsumers()),
-            b.getI64IntegerAttr(mma.getStages()));
+            b.getI64IntegerAttr(mma.getStages()),
+            mma.getOverlap() ? b.getUnitAttr() : UnitAttr());
         b.setInsertionPointToStart(ifOp.elseBlock());
         kernel.build(nq, nk, nv, out);
       };

@@ -59,6 +59,7 @@ struct WarpgroupAttentionKernel : blockc::nvptx::KernelBuilder {
   Type elem;
   int64_t consumers;  // 1, or 2: buildSpecialized
   int64_t ringStages; // the K/V ring of buildSpecialized: 2 or 3
+  bool overlap;       // buildSpecialized: the intra-warpgroup overlap
 
   static constexpr int64_t kRows = 64;             // query rows per block
   static constexpr int64_t kKeys = 64;             // keys per tile
@@ -742,69 +743,122 @@ struct WarpgroupAttentionKernel : blockc::nvptx::KernelBuilder {
       namedBarrier();
     };
 
-    // FlashAttention-3's intra-warpgroup overlap: step i issues S of tile
-    // i and P V of tile i - 1, waits for S alone (wgmma.wait_group
-    // pvGroups: P V stays in flight), runs the softmax of tile i and
-    // stores its P into the other P buffer while P V of tile i - 1 runs,
-    // then waits for P V (its V stage is free), rescales O and goes on. O's
-    // operations are the same as one tile at a time (rescale by alpha of
-    // tile i, then add P V of tile i), so are its values.
-    // Step 0 (S of tile 0), when the consumer has tiles: a loop of 0 or 1
-    // iterations.
-    Value hasTiles = arith::MinUIOp::create(b, loc, n, c1);
-    SmallVector<Value> first =
-        loop(c0, hasTiles, c1, init, [&](Value, ValueRange state) {
-          waitParity(full, useParity(c0), c0);
-          turn(c0);
-          // The last of S's wgmmas waits for all (wgmma.wait_group 0),
-          // before the end of the turn: with its own wait_group sGroups
-          // there and the wait_group 0 after the turn, ptxas 13.0
-          // serialised the kernel's wgmmas at head dim 128 (C7515; found
-          // by editing the PTX, docs/GPU.md). S is read next anyway.
-          Value sAcc = scores(sAt, c0, /*waitLast=*/true, sGroups);
-          endTurn(c0);
-          SmallVector<Value> next(state.begin(), state.end());
-          softmaxStep(sAcc, c0, next, [] {});
-          return next;
-        });
-    // Steps 1 .. n - 1.
-    SmallVector<Value> steps =
-        loop(c1, n, c1, first, [&](Value jt, ValueRange state) {
-          Value stage = rem(jt, stages);
-          Value prev = arith::SubIOp::create(b, loc, jt, c1);
-          Value prevStage = rem(prev, stages);
-          waitParity(full, useParity(jt), stage);
-          turn(jt);
-          Value sAcc = scores(sAt, stage, /*waitLast=*/false, sGroups);
-          SmallVector<Value> oAcc = accumulatePV(
-              llvm::to_vector(state.drop_front(4)), pAt(prev), prevStage,
-              /*waitLast=*/false, sGroups + pvGroups);
-          endTurn(jt);
-          // S of tile jt landed; P V of tile jt - 1 stays in flight.
-          waitGroups(pvGroups);
-          SmallVector<Value> next = withO(state, oAcc);
-          softmaxStep(sAcc, jt, next, [&] {
-            // P V of tile jt - 1 completed: its stage is free, O can be
-            // read.
-            waitGroups(0);
-            warpArrive(empty, prevStage);
+    SmallVector<Value> results;
+    if (overlap) {
+      // FlashAttention-3's intra-warpgroup overlap: step i issues S of tile
+      // i and P V of tile i - 1, waits for S alone (wgmma.wait_group
+      // pvGroups: P V stays in flight), runs the softmax of tile i and
+      // stores its P into the other P buffer while P V of tile i - 1 runs,
+      // then waits for P V (its V stage is free), rescales O and goes on. O's
+      // operations are the same as one tile at a time (rescale by alpha of
+      // tile i, then add P V of tile i), so are its values.
+      // Step 0 (S of tile 0), when the consumer has tiles: a loop of 0 or 1
+      // iterations.
+      Value hasTiles = arith::MinUIOp::create(b, loc, n, c1);
+      SmallVector<Value> first =
+          loop(c0, hasTiles, c1, init, [&](Value, ValueRange state) {
+            waitParity(full, useParity(c0), c0);
+            turn(c0);
+            // The last of S's wgmmas waits for all (wgmma.wait_group 0),
+            // before the end of the turn: with its own wait_group sGroups
+            // there and the wait_group 0 after the turn, ptxas 13.0
+            // serialised the kernel's wgmmas at head dim 128 (C7515; found
+            // by editing the PTX, docs/GPU.md). S is read next anyway.
+            Value sAcc = scores(sAt, c0, /*waitLast=*/true, sGroups);
+            endTurn(c0);
+            SmallVector<Value> next(state.begin(), state.end());
+            softmaxStep(sAcc, c0, next, [] {});
+            return next;
           });
-          return next;
-        });
-    // Step n: P V of the last tile.
-    SmallVector<Value> results =
-        loop(c0, hasTiles, c1, steps, [&](Value, ValueRange state) {
-          Value last = arith::SubIOp::create(b, loc, n, c1);
-          Value lastStage = rem(last, stages);
-          turn(n);
-          SmallVector<Value> oAcc = accumulatePV(
-              llvm::to_vector(state.drop_front(4)), pAt(last), lastStage,
-              /*waitLast=*/false, pvGroups);
-          endTurn(n);
-          waitGroups(0);
-          warpArrive(empty, lastStage);
-          return withO(state, oAcc);
-        });
+      // Steps 1 .. n - 1.
+      SmallVector<Value> steps =
+          loop(c1, n, c1, first, [&](Value jt, ValueRange state) {
+            Value stage = rem(jt, stages);
+            Value prev = arith::SubIOp::create(b, loc, jt, c1);
+            Value prevStage = rem(prev, stages);
+            waitParity(full, useParity(jt), stage);
+            turn(jt);
+            Value sAcc = scores(sAt, stage, /*waitLast=*/false, sGroups);
+            SmallVector<Value> oAcc = accumulatePV(
+                llvm::to_vector(state.drop_front(4)), pAt(prev), prevStage,
+                /*waitLast=*/false, sGroups + pvGroups);
+            endTurn(jt);
+            // S of tile jt landed; P V of tile jt - 1 stays in flight.
+            waitGroups(pvGroups);
+            SmallVector<Value> next = withO(state, oAcc);
+            softmaxStep(sAcc, jt, next, [&] {
+              // P V of tile jt - 1 completed: its stage is free, O can be
+              // read.
+              waitGroups(0);
+              warpArrive(empty, prevStage);
+            });
+            return next;
+          });
+      // Step n: P V of the last tile.
+      results = loop(c0, hasTiles, c1, steps, [&](Value, ValueRange state) {
+        Value last = arith::SubIOp::create(b, loc, n, c1);
+        Value lastStage = rem(last, stages);
+        turn(n);
+        SmallVector<Value> oAcc = accumulatePV(
+            llvm::to_vector(state.drop_front(4)), pAt(last), lastStage,
+            /*waitLast=*/false, pvGroups);
+        endTurn(n);
+        waitGroups(0);
+        warpArrive(empty, lastStage);
+        return withO(state, oAcc);
+      });
+    } else {
+      // Without the overlap (overlap = false on the op): one key tile at a
+      // time, two turns per tile (S, then P V), each wgmma waiting for all
+      // groups but the newest and the consumer for all after its turn
+      // (wgmma.wait_group 0), so that no accumulator is in flight while
+      // the other consumer issues. Turns i = 2 j (S of tile j) and 2 j + 1
+      // (P V of tile j) for the tiles j < nMin both consumers have; S
+      // turns wait for parity 1 (0) and P V turns for parity 0 (1) on
+      // consumer 0's (1's) mbarrier.
+      auto tileTurn = [&](Value inTurns, Value parity) {
+        when(inTurns, [&] { waitParity(turns, parity, c); });
+      };
+      auto endTileTurn = [&](Value inTurns) {
+        when(inTurns, [&] { warpArrive(turns, other); });
+      };
+      results = loop(c0, n, c1, init, [&](Value jt, ValueRange state) {
+        Value stage = rem(jt, stages);
+        waitParity(full, useParity(jt), stage);
+        Value inTurns = lt(jt, nMin);
+        // S = Q K^T.
+        tileTurn(arith::AndIOp::create(
+                     b, loc, inTurns,
+                     arith::OrIOp::create(
+                         b, loc, isSecond,
+                         arith::CmpIOp::create(
+                             b, loc, arith::CmpIPredicate::ugt, jt, c0))),
+                 isFirst);
+        Value sAcc = scores(sAt, stage, /*waitLast=*/false);
+        endTileTurn(inTurns);
+        waitGroups(0);
+        SmallVector<Value> next(state.begin(), state.end());
+        SoftmaxStep step =
+            softmax(fragment(sAcc), rows, mul(jt, idx(kKeys)), scaleF, next);
+        // O *= alpha in registers (the last tile's P V was waited for).
+        SmallVector<Value> oAcc = rescaledO(step.alpha, state);
+        // P's two parts into buffer jt % 2, then the named barrier before
+        // the wgmmas read them.
+        Value u = rem(jt, 2);
+        storeP(
+            step.p, [&](int64_t half) { return pTileAt(c, u, half); }, rows);
+        namedBarrier();
+        // O += P V, then (the other consumer's turn) waiting for it: this
+        // tile's stage is free.
+        tileTurn(inTurns, isSecond);
+        llvm::copy(accumulatePV(oAcc, pAt(jt), stage, /*waitLast=*/false),
+                   next.begin() + 4);
+        endTileTurn(inTurns);
+        waitGroups(0);
+        warpArrive(empty, stage);
+        return next;
+      });
+    }
     // The stages of the other consumer's remaining tiles, as they land.
     loop(n, nMax, c1, [&](Value j) {
       Value stage = rem(j, stages);
@@ -854,6 +908,13 @@ struct GPULowerWarpgroupAttentionPass
                             "warp-specialised kernel's ring)";
         return signalPassFailure();
       }
+      bool overlap = op.getOverlap();
+      if (overlap && consumers != 2) {
+        op.emitOpError() << "has overlap with consumers = " << consumers
+                         << " (the intra-warpgroup overlap needs consumers "
+                            "= 2: the warp-specialised kernel)";
+        return signalPassFailure();
+      }
       OpBuilder b(op);
       WarpgroupAttentionKernel kernel{{b, op.getLoc()},
                                       d,
@@ -862,7 +923,8 @@ struct GPULowerWarpgroupAttentionPass
                                       op.getScale().convertToDouble(),
                                       elem,
                                       consumers,
-                                      stages};
+                                      stages,
+                                      overlap};
       kernel.build(op.getQuery(), op.getKey(), op.getValue(), op.getOut());
       op.erase();
     }

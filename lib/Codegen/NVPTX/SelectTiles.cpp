@@ -192,7 +192,9 @@ struct GPUSelectTilesPass
         // warpgroup-MMA kernel, warp-specialised (a producer and two
         // consumer warpgroups of 64 query rows) where its shared memory
         // fits in a block's, else one warpgroup of 64 query rows; the
-        // warp-specialised kernel's K/V ring has 3 stages where they fit.
+        // warp-specialised kernel's K/V ring has 3 stages where they fit,
+        // and its consumers the intra-warpgroup overlap unless
+        // attention-overlap is false.
         if (target.hasMmaSync() &&
             blockc::nvptx::getTensorCoreAttentionType(sdpa)) {
           int64_t d = sdpa.getQuery().getType().getDimSize(3);
@@ -206,9 +208,10 @@ struct GPUSelectTilesPass
           int64_t stages =
               consumers == 2 && attentionStages == 3 && fits(3) ? 3 : 2;
           setIfAbsent(op, CodegenDialect::kGpuMmaAttentionAttrName,
-                      GPUMmaAttentionAttr::get(&getContext(), /*warps=*/4,
-                                               /*kvTile=*/64, warpgroup,
-                                               consumers, stages));
+                      GPUMmaAttentionAttr::get(
+                          &getContext(), /*warps=*/4, /*kvTile=*/64, warpgroup,
+                          consumers, stages,
+                          /*overlap=*/consumers == 2 && attentionOverlap));
         }
       } else if (isa<blockc::transformer::PagedSDPAOp>(op)) {
         // Paged attention: 4 warps of one (query token, head) each (128

@@ -1,33 +1,34 @@
 // RUN: blockc-opt %s -split-input-file --blockc-gpu-lower-warpgroup-attention -verify-diagnostics | FileCheck %s
 
-// The warp-specialised sm_90a attention (consumers = 2) of a causal GQA
-// sdpa (group 2) at head dim 64: grid (ceil(T / 128) * B, H, 1) of three
-// warpgroups (384 threads); 115712 bytes of dynamic shared memory (Q of
-// both consumers 16 KiB, a ring of 2 x (K 8 KiB + V 8 KiB), P's two parts
-// double-buffered per consumer 64 KiB, 1 KiB of alignment slack); four
-// mbarrier groups, initialised by thread 0: full (count 1) and empty
+// The warp-specialised sm_90a attention (consumers = 2, overlap) of a
+// causal GQA sdpa (group 2) at head dim 64: grid (ceil(T / 128) * B, H, 1)
+// of three warpgroups (384 threads); 115712 bytes of dynamic shared memory
+// (Q of both consumers 16 KiB, a ring of 2 x (K 8 KiB + V 8 KiB), P's two
+// parts double-buffered per consumer 64 KiB, 1 KiB of alignment slack);
+// four mbarrier groups, initialised by thread 0: full (count 1) and empty
 // (count 8: the consumer warps) per stage, Q per consumer (1), turns per
 // consumer (4: the other consumer's warps). Warpgroup 0 lowers its
 // registers to 24 and its thread 0 loads each consumer's Q (when it has
 // key tiles), then each key tile after the stage's empty wait. The
 // consumers raise theirs to 240, wait for their Q, and run their key tiles
-// as overlapped steps (FlashAttention-3's intra-warpgroup overlap), each in
-// its turn (a wait on this consumer's turn mbarrier; at the end a warp's
-// lane 0 arrives on the other's after bar.warp.sync). Step 0 (a loop of 0
-// or 1 iterations): tile 0's full wait, S = Q K^T (4 wgmmas, depth 4: none
-// waits for another; the last waits for all, depth 0, so that ptxas does
-// not serialise the kernel's wgmmas: C7515 at head dim 128), the end of the
-// turn, no further wait, S read in registers, the online softmax (quad shuffles), P's two parts into this
-// consumer's buffer, the async-proxy fence, O rescaled in registers, the
-// consumer's named barrier (128 threads). Steps 1 .. n - 1: tile j's full
-// wait, S of tile j (4 wgmmas, depth 4) and P V of tile j - 1 (8 wgmmas,
-// V N-major, depth 12), the end of the turn, wgmma.wait_group 8 (S
-// retired, P V in flight), S read, the softmax, P into the other buffer,
-// the fence, wgmma.wait_group 0, the release of tile j - 1's stage (empty
-// arrive), O rescaled, the named barrier. Step n (0 or 1 iterations): P V
-// of the last tile (depth 8), the end of the turn, wgmma.wait_group 0, the
-// stage's release. Then the stages of the other consumer's remaining tiles
-// are released as they land, and O / l is stored from O's registers.
+// as overlapped steps (FlashAttention-3's intra-warpgroup overlap), each
+// in its turn (a wait on this consumer's turn mbarrier; at the end a
+// warp's lane 0 arrives on the other's after bar.warp.sync). Step 0 (a
+// loop of 0 or 1 iterations): tile 0's full wait, S = Q K^T (4 wgmmas,
+// depth 4: none waits for another; the last waits for all, depth 0, so
+// that ptxas does not serialise the kernel's wgmmas: C7515 at head dim
+// 128), the end of the turn, no further wait, S read in registers, the
+// online softmax (quad shuffles), P's two parts into this consumer's
+// buffer, the async-proxy fence, O rescaled in registers, the consumer's
+// named barrier (128 threads). Steps 1 .. n - 1: tile j's full wait, S of
+// tile j (4 wgmmas, depth 4) and P V of tile j - 1 (8 wgmmas, V N-major,
+// depth 12), the end of the turn, wgmma.wait_group 8 (S retired, P V in
+// flight), S read, the softmax, P into the other buffer, the fence,
+// wgmma.wait_group 0, the release of tile j - 1's stage (empty arrive), O
+// rescaled, the named barrier. Step n (0 or 1 iterations): P V of the last
+// tile (depth 8), the end of the turn, wgmma.wait_group 0, the stage's
+// release. Then the stages of the other consumer's remaining tiles are
+// released as they land, and O / l is stored from O's registers.
 // CHECK-LABEL: func.func @gqa
 // CHECK-COUNT-3: nvgpu.tma.create.descriptor {{.+}} box[%c1{{.*}}, %c64{{.*}}, %c1{{.*}}, %c64{{.*}}]
 // CHECK:         gpu.launch
@@ -119,7 +120,7 @@
 // CHECK-NOT:     gpu.barrier
 // CHECK-NOT:     nvgpu.warpgroup.mma.store
 func.func @gqa(%q: memref<1x?x4x64xbf16>, %k: memref<1x?x2x64xbf16>, %v: memref<1x?x2x64xbf16>, %o: memref<1x?x4x64xbf16>) {
-  blockc_codegen.warpgroup_attention %q, %k, %v, %o {causal, consumers = 2 : i64, group = 2 : i64, scale = 1.250000e-01 : f64}
+  blockc_codegen.warpgroup_attention %q, %k, %v, %o {causal, consumers = 2 : i64, group = 2 : i64, scale = 1.250000e-01 : f64, overlap}
       : memref<1x?x4x64xbf16>, memref<1x?x2x64xbf16>, memref<1x?x2x64xbf16>, memref<1x?x4x64xbf16>
   return
 }
@@ -151,7 +152,7 @@ func.func @gqa(%q: memref<1x?x4x64xbf16>, %k: memref<1x?x2x64xbf16>, %v: memref<
 // CHECK:           scf.yield
 // CHECK-COUNT-2:   blockc_codegen.accumulator_to_fragment
 func.func @hd128(%q: memref<2x?x2x128xbf16>, %k: memref<2x?x1x128xbf16>, %v: memref<2x?x1x128xbf16>, %o: memref<2x?x2x128xf32>) {
-  blockc_codegen.warpgroup_attention %q, %k, %v, %o {consumers = 2 : i64, group = 2 : i64, scale = 8.8388347648318447e-02 : f64}
+  blockc_codegen.warpgroup_attention %q, %k, %v, %o {consumers = 2 : i64, group = 2 : i64, scale = 8.8388347648318447e-02 : f64, overlap}
       : memref<2x?x2x128xbf16>, memref<2x?x1x128xbf16>, memref<2x?x1x128xbf16>, memref<2x?x2x128xf32>
   return
 }
@@ -184,7 +185,7 @@ func.func @hd128(%q: memref<2x?x2x128xbf16>, %k: memref<2x?x1x128xbf16>, %v: mem
 // CHECK:               nvgpu.mbarrier.arrive.expect_tx %[[EMPTY]][%[[PSTAGE]]], %c0
 // CHECK:               scf.yield
 func.func @stages3(%q: memref<1x?x2x128xbf16>, %k: memref<1x?x1x128xbf16>, %v: memref<1x?x1x128xbf16>, %o: memref<1x?x2x128xf32>) {
-  blockc_codegen.warpgroup_attention %q, %k, %v, %o {causal, consumers = 2 : i64, group = 2 : i64, scale = 8.8388347648318447e-02 : f64, stages = 3 : i64}
+  blockc_codegen.warpgroup_attention %q, %k, %v, %o {causal, consumers = 2 : i64, group = 2 : i64, scale = 8.8388347648318447e-02 : f64, stages = 3 : i64, overlap}
       : memref<1x?x2x128xbf16>, memref<1x?x1x128xbf16>, memref<1x?x1x128xbf16>, memref<1x?x2x128xf32>
   return
 }
@@ -222,5 +223,55 @@ func.func @stages3_one_warpgroup(%q: memref<1x?x2x64xbf16>, %k: memref<1x?x1x64x
   // expected-error @+1 {{'blockc_codegen.warpgroup_attention' op has stages = 3 with consumers = 1 (2, or 3 with consumers = 2: the warp-specialised kernel's ring)}}
   blockc_codegen.warpgroup_attention %q, %k, %v, %o {group = 2 : i64, scale = 1.250000e-01 : f64, stages = 3 : i64}
       : memref<1x?x2x64xbf16>, memref<1x?x1x64xbf16>, memref<1x?x1x64xbf16>, memref<1x?x2x64xf32>
+  return
+}
+
+// -----
+
+// overlap needs the warp-specialised kernel.
+func.func @overlap_one_consumer(%q: memref<1x?x4x64xbf16>, %k: memref<1x?x2x64xbf16>, %v: memref<1x?x2x64xbf16>, %o: memref<1x?x4x64xbf16>) {
+  // expected-error @+1 {{'blockc_codegen.warpgroup_attention' op has overlap with consumers = 1 (the intra-warpgroup overlap needs consumers = 2: the warp-specialised kernel)}}
+  blockc_codegen.warpgroup_attention %q, %k, %v, %o {causal, group = 2 : i64, scale = 1.250000e-01 : f64, overlap}
+      : memref<1x?x4x64xbf16>, memref<1x?x2x64xbf16>, memref<1x?x2x64xbf16>, memref<1x?x4x64xbf16>
+  return
+}
+
+// -----
+
+// Without overlap on the op (the attribute's overlap = false): each
+// consumer takes one key tile at a time in one loop, in two turns per
+// tile: S (4 wgmmas, depth 1), the end of the turn, wgmma.wait_group 0, S
+// read, the softmax, O rescaled, P's two parts, the named barrier; then P
+// V (8 wgmmas, V N-major, depth 1), the end of the turn, wgmma.wait_group
+// 0 and the stage's release. No loops of step 0 or step n.
+// CHECK-LABEL: func.func @tiles
+// CHECK:           %[[FULL:.+]] = nvgpu.mbarrier.create
+// CHECK:           %[[EMPTY:.+]] = nvgpu.mbarrier.create
+// CHECK:           %[[QB:.+]] = nvgpu.mbarrier.create
+// CHECK:           %[[TURN:.+]] = nvgpu.mbarrier.create
+// CHECK:           } else {
+// CHECK-NEXT:        nvvm.setmaxregister  increase 240
+// CHECK-NOT:         nvgpu.warpgroup.mma %
+// CHECK:             scf.for {{.+}} -> (f32, f32, f32, f32, !nvgpu.warpgroup.accumulator<fragmented = vector<64x64xf32>>)
+// CHECK:               nvgpu.mbarrier.try_wait.parity %[[FULL]]
+// CHECK:                 nvgpu.mbarrier.try_wait.parity %[[TURN]]
+// CHECK-COUNT-4:       nvgpu.warpgroup.mma %{{[^ ]+}}, %{{[^ ]+}}, %{{[^ ]+}} : <tensor = memref<64x16xbf16, {{.+}}>>, <tensor = memref<16x64xbf16, {{.+}}>>
+// CHECK:                 nvgpu.mbarrier.arrive.expect_tx %[[TURN]][%{{.+}}], %c0
+// CHECK:               nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK:               blockc_codegen.accumulator_to_fragment
+// CHECK:               blockc_codegen.fragment_to_accumulator
+// CHECK-COUNT-32:      vector.store {{.+}} : memref<64x64xbf16, #gpu.address_space<workgroup>>, vector<2xbf16>
+// CHECK:               nvvm.barrier id =
+// CHECK:                 nvgpu.mbarrier.try_wait.parity %[[TURN]]
+// CHECK-COUNT-8:       nvgpu.warpgroup.mma {{.+}} {transposeB} :
+// CHECK:                 nvgpu.mbarrier.arrive.expect_tx %[[TURN]][%{{.+}}], %c0
+// CHECK:               nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK:                 nvgpu.mbarrier.arrive.expect_tx %[[EMPTY]][%{{.+}}], %c0
+// CHECK:               scf.yield
+// CHECK-NOT:         nvgpu.warpgroup.mma %
+// CHECK:             blockc_codegen.accumulator_to_fragment
+func.func @tiles(%q: memref<1x?x4x64xbf16>, %k: memref<1x?x2x64xbf16>, %v: memref<1x?x2x64xbf16>, %o: memref<1x?x4x64xbf16>) {
+  blockc_codegen.warpgroup_attention %q, %k, %v, %o {causal, consumers = 2 : i64, group = 2 : i64, scale = 1.250000e-01 : f64}
+      : memref<1x?x4x64xbf16>, memref<1x?x2x64xbf16>, memref<1x?x2x64xbf16>, memref<1x?x4x64xbf16>
   return
 }

@@ -168,9 +168,9 @@ func.func @attention(%q: tensor<1x?x4x16xbf16>, %k: tensor<1x?x2x16xbf16>, %v: t
 // 161 KiB); sm_80 keeps mma.sync.
 // CHECK-LABEL: func.func @attention_warpgroup
 // AMPERE-COUNT-2: gpu_mma_attention = #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 64>{{[,}]}}
-// HOPPER-COUNT-2: gpu_mma_attention = #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 64, warpgroup = true, consumers = 2, stages = 3>
+// HOPPER-COUNT-2: gpu_mma_attention = #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 64, warpgroup = true, consumers = 2, stages = 3, overlap = true>
 // TWOSTAGES-LABEL: func.func @attention_warpgroup
-// TWOSTAGES-COUNT-2: gpu_mma_attention = #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 64, warpgroup = true, consumers = 2>{{[,}]}}
+// TWOSTAGES-COUNT-2: gpu_mma_attention = #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 64, warpgroup = true, consumers = 2, overlap = true>{{[,}]}}
 // NOMMA-NOT:      gpu_mma_attention
 func.func @attention_warpgroup(%q: tensor<1x?x4x64xbf16>, %k: tensor<1x?x2x64xbf16>, %v: tensor<1x?x2x64xbf16>,
                                %q2: tensor<1x?x2x128xf16>, %k2: tensor<1x?x1x128xf16>, %v2: tensor<1x?x1x128xf16>)
@@ -195,7 +195,7 @@ func.func @attention_warpgroup(%q: tensor<1x?x4x64xbf16>, %k: tensor<1x?x2x64xbf
 // (129 KiB with 3 do not), its 161 KiB at head dim 128 do not, which keeps
 // the one-warpgroup kernel (57 + 40 KiB).
 // CHECK-LABEL: func.func @attention_small_shared
-// HOPPER:        gpu_mma_attention = #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 64, warpgroup = true, consumers = 2>{{[,}]}}
+// HOPPER:        gpu_mma_attention = #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 64, warpgroup = true, consumers = 2, overlap = true>{{[,}]}}
 // HOPPER:        gpu_mma_attention = #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 64, warpgroup = true>{{[,}]}}
 module attributes {blockc_codegen.gpu_target = #blockc_codegen.gpu_target<name = "small", arch = "sm_90a", sm = 90, arch_specific = true, ptx = 80, sms = 132, clock_mhz = 1980, bf16_gflops = 989400, tf32_gflops = 494700, fp32_gflops = 66900, memory_gbps = 3350, shared_per_sm = 135168, shared_per_block = 131072, static_shared_per_block = 49152, registers_per_sm = 65536, max_registers_per_thread = 255, max_threads_per_sm = 2048, max_blocks_per_sm = 32>} {
 func.func @attention_small_shared(%q: tensor<1x?x4x64xbf16>, %k: tensor<1x?x2x64xbf16>, %v: tensor<1x?x2x64xbf16>,

@@ -132,6 +132,15 @@ func.func @gpu_mma_attention_stages() attributes {blockc_codegen.gpu_mma_attenti
 
 // -----
 
+// The warp-specialised consumers' intra-warpgroup overlap.
+// CHECK-LABEL: func.func @gpu_mma_attention_overlap
+// CHECK-SAME: #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 64, warpgroup = true, consumers = 2, stages = 3, overlap = true>
+func.func @gpu_mma_attention_overlap() attributes {blockc_codegen.gpu_mma_attention = #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 64, warpgroup = true, consumers = 2, stages = 3, overlap = true>} {
+  return
+}
+
+// -----
+
 // The weight-streaming kernel of small-M contractions (the heuristic's).
 // CHECK-LABEL: func.func @gpu_gemv
 // CHECK-SAME: #blockc_codegen.gpu_gemv<warps = 4, columns = 1, rows = 2, unroll = 4, max_m = 16>

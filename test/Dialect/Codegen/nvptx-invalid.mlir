@@ -281,6 +281,13 @@ func.func @mma_attention_stages_consumers() attributes {t = #blockc_codegen.gpu_
 
 // -----
 
+// expected-error @+1 {{overlap = true needs consumers = 2 (the warp-specialised kernel)}}
+func.func @mma_attention_overlap_consumers() attributes {t = #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 64, warpgroup = true, overlap = true>} {
+  return
+}
+
+// -----
+
 // expected-error @+1 {{'blockc_codegen.gpu_mma_attention' must be a #blockc_codegen.gpu_mma_attention attribute}}
 func.func @mma_attention_kind() attributes {blockc_codegen.gpu_mma_attention = #blockc_codegen.gpu_map<threads_x = 32, threads_y = 4>} {
   return

@@ -234,7 +234,7 @@ GPUAttentionAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 LogicalResult
 GPUMmaAttentionAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                             int64_t warps, int64_t kvTile, bool warpgroup,
-                            int64_t consumers, int64_t stages) {
+                            int64_t consumers, int64_t stages, bool overlap) {
   if (failed(
           verifyPositive(emitError, {{"warps", warps}, {"kv_tile", kvTile}})))
     return failure();
@@ -260,6 +260,10 @@ GPUMmaAttentionAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "stages must be 2 or 3, got " << stages;
   if (stages == 3 && consumers != 2)
     return emitError() << "stages = 3 needs consumers = 2 (the "
+                          "warp-specialised kernel)";
+  // The intra-warpgroup overlap of the warp-specialised consumers.
+  if (overlap && consumers != 2)
+    return emitError() << "overlap = true needs consumers = 2 (the "
                           "warp-specialised kernel)";
   return verifyBlock(emitError, "32 * warps", kWarpSize * warps);
 }

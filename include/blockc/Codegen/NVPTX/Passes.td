@@ -226,7 +226,9 @@ def GPUSelectTilesPass
       shared memory fits and `attention-consumers` is 2, and then
       `stages = 3` (a 3-stage K/V ring: 129 / 193 KiB at D = 64 / 128)
       where that fits and `attention-stages` is 3 (the default;
-      `attention-stages=2` keeps the 2-stage ring).
+      `attention-stages=2` keeps the 2-stage ring), and `overlap = true`
+      (the consumers' intra-warpgroup overlap) with `consumers = 2` unless
+      `attention-overlap` is false (one key tile at a time).
 
     The attention ops exist before bufferization and the contractions on
     buffers only after it, so the NVPTX pipeline runs this pass before
@@ -285,7 +287,12 @@ def GPUSelectTilesPass
     Option<"attentionStages", "attention-stages", "int64_t",
            /*default=*/"3",
            "The sm_90a warp-specialised attention's K/V ring: 3 stages "
-           "where the shared memory fits (else 2), or 2">
+           "where the shared memory fits (else 2), or 2">,
+    Option<"attentionOverlap", "attention-overlap", "bool",
+           /*default=*/"true",
+           "The sm_90a warp-specialised attention's consumers: the "
+           "intra-warpgroup overlap (S of key tile j with P V of tile "
+           "j - 1), or one key tile at a time">
   ];
   let statistics = [
     Statistic<"numConfigured", "num-configured",
@@ -510,11 +517,13 @@ def GPULowerWarpgroupAttentionPass
     empty mbarriers; warpgroups 1 and 2 (`setmaxnreg` 240) own
     64 query rows each and run the steps above on their own
     double-buffered P (a named barrier per warpgroup instead of the block's
-    barrier), overlapped within the warpgroup: step j issues S of key tile
-    j and P V of tile j - 1, waits for S alone (`wgmma.wait_group N`, N
-    > 0), and runs the softmax of tile j while P V is in flight; they take
-    turns on two mbarriers to issue each step (ping-pong), each up to its
-    own causal end.
+    barrier); with `overlap` on the op (the attribute's `overlap = true`)
+    overlapped within the warpgroup: step j issues S of key tile j and P V
+    of tile j - 1, waits for S alone (`wgmma.wait_group N`, N > 0), and
+    runs the softmax of tile j while P V is in flight; without it one key
+    tile at a time (S, then P V, each waited for). They take turns on two
+    mbarriers to issue each step or each tile's S and P V (ping-pong), each
+    up to its own causal end. `overlap` with `consumers = 1` is an error.
 
     ```mlir
     blockc_codegen.warpgroup_attention %q, %k, %v, %o {...}  // before

@@ -1092,22 +1092,30 @@ def Codegen_GPUMmaAttentionAttr
     producer can load up to two key tiles ahead of the tile the consumers
     compute on. The one-warpgroup kernel keeps 2.
 
+    With `overlap = true` (which needs `consumers = 2`; the heuristic
+    writes it wherever it writes `consumers = 2`) each consumer runs
+    FlashAttention-3's intra-warpgroup overlap: it issues S = Q K^T of key
+    tile j together with P V of tile j - 1 and runs the softmax of tile j
+    while P V is in flight. `overlap = false` (the default) is one key tile
+    at a time: S, its softmax, then P V, each waited for.
+
     ```mlir
     transformer.sdpa %q, %k, %v {blockc_codegen.gpu_mma_attention =
         #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 64,
                                           warpgroup = true, consumers = 2,
-                                          stages = 3>}
+                                          stages = 3, overlap = true>}
     ```
   }];
   let parameters = (ins "int64_t":$warps, "int64_t":$kv_tile,
                         DefaultValuedParameter<"bool", "false">:$warpgroup,
                         DefaultValuedParameter<"int64_t", "1">:$consumers,
-                        DefaultValuedParameter<"int64_t", "2">:$stages);
+                        DefaultValuedParameter<"int64_t", "2">:$stages,
+                        DefaultValuedParameter<"bool", "false">:$overlap);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let builders = [
     AttrBuilder<(ins "int64_t":$warps, "int64_t":$kv_tile), [{
-      return $_get($_ctxt, warps, kv_tile, false, 1, 2);
+      return $_get($_ctxt, warps, kv_tile, false, 1, 2, false);
     }]>
   ];
   let extraClassDeclaration = [{

@@ -64,7 +64,10 @@ def Codegen_WarpgroupAttentionOp
     consumer warpgroups of a block (1: one warpgroup per 64 query rows; 2:
     the warp-specialised kernel, a producer warpgroup and two consumers
     per 128 query rows), `stages` the K/V ring's stages of the
-    warp-specialised kernel (2 or 3; the one-warpgroup kernel has 2).
+    warp-specialised kernel (2 or 3; the one-warpgroup kernel has 2),
+    `overlap` the warp-specialised consumers' intra-warpgroup overlap (S
+    of key tile j issued with P V of tile j - 1; without it, one tile at a
+    time; only with `consumers = 2`).
 
     ```mlir
     blockc_codegen.warpgroup_attention %q, %k, %v, %out
@@ -80,7 +83,8 @@ def Codegen_WarpgroupAttentionOp
                        F64Attr:$scale,
                        ConfinedAttr<I64Attr, [IntPositive]>:$group,
                        DefaultValuedAttr<I64Attr, "1">:$consumers,
-                       DefaultValuedAttr<I64Attr, "2">:$stages);
+                       DefaultValuedAttr<I64Attr, "2">:$stages,
+                       UnitAttr:$overlap);
   let assemblyFormat = [{
     $query `,` $key `,` $value `,` $out attr-dict `:` type($query) `,`
     type($key) `,` type($value) `,` type($out)
