@@ -67,7 +67,6 @@ struct KernelBuilder : blockc::KernelToolkit {
   /// Software prefetch of the weight stream of few-row tiles: the weight
   /// (or its prepared panels) as a 1-D buffer of its elements, or null.
   Value pfBuf = Value();
-  int64_t pfElements = 0;
   /// How far ahead (linear_tiles prefetch_bytes; 0: no prefetch, pfBuf
   /// stays null).
   int64_t pfBytes = 0;
@@ -76,7 +75,7 @@ struct KernelBuilder : blockc::KernelToolkit {
 
   /// Prefetches (into L1) element `at` of pfBuf, clamped to its last one.
   void prefetch(Value at) {
-    at = minIdx(at, idx(pfElements - 1));
+    at = minIdx(at, idx(cast<MemRefType>(pfBuf.getType()).getDimSize(0) - 1));
     memref::PrefetchOp::create(b, loc, pfBuf, ValueRange{at},
                                /*isWrite=*/false, /*localityHint=*/3,
                                /*isDataCache=*/true);
@@ -997,8 +996,6 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
       if (tiles.prefetchBytes > 0 && (tiles.prepared || dot))
         kb.pfBuf =
             flatBuffer(rewriter, loc, tiles.prepared ? packedWeight : weight);
-      if (kb.pfBuf)
-        kb.pfElements = cast<MemRefType>(kb.pfBuf.getType()).getDimSize(0);
       Value slice = tensor::ExtractSliceOp::create(rewriter, loc, shared,
                                                    offsets, sizes, strides);
       // The kernels index the slice from 0; the dot kernel takes absolute

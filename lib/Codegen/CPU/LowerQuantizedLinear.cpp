@@ -239,6 +239,55 @@ Value buildPreparedWeight(OpBuilder &b, Location loc, Value w,
   return generic.getResult(0);
 }
 
+/// Software prefetches (into L2) of rows-in-lanes tiles `tiles`: the
+/// `blockWords` words of each tile `ahead` words past `base` (clamped to the
+/// last of its `pWords`), a line (16 words) at a time.
+void prefetchLaneTiles(blockc::KernelToolkit &q, Value pBuf,
+                       ArrayRef<Value> tiles, Value base, int64_t ahead,
+                       int64_t blockWords, int64_t pWords) {
+  for (Value tile : tiles)
+    for (int64_t line = 0; line < (blockWords + 15) / 16; ++line) {
+      Value col = arith::MinUIOp::create(
+          q.b, q.loc, q.add(base, q.idx(ahead + 16 * line)), q.idx(pWords - 1));
+      memref::PrefetchOp::create(q.b, q.loc, pBuf, ValueRange{tile, col},
+                                 /*isWrite=*/false, /*localityHint=*/2,
+                                 /*isDataCache=*/true);
+    }
+}
+
+/// The end of a rows-in-lanes tile: out[bIdx, rows[i], n + V u + l -
+/// nOffset] = accs[i * nt + u][l] (+ bias[n + V u + l]) for the nt = accs /
+/// rows tiles of V lanes, masked past the output's width.
+Value storeLaneTiles(blockc::KernelToolkit &q, Value out, ArrayRef<Value> accs,
+                     Value bIdx, ArrayRef<Value> rows, Value n, Value nOffset,
+                     Value bias) {
+  OpBuilder &b = q.b;
+  Location loc = q.loc;
+  int64_t r = rows.size(), nt = accs.size() / r;
+  auto f32v = cast<VectorType>(accs.front().getType());
+  int64_t v = f32v.getNumElements();
+  for (int64_t u = 0; u < nt; ++u) {
+    Value col = q.add(n, q.idx(v * u));
+    Value biasV;
+    if (bias)
+      biasV =
+          vector::TransferReadOp::create(b, loc, f32v, bias, ValueRange{col},
+                                         q.f32(0.0), ArrayRef<bool>{false});
+    for (int64_t i = 0; i < r; ++i) {
+      Value sum = accs[i * nt + u];
+      if (biasV)
+        sum = arith::AddFOp::create(b, loc, sum, biasV);
+      out = vector::TransferWriteOp::create(
+                b, loc, sum, out,
+                ValueRange{bIdx, rows[i],
+                           arith::SubIOp::create(b, loc, col, nOffset)},
+                ArrayRef<bool>{false})
+                .getResult();
+    }
+  }
+  return out;
+}
+
 /// The end of a quantised kernel's r x c tile: out[bIdx, rows[i], cols[j] -
 /// nOffset] = the lane sum of accs[i * c + j], times `rowScale(cols[j])`
 /// when given (an int8 weight's row scale), plus bias[cols[j]] when there
@@ -535,7 +584,8 @@ struct Kernel {
     int64_t pWords = layout.getPreparedShape()[1];
     VectorType f32v = VectorType::get({v}, b().getF32Type());
     Value zero = splatF32(0.0);
-    bool scaled = v == 8;
+    // 8 lanes: x[k] 16^-j against the nibbles in place (xLanes); 16: tables.
+    bool scaled = static_cast<bool>(xLanes);
     Value table = scaled ? Value() : laneTable();
     SmallVector<Value> rows, tiles;
     for (int64_t i = 0; i < r; ++i)
@@ -597,17 +647,8 @@ struct Kernel {
       // Software prefetch (into L2) of each tile's words 2 x prefetch_tiles
       // groups further, a line at a time (clamped to the tile's last word).
       if (pBuf && prefetchTiles > 0)
-        for (int64_t u = 0; u < nt; ++u)
-          for (int64_t line = 0; line < (blockWords + 15) / 16; ++line) {
-            Value col = arith::MinUIOp::create(
-                b(), loc(),
-                q.add(base, q.idx(prefetchTiles * 2 * blockWords + 16 * line)),
-                q.idx(pWords - 1));
-            memref::PrefetchOp::create(b(), loc(), pBuf,
-                                       ValueRange{tiles[u], col},
-                                       /*isWrite=*/false, /*localityHint=*/2,
-                                       /*isDataCache=*/true);
-          }
+        prefetchLaneTiles(q, pBuf, tiles, base, prefetchTiles * 2 * blockWords,
+                          blockWords, pWords);
       if (gw == unrolled) {
         runsInto(kg, base, q.idx(0), gw, sums);
       } else {
@@ -639,26 +680,7 @@ struct Kernel {
       }
       return acc;
     });
-    for (int64_t u = 0; u < nt; ++u) {
-      Value col = q.add(n, q.idx(v * u));
-      Value biasV;
-      if (bias)
-        biasV = vector::TransferReadOp::create(b(), loc(), f32v, bias,
-                                               ValueRange{col}, q.f32(0.0),
-                                               ArrayRef<bool>{false});
-      for (int64_t i = 0; i < r; ++i) {
-        Value sum = accs[i * nt + u];
-        if (biasV)
-          sum = arith::AddFOp::create(b(), loc(), sum, biasV);
-        out = vector::TransferWriteOp::create(
-                  b(), loc(), sum, out,
-                  ValueRange{bIdx, rows[i],
-                             arith::SubIOp::create(b(), loc(), col, nOffset)},
-                  ArrayRef<bool>{false})
-                  .getResult();
-      }
-    }
-    return out;
+    return storeLaneTiles(q, out, accs, bIdx, rows, n, nOffset, bias);
   }
 
   /// buf[k, j] = W'[nc + j, k0 + k] for k < lenV (a multiple of V; of 32
@@ -1062,6 +1084,65 @@ std::pair<Value, Value> buildLaneInput(OpBuilder &b, Location loc, Value x,
   return {scaled, sums};
 }
 
+/// activations = int8 on rows in lanes with 8 lanes (AVX2 without VNNI):
+/// q_x as that kernel reads it, in words [B, T, K / 4] i32: word 2m + h
+/// holds q_x[8m + 2i + h] in byte i (i < 4), the inputs of the nibbles that
+/// a row-lanes word keeps in its bytes under the mask 0x0F (h = 0: k even)
+/// and after a shift by 4 (h = 1: k odd); and -8 times each run's sum of
+/// q_x (f32 [B, T, K / 32], exact), the offset of u = q + 8. Built once per
+/// call, before the kernel's parallel loop.
+std::pair<Value, Value> buildLaneQuantizedInput(OpBuilder &b, Location loc,
+                                                Value qx) {
+  auto type = cast<RankedTensorType>(qx.getType());
+  int64_t rank = type.getRank(), k = type.getDimSize(rank - 1);
+  SmallVector<Value> dynamic;
+  for (int64_t i = 0; i < rank; ++i)
+    if (type.isDynamicDim(i))
+      dynamic.push_back(tensor::DimOp::create(b, loc, qx, i));
+  SmallVector<int64_t> shape(type.getShape());
+  shape.back() = k / 4;
+  Value init = tensor::EmptyOp::create(b, loc, shape, b.getI32Type(), dynamic);
+  AffineMap id = AffineMap::getMultiDimIdentityMap(rank, b.getContext());
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  Value words =
+      linalg::GenericOp::create(
+          b, loc, init.getType(), ValueRange{}, ValueRange{init},
+          ArrayRef<AffineMap>{id}, iterators,
+          [&](OpBuilder &nb, Location nloc, ValueRange) {
+            blockc::KernelToolkit q{nb, nloc};
+            SmallVector<Value> at;
+            for (int64_t i = 0; i < rank; ++i)
+              at.push_back(linalg::IndexOp::create(nb, nloc, i));
+            Value w = at.back();
+            // k of byte 0: 8 (w / 2) + w % 2, i.e. 4 w - 3 (w % 2).
+            Value k0 = arith::SubIOp::create(
+                nb, nloc, q.mul(w, q.idx(4)),
+                q.mul(arith::RemUIOp::create(nb, nloc, w, q.idx(2)), q.idx(3)));
+            Value word = q.i32(0);
+            for (int64_t i = 0; i < 4; ++i) {
+              at.back() = q.add(k0, q.idx(2 * i));
+              Value byte = arith::ExtUIOp::create(
+                  nb, nloc, nb.getI32Type(),
+                  tensor::ExtractOp::create(nb, nloc, qx, at));
+              word = arith::OrIOp::create(
+                  nb, nloc, word,
+                  arith::ShLIOp::create(nb, nloc, byte, q.i32(8 * i)));
+            }
+            linalg::YieldOp::create(nb, nloc, ValueRange{word});
+          })
+          .getResult(0);
+  Value sums = blockc::buildRunReduction(
+      b, loc, qx, WeightQuantAttr::kActivationRun,
+      [](OpBuilder &nb, Location nloc, Value r, Value v) {
+        Value minus8 =
+            arith::ConstantOp::create(nb, nloc, nb.getF32FloatAttr(-8.0f));
+        return arith::AddFOp::create(
+            nb, nloc, r, arith::MulFOp::create(nb, nloc, v, minus8));
+      });
+  return {words, sums};
+}
+
 /// The kernel of activations = int8: per run of 32 k (one chunk), the
 /// integer dot product of q_x and q_w in 8 i32 lanes (ymm registers), exact,
 /// converted once and multiplied by s_x (and, int4, the group's s_w):
@@ -1078,6 +1159,9 @@ struct IntKernel {
   bool vnni;
   Value pBuf;            // P as a memref (read-only: software prefetch)
   int64_t prefetchTiles; // weight-row tiles ahead (quantized_tiles)
+  /// Rows in lanes (8 lanes, no VNNI): q_x as words in the nibbles' order
+  /// and -8 times the runs' sums of q_x (buildLaneQuantizedInput).
+  Value xWords = {}, xRunSums = {};
 
   OpBuilder &b() { return q.b; }
   Location loc() { return q.loc; }
@@ -1127,6 +1211,126 @@ struct IntKernel {
     auto [row, col] = WordAddress{q, layout}.scale(n, grp);
     Value bits = tensor::ExtractOp::create(b(), loc(), p, ValueRange{row, col});
     return arith::BitcastOp::create(b(), loc(), b().getF32Type(), bits);
+  }
+
+  /// Rows in lanes (int4, row_lanes with 8 lanes, no VNNI): out[bIdx, t +
+  /// i, n + 8 u + l - nOffset] for i < r, u < nt tiles of 8 rows from row n
+  /// (a multiple of 8), l < 8 (masked past the output's width). Per run of
+  /// 32 k and tile, four reads of 8 words (8 k of the 8 rows each); each
+  /// read's bytes masked with 0x0F (the nibbles of k even) and, shifted by
+  /// 4, masked again (k odd) are the unsigned operands of two vpmaddubsw
+  /// against the matching q_x word broadcast (xWords), summed in i16 lanes:
+  /// 8 pair sums of at most 2 x 15 x 127 each, so |sum| <= 30480 < 2^15. One
+  /// vpmaddwd with ones then gives each row's sum of u q_x over the run in
+  /// its lane, exact; converted, plus -8 times the run's sum of q_x
+  /// (xRunSums, for u = q + 8), times the rows' group scales and s_x into
+  /// the accumulators. Nothing is cross-lane and nothing is summed across
+  /// lanes at the end.
+  Value laneTile(Value out, Value bIdx, Value t, Value n, Value nOffset,
+                 int64_t r, int64_t nt) {
+    constexpr int64_t v = 8;
+    int64_t k = layout.getCols(), g = layout.getGroupSize(), gw = g / 8;
+    int64_t blockWords = v * (gw + 1);
+    int64_t pWords = layout.getPreparedShape()[1];
+    VectorType i16v = VectorType::get({16}, b().getI16Type());
+    Value zero = arith::ConstantOp::create(
+        b(), loc(), DenseElementsAttr::get(f32Type(), 0.0f));
+    Value zero16 = splat(i16v, 0), ones16 = splat(i16v, 1);
+    Value mask = splat(lanesType(), 0x0F0F0F0F), four = splat(lanesType(), 4);
+    Value level = q.f32(127.0);
+    SmallVector<Value> rows, tiles;
+    for (int64_t i = 0; i < r; ++i)
+      rows.push_back(q.add(t, q.idx(i)));
+    Value tile0 = arith::DivUIOp::create(b(), loc(), n, q.idx(v));
+    for (int64_t u = 0; u < nt; ++u)
+      tiles.push_back(q.add(tile0, q.idx(u)));
+    auto bytes = [&](Value lanes) {
+      return vector::BitCastOp::create(b(), loc(), bytesType(), lanes);
+    };
+    SmallVector<Value> accs(r * nt, zero);
+    accs =
+        q.loop(q.idx(0), q.idx(k), kChunk, accs, [&](Value kk, ValueRange it) {
+          SmallVector<Value> acc(it);
+          Value run = arith::DivUIOp::create(b(), loc(), kk, q.idx(kChunk));
+          Value grp = arith::DivUIOp::create(b(), loc(), kk, q.idx(g));
+          Value base = q.mul(grp, q.idx(blockWords));
+          // The run's first word in the group: 8 rows x 4 words per 32 k.
+          Value runBase = q.add(
+              base,
+              q.mul(arith::RemUIOp::create(b(), loc(), run, q.idx(g / kChunk)),
+                    q.idx(4 * v)));
+          // Software prefetch (into L2) of each tile's words 2 x prefetch_tiles
+          // groups further, as the weight-only kernel.
+          if (pBuf && prefetchTiles > 0)
+            prefetchLaneTiles(q, pBuf, tiles, runBase,
+                              prefetchTiles * 2 * blockWords, 5 * v, pWords);
+          SmallVector<Value> p16(r * nt, zero16);
+          Value w0 = arith::DivUIOp::create(b(), loc(), kk, q.idx(4));
+          for (int64_t step = 0; step < 4; ++step) {
+            // Per row: the q_x words of k even and odd, broadcast.
+            SmallVector<Value> xs[2];
+            for (int64_t h = 0; h < 2; ++h)
+              for (int64_t i = 0; i < r; ++i)
+                xs[h].push_back(bytes(vector::BroadcastOp::create(
+                    b(), loc(), lanesType(),
+                    tensor::ExtractOp::create(
+                        b(), loc(), xWords,
+                        ValueRange{bIdx, rows[i],
+                                   q.add(w0, q.idx(2 * step + h))}))));
+            for (int64_t u = 0; u < nt; ++u) {
+              Value words = vector::TransferReadOp::create(
+                  b(), loc(), lanesType(), p,
+                  ValueRange{tiles[u], q.add(runBase, q.idx(step * v))},
+                  q.i32(0), ArrayRef<bool>{true});
+              Value nib[2] = {
+                  bytes(arith::AndIOp::create(b(), loc(), words, mask)),
+                  bytes(arith::AndIOp::create(
+                      b(), loc(),
+                      arith::ShRUIOp::create(b(), loc(), words, four), mask))};
+              for (int64_t h = 0; h < 2; ++h)
+                for (int64_t i = 0; i < r; ++i) {
+                  Value &sum = p16[i * nt + u];
+                  sum = arith::AddIOp::create(
+                      b(), loc(), sum,
+                      intrinsic(i16v, "llvm.x86.avx2.pmadd.ub.sw",
+                                {nib[h], xs[h][i]}));
+                }
+            }
+          }
+          SmallVector<Value> sx, offset;
+          for (int64_t i = 0; i < r; ++i) {
+            SmallVector<Value> at = {bIdx, rows[i], run};
+            sx.push_back(vector::BroadcastOp::create(
+                b(), loc(), f32Type(),
+                arith::DivFOp::create(
+                    b(), loc(), tensor::ExtractOp::create(b(), loc(), amax, at),
+                    level)));
+            offset.push_back(vector::BroadcastOp::create(
+                b(), loc(), f32Type(),
+                tensor::ExtractOp::create(b(), loc(), xRunSums, at)));
+          }
+          for (int64_t u = 0; u < nt; ++u) {
+            Value sw = vector::BitCastOp::create(
+                b(), loc(), f32Type(),
+                vector::TransferReadOp::create(
+                    b(), loc(), lanesType(), p,
+                    ValueRange{tiles[u], q.add(base, q.idx(v * gw))}, q.i32(0),
+                    ArrayRef<bool>{true}));
+            for (int64_t i = 0; i < r; ++i) {
+              int64_t e = i * nt + u;
+              Value d = intrinsic(lanesType(), "llvm.x86.avx2.pmadd.wd",
+                                  {p16[e], ones16});
+              Value f = arith::AddFOp::create(
+                  b(), loc(), arith::SIToFPOp::create(b(), loc(), f32Type(), d),
+                  offset[i]);
+              acc[e] = vector::FMAOp::create(
+                  b(), loc(), arith::MulFOp::create(b(), loc(), f, sw), sx[i],
+                  acc[e]);
+            }
+          }
+          return acc;
+        });
+    return storeLaneTiles(q, out, accs, bIdx, rows, n, nOffset, bias);
   }
 
   /// out[bIdx, t + i, n + j - nOffset] for i < r, j < c.
@@ -1335,10 +1539,12 @@ struct CPULowerQuantizedLinearPass
       }
       int64_t n = wType.getDimSize(0), k = wType.getDimSize(1);
       bool int8 = quant.getType() == WeightQuantType::int8;
-      // Rows in lanes: the weight-only int4 kernels with 16 lanes, not on
-      // bf16 pairs (elsewhere the tiles' interleave alone).
+      // Rows in lanes: the int4 kernels on 16 or 8 lanes, weight-only and
+      // not on bf16 pairs, or with int8 activations on 8 lanes without VNNI
+      // (the integer rows-in-lanes kernel is vpmaddubsw's); elsewhere the
+      // tiles' interleave alone.
       bool rowLanes = !int8 && tiles.getRowLanes() && (v == 16 || v == 8) &&
-                      !quant.quantizesActivations() &&
+                      (!quant.quantizesActivations() || (v == 8 && !vnni)) &&
                       !bf16Pairs(op, target.getAvx512Bf16(), v, 4);
       auto layout = codegen::QuantizedWeightAttr::get(
           &getContext(), n, k, int8 ? 8 : 4, quant.getGroupSizeFor(k),
@@ -1494,29 +1700,37 @@ struct CPULowerQuantizedLinearPass
           });
         });
       };
+      // Rows in lanes: input rows 2 at a time (then 1) over 2 tiles of V
+      // weight rows (a single input row: 4), then single tiles:
+      // tile(acc, bIdx, t, n, r, nt) per register tile.
+      using LaneTileFn =
+          function_ref<Value(Value, Value, Value, Value, int64_t, int64_t)>;
+      auto laneRows = [&](Value slice, LaneTileFn tile) -> Value {
+        return q.forOne(c0, bDim, 1, slice, [&](Value bIdx, Value o) {
+          auto colsLoop = [&](Value t, int64_t r, Value acc) {
+            int64_t nt = r == 1 ? 4 : 2;
+            Value nMain = q.fullEnd(nc, ncEnd, v * nt);
+            acc = q.forOne(nc, nMain, v * nt, acc, [&](Value nIdx, Value a) {
+              return tile(a, bIdx, t, nIdx, r, nt);
+            });
+            return q.forOne(nMain, ncEnd, v, acc, [&](Value nIdx, Value a) {
+              return tile(a, bIdx, t, nIdx, r, 1);
+            });
+          };
+          Value tMain = q.fullEnd(c0, tDim, 2);
+          o = q.forOne(c0, tMain, 2, o,
+                       [&](Value t, Value acc) { return colsLoop(t, 2, acc); });
+          return q.forOne(tMain, tDim, 1, o, [&](Value t, Value acc) {
+            return colsLoop(t, 1, acc);
+          });
+        });
+      };
       // Few rows (decode): the weight bytes are widened where they are used.
       auto fewRows = [&](Value slice) -> Value {
-        // Rows in lanes: input rows 2 at a time (then 1) over 2 tiles of V
-        // weight rows (a single input row: 4), then single tiles.
         if (layout.getRowLanes())
-          return q.forOne(c0, bDim, 1, slice, [&](Value bIdx, Value o) {
-            auto colsLoop = [&](Value t, int64_t r, Value acc) {
-              int64_t nt = r == 1 ? 4 : 2;
-              Value nMain = q.fullEnd(nc, ncEnd, v * nt);
-              acc = q.forOne(nc, nMain, v * nt, acc, [&](Value nIdx, Value a) {
-                return kern.laneTile(a, bIdx, t, nIdx, nc, r, nt);
-              });
-              return q.forOne(nMain, ncEnd, v, acc, [&](Value nIdx, Value a) {
-                return kern.laneTile(a, bIdx, t, nIdx, nc, r, 1);
-              });
-            };
-            Value tMain = q.fullEnd(c0, tDim, 2);
-            o = q.forOne(c0, tMain, 2, o, [&](Value t, Value acc) {
-              return colsLoop(t, 2, acc);
-            });
-            return q.forOne(tMain, tDim, 1, o, [&](Value t, Value acc) {
-              return colsLoop(t, 1, acc);
-            });
+          return laneRows(slice, [&](Value a, Value bIdx, Value t, Value n,
+                                     int64_t r, int64_t nt) {
+            return kern.laneTile(a, bIdx, t, n, nc, r, nt);
           });
         return rowTiles(
             slice, fewTileRows, tileCols,
@@ -1593,7 +1807,20 @@ struct CPULowerQuantizedLinearPass
       IntKernel intKern{q,    qx,           amax,
                         p,    op.getBias(), layout,
                         vnni, pBuf,         tiles.getPrefetchTiles()};
+      // Rows in lanes (8 lanes, no VNNI): q_x as words in the nibbles'
+      // order and the runs' offsets, once per call.
+      if (path == Path::intTiles && layout.getRowLanes()) {
+        OpBuilder::InsertionGuard g(b);
+        b.setInsertionPoint(forall);
+        std::tie(intKern.xWords, intKern.xRunSums) =
+            buildLaneQuantizedInput(b, loc, qx);
+      }
       auto intRows = [&](Value slice) -> Value {
+        if (layout.getRowLanes())
+          return laneRows(slice, [&](Value a, Value bIdx, Value t, Value n,
+                                     int64_t r, int64_t nt) {
+            return intKern.laneTile(a, bIdx, t, n, nc, r, nt);
+          });
         return rowTiles(
             slice, rows, cols,
             [&](Value a, Value bIdx, Value t, Value n, int64_t r, int64_t c) {

@@ -55,7 +55,10 @@ constexpr int64_t kMaxBlockK = 2048;
 /// with int8 weights the pair at one token on 2 threads was 4-7% slower
 /// with the branch in the same A/B (2.56-2.88 -> 2.73-3.00 ms; its decode
 /// kernel is the same, the cause not found), so int8 keeps the integer
-/// tiles for every row count (0).
+/// tiles for every row count (0). int4 on rows in lanes without VNNI (AVX2)
+/// keeps its integer tiles for every row count too: they outrun the panels
+/// there (7B int4 + act block at T = 128, 1 thread, Zen 3 f25m1, interleaved
+/// A/B: 689-735 ms with the panels, 440-484 ms without).
 constexpr int64_t kActPanelMinRows = 16;
 
 int64_t roundUp(int64_t a, int64_t m) { return (a + m - 1) / m * m; }
@@ -411,8 +414,14 @@ struct CPUSelectTilesPass
       // cross-lane vpmovzxbd (the port pressure: 7.1 cycles per 32 weights
       // in llvm-mca's Zen 3 model and in cache, 3.1 in rows in lanes).
       int64_t groupSize = op.getWeightQuantAttr().getGroupSizeFor(k);
-      bool rowLanes = int4 && !act && (width == 16 || width == 8) &&
+      // With int8 activations on 8 lanes without VNNI too: there the
+      // k-in-lanes integer tiles spend 10 vector operations per 32 weights
+      // (a cross-lane vinserti128 among them) against 4 with the rows in
+      // lanes (vpmaddubsw on the masked nibbles, sums in i16).
+      bool vnni = t.getAvxVnni() || t.getAvx512Vnni();
+      bool rowLanes = int4 && (width == 16 || width == 8) &&
                       (groupSize == 32 || width == 8) &&
+                      (!act || (width == 8 && !vnni)) &&
                       !(linearTiles && linearTiles.getBf16Dot());
       op->setAttr(CodegenDialect::kQuantizedTilesAttrName,
                   codegen::QuantizedTilesAttr::get(
@@ -422,7 +431,9 @@ struct CPUSelectTilesPass
                       /*panel_min_rows=*/16,
                       /*prefetch_tiles=*/act ? 4 : 2,
                       /*interleave=*/rowLanes ? width : (int4 ? 8 : 1),
-                      /*act_panel_min_rows=*/act && int4 ? kActPanelMinRows : 0,
+                      /*act_panel_min_rows=*/act && int4 && !rowLanes
+                          ? kActPanelMinRows
+                          : 0,
                       rowLanes));
       ++numAnnotated;
     });

@@ -70,7 +70,9 @@ Value blockc::buildRunReduction(
              ArrayRef<AffineMap>{id, drop}, iterators,
              [&](OpBuilder &nb, Location, ValueRange args) {
                Value v = args[0];
-               if (elem != f32)
+               if (isa<IntegerType>(elem))
+                 v = arith::SIToFPOp::create(nb, loc, f32, v);
+               else if (elem != f32)
                  v = arith::ExtFOp::create(nb, loc, f32, v);
                linalg::YieldOp::create(
                    nb, loc, ValueRange{combine(nb, loc, args[1], v)});

@@ -60,19 +60,80 @@ func.func @int8(%x: tensor<2x?x64xf32>, %w: tensor<40x64xf32>) -> tensor<2x?x40x
 
 // -----
 
-// int4: the chunk's 16 bytes of nibble pairs (low: k 0..15, high 16..31);
-// the nibbles u = q_w + 8 are the unsigned operand and q_x the signed one,
-// plus the offset -8 x q_x's lane sums (per row and run); the group's
-// scale, broadcast, times the converted sum, times s_x. AVX2 shifts the
-// high nibbles down. VNNI reads the 16 bytes into both halves and masks
-// them with 0x0F / 0xF0, so that lanes 4..7 hold 16 x their sums: their
-// offset is -128 x q_x's lane sums (the dot product's accumulator) and
-// their s_x is divided by 16.
+// int4 on AVX2 without VNNI (this RUN line), select-tiles writes row_lanes
+// (8 rows per vector, the weight-only int4 layout). Before the kernel, once
+// per call:
+// q_x as words in the nibbles' order (word 2m + h holds q_x[8m + 2i + h]
+// in byte i) and -8 x each run's sum of q_x. Per run of 32 k and tile of 8
+// rows: 4 reads of 8 words; the bytes masked 0x0F0F0F0F (k even) and,
+// shifted by 4, masked again (k odd) are vpmaddubsw'd against the q_x word
+// broadcast and summed in i16; one vpmaddwd with ones per run; converted,
+// plus the offset, times the 8 rows' group scales (one vector) and s_x.
+// The 8 lanes are 8 output columns: no horizontal sum. These tiles serve
+// every row count (act_panel_min_rows = 0: no f32 panels, no row-count
+// test).
 // CHECK-LABEL: func.func @int4
-// int4 weights: select-tiles writes act_panel_min_rows = 16, so the row
-// count is tested first; the integer tiles are in the scf.if's else.
-// CHECK: arith.cmpi uge, %{{.*}}, %c16 : index
-// CHECK: scf.if
+// CHECK-NOT: scf.if
+// CHECK: %[[QX:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x?x128xi8>)
+// CHECK: %[[WORDS:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x?x32xi32>)
+// CHECK-COUNT-4: tensor.extract %[[QX]]
+// CHECK: } -> tensor<1x?x32xi32>
+// CHECK: %[[OFFSETS:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<1x?x4x32xi8>) outs(%{{.*}} : tensor<1x?x4xf32>)
+// CHECK: arith.sitofp %{{.*}} : i8 to f32
+// CHECK: scf.forall
+// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c128{{.*}} step %c32
+// CHECK: memref.prefetch
+// CHECK: %[[XW:.*]] = tensor.extract %[[WORDS]]
+// CHECK: %[[XB:.*]] = vector.broadcast %[[XW]] : i32 to vector<8xi32>
+// CHECK: %[[X:.*]] = vector.bitcast %[[XB]] : vector<8xi32> to vector<32xi8>
+// CHECK: %[[W:.*]] = vector.transfer_read {{.*}} : tensor<8x144xi32>, vector<8xi32>
+// CHECK: %[[LO:.*]] = arith.andi %[[W]], %[[MASK:.*]] : vector<8xi32>
+// CHECK: %[[LOB:.*]] = vector.bitcast %[[LO]] : vector<8xi32> to vector<32xi8>
+// CHECK: %[[SH:.*]] = arith.shrui %[[W]]
+// CHECK: arith.andi %[[SH]], %[[MASK]] : vector<8xi32>
+// CHECK: %[[P:.*]] = llvm.call_intrinsic "llvm.x86.avx2.pmadd.ub.sw"(%[[LOB]], %[[X]]) : (vector<32xi8>, vector<32xi8>) -> vector<16xi16>
+// CHECK: arith.addi %{{.*}}, %[[P]] : vector<16xi16>
+// CHECK-NOT: pmadd.wd
+// CHECK-COUNT-7: llvm.call_intrinsic "llvm.x86.avx2.pmadd.ub.sw"
+// CHECK: %[[OFF:.*]] = tensor.extract %[[OFFSETS]]
+// CHECK: %[[SW:.*]] = vector.bitcast %{{.*}} : vector<8xi32> to vector<8xf32>
+// CHECK: %[[D:.*]] = llvm.call_intrinsic "llvm.x86.avx2.pmadd.wd"
+// CHECK: %[[F:.*]] = arith.sitofp %[[D]] : vector<8xi32> to vector<8xf32>
+// CHECK: %[[FO:.*]] = arith.addf %[[F]], %{{.*}} : vector<8xf32>
+// CHECK: %[[FS:.*]] = arith.mulf %[[FO]], %[[SW]] : vector<8xf32>
+// CHECK: vector.fma %[[FS]]
+// CHECK-NOT: vector.reduction
+// CHECK: vector.transfer_write
+// CHECK: return
+// VNNI-LABEL: func.func @int4
+// VNNI: %[[X:.*]] = vector.transfer_read {{.*}} : tensor<1x?x128xi8>, vector<32xi8>
+// VNNI: arith.constant dense<[1.000000e+00, 1.000000e+00, 1.000000e+00, 1.000000e+00, 6.250000e-02, 6.250000e-02, 6.250000e-02, 6.250000e-02]> : vector<8xf32>
+// VNNI: %[[E:.*]] = arith.constant dense<[8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, -128, -128, -128, -128, -128, -128, -128, -128, -128, -128, -128, -128, -128, -128, -128, -128]> : vector<32xi8>
+// VNNI: %[[C:.*]] = llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.256"(%{{.*}}, %[[E]], %[[X]])
+// VNNI: %[[OFF:.*]] = arith.subi %{{.*}}, %[[C]] : vector<8xi32>
+// VNNI: %[[BOTH:.*]] = vector.shuffle %[[B:.*]], %[[B]] [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]
+// VNNI: %[[MASK:.*]] = arith.constant dense<[15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, -16, -16, -16, -16, -16, -16, -16, -16, -16, -16, -16, -16, -16, -16, -16, -16]> : vector<32xi8>
+// VNNI: %[[U:.*]] = arith.andi %[[BOTH]], %[[MASK]] : vector<32xi8>
+// VNNI: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.256"(%[[OFF]], %[[U]], %[[X]])
+// VNNI-NOT: pmadd
+// VNNI: return
+func.func @int4(%x: tensor<1x?x128xf32>, %w: tensor<64x128xf32>) -> tensor<1x?x64xf32> {
+  %0 = transformer.linear %x, %w {weight_quant = #transformer.weight_quant<int4, group_size = 64, activations = int8>} : tensor<1x?x128xf32>, tensor<64x128xf32> -> tensor<1x?x64xf32>
+  return %0 : tensor<1x?x64xf32>
+}
+
+// -----
+
+// int4 with the rows interleaved but not in lanes (by hand; VNNI's and
+// AVX-512's schedule): the k-in-lanes integer tiles. The chunk's 16 bytes
+// of nibble pairs (low: k 0..15, high 16..31); the nibbles u = q_w + 8 are
+// the unsigned operand and q_x the signed one, plus the offset -8 x q_x's
+// lane sums (per row and run); the group's scale, broadcast, times the
+// converted sum, times s_x. AVX2 shifts the high nibbles down. VNNI reads
+// the 16 bytes into both halves and masks them with 0x0F / 0xF0, so that
+// lanes 4..7 hold 16 x their sums: their offset is -128 x q_x's lane sums
+// (the dot product's accumulator) and their s_x is divided by 16.
+// CHECK-LABEL: func.func @int4_k_in_lanes
 // CHECK: scf.forall
 // CHECK: scf.for %{{.*}} = %c0{{.*}} to %c128{{.*}} step %c32
 // CHECK: %[[X:.*]] = vector.transfer_read {{.*}} : tensor<1x?x128xi8>, vector<32xi8>
@@ -92,20 +153,9 @@ func.func @int8(%x: tensor<2x?x64xf32>, %w: tensor<40x64xf32>) -> tensor<2x?x40x
 // CHECK: %[[F:.*]] = arith.sitofp %[[DO]] : vector<8xi32> to vector<8xf32>
 // CHECK: %[[FS:.*]] = arith.mulf %[[F]], %[[SWV]] : vector<8xf32>
 // CHECK: vector.fma %[[FS]]
-// VNNI-LABEL: func.func @int4
-// VNNI: %[[X:.*]] = vector.transfer_read {{.*}} : tensor<1x?x128xi8>, vector<32xi8>
-// VNNI: arith.constant dense<[1.000000e+00, 1.000000e+00, 1.000000e+00, 1.000000e+00, 6.250000e-02, 6.250000e-02, 6.250000e-02, 6.250000e-02]> : vector<8xf32>
-// VNNI: %[[E:.*]] = arith.constant dense<[8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, -128, -128, -128, -128, -128, -128, -128, -128, -128, -128, -128, -128, -128, -128, -128, -128]> : vector<32xi8>
-// VNNI: %[[C:.*]] = llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.256"(%{{.*}}, %[[E]], %[[X]])
-// VNNI: %[[OFF:.*]] = arith.subi %{{.*}}, %[[C]] : vector<8xi32>
-// VNNI: %[[BOTH:.*]] = vector.shuffle %[[B:.*]], %[[B]] [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]
-// VNNI: %[[MASK:.*]] = arith.constant dense<[15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, -16, -16, -16, -16, -16, -16, -16, -16, -16, -16, -16, -16, -16, -16, -16, -16]> : vector<32xi8>
-// VNNI: %[[U:.*]] = arith.andi %[[BOTH]], %[[MASK]] : vector<32xi8>
-// VNNI: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.256"(%[[OFF]], %[[U]], %[[X]])
-// VNNI-NOT: pmadd
-// VNNI: return
-func.func @int4(%x: tensor<1x?x128xf32>, %w: tensor<64x128xf32>) -> tensor<1x?x64xf32> {
-  %0 = transformer.linear %x, %w {weight_quant = #transformer.weight_quant<int4, group_size = 64, activations = int8>} : tensor<1x?x128xf32>, tensor<64x128xf32> -> tensor<1x?x64xf32>
+// CHECK: vector.reduction <add>
+func.func @int4_k_in_lanes(%x: tensor<1x?x128xf32>, %w: tensor<64x128xf32>) -> tensor<1x?x64xf32> {
+  %0 = transformer.linear %x, %w {weight_quant = #transformer.weight_quant<int4, group_size = 64, activations = int8>, blockc_codegen.quantized_tiles = #blockc_codegen.quantized_tiles<rows = 2, cols = 4, block_n = 32, panel_k = 1024, panel_rows = 6, panel_min_rows = 16, prefetch_tiles = 4, interleave = 8>} : tensor<1x?x128xf32>, tensor<64x128xf32> -> tensor<1x?x64xf32>
   return %0 : tensor<1x?x64xf32>
 }
 

@@ -1,5 +1,6 @@
 // RUN: blockc-opt %s -split-input-file --blockc-cpu-select-tiles="isa=avx512" | FileCheck %s --check-prefix=AVX512
 // RUN: blockc-opt %s -split-input-file --blockc-cpu-select-tiles="isa=avx2" | FileCheck %s --check-prefix=AVX2
+// RUN: blockc-opt %s -split-input-file --blockc-cpu-select-tiles="isa=avx2 avx-vnni=true" | FileCheck %s --check-prefix=AVX2VNNI
 // RUN: blockc-opt %s -split-input-file --blockc-cpu-select-tiles="isa=sse l2-bytes=524288" | FileCheck %s --check-prefix=SSE
 // RUN: blockc-opt %s -split-input-file --blockc-cpu-select-tiles="isa=avx512 vector-width=8 registers=16 l1-bytes=8192" | FileCheck %s --check-prefix=OVR
 // The default options are AVX-512's (the pass never reads the host).
@@ -136,9 +137,12 @@ func.func @attention(%q: tensor<?x?x32x128xf32>, %k: tensor<?x?x8x128xf32>, %q24
 // input rows on; rows prefetched 2 tiles ahead, 4 with int8 activations;
 // int4 weights with 8 rows interleaved (int8 keeps the default, 1), or
 // for weight-only int4 the tile's rows in the vector lanes (row_lanes,
-// 16 rows with 16 lanes, 8 with 8, 64 weight rows per work item); int4
-// with int8 activations takes the f32 panels on q_x s_x from 16 rows on
-// (otherwise the default, 0: never). A schedule given by hand is kept.
+// 16 rows with 16 lanes, 8 with 8, 64 weight rows per work item), and so
+// does int4 with int8 activations on 8 lanes without VNNI (vpmaddubsw on
+// the rows in lanes, at every row count; with VNNI the interleaved rows of
+// vpdpbusd); int4 with int8 activations otherwise takes the f32 panels on
+// q_x s_x from 16 rows on (else the default, 0: never). A schedule given
+// by hand is kept.
 // AVX512-LABEL: func.func @quantized
 // AVX512: blockc_codegen.quantized_tiles = #blockc_codegen.quantized_tiles<rows = 4, cols = 4, block_n = 32, panel_k = 1024, panel_rows = 8, panel_min_rows = 16, prefetch_tiles = 2>, weight_quant = #transformer.weight_quant<int8>}
 // AVX512: blockc_codegen.quantized_tiles = #blockc_codegen.quantized_tiles<rows = 4, cols = 4, block_n = 32, panel_k = 1024, panel_rows = 8, panel_min_rows = 16, prefetch_tiles = 4, interleave = 8, act_panel_min_rows = 16>
@@ -147,8 +151,12 @@ func.func @attention(%q: tensor<?x?x32x128xf32>, %k: tensor<?x?x8x128xf32>, %q24
 // AVX512-NOT: quantized_tiles
 // AVX2-LABEL: func.func @quantized
 // AVX2: quantized_tiles<rows = 2, cols = 4, block_n = 32, panel_k = 1024, panel_rows = 6, panel_min_rows = 16, prefetch_tiles = 2>
-// AVX2: quantized_tiles<rows = 2, cols = 4, block_n = 32, panel_k = 1024, panel_rows = 6, panel_min_rows = 16, prefetch_tiles = 4, interleave = 8, act_panel_min_rows = 16>
+// AVX2: quantized_tiles<rows = 2, cols = 4, block_n = 64, panel_k = 1024, panel_rows = 6, panel_min_rows = 16, prefetch_tiles = 4, interleave = 8, row_lanes = true>
 // AVX2: quantized_tiles<rows = 2, cols = 4, block_n = 64, panel_k = 1024, panel_rows = 6, panel_min_rows = 16, prefetch_tiles = 2, interleave = 8, row_lanes = true>
+// AVX2VNNI-LABEL: func.func @quantized
+// AVX2VNNI: quantized_tiles<rows = 2, cols = 4, block_n = 32, panel_k = 1024, panel_rows = 6, panel_min_rows = 16, prefetch_tiles = 2>
+// AVX2VNNI: quantized_tiles<rows = 2, cols = 4, block_n = 32, panel_k = 1024, panel_rows = 6, panel_min_rows = 16, prefetch_tiles = 4, interleave = 8, act_panel_min_rows = 16>
+// AVX2VNNI: quantized_tiles<rows = 2, cols = 4, block_n = 64, panel_k = 1024, panel_rows = 6, panel_min_rows = 16, prefetch_tiles = 2, interleave = 8, row_lanes = true>
 func.func @quantized(%x: tensor<1x?x64xf32>, %w: tensor<40x64xf32>) -> (tensor<1x?x40xf32>, tensor<1x?x40xf32>, tensor<1x?x40xf32>, tensor<1x?x40xf32>, tensor<1x?x40xf32>) {
   %a = transformer.linear %x, %w {weight_quant = #transformer.weight_quant<int8>} : tensor<1x?x64xf32>, tensor<40x64xf32> -> tensor<1x?x40xf32>
   %b = transformer.linear %x, %w {weight_quant = #transformer.weight_quant<int4, group_size = 32, activations = int8>} : tensor<1x?x64xf32>, tensor<40x64xf32> -> tensor<1x?x40xf32>

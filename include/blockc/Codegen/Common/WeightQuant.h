@@ -28,8 +28,8 @@ mlir::Value buildRunAbsMax(mlir::OpBuilder &b, mlir::Location loc,
                            mlir::Value x, int64_t run);
 
 /// r[..., j] = combine(... combine(0, x[..., j run]) ..., x[..., j run +
-/// run - 1]) in f32 (x widened to f32 first), viewed as buildRunAbsMax,
-/// whose combine is max(r, |x|).
+/// run - 1]) in f32 (x widened to f32 first; integers as signed), viewed as
+/// buildRunAbsMax, whose combine is max(r, |x|).
 mlir::Value buildRunReduction(
     mlir::OpBuilder &b, mlir::Location loc, mlir::Value x, int64_t run,
     llvm::function_ref<mlir::Value(mlir::OpBuilder &, mlir::Location,
