@@ -90,8 +90,9 @@ def ggml_source(build):
             for line in fh:
                 if line.startswith("CMAKE_HOME_DIRECTORY:INTERNAL="):
                     src = line.split("=", 1)[1].strip()
-                    return bench.sh(["git", "-C", src, "log", "-1",
-                                     "--format=%h %cs %s"])
+                    rev = bench.sh(["git", "-C", src, "log", "-1",
+                                    "--format=%h %cs %s"])
+                    return rev or "%s (not a git checkout)" % src
     except OSError:
         pass
     return None

@@ -83,11 +83,27 @@ def host_has(flag):
 
 def openblas_kernels():
     """The BLAS libraries (and OpenBLAS's kernel, threadpoolctl's
-    `architecture`) that the peers load, in the peers' environment."""
-    code = ("import json, numpy, torch, threadpoolctl; "
-            "print(json.dumps([[i.get('internal_api'), i.get('architecture'),"
-            " i.get('version')] for i in threadpoolctl.threadpool_info()"
-            " if i.get('user_api') == 'blas']))")
+    `architecture`) that the peers load, in the peers' environment. Without
+    threadpoolctl: each OpenBLAS mapped into the peer process (its
+    /proc/self/maps) asked for its kernel with openblas_get_corename."""
+    code = ("import json, numpy, torch\n"
+            "try:\n"
+            "    import threadpoolctl\n"
+            "    print(json.dumps([[i.get('internal_api'),"
+            " i.get('architecture'), i.get('version')]"
+            " for i in threadpoolctl.threadpool_info()"
+            " if i.get('user_api') == 'blas']))\n"
+            "except ImportError:\n"
+            "    import ctypes, os\n"
+            "    libs = sorted({os.path.realpath(l.split()[-1])"
+            " for l in open('/proc/self/maps')"
+            " if 'openblas' in l and '.so' in l})\n"
+            "    out = []\n"
+            "    for path in libs:\n"
+            "        f = ctypes.CDLL(path).openblas_get_corename\n"
+            "        f.restype = ctypes.c_char_p\n"
+            "        out.append(['openblas', f().decode(), path])\n"
+            "    print(json.dumps(out))\n")
     try:
         p = subprocess.run([bench.PYTHON, "-c", code], env=bench.peer_env(1),
                            capture_output=True, text=True, timeout=120)
@@ -198,6 +214,12 @@ def main():
     a = ap.parse_args()
     if a.quick:
         a.rounds, a.repeat = 1, 5
+    # The peers are part of the result: refuse to run without them.
+    if subprocess.run([bench.PYTHON, "-c", "import torch"],
+                      capture_output=True).returncode != 0:
+        sys.exit("precision.py: error: PyTorch is not importable by %s; "
+                 "benchmarks/setup.sh installs it (python3-torch)"
+                 % bench.PYTHON)
     machine = bench.machine_info()
     out_dir = a.out or os.path.join(
         bench.HERE, "results", "precision-" + bench.machine_slug(machine))
