@@ -255,6 +255,20 @@ void prefetchLaneTiles(blockc::KernelToolkit &q, Value pBuf,
     }
 }
 
+/// The indices of a rows-in-lanes register tile: input rows t .. t + r and
+/// the nt tiles of V weight rows from row n (a multiple of V).
+std::pair<SmallVector<Value>, SmallVector<Value>>
+laneTileIndices(blockc::KernelToolkit &q, Value t, Value n, int64_t v,
+                int64_t r, int64_t nt) {
+  SmallVector<Value> rows, tiles;
+  for (int64_t i = 0; i < r; ++i)
+    rows.push_back(q.add(t, q.idx(i)));
+  Value tile0 = arith::DivUIOp::create(q.b, q.loc, n, q.idx(v));
+  for (int64_t u = 0; u < nt; ++u)
+    tiles.push_back(q.add(tile0, q.idx(u)));
+  return {rows, tiles};
+}
+
 /// The end of a rows-in-lanes tile: out[bIdx, rows[i], n + V u + l -
 /// nOffset] = accs[i * nt + u][l] (+ bias[n + V u + l]) for the nt = accs /
 /// rows tiles of V lanes, masked past the output's width.
@@ -588,11 +602,7 @@ struct Kernel {
     bool scaled = static_cast<bool>(xLanes);
     Value table = scaled ? Value() : laneTable();
     SmallVector<Value> rows, tiles;
-    for (int64_t i = 0; i < r; ++i)
-      rows.push_back(q.add(t, q.idx(i)));
-    Value tile0 = arith::DivUIOp::create(b(), loc(), n, q.idx(v));
-    for (int64_t u = 0; u < nt; ++u)
-      tiles.push_back(q.add(tile0, q.idx(u)));
+    std::tie(rows, tiles) = laneTileIndices(q, t, n, v, r, nt);
     // x[k] (8 lanes: x[k] 16^-(k % 8)) broadcast.
     auto xAt = [&](Value row, Value kAbs) -> Value {
       return vector::BroadcastOp::create(
@@ -1239,11 +1249,7 @@ struct IntKernel {
     Value mask = splat(lanesType(), 0x0F0F0F0F), four = splat(lanesType(), 4);
     Value level = q.f32(127.0);
     SmallVector<Value> rows, tiles;
-    for (int64_t i = 0; i < r; ++i)
-      rows.push_back(q.add(t, q.idx(i)));
-    Value tile0 = arith::DivUIOp::create(b(), loc(), n, q.idx(v));
-    for (int64_t u = 0; u < nt; ++u)
-      tiles.push_back(q.add(tile0, q.idx(u)));
+    std::tie(rows, tiles) = laneTileIndices(q, t, n, v, r, nt);
     auto bytes = [&](Value lanes) {
       return vector::BitCastOp::create(b(), loc(), bytesType(), lanes);
     };
