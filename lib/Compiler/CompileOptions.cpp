@@ -145,6 +145,13 @@ struct CompileCLOptions {
                "tile j - 1 (default true; false: one key tile at a time) "
                "(docs/GPU.md)"),
       cl::init(true), cl::cat(getCompileOptionsCategory())};
+  cl::opt<bool> gemvRopeAppend{
+      "gpu-gemv-rope-append",
+      cl::desc("With -target=nvptx: decode projections on the "
+               "weight-streaming kernel also apply RoPE (q, k) and write "
+               "k and v into the KV cache (default true; false: separate "
+               "RoPE and append kernels) (docs/GPU.md)"),
+      cl::init(true), cl::cat(getCompileOptionsCategory())};
   cl::opt<bool> checkBounds{
       "check-bounds",
       cl::desc("With --emulate: check the indices of every memory access "
@@ -234,6 +241,7 @@ llvm::Expected<CompileOptions> blockc::getCompileOptionsFromCommandLine() {
   options.attentionConsumers = cl.attentionConsumers;
   options.attentionStages = cl.attentionStages;
   options.attentionOverlap = cl.attentionOverlap;
+  options.gemvRopeAppend = cl.gemvRopeAppend;
   options.checkBounds = cl.checkBounds;
   options.kvLayout = cl.kvLayout;
   options.tensorParallel = cl.tensorParallel;
@@ -263,6 +271,7 @@ void CompileOptions::getNVPTXOptions(NVPTXPipelineOptions &options,
   options.attentionConsumers = attentionConsumers;
   options.attentionStages = attentionStages;
   options.attentionOverlap = attentionOverlap;
+  options.gemvRopeAppend = gemvRopeAppend;
   options.profile = profile;
 }
 

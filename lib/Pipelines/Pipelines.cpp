@@ -360,6 +360,7 @@ createGPUSelectTiles(const NVPTXPipelineOptions &options) {
   tiles.attentionConsumers = options.attentionConsumers;
   tiles.attentionStages = options.attentionStages;
   tiles.attentionOverlap = options.attentionOverlap;
+  tiles.gemvRopeAppend = options.gemvRopeAppend;
   return nvptx::createGPUSelectTilesPass(tiles);
 }
 

@@ -76,6 +76,9 @@ struct CompileOptions {
   /// sm_90a attention: the warp-specialised consumers' intra-warpgroup
   /// overlap (false: one key tile at a time).
   bool attentionOverlap = true;
+  /// Decode projections: RoPE and the KV-cache append in the
+  /// weight-streaming kernel's epilogue (false: separate kernels).
+  bool gemvRopeAppend = true;
   /// With `emulate`: count each kernel's work for the emulator's profile.
   bool profile = false;
   /// The CUDA toolkit directory for ptxas and fatbinary (-cuda-toolkit);

@@ -322,6 +322,13 @@ struct NVPTXPipelineOptions
                      "intra-warpgroup overlap (default true; false: one "
                      "key tile at a time) (docs/GPU.md)"),
       llvm::cl::init(true)};
+  Option<bool> gemvRopeAppend{
+      *this, "gemv-rope-append",
+      llvm::cl::desc("Decode projections: the weight-streaming kernel "
+                     "applies RoPE and appends K and V to the KV cache "
+                     "(default true; false: separate kernels) "
+                     "(docs/GPU.md)"),
+      llvm::cl::init(true)};
   Option<bool> checkBounds{
       *this, "check-bounds",
       llvm::cl::desc("With emulate: check the indices of every memref access "

@@ -227,13 +227,29 @@ struct GPUSelectTilesPass
         // always (blockc-gpu-tile-gemv), a dynamic M (B * T: entries that
         // also decode) when M <= 16 at run time, beside the tensor-core
         // tiles below for larger M (blockc-gpu-tile-matmul chooses).
+        // With gemv-rope-append, the kernel also applies the RoPE of its
+        // rounded result (a warp per pair of partner columns: q and k) and
+        // writes the KV-cache rows that a copy of its result (or of the
+        // RoPE's) wrote (k and v of a decode entry).
         if (target.hasMmaSync() && blockc::nvptx::isGemvCandidate(linalgOp)) {
           std::optional<int64_t> m = blockc::nvptx::staticRows(linalgOp);
+          int64_t rope = 0;
+          bool append = false;
+          if (gemvRopeAppend) {
+            blockc::nvptx::EpiloguePlan plan = blockc::nvptx::planEpilogue(
+                linalgOp, /*fuse=*/true,
+                [](linalg::LinalgOp, linalg::LinalgOp) { return false; });
+            plan.rotation = blockc::nvptx::planRotation(plan);
+            rope = plan.rotation ? plan.rotation->headDim : 0;
+            append = blockc::nvptx::planAppend(linalgOp, plan).has_value();
+          }
           if (!m || *m <= 64)
             setIfAbsent(op, CodegenDialect::kGpuGemvAttrName,
                         GPUGemvAttr::get(&getContext(), /*warps=*/4,
-                                         /*columns=*/1, /*rows=*/1,
-                                         /*unroll=*/2, /*maxM=*/m ? 64 : 16));
+                                         /*columns=*/rope ? 2 : 1, /*rows=*/1,
+                                         /*unroll=*/2, /*maxM=*/m ? 64 : 16,
+                                         /*ropeHeadDim=*/rope,
+                                         /*kvAppend=*/append));
         }
         // Tensor cores: 16-bit contractions on buffers, and on tensors the
         // contractions whose f32 input blockc-gpu-narrow-mma-operands can

@@ -3,8 +3,10 @@
 // Rewrites bf16 / f16 contractions configured with #blockc_codegen.gpu_gemv
 // (a decode step's projections, M = B * T with T = 1) into one gpu.launch
 // that reads the weight once with 16-byte vector loads, a warp per output
-// column, and reduces over the warp with shuffles. See
-// Codegen/NVPTX/Passes.td (GPUTileGemvPass) and docs/GPU.md#decoding.
+// column, and reduces over the warp with shuffles; optionally it applies
+// the RoPE of its result (a warp per pair of partner columns) and writes
+// it into the KV cache. See Codegen/NVPTX/Passes.td (GPUTileGemvPass) and
+// docs/GPU.md#decoding.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +18,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -42,6 +45,7 @@ struct GemvKernel : blockc::nvptx::KernelBuilder {
   ArrayRef<Value> loopSizes; // host values, one per loop dimension
   GPUGemvAttr cfg;
   const blockc::nvptx::EpiloguePlan &plan;
+  const std::optional<blockc::nvptx::AppendPlan> &append;
 
   linalg::ContractionDimensions dims = {};
   OpOperand *aOp = nullptr; // the activation [M..., K]
@@ -50,6 +54,9 @@ struct GemvKernel : blockc::nvptx::KernelBuilder {
   Type elem = {};
   int64_t numChunks = 0; // 16-byte vectors per row of K
   Value mSize = {}, nSize = {}, lane = {};
+  // Whether the kernel applies the plan's RoPE (warps own pairs of
+  // partner columns); else a RoPE of the plan follows the kernel.
+  bool rope = false;
   // Per column: n (clamped), n < N.
   SmallVector<Value> columns = {}, columnValid = {};
 
@@ -174,6 +181,19 @@ struct GemvKernel : blockc::nvptx::KernelBuilder {
         return arith::AddFOp::create(b, loc, x, y).getResult();
       }));
     }
+    if (rope) {
+      // Lane r * columns / 2 + p writes row r, pair p (columns 2p, 2p + 1).
+      for (int64_t r = 0; r < nRows; ++r)
+        for (int64_t p = 0; p < cols / 2; ++p) {
+          Value mine = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                             lane, idx(r * cols / 2 + p));
+          when(arith::AndIOp::create(b, loc, mine, columnValid[2 * p]), [&] {
+            writeRotated(rowIv[r], columns[2 * p], columns[2 * p + 1],
+                         sums[r * cols + 2 * p], sums[r * cols + 2 * p + 1]);
+          });
+        }
+      return;
+    }
     // Lane r * columns + c writes row r, column c.
     for (int64_t r = 0; r < nRows; ++r)
       for (int64_t c = 0; c < cols; ++c) {
@@ -189,8 +209,94 @@ struct GemvKernel : blockc::nvptx::KernelBuilder {
         SmallVector<Value> results;
         for (int64_t p = 0; p < pairs; ++p)
           results.push_back(sums[(r * cols + c) * pairs + p]);
-        blockc::nvptx::writeEpilogueResults(b, loc, op, plan, iv, results);
+        if (!append) {
+          blockc::nvptx::writeEpilogueResults(b, loc, op, plan, iv, results);
+          continue;
+        }
+        // Into the cache: [M..., N] as [M..., N / D, N % D].
+        Value value =
+            blockc::nvptx::computeEpilogueResult(b, loc, op, plan, iv, results);
+        SmallVector<Value> at = outputRowIndices(rowIv[r]);
+        at.push_back(div(columns[c], append->headDim));
+        at.push_back(rem(columns[c], append->headDim));
+        storeAppended(value, at);
       }
+  }
+
+  /// The output's M indices (its leading dimensions) of loop indices `iv`.
+  SmallVector<Value> outputRowIndices(ArrayRef<Value> iv) {
+    AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+    SmallVector<Value> at;
+    for (AffineExpr e : outMap.getResults().drop_back())
+      at.push_back(iv[cast<AffineDimExpr>(e).getPosition()]);
+    return at;
+  }
+
+  /// Stores `value` to the cache rows of the append at `at` (indices of
+  /// the copied [M..., H, D] buffer), where they are inside the cache.
+  void storeAppended(Value value, ArrayRef<Value> at) {
+    SmallVector<Value> indices;
+    Value inside;
+    for (auto [d, i] : llvm::enumerate(at)) {
+      OpFoldResult offset = append->offsets[d];
+      if (isConstantIntValue(offset, 0)) {
+        indices.push_back(i);
+        continue;
+      }
+      Value index = add(getValueOrCreateConstantIndexOp(b, loc, offset), i);
+      Value ok = lt(index, memref::DimOp::create(b, loc, append->cache, d));
+      inside = inside ? arith::AndIOp::create(b, loc, inside, ok) : ok;
+      indices.push_back(index);
+    }
+    if (!inside) {
+      memref::StoreOp::create(b, loc, value, append->cache, indices);
+      return;
+    }
+    when(inside, [&] {
+      memref::StoreOp::create(b, loc, value, append->cache, indices);
+    });
+  }
+
+  /// Evaluates the RoPE of the plan at the pair (n0, n1 = n0 + D / 2) of
+  /// row loop indices `rowIv` from the pair's sums, and stores both values
+  /// (into the RoPE's output, or the cache).
+  void writeRotated(ArrayRef<Value> rowIv, Value n0, Value n1, Value sum0,
+                    Value sum1) {
+    const blockc::nvptx::RotationPlan &rotation = *plan.rotation;
+    int64_t headDim = rotation.headDim;
+    SmallVector<Value> iv0(rowIv), iv1(rowIv);
+    iv0[dims.n.front()] = n0;
+    iv1[dims.n.front()] = n1;
+    // The rounded results (the consumer's values).
+    Value x0 =
+        blockc::nvptx::computeEpilogueResult(b, loc, op, plan, iv0, {sum0});
+    Value x1 =
+        blockc::nvptx::computeEpilogueResult(b, loc, op, plan, iv1, {sum1});
+    // The RoPE's loop indices: the output's M indices, head, d.
+    SmallVector<Value> at0 = outputRowIndices(rowIv);
+    at0.push_back(div(n0, headDim));
+    SmallVector<Value> at1(at0);
+    Value j = rem(n0, headDim);
+    at0.push_back(j);
+    at1.push_back(add(j, idx(headDim / 2)));
+    auto evaluate = [&](ArrayRef<Value> at, Value x, Value partner) {
+      return blockc::nvptx::evaluateGenericAt(
+          b, loc, rotation.rope, at, [&](OpOperand &operand) -> Value {
+            if (&operand == rotation.x)
+              return x;
+            if (&operand == rotation.partner)
+              return partner;
+            return Value();
+          });
+    };
+    Value y0 = evaluate(at0, x0, x1), y1 = evaluate(at1, x1, x0);
+    if (append) {
+      storeAppended(y0, at0);
+      storeAppended(y1, at1);
+      return;
+    }
+    memref::StoreOp::create(b, loc, y0, rotation.output, at0);
+    memref::StoreOp::create(b, loc, y1, rotation.output, at1);
   }
 
   gpu::LaunchOp build() {
@@ -220,10 +326,27 @@ struct GemvKernel : blockc::nvptx::KernelBuilder {
     Value n0 = mul(add(mul(launch.getBlockIds().x, idx(cfg.getWarps())), warp),
                    idx(cfg.getColumns()));
     Value lastN = arith::SubIOp::create(b, loc, nSize, one);
-    for (int64_t c = 0; c < cfg.getColumns(); ++c) {
-      Value n = add(n0, idx(c));
-      columnValid.push_back(lt(n, nSize));
-      columns.push_back(arith::MinUIOp::create(b, loc, n, lastN));
+    rope = plan.rotation && cfg.getRopeHeadDim() != 0;
+    if (rope) {
+      int64_t headDim = cfg.getRopeHeadDim();
+      // Pair q = n0 / 2 + p: column h D + j and its partner h D + j + D / 2
+      // (q = h D / 2 + j), both valid when the head is (N = H D).
+      int64_t half = headDim / 2;
+      for (int64_t p = 0; p < cfg.getColumns() / 2; ++p) {
+        Value q = add(div(n0, 2), idx(p));
+        Value c0 = add(mul(div(q, half), idx(headDim)), rem(q, half));
+        Value valid = lt(c0, nSize);
+        for (Value n : {c0, add(c0, idx(half))}) {
+          columnValid.push_back(valid);
+          columns.push_back(arith::MinUIOp::create(b, loc, n, lastN));
+        }
+      }
+    } else {
+      for (int64_t c = 0; c < cfg.getColumns(); ++c) {
+        Value n = add(n0, idx(c));
+        columnValid.push_back(lt(n, nSize));
+        columns.push_back(arith::MinUIOp::create(b, loc, n, lastN));
+      }
     }
     // Chunks of `rows` rows, then the rest one row at a time.
     int64_t rows = cfg.getRows();
@@ -301,10 +424,23 @@ struct GPUTileGemvPass
       b.setInsertionPoint(plan.consumer ? plan.consumer.getOperation()
                                         : op.getOperation());
       Location loc = op.getLoc();
+      std::optional<blockc::nvptx::AppendPlan> append;
+      if (fuseEpilogues &&
+          failed(blockc::nvptx::planGemvRopeAppend(b, op, gemv, plan, append)))
+        return signalPassFailure();
       SmallVector<Value> sizes;
       for (Range r : op.createLoopRanges(b, loc))
         sizes.push_back(getValueOrCreateConstantIndexOp(b, loc, r.size));
-      plan.kernel = blockc::nvptx::buildGemvKernel(b, op, sizes, gemv, plan);
+      plan.kernel =
+          blockc::nvptx::buildGemvKernel(b, op, sizes, gemv, plan, append);
+      if (plan.rotation) {
+        blockc::nvptx::eraseRotation(plan, *plan.rotation);
+        ++numRotations;
+      }
+      if (append) {
+        append->copy->erase();
+        ++numAppends;
+      }
       ++numGemv;
       if (plan.consumer)
         ++numEpilogues;
@@ -318,6 +454,137 @@ struct GPUTileGemvPass
 };
 
 } // namespace
+
+LogicalResult
+blockc::nvptx::planGemvRopeAppend(OpBuilder &b, linalg::LinalgOp op,
+                                  GPUGemvAttr gemv, EpiloguePlan &plan,
+                                  std::optional<AppendPlan> &append) {
+  if (int64_t headDim = gemv.getRopeHeadDim()) {
+    std::optional<RotationPlan> rotation =
+        plan.consumer ? planRotation(plan) : std::nullopt;
+    if (!rotation || rotation->headDim != headDim)
+      return op->emitOpError()
+             << "has '" << CodegenDialect::kGpuGemvAttrName
+             << "' with rope_head_dim = " << headDim
+             << " but its rounded result is not read by a rotate-half RoPE "
+                "of that head dim alone";
+    hoistRotationOutput(b, op.getLoc(), plan, *rotation);
+    plan.rotation = std::move(rotation);
+  }
+  if (gemv.getKvAppend()) {
+    append = planAppend(op, plan);
+    if (!append)
+      return op->emitOpError()
+             << "has '" << CodegenDialect::kGpuGemvAttrName
+             << "' with kv_append but its "
+             << (plan.rotation ? "RoPE's output" : "result")
+             << " is not copied alone into rows of a function argument";
+  }
+  return success();
+}
+
+/// Whether the uses of `v` (a function argument or a view of it) between
+/// `from` and `to` (ops of one block) only take views or sizes of it.
+static bool onlyViewedBetween(Value v, Operation *from, Operation *to) {
+  Block *block = from->getBlock();
+  for (OpOperand &use : v.getUses()) {
+    Operation *user = use.getOwner();
+    Operation *at = block->findAncestorOpInBlock(*user);
+    if (!at)
+      return false;
+    if (at == to || !from->isBeforeInBlock(at) || !at->isBeforeInBlock(to))
+      continue;
+    if (at != user)
+      return false;
+    if (isa<memref::DimOp>(user))
+      continue;
+    if (!isa<ViewLikeOpInterface, memref::CastOp,
+             memref::ExtractStridedMetadataOp>(user))
+      return false;
+    for (Value r : user->getResults())
+      if (isa<MemRefType>(r.getType()) && !onlyViewedBetween(r, from, to))
+        return false;
+  }
+  return true;
+}
+
+std::optional<blockc::nvptx::AppendPlan>
+blockc::nvptx::planAppend(linalg::LinalgOp op, const EpiloguePlan &plan) {
+  if (!plan.consumer || plan.contractions.size() != 1)
+    return std::nullopt;
+  Operation *consumer = plan.consumer;
+  Block *block = consumer->getBlock();
+  Value result =
+      plan.rotation ? plan.rotation->output : epilogueOutput(op, plan);
+  Operation *rope = nullptr;
+  if (plan.rotation)
+    rope = plan.rotation->rope;
+  if (!result.getDefiningOp<memref::AllocOp>())
+    return std::nullopt;
+  // The result's readers: one copy (of it, or of one [M..., H, D] view of
+  // it); the RoPE, the consumer, deallocations and sizes aside.
+  memref::CopyOp copy;
+  memref::ExpandShapeOp view;
+  int64_t headDim = plan.rotation ? plan.rotation->headDim : 0;
+  auto takeCopy = [&](Operation *user, Value source) {
+    auto c = dyn_cast<memref::CopyOp>(user);
+    if (!c || copy || c.getSource() != source)
+      return false;
+    copy = c;
+    return true;
+  };
+  for (Operation *user : result.getUsers()) {
+    if (user == consumer || (rope && user == rope) ||
+        isa<memref::DeallocOp, memref::DimOp>(user) || takeCopy(user, result))
+      continue;
+    auto expand = dyn_cast<memref::ExpandShapeOp>(user);
+    if (!expand || view || plan.rotation)
+      return std::nullopt;
+    view = expand;
+  }
+  if (view) {
+    if (copy)
+      return std::nullopt;
+    int64_t rank = view.getSrcType().getRank();
+    SmallVector<ReassociationIndices> groups = view.getReassociationIndices();
+    for (int64_t i = 0; i + 1 < rank; ++i)
+      if (groups[i].size() != 1)
+        return std::nullopt;
+    if (groups.back().size() != 2 || view.getResultType().isDynamicDim(rank))
+      return std::nullopt;
+    headDim = view.getResultType().getDimSize(rank);
+    for (Operation *user : view->getUsers())
+      if (!isa<memref::DimOp>(user) && !takeCopy(user, view.getResult()))
+        return std::nullopt;
+  }
+  if (!copy || copy->getBlock() != block || !consumer->isBeforeInBlock(copy) ||
+      (rope && !rope->isBeforeInBlock(copy)))
+    return std::nullopt;
+  // Into a unit-stride subview of a function argument of the same rank.
+  auto subview = copy.getTarget().getDefiningOp<memref::SubViewOp>();
+  if (!subview || !subview.hasUnitStride() ||
+      subview.getSourceType().getRank() != subview.getType().getRank() ||
+      subview.getSourceType().getElementType() !=
+          cast<MemRefType>(copy.getSource().getType()).getElementType())
+    return std::nullopt;
+  auto isEntryArgument = [&](Value v) {
+    auto arg = dyn_cast<BlockArgument>(v);
+    return arg && arg.getOwner()->isEntryBlock() &&
+           isa<func::FuncOp>(arg.getOwner()->getParentOp());
+  };
+  Value cache = subview.getSource();
+  if (!isEntryArgument(cache))
+    return std::nullopt;
+  SmallVector<OpFoldResult> offsets = subview.getMixedOffsets();
+  for (OpFoldResult offset : offsets)
+    if (auto v = dyn_cast<Value>(offset);
+        v && !isEntryArgument(v) && !getConstantIntValue(v))
+      return std::nullopt;
+  // Nothing between the kernel's place and the copy touches the cache.
+  if (!onlyViewedBetween(cache, consumer, copy))
+    return std::nullopt;
+  return AppendPlan{copy, cache, std::move(offsets), headDim};
+}
 
 bool blockc::nvptx::isGemvCandidate(linalg::LinalgOp op) {
   return isWarpgroupMatmulCandidate(op);
@@ -350,18 +617,20 @@ bool blockc::nvptx::canPairGemv(linalg::LinalgOp first, linalg::LinalgOp second,
   return a->get() == second->getOpOperand(a->getOperandNumber()).get();
 }
 
-gpu::LaunchOp blockc::nvptx::buildGemvKernel(OpBuilder &b, linalg::LinalgOp op,
-                                             ArrayRef<Value> loopSizes,
-                                             GPUGemvAttr gemv,
-                                             const EpiloguePlan &plan) {
-  GemvKernel kernel{{b, op.getLoc()}, op, loopSizes, gemv, plan, {}};
+gpu::LaunchOp
+blockc::nvptx::buildGemvKernel(OpBuilder &b, linalg::LinalgOp op,
+                               ArrayRef<Value> loopSizes, GPUGemvAttr gemv,
+                               const EpiloguePlan &plan,
+                               const std::optional<AppendPlan> &append) {
+  GemvKernel kernel{{b, op.getLoc()}, op, loopSizes, gemv, plan, append, {}};
   return kernel.build();
 }
 
-scf::IfOp blockc::nvptx::buildGemvDispatch(OpBuilder &b, linalg::LinalgOp op,
-                                           ArrayRef<Value> loopSizes,
-                                           GPUGemvAttr gemv,
-                                           const EpiloguePlan &plan) {
+scf::IfOp
+blockc::nvptx::buildGemvDispatch(OpBuilder &b, linalg::LinalgOp op,
+                                 ArrayRef<Value> loopSizes, GPUGemvAttr gemv,
+                                 const EpiloguePlan &plan,
+                                 const std::optional<AppendPlan> &append) {
   Location loc = op.getLoc();
   FailureOr<linalg::ContractionDimensions> dims =
       linalg::inferContractionDims(op);
@@ -373,7 +642,7 @@ scf::IfOp blockc::nvptx::buildGemvDispatch(OpBuilder &b, linalg::LinalgOp op,
       arith::ConstantIndexOp::create(b, loc, gemv.getMaxM()));
   auto ifOp = scf::IfOp::create(b, loc, small, /*withElse=*/true);
   b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
-  buildGemvKernel(b, op, loopSizes, gemv, plan);
+  buildGemvKernel(b, op, loopSizes, gemv, plan, append);
   b.setInsertionPointToStart(ifOp.elseBlock());
   return ifOp;
 }

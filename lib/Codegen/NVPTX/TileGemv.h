@@ -14,6 +14,7 @@
 #include "blockc/Dialect/Codegen/IR/CodegenDialect.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
 namespace blockc::nvptx {
@@ -33,22 +34,59 @@ bool canPairGemv(mlir::linalg::LinalgOp first, mlir::linalg::LinalgOp second,
 /// dimension is static.
 std::optional<int64_t> staticRows(mlir::linalg::LinalgOp op);
 
+/// A KV-cache append that the weight-streaming kernel does itself
+/// (`kv_append`): `copy` writes the kernel's final result (the RoPE's
+/// output with `plan.rotation`, else the consumer's output or its view as
+/// `[M..., H, D]`) into `cache[offsets...]`, a unit-stride subview of a
+/// function argument; the kernel stores each element there instead
+/// (guarded by the argument's sizes) and the copy goes.
+struct AppendPlan {
+  mlir::memref::CopyOp copy;
+  mlir::Value cache;
+  llvm::SmallVector<mlir::OpFoldResult> offsets;
+  /// D of the cache's [M..., H, D] rows.
+  int64_t headDim = 0;
+};
+
+/// The append of `plan`'s result (one contraction `op`, with a consumer;
+/// with `plan.rotation`, its output), when the only reader of that result
+/// is one `memref.copy` into a subview of a function argument (the
+/// result's [M..., N] as [M..., H, D] through an `expand_shape`, or the
+/// RoPE's output as it is) whose offsets are function arguments or
+/// constants, after the kernel's place in its block, and nothing between
+/// them reads or writes that argument (only views and sizes of it).
+std::optional<AppendPlan> planAppend(mlir::linalg::LinalgOp op,
+                                     const EpiloguePlan &plan);
+
+/// Plans what `gemv`'s rope_head_dim and kv_append ask of `plan`'s kernel
+/// (at `b`, the kernel's place): the RoPE (planRotation, its output hoisted
+/// to `b`) into `plan.rotation`, the append into `append`. Fails with an
+/// error on `op` when the IR does not have them.
+mlir::LogicalResult planGemvRopeAppend(mlir::OpBuilder &b,
+                                       mlir::linalg::LinalgOp op,
+                                       codegen::GPUGemvAttr gemv,
+                                       EpiloguePlan &plan,
+                                       std::optional<AppendPlan> &append);
+
 /// Builds at `b`'s insertion point the weight-streaming kernel of `plan`
 /// (`op` is one of its contractions; `loopSizes` its loop sizes as host
-/// values) and returns the launch.
-mlir::gpu::LaunchOp buildGemvKernel(mlir::OpBuilder &b,
-                                    mlir::linalg::LinalgOp op,
-                                    llvm::ArrayRef<mlir::Value> loopSizes,
-                                    codegen::GPUGemvAttr gemv,
-                                    const EpiloguePlan &plan);
+/// values) and returns the launch. With `rope_head_dim` on `gemv`, it
+/// applies `plan.rotation` (which must be set); with `append`, it writes
+/// into the cache instead of the result buffer.
+mlir::gpu::LaunchOp
+buildGemvKernel(mlir::OpBuilder &b, mlir::linalg::LinalgOp op,
+                llvm::ArrayRef<mlir::Value> loopSizes,
+                codegen::GPUGemvAttr gemv, const EpiloguePlan &plan,
+                const std::optional<AppendPlan> &append = std::nullopt);
 
 /// Builds at `b`'s insertion point `scf.if M <= max_m` whose then-block
 /// holds the weight-streaming kernel of `plan`, and leaves `b` at the start
 /// of its else-block, where the caller builds the kernel for larger M.
-mlir::scf::IfOp buildGemvDispatch(mlir::OpBuilder &b, mlir::linalg::LinalgOp op,
-                                  llvm::ArrayRef<mlir::Value> loopSizes,
-                                  codegen::GPUGemvAttr gemv,
-                                  const EpiloguePlan &plan);
+mlir::scf::IfOp
+buildGemvDispatch(mlir::OpBuilder &b, mlir::linalg::LinalgOp op,
+                  llvm::ArrayRef<mlir::Value> loopSizes,
+                  codegen::GPUGemvAttr gemv, const EpiloguePlan &plan,
+                  const std::optional<AppendPlan> &append = std::nullopt);
 
 } // namespace blockc::nvptx
 

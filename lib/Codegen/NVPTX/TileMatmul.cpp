@@ -261,7 +261,37 @@ struct GPUTileMatmulPass
         ropeHeadDim = wgTiles.getRopeHeadDim();
       else if (auto mmaTiles = dyn_cast<GPUMmaTilesAttr>(config))
         ropeHeadDim = mmaTiles.getRopeHeadDim();
-      if (ropeHeadDim != 0 && fuseEpilogues) {
+      // A dynamic M also configured for the weight-streaming kernel (left
+      // here by blockc-gpu-tile-gemv): that kernel when M <= max_m at run
+      // time, this one otherwise; both compute the same plan. Its RoPE and
+      // KV-cache append (rope_head_dim, kv_append) are planned here.
+      auto gemv =
+          tensorCores
+              ? op->getAttrOfType<GPUGemvAttr>(CodegenDialect::kGpuGemvAttrName)
+              : GPUGemvAttr();
+      std::optional<blockc::nvptx::AppendPlan> append;
+      if (gemv && fuseEpilogues &&
+          (gemv.getRopeHeadDim() != 0 || gemv.getKvAppend())) {
+        if (ropeHeadDim != 0 && gemv.getRopeHeadDim() != 0 &&
+            ropeHeadDim != gemv.getRopeHeadDim()) {
+          op->emitOpError()
+              << "has rope_head_dim = " << ropeHeadDim << " on its tiles but "
+              << gemv.getRopeHeadDim() << " on '"
+              << CodegenDialect::kGpuGemvAttrName << "'";
+          return signalPassFailure();
+        }
+        if (gemv.getKvAppend() && ropeHeadDim != 0 &&
+            gemv.getRopeHeadDim() == 0) {
+          op->emitOpError() << "has '" << CodegenDialect::kGpuGemvAttrName
+                            << "' with kv_append but without the "
+                               "rope_head_dim of its tiles";
+          return signalPassFailure();
+        }
+        if (failed(
+                blockc::nvptx::planGemvRopeAppend(b, op, gemv, plan, append)))
+          return signalPassFailure();
+      }
+      if (ropeHeadDim != 0 && fuseEpilogues && !plan.rotation) {
         std::optional<blockc::nvptx::RotationPlan> rotation =
             blockc::nvptx::planRotation(plan);
         if (!rotation || rotation->headDim != ropeHeadDim) {
@@ -279,19 +309,20 @@ struct GPUTileMatmulPass
         sizes.push_back(getValueOrCreateConstantIndexOp(b, loc, r.size));
       ContractionKernel base{
           {b, loc}, op, *linalg::inferContractionDims(op), sizes};
-      // A dynamic M also configured for the weight-streaming kernel (left
-      // here by blockc-gpu-tile-gemv): that kernel when M <= max_m at run
-      // time, this one otherwise; both compute the same plan.
       scf::IfOp gemvDispatch;
-      if (auto gemv =
-              op->getAttrOfType<GPUGemvAttr>(CodegenDialect::kGpuGemvAttrName);
-          gemv && tensorCores)
+      if (gemv)
         gemvDispatch =
-            blockc::nvptx::buildGemvDispatch(b, op, sizes, gemv, plan);
+            blockc::nvptx::buildGemvDispatch(b, op, sizes, gemv, plan, append);
+      // The tensor-core kernel's plan: without the RoPE when its tiles do
+      // not apply it (a copy of the RoPE follows it).
+      blockc::nvptx::EpiloguePlan tensorCorePlan = plan;
+      if (ropeHeadDim == 0)
+        tensorCorePlan.rotation.reset();
       if (auto wg = dyn_cast<GPUWarpgroupTilesAttr>(config)) {
         // bf16 / f16, or f32 for tf32 operands.
         plan.kernel = blockc::nvptx::buildWarpgroupMatmul(
-            base, wg, blockc::nvptx::getMmaMultiplicandType(op), plan);
+            base, wg, blockc::nvptx::getMmaMultiplicandType(op),
+            tensorCorePlan);
         ++numWarpgroup;
       } else if (auto mma = dyn_cast<GPUMmaTilesAttr>(config)) {
         // A prologue only when the kernel does not write what it reads
@@ -305,18 +336,31 @@ struct GPUTileMatmulPass
           ++numPrologues;
         }
         plan.kernel = blockc::nvptx::buildMmaMatmul(
-            base, mma, blockc::nvptx::getMmaMultiplicandType(op), plan,
-            std::move(prologue));
+            base, mma, blockc::nvptx::getMmaMultiplicandType(op),
+            tensorCorePlan, std::move(prologue));
         ++numTensorCore;
       } else {
         blockc::nvptx::buildFmaMatmul(base, cast<GPUMatmulTilesAttr>(config));
       }
       if (gemvDispatch) {
         plan.kernel = gemvDispatch;
-        // The weight-streaming kernel writes the unrotated result; the
-        // RoPE follows it there.
-        if (plan.rotation)
-          cloneRotationAfterGemv(b, gemvDispatch, plan);
+        // A kernel that writes the unrotated result: the RoPE follows it
+        // in its branch.
+        if (plan.rotation && gemv.getRopeHeadDim() == 0)
+          cloneRotationAfter(b, gemvDispatch.thenBlock(), plan);
+        if (plan.rotation && ropeHeadDim == 0)
+          cloneRotationAfter(b, gemvDispatch.elseBlock(), plan);
+        // The weight-streaming kernel appended; the tensor-core kernel's
+        // result is copied when it ran.
+        if (append) {
+          OpBuilder::InsertionGuard g(b);
+          b.setInsertionPoint(append->copy);
+          auto large = scf::IfOp::create(b, append->copy.getLoc(),
+                                         gemvDispatch.getCondition(),
+                                         /*withElse=*/true);
+          append->copy->moveBefore(large.elseBlock()->getTerminator());
+          ++numAppends;
+        }
       }
       if (plan.rotation) {
         blockc::nvptx::eraseRotation(plan, *plan.rotation);
@@ -342,15 +386,15 @@ struct GPUTileMatmulPass
     blockc::nvptx::eraseDeadWrites(getOperation().getBody().front(), plans);
   }
 
-  /// Applies `plan`'s RoPE after the weight-streaming kernel of
-  /// `dispatch` (its small-M branch), which writes the unrotated result:
-  /// a view of that result as `[M..., H, D]` and a copy of the RoPE into
-  /// the rotated output.
-  static void cloneRotationAfterGemv(OpBuilder &b, scf::IfOp dispatch,
-                                     const blockc::nvptx::EpiloguePlan &plan) {
+  /// Applies `plan`'s RoPE at the end of `branch` (of the run-time
+  /// dispatch), whose kernel writes the unrotated result: a view of that
+  /// result as `[M..., H, D]` and a copy of the RoPE into the rotated
+  /// output.
+  static void cloneRotationAfter(OpBuilder &b, Block *branch,
+                                 const blockc::nvptx::EpiloguePlan &plan) {
     const blockc::nvptx::RotationPlan &rotation = *plan.rotation;
     OpBuilder::InsertionGuard g(b);
-    b.setInsertionPoint(dispatch.thenBlock()->getTerminator());
+    b.setInsertionPoint(branch->getTerminator());
     linalg::GenericOp rope = rotation.rope;
     Location loc = rope.getLoc();
     auto view = rotation.x->get().getDefiningOp<memref::ExpandShapeOp>();

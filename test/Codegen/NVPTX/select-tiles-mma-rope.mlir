@@ -1,11 +1,13 @@
 // RUN: blockc-opt %s -split-input-file --blockc-gpu-select-tiles=chip=sm_80 | FileCheck %s --check-prefixes=CHECK,ROPE
-// RUN: blockc-opt %s -split-input-file --blockc-gpu-select-tiles="chip=sm_80 mma-rope=false" | FileCheck %s --check-prefixes=CHECK,OFF
+// RUN: blockc-opt %s -split-input-file --blockc-gpu-select-tiles="chip=sm_80 mma-rope=false gemv-rope-append=false" | FileCheck %s --check-prefixes=CHECK,OFF
 // RUN: blockc-opt %s -split-input-file --blockc-gpu-select-tiles=chip=sm_90a | FileCheck %s --check-prefixes=CHECK,SM90A
 
 // RoPE in the mma.sync kernel's epilogue (docs/GPU.md): on sm_80 a
 // projection whose rounded result only a rotate-half RoPE reads (over its
 // [M, H, D] view) gets rope_head_dim = D on its mma.sync tiles when D
-// divides tile_n (128); not with mma-rope=false. On sm_90a the warpgroup
+// divides tile_n (128); not with mma-rope=false (the OFF run also sets
+// gemv-rope-append=false: the gpu_gemv of these dynamic-M projections
+// would carry its own rope_head_dim). On sm_90a the warpgroup
 // kernel takes it (rope_head_dim on its tiles, not on the mma.sync ones).
 
 // CHECK-LABEL: func.func @rope

@@ -1,5 +1,5 @@
 // RUN: blockc-opt %s -split-input-file --blockc-gpu-select-tiles=chip=sm_90a | FileCheck %s --check-prefixes=CHECK,ROPE
-// RUN: blockc-opt %s -split-input-file --blockc-gpu-select-tiles="chip=sm_90a warpgroup-rope=false" | FileCheck %s --check-prefixes=CHECK,OFF
+// RUN: blockc-opt %s -split-input-file --blockc-gpu-select-tiles="chip=sm_90a warpgroup-rope=false gemv-rope-append=false" | FileCheck %s --check-prefixes=CHECK,OFF
 // RUN: blockc-opt %s -split-input-file --blockc-gpu-select-tiles="chip=sm_90a warpgroup-epilogue=elements" | FileCheck %s --check-prefixes=CHECK,ELEM
 
 // RoPE in the warpgroup kernel's epilogue (docs/GPU.md): on sm_90a a
@@ -7,7 +7,9 @@
 // [M, H, D] view) gets rope_head_dim = D on its TMA-store tiles when D
 // divides tile_n, and so do the tiles of the per-element epilogue
 // (warpgroup-epilogue=elements: applied from the f32 tile); not with
-// warpgroup-rope=false, nor for heads of 48 columns (128 x 128 tiles would
+// warpgroup-rope=false (the OFF run also sets gemv-rope-append=false:
+// the gpu_gemv of these dynamic-M projections would carry its own
+// rope_head_dim), nor for heads of 48 columns (128 x 128 tiles would
 // split them).
 
 // CHECK-LABEL: func.func @rope

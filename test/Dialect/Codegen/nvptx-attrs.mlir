@@ -150,6 +150,18 @@ func.func @gpu_gemv() attributes {blockc_codegen.gpu_gemv = #blockc_codegen.gpu_
 
 // -----
 
+// With the RoPE (pairs of partner columns) and the KV-cache append.
+// CHECK-LABEL: func.func @gpu_gemv_rope_append
+// CHECK-SAME: #blockc_codegen.gpu_gemv<warps = 4, columns = 2, rows = 1, unroll = 2, max_m = 16, rope_head_dim = 128, kv_append = true>
+// CHECK-SAME: #blockc_codegen.gpu_gemv<warps = 4, columns = 1, rows = 1, unroll = 2, max_m = 16, kv_append = true>
+func.func @gpu_gemv_rope_append() attributes {
+    k = #blockc_codegen.gpu_gemv<warps = 4, columns = 2, rows = 1, unroll = 2, max_m = 16, rope_head_dim = 128, kv_append = true>,
+    v = #blockc_codegen.gpu_gemv<warps = 4, columns = 1, rows = 1, unroll = 2, max_m = 16, kv_append = true>} {
+  return
+}
+
+// -----
+
 // The warpgroup-MMA tiles: the heuristic's (2 warpgroups, 4 stages) and the
 // limits (one warpgroup and n8 in 2 stages; 2 warpgroups and n256 in 4
 // stages: 4 * 384 * 128 + 1024 = 197632 bytes, and the 128 KiB f32 output

@@ -598,6 +598,27 @@ func.func @gemv_loads() attributes {t = #blockc_codegen.gpu_gemv<warps = 4, colu
 
 // -----
 
+// expected-error @+1 {{rope_head_dim must be 0 or a positive even number, got 63}}
+func.func @gemv_rope_odd() attributes {t = #blockc_codegen.gpu_gemv<warps = 4, columns = 2, rows = 1, unroll = 2, max_m = 16, rope_head_dim = 63>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{rope_head_dim must be 0 or a positive even number, got -128}}
+func.func @gemv_rope_negative() attributes {t = #blockc_codegen.gpu_gemv<warps = 4, columns = 2, rows = 1, unroll = 2, max_m = 16, rope_head_dim = -128>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{rope_head_dim = 128 needs an even number of columns (pairs of a column and its partner), got columns = 1}}
+func.func @gemv_rope_columns() attributes {t = #blockc_codegen.gpu_gemv<warps = 4, columns = 1, rows = 1, unroll = 2, max_m = 16, rope_head_dim = 128, kv_append = true>} {
+  return
+}
+
+// -----
+
 // expected-error @+1 {{'blockc_codegen.gpu_gemv' must be a #blockc_codegen.gpu_gemv attribute}}
 func.func @gemv_kind() attributes {blockc_codegen.gpu_gemv = #blockc_codegen.gpu_map<threads_x = 32, threads_y = 4>} {
   return

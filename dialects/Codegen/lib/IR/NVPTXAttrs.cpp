@@ -278,7 +278,9 @@ GPUPagedAttentionAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 
 LogicalResult GPUGemvAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                   int64_t warps, int64_t columns, int64_t rows,
-                                  int64_t unroll, int64_t maxM) {
+                                  int64_t unroll, int64_t maxM,
+                                  int64_t ropeHeadDim, bool kvAppend) {
+  (void)kvAppend; // valid with any other parameters
   if (failed(verifyPositive(emitError, {{"warps", warps},
                                         {"columns", columns},
                                         {"rows", rows},
@@ -295,6 +297,16 @@ LogicalResult GPUGemvAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (unroll * columns > 16)
     return emitError() << "unroll * columns = " << unroll * columns
                        << " weight vectors per lane exceed 16";
+  if (ropeHeadDim < 0 || ropeHeadDim % 2 != 0)
+    return emitError() << "rope_head_dim must be 0 or a positive even "
+                          "number, got "
+                       << ropeHeadDim;
+  // A column and its rotate-half partner go to the same warp.
+  if (ropeHeadDim != 0 && columns % 2 != 0)
+    return emitError() << "rope_head_dim = " << ropeHeadDim
+                       << " needs an even number of columns (pairs of a "
+                          "column and its partner), got columns = "
+                       << columns;
   return success();
 }
 

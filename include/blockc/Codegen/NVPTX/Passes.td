@@ -202,7 +202,13 @@ def GPUSelectTilesPass
       M is static and at most 64 (`max_m = 64`: `blockc-gpu-tile-gemv`
       builds the weight-streaming kernel) or dynamic (`max_m = 16`: the
       entries that decode, whose T is dynamic; it keeps its tile attributes
-      and `blockc-gpu-tile-matmul` chooses by M at run time);
+      and `blockc-gpu-tile-matmul` chooses by M at run time); with
+      `gemv-rope-append` (the default) also `columns = 2, rope_head_dim =
+      D` where the only reader of the rounded result is a rotate-half RoPE
+      of head dim `D` (`planRotation`: q and k), and `kv_append = true`
+      where the only reader of that result (or of the RoPE's output) is a
+      copy into a subview of a function argument (`planAppend`: the KV
+      cache append of k and v in a decode entry);
     * with `allow-tf32` on sm_80 and newer, `gpu_mma_tiles` also on each
       contraction of two f32 inputs into f32 (tensors or buffers;
       `isTF32MatmulCandidate`), which `blockc-gpu-tile-matmul` then builds
@@ -292,7 +298,11 @@ def GPUSelectTilesPass
            /*default=*/"true",
            "The sm_90a warp-specialised attention's consumers: the "
            "intra-warpgroup overlap (S of key tile j with P V of tile "
-           "j - 1), or one key tile at a time">
+           "j - 1), or one key tile at a time">,
+    Option<"gemvRopeAppend", "gemv-rope-append", "bool", /*default=*/"true",
+           "Decode projections: the weight-streaming kernel also applies "
+           "the RoPE of its result and appends K and V to the KV cache "
+           "(rope_head_dim, kv_append on gpu_gemv), or separate kernels">
   ];
   let statistics = [
     Statistic<"numConfigured", "num-configured",
@@ -889,7 +899,12 @@ def GPUTileMatmulPass
     projections; `blockc-gpu-tile-gemv` leaves it here) becomes `scf.if M <=
     max_m` with blockc-gpu-tile-gemv's weight-streaming kernel in the then
     branch and this pass's kernel in the else branch, both computing the
-    same epilogue plan.
+    same epilogue plan. With `rope_head_dim` on either kernel's attribute
+    the RoPE is planned for both; a kernel without it writes the unrotated
+    result and a copy of the RoPE follows it in its branch. With
+    `kv_append` on `gpu_gemv`, the weight-streaming kernel writes the KV
+    cache and the append's copy (left for the tensor-core kernel's result)
+    moves into an `scf.if` on the same test, run when M > `max_m`.
 
     **Epilogues** (both tensor-core kernels; docs/GPU.md). The kernel
     evaluates the value its output buffer starts from when the buffer is a
@@ -972,7 +987,10 @@ def GPUTileMatmulPass
     Statistic<"numPrologues", "num-prologues",
               "TF32 kernels evaluating their input's producer in registers">,
     Statistic<"numRotations", "num-rotations",
-              "RoPEs applied in tensor-core epilogues">
+              "RoPEs applied in tensor-core epilogues">,
+    Statistic<"numAppends", "num-appends",
+              "KV-cache appends written by the weight-streaming kernels of "
+              "the run-time choice">
   ];
   let options = [
     Option<"fuseEpilogues", "fuse-epilogues", "bool", /*default=*/"true",
@@ -1018,9 +1036,23 @@ def GPUTileGemvPass
       result through the epilogue of the tensor-core kernels
       (`planEpilogue`, `writeEpilogueResults`: the init evaluated, the
       elementwise consumer computed, gate and up paired, each lane reading
-      both weights' rows).
+      both weights' rows);
+    * with `rope_head_dim = D`, warp w's columns are the pairs `q = (x *
+      warps + w) * columns / 2 + p` of column `h D + j` (q = h D / 2 + j)
+      and its partner `h D + j + D / 2`; lane `i` takes the i-th (row,
+      pair), computes both rounded results and evaluates the RoPE that reads
+      them (planRotation, as blockc-gpu-tile-matmul's `rope_head_dim`) for
+      both, writing the RoPE's output, which goes;
+    * with `kv_append`, the final result (the RoPE's, or the consumer's
+      `[M..., N]` as `[M..., H, D]`) is stored straight into the KV-cache
+      argument that a `memref.copy` after the kernel wrote it to (at that
+      copy's subview offsets, guarded by the argument's sizes), and the
+      copy goes (`planAppend`). With the run-time choice of
+      blockc-gpu-tile-matmul the copy stays for the tensor-core branch, in
+      an `scf.if` on the same M test.
 
-    Ops whose M is not static and that also carry tensor-core tiles are
+    A `rope_head_dim` or `kv_append` whose RoPE or copy is not there is an
+    error. Ops whose M is not static and that also carry tensor-core tiles are
     left to `blockc-gpu-tile-matmul`, which builds both kernels and chooses
     by M at run time. A configured op that is not a candidate, or whose
     static M exceeds `max_m`, is an error.
@@ -1031,7 +1063,11 @@ def GPUTileGemvPass
     Statistic<"numEpilogues", "num-epilogues",
               "Elementwise consumers computed in their epilogues">,
     Statistic<"numPairs", "num-pairs",
-              "Pairs of contractions run as one weight-streaming kernel">
+              "Pairs of contractions run as one weight-streaming kernel">,
+    Statistic<"numRotations", "num-rotations",
+              "RoPEs applied in weight-streaming kernels">,
+    Statistic<"numAppends", "num-appends",
+              "KV-cache appends written by weight-streaming kernels">
   ];
   let options = [
     Option<"fuseEpilogues", "fuse-epilogues", "bool", /*default=*/"true",

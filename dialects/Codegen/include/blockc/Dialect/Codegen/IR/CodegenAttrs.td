@@ -1165,6 +1165,17 @@ def Codegen_GPUGemvAttr : Codegen_ConfigAttr<"GPUGemv", "gpu_gemv"> {
     the op's tensor-core kernel otherwise (`blockc-gpu-tile-matmul`); a
     static M larger than `max_m` is an error of the kernel passes.
 
+    With `rope_head_dim = D` (0: none) the kernel also applies the
+    rotate-half RoPE of head dim D that reads its rounded result: a warp's
+    `columns` are `columns / 2` pairs of a column and its partner D / 2
+    away in the same head, and the writing lane evaluates the RoPE for both
+    and writes the RoPE's output. With `kv_append` the kernel writes its
+    result (with `rope_head_dim`, the rotated one) straight into the KV
+    cache rows that a copy after it would have written (a decode step's
+    append), at the rows' position. Both are chosen by
+    `blockc-gpu-select-tiles` where those ops read the result (option
+    `gemv-rope-append`); the kernel passes reject them elsewhere.
+
     ```mlir
     linalg.generic {blockc_codegen.gpu_gemv =
         #blockc_codegen.gpu_gemv<warps = 4, columns = 1, rows = 2,
@@ -1175,13 +1186,16 @@ def Codegen_GPUGemvAttr : Codegen_ConfigAttr<"GPUGemv", "gpu_gemv"> {
     All parameters are at least 1; `32 * warps` threads fit a block (1024);
     `columns * rows` is at most 8 (`vector<8xf32>` sums per lane, doubled
     for a pair) and `unroll * columns` at most 16 (16-byte weight vectors
-    in flight per lane, 4 registers each).
+    in flight per lane, 4 registers each); `rope_head_dim` is 0 or even
+    and positive, and with it `columns` is even.
   }];
   let parameters = (ins "int64_t":$warps,
                         "int64_t":$columns,
                         "int64_t":$rows,
                         "int64_t":$unroll,
-                        "int64_t":$max_m);
+                        "int64_t":$max_m,
+                        DefaultValuedParameter<"int64_t", "0">:$rope_head_dim,
+                        DefaultValuedParameter<"bool", "false">:$kv_append);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }
