@@ -1009,8 +1009,12 @@ struct CallIntrinsicEffects
 
 /// activations = int8: the input quantised per row and run of 32 columns,
 /// as two tensors built before the kernel: q_x [B, T, K] i8 and the runs'
-/// maxima [B, T, K / 32] f32 (s_x = max / 127). Both with the rules of
-/// Codegen/Common/WeightQuant.h, as convert-weight-quant-to-linalg.
+/// scales s_x = max / 127 [B, T, K / 32] f32. Both with the rules of
+/// Codegen/Common/WeightQuant.h, as convert-weight-quant-to-linalg. The
+/// scales are divided here, once per run, rather than in the kernels' inner
+/// loops, where each register tile divided them again (vdivss: 3 cycles of
+/// Zen 3's FP1 pipe each, 6 of the int8 2 x 4 tile's 15 per run of 32 k in
+/// llvm-mca).
 std::pair<Value, Value> buildQuantizedInput(OpBuilder &b, Location loc,
                                             Value x) {
   constexpr int64_t run = WeightQuantAttr::kActivationRun;
@@ -1022,7 +1026,28 @@ std::pair<Value, Value> buildQuantizedInput(OpBuilder &b, Location loc,
         Value lv = blockc::buildQuantLevel(nb, nloc, v, s, 127);
         return arith::FPToSIOp::create(nb, nloc, nb.getI8Type(), lv);
       });
-  return {qx, amax};
+  auto type = cast<RankedTensorType>(amax.getType());
+  SmallVector<Value> dynamic;
+  for (int64_t i = 0; i < type.getRank(); ++i)
+    if (type.isDynamicDim(i))
+      dynamic.push_back(tensor::DimOp::create(b, loc, amax, i));
+  Value init = tensor::EmptyOp::create(b, loc, type.getShape(),
+                                       type.getElementType(), dynamic);
+  AffineMap id =
+      AffineMap::getMultiDimIdentityMap(type.getRank(), b.getContext());
+  SmallVector<utils::IteratorType> parallel(type.getRank(),
+                                            utils::IteratorType::parallel);
+  Value sx =
+      linalg::GenericOp::create(
+          b, loc, type, ValueRange{amax}, ValueRange{init},
+          ArrayRef<AffineMap>{id, id}, parallel,
+          [](OpBuilder &nb, Location nloc, ValueRange args) {
+            linalg::YieldOp::create(
+                nb, nloc,
+                ValueRange{blockc::buildQuantScale(nb, nloc, args[0], 127)});
+          })
+          .getResult(0);
+  return {qx, sx};
 }
 
 /// activations = int8 on the f32 panels: the quantised input's values
@@ -1164,7 +1189,7 @@ std::pair<Value, Value> buildLaneQuantizedInput(OpBuilder &b, Location loc,
 /// avx_vnni: the same intrinsic, EVEX or VEX), else vpmaddubsw + vpmaddwd.
 struct IntKernel {
   blockc::KernelToolkit &q;
-  Value qx, amax, p, bias; // [B, T, K] i8, [B, T, K/32] f32, [N, words] i32
+  Value qx, sxRuns, p, bias; // [B, T, K] i8, [B, T, K/32] f32, [N, words] i32
   codegen::QuantizedWeightAttr layout;
   bool vnni;
   Value pBuf;            // P as a memref (read-only: software prefetch)
@@ -1247,7 +1272,6 @@ struct IntKernel {
         b(), loc(), DenseElementsAttr::get(f32Type(), 0.0f));
     Value zero16 = splat(i16v, 0), ones16 = splat(i16v, 1);
     Value mask = splat(lanesType(), 0x0F0F0F0F), four = splat(lanesType(), 4);
-    Value level = q.f32(127.0);
     SmallVector<Value> rows, tiles;
     std::tie(rows, tiles) = laneTileIndices(q, t, n, v, r, nt);
     auto bytes = [&](Value lanes) {
@@ -1308,9 +1332,7 @@ struct IntKernel {
             SmallVector<Value> at = {bIdx, rows[i], run};
             sx.push_back(vector::BroadcastOp::create(
                 b(), loc(), f32Type(),
-                arith::DivFOp::create(
-                    b(), loc(), tensor::ExtractOp::create(b(), loc(), amax, at),
-                    level)));
+                tensor::ExtractOp::create(b(), loc(), sxRuns, at)));
             offset.push_back(vector::BroadcastOp::create(
                 b(), loc(), f32Type(),
                 tensor::ExtractOp::create(b(), loc(), xRunSums, at)));
@@ -1351,7 +1373,6 @@ struct IntKernel {
       rows.push_back(q.add(t, q.idx(i)));
     for (int64_t j = 0; j < c; ++j)
       cols.push_back(q.add(n, q.idx(j)));
-    Value level = q.f32(127.0);
     // int4 with VNNI reads the chunk's 16 bytes into both halves of a ymm
     // register and masks the low half with 0x0F and the high half with
     // 0xF0: the high nibbles come out as 16 u (at most 240, a valid u8;
@@ -1382,11 +1403,8 @@ struct IntKernel {
           SmallVector<Value> xs, sx, xu, offset;
           for (int64_t i = 0; i < r; ++i) {
             xs.push_back(readX(bIdx, rows[i], kk));
-            Value s = arith::DivFOp::create(
-                b(), loc(),
-                tensor::ExtractOp::create(b(), loc(), amax,
-                                          ValueRange{bIdx, rows[i], run}),
-                level);
+            Value s = tensor::ExtractOp::create(b(), loc(), sxRuns,
+                                                ValueRange{bIdx, rows[i], run});
             Value sv = vector::BroadcastOp::create(b(), loc(), f32Type(), s);
             if (halves) {
               VectorType f8 = f32Type();
@@ -1609,9 +1627,9 @@ struct CPULowerQuantizedLinearPass
                                .getResult();
       // activations = int8: the input quantised once, before the blocks: q_x
       // (i8) for the integer tiles, its values q_x s_x (f32) for the panels.
-      Value qx, amax, xDequantized;
+      Value qx, sxRuns, xDequantized;
       if (path == Path::intTiles)
-        std::tie(qx, amax) = buildQuantizedInput(b, loc, x);
+        std::tie(qx, sxRuns) = buildQuantizedInput(b, loc, x);
       else if (path == Path::actPanels)
         xDequantized = buildDequantizedInput(b, loc, x);
       int64_t blocks = (n + blockN - 1) / blockN;
@@ -1810,7 +1828,7 @@ struct CPULowerQuantizedLinearPass
       // activations = int8 below act_panel_min_rows rows: integer dot
       // products of register tiles (the weight bytes are never widened to
       // f32).
-      IntKernel intKern{q,    qx,           amax,
+      IntKernel intKern{q,    qx,           sxRuns,
                         p,    op.getBias(), layout,
                         vnni, pBuf,         tiles.getPrefetchTiles()};
       // Rows in lanes (8 lanes, no VNNI): q_x as words in the nibbles'
