@@ -59,12 +59,10 @@ HostTensor blockc::greedyTokens(const HostTensor &logits) {
   return ids;
 }
 
-double DecodeComparison::defaultTolerance(mlir::Type element) {
-  if (element.isBF16())
-    return 0x1p-7;
-  if (element.isF16())
-    return 0x1p-10;
-  return 1e-4;
+double DecodeComparison::defaultTolerance(mlir::Type element,
+                                          bool quantizedActivations) {
+  double type = element.isBF16() ? 0x1p-7 : element.isF16() ? 0x1p-10 : 1e-4;
+  return quantizedActivations ? std::max(type, 2e-3) : type;
 }
 
 bool DecodeComparison::passes(double relativeTolerance) const {

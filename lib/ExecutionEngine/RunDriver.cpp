@@ -7,6 +7,7 @@
 #include "blockc/Support/Error.h"
 
 #include "blockc/Compiler/Compiler.h"
+#include "blockc/Dialect/Transformer/IR/TransformerOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/OwningOpRef.h"
@@ -222,6 +223,15 @@ blockc::runDecode(mlir::ModuleOp module, const ModelSignature &signature,
                   CompileCache *cache, Progress &progress) {
   int64_t promptLen = input.shape[1];
   DecodeRunResult result;
+  // Before the session derives and compiles the module: any op's
+  // #transformer.weight_quant (blocks and projections carry it).
+  bool quantizedActivations = false;
+  module.walk([&](mlir::Operation *op) {
+    for (mlir::NamedAttribute attr : op->getAttrs())
+      if (auto quant =
+              mlir::dyn_cast<transformer::WeightQuantAttr>(attr.getValue()))
+        quantizedActivations |= quant.quantizesActivations();
+  });
   auto session = startSession(module, signature, input.shape[0], promptLen, run,
                               weights, options, cache, progress, result);
   if (!session)
@@ -244,10 +254,10 @@ blockc::runDecode(mlir::ModuleOp module, const ModelSignature &signature,
   auto start = std::chrono::steady_clock::now();
   LaunchProgress launches(options, progress);
   if (run.checkDecode) {
-    result.tolerance = run.checkTolerance
-                           ? *run.checkTolerance
-                           : DecodeComparison::defaultTolerance(
-                                 signature.getModelElementType());
+    result.tolerance = run.checkTolerance ? *run.checkTolerance
+                                          : DecodeComparison::defaultTolerance(
+                                                signature.getModelElementType(),
+                                                quantizedActivations);
     auto compared = s.compareWithPrefill(input);
     if (!compared)
       return compared.takeError();

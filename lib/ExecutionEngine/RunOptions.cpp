@@ -120,7 +120,8 @@ struct RunCLOptions {
       "check-tol",
       cl::desc("--check-decode tolerance, relative to the largest |output| "
                "(default: 1e-4 for f32 models, two units of the last place "
-               "for bf16 (2^-7) and f16 (2^-10) models)"),
+               "for bf16 (2^-7) and f16 (2^-10) models, at least 2e-3 with "
+               "activations = int8)"),
       cl::init(1e-4), cl::cat(cat)};
   cl::opt<bool> allowExtraWeights{
       "allow-extra-weights",
