@@ -58,8 +58,11 @@ struct WordAddress {
   codegen::QuantizedWeightAttr layout;
 
   int64_t interleave() const { return layout.getInterleave(); }
-  /// Words of one row per group (int4).
-  int64_t groupWords() const { return layout.getGroupSize() / 8; }
+  /// Words of one row per group (int8: the row's value words).
+  int64_t groupWords() const {
+    return layout.getBits() == 8 ? layout.getValueWords()
+                                 : layout.getGroupSize() / 8;
+  }
   /// Words of one group of a tile: the I rows' values and scales.
   int64_t blockWords() const { return interleave() * (groupWords() + 1); }
 
@@ -193,14 +196,16 @@ Value buildPreparedWeight(OpBuilder &b, Location loc, Value w,
         // Value words: four bytes each, little-endian.
         Value wc = q.select(isValue, word, q.idx(0));
         Value packed = q.i32(0);
-        // Rows in lanes: word w of a row holds k = 8w + j in nibble j.
-        for (int64_t j = 0; layout.getRowLanes() && j < 8; ++j) {
+        // Rows in lanes (int4): word w of a row holds k = 8w + j in nibble
+        // j. (int8 rows in lanes keep the bytes of interleave 1's words.)
+        bool nibbleLanes = layout.getRowLanes() && bits == 4;
+        for (int64_t j = 0; nibbleLanes && j < 8; ++j) {
           Value u =
               q.add(levelAt(q.add(q.mul(wc, q.idx(8)), q.idx(j))), q.i32(8));
           packed = arith::OrIOp::create(
               nb, loc, packed, arith::ShLIOp::create(nb, loc, u, q.i32(4 * j)));
         }
-        for (int64_t byte = 0; !layout.getRowLanes() && byte < 4; ++byte) {
+        for (int64_t byte = 0; !nibbleLanes && byte < 4; ++byte) {
           Value v;
           if (bits == 8) {
             v = arith::AndIOp::create(
@@ -1119,15 +1124,12 @@ std::pair<Value, Value> buildLaneInput(OpBuilder &b, Location loc, Value x,
   return {scaled, sums};
 }
 
-/// activations = int8 on rows in lanes with 8 lanes (AVX2 without VNNI):
-/// q_x as that kernel reads it, in words [B, T, K / 4] i32: word 2m + h
-/// holds q_x[8m + 2i + h] in byte i (i < 4), the inputs of the nibbles that
-/// a row-lanes word keeps in its bytes under the mask 0x0F (h = 0: k even)
-/// and after a shift by 4 (h = 1: k odd); and -8 times each run's sum of
-/// q_x (f32 [B, T, K / 32], exact), the offset of u = q + 8. Built once per
-/// call, before the kernel's parallel loop.
-std::pair<Value, Value> buildLaneQuantizedInput(OpBuilder &b, Location loc,
-                                                Value qx) {
+/// q_x [B, T, K] as words [B, T, K / 4] i32: word w holds q_x[k(w, i)] in
+/// byte i (i < 4), or with `absolute` |q_x[k(w, i)]|.
+Value buildQuantizedWords(
+    OpBuilder &b, Location loc, Value qx,
+    function_ref<Value(blockc::KernelToolkit &, Value, int64_t)> kOf,
+    bool absolute) {
   auto type = cast<RankedTensorType>(qx.getType());
   int64_t rank = type.getRank(), k = type.getDimSize(rank - 1);
   SmallVector<Value> dynamic;
@@ -1140,33 +1142,63 @@ std::pair<Value, Value> buildLaneQuantizedInput(OpBuilder &b, Location loc,
   AffineMap id = AffineMap::getMultiDimIdentityMap(rank, b.getContext());
   SmallVector<utils::IteratorType> iterators(rank,
                                              utils::IteratorType::parallel);
-  Value words =
-      linalg::GenericOp::create(
-          b, loc, init.getType(), ValueRange{}, ValueRange{init},
-          ArrayRef<AffineMap>{id}, iterators,
-          [&](OpBuilder &nb, Location nloc, ValueRange) {
-            blockc::KernelToolkit q{nb, nloc};
-            SmallVector<Value> at;
-            for (int64_t i = 0; i < rank; ++i)
-              at.push_back(linalg::IndexOp::create(nb, nloc, i));
-            Value w = at.back();
-            // k of byte 0: 8 (w / 2) + w % 2, i.e. 4 w - 3 (w % 2).
-            Value k0 = arith::SubIOp::create(
-                nb, nloc, q.mul(w, q.idx(4)),
-                q.mul(arith::RemUIOp::create(nb, nloc, w, q.idx(2)), q.idx(3)));
-            Value word = q.i32(0);
-            for (int64_t i = 0; i < 4; ++i) {
-              at.back() = q.add(k0, q.idx(2 * i));
-              Value byte = arith::ExtUIOp::create(
-                  nb, nloc, nb.getI32Type(),
-                  tensor::ExtractOp::create(nb, nloc, qx, at));
-              word = arith::OrIOp::create(
-                  nb, nloc, word,
-                  arith::ShLIOp::create(nb, nloc, byte, q.i32(8 * i)));
-            }
-            linalg::YieldOp::create(nb, nloc, ValueRange{word});
-          })
-          .getResult(0);
+  return linalg::GenericOp::create(
+             b, loc, init.getType(), ValueRange{}, ValueRange{init},
+             ArrayRef<AffineMap>{id}, iterators,
+             [&](OpBuilder &nb, Location nloc, ValueRange) {
+               blockc::KernelToolkit q{nb, nloc};
+               SmallVector<Value> at;
+               for (int64_t i = 0; i < rank; ++i)
+                 at.push_back(linalg::IndexOp::create(nb, nloc, i));
+               Value w = at.back();
+               Value word = q.i32(0);
+               for (int64_t i = 0; i < 4; ++i) {
+                 at.back() = kOf(q, w, i);
+                 Value byte = tensor::ExtractOp::create(nb, nloc, qx, at);
+                 if (absolute) // |q_x| <= 127: a valid i8
+                   byte = math::AbsIOp::create(nb, nloc, byte);
+                 word = arith::OrIOp::create(
+                     nb, nloc, word,
+                     arith::ShLIOp::create(nb, nloc,
+                                           arith::ExtUIOp::create(
+                                               nb, nloc, nb.getI32Type(), byte),
+                                           q.i32(8 * i)));
+               }
+               linalg::YieldOp::create(nb, nloc, ValueRange{word});
+             })
+      .getResult(0);
+}
+
+/// activations = int8 on rows in lanes with 8 lanes (AVX2 without VNNI):
+/// q_x as that kernel reads it, built once per call, before the kernel's
+/// parallel loop, as two tensors:
+/// * int4 weights: words [B, T, K / 4] i32, word 2m + h holding q_x[8m + 2i
+///   + h] in byte i (i < 4), the inputs of the nibbles that a row-lanes
+///   word keeps in its bytes under the mask 0x0F (h = 0: k even) and after
+///   a shift by 4 (h = 1: k odd); and -8 times each run's sum of q_x (f32
+///   [B, T, K / 32], exact), the offset of u = q + 8;
+/// * int8 weights: words [B, T, K / 4] i32, word m holding q_x[4m + i] in
+///   byte i (the k of a row-lanes word's bytes), and the same words of
+///   |q_x|, vpmaddubsw's unsigned operand.
+std::pair<Value, Value> buildLaneQuantizedInput(OpBuilder &b, Location loc,
+                                                Value qx, bool int8) {
+  if (int8) {
+    auto natural = [](blockc::KernelToolkit &q, Value w, int64_t i) {
+      return q.add(q.mul(w, q.idx(4)), q.idx(i));
+    };
+    return {buildQuantizedWords(b, loc, qx, natural, /*absolute=*/false),
+            buildQuantizedWords(b, loc, qx, natural, /*absolute=*/true)};
+  }
+  Value words = buildQuantizedWords(
+      b, loc, qx,
+      [](blockc::KernelToolkit &q, Value w, int64_t i) {
+        // k of byte 0: 8 (w / 2) + w % 2, i.e. 4 w - 3 (w % 2).
+        Value k0 = arith::SubIOp::create(
+            q.b, q.loc, q.mul(w, q.idx(4)),
+            q.mul(arith::RemUIOp::create(q.b, q.loc, w, q.idx(2)), q.idx(3)));
+        return q.add(k0, q.idx(2 * i));
+      },
+      /*absolute=*/false);
   Value sums = blockc::buildRunReduction(
       b, loc, qx, WeightQuantAttr::kActivationRun,
       [](OpBuilder &nb, Location nloc, Value r, Value v) {
@@ -1194,9 +1226,10 @@ struct IntKernel {
   bool vnni;
   Value pBuf;            // P as a memref (read-only: software prefetch)
   int64_t prefetchTiles; // weight-row tiles ahead (quantized_tiles)
-  /// Rows in lanes (8 lanes, no VNNI): q_x as words in the nibbles' order
-  /// and -8 times the runs' sums of q_x (buildLaneQuantizedInput).
-  Value xWords = {}, xRunSums = {};
+  /// Rows in lanes (8 lanes, no VNNI; buildLaneQuantizedInput): q_x as
+  /// words in the order of the weight words' k; int4: -8 times the runs'
+  /// sums of q_x; int8: |q_x| as words.
+  Value xWords = {}, xRunSums = {}, xAbsWords = {};
 
   OpBuilder &b() { return q.b; }
   Location loc() { return q.loc; }
@@ -1263,6 +1296,8 @@ struct IntKernel {
   /// lanes at the end.
   Value laneTile(Value out, Value bIdx, Value t, Value n, Value nOffset,
                  int64_t r, int64_t nt) {
+    if (layout.getBits() == 8)
+      return laneTileInt8(out, bIdx, t, n, nOffset, r, nt);
     constexpr int64_t v = 8;
     int64_t k = layout.getCols(), g = layout.getGroupSize(), gw = g / 8;
     int64_t blockWords = v * (gw + 1);
@@ -1358,6 +1393,107 @@ struct IntKernel {
           }
           return acc;
         });
+    return storeLaneTiles(q, out, accs, bIdx, rows, n, nOffset, bias);
+  }
+
+  /// Rows in lanes with int8 weights (row_lanes with 8 lanes, no VNNI): the
+  /// tiles of laneTile. Per run of 32 k and tile, eight reads of 8 words (4
+  /// k of the 8 rows each); per read and input row, vpsignb gives q_w with
+  /// q_x's sign (xWords, broadcast), vpmaddubsw multiplies it by |q_x|
+  /// (xAbsWords, broadcast) into 16 pair sums of at most 2 x 127 x 127 <
+  /// 2^15, and vpmaddwd with ones adds each row's pair into its i32 lane:
+  /// 4 operations per 32 products, none cross-lane, where the k-in-lanes
+  /// tile spends 5 (its conversion and FMA per run and row) and a
+  /// horizontal sum per output. Per run, each row's exact i32 sums are
+  /// converted and multiplied by s_x into the accumulators; the rows' scales
+  /// multiply the sums once, at the end.
+  Value laneTileInt8(Value out, Value bIdx, Value t, Value n, Value nOffset,
+                     int64_t r, int64_t nt) {
+    constexpr int64_t v = 8;
+    int64_t k = layout.getCols(), gw = layout.getValueWords();
+    int64_t pWords = layout.getPreparedShape()[1];
+    VectorType i16v = VectorType::get({16}, b().getI16Type());
+    Value zero = arith::ConstantOp::create(
+        b(), loc(), DenseElementsAttr::get(f32Type(), 0.0f));
+    Value zero32 = splat(lanesType(), 0), ones16 = splat(i16v, 1);
+    SmallVector<Value> rows, tiles;
+    std::tie(rows, tiles) = laneTileIndices(q, t, n, v, r, nt);
+    auto broadcastWord = [&](Value words, Value i, Value w) -> Value {
+      return vector::BitCastOp::create(
+          b(), loc(), bytesType(),
+          vector::BroadcastOp::create(
+              b(), loc(), lanesType(),
+              tensor::ExtractOp::create(b(), loc(), words,
+                                        ValueRange{bIdx, i, w})));
+    };
+    SmallVector<Value> accs(r * nt, zero);
+    accs =
+        q.loop(q.idx(0), q.idx(k), kChunk, accs, [&](Value kk, ValueRange it) {
+          SmallVector<Value> acc(it);
+          Value run = arith::DivUIOp::create(b(), loc(), kk, q.idx(kChunk));
+          // The run's first word: 8 rows x 8 words per 32 k.
+          Value runBase = q.mul(run, q.idx(8 * v));
+          // Software prefetch (into L2) of each tile's words as far ahead in
+          // bytes as the int4 kernel's with groups of 32 (2 x prefetch_tiles
+          // groups of 5 x 8 words).
+          if (pBuf && prefetchTiles > 0)
+            prefetchLaneTiles(q, pBuf, tiles, runBase,
+                              prefetchTiles * 2 * 5 * v, 9 * v, pWords);
+          SmallVector<Value> sums(r * nt, zero32);
+          Value w0 = arith::DivUIOp::create(b(), loc(), kk, q.idx(4));
+          for (int64_t step = 0; step < 8; ++step) {
+            Value w = q.add(w0, q.idx(step));
+            SmallVector<Value> xs, xu;
+            for (int64_t i = 0; i < r; ++i) {
+              xs.push_back(broadcastWord(xWords, rows[i], w));
+              xu.push_back(broadcastWord(xAbsWords, rows[i], w));
+            }
+            for (int64_t u = 0; u < nt; ++u) {
+              Value weights = vector::BitCastOp::create(
+                  b(), loc(), bytesType(),
+                  vector::TransferReadOp::create(
+                      b(), loc(), lanesType(), p,
+                      ValueRange{tiles[u], q.add(runBase, q.idx(step * v))},
+                      q.i32(0), ArrayRef<bool>{true}));
+              for (int64_t i = 0; i < r; ++i) {
+                Value signedW = intrinsic(bytesType(), "llvm.x86.avx2.psign.b",
+                                          {weights, xs[i]});
+                Value pairs = intrinsic(i16v, "llvm.x86.avx2.pmadd.ub.sw",
+                                        {xu[i], signedW});
+                Value &sum = sums[i * nt + u];
+                sum = arith::AddIOp::create(b(), loc(), sum,
+                                            intrinsic(lanesType(),
+                                                      "llvm.x86.avx2.pmadd.wd",
+                                                      {pairs, ones16}));
+              }
+            }
+          }
+          for (int64_t i = 0; i < r; ++i) {
+            Value sx = vector::BroadcastOp::create(
+                b(), loc(), f32Type(),
+                tensor::ExtractOp::create(b(), loc(), sxRuns,
+                                          ValueRange{bIdx, rows[i], run}));
+            for (int64_t u = 0; u < nt; ++u) {
+              int64_t e = i * nt + u;
+              acc[e] = vector::FMAOp::create(
+                  b(), loc(),
+                  arith::SIToFPOp::create(b(), loc(), f32Type(), sums[e]), sx,
+                  acc[e]);
+            }
+          }
+          return acc;
+        });
+    // The rows' scales, after the values.
+    for (int64_t u = 0; u < nt; ++u) {
+      Value sw = vector::BitCastOp::create(
+          b(), loc(), f32Type(),
+          vector::TransferReadOp::create(b(), loc(), lanesType(), p,
+                                         ValueRange{tiles[u], q.idx(v * gw)},
+                                         q.i32(0), ArrayRef<bool>{true}));
+      for (int64_t i = 0; i < r; ++i)
+        accs[i * nt + u] =
+            arith::MulFOp::create(b(), loc(), accs[i * nt + u], sw);
+    }
     return storeLaneTiles(q, out, accs, bIdx, rows, n, nOffset, bias);
   }
 
@@ -1565,14 +1701,20 @@ struct CPULowerQuantizedLinearPass
       bool int8 = quant.getType() == WeightQuantType::int8;
       // Rows in lanes: the int4 kernels on 16 or 8 lanes, weight-only and
       // not on bf16 pairs, or with int8 activations on 8 lanes without VNNI
-      // (the integer rows-in-lanes kernel is vpmaddubsw's); elsewhere the
-      // tiles' interleave alone.
+      // (the integer rows-in-lanes kernels are vpmaddubsw's); elsewhere the
+      // tiles' interleave alone (int8: interleave 1).
       bool rowLanes = !int8 && tiles.getRowLanes() && (v == 16 || v == 8) &&
                       (!quant.quantizesActivations() || (v == 8 && !vnni)) &&
                       !bf16Pairs(op, target.getAvx512Bf16(), v, 4);
+      // int8 weights on rows in lanes: with int8 activations on 8 lanes
+      // without VNNI and no f32 panels (whose layout is interleave 1's).
+      if (int8)
+        rowLanes = tiles.getRowLanes() && tiles.getInterleave() == 8 &&
+                   v == 8 && !vnni && quant.quantizesActivations() &&
+                   tiles.getActPanelMinRows() == 0;
       auto layout = codegen::QuantizedWeightAttr::get(
           &getContext(), n, k, int8 ? 8 : 4, quant.getGroupSizeFor(k),
-          int8 ? 1 : tiles.getInterleave(), rowLanes);
+          int8 && !rowLanes ? 1 : tiles.getInterleave(), rowLanes);
       lower(op, layout, v, tiles, target.getRegisters(),
             quant.quantizesActivations(), vnni, target.getAvx512Bf16());
       ++numLowered;
@@ -1836,8 +1978,10 @@ struct CPULowerQuantizedLinearPass
       if (path == Path::intTiles && layout.getRowLanes()) {
         OpBuilder::InsertionGuard g(b);
         b.setInsertionPoint(forall);
-        std::tie(intKern.xWords, intKern.xRunSums) =
-            buildLaneQuantizedInput(b, loc, qx);
+        bool int8 = layout.getBits() == 8;
+        auto [words, other] = buildLaneQuantizedInput(b, loc, qx, int8);
+        intKern.xWords = words;
+        (int8 ? intKern.xAbsWords : intKern.xRunSums) = other;
       }
       auto intRows = [&](Value slice) -> Value {
         if (layout.getRowLanes())

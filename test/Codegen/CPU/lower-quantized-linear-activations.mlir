@@ -5,29 +5,99 @@
 
 // activations = int8 (#transformer.weight_quant): the input is quantised
 // once per call, before the kernel (the maxima of its runs of 32 columns,
-// then q_x = clamp(rint(x / s_x), -127, 127) as i8). With int8 weights
-// select-tiles writes act_panel_min_rows = 0: the kernel takes register
-// tiles of rows x columns for any row count (no widened panel; int4 and
-// @act_panels_pinned below test the row count first),
-// and per run of 32 k reads 32 bytes of q_x and of each weight row, forms
-// the exact integer dot product in 8 i32 lanes and adds it, converted,
-// times s_x. int8: |q_x| (unsigned) against q_w carrying q_x's sign
-// (vpsignb), on vpmaddubsw + vpmaddwd (AVX2) or vpdpbusd (VNNI); the row
-// scale multiplies the reduced sum. The kernel prefetches the same words
-// of the weight row four tiles further (through a read-only memref of the
-// prepared words).
+// then q_x = clamp(rint(x / s_x), -127, 127) as i8, and the runs' scales
+// s_x = max / 127, divided there once: no division is left in the kernel).
+// With int8 weights select-tiles writes act_panel_min_rows = 0: the kernel
+// takes register tiles for any row count (no widened panel; int4 and
+// @act_panels_pinned below test the row count first). On AVX2 without VNNI
+// (this RUN line) it writes row_lanes: the int8 weight is prepared with 8
+// rows in the 8 lanes (interleave 8: [5, 8 x (16 value words + 1 scale)]),
+// q_x and |q_x| are laid out as words once per call, and per run of 32 k
+// the tile reads 8 x 8 words (4 k of 8 rows each); per read and input row
+// q_w takes q_x's sign (vpsignb against the q_x word broadcast),
+// vpmaddubsw multiplies it by the |q_x| word broadcast, vpmaddwd with ones
+// adds the pairs into each row's i32 lane; per run the exact sums are
+// converted and times s_x added into the accumulators, and the rows'
+// scales (one vector) multiply them once at the end. The 8 lanes are 8
+// output columns: no horizontal sum.
 // CHECK-LABEL: func.func @int8
-// CHECK: %[[P:.*]] = linalg.generic {{.*}} attrs = {blockc_codegen.prepared = #blockc_codegen.quantized_weight<rows = 40, cols = 64, bits = 8, group_size = 64>}
+// CHECK: %[[P:.*]] = linalg.generic {{.*}} attrs = {blockc_codegen.prepared = #blockc_codegen.quantized_weight<rows = 40, cols = 64, bits = 8, group_size = 64, interleave = 8, row_lanes = true>}
+// CHECK: } -> tensor<5x136xi32>
 // CHECK: tensor.expand_shape %{{.*}} : tensor<2x?x64xf32> into tensor<2x?x2x32xf32>
 // CHECK: %[[AMAX:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%{{.*}} : tensor<2x?x2x32xf32>) outs(%{{.*}} : tensor<2x?x2xf32>)
 // CHECK: %[[QX:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %[[AMAX]] : tensor<2x?x64xf32>, tensor<2x?x2xf32>)
 // CHECK: math.roundeven
 // CHECK: arith.fptosi %{{.*}} : f32 to i8
 // CHECK: } -> tensor<2x?x64xi8>
-// CHECK: %[[PBUF:.*]] = bufferization.to_buffer %[[P]] read_only : tensor<40x17xi32> to memref<40x17xi32>
+// CHECK: %[[SX:.*]] = linalg.generic {{.*}} ins(%[[AMAX]] : tensor<2x?x2xf32>) outs(%{{.*}} : tensor<2x?x2xf32>)
+// CHECK: arith.divf %{{.*}}, %{{.*}} : f32
+// CHECK: %[[WORDS:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<2x?x16xi32>)
+// CHECK-NOT: math.absi
+// CHECK: } -> tensor<2x?x16xi32>
+// CHECK: %[[ABS:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<2x?x16xi32>)
+// CHECK-COUNT-4: math.absi %{{.*}} : i8
+// CHECK: } -> tensor<2x?x16xi32>
 // CHECK: scf.forall
+// CHECK-NOT: arith.divf
 // CHECK-NOT: scf.if
 // CHECK-NOT: memref.alloca
+// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c64{{.*}} step %c32
+// CHECK: memref.prefetch
+// CHECK: %[[XW:.*]] = tensor.extract %[[WORDS]]
+// CHECK: %[[XB:.*]] = vector.broadcast %[[XW]] : i32 to vector<8xi32>
+// CHECK: %[[X:.*]] = vector.bitcast %[[XB]] : vector<8xi32> to vector<32xi8>
+// CHECK: %[[XUW:.*]] = tensor.extract %[[ABS]]
+// CHECK: %[[XUB:.*]] = vector.broadcast %[[XUW]] : i32 to vector<8xi32>
+// CHECK: %[[XU:.*]] = vector.bitcast %[[XUB]] : vector<8xi32> to vector<32xi8>
+// CHECK: %[[WW:.*]] = vector.transfer_read %[[P]]{{.*}} : tensor<5x136xi32>, vector<8xi32>
+// CHECK: %[[W:.*]] = vector.bitcast %[[WW]] : vector<8xi32> to vector<32xi8>
+// CHECK: %[[SW:.*]] = llvm.call_intrinsic "llvm.x86.avx2.psign.b"(%[[W]], %[[X]])
+// CHECK: %[[PAIRS:.*]] = llvm.call_intrinsic "llvm.x86.avx2.pmadd.ub.sw"(%[[XU]], %[[SW]]) : (vector<32xi8>, vector<32xi8>) -> vector<16xi16>
+// CHECK: %[[D:.*]] = llvm.call_intrinsic "llvm.x86.avx2.pmadd.wd"(%[[PAIRS]], %{{.*}}) : (vector<16xi16>, vector<16xi16>) -> vector<8xi32>
+// CHECK: arith.addi %{{.*}}, %[[D]] : vector<8xi32>
+// CHECK-COUNT-31: llvm.call_intrinsic "llvm.x86.avx2.pmadd.wd"
+// CHECK: tensor.extract %[[SX]]
+// CHECK: %[[F:.*]] = arith.sitofp %{{.*}} : vector<8xi32> to vector<8xf32>
+// CHECK: vector.fma %[[F]]
+// CHECK: scf.yield
+// CHECK: %[[SWB:.*]] = vector.transfer_read %[[P]][%{{.*}}, %c128{{.*}}]{{.*}} : tensor<5x136xi32>, vector<8xi32>
+// CHECK: %[[SWF:.*]] = vector.bitcast %[[SWB]] : vector<8xi32> to vector<8xf32>
+// CHECK: arith.mulf %{{.*}}, %[[SWF]] : vector<8xf32>
+// CHECK-NOT: vector.reduction
+// CHECK: vector.transfer_write
+// CHECK: return
+// VNNI-LABEL: func.func @int8
+// VNNI: blockc_codegen.quantized_weight<rows = 40, cols = 64, bits = 8, group_size = 64>
+// VNNI-NOT: pmadd
+// VNNI: llvm.call_intrinsic "llvm.x86.avx2.psign.b"
+// VNNI: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.256"(%{{.*}}, %{{.*}}, %{{.*}}) : (vector<8xi32>, vector<32xi8>, vector<32xi8>) -> vector<8xi32>
+// VNNI-NOT: pmadd
+// VNNI: return
+// An SSE target has no byte products: the projection stays for
+// convert-weight-quant-to-linalg.
+// SSE-LABEL: func.func @int8
+// SSE: transformer.linear {{.*}}weight_quant = #transformer.weight_quant<int8, activations = int8>
+func.func @int8(%x: tensor<2x?x64xf32>, %w: tensor<40x64xf32>) -> tensor<2x?x40xf32> {
+  %0 = transformer.linear %x, %w {weight_quant = #transformer.weight_quant<int8, activations = int8>} : tensor<2x?x64xf32>, tensor<40x64xf32> -> tensor<2x?x40xf32>
+  return %0 : tensor<2x?x40xf32>
+}
+
+// -----
+
+// int8 with the tiles given by hand without row_lanes (VNNI's and AVX-512's
+// schedule): the k-in-lanes integer tiles, per run of 32 k 32 bytes of q_x
+// and of each weight row (interleave 1), the exact integer dot product in 8
+// i32 lanes, converted and times s_x added; |q_x| (unsigned) against q_w
+// carrying q_x's sign (vpsignb), on vpmaddubsw + vpmaddwd; the row scale
+// multiplies the reduced sum. The kernel prefetches the same words of the
+// weight row four tiles further (through a read-only memref of the
+// prepared words).
+// CHECK-LABEL: func.func @int8_k_in_lanes
+// CHECK: %[[P:.*]] = linalg.generic {{.*}} attrs = {blockc_codegen.prepared = #blockc_codegen.quantized_weight<rows = 40, cols = 64, bits = 8, group_size = 64>}
+// CHECK: %[[QX:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<2x?x64xf32>, tensor<2x?x2xf32>)
+// CHECK: %[[PBUF:.*]] = bufferization.to_buffer %[[P]] read_only : tensor<40x17xi32> to memref<40x17xi32>
+// CHECK: scf.forall
+// CHECK-NOT: arith.divf
 // CHECK: scf.for %{{.*}} = %c0{{.*}} to %c64{{.*}} step %c32
 // CHECK: %[[X:.*]] = vector.transfer_read %[[QX]]{{.*}} : tensor<2x?x64xi8>, vector<32xi8>
 // CHECK: %[[XU:.*]] = math.absi %[[X]] : vector<32xi8>
@@ -43,18 +113,8 @@
 // CHECK: vector.fma %[[F]]
 // CHECK: vector.reduction <add>
 // CHECK: arith.mulf
-// VNNI-LABEL: func.func @int8
-// VNNI-NOT: pmadd
-// VNNI: llvm.call_intrinsic "llvm.x86.avx2.psign.b"
-// VNNI: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.256"(%{{.*}}, %{{.*}}, %{{.*}}) : (vector<8xi32>, vector<32xi8>, vector<32xi8>) -> vector<8xi32>
-// VNNI-NOT: pmadd
-// VNNI: return
-// An SSE target has no byte products: the projection stays for
-// convert-weight-quant-to-linalg.
-// SSE-LABEL: func.func @int8
-// SSE: transformer.linear {{.*}}weight_quant = #transformer.weight_quant<int8, activations = int8>
-func.func @int8(%x: tensor<2x?x64xf32>, %w: tensor<40x64xf32>) -> tensor<2x?x40xf32> {
-  %0 = transformer.linear %x, %w {weight_quant = #transformer.weight_quant<int8, activations = int8>} : tensor<2x?x64xf32>, tensor<40x64xf32> -> tensor<2x?x40xf32>
+func.func @int8_k_in_lanes(%x: tensor<2x?x64xf32>, %w: tensor<40x64xf32>) -> tensor<2x?x40xf32> {
+  %0 = transformer.linear %x, %w {weight_quant = #transformer.weight_quant<int8, activations = int8>, blockc_codegen.quantized_tiles = #blockc_codegen.quantized_tiles<rows = 2, cols = 4, block_n = 32, panel_k = 1024, panel_rows = 6, panel_min_rows = 16, prefetch_tiles = 4>} : tensor<2x?x64xf32>, tensor<40x64xf32> -> tensor<2x?x40xf32>
   return %0 : tensor<2x?x40xf32>
 }
 

@@ -140,28 +140,34 @@ func.func @attention(%q: tensor<?x?x32x128xf32>, %k: tensor<?x?x8x128xf32>, %q24
 // 16 rows with 16 lanes, 8 with 8, 64 weight rows per work item), and so
 // does int4 with int8 activations on 8 lanes without VNNI (vpmaddubsw on
 // the rows in lanes, at every row count; with VNNI the interleaved rows of
-// vpdpbusd); int4 with int8 activations otherwise takes the f32 panels on
-// q_x s_x from 16 rows on (else the default, 0: never). A schedule given
-// by hand is kept.
+// vpdpbusd), and so does int8 with int8 activations there (vpsignb +
+// vpmaddubsw on 8 rows in lanes, interleave 8; elsewhere interleave 1);
+// int4 with int8 activations otherwise takes the f32 panels on q_x s_x
+// from 16 rows on (else the default, 0: never). A schedule given by hand
+// is kept.
 // AVX512-LABEL: func.func @quantized
 // AVX512: blockc_codegen.quantized_tiles = #blockc_codegen.quantized_tiles<rows = 4, cols = 4, block_n = 32, panel_k = 1024, panel_rows = 8, panel_min_rows = 16, prefetch_tiles = 2>, weight_quant = #transformer.weight_quant<int8>}
 // AVX512: blockc_codegen.quantized_tiles = #blockc_codegen.quantized_tiles<rows = 4, cols = 4, block_n = 32, panel_k = 1024, panel_rows = 8, panel_min_rows = 16, prefetch_tiles = 4, interleave = 8, act_panel_min_rows = 16>
 // AVX512: blockc_codegen.quantized_tiles = #blockc_codegen.quantized_tiles<rows = 1, cols = 2, block_n = 64, panel_k = 64, panel_rows = 1, panel_min_rows = 1, prefetch_tiles = 0>
 // AVX512: blockc_codegen.quantized_tiles = #blockc_codegen.quantized_tiles<rows = 4, cols = 4, block_n = 64, panel_k = 1024, panel_rows = 8, panel_min_rows = 16, prefetch_tiles = 2, interleave = 16, row_lanes = true>
+// AVX512: blockc_codegen.quantized_tiles = #blockc_codegen.quantized_tiles<rows = 4, cols = 4, block_n = 32, panel_k = 1024, panel_rows = 8, panel_min_rows = 16, prefetch_tiles = 4>, weight_quant = #transformer.weight_quant<int8, activations = int8>}
 // AVX512-NOT: quantized_tiles
 // AVX2-LABEL: func.func @quantized
 // AVX2: quantized_tiles<rows = 2, cols = 4, block_n = 32, panel_k = 1024, panel_rows = 6, panel_min_rows = 16, prefetch_tiles = 2>
 // AVX2: quantized_tiles<rows = 2, cols = 4, block_n = 64, panel_k = 1024, panel_rows = 6, panel_min_rows = 16, prefetch_tiles = 4, interleave = 8, row_lanes = true>
 // AVX2: quantized_tiles<rows = 2, cols = 4, block_n = 64, panel_k = 1024, panel_rows = 6, panel_min_rows = 16, prefetch_tiles = 2, interleave = 8, row_lanes = true>
+// AVX2: quantized_tiles<rows = 2, cols = 4, block_n = 64, panel_k = 1024, panel_rows = 6, panel_min_rows = 16, prefetch_tiles = 4, interleave = 8, row_lanes = true>, weight_quant = #transformer.weight_quant<int8, activations = int8>}
 // AVX2VNNI-LABEL: func.func @quantized
 // AVX2VNNI: quantized_tiles<rows = 2, cols = 4, block_n = 32, panel_k = 1024, panel_rows = 6, panel_min_rows = 16, prefetch_tiles = 2>
 // AVX2VNNI: quantized_tiles<rows = 2, cols = 4, block_n = 32, panel_k = 1024, panel_rows = 6, panel_min_rows = 16, prefetch_tiles = 4, interleave = 8, act_panel_min_rows = 16>
 // AVX2VNNI: quantized_tiles<rows = 2, cols = 4, block_n = 64, panel_k = 1024, panel_rows = 6, panel_min_rows = 16, prefetch_tiles = 2, interleave = 8, row_lanes = true>
-func.func @quantized(%x: tensor<1x?x64xf32>, %w: tensor<40x64xf32>) -> (tensor<1x?x40xf32>, tensor<1x?x40xf32>, tensor<1x?x40xf32>, tensor<1x?x40xf32>, tensor<1x?x40xf32>) {
+// AVX2VNNI: quantized_tiles<rows = 2, cols = 4, block_n = 32, panel_k = 1024, panel_rows = 6, panel_min_rows = 16, prefetch_tiles = 4>, weight_quant = #transformer.weight_quant<int8, activations = int8>}
+func.func @quantized(%x: tensor<1x?x64xf32>, %w: tensor<40x64xf32>) -> (tensor<1x?x40xf32>, tensor<1x?x40xf32>, tensor<1x?x40xf32>, tensor<1x?x40xf32>, tensor<1x?x40xf32>, tensor<1x?x40xf32>) {
   %a = transformer.linear %x, %w {weight_quant = #transformer.weight_quant<int8>} : tensor<1x?x64xf32>, tensor<40x64xf32> -> tensor<1x?x40xf32>
   %b = transformer.linear %x, %w {weight_quant = #transformer.weight_quant<int4, group_size = 32, activations = int8>} : tensor<1x?x64xf32>, tensor<40x64xf32> -> tensor<1x?x40xf32>
   %c = transformer.linear %x, %w {weight_quant = #transformer.weight_quant<int8>, blockc_codegen.quantized_tiles = #blockc_codegen.quantized_tiles<rows = 1, cols = 2, block_n = 64, panel_k = 64, panel_rows = 1, panel_min_rows = 1, prefetch_tiles = 0>} : tensor<1x?x64xf32>, tensor<40x64xf32> -> tensor<1x?x40xf32>
   %d = transformer.linear %x, %w : tensor<1x?x64xf32>, tensor<40x64xf32> -> tensor<1x?x40xf32>
   %e = transformer.linear %x, %w {weight_quant = #transformer.weight_quant<int4, group_size = 32>} : tensor<1x?x64xf32>, tensor<40x64xf32> -> tensor<1x?x40xf32>
-  return %a, %b, %c, %d, %e : tensor<1x?x40xf32>, tensor<1x?x40xf32>, tensor<1x?x40xf32>, tensor<1x?x40xf32>, tensor<1x?x40xf32>
+  %f = transformer.linear %x, %w {weight_quant = #transformer.weight_quant<int8, activations = int8>} : tensor<1x?x64xf32>, tensor<40x64xf32> -> tensor<1x?x40xf32>
+  return %a, %b, %c, %d, %e, %f : tensor<1x?x40xf32>, tensor<1x?x40xf32>, tensor<1x?x40xf32>, tensor<1x?x40xf32>, tensor<1x?x40xf32>, tensor<1x?x40xf32>
 }

@@ -190,6 +190,15 @@ func.func @quantized_row_lanes(%x: tensor<1x1x64xf32>, %w: tensor<44x64xf32>) ->
 
 // -----
 
+// An int8 weight with 8 rows in vector lanes (activations = int8 on AVX2).
+// CHECK-LABEL: func.func @quantized_row_lanes_int8
+// CHECK-SAME: #blockc_codegen.quantized_weight<rows = 44, cols = 64, bits = 8, group_size = 64, interleave = 8, row_lanes = true>
+func.func @quantized_row_lanes_int8() attributes {blockc_codegen.prepared = #blockc_codegen.quantized_weight<rows = 44, cols = 64, bits = 8, group_size = 64, interleave = 8, row_lanes = true>} {
+  return
+}
+
+// -----
+
 // activations = int8 with the f32 panels from 32 rows on.
 // CHECK-LABEL: func.func @quantized_act_panels
 // CHECK: #blockc_codegen.quantized_tiles<rows = 4, cols = 4, block_n = 32, panel_k = 1024, panel_rows = 8, panel_min_rows = 16, prefetch_tiles = 4, interleave = 8, act_panel_min_rows = 32>

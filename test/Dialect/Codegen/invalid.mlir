@@ -365,7 +365,7 @@ func.func @quantized_interleave() attributes {blockc_codegen.prepared = #blockc_
 
 // -----
 
-// expected-error @+1 {{interleave 8 needs bits = 4 (int8 rows are not interleaved)}}
+// expected-error @+1 {{interleave 8 needs bits = 4 or row_lanes (int8 rows are interleaved only in lanes)}}
 func.func @quantized_interleave_int8() attributes {blockc_codegen.prepared = #blockc_codegen.quantized_weight<rows = 8, cols = 64, bits = 8, group_size = 64, interleave = 8>} {
   return
 }
@@ -380,15 +380,15 @@ func.func @quantized_tiles_interleave(%x: tensor<1x2x64xf32>, %w: tensor<8x64xf3
 
 // -----
 
-// expected-error @+1 {{row_lanes needs bits = 4 and interleave = 8 or 16, got bits = 4 and interleave = 4}}
+// expected-error @+1 {{row_lanes needs bits = 4 and interleave = 8 or 16, or bits = 8 and interleave = 8, got bits = 4 and interleave = 4}}
 func.func @quantized_row_lanes() attributes {blockc_codegen.prepared = #blockc_codegen.quantized_weight<rows = 8, cols = 64, bits = 4, group_size = 32, interleave = 4, row_lanes = true>} {
   return
 }
 
 // -----
 
-// expected-error @+1 {{row_lanes needs bits = 4 and interleave = 8 or 16, got bits = 8 and interleave = 8}}
-func.func @quantized_row_lanes_int8() attributes {blockc_codegen.prepared = #blockc_codegen.quantized_weight<rows = 8, cols = 64, bits = 8, group_size = 64, interleave = 8, row_lanes = true>} {
+// expected-error @+1 {{row_lanes needs bits = 4 and interleave = 8 or 16, or bits = 8 and interleave = 8, got bits = 8 and interleave = 16}}
+func.func @quantized_row_lanes_int8() attributes {blockc_codegen.prepared = #blockc_codegen.quantized_weight<rows = 8, cols = 64, bits = 8, group_size = 64, interleave = 16, row_lanes = true>} {
   return
 }
 

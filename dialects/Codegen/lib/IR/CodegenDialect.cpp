@@ -99,13 +99,15 @@ LogicalResult QuantizedWeightAttr::verify(
   if (interleave < 1 || interleave > 16 || (interleave & (interleave - 1)))
     return emitError() << "interleave must be 1, 2, 4, 8 or 16, got "
                        << interleave;
-  if (rowLanes && (bits != 4 || (interleave != 8 && interleave != 16)))
-    return emitError()
-           << "row_lanes needs bits = 4 and interleave = 8 or 16, got bits = "
-           << bits << " and interleave = " << interleave;
-  if (interleave > 1 && bits != 4)
+  if (rowLanes && !(bits == 4 && (interleave == 8 || interleave == 16)) &&
+      !(bits == 8 && interleave == 8))
+    return emitError() << "row_lanes needs bits = 4 and interleave = 8 or 16, "
+                          "or bits = 8 and interleave = 8, got bits = "
+                       << bits << " and interleave = " << interleave;
+  if (interleave > 1 && bits != 4 && !rowLanes)
     return emitError() << "interleave " << interleave
-                       << " needs bits = 4 (int8 rows are not interleaved)";
+                       << " needs bits = 4 or row_lanes (int8 rows are "
+                          "interleaved only in lanes)";
   if (rows < 1 || cols < 1)
     return emitError() << "rows and cols must be >= 1, got " << rows << " and "
                        << cols;

@@ -536,11 +536,17 @@ def CPULowerQuantizedLinearPass
       `act_panel_min_rows` (0: never), and each side has its own input and
       its own `scf.forall`. From there on (prefill): the quantised values
       `q_x s_x` (f32) through the f32 panels above. Below (decode): int8
-      `q_x` and the maxima of its runs of 32 columns, and register tiles
-      of integer dot products per run of 32 k (`vpsignb` + `vpmaddubsw` +
-      `vpmaddwd`, or `vpdpbusd` where the `cpu_target` has `avx512_vnni` /
-      `avx_vnni`; int4 nibbles as the unsigned operand with an offset from
-      `q_x`'s lane sums), the rows four tiles further prefetched into L2.
+      `q_x` and the scales `s_x` of its runs of 32 columns (divided there,
+      once), and register tiles of integer dot products per run of 32 k
+      (`vpsignb` + `vpmaddubsw` + `vpmaddwd`, or `vpdpbusd` where the
+      `cpu_target` has `avx512_vnni` / `avx_vnni`; int4 nibbles as the
+      unsigned operand with an offset from `q_x`'s lane sums), the rows
+      four tiles further prefetched into L2. With `row_lanes` on 8 lanes
+      without VNNI the tiles hold 8 weight rows in the lanes against a
+      broadcast word of `q_x` (laid out once per call): int4 masks its
+      nibbles for `vpmaddubsw`, int8 (prepared with `interleave` 8 and
+      `row_lanes`) runs `vpsignb` + `vpmaddubsw` + `vpmaddwd` per 4 k of
+      the 8 rows; no horizontal sums.
       SSE targets leave these projections to
       `convert-weight-quant-to-linalg`.
 

@@ -398,15 +398,20 @@ def Codegen_QuantizedTilesAttr
     * `interleave` (default 1): int4 weights are prepared with this many
       rows interleaved (`#blockc_codegen.quantized_weight`'s `interleave`),
       so that a dot-product tile of that many weight rows reads one
-      sequential stream; 1, 2, 4, 8 or 16, ignored for int8;
-    * `row_lanes` (default false; needs `interleave` = 16): int4
-      weight-only projections on AVX-512 are prepared with a tile's 16
-      rows in the 16 vector lanes (`#blockc_codegen.quantized_weight`'s
-      `row_lanes`), and the kernels read that layout (decode: 16 rows per
-      vector, x broadcast per k, a constant table of q; prefill: the panel
-      rows stored without a transpose). Ignored (the layout of
-      `interleave` alone) where those kernels do not apply: int8
-      activations, bf16 pairs on vdpbf16ps, or fewer than 16 lanes;
+      sequential stream; 1, 2, 4, 8 or 16, ignored for int8 without
+      `row_lanes`;
+    * `row_lanes` (default false; needs `interleave` = 8 or 16): the
+      weight is prepared with a tile's rows in the vector lanes
+      (`#blockc_codegen.quantized_weight`'s `row_lanes`), and the kernels
+      read that layout: int4 weight-only with 16 lanes (decode: 16 rows
+      per vector, x broadcast per k, a constant table of q; prefill: the
+      panel rows stored without a transpose) or 8 (each nibble masked in
+      place and converted); int4 and int8 with `activations = int8` on 8
+      lanes without VNNI (`vpmaddubsw` on 8 rows per vector against a
+      broadcast word of `q_x`; int8 only with `act_panel_min_rows` = 0).
+      Ignored (the layout of `interleave` alone) where those kernels do
+      not apply: other lane counts, VNNI targets with int8 activations,
+      bf16 pairs on vdpbf16ps, int8 weight-only;
     * `act_panel_min_rows` (default 0: never): with `activations = int8`,
       from this many input rows (B x T) on the kernel takes the f32 panels
       above on the quantised input's values `q_x s_x` instead of the
@@ -555,24 +560,29 @@ def Codegen_QuantizedWeightAttr
       nibble and `q[32 c + 16 + i] + 8` in its high one (q in -7..7); then
       cols / G words of f32 scales, one per group.
 
-    With `interleave` = I > 1 (int4 only; a power of two up to 16) the
-    rows are stored I at a time: `P[ceil(rows / I), I * words]`, where row
-    r of tile `r / I` holds, per group g in order, the chunks of the group
-    one after the other, each as the 16 bytes of the I rows in turn (row
+    With `interleave` = I > 1 (int4, or int8 with `row_lanes`; a power of
+    two up to 16) the rows are stored I at a time: `P[ceil(rows / I), I *
+    words]`, where row r of tile `r / I` holds, per group g in order, the
+    chunks of the group one after the other, each as the 16 bytes of the
+    I rows in turn (row
     `r % I` at word `4 (r % I)` of the chunk's `4 I`), then the I rows'
     scales of g. A dot-product tile of I rows thus reads one sequential
     stream: per chunk `16 I` contiguous bytes, per group `4 I` bytes of
     scales. The rows past `rows` in the last tile are zero.
 
-    With `row_lanes = true` (int4 and `interleave` I = 8 or 16 only) a
-    tile's I rows sit in the I lanes of a vector: per group g, for each
-    run c of 8 consecutive k (G / 8 runs), I words, word `r % I` holding
-    `q[r, g G + 8 c + j] + 8` in its nibble j (bits 4j .. 4j + 3), then the
-    I rows' scales of g. A 4 I-byte load thus holds 8 k of I rows; with
-    16 lanes the kernel looks each nibble up in a constant table of q (one
-    shift, one vpermps and one FMA with x[k] broadcast per 16 weights),
-    with 8 it masks each nibble in place and converts it, scaling the
-    group's I sums at once. Same shape and size as `interleave` I.
+    With `row_lanes = true` (int4 with `interleave` I = 8 or 16, int8
+    with I = 8) a tile's I rows sit in the I lanes of a vector: per group
+    g, for each run c of 8 consecutive k (G / 8 runs), I words, word `r %
+    I` holding `q[r, g G + 8 c + j] + 8` in its nibble j (bits 4j .. 4j +
+    3), then the I rows' scales of g. A 4 I-byte load thus holds 8 k of I
+    rows; with 16 lanes the kernel looks each nibble up in a constant
+    table of q (one shift, one vpermps and one FMA with x[k] broadcast per
+    16 weights), with 8 it masks each nibble in place and converts it,
+    scaling the group's I sums at once. int8 (one group, the row): for
+    each run c of 4 consecutive k, I words, word `r % I` holding `q[r, 4 c
+    + j]` in its byte j (zero past cols, up to the row's value words),
+    then the I rows' scales: a 4 I-byte load holds 4 k of I rows. Same
+    shape and size as `interleave` I.
 
     The values are those of `#transformer.weight_quant` (`W' = q * s`).
     Recorded as `blockc_codegen.prepared` on the `linalg.generic` that
