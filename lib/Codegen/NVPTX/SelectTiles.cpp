@@ -188,8 +188,12 @@ struct GPUSelectTilesPass
         if (blockc::nvptx::isFusedAttentionCandidate(sdpa))
           setIfAbsent(op, CodegenDialect::kGpuAttentionAttrName, attention);
         // Tensor cores (sm_80+): 4 warps of 16 query rows, 64 keys per
-        // shared-memory tile; on sm_90a with head dims 64 and 128 the
-        // warpgroup-MMA kernel, warp-specialised (a producer and two
+        // shared-memory tile, 32 at head dims of 128 and more in the
+        // mma.sync kernel, also as the warpgroup kernel's fallback (its
+        // registers, ptxas 13.0 at head dim 128: 254 on sm_80 and 255 with
+        // 44 bytes of spills on sm_90a with 64-key tiles, 232 and 241 and
+        // no spills with 32; docs/GPU.md); on sm_90a with head dims 64 and
+        // 128 the warpgroup-MMA kernel, warp-specialised (a producer and two
         // consumer warpgroups of 64 query rows) where its shared memory
         // fits in a block's, else one warpgroup of 64 query rows; the
         // warp-specialised kernel's K/V ring has 3 stages where they fit,
@@ -207,11 +211,15 @@ struct GPUSelectTilesPass
               warpgroup && attentionConsumers == 2 && fits(2) ? 2 : 1;
           int64_t stages =
               consumers == 2 && attentionStages == 3 && fits(3) ? 3 : 2;
+          int64_t mmaKvTile = d >= 128 ? 32 : 64;
           setIfAbsent(op, CodegenDialect::kGpuMmaAttentionAttrName,
                       GPUMmaAttentionAttr::get(
-                          &getContext(), /*warps=*/4, /*kvTile=*/64, warpgroup,
-                          consumers, stages,
-                          /*overlap=*/consumers == 2 && attentionOverlap));
+                          &getContext(), /*warps=*/4,
+                          warpgroup ? 64 : mmaKvTile, warpgroup, consumers,
+                          stages,
+                          /*overlap=*/consumers == 2 && attentionOverlap,
+                          /*fallbackKvTile=*/
+                          warpgroup && mmaKvTile != 64 ? mmaKvTile : 0));
         }
       } else if (isa<blockc::transformer::PagedSDPAOp>(op)) {
         // Paged attention: 4 warps of one (query token, head) each (128

@@ -7,8 +7,9 @@
 // bytes; rows padded by 16 bytes) with Q [32 x 40] over its last stage.
 // K and V go by 16-byte cp.async when their run-time layout allows it (unit
 // d stride, offset and strides multiples of 8 elements, 16-byte aligned
-// base), else by scalar loads. Tile 0 is in flight while Q is loaded and
-// read as fragments (2 ldmatrix.x4); per key tile: one barrier that commits
+// base), else by scalar loads. Tile 0 is in flight while Q is loaded (a
+// loop of scalar copies: unrolled, they cost registers) and read as
+// fragments (2 ldmatrix.x4); per key tile: one barrier that commits
 // and waits for the tile's copies, the copies of the next tile (2 + 2
 // chunks of 16 bytes a thread), Q K^T with 2 x 2 ldmatrix.x4 and 8 mma, the
 // online softmax (quad max and sum: 4 xor shuffles per row), then P V with
@@ -44,9 +45,11 @@
 // CHECK:               memref.store %{{.+}}, %[[RING]][%[[STAGE0]], %c0
 // CHECK:               memref.load %[[V16]]
 // CHECK:               memref.store %{{.+}}, %[[RING]][%[[STAGE0]], %c1
-// CHECK:           memref.load %[[Q16]]
-// CHECK:           memref.store %{{.+}}, %[[QS]]
-// CHECK:           blockc_codegen.workgroup_barrier{{$}}
+// CHECK:           scf.for %{{.+}} = %{{.+}} to %c1024{{.*}} step %c64
+// CHECK:             memref.load %[[Q16]]
+// CHECK:             memref.store %{{.+}}, %[[QS]]
+// CHECK:           }
+// CHECK-NEXT:      blockc_codegen.workgroup_barrier{{$}}
 // CHECK-COUNT-2:   nvgpu.ldmatrix %[[QS]]{{.+}} {numTiles = 4 : i32, transpose = false}
 // CHECK:           scf.for %[[JT:.+]] = %c0
 // CHECK:             blockc_codegen.workgroup_barrier {cp_async_wait = 0 : i32}
@@ -139,6 +142,27 @@ func.func @warpgroup(%q: tensor<1x?x4x64xbf16>, %k: tensor<1x?x2x64xbf16>, %v: t
   %kf = arith.extf %k : tensor<1x?x2x64xbf16> to tensor<1x?x2x64xf32>
   %vf = arith.extf %v : tensor<1x?x2x64xbf16> to tensor<1x?x2x64xf32>
   %o = transformer.sdpa %qf, %kf, %vf {causal, blockc_codegen.gpu_mma_attention = #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 64, warpgroup = true>}
+      : tensor<1x?x4x64xf32>, tensor<1x?x2x64xf32>, tensor<1x?x2x64xf32> -> tensor<1x?x4x64xf32>
+  return %o : tensor<1x?x4x64xf32>
+}
+
+// -----
+
+// fallback_kv_tile: the mma.sync kernel that runs where TMA cannot read the
+// operands walks the keys 32 at a time (a ring [2][K | V][32 x 72]: 18432
+// bytes; 36864 with kv_tile's 64 keys).
+// CHECK-LABEL: func.func @warpgroup_fallback_tile
+// CHECK:         scf.if %{{.+}} {
+// CHECK-NEXT:      blockc_codegen.warpgroup_attention
+// CHECK:         } else {
+// CHECK:           gpu.launch {{.+}} dynamic_shared_memory_size %c18432_i32
+// CHECK:             memref.view %{{.+}}[%c0{{.*}}][] : {{.+}} to memref<2x2x32x72xbf16, #gpu.address_space<workgroup>>
+// CHECK:           } {blockc_codegen.kernel = #blockc_codegen.kernel<mma_attention>}
+func.func @warpgroup_fallback_tile(%q: tensor<1x?x4x64xbf16>, %k: tensor<1x?x2x64xbf16>, %v: tensor<1x?x2x64xbf16>) -> tensor<1x?x4x64xf32> {
+  %qf = arith.extf %q : tensor<1x?x4x64xbf16> to tensor<1x?x4x64xf32>
+  %kf = arith.extf %k : tensor<1x?x2x64xbf16> to tensor<1x?x2x64xf32>
+  %vf = arith.extf %v : tensor<1x?x2x64xbf16> to tensor<1x?x2x64xf32>
+  %o = transformer.sdpa %qf, %kf, %vf {causal, blockc_codegen.gpu_mma_attention = #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 64, warpgroup = true, fallback_kv_tile = 32>}
       : tensor<1x?x4x64xf32>, tensor<1x?x2x64xf32>, tensor<1x?x2x64xf32> -> tensor<1x?x4x64xf32>
   return %o : tensor<1x?x4x64xf32>
 }

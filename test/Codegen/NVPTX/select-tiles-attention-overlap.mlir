@@ -5,13 +5,15 @@
 // The warp-specialised sm_90a attention gets its consumers' intra-warpgroup
 // overlap (overlap = true) from the heuristic; attention-overlap=false
 // keeps one key tile at a time (no overlap parameter, false); the
-// one-warpgroup kernel (attention-consumers=1) has none either way.
+// one-warpgroup kernel (attention-consumers=1) has none either way. At
+// head dim 128 the mma.sync fallback takes 32-key tiles (fallback_kv_tile)
+// in every form.
 // OVERLAP-LABEL: func.func @attention
-// OVERLAP: gpu_mma_attention = #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 64, warpgroup = true, consumers = 2, stages = 3, overlap = true>
+// OVERLAP: gpu_mma_attention = #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 64, warpgroup = true, consumers = 2, stages = 3, overlap = true, fallback_kv_tile = 32>
 // TILES-LABEL: func.func @attention
-// TILES: gpu_mma_attention = #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 64, warpgroup = true, consumers = 2, stages = 3>{{[,}]}}
+// TILES: gpu_mma_attention = #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 64, warpgroup = true, consumers = 2, stages = 3, fallback_kv_tile = 32>{{[,}]}}
 // ONE-LABEL: func.func @attention
-// ONE: gpu_mma_attention = #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 64, warpgroup = true>{{[,}]}}
+// ONE: gpu_mma_attention = #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 64, warpgroup = true, fallback_kv_tile = 32>{{[,}]}}
 func.func @attention(%q: tensor<1x?x2x128xbf16>, %k: tensor<1x?x1x128xbf16>, %v: tensor<1x?x1x128xbf16>)
     -> tensor<1x?x2x128xf32> {
   %qf = arith.extf %q : tensor<1x?x2x128xbf16> to tensor<1x?x2x128xf32>

@@ -165,12 +165,17 @@ func.func @attention(%q: tensor<1x?x4x16xbf16>, %k: tensor<1x?x2x16xbf16>, %v: t
 // 16 above keeps mma.sync there too), warp-specialised (two consumer
 // warpgroups) with a 3-stage K/V ring (129 and 193 KiB of shared memory fit
 // in the H100's 227); attention-stages=2 pins the 2-stage ring (113 and
-// 161 KiB); sm_80 keeps mma.sync.
+// 161 KiB); sm_80 keeps mma.sync, with 32-key tiles at head dim 128 (the
+// kernel's registers: 64-key tiles spill there), as does sm_90a's mma.sync
+// fallback at head dim 128 (fallback_kv_tile).
 // CHECK-LABEL: func.func @attention_warpgroup
-// AMPERE-COUNT-2: gpu_mma_attention = #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 64>{{[,}]}}
-// HOPPER-COUNT-2: gpu_mma_attention = #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 64, warpgroup = true, consumers = 2, stages = 3, overlap = true>
+// AMPERE:         gpu_mma_attention = #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 64>{{[,}]}}
+// AMPERE:         gpu_mma_attention = #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 32>{{[,}]}}
+// HOPPER:         gpu_mma_attention = #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 64, warpgroup = true, consumers = 2, stages = 3, overlap = true>{{[,}]}}
+// HOPPER:         gpu_mma_attention = #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 64, warpgroup = true, consumers = 2, stages = 3, overlap = true, fallback_kv_tile = 32>{{[,}]}}
 // TWOSTAGES-LABEL: func.func @attention_warpgroup
-// TWOSTAGES-COUNT-2: gpu_mma_attention = #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 64, warpgroup = true, consumers = 2, overlap = true>{{[,}]}}
+// TWOSTAGES:      gpu_mma_attention = #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 64, warpgroup = true, consumers = 2, overlap = true>{{[,}]}}
+// TWOSTAGES:      gpu_mma_attention = #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 64, warpgroup = true, consumers = 2, overlap = true, fallback_kv_tile = 32>{{[,}]}}
 // NOMMA-NOT:      gpu_mma_attention
 func.func @attention_warpgroup(%q: tensor<1x?x4x64xbf16>, %k: tensor<1x?x2x64xbf16>, %v: tensor<1x?x2x64xbf16>,
                                %q2: tensor<1x?x2x128xf16>, %k2: tensor<1x?x1x128xf16>, %v2: tensor<1x?x1x128xf16>)
@@ -196,7 +201,7 @@ func.func @attention_warpgroup(%q: tensor<1x?x4x64xbf16>, %k: tensor<1x?x2x64xbf
 // the one-warpgroup kernel (57 + 40 KiB).
 // CHECK-LABEL: func.func @attention_small_shared
 // HOPPER:        gpu_mma_attention = #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 64, warpgroup = true, consumers = 2, overlap = true>{{[,}]}}
-// HOPPER:        gpu_mma_attention = #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 64, warpgroup = true>{{[,}]}}
+// HOPPER:        gpu_mma_attention = #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 64, warpgroup = true, fallback_kv_tile = 32>{{[,}]}}
 module attributes {blockc_codegen.gpu_target = #blockc_codegen.gpu_target<name = "small", arch = "sm_90a", sm = 90, arch_specific = true, ptx = 80, sms = 132, clock_mhz = 1980, bf16_gflops = 989400, tf32_gflops = 494700, fp32_gflops = 66900, memory_gbps = 3350, shared_per_sm = 135168, shared_per_block = 131072, static_shared_per_block = 49152, registers_per_sm = 65536, max_registers_per_thread = 255, max_threads_per_sm = 2048, max_blocks_per_sm = 32>} {
 func.func @attention_small_shared(%q: tensor<1x?x4x64xbf16>, %k: tensor<1x?x2x64xbf16>, %v: tensor<1x?x2x64xbf16>,
                                   %q2: tensor<1x?x2x128xf16>, %k2: tensor<1x?x1x128xf16>, %v2: tensor<1x?x1x128xf16>)
@@ -213,4 +218,29 @@ func.func @attention_small_shared(%q: tensor<1x?x4x64xbf16>, %k: tensor<1x?x2x64
       : tensor<1x?x2x128xf32>, tensor<1x?x1x128xf32>, tensor<1x?x1x128xf32> -> tensor<1x?x2x128xf32>
   return %o, %o2 : tensor<1x?x4x64xf32>, tensor<1x?x2x128xf32>
 }
+}
+
+// -----
+
+// The mma.sync attention at head dims 96 and 256 (sm_80, and sm_90a, whose
+// warpgroup kernel takes head dims 64 and 128 only): 64-key tiles below
+// head dim 128, 32-key tiles from 128 on.
+// CHECK-LABEL: func.func @attention_mma_head_dims
+// MMA:           gpu_mma_attention = #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 64>{{[,}]}}
+// MMA:           gpu_mma_attention = #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 32>{{[,}]}}
+// NOMMA-NOT:     gpu_mma_attention
+func.func @attention_mma_head_dims(%q: tensor<1x?x2x96xbf16>, %k: tensor<1x?x2x96xbf16>, %v: tensor<1x?x2x96xbf16>,
+                                   %q2: tensor<1x?x2x256xbf16>, %k2: tensor<1x?x2x256xbf16>, %v2: tensor<1x?x2x256xbf16>)
+    -> (tensor<1x?x2x96xf32>, tensor<1x?x2x256xf32>) {
+  %qf = arith.extf %q : tensor<1x?x2x96xbf16> to tensor<1x?x2x96xf32>
+  %kf = arith.extf %k : tensor<1x?x2x96xbf16> to tensor<1x?x2x96xf32>
+  %vf = arith.extf %v : tensor<1x?x2x96xbf16> to tensor<1x?x2x96xf32>
+  %o = transformer.sdpa %qf, %kf, %vf {causal}
+      : tensor<1x?x2x96xf32>, tensor<1x?x2x96xf32>, tensor<1x?x2x96xf32> -> tensor<1x?x2x96xf32>
+  %qf2 = arith.extf %q2 : tensor<1x?x2x256xbf16> to tensor<1x?x2x256xf32>
+  %kf2 = arith.extf %k2 : tensor<1x?x2x256xbf16> to tensor<1x?x2x256xf32>
+  %vf2 = arith.extf %v2 : tensor<1x?x2x256xbf16> to tensor<1x?x2x256xf32>
+  %o2 = transformer.sdpa %qf2, %kf2, %vf2 {causal}
+      : tensor<1x?x2x256xf32>, tensor<1x?x2x256xf32>, tensor<1x?x2x256xf32> -> tensor<1x?x2x256xf32>
+  return %o, %o2 : tensor<1x?x2x96xf32>, tensor<1x?x2x256xf32>
 }

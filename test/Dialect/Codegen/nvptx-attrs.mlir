@@ -141,6 +141,21 @@ func.func @gpu_mma_attention_overlap() attributes {blockc_codegen.gpu_mma_attent
 
 // -----
 
+// The key tile of the warpgroup kernel's mma.sync fallback; 0 (the
+// default, kv_tile) is not printed.
+// CHECK-LABEL: func.func @gpu_mma_attention_fallback
+// CHECK-SAME: #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 64, warpgroup = true, consumers = 2, stages = 3, overlap = true, fallback_kv_tile = 32>
+// CHECK-LABEL: func.func @gpu_mma_attention_fallback_default
+// CHECK-SAME: #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 64, warpgroup = true>}
+func.func @gpu_mma_attention_fallback() attributes {blockc_codegen.gpu_mma_attention = #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 64, warpgroup = true, consumers = 2, stages = 3, overlap = true, fallback_kv_tile = 32>} {
+  return
+}
+func.func @gpu_mma_attention_fallback_default() attributes {blockc_codegen.gpu_mma_attention = #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 64, warpgroup = true, fallback_kv_tile = 0>} {
+  return
+}
+
+// -----
+
 // The weight-streaming kernel of small-M contractions (the heuristic's).
 // CHECK-LABEL: func.func @gpu_gemv
 // CHECK-SAME: #blockc_codegen.gpu_gemv<warps = 4, columns = 1, rows = 2, unroll = 4, max_m = 16>

@@ -288,6 +288,27 @@ func.func @mma_attention_overlap_consumers() attributes {t = #blockc_codegen.gpu
 
 // -----
 
+// expected-error @+1 {{fallback_kv_tile (40) must be 0 or a positive multiple of 16}}
+func.func @mma_attention_fallback_tile() attributes {t = #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 64, warpgroup = true, fallback_kv_tile = 40>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{fallback_kv_tile (-16) must be 0 or a positive multiple of 16}}
+func.func @mma_attention_fallback_negative() attributes {t = #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 64, warpgroup = true, fallback_kv_tile = -16>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{fallback_kv_tile needs warpgroup = true (the mma.sync kernel alone takes kv_tile)}}
+func.func @mma_attention_fallback_warpgroup() attributes {t = #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 64, fallback_kv_tile = 32>} {
+  return
+}
+
+// -----
+
 // expected-error @+1 {{'blockc_codegen.gpu_mma_attention' must be a #blockc_codegen.gpu_mma_attention attribute}}
 func.func @mma_attention_kind() attributes {blockc_codegen.gpu_mma_attention = #blockc_codegen.gpu_map<threads_x = 32, threads_y = 4>} {
   return

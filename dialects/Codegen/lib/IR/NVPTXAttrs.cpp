@@ -234,7 +234,8 @@ GPUAttentionAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 LogicalResult
 GPUMmaAttentionAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                             int64_t warps, int64_t kvTile, bool warpgroup,
-                            int64_t consumers, int64_t stages, bool overlap) {
+                            int64_t consumers, int64_t stages, bool overlap,
+                            int64_t fallbackKvTile) {
   if (failed(
           verifyPositive(emitError, {{"warps", warps}, {"kv_tile", kvTile}})))
     return failure();
@@ -265,6 +266,14 @@ GPUMmaAttentionAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (overlap && consumers != 2)
     return emitError() << "overlap = true needs consumers = 2 (the "
                           "warp-specialised kernel)";
+  // The key tile of the mma.sync kernel that runs where TMA cannot read the
+  // operands (0: kv_tile).
+  if (fallbackKvTile < 0 || fallbackKvTile % 16 != 0)
+    return emitError() << "fallback_kv_tile (" << fallbackKvTile
+                       << ") must be 0 or a positive multiple of 16";
+  if (fallbackKvTile != 0 && !warpgroup)
+    return emitError() << "fallback_kv_tile needs warpgroup = true (the "
+                          "mma.sync kernel alone takes kv_tile)";
   return verifyBlock(emitError, "32 * warps", kWarpSize * warps);
 }
 

@@ -226,9 +226,13 @@ def GPUSelectTilesPass
 
     * on sm_80 and newer, `blockc_codegen.gpu_mma_attention =
       #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 64>` on each
-      `transformer.sdpa` whose operands are widened from bf16 / f16; on
-      sm_90a at head dims 64 and 128 with `warpgroup = true` (the
-      warpgroup-MMA kernel), `consumers = 2` (warp-specialised) where its
+      `transformer.sdpa` whose operands are widened from bf16 / f16
+      (`kv_tile = 32` at head dims of 128 and more, where the `mma.sync`
+      kernel spills with 64-key tiles); on sm_90a at head dims 64 and 128
+      with `warpgroup = true` (the warpgroup-MMA kernel; at head dim 128
+      `fallback_kv_tile = 32`, the key tile of the `mma.sync` kernel that
+      runs where TMA cannot read the operands), `consumers = 2`
+      (warp-specialised) where its
       shared memory fits and `attention-consumers` is 2, and then
       `stages = 3` (a 3-stage K/V ring: 129 / 193 KiB at D = 64 / 128)
       where that fits and `attention-stages` is 3 (the default;

@@ -1071,7 +1071,8 @@ def Codegen_GPUMmaAttentionAttr
     ```
 
     `warps` is at least 1 (at most 32 warps a block), `kv_tile` a positive
-    multiple of 16.
+    multiple of 16 (the heuristic: 64, and 32 at head dims of 128 and more,
+    where the kernel spills with 64-key tiles).
 
     With `warpgroup = true` (sm_90a: the heuristic writes it for head dims
     64 and 128) the pass builds the FlashAttention-3-style kernel instead:
@@ -1115,17 +1116,33 @@ def Codegen_GPUMmaAttentionAttr
                                           warpgroup = true, consumers = 2,
                                           stages = 3, overlap = true>}
     ```
+
+    `fallback_kv_tile` (which needs `warpgroup = true`; a positive
+    multiple of 16, or 0, the default: `kv_tile`) is the key tile of the
+    mma.sync kernel that runs instead of the warpgroup kernel where TMA
+    cannot read q, k or v (a layout checked on the host). The heuristic
+    writes 32 at head dim 128, where that kernel spills with 64-key tiles
+    (its registers, docs/GPU.md).
+
+    ```mlir
+    transformer.sdpa %q, %k, %v {blockc_codegen.gpu_mma_attention =
+        #blockc_codegen.gpu_mma_attention<warps = 4, kv_tile = 64,
+                                          warpgroup = true, consumers = 2,
+                                          stages = 3, overlap = true,
+                                          fallback_kv_tile = 32>}
+    ```
   }];
   let parameters = (ins "int64_t":$warps, "int64_t":$kv_tile,
                         DefaultValuedParameter<"bool", "false">:$warpgroup,
                         DefaultValuedParameter<"int64_t", "1">:$consumers,
                         DefaultValuedParameter<"int64_t", "2">:$stages,
-                        DefaultValuedParameter<"bool", "false">:$overlap);
+                        DefaultValuedParameter<"bool", "false">:$overlap,
+                        DefaultValuedParameter<"int64_t", "0">:$fallback_kv_tile);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let builders = [
     AttrBuilder<(ins "int64_t":$warps, "int64_t":$kv_tile), [{
-      return $_get($_ctxt, warps, kv_tile, false, 1, 2, false);
+      return $_get($_ctxt, warps, kv_tile, false, 1, 2, false, 0);
     }]>
   ];
   let extraClassDeclaration = [{
