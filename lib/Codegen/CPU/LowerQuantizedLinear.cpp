@@ -346,7 +346,7 @@ struct Kernel {
   /// widens, or null.
   Value x16 = {};
   /// Rows in lanes with 8 lanes (AVX2): the input as that kernel reads it
-  /// (buildLaneInput) and its groups' sums times -8.
+  /// (buildLaneInput) and its groups' sums times -8 (int8: times -128).
   Value xLanes = {}, xGroupSums = {};
 
   OpBuilder &b() { return q.b; }
@@ -536,24 +536,55 @@ struct Kernel {
     Value u = arith::AndIOp::create(b(), loc(), index, splatI32(0x0F));
     return i32ToF32(arith::SubIOp::create(b(), loc(), u, splatI32(8)));
   }
-  /// Rows in lanes, 8 lanes: nibble j of `words` as u 16^j (u = q + 8), one
-  /// mask (nibble 7: a shift, whose masked value would be negative) and
-  /// one conversion, exact; xLanes holds x[k] 16^-j to match.
-  Value laneScaledNibbles(Value words, int64_t j) {
-    Value u = j == 7 ? arith::ShRUIOp::create(b(), loc(), words, splatI32(28))
-                           .getResult()
-                     : arith::AndIOp::create(b(), loc(), words,
-                                             splatI32(int64_t{0xF} << (4 * j)))
-                           .getResult();
+  /// Rows in lanes, 8 lanes: value j of `words` as u 2^(b j) (b = bits; u
+  /// = q + 8 for int4, q + 128 for int8, whose words have been flipped by
+  /// offsetWords), one mask (the top value: a shift, whose masked value
+  /// would be negative) and one conversion, exact (u 2^(b j) < 2^24);
+  /// xLanes holds x[k] 2^(-b j) to match.
+  Value laneScaledValue(Value words, int64_t j) {
+    int64_t bits = layout.getBits(), perWord = 32 / bits;
+    Value u = j == perWord - 1
+                  ? arith::ShRUIOp::create(b(), loc(), words,
+                                           splatI32(32 - bits))
+                        .getResult()
+                  : arith::AndIOp::create(
+                        b(), loc(), words,
+                        splatI32(((int64_t{1} << bits) - 1) << (bits * j)))
+                        .getResult();
     return i32ToF32(u);
   }
+  /// Rows in lanes, int8: the words' bytes q as u = q + 128 (each byte's
+  /// sign bit flipped: one xor), for laneScaledValue.
+  Value offsetWords(Value words) {
+    return arith::XOrIOp::create(b(), loc(), words,
+                                 splatI32(static_cast<int32_t>(0x80808080u)));
+  }
+  /// Rows in lanes, int8 prefill: byte j of `words` as q, sign-extended
+  /// (two shifts; the top byte one) and converted.
+  Value laneBytes(Value words, int64_t j) {
+    Value top = j == 3 ? words
+                       : arith::ShLIOp::create(b(), loc(), words,
+                                               splatI32(24 - 8 * j))
+                             .getResult();
+    return i32ToF32(arith::ShRSIOp::create(b(), loc(), top, splatI32(24)));
+  }
+  /// Rows in lanes: the words of one row per group (int8: the row's value
+  /// words, its one group), and the k of a word (8 nibbles or 4 bytes).
+  int64_t laneGroupWords() const {
+    return layout.getBits() == 8 ? layout.getValueWords()
+                                 : layout.getGroupSize() / 8;
+  }
+  int64_t lanePerWord() const { return 32 / layout.getBits(); }
+
   /// Rows in lanes, prefill: buf[k, j] = W'[nc + j, k0 + k] for k < lenV
-  /// (a multiple of 8) and j < block_n: per run of 8 k and tile of 16 rows
-  /// one read of 16 words, 8 lookups of q times the 16 rows' scales, each
-  /// stored as it is (the lanes are the panel's columns: no transpose).
-  /// Tiles past the last one repeat it (their columns are never written).
+  /// (a multiple of 8) and j < block_n: per run of 8 k (int8: 4) and tile
+  /// of V rows one read of V words, the run's values q (lookups, or int8's
+  /// sign-extended bytes) times the V rows' scales, each stored as it is
+  /// (the lanes are the panel's columns: no transpose). Tiles past the
+  /// last one repeat it (their columns are never written).
   void fillPanelLanes(Value buf, Value nc, Value k0, Value lenV) {
-    int64_t g = layout.getGroupSize(), gw = g / 8;
+    int64_t g = layout.getGroupSize(), gw = laneGroupWords();
+    int64_t perWord = lanePerWord();
     int64_t blockWords = v * (gw + 1);
     Value lastTile = q.idx(layout.getPreparedShape()[0] - 1);
     Value table = v == 16 ? laneTable() : Value();
@@ -562,21 +593,23 @@ struct Kernel {
           b(), loc(),
           arith::DivUIOp::create(b(), loc(), q.add(nc, q.idx(j0)), q.idx(v)),
           lastTile);
-      q.loop(q.idx(0), lenV, 8, {}, [&](Value kk, ValueRange) {
+      q.loop(q.idx(0), lenV, perWord, {}, [&](Value kk, ValueRange) {
         Value kAbs = q.add(k0, kk);
         Value grp = arith::DivUIOp::create(b(), loc(), kAbs, q.idx(g));
         Value base = q.mul(grp, q.idx(blockWords));
         Value run = arith::DivUIOp::create(
             b(), loc(), arith::RemUIOp::create(b(), loc(), kAbs, q.idx(g)),
-            q.idx(8));
+            q.idx(perWord));
         Value words = laneWords(tile, q.add(base, q.mul(run, q.idx(v))),
                                 /*asF32=*/false);
         Value s = laneWords(tile, q.add(base, q.idx(v * gw)), /*asF32=*/true);
-        for (int64_t j = 0; j < 8; ++j)
-          vector::StoreOp::create(
-              b(), loc(),
-              arith::MulFOp::create(b(), loc(), laneValues(table, words, j), s),
-              buf, ValueRange{q.add(kk, q.idx(j)), q.idx(j0)});
+        for (int64_t j = 0; j < perWord; ++j) {
+          Value values = layout.getBits() == 8 ? laneBytes(words, j)
+                                               : laneValues(table, words, j);
+          vector::StoreOp::create(b(), loc(),
+                                  arith::MulFOp::create(b(), loc(), values, s),
+                                  buf, ValueRange{q.add(kk, q.idx(j)), q.idx(j0)});
+        }
         return SmallVector<Value>();
       });
     }
@@ -584,21 +617,25 @@ struct Kernel {
 
   /// Rows in lanes, decode: out[bIdx, t + i, n + V u + l - nOffset] for
   /// i < r, u < nt tiles of V rows from row n (a multiple of V), l < V
-  /// (masked past the output's width). Per group and tile, per run of 8 k:
-  /// one read of V words, then per k the nibble's values and one FMA per
-  /// input row with x[k] broadcast into the group's sums (two per tile and
-  /// row: k even and odd), which the V rows' scales multiply once per
-  /// group. The values: with 16 lanes one shift and one lookup of q in the
-  /// constant table; with 8 (AVX2: vpermps has 8 entries) one mask and one
-  /// conversion of u 16^j (u = q + 8, nibble j in place; laneScaledNibbles)
-  /// against x[k] 16^-j (xLanes), the group's sums starting from -8 times
-  /// the group's sum of x (xGroupSums) for the offset of u. The products x
-  /// q are exact, so this differs from the reference's sum of x (q s) only
-  /// in the order of the f32 roundings (and, with 8 lanes, in the sum of x
-  /// that the offset cancels, as the interleaved tables do).
+  /// (masked past the output's width). Per group and tile, per run of 8 k
+  /// (int8: 4): one read of V words, then per k the value's vector and one
+  /// FMA per input row with x[k] broadcast into the group's sums (two per
+  /// tile and row: k even and odd), which the V rows' scales multiply once
+  /// per group. The values: with 16 lanes one shift and one lookup of q in
+  /// the constant table; with 8 (AVX2: vpermps has 8 entries) one mask and
+  /// one conversion of u 2^(b j) (u = q + 8 for int4, nibble j in place, b
+  /// = 4; u = q + 128 for int8, byte j, b = 8, after one xor per word;
+  /// laneScaledValue) against x[k] 2^(-b j) (xLanes), the group's sums
+  /// starting from -8 (int8: -128) times the group's sum of x (xGroupSums)
+  /// for the offset of u. int8 has one group, the whole row. The products
+  /// x q are exact, so this differs from the reference's sum of x (q s)
+  /// only in the order of the f32 roundings (and, with 8 lanes, in the sum
+  /// of x that the offset cancels, as the interleaved tables do).
   Value laneTile(Value out, Value bIdx, Value t, Value n, Value nOffset,
                  int64_t r, int64_t nt) {
-    int64_t k = layout.getCols(), g = layout.getGroupSize(), gw = g / 8;
+    int64_t k = layout.getCols(), g = layout.getGroupSize();
+    int64_t gw = laneGroupWords(), perWord = lanePerWord();
+    bool int8 = layout.getBits() == 8;
     int64_t blockWords = v * (gw + 1);
     int64_t pWords = layout.getPreparedShape()[1];
     VectorType f32v = VectorType::get({v}, b().getF32Type());
@@ -621,16 +658,18 @@ struct Kernel {
       for (int64_t c = 0; c < runs; ++c) {
         Value run = q.add(c0, q.idx(c));
         SmallVector<Value> words;
-        for (int64_t u = 0; u < nt; ++u)
-          words.push_back(laneWords(tiles[u], q.add(base, q.mul(run, q.idx(v))),
-                                    /*asF32=*/false));
-        for (int64_t j = 0; j < 8; ++j) {
-          Value kAbs = q.add(q.add(kg, q.mul(run, q.idx(8))), q.idx(j));
+        for (int64_t u = 0; u < nt; ++u) {
+          Value w = laneWords(tiles[u], q.add(base, q.mul(run, q.idx(v))),
+                              /*asF32=*/false);
+          words.push_back(int8 ? offsetWords(w) : w);
+        }
+        for (int64_t j = 0; j < perWord; ++j) {
+          Value kAbs = q.add(q.add(kg, q.mul(run, q.idx(perWord))), q.idx(j));
           SmallVector<Value> xs;
           for (int64_t i = 0; i < r; ++i)
             xs.push_back(xAt(rows[i], kAbs));
           for (int64_t u = 0; u < nt; ++u) {
-            Value qv = scaled ? laneScaledNibbles(words[u], j)
+            Value qv = scaled ? laneScaledValue(words[u], j)
                               : laneValues(table, words[u], j);
             for (int64_t i = 0; i < r; ++i) {
               Value &sum = sums[j % 2][i * nt + u];
@@ -640,9 +679,9 @@ struct Kernel {
         }
       }
     };
-    // Runs of 8 k unrolled per group up to 4 (32 k); larger groups loop
-    // over their 32 k.
-    int64_t unrolled = std::min<int64_t>(gw, 4);
+    // Runs unrolled per group up to 32 k (4 of int4's 8 k, 8 of int8's 4);
+    // larger groups loop over their 32 k.
+    int64_t unrolled = std::min<int64_t>(gw, 32 / perWord);
     SmallVector<Value> accs(r * nt, zero);
     accs = q.loop(q.idx(0), q.idx(k), g, accs, [&](Value kg, ValueRange it) {
       SmallVector<Value> acc(it);
@@ -660,8 +699,10 @@ struct Kernel {
         }
       Value base = q.mul(grp, q.idx(blockWords));
       // Software prefetch (into L2) of each tile's words 2 x prefetch_tiles
-      // groups further, a line at a time (clamped to the tile's last word).
-      if (pBuf && prefetchTiles > 0)
+      // groups further, a line at a time (clamped to the tile's last word);
+      // int8's one group: 2 x prefetch_tiles iterations of 32 k further, in
+      // the loop below.
+      if (pBuf && prefetchTiles > 0 && !int8)
         prefetchLaneTiles(q, pBuf, tiles, base, prefetchTiles * 2 * blockWords,
                           blockWords, pWords);
       if (gw == unrolled) {
@@ -674,6 +715,11 @@ struct Kernel {
               SmallVector<Value> part[2] = {
                   SmallVector<Value>(s.take_front(r * nt)),
                   SmallVector<Value>(s.drop_front(r * nt))};
+              if (pBuf && prefetchTiles > 0 && int8)
+                prefetchLaneTiles(q, pBuf, tiles,
+                                  q.add(base, q.mul(c0, q.idx(v))),
+                                  prefetchTiles * 2 * unrolled * v,
+                                  unrolled * v, pWords);
               runsInto(kg, base, c0, unrolled, part);
               SmallVector<Value> next(part[0]);
               next.append(part[1]);
@@ -1070,14 +1116,16 @@ Value buildDequantizedInput(OpBuilder &b, Location loc, Value x) {
 }
 
 /// Rows in lanes with 8 lanes (AVX2): the input as that decode kernel reads
-/// it, x'[..., k] = x[..., k] 2^(-4 (k % 8)) for k % 8 < 7 and x[..., k]
-/// for k % 8 = 7 (the kernel converts nibble j of a word in place, u 16^j,
-/// but shifts the top one down), and the groups' sums times -8 (the offset
-/// of u = q + 8), c[..., j] = -8 sum_{l < G} x[..., j G + l]; both exact
-/// scalings by powers of two (for |x| above 2^-98). Built once per call,
-/// before the kernel's parallel loop.
+/// it, for b-bit values (b = 4 or 8, P = 32 / b per word): x'[..., k] =
+/// x[..., k] 2^(-b (k % P)) for k % P < P - 1 and x[..., k] for k % P = P -
+/// 1 (the kernel converts value j of a word in place, u 2^(b j), but shifts
+/// the top one down), and the groups' sums times -2^(b - 1) (the offset of
+/// u = q + 8, or q + 128), c[..., j] = -2^(b - 1) sum_{l < G} x[..., j G +
+/// l]; both exact scalings by powers of two (for |x| above 2^-98). Built
+/// once per call, before the kernel's parallel loop.
 std::pair<Value, Value> buildLaneInput(OpBuilder &b, Location loc, Value x,
-                                       int64_t groupSize) {
+                                       int64_t groupSize, int64_t bits) {
+  int64_t perWord = 32 / bits;
   auto type = cast<RankedTensorType>(x.getType());
   int64_t rank = type.getRank();
   SmallVector<Value> dynamic;
@@ -1098,13 +1146,13 @@ std::pair<Value, Value> buildLaneInput(OpBuilder &b, Location loc, Value x,
             Value k = linalg::IndexOp::create(nb, nloc, rank - 1);
             Value j = arith::IndexCastOp::create(
                 nb, nloc, nb.getI32Type(),
-                arith::RemUIOp::create(nb, nloc, k, q.idx(8)));
-            // 2^(-4 j), 1 for j = 7, as its bits: the exponent 127 - 4 j.
+                arith::RemUIOp::create(nb, nloc, k, q.idx(perWord)));
+            // 2^(-b j), 1 for j = P - 1, as its bits: the exponent 127 - b j.
             Value e = arith::SubIOp::create(
                 nb, nloc, q.i32(127),
-                arith::MulIOp::create(nb, nloc, j, q.i32(4)));
+                arith::MulIOp::create(nb, nloc, j, q.i32(bits)));
             Value top = arith::CmpIOp::create(
-                nb, nloc, arith::CmpIPredicate::eq, j, q.i32(7));
+                nb, nloc, arith::CmpIPredicate::eq, j, q.i32(perWord - 1));
             e = arith::SelectOp::create(nb, nloc, top, q.i32(127), e);
             Value f = arith::BitcastOp::create(
                 nb, nloc, nb.getF32Type(),
@@ -1114,12 +1162,13 @@ std::pair<Value, Value> buildLaneInput(OpBuilder &b, Location loc, Value x,
                 ValueRange{arith::MulFOp::create(nb, nloc, args[0], f)});
           })
           .getResult(0);
+  float offset = -static_cast<float>(int64_t{1} << (bits - 1));
   Value sums = blockc::buildRunReduction(
-      b, loc, x, groupSize, [](OpBuilder &nb, Location nloc, Value r, Value v) {
-        Value minus8 =
-            arith::ConstantOp::create(nb, nloc, nb.getF32FloatAttr(-8.0f));
+      b, loc, x, groupSize, [&](OpBuilder &nb, Location nloc, Value r, Value v) {
+        Value minusOffset =
+            arith::ConstantOp::create(nb, nloc, nb.getF32FloatAttr(offset));
         return arith::AddFOp::create(
-            nb, nloc, r, arith::MulFOp::create(nb, nloc, v, minus8));
+            nb, nloc, r, arith::MulFOp::create(nb, nloc, v, minusOffset));
       });
   return {scaled, sums};
 }
@@ -1706,12 +1755,14 @@ struct CPULowerQuantizedLinearPass
       bool rowLanes = !int8 && tiles.getRowLanes() && (v == 16 || v == 8) &&
                       (!quant.quantizesActivations() || (v == 8 && !vnni)) &&
                       !bf16Pairs(op, target.getAvx512Bf16(), v, 4);
-      // int8 weights on rows in lanes: with int8 activations on 8 lanes
-      // without VNNI and no f32 panels (whose layout is interleave 1's).
+      // int8 weights on rows in lanes, 8 lanes, K a multiple of 32: with
+      // int8 activations without VNNI and no f32 panels (whose layout is
+      // interleave 1's), or weight-only.
       if (int8)
         rowLanes = tiles.getRowLanes() && tiles.getInterleave() == 8 &&
-                   v == 8 && !vnni && quant.quantizesActivations() &&
-                   tiles.getActPanelMinRows() == 0;
+                   v == 8 && k % 32 == 0 &&
+                   (!quant.quantizesActivations() ||
+                    (!vnni && tiles.getActPanelMinRows() == 0));
       auto layout = codegen::QuantizedWeightAttr::get(
           &getContext(), n, k, int8 ? 8 : 4, quant.getGroupSizeFor(k),
           int8 && !rowLanes ? 1 : tiles.getInterleave(), rowLanes);
@@ -1822,8 +1873,8 @@ struct CPULowerQuantizedLinearPass
       if (path == Path::weightOnly && layout.getRowLanes() && v == 8) {
         OpBuilder::InsertionGuard g(b);
         b.setInsertionPoint(forall);
-        std::tie(kern.xLanes, kern.xGroupSums) =
-            buildLaneInput(b, loc, x, layout.getGroupSize());
+        std::tie(kern.xLanes, kern.xGroupSums) = buildLaneInput(
+            b, loc, x, layout.getGroupSize(), layout.getBits());
       }
       // int4 keeps a group accumulator beside each accumulator: half the
       // columns; with AVX-512's table lookups a table per column instead

@@ -432,6 +432,14 @@ struct CPUSelectTilesPass
       // 14336 pair at 512 tokens, 2 threads, 934-994 -> 763-785 ms.
       if (!int4 && act && width == 8 && !vnni)
         rowLanes = true;
+      // Weight-only int8 on 8 lanes with K a multiple of 32 too: per 32
+      // weights one xor (the bytes offset to u = q + 128), 3 masks and a
+      // shift, 4 conversions and 4 FMAs against x 256^-j, nothing
+      // cross-lane; the k-in-lanes tiles sign-extend each 8 bytes with a
+      // cross-lane vpmovsxbd (llvm-mca 22, Zen 3: 12.9 cycles per 64
+      // weights in the single-row tile, 16.4 per 128 with rows in lanes).
+      if (!int4 && !act && width == 8 && k % 32 == 0)
+        rowLanes = true;
       op->setAttr(CodegenDialect::kQuantizedTilesAttrName,
                   codegen::QuantizedTilesAttr::get(
                       ctx, /*rows=*/regs >= 32 ? 4 : 2, /*cols=*/4,

@@ -248,6 +248,40 @@ func.func @int4_layouts(%x: tensor<1x?x64xf32>, %w: tensor<5x64xf32>) -> (tensor
 
 // -----
 
+// Weight-only int8 with K = 64 (a multiple of 32) on AVX2: the 8 rows of a
+// tile in the vector lanes (interleave 8: [3, 8 x (16 + 1)] words for 20
+// rows), 64 rows per work item. Before the blocks, once per call: x scaled
+// by 256^-(k % 4) (1 for k % 4 = 3) and each row's sum of x times -128 (the
+// offset of u = q + 128). Prefill: the panel [1024, 64] of q s, each byte
+// sign-extended by two shifts. Decode: per word one xor (the bytes' sign
+// bits: u = q + 128), the bytes masked in place (255, 255 << 8, 255 << 16;
+// the top one shifted down by 24), converted and FMA'd. AVX-512 keeps the
+// k-in-lanes tiles (interleave 1).
+// CHECK-LABEL: func.func @int8_row_lanes
+// CHECK: blockc_codegen.prepared = #blockc_codegen.quantized_weight<rows = 20, cols = 64, bits = 8, group_size = 64, interleave = 8, row_lanes = true>
+// CHECK: arith.constant -1.280000e+02 : f32
+// CHECK: scf.forall (%{{.*}}) in (1)
+// CHECK: memref.alloca() {alignment = 64 : i64} : memref<1024x64xf32>
+// CHECK: arith.shrsi %{{.*}} : vector<8xi32>
+// CHECK: arith.constant dense<-2139062144> : vector<8xi32>
+// CHECK-NEXT: arith.xori %{{.*}} : vector<8xi32>
+// CHECK: arith.constant dense<255> : vector<8xi32>
+// CHECK: arith.constant dense<65280> : vector<8xi32>
+// CHECK: arith.constant dense<16711680> : vector<8xi32>
+// CHECK: arith.shrui %{{.*}} : vector<8xi32>
+// CHECK-NEXT: arith.sitofp %{{.*}} : vector<8xi32> to vector<8xf32>
+// CHECK: vector.fma
+// AVX512-LABEL: func.func @int8_row_lanes
+// AVX512: blockc_codegen.prepared = #blockc_codegen.quantized_weight<rows = 20, cols = 64, bits = 8, group_size = 64>
+// AVX512-NOT: arith.xori
+// AVX512: return
+func.func @int8_row_lanes(%x: tensor<1x?x64xf32>, %w: tensor<20x64xf32>) -> tensor<1x?x20xf32> {
+  %0 = transformer.linear %x, %w {weight_quant = #transformer.weight_quant<int8>} : tensor<1x?x64xf32>, tensor<20x64xf32> -> tensor<1x?x20xf32>
+  return %0 : tensor<1x?x20xf32>
+}
+
+// -----
+
 // Not f32: left to convert-weight-quant-to-linalg.
 // CHECK-LABEL: func.func @bf16
 // CHECK: transformer.linear {{.*}}weight_quant

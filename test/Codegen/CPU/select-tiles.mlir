@@ -141,10 +141,12 @@ func.func @attention(%q: tensor<?x?x32x128xf32>, %k: tensor<?x?x8x128xf32>, %q24
 // does int4 with int8 activations on 8 lanes without VNNI (vpmaddubsw on
 // the rows in lanes, at every row count; with VNNI the interleaved rows of
 // vpdpbusd), and so does int8 with int8 activations there (vpsignb +
-// vpmaddubsw on 8 rows in lanes, interleave 8; elsewhere interleave 1);
-// int4 with int8 activations otherwise takes the f32 panels on q_x s_x
-// from 16 rows on (else the default, 0: never). A schedule given by hand
-// is kept.
+// vpmaddubsw on 8 rows in lanes, interleave 8; elsewhere interleave 1),
+// and so does weight-only int8 on 8 lanes with K a multiple of 32 (masks
+// and conversions of the bytes in place; @int8_k_not_32 below keeps
+// interleave 1); int4 with int8 activations otherwise takes the f32 panels
+// on q_x s_x from 16 rows on (else the default, 0: never). A schedule
+// given by hand is kept.
 // AVX512-LABEL: func.func @quantized
 // AVX512: blockc_codegen.quantized_tiles = #blockc_codegen.quantized_tiles<rows = 4, cols = 4, block_n = 32, panel_k = 1024, panel_rows = 8, panel_min_rows = 16, prefetch_tiles = 2>, weight_quant = #transformer.weight_quant<int8>}
 // AVX512: blockc_codegen.quantized_tiles = #blockc_codegen.quantized_tiles<rows = 4, cols = 4, block_n = 32, panel_k = 1024, panel_rows = 8, panel_min_rows = 16, prefetch_tiles = 4, interleave = 8, act_panel_min_rows = 16>
@@ -153,12 +155,12 @@ func.func @attention(%q: tensor<?x?x32x128xf32>, %k: tensor<?x?x8x128xf32>, %q24
 // AVX512: blockc_codegen.quantized_tiles = #blockc_codegen.quantized_tiles<rows = 4, cols = 4, block_n = 32, panel_k = 1024, panel_rows = 8, panel_min_rows = 16, prefetch_tiles = 4>, weight_quant = #transformer.weight_quant<int8, activations = int8>}
 // AVX512-NOT: quantized_tiles
 // AVX2-LABEL: func.func @quantized
-// AVX2: quantized_tiles<rows = 2, cols = 4, block_n = 32, panel_k = 1024, panel_rows = 6, panel_min_rows = 16, prefetch_tiles = 2>
+// AVX2: quantized_tiles<rows = 2, cols = 4, block_n = 64, panel_k = 1024, panel_rows = 6, panel_min_rows = 16, prefetch_tiles = 2, interleave = 8, row_lanes = true>, weight_quant = #transformer.weight_quant<int8>}
 // AVX2: quantized_tiles<rows = 2, cols = 4, block_n = 64, panel_k = 1024, panel_rows = 6, panel_min_rows = 16, prefetch_tiles = 4, interleave = 8, row_lanes = true>
 // AVX2: quantized_tiles<rows = 2, cols = 4, block_n = 64, panel_k = 1024, panel_rows = 6, panel_min_rows = 16, prefetch_tiles = 2, interleave = 8, row_lanes = true>
 // AVX2: quantized_tiles<rows = 2, cols = 4, block_n = 64, panel_k = 1024, panel_rows = 6, panel_min_rows = 16, prefetch_tiles = 4, interleave = 8, row_lanes = true>, weight_quant = #transformer.weight_quant<int8, activations = int8>}
 // AVX2VNNI-LABEL: func.func @quantized
-// AVX2VNNI: quantized_tiles<rows = 2, cols = 4, block_n = 32, panel_k = 1024, panel_rows = 6, panel_min_rows = 16, prefetch_tiles = 2>
+// AVX2VNNI: quantized_tiles<rows = 2, cols = 4, block_n = 64, panel_k = 1024, panel_rows = 6, panel_min_rows = 16, prefetch_tiles = 2, interleave = 8, row_lanes = true>, weight_quant = #transformer.weight_quant<int8>}
 // AVX2VNNI: quantized_tiles<rows = 2, cols = 4, block_n = 32, panel_k = 1024, panel_rows = 6, panel_min_rows = 16, prefetch_tiles = 4, interleave = 8, act_panel_min_rows = 16>
 // AVX2VNNI: quantized_tiles<rows = 2, cols = 4, block_n = 64, panel_k = 1024, panel_rows = 6, panel_min_rows = 16, prefetch_tiles = 2, interleave = 8, row_lanes = true>
 // AVX2VNNI: quantized_tiles<rows = 2, cols = 4, block_n = 32, panel_k = 1024, panel_rows = 6, panel_min_rows = 16, prefetch_tiles = 4>, weight_quant = #transformer.weight_quant<int8, activations = int8>}
@@ -170,4 +172,17 @@ func.func @quantized(%x: tensor<1x?x64xf32>, %w: tensor<40x64xf32>) -> (tensor<1
   %e = transformer.linear %x, %w {weight_quant = #transformer.weight_quant<int4, group_size = 32>} : tensor<1x?x64xf32>, tensor<40x64xf32> -> tensor<1x?x40xf32>
   %f = transformer.linear %x, %w {weight_quant = #transformer.weight_quant<int8, activations = int8>} : tensor<1x?x64xf32>, tensor<40x64xf32> -> tensor<1x?x40xf32>
   return %a, %b, %c, %d, %e, %f : tensor<1x?x40xf32>, tensor<1x?x40xf32>, tensor<1x?x40xf32>, tensor<1x?x40xf32>, tensor<1x?x40xf32>, tensor<1x?x40xf32>
+}
+
+// -----
+
+// Weight-only int8 with K = 44, no multiple of 32: the k-in-lanes tiles
+// (interleave 1) on AVX2 as on AVX-512.
+// AVX2-LABEL: func.func @int8_k_not_32
+// AVX2: quantized_tiles<rows = 2, cols = 4, block_n = 32, panel_k = 1024, panel_rows = 6, panel_min_rows = 16, prefetch_tiles = 2>, weight_quant = #transformer.weight_quant<int8>}
+// AVX512-LABEL: func.func @int8_k_not_32
+// AVX512: quantized_tiles<rows = 4, cols = 4, block_n = 32, panel_k = 1024, panel_rows = 8, panel_min_rows = 16, prefetch_tiles = 2>, weight_quant = #transformer.weight_quant<int8>}
+func.func @int8_k_not_32(%x: tensor<1x?x44xf32>, %w: tensor<40x44xf32>) -> tensor<1x?x40xf32> {
+  %a = transformer.linear %x, %w {weight_quant = #transformer.weight_quant<int8>} : tensor<1x?x44xf32>, tensor<40x44xf32> -> tensor<1x?x40xf32>
+  return %a : tensor<1x?x40xf32>
 }
