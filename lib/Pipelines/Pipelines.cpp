@@ -406,6 +406,10 @@ void blockc::buildNVPTXMapToGPUPipeline(OpPassManager &pm,
   // loops are tiled into blocks of threads along their two innermost
   // dimensions, innermost on x (coalesced); their reductions stay
   // sequential loops inside each thread.
+  // q, k and v bufferize to buffers of their own (not one shared with the
+  // norms' and residuals' outputs or with other layers'), whose only
+  // readers the epilogues can then take over: the RoPE, the cache append.
+  pm.addNestedPass<func::FuncOp>(nvptx::createGPUSeparateHeadBuffersPass());
   pm.addPass(bufferization::createOneShotBufferizePass(
       functionBoundaryBufferization()));
   // A decode entry's KV caches are written in place into its arguments

@@ -315,6 +315,45 @@ def GPUSelectTilesPass
   let dependentDialects = ["::blockc::codegen::CodegenDialect"];
 }
 
+def GPUSeparateHeadBuffersPass
+    : Pass<"blockc-gpu-separate-head-buffers", "::mlir::func::FuncOp"> {
+  let summary = "Give the projections' per-head results buffers of their own";
+  let description = [{
+    CSE merges the `tensor.empty` ops of one shape, so the epilogue
+    generics of the q, k and v projections (their bf16 rounding), the
+    norms and the residual adds of every layer start from the same empty
+    tensor, and one-shot bufferization writes each of them in place into
+    that one allocation wherever its last value is dead: v's rounded
+    result into the norm's output buffer, q's and v's of every layer into
+    the first layer's. The weight-streaming and tensor-core epilogues fuse
+    the RoPE and the KV-cache append only where they are the sole readers
+    of the result's buffer (`planRotation`, `planAppend`), which that
+    sharing defeats.
+
+    This pass, run right before bufferization, replaces the init of each
+    all-parallel generic on tensors that reads a contraction's result and
+    whose result is split into heads (a `tensor.expand_shape` of its last
+    dimension into two: the `[M..., H, D]` view a RoPE or a cache append
+    reads) by a `bufferization.alloc_tensor` of its own, where that init is
+    a `tensor.empty` with other uses and the body does not read it. The
+    result then bufferizes to an allocation whose only readers are the
+    head view's (the deallocation pipeline frees it after them).
+
+    ```mlir
+    %e = tensor.empty(%m) : tensor<?x256xbf16>     // also the norm's init
+    %v = linalg.generic ins(%acc : tensor<?x256xf32>) outs(%e ...)  // before
+    %own = bufferization.alloc_tensor(%m) : tensor<?x256xbf16>
+    %v = linalg.generic ins(%acc : tensor<?x256xf32>) outs(%own ...) // after
+    %h = tensor.expand_shape %v [[0], [1, 2]] ... into tensor<?x4x64xbf16>
+    ```
+  }];
+  let statistics = [
+    Statistic<"numSeparated", "num-separated",
+              "Per-head results given an allocation of their own">
+  ];
+  let dependentDialects = ["::mlir::bufferization::BufferizationDialect"];
+}
+
 def GPUNarrowMmaOperandsPass
     : Pass<"blockc-gpu-narrow-mma-operands", "::mlir::func::FuncOp"> {
   let summary = "Give tensor-core contractions 16-bit inputs";
