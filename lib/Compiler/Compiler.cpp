@@ -39,6 +39,40 @@ DialectRegistry allDialects() {
   registerAllDialects(registry);
   return registry;
 }
+
+/// stderr a line at a time: each complete line goes out in one write, so
+/// that the diagnostics of processes sharing stderr (the ranks of a
+/// tensor-parallel run under mpirun) do not interleave within a line (the
+/// source manager prints a location, the severity and the message as
+/// separate pieces).
+class LineAtATimeErrs : public llvm::raw_ostream {
+public:
+  LineAtATimeErrs() { SetUnbuffered(); }
+  ~LineAtATimeErrs() override {
+    if (!pending.empty())
+      llvm::errs().write(pending.data(), pending.size());
+  }
+
+private:
+  void write_impl(const char *ptr, size_t size) override {
+    written += size;
+    pending.append(ptr, size);
+    size_t end = pending.rfind('\n');
+    if (end == std::string::npos)
+      return;
+    llvm::errs().write(pending.data(), end + 1);
+    pending.erase(0, end + 1);
+  }
+  uint64_t current_pos() const override { return written; }
+
+  std::string pending;
+  uint64_t written = 0;
+};
+
+llvm::raw_ostream &diagnosticStream() {
+  static LineAtATimeErrs stream;
+  return stream;
+}
 } // namespace
 
 ModelFile::ModelFile() : context(allDialects()) {
@@ -67,7 +101,8 @@ llvm::Expected<ModuleOp> ModelFile::load(StringRef path) {
   if (!input)
     return makeError(errorMessage);
   sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
-  handler = std::make_unique<SourceMgrDiagnosticHandler>(sourceMgr, &context);
+  handler = std::make_unique<SourceMgrDiagnosticHandler>(sourceMgr, &context,
+                                                         diagnosticStream());
   module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module)
     return llvm::make_error<DiagnosedError>(

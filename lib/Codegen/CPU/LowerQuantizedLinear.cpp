@@ -543,14 +543,14 @@ struct Kernel {
   /// xLanes holds x[k] 2^(-b j) to match.
   Value laneScaledValue(Value words, int64_t j) {
     int64_t bits = layout.getBits(), perWord = 32 / bits;
-    Value u = j == perWord - 1
-                  ? arith::ShRUIOp::create(b(), loc(), words,
-                                           splatI32(32 - bits))
-                        .getResult()
-                  : arith::AndIOp::create(
-                        b(), loc(), words,
-                        splatI32(((int64_t{1} << bits) - 1) << (bits * j)))
-                        .getResult();
+    Value u =
+        j == perWord - 1
+            ? arith::ShRUIOp::create(b(), loc(), words, splatI32(32 - bits))
+                  .getResult()
+            : arith::AndIOp::create(
+                  b(), loc(), words,
+                  splatI32(((int64_t{1} << bits) - 1) << (bits * j)))
+                  .getResult();
     return i32ToF32(u);
   }
   /// Rows in lanes, int8: the words' bytes q as u = q + 128 (each byte's
@@ -562,10 +562,10 @@ struct Kernel {
   /// Rows in lanes, int8 prefill: byte j of `words` as q, sign-extended
   /// (two shifts; the top byte one) and converted.
   Value laneBytes(Value words, int64_t j) {
-    Value top = j == 3 ? words
-                       : arith::ShLIOp::create(b(), loc(), words,
-                                               splatI32(24 - 8 * j))
-                             .getResult();
+    Value top =
+        j == 3 ? words
+               : arith::ShLIOp::create(b(), loc(), words, splatI32(24 - 8 * j))
+                     .getResult();
     return i32ToF32(arith::ShRSIOp::create(b(), loc(), top, splatI32(24)));
   }
   /// Rows in lanes: the words of one row per group (int8: the row's value
@@ -606,9 +606,9 @@ struct Kernel {
         for (int64_t j = 0; j < perWord; ++j) {
           Value values = layout.getBits() == 8 ? laneBytes(words, j)
                                                : laneValues(table, words, j);
-          vector::StoreOp::create(b(), loc(),
-                                  arith::MulFOp::create(b(), loc(), values, s),
-                                  buf, ValueRange{q.add(kk, q.idx(j)), q.idx(j0)});
+          vector::StoreOp::create(
+              b(), loc(), arith::MulFOp::create(b(), loc(), values, s), buf,
+              ValueRange{q.add(kk, q.idx(j)), q.idx(j0)});
         }
         return SmallVector<Value>();
       });
@@ -716,10 +716,9 @@ struct Kernel {
                   SmallVector<Value>(s.take_front(r * nt)),
                   SmallVector<Value>(s.drop_front(r * nt))};
               if (pBuf && prefetchTiles > 0 && int8)
-                prefetchLaneTiles(q, pBuf, tiles,
-                                  q.add(base, q.mul(c0, q.idx(v))),
-                                  prefetchTiles * 2 * unrolled * v,
-                                  unrolled * v, pWords);
+                prefetchLaneTiles(
+                    q, pBuf, tiles, q.add(base, q.mul(c0, q.idx(v))),
+                    prefetchTiles * 2 * unrolled * v, unrolled * v, pWords);
               runsInto(kg, base, c0, unrolled, part);
               SmallVector<Value> next(part[0]);
               next.append(part[1]);
@@ -1164,7 +1163,8 @@ std::pair<Value, Value> buildLaneInput(OpBuilder &b, Location loc, Value x,
           .getResult(0);
   float offset = -static_cast<float>(int64_t{1} << (bits - 1));
   Value sums = blockc::buildRunReduction(
-      b, loc, x, groupSize, [&](OpBuilder &nb, Location nloc, Value r, Value v) {
+      b, loc, x, groupSize,
+      [&](OpBuilder &nb, Location nloc, Value r, Value v) {
         Value minusOffset =
             arith::ConstantOp::create(nb, nloc, nb.getF32FloatAttr(offset));
         return arith::AddFOp::create(
@@ -1873,8 +1873,8 @@ struct CPULowerQuantizedLinearPass
       if (path == Path::weightOnly && layout.getRowLanes() && v == 8) {
         OpBuilder::InsertionGuard g(b);
         b.setInsertionPoint(forall);
-        std::tie(kern.xLanes, kern.xGroupSums) = buildLaneInput(
-            b, loc, x, layout.getGroupSize(), layout.getBits());
+        std::tie(kern.xLanes, kern.xGroupSums) =
+            buildLaneInput(b, loc, x, layout.getGroupSize(), layout.getBits());
       }
       // int4 keeps a group accumulator beside each accumulator: half the
       // columns; with AVX-512's table lookups a table per column instead
