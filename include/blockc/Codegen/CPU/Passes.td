@@ -518,6 +518,12 @@ def CPULowerQuantizedLinearPass
       registers: one row at a time), a single row 1 x 8 (int4 1 x 4); per
       step V bytes are read and widened in registers. int8: sign-extend,
       convert, multiply-add; the row scale multiplies the reduced sum once.
+      int8 with `row_lanes` (8 lanes, K a multiple of 32): a tile's 8 rows
+      in the lanes, per 4 k one 32-byte read, one xor (each byte's sign
+      bit: u = q + 128), three masks and a shift leaving u 256^j in place,
+      four conversions and four FMAs against x 256^-j (the input scaled
+      once per call), the sums starting from -128 times the row's sum of
+      x; prefill fills the panel rows from the same words.
       int4 (half the columns: each accumulator has a group accumulator
       beside it): zero-extend, mask and shift the nibbles u, convert,
       multiply-add, and per group `acc += (sum x u - 8 sum x) s`, one scale

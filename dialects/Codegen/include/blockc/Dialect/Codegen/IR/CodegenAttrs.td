@@ -406,12 +406,14 @@ def Codegen_QuantizedTilesAttr
       read that layout: int4 weight-only with 16 lanes (decode: 16 rows
       per vector, x broadcast per k, a constant table of q; prefill: the
       panel rows stored without a transpose) or 8 (each nibble masked in
-      place and converted); int4 and int8 with `activations = int8` on 8
-      lanes without VNNI (`vpmaddubsw` on 8 rows per vector against a
-      broadcast word of `q_x`; int8 only with `act_panel_min_rows` = 0).
-      Ignored (the layout of `interleave` alone) where those kernels do
-      not apply: other lane counts, VNNI targets with int8 activations,
-      bf16 pairs on vdpbf16ps, int8 weight-only;
+      place and converted); int8 weight-only on 8 lanes with K a multiple
+      of 32 (each byte masked in place and converted); int4 and int8 with
+      `activations = int8` on 8 lanes without VNNI (`vpmaddubsw` on 8 rows
+      per vector against a broadcast word of `q_x`; int8 only with
+      `act_panel_min_rows` = 0). Ignored (the layout of `interleave` alone)
+      where those kernels do not apply: other lane counts, VNNI targets
+      with int8 activations, bf16 pairs on vdpbf16ps, int8 weight-only
+      with 16 lanes or a K that is no multiple of 32;
     * `act_panel_min_rows` (default 0: never): with `activations = int8`,
       from this many input rows (B x T) on the kernel takes the f32 panels
       above on the quantised input's values `q_x s_x` instead of the
