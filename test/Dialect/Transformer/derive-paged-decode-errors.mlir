@@ -54,3 +54,12 @@ func.func @forward(%x: tensor<?x?x8xf32>, %q: tensor<1x?x2x8xf32>, %off: index) 
   %o = transformer.sdpa %r, %r, %r {causal} : tensor<1x?x2x8xf32>, tensor<1x?x2x8xf32>, tensor<1x?x2x8xf32> -> tensor<1x?x2x8xf32>
   return %o : tensor<1x?x2x8xf32>
 }
+
+// -----
+
+// The pools need keys and values of one type.
+func.func @forward(%x: tensor<?x?x8xf32>, %q: tensor<1x?x2x8xf32>, %v: tensor<1x?x2x?xf32>) -> tensor<1x?x2x?xf32> {
+  // expected-error @+1 {{'transformer.sdpa' op needs keys and values of one type with static kv heads and head dim for a paged entry (transformer-derive-paged-decode)}}
+  %o = transformer.sdpa %q, %q, %v {causal} : tensor<1x?x2x8xf32>, tensor<1x?x2x8xf32>, tensor<1x?x2x?xf32> -> tensor<1x?x2x?xf32>
+  return %o : tensor<1x?x2x?xf32>
+}
