@@ -24,8 +24,8 @@
 // micro-kernels: 126. Panels of 40 x 16 (2.5 KiB): 102 of them; rows of
 // 160 bytes: 819 -> 816.
 // PREP-LABEL: func.func @two_projections
-// PREP:       transformer.linear {{.*}} {blockc_codegen.linear_tiles = #blockc_codegen.linear_tiles<rows = 2, cols = 4, block_n = 16, block_k = 2048, pack_rows = 6, pack_cols = 2, panel_k = 256, panel_n = 16, pack_min_rows = 32, panel_group = 16, row_block = 126>, blockc_codegen.weight_layout = #blockc_codegen.weight_layout<packed_panels>}
-// PREP:       transformer.linear {{.*}} {blockc_codegen.linear_tiles = #blockc_codegen.linear_tiles<rows = 2, cols = 4, block_n = 816, block_k = 40, pack_rows = 6, pack_cols = 2, panel_k = 40, panel_n = 16, pack_min_rows = 32, panel_group = 102, row_block = 816>, blockc_codegen.weight_layout = #blockc_codegen.weight_layout<packed_panels>}
+// PREP:       transformer.linear {{.*}} {blockc_codegen.linear_tiles = #blockc_codegen.linear_tiles<rows = 2, cols = 4, block_n = 16, block_k = 2048, pack_rows = 6, pack_cols = 2, panel_k = 256, panel_n = 16, pack_min_rows = 32, panel_group = 16, row_block = 132>, blockc_codegen.weight_layout = #blockc_codegen.weight_layout<packed_panels>}
+// PREP:       transformer.linear {{.*}} {blockc_codegen.linear_tiles = #blockc_codegen.linear_tiles<rows = 2, cols = 4, block_n = 816, block_k = 40, pack_rows = 6, pack_cols = 2, panel_k = 40, panel_n = 16, pack_min_rows = 32, panel_group = 102, row_block = 822>, blockc_codegen.weight_layout = #blockc_codegen.weight_layout<packed_panels>}
 // AVX512-LABEL: func.func @two_projections
 // AVX512-SAME:  attributes {blockc_codegen.cpu_target = #blockc_codegen.cpu_target<isa = avx512, vector_width = 16, registers = 32, l1_bytes = 32768, l2_bytes = 1048576>}
 // AVX512:       transformer.linear {{.*}} {blockc_codegen.linear_tiles = #blockc_codegen.linear_tiles<rows = 4, cols = 4, block_n = 32, block_k = 2048, pack_rows = 8, pack_cols = 2, panel_k = 256, panel_n = 32, pack_min_rows = 32>}
@@ -94,8 +94,8 @@ func.func @no_projection() {
 // whole heads: block_align = 64. V, not rotated, keeps the default (1,
 // elided); without prepared weights nothing is asked.
 // PREP-LABEL: func.func @rope_heads
-// PREP:       transformer.linear {{.*}}row_block = 126, block_align = 64>
-// PREP:       transformer.linear {{.*}}row_block = 126>
+// PREP:       transformer.linear {{.*}}row_block = 132, block_align = 64>
+// PREP:       transformer.linear {{.*}}row_block = 132>
 // AVX2-LABEL: func.func @rope_heads
 // AVX2-NOT:   block_align
 func.func @rope_heads(%x: tensor<1x?x256xf32>, %wq: tensor<256x256xf32>, %wv: tensor<256x256xf32>) -> (tensor<1x?x4x64xf32>, tensor<1x?x4x64xf32>) {
