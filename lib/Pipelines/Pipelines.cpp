@@ -509,6 +509,9 @@ void blockc::buildNVPTXEmulatorLowerToLLVMPipeline(
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(nvptx::createGPURegisterEmulatedKernelsPass());
+  // The launches on one stream, as on a GPU (the emulator runs each launch
+  // when it is made).
+  pm.addPass(nvptx::createGPUAsyncLaunchesPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }
@@ -551,6 +554,9 @@ void blockc::buildNVPTXLowerToLLVMPipeline(
   nvvm.cubinFormat = stringifyGPUBinaryFormat(options.format).str();
   nvvm.optLevel = options.optLevel.getValue();
   gpu::buildLowerToNVVMPassPipeline(pm, nvvm);
+  // Each function's launches, copies and frees on one stream, the host
+  // waiting only where it touches memory and at the return.
+  pm.addPass(nvptx::createGPUAsyncLaunchesPass());
   if (options.toolkit.empty())
     return;
   // Upstream's builder has no toolkit option: set it on its

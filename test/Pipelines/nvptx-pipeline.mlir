@@ -10,11 +10,14 @@
 
 // CHECK:       module attributes {gpu.container_module}
 // CHECK-LABEL: llvm.func @forward(
-// CHECK:         llvm.call @mgpuMemAlloc
-// CHECK:         gpu.launch_func @blockc_kernels::@[[K0:forward_kernel]] blocks in
+// CHECK-NEXT:    %[[S:.+]] = llvm.call @mgpuStreamCreate()
+// CHECK:         llvm.call @mgpuMemAlloc(%{{.+}}, %[[S]], %{{.+}})
+// CHECK:         gpu.launch_func <%[[S]] : !llvm.ptr> @blockc_kernels::@[[K0:forward_kernel]] blocks in
 // CHECK-NOT:     gpu.launch_func
-// CHECK:         llvm.call @mgpuMemFree
-// CHECK:         llvm.return
+// CHECK:         llvm.call @mgpuMemFree(%{{.+}}, %[[S]])
+// CHECK:         llvm.call @mgpuStreamSynchronize(%[[S]])
+// CHECK-NEXT:    llvm.call @mgpuStreamDestroy(%[[S]])
+// CHECK-NEXT:    llvm.return
 // CHECK-LABEL: llvm.func @_mlir_ciface_forward(%{{.+}}: !llvm.ptr, %{{.+}}: !llvm.ptr, %{{.+}}: !llvm.ptr)
 // CHECK:         llvm.call @forward(
 // SM90:        gpu.binary @blockc_kernels [#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">, properties = {

@@ -27,6 +27,9 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <unordered_set>
+#include <utility>
+#include <vector>
 
 #define BLOCKC_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -235,6 +238,27 @@ bool prepareLaunch(CUfunction function, const blockc::cuda::Dim3 *cluster,
              function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem));
 }
 
+/// The streams with work queued by these functions since the host last
+/// waited for them. blockc-gpu-async-launches makes the host wait for a
+/// function's stream before each memory access of its host code; where
+/// nothing was queued since, the wait returns at once (a wait inside a host
+/// loop costs one driver call, not one per iteration).
+std::mutex busyMutex;
+std::unordered_set<CUstream> busyStreams;
+
+void markBusy(CUstream stream) {
+  if (!stream)
+    return;
+  std::lock_guard<std::mutex> lock(busyMutex);
+  busyStreams.insert(stream);
+}
+
+/// Whether work was queued on `stream` since its last wait; forgets it.
+bool takeBusy(CUstream stream) {
+  std::lock_guard<std::mutex> lock(busyMutex);
+  return busyStreams.erase(stream) > 0;
+}
+
 /// Runs `launch` (which enqueues one kernel on `stream`); while profiling,
 /// between two CUDA events, waiting for the kernel and recording its time.
 template <typename LaunchFn>
@@ -321,6 +345,7 @@ BLOCKC_EXPORT void mgpuLaunchKernel(CUfunction function, intptr_t gridX,
                      {blockX, blockY, blockZ}, smem))
     return;
   // The dimensions are in range (prepareLaunch): narrowing them is exact.
+  markBusy(stream);
   timedLaunch(function, stream, [&] {
     return CHECK(cuLaunchKernel(
         function, static_cast<unsigned>(gridX), static_cast<unsigned>(gridY),
@@ -355,6 +380,7 @@ BLOCKC_EXPORT void mgpuLaunchClusterKernel(
   config.hStream = stream;
   config.attrs = &attribute;
   config.numAttrs = 1;
+  markBusy(stream);
   timedLaunch(function, stream, [&] {
     return CHECK(cuLaunchKernelEx(&config, function, params, extra));
   });
@@ -372,13 +398,21 @@ BLOCKC_EXPORT CUstream mgpuStreamCreate() {
 }
 
 BLOCKC_EXPORT void mgpuStreamDestroy(CUstream stream) {
+  if (stream)
+    takeBusy(stream);
   if (stream && ensureContext())
     CHECK(cuStreamDestroy(stream));
 }
 
+static void reapFrees();
+
 BLOCKC_EXPORT void mgpuStreamSynchronize(CUstream stream) {
+  // Nothing queued on it since the last wait: nothing to wait for.
+  if (stream && !takeBusy(stream))
+    return;
   if (ensureContext())
     CHECK(cuStreamSynchronize(stream));
+  reapFrees();
 }
 
 BLOCKC_EXPORT void mgpuStreamWaitEvent(CUstream stream, CUevent event) {
@@ -459,38 +493,23 @@ void preferGPU(CUdeviceptr ptr, uint64_t sizeBytes, CUstream stream) {
 
 } // namespace
 
-BLOCKC_EXPORT void *mgpuMemAlloc(uint64_t sizeBytes, CUstream stream,
-                                 bool isHostShared) {
-  if (sizeBytes == 0 || !ensureDevice())
-    return nullptr;
-  CUdeviceptr ptr = 0;
-  if (isHostShared) {
-    blockc::cuda::BufferPool &pool = managedPool();
-    if (std::optional<uint64_t> reused = pool.acquire(sizeBytes))
-      return reinterpret_cast<void *>(static_cast<CUdeviceptr>(*reused));
-    if (!CHECK(cuMemAllocManaged(&ptr, sizeBytes, CU_MEM_ATTACH_GLOBAL)))
-      return nullptr;
-    preferGPU(ptr, sizeBytes, stream);
-    pool.track(ptr, sizeBytes);
-  } else if (stream) {
-    CHECK(cuMemAllocAsync(&ptr, sizeBytes, stream));
-  } else {
-    CHECK(cuMemAlloc(&ptr, sizeBytes));
-  }
-  return reinterpret_cast<void *>(ptr);
-}
+namespace {
 
-BLOCKC_EXPORT void mgpuMemFree(void *ptr, CUstream /*stream*/) {
-  if (!ptr)
-    return;
-  auto device = reinterpret_cast<CUdeviceptr>(ptr);
+/// Frees ordered on a stream (mgpuMemFree with a stream): each buffer with
+/// an event recorded after the work queued before the free. The buffer goes
+/// back to the pool (or to the driver) once the event has completed, so no
+/// kernel still queued can find it reused by another call or released.
+std::mutex pendingMutex;
+std::vector<std::pair<CUdeviceptr, CUevent>> pendingFrees;
+
+void freeNow(CUdeviceptr device) {
   switch (managedPool().free(device)) {
   case blockc::cuda::BufferPool::FreeResult::Kept:
   case blockc::cuda::BufferPool::FreeResult::Released:
     return;
   case blockc::cuda::BufferPool::FreeResult::AlreadyFree: {
     char text[32];
-    std::snprintf(text, sizeof(text), "%p", ptr);
+    std::snprintf(text, sizeof(text), "%p", reinterpret_cast<void *>(device));
     reportMessage(std::string("mgpuMemFree(") + text +
                   "): the managed buffer was already freed (double free); "
                   "nothing was done");
@@ -505,8 +524,77 @@ BLOCKC_EXPORT void mgpuMemFree(void *ptr, CUstream /*stream*/) {
     CHECK(cuMemFree(device));
 }
 
+} // namespace
+
+/// Completes the pending frees whose streams have passed them.
+static void reapFrees() {
+  std::vector<CUdeviceptr> done;
+  {
+    std::lock_guard<std::mutex> lock(pendingMutex);
+    auto kept = pendingFrees.begin();
+    for (auto &[device, event] : pendingFrees) {
+      CUresult state = cuEventQuery(event);
+      if (state == CUDA_ERROR_NOT_READY) {
+        *kept++ = {device, event};
+        continue;
+      }
+      if (state != CUDA_SUCCESS)
+        CHECK(cuEventSynchronize(event));
+      cuEventDestroy(event);
+      done.push_back(device);
+    }
+    pendingFrees.erase(kept, pendingFrees.end());
+  }
+  for (CUdeviceptr device : done)
+    freeNow(device);
+}
+
+BLOCKC_EXPORT void *mgpuMemAlloc(uint64_t sizeBytes, CUstream stream,
+                                 bool isHostShared) {
+  if (sizeBytes == 0 || !ensureDevice())
+    return nullptr;
+  reapFrees();
+  CUdeviceptr ptr = 0;
+  if (isHostShared) {
+    blockc::cuda::BufferPool &pool = managedPool();
+    if (std::optional<uint64_t> reused = pool.acquire(sizeBytes))
+      return reinterpret_cast<void *>(static_cast<CUdeviceptr>(*reused));
+    if (!CHECK(cuMemAllocManaged(&ptr, sizeBytes, CU_MEM_ATTACH_GLOBAL)))
+      return nullptr;
+    preferGPU(ptr, sizeBytes, stream);
+    markBusy(stream);
+    pool.track(ptr, sizeBytes);
+  } else if (stream) {
+    CHECK(cuMemAllocAsync(&ptr, sizeBytes, stream));
+  } else {
+    CHECK(cuMemAlloc(&ptr, sizeBytes));
+  }
+  return reinterpret_cast<void *>(ptr);
+}
+
+BLOCKC_EXPORT void mgpuMemFree(void *ptr, CUstream stream) {
+  if (!ptr)
+    return;
+  auto device = reinterpret_cast<CUdeviceptr>(ptr);
+  reapFrees();
+  // On a stream: after the work queued on it so far.
+  CUevent event = nullptr;
+  if (stream && ensureContext() &&
+      CHECK(cuEventCreate(&event, CU_EVENT_DISABLE_TIMING))) {
+    if (CHECK(cuEventRecord(event, stream))) {
+      std::lock_guard<std::mutex> lock(pendingMutex);
+      pendingFrees.emplace_back(device, event);
+      return;
+    }
+    cuEventDestroy(event);
+    CHECK(cuStreamSynchronize(stream));
+  }
+  freeNow(device);
+}
+
 BLOCKC_EXPORT void mgpuMemcpy(void *dst, void *src, size_t sizeBytes,
                               CUstream stream) {
+  markBusy(stream);
   if (ensureDevice())
     CHECK(cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(dst),
                         reinterpret_cast<CUdeviceptr>(src), sizeBytes, stream));
@@ -514,6 +602,7 @@ BLOCKC_EXPORT void mgpuMemcpy(void *dst, void *src, size_t sizeBytes,
 
 BLOCKC_EXPORT void mgpuMemset32(void *dst, unsigned int value, size_t count,
                                 CUstream stream) {
+  markBusy(stream);
   if (ensureDevice())
     CHECK(cuMemsetD32Async(reinterpret_cast<CUdeviceptr>(dst), value, count,
                            stream));
@@ -521,6 +610,7 @@ BLOCKC_EXPORT void mgpuMemset32(void *dst, unsigned int value, size_t count,
 
 BLOCKC_EXPORT void mgpuMemset16(void *dst, unsigned short value, size_t count,
                                 CUstream stream) {
+  markBusy(stream);
   if (ensureDevice())
     CHECK(cuMemsetD16Async(reinterpret_cast<CUdeviceptr>(dst), value, count,
                            stream));

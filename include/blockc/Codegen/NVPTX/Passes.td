@@ -1415,6 +1415,57 @@ def GPURegisterEmulatedKernelsPass
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
+def GPUAsyncLaunchesPass
+    : Pass<"blockc-gpu-async-launches", "::mlir::ModuleOp"> {
+  let summary = "Queue a host function's kernels on one stream; the host "
+                "waits only before it touches memory and before it returns";
+  let description = [{
+    After the lowering to the LLVM dialect (`gpu-to-llvm`), a
+    `gpu.launch_func` without a stream is launched synchronously: at
+    translation each one becomes `mgpuStreamCreate`, `mgpuLaunchKernel`,
+    `mgpuStreamSynchronize` and `mgpuStreamDestroy`, and each copy and free
+    gets a stream of its own that the host waits for too. The bf16 7B
+    block's forward entry for sm_90a (19 kernels, 15 frees, a copy) paid a
+    stream creation, a host wait and a stream destruction for each, and the
+    GPU idled between kernels while the host prepared the next launch.
+
+    For every `llvm.func` with such launches this pass creates one stream
+    at entry (`mgpuStreamCreate`) and:
+
+    - gives every stream-less `gpu.launch_func` that stream, so kernels
+      queue behind one another in program order;
+    - passes it to `mgpuMemAlloc` (the managed buffer's prefetch),
+      `mgpuMemcpy`, `mgpuMemset32` / `mgpuMemset16` and `mgpuMemFree`
+      (a free ordered after the kernels queued before it: the CUDA runtime
+      returns the buffer to its pool once the stream has passed it), and
+      erases the per-call streams that those calls then no longer use;
+    - waits for it (`mgpuStreamSynchronize`) before every operation that
+      may touch memory the kernels use: a load or store that is not of a
+      stack slot (`llvm.alloca`), a call of anything but the runtime's
+      allocation, copy, stream, event and tensor-map functions and
+      `malloc` / `aligned_alloc`, any other operation with memory effects;
+      the CUDA runtime's wait returns at once when nothing was queued on
+      the stream since the last one, so a wait inside a host loop costs a
+      wait once;
+    - waits for it and destroys it before every `llvm.return`.
+
+    A function with a launch that has a stream already is left alone. The
+    emulator runtime runs every launch when it is made, so under the
+    emulator the order and the results are those of the synchronous form.
+
+    ```mlir
+    gpu.launch_func @kernels::@k blocks in (...) threads in (...) : i64
+    // after:
+    %s = llvm.call @mgpuStreamCreate() : () -> !llvm.ptr
+    gpu.launch_func <%s : !llvm.ptr> @kernels::@k blocks in (...) ...
+    llvm.call @mgpuStreamSynchronize(%s) : (!llvm.ptr) -> ()
+    llvm.call @mgpuStreamDestroy(%s) : (!llvm.ptr) -> ()
+    llvm.return
+    ```
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 def GPULegalizeGridPass
     : Pass<"blockc-gpu-legalize-grid", "::mlir::func::FuncOp"> {
   let summary = "Keep launches within CUDA's grid limits: grid y and z at "
