@@ -58,6 +58,10 @@ struct GPURuntime {
   /// context is poisoned), so every compile and run starts clean. Null for
   /// CUDA, whose errors stay (a failed context cannot be trusted).
   void (*clearError)() = nullptr;
+  /// The emulator's blockcEmuCheckStreams: after host code returns, whether
+  /// it left work queued on a stream without waiting for it (an error). Null
+  /// for CUDA.
+  int64_t (*checkStreams)() = nullptr;
   void *(*memAlloc)(uint64_t, void *, bool) = nullptr;
   void (*memFree)(void *, void *) = nullptr;
   std::string path;
@@ -152,6 +156,10 @@ Expected<GPURuntime *> loadEmulatorRuntime() {
       reinterpret_cast<void (*)()>(dlsym(handle, "blockcEmuClearError"));
   if (!runtime.clearError)
     return makeError("the GPU emulator runtime lacks blockcEmuClearError");
+  runtime.checkStreams =
+      reinterpret_cast<int64_t (*)()>(dlsym(handle, "blockcEmuCheckStreams"));
+  if (!runtime.checkStreams)
+    return makeError("the GPU emulator runtime lacks blockcEmuCheckStreams");
   runtime.handle = handle;
   return &runtime;
 }
@@ -659,12 +667,25 @@ BlockJit::compile(ModuleOp module, const ModelSignature &sig,
 }
 
 Error BlockJit::invokePacked(StringRef name, MutableArrayRef<void *> packed) {
-  if (engine)
-    return engine->invokePacked(name, packed);
-  auto fn = lljit->lookup(("_mlir_" + name).str());
-  if (!fn)
-    return fn.takeError();
-  fn->toPtr<void (*)(void **)>()(packed.data());
+  if (engine) {
+    if (Error e = engine->invokePacked(name, packed))
+      return e;
+  } else {
+    auto fn = lljit->lookup(("_mlir_" + name).str());
+    if (!fn)
+      return fn.takeError();
+    fn->toPtr<void (*)(void **)>()(packed.data());
+  }
+  // Emulated, the host code must have waited for every stream it queued
+  // work on before it returned, as it must on a GPU.
+  if (target == JitTarget::NVPTX && emulated) {
+    Expected<GPURuntime *> runtime = loadGPURuntime(/*emulated=*/true);
+    if (!runtime)
+      return runtime.takeError();
+    if ((*runtime)->checkStreams() != 0)
+      return makeError(Twine("GPU execution failed: ") +
+                       (*runtime)->lastError());
+  }
   return Error::success();
 }
 

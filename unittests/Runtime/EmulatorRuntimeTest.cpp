@@ -890,6 +890,43 @@ TEST_F(EmulatorRuntimeTest, BarrierInUnflaggedKernel) {
   EXPECT_EQ(entered, 1);
 }
 
+// Work queued on a stream that the host did not wait for is an error when
+// blockcEmuCheckStreams is called (a driver, after host code returned); a
+// wait or a destroyed stream forgets it.
+TEST_F(EmulatorRuntimeTest, StreamsLeftWithQueuedWork) {
+  add("noop", noopKernel, 0);
+  void *function = mgpuModuleGetFunction(module, "noop");
+  // What earlier tests left queued does not count here.
+  blockcEmuCheckStreams();
+  blockcEmuClearError();
+  entered = 0;
+  void *waited = mgpuStreamCreate(), *left = mgpuStreamCreate();
+  int32_t *word = alloc<int32_t>(1);
+  mgpuLaunchKernel(function, 1, 1, 1, 1, 1, 1, 0, waited, nullptr, nullptr, 0);
+  mgpuStreamSynchronize(waited);
+  mgpuLaunchKernel(function, 1, 1, 1, 1, 1, 1, 0, left, nullptr, nullptr, 0);
+  mgpuMemset32(word, 7, 1, left);
+  // Each ran when it was made.
+  EXPECT_EQ(entered, 2);
+  EXPECT_EQ(*word, 7);
+  EXPECT_EQ(error(), "");
+  EXPECT_EQ(blockcEmuCheckStreams(), 2);
+  EXPECT_EQ(error(), "2 kernel launches, copies or memsets on 1 stream were "
+                     "not waited for (mgpuStreamSynchronize) when the host "
+                     "code returned: on a GPU they could still be running "
+                     "when their results are read");
+  blockcEmuClearError();
+  // The counts started again.
+  EXPECT_EQ(blockcEmuCheckStreams(), 0);
+  EXPECT_EQ(error(), "");
+  mgpuLaunchKernel(function, 1, 1, 1, 1, 1, 1, 0, left, nullptr, nullptr, 0);
+  mgpuStreamDestroy(left);
+  mgpuStreamDestroy(waited);
+  EXPECT_EQ(blockcEmuCheckStreams(), 0);
+  EXPECT_EQ(error(), "");
+  mgpuMemFree(word, nullptr);
+}
+
 TEST_F(EmulatorRuntimeTest, CollectivesOutsideALaunch) {
   blockcEmuBarrier(nullptr, "stray barrier");
   EXPECT_EQ(error(), "blockcEmuBarrier (at stray barrier) called outside an "

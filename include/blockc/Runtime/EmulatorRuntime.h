@@ -375,6 +375,13 @@ int blockcEmuProfileGetLaunch(int64_t index, BlockcEmuLaunchProfile *out);
 const char *blockcEmuLastError(void);
 void blockcEmuClearError(void);
 
+/* The kernel launches, copies and memsets made on a stream since the host
+   last waited for it (mgpuStreamSynchronize), over all streams; they ran
+   when they were made, but on a GPU they could still be running. A driver
+   calls it when the host code it called has returned: a nonzero count is
+   recorded as an error (a missing wait), and the counts start again at 0. */
+int64_t blockcEmuCheckStreams(void);
+
 /* Counters since the process started, for reports and tests. */
 typedef struct BlockcEmuStats {
   int64_t launches;  /* kernels launched */

@@ -28,7 +28,32 @@
 
 #include "EmulatorState.h"
 
+#include <unordered_map>
+
 using namespace blockc::emu::detail;
+
+namespace {
+
+/// The operations queued on each stream (launches, copies, memsets) since
+/// the host last waited for it. They run when they are made, but on a GPU
+/// they would still be running: blockcEmuCheckStreams reports a stream that
+/// a host function left with queued work.
+std::mutex queuedMutex;
+std::unordered_map<void *, int64_t> queuedOnStream;
+
+void queueOn(void *stream) {
+  if (!stream)
+    return;
+  std::lock_guard<std::mutex> lock(queuedMutex);
+  ++queuedOnStream[stream];
+}
+
+void forgetStream(void *stream) {
+  std::lock_guard<std::mutex> lock(queuedMutex);
+  queuedOnStream.erase(stream);
+}
+
+} // namespace
 
 //===----------------------------------------------------------------------===//
 // blockcEmu* entry points
@@ -376,11 +401,12 @@ BLOCKC_EXPORT void *mgpuModuleGetFunction(void *module, const char *name) {
 BLOCKC_EXPORT void mgpuLaunchKernel(void *function, intptr_t gridX,
                                     intptr_t gridY, intptr_t gridZ,
                                     intptr_t blockX, intptr_t blockY,
-                                    intptr_t blockZ, int32_t smem,
-                                    void * /*stream*/, void **params,
-                                    void **extra, size_t paramsCount) {
+                                    intptr_t blockZ, int32_t smem, void *stream,
+                                    void **params, void **extra,
+                                    size_t paramsCount) {
   int64_t grid[3] = {gridX, gridY, gridZ};
   int64_t block[3] = {blockX, blockY, blockZ};
+  queueOn(stream);
   launchKernel(function, grid, block, smem, params, extra, paramsCount,
                nullptr);
 }
@@ -389,20 +415,42 @@ BLOCKC_EXPORT void
 mgpuLaunchClusterKernel(void *function, intptr_t clusterX, intptr_t clusterY,
                         intptr_t clusterZ, intptr_t gridX, intptr_t gridY,
                         intptr_t gridZ, intptr_t blockX, intptr_t blockY,
-                        intptr_t blockZ, int32_t smem, void * /*stream*/,
+                        intptr_t blockZ, int32_t smem, void *stream,
                         void **params, void **extra, size_t paramsCount) {
   int64_t cluster[3] = {clusterX, clusterY, clusterZ};
   int64_t grid[3] = {gridX, gridY, gridZ};
   int64_t block[3] = {blockX, blockY, blockZ};
+  queueOn(stream);
   launchKernel(function, grid, block, smem, params, extra, paramsCount,
                cluster);
 }
 
 // Streams and events are tokens: every operation completes before the call
-// that issues it returns.
+// that issues it returns. What a GPU would still have queued on a stream is
+// counted until the host waits for it (blockcEmuCheckStreams).
 BLOCKC_EXPORT void *mgpuStreamCreate() { return newToken(); }
-BLOCKC_EXPORT void mgpuStreamDestroy(void * /*stream*/) {}
-BLOCKC_EXPORT void mgpuStreamSynchronize(void * /*stream*/) {}
+BLOCKC_EXPORT void mgpuStreamDestroy(void *stream) { forgetStream(stream); }
+BLOCKC_EXPORT void mgpuStreamSynchronize(void *stream) { forgetStream(stream); }
+
+BLOCKC_EXPORT int64_t blockcEmuCheckStreams(void) {
+  int64_t operations = 0, streams = 0;
+  {
+    std::lock_guard<std::mutex> lock(queuedMutex);
+    for (auto &[stream, count] : queuedOnStream) {
+      operations += count;
+      ++streams;
+    }
+    queuedOnStream.clear();
+  }
+  if (operations)
+    recordError(format(
+        "%lld kernel launches, copies or memsets on %lld stream%s were not "
+        "waited for (mgpuStreamSynchronize) when the host code returned: on a "
+        "GPU they could still be running when their results are read",
+        static_cast<long long>(operations), static_cast<long long>(streams),
+        streams == 1 ? "" : "s"));
+  return operations;
+}
 BLOCKC_EXPORT void mgpuStreamWaitEvent(void * /*stream*/, void * /*event*/) {}
 BLOCKC_EXPORT void *mgpuEventCreate() { return newToken(); }
 BLOCKC_EXPORT void mgpuEventDestroy(void * /*event*/) {}
@@ -611,7 +659,8 @@ BLOCKC_EXPORT void mgpuMemFree(void *ptr, void * /*stream*/) {
 }
 
 BLOCKC_EXPORT void mgpuMemcpy(void *dst, void *src, size_t sizeBytes,
-                              void * /*stream*/) {
+                              void *stream) {
+  queueOn(stream);
   if (sizeBytes == 0)
     return;
   if (!dst || !src) {
@@ -623,7 +672,8 @@ BLOCKC_EXPORT void mgpuMemcpy(void *dst, void *src, size_t sizeBytes,
 }
 
 BLOCKC_EXPORT void mgpuMemset32(void *dst, unsigned int value, size_t count,
-                                void * /*stream*/) {
+                                void *stream) {
+  queueOn(stream);
   if (count == 0)
     return;
   if (!dst) {
@@ -635,7 +685,8 @@ BLOCKC_EXPORT void mgpuMemset32(void *dst, unsigned int value, size_t count,
 }
 
 BLOCKC_EXPORT void mgpuMemset16(void *dst, unsigned short value, size_t count,
-                                void * /*stream*/) {
+                                void *stream) {
+  queueOn(stream);
   if (count == 0)
     return;
   if (!dst) {
