@@ -390,17 +390,47 @@ BLOCKC_EXPORT void mgpuLaunchClusterKernel(
 // Streams and events
 //===----------------------------------------------------------------------===//
 
+namespace {
+
+/// Destroyed streams kept for the next mgpuStreamCreate (the process has one
+/// context): each call of a compiled host function creates a stream and
+/// destroys it at its return, and a decode step is short enough for the
+/// driver's stream creation and destruction to show.
+constexpr size_t kMaxIdleStreams = 16;
+std::mutex idleStreamMutex;
+std::vector<CUstream> idleStreams;
+
+} // namespace
+
 BLOCKC_EXPORT CUstream mgpuStreamCreate() {
+  if (!ensureContext())
+    return nullptr;
+  {
+    std::lock_guard<std::mutex> lock(idleStreamMutex);
+    if (!idleStreams.empty()) {
+      CUstream stream = idleStreams.back();
+      idleStreams.pop_back();
+      return stream;
+    }
+  }
   CUstream stream = nullptr;
-  if (ensureContext())
-    CHECK(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+  CHECK(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
   return stream;
 }
 
 BLOCKC_EXPORT void mgpuStreamDestroy(CUstream stream) {
-  if (stream)
-    takeBusy(stream);
-  if (stream && ensureContext())
+  if (!stream)
+    return;
+  takeBusy(stream);
+  {
+    // Work still queued on it runs before what its next user queues.
+    std::lock_guard<std::mutex> lock(idleStreamMutex);
+    if (idleStreams.size() < kMaxIdleStreams) {
+      idleStreams.push_back(stream);
+      return;
+    }
+  }
+  if (ensureContext())
     CHECK(cuStreamDestroy(stream));
 }
 
