@@ -152,6 +152,13 @@ struct CompileCLOptions {
                "k and v into the KV cache (default true; false: separate "
                "RoPE and append kernels) (docs/GPU.md)"),
       cl::init(true), cl::cat(getCompileOptionsCategory())};
+  cl::opt<bool> mergeLaunches{
+      "gpu-merge-launches",
+      cl::desc("With -target=nvptx: independent neighbouring "
+               "weight-streaming kernels (a decode step's q, k and v "
+               "projections) run as one launch (default true; false: a "
+               "launch each) (docs/GPU.md)"),
+      cl::init(true), cl::cat(getCompileOptionsCategory())};
   cl::opt<bool> checkBounds{
       "check-bounds",
       cl::desc("With --emulate: check the indices of every memory access "
@@ -242,6 +249,7 @@ llvm::Expected<CompileOptions> blockc::getCompileOptionsFromCommandLine() {
   options.attentionStages = cl.attentionStages;
   options.attentionOverlap = cl.attentionOverlap;
   options.gemvRopeAppend = cl.gemvRopeAppend;
+  options.mergeLaunches = cl.mergeLaunches;
   options.checkBounds = cl.checkBounds;
   options.kvLayout = cl.kvLayout;
   options.tensorParallel = cl.tensorParallel;
@@ -272,6 +280,7 @@ void CompileOptions::getNVPTXOptions(NVPTXPipelineOptions &options,
   options.attentionStages = attentionStages;
   options.attentionOverlap = attentionOverlap;
   options.gemvRopeAppend = gemvRopeAppend;
+  options.mergeLaunches = mergeLaunches;
   options.profile = profile;
 }
 

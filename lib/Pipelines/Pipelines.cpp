@@ -450,6 +450,13 @@ void blockc::buildNVPTXMapToGPUPipeline(OpPassManager &pm,
   fpm.addPass(nvptx::createGPUHostSharedAllocsPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // A decode step's q, k and v weight-streaming kernels (independent,
+  // the same thread blocks) as one launch.
+  if (options.mergeLaunches) {
+    nvptx::GPUMergeLaunchesPassOptions merge;
+    merge.kinds = {"gemv"};
+    pm.addNestedPass<func::FuncOp>(nvptx::createGPUMergeLaunchesPass(merge));
+  }
 }
 
 namespace {

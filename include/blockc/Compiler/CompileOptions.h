@@ -79,6 +79,8 @@ struct CompileOptions {
   /// Decode projections: RoPE and the KV-cache append in the
   /// weight-streaming kernel's epilogue (false: separate kernels).
   bool gemvRopeAppend = true;
+  /// Independent neighbouring weight-streaming kernels as one launch.
+  bool mergeLaunches = true;
   /// With `emulate`: count each kernel's work for the emulator's profile.
   bool profile = false;
   /// The CUDA toolkit directory for ptxas and fatbinary (-cuda-toolkit);

@@ -329,6 +329,12 @@ struct NVPTXPipelineOptions
                      "(default true; false: separate kernels) "
                      "(docs/GPU.md)"),
       llvm::cl::init(true)};
+  Option<bool> mergeLaunches{
+      *this, "merge-launches",
+      llvm::cl::desc("Independent neighbouring weight-streaming kernels "
+                     "(a decode step's q, k and v) run as one launch "
+                     "(default true) (docs/GPU.md)"),
+      llvm::cl::init(true)};
   Option<bool> checkBounds{
       *this, "check-bounds",
       llvm::cl::desc("With emulate: check the indices of every memref access "

@@ -1466,6 +1466,69 @@ def GPUAsyncLaunchesPass
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
+def GPUMergeLaunchesPass
+    : Pass<"blockc-gpu-merge-launches", "::mlir::func::FuncOp"> {
+  let summary = "Run independent neighbouring kernels with the same thread "
+                "blocks as one launch";
+  let description = [{
+    A decode step's q, k and v projections are three weight-streaming
+    kernels (`blockc-gpu-tile-gemv`) that read the same normalised row and
+    write three different buffers; each is short (a few microseconds on a
+    GPU at 7B sizes), so the launch gaps between them are a visible part of
+    the step. This pass merges two `gpu.launch` ops of one block when:
+
+    - both carry the same `blockc_codegen.kernel` kind and that kind is in
+      `kinds` (empty: any kind, or none on both);
+    - their thread blocks are the same (equal values or equal constants),
+      as are their grids' y and z extents; neither has dynamic shared
+      memory, attributions, a cluster, async tokens or more than one block
+      in its body, nor uses `gpu.global_id` or cluster ids;
+    - they are independent: neither writes memory that the other reads or
+      writes. Accesses are traced through views to their base buffer;
+      distinct allocations are disjoint, as are an allocation and a
+      function argument, and two distinct function arguments (an entry's
+      buffers must not overlap: docs/RuntimeABI.md). An access whose base
+      is anything else, or an operation that may touch memory without
+      saying which, makes the launches dependent;
+    - only operations without memory effects or that only allocate (a
+      `gpu.alloc`, a `memref.dim`, a view) lie between them; those move
+      above the first launch.
+
+    The merged launch covers the grid of the first along x and then the
+    grid of the second: its blocks with `block_id x < gx1` run the first
+    body, the others the second with `block_id x - gx1`; each body sees its
+    own `gx` as its grid's x extent. The condition is uniform over a block,
+    so barriers and shuffles keep their meaning. Merged launches merge
+    again with the next one (q, k, v: one launch).
+
+    Where the kernels are alternatives behind the same condition (a decode
+    entry's `scf.if %m_small { gemv } else { tensor cores }` per
+    projection), neighbouring `scf.if` ops on the same condition without
+    results are merged first when their branches would then hold a pair of
+    launches that merge (the ops between them moved above as above).
+
+    ```mlir
+    gpu.launch blocks(%bx, ...) in (%gx = %c32, ...) threads(...) in (%c128, ...) { A }
+    gpu.launch blocks(%bx, ...) in (%gx = %c16, ...) threads(...) in (%c128, ...) { B }
+    // after:
+    gpu.launch blocks(%bx, ...) in (%gx = %c48, ...) threads(...) in (%c128, ...) {
+      %first = arith.cmpi ult, %bx, %c32 : index
+      scf.if %first { A (gx = 32) } else { B (bx - 32, gx = 16) }
+    }
+    ```
+  }];
+  let options = [
+    ListOption<"kinds", "kinds", "std::string",
+               "Kernel kinds (#blockc_codegen.kernel) whose launches merge; "
+               "empty: any">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect"];
+  let statistics = [
+    Statistic<"numMerged", "merged-launches", "Launches merged into another">,
+  ];
+}
+
 def GPULegalizeGridPass
     : Pass<"blockc-gpu-legalize-grid", "::mlir::func::FuncOp"> {
   let summary = "Keep launches within CUDA's grid limits: grid y and z at "
