@@ -86,7 +86,9 @@ DTYPE_NAMES = {"bf16": "bf16", "tf32": "f32 on TF32 tensor cores",
                "bf16persistent": "bf16, persistent warpgroup schedule",
                "bf16cooperative": "bf16, cooperative warpgroup schedule",
                "bf16bshd": "bf16, KV caches [B, L_max, H_kv, D] "
-                           "(--kv-layout=bshd)"}
+                           "(--kv-layout=bshd)",
+               "bf16unmerged": "bf16, each kernel its own launch "
+                               "(-gpu-merge-launches=false)"}
 # The architectures a bundle may be built for and the compute capabilities
 # whose GPUs run them (an arch-specific sm_XYa only on X.Y exactly).
 ARCH_RUNS_ON = {"sm_90a": ("9.0",), "sm_100a": ("10.0",)}
@@ -307,7 +309,7 @@ def collect(bundle, out, date):
     if not case_list:
         problems.append("no block timings")
     # Decode steps: blockc beside PyTorch's step with the same cache length
-    # (bf16's for bf16 and bf16bshd).
+    # (bf16's for bf16, bf16bshd and bf16unmerged).
     decode_list = []
     for key in sorted(decode_cases):
         c = decode_cases[key]
