@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "EpilogueFusion.h"
+#include "blockc/Codegen/Common/Buffers.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -20,22 +21,11 @@ using namespace mlir;
 namespace blockc::nvptx {
 namespace {
 
-/// The allocation or argument that `v` is a view of.
-Value rootOf(Value v) {
-  while (Operation *def = v.getDefiningOp()) {
-    auto view = dyn_cast<ViewLikeOpInterface>(def);
-    if (!view)
-      break;
-    v = view.getViewSource();
-  }
-  return v;
-}
-
 /// Whether the buffers `a` and `b` may overlap: unless they view distinct
 /// allocations or distinct function arguments (which the runtimes pass as
 /// distinct buffers).
 bool mayAlias(Value a, Value b) {
-  Value ra = rootOf(a), rb = rootOf(b);
+  Value ra = getRootBuffer(a), rb = getRootBuffer(b);
   if (ra == rb)
     return true;
   auto known = [](Value v) {

@@ -4,13 +4,12 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "blockc/Codegen/Common/Buffers.h"
 #include "blockc/Codegen/NVPTX/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
-#include "mlir/Interfaces/SideEffectInterfaces.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/STLExtras.h"
 
 namespace blockc::nvptx {
@@ -23,46 +22,6 @@ using blockc::codegen::CodegenDialect;
 using blockc::codegen::KernelKindAttr;
 
 namespace {
-
-/// `v` through views and casts: the buffer an access reads or writes.
-Value getBaseBuffer(Value v) {
-  while (Operation *def = v.getDefiningOp()) {
-    if (auto view = dyn_cast<ViewLikeOpInterface>(def)) {
-      v = view.getViewSource();
-      continue;
-    }
-    break;
-  }
-  return v;
-}
-
-/// Whether `v` is a fresh allocation (a result the defining op allocates).
-bool isAllocation(Value v) {
-  auto result = dyn_cast<OpResult>(v);
-  if (!result)
-    return false;
-  auto effects = dyn_cast<MemoryEffectOpInterface>(result.getOwner());
-  return effects &&
-         effects.getEffectOnValue<MemoryEffects::Allocate>(v).has_value();
-}
-
-/// Whether `v` is an argument of the function's entry block.
-bool isFunctionArgument(Value v) {
-  auto arg = dyn_cast<BlockArgument>(v);
-  return arg && isa<FunctionOpInterface>(arg.getOwner()->getParentOp()) &&
-         arg.getOwner()->isEntryBlock();
-}
-
-/// Whether two base buffers are known not to overlap: distinct
-/// allocations, an allocation and an argument, distinct arguments (an
-/// entry's buffers must not overlap: docs/RuntimeABI.md).
-bool areDisjoint(Value a, Value b) {
-  if (a == b)
-    return false;
-  bool knownA = isAllocation(a) || isFunctionArgument(a);
-  bool knownB = isAllocation(b) || isFunctionArgument(b);
-  return knownA && knownB;
-}
 
 /// The buffers a launch reads and writes; `unknown*` where an operation
 /// may read (write) memory without saying which.
@@ -106,7 +65,7 @@ Accesses collectAccesses(gpu::LaunchOp launch) {
         (isRead ? acc.unknownReads : acc.unknownWrites) = true;
         continue;
       }
-      (isRead ? acc.reads : acc.writes).push_back(getBaseBuffer(value));
+      (isRead ? acc.reads : acc.writes).push_back(blockc::getRootBuffer(value));
     }
   });
   return acc;
@@ -122,7 +81,7 @@ bool mayConflict(ArrayRef<Value> writes, bool unknownWrites,
     return true;
   for (Value w : writes)
     for (Value o : others)
-      if (!areDisjoint(w, o))
+      if (!blockc::areDistinctBuffers(w, o))
         return true;
   return false;
 }

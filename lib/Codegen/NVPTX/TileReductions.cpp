@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "EpilogueFusion.h"
+#include "blockc/Codegen/Common/Buffers.h"
 #include "blockc/Codegen/NVPTX/KernelBuilder.h"
 #include "blockc/Codegen/NVPTX/KernelMatchers.h"
 #include "blockc/Codegen/NVPTX/Passes.h"
@@ -90,14 +91,6 @@ Operation *matchRowReduction(linalg::GenericOp op) {
   return combiner;
 }
 
-/// The buffer `v` views (through view-like ops), for the alias checks
-/// below.
-Value rootBuffer(Value v) {
-  while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
-    v = view.getViewSource();
-  return v;
-}
-
 /// Whether `op` (a row reduction, or the all-parallel generic that applies
 /// the results) can follow the row reductions `chain` (in block order) in their
 /// kernel, built where `op` is: it reads the result of one of them, every
@@ -119,7 +112,7 @@ bool canFollow(ArrayRef<linalg::GenericOp> chain, linalg::GenericOp op) {
   for (linalg::GenericOp c : chain) {
     results.insert(c.getDpsInits()[0]);
     for (Value operand : c->getOperands())
-      used.insert(rootBuffer(operand));
+      used.insert(blockc::getRootBuffer(operand));
   }
   bool readsResult = false;
   for (OpOperand *input : op.getDpsInputOperands()) {
@@ -130,13 +123,13 @@ bool canFollow(ArrayRef<linalg::GenericOp> chain, linalg::GenericOp op) {
     readsResult = true;
   }
   if (!readsResult || op.getNumDpsInits() != 1 ||
-      used.contains(rootBuffer(op.getDpsInits()[0])))
+      used.contains(blockc::getRootBuffer(op.getDpsInits()[0])))
     return false;
   // Each of them moves down past the ops between it and `op`.
   for (linalg::GenericOp c : chain) {
     DenseSet<Value> buffers;
     for (Value operand : c->getOperands())
-      buffers.insert(rootBuffer(operand));
+      buffers.insert(blockc::getRootBuffer(operand));
     for (Operation *at = c->getNextNode(); at != op; at = at->getNextNode()) {
       if (llvm::is_contained(chain, at))
         continue;
@@ -148,7 +141,7 @@ bool canFollow(ArrayRef<linalg::GenericOp> chain, linalg::GenericOp op) {
         if (isa<MemoryEffects::Allocate>(effect.getEffect()))
           continue;
         Value value = effect.getValue();
-        if (!value || buffers.contains(rootBuffer(value)))
+        if (!value || buffers.contains(blockc::getRootBuffer(value)))
           return false;
       }
     }
@@ -170,10 +163,10 @@ bool isChainApply(ArrayRef<linalg::GenericOp> chain, linalg::GenericOp op) {
   if (!op.getMatchingIndexingMap(init).isIdentity() ||
       !op.getMatchingBlockArgument(init).use_empty())
     return false;
-  Value outRoot = rootBuffer(init->get());
+  Value outRoot = blockc::getRootBuffer(init->get());
   for (OpOperand *input : op.getDpsInputOperands())
     if (!blockc::nvptx::isPointMap(op.getMatchingIndexingMap(input)) ||
-        rootBuffer(input->get()) == outRoot)
+        blockc::getRootBuffer(input->get()) == outRoot)
       return false;
   return canFollow(chain, op);
 }
