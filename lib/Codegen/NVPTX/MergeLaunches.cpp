@@ -8,8 +8,8 @@
 #include "blockc/Codegen/NVPTX/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
-#include "mlir/IR/Matchers.h"
 #include "llvm/ADT/STLExtras.h"
 
 namespace blockc::nvptx {
@@ -97,14 +97,6 @@ bool areIndependent(gpu::LaunchOp a, gpu::LaunchOp b) {
                       x.unknownReads || x.unknownWrites);
 }
 
-bool sameValue(Value a, Value b) {
-  if (a == b)
-    return true;
-  APInt x, y;
-  return matchPattern(a, m_ConstantInt(&x)) &&
-         matchPattern(b, m_ConstantInt(&y)) && x == y;
-}
-
 struct MergeLaunchesPass
     : blockc::nvptx::impl::GPUMergeLaunchesPassBase<MergeLaunchesPass> {
   using Base::Base;
@@ -151,9 +143,12 @@ struct MergeLaunchesPass
                     tb = b.getBlockSizeOperandValues();
     gpu::KernelDim3 ga = a.getGridSizeOperandValues(),
                     gb = b.getGridSizeOperandValues();
-    return sameValue(ta.x, tb.x) && sameValue(ta.y, tb.y) &&
-           sameValue(ta.z, tb.z) && sameValue(ga.y, gb.y) &&
-           sameValue(ga.z, gb.z) && areIndependent(a, b);
+    // Equal values or equal constants.
+    auto same = [](Value x, Value y) {
+      return isEqualConstantIntOrValue(x, y);
+    };
+    return same(ta.x, tb.x) && same(ta.y, tb.y) && same(ta.z, tb.z) &&
+           same(ga.y, gb.y) && same(ga.z, gb.z) && areIndependent(a, b);
   }
 
   /// Whether `op`, which lies after `anchor` in its block, may move above
@@ -302,12 +297,11 @@ struct MergeLaunchesPass
     return merged;
   }
 
-  /// Merges what can be merged among the operations of `block`; true if
-  /// anything changed.
-  bool mergeInBlock(Block &block) {
-    bool changed = false;
+  /// Merges what can be merged among the operations of `block` and, after
+  /// that, in the regions of the operations left.
+  void mergeInBlock(Block &block) {
     if (block.empty())
-      return changed;
+      return;
     for (Operation *op = &block.front(); op; op = op->getNextNode()) {
       while (true) {
         SmallVector<Operation *> between;
@@ -326,22 +320,16 @@ struct MergeLaunchesPass
           break;
         for (Operation *moved : between)
           moved->moveBefore(op);
-        if (launches) {
+        if (launches)
           op = mergeLaunches(la, lb);
-        } else {
-          mergeIfs(ia, ib);
-          for (Region &region : ia->getRegions())
-            if (!region.empty())
-              mergeInBlock(region.front());
-        }
-        changed = true;
+        else
+          mergeIfs(ia, ib); // Its launches merge below.
       }
       if (!isa<gpu::LaunchOp>(op))
         for (Region &region : op->getRegions())
           for (Block &inner : region)
-            changed |= mergeInBlock(inner);
+            mergeInBlock(inner);
     }
-    return changed;
   }
 
   void runOnOperation() override {
