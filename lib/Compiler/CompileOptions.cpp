@@ -152,6 +152,13 @@ struct CompileCLOptions {
                "k and v into the KV cache (default true; false: separate "
                "RoPE and append kernels) (docs/GPU.md)"),
       cl::init(true), cl::cat(getCompileOptionsCategory())};
+  cl::opt<bool> gemvNormPrologue{
+      "gpu-gemv-norm-prologue",
+      cl::desc("With -target=nvptx: decode projections on the "
+               "weight-streaming kernel compute the RMSNorm (or LayerNorm) "
+               "of their input themselves (default true; false: the norm's "
+               "kernel) (docs/GPU.md)"),
+      cl::init(true), cl::cat(getCompileOptionsCategory())};
   cl::opt<bool> mergeLaunches{
       "gpu-merge-launches",
       cl::desc("With -target=nvptx: independent neighbouring "
@@ -249,6 +256,7 @@ llvm::Expected<CompileOptions> blockc::getCompileOptionsFromCommandLine() {
   options.attentionStages = cl.attentionStages;
   options.attentionOverlap = cl.attentionOverlap;
   options.gemvRopeAppend = cl.gemvRopeAppend;
+  options.gemvNormPrologue = cl.gemvNormPrologue;
   options.mergeLaunches = cl.mergeLaunches;
   options.checkBounds = cl.checkBounds;
   options.kvLayout = cl.kvLayout;
@@ -280,6 +288,7 @@ void CompileOptions::getNVPTXOptions(NVPTXPipelineOptions &options,
   options.attentionStages = attentionStages;
   options.attentionOverlap = attentionOverlap;
   options.gemvRopeAppend = gemvRopeAppend;
+  options.gemvNormPrologue = gemvNormPrologue;
   options.mergeLaunches = mergeLaunches;
   options.profile = profile;
 }

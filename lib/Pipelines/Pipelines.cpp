@@ -428,7 +428,11 @@ void blockc::buildNVPTXMapToGPUPipeline(OpPassManager &pm,
   fpm.addPass(createGPUSelectTiles(options));
   // Small-M contractions (decode steps): weight-streaming kernels.
   fpm.addPass(nvptx::createGPUTileGemvPass());
-  fpm.addPass(nvptx::createGPUTileMatmulPass());
+  // Decode projections that choose at run time compute the norm of their
+  // input themselves; the norm runs for the tensor-core kernels only.
+  nvptx::GPUTileMatmulPassOptions matmul;
+  matmul.normPrologue = options.gemvNormPrologue;
+  fpm.addPass(nvptx::createGPUTileMatmulPass(matmul));
   // Reductions over rows (norm statistics): a warp per row, a norm's two
   // statistics and its apply in one kernel.
   nvptx::GPUTileReductionsPassOptions reductions;

@@ -79,6 +79,9 @@ struct CompileOptions {
   /// Decode projections: RoPE and the KV-cache append in the
   /// weight-streaming kernel's epilogue (false: separate kernels).
   bool gemvRopeAppend = true;
+  /// Decode projections: the weight-streaming kernel computes the norm
+  /// of its input (false: the norm's kernel).
+  bool gemvNormPrologue = true;
   /// Independent neighbouring weight-streaming kernels as one launch.
   bool mergeLaunches = true;
   /// With `emulate`: count each kernel's work for the emulator's profile.

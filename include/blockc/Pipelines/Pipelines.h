@@ -329,6 +329,12 @@ struct NVPTXPipelineOptions
                      "(default true; false: separate kernels) "
                      "(docs/GPU.md)"),
       llvm::cl::init(true)};
+  Option<bool> gemvNormPrologue{
+      *this, "gemv-norm-prologue",
+      llvm::cl::desc("Decode projections: the weight-streaming kernel "
+                     "computes the norm of its input itself (default "
+                     "true; false: the norm's kernel) (docs/GPU.md)"),
+      llvm::cl::init(true)};
   Option<bool> mergeLaunches{
       *this, "merge-launches",
       llvm::cl::desc("Independent neighbouring weight-streaming kernels "

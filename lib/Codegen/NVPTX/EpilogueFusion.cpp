@@ -34,19 +34,6 @@ bool mayAlias(Value a, Value b) {
   return !known(ra) || !known(rb);
 }
 
-/// Whether `use` only reads its buffer.
-bool isReadOnlyUse(OpOperand &use) {
-  Operation *user = use.getOwner();
-  if (isa<memref::DimOp, memref::LoadOp>(user))
-    return true;
-  if (auto copy = dyn_cast<memref::CopyOp>(user))
-    return &use == &copy.getSourceMutable() &&
-           copy.getTarget() != copy.getSource();
-  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(user))
-    return linalgOp.isDpsInput(&use);
-  return false;
-}
-
 /// Whether `generic` computes one value per element of its one output
 /// (identity map, all-parallel) from point reads of its inputs, with a body
 /// that can be cloned anywhere (no memory effects).
@@ -64,9 +51,20 @@ bool isPointwise(linalg::GenericOp generic) {
   return hasPureBody(generic);
 }
 
-/// Whether `use` overwrites every element of its buffer without reading
-/// it: a fill, a copy into it, or a pointwise generic whose output
-/// argument is unused.
+} // namespace
+
+bool isReadOnlyUse(OpOperand &use) {
+  Operation *user = use.getOwner();
+  if (isa<memref::DimOp, memref::LoadOp>(user))
+    return true;
+  if (auto copy = dyn_cast<memref::CopyOp>(user))
+    return &use == &copy.getSourceMutable() &&
+           copy.getTarget() != copy.getSource();
+  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(user))
+    return linalgOp.isDpsInput(&use);
+  return false;
+}
+
 bool isFullWrite(OpOperand &use) {
   Operation *user = use.getOwner();
   if (auto fill = dyn_cast<linalg::FillOp>(user))
@@ -81,6 +79,8 @@ bool isFullWrite(OpOperand &use) {
                          [&](Value v) { return v == use.get(); });
   return false;
 }
+
+namespace {
 
 /// Whether the function argument `v` is only ever read.
 bool isReadOnlyArgument(Value v) {

@@ -209,6 +209,15 @@ inputsMN(mlir::linalg::LinalgOp op,
 void eraseComputedOps(EpiloguePlan &plan, mlir::linalg::LinalgOp op,
                       llvm::DenseSet<mlir::Operation *> &done);
 
+/// Whether `use` only reads its buffer (sizes, loads, a copy's source, a
+/// linalg op's input).
+bool isReadOnlyUse(mlir::OpOperand &use);
+
+/// Whether `use` overwrites every element of its buffer without reading
+/// it: a fill, a copy into it, or a pointwise generic whose output
+/// argument is unused.
+bool isFullWrite(mlir::OpOperand &use);
+
 /// Erases the writes nobody reads any more once the kernels of `plans` are
 /// built (and their contractions and consumers erased): each init writer a
 /// kernel evaluates itself when no other op reads the buffer before the

@@ -12,17 +12,22 @@
 
 #include "TileGemv.h"
 
+#include "blockc/Codegen/Common/Buffers.h"
 #include "blockc/Codegen/NVPTX/KernelBuilder.h"
 #include "blockc/Codegen/NVPTX/KernelMatchers.h"
 #include "blockc/Codegen/NVPTX/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/SetVector.h"
 
 namespace blockc::nvptx {
 #define GEN_PASS_DEF_GPUTILEGEMVPASS
@@ -46,6 +51,8 @@ struct GemvKernel : blockc::nvptx::KernelBuilder {
   GPUGemvAttr cfg;
   const blockc::nvptx::EpiloguePlan &plan;
   const std::optional<blockc::nvptx::AppendPlan> &append;
+  // The norm that writes the M-side input, evaluated here; or null.
+  const blockc::nvptx::NormPrologue *norm;
 
   linalg::ContractionDimensions dims = {};
   OpOperand *aOp = nullptr; // the activation [M..., K]
@@ -59,6 +66,8 @@ struct GemvKernel : blockc::nvptx::KernelBuilder {
   bool rope = false;
   // Per column: n (clamped), n < N.
   SmallVector<Value> columns = {}, columnValid = {};
+  // With `norm`: per row of emitRows, the results of its reductions.
+  SmallVector<SmallVector<Value>> rowStats = {};
 
   Value product(ArrayRef<unsigned> group) {
     Value p = idx(1);
@@ -83,6 +92,51 @@ struct GemvKernel : blockc::nvptx::KernelBuilder {
         vector::LoadOp::create(b, loc, type, buffer, indices,
                                /*nontemporal=*/false, llvm::MaybeAlign(16))
             .getResult();
+    return arith::ExtFOp::create(b, loc,
+                                 VectorType::get({kVector}, b.getF32Type()), v);
+  }
+
+  /// The norm's statistics of the row whose activation indices are `at`
+  /// (the norm's loop indices, K ignored), in every lane: the reductions'
+  /// code of the norm's own kernel (RowChainBuilder), so the same values.
+  SmallVector<Value> normStatistics(ArrayRef<Value> at) {
+    blockc::nvptx::RowChainBuilder chain{{b, loc}, norm->stages, norm->apply};
+    SmallVector<Value> outAt(at.drop_back());
+    SmallVector<Value> results;
+    for (blockc::nvptx::RowStage &s : chain.stages) {
+      Value partial = chain.vectorPartial(s, at, lane, chain.identity(s));
+      s.result = chain.combine(s, chain.initialValue(s, outAt),
+                               chain.warpTotal(s, partial));
+      results.push_back(s.result);
+    }
+    return results;
+  }
+
+  /// The 8 elements of the M-side input at `at` (K the vector's first) as
+  /// f32, from the norm's inputs: its apply evaluated on each element with
+  /// the row's statistics `stats`.
+  Value normalized(ArrayRef<Value> at, ArrayRef<Value> stats) {
+    blockc::nvptx::RowChainBuilder chain{{b, loc}, {}, norm->apply};
+    linalg::GenericOp apply = norm->apply;
+    DenseMap<OpOperand *, SmallVector<Value>> elements =
+        chain.loadElements(apply, norm->applyVec, at, kVector);
+    SmallVector<Value> values;
+    for (int64_t j = 0; j < kVector; ++j) {
+      SmallVector<Value> elemAt(at);
+      elemAt.back() = add(at.back(), idx(j));
+      values.push_back(blockc::nvptx::evaluateGenericAt(
+          b, loc, apply, elemAt, [&](OpOperand &operand) -> Value {
+            auto it = elements.find(&operand);
+            if (it != elements.end())
+              return it->second[j];
+            for (auto [s, stat] : llvm::zip_equal(norm->stages, stats))
+              if (operand.get() == linalg::GenericOp(s.op).getDpsInits()[0])
+                return stat;
+            return Value();
+          }));
+    }
+    Value v = vector::FromElementsOp::create(
+        b, loc, VectorType::get({kVector}, elem), values);
     return arith::ExtFOp::create(b, loc,
                                  VectorType::get({kVector}, b.getF32Type()), v);
   }
@@ -120,7 +174,8 @@ struct GemvKernel : blockc::nvptx::KernelBuilder {
       for (int64_t r = 0; r < nRows; ++r) {
         SmallVector<Value> at(rowAt[r]);
         at.back() = k;
-        x[u].push_back(load(aOp->get(), at));
+        x[u].push_back(norm ? normalized(at, rowStats[r])
+                            : load(aOp->get(), at));
       }
     }
     for (auto [u, guard] : llvm::enumerate(guards))
@@ -151,6 +206,12 @@ struct GemvKernel : blockc::nvptx::KernelBuilder {
         at.push_back(rowIv.back()[cast<AffineDimExpr>(e).getPosition()]);
       rowAt.push_back(std::move(at));
     }
+    // The norm's statistics of each row first (the apply's loop indices
+    // are the input's indices: it writes the input at the identity).
+    rowStats.clear();
+    if (norm)
+      for (int64_t r = 0; r < nRows; ++r)
+        rowStats.push_back(normStatistics(rowAt[r]));
     auto accType = VectorType::get({kVector}, b.getF32Type());
     Value zero = arith::ConstantOp::create(
         b, loc, accType, DenseElementsAttr::get(accType, 0.0f));
@@ -617,20 +678,19 @@ bool blockc::nvptx::canPairGemv(linalg::LinalgOp first, linalg::LinalgOp second,
   return a->get() == second->getOpOperand(a->getOperandNumber()).get();
 }
 
-gpu::LaunchOp
-blockc::nvptx::buildGemvKernel(OpBuilder &b, linalg::LinalgOp op,
-                               ArrayRef<Value> loopSizes, GPUGemvAttr gemv,
-                               const EpiloguePlan &plan,
-                               const std::optional<AppendPlan> &append) {
-  GemvKernel kernel{{b, op.getLoc()}, op, loopSizes, gemv, plan, append, {}};
+gpu::LaunchOp blockc::nvptx::buildGemvKernel(
+    OpBuilder &b, linalg::LinalgOp op, ArrayRef<Value> loopSizes,
+    GPUGemvAttr gemv, const EpiloguePlan &plan,
+    const std::optional<AppendPlan> &append, const NormPrologue *norm) {
+  GemvKernel kernel{{b, op.getLoc()}, op,   loopSizes, gemv, plan,
+                    append,           norm, {}};
   return kernel.build();
 }
 
-scf::IfOp
-blockc::nvptx::buildGemvDispatch(OpBuilder &b, linalg::LinalgOp op,
-                                 ArrayRef<Value> loopSizes, GPUGemvAttr gemv,
-                                 const EpiloguePlan &plan,
-                                 const std::optional<AppendPlan> &append) {
+scf::IfOp blockc::nvptx::buildGemvDispatch(
+    OpBuilder &b, linalg::LinalgOp op, ArrayRef<Value> loopSizes,
+    GPUGemvAttr gemv, const EpiloguePlan &plan,
+    const std::optional<AppendPlan> &append, const NormPrologue *norm) {
   Location loc = op.getLoc();
   FailureOr<linalg::ContractionDimensions> dims =
       linalg::inferContractionDims(op);
@@ -640,9 +700,257 @@ blockc::nvptx::buildGemvDispatch(OpBuilder &b, linalg::LinalgOp op,
   Value small = arith::CmpIOp::create(
       b, loc, arith::CmpIPredicate::ule, m,
       arith::ConstantIndexOp::create(b, loc, gemv.getMaxM()));
+  if (norm)
+    small = norm->condition;
   auto ifOp = scf::IfOp::create(b, loc, small, /*withElse=*/true);
   b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
-  buildGemvKernel(b, op, loopSizes, gemv, plan, append);
+  buildGemvKernel(b, op, loopSizes, gemv, plan, append, norm);
   b.setInsertionPointToStart(ifOp.elseBlock());
   return ifOp;
+}
+
+using blockc::getRootBuffer;
+
+Operation *blockc::nvptx::lastWriterBefore(Value buffer, Operation *before) {
+  for (Operation *at = before->getPrevNode(); at; at = at->getPrevNode())
+    for (OpOperand &use : at->getOpOperands())
+      if (use.get() == buffer && !blockc::nvptx::isReadOnlyUse(use))
+        return at;
+  return nullptr;
+}
+
+/// Whether `type` is a buffer in a block's shared or a thread's private
+/// memory (inside a kernel).
+static bool isKernelLocal(Type type) {
+  auto memref = dyn_cast<MemRefType>(type);
+  if (!memref)
+    return false;
+  auto space = dyn_cast_or_null<gpu::AddressSpaceAttr>(memref.getMemorySpace());
+  return space && space.getValue() != gpu::AddressSpace::Global;
+}
+
+/// Adds to `written` the buffers that `op` (and the ops nested in it, also
+/// in a kernel's body) writes or frees; false when an effect names no
+/// buffer, or an op that declares none has a buffer operand outside shared
+/// memory (an assertion writes nothing).
+static bool collectWrites(Operation *op, SmallVectorImpl<Value> &written) {
+  if (isa<cf::AssertOp>(op))
+    return true;
+  bool nested = op->hasTrait<OpTrait::HasRecursiveMemoryEffects>() ||
+                isa<gpu::LaunchOp>(op);
+  if (auto iface = dyn_cast<MemoryEffectOpInterface>(op)) {
+    SmallVector<MemoryEffects::EffectInstance> effects;
+    iface.getEffects(effects);
+    for (MemoryEffects::EffectInstance &effect : effects) {
+      if (!isa<MemoryEffects::Write, MemoryEffects::Free>(effect.getEffect()))
+        continue;
+      if (!effect.getValue())
+        return false;
+      if (!isKernelLocal(effect.getValue().getType()))
+        written.push_back(effect.getValue());
+    }
+  } else if (!nested) {
+    // An op that declares nothing (barriers, the Hopper kernels' TMA,
+    // mbarrier and wgmma ops) writes through its operands only: none may
+    // be a buffer outside shared memory.
+    return llvm::none_of(op->getOperandTypes(), [](Type t) {
+      return isa<MemRefType>(t) && !isKernelLocal(t);
+    });
+  }
+  if (nested)
+    for (Region &region : op->getRegions())
+      for (Operation &inner : region.getOps())
+        if (!collectWrites(&inner, written))
+          return false;
+  return true;
+}
+
+/// Whether, after `from`, every use of `buffer` (in `from`'s block, views
+/// not followed) until one that overwrites all of it is a deallocation or
+/// a read by an op that `reader` accepts.
+static bool onlyReadAfter(Value buffer, Operation *from,
+                          function_ref<bool(Operation *)> reader) {
+  Block *block = from->getBlock();
+  SmallVector<std::pair<Operation *, OpOperand *>> uses;
+  for (OpOperand &use : buffer.getUses()) {
+    Operation *at = block->findAncestorOpInBlock(*use.getOwner());
+    if (!at)
+      return false;
+    if (at != from && from->isBeforeInBlock(at))
+      uses.push_back({at, &use});
+  }
+  llvm::sort(uses, [](auto &x, auto &y) {
+    return x.first != y.first && x.first->isBeforeInBlock(y.first);
+  });
+  for (auto [at, use] : uses) {
+    bool direct = at == use->getOwner();
+    if (isa<memref::DeallocOp>(at) ||
+        (direct && reader(at) && blockc::nvptx::isReadOnlyUse(*use)))
+      continue;
+    return direct && blockc::nvptx::isFullWrite(*use);
+  }
+  return true;
+}
+
+std::optional<blockc::nvptx::NormPrologue>
+blockc::nvptx::planNormPrologue(OpBuilder &b, Value input,
+                                ArrayRef<linalg::LinalgOp> consumers,
+                                GPUGemvAttr gemv) {
+  if (!input.getDefiningOp<memref::AllocOp>() || consumers.empty())
+    return std::nullopt;
+  Block *block = consumers.front()->getBlock();
+  Operation *first = consumers.front(), *last = first;
+  for (linalg::LinalgOp c : consumers) {
+    if (c->getBlock() != block)
+      return std::nullopt;
+    if (c->isBeforeInBlock(first))
+      first = c;
+    if (last->isBeforeInBlock(c))
+      last = c;
+  }
+  // The apply: the input's last writer, all-parallel, after its chain.
+  auto apply =
+      dyn_cast_or_null<linalg::GenericOp>(lastWriterBefore(input, first));
+  if (!apply || apply.getNumDpsInits() != 1 ||
+      apply.getDpsInits()[0] != input ||
+      llvm::any_of(consumers, [&](linalg::LinalgOp c) {
+        return lastWriterBefore(input, c) != apply.getOperation();
+      }))
+    return std::nullopt;
+  unsigned n = apply.getNumLoops();
+  AffineMap rowMap = AffineMap::getMultiDimIdentityMap(n, apply.getContext())
+                         .dropResult(n - 1);
+  SmallVector<linalg::GenericOp> chain;
+  for (OpOperand *in : apply.getDpsInputOperands()) {
+    if (apply.getMatchingIndexingMap(in) != rowMap)
+      continue;
+    auto reduction =
+        dyn_cast_or_null<linalg::GenericOp>(lastWriterBefore(in->get(), apply));
+    if (!reduction || !matchRowReduction(reduction) ||
+        reduction.getDpsInits()[0] != in->get())
+      return std::nullopt;
+    if (!llvm::is_contained(chain, reduction))
+      chain.push_back(reduction);
+  }
+  if (chain.empty())
+    return std::nullopt;
+  llvm::sort(chain, [](linalg::GenericOp x, linalg::GenericOp y) {
+    return x->isBeforeInBlock(y);
+  });
+  for (size_t i = 1; i < chain.size(); ++i)
+    if (!canFollowRowChain(ArrayRef(chain).take_front(i), chain[i]))
+      return std::nullopt;
+  if (!isRowChainApply(chain, apply))
+    return std::nullopt;
+  // Each reduction's output starts from a scalar, and nothing reads it
+  // after the apply; the kernels read the apply's result only.
+  SmallVector<RowStage> stages;
+  DenseSet<Value> statistics;
+  for (linalg::GenericOp r : chain) {
+    Value out = r.getDpsInits()[0];
+    std::optional<InitValue> init = resolveInit(out, r);
+    auto type = dyn_cast<MemRefType>(out.getType());
+    if (!init || !init->scalar || !type || !type.getLayout().isIdentity() ||
+        !onlyReadAfter(out, apply, [](Operation *) { return false; }))
+      return std::nullopt;
+    stages.push_back(RowStage{r, matchRowReduction(r), init});
+    statistics.insert(out);
+  }
+  auto isConsumer = [&](Operation *op) {
+    return llvm::is_contained(consumers, op);
+  };
+  if (!onlyReadAfter(input, apply, isConsumer))
+    return std::nullopt;
+  // What the kernels read in the input's place: nothing writes it from
+  // the norm to the last of them and their epilogues' consumers.
+  SmallVector<Value> inputs;
+  SmallVector<linalg::GenericOp> normOps(chain);
+  normOps.push_back(apply);
+  for (linalg::GenericOp op : normOps)
+    for (Value v : op.getDpsInputs())
+      if (!statistics.contains(v))
+        inputs.push_back(getRootBuffer(v));
+  SetVector<Operation *> checked;
+  for (Operation *at = apply->getNextNode(); at != last->getNextNode();
+       at = at->getNextNode())
+    checked.insert(at);
+  for (linalg::LinalgOp c : consumers) {
+    Value out = c.getDpsInits()[0];
+    for (Operation *at = c->getNextNode(); at; at = at->getNextNode())
+      if (llvm::any_of(at->getOperands(), [&](Value v) { return v == out; })) {
+        checked.insert(at);
+        break;
+      }
+  }
+  SmallVector<Value> written;
+  for (Operation *at : checked)
+    if (!collectWrites(at, written))
+      return std::nullopt;
+  for (Value w : written)
+    for (Value in : inputs)
+      if (!areDistinctBuffers(getRootBuffer(w), in))
+        return std::nullopt;
+
+  // The host side, before the norm: the 16-byte paths and the condition.
+  Location loc = apply.getLoc();
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(apply);
+  RowChainBuilder host{{b, loc}, stages, apply};
+  host.prepareStages();
+  SmallVector<Value> sizes;
+  for (Range r :
+       cast<linalg::LinalgOp>(apply.getOperation()).createLoopRanges(b, loc))
+    sizes.push_back(getValueOrCreateConstantIndexOp(b, loc, r.size));
+  VectorAccess applyVec =
+      host.prepareVectorPath(apply, apply.getDpsInputOperands(), sizes.back());
+  if (applyVec.width != kVector ||
+      llvm::any_of(host.stages,
+                   [](const RowStage &s) { return s.vec.width != kVector; }))
+    return std::nullopt;
+  Value m = host.idx(1);
+  for (Value size : ArrayRef(sizes).drop_back())
+    m = host.mul(m, size);
+  Value condition = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, m,
+                                          host.idx(gemv.getMaxM()));
+  condition = arith::AndIOp::create(b, loc, condition, applyVec.ok);
+  for (RowStage &s : host.stages)
+    condition = arith::AndIOp::create(b, loc, condition, s.vec.ok);
+
+  // The norm for the tensor-core kernels: a copy under `not condition`,
+  // its statistics in allocations of its own (filled with their inits).
+  Value large = arith::XOrIOp::create(
+      b, loc, condition,
+      arith::ConstantOp::create(b, loc, b.getBoolAttr(true)));
+  auto branch = scf::IfOp::create(b, loc, large, /*withElse=*/false);
+  b.setInsertionPoint(branch.thenBlock()->getTerminator());
+  IRMapping map;
+  SmallVector<Value> allocs;
+  for (RowStage &s : host.stages) {
+    Value out = s.op.getDpsInits()[0];
+    auto type = cast<MemRefType>(out.getType());
+    SmallVector<Value> dynamicSizes;
+    if (auto alloc = out.getDefiningOp<memref::AllocOp>())
+      dynamicSizes.assign(alloc.getDynamicSizes().begin(),
+                          alloc.getDynamicSizes().end());
+    else
+      for (int64_t d = 0; d < type.getRank(); ++d)
+        if (type.isDynamicDim(d))
+          dynamicSizes.push_back(memref::DimOp::create(b, loc, out, d));
+    Value fresh = memref::AllocOp::create(b, loc, type, dynamicSizes);
+    auto fill = linalg::FillOp::create(b, loc, s.init->scalar, fresh);
+    allocs.push_back(fresh);
+    map.map(out, fresh);
+    auto copy = cast<linalg::GenericOp>(b.clone(*s.op, map));
+    s.init = InitValue{s.init->scalar, {}, fill};
+    s.op = copy;
+    s.combiner = matchRowReduction(copy);
+  }
+  auto applyCopy = cast<linalg::GenericOp>(b.clone(*apply, map));
+  for (Value fresh : allocs)
+    memref::DeallocOp::create(b, loc, fresh);
+  apply->erase();
+  for (linalg::GenericOp r : llvm::reverse(chain))
+    r->erase();
+  return NormPrologue{std::move(host.stages), applyCopy, std::move(applyVec),
+                      condition};
 }

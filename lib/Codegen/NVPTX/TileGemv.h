@@ -10,6 +10,7 @@
 #define BLOCKC_LIB_CODEGEN_NVPTX_TILEGEMV_H
 
 #include "EpilogueFusion.h"
+#include "RowReductions.h"
 
 #include "blockc/Dialect/Codegen/IR/CodegenDialect.h"
 
@@ -68,25 +69,66 @@ mlir::LogicalResult planGemvRopeAppend(mlir::OpBuilder &b,
                                        EpiloguePlan &plan,
                                        std::optional<AppendPlan> &append);
 
+/// The last op before `before` (same block) that writes `buffer` through a
+/// use of its own (not only reads it), or null.
+mlir::Operation *lastWriterBefore(mlir::Value buffer, mlir::Operation *before);
+
+/// A norm that weight-streaming kernels evaluate in their prologue (the
+/// `norm-prologue` option of blockc-gpu-tile-matmul): a chain of row
+/// reductions over `x` and the elementwise op that applies their results
+/// and writes the kernels' M-side input. The ops are those in the branch
+/// that still runs the norm (for the tensor-core kernels); the kernels
+/// clone their bodies.
+struct NormPrologue {
+  /// The reductions, with their lengths and 16-byte paths set (host).
+  llvm::SmallVector<RowStage> stages;
+  mlir::linalg::GenericOp apply;
+  /// The 16-byte path of the apply's inputs along K (host).
+  VectorAccess applyVec;
+  /// M <= max_m and every 16-byte path valid: the weight-streaming
+  /// kernels run (host).
+  mlir::Value condition;
+};
+
+/// Plans the norm prologue of the contractions `consumers` (configured
+/// with `gemv`; dynamic M, tensor-core tiles: they choose at run time),
+/// which all read as their M-side input the buffer `input` written last
+/// by the same op: when that writer is a norm (the apply of a chain of row
+/// reductions over one input, chain and apply as blockc-gpu-tile-reductions
+/// fuses them, each reduction's init a scalar), those contractions are all that
+/// read the norm's results before they are overwritten, nothing writes the
+/// norm's inputs before the last of them, and its accesses along K take 16-byte
+/// vectors of 8 elements, the norm moves into `scf.if not condition` (a
+/// copy with allocations of its own for the statistics) and the plan is
+/// returned. None otherwise (the IR is unchanged).
+std::optional<NormPrologue>
+planNormPrologue(mlir::OpBuilder &b, mlir::Value input,
+                 llvm::ArrayRef<mlir::linalg::LinalgOp> consumers,
+                 codegen::GPUGemvAttr gemv);
+
 /// Builds at `b`'s insertion point the weight-streaming kernel of `plan`
 /// (`op` is one of its contractions; `loopSizes` its loop sizes as host
 /// values) and returns the launch. With `rope_head_dim` on `gemv`, it
 /// applies `plan.rotation` (which must be set); with `append`, it writes
-/// into the cache instead of the result buffer.
+/// into the cache instead of the result buffer; with `norm`, it computes
+/// its M-side input from the norm's inputs.
 mlir::gpu::LaunchOp
 buildGemvKernel(mlir::OpBuilder &b, mlir::linalg::LinalgOp op,
                 llvm::ArrayRef<mlir::Value> loopSizes,
                 codegen::GPUGemvAttr gemv, const EpiloguePlan &plan,
-                const std::optional<AppendPlan> &append = std::nullopt);
+                const std::optional<AppendPlan> &append = std::nullopt,
+                const NormPrologue *norm = nullptr);
 
-/// Builds at `b`'s insertion point `scf.if M <= max_m` whose then-block
-/// holds the weight-streaming kernel of `plan`, and leaves `b` at the start
-/// of its else-block, where the caller builds the kernel for larger M.
+/// Builds at `b`'s insertion point `scf.if M <= max_m` (with `norm`, its
+/// condition) whose then-block holds the weight-streaming kernel of
+/// `plan`, and leaves `b` at the start of its else-block, where the caller
+/// builds the kernel for larger M.
 mlir::scf::IfOp
 buildGemvDispatch(mlir::OpBuilder &b, mlir::linalg::LinalgOp op,
                   llvm::ArrayRef<mlir::Value> loopSizes,
                   codegen::GPUGemvAttr gemv, const EpiloguePlan &plan,
-                  const std::optional<AppendPlan> &append = std::nullopt);
+                  const std::optional<AppendPlan> &append = std::nullopt,
+                  const NormPrologue *norm = nullptr);
 
 } // namespace blockc::nvptx
 

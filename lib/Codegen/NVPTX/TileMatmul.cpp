@@ -16,6 +16,9 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/MapVector.h"
+
+#include <deque>
 
 namespace blockc::nvptx {
 #define GEN_PASS_DEF_GPUTILEMATMULPASS
@@ -221,6 +224,44 @@ struct GPUTileMatmulPass
         if (auto prologue = blockc::nvptx::planPrologue(op, *a))
           prologues[op] = *prologue;
       }
+    // Contractions that choose the weight-streaming kernel at run time and
+    // read a norm's output: that kernel evaluates the norm itself, which
+    // then runs for the tensor-core kernels only.
+    std::deque<blockc::nvptx::NormPrologue> norms;
+    DenseMap<Operation *, const blockc::nvptx::NormPrologue *> normOf;
+    if (normPrologue) {
+      // By the value they read: the buffer and its last writer.
+      llvm::MapVector<std::pair<Value, Operation *>,
+                      SmallVector<linalg::LinalgOp>>
+          readers;
+      for (auto [op, config] : candidates) {
+        if (!isa<GPUWarpgroupTilesAttr, GPUMmaTilesAttr>(config) ||
+            !op->hasAttr(CodegenDialect::kGpuGemvAttrName))
+          continue;
+        Value input =
+            inputsMN(op, *linalg::inferContractionDims(op)).first->get();
+        readers[{input, blockc::nvptx::lastWriterBefore(input, op)}].push_back(
+            op);
+      }
+      for (auto &[key, ops] : readers) {
+        Value input = key.first;
+        auto gemv = ops.front()->getAttrOfType<GPUGemvAttr>(
+            CodegenDialect::kGpuGemvAttrName);
+        if (llvm::any_of(ops, [&](linalg::LinalgOp op) {
+              return op->getAttrOfType<GPUGemvAttr>(
+                           CodegenDialect::kGpuGemvAttrName)
+                         .getMaxM() != gemv.getMaxM();
+            }))
+          continue;
+        std::optional<blockc::nvptx::NormPrologue> norm =
+            blockc::nvptx::planNormPrologue(b, input, ops, gemv);
+        if (!norm)
+          continue;
+        norms.push_back(std::move(*norm));
+        for (linalg::LinalgOp op : ops)
+          normOf[op] = &norms.back();
+      }
+    }
     SmallVector<blockc::nvptx::EpiloguePlan> plans;
     DenseSet<Operation *> done; // the second contractions of pairs
     for (auto [op, config] : candidates) {
@@ -310,9 +351,13 @@ struct GPUTileMatmulPass
       ContractionKernel base{
           {b, loc}, op, *linalg::inferContractionDims(op), sizes};
       scf::IfOp gemvDispatch;
-      if (gemv)
-        gemvDispatch =
-            blockc::nvptx::buildGemvDispatch(b, op, sizes, gemv, plan, append);
+      if (gemv) {
+        const blockc::nvptx::NormPrologue *norm = normOf.lookup(op);
+        gemvDispatch = blockc::nvptx::buildGemvDispatch(b, op, sizes, gemv,
+                                                        plan, append, norm);
+        if (norm)
+          ++numNormPrologues;
+      }
       // The tensor-core kernel's plan: without the RoPE when its tiles do
       // not apply it (a copy of the RoPE follows it).
       blockc::nvptx::EpiloguePlan tensorCorePlan = plan;

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "EpilogueFusion.h"
+#include "RowReductions.h"
 #include "blockc/Codegen/Common/Buffers.h"
 #include "blockc/Codegen/NVPTX/KernelBuilder.h"
 #include "blockc/Codegen/NVPTX/KernelMatchers.h"
@@ -37,349 +38,17 @@ namespace {
 
 constexpr int64_t kWarp = blockc::nvptx::kWarpSize;
 
-/// The value `x` with `combiner(identity, x) == x` for the combiners this
-/// pass takes, or null.
-TypedAttr identityOf(Operation *combiner, FloatType type) {
-  const llvm::fltSemantics &sem = type.getFloatSemantics();
-  if (isa<arith::AddFOp>(combiner)) // -0 + x == x, also for x = -0
-    return FloatAttr::get(type, APFloat::getZero(sem, /*Negative=*/true));
-  if (isa<arith::MulFOp>(combiner))
-    return FloatAttr::get(type, APFloat::getOne(sem));
-  if (isa<arith::MaximumFOp, arith::MaxNumFOp>(combiner))
-    return FloatAttr::get(type, APFloat::getInf(sem, /*Negative=*/true));
-  if (isa<arith::MinimumFOp, arith::MinNumFOp>(combiner))
-    return FloatAttr::get(type, APFloat::getInf(sem, /*Negative=*/false));
-  return {};
-}
-
-/// The combiner of `op` when it is a row reduction this pass rewrites:
-/// f32, every loop parallel but the last (the reduction), the output read
-/// at the parallel indices in order, point reads of the inputs, and a body
-/// without memory effects that yields `combiner(out, v)`, `out` used only
-/// there, for an associative and commutative combiner with an identity.
-Operation *matchRowReduction(linalg::GenericOp op) {
-  unsigned n = op.getNumLoops();
-  if (!op.hasPureBufferSemantics() || n < 2 || op.getNumDpsInits() != 1 ||
-      op.getNumReductionLoops() != 1 ||
-      op.getIteratorTypesArray().back() != utils::IteratorType::reduction)
-    return nullptr;
-  OpOperand *init = op.getDpsInitOperand(0);
-  if (!cast<MemRefType>(init->get().getType()).getElementType().isF32())
-    return nullptr;
-  AffineMap initMap = op.getMatchingIndexingMap(init);
-  if (initMap.getNumResults() != n - 1)
-    return nullptr;
-  for (auto [i, e] : llvm::enumerate(initMap.getResults())) {
-    auto d = dyn_cast<AffineDimExpr>(e);
-    if (!d || d.getPosition() != i)
-      return nullptr;
-  }
-  for (OpOperand *input : op.getDpsInputOperands())
-    if (!blockc::nvptx::isPointMap(op.getMatchingIndexingMap(input)))
-      return nullptr;
-  if (!blockc::nvptx::hasPureBody(op))
-    return nullptr;
-  Block *body = op.getBody();
-  BlockArgument out = op.getMatchingBlockArgument(init);
-  Operation *combiner = body->getTerminator()->getOperand(0).getDefiningOp();
-  if (!combiner || !out.hasOneUse() || combiner->getNumOperands() != 2 ||
-      !llvm::is_contained(combiner->getOperands(), Value(out)) ||
-      combiner->getOperand(0) == combiner->getOperand(1) ||
-      !combiner->getResult(0).hasOneUse() ||
-      !identityOf(combiner, cast<FloatType>(out.getType())))
-    return nullptr;
-  return combiner;
-}
-
-/// Whether `op` (a row reduction, or the all-parallel generic that applies
-/// the results) can follow the row reductions `chain` (in block order) in their
-/// kernel, built where `op` is: it reads the result of one of them, every
-/// such read at the row (its loop indices but the last, in order: linalg's
-/// shapes then make the rows the same), has as many loops, and neither
-/// writes a buffer they use nor is separated from them by an op that may
-/// touch their buffers (they move down to `op`).
-bool canFollow(ArrayRef<linalg::GenericOp> chain, linalg::GenericOp op) {
-  Block *block = op->getBlock();
-  unsigned n = op.getNumLoops();
-  if (llvm::any_of(chain, [&](linalg::GenericOp c) {
-        return c->getBlock() != block || c.getNumLoops() != n ||
-               !c->isBeforeInBlock(op);
-      }))
-    return false;
-  AffineMap rowMap =
-      AffineMap::getMultiDimIdentityMap(n, op.getContext()).dropResult(n - 1);
-  DenseSet<Value> results, used;
-  for (linalg::GenericOp c : chain) {
-    results.insert(c.getDpsInits()[0]);
-    for (Value operand : c->getOperands())
-      used.insert(blockc::getRootBuffer(operand));
-  }
-  bool readsResult = false;
-  for (OpOperand *input : op.getDpsInputOperands()) {
-    if (!results.contains(input->get()))
-      continue;
-    if (op.getMatchingIndexingMap(input) != rowMap)
-      return false;
-    readsResult = true;
-  }
-  if (!readsResult || op.getNumDpsInits() != 1 ||
-      used.contains(blockc::getRootBuffer(op.getDpsInits()[0])))
-    return false;
-  // Each of them moves down past the ops between it and `op`.
-  for (linalg::GenericOp c : chain) {
-    DenseSet<Value> buffers;
-    for (Value operand : c->getOperands())
-      buffers.insert(blockc::getRootBuffer(operand));
-    for (Operation *at = c->getNextNode(); at != op; at = at->getNextNode()) {
-      if (llvm::is_contained(chain, at))
-        continue;
-      std::optional<SmallVector<MemoryEffects::EffectInstance>> effects =
-          getEffectsRecursively(at);
-      if (!effects)
-        return false;
-      for (MemoryEffects::EffectInstance &effect : *effects) {
-        if (isa<MemoryEffects::Allocate>(effect.getEffect()))
-          continue;
-        Value value = effect.getValue();
-        if (!value || buffers.contains(blockc::getRootBuffer(value)))
-          return false;
-      }
-    }
-  }
-  return true;
-}
-
-/// Whether `op` is an elementwise op that the kernel of `chain` computes
-/// after the results (a norm's apply): all-parallel on buffers, one output
-/// written at the loop indices in order and not read, point reads of
-/// inputs none of which is the output's buffer, a body without memory
-/// effects, and canFollow.
-bool isChainApply(ArrayRef<linalg::GenericOp> chain, linalg::GenericOp op) {
-  unsigned n = op.getNumLoops();
-  if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 1 || n < 2 ||
-      op.getNumParallelLoops() != n || !blockc::nvptx::hasPureBody(op))
-    return false;
-  OpOperand *init = op.getDpsInitOperand(0);
-  if (!op.getMatchingIndexingMap(init).isIdentity() ||
-      !op.getMatchingBlockArgument(init).use_empty())
-    return false;
-  Value outRoot = blockc::getRootBuffer(init->get());
-  for (OpOperand *input : op.getDpsInputOperands())
-    if (!blockc::nvptx::isPointMap(op.getMatchingIndexingMap(input)) ||
-        blockc::getRootBuffer(input->get()) == outRoot)
-      return false;
-  return canFollow(chain, op);
-}
-
-/// The 16-byte path of a generic's accesses along its innermost loop.
-struct VectorAccess {
-  int64_t width = 0; // elements per lane and step; 0: no vector path
-  Value ok = {};     // whether it may run (host, uniform over the grid)
-  SmallVector<Value> views = {}; // per operand: a unit-stride view, or null
-};
-
-/// One row reduction of a kernel: the op, its combiner and what its output
-/// holds before it.
-struct Stage {
-  linalg::GenericOp op;
-  Operation *combiner;
-  std::optional<blockc::nvptx::InitValue> init; // what the output holds
-  /// Set while the kernel is built.
-  Value length = {};     // of the reduced loop (host)
-  VectorAccess vec = {}; // the 16-byte path of the inputs
-  Value result = {};     // the row's final value (in the kernel)
-};
+using blockc::nvptx::RowStage;
+using blockc::nvptx::VectorAccess;
 
 /// Builds the kernel of one row reduction, or of a chain of row reductions
 /// over the same rows where each later one reads earlier ones' results at
 /// its row (a norm's max |x|, then its scaled sum of squares).
-struct RowReductionKernel : blockc::nvptx::KernelBuilder {
-  SmallVector<Stage> stages;
+struct RowReductionKernel : blockc::nvptx::RowChainBuilder {
   int64_t warps;
-  /// The elementwise op over the same rows that reads the results (a
-  /// norm's apply), computed by the same warps after them; or null.
-  linalg::GenericOp apply = {};
   gpu::LaunchOp launch = {};
   Value applyLength = {};
   VectorAccess applyVec = {};
-
-  /// The indices of `operand` of `op` at loop indices `at` (its map reads
-  /// loop indices and constants only).
-  SmallVector<Value> indicesAt(linalg::GenericOp op, OpOperand *operand,
-                               ArrayRef<Value> at) {
-    SmallVector<Value> indices;
-    for (AffineExpr e : op.getMatchingIndexingMap(operand).getResults()) {
-      if (auto d = dyn_cast<AffineDimExpr>(e))
-        indices.push_back(at[d.getPosition()]);
-      else
-        indices.push_back(idx(cast<AffineConstantExpr>(e).getValue()));
-    }
-    return indices;
-  }
-
-  /// The `w` elements at loop indices `at` (the innermost one the first)
-  /// of each input of `op` that `access` reads through a 16-byte view: one
-  /// vector load per input.
-  DenseMap<OpOperand *, SmallVector<Value>>
-  loadElements(linalg::GenericOp op, const VectorAccess &access,
-               ArrayRef<Value> at, int64_t w) {
-    DenseMap<OpOperand *, SmallVector<Value>> elements;
-    for (OpOperand *input : op.getDpsInputOperands()) {
-      Value view = access.views[input->getOperandNumber()];
-      if (view)
-        elements[input] = loadVector(view, indicesAt(op, input, at), w);
-    }
-    return elements;
-  }
-
-  /// The stage's combiner applied to `acc` (in the place of the output) and
-  /// `other`.
-  Value combine(Stage &s, Value acc, Value other) {
-    Value out = s.op.getMatchingBlockArgument(s.op.getDpsInitOperand(0));
-    IRMapping map;
-    for (Value operand : s.combiner->getOperands())
-      map.map(operand, operand == out ? acc : other);
-    return b.clone(*s.combiner, map)->getResult(0);
-  }
-
-  /// The value of an earlier stage's result (of any stage when `s` is
-  /// null: the apply) when `operand` reads it (at the row: the match
-  /// checked the map), else null.
-  Value earlierResult(Stage *s, OpOperand &operand) {
-    for (Stage &earlier : stages) {
-      if (&earlier == s)
-        break;
-      if (operand.get() == earlier.op.getDpsInits()[0])
-        return earlier.result;
-    }
-    return {};
-  }
-
-  /// Prepares the 16-byte path of `operands` of `op` along its innermost
-  /// loop (of `length` elements) on the host: every one of them that
-  /// depends on that loop reads it as its innermost index (and only
-  /// there), from a bf16, f16 or f32 buffer with a strided layout. The
-  /// path runs when, at run time (uniform over the grid), the length is a
-  /// multiple of `width` elements and each such operand has a unit
-  /// innermost stride, an offset and other strides that are multiples of
-  /// `width` and a 16-byte aligned base: then every vector of a row starts
-  /// on 16 bytes. `width` is 8 when one of them is 16-bit (8 f32 elements
-  /// are two 16-byte accesses), else 4.
-  VectorAccess prepareVectorPath(linalg::GenericOp op,
-                                 ArrayRef<OpOperand *> operands, Value length) {
-    unsigned n = op.getNumLoops();
-    SmallVector<OpOperand *> vectorInputs;
-    bool sixteenBit = false;
-    VectorAccess vec;
-    for (OpOperand *input : operands) {
-      AffineMap map = op.getMatchingIndexingMap(input);
-      if (!map.isFunctionOfDim(n - 1))
-        continue;
-      auto type = dyn_cast<MemRefType>(input->get().getType());
-      AffineDimExpr last(nullptr);
-      if (map.getNumResults())
-        last = dyn_cast<AffineDimExpr>(map.getResults().back());
-      if (!type || !last || last.getPosition() != n - 1 ||
-          map.dropResult(map.getNumResults() - 1).isFunctionOfDim(n - 1) ||
-          !isa<Float32Type, BFloat16Type, Float16Type>(type.getElementType()) ||
-          !type.isStrided())
-        return vec;
-      sixteenBit |= !type.getElementType().isF32();
-      vectorInputs.push_back(input);
-    }
-    if (vectorInputs.empty())
-      return vec;
-    vec.width = sixteenBit ? 8 : 4;
-    Value ok = eq(rem(length, vec.width), 0);
-    vec.views.assign(op->getNumOperands(), Value());
-    for (OpOperand *input : vectorInputs)
-      vec.views[input->getOperandNumber()] =
-          contiguousView(input->get(), vec.width, ok);
-    vec.ok = ok;
-    return vec;
-  }
-
-  /// Lane `lane`'s fold of elements lane, lane + 32, ... of the row at `iv`
-  /// of `s`, from the combiner's identity.
-  Value scalarPartial(Stage &s, ArrayRef<Value> iv, Value lane,
-                      Value identity) {
-    unsigned n = s.op.getNumLoops();
-    OpOperand *out = s.op.getDpsInitOperand(0);
-    auto loop = scf::ForOp::create(
-        b, loc, lane, s.length, idx(kWarp), ValueRange{identity},
-        [&](OpBuilder &nb, Location, Value k, ValueRange acc) {
-          OpBuilder::InsertionGuard g(b);
-          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-          SmallVector<Value> at(iv);
-          at[n - 1] = k;
-          Value next = blockc::nvptx::evaluateGenericAt(
-              b, loc, s.op, at, [&](OpOperand &operand) {
-                return &operand == out ? acc.front()
-                                       : earlierResult(&s, operand);
-              });
-          scf::YieldOp::create(b, loc, next);
-        });
-    return loop.getResult(0);
-  }
-
-  /// The same fold by vectors: lane `lane` reads elements
-  /// [w * lane, w * lane + w), then w * 32 further on, ... (one 16-byte
-  /// load per input and vector, consecutive lanes on consecutive vectors),
-  /// evaluates the body on each element from the identity and combines the
-  /// `w` values pairwise before folding them into its partial value. The
-  /// inputs read at the row only are loaded once.
-  Value vectorPartial(Stage &s, ArrayRef<Value> iv, Value lane,
-                      Value identity) {
-    unsigned n = s.op.getNumLoops();
-    int64_t w = s.vec.width;
-    OpOperand *out = s.op.getDpsInitOperand(0);
-    SmallVector<Value> rowAt(iv);
-    rowAt[n - 1] = idx(0);
-    DenseMap<OpOperand *, Value> rowValues;
-    for (OpOperand *input : s.op.getDpsInputOperands()) {
-      if (s.vec.views[input->getOperandNumber()] ||
-          s.op.getMatchingBlockArgument(input).use_empty())
-        continue;
-      Value v = earlierResult(&s, *input);
-      rowValues[input] =
-          v ? v : blockc::nvptx::loadOperandAt(b, loc, s.op, *input, rowAt);
-    }
-    auto loop = scf::ForOp::create(
-        b, loc, mul(lane, idx(w)), s.length, idx(kWarp * w),
-        ValueRange{identity},
-        [&](OpBuilder &nb, Location, Value k, ValueRange acc) {
-          OpBuilder::InsertionGuard g(b);
-          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-          SmallVector<Value> at(iv);
-          at[n - 1] = k;
-          DenseMap<OpOperand *, SmallVector<Value>> elements =
-              loadElements(s.op, s.vec, at, w);
-          SmallVector<Value> values;
-          for (int64_t j = 0; j < w; ++j) {
-            SmallVector<Value> elemAt(at);
-            elemAt[n - 1] = add(k, idx(j));
-            values.push_back(blockc::nvptx::evaluateGenericAt(
-                b, loc, s.op, elemAt, [&](OpOperand &operand) -> Value {
-                  if (&operand == out)
-                    return identity;
-                  auto it = elements.find(&operand);
-                  if (it != elements.end())
-                    return it->second[j];
-                  return rowValues.lookup(&operand);
-                }));
-          }
-          while (values.size() > 1) {
-            SmallVector<Value> pairs;
-            for (size_t i = 0; i + 1 < values.size(); i += 2)
-              pairs.push_back(combine(s, values[i], values[i + 1]));
-            if (values.size() % 2)
-              pairs.push_back(values.back());
-            values = std::move(pairs);
-          }
-          scf::YieldOp::create(b, loc, combine(s, acc.front(), values[0]));
-        });
-    return loop.getResult(0);
-  }
 
   /// The apply's elements of the row at `iv` (every lane holds the
   /// results): lane `lane` writes elements lane, lane + 32, ...; or, on
@@ -464,12 +133,7 @@ struct RowReductionKernel : blockc::nvptx::KernelBuilder {
     Value rows = idx(1);
     for (unsigned d = 0; d + 1 < n; ++d)
       rows = mul(rows, sizes[d]);
-    for (Stage &s : stages) {
-      SmallVector<Range> ranges =
-          cast<linalg::LinalgOp>(s.op.getOperation()).createLoopRanges(b, loc);
-      s.length = getValueOrCreateConstantIndexOp(b, loc, ranges.back().size);
-      s.vec = prepareVectorPath(s.op, s.op.getDpsInputOperands(), s.length);
-    }
+    prepareStages();
     if (apply) {
       SmallVector<Range> ranges =
           cast<linalg::LinalgOp>(apply.getOperation()).createLoopRanges(b, loc);
@@ -507,11 +171,10 @@ struct RowReductionKernel : blockc::nvptx::KernelBuilder {
     SmallVector<Value> outAt(iv.begin(), iv.end() - 1);
 
     for (size_t i = 0; i < stages.size(); ++i) {
-      Stage &s = stages[i];
+      RowStage &s = stages[i];
       OpOperand *out = s.op.getDpsInitOperand(0);
-      auto type = cast<FloatType>(s.op.getMatchingBlockArgument(out).getType());
-      Value identity =
-          arith::ConstantOp::create(b, loc, type, identityOf(s.combiner, type));
+      Value identity = this->identity(s);
+      Type type = identity.getType();
       Value partial;
       if (s.vec.ok) {
         auto path = scf::IfOp::create(b, loc, TypeRange{type}, s.vec.ok,
@@ -529,18 +192,8 @@ struct RowReductionKernel : blockc::nvptx::KernelBuilder {
       // initial value (evaluated when the output's writer is known:
       // EpilogueFusion.h) is folded in by lane 0, or by every lane when a
       // later stage reads the result.
-      Value acc =
-          xorReduce(partial, {16, 8, 4, 2, 1},
-                    [&](Value x, Value other) { return combine(s, x, other); });
-      auto initial = [&]() -> Value {
-        if (!s.init)
-          return memref::LoadOp::create(b, loc, out->get(), outAt);
-        if (s.init->scalar)
-          return s.init->scalar;
-        return blockc::nvptx::evaluateGenericAt(
-            b, loc, s.init->generic, outAt,
-            [](OpOperand &) { return Value(); });
-      };
+      Value acc = warpTotal(s, partial);
+      auto initial = [&] { return initialValue(s, outAt); };
       bool last = i + 1 == stages.size() && !apply;
       if (!last)
         s.result = combine(s, initial(), acc);
@@ -570,7 +223,7 @@ struct GPUTileReductionsPass
     getOperation().walk([&](linalg::GenericOp op) {
       if (op->getParentOfType<gpu::LaunchOp>())
         return;
-      if (Operation *combiner = matchRowReduction(op))
+      if (Operation *combiner = blockc::nvptx::matchRowReduction(op))
         reductions.push_back({op, combiner});
     });
     if (reductions.empty())
@@ -594,7 +247,7 @@ struct GPUTileReductionsPass
         SmallVector<linalg::GenericOp> earlier;
         for (auto &entry : chains.back())
           earlier.push_back(entry.first);
-        if (canFollow(earlier, op)) {
+        if (blockc::nvptx::canFollowRowChain(earlier, op)) {
           chains.back().push_back({op, combiner});
           continue;
         }
@@ -613,18 +266,18 @@ struct GPUTileReductionsPass
       for (Operation *at = fuseApply ? last->getNextNode() : nullptr; at;
            at = at->getNextNode())
         if (auto generic = dyn_cast<linalg::GenericOp>(at)) {
-          if (isChainApply(ops, generic))
+          if (blockc::nvptx::isRowChainApply(ops, generic))
             apply = generic;
           break;
         }
       b.setInsertionPoint(apply ? apply : last);
-      RowReductionKernel kernel{{b, last.getLoc()}, {}, warps, apply};
+      RowReductionKernel kernel{{{b, last.getLoc()}, {}, apply}, warps};
       for (auto [op, combiner] : chain)
-        kernel.stages.push_back(Stage{
+        kernel.stages.push_back(RowStage{
             op, combiner, blockc::nvptx::resolveInit(op.getDpsInits()[0], op)});
       kernel.build();
       blockc::nvptx::EpiloguePlan plan;
-      for (Stage &s : kernel.stages)
+      for (RowStage &s : kernel.stages)
         plan.inits.push_back(s.init);
       plan.kernel = kernel.launch;
       plans.push_back(std::move(plan));

@@ -1007,6 +1007,21 @@ def GPUTileMatmulPass
     thread row, the per-k inputs once per k8 step. The producer is erased
     when nothing reads its buffer any more.
 
+    **Norm prologues of the run-time choice** (`norm-prologue`). Where the
+    M-side input of contractions that choose at run time (above) is the
+    output of a norm (the elementwise op that applies a chain of row
+    reductions over one input `x`, the chain as
+    `blockc-gpu-tile-reductions` fuses it) and those contractions are all
+    that read it, the weight-streaming kernels evaluate the norm
+    themselves: each warp computes a row's statistics from `x` with the
+    norm kernel's own code (the same lanes, order and butterfly, so the
+    values are the same bits) and applies the norm to each 16-byte vector
+    of `x` it would have read from the output. The choice becomes
+    `M <= max_m` and the 16-byte paths of `x` and the norm's other inputs
+    (checked on the host), and the norm runs, in an `scf.if` on the
+    opposite condition, only for the tensor-core kernels. Nothing may
+    write `x` or those inputs between the norm and its last reader.
+
     ```mlir
     linalg.fill ins(%zero) outs(%acc)                      // before
     linalg.generic ins(%x, %w) outs(%acc) {mulf; addf} {gpu_mma_tiles = ...}
@@ -1033,13 +1048,20 @@ def GPUTileMatmulPass
               "RoPEs applied in tensor-core epilogues">,
     Statistic<"numAppends", "num-appends",
               "KV-cache appends written by the weight-streaming kernels of "
-              "the run-time choice">
+              "the run-time choice">,
+    Statistic<"numNormPrologues", "num-norm-prologues",
+              "Weight-streaming kernels that evaluate their input's norm">
   ];
   let options = [
     Option<"fuseEpilogues", "fuse-epilogues", "bool", /*default=*/"true",
            "Compute each tensor-core contraction's elementwise consumer in "
            "its epilogue, pair contractions of one input that it reads, and "
-           "(TF32) its input's elementwise producer in its prologue">
+           "(TF32) its input's elementwise producer in its prologue">,
+    Option<"normPrologue", "norm-prologue", "bool", /*default=*/"false",
+           "Weight-streaming kernels of the run-time choice evaluate the "
+           "norm that writes their M-side input (its statistics and its "
+           "apply) themselves; the norm runs for the tensor-core kernels "
+           "only (docs/GPU.md)">
   ];
   let dependentDialects = ["::blockc::codegen::CodegenDialect",
                            "::mlir::gpu::GPUDialect",
