@@ -14,7 +14,9 @@
 #   - the same 7B bf16 block compiled with --decode (block_l7bd: the entry
 #     and the KV-cached decode entry, head-major caches; block_l7bds: the
 #     same with --kv-layout=bshd; block_l7bdu: each kernel its own launch,
-#     -gpu-merge-launches=false), whose one-token steps run.sh times at KV
+#     -gpu-merge-launches=false; block_l7bdn: the norms as kernels of their
+#     own, -gpu-gemv-norm-prologue=false), whose one-token steps run.sh
+#     times at KV
 #     cache lengths 512 and 4096 beside PyTorch's;
 #   - the bound tables of the GPU emulator's profile of that block
 #     (blockc-run --emulate --profile) at the profiled T in
@@ -65,7 +67,8 @@ build/bin/blockc-import --hf-config=benchmarks/gpu/hd128.json --dtype=bf16 \
 cp "$G/l7b.mlir" "$G/l7bd.mlir"
 cp "$G/l7b.mlir" "$G/l7bds.mlir"
 cp "$G/l7b.mlir" "$G/l7bdu.mlir"
-models="small hd128 l7b l7b32 l7bd l7bds l7bdu"
+cp "$G/l7b.mlir" "$G/l7bdn.mlir"
+models="small hd128 l7b l7b32 l7bd l7bds l7bdu l7bdn"
 if [ "$ARCH" = sm_90a ]; then
   cp "$G/l7b.mlir" "$G/l7bp.mlir"
   cp "$G/l7b.mlir" "$G/l7bc.mlir"
@@ -80,6 +83,9 @@ for m in $models; do
   # The decode steps with each kernel launched on its own (the q, k and v
   # projections as three launches): the A/B of blockc-gpu-merge-launches.
   if [ "$m" = l7bdu ]; then flags="--decode -gpu-merge-launches=false"; fi
+  # The decode steps with the norms as kernels of their own (not computed
+  # by the projections' warps): the A/B of the norm prologue.
+  if [ "$m" = l7bdn ]; then flags="--decode -gpu-gemv-norm-prologue=false"; fi
   if [ "$m" = l7bds ]; then
     flags="--decode --kv-layout=bshd" cflags=-DBLOCK_KV_BSHD
   fi
@@ -94,7 +100,7 @@ for m in $models; do
     -lmlir_c_runner_utils -lblockc_cuda_runtime \
     -L/usr/local/cuda/lib64/stubs -lcuda -Wl,-rpath,'$ORIGIN' -o "$G/block_$m"
 done
-rm -f "$G/l7b32.mlir" "$G/l7bd.mlir" "$G/l7bds.mlir" "$G/l7bdu.mlir" "$G/l7bp.mlir" \
+rm -f "$G/l7b32.mlir" "$G/l7bd.mlir" "$G/l7bds.mlir" "$G/l7bdu.mlir" "$G/l7bdn.mlir" "$G/l7bp.mlir" \
   "$G/l7bc.mlir" "$G/smallp.mlir" "$G/smallc.mlir" "$G/hd128.mlir"
 # Which kernels are tensor-core GEMMs (mma.sync or wgmma).
 build/bin/blockc "$G/l7b.mlir" -target=nvptx -gpu-arch="$ARCH" $CHIP_FLAG \

@@ -88,7 +88,9 @@ DTYPE_NAMES = {"bf16": "bf16", "tf32": "f32 on TF32 tensor cores",
                "bf16bshd": "bf16, KV caches [B, L_max, H_kv, D] "
                            "(--kv-layout=bshd)",
                "bf16unmerged": "bf16, each kernel its own launch "
-                               "(-gpu-merge-launches=false)"}
+                               "(-gpu-merge-launches=false)",
+               "bf16normkernels": "bf16, the norms as kernels of their own "
+                                  "(-gpu-gemv-norm-prologue=false)"}
 # The architectures a bundle may be built for and the compute capabilities
 # whose GPUs run them (an arch-specific sm_XYa only on X.Y exactly).
 ARCH_RUNS_ON = {"sm_90a": ("9.0",), "sm_100a": ("10.0",)}
@@ -309,7 +311,7 @@ def collect(bundle, out, date):
     if not case_list:
         problems.append("no block timings")
     # Decode steps: blockc beside PyTorch's step with the same cache length
-    # (bf16's for bf16, bf16bshd and bf16unmerged).
+    # (bf16's for bf16, bf16bshd, bf16unmerged and bf16normkernels).
     decode_list = []
     for key in sorted(decode_cases):
         c = decode_cases[key]

@@ -112,12 +112,14 @@ done
 
 # Decoding: the 7B bf16 block's decode entry (block_l7bd, compiled with
 # --decode; block_l7bds with --kv-layout=bshd; block_l7bdu with each kernel
-# its own launch, -gpu-merge-launches=false): a prefill of L tokens, then
+# its own launch, -gpu-merge-launches=false; block_l7bdn with the norms as
+# kernels, -gpu-gemv-norm-prologue=false): a prefill of L tokens, then
 # 20 timed one-token steps at cache length L (the head dimension is 128).
 for l in 512 4096; do
   [ -x block_l7bd ] && step blockc-decode-bf16-L$l 60 ./block_l7bd decode 1 $l $SHAPE 128 20
   [ -x block_l7bds ] && step blockc-decode-bf16bshd-L$l 60 ./block_l7bds decode 1 $l $SHAPE 128 20
   [ -x block_l7bdu ] && step blockc-decode-bf16unmerged-L$l 60 ./block_l7bdu decode 1 $l $SHAPE 128 20
+  [ -x block_l7bdn ] && step blockc-decode-bf16normkernels-L$l 60 ./block_l7bdn decode 1 $l $SHAPE 128 20
 done
 
 # Per-kernel GPU times of the decode step at L = 4096 (head-major caches).
