@@ -23,54 +23,6 @@ using blockc::codegen::KernelKindAttr;
 
 namespace {
 
-/// The buffers a launch reads and writes; `unknown*` where an operation
-/// may read (write) memory without saying which.
-struct Accesses {
-  SmallVector<Value> reads, writes;
-  bool unknownReads = false, unknownWrites = false;
-};
-
-bool isMemoryLike(Type type) {
-  return isa<BaseMemRefType, LLVM::LLVMPointerType>(type);
-}
-
-Accesses collectAccesses(gpu::LaunchOp launch) {
-  Accesses acc;
-  launch.getBody().walk([&](Operation *op) {
-    if (op->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
-      return; // The nested operations are visited themselves.
-    auto iface = dyn_cast<MemoryEffectOpInterface>(op);
-    if (!iface) {
-      // Without the interface: an operation that takes no buffer (a
-      // barrier, a shuffle, an intrinsic on registers) is taken to touch
-      // none; one that does may touch it in any way.
-      if (llvm::any_of(op->getOperandTypes(), isMemoryLike)) {
-        acc.unknownReads = true;
-        acc.unknownWrites = true;
-      }
-      return;
-    }
-    SmallVector<MemoryEffects::EffectInstance> effects;
-    iface.getEffects(effects);
-    for (MemoryEffects::EffectInstance &effect : effects) {
-      bool isRead = isa<MemoryEffects::Read>(effect.getEffect());
-      bool isWrite = isa<MemoryEffects::Write>(effect.getEffect());
-      if (!isRead && !isWrite)
-        continue; // Allocations and frees of the kernel's own memory.
-      if (isa<SideEffects::AutomaticAllocationScopeResource>(
-              effect.getResource()))
-        continue; // Stack slots of a thread.
-      Value value = effect.getValue();
-      if (!value) {
-        (isRead ? acc.unknownReads : acc.unknownWrites) = true;
-        continue;
-      }
-      (isRead ? acc.reads : acc.writes).push_back(blockc::getRootBuffer(value));
-    }
-  });
-  return acc;
-}
-
 /// Whether a write to one of `writes` may be seen by (or clobber) an
 /// access to one of `others`.
 bool mayConflict(ArrayRef<Value> writes, bool unknownWrites,
@@ -87,7 +39,8 @@ bool mayConflict(ArrayRef<Value> writes, bool unknownWrites,
 }
 
 bool areIndependent(gpu::LaunchOp a, gpu::LaunchOp b) {
-  Accesses x = collectAccesses(a), y = collectAccesses(b);
+  blockc::BufferAccesses x = blockc::collectBufferAccesses(a),
+                         y = blockc::collectBufferAccesses(b);
   SmallVector<Value> yAll(y.reads), xAll(x.reads);
   llvm::append_range(yAll, y.writes);
   llvm::append_range(xAll, x.writes);

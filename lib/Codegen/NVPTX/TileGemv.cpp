@@ -19,7 +19,6 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
-#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -692,16 +691,17 @@ scf::IfOp blockc::nvptx::buildGemvDispatch(
     GPUGemvAttr gemv, const EpiloguePlan &plan,
     const std::optional<AppendPlan> &append, const NormPrologue *norm) {
   Location loc = op.getLoc();
-  FailureOr<linalg::ContractionDimensions> dims =
-      linalg::inferContractionDims(op);
-  Value m = arith::ConstantIndexOp::create(b, loc, 1);
-  for (unsigned d : dims->m)
-    m = arith::MulIOp::create(b, loc, m, loopSizes[d]);
-  Value small = arith::CmpIOp::create(
-      b, loc, arith::CmpIPredicate::ule, m,
-      arith::ConstantIndexOp::create(b, loc, gemv.getMaxM()));
-  if (norm)
-    small = norm->condition;
+  Value small = norm ? norm->condition : Value();
+  if (!small) {
+    FailureOr<linalg::ContractionDimensions> dims =
+        linalg::inferContractionDims(op);
+    Value m = arith::ConstantIndexOp::create(b, loc, 1);
+    for (unsigned d : dims->m)
+      m = arith::MulIOp::create(b, loc, m, loopSizes[d]);
+    small = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::ule, m,
+        arith::ConstantIndexOp::create(b, loc, gemv.getMaxM()));
+  }
   auto ifOp = scf::IfOp::create(b, loc, small, /*withElse=*/true);
   b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
   buildGemvKernel(b, op, loopSizes, gemv, plan, append, norm);
@@ -709,6 +709,8 @@ scf::IfOp blockc::nvptx::buildGemvDispatch(
   return ifOp;
 }
 
+using blockc::BufferAccesses;
+using blockc::collectBufferAccesses;
 using blockc::getRootBuffer;
 
 Operation *blockc::nvptx::lastWriterBefore(Value buffer, Operation *before) {
@@ -727,42 +729,6 @@ static bool isKernelLocal(Type type) {
     return false;
   auto space = dyn_cast_or_null<gpu::AddressSpaceAttr>(memref.getMemorySpace());
   return space && space.getValue() != gpu::AddressSpace::Global;
-}
-
-/// Adds to `written` the buffers that `op` (and the ops nested in it, also
-/// in a kernel's body) writes or frees; false when an effect names no
-/// buffer, or an op that declares none has a buffer operand outside shared
-/// memory (an assertion writes nothing).
-static bool collectWrites(Operation *op, SmallVectorImpl<Value> &written) {
-  if (isa<cf::AssertOp>(op))
-    return true;
-  bool nested = op->hasTrait<OpTrait::HasRecursiveMemoryEffects>() ||
-                isa<gpu::LaunchOp>(op);
-  if (auto iface = dyn_cast<MemoryEffectOpInterface>(op)) {
-    SmallVector<MemoryEffects::EffectInstance> effects;
-    iface.getEffects(effects);
-    for (MemoryEffects::EffectInstance &effect : effects) {
-      if (!isa<MemoryEffects::Write, MemoryEffects::Free>(effect.getEffect()))
-        continue;
-      if (!effect.getValue())
-        return false;
-      if (!isKernelLocal(effect.getValue().getType()))
-        written.push_back(effect.getValue());
-    }
-  } else if (!nested) {
-    // An op that declares nothing (barriers, the Hopper kernels' TMA,
-    // mbarrier and wgmma ops) writes through its operands only: none may
-    // be a buffer outside shared memory.
-    return llvm::none_of(op->getOperandTypes(), [](Type t) {
-      return isa<MemRefType>(t) && !isKernelLocal(t);
-    });
-  }
-  if (nested)
-    for (Region &region : op->getRegions())
-      for (Operation &inner : region.getOps())
-        if (!collectWrites(&inner, written))
-          return false;
-  return true;
 }
 
 /// Whether, after `from`, every use of `buffer` (in `from`'s block, views
@@ -882,14 +848,17 @@ blockc::nvptx::planNormPrologue(OpBuilder &b, Value input,
         break;
       }
   }
-  SmallVector<Value> written;
-  for (Operation *at : checked)
-    if (!collectWrites(at, written))
+  // Writes to a block's shared or a thread's private memory (inside the
+  // kernels already built) are not the norm's inputs.
+  for (Operation *at : checked) {
+    BufferAccesses accesses = collectBufferAccesses(at);
+    if (accesses.unknownWrites)
       return std::nullopt;
-  for (Value w : written)
-    for (Value in : inputs)
-      if (!areDistinctBuffers(getRootBuffer(w), in))
-        return std::nullopt;
+    for (Value w : accesses.writes)
+      for (Value in : inputs)
+        if (!isKernelLocal(w.getType()) && !areDistinctBuffers(w, in))
+          return std::nullopt;
+  }
 
   // The host side, before the norm: the 16-byte paths and the condition.
   Location loc = apply.getLoc();
