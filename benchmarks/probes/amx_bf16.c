@@ -16,30 +16,8 @@
  * Run:   ./amx_bf16 LAYOUT EPILOGUE M N K [PREFETCH]   (N a multiple of 512,
  *        K of 256, M of 32); prints the best of 5 runs.
  */
-#include <immintrin.h>
-#include <stdint.h>
-#include <stdio.h>
+#include "amx_probe.h"
 #include <stdlib.h>
-#include <string.h>
-#include <sys/syscall.h>
-#include <time.h>
-#include <unistd.h>
-
-#define ARCH_REQ_XCOMP_PERM 0x1023
-#define XFEATURE_XTILEDATA 18
-
-typedef struct {
-  uint8_t palette, start;
-  uint8_t reserved[14];
-  uint16_t colsb[16];
-  uint8_t rows[16];
-} TileConfig;
-
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec + t.tv_nsec * 1e-9;
-}
 
 enum { PK = 256, PN = 512 };
 
@@ -55,18 +33,8 @@ int main(int argc, char **argv) {
     fprintf(stderr, "M must be a multiple of 32, N of %d, K of %d\n", PN, PK);
     return 2;
   }
-  if (syscall(SYS_arch_prctl, ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA)) {
-    fprintf(stderr, "no AMX tile state granted\n");
+  if (amxStart())
     return 1;
-  }
-  TileConfig cfg;
-  memset(&cfg, 0, sizeof cfg);
-  cfg.palette = 1;
-  for (int i = 0; i < 8; ++i) {
-    cfg.rows[i] = 16;
-    cfg.colsb[i] = 64;
-  }
-  _tile_loadconfig(&cfg);
   uint16_t *A = aligned_alloc(64, M * K * 2);
   uint16_t *B = aligned_alloc(64, N * K * 2);
   float *C = aligned_alloc(64, M * N * 4);

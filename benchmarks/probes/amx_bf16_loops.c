@@ -29,29 +29,10 @@
  * Run:   ./amx_bf16_loops ORDER PF M N K G REPS COPIES LOOP APACK EPI
  *        (M a multiple of 32, N of 32 G, K of 256)
  */
-#include <immintrin.h>
-#include <stdint.h>
-#include <stdio.h>
+#include "amx_probe.h"
 #include <stdlib.h>
-#include <string.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
-#include <time.h>
-#include <unistd.h>
 
-#define ARCH_REQ_XCOMP_PERM 0x1023
-#define XFEATURE_XTILEDATA 18
-typedef struct {
-  uint8_t palette, start;
-  uint8_t reserved[14];
-  uint16_t colsb[16];
-  uint8_t rows[16];
-} TileConfig;
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec + t.tv_nsec * 1e-9;
-}
 enum { PK = 256, PN = 32, PANEL = PK * PN }; /* elements per panel */
 
 static void *hugeAlloc(size_t bytes) {
@@ -62,22 +43,22 @@ static void *hugeAlloc(size_t bytes) {
 }
 
 int main(int argc, char **argv) {
-  if (argc < 6)
+  if (argc < 6) {
+    fprintf(stderr, "usage: %s ORDER PF M N K [G REPS COPIES LOOP APACK EPI]\n",
+            argv[0]);
     return 2;
+  }
   int order = atoi(argv[1]), pf = atoi(argv[2]);
   long M = atol(argv[3]), N = atol(argv[4]), K = atol(argv[5]);
   long G = argc > 6 ? atol(argv[6]) : 32;
   int reps = argc > 7 ? atoi(argv[7]) : 5;
-  if (syscall(SYS_arch_prctl, ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA))
-    return 1;
-  TileConfig cfg;
-  memset(&cfg, 0, sizeof cfg);
-  cfg.palette = 1;
-  for (int i = 0; i < 8; ++i) {
-    cfg.rows[i] = 16;
-    cfg.colsb[i] = 64;
+  if (M % 32 || N % (32 * G) || K % PK) {
+    fprintf(stderr, "M must be a multiple of 32, N of %ld, K of %d\n", 32 * G,
+            PK);
+    return 2;
   }
-  _tile_loadconfig(&cfg);
+  if (amxStart())
+    return 1;
   long kBlocks = K / PK, numPanels = N / PN, blocks = numPanels / G;
   uint16_t *A = hugeAlloc(M * K * 2);
   /* several copies of B so that every rep streams from memory */

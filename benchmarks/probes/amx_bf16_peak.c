@@ -8,36 +8,17 @@
  * Build: cc -O2 -march=sapphirerapids amx_bf16_peak.c -o amx_bf16_peak
  * Run:   ./amx_bf16_peak MODE
  */
-#include <immintrin.h>
-#include <stdint.h>
-#include <stdio.h>
+#include "amx_probe.h"
 #include <stdlib.h>
-#include <string.h>
-#include <sys/syscall.h>
-#include <time.h>
-#include <unistd.h>
-typedef struct {
-  uint8_t palette, start;
-  uint8_t r[14];
-  uint16_t colsb[16];
-  uint8_t rows[16];
-} Cfg;
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec + t.tv_nsec * 1e-9;
-}
+
 int main(int argc, char **argv) {
-  int mode = atoi(argv[1]);
-  syscall(SYS_arch_prctl, 0x1023, 18);
-  Cfg c;
-  memset(&c, 0, sizeof c);
-  c.palette = 1;
-  for (int i = 0; i < 8; ++i) {
-    c.rows[i] = 16;
-    c.colsb[i] = 64;
+  if (argc < 2) {
+    fprintf(stderr, "usage: %s MODE (0, 1 or 2)\n", argv[0]);
+    return 2;
   }
-  _tile_loadconfig(&c);
+  int mode = atoi(argv[1]);
+  if (amxStart())
+    return 1;
   static uint16_t A[64 * 1024] __attribute__((aligned(64))),
       B[64 * 1024] __attribute__((aligned(64)));
   for (int i = 0; i < 64 * 1024; ++i) {
