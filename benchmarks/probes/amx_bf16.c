@@ -90,18 +90,7 @@ int main(int argc, char **argv) {
             }
             float *out = C + m * N + n1 + j;
             if (epilogue) {
-              _tile_stored(0, scratch, 128);
-              _tile_stored(1, scratch + 16, 128);
-              _tile_stored(2, scratch + 512, 128);
-              _tile_stored(3, scratch + 528, 128);
-              for (int i = 0; i < 32; ++i)
-                for (int h = 0; h < 2; ++h) {
-                  float *o = out + i * N + 16 * h;
-                  _mm512_storeu_ps(
-                      o,
-                      _mm512_add_ps(_mm512_loadu_ps(o),
-                                    _mm512_load_ps(scratch + i * 32 + 16 * h)));
-                }
+              addTilesInto(out, N, scratch);
             } else {
               _tile_stored(0, out, N * 4);
               _tile_stored(1, out + 16, N * 4);

@@ -150,17 +150,7 @@ int main(int argc, char **argv) {
             _tile_stored(3, out + 16 * N + 16, N * 4);
             continue;
           }
-          _tile_stored(0, scratch, 128);
-          _tile_stored(1, scratch + 16, 128);
-          _tile_stored(2, scratch + 512, 128);
-          _tile_stored(3, scratch + 528, 128);
-          for (int i = 0; i < 32; ++i)
-            for (int h = 0; h < 2; ++h) {
-              float *o = out + i * N + 16 * h;
-              _mm512_storeu_ps(
-                  o, _mm512_add_ps(_mm512_loadu_ps(o),
-                                   _mm512_load_ps(scratch + i * 32 + 16 * h)));
-            }
+          addTilesInto(out, N, scratch);
         }
       }
     times[rep] = now() - t0;

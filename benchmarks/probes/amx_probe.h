@@ -45,4 +45,21 @@ static int amxStart(void) {
   return 0;
 }
 
+/* blockc's epilogue: the 2 x 2 accumulator tiles 0-3 (a 32 x 32 f32
+ * block) stored into `scratch` (64-byte aligned, 32 x 32) and added into
+ * the block at `out`, whose rows are `n` floats apart. */
+static inline void addTilesInto(float *out, long n, float *scratch) {
+  _tile_stored(0, scratch, 128);
+  _tile_stored(1, scratch + 16, 128);
+  _tile_stored(2, scratch + 512, 128);
+  _tile_stored(3, scratch + 528, 128);
+  for (int i = 0; i < 32; ++i)
+    for (int h = 0; h < 2; ++h) {
+      float *o = out + i * n + 16 * h;
+      _mm512_storeu_ps(
+          o, _mm512_add_ps(_mm512_loadu_ps(o),
+                           _mm512_load_ps(scratch + i * 32 + 16 * h)));
+    }
+}
+
 #endif
